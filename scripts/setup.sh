@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs everything forkpoint's demo and tests need on a fresh Debian machine:
+# system packages (as root, with apt-get; otherwise it checks and says what is missing),
+# the npm dependencies from the lock file, and the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# docker-registry: real OCI registry for registry tests; apache2-utils: htpasswd for its auth;
+# skopeo: the registry benchmark's peer; iproute2/util-linux: namespaces for branches and sandboxes;
+# zstd, git, rsync: benchmark baselines and tools.
+SYSTEM_PACKAGES=(docker-registry apache2-utils skopeo iproute2 util-linux zstd git rsync)
+
+missing=()
+for pkg in "${SYSTEM_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "setup: installing ${missing[*]}" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing system packages: ${missing[*]} (install them as root: apt-get install ${missing[*]})" >&2
+    exit 2
+  fi
+fi
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund
+fi
+npm run build --silent

@@ -1,0 +1,5 @@
+import type { Command } from 'commander'
+import { registerInit } from './init.js'
+
+/** Every CLI command, each registered from its own file. */
+export const commands: Array<(program: Command) => void> = [registerInit]

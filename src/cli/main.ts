@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+import { main } from './program.js'
+
+process.exit(await main(process.argv))

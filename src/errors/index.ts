@@ -1,0 +1,13 @@
+export { ExitCode, ForkpointError, UsageError, InternalError, CorruptDataError, isForkpointError } from './ForkpointError.js'
+export {
+  StoreNotFoundError,
+  ObjectNotFoundError,
+  AmbiguousIdError,
+  DigestMismatchError,
+  MalformedObjectError,
+  UnsafePathError,
+  LockTimeoutError,
+  RefConflictError,
+  StoreCorruptError,
+} from './storeErrors.js'
+export { DirtyWorkspaceError, TargetNotEmptyError, MergeConflictError } from './worldErrors.js'

@@ -1,0 +1,48 @@
+/**
+ * @module forkpoint — fork() for AI agents. The public API; every CLI command is one of
+ * these calls.
+ */
+
+// errors
+export {
+  ExitCode,
+  ForkpointError,
+  UsageError,
+  InternalError,
+  CorruptDataError,
+  isForkpointError,
+  StoreNotFoundError,
+  ObjectNotFoundError,
+  AmbiguousIdError,
+  DigestMismatchError,
+  MalformedObjectError,
+  UnsafePathError,
+  LockTimeoutError,
+  RefConflictError,
+  StoreCorruptError,
+  DirtyWorkspaceError,
+  TargetNotEmptyError,
+  MergeConflictError,
+} from './errors/index.js'
+
+// util
+export { canonicalJson, canonicalBytes } from './util/canonicalJson.js'
+
+// store
+export { type Digest, isDigest, sha256, shortId } from './store/digest.js'
+export { Store } from './store/Store.js'
+export type { StructuredObject } from './store/StructuredObject.js'
+export { locateStore, openStore, STORE_DIR_NAME, type StoreLocation } from './store/findStore.js'
+export { initWorkspace, type InitResult } from './store/initStore.js'
+export { readRef, readHead, updateRef, setHead, deleteRef, listRefs, branchRef, tagRef, type Head } from './store/refs.js'
+export { readReflog, type ReflogEntry } from './store/reflog.js'
+export { resolveId } from './store/resolveId.js'
+export { withWriteLock, withGcLock } from './store/storeLock.js'
+export { gc, type GcResult } from './store/gc.js'
+export { verify, type VerifyResult, type VerifyProblem } from './store/verify.js'
+export { walkGraph, childDigests, listObjects } from './store/objectGraph.js'
+
+// world
+export { type Tree, type TreeEntry, type FileEntry, type Chunks, makeTree, validateTree } from './world/Tree.js'
+export { type Snapshot, makeSnapshot, validateSnapshot, SNAPSHOT_LAYERS } from './world/Snapshot.js'
+export { readTree, readSnapshot, readChunks } from './world/readObjects.js'

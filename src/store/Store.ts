@@ -1,0 +1,169 @@
+import { createHash } from 'node:crypto'
+import { createReadStream, promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { canonicalBytes } from '../util/canonicalJson.js'
+import { errnoCode, readOrNull } from '../util/fsx.js'
+import { tempSibling } from '../util/atomicWrite.js'
+import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreNotFoundError } from '../errors/index.js'
+import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
+import type { StructuredObject } from './StructuredObject.js'
+
+const run = promisify(execFile)
+
+/**
+ * A content-addressed object store on the local file system:
+ * `objects/sha256/ab/cdef…` holds each object's exact bytes, uncompressed so checkout can
+ * reflink or copy straight from it. Writes are temp file + rename, so a reader never sees
+ * a partial object; reads check the digest.
+ */
+export class Store {
+  readonly root: string
+
+  private constructor(root: string) {
+    this.root = root
+  }
+
+  /** Create the store's layout (idempotent) and open it. */
+  static async init(root: string): Promise<Store> {
+    for (const dir of ['objects/sha256', 'refs/heads', 'refs/tags', 'logs', 'tmp', 'locks']) {
+      await fs.mkdir(join(root, dir), { recursive: true })
+    }
+    const store = new Store(root)
+    if ((await readOrNull(join(root, 'HEAD'))) === null) {
+      await fs.writeFile(join(root, 'HEAD'), 'ref: refs/heads/main\n')
+    }
+    return store
+  }
+
+  /** Open an existing store; StoreNotFoundError when `root` is not one. */
+  static async open(root: string): Promise<Store> {
+    const head = await readOrNull(join(root, 'HEAD'))
+    const objects = await fs.stat(join(root, 'objects', 'sha256')).catch(() => null)
+    if (head === null || !objects?.isDirectory()) {
+      throw new StoreNotFoundError(`not a forkpoint store: ${root} (run 'forkpoint init' first)`, { root })
+    }
+    return new Store(root)
+  }
+
+  path(...parts: string[]): string {
+    return join(this.root, ...parts)
+  }
+
+  objectPath(digest: Digest): string {
+    const hex = digestHex(digest)
+    return join(this.root, 'objects', 'sha256', hex.slice(0, 2), hex.slice(2))
+  }
+
+  /** A fresh temp path inside the store, on the same file system as the objects. */
+  tempPath(label: string): string {
+    return tempSibling(join(this.root, 'tmp', label))
+  }
+
+  async has(digest: Digest): Promise<boolean> {
+    try {
+      await fs.access(this.objectPath(digest))
+      return true
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return false
+      throw err
+    }
+  }
+
+  /** Store raw bytes; returns their digest. Does not fsync: call `sync()` once at the end. */
+  async writeBlob(bytes: Uint8Array): Promise<Digest> {
+    const digest = sha256(bytes)
+    await this.writeVerified(digest, bytes)
+    return digest
+  }
+
+  /** Store a structured object in canonical JSON form. */
+  async writeObject(object: StructuredObject): Promise<Digest> {
+    return this.writeBlob(canonicalBytes(object))
+  }
+
+  /**
+   * Store bytes whose digest the caller already computed (and is trusted to have
+   * computed right: only our own hashing code calls this). Existing objects are kept.
+   */
+  async writeVerified(digest: Digest, bytes: Uint8Array): Promise<boolean> {
+    const path = this.objectPath(digest)
+    if (await this.has(digest)) return false
+    const tmp = this.tempPath('obj')
+    await fs.writeFile(tmp, bytes, { mode: 0o444 })
+    await this.moveIntoPlace(tmp, path)
+    return true
+  }
+
+  /** Move a finished temp file to its object path. */
+  async moveIntoPlace(tmp: string, path: string): Promise<void> {
+    try {
+      await fs.rename(tmp, path)
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT') throw err
+      await fs.mkdir(join(path, '..'), { recursive: true })
+      await fs.rename(tmp, path)
+    }
+  }
+
+  /** Store a file from disk by streaming it (for files too large to hold in memory). */
+  async writeFileObject(source: string): Promise<{ digest: Digest; size: number }> {
+    const hash = createHash('sha256')
+    let size = 0
+    for await (const chunk of createReadStream(source)) {
+      hash.update(chunk as Buffer)
+      size += (chunk as Buffer).length
+    }
+    const digest: Digest = `sha256:${hash.digest('hex')}`
+    if (!(await this.has(digest))) {
+      const tmp = this.tempPath('obj')
+      await fs.copyFile(source, tmp)
+      await fs.chmod(tmp, 0o444)
+      await this.moveIntoPlace(tmp, this.objectPath(digest))
+    }
+    return { digest, size }
+  }
+
+  /** Read an object's bytes and check them against the digest. */
+  async readBlob(digest: Digest): Promise<Buffer> {
+    assertDigest(digest)
+    const bytes = await readOrNull(this.objectPath(digest))
+    if (bytes === null) throw new ObjectNotFoundError(`object ${digest} is not in the store`, { digest })
+    if (sha256(bytes) !== digest) {
+      throw new DigestMismatchError(`object ${digest} is corrupt: its bytes hash to ${sha256(bytes)} (run 'forkpoint verify')`, { digest })
+    }
+    return bytes
+  }
+
+  /** Read and parse a structured object; `kind` checks what the caller expects. */
+  async readObject<T extends StructuredObject = StructuredObject>(digest: Digest, kind?: T['kind']): Promise<T> {
+    const bytes = await this.readBlob(digest)
+    return parseStructured<T>(bytes, digest, kind)
+  }
+
+  /**
+   * Make everything written so far durable with one syncfs(2) of the store's file
+   * system instead of one fsync per object.
+   */
+  async sync(): Promise<void> {
+    await run('sync', ['-f', join(this.root, 'objects')])
+  }
+}
+
+export function parseStructured<T extends StructuredObject>(bytes: Buffer, digest: Digest, kind?: string): T {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(bytes.toString('utf8'))
+  } catch {
+    throw new MalformedObjectError(`object ${digest} is not JSON`, { digest })
+  }
+  if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { kind?: unknown }).kind !== 'string') {
+    throw new MalformedObjectError(`object ${digest} has no kind`, { digest })
+  }
+  const actual = (parsed as { kind: string }).kind
+  if (kind !== undefined && actual !== kind) {
+    throw new MalformedObjectError(`object ${digest} is a ${actual}, not a ${kind}`, { digest, expected: kind, actual })
+  }
+  return parsed as T
+}

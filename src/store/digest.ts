@@ -1,0 +1,29 @@
+import { createHash } from 'node:crypto'
+import { MalformedObjectError } from '../errors/index.js'
+
+/** `sha256:<64 lowercase hex>`: the OCI digest form every object is addressed by. */
+export type Digest = `sha256:${string}`
+
+const DIGEST_RE = /^sha256:[0-9a-f]{64}$/
+
+export function isDigest(value: unknown): value is Digest {
+  return typeof value === 'string' && DIGEST_RE.test(value)
+}
+
+export function assertDigest(value: unknown, what = 'digest'): Digest {
+  if (!isDigest(value)) throw new MalformedObjectError(`${what} is not a sha256 digest: ${String(value).slice(0, 80)}`)
+  return value
+}
+
+export function sha256(bytes: Uint8Array | string): Digest {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`
+}
+
+export function digestHex(digest: Digest): string {
+  return digest.slice('sha256:'.length)
+}
+
+/** First 12 hex characters, for people. */
+export function shortId(digest: Digest): string {
+  return digestHex(digest).slice(0, 12)
+}

@@ -1,0 +1,83 @@
+import { promises as fs } from 'node:fs'
+import { hostname } from 'node:os'
+import { dirname } from 'node:path'
+import { LockTimeoutError } from '../errors/index.js'
+import { errnoCode } from '../util/fsx.js'
+
+interface LockHolder {
+  pid: number
+  host: string
+  at: string
+}
+
+export interface Lock {
+  readonly path: string
+  release(): Promise<void>
+}
+
+/** True when a lock's holder is a process of this host that no longer runs. */
+export function holderIsDead(holder: LockHolder): boolean {
+  if (holder.host !== hostname()) return false
+  try {
+    process.kill(holder.pid, 0)
+    return false
+  } catch (err) {
+    return errnoCode(err) === 'ESRCH'
+  }
+}
+
+async function readHolder(path: string): Promise<LockHolder | null> {
+  try {
+    return JSON.parse(await fs.readFile(path, 'utf8')) as LockHolder
+  } catch {
+    return null
+  }
+}
+
+/** Create `path` exclusively, recording our pid. Null when someone else has it. */
+export async function tryCreateLock(path: string): Promise<Lock | null> {
+  await fs.mkdir(dirname(path), { recursive: true })
+  try {
+    const holder: LockHolder = { pid: process.pid, host: hostname(), at: new Date().toISOString() }
+    await fs.writeFile(path, JSON.stringify(holder), { flag: 'wx' })
+  } catch (err) {
+    if (errnoCode(err) === 'EEXIST') return null
+    throw err
+  }
+  return { path, release: () => fs.rm(path, { force: true }) }
+}
+
+/** Remove a lock file left by a process that died while holding it. Returns true if removed. */
+export async function breakIfStale(path: string): Promise<boolean> {
+  const holder = await readHolder(path)
+  // An unreadable holder is a lock being written right now, or a torn one: only age tells.
+  if (holder === null) {
+    const st = await fs.stat(path).catch(() => null)
+    if (st === null) return true
+    if (Date.now() - st.mtimeMs < 10_000) return false
+  } else if (!holderIsDead(holder)) {
+    return false
+  }
+  await fs.rm(path, { force: true })
+  return true
+}
+
+/**
+ * Take an exclusive lock file, waiting (with backoff) while a live process holds it and
+ * breaking it when its holder died. Throws LockTimeoutError after `timeoutMs`.
+ */
+export async function acquireLock(path: string, { timeoutMs = 30_000, what = 'lock' } = {}): Promise<Lock> {
+  const deadline = Date.now() + timeoutMs
+  let delay = 2
+  for (;;) {
+    const lock = await tryCreateLock(path)
+    if (lock) return lock
+    if (await breakIfStale(path)) continue
+    if (Date.now() > deadline) {
+      const holder = await readHolder(path)
+      throw new LockTimeoutError(`timed out waiting for ${what} (${path}) held by pid ${holder?.pid ?? '?'}`, { path, holder })
+    }
+    await new Promise((r) => setTimeout(r, delay))
+    delay = Math.min(delay * 2, 100)
+  }
+}

@@ -1,0 +1,82 @@
+import { promises as fs } from 'node:fs'
+import { type Digest, isDigest } from './digest.js'
+import type { Store } from './Store.js'
+import { parseStructured } from './Store.js'
+import type { StructuredObject } from './StructuredObject.js'
+
+/** Every digest named anywhere inside a structured object: the edges of the object graph. */
+export function childDigests(object: unknown, out: Digest[] = []): Digest[] {
+  if (typeof object === 'string') {
+    if (isDigest(object)) out.push(object)
+  } else if (Array.isArray(object)) {
+    for (const item of object) childDigests(item, out)
+  } else if (typeof object === 'object' && object !== null) {
+    for (const value of Object.values(object)) childDigests(value, out)
+  }
+  return out
+}
+
+/**
+ * Structured objects are canonical JSON beginning with `{"`; blobs are anything else.
+ * A blob that happens to be such JSON is walked too, which can only keep more alive.
+ */
+async function readIfStructured(store: Store, digest: Digest): Promise<StructuredObject | null> {
+  const path = store.objectPath(digest)
+  const handle = await fs.open(path, 'r')
+  try {
+    const head = Buffer.alloc(2)
+    await handle.read(head, 0, 2, 0)
+    if (head.toString('latin1') !== '{"') return null
+    const bytes = await handle.readFile()
+    try {
+      return parseStructured(bytes, digest)
+    } catch {
+      return null
+    }
+  } finally {
+    await handle.close()
+  }
+}
+
+export interface GraphWalk {
+  reachable: Set<Digest>
+  /** Objects named by a reachable object (or a root) but absent from the store. */
+  missing: Map<Digest, Digest | 'root'>
+}
+
+/** Everything reachable from `roots`, and what is missing on the way. */
+export async function walkGraph(store: Store, roots: Iterable<Digest>): Promise<GraphWalk> {
+  const reachable = new Set<Digest>()
+  const missing = new Map<Digest, Digest | 'root'>()
+  const queue: Array<[Digest, Digest | 'root']> = [...roots].map((d) => [d, 'root'])
+  while (queue.length > 0) {
+    const batch = queue.splice(0, 64)
+    await Promise.all(
+      batch.map(async ([digest, from]) => {
+        if (reachable.has(digest) || missing.has(digest)) return
+        if (!(await store.has(digest))) {
+          missing.set(digest, from)
+          return
+        }
+        reachable.add(digest)
+        const object = await readIfStructured(store, digest)
+        if (object) for (const child of childDigests(object)) if (!reachable.has(child)) queue.push([child, digest])
+      }),
+    )
+  }
+  return { reachable, missing }
+}
+
+/** Every object file in the store, by digest. */
+export async function listObjects(store: Store): Promise<Digest[]> {
+  const base = store.path('objects', 'sha256')
+  const out: Digest[] = []
+  for (const shard of await fs.readdir(base).catch(() => [] as string[])) {
+    if (!/^[0-9a-f]{2}$/.test(shard)) continue
+    for (const rest of await fs.readdir(`${base}/${shard}`)) {
+      const digest = `sha256:${shard}${rest}`
+      if (isDigest(digest)) out.push(digest)
+    }
+  }
+  return out
+}

@@ -1,0 +1,54 @@
+import { promises as fs } from 'node:fs'
+import { dirname } from 'node:path'
+import { readTextOrNull } from '../util/fsx.js'
+import { type Digest, isDigest } from './digest.js'
+import type { Store } from './Store.js'
+
+export interface ReflogEntry {
+  old: Digest | null
+  new: Digest
+  at: string
+  message: string
+}
+
+function reflogPath(store: Store, ref: string): string {
+  return store.path('logs', ref)
+}
+
+/** Append one line (JSON) to a ref's log. Appends of one short line are atomic on POSIX. */
+export async function appendReflog(store: Store, ref: string, entry: Omit<ReflogEntry, 'at'>): Promise<void> {
+  const path = reflogPath(store, ref)
+  await fs.mkdir(dirname(path), { recursive: true })
+  await fs.appendFile(path, `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`)
+}
+
+/** A ref's log, oldest first. Torn or foreign lines are skipped, never fatal. */
+export async function readReflog(store: Store, ref: string): Promise<ReflogEntry[]> {
+  const text = await readTextOrNull(reflogPath(store, ref))
+  if (text === null) return []
+  const entries: ReflogEntry[] = []
+  for (const line of text.split('\n')) {
+    if (!line) continue
+    try {
+      const e = JSON.parse(line) as ReflogEntry
+      if (isDigest(e.new)) entries.push(e)
+    } catch {
+      // a line torn by a crash mid-append carries nothing we can use
+    }
+  }
+  return entries
+}
+
+/** Every ref that has a log (for gc roots). */
+export async function listReflogs(store: Store): Promise<string[]> {
+  const out: string[] = []
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    for (const e of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+      const name = prefix ? `${prefix}/${e.name}` : e.name
+      if (e.isDirectory()) await walk(`${dir}/${e.name}`, name)
+      else out.push(name)
+    }
+  }
+  await walk(store.path('logs'), '')
+  return out
+}

@@ -1,0 +1,131 @@
+import { promises as fs } from 'node:fs'
+import { dirname, join, relative, sep } from 'node:path'
+import { RefConflictError, UsageError } from '../errors/index.js'
+import { atomicWrite } from '../util/atomicWrite.js'
+import { readTextOrNull } from '../util/fsx.js'
+import { type Digest, assertDigest, isDigest } from './digest.js'
+import { acquireLock } from './lockFile.js'
+import { appendReflog } from './reflog.js'
+import type { Store } from './Store.js'
+
+/** What HEAD holds: a branch it follows, or a snapshot id directly (detached). */
+export type Head = { type: 'symbolic'; ref: string } | { type: 'detached'; id: Digest }
+
+const REF_COMPONENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/
+
+/** Refuse names that could escape `refs/` or collide with lock and temp files. */
+export function assertRefName(name: string): string {
+  const parts = name.split('/')
+  const ok =
+    (name === 'HEAD' || parts[0] === 'refs') &&
+    parts.every((p) => REF_COMPONENT.test(p) && !p.endsWith('.lock') && !p.includes('..'))
+  if (!ok) throw new UsageError(`invalid ref name: ${JSON.stringify(name)}`, { name })
+  return name
+}
+
+/** `main` -> `refs/heads/main`; full names pass through. */
+export function branchRef(name: string): string {
+  return assertRefName(name.startsWith('refs/') ? name : `refs/heads/${name}`)
+}
+
+export function tagRef(name: string): string {
+  return assertRefName(name.startsWith('refs/') ? name : `refs/tags/${name}`)
+}
+
+export async function readHead(store: Store): Promise<Head> {
+  const text = ((await readTextOrNull(store.path('HEAD'))) ?? 'ref: refs/heads/main').trim()
+  if (text.startsWith('ref: ')) return { type: 'symbolic', ref: assertRefName(text.slice(5)) }
+  return { type: 'detached', id: assertDigest(text, 'HEAD') }
+}
+
+/** The id a ref points at, or null when the ref does not exist. HEAD is followed. */
+export async function readRef(store: Store, name: string): Promise<Digest | null> {
+  if (name === 'HEAD') {
+    const head = await readHead(store)
+    return head.type === 'detached' ? head.id : readRef(store, head.ref)
+  }
+  const text = await readTextOrNull(store.path(assertRefName(name)))
+  return text === null ? null : assertDigest(text.trim(), `ref ${name}`)
+}
+
+/** The ref a write to HEAD really moves: the followed branch, or HEAD itself when detached. */
+export async function headTarget(store: Store): Promise<string> {
+  const head = await readHead(store)
+  return head.type === 'symbolic' ? head.ref : 'HEAD'
+}
+
+export interface UpdateRefArgs {
+  store: Store
+  name: string
+  id: Digest
+  /** Compare-and-swap: the id the ref must hold now (null = must not exist). Omit to skip the check. */
+  expected?: Digest | null
+  message: string
+}
+
+/** Move a ref under its lock, with an optional compare-and-swap, and log the move. */
+export async function updateRef({ store, name, id, expected, message }: UpdateRefArgs): Promise<void> {
+  assertDigest(id)
+  const refName = name === 'HEAD' ? await headTarget(store) : assertRefName(name)
+  const path = store.path(refName)
+  await fs.mkdir(dirname(path), { recursive: true })
+  const lock = await acquireLock(`${path}.lock`, { what: `ref ${refName}` })
+  try {
+    const old = await readRef(store, refName)
+    if (expected !== undefined && old !== expected) {
+      throw new RefConflictError(`ref ${refName} moved to ${old ?? 'nothing'} (expected ${expected ?? 'nothing'}); try again`, {
+        ref: refName,
+        actual: old,
+        expected,
+      })
+    }
+    await atomicWrite(path, `${id}\n`, { fsync: true })
+    await appendReflog(store, refName, { old, new: id, message })
+    if (refName !== 'HEAD' && (await headTarget(store)) === refName) {
+      await appendReflog(store, 'HEAD', { old, new: id, message })
+    }
+  } finally {
+    await lock.release()
+  }
+}
+
+/** Point HEAD at a branch (symbolic) or a snapshot id (detached). */
+export async function setHead(store: Store, head: Head, message = 'checkout'): Promise<void> {
+  const old = await readRef(store, 'HEAD')
+  const text = head.type === 'symbolic' ? `ref: ${assertRefName(head.ref)}\n` : `${assertDigest(head.id)}\n`
+  await atomicWrite(store.path('HEAD'), text, { fsync: true })
+  const now = await readRef(store, 'HEAD')
+  if (now) await appendReflog(store, 'HEAD', { old, new: now, message })
+}
+
+export async function deleteRef(store: Store, name: string): Promise<boolean> {
+  const path = store.path(assertRefName(name))
+  const lock = await acquireLock(`${path}.lock`, { what: `ref ${name}` })
+  try {
+    const old = await readRef(store, name)
+    if (old === null) return false
+    await fs.rm(path)
+    return true
+  } finally {
+    await lock.release()
+  }
+}
+
+/** Every ref under `prefix` (default all), sorted by name. */
+export async function listRefs(store: Store, prefix = 'refs/'): Promise<Array<{ name: string; id: Digest }>> {
+  const out: Array<{ name: string; id: Digest }> = []
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => [])
+    for (const e of entries) {
+      const full = join(dir, e.name)
+      if (e.isDirectory()) await walk(full)
+      else if (e.isFile() && !e.name.endsWith('.lock') && !e.name.startsWith('.')) {
+        const name = relative(store.root, full).split(sep).join('/')
+        const text = (await readTextOrNull(full))?.trim()
+        if (name.startsWith(prefix) && isDigest(text)) out.push({ name, id: text })
+      }
+    }
+  }
+  await walk(store.path('refs'))
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+}

@@ -1,0 +1,39 @@
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import type { Digest } from './digest.js'
+import { gcRoots } from './gcRoots.js'
+import { listObjects, walkGraph } from './objectGraph.js'
+import type { Store } from './Store.js'
+
+export type VerifyProblem =
+  | { type: 'corrupt'; digest: Digest; actual: Digest }
+  | { type: 'missing'; digest: Digest; referencedBy: Digest | 'root' }
+
+export interface VerifyResult {
+  ok: boolean
+  checked: number
+  problems: VerifyProblem[]
+}
+
+async function hashFile(path: string): Promise<Digest> {
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+  return `sha256:${hash.digest('hex')}`
+}
+
+/** Re-hash every object, then walk from the roots to find objects that are referenced but absent. */
+export async function verify({ store }: { store: Store }): Promise<VerifyResult> {
+  const problems: VerifyProblem[] = []
+  const objects = await listObjects(store)
+  for (let i = 0; i < objects.length; i += 32) {
+    await Promise.all(
+      objects.slice(i, i + 32).map(async (digest) => {
+        const actual = await hashFile(store.objectPath(digest))
+        if (actual !== digest) problems.push({ type: 'corrupt', digest, actual })
+      }),
+    )
+  }
+  const { missing } = await walkGraph(store, await gcRoots(store))
+  for (const [digest, referencedBy] of missing) problems.push({ type: 'missing', digest, referencedBy })
+  return { ok: problems.length === 0, checked: objects.length, problems }
+}

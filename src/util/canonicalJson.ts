@@ -1,0 +1,36 @@
+/**
+ * RFC 8785 (JCS) canonical JSON: object keys sorted by UTF-16 code units, no
+ * whitespace, numbers in ECMAScript shortest form (so -0 is 0), strings escaped as
+ * JSON.stringify does. Non-finite numbers and non-JSON values are refused rather than
+ * silently turned into null, because a canonical form that loses data hashes two
+ * different values alike.
+ */
+export function canonicalJson(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value)
+    case 'boolean':
+      return value ? 'true' : 'false'
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError(`canonical JSON cannot hold ${value}`)
+      return JSON.stringify(value)
+    case 'object':
+      if (value === null) return 'null'
+      if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+      return canonicalObject(value as Record<string, unknown>)
+    default:
+      throw new TypeError(`canonical JSON cannot hold a value of type ${typeof value}`)
+  }
+}
+
+function canonicalObject(obj: Record<string, unknown>): string {
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort()
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`
+}
+
+/** The canonical bytes of a value, as stored and hashed. */
+export function canonicalBytes(value: unknown): Buffer {
+  return Buffer.from(canonicalJson(value), 'utf8')
+}

@@ -1,0 +1,36 @@
+import { promises as fs } from 'node:fs'
+
+/** Node's errno code of a thrown fs error, or undefined. */
+export function errnoCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined
+}
+
+/** Read a file, or null when it does not exist. Any other failure is real and thrown. */
+export async function readOrNull(path: string): Promise<Buffer | null> {
+  try {
+    return await fs.readFile(path)
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return null
+    throw err
+  }
+}
+
+export async function readTextOrNull(path: string): Promise<string | null> {
+  const bytes = await readOrNull(path)
+  return bytes === null ? null : bytes.toString('utf8')
+}
+
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await fs.lstat(path)
+    return true
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return false
+    throw err
+  }
+}
+
+/** Remove a file, ignoring one that is already gone. */
+export async function removeIfExists(path: string): Promise<void> {
+  await fs.rm(path, { force: true, recursive: true })
+}

@@ -1,0 +1,96 @@
+import { MalformedObjectError, UnsafePathError } from '../errors/index.js'
+import { type Digest, isDigest } from '../store/digest.js'
+
+export const FILE_MODE = 0o644
+export const EXEC_MODE = 0o755
+export const DIR_MODE = 0o755
+export const SYMLINK_MODE = 0o777
+
+/** A regular file: small ones are one blob, files of 8 MiB and more a `chunks` object. */
+export type FileEntry =
+  | { name: string; type: 'file'; mode: typeof FILE_MODE | typeof EXEC_MODE; size: number; blob: Digest }
+  | { name: string; type: 'file'; mode: typeof FILE_MODE | typeof EXEC_MODE; size: number; chunks: Digest }
+export type DirEntry = { name: string; type: 'dir'; mode: typeof DIR_MODE; size: 0; tree: Digest }
+export type SymlinkEntry = { name: string; type: 'symlink'; mode: typeof SYMLINK_MODE; size: number; target: string }
+export type TreeEntry = FileEntry | DirEntry | SymlinkEntry
+
+/** One directory, entries sorted by name (UTF-16 order, as canonical JSON sorts keys). */
+export interface Tree {
+  kind: 'tree'
+  schemaVersion: 1
+  entries: TreeEntry[]
+}
+
+/** The content-defined chunks of one large file, in order. */
+export interface Chunks {
+  kind: 'chunks'
+  schemaVersion: 1
+  size: number
+  chunks: Array<{ blob: Digest; size: number }>
+}
+
+export function makeTree(entries: TreeEntry[]): Tree {
+  return { kind: 'tree', schemaVersion: 1, entries: [...entries].sort(byName) }
+}
+
+export function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+}
+
+/** The digest a file entry's content is stored under (a blob or a chunks object). */
+export function contentDigest(entry: FileEntry): Digest {
+  return 'blob' in entry ? entry.blob : entry.chunks
+}
+
+/** A name from a tree may be used as one path component and nothing more. */
+export function assertSafeName(name: unknown, where: string): string {
+  if (typeof name !== 'string' || name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
+    throw new UnsafePathError(`unsafe name ${JSON.stringify(name)} in ${where}`, { name, where })
+  }
+  return name
+}
+
+/**
+ * Check a tree read from the store or a remote: every entry well-formed, every name a
+ * single safe component, no duplicates. Throws (exit 5) instead of letting a hostile
+ * tree reach checkout.
+ */
+export function validateTree(value: unknown, where: string): Tree {
+  const tree = value as Tree
+  if (tree?.kind !== 'tree' || !Array.isArray(tree.entries)) throw new MalformedObjectError(`${where} is not a tree`)
+  let previous: string | null = null
+  for (const e of tree.entries) {
+    assertSafeName(e?.name, where)
+    if (previous !== null && byName({ name: previous }, e) >= 0) {
+      throw new MalformedObjectError(`${where}: entries not sorted or duplicated at ${JSON.stringify(e.name)}`)
+    }
+    previous = e.name
+    if (!validEntry(e)) throw new MalformedObjectError(`${where}: malformed entry ${JSON.stringify(e.name)}`, { entry: e })
+  }
+  return tree
+}
+
+function validEntry(e: TreeEntry): boolean {
+  if (!Number.isSafeInteger(e.size) || e.size < 0) return false
+  switch (e.type) {
+    case 'file':
+      return (e.mode === FILE_MODE || e.mode === EXEC_MODE) && ('blob' in e ? isDigest(e.blob) : 'chunks' in e && isDigest(e.chunks))
+    case 'dir':
+      return isDigest(e.tree)
+    case 'symlink':
+      return typeof e.target === 'string' && e.target.length > 0 && !e.target.includes('\0')
+    default:
+      return false
+  }
+}
+
+export function validateChunks(value: unknown, where: string): Chunks {
+  const c = value as Chunks
+  const ok =
+    c?.kind === 'chunks' &&
+    Array.isArray(c.chunks) &&
+    c.chunks.every((p) => isDigest(p?.blob) && Number.isSafeInteger(p.size) && p.size > 0) &&
+    c.chunks.reduce((n, p) => n + p.size, 0) === c.size
+  if (!ok) throw new MalformedObjectError(`${where} is not a valid chunks object`)
+  return c
+}
