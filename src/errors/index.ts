@@ -11,3 +11,12 @@ export {
   StoreCorruptError,
 } from './storeErrors.js'
 export { DirtyWorkspaceError, TargetNotEmptyError, MergeConflictError } from './worldErrors.js'
+export {
+  RunArtifactError,
+  RunNotFoundError,
+  ReplayDivergenceError,
+  ReplayNotPossibleError,
+  OfflineViolationError,
+  EncryptionKeyError,
+  DecryptionError,
+} from './traceErrors.js'
