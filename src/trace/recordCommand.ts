@@ -35,6 +35,8 @@ export interface RecordResult {
   steps: number
   artifact: string | null
   run: Run
+  /** The agent's stdout, when `stdout: 'capture'`. */
+  agentStdout: string
 }
 
 /**
@@ -79,5 +81,5 @@ export async function recordCommand(args: RecordCommandArgs): Promise<RecordResu
   }
   const artifact = out ? resolve(cwd, out) : null
   if (artifact) await atomicWrite(artifact, runArtifactText(run))
-  return { runId: run.runId, digest, status: run.status, exitCode: outcome.exit.exitCode, steps: run.steps.length, artifact, run }
+  return { runId: run.runId, digest, status: run.status, exitCode: outcome.exit.exitCode, steps: run.steps.length, artifact, run, agentStdout: outcome.exit.stdout }
 }

@@ -35,6 +35,8 @@ export interface ReplayResult {
   /** `--live-from`: the new run, stored with the replayed run as its parent. */
   forked: { runId: string; digest: Digest | null } | null
   replayed: Run
+  /** The agent's stdout, when `stdout: 'capture'`. */
+  agentStdout: string
 }
 
 /**
@@ -85,7 +87,7 @@ export async function replayRun(args: ReplayRunArgs): Promise<ReplayResult> {
   const cipher = run.encryption && env['FORKPOINT_KEY'] ? PayloadCipher.fromEnv(env) : null
   const diff = diffRuns({ a: run, b: replayed, cipher })
   const served = replayed.steps.filter((s) => s.meta?.['replayed'] === true).length
-  const base = { runId: run.runId, diff, exitCode: outcome.exit.exitCode, isolation: outcome.exit.isolation, steps: replayed.steps.length, served, replayed }
+  const base = { runId: run.runId, diff, exitCode: outcome.exit.exitCode, isolation: outcome.exit.isolation, steps: replayed.steps.length, served, replayed, agentStdout: outcome.exit.stdout }
   if (liveFrom !== undefined) {
     const runs = RunStore.open({ store })
     try {
