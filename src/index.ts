@@ -96,3 +96,4 @@ export { validateArtifact, type ArtifactReport } from './trace/validateArtifact.
 export { assertNoDiff } from './trace/assertNoDiff.js'
 export { startRecordingProxy, type RecordingProxy } from './trace/recordingProxy.js'
 export { networkNamespaceAvailable } from './trace/spawnAgent.js'
+export { compareRuns, isRunSpec } from './trace/compareRuns.js'

@@ -46,6 +46,7 @@ export interface AgentRunOutcome {
 export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
   const { store, command, cwd, env, policy, capture, replay, offline, deterministic, stdout } = args
   const encryption = replay ? replay.run.encryption : policy.mode === 'encrypt' ? PayloadCipher.fromEnv(env, '--redact encrypt').info() : undefined
+  if (replay?.run.encryption) PayloadCipher.fromEnv(env, `replaying encrypted run ${replay.run.runId}`).assertMatches(replay.run.encryption)
   const journal = store.tempPath('journal.ndjson')
   const artifact = replay ? store.tempPath('replay.run.json') : null
   if (artifact && replay) writeFileSync(artifact, runArtifactText(replay.run), { mode: 0o600 })

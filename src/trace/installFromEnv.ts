@@ -50,10 +50,8 @@ function install(env: NodeJS.ProcessEnv): void {
   if (env[TRACE_ENV.offline] === '1') {
     installOfflineGuard((err) => sink.write({ t: 'offline', at: preciseNow(), message: err.message, target: String(err.data['target']) }))
   }
-  session.onDivergence = (err) => {
-    process.stderr.write(`forkpoint: ${err.message}\n`)
-    setImmediate(() => process.exit(3))
-  }
+  // The parent reports the divergence (it is in the journal); the agent stops at once.
+  session.onDivergence = () => setImmediate(() => process.exit(3))
   Session.install(session)
   if (env[TRACE_ENV.http] !== '0') installHttpCapture()
   const startedAt = new Date()

@@ -26,9 +26,11 @@ export function jsonDiff(a: JsonValue, b: JsonValue): DiffOp[] {
       return
     }
     if (isObject(x) && isObject(y)) {
-      for (const k of Object.keys(x)) if (!(k in y)) removes.push({ op: 'remove', path: childPath(path, k), value: x[k]! })
+      for (const k of Object.keys(x)) {
+        if (k in y) walk(x[k]!, y[k]!, childPath(path, k))
+        else removes.push({ op: 'remove', path: childPath(path, k), value: x[k]! })
+      }
       for (const k of Object.keys(y)) if (!(k in x)) adds.push({ op: 'add', path: childPath(path, k), value: y[k]! })
-      for (const k of Object.keys(x)) if (k in y) walk(x[k]!, y[k]!, childPath(path, k))
       return
     }
     replaces.push({ op: 'replace', path, old: x, new: y })

@@ -27,5 +27,5 @@ export const SECRET_PATTERNS: RegExp[] = [
   /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
   /(?<keep>[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:)[^@\s/]+(?=@)/gi,
   // key=value and "key": "value" inside text (query strings, forms, JSON held as a string, CLI flags)
-  /(?<keep>(?:^|[?&\s,{;"'-])(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|auth)["']?\s*[:=]\s*["']?)[^\s"'&,;}]{3,}/gi,
+  /(?<keep>(?:^|[?&\s,{;"'-])(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|auth)["']?\s*[:=]\s*["']?)(?!\[redacted)[^\s"'&,;}]{3,}/gi,
 ]

@@ -1,10 +1,14 @@
 import type { Command } from 'commander'
 import { registerCheckout } from './checkout.js'
+import { registerCi } from './ci.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
 import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
+import { registerReplay } from './replay.js'
+import { registerRun } from './run.js'
+import { registerRuns } from './runs.js'
 import { registerShow } from './show.js'
 import { registerSnapshot } from './snapshot.js'
 import { registerStatus } from './status.js'
@@ -23,5 +27,9 @@ export const commands: Array<(program: Command) => void> = [
   registerTag,
   registerGc,
   registerVerify,
+  registerRun,
+  registerReplay,
+  registerRuns,
+  registerCi,
   registerDemo,
 ]
