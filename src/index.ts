@@ -23,6 +23,13 @@ export {
   DirtyWorkspaceError,
   TargetNotEmptyError,
   MergeConflictError,
+  RemoteSpecError,
+  RegistryRequestError,
+  RegistryAuthError,
+  RemoteImageNotFoundError,
+  InvalidImageError,
+  InvalidPackError,
+  SignatureError,
 } from './errors/index.js'
 
 // util

@@ -11,3 +11,12 @@ export {
   StoreCorruptError,
 } from './storeErrors.js'
 export { DirtyWorkspaceError, TargetNotEmptyError, MergeConflictError } from './worldErrors.js'
+export {
+  RemoteSpecError,
+  RegistryRequestError,
+  RegistryAuthError,
+  RemoteImageNotFoundError,
+  InvalidImageError,
+  InvalidPackError,
+  SignatureError,
+} from './registryErrors.js'
