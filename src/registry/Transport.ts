@@ -13,6 +13,11 @@ export interface BlobStream {
   body: AsyncIterable<Uint8Array>
 }
 
+export interface FetchedManifest {
+  bytes: Buffer
+  claimed?: Digest
+}
+
 /**
  * One remote, whatever it is made of: an OCI layout directory, a distribution API
  * registry or an S3 prefix. Every operation is by digest except tags; none verifies
@@ -30,7 +35,7 @@ export interface Transport {
   hasManifest(digest: Digest): Promise<boolean>
   /** Store a manifest (its bytes are its identity) and, when `tag` is given, point the tag at it. */
   putManifest(manifest: BuiltManifest, tag?: string): Promise<void>
-  /** A manifest's exact bytes by tag or digest; null when there is none. */
-  getManifest(reference: string): Promise<Buffer | null>
+  /** A manifest's exact bytes by tag or digest, and the digest the remote claims for them; null when there is none. */
+  getManifest(reference: string): Promise<FetchedManifest | null>
   listTags(): Promise<string[]>
 }

@@ -91,7 +91,8 @@ export function fileTransport(root: string): Transport {
         ? reference
         : (await readIndex()).manifests.find((m) => m.annotations?.[REF_NAME_ANNOTATION] === reference)?.digest
       if (!digest) return null
-      return fs.readFile(blobPath(digest)).catch(() => null)
+      const bytes = await fs.readFile(blobPath(digest)).catch(() => null)
+      return bytes && { bytes, claimed: digest }
     },
     async listTags() {
       const tags = (await readIndex()).manifests.map((m) => m.annotations?.[REF_NAME_ANNOTATION])

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { RegistryRequestError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import { type Digest, isDigest } from '../store/digest.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readTextOrNull } from '../util/fsx.js'
 import type { BuiltManifest } from './imageManifest.js'
@@ -120,7 +120,9 @@ export function ociTransport(client: OciClient, location: string): Transport {
         return null
       }
       if (!response.ok) throw await requestError(response, `fetching manifest ${reference}`)
-      return readCapped(response.body, MAX_MANIFEST_BYTES, `manifest ${reference}`)
+      const claimed = response.headers.get('docker-content-digest')
+      const bytes = await readCapped(response.body, MAX_MANIFEST_BYTES, `manifest ${reference}`)
+      return isDigest(claimed) ? { bytes, claimed } : { bytes }
     },
     async listTags() {
       const tags: string[] = []

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs'
-import type { Readable } from 'node:stream'
+import { type Readable, Transform } from 'node:stream'
 import {
   GetObjectCommand,
   HeadObjectCommand,
@@ -56,8 +56,14 @@ export function s3Transport({ bucket, prefix, options, client }: { bucket: strin
     location: `s3://${bucket}/${prefix}`,
     statBlob,
     async putBlob(blob, source, { signal, onBytes }: TransferOptions = {}) {
-      const body = createReadStream(source)
-      body.on('data', (chunk) => onBytes?.(chunk.length))
+      const body = createReadStream(source).pipe(
+        new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            onBytes?.(chunk.length)
+            done(null, chunk)
+          },
+        }),
+      )
       await call(`uploading ${blob.digest}`, () =>
         s3.send(new PutObjectCommand({ Bucket: bucket, Key: blobKey(blob.digest), Body: body, ContentLength: blob.size }), { abortSignal: signal }),
       )
@@ -78,7 +84,8 @@ export function s3Transport({ bucket, prefix, options, client }: { bucket: strin
       let digest: string | undefined = reference
       if (!isDigest(reference)) digest = (await getBytes(key('tags', reference), `reading tag ${reference}`))?.toString('utf8').trim()
       if (!isDigest(digest)) return null
-      return getBytes(blobKey(digest), `reading manifest ${digest}`)
+      const bytes = await getBytes(blobKey(digest), `reading manifest ${digest}`)
+      return bytes && { bytes, claimed: digest }
     },
     async listTags() {
       const tags: string[] = []
@@ -94,7 +101,13 @@ export function s3Transport({ bucket, prefix, options, client }: { bucket: strin
 }
 
 function s3Config(options: S3Options): S3ClientConfig {
-  const config: S3ClientConfig = { region: options.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1' }
+  const config: S3ClientConfig = {
+    region: options.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1',
+    // every object is verified by its sha256 digest on arrival; SDK checksums would only
+    // stop S3-compatible stores that do not know them
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  }
   if (options.endpoint) {
     config.endpoint = options.endpoint
     config.forcePathStyle = true
