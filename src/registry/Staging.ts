@@ -90,11 +90,11 @@ export class Staging {
     await fs.rename(file, this.path(blob.digest))
   }
 
-  /** Move staged objects into the store, in the given order (children before parents). */
+  /** Move staged objects into the store, in the given order (children before parents); returns how many were new. */
   async commit(order: Digest[]): Promise<number> {
     let moved = 0
     for (const digest of order) {
-      if (!(await this.has(digest))) continue
+      if (!(await this.has(digest)) || (await this.store.has(digest))) continue
       await this.store.moveIntoPlace(this.path(digest), this.store.objectPath(digest))
       moved++
     }

@@ -34,6 +34,13 @@ function pemOf(keyOrPath: string): string {
   return readFileSync(keyOrPath, 'utf8')
 }
 
+/** The signing key from FORKPOINT_SIGNING_KEY (PEM text or a PEM file's path); UsageError when unset. */
+export function signingKeyFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  const key = env['FORKPOINT_SIGNING_KEY']
+  if (!key) throw new UsageError('--sign needs an Ed25519 private key in FORKPOINT_SIGNING_KEY (PEM text or a file path)')
+  return key
+}
+
 export function loadPrivateKey(key: string | KeyObject): KeyObject {
   const object = typeof key === 'string' ? createPrivateKey(pemOf(key)) : key
   if (object.asymmetricKeyType !== 'ed25519') throw new UsageError(`signing key must be Ed25519, not ${object.asymmetricKeyType ?? 'symmetric'}`)
