@@ -9,7 +9,7 @@ export interface TransferProgress {
 
 export type ProgressListener = (progress: TransferProgress) => void
 
-/** A progress counter that reports at most every 100 ms (and always at the end). */
+/** A progress counter: reports every finished object, and byte counts at most every 100 ms. */
 export function progressCounter(phase: TransferProgress['phase'], totalObjects: number, totalBytes: number, listener?: ProgressListener) {
   const state: TransferProgress = { phase, objects: 0, totalObjects, bytes: 0, totalBytes }
   let last = 0
@@ -28,7 +28,7 @@ export function progressCounter(phase: TransferProgress['phase'], totalObjects: 
     },
     objectDone() {
       state.objects++
-      tell()
+      tell(true)
     },
     finish() {
       tell(true)

@@ -76,6 +76,7 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
   const progress = progressCounter('receiving', missing.length, missing.reduce((n, o) => n + o.size, 0), args.onProgress)
   let fetchedBytes = 0
   await forEachLimit(missing, args.concurrency ?? 8, async (o) => {
+    args.signal?.throwIfAborted()
     const received = await staging.download(transport, o, { signal: args.signal, onBytes: (n) => progress.addBytes(n) })
     fetchedBytes += received
     progress.objectDone()

@@ -111,6 +111,7 @@ async function pushManifests({ store, transport, root, objects, config, tag, arg
   })
   const sending = progressCounter('sending', toSend.length, toSend.reduce((n, o) => n + o.size, 0), args.onProgress)
   await forEachLimit(toSend, args.concurrency ?? 8, async (object) => {
+    args.signal?.throwIfAborted()
     await transport.putBlob(object, store.objectPath(object.digest), {
       signal: args.signal,
       onBytes: (n) => sending.addBytes(n),
