@@ -3,7 +3,7 @@ import { createReadStream, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { DigestMismatchError, InvalidImageError } from '../errors/index.js'
 import { type Digest, digestHex, sha256 } from '../store/digest.js'
-import type { Store } from '../store/Store.js'
+import { OBJECT_MODE, type Store } from '../store/Store.js'
 import type { BlobRef } from './Descriptor.js'
 import type { TransferOptions, Transport } from './Transport.js'
 
@@ -86,7 +86,7 @@ export class Staging {
       const what = actual === null ? `is truncated or oversized (${size} of ${blob.size} bytes)` : `hashes to ${actual}`
       throw new DigestMismatchError(`object ${blob.digest} from ${source} ${what}: refusing it`, { digest: blob.digest, actual, size })
     }
-    await fs.chmod(file, 0o444)
+    await fs.chmod(file, OBJECT_MODE)
     await fs.rename(file, this.path(blob.digest))
   }
 
