@@ -24,9 +24,12 @@ export function rootIgnoreRules(root: string, { respectGitignore = false }: { re
   const build = (layers: Layer[], rel: string): IgnoreRules => ({
     ignores(name, isDir) {
       const path = rel ? `${rel}/${name}` : name
-      for (const layer of layers) {
+      // The deepest file with a matching rule decides, so a deeper `!pattern` re-includes.
+      for (let i = layers.length - 1; i >= 0; i--) {
+        const layer = layers[i]!
         const sub = layer.base ? path.slice(layer.base.length + 1) : path
-        if (layer.matcher.ignores(isDir ? `${sub}/` : sub)) return true
+        const verdict = layer.matcher.test(isDir ? `${sub}/` : sub)
+        if (verdict.ignored || verdict.unignored) return verdict.ignored
       }
       return false
     },
