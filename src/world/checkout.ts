@@ -115,8 +115,13 @@ async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, pref
       await plan(store, source, await source(cur.tree), await source(next.tree), path, ctx)
       continue
     }
-    if (cur) ctx.steps.push({ op: 'remove', path })
-    if (!next) continue
+    // Only a path that disappears gets a remove step: an entry being replaced is overwritten
+    // by the mkdir or place step itself, so replaying a journal after a crash never removes
+    // what an earlier run already placed (and whose staged file is gone).
+    if (!next) {
+      ctx.steps.push({ op: 'remove', path })
+      continue
+    }
     if (next.type === 'dir') {
       ctx.steps.push({ op: 'mkdir', path })
       await plan(store, source, EMPTY_TREE, await source(next.tree), path, ctx)
