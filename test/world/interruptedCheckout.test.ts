@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
-import { type Digest, DigestMismatchError, checkout, readRef, snapshotWorkspace, status } from '../../src/index.js'
+import { type Digest, checkout, readRef, sha256, snapshotWorkspace, status } from '../../src/index.js'
 import { LIB, runNode } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
 import { type DirState, dirState, listOrNull, storeWorkspace } from '../helpers/workspace.js'
@@ -114,12 +114,11 @@ describe('checkout --into failing midway', () => {
     for (let i = 0; i < 40; i++) files[`d${i % 4}/f${i}.txt`] = `content ${i}`
     const { dir, store } = await storeWorkspace(files)
     const snap = await snapshotWorkspace({ dir })
-    // Corrupt one file's blob: the copy finds it halfway through and must undo everything.
-    const blob = store.objectPath((await import('../../src/index.js')).sha256('content 27'))
-    await fs.writeFile(blob, 'rotten bits')
+    // Lose one file's blob: the copy finds it missing partway through and must undo everything.
+    await fs.rm(store.objectPath(sha256('content 27')))
     const parent = tempDir('into')
     const target = join(parent, 'out')
-    await expect(checkout({ dir, id: snap.id, into: target, method: 'copy' })).rejects.toBeInstanceOf(DigestMismatchError)
+    await expect(checkout({ dir, id: snap.id, into: target, method: 'copy' })).rejects.toThrow()
     expect(await fs.readdir(parent)).toEqual([])
   })
 })
