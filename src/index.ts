@@ -30,6 +30,13 @@ export {
   OfflineViolationError,
   EncryptionKeyError,
   DecryptionError,
+  RemoteSpecError,
+  RegistryRequestError,
+  RegistryAuthError,
+  RemoteImageNotFoundError,
+  InvalidImageError,
+  InvalidPackError,
+  SignatureError,
 } from './errors/index.js'
 
 // util
@@ -97,3 +104,17 @@ export { assertNoDiff } from './trace/assertNoDiff.js'
 export { startRecordingProxy, type RecordingProxy } from './trace/recordingProxy.js'
 export { networkNamespaceAvailable } from './trace/spawnAgent.js'
 export { compareRuns, isRunSpec } from './trace/compareRuns.js'
+// registry
+export { pushImage, type PushArgs, type PushResult } from './registry/pushImage.js'
+export { pullImage, type PullArgs, type PullResult } from './registry/pullImage.js'
+export { cloneImage, type CloneArgs, type CloneResult } from './registry/cloneImage.js'
+export { packImage, type PackArgs, type PackResult } from './registry/packImage.js'
+export { unpackImage, type UnpackArgs, type UnpackResult } from './registry/unpackImage.js'
+export { parseRemote, type Remote, type Reference } from './registry/parseRemote.js'
+export { openTransport, type ConnectOptions } from './registry/openTransport.js'
+export type { Transport, BlobStream, FetchedManifest, TransferOptions } from './registry/Transport.js'
+export type { Descriptor, BlobRef } from './registry/Descriptor.js'
+export type { TransferProgress } from './registry/TransferProgress.js'
+export { findCredentials, type Credentials } from './registry/findCredentials.js'
+export { signingKeyFromEnv } from './registry/signing.js'
+export { MediaType as RegistryMediaType } from './registry/mediaTypes.js'

@@ -20,3 +20,12 @@ export {
   EncryptionKeyError,
   DecryptionError,
 } from './traceErrors.js'
+export {
+  RemoteSpecError,
+  RegistryRequestError,
+  RegistryAuthError,
+  RemoteImageNotFoundError,
+  InvalidImageError,
+  InvalidPackError,
+  SignatureError,
+} from './registryErrors.js'

@@ -9,9 +9,9 @@ export function registerDiff(program: Command): void {
     .option('--window <n>', 'runs: how many steps ahead to look when resyncing past inserted or deleted steps', (v) => Number.parseInt(v, 10), 10)
     .action(async (a: string, b: string | undefined, opts: { window: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { isRunSpec } = await import('../../index.js')
+      const { isRunSpec } = await import('../../trace/compareRuns.js')
       if (isRunSpec(a) && (b === undefined || isRunSpec(b))) return diffRunsCommand(flags, a, b, opts.window)
-      const { diffSnapshots } = await import('../../index.js')
+      const { diffSnapshots } = await import('../../world/diffSnapshots.js')
       const result = await diffSnapshots({ a, b, dir: flags.dir, store: flags.store })
       emit(flags, result, (r) => {
         const s = r.summary
@@ -23,7 +23,8 @@ export function registerDiff(program: Command): void {
 }
 
 async function diffRunsCommand(flags: ReturnType<typeof commonFlags>, a: string, b: string | undefined, window: number): Promise<void> {
-  const { compareRuns, renderRunDiff } = await import('../../index.js')
+  const { compareRuns } = await import('../../trace/compareRuns.js')
+  const { renderRunDiff } = await import('../../trace/renderRunDiff.js')
   const trace = await compareRuns({ a, b, window, cwd: flags.dir, storeDir: flags.store })
   emit(flags, { trace }, (r) => renderRunDiff(r.trace))
   if (trace.status !== 'exact_match') process.exitCode = 1

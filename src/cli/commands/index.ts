@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { registerCheckout } from './checkout.js'
 import { registerCi } from './ci.js'
+import { registerClone } from './clone.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
 import { registerGc } from './gc.js'
@@ -9,10 +10,14 @@ import { registerLog } from './log.js'
 import { registerReplay } from './replay.js'
 import { registerRun } from './run.js'
 import { registerRuns } from './runs.js'
+import { registerPack } from './pack.js'
+import { registerPull } from './pull.js'
+import { registerPush } from './push.js'
 import { registerShow } from './show.js'
 import { registerSnapshot } from './snapshot.js'
 import { registerStatus } from './status.js'
 import { registerTag } from './tag.js'
+import { registerUnpack } from './unpack.js'
 import { registerVerify } from './verify.js'
 
 /** Every CLI command, each registered from its own file. */
@@ -31,5 +36,10 @@ export const commands: Array<(program: Command) => void> = [
   registerReplay,
   registerRuns,
   registerCi,
+  registerPush,
+  registerPull,
+  registerClone,
+  registerPack,
+  registerUnpack,
   registerDemo,
 ]
