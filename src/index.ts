@@ -23,6 +23,14 @@ export {
   DirtyWorkspaceError,
   TargetNotEmptyError,
   MergeConflictError,
+  BranchError,
+  ConflictError,
+  BranchStaleError,
+  BranchNotFoundError,
+  BranchExistsError,
+  BranchBusyError,
+  BackendUnavailableError,
+  SandboxError,
 } from './errors/index.js'
 
 // util

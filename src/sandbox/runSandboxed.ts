@@ -1,0 +1,100 @@
+import { spawn } from 'node:child_process'
+import type { Readable } from 'node:stream'
+import { SandboxError } from '../errors/index.js'
+import { SANDBOX_INIT } from './initScript.js'
+import { type SandboxLimits, parseDuration, rlimitsOf } from './limits.js'
+
+export type NetMode = 'none' | 'host'
+
+export interface SandboxSpec extends SandboxLimits {
+  /** The directory to show at `workspace` inside the sandbox (a branch view, or the workspace itself). */
+  view: string
+  /** The path the view is mounted at inside the sandbox: the workspace's own path. */
+  workspace: string
+  /** argv, or one string run by `sh -c`. */
+  cmd: string | string[]
+  /** Working directory inside the sandbox (default: the workspace path). */
+  cwd?: string
+  /** "none": a new network namespace with only `lo` (the host's 127.0.0.1 is out of reach). Default "none". */
+  net?: NetMode
+  /** The command's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv
+  /** Bytes fed to the command's stdin (default: none, stdin is /dev/null). */
+  input?: string | Buffer
+  /** A process holding the user + mount namespace in which `view` is mounted (unprivileged overlay branches). */
+  namespaceHolder?: number
+  /** Aborting kills the whole process tree, as a timeout does. */
+  signal?: AbortSignal
+}
+
+export interface SandboxResult {
+  /** The command's exit status; 128 + N when killed by signal N (137 on timeout). */
+  exitCode: number
+  stdout: string
+  stderr: string
+  durationMs: number
+  timedOut: boolean
+  /** How the limits were enforced. */
+  limits: 'rlimit'
+}
+
+/**
+ * Run a command in fresh user, mount, PID (and with `net: "none"`, network) namespaces,
+ * unprivileged, with `view` mounted writable at the workspace's own path and everything
+ * else read-only or on throwaway tmpfs. Timeout or abort kills the whole process tree
+ * (the PID namespace dies with its first process).
+ * @throws {SandboxError} when the namespaces or mounts cannot be set up here, or on bad limits
+ */
+export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
+  const argv = typeof spec.cmd === 'string' ? ['sh', '-c', spec.cmd] : spec.cmd
+  if (argv.length === 0 || argv[0] === '') throw new SandboxError('no command to run', {})
+  const timeoutMs = spec.timeout === undefined ? 0 : parseDuration(spec.timeout)
+  const { as, nproc, cpu } = rlimitsOf(spec)
+  const net = spec.net ?? 'none'
+  if (net !== 'none' && net !== 'host') throw new SandboxError(`unknown network mode ${JSON.stringify(net)} (none or host)`, { net })
+  const enter = spec.namespaceHolder ? ['nsenter', `--target=${spec.namespaceHolder}`, '--user', '--mount', '--preserve-credentials'] : []
+  const unshare = ['unshare', ...(enter.length ? [] : ['--user', '--map-root-user']), '--mount', '--pid', '--fork', '--kill-child', ...(net === 'none' ? ['--net'] : [])]
+  const init = ['perl', '-e', SANDBOX_INIT, '--', spec.view, spec.workspace, spec.cwd ?? spec.workspace, net === 'none' ? '1' : '0']
+  const ids = [String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), String(as), String(nproc), String(cpu)]
+  const [file, ...args] = [...enter, ...unshare, ...init, ...ids, ...argv]
+  return launch(file!, args, spec, timeoutMs)
+}
+
+function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: number): Promise<SandboxResult> {
+  const started = performance.now()
+  const child = spawn(file, args, { env: spec.env ?? process.env, stdio: [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
+  if (spec.input !== undefined) child.stdin!.end(spec.input)
+  const stdout = collect(child.stdout!)
+  const stderr = collect(child.stderr!)
+  const ready = collect(child.stdio[3] as Readable)
+  let timedOut = false
+  const kill = () => child.kill('SIGKILL')
+  const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), kill()), timeoutMs) : undefined
+  spec.signal?.addEventListener('abort', kill, { once: true })
+  return new Promise((resolve, reject) => {
+    child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox (${file}): ${err.message}`, { file }, { cause: err })))
+    child.once('close', (code, signal) => {
+      if (timer) clearTimeout(timer)
+      spec.signal?.removeEventListener('abort', kill)
+      const exitCode = code ?? 128 + signalNumber(signal)
+      const durationMs = performance.now() - started
+      const err = stderr()
+      if (!ready().includes('ready') && !timedOut && !spec.signal?.aborted) {
+        reject(new SandboxError(`the sandbox could not be set up: ${err.trim().split('\n').pop() || `exit ${exitCode}`}`, { exitCode, stderr: err }))
+        return
+      }
+      resolve({ exitCode: timedOut ? 137 : exitCode, stdout: stdout(), stderr: err, durationMs, timedOut, limits: 'rlimit' })
+    })
+  })
+}
+
+function collect(stream: Readable): () => string {
+  const chunks: Buffer[] = []
+  stream.on('data', (c: Buffer) => chunks.push(c))
+  return () => Buffer.concat(chunks).toString('utf8')
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number {
+  const numbers: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SIGXCPU: 24 }
+  return (signal && numbers[signal]) ?? 9
+}
