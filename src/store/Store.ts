@@ -11,6 +11,13 @@ import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
 import type { StructuredObject } from './StructuredObject.js'
 
 const run = promisify(execFile)
+const SHARDS = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
+
+/**
+ * Objects are read-only by convention, not by mode: 0644 lets a hard link to a blob carry
+ * a regular file's mode, which copy-on-write base views rely on. `verify` catches writes.
+ */
+export const OBJECT_MODE = 0o644
 
 /**
  * A content-addressed object store on the local file system:
@@ -27,9 +34,11 @@ export class Store {
 
   /** Create the store's layout (idempotent) and open it. */
   static async init(root: string): Promise<Store> {
-    for (const dir of ['objects/sha256', 'refs/heads', 'refs/tags', 'logs', 'tmp', 'locks']) {
+    for (const dir of ['refs/heads', 'refs/tags', 'logs', 'tmp', 'locks']) {
       await fs.mkdir(join(root, dir), { recursive: true })
     }
+    // All 256 shards up front, so writing an object never has to create its directory.
+    await Promise.all(SHARDS.map((shard) => fs.mkdir(join(root, 'objects', 'sha256', shard), { recursive: true })))
     const store = new Store(root)
     if ((await readOrNull(join(root, 'HEAD'))) === null) {
       await fs.writeFile(join(root, 'HEAD'), 'ref: refs/heads/main\n')
@@ -91,7 +100,7 @@ export class Store {
     const path = this.objectPath(digest)
     if (await this.has(digest)) return false
     const tmp = this.tempPath('obj')
-    await fs.writeFile(tmp, bytes, { mode: 0o444 })
+    await fs.writeFile(tmp, bytes, { mode: OBJECT_MODE })
     await this.moveIntoPlace(tmp, path)
     return true
   }
@@ -119,7 +128,7 @@ export class Store {
     if (!(await this.has(digest))) {
       const tmp = this.tempPath('obj')
       await fs.copyFile(source, tmp)
-      await fs.chmod(tmp, 0o444)
+      await fs.chmod(tmp, OBJECT_MODE)
       await this.moveIntoPlace(tmp, this.objectPath(digest))
     }
     return { digest, size }

@@ -1,0 +1,20 @@
+import type { Command } from 'commander'
+import { common, commonFlags } from '../context.js'
+import { short } from '../format.js'
+import { emit } from '../output.js'
+import { progressBar } from '../progress.js'
+
+export function registerCheckout(program: Command): void {
+  common(program.command('checkout <ID>'))
+    .description('materialize a snapshot into a new directory (--into) or over the workspace')
+    .option('--into <dir>', 'a new or empty directory to write it into')
+    .option('-f, --force', 'overwrite uncommitted changes in the workspace')
+    .option('--allow-external-symlinks', 'allow symlinks that point outside the tree')
+    .action(async (id: string, opts: { into?: string; force?: boolean; allowExternalSymlinks?: boolean }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const { checkout } = await import('../../index.js')
+      const bar = progressBar('checkout', flags.json)
+      const result = await checkout({ id, dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
+      emit(flags, result, (r) => `checked out ${short(r.id)} into ${r.target} (${r.changed} ${r.mode === 'into' ? 'files' : 'paths changed'}, ${r.method})`)
+    })
+}

@@ -1,0 +1,46 @@
+import type { Command } from 'commander'
+import { common, commonFlags } from '../context.js'
+import { short } from '../format.js'
+import { emit, pc } from '../output.js'
+import type { LogEntry } from '../../world/log.js'
+
+export function registerLog(program: Command): void {
+  common(program.command('log [REF]'))
+    .description('history of snapshots, newest first')
+    .option('--graph', 'draw the parent graph')
+    .option('-n, --limit <n>', 'at most this many', (v) => Number.parseInt(v, 10))
+    .action(async (ref: string | undefined, opts: { graph?: boolean; limit?: number }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const { log, resolveWorkspace } = await import('../../index.js')
+      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
+      const entries = await log({ store, from: ref ?? 'HEAD', limit: opts.limit ?? Infinity })
+      emit(flags, { entries }, (r) => (opts.graph ? drawGraph(r.entries) : r.entries.map(line).join('\n')))
+    })
+}
+
+function line(e: LogEntry): string {
+  const refs = e.refs.length ? ` ${pc.yellow(`(${e.refs.join(', ')})`)}` : ''
+  return `${pc.yellow(short(e.id))}${refs} ${e.message} ${pc.dim(`${e.createdAt}${e.agent ? ` by ${e.agent}` : ''}`)}`
+}
+
+/** A lane per open line of descent, like `git log --graph`: `*` marks the entry, `|` a lane passing by. */
+function drawGraph(entries: LogEntry[]): string {
+  let lanes: string[] = []
+  const out: string[] = []
+  for (const e of entries) {
+    let col = lanes.indexOf(e.id)
+    if (col < 0) {
+      lanes.push(e.id)
+      col = lanes.length - 1
+    }
+    out.push(`${lanes.map((_, i) => (i === col ? '*' : '|')).join(' ')}  ${line(e)}`)
+    const [first, ...rest] = e.parents
+    const next = [...lanes]
+    if (first && !next.includes(first)) next[col] = first
+    else next.splice(col, 1)
+    for (const p of rest) if (!next.includes(p)) next.push(p)
+    if (e.parents.length > 1) out.push(`${next.map((_, i) => (i === col ? '|\\' : '|')).join(' ')}`)
+    lanes = next
+  }
+  return out.join('\n')
+}

@@ -1,0 +1,19 @@
+import type { Command } from 'commander'
+import { common, commonFlags } from '../context.js'
+import { formatChanges, short } from '../format.js'
+import { emit } from '../output.js'
+
+export function registerStatus(program: Command): void {
+  common(program.command('status'))
+    .description('changes in the workspace since HEAD')
+    .option('--respect-gitignore', 'also apply .gitignore files')
+    .action(async (opts: { respectGitignore?: boolean }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const { status } = await import('../../index.js')
+      const result = await status({ dir: flags.dir, store: flags.store, ...opts })
+      emit(flags, result, (r) => {
+        const where = `${r.branch ? `on ${r.branch}` : 'HEAD detached'}${r.head ? ` at ${short(r.head)}` : ' (no snapshot yet)'}`
+        return r.clean ? `${where}\nclean` : `${where}\n${formatChanges(r.changes)}`
+      })
+    })
+}

@@ -1,0 +1,31 @@
+import type { Change } from '../world/diffTrees.js'
+import { pc } from './output.js'
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`
+  const units = ['KiB', 'MiB', 'GiB', 'TiB']
+  let v = n / 1024
+  let i = 0
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024
+    i++
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`
+}
+
+export function short(id: string): string {
+  return id.replace(/^sha256:/, '').slice(0, 12)
+}
+
+const MARK: Record<Change['status'], string> = { added: pc.green('A'), deleted: pc.red('D'), modified: pc.yellow('M'), mode: pc.cyan('T'), typechange: pc.magenta('X') }
+
+/** One line per change: status letter, path, what it was and became. */
+export function formatChanges(changes: Change[]): string {
+  return changes
+    .map((c) => {
+      const side = (e: Change['old']) => (!e ? '' : e.type === 'symlink' ? `-> ${e.target}` : e.type === 'dir' ? 'dir' : `${formatBytes(e.size)}${e.mode === 0o755 ? ' +x' : ''}`)
+      const detail = c.old && c.new ? `${side(c.old)} => ${side(c.new)}` : side(c.old ?? c.new)
+      return `${MARK[c.status]} ${c.path}${c.new?.type === 'dir' || (!c.new && c.old?.type === 'dir') ? '/' : ''}  ${pc.dim(detail)}`
+    })
+    .join('\n')
+}

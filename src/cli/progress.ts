@@ -1,0 +1,22 @@
+import cliProgress from 'cli-progress'
+
+/**
+ * A progress callback that draws a bar on stderr when it is a terminal (and not under
+ * --json), and does nothing otherwise. Call `stop()` when the work is done.
+ */
+export function progressBar(label: string, json: boolean): { onProgress?: (done: number, total: number) => void; stop(): void } {
+  if (json || !process.stderr.isTTY) return { stop() {} }
+  let bar: cliProgress.SingleBar | null = null
+  return {
+    onProgress(done, total) {
+      if (!bar) {
+        bar = new cliProgress.SingleBar({ format: `${label} [{bar}] {value}/{total} {eta_formatted}`, stream: process.stderr, clearOnComplete: true }, cliProgress.Presets.shades_classic)
+        bar.start(total, 0)
+      }
+      bar.update(done)
+    },
+    stop() {
+      bar?.stop()
+    },
+  }
+}

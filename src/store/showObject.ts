@@ -1,0 +1,23 @@
+import type { Digest } from './digest.js'
+import { resolveId } from './resolveId.js'
+import { type Store, parseStructured } from './Store.js'
+import type { StructuredObject } from './StructuredObject.js'
+
+export type ShownObject =
+  | { id: Digest; kind: 'blob'; size: number }
+  | { id: Digest; kind: string; size: number; object: StructuredObject }
+
+/** Any object by id or prefix: structured objects parsed, blobs described by size. */
+export async function showObject({ store, id }: { store: Store; id: string }): Promise<ShownObject> {
+  const digest = await resolveId(store, id)
+  const bytes = await store.readBlob(digest)
+  if (bytes[0] === 0x7b) {
+    try {
+      const object = parseStructured(bytes, digest)
+      return { id: digest, kind: object.kind, size: bytes.length, object }
+    } catch {
+      // JSON-looking user data: it is a blob like any other
+    }
+  }
+  return { id: digest, kind: 'blob', size: bytes.length }
+}

@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+import { DirtyWorkspaceError, TargetNotEmptyError, UnsafePathError } from '../errors/index.js'
+import type { Digest } from '../store/digest.js'
+import { readRef } from '../store/refs.js'
+import { resolveId } from '../store/resolveId.js'
+import type { Store } from '../store/Store.js'
+import { withWriteLock } from '../store/storeLock.js'
+import { type CheckoutStep, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
+import { diffTrees } from './diffTrees.js'
+import { type CopyMethod, materializeTree, probeCopyMethod, writeFileEntry } from './materializeTree.js'
+import { readSnapshot } from './readObjects.js'
+import { symlinkStaysInside } from './safePath.js'
+import { scanWorkspace } from './scanWorkspace.js'
+import { resolveWorkspace } from './snapshotWorkspace.js'
+import type { Tree } from './Tree.js'
+import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
+
+export interface CheckoutArgs {
+  /** A snapshot id, short id, branch, tag or `HEAD~N`. */
+  id: string
+  dir?: string
+  store?: Store | string
+  /** Materialize into this new (or empty) directory instead of the workspace. */
+  into?: string
+  /** Overwrite uncommitted changes in the workspace. */
+  force?: boolean
+  allowExternalSymlinks?: boolean
+  method?: CopyMethod | 'auto'
+  onProgress?: (done: number, total: number) => void
+}
+
+export interface CheckoutResult {
+  id: Digest
+  tree: Digest
+  target: string
+  mode: 'into' | 'in-place'
+  /** Paths written or removed (in place), or files written (into). */
+  changed: number
+  method: CopyMethod
+}
+
+/** Materialize a snapshot: into a fresh directory, or over the workspace itself (atomically). */
+export async function checkout(args: CheckoutArgs): Promise<CheckoutResult> {
+  const { store, workspace } = await resolveWorkspace(args)
+  const id = await resolveId(store, args.id)
+  const snapshot = await readSnapshot(store, id)
+  const tree = snapshot.world.tree
+  if (args.into) return checkoutInto(store, id, tree, resolve(args.into), args)
+  await recoverCheckout(store, workspace)
+  return withWriteLock(store, () => checkoutInPlace(store, workspace, id, tree, args))
+}
+
+async function checkoutInto(store: Store, id: Digest, tree: Digest, target: string, args: CheckoutArgs): Promise<CheckoutResult> {
+  const existing = await fs.readdir(target).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null
+    if (err.code === 'ENOTDIR') return ['(a file)']
+    throw err
+  })
+  if (existing && existing.length > 0) throw new TargetNotEmptyError(`checkout target ${target} exists and is not empty`, { target })
+  const temp = join(dirname(target), `.${basename(target)}.forkpoint-tmp-${randomBytes(4).toString('hex')}`)
+  try {
+    const result = await materializeTree({ store, source: treeSource(store), tree, into: temp, method: args.method, allowExternalSymlinks: args.allowExternalSymlinks, onProgress: args.onProgress })
+    await fs.rename(temp, target)
+    return { id, tree, target, mode: 'into', changed: result.files, method: result.method }
+  } catch (err) {
+    await fs.rm(temp, { recursive: true, force: true })
+    throw err
+  }
+}
+
+async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree: Digest, args: CheckoutArgs): Promise<CheckoutResult> {
+  const scan = await scanWorkspace({ store, dir: workspace, write: false })
+  const source = treeSource(store, scan.trees)
+  const head = await readRef(store, 'HEAD')
+  const headTree = head ? (await readSnapshot(store, head)).world.tree : null
+  if (!args.force && scan.tree !== headTree) {
+    const changes = await diffTrees({ source, a: headTree, b: scan.tree })
+    if (changes.length > 0 || headTree === null) {
+      const paths = changes.map((c) => c.path)
+      throw new DirtyWorkspaceError(`the workspace has uncommitted changes (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`, { paths })
+    }
+  }
+  const method = args.method && args.method !== 'auto' ? args.method : await probeCopyMethod(store, workspace)
+  const staging = store.tempPath('checkout')
+  await fs.mkdir(staging)
+  try {
+    const steps: CheckoutStep[] = []
+    await plan(store, source, await source(scan.tree), await source(tree), '', { staging, steps, method, allowExternal: args.allowExternalSymlinks ?? false })
+    const branch = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
+    const headText = branch === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
+    await writeJournal(store, { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: headText })
+    await runJournal(store, { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: headText })
+    return { id, tree, target: workspace, mode: 'in-place', changed: steps.length, method }
+  } catch (err) {
+    await fs.rm(staging, { recursive: true, force: true })
+    throw err
+  }
+}
+
+interface PlanContext {
+  staging: string
+  steps: CheckoutStep[]
+  method: CopyMethod
+  allowExternal: boolean
+}
+
+/** The steps that turn tree `from` into tree `to` under `prefix`, with new content staged. */
+async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, prefix: string, ctx: PlanContext): Promise<void> {
+  for (const { name, entries: [cur, next] } of zipEntries(from, to)) {
+    if (sameEntry(cur, next)) continue
+    const path = joinPath(prefix, name)
+    if (cur?.type === 'dir' && next?.type === 'dir') {
+      await plan(store, source, await source(cur.tree), await source(next.tree), path, ctx)
+      continue
+    }
+    if (cur) ctx.steps.push({ op: 'remove', path })
+    if (!next) continue
+    if (next.type === 'dir') {
+      ctx.steps.push({ op: 'mkdir', path })
+      await plan(store, source, EMPTY_TREE, await source(next.tree), path, ctx)
+      continue
+    }
+    const staged = join(ctx.staging, String(ctx.steps.length))
+    if (next.type === 'symlink') {
+      if (!ctx.allowExternal && !symlinkStaysInside(path, next.target)) {
+        throw new UnsafePathError(`symlink ${path} -> ${next.target} points outside the workspace (allow with --allow-external-symlinks)`, { path })
+      }
+      await fs.symlink(next.target, staged)
+    } else {
+      await writeFileEntry(store, staged, next, ctx.method)
+    }
+    ctx.steps.push({ op: 'place', path, staged })
+  }
+}

@@ -1,0 +1,79 @@
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import type { Store } from '../store/Store.js'
+import { atomicWrite } from '../util/atomicWrite.js'
+import { errnoCode, readTextOrNull } from '../util/fsx.js'
+import { assertNoLinkedAncestor } from './safePath.js'
+
+/**
+ * An in-place checkout is a list of steps written down (and fsynced) before the first one
+ * runs. Every step can run again without harm, so a checkout cut short at any point is
+ * finished by the next command that opens the workspace: the target ends as it was
+ * (interrupted before the journal was written) or as the snapshot, never half.
+ */
+export type CheckoutStep =
+  | { op: 'remove'; path: string }
+  | { op: 'mkdir'; path: string }
+  | { op: 'place'; path: string; staged: string }
+
+export interface CheckoutJournal {
+  kind: 'checkout-journal'
+  schemaVersion: 1
+  workspace: string
+  staging: string
+  steps: CheckoutStep[]
+  /** What HEAD becomes when the steps are done. */
+  head: string
+}
+
+function journalPath(store: Store): string {
+  return store.path('checkout-journal.json')
+}
+
+export async function writeJournal(store: Store, journal: CheckoutJournal): Promise<void> {
+  await atomicWrite(journalPath(store), JSON.stringify(journal), { fsync: true })
+}
+
+/** Run every step of the journal, then set HEAD and drop the journal and the staging area. */
+export async function runJournal(store: Store, journal: CheckoutJournal): Promise<void> {
+  for (const step of journal.steps) await runStep(journal.workspace, step)
+  await atomicWrite(store.path('HEAD'), journal.head, { fsync: true })
+  await fs.rm(journal.staging, { recursive: true, force: true })
+  await fs.rm(journalPath(store), { force: true })
+}
+
+async function runStep(workspace: string, step: CheckoutStep): Promise<void> {
+  assertNoLinkedAncestor(workspace, step.path)
+  const abs = join(workspace, step.path)
+  switch (step.op) {
+    case 'remove':
+      await fs.rm(abs, { recursive: true, force: true })
+      return
+    case 'mkdir': {
+      const st = await fs.lstat(abs).catch(() => null)
+      if (st?.isDirectory()) return
+      if (st) await fs.rm(abs, { force: true })
+      await fs.mkdir(abs)
+      return
+    }
+    case 'place':
+      try {
+        await fs.rename(step.staged, abs)
+      } catch (err) {
+        if (errnoCode(err) === 'ENOENT') return // placed before an interruption
+        if (errnoCode(err) !== 'EISDIR' && errnoCode(err) !== 'ENOTEMPTY') throw err
+        await fs.rm(abs, { recursive: true, force: true })
+        await fs.rename(step.staged, abs)
+      }
+  }
+}
+
+/** Finish a checkout that an earlier process started and did not complete. */
+export async function recoverCheckout(store: Store, workspace: string): Promise<boolean> {
+  const text = await readTextOrNull(journalPath(store))
+  if (text === null) return false
+  const journal = JSON.parse(text) as CheckoutJournal
+  if (journal.kind !== 'checkout-journal' || journal.workspace !== workspace) return false
+  await runJournal(store, journal)
+  return true
+}

@@ -1,0 +1,71 @@
+import type { Digest } from '../store/digest.js'
+import { listRefs, readRef } from '../store/refs.js'
+import { resolveId } from '../store/resolveId.js'
+import type { Store } from '../store/Store.js'
+import { readSnapshot } from './readObjects.js'
+import type { Snapshot } from './Snapshot.js'
+
+export interface LogEntry {
+  id: Digest
+  parents: Digest[]
+  tree: Digest
+  message: string
+  agent?: string
+  createdAt: string
+  /** Refs that point here (`HEAD`, `main`, `tag: v1`). */
+  refs: string[]
+}
+
+/**
+ * The history reachable from `from` (default HEAD), newest first: every ancestor through
+ * every parent, each once, ordered by creation time with children before parents.
+ */
+export async function log({ store, from = 'HEAD', limit = Infinity }: { store: Store; from?: string; limit?: number }): Promise<LogEntry[]> {
+  const start = from === 'HEAD' ? await readRef(store, 'HEAD') : await resolveId(store, from)
+  if (!start) return []
+  const labels = await refLabels(store)
+  const seen = new Map<Digest, Snapshot>()
+  const frontier: Digest[] = [start]
+  while (frontier.length > 0) {
+    const id = frontier.pop()!
+    if (seen.has(id)) continue
+    const snap = await readSnapshot(store, id)
+    seen.set(id, snap)
+    frontier.push(...snap.parents)
+  }
+  return topoNewestFirst(seen)
+    .slice(0, limit)
+    .map(([id, s]) => ({ id, parents: s.parents, tree: s.world.tree, message: s.meta.message, ...(s.meta.agent ? { agent: s.meta.agent } : {}), createdAt: s.meta.createdAt, refs: labels.get(id) ?? [] }))
+}
+
+/** Children always before their parents; among the ready ones, the newest first. */
+function topoNewestFirst(nodes: Map<Digest, Snapshot>): Array<[Digest, Snapshot]> {
+  const children = new Map<Digest, number>()
+  for (const s of nodes.values()) for (const p of s.parents) children.set(p, (children.get(p) ?? 0) + 1)
+  const ready = [...nodes.keys()].filter((id) => !children.get(id))
+  const out: Array<[Digest, Snapshot]> = []
+  while (ready.length > 0) {
+    ready.sort((a, b) => (nodes.get(a)!.meta.createdAt < nodes.get(b)!.meta.createdAt ? -1 : 1))
+    const id = ready.pop()!
+    const snap = nodes.get(id)!
+    out.push([id, snap])
+    for (const p of snap.parents) {
+      const left = (children.get(p) ?? 1) - 1
+      children.set(p, left)
+      if (left === 0 && nodes.has(p)) ready.push(p)
+    }
+  }
+  return out
+}
+
+async function refLabels(store: Store): Promise<Map<Digest, string[]>> {
+  const labels = new Map<Digest, string[]>()
+  const add = (id: Digest, label: string) => labels.set(id, [...(labels.get(id) ?? []), label])
+  const head = await readRef(store, 'HEAD')
+  if (head) add(head, 'HEAD')
+  for (const ref of await listRefs(store)) {
+    if (ref.name.startsWith('refs/heads/')) add(ref.id, ref.name.slice('refs/heads/'.length))
+    else if (ref.name.startsWith('refs/tags/')) add(ref.id, `tag: ${ref.name.slice('refs/tags/'.length)}`)
+  }
+  return labels
+}

@@ -1,0 +1,129 @@
+import { constants, promises as fs } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { DigestMismatchError, UnsafePathError } from '../errors/index.js'
+import type { Digest } from '../store/digest.js'
+import type { Store } from '../store/Store.js'
+import { readChunks } from './readObjects.js'
+import { symlinkStaysInside } from './safePath.js'
+import { EXEC_MODE, FILE_MODE, type FileEntry } from './Tree.js'
+import { type TreeSource, joinPath } from './treeSource.js'
+
+/**
+ * How file bytes get from the store to the target: `reflink` clones (no data copied;
+ * btrfs, XFS, APFS), `copy` reads, verifies and writes, `hardlink` links the object itself
+ * (read-only uses such as base views; only for non-executable files, whose mode the
+ * object file carries).
+ */
+export type CopyMethod = 'reflink' | 'copy' | 'hardlink'
+
+export interface MaterializeOptions {
+  store: Store
+  source: TreeSource
+  tree: Digest
+  /** A directory that must not exist yet; it is created. */
+  into: string
+  method?: CopyMethod | 'auto'
+  /** Allow symlinks whose target leaves the tree (absolute, or climbing above the root). */
+  allowExternalSymlinks?: boolean
+  concurrency?: number
+  onProgress?: (done: number, total: number) => void
+}
+
+export interface MaterializeResult {
+  files: number
+  bytes: number
+  method: CopyMethod
+}
+
+interface FileJob {
+  rel: string
+  entry: FileEntry
+}
+
+/** Write a tree out as a new directory: directories, symlinks, then files in parallel. */
+export async function materializeTree(opts: MaterializeOptions): Promise<MaterializeResult> {
+  const method = opts.method === undefined || opts.method === 'auto' ? await probeCopyMethod(opts.store, dirname(opts.into)) : opts.method
+  const jobs: FileJob[] = []
+  await fs.mkdir(opts.into)
+  await layOut(opts, opts.tree, '', jobs)
+  let next = 0
+  let done = 0
+  const worker = async (): Promise<void> => {
+    while (next < jobs.length) {
+      const job = jobs[next++]!
+      await writeFileEntry(opts.store, join(opts.into, job.rel), job.entry, method)
+      opts.onProgress?.(++done, jobs.length)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 32, jobs.length) }, worker))
+  return { files: jobs.length, bytes: jobs.reduce((n, j) => n + j.entry.size, 0), method }
+}
+
+async function layOut(opts: MaterializeOptions, tree: Digest, prefix: string, jobs: FileJob[]): Promise<void> {
+  for (const entry of (await opts.source(tree)).entries) {
+    const rel = joinPath(prefix, entry.name)
+    const abs = join(opts.into, rel)
+    if (entry.type === 'dir') {
+      await fs.mkdir(abs)
+      await layOut(opts, entry.tree, rel, jobs)
+    } else if (entry.type === 'symlink') {
+      if (!opts.allowExternalSymlinks && !symlinkStaysInside(rel, entry.target)) {
+        throw new UnsafePathError(`symlink ${rel} -> ${entry.target} points outside the tree (allow with --allow-external-symlinks)`, { path: rel, target: entry.target })
+      }
+      await fs.symlink(entry.target, abs)
+    } else {
+      jobs.push({ rel, entry })
+    }
+  }
+}
+
+/** Write one file entry at `abs` (which must not exist) with its exact mode. */
+export async function writeFileEntry(store: Store, abs: string, entry: FileEntry, method: CopyMethod): Promise<void> {
+  if ('chunks' in entry) return writeChunked(store, abs, entry)
+  const object = store.objectPath(entry.blob)
+  if (method === 'hardlink' && entry.mode === FILE_MODE) return fs.link(object, abs)
+  if (method === 'reflink') {
+    await fs.copyFile(object, abs, constants.COPYFILE_FICLONE_FORCE | constants.COPYFILE_EXCL)
+    await fs.chmod(abs, entry.mode)
+    return
+  }
+  const bytes = await store.readBlob(entry.blob)
+  await fs.writeFile(abs, bytes, { mode: entry.mode, flag: 'wx' })
+  if (entry.mode === EXEC_MODE) await fs.chmod(abs, EXEC_MODE) // the umask may have taken bits off
+}
+
+async function writeChunked(store: Store, abs: string, entry: Extract<FileEntry, { chunks: Digest }>): Promise<void> {
+  const chunks = await readChunks(store, entry.chunks)
+  const handle = await fs.open(abs, 'wx', entry.mode)
+  try {
+    for (const part of chunks.chunks) await handle.write(await store.readBlob(part.blob))
+  } finally {
+    await handle.close()
+  }
+  await fs.chmod(abs, entry.mode)
+  if (chunks.size !== entry.size) throw new DigestMismatchError(`chunked file ${abs}: size ${chunks.size} does not match its tree entry (${entry.size})`)
+}
+
+const probed = new Map<string, CopyMethod>()
+
+/** Can the store's objects be cloned into `targetDir`? Probed once per pair per process. */
+export async function probeCopyMethod(store: Store, targetDir: string): Promise<CopyMethod> {
+  const key = `${store.root}\0${targetDir}`
+  const known = probed.get(key)
+  if (known) return known
+  const src = store.tempPath('probe-src')
+  const dst = join(targetDir, `.forkpoint-probe-${process.pid}-${Date.now()}`)
+  let method: CopyMethod = 'copy'
+  try {
+    await fs.writeFile(src, 'probe')
+    await fs.copyFile(src, dst, constants.COPYFILE_FICLONE_FORCE)
+    method = 'reflink'
+  } catch {
+    method = 'copy'
+  } finally {
+    await fs.rm(src, { force: true })
+    await fs.rm(dst, { force: true })
+  }
+  probed.set(key, method)
+  return method
+}

@@ -1,0 +1,89 @@
+import { resolve } from 'node:path'
+import type { Digest } from '../store/digest.js'
+import { openStore } from '../store/findStore.js'
+import { readRef, tagRef, updateRef } from '../store/refs.js'
+import type { Store } from '../store/Store.js'
+import { withWriteLock } from '../store/storeLock.js'
+import { recoverCheckout } from './checkoutJournal.js'
+import { readSnapshot } from './readObjects.js'
+import { scanWorkspace } from './scanWorkspace.js'
+import { type Snapshot, type SnapshotLayer, makeSnapshot } from './Snapshot.js'
+
+export interface SnapshotArgs {
+  /** The workspace directory (default: the current one). */
+  dir?: string
+  /** The store (default: found from `dir`, like git). */
+  store?: Store | string
+  message?: string
+  agent?: string
+  /** Also point `refs/tags/<tag>` at the snapshot. */
+  tag?: string
+  respectGitignore?: boolean
+  /** Other layers of the image (trace, effects, ...) as digests of their objects. */
+  layers?: Partial<Record<SnapshotLayer, Digest>>
+  /** Write a new snapshot even when nothing changed since HEAD. */
+  allowEmpty?: boolean
+  onProgress?: (done: number, total: number) => void
+}
+
+export interface SnapshotResult {
+  id: Digest
+  tree: Digest
+  parents: Digest[]
+  /** False when nothing changed since HEAD: no object was written and `id` is HEAD. */
+  created: boolean
+  files: number
+  bytes: number
+  hashedFiles: number
+  hashedBytes: number
+  skipped: string[]
+}
+
+/**
+ * Snapshot a workspace: scan it into trees, write the snapshot object, make every object
+ * durable with one sync, then move HEAD's branch (compare-and-swap, so two concurrent
+ * snapshots never lose one another: the loser retries on top of the winner).
+ */
+export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<SnapshotResult> {
+  const { store, workspace } = await resolveWorkspace(args)
+  await recoverCheckout(store, workspace)
+  return withWriteLock(store, async () => {
+    const scan = await scanWorkspace({ store, dir: workspace, write: true, respectGitignore: args.respectGitignore, onProgress: args.onProgress })
+    for (let attempt = 0; ; attempt++) {
+      const head = await readRef(store, 'HEAD')
+      const parent = head ? await readSnapshot(store, head) : null
+      if (head && parent && !args.allowEmpty && unchanged(parent, scan.tree, args.layers)) {
+        if (args.tag) await updateRef({ store, name: tagRef(args.tag), id: head, message: 'tag' })
+        return { id: head, tree: scan.tree, parents: parent.parents, created: false, ...counts(scan) }
+      }
+      const snapshot = makeSnapshot({ parents: head ? [head] : [], tree: scan.tree, message: args.message ?? 'snapshot', agent: args.agent, layers: args.layers })
+      const id = await store.writeObject(snapshot)
+      await store.sync()
+      try {
+        await updateRef({ store, name: 'HEAD', id, expected: head, message: `snapshot: ${snapshot.meta.message}` })
+      } catch (err) {
+        if (attempt < 20 && (err as { code?: string }).code === 'RefConflictError') continue
+        throw err
+      }
+      if (args.tag) await updateRef({ store, name: tagRef(args.tag), id, message: 'tag' })
+      return { id, tree: scan.tree, parents: snapshot.parents, created: true, ...counts(scan) }
+    }
+  })
+}
+
+function unchanged(parent: Snapshot, tree: Digest, layers: SnapshotArgs['layers']): boolean {
+  if (parent.world.tree !== tree) return false
+  return Object.entries(layers ?? {}).every(([layer, digest]) => parent[layer] === digest)
+}
+
+function counts(scan: { files: number; bytes: number; hashedFiles: number; hashedBytes: number; skipped: string[] }) {
+  return { files: scan.files, bytes: scan.bytes, hashedFiles: scan.hashedFiles, hashedBytes: scan.hashedBytes, skipped: scan.skipped }
+}
+
+/** The store and workspace a call works on: explicit ones, or found from `dir`. */
+export async function resolveWorkspace(args: { dir?: string; store?: Store | string }): Promise<{ store: Store; workspace: string }> {
+  const dir = resolve(args.dir ?? process.cwd())
+  if (args.store && typeof args.store !== 'string') return { store: args.store, workspace: dir }
+  const found = await openStore({ cwd: dir, store: args.store })
+  return found
+}

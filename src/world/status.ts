@@ -1,0 +1,30 @@
+import type { Digest } from '../store/digest.js'
+import { readHead, readRef } from '../store/refs.js'
+import type { Store } from '../store/Store.js'
+import { recoverCheckout } from './checkoutJournal.js'
+import { type Change, diffTrees } from './diffTrees.js'
+import { readSnapshot } from './readObjects.js'
+import { scanWorkspace } from './scanWorkspace.js'
+import { resolveWorkspace } from './snapshotWorkspace.js'
+import { treeSource } from './treeSource.js'
+
+export interface StatusResult {
+  workspace: string
+  /** The branch HEAD follows, or null when detached. */
+  branch: string | null
+  head: Digest | null
+  clean: boolean
+  changes: Change[]
+}
+
+/** What changed in the workspace since HEAD. Reads only files the stat cache cannot vouch for; writes nothing. */
+export async function status(args: { dir?: string; store?: Store | string; respectGitignore?: boolean } = {}): Promise<StatusResult> {
+  const { store, workspace } = await resolveWorkspace(args)
+  await recoverCheckout(store, workspace)
+  const scan = await scanWorkspace({ store, dir: workspace, write: false, respectGitignore: args.respectGitignore })
+  const head = await readRef(store, 'HEAD')
+  const headTree = head ? (await readSnapshot(store, head)).world.tree : null
+  const changes = await diffTrees({ source: treeSource(store, scan.trees), a: headTree, b: scan.tree })
+  const h = await readHead(store)
+  return { workspace, branch: h.type === 'symbolic' ? h.ref.replace(/^refs\/heads\//, '') : null, head, clean: changes.length === 0, changes }
+}
