@@ -70,3 +70,14 @@ export { storeFile, CHUNKING_THRESHOLD, type StoredContent } from './world/store
 export { treeSource, zipEntries, sameEntry, EMPTY_TREE, type TreeSource } from './world/treeSource.js'
 export { assertNoLinkedAncestor, symlinkStaysInside } from './world/safePath.js'
 export { chunkBuffer, chunkStream, DEFAULT_CHUNKING, type ChunkerOptions } from './world/fastcdc.js'
+
+// branch
+export { Workspace, type OpenWorkspaceOptions } from './branch/Workspace.js'
+export { Branch, type BranchOptions } from './branch/Branch.js'
+export type { BackendName, BranchChange, BranchInfo, CommitResult, ConflictPolicy } from './branch/types.js'
+export type { RunOptions, RunResult } from './branch/runInBranch.js'
+export { cleanupOrphans, type CleanupResult } from './branch/cleanupOrphans.js'
+
+// sandbox
+export { runSandboxed, type SandboxSpec, type SandboxResult, type NetMode } from './sandbox/runSandboxed.js'
+export { parseSize, parseDuration, type SandboxLimits } from './sandbox/limits.js'

@@ -8,7 +8,8 @@
  * 1. makes every mount read-only (one recursive mount_setattr), then puts fresh tmpfs on
  *    /tmp, /var/tmp and /dev/shm, so writes outside the branch fail or vanish;
  * 2. bind-mounts the branch view at the workspace's own path (through an O_PATH fd, so
- *    a tmpfs over /tmp cannot hide the view first) and makes that one mount writable;
+ *    a tmpfs over /tmp cannot hide the view first) and makes that one mount writable
+ *    (except `protect`, the store, when the workspace itself is the view);
  * 3. mounts a /proc of the new PID namespace, brings `lo` up in a new network namespace;
  * 4. stays as PID 1 reaping orphans; the command runs in a nested user + mount namespace
  *    as the caller's own uid, so every mount above is locked and cannot be undone, with
@@ -17,13 +18,13 @@
  * It writes "ready" on fd 3 right before exec, so the caller can tell a setup failure
  * (exit 125 and one `forkpoint-sandbox:` line) from the command's own exit status.
  *
- * Arguments: view workspace cwd lo-up uid gid as-bytes nproc cpu-seconds -- argv...
- * (0 = no limit).
+ * Arguments: view workspace cwd lo-up uid gid as-bytes nproc cpu-seconds protect argv...
+ * (0 = no limit; `protect`, when not empty, is a directory under the workspace kept read-only).
  */
 export const SANDBOX_INIT = String.raw`
 use strict;
 use Config;
-my ($view, $ws, $cwd, $loUp, $uid, $gid, $as, $nproc, $cpu, @cmd) = @ARGV;
+my ($view, $ws, $cwd, $loUp, $uid, $gid, $as, $nproc, $cpu, $protect, @cmd) = @ARGV;
 sub fail { print STDERR "forkpoint-sandbox: $_[0]\n"; exit 125 }
 my %NR = (x86_64 => [165, 272, 302], aarch64 => [40, 97, 261]);
 my ($arch) = $Config{archname} =~ /^(x86_64|aarch64)/ or fail("unsupported architecture $Config{archname}");
@@ -38,6 +39,7 @@ for my $t ('/tmp', '/var/tmp', '/dev/shm') { mnt('tmpfs', $t, 'tmpfs', 2 | 4) if
 mkdirp($ws);
 mnt('/proc/self/fd/' . fileno($viewfh), $ws, 0, 4096 | 16384);
 setattr($ws, 0, 1);
+if ($protect ne '' && -d $protect) { mnt($protect, $protect, 0, 4096 | 16384); setattr($protect, 1, 0) }
 close $viewfh;
 { my ($s, $t, $f) = ('proc', '/proc', 'proc'); syscall($SYS_mount, $s, $t, $f, 2 | 4 | 8, 0) }
 if ($loUp) { my ($sock, $req) = (undef, pack('a16 s x22', 'lo', 1 | 8 | 64)); socket($sock, 2, 2, 0) and ioctl($sock, 0x8914, $req) }

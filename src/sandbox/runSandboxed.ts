@@ -23,6 +23,8 @@ export interface SandboxSpec extends SandboxLimits {
   input?: string | Buffer
   /** A process holding the user + mount namespace in which `view` is mounted (unprivileged overlay branches). */
   namespaceHolder?: number
+  /** A directory under the workspace that stays read-only inside (the store, when the view is the workspace itself). */
+  protect?: string
   /** Aborting kills the whole process tree, as a timeout does. */
   signal?: AbortSignal
 }
@@ -55,7 +57,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const enter = spec.namespaceHolder ? ['nsenter', `--target=${spec.namespaceHolder}`, '--user', '--mount', '--preserve-credentials'] : []
   const unshare = ['unshare', ...(enter.length ? [] : ['--user', '--map-root-user']), '--mount', '--pid', '--fork', '--kill-child', ...(net === 'none' ? ['--net'] : [])]
   const init = ['perl', '-e', SANDBOX_INIT, '--', spec.view, spec.workspace, spec.cwd ?? spec.workspace, net === 'none' ? '1' : '0']
-  const ids = [String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), String(as), String(nproc), String(cpu)]
+  const ids = [String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), String(as), String(nproc), String(cpu), spec.protect ?? '']
   const [file, ...args] = [...enter, ...unshare, ...init, ...ids, ...argv]
   return launch(file!, args, spec, timeoutMs)
 }
