@@ -21,3 +21,12 @@ export {
   BackendUnavailableError,
   SandboxError,
 } from './branchErrors.js'
+export {
+  RemoteSpecError,
+  RegistryRequestError,
+  RegistryAuthError,
+  RemoteImageNotFoundError,
+  InvalidImageError,
+  InvalidPackError,
+  SignatureError,
+} from './registryErrors.js'
