@@ -30,6 +30,14 @@ export {
   OfflineViolationError,
   EncryptionKeyError,
   DecryptionError,
+  BranchError,
+  ConflictError,
+  BranchStaleError,
+  BranchNotFoundError,
+  BranchExistsError,
+  BranchBusyError,
+  BackendUnavailableError,
+  SandboxError,
   RemoteSpecError,
   RegistryRequestError,
   RegistryAuthError,
@@ -104,6 +112,17 @@ export { assertNoDiff } from './trace/assertNoDiff.js'
 export { startRecordingProxy, type RecordingProxy } from './trace/recordingProxy.js'
 export { networkNamespaceAvailable } from './trace/spawnAgent.js'
 export { compareRuns, isRunSpec } from './trace/compareRuns.js'
+// branch
+export { Workspace, type OpenWorkspaceOptions } from './branch/Workspace.js'
+export { Branch, type BranchOptions } from './branch/Branch.js'
+export type { BackendName, BranchChange, BranchInfo, CommitResult, ConflictPolicy } from './branch/types.js'
+export type { RunOptions, RunResult } from './branch/runInBranch.js'
+export { cleanupOrphans, type CleanupResult } from './branch/cleanupOrphans.js'
+
+// sandbox
+export { runSandboxed, type SandboxSpec, type SandboxResult, type NetMode } from './sandbox/runSandboxed.js'
+export { parseSize, parseDuration, type SandboxLimits } from './sandbox/limits.js'
+
 // registry
 export { pushImage, type PushArgs, type PushResult } from './registry/pushImage.js'
 export { pullImage, type PullArgs, type PullResult } from './registry/pullImage.js'

@@ -21,6 +21,16 @@ export {
   DecryptionError,
 } from './traceErrors.js'
 export {
+  BranchError,
+  ConflictError,
+  BranchStaleError,
+  BranchNotFoundError,
+  BranchExistsError,
+  BranchBusyError,
+  BackendUnavailableError,
+  SandboxError,
+} from './branchErrors.js'
+export {
   RemoteSpecError,
   RegistryRequestError,
   RegistryAuthError,
