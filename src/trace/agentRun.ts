@@ -60,7 +60,8 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
     ...(offline ? { [TRACE_ENV.offline]: '1' } : {}),
     ...(deterministic ? { [TRACE_ENV.deterministic]: formatDeterministic(deterministic) } : {}),
   }
-  if (capture === 'register') childEnv['NODE_OPTIONS'] = `${env['NODE_OPTIONS'] ?? ''} --import=${pathToFileURL(builtEntry('register.js')).href}`.trim()
+  // first, so the guard and capture are in place before any other preload can reach the network
+  if (capture === 'register') childEnv['NODE_OPTIONS'] = `--import=${pathToFileURL(builtEntry('register.js')).href} ${env['NODE_OPTIONS'] ?? ''}`.trim()
   else childEnv[TRACE_ENV.http] = '0'
   const abort = new AbortController()
   let proxy: RecordingProxy | null = null
