@@ -11,7 +11,6 @@ import { PayloadCipher } from './payloadCipher.js'
 import { defaultUpstreams, startRecordingProxy, type RecordingProxy } from './recordingProxy.js'
 import type { RedactionPolicy } from './Redactor.js'
 import type { EncryptionInfo } from './Run.js'
-import { runArtifactText } from './runArtifact.js'
 import { TRACE_ENV } from './traceEnv.js'
 
 /** How the agent's calls are captured: in-process (`--import forkpoint/register`) or through the local proxy. */
@@ -49,7 +48,7 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
   if (replay?.run.encryption) PayloadCipher.fromEnv(env, `replaying encrypted run ${replay.run.runId}`).assertMatches(replay.run.encryption)
   const journal = store.tempPath('journal.ndjson')
   const artifact = replay ? store.tempPath('replay.run.json') : null
-  if (artifact && replay) writeFileSync(artifact, runArtifactText(replay.run), { mode: 0o600 })
+  if (artifact && replay) writeFileSync(artifact, JSON.stringify(replay.run), { mode: 0o600 })
   const childEnv: NodeJS.ProcessEnv = {
     ...env,
     [TRACE_ENV.journal]: journal,
