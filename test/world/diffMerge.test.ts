@@ -13,7 +13,7 @@ async function build(store: Store, spec: Spec): Promise<Digest> {
     else if ('link' in v && typeof v.link === 'string') entries.push({ name, type: 'symlink', mode: 0o777, size: v.link.length, target: v.link })
     else entries.push({ name, type: 'dir', mode: 0o755, size: 0, tree: await build(store, v as Spec) })
   }
-  return store.writeObject(makeTree(entries))
+  return store.writeObject({ ...makeTree(entries) })
 }
 
 /** Read a tree back into the same map form, to compare merge results. */
