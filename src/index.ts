@@ -23,6 +23,21 @@ export {
   DirtyWorkspaceError,
   TargetNotEmptyError,
   MergeConflictError,
+  BranchError,
+  ConflictError,
+  BranchStaleError,
+  BranchNotFoundError,
+  BranchExistsError,
+  BranchBusyError,
+  BackendUnavailableError,
+  SandboxError,
+  RemoteSpecError,
+  RegistryRequestError,
+  RegistryAuthError,
+  RemoteImageNotFoundError,
+  InvalidImageError,
+  InvalidPackError,
+  SignatureError,
 } from './errors/index.js'
 
 // util
@@ -62,3 +77,29 @@ export { storeFile, CHUNKING_THRESHOLD, type StoredContent } from './world/store
 export { treeSource, zipEntries, sameEntry, EMPTY_TREE, type TreeSource } from './world/treeSource.js'
 export { assertNoLinkedAncestor, symlinkStaysInside } from './world/safePath.js'
 export { chunkBuffer, chunkStream, DEFAULT_CHUNKING, type ChunkerOptions } from './world/fastcdc.js'
+
+// branch
+export { Workspace, type OpenWorkspaceOptions } from './branch/Workspace.js'
+export { Branch, type BranchOptions } from './branch/Branch.js'
+export type { BackendName, BranchChange, BranchInfo, CommitResult, ConflictPolicy } from './branch/types.js'
+export type { RunOptions, RunResult } from './branch/runInBranch.js'
+export { cleanupOrphans, type CleanupResult } from './branch/cleanupOrphans.js'
+
+// sandbox
+export { runSandboxed, type SandboxSpec, type SandboxResult, type NetMode } from './sandbox/runSandboxed.js'
+export { parseSize, parseDuration, type SandboxLimits } from './sandbox/limits.js'
+
+// registry
+export { pushImage, type PushArgs, type PushResult } from './registry/pushImage.js'
+export { pullImage, type PullArgs, type PullResult } from './registry/pullImage.js'
+export { cloneImage, type CloneArgs, type CloneResult } from './registry/cloneImage.js'
+export { packImage, type PackArgs, type PackResult } from './registry/packImage.js'
+export { unpackImage, type UnpackArgs, type UnpackResult } from './registry/unpackImage.js'
+export { parseRemote, type Remote, type Reference } from './registry/parseRemote.js'
+export { openTransport, type ConnectOptions } from './registry/openTransport.js'
+export type { Transport, BlobStream, FetchedManifest, TransferOptions } from './registry/Transport.js'
+export type { Descriptor, BlobRef } from './registry/Descriptor.js'
+export type { TransferProgress } from './registry/TransferProgress.js'
+export { findCredentials, type Credentials } from './registry/findCredentials.js'
+export { signingKeyFromEnv } from './registry/signing.js'
+export { MediaType as RegistryMediaType } from './registry/mediaTypes.js'

@@ -11,3 +11,22 @@ export {
   StoreCorruptError,
 } from './storeErrors.js'
 export { DirtyWorkspaceError, TargetNotEmptyError, MergeConflictError } from './worldErrors.js'
+export {
+  BranchError,
+  ConflictError,
+  BranchStaleError,
+  BranchNotFoundError,
+  BranchExistsError,
+  BranchBusyError,
+  BackendUnavailableError,
+  SandboxError,
+} from './branchErrors.js'
+export {
+  RemoteSpecError,
+  RegistryRequestError,
+  RegistryAuthError,
+  RemoteImageNotFoundError,
+  InvalidImageError,
+  InvalidPackError,
+  SignatureError,
+} from './registryErrors.js'

@@ -1,14 +1,19 @@
 import type { Command } from 'commander'
 import { registerCheckout } from './checkout.js'
+import { registerClone } from './clone.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
 import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
+import { registerPack } from './pack.js'
+import { registerPull } from './pull.js'
+import { registerPush } from './push.js'
 import { registerShow } from './show.js'
 import { registerSnapshot } from './snapshot.js'
 import { registerStatus } from './status.js'
 import { registerTag } from './tag.js'
+import { registerUnpack } from './unpack.js'
 import { registerVerify } from './verify.js'
 
 /** Every CLI command, each registered from its own file. */
@@ -23,5 +28,10 @@ export const commands: Array<(program: Command) => void> = [
   registerTag,
   registerGc,
   registerVerify,
+  registerPush,
+  registerPull,
+  registerClone,
+  registerPack,
+  registerUnpack,
   registerDemo,
 ]
