@@ -16,7 +16,15 @@ describe('errors', () => {
     expect(errorClasses.length).toBeGreaterThanOrEqual(15)
   })
 
-  for (const [name, Cls] of errorClasses) {
+  /** Abstract family bases (BranchError, ...) carry no exit code of their own; their subclasses do. */
+  const isFamilyBase = (Cls: ErrorClass) =>
+    new Cls('probe').exitCode === undefined && errorClasses.some(([, Other]) => Other !== Cls && Other.prototype instanceof Cls)
+
+  it('every class without an exit code is an abstract family base that others extend', () => {
+    for (const [name, Cls] of errorClasses) if (new Cls('probe').exitCode === undefined) expect(isFamilyBase(Cls), name).toBe(true)
+  })
+
+  for (const [name, Cls] of errorClasses.filter(([, Cls]) => !isFamilyBase(Cls))) {
     it(`${name}: code === name, a numeric exit code from DESIGN.md, JSON with both`, () => {
       const err = new Cls('something went wrong', { path: 'x' })
       expect(err).toBeInstanceOf(Error)
