@@ -21,7 +21,8 @@ function isObj(v: unknown): v is Obj {
  */
 export function parseRun(source: Buffer | string | unknown, where = 'run artifact', { verifyHashes = false }: { verifyHashes?: boolean } = {}): Run {
   let raw: unknown = source
-  if (typeof source === 'string' || Buffer.isBuffer(source)) {
+  const owned = typeof source === 'string' || Buffer.isBuffer(source)
+  if (owned) {
     try {
       raw = JSON.parse(source.toString())
     } catch (err) {
@@ -45,11 +46,11 @@ export function parseRun(source: Buffer | string | unknown, where = 'run artifac
   const encrypted = run['redaction'] === 'encrypt'
   if (encrypted && (!isObj(run['encryption']) || typeof (run['encryption'] as Obj)['keyCheck'] !== 'string')) fail('an encrypted run needs encryption.keyCheck')
   if (!Array.isArray(run['steps'])) return fail('steps must be an array')
-  run['steps'] = (run['steps'] as unknown[]).map((s, i) => checkStep(s, i, encrypted, verifyHashes, fail))
+  run['steps'] = (run['steps'] as unknown[]).map((s, i) => checkStep(s, i, encrypted, verifyHashes, owned, fail))
   return run as unknown as Run
 }
 
-function checkStep(raw: unknown, i: number, encrypted: boolean, verifyHashes: boolean, fail: (what: string) => never): Step {
+function checkStep(raw: unknown, i: number, encrypted: boolean, verifyHashes: boolean, owned: boolean, fail: (what: string) => never): Step {
   if (!isObj(raw)) return fail(`step ${i} is not an object`)
   const at = `step ${i}`
   if (raw['idx'] !== i) fail(`${at} has idx ${JSON.stringify(raw['idx'])}; steps must be numbered 0, 1, 2… in order`)
@@ -63,7 +64,8 @@ function checkStep(raw: unknown, i: number, encrypted: boolean, verifyHashes: bo
   if (error !== undefined && error !== null && !(isObj(error) && typeof error['message'] === 'string') && !(encrypted && isSealed(error))) {
     fail(`${at} error must be {name, message}`)
   }
-  const step = { ...raw } as unknown as Step
+  // steps we parsed ourselves are ours to fix up in place (100,000-step artifacts load faster)
+  const step = (owned ? raw : { ...raw }) as unknown as Step
   if (error === null) delete step.error
   if (encrypted) {
     if (!isSealed(raw['input']) || !isSealed(raw['output'])) fail(`${at} of an encrypted run holds unencrypted payloads`)
