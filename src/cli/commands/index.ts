@@ -1,6 +1,9 @@
 import type { Command } from 'commander'
+import { registerAbort } from './abort.js'
+import { registerBranch } from './branch.js'
 import { registerCheckout } from './checkout.js'
 import { registerClone } from './clone.js'
+import { registerCommit } from './commit.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
 import { registerGc } from './gc.js'
@@ -9,6 +12,7 @@ import { registerLog } from './log.js'
 import { registerPack } from './pack.js'
 import { registerPull } from './pull.js'
 import { registerPush } from './push.js'
+import { registerRun } from './run.js'
 import { registerShow } from './show.js'
 import { registerSnapshot } from './snapshot.js'
 import { registerStatus } from './status.js'
@@ -33,5 +37,9 @@ export const commands: Array<(program: Command) => void> = [
   registerClone,
   registerPack,
   registerUnpack,
+  registerBranch,
+  registerCommit,
+  registerAbort,
+  registerRun,
   registerDemo,
 ]
