@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { registerAbort } from './abort.js'
 import { registerBranch } from './branch.js'
 import { registerCheckout } from './checkout.js'
+import { registerCi } from './ci.js'
 import { registerClone } from './clone.js'
 import { registerCommit } from './commit.js'
 import { registerDemo } from './demo.js'
@@ -9,10 +10,12 @@ import { registerDiff } from './diff.js'
 import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
+import { registerReplay } from './replay.js'
+import { registerRun } from './run.js'
+import { registerRuns } from './runs.js'
 import { registerPack } from './pack.js'
 import { registerPull } from './pull.js'
 import { registerPush } from './push.js'
-import { registerRun } from './run.js'
 import { registerShow } from './show.js'
 import { registerSnapshot } from './snapshot.js'
 import { registerStatus } from './status.js'
@@ -32,6 +35,10 @@ export const commands: Array<(program: Command) => void> = [
   registerTag,
   registerGc,
   registerVerify,
+  registerRun,
+  registerReplay,
+  registerRuns,
+  registerCi,
   registerPush,
   registerPull,
   registerClone,
@@ -40,6 +47,5 @@ export const commands: Array<(program: Command) => void> = [
   registerBranch,
   registerCommit,
   registerAbort,
-  registerRun,
   registerDemo,
 ]
