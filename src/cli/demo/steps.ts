@@ -1,4 +1,5 @@
 import type { DemoStep } from './DemoContext.js'
+import { branchDemo } from './branchDemo.js'
 import { storeDemo } from './storeDemo.js'
 import { traceDemo } from './traceDemo.js'
 
@@ -6,4 +7,5 @@ import { traceDemo } from './traceDemo.js'
 export const demoSteps: Array<{ name: string; run: DemoStep }> = [
   { name: 'store', run: storeDemo },
   { name: 'trace', run: traceDemo },
+  { name: 'branch', run: branchDemo },
 ]
