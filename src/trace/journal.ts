@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { RunArtifactError } from '../errors/index.js'
-import type { JsonValue, StepError, StepType } from './Run.js'
+import type { Step, StepType } from './Run.js'
 
 /**
  * What a recording process writes as it goes, one JSON line per entry, already
@@ -10,21 +10,13 @@ import type { JsonValue, StepError, StepType } from './Run.js'
  */
 export type JournalEntry = StepEntry | DivergenceEntry | OfflineEntry
 
-export interface StepEntry {
+/** A finished step as journaled: a Step before the parent numbers it (`key` instead of `idx`, `at` instead of `startedAt`). */
+export type StepEntry = Pick<Step, 'name' | 'type' | 'input' | 'output' | 'error' | 'inputHash' | 'outputHash' | 'durationMs' | 'meta'> & {
   t: 'step'
   key: string
   parent?: string
-  name: string
-  type: StepType
-  input: JsonValue
-  output: JsonValue
-  error?: StepError | string
-  inputHash: string
-  outputHash: string
   /** Epoch milliseconds (fractional) when the call began. */
   at: number
-  durationMs: number
-  meta?: { [key: string]: JsonValue }
 }
 
 /** A call during replay that the recording does not hold. */
