@@ -7,11 +7,13 @@ import type { Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import { resolveWorkspace } from '../world/snapshotWorkspace.js'
 import { collectImage } from './collectImage.js'
+import { findMissingObjects } from './findMissingObjects.js'
 import type { BlobRef } from './Descriptor.js'
 import { type BuiltManifest, type ConfigStyle, buildImageManifests, configBlob } from './imageManifest.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
 import { parseRemote, remoteLocation } from './parseRemote.js'
 import { refTagName } from './refTagName.js'
+import { rememberSegment } from './segmentCache.js'
 import { buildSignature, loadPrivateKey, signatureTag } from './signing.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
 import type { Transport } from './Transport.js'
@@ -97,18 +99,8 @@ interface PushContext {
 
 async function pushManifests({ store, transport, root, objects, config, tag, args, sent }: PushContext): Promise<BuiltManifest> {
   const { index, segments } = buildImageManifests({ root, objects, config })
-  const missingSegments: BuiltManifest[] = []
-  await forEachLimit(segments, 8, async (segment) => {
-    if (!(await transport.hasManifest(segment.descriptor.digest))) missingSegments.push(segment)
-  })
-  const candidates = new Map<Digest, BlobRef>()
-  for (const segment of missingSegments) for (const o of layersOf(segment)) candidates.set(o.digest, o)
-  const progress = progressCounter('checking', candidates.size, [...candidates.values()].reduce((n, o) => n + o.size, 0), args.onProgress)
-  const toSend: BlobRef[] = []
-  await forEachLimit([...candidates.values()], 16, async (object) => {
-    if ((await transport.statBlob(object.digest)) !== object.size) toSend.push(object)
-    progress.objectDone()
-  })
+  const missing = await findMissingObjects({ store, transport, segments, tag, onProgress: args.onProgress })
+  const toSend = missing.objects
   const sending = progressCounter('sending', toSend.length, toSend.reduce((n, o) => n + o.size, 0), args.onProgress)
   await forEachLimit(toSend, args.concurrency ?? 8, async (object) => {
     args.signal?.throwIfAborted()
@@ -123,13 +115,10 @@ async function pushManifests({ store, transport, root, objects, config, tag, arg
   })
   sending.finish()
   await putBytesBlob(store, transport, configBlob(config))
-  for (const segment of missingSegments) await transport.putManifest(segment)
+  for (const segment of missing.segments) await transport.putManifest(segment)
   await transport.putManifest(index, tag)
+  for (const segment of segments) await rememberSegment(store, segment)
   return index
-}
-
-function layersOf(segment: BuiltManifest): BlobRef[] {
-  return (JSON.parse(segment.bytes.toString('utf8')) as { layers: BlobRef[] }).layers.map((l) => ({ digest: l.digest, size: l.size }))
 }
 
 /** Send a small in-memory blob (a config, a signature) if the remote lacks it. */

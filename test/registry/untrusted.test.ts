@@ -98,8 +98,8 @@ describe('pulled data is untrusted', () => {
 
   it('refuses a tree with a symlink escaping the workspace, unless allowed', async () => {
     const image = await makeImage({ 'a.txt': 'a' })
-    const tree = await image.store.writeObject(makeTree([{ name: 'escape', type: 'symlink', mode: 0o777, size: 16, target: '../../etc/passwd' }]))
-    const root = await image.store.writeObject(makeTree([{ name: 'sub', type: 'dir', mode: 0o755, size: 0, tree }]))
+    const tree = await image.store.writeObject({ ...makeTree([{ name: 'escape', type: 'symlink', mode: 0o777, size: 16, target: '../../etc/passwd' }]) })
+    const root = await image.store.writeObject({ ...makeTree([{ name: 'sub', type: 'dir', mode: 0o755, size: 0, tree }]) })
     const id = await image.store.writeObject(makeSnapshot({ parents: [], tree: root, message: 'hostile' }))
     for (const kind of ['file', 'oci'] as const) {
       const remote = remotes.remote(kind)
