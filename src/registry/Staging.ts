@@ -7,6 +7,12 @@ import { OBJECT_MODE, type Store } from '../store/Store.js'
 import type { BlobRef } from './Descriptor.js'
 import type { TransferOptions, Transport } from './Transport.js'
 
+/** Where an object of an incoming image is: staged (untrusted until checked) or already in the store. */
+export interface Located {
+  path: string
+  staged: boolean
+}
+
 /**
  * Where pulled or unpacked objects wait, inside the store's `tmp/` (same file system, so
  * committing is a rename) and outside `objects/`, until the whole image has been verified.
@@ -37,9 +43,9 @@ export class Staging {
   }
 
   /** The file holding an object: staged, else in the store, else null. */
-  async locate(digest: Digest): Promise<string | null> {
-    if (await this.has(digest)) return this.path(digest)
-    return (await this.store.has(digest)) ? this.store.objectPath(digest) : null
+  async locate(digest: Digest): Promise<Located | null> {
+    if (await this.has(digest)) return { path: this.path(digest), staged: true }
+    return (await this.store.has(digest)) ? { path: this.store.objectPath(digest), staged: false } : null
   }
 
   /**

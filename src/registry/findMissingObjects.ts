@@ -59,7 +59,7 @@ async function objectsOfTaggedImage(store: Store, transport: Transport, tag: str
   try {
     const index = parseImageIndex(current.bytes, `tag ${tag}`)
     await forEachLimit(index.segments, 8, async (segment) => {
-      for (const o of parseSegmentManifest(await readSegment(store, transport, segment), 'segment')) known.set(o.digest, o.size)
+      for (const o of parseSegmentManifest((await readSegment(store, transport, segment)).bytes, 'segment')) known.set(o.digest, o.size)
     })
   } catch {
     known.clear() // not a (readable) forkpoint image: nothing to learn from it

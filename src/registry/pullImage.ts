@@ -42,7 +42,7 @@ export interface PullResult {
   tag: string
   objects: number
   totalBytes: number
-  /** Objects and bytes that travelled (the rest the store had). */
+  /** Objects and bytes that travelled (the rest the store had); bytes include manifests. */
   fetchedObjects: number
   fetchedBytes: number
   verified: boolean
@@ -64,8 +64,10 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
   const verified = args.verifyKey !== undefined
   if (args.verifyKey !== undefined) await verifySignature(transport, manifest, loadPublicKey(args.verifyKey))
   const listed = new Map<Digest, BlobRef>()
+  let fetchedBytes = bytes.length // manifests count as transferred bytes too
   await forEachLimit(index.segments, 8, async (segment) => {
-    const bytes = await readSegment(store, transport, segment)
+    const { bytes, fetched } = await readSegment(store, transport, segment)
+    if (fetched) fetchedBytes += bytes.length
     for (const o of parseSegmentManifest(bytes, `segment ${segment.digest}`)) listed.set(o.digest, o)
   })
   const missing: BlobRef[] = []
@@ -74,7 +76,6 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
   })
   const staging = await Staging.open(store, `${remoteLocation(remote)}\0${manifest}`)
   const progress = progressCounter('receiving', missing.length, missing.reduce((n, o) => n + o.size, 0), args.onProgress)
-  let fetchedBytes = 0
   await forEachLimit(missing, args.concurrency ?? 8, async (o) => {
     args.signal?.throwIfAborted()
     const received = await staging.download(transport, o, { signal: args.signal, onBytes: (n) => progress.addBytes(n) })

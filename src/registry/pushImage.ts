@@ -41,7 +41,7 @@ export interface PushResult {
   manifest: Digest
   objects: number
   totalBytes: number
-  /** Objects and bytes that actually travelled (the rest the remote had). */
+  /** Objects and bytes that actually travelled (the rest the remote had); bytes include manifests. */
   sentObjects: number
   sentBytes: number
   signed: boolean
@@ -114,16 +114,20 @@ async function pushManifests({ store, transport, root, objects, config, tag, arg
     sending.objectDone()
   })
   sending.finish()
-  await putBytesBlob(store, transport, configBlob(config))
-  for (const segment of missing.segments) await transport.putManifest(segment)
+  sent.bytes += await putBytesBlob(store, transport, configBlob(config))
+  for (const segment of missing.segments) {
+    await transport.putManifest(segment)
+    sent.bytes += segment.bytes.length // manifests count as sent bytes too
+  }
   await transport.putManifest(index, tag)
+  sent.bytes += index.bytes.length
   for (const segment of segments) await rememberSegment(store, segment)
   return index
 }
 
-/** Send a small in-memory blob (a config, a signature) if the remote lacks it. */
-async function putBytesBlob(store: Store, transport: Transport, { descriptor, bytes }: { descriptor: BlobRef; bytes: Buffer }): Promise<void> {
-  if ((await transport.statBlob(descriptor.digest)) !== null) return
+/** Send a small in-memory blob (a config, a signature) if the remote lacks it; returns the bytes sent. */
+async function putBytesBlob(store: Store, transport: Transport, { descriptor, bytes }: { descriptor: BlobRef; bytes: Buffer }): Promise<number> {
+  if ((await transport.statBlob(descriptor.digest)) !== null) return 0
   const tmp = store.tempPath('blob')
   try {
     await fs.writeFile(tmp, bytes)
@@ -131,6 +135,7 @@ async function putBytesBlob(store: Store, transport: Transport, { descriptor, by
   } finally {
     await fs.rm(tmp, { force: true })
   }
+  return bytes.length
 }
 
 async function pushSignature(store: Store, transport: Transport, index: BuiltManifest, key: KeyObject, config: ConfigStyle): Promise<void> {

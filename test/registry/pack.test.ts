@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { DigestMismatchError, InvalidPackError, UnsafePathError, checkout, packImage, sha256, unpackImage } from '../../src/index.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { tempDir } from '../helpers/tmp.js'
-import { emptyStore, makeImage, storeState, treeListing } from './fixtures.js'
+import { emptyStore, expectRefusedUntouched, makeImage, treeListing } from './fixtures.js'
 
 type Entry = { path: string; body?: Buffer; type?: 'File' | 'SymbolicLink' | 'Link' | 'Directory'; linkpath?: string; size?: number }
 
@@ -34,17 +34,9 @@ const manifestEntry = (objects: Array<{ digest: string; size: number }>, root = 
 })
 
 async function expectUnpackRefused(file: string, errorClass: new (...args: never[]) => Error): Promise<Error> {
-  const store = await emptyStore()
-  const before = await storeState(store)
-  const error = (await unpackImage({ store, input: file }).then(
-    () => null,
-    (e: unknown) => e,
-  )) as (Error & { exitCode?: number }) | null
-  expect(error).toBeInstanceOf(errorClass)
-  expect(error?.exitCode).toBe(5)
-  expect(await storeState(store)).toEqual(before)
+  const { error, store } = await expectRefusedUntouched((store) => unpackImage({ store, input: file }), errorClass)
   expect(await fs.readdir(store.path('tmp'))).toEqual([]) // nothing left staged
-  return error!
+  return error
 }
 
 describe('pack and unpack', () => {

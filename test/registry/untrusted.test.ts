@@ -12,24 +12,15 @@ import {
   sha256,
 } from '../../src/index.js'
 import { buildImageManifests } from '../../src/registry/imageManifest.js'
-import { emptyStore, makeImage, storeState } from './fixtures.js'
+import { emptyStore, expectRefusedUntouched, makeImage } from './fixtures.js'
 import { useRemotes } from './remotes.js'
 
 const remotes = useRemotes()
 const credentials = null
 
-/** Pull and expect a refusal with exit code 5 that leaves the receiving store as it was. */
-async function expectRefused(remote: string, errorClass: new (...args: never[]) => Error, options: { allowExternalSymlinks?: boolean } = {}): Promise<Error> {
-  const store = await emptyStore()
-  const before = await storeState(store)
-  const error = (await pullImage({ store, remote, credentials, ...options }).then(
-    () => null,
-    (e: unknown) => e,
-  )) as (Error & { exitCode?: number }) | null
-  expect(error).toBeInstanceOf(errorClass)
-  expect(error?.exitCode).toBe(5)
-  expect(await storeState(store)).toEqual(before)
-  return error!
+/** Pull into a fresh store and expect a refusal (exit 5) that leaves it as it was. */
+async function expectRefused(remote: string, errorClass: new (...args: never[]) => Error): Promise<Error> {
+  return (await expectRefusedUntouched((store) => pullImage({ store, remote, credentials }), errorClass)).error
 }
 
 async function pushedToRegistry(files: Record<string, string>) {
