@@ -1,11 +1,15 @@
 import type { Command } from 'commander'
 import { registerCheckout } from './checkout.js'
+import { registerCi } from './ci.js'
 import { registerClone } from './clone.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
 import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
+import { registerReplay } from './replay.js'
+import { registerRun } from './run.js'
+import { registerRuns } from './runs.js'
 import { registerPack } from './pack.js'
 import { registerPull } from './pull.js'
 import { registerPush } from './push.js'
@@ -28,6 +32,10 @@ export const commands: Array<(program: Command) => void> = [
   registerTag,
   registerGc,
   registerVerify,
+  registerRun,
+  registerReplay,
+  registerRuns,
+  registerCi,
   registerPush,
   registerPull,
   registerClone,

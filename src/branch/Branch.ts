@@ -1,0 +1,100 @@
+import { abortBranch } from './abortBranch.js'
+import { liveDir } from './branchStore.js'
+import { collectChanges } from './collectChanges.js'
+import { commitBranch } from './commitBranch.js'
+import { createBranch } from './createBranch.js'
+import { backendByName } from './backends/chooseBackend.js'
+import { basePath, liveState, viewPath } from './liveBranch.js'
+import type { RunOptions, RunResult } from './runInBranch.js'
+import type { BackendName, BranchChange, BranchState, CommitResult, ConflictPolicy } from './types.js'
+import type { Workspace } from './Workspace.js'
+
+export interface BranchOptions {
+  /** Backend for this branch (a child always uses its parent's). */
+  backend?: BackendName | 'auto'
+  /** Keep the branch after this process exits, until commit or abort (the CLI's branches). */
+  persistent?: boolean
+  /** For `withBranch`: how its commit treats a parent that changed meanwhile. */
+  onConflict?: ConflictPolicy
+}
+
+/**
+ * An isolated, writable, copy-on-write view of its parent (the workspace, or another
+ * branch) at `path`, a real directory any process can use. `await using` aborts it
+ * unless it was committed.
+ */
+export class Branch implements AsyncDisposable {
+  #state: BranchState
+  #status: 'live' | 'committed' | 'aborted' = 'live'
+
+  constructor(
+    readonly workspace: Workspace,
+    /** Where `commit` applies the changes: the workspace, or the branch this one was made from. */
+    readonly parent: Workspace | Branch,
+    state: BranchState,
+  ) {
+    this.#state = state
+  }
+
+  /** Full name: `attempt`, or `attempt/variant` for a branch of a branch. */
+  get name(): string {
+    return this.#state.name
+  }
+
+  get id(): string {
+    return this.#state.id
+  }
+
+  get backend(): BackendName {
+    return this.#state.backend
+  }
+
+  /** The branch's directory, usable by this process and any subprocess. */
+  get path(): string {
+    return viewPath(this.workspace.store, this.#state)
+  }
+
+  get status(): 'live' | 'committed' | 'aborted' {
+    return this.#status
+  }
+
+  /**
+   * Apply the changes to the parent and end the branch.
+   * @param options.onConflict "merge" (default): fine unless a changed path also changed in the parent; "fail": any commit into the parent since this branch was made makes it stale
+   * @throws {ConflictError} @throws {BranchStaleError} @throws {BranchBusyError} live children
+   */
+  async commit({ onConflict = 'merge' }: { onConflict?: ConflictPolicy } = {}): Promise<CommitResult> {
+    const result = await commitBranch({ store: this.workspace.store, workspace: this.workspace.dir, id: this.id, onConflict })
+    this.#status = 'committed'
+    return result
+  }
+
+  /** Throw the branch away (and its children), leaving nothing behind. Does nothing once it has ended. */
+  async abort(): Promise<void> {
+    if (this.#status !== 'live') return
+    await abortBranch({ store: this.workspace.store, id: this.id })
+    this.#status = 'aborted'
+  }
+
+  /** A branch of this branch: it starts from this one as it is now and commits into it. */
+  async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
+    const state = await createBranch({ store: this.workspace.store, name, parent: this.id, backend: options.backend, persistent: options.persistent })
+    return new Branch(this.workspace, this, state)
+  }
+
+  /** What the branch changed so far, against the base it started from. */
+  async changes(): Promise<BranchChange[]> {
+    this.#state = await liveState(this.workspace.store, this.id)
+    const candidates = backendByName(this.backend).changeCandidates(liveDir(this.workspace.store, this.id))
+    return collectChanges({ view: this.path, base: basePath(this.workspace.store, this.#state), candidates })
+  }
+
+  /** `workspace.run` inside this branch. */
+  run(cmd: string | string[], options: RunOptions = {}): Promise<RunResult> {
+    return this.workspace.run(cmd, { ...options, branch: this })
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.abort()
+  }
+}

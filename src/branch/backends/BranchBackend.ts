@@ -1,0 +1,20 @@
+import type { BackendName, BranchState, ProcessId } from '../types.js'
+
+/** How a branch's writable view is made from its read-only base layers; each backend passes one conformance suite. */
+export interface BranchBackend {
+  readonly name: BackendName
+  /** Make the writable view inside the branch directory `dir`. Returns the namespace holder, if one was needed. */
+  create(args: { dir: string; layers: string[]; persistent: boolean }): Promise<ProcessId | null>
+  /** Mount again a persistent branch whose holder or mount is gone (a reboot). Returns the new holder. */
+  revive(state: BranchState, dir: string): Promise<ProcessId | null>
+  /** The writable view as mounted: inside the holder's namespace when there is a holder. */
+  viewMount(dir: string): string
+  /** The branch's base as one read-only directory. */
+  base(state: BranchState, dir: string): string
+  /** Where every change of the branch shows (an overlay's upper layer), or null: compare the whole view. */
+  changeCandidates(dir: string): string | null
+  /** Freeze the branch as it is now into `into`; returns the layers a child branch stacks on. */
+  freeze(state: BranchState, dir: string, into: string): Promise<string[]>
+  /** Unmount and stop the holder, leaving plain directories to remove. Safe to run again. */
+  teardown(state: BranchState, dir: string): Promise<void>
+}

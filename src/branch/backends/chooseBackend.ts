@@ -1,0 +1,64 @@
+import { constants, promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { BackendUnavailableError, UsageError } from '../../errors/index.js'
+import type { Store } from '../../store/Store.js'
+import { removeTree } from '../removeTree.js'
+import { type OverlaySpec, mountDirect, privileged, startHolder, stopHolder, unmountDirect } from '../overlayMount.js'
+import type { BackendName } from '../types.js'
+import type { BranchBackend } from './BranchBackend.js'
+import { copyBackend, reflinkBackend } from './cloneBackend.js'
+import { overlayBackend } from './overlayBackend.js'
+
+export const BACKENDS: Record<BackendName, BranchBackend> = { overlay: overlayBackend, reflink: reflinkBackend, copy: copyBackend }
+
+export function backendByName(name: string): BranchBackend {
+  const backend = BACKENDS[name as BackendName]
+  if (!backend) throw new UsageError(`unknown branch backend ${JSON.stringify(name)} (overlay, reflink or copy)`, { name })
+  return backend
+}
+
+const probes = new Map<string, Promise<boolean>>()
+
+/** Can this process make that kind of branch inside this store? Tried for real once per process. */
+export function backendWorks(store: Store, name: BackendName): Promise<boolean> {
+  const key = `${store.root}\0${name}`
+  if (!probes.has(key)) probes.set(key, probe(store, name).catch(() => false))
+  return probes.get(key)!
+}
+
+async function probe(store: Store, name: BackendName): Promise<boolean> {
+  if (name === 'copy') return true
+  const dir = store.tempPath(`probe-${name}`)
+  await fs.mkdir(dir, { recursive: true })
+  try {
+    if (name === 'reflink') {
+      await fs.writeFile(join(dir, 'a'), 'probe')
+      await fs.copyFile(join(dir, 'a'), join(dir, 'b'), constants.COPYFILE_FICLONE_FORCE)
+      return true
+    }
+    await Promise.all(['lower', 'upper', 'work', 'mnt'].map((d) => fs.mkdir(join(dir, d))))
+    const spec: OverlaySpec = { target: join(dir, 'mnt'), lower: [join(dir, 'lower')], upper: { upper: join(dir, 'upper'), work: join(dir, 'work') } }
+    if (privileged) {
+      await mountDirect([spec])
+      await unmountDirect([spec.target])
+    } else {
+      await stopHolder(await startHolder([spec], { persistent: false }))
+    }
+    return true
+  } finally {
+    await removeTree(dir)
+  }
+}
+
+/** The backend asked for (checked), or the best one that works here: overlay, then reflink, then copy. */
+export async function chooseBackend(store: Store, wanted?: BackendName | 'auto'): Promise<BranchBackend> {
+  if (wanted && wanted !== 'auto') {
+    const backend = backendByName(wanted)
+    if (!(await backendWorks(store, backend.name))) {
+      throw new BackendUnavailableError(`the ${wanted} branch backend does not work here (${wanted === 'reflink' ? 'the store is not on a reflink file system (btrfs, XFS)' : 'overlayfs cannot be mounted, even in a user namespace'})`, { backend: wanted })
+    }
+    return backend
+  }
+  for (const name of ['overlay', 'reflink'] as const) if (await backendWorks(store, name)) return BACKENDS[name]
+  return copyBackend
+}

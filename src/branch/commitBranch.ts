@@ -1,0 +1,78 @@
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { BranchBusyError, BranchStaleError, ConflictError } from '../errors/index.js'
+import { acquireLock } from '../store/lockFile.js'
+import type { Store } from '../store/Store.js'
+import { backendByName } from './backends/chooseBackend.js'
+import { branchesDir, listStates, liveDir, parentKey, readGeneration } from './branchStore.js'
+import { collectChanges } from './collectChanges.js'
+import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, sibling, writeCommitJournal } from './commitJournal.js'
+import { destroyBranch } from './destroyBranch.js'
+import { basePath, liveState, parentView, viewPath } from './liveBranch.js'
+import { planCommit } from './planCommit.js'
+import { self } from './processId.js'
+import type { BranchState, CommitResult, ConflictPolicy } from './types.js'
+
+/**
+ * Apply a branch's changes to its parent (the workspace, or the branch it was made from)
+ * and tear the branch down. Only the paths the branch changed are looked at in the parent.
+ * Under the parent's lock; journaled, so a crash is finished or rolled back by the next open.
+ * @throws {BranchStaleError} `onConflict: "fail"` and a sibling committed first
+ * @throws {ConflictError} a changed path was also changed in the parent (`data.paths`)
+ * @throws {BranchBusyError} the branch has live children
+ */
+export async function commitBranch({ store, workspace, id, onConflict = 'merge' }: { store: Store; workspace: string; id: string; onConflict?: ConflictPolicy }): Promise<CommitResult> {
+  const started = performance.now()
+  const state = await liveState(store, id)
+  await assertNoChildren(store, state)
+  const parent = await parentView(store, workspace, state.parent)
+  const lock = await acquireLock(branchesDir(store, 'locks', `${parentKey(state.parent)}.lock`), { what: `the commit lock of ${state.parent ? 'the parent branch' : 'the workspace'}` })
+  let result: CommitResult
+  try {
+    const generation = await readGeneration(store, state.parent)
+    if (onConflict === 'fail' && generation !== state.parentGeneration) {
+      throw new BranchStaleError(`branch ${state.name} is stale: a sibling committed into its parent first (onConflict "fail"); abort it or commit with "merge"`, { name: state.name })
+    }
+    const view = viewPath(store, state)
+    const base = basePath(store, state)
+    const changes = await collectChanges({ view, base, candidates: candidatesOf(store, state) })
+    const plan = await planCommit({ changes, view, base, parent })
+    if (plan.conflicts.length > 0) {
+      throw new ConflictError(`cannot commit ${state.name}: ${plan.conflicts.length} path(s) also changed in the parent since the branch was made: ${plan.conflicts.slice(0, 10).join(', ')}`, { name: state.name, paths: plan.conflicts })
+    }
+    const ops: CommitOp[] = plan.apply.map((c) => (c.type === 'delete' ? c : { ...c, temp: sibling(c.path, 'new', state.id), aside: sibling(c.path, 'old', state.id) }))
+    const journal: CommitJournal = { kind: 'commit-journal', schemaVersion: 1, phase: 'staging', branch: state.id, parent: state.parent, committer: self, generation: generation + 1, ops }
+    await writeCommitJournal(store, journal)
+    try {
+      for (const op of ops) if (op.type === 'put') await fs.cp(join(view, op.path), join(parent, op.temp), { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false })
+    } catch (err) {
+      await rollBackCommit(parent, journal)
+      await fs.rm(liveDir(store, state.id, 'commit.json'), { force: true })
+      throw err
+    }
+    await writeCommitJournal(store, { ...journal, phase: 'applying' })
+    await applyCommit(store, parent, journal)
+    result = {
+      name: state.name,
+      written: plan.apply.filter((c) => c.type === 'put').map((c) => c.path),
+      deleted: plan.apply.filter((c) => c.type === 'delete').map((c) => c.path),
+      alreadyThere: plan.alreadyThere,
+      durationMs: 0,
+    }
+  } finally {
+    await lock.release()
+  }
+  await destroyBranch(store, state)
+  return { ...result, durationMs: performance.now() - started }
+}
+
+function candidatesOf(store: Store, state: BranchState): string | null {
+  return backendByName(state.backend).changeCandidates(liveDir(store, state.id))
+}
+
+async function assertNoChildren(store: Store, state: BranchState): Promise<void> {
+  const children = (await listStates(store)).filter((s) => s.parent === state.id)
+  if (children.length > 0) {
+    throw new BranchBusyError(`branch ${state.name} has live branches (${children.map((c) => c.name).join(', ')}): commit or abort them first`, { name: state.name, children: children.map((c) => c.name) })
+  }
+}

@@ -1,0 +1,38 @@
+import type { Store } from '../store/Store.js'
+import { backendByName } from './backends/chooseBackend.js'
+import { liveDir, readState, writeState } from './branchStore.js'
+import { throughHolder } from './overlayMount.js'
+import type { BranchState } from './types.js'
+import { BranchNotFoundError } from '../errors/index.js'
+
+/**
+ * A branch's state with its view mounted: a persistent branch whose holder died or whose
+ * mount went away (a reboot) is mounted again from its upper layer, which kept every change.
+ */
+export async function liveState(store: Store, id: string): Promise<BranchState> {
+  const state = await readState(store, id)
+  if (!state) throw new BranchNotFoundError(`branch ${id} is no longer live (committed or aborted)`, { id })
+  const holder = await backendByName(state.backend).revive(state, liveDir(store, id))
+  if (holder?.pid === state.holder?.pid && holder?.start === state.holder?.start) return state
+  const revived = { ...state, holder }
+  await writeState(store, revived)
+  return revived
+}
+
+/** The branch's writable view as this process sees it. */
+export function viewPath(store: Store, state: BranchState): string {
+  return throughHolder(state.holder, backendByName(state.backend).viewMount(liveDir(store, state.id)))
+}
+
+/** The read-only base the branch started from, as one directory. */
+export function basePath(store: Store, state: BranchState): string {
+  const dir = liveDir(store, state.id)
+  const base = backendByName(state.backend).base(state, dir)
+  return base.startsWith(dir) ? throughHolder(state.holder, base) : base
+}
+
+/** Where a branch's changes go when it commits: the workspace, or its parent branch's view. */
+export async function parentView(store: Store, workspace: string, parent: string | null): Promise<string> {
+  if (parent === null) return workspace
+  return viewPath(store, await liveState(store, parent))
+}

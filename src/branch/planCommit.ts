@@ -1,0 +1,36 @@
+import { dirname, join } from 'node:path'
+import { lstatOrNull, samePath } from './samePath.js'
+import type { BranchChange } from './types.js'
+
+export interface CommitPlan {
+  apply: BranchChange[]
+  alreadyThere: string[]
+  conflicts: string[]
+}
+
+/**
+ * Three-way at path level, looking only at the paths the branch changed: a path the
+ * parent still has as in the base takes the branch's version; a path the parent already
+ * has as the branch does needs nothing; any other is a conflict. A path whose directory
+ * the parent no longer has (or has replaced by a file or symlink) is a conflict too.
+ */
+export async function planCommit({ changes, view, base, parent }: { changes: BranchChange[]; view: string; base: string; parent: string }): Promise<CommitPlan> {
+  const plan: CommitPlan = { apply: [], alreadyThere: [], conflicts: [] }
+  for (const change of changes) {
+    const there = join(parent, change.path)
+    if (!(await ancestorsAreDirectories(parent, change.path))) plan.conflicts.push(change.path)
+    else if (await samePath(there, join(view, change.path))) plan.alreadyThere.push(change.path)
+    else if (!(await samePath(there, join(base, change.path)))) plan.conflicts.push(change.path)
+    else plan.apply.push(change)
+  }
+  return plan
+}
+
+/** Every directory on the way to `rel` is a real directory (never a symlink to elsewhere). */
+async function ancestorsAreDirectories(root: string, rel: string): Promise<boolean> {
+  const parts = dirname(rel).split('/').filter((p) => p !== '.' && p !== '')
+  for (let i = 1; i <= parts.length; i++) {
+    if (!(await lstatOrNull(join(root, ...parts.slice(0, i))))?.isDirectory()) return false
+  }
+  return true
+}

@@ -1,0 +1,50 @@
+import { basename, dirname } from 'node:path'
+import type { Store } from '../store/Store.js'
+import { type SandboxLimits } from '../sandbox/limits.js'
+import { type NetMode, type SandboxResult, runSandboxed } from '../sandbox/runSandboxed.js'
+import { backendByName } from './backends/chooseBackend.js'
+import { liveDir } from './branchStore.js'
+import { changedBetween, fingerprint } from './fingerprint.js'
+import type { BranchState } from './types.js'
+
+export interface RunOptions extends SandboxLimits {
+  /** "none" (default): no network at all, not even the host's 127.0.0.1. "host": the host's network. */
+  net?: NetMode
+  /** The command's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv
+  /** Working directory inside the sandbox (default: the workspace path). */
+  cwd?: string
+  /** Bytes for the command's stdin. */
+  input?: string | Buffer
+  /** Abort kills the whole process tree. */
+  signal?: AbortSignal
+}
+
+export interface RunResult extends SandboxResult {
+  /** The branch the command ran in, or null for the workspace itself. */
+  branch: string | null
+  /** Paths (relative to the workspace) the command created, changed or removed. */
+  changedPaths: string[]
+}
+
+/**
+ * Run a command sandboxed with a branch (or, without one, the workspace itself, its store
+ * kept out of reach) mounted at the workspace's own path.
+ */
+export async function runInBranch({ store, workspace, state, cmd, options }: { store: Store; workspace: string; state: BranchState | null; cmd: string | string[]; options: RunOptions }): Promise<RunResult> {
+  const backend = state ? backendByName(state.backend) : null
+  const dir = state ? liveDir(store, state.id) : null
+  const view = backend && dir ? backend.viewMount(dir) : workspace
+  const upper = backend && dir ? backend.changeCandidates(dir) : null
+  const watched = upper ?? view
+  const skip = state ? undefined : storeNameInside(store, workspace)
+  const walk = { skip, dirs: upper === null }
+  const before = await fingerprint(watched, walk)
+  const result = await runSandboxed({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, protect: skip === undefined ? undefined : store.root })
+  const changedPaths = changedBetween(before, await fingerprint(watched, walk))
+  return { ...result, branch: state?.name ?? null, changedPaths }
+}
+
+function storeNameInside(store: Store, workspace: string): string | undefined {
+  return dirname(store.root) === workspace ? basename(store.root) : undefined
+}

@@ -1,0 +1,60 @@
+import type { Digest } from '../store/digest.js'
+
+export type BackendName = 'overlay' | 'reflink' | 'copy'
+
+/** A process, told apart from a later one that reuses its pid by its start time. */
+export interface ProcessId {
+  pid: number
+  start: string
+}
+
+/**
+ * What the store remembers of a live branch (`branches/live/<id>/state.json`), so that
+ * another process can commit or abort it and a later open can clean it up.
+ */
+export interface BranchState {
+  kind: 'branch-state'
+  schemaVersion: 1
+  id: string
+  /** Full name: `attempt`, or `attempt/variant` for a branch of a branch. */
+  name: string
+  /** The parent branch's id, or null for the workspace. */
+  parent: string | null
+  backend: BackendName
+  /** The workspace tree the branch (or its top ancestor) started from. */
+  baseTree: Digest
+  /** Read-only directories making up the branch's base, topmost first (overlay lower layers). */
+  layers: string[]
+  /** The parent's commit count when this branch was made: a different count now means a sibling committed. */
+  parentGeneration: number
+  /** The process whose exit ends the branch; null for a persistent branch (CLI), which lives until commit or abort. */
+  owner: ProcessId | null
+  /** The helper process holding the user + mount namespace of an unprivileged overlay, or null. */
+  holder: ProcessId | null
+  createdAt: string
+}
+
+/** One path the branch changed, relative to the workspace root. */
+export type BranchChange = { path: string; type: 'put' } | { path: string; type: 'delete' }
+
+export interface BranchInfo {
+  name: string
+  path: string
+  parent: string | null
+  backend: BackendName
+  persistent: boolean
+  createdAt: string
+}
+
+export interface CommitResult {
+  name: string
+  /** Paths written into the parent (created, modified or replaced). */
+  written: string[]
+  /** Paths removed from the parent. */
+  deleted: string[]
+  /** Changed paths the parent already had in the same state (nothing to do). */
+  alreadyThere: string[]
+  durationMs: number
+}
+
+export type ConflictPolicy = 'merge' | 'fail'

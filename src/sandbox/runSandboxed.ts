@@ -1,0 +1,111 @@
+import { spawn } from 'node:child_process'
+import type { Readable } from 'node:stream'
+import { SandboxError } from '../errors/index.js'
+import { type RunCgroup, makeRunCgroup } from './cgroup.js'
+import { SANDBOX_INIT } from './initScript.js'
+import { type SandboxLimits, parseDuration, rlimitsOf } from './limits.js'
+
+export type NetMode = 'none' | 'host'
+
+export interface SandboxSpec extends SandboxLimits {
+  /** The directory to show at `workspace` inside the sandbox (a branch view, or the workspace itself). */
+  view: string
+  /** The path the view is mounted at inside the sandbox: the workspace's own path. */
+  workspace: string
+  /** argv, or one string run by `sh -c`. */
+  cmd: string | string[]
+  /** Working directory inside the sandbox (default: the workspace path). */
+  cwd?: string
+  /** "none": a new network namespace with only `lo` (the host's 127.0.0.1 is out of reach). Default "none". */
+  net?: NetMode
+  /** The command's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv
+  /** Bytes fed to the command's stdin (default: none, stdin is /dev/null). */
+  input?: string | Buffer
+  /** A process holding the user + mount namespace in which `view` is mounted (unprivileged overlay branches). */
+  namespaceHolder?: number
+  /** A directory under the workspace that stays read-only inside (the store, when the view is the workspace itself). */
+  protect?: string
+  /** Aborting kills the whole process tree, as a timeout does. */
+  signal?: AbortSignal
+}
+
+export interface SandboxResult {
+  /** The command's exit status; 128 + N when killed by signal N (137 on timeout). */
+  exitCode: number
+  stdout: string
+  stderr: string
+  durationMs: number
+  timedOut: boolean
+  /** How each requested limit was enforced: a cgroup where one is ours to use, else an rlimit. */
+  limits: { memory?: 'cgroup' | 'rlimit'; pids?: 'cgroup' | 'rlimit'; cpu?: 'rlimit' }
+}
+
+/**
+ * Run a command in fresh user, mount, PID (and with `net: "none"`, network) namespaces,
+ * unprivileged, with `view` mounted writable at the workspace's own path and everything
+ * else read-only or on throwaway tmpfs. Timeout or abort kills the whole process tree
+ * (the PID namespace dies with its first process).
+ * @throws {SandboxError} when the namespaces or mounts cannot be set up here, or on bad limits
+ */
+export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
+  const argv = typeof spec.cmd === 'string' ? ['sh', '-c', spec.cmd] : spec.cmd
+  if (argv.length === 0 || argv[0] === '') throw new SandboxError('no command to run', {})
+  const timeoutMs = spec.timeout === undefined ? 0 : parseDuration(spec.timeout)
+  const { as, nproc, cpu } = rlimitsOf(spec)
+  const cgroups = (await Promise.all([as ? makeRunCgroup('memory', as) : null, nproc ? makeRunCgroup('pids', nproc) : null])).filter((c): c is RunCgroup => c !== null)
+  const via = (c: 'memory' | 'pids') => (cgroups.some((g) => g.controller === c) ? ('cgroup' as const) : ('rlimit' as const))
+  const limits: SandboxResult['limits'] = { ...(as ? { memory: via('memory') } : {}), ...(nproc ? { pids: via('pids') } : {}), ...(cpu ? { cpu: 'rlimit' as const } : {}) }
+  const net = spec.net ?? 'none'
+  if (net !== 'none' && net !== 'host') throw new SandboxError(`unknown network mode ${JSON.stringify(net)} (none or host)`, { net })
+  const enter = spec.namespaceHolder ? ['nsenter', `--target=${spec.namespaceHolder}`, '--user', '--mount', '--preserve-credentials'] : []
+  const unshare = ['unshare', ...(enter.length ? [] : ['--user', '--map-root-user']), '--mount', '--pid', '--fork', '--kill-child', ...(net === 'none' ? ['--net'] : [])]
+  const init = ['perl', '-e', SANDBOX_INIT, '--', spec.view, spec.workspace, spec.cwd ?? spec.workspace, net === 'none' ? '1' : '0']
+  const rlimits = [limits.memory === 'rlimit' ? as : 0, limits.pids === 'rlimit' ? nproc : 0, cpu].map(String)
+  const ids = [String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), ...rlimits, spec.protect ?? '', cgroups.map((c) => c.procs).join(':')]
+  const [file, ...args] = [...enter, ...unshare, ...init, ...ids, ...argv]
+  try {
+    return await launch(file!, args, spec, timeoutMs, limits)
+  } finally {
+    await Promise.all(cgroups.map((c) => c.remove()))
+  }
+}
+
+function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
+  const started = performance.now()
+  const child = spawn(file, args, { env: spec.env ?? process.env, stdio: [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
+  if (spec.input !== undefined) child.stdin!.end(spec.input)
+  const stdout = collect(child.stdout!)
+  const stderr = collect(child.stderr!)
+  const ready = collect(child.stdio[3] as Readable)
+  let timedOut = false
+  const kill = () => child.kill('SIGKILL')
+  const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), kill()), timeoutMs) : undefined
+  spec.signal?.addEventListener('abort', kill, { once: true })
+  return new Promise((resolve, reject) => {
+    child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox (${file}): ${err.message}`, { file }, { cause: err })))
+    child.once('close', (code, signal) => {
+      if (timer) clearTimeout(timer)
+      spec.signal?.removeEventListener('abort', kill)
+      const exitCode = code ?? 128 + signalNumber(signal)
+      const durationMs = performance.now() - started
+      const err = stderr()
+      if (!ready().includes('ready') && !timedOut && !spec.signal?.aborted) {
+        reject(new SandboxError(`the sandbox could not be set up: ${err.trim().split('\n').pop() || `exit ${exitCode}`}`, { exitCode, stderr: err }))
+        return
+      }
+      resolve({ exitCode: timedOut ? 137 : exitCode, stdout: stdout(), stderr: err, durationMs, timedOut, limits })
+    })
+  })
+}
+
+function collect(stream: Readable): () => string {
+  const chunks: Buffer[] = []
+  stream.on('data', (c: Buffer) => chunks.push(c))
+  return () => Buffer.concat(chunks).toString('utf8')
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number {
+  const numbers: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SIGXCPU: 24 }
+  return (signal && numbers[signal]) ?? 9
+}
