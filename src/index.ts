@@ -118,6 +118,12 @@ export { Branch, type BranchOptions } from './branch/Branch.js'
 export type { BackendName, BranchChange, BranchInfo, CommitResult, ConflictPolicy } from './branch/types.js'
 export type { RunOptions, RunResult } from './branch/runInBranch.js'
 export { cleanupOrphans, type CleanupResult } from './branch/cleanupOrphans.js'
+export { makeBranch } from './branch/makeBranch.js'
+export { listBranches } from './branch/listBranches.js'
+export { commitNamedBranch } from './branch/commitNamedBranch.js'
+export { abortNamedBranch } from './branch/abortNamedBranch.js'
+export { runCommand } from './branch/runCommand.js'
+export type { WorkspaceRef } from './branch/openWorkspace.js'
 
 // sandbox
 export { runSandboxed, type SandboxSpec, type SandboxResult, type NetMode } from './sandbox/runSandboxed.js'

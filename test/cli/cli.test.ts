@@ -223,6 +223,18 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
     }
   })
 
+  it('a missing object -> 5 from checkout, nothing left behind', async () => {
+    const ws = await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'lost' })
+    await fp(ws, 'init')
+    await fp(ws, 'snapshot')
+    await fs.rm((await Store.open(join(ws, '.forkpoint'))).objectPath(sha256('lost')))
+    const parent = tempDir('missing')
+    const r = await fp(ws, 'checkout', 'HEAD', '--into', join(parent, 'out'))
+    expect(r.code).toBe(5)
+    expect(oneLine(r.stderr)).toMatch(new RegExp(`${sha256('lost')} is missing.*forkpoint verify`))
+    expect(await fs.readdir(parent)).toEqual([])
+  })
+
   it('unsafe path -> 5', async () => {
     const ws = await makeWorkspace({ 'a.txt': 'a' })
     await fp(ws, 'init')

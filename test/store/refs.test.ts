@@ -5,6 +5,7 @@ import {
   RefConflictError,
   Store,
   UsageError,
+  checkout,
   createTag,
   deleteTag,
   listRefs,
@@ -119,6 +120,21 @@ describe('refs', () => {
     expect((await readReflog(store, 'refs/tags/v1')).map((e) => [e.old, e.new])).toEqual([
       [null, ids[0]],
       [ids[0], ids[1]],
+    ])
+  })
+})
+
+describe('the HEAD reflog', () => {
+  it('records each in-place checkout that moves HEAD, once', async () => {
+    const { dir, store, ids } = await history()
+    const before = (await readReflog(store, 'HEAD')).length
+    await checkout({ dir, id: ids[0]! })
+    await checkout({ dir, id: ids[0]! }) // HEAD does not move: nothing to record
+    await checkout({ dir, id: 'main' })
+    const moves = (await readReflog(store, 'HEAD')).slice(before)
+    expect(moves.map((e) => [e.old, e.new, e.message])).toEqual([
+      [ids[2], ids[0], 'checkout'],
+      [ids[0], ids[2], 'checkout'],
     ])
   })
 })

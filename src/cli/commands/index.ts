@@ -1,7 +1,10 @@
 import type { Command } from 'commander'
+import { registerAbort } from './abort.js'
+import { registerBranch } from './branch.js'
 import { registerCheckout } from './checkout.js'
 import { registerCi } from './ci.js'
 import { registerClone } from './clone.js'
+import { registerCommit } from './commit.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
 import { registerGc } from './gc.js'
@@ -41,5 +44,8 @@ export const commands: Array<(program: Command) => void> = [
   registerClone,
   registerPack,
   registerUnpack,
+  registerBranch,
+  registerCommit,
+  registerAbort,
   registerDemo,
 ]

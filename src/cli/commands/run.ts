@@ -10,34 +10,76 @@ interface RunFlags extends RedactionFlags {
   deterministic?: boolean
   entrypoint?: string
   out?: string
+  branch?: string
+  net: string
+  memory?: string
+  pids?: string
+  cpu?: string
+  timeout?: string
 }
 
+const SANDBOX_FLAGS = ['branch', 'memory', 'pids', 'cpu', 'timeout'] as const
+
+/**
+ * One command, two jobs: `--record` records an agent run (trace layer); otherwise the
+ * command runs sandboxed (own mount, PID and network namespaces; the branch at the
+ * workspace path) and forkpoint exits with its code.
+ */
 export function registerRun(program: Command): void {
   redactionOptions(common(program.command('run')))
-    .description('run an agent command; with --record, record every LLM / HTTP / SDK step as a run')
-    .argument('<command...>', 'the agent command, after --')
+    .description('run CMD sandboxed (the branch at the workspace path, no network by default), or with --record, record it as a run')
+    .argument('<command...>', 'the command and its arguments, after --')
     .option('--record', 'record the run (in-process for Node agents; add --proxy for any language)')
     .option('--proxy', 'record through a local proxy on 127.0.0.1 (sets OPENAI_BASE_URL, ANTHROPIC_BASE_URL)')
     .option('--deterministic', 'pin Date and Math.random in the agent (replay pins them the same way)')
     .option('--entrypoint <name>', 'name the run (default: the script)')
     .option('-o, --out <file>', 'also write the run artifact (*.run.json)')
+    .option('--branch <NAME>', 'sandbox: run inside this live branch (default: the workspace itself, its store read-only)')
+    .option('--net <MODE>', 'sandbox: none (no network, not even the host 127.0.0.1) or host', 'none')
+    .option('--memory <SIZE>', 'sandbox: memory limit, e.g. 512M')
+    .option('--pids <N>', 'sandbox: most processes at once')
+    .option('--cpu <SECONDS>', 'sandbox: CPU time limit in seconds')
+    .option('--timeout <DURATION>', 'sandbox: wall-clock limit, e.g. 60s; kills the whole process tree')
     .action(async (command: string[], opts: RunFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
-      if (!opts.record) throw new UsageError('forkpoint run needs --record (or a sandbox option such as --branch)')
-      const { recordCommand } = await import('../../index.js')
-      const result = await recordCommand({
-        command,
-        cwd: flags.dir,
-        storeDir: flags.store,
-        redact: opts.redact,
-        rules: redactionRules(opts),
-        proxy: Boolean(opts.proxy),
-        deterministic: Boolean(opts.deterministic),
-        ...(opts.entrypoint ? { entrypoint: opts.entrypoint } : {}),
-        ...(opts.out ? { out: opts.out } : {}),
-        stdout: flags.json ? 'stderr' : 'inherit',
+      if (opts.record) {
+        const used = SANDBOX_FLAGS.filter((f) => opts[f] !== undefined)
+        if (used.length > 0) throw new UsageError(`--record cannot be combined with sandbox options yet (${used.map((f) => `--${f}`).join(', ')})`)
+        const { recordCommand } = await import('../../index.js')
+        const result = await recordCommand({
+          command,
+          cwd: flags.dir,
+          storeDir: flags.store,
+          redact: opts.redact,
+          rules: redactionRules(opts),
+          proxy: Boolean(opts.proxy),
+          deterministic: Boolean(opts.deterministic),
+          ...(opts.entrypoint ? { entrypoint: opts.entrypoint } : {}),
+          ...(opts.out ? { out: opts.out } : {}),
+          stdout: flags.json ? 'stderr' : 'inherit',
+        })
+        const { run: _run, agentStdout: _out, ...summary } = result
+        emit(flags, summary, (r) => `recorded ${r.runId}: ${r.steps} steps, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}`)
+        return
+      }
+      const { runCommand } = await import('../../index.js')
+      const result = await runCommand({
+        dir: flags.dir,
+        store: flags.store,
+        cmd: command,
+        branch: opts.branch,
+        net: opts.net as 'none',
+        memory: opts.memory,
+        pids: opts.pids === undefined ? undefined : Number(opts.pids),
+        cpu: opts.cpu === undefined ? undefined : Number(opts.cpu),
+        timeout: opts.timeout,
       })
-      const { run: _run, agentStdout: _out, ...summary } = result
-      emit(flags, summary, (r) => `recorded ${r.runId}: ${r.steps} steps, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}`)
+      if (!flags.json) {
+        process.stdout.write(result.stdout)
+        process.stderr.write(result.stderr)
+        if (result.timedOut) process.stderr.write(`forkpoint: timed out after ${opts.timeout}; the process tree was killed\n`)
+      }
+      emit(flags, result, () => '')
+      process.exitCode = result.exitCode
     })
 }

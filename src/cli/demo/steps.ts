@@ -1,9 +1,11 @@
 import type { DemoStep } from './DemoContext.js'
+import { branchDemo } from './branchDemo.js'
 import { registryDemo } from './registryDemo.js'
 import { storeDemo } from './storeDemo.js'
 
 /** The demo's acts, in order; each capability adds its own file here. */
 export const demoSteps: Array<{ name: string; run: DemoStep }> = [
   { name: 'store', run: storeDemo },
+  { name: 'branch', run: branchDemo },
   { name: 'registry', run: registryDemo },
 ]
