@@ -25,7 +25,7 @@ export async function registryDemo(ctx: DemoContext): Promise<void> {
   await fs.writeFile(join(ws, 'calc.js'), 'export function add(a, b) {\n  return a + b\n}\n')
   const fixed = await lib.snapshotWorkspace({ dir: ws, message: 'fix add()', agent: 'demo-agent' })
   const again = await lib.pushImage({ dir: ws, id: fixed.id, remote })
-  ctx.show(`sent ${again.sentObjects} of ${again.objects} objects (${again.sentBytes} of ${again.totalBytes} bytes)`)
+  ctx.show(`sent ${again.sentObjects} of ${again.objects} objects: ${again.sentBytes} bytes with the manifests, for an image of ${again.totalBytes} bytes`)
   const pulled = await lib.pullImage({ store: join(teammate, 'store'), remote })
   ctx.check(pulled.id === fixed.id && pulled.fetchedObjects === again.sentObjects, `the teammate's pull fetched just those ${pulled.fetchedObjects} objects`)
 }
