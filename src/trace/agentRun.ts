@@ -11,7 +11,6 @@ import { PayloadCipher } from './payloadCipher.js'
 import { defaultUpstreams, startRecordingProxy, type RecordingProxy } from './recordingProxy.js'
 import type { RedactionPolicy } from './Redactor.js'
 import type { EncryptionInfo } from './Run.js'
-import { runArtifactText } from './runArtifact.js'
 import { TRACE_ENV } from './traceEnv.js'
 
 /** How the agent's calls are captured: in-process (`--import forkpoint/register`) or through the local proxy. */
@@ -49,7 +48,7 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
   if (replay?.run.encryption) PayloadCipher.fromEnv(env, `replaying encrypted run ${replay.run.runId}`).assertMatches(replay.run.encryption)
   const journal = store.tempPath('journal.ndjson')
   const artifact = replay ? store.tempPath('replay.run.json') : null
-  if (artifact && replay) writeFileSync(artifact, runArtifactText(replay.run), { mode: 0o600 })
+  if (artifact && replay) writeFileSync(artifact, JSON.stringify(replay.run), { mode: 0o600 })
   const childEnv: NodeJS.ProcessEnv = {
     ...env,
     [TRACE_ENV.journal]: journal,
@@ -60,7 +59,8 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
     ...(offline ? { [TRACE_ENV.offline]: '1' } : {}),
     ...(deterministic ? { [TRACE_ENV.deterministic]: formatDeterministic(deterministic) } : {}),
   }
-  if (capture === 'register') childEnv['NODE_OPTIONS'] = `${env['NODE_OPTIONS'] ?? ''} --import=${pathToFileURL(builtEntry('register.js')).href}`.trim()
+  // first, so the guard and capture are in place before any other preload can reach the network
+  if (capture === 'register') childEnv['NODE_OPTIONS'] = `--import=${pathToFileURL(builtEntry('register.js')).href} ${env['NODE_OPTIONS'] ?? ''}`.trim()
   else childEnv[TRACE_ENV.http] = '0'
   const abort = new AbortController()
   let proxy: RecordingProxy | null = null
