@@ -58,7 +58,7 @@ export async function unpackImage({ input, tag, maxEntryBytes = 4 * 1024 ** 3, a
         await updateRef({ store, name: tagRef(name), id: manifest.root, message: `unpack ${file}` })
       }
     })
-    return { id: manifest.root, tag: name, objects: order.length, added }
+    return { id: manifest.root, tag: name, objects: manifest.objects.length, added }
   } finally {
     await staging.discard()
   }
