@@ -1,4 +1,7 @@
 import { promises as fs } from 'node:fs'
+import { resolve } from 'node:path'
+import { StoreCorruptError } from '../errors/index.js'
+import { readTextOrNull } from '../util/fsx.js'
 import type { Digest } from './digest.js'
 import { gcRoots } from './gcRoots.js'
 import { listObjects, walkGraph } from './objectGraph.js'
@@ -15,6 +18,13 @@ export interface GcResult {
 const STALE_TEMP_MS = 60 * 60 * 1000
 
 /**
+ * Where an in-place checkout writes its journal (world/checkoutJournal). The staging
+ * directory it names under `tmp/` is kept however old: the next command needs it to
+ * finish the checkout.
+ */
+export const CHECKOUT_JOURNAL = 'checkout-journal.json'
+
+/**
  * Drop every object that no ref, HEAD or reflog entry reaches. Runs with all writers
  * excluded (see storeLock), so an object a concurrent snapshot just wrote but has not yet
  * referenced is never taken. Caches that name objects (the stat cache) are dropped when
@@ -22,7 +32,15 @@ const STALE_TEMP_MS = 60 * 60 * 1000
  */
 export async function gc({ store, dryRun = false }: { store: Store; dryRun?: boolean }): Promise<GcResult> {
   return withGcLock(store, async () => {
-    const { reachable } = await walkGraph(store, await gcRoots(store))
+    const { reachable, missing, corrupt } = await walkGraph(store, await gcRoots(store))
+    // A reachable object that is missing or unreadable hides what it names: sweeping now
+    // could delete objects that a repaired store would need.
+    if (missing.size > 0 || corrupt.size > 0) {
+      throw new StoreCorruptError(`gc refuses to run: ${corrupt.size} corrupt and ${missing.size} missing reachable objects (run 'forkpoint verify')`, {
+        corrupt: [...corrupt],
+        missing: [...missing.keys()],
+      })
+    }
     const removed: Digest[] = []
     let freedBytes = 0
     for (const digest of await listObjects(store)) {
@@ -44,8 +62,19 @@ export async function gc({ store, dryRun = false }: { store: Store; dryRun?: boo
 
 async function removeStaleTemps(store: Store): Promise<void> {
   const dir = store.path('tmp')
+  const pending = await pendingStaging(store)
   for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
+    if (resolve(dir, name) === pending) continue
     const st = await fs.stat(`${dir}/${name}`).catch(() => null)
     if (st && Date.now() - st.mtimeMs > STALE_TEMP_MS) await fs.rm(`${dir}/${name}`, { recursive: true, force: true })
+  }
+}
+
+async function pendingStaging(store: Store): Promise<string | null> {
+  const text = await readTextOrNull(store.path(CHECKOUT_JOURNAL))
+  try {
+    return text === null ? null : resolve(String((JSON.parse(text) as { staging?: unknown }).staging))
+  } catch {
+    return null // a torn journal is never run: its staging is a leftover like any other
   }
 }

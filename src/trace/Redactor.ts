@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { JsonValue, RedactionMode } from './Run.js'
-import { MIN_ENV_SECRET_LENGTH, SECRET_MARK, SECRET_PATTERNS, SENSITIVE_ENV_NAME, SENSITIVE_KEY } from './secretPatterns.js'
+import { ANY_SECRET_PATTERN, MIN_ENV_SECRET_LENGTH, SECRET_MARK, SECRET_PATTERNS, SENSITIVE_ENV_NAME, SENSITIVE_KEY } from './secretPatterns.js'
 
 /** User rules, on top of the built-in secret detection. */
 export interface RedactionRules {
@@ -59,7 +59,9 @@ export class Redactor {
   /** Secrets out of free text (an error message, a command line). */
   redactText(text: string): string {
     let out = this.knownRe ? text.replace(this.knownRe, SECRET_MARK) : text
-    for (const re of SECRET_PATTERNS) out = out.replace(re, (...m) => `${(m.at(-1) as { keep?: string } | undefined)?.keep ?? ''}${SECRET_MARK}`)
+    if (ANY_SECRET_PATTERN.test(out)) {
+      for (const re of SECRET_PATTERNS) out = out.replace(re, (...m) => `${(m.at(-1) as { keep?: string } | undefined)?.keep ?? ''}${SECRET_MARK}`)
+    }
     for (const re of this.userPatterns) out = out.replace(re, SECRET_MARK)
     return out
   }

@@ -5,13 +5,12 @@ import type { Store } from '../store/Store.js'
 import { builtEntry } from './builtEntry.js'
 import { createSession, type ReplaySource } from './createSession.js'
 import { type DeterministicSettings, formatDeterministic } from './deterministic.js'
-import { fileSink, type JournalEntry, readJournal } from './journal.js'
+import { fileSink, type JournalEntry, type JournalSink, readJournal } from './journal.js'
 import { networkNamespaceAvailable, spawnAgent, type AgentExit, type AgentStdout } from './spawnAgent.js'
 import { PayloadCipher } from './payloadCipher.js'
 import { defaultUpstreams, startRecordingProxy, type RecordingProxy } from './recordingProxy.js'
 import type { RedactionPolicy } from './Redactor.js'
 import type { EncryptionInfo } from './Run.js'
-import { runArtifactText } from './runArtifact.js'
 import { TRACE_ENV } from './traceEnv.js'
 
 /** How the agent's calls are captured: in-process (`--import forkpoint/register`) or through the local proxy. */
@@ -49,7 +48,7 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
   if (replay?.run.encryption) PayloadCipher.fromEnv(env, `replaying encrypted run ${replay.run.runId}`).assertMatches(replay.run.encryption)
   const journal = store.tempPath('journal.ndjson')
   const artifact = replay ? store.tempPath('replay.run.json') : null
-  if (artifact && replay) writeFileSync(artifact, runArtifactText(replay.run), { mode: 0o600 })
+  if (artifact && replay) writeFileSync(artifact, JSON.stringify(replay.run), { mode: 0o600 })
   const childEnv: NodeJS.ProcessEnv = {
     ...env,
     [TRACE_ENV.journal]: journal,
@@ -60,13 +59,16 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
     ...(offline ? { [TRACE_ENV.offline]: '1' } : {}),
     ...(deterministic ? { [TRACE_ENV.deterministic]: formatDeterministic(deterministic) } : {}),
   }
-  if (capture === 'register') childEnv['NODE_OPTIONS'] = `${env['NODE_OPTIONS'] ?? ''} --import=${pathToFileURL(builtEntry('register.js')).href}`.trim()
+  // first, so the guard and capture are in place before any other preload can reach the network
+  if (capture === 'register') childEnv['NODE_OPTIONS'] = `--import=${pathToFileURL(builtEntry('register.js')).href} ${env['NODE_OPTIONS'] ?? ''}`.trim()
   else childEnv[TRACE_ENV.http] = '0'
   const abort = new AbortController()
   let proxy: RecordingProxy | null = null
+  let proxySink: JournalSink | null = null
   let bridgeSocket: string | undefined
   if (capture === 'proxy') {
-    const session = createSession({ policy, sink: fileSink(journal), replay, env })
+    proxySink = fileSink(journal)
+    const session = createSession({ policy, sink: proxySink, replay, env })
     session.onDivergence = () => abort.abort()
     bridgeSocket = offline && networkNamespaceAvailable() ? store.tempPath('proxy.sock') : undefined
     proxy = await startRecordingProxy({ session, upstreams: defaultUpstreams(env), ...(bridgeSocket ? { socketPath: bridgeSocket } : {}) })
@@ -75,9 +77,12 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
   const startedAt = new Date()
   try {
     const exit = await spawnAgent({ command, env: childEnv, cwd, offline, stdout, signal: abort.signal, ...(bridgeSocket ? { bridgeSocket } : {}) })
+    await proxy?.close()
+    proxySink?.close()
     return { entries: readJournal(journal), exit, startedAt, endedAt: new Date(), encryption }
   } finally {
     await proxy?.close()
+    proxySink?.close()
     for (const path of [journal, artifact, bridgeSocket]) if (path) rmSync(path, { force: true })
   }
 }

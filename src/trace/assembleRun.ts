@@ -20,16 +20,18 @@ function order(entry: StepEntry): [number, number, number, number] {
   return [entry.at, Number(pid), Number(seq), Number(sub ?? 0)]
 }
 
-function compare(a: StepEntry, b: StepEntry): number {
-  const x = order(a)
-  const y = order(b)
-  for (let i = 0; i < 4; i++) if (x[i]! !== y[i]!) return x[i]! - y[i]!
-  return 0
+function inCallOrder(entries: StepEntry[]): StepEntry[] {
+  const keyed = entries.map((entry) => ({ entry, key: order(entry) }))
+  keyed.sort((a, b) => {
+    for (let i = 0; i < 4; i++) if (a.key[i]! !== b.key[i]!) return a.key[i]! - b.key[i]!
+    return 0
+  })
+  return keyed.map((k) => k.entry)
 }
 
 /** Journal entries (from any number of processes) as one run: steps in call order, nesting as `meta.parent` indexes. */
 export function assembleRun(entries: JournalEntry[], header: RunHeader): Run {
-  const stepEntries = entries.filter((e): e is StepEntry => e.t === 'step').sort(compare)
+  const stepEntries = inCallOrder(entries.filter((e): e is StepEntry => e.t === 'step'))
   const idxByKey = new Map(stepEntries.map((e, idx) => [e.key, idx]))
   const steps: Step[] = stepEntries.map((e, idx) => {
     const parentIdx = e.parent === undefined ? undefined : idxByKey.get(e.parent)

@@ -36,7 +36,7 @@ export function installFromEnv(env: NodeJS.ProcessEnv = process.env): void {
 
 function install(env: NodeJS.ProcessEnv): void {
   const standalone = !env[TRACE_ENV.journal]
-  const journal = env[TRACE_ENV.journal] ?? join(tmpdir(), `forkpoint-journal-${process.pid}-${randomBytes(4).toString('hex')}.ndjson`)
+  const journal = env[TRACE_ENV.journal] || join(tmpdir(), `forkpoint-journal-${process.pid}-${randomBytes(4).toString('hex')}.ndjson`)
   const replayPath = env[TRACE_ENV.replay]
   const run = replayPath ? parseRun(readFileSync(replayPath), replayPath) : undefined
   const deterministic = parseDeterministic(env[TRACE_ENV.deterministic])

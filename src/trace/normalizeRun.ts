@@ -55,7 +55,7 @@ function collectIds(values: JsonValue[], ids: Map<string, string>): void {
     if (typeof v === 'string') {
       for (const m of v.matchAll(GENERATED_ID)) if (!ids.has(m[0])) ids.set(m[0], `<id-${ids.size + 1}>`)
     } else if (Array.isArray(v)) v.forEach(visit)
-    else if (v && typeof v === 'object') Object.values(v).forEach(visit)
+    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (!VOLATILE_HEADERS.test(k)) visit(x)
   }
   values.forEach(visit)
 }

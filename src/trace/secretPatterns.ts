@@ -29,3 +29,6 @@ export const SECRET_PATTERNS: RegExp[] = [
   // key=value and "key": "value" inside text (query strings, forms, JSON held as a string, CLI flags)
   /(?<keep>(?:^|[?&\s,{;"'-])(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|auth)["']?\s*[:=]\s*["']?)(?!\[redacted)[^\s"'&,;}]{3,}/gi,
 ]
+
+/** One regex that matches wherever any of SECRET_PATTERNS could: most text has no secret, and one scan tells. */
+export const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((re) => re.source.replace(/\(\?<keep>/g, '(?:')).join('|'), 'i')

@@ -31,7 +31,7 @@ export function validateArtifact({ artifact, cwd = process.cwd() }: { artifact: 
       return null
     }
   })()
-  const run = parseRun(bytes, path)
+  const run = parseRun(bytes, path, { verifyHashes: true })
   const written = typeof raw?.schemaVersion === 'number' ? raw.schemaVersion : RUN_SCHEMA_VERSION
   return {
     artifact: path,

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { parseRun, RunArtifactError, runArtifactText } from '../../src/index.js'
+import { diffRuns, parseRun, RunArtifactError, runArtifactText } from '../../src/index.js'
 import { tempDir } from '../helpers/tmp.js'
 import { fp } from './cli.js'
 import { makeRun } from './runFixtures.js'
@@ -49,10 +49,12 @@ describe('run artifacts', () => {
     expect(run.steps[0]!.inputHash).toBe(makeRun([['llm', 'plan', { q: 1 }, 'ok']]).steps[0]!.inputHash)
   })
 
-  it('recomputes plain hashes, so a hand-edited artifact diffs by its content', () => {
+  it('diffs a hand-edited artifact by its content, and schema validation flags the stale hash', () => {
     const r = good()
     r.steps[0].input = { q: 2 }
-    expect(parseRun(JSON.stringify(r)).steps[0]!.inputHash).not.toBe(good().steps[0].inputHash)
+    const edited = parseRun(JSON.stringify(r))
+    expect(diffRuns({ a: parseRun(JSON.stringify(good())), b: edited })).toMatchObject({ status: 'input_divergence', idxA: 0 })
+    expect(() => parseRun(JSON.stringify(r), 'edited.run.json', { verifyHashes: true })).toThrow(/step 0 inputHash does not match its input/)
   })
 
   it('CLI: ci replay --artifact, diff and replay exit 5 naming the problem', async () => {
