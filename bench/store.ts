@@ -75,11 +75,13 @@ async function scenario(label: string, files: number, totalBytes: number, runs: 
   }
 }
 
+/** `--quick`: small trees for a smoke run; `--only 10k|100k`: one of the two workspaces. */
 export async function main(args: string[]): Promise<void> {
   const quick = args.includes('--quick')
+  const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : null
   const rows = [
-    ...(await scenario('10k files / 100 MB', quick ? 1000 : 10_000, quick ? 10e6 : 100e6, quick ? 2 : 3)),
-    ...(await scenario('100k small files', quick ? 5000 : 100_000, quick ? 5e6 : 100e6 / 10, quick ? 1 : 2)),
+    ...(only !== '100k' ? await scenario('10k files / 100 MB', quick ? 1000 : 10_000, quick ? 10e6 : 100e6, quick ? 2 : 3) : []),
+    ...(only !== '10k' ? await scenario('100k small files', quick ? 5000 : 100_000, quick ? 5e6 : 100e6 / 10, quick ? 1 : 2) : []),
   ]
   report('store', 'forkpoint store vs git and cp -a (median ms; ratio = forkpoint / baseline)', rows)
 }
