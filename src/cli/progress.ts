@@ -1,4 +1,5 @@
-import cliProgress from 'cli-progress'
+import { createRequire } from 'node:module'
+import type cliProgressType from 'cli-progress'
 
 /**
  * A progress callback that draws a bar on stderr when it is a terminal (and not under
@@ -6,10 +7,12 @@ import cliProgress from 'cli-progress'
  */
 export function progressBar(label: string, json: boolean): { onProgress?: (done: number, total: number) => void; stop(): void } {
   if (json || !process.stderr.isTTY) return { stop() {} }
-  let bar: cliProgress.SingleBar | null = null
+  let bar: cliProgressType.SingleBar | null = null
   return {
     onProgress(done, total) {
       if (!bar) {
+        // loaded only when a bar is really drawn: most runs have no terminal
+        const cliProgress = createRequire(import.meta.url)('cli-progress') as typeof cliProgressType
         bar = new cliProgress.SingleBar({ format: `${label} [{bar}] {value}/{total} {eta_formatted}`, stream: process.stderr, clearOnComplete: true }, cliProgress.Presets.shades_classic)
         bar.start(total, 0)
       }

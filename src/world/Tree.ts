@@ -37,6 +37,28 @@ export function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0
 }
 
+/**
+ * The canonical JSON bytes of a tree, written directly: the same bytes as
+ * `canonicalBytes(tree)` (keys in sorted order, a test holds the two equal), without the
+ * generic walk, since a scan serializes every directory of the workspace.
+ */
+export function treeBytes(tree: Tree): Buffer {
+  const parts = tree.entries.map((e) => {
+    const name = JSON.stringify(e.name)
+    switch (e.type) {
+      case 'file':
+        return 'blob' in e
+          ? `{"blob":"${e.blob}","mode":${e.mode},"name":${name},"size":${e.size},"type":"file"}`
+          : `{"chunks":"${e.chunks}","mode":${e.mode},"name":${name},"size":${e.size},"type":"file"}`
+      case 'dir':
+        return `{"mode":${e.mode},"name":${name},"size":0,"tree":"${e.tree}","type":"dir"}`
+      case 'symlink':
+        return `{"mode":${e.mode},"name":${name},"size":${e.size},"target":${JSON.stringify(e.target)},"type":"symlink"}`
+    }
+  })
+  return Buffer.from(`{"entries":[${parts.join(',')}],"kind":"tree","schemaVersion":1}`, 'utf8')
+}
+
 /** The digest a file entry's content is stored under (a blob or a chunks object). */
 export function contentDigest(entry: FileEntry): Digest {
   return 'blob' in entry ? entry.blob : entry.chunks

@@ -10,8 +10,12 @@ import ignore, { type Ignore } from 'ignore'
 export interface IgnoreRules {
   /** True when `name` (a child of this directory) is ignored. */
   ignores(name: string, isDir: boolean): boolean
-  /** The rules for a child directory, with that directory's own files added. */
-  enter(absDir: string, name: string): IgnoreRules
+  /**
+   * The rules inside a directory (absolute path, path relative to the root) with its own
+   * rule files added; `has` says which files the directory holds (from its listing, so a
+   * directory without rule files costs no failed read).
+   */
+  enter(absDir: string, relDir: string, has: (file: string) => boolean): IgnoreRules
 }
 
 interface Layer {
@@ -19,10 +23,12 @@ interface Layer {
   matcher: Ignore
 }
 
-export function rootIgnoreRules(root: string, { respectGitignore = false }: { respectGitignore?: boolean } = {}): IgnoreRules {
+/** The rules in force above the workspace root: none yet; `enter` the root first. */
+export function ignoreRules({ respectGitignore = false }: { respectGitignore?: boolean } = {}): IgnoreRules {
   const files = respectGitignore ? ['.gitignore', '.forkpointignore'] : ['.forkpointignore']
   const build = (layers: Layer[], rel: string): IgnoreRules => ({
     ignores(name, isDir) {
+      if (layers.length === 0) return false
       const path = rel ? `${rel}/${name}` : name
       for (const layer of layers) {
         const sub = layer.base ? path.slice(layer.base.length + 1) : path
@@ -30,24 +36,12 @@ export function rootIgnoreRules(root: string, { respectGitignore = false }: { re
       }
       return false
     },
-    enter(absDir, name) {
-      const childRel = rel ? `${rel}/${name}` : name
-      const own = loadLayer(join(absDir, name), childRel, files)
-      return build(own ? [...layers, own] : layers, childRel)
+    enter(absDir, relDir, has) {
+      const present = files.filter(has)
+      if (present.length === 0) return relDir === rel ? this : build(layers, relDir)
+      const text = present.map((f) => readFileSync(join(absDir, f), 'utf8')).join('\n')
+      return build(text.trim() ? [...layers, { base: relDir, matcher: ignore().add(text) }] : layers, relDir)
     },
   })
-  const rootLayer = loadLayer(root, '', files)
-  return build(rootLayer ? [rootLayer] : [], '')
-}
-
-function loadLayer(absDir: string, base: string, files: string[]): Layer | null {
-  let text = ''
-  for (const file of files) {
-    try {
-      text += `${readFileSync(join(absDir, file), 'utf8')}\n`
-    } catch {
-      // no rule file here
-    }
-  }
-  return text.trim() ? { base, matcher: ignore().add(text) } : null
+  return build([], '')
 }

@@ -2,17 +2,19 @@ import { constants, promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { DigestMismatchError, UnsafePathError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
-import type { Store } from '../store/Store.js'
+import { OBJECT_MODE, type Store } from '../store/Store.js'
 import { readChunks } from './readObjects.js'
 import { symlinkStaysInside } from './safePath.js'
-import { EXEC_MODE, FILE_MODE, type FileEntry } from './Tree.js'
+import { FILE_MODE, type FileEntry } from './Tree.js'
 import { type TreeSource, joinPath } from './treeSource.js'
 
 /**
  * How file bytes get from the store to the target: `reflink` clones (no data copied;
- * btrfs, XFS, APFS), `copy` reads, verifies and writes, `hardlink` links the object itself
- * (read-only uses such as base views; only for non-executable files, whose mode the
- * object file carries).
+ * btrfs, XFS, APFS), `copy` copies in the kernel (copy_file_range, as `cp` does),
+ * `hardlink` links the object itself (read-only uses such as base views; only for
+ * non-executable files, whose mode the object file carries). None re-hashes the bytes:
+ * local objects were hashed as they were written and pulled ones on arrival; `verify`
+ * re-hashes the store, and `readBlob` checks every read that goes through JavaScript.
  */
 export type CopyMethod = 'reflink' | 'copy' | 'hardlink'
 
@@ -82,14 +84,10 @@ export async function writeFileEntry(store: Store, abs: string, entry: FileEntry
   if ('chunks' in entry) return writeChunked(store, abs, entry)
   const object = store.objectPath(entry.blob)
   if (method === 'hardlink' && entry.mode === FILE_MODE) return fs.link(object, abs)
-  if (method === 'reflink') {
-    await fs.copyFile(object, abs, constants.COPYFILE_FICLONE_FORCE | constants.COPYFILE_EXCL)
-    await fs.chmod(abs, entry.mode)
-    return
-  }
-  const bytes = await store.readBlob(entry.blob)
-  await fs.writeFile(abs, bytes, { mode: entry.mode, flag: 'wx' })
-  if (entry.mode === EXEC_MODE) await fs.chmod(abs, EXEC_MODE) // the umask may have taken bits off
+  const clone = method === 'reflink' ? constants.COPYFILE_FICLONE_FORCE : 0
+  await fs.copyFile(object, abs, clone | constants.COPYFILE_EXCL)
+  // the copy carries the object file's mode (0644); only other modes need a change
+  if (entry.mode !== OBJECT_MODE) await fs.chmod(abs, entry.mode)
 }
 
 async function writeChunked(store: Store, abs: string, entry: Extract<FileEntry, { chunks: Digest }>): Promise<void> {

@@ -1,12 +1,11 @@
-import { type BigIntStats, lstatSync, readdirSync, readlinkSync } from 'node:fs'
-import { join, resolve } from 'node:path'
-import { canonicalBytes } from '../util/canonicalJson.js'
+import { type Stats, lstatSync, readdirSync, readlinkSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { type Digest, sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
-import { type IgnoreRules, rootIgnoreRules } from './ignoreRules.js'
+import { type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { StatCache } from './statCache.js'
 import { storeFile } from './storeFile.js'
-import { DIR_MODE, EXEC_MODE, FILE_MODE, SYMLINK_MODE, type Tree, type TreeEntry, makeTree } from './Tree.js'
+import { DIR_MODE, EXEC_MODE, FILE_MODE, SYMLINK_MODE, type Tree, type TreeEntry, makeTree, treeBytes } from './Tree.js'
 
 export interface ScanOptions {
   store: Store
@@ -37,7 +36,7 @@ interface FileSlot {
   name: string
   rel: string
   abs: string
-  st: BigIntStats
+  st: Stats
   executable: boolean
   content?: Digest
   chunked?: boolean
@@ -58,20 +57,20 @@ interface DirNode {
 export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const root = resolve(opts.dir)
   const cache = StatCache.load(opts.store, root)
-  const scanStartNs = BigInt(Date.now()) * 1_000_000n
+  const scanStartMs = Date.now()
   const walk = new Walk(root, resolve(opts.store.root), cache)
-  const top = walk.dir(root, '', rootIgnoreRules(root, { respectGitignore: opts.respectGitignore ?? false }))
+  const top = walk.dir(root, '', ignoreRules({ respectGitignore: opts.respectGitignore ?? false }))
   await hashPending(opts, walk.pending)
-  for (const slot of walk.all) cache.remember(slot.rel, slot.st, slot.executable, slot.content!, slot.chunked!, scanStartNs)
+  for (const slot of walk.all) cache.remember(slot.rel, slot.st, slot.executable, slot.content!, slot.chunked!, scanStartMs)
   const trees = new Map<Digest, Tree>()
   const tree = await buildTree(opts, cache, top, trees)
   if (opts.write) await cache.save()
   return {
     tree,
     files: walk.all.length,
-    bytes: walk.all.reduce((n, s) => n + Number(s.st.size), 0),
+    bytes: walk.all.reduce((n, s) => n + s.st.size, 0),
     hashedFiles: walk.pending.length,
-    hashedBytes: walk.pending.reduce((n, s) => n + Number(s.st.size), 0),
+    hashedBytes: walk.pending.reduce((n, s) => n + s.st.size, 0),
     skipped: walk.skipped,
     trees,
   }
@@ -88,15 +87,18 @@ class Walk {
     private readonly cache: StatCache,
   ) {}
 
-  dir(abs: string, rel: string, rules: IgnoreRules): DirNode {
+  /** Scan one directory; `outer` are the rules of its parent (this directory's own files are added here). */
+  dir(abs: string, rel: string, outer: IgnoreRules): DirNode {
     const node: DirNode = { files: [], dirs: [], symlinks: [] }
-    for (const dirent of readdirSync(abs, { withFileTypes: true })) {
+    const dirents = readdirSync(abs, { withFileTypes: true })
+    const rules = outer.enter(abs, rel, (file) => dirents.some((d) => d.name === file && d.isFile()))
+    for (const dirent of dirents) {
       const name = dirent.name
-      const childAbs = join(abs, name)
+      const childAbs = `${abs}/${name}`
       const childRel = rel ? `${rel}/${name}` : name
       if (dirent.isDirectory()) {
         if (childAbs === this.storeDir || rules.ignores(name, true)) continue
-        node.dirs.push({ name, node: this.dir(childAbs, childRel, rules.enter(abs, name)) })
+        node.dirs.push({ name, node: this.dir(childAbs, childRel, rules) })
       } else if (dirent.isSymbolicLink()) {
         if (rules.ignores(name, false)) continue
         const target = readlinkSync(childAbs)
@@ -112,8 +114,8 @@ class Walk {
   }
 
   private file(name: string, abs: string, rel: string): FileSlot {
-    const st = lstatSync(abs, { bigint: true })
-    const executable = (st.mode & 0o111n) !== 0n
+    const st = lstatSync(abs)
+    const executable = (st.mode & 0o111) !== 0
     const slot: FileSlot = { name, rel, abs, st, executable }
     const hit = this.cache.lookup(rel, st, executable)
     if (hit) {
@@ -133,7 +135,7 @@ async function hashPending(opts: ScanOptions, pending: FileSlot[]): Promise<void
   const worker = async (): Promise<void> => {
     while (next < pending.length) {
       const slot = pending[next++]!
-      const stored = await storeFile({ store: opts.store, path: slot.abs, size: Number(slot.st.size), write: opts.write })
+      const stored = await storeFile({ store: opts.store, path: slot.abs, size: slot.st.size, write: opts.write })
       slot.content = stored.content
       slot.chunked = stored.chunked
       opts.onProgress?.(++done, pending.length)
@@ -146,12 +148,12 @@ async function buildTree(opts: ScanOptions, cache: StatCache, node: DirNode, tre
   const entries: TreeEntry[] = [...node.symlinks]
   for (const f of node.files) {
     const mode = f.executable ? EXEC_MODE : FILE_MODE
-    const size = Number(f.st.size)
+    const size = f.st.size
     entries.push(f.chunked ? { name: f.name, type: 'file', mode, size, chunks: f.content! } : { name: f.name, type: 'file', mode, size, blob: f.content! })
   }
   for (const d of node.dirs) entries.push({ name: d.name, type: 'dir', mode: DIR_MODE, size: 0, tree: await buildTree(opts, cache, d.node, trees) })
   const tree: Tree = makeTree(entries)
-  const bytes = canonicalBytes(tree)
+  const bytes = treeBytes(tree)
   const digest = sha256(bytes)
   if (opts.write && !cache.knowsTree(digest)) await opts.store.writeVerified(digest, bytes)
   cache.rememberTree(digest)

@@ -1,74 +1,73 @@
 import { readFileSync } from 'node:fs'
-import type { BigIntStats } from 'node:fs'
-import { type Digest, isDigest } from '../store/digest.js'
+import type { Stats } from 'node:fs'
+import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 
-/** What a file looked like when it was last hashed; if it still looks so, its content is unchanged. */
-export interface CachedFile {
-  size: number
-  mtimeNs: string
-  ctimeNs: string
-  ino: string
-  executable: boolean
-  /** The blob, or the chunks object for a large file. */
+/** What the cache knows of a file's content, when its stat still matches. */
+export interface CachedContent {
   content: Digest
   chunked: boolean
 }
 
-type Row = [number, string, string, string, 0 | 1, string, 0 | 1]
+/** [size, mtime ms, ctime ms, inode, executable, content digest, chunked] — compact, since a workspace has many. */
+type Row = [number, number, number, number, 0 | 1, Digest, 0 | 1]
 
 interface IndexFile {
   kind: 'stat-cache'
-  schemaVersion: 1
+  schemaVersion: 2
   workspace: string
   files: Record<string, Row>
-  trees: string[]
+  trees: Digest[]
 }
 
+/** A few coarse-clock ticks (one tick is at most 10 ms at HZ=100). */
+const RACY_WINDOW_MS = 50
+
 /**
- * The stat cache (`index` in the store): per path, the size, mtime and ctime in
- * nanoseconds and the inode seen when the file was last hashed. A file whose stat still
- * matches is not read again. Files modified in the last second of a scan are not cached
- * (the "racily clean" case: a write in the same clock tick would go unseen). Tree ids seen
- * last time are remembered so an unchanged directory's tree is not looked up again.
+ * The stat cache (`index` in the store): per path, the size, mtime and ctime (as Node
+ * reports them: milliseconds with the kernel's sub-millisecond fraction) and the inode
+ * seen when the file was last hashed. A file whose stat still matches is not read again.
+ * Plain (not bigint) stats keep a warm scan of many files free of allocations.
+ * Files modified within RACY_WINDOW_MS of the scan's start are
+ * not cached (the "racily clean" case: file times come from the kernel's coarse clock, so a
+ * write in the same tick as our read would leave the times unchanged). Tree ids seen last
+ * time are remembered so an unchanged directory's tree is not looked up again.
+ * Rows are kept as parsed and reused when unchanged: a warm scan allocates little.
  */
 export class StatCache {
-  private readonly files = new Map<string, CachedFile>()
-  private readonly trees = new Set<string>()
-  private readonly nextFiles = new Map<string, CachedFile>()
-  private readonly nextTrees = new Set<string>()
+  private readonly next: Record<string, Row> = Object.create(null) as Record<string, Row>
+  private readonly nextTrees = new Set<Digest>()
+  private nextCount = 0
+  private dirty = false
 
   private constructor(
     private readonly store: Store,
     private readonly workspace: string,
+    private readonly rows: Record<string, Row>,
+    private readonly rowCount: number,
+    private readonly trees: Set<Digest>,
   ) {}
 
   static load(store: Store, workspace: string): StatCache {
-    const cache = new StatCache(store, workspace)
     let parsed: IndexFile | null = null
     try {
       parsed = JSON.parse(readFileSync(store.path('index'), 'utf8')) as IndexFile
     } catch {
-      return cache // no cache, or a torn one: start cold
+      // no cache, or a torn one: start cold
     }
-    if (parsed?.kind !== 'stat-cache' || parsed.workspace !== workspace) return cache
-    for (const [path, r] of Object.entries(parsed.files ?? {})) {
-      if (Array.isArray(r) && isDigest(r[5])) {
-        cache.files.set(path, { size: r[0], mtimeNs: r[1], ctimeNs: r[2], ino: r[3], executable: r[4] === 1, content: r[5], chunked: r[6] === 1 })
-      }
+    if (parsed?.kind !== 'stat-cache' || parsed.schemaVersion !== 2 || parsed.workspace !== workspace || typeof parsed.files !== 'object') {
+      return new StatCache(store, workspace, Object.create(null) as Record<string, Row>, 0, new Set())
     }
-    for (const t of parsed.trees ?? []) cache.trees.add(t)
-    return cache
+    return new StatCache(store, workspace, parsed.files, Object.keys(parsed.files).length, new Set(parsed.trees ?? []))
   }
 
   /** The cached content of `path` if `st` shows it unchanged since it was hashed. */
-  lookup(path: string, st: BigIntStats, executable: boolean): CachedFile | null {
-    const c = this.files.get(path)
-    if (!c) return null
-    const same =
-      c.size === Number(st.size) && c.mtimeNs === String(st.mtimeNs) && c.ctimeNs === String(st.ctimeNs) && c.ino === String(st.ino) && c.executable === executable
-    return same ? c : null
+  lookup(path: string, st: Stats, executable: boolean): CachedContent | null {
+    const r = this.rows[path]
+    if (!r || r[0] !== st.size || r[1] !== st.mtimeMs || r[2] !== st.ctimeMs || r[3] !== st.ino || r[4] !== (executable ? 1 : 0)) return null
+    if (typeof r[5] !== 'string' || !r[5].startsWith('sha256:')) return null
+    return { content: r[5], chunked: r[6] === 1 }
   }
 
   knowsTree(digest: Digest): boolean {
@@ -76,32 +75,28 @@ export class StatCache {
   }
 
   /** Record what this scan saw; `scanStartNs` guards against racily clean entries. */
-  remember(path: string, st: BigIntStats, executable: boolean, content: Digest, chunked: boolean, scanStartNs: bigint): void {
-    if (st.mtimeNs >= scanStartNs - 1_000_000_000n || st.ctimeNs >= scanStartNs - 1_000_000_000n) return
-    this.nextFiles.set(path, { size: Number(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs), ino: String(st.ino), executable, content, chunked })
+  remember(path: string, st: Stats, executable: boolean, content: Digest, chunked: boolean, scanStartMs: number): void {
+    const old = this.rows[path]
+    if (old && old[5] === content && old[0] === st.size && old[1] === st.mtimeMs && old[2] === st.ctimeMs && old[3] === st.ino) {
+      this.next[path] = old
+      this.nextCount++
+      return
+    }
+    this.dirty = true
+    if (st.mtimeMs >= scanStartMs - RACY_WINDOW_MS || st.ctimeMs >= scanStartMs - RACY_WINDOW_MS) return
+    this.next[path] = [st.size, st.mtimeMs, st.ctimeMs, st.ino, executable ? 1 : 0, content, chunked ? 1 : 0]
+    this.nextCount++
   }
 
   rememberTree(digest: Digest): void {
+    if (!this.trees.has(digest)) this.dirty = true
     this.nextTrees.add(digest)
   }
 
-  /** True when this scan's view differs from the loaded one (so saving is worth it). */
-  get changed(): boolean {
-    if (this.nextFiles.size !== this.files.size || this.nextTrees.size !== this.trees.size) return true
-    for (const t of this.nextTrees) if (!this.trees.has(t)) return true
-    for (const [path, n] of this.nextFiles) {
-      const o = this.files.get(path)
-      if (!o || o.mtimeNs !== n.mtimeNs || o.ctimeNs !== n.ctimeNs || o.ino !== n.ino || o.content !== n.content) return true
-    }
-    return false
-  }
-
-  /** Write this scan's view as the new cache (a cache: atomic, but not fsynced). */
+  /** Write this scan's view as the new cache (a cache: atomic, but not fsynced). Skipped when nothing changed. */
   async save(): Promise<void> {
-    if (!this.changed) return
-    const files: Record<string, Row> = {}
-    for (const [path, c] of this.nextFiles) files[path] = [c.size, c.mtimeNs, c.ctimeNs, c.ino, c.executable ? 1 : 0, c.content, c.chunked ? 1 : 0]
-    const index: IndexFile = { kind: 'stat-cache', schemaVersion: 1, workspace: this.workspace, files, trees: [...this.nextTrees] }
+    if (!this.dirty && this.nextCount === this.rowCount && this.nextTrees.size === this.trees.size) return
+    const index: IndexFile = { kind: 'stat-cache', schemaVersion: 2, workspace: this.workspace, files: this.next, trees: [...this.nextTrees] }
     await atomicWrite(this.store.path('index'), JSON.stringify(index))
   }
 }

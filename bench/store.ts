@@ -1,0 +1,85 @@
+/**
+ * `npm run bench -- store [--quick]`: snapshots, status and checkout of a generated
+ * workspace (10,000 files / ~100 MB, and 100,000 small files), against git and cp -a in
+ * the same run. Ratios are what the targets speak of; this machine is noisy.
+ */
+import { execFileSync, spawnSync } from 'node:child_process'
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Store, checkout, snapshotWorkspace, status } from '../src/index.js'
+import { type Row, measure, report } from './harness.js'
+import { makeFixture } from './workspaceFixture.js'
+
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js')
+const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=b@x', '-c', 'gc.auto=0', ...args], { cwd, stdio: 'ignore' })
+const sh = (cmd: string, cwd: string) => execFileSync('bash', ['-c', cmd], { cwd, stdio: 'ignore' })
+const cli = (cwd: string, ...args: string[]) => {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, stdio: 'ignore' })
+  if (r.status !== 0) throw new Error(`forkpoint ${args.join(' ')} exited ${r.status}`)
+}
+
+async function scenario(label: string, files: number, totalBytes: number, runs: number): Promise<Row[]> {
+  const root = mkdtempSync(join(tmpdir(), 'fp-bench-store-'))
+  try {
+    const src = join(root, 'src')
+    makeFixture(src, { files, totalBytes })
+    const fp = join(root, 'fp')
+    const gw = join(root, 'git')
+    sh(`cp -a src fp && cp -a src git`, root)
+    const rows: Row[] = []
+    const add = (op: string, forkpoint: number, baselineName: string, baseline: number, target: string) =>
+      rows.push({ workspace: label, operation: op, forkpoint_ms: forkpoint, baseline: baselineName, baseline_ms: baseline, ratio: forkpoint / baseline, target })
+
+    // cold: a fresh store / repository every run
+    const coldFp = await measure(() => snapshotWorkspace({ dir: fp, message: 'cold' }), { runs, warmup: 0, before: async () => { rmSync(join(fp, '.forkpoint'), { recursive: true, force: true }); await Store.init(join(fp, '.forkpoint')) } })
+    const coldGit = await measure(() => sh('git add -A && git -c user.name=b -c user.email=b@x commit -qm cold', gw), { runs, warmup: 0, before: () => { rmSync(join(gw, '.git'), { recursive: true, force: true }); git(gw, 'init', '-q'); git(gw, 'config', 'gc.auto', '0') } })
+    add('cold snapshot (library)', coldFp.median, 'git add -A && git commit', coldGit.median, '<= 0.5x')
+
+    // warm: change one file, snapshot again
+    let n = 0
+    const touch = (dir: string) => () => appendFileSync(join(dir, 'd0', 's0', 'f0.txt'), `change ${++n}\n`)
+    const warmFp = await measure(() => snapshotWorkspace({ dir: fp, message: 'warm' }), { runs: runs * 2, before: touch(fp) })
+    const warmCli = await measure(() => cli(fp, 'snapshot', '-m', 'warm'), { runs: runs * 2, before: touch(fp) })
+    const warmGit = await measure(() => sh('git add -A && git -c user.name=b -c user.email=b@x commit -qm warm', gw), { runs: runs * 2, before: touch(gw) })
+    add('warm snapshot, 1 file changed (library)', warmFp.median, 'git add -A && git commit', warmGit.median, '<= 1.0x')
+    add('warm snapshot, 1 file changed (CLI)', warmCli.median, 'git add -A && git commit', warmGit.median, '<= 2.0x')
+
+    // status with one change pending
+    touch(fp)()
+    touch(gw)()
+    const stFp = await measure(() => status({ dir: fp }), { runs: runs * 2 })
+    const stCli = await measure(() => cli(fp, 'status'), { runs: runs * 2 })
+    const stGit = await measure(() => git(gw, 'status', '--porcelain'), { runs: runs * 2 })
+    add('status (library)', stFp.median, 'git status', stGit.median, '-')
+    add('status (CLI)', stCli.median, 'git status', stGit.median, '-')
+
+    // checkout into a new directory vs cp -a of the same tree
+    const out = join(root, 'out')
+    const clear = () => rmSync(out, { recursive: true, force: true })
+    const co = await measure(() => checkout({ dir: fp, id: 'HEAD', into: out }), { runs, before: clear })
+    const cp = await measure(() => sh(`cp -a src out`, root), { runs, before: clear })
+    add('checkout --into new dir', co.median, 'cp -a', cp.median, '<= 1.0x')
+
+    // unchanged workspace: no new object, same tree
+    const store = await Store.open(join(fp, '.forkpoint'))
+    const count = () => Number(execFileSync('bash', ['-c', `find ${store.path('objects')} -type f | wc -l`]).toString())
+    await snapshotWorkspace({ dir: fp, message: 'settle' })
+    const before = count()
+    const again = await snapshotWorkspace({ dir: fp, message: 'unchanged' })
+    rows.push({ workspace: label, operation: 'snapshot of unchanged workspace', forkpoint_ms: 0, baseline: 'new objects written', baseline_ms: count() - before, ratio: again.created ? 1 : 0, target: '0 objects, same id' })
+    return rows
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+export async function main(args: string[]): Promise<void> {
+  const quick = args.includes('--quick')
+  const rows = [
+    ...(await scenario('10k files / 100 MB', quick ? 1000 : 10_000, quick ? 10e6 : 100e6, quick ? 2 : 3)),
+    ...(await scenario('100k small files', quick ? 5000 : 100_000, quick ? 5e6 : 100e6 / 10, quick ? 1 : 2)),
+  ]
+  report('store', 'forkpoint store vs git and cp -a (median ms; ratio = forkpoint / baseline)', rows)
+}
