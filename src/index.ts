@@ -31,6 +31,9 @@ export {
   BranchBusyError,
   BackendUnavailableError,
   SandboxError,
+  PatternError,
+  PatternCancelledError,
+  PatternCallbackError,
 } from './errors/index.js'
 
 // util

@@ -21,3 +21,4 @@ export {
   BackendUnavailableError,
   SandboxError,
 } from './branchErrors.js'
+export { PatternError, PatternCancelledError, PatternCallbackError } from './patternErrors.js'

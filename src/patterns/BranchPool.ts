@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto'
+import { Branch } from '../branch/Branch.js'
+import type { CommitResult, ConflictPolicy } from '../branch/types.js'
+import type { Workspace } from '../branch/Workspace.js'
+import type { Target } from './types.js'
+
+/**
+ * Every branch one pattern run makes, so that each one ends committed or aborted: `close`
+ * (called in a `finally`) aborts whatever is still live, whatever happened.
+ */
+export class BranchPool {
+  readonly #live = new Set<Branch>()
+  readonly #prefix: string
+
+  constructor(readonly target: Target, pattern: string) {
+    this.#prefix = `${pattern.toLowerCase()}-${randomBytes(3).toString('hex')}`
+  }
+
+  get workspace(): Workspace {
+    return this.target instanceof Branch ? this.target.workspace : this.target
+  }
+
+  /** A new branch of `parent` (the target, or a branch of this pool) for candidate `index`. */
+  async create(parent: Target, index: number): Promise<Branch> {
+    const branch = await parent.branch(`${this.#prefix}-${index}`)
+    this.#live.add(branch)
+    return branch
+  }
+
+  async abort(branch: Branch): Promise<void> {
+    this.#live.delete(branch)
+    await branch.abort()
+  }
+
+  /**
+   * Commit `leaf` into its parent, that one into its own, and so on up to the target; every
+   * other branch of the pool is aborted first (a branch with live children cannot commit).
+   */
+  async commitChain(leaf: Branch, onConflict: ConflictPolicy): Promise<CommitResult> {
+    const chain: Branch[] = []
+    for (let b: Target = leaf; b !== this.target && b instanceof Branch; b = b.parent) chain.push(b)
+    await this.abortAll((b) => !chain.includes(b))
+    let result: CommitResult | undefined
+    for (const branch of chain) {
+      this.#live.delete(branch)
+      result = await branch.commit({ onConflict })
+    }
+    return result!
+  }
+
+  /** Abort every live branch, children before parents; tries them all before reporting the first failure. */
+  async close(): Promise<void> {
+    await this.abortAll(() => true)
+  }
+
+  private async abortAll(which: (b: Branch) => boolean): Promise<void> {
+    const errors: unknown[] = []
+    for (const branch of [...this.#live].reverse().filter(which)) await this.abort(branch).catch((err: unknown) => errors.push(err))
+    if (errors.length > 0) throw errors[0]
+  }
+}
