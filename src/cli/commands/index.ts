@@ -2,11 +2,13 @@ import type { Command } from 'commander'
 import { registerCheckout } from './checkout.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
+import { registerExplore } from './explore.js'
 import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
 import { registerShow } from './show.js'
 import { registerSnapshot } from './snapshot.js'
+import { registerSpeculate } from './speculate.js'
 import { registerStatus } from './status.js'
 import { registerTag } from './tag.js'
 import { registerVerify } from './verify.js'
@@ -23,5 +25,7 @@ export const commands: Array<(program: Command) => void> = [
   registerTag,
   registerGc,
   registerVerify,
+  registerSpeculate,
+  registerExplore,
   registerDemo,
 ]
