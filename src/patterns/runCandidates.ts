@@ -82,6 +82,10 @@ export async function runCandidates({ pool, specs, options, signal, firstWins = 
     } catch (err) {
       return { result: finish(null, 'error', { error: `cannot make its branch: ${messageOf(err)}` }), branch: null }
     }
+    if (stop.signal.aborted) {
+      await pool.abort(branch) // the race was decided while its branch was being made
+      return { result: finish(null, 'cancelled', { error: reasonOf(stop.signal) }), branch: null }
+    }
     const result = await within(branch, finish)
     if (firstWins && result.success) {
       if (stop.signal.aborted) Object.assign(result, { status: 'cancelled', success: false, error: reasonOf(stop.signal) })
@@ -95,6 +99,7 @@ export async function runCandidates({ pool, specs, options, signal, firstWins = 
       const own = new AbortController()
       const cancel = () => own.abort(stop.signal.reason)
       stop.signal.addEventListener('abort', cancel, { once: true })
+      if (stop.signal.aborted) cancel()
       const timer = options.timeoutMs === null ? undefined : setTimeout(() => own.abort(new DOMException(`timed out after ${options.timeoutMs} ms`, 'TimeoutError')), options.timeoutMs)
       const body = settle(work(branch, own.signal))
       const ended = await Promise.race([body, aborted(own.signal)])
