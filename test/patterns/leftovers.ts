@@ -25,7 +25,7 @@ export function processesWith(marker: string): number[] {
  * branches/live, no mount of the workspace or store in this process or in any other (a
  * namespace holder's, a sandbox's), no process holding one.
  */
-export function expectNothingLeft(ws: Workspace): void {
+export function expectNothingLeft(ws: Pick<Workspace, 'dir'> & { store: { root: string } }): void {
   expect(readdirSync(join(ws.store.root, 'branches', 'live')).filter((n) => !n.startsWith('.'))).toEqual([])
   const liveDir = join(ws.store.root, 'branches', 'live')
   expect(readOr('/proc/self/mountinfo')).not.toContain(liveDir)
@@ -36,6 +36,9 @@ export function expectNothingLeft(ws: Workspace): void {
   expect(holding).toEqual([])
   expect(processesWith(ws.store.root)).toEqual([])
 }
+
+/** The same for a workspace a CLI process used, checked without opening it (an open would clean orphans). */
+export const expectNothingLeftIn = (dir: string): void => expectNothingLeft({ dir, store: { root: join(dir, '.forkpoint') } })
 
 export async function expectNoBranches(ws: Workspace): Promise<void> {
   expect(await ws.branches()).toEqual([])
