@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 
 # docker-registry: real OCI registry for registry tests; apache2-utils: htpasswd for its auth;
 # skopeo: the registry benchmark's peer; iproute2/util-linux: namespaces for branches and sandboxes;
-# zstd, git, rsync: benchmark baselines and tools.
-SYSTEM_PACKAGES=(docker-registry apache2-utils skopeo iproute2 util-linux zstd git rsync)
+# zstd, git, rsync: benchmark baselines and tools; xfsprogs: an XFS image for the reflink branch backend tests.
+SYSTEM_PACKAGES=(docker-registry apache2-utils skopeo iproute2 util-linux zstd git rsync xfsprogs)
 
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do

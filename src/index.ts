@@ -34,6 +34,13 @@ export {
   PatternError,
   PatternCancelledError,
   PatternCallbackError,
+  RemoteSpecError,
+  RegistryRequestError,
+  RegistryAuthError,
+  RemoteImageNotFoundError,
+  InvalidImageError,
+  InvalidPackError,
+  SignatureError,
 } from './errors/index.js'
 
 // util
@@ -80,6 +87,12 @@ export { Branch, type BranchOptions } from './branch/Branch.js'
 export type { BackendName, BranchChange, BranchInfo, CommitResult, ConflictPolicy } from './branch/types.js'
 export type { RunOptions, RunResult } from './branch/runInBranch.js'
 export { cleanupOrphans, type CleanupResult } from './branch/cleanupOrphans.js'
+export { makeBranch } from './branch/makeBranch.js'
+export { listBranches } from './branch/listBranches.js'
+export { commitNamedBranch } from './branch/commitNamedBranch.js'
+export { abortNamedBranch } from './branch/abortNamedBranch.js'
+export { runCommand } from './branch/runCommand.js'
+export type { WorkspaceRef } from './branch/openWorkspace.js'
 
 // sandbox
 export { runSandboxed, type SandboxSpec, type SandboxResult, type NetMode } from './sandbox/runSandboxed.js'
@@ -98,3 +111,17 @@ export type { CommandValue } from './patterns/runCandidate.js'
 export type { Candidate, CandidateResult, CandidateStatus, CommandTask, Match, Outcome, Pattern, PatternName, PatternOptions, Target, Task, TaskContext, TaskResult } from './patterns/types.js'
 export { exploreCommand, type ExploreCommandArgs } from './patterns/exploreCommand.js'
 export { speculateCommands, type SpeculateCommandsArgs } from './patterns/speculateCommands.js'
+// registry
+export { pushImage, type PushArgs, type PushResult } from './registry/pushImage.js'
+export { pullImage, type PullArgs, type PullResult } from './registry/pullImage.js'
+export { cloneImage, type CloneArgs, type CloneResult } from './registry/cloneImage.js'
+export { packImage, type PackArgs, type PackResult } from './registry/packImage.js'
+export { unpackImage, type UnpackArgs, type UnpackResult } from './registry/unpackImage.js'
+export { parseRemote, type Remote, type Reference } from './registry/parseRemote.js'
+export { openTransport, type ConnectOptions } from './registry/openTransport.js'
+export type { Transport, BlobStream, FetchedManifest, TransferOptions } from './registry/Transport.js'
+export type { Descriptor, BlobRef } from './registry/Descriptor.js'
+export type { TransferProgress } from './registry/TransferProgress.js'
+export { findCredentials, type Credentials } from './registry/findCredentials.js'
+export { signingKeyFromEnv } from './registry/signing.js'
+export { MediaType as RegistryMediaType } from './registry/mediaTypes.js'

@@ -6,10 +6,9 @@ import { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { recoverCheckout } from '../world/checkoutJournal.js'
 import { scanWorkspace } from '../world/scanWorkspace.js'
-import { digestHex } from '../store/digest.js'
 import { Branch, type BranchOptions } from './Branch.js'
 import { pruneBaseViews } from './baseView.js'
-import { branchesDir, findState, listStates, readGeneration } from './branchStore.js'
+import { findState, listStates, readGeneration } from './branchStore.js'
 import { cleanupOrphans } from './cleanupOrphans.js'
 import { createBranch } from './createBranch.js'
 import { liveState, viewPath } from './liveBranch.js'
@@ -27,9 +26,10 @@ export interface OpenWorkspaceOptions {
 /**
  * A workspace directory and its store, from which copy-on-write branches are made.
  * Opening one finishes interrupted commits and removes what dead processes left behind.
- * Branches start from the workspace as it was at open, at the last commit into it, or at
- * `refresh()`: files edited directly in the workspace meanwhile are not in new branches
- * until then (a commit still sees them, and conflicts rather than overwrite them).
+ * Branches start from the workspace as it was when the first branch was made, at the last
+ * commit into it (by any process), or at `refresh()`: files edited directly in the
+ * workspace meanwhile are not in new branches until then (a commit still sees them, and
+ * conflicts rather than overwrite them).
  * @example
  * const ws = await Workspace.open('.')
  * await ws.withBranch('attempt', async (b) => { await writeFile(`${b.path}/notes.md`, 'hi') })
@@ -50,10 +50,7 @@ export class Workspace {
     const ws = new Workspace(location.workspace, await Store.open(location.storeDir), options)
     await recoverCheckout(ws.store, ws.dir)
     await cleanupOrphans({ store: ws.store, workspace: ws.dir })
-    await ws.refresh()
-    const keep = new Set((await listStates(ws.store)).flatMap((s) => s.layers))
-    keep.add(branchesDir(ws.store, 'bases', digestHex(ws.#base!.tree)))
-    await pruneBaseViews(ws.store, keep)
+    await pruneBaseViews(ws.store, new Set((await listStates(ws.store)).flatMap((s) => s.layers)))
     return ws
   }
 

@@ -32,13 +32,19 @@ export async function ensureBaseView(store: Store, tree: Digest): Promise<string
   })
 }
 
-/** Remove base views no live branch uses, except `keep` (the workspace's current one). */
+/**
+ * Remove base views no live branch uses, except the newest (most likely the workspace's
+ * current one, which the next branch would otherwise have to build again).
+ */
 export async function pruneBaseViews(store: Store, inUse: Set<string>): Promise<string[]> {
   const root = branchesDir(store, 'bases')
+  const views = await Promise.all(
+    (await fs.readdir(root).catch(() => [] as string[])).map(async (name) => ({ dir: `${root}/${name}`, mtime: (await fs.stat(`${root}/${name}`)).mtimeMs })),
+  )
+  const newest = views.reduce<{ dir: string; mtime: number } | null>((a, b) => (a === null || b.mtime > a.mtime ? b : a), null)
   const removed: string[] = []
-  for (const name of await fs.readdir(root).catch(() => [] as string[])) {
-    const dir = `${root}/${name}`
-    if (inUse.has(dir)) continue
+  for (const { dir } of views) {
+    if (inUse.has(dir) || dir === newest?.dir) continue
     await fs.rm(dir, { recursive: true, force: true })
     removed.push(dir)
   }

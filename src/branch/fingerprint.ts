@@ -2,12 +2,13 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 
 /**
- * Every non-directory under `root` (and every directory, by name only) with what changes
- * when it is written: inode, size, mtime and ctime. Two fingerprints differ exactly at the
- * paths written, created or removed in between. `skip` leaves out one top-level name (the
- * store). For an overlay, `root` is the upper layer, so the cost follows the change.
+ * Every non-directory under `root` (and, with `dirs`, every directory by name) with what
+ * changes when it is written: inode, size, mtime and ctime. Two fingerprints differ exactly
+ * at the paths written, created or removed in between. `skip` leaves out one top-level name
+ * (the store). For an overlay, `root` is the upper layer, so the cost follows the change;
+ * its directories are left out, since copy-up makes them appear without any change.
  */
-export async function fingerprint(root: string, skip?: string): Promise<Map<string, string>> {
+export async function fingerprint(root: string, { skip, dirs = true }: { skip?: string | undefined; dirs?: boolean } = {}): Promise<Map<string, string>> {
   const out = new Map<string, string>()
   const walk = async (rel: string): Promise<void> => {
     const entries = await fs.readdir(join(root, rel), { withFileTypes: true }).catch(() => [])
@@ -16,7 +17,7 @@ export async function fingerprint(root: string, skip?: string): Promise<Map<stri
         if (rel === '' && e.name === skip) return
         const path = rel === '' ? e.name : `${rel}/${e.name}`
         if (e.isDirectory()) {
-          out.set(path, 'dir')
+          if (dirs) out.set(path, 'dir')
           return walk(path)
         }
         const st = await fs.lstat(join(root, path), { bigint: true }).catch(() => null)

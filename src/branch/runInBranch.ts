@@ -35,11 +35,13 @@ export async function runInBranch({ store, workspace, state, cmd, options }: { s
   const backend = state ? backendByName(state.backend) : null
   const dir = state ? liveDir(store, state.id) : null
   const view = backend && dir ? backend.viewMount(dir) : workspace
-  const watched = backend && dir ? (backend.changeCandidates(dir) ?? view) : workspace
+  const upper = backend && dir ? backend.changeCandidates(dir) : null
+  const watched = upper ?? view
   const skip = state ? undefined : storeNameInside(store, workspace)
-  const before = await fingerprint(watched, skip)
+  const walk = { skip, dirs: upper === null }
+  const before = await fingerprint(watched, walk)
   const result = await runSandboxed({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, protect: skip === undefined ? undefined : store.root })
-  const changedPaths = changedBetween(before, await fingerprint(watched, skip))
+  const changedPaths = changedBetween(before, await fingerprint(watched, walk))
   return { ...result, branch: state?.name ?? null, changedPaths }
 }
 

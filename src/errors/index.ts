@@ -22,3 +22,12 @@ export {
   SandboxError,
 } from './branchErrors.js'
 export { PatternError, PatternCancelledError, PatternCallbackError } from './patternErrors.js'
+export {
+  RemoteSpecError,
+  RegistryRequestError,
+  RegistryAuthError,
+  RemoteImageNotFoundError,
+  InvalidImageError,
+  InvalidPackError,
+  SignatureError,
+} from './registryErrors.js'

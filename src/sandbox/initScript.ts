@@ -18,13 +18,14 @@
  * It writes "ready" on fd 3 right before exec, so the caller can tell a setup failure
  * (exit 125 and one `forkpoint-sandbox:` line) from the command's own exit status.
  *
- * Arguments: view workspace cwd lo-up uid gid as-bytes nproc cpu-seconds protect argv...
- * (0 = no limit; `protect`, when not empty, is a directory under the workspace kept read-only).
+ * Arguments: view workspace cwd lo-up uid gid as-bytes nproc cpu-seconds protect cgroups argv...
+ * (0 = no limit; `protect`, when not empty, is a directory under the workspace kept read-only;
+ * `cgroups`, ':'-separated cgroup.procs files to join first, where limits are cgroups).
  */
 export const SANDBOX_INIT = String.raw`
 use strict;
 use Config;
-my ($view, $ws, $cwd, $loUp, $uid, $gid, $as, $nproc, $cpu, $protect, @cmd) = @ARGV;
+my ($view, $ws, $cwd, $loUp, $uid, $gid, $as, $nproc, $cpu, $protect, $cgroups, @cmd) = @ARGV;
 sub fail { print STDERR "forkpoint-sandbox: $_[0]\n"; exit 125 }
 my %NR = (x86_64 => [165, 272, 302], aarch64 => [40, 97, 261]);
 my ($arch) = $Config{archname} =~ /^(x86_64|aarch64)/ or fail("unsupported architecture $Config{archname}");
@@ -33,6 +34,7 @@ sub mnt { my ($src, $tgt, $type, $flags) = @_; syscall($SYS_mount, $src, $tgt, $
 sub setattr { my ($path, $set, $clr) = @_; my $attr = pack('Q4', $set, $clr, 0, 0); syscall(442, -100, $path, 0x8000, $attr, 32) == 0 or fail("mount_setattr $path: $!") }
 sub mkdirp { my $p = ''; for (grep { length } split m{/}, $_[0]) { $p .= "/$_"; mkdir $p } }
 open(my $ready, '>&=', 3) or fail("no readiness pipe: $!");
+for my $procs (grep { length } split /:/, $cgroups) { open(my $f, '>', $procs) or fail("cannot join $procs: $!"); print $f '0'; close $f or fail("cannot join $procs: $!") }
 sysopen(my $viewfh, $view, 010000000) or fail("cannot open the branch view $view: $!");
 setattr('/', 1, 0);
 for my $t ('/tmp', '/var/tmp', '/dev/shm') { mnt('tmpfs', $t, 'tmpfs', 2 | 4) if -d $t && !-l $t }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import type { Readable } from 'node:stream'
 import { SandboxError } from '../errors/index.js'
+import { type RunCgroup, makeRunCgroup } from './cgroup.js'
 import { SANDBOX_INIT } from './initScript.js'
 import { type SandboxLimits, parseDuration, rlimitsOf } from './limits.js'
 
@@ -36,8 +37,8 @@ export interface SandboxResult {
   stderr: string
   durationMs: number
   timedOut: boolean
-  /** How the limits were enforced. */
-  limits: 'rlimit'
+  /** How each requested limit was enforced: a cgroup where one is ours to use, else an rlimit. */
+  limits: { memory?: 'cgroup' | 'rlimit'; pids?: 'cgroup' | 'rlimit'; cpu?: 'rlimit' }
 }
 
 /**
@@ -52,17 +53,25 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   if (argv.length === 0 || argv[0] === '') throw new SandboxError('no command to run', {})
   const timeoutMs = spec.timeout === undefined ? 0 : parseDuration(spec.timeout)
   const { as, nproc, cpu } = rlimitsOf(spec)
+  const cgroups = (await Promise.all([as ? makeRunCgroup('memory', as) : null, nproc ? makeRunCgroup('pids', nproc) : null])).filter((c): c is RunCgroup => c !== null)
+  const via = (c: 'memory' | 'pids') => (cgroups.some((g) => g.controller === c) ? ('cgroup' as const) : ('rlimit' as const))
+  const limits: SandboxResult['limits'] = { ...(as ? { memory: via('memory') } : {}), ...(nproc ? { pids: via('pids') } : {}), ...(cpu ? { cpu: 'rlimit' as const } : {}) }
   const net = spec.net ?? 'none'
   if (net !== 'none' && net !== 'host') throw new SandboxError(`unknown network mode ${JSON.stringify(net)} (none or host)`, { net })
   const enter = spec.namespaceHolder ? ['nsenter', `--target=${spec.namespaceHolder}`, '--user', '--mount', '--preserve-credentials'] : []
   const unshare = ['unshare', ...(enter.length ? [] : ['--user', '--map-root-user']), '--mount', '--pid', '--fork', '--kill-child', ...(net === 'none' ? ['--net'] : [])]
   const init = ['perl', '-e', SANDBOX_INIT, '--', spec.view, spec.workspace, spec.cwd ?? spec.workspace, net === 'none' ? '1' : '0']
-  const ids = [String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), String(as), String(nproc), String(cpu), spec.protect ?? '']
+  const rlimits = [limits.memory === 'rlimit' ? as : 0, limits.pids === 'rlimit' ? nproc : 0, cpu].map(String)
+  const ids = [String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), ...rlimits, spec.protect ?? '', cgroups.map((c) => c.procs).join(':')]
   const [file, ...args] = [...enter, ...unshare, ...init, ...ids, ...argv]
-  return launch(file!, args, spec, timeoutMs)
+  try {
+    return await launch(file!, args, spec, timeoutMs, limits)
+  } finally {
+    await Promise.all(cgroups.map((c) => c.remove()))
+  }
 }
 
-function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: number): Promise<SandboxResult> {
+function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
   const started = performance.now()
   // Its own process group: a kill that lands while unshare is still forking (before
   // --kill-child can arm) must still take the namespace's init with it.
@@ -94,7 +103,7 @@ function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: numb
         reject(new SandboxError(`the sandbox could not be set up: ${err.trim().split('\n').pop() || `exit ${exitCode}`}`, { exitCode, stderr: err }))
         return
       }
-      resolve({ exitCode: timedOut ? 137 : exitCode, stdout: stdout(), stderr: err, durationMs, timedOut, limits: 'rlimit' })
+      resolve({ exitCode: timedOut ? 137 : exitCode, stdout: stdout(), stderr: err, durationMs, timedOut, limits })
     })
   })
 }

@@ -85,16 +85,19 @@ async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree
   const method = args.method && args.method !== 'auto' ? args.method : await probeCopyMethod(store, workspace)
   const staging = store.tempPath('checkout')
   await fs.mkdir(staging)
+  let journaled = false
   try {
     const steps: CheckoutStep[] = []
     await plan(store, source, await source(scan.tree), await source(tree), '', { staging, steps, method, allowExternal: args.allowExternalSymlinks ?? false })
     const branch = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
     const headText = branch === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
     await writeJournal(store, { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: headText })
+    journaled = true
     await runJournal(store, { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: headText })
     return { id, tree, target: workspace, mode: 'in-place', changed: steps.length, method }
   } catch (err) {
-    await fs.rm(staging, { recursive: true, force: true })
+    // Once journaled, the staged files belong to the journal: the next command finishes the checkout.
+    if (!journaled) await fs.rm(staging, { recursive: true, force: true })
     throw err
   }
 }
@@ -115,8 +118,13 @@ async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, pref
       await plan(store, source, await source(cur.tree), await source(next.tree), path, ctx)
       continue
     }
-    if (cur) ctx.steps.push({ op: 'remove', path })
-    if (!next) continue
+    // Only a path that disappears gets a remove step: an entry being replaced is overwritten
+    // by the mkdir or place step itself, so replaying a journal after a crash never removes
+    // what an earlier run already placed (and whose staged file is gone).
+    if (!next) {
+      ctx.steps.push({ op: 'remove', path })
+      continue
+    }
     if (next.type === 'dir') {
       ctx.steps.push({ op: 'mkdir', path })
       await plan(store, source, EMPTY_TREE, await source(next.tree), path, ctx)

@@ -30,9 +30,12 @@ export function ignoreRules({ respectGitignore = false }: { respectGitignore?: b
     ignores(name, isDir) {
       if (layers.length === 0) return false
       const path = rel ? `${rel}/${name}` : name
-      for (const layer of layers) {
+      // The deepest file with a matching rule decides, so a deeper `!pattern` re-includes.
+      for (let i = layers.length - 1; i >= 0; i--) {
+        const layer = layers[i]!
         const sub = layer.base ? path.slice(layer.base.length + 1) : path
-        if (layer.matcher.ignores(isDir ? `${sub}/` : sub)) return true
+        const verdict = layer.matcher.test(isDir ? `${sub}/` : sub)
+        if (verdict.ignored || verdict.unignored) return verdict.ignored
       }
       return false
     },

@@ -12,7 +12,7 @@ export function registerCheckout(program: Command): void {
     .option('--allow-external-symlinks', 'allow symlinks that point outside the tree')
     .action(async (id: string, opts: { into?: string; force?: boolean; allowExternalSymlinks?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { checkout } = await import('../../index.js')
+      const { checkout } = await import('../../world/checkout.js')
       const bar = progressBar('checkout', flags.json)
       const result = await checkout({ id, dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
       emit(flags, result, (r) => `checked out ${short(r.id)} into ${r.target} (${r.changed} ${r.mode === 'into' ? 'files' : 'paths changed'}, ${r.method})`)

@@ -8,7 +8,7 @@ export function registerDiff(program: Command): void {
     .description('file-level changes from snapshot A to snapshot B (default: the workspace)')
     .action(async (a: string, b: string | undefined, _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { diffSnapshots } = await import('../../index.js')
+      const { diffSnapshots } = await import('../../world/diffSnapshots.js')
       const result = await diffSnapshots({ a, b, dir: flags.dir, store: flags.store })
       emit(flags, result, (r) => {
         const s = r.summary

@@ -9,7 +9,8 @@ export function registerGc(program: Command): void {
     .option('-n, --dry-run', 'only report what would be removed')
     .action(async (opts: { dryRun?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { gc, resolveWorkspace } = await import('../../index.js')
+      const { gc } = await import('../../store/gc.js')
+      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
       const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
       const result = await gc({ store, dryRun: opts.dryRun ?? false })
       emit(flags, { ...result, removed: result.removed.length, removedIds: result.removed }, (r) =>

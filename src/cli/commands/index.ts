@@ -1,16 +1,25 @@
 import type { Command } from 'commander'
+import { registerAbort } from './abort.js'
+import { registerBranch } from './branch.js'
 import { registerCheckout } from './checkout.js'
+import { registerClone } from './clone.js'
+import { registerCommit } from './commit.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
 import { registerExplore } from './explore.js'
 import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
+import { registerPack } from './pack.js'
+import { registerPull } from './pull.js'
+import { registerPush } from './push.js'
+import { registerRun } from './run.js'
 import { registerShow } from './show.js'
 import { registerSnapshot } from './snapshot.js'
 import { registerSpeculate } from './speculate.js'
 import { registerStatus } from './status.js'
 import { registerTag } from './tag.js'
+import { registerUnpack } from './unpack.js'
 import { registerVerify } from './verify.js'
 
 /** Every CLI command, each registered from its own file. */
@@ -25,6 +34,15 @@ export const commands: Array<(program: Command) => void> = [
   registerTag,
   registerGc,
   registerVerify,
+  registerPush,
+  registerPull,
+  registerClone,
+  registerPack,
+  registerUnpack,
+  registerBranch,
+  registerCommit,
+  registerAbort,
+  registerRun,
   registerSpeculate,
   registerExplore,
   registerDemo,

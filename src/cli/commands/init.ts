@@ -7,7 +7,7 @@ export function registerInit(program: Command): void {
     .description('create a store (.forkpoint/) in the workspace')
     .action(async (_opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { initWorkspace } = await import('../../index.js')
+      const { initWorkspace } = await import('../../store/initStore.js')
       const result = await initWorkspace({ dir: flags.dir, store: flags.store })
       emit(flags, result, (r) => `${r.created ? 'initialized' : 'already initialized'} forkpoint store in ${r.storeDir}`)
     })

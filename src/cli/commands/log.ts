@@ -11,7 +11,8 @@ export function registerLog(program: Command): void {
     .option('-n, --limit <n>', 'at most this many', (v) => Number.parseInt(v, 10))
     .action(async (ref: string | undefined, opts: { graph?: boolean; limit?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { log, resolveWorkspace } = await import('../../index.js')
+      const { log } = await import('../../world/log.js')
+      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
       const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
       const entries = await log({ store, from: ref ?? 'HEAD', limit: opts.limit ?? Infinity })
       emit(flags, { entries }, (r) => (opts.graph ? drawGraph(r.entries) : r.entries.map(line).join('\n')))

@@ -8,7 +8,8 @@ export function registerShow(program: Command): void {
     .description('show an object: a snapshot, tree, run, ... (ids may be short)')
     .action(async (id: string, _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { showObject, resolveWorkspace } = await import('../../index.js')
+      const { showObject } = await import('../../store/showObject.js')
+      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
       const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
       const shown = await showObject({ store, id })
       emit(flags, shown, (r) => ('object' in r ? `${r.kind} ${r.id}\n${JSON.stringify(r.object, null, 2)}` : `blob ${r.id} (${formatBytes(r.size)})`))

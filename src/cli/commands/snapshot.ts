@@ -14,7 +14,7 @@ export function registerSnapshot(program: Command): void {
     .option('--allow-empty', 'write a new snapshot even if nothing changed')
     .action(async (opts: { message?: string; agent?: string; tag?: string; respectGitignore?: boolean; allowEmpty?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { snapshotWorkspace } = await import('../../index.js')
+      const { snapshotWorkspace } = await import('../../world/snapshotWorkspace.js')
       const bar = progressBar('hashing', flags.json)
       const result = await snapshotWorkspace({ dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
       for (const path of result.skipped) process.stderr.write(`forkpoint: skipped ${path} (not a file, directory or symlink)\n`)

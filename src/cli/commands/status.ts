@@ -9,7 +9,7 @@ export function registerStatus(program: Command): void {
     .option('--respect-gitignore', 'also apply .gitignore files')
     .action(async (opts: { respectGitignore?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { status } = await import('../../index.js')
+      const { status } = await import('../../world/status.js')
       const result = await status({ dir: flags.dir, store: flags.store, ...opts })
       emit(flags, result, (r) => {
         const where = `${r.branch ? `on ${r.branch}` : 'HEAD detached'}${r.head ? ` at ${short(r.head)}` : ' (no snapshot yet)'}`

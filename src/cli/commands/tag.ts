@@ -9,7 +9,9 @@ export function registerTag(program: Command): void {
     .option('-d, --delete', 'delete tag NAME')
     .action(async (name: string | undefined, id: string | undefined, opts: { delete?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { createTag, deleteTag, listTags, resolveWorkspace, UsageError } = await import('../../index.js')
+      const { createTag, deleteTag, listTags } = await import('../../store/tags.js')
+      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
+      const { UsageError } = await import('../../errors/index.js')
       const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
       if (!name) {
         const tags = await listTags({ store })

@@ -7,7 +7,9 @@ export function registerVerify(program: Command): void {
     .description('re-hash every object and check that everything reachable is present (exit 5 if not)')
     .action(async (_opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { verify, resolveWorkspace, StoreCorruptError } = await import('../../index.js')
+      const { verify } = await import('../../store/verify.js')
+      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
+      const { StoreCorruptError } = await import('../../errors/index.js')
       const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
       const result = await verify({ store })
       emit(flags, result, (r) =>

@@ -1,0 +1,15 @@
+import { type WorkspaceRef, openWorkspace } from './openWorkspace.js'
+import type { BackendName, BranchInfo } from './types.js'
+
+/**
+ * Make a persistent branch (it outlives this process; `commitNamedBranch` or
+ * `abortNamedBranch` ends it). `a/b` makes `b` as a branch of the live branch `a`.
+ * @throws {BranchExistsError} @throws {BranchNotFoundError} the parent @throws {BackendUnavailableError}
+ */
+export async function makeBranch({ name, backend, ...ref }: WorkspaceRef & { name: string; backend?: BackendName | 'auto' }): Promise<BranchInfo> {
+  const ws = await openWorkspace(ref)
+  const cut = name.lastIndexOf('/')
+  const parent = cut < 0 ? ws : await ws.openBranch(name.slice(0, cut))
+  const branch = await parent.branch(name.slice(cut + 1), { backend, persistent: true })
+  return (await ws.branches()).find((b) => b.name === branch.name)!
+}

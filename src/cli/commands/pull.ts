@@ -1,0 +1,38 @@
+import type { Command } from 'commander'
+import { common, commonFlags } from '../context.js'
+import { formatBytes, short } from '../format.js'
+import { emit } from '../output.js'
+import { transferBar } from '../transferBar.js'
+
+export interface PullFlags {
+  tag?: string
+  verifyKey?: string
+  insecure?: boolean
+  allowExternalSymlinks?: boolean
+}
+
+/** The options pull and clone share. */
+export function pullOptions(cmd: Command): Command {
+  return cmd
+    .option('--tag <name>', 'local tag for the image (default: the remote tag)')
+    .option('--verify-key <key>', 'refuse the image unless signed by this Ed25519 public key (PEM file or text)')
+    .option('--insecure', 'plain HTTP to a registry that is not on loopback')
+    .option('--allow-external-symlinks', 'accept symlinks that point outside the tree')
+}
+
+export function registerPull(program: Command): void {
+  pullOptions(common(program.command('pull <REMOTE>')))
+    .description('fetch an image from a remote into the store (REMOTE[:TAG] or REMOTE@DIGEST); only missing objects travel')
+    .action(async (remote: string, opts: PullFlags, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const { pullImage } = await import('../../index.js')
+      const bar = transferBar(flags.json)
+      const result = await pullImage({ remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() => bar.stop())
+      emit(flags, result, (r) =>
+        [
+          `pulled ${short(r.id)} from ${r.remote} as tag ${r.tag}${r.verified ? ' (signature verified)' : ''}`,
+          `  ${r.fetchedObjects} of ${r.objects} objects fetched, ${formatBytes(r.fetchedBytes)} of ${formatBytes(r.totalBytes)}`,
+        ].join('\n'),
+      )
+    })
+}

@@ -1,0 +1,35 @@
+import type { Command } from 'commander'
+import { common, commonFlags } from '../context.js'
+import { formatBytes, short } from '../format.js'
+import { emit } from '../output.js'
+import { transferBar } from '../transferBar.js'
+
+export function registerPush(program: Command): void {
+  common(program.command('push <ID> <REMOTE>'))
+    .description('send an image to a remote (file:///dir, oci://host/repo[:tag], s3://bucket/prefix[:tag]); only missing objects travel')
+    .option('--sign', 'add an Ed25519 signature (key: PEM text or file in $FORKPOINT_SIGNING_KEY)')
+    .option('--insecure', 'plain HTTP to a registry that is not on loopback')
+    .option('--concurrency <n>', 'blobs in flight at once', (v) => Number.parseInt(v, 10))
+    .action(async (id: string, remote: string, opts: { sign?: boolean; insecure?: boolean; concurrency?: number }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const { pushImage, signingKeyFromEnv } = await import('../../index.js')
+      const bar = transferBar(flags.json)
+      const result = await pushImage({
+        id,
+        remote,
+        dir: flags.dir,
+        store: flags.store,
+        insecure: opts.insecure ?? false,
+        ...(opts.sign ? { signingKey: signingKeyFromEnv() } : {}),
+        ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
+        ...(bar.onProgress ? { onProgress: bar.onProgress } : {}),
+      }).finally(() => bar.stop())
+      emit(flags, result, (r) =>
+        [
+          `pushed ${short(r.id)} to ${r.remote}:${r.tag}${r.signed ? ' (signed)' : ''}`,
+          `  ${r.sentObjects} of ${r.objects} objects sent, ${formatBytes(r.sentBytes)} of ${formatBytes(r.totalBytes)}`,
+          `  manifest ${r.manifest}`,
+        ].join('\n'),
+      )
+    })
+}

@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto'
+import { createReadStream, promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { DigestMismatchError, InvalidImageError } from '../errors/index.js'
+import { type Digest, digestHex, sha256 } from '../store/digest.js'
+import { OBJECT_MODE, type Store } from '../store/Store.js'
+import type { BlobRef } from './Descriptor.js'
+import type { TransferOptions, Transport } from './Transport.js'
+
+/**
+ * Where pulled or unpacked objects wait, inside the store's `tmp/` (same file system, so
+ * committing is a rename) and outside `objects/`, until the whole image has been verified.
+ * The directory is named by what is being fetched, so an interrupted pull finds its
+ * finished objects and partial downloads again and resumes them.
+ */
+export class Staging {
+  readonly dir: string
+  private readonly store: Store
+
+  private constructor(store: Store, dir: string) {
+    this.store = store
+    this.dir = dir
+  }
+
+  static async open(store: Store, key: string): Promise<Staging> {
+    const dir = store.path('tmp', `stage-${digestHex(sha256(key)).slice(0, 24)}`)
+    await fs.mkdir(dir, { recursive: true })
+    return new Staging(store, dir)
+  }
+
+  path(digest: Digest): string {
+    return join(this.dir, digestHex(digest))
+  }
+
+  async has(digest: Digest): Promise<boolean> {
+    return (await fs.stat(this.path(digest)).catch(() => null)) !== null
+  }
+
+  /** The file holding an object: staged, else in the store, else null. */
+  async locate(digest: Digest): Promise<string | null> {
+    if (await this.has(digest)) return this.path(digest)
+    return (await this.store.has(digest)) ? this.store.objectPath(digest) : null
+  }
+
+  /**
+   * Fetch one blob into the staging area, continuing a partial download, and keep it only
+   * if it has exactly the promised size and digest. Returns the bytes transferred.
+   */
+  async download(transport: Transport, blob: BlobRef, { signal, onBytes }: TransferOptions = {}): Promise<number> {
+    if (await this.has(blob.digest)) return 0
+    const part = `${this.path(blob.digest)}.part`
+    let have = (await fs.stat(part).catch(() => null))?.size ?? 0
+    if (have > blob.size) have = 0
+    const stream = have === blob.size && have > 0 ? null : await transport.openBlob(blob.digest, have, { signal })
+    if (stream === null && have !== blob.size) {
+      throw new InvalidImageError(`the image names object ${blob.digest}, which ${transport.location} does not have`, { digest: blob.digest })
+    }
+    let received = 0
+    if (stream) {
+      if (stream.offset !== have) have = 0
+      const handle = await fs.open(part, have === 0 ? 'w' : 'a')
+      try {
+        for await (const chunk of stream.body) {
+          if (have + received + chunk.length > blob.size) {
+            await fs.rm(part, { force: true })
+            throw new DigestMismatchError(`object ${blob.digest} from ${transport.location} is larger than the ${blob.size} bytes its manifest says`, { digest: blob.digest })
+          }
+          await handle.write(chunk)
+          received += chunk.length
+          onBytes?.(chunk.length)
+        }
+      } finally {
+        await handle.close()
+      }
+    }
+    await this.accept(blob, part, transport.location)
+    return received
+  }
+
+  /** Verify a finished file and move it to its staged name, or delete it and throw (exit 5). */
+  async accept(blob: BlobRef, file: string, source: string): Promise<void> {
+    const size = (await fs.stat(file)).size
+    const actual = size === blob.size ? await hashFile(file) : null
+    if (actual !== blob.digest) {
+      await fs.rm(file, { force: true })
+      const what = actual === null ? `is truncated or oversized (${size} of ${blob.size} bytes)` : `hashes to ${actual}`
+      throw new DigestMismatchError(`object ${blob.digest} from ${source} ${what}: refusing it`, { digest: blob.digest, actual, size })
+    }
+    await fs.chmod(file, OBJECT_MODE)
+    await fs.rename(file, this.path(blob.digest))
+  }
+
+  /** Move staged objects into the store, in the given order (children before parents); returns how many were new. */
+  async commit(order: Digest[]): Promise<number> {
+    let moved = 0
+    for (const digest of order) {
+      if (!(await this.has(digest)) || (await this.store.has(digest))) continue
+      await this.store.moveIntoPlace(this.path(digest), this.store.objectPath(digest))
+      moved++
+    }
+    return moved
+  }
+
+  async discard(): Promise<void> {
+    await fs.rm(this.dir, { recursive: true, force: true })
+  }
+}
+
+export async function hashFile(path: string): Promise<Digest> {
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+  return `sha256:${hash.digest('hex')}`
+}

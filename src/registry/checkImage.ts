@@ -1,0 +1,130 @@
+import { promises as fs } from 'node:fs'
+import { InvalidImageError, UnsafePathError } from '../errors/index.js'
+import type { Digest } from '../store/digest.js'
+import { childDigests } from '../store/objectGraph.js'
+import { parseStructured } from '../store/Store.js'
+import type { StructuredObject } from '../store/StructuredObject.js'
+import { symlinkStaysInside } from '../world/safePath.js'
+import { validateSnapshot } from '../world/Snapshot.js'
+import { type Tree, validateChunks, validateTree } from '../world/Tree.js'
+import { joinPath } from '../world/treeSource.js'
+
+export interface CheckImageArgs {
+  root: Digest
+  /** Where an object's bytes are (staged or already in the store), or null when nowhere. */
+  locate: (digest: Digest) => Promise<string | null>
+  allowExternalSymlinks?: boolean
+}
+
+interface Found {
+  path: string
+  size: number
+  object: StructuredObject | null
+}
+
+/**
+ * Check an untrusted image before any of it becomes visible: every object reachable
+ * from the root is present (staged or local), snapshots, trees and chunk lists are
+ * well-formed, entries point at objects of the right kind and size, and no symlink
+ * leaves the tree. Returns the objects children-first (the safe order to commit them).
+ */
+export async function checkImage({ root, locate, allowExternalSymlinks = false }: CheckImageArgs): Promise<Digest[]> {
+  const found = new Map<Digest, Found>()
+  const order: Digest[] = []
+  const done = new Set<Digest>()
+  const stack: Array<{ digest: Digest; from: Digest | 'root'; expanded: boolean }> = [{ digest: root, from: 'root', expanded: false }]
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!
+    if (top.expanded) {
+      stack.pop()
+      if (!done.has(top.digest)) {
+        done.add(top.digest)
+        order.push(top.digest)
+      }
+      continue
+    }
+    if (found.has(top.digest)) {
+      stack.pop()
+      continue
+    }
+    top.expanded = true
+    const item = await load(top.digest, top.from, locate)
+    found.set(top.digest, item)
+    if (item.object) for (const child of new Set(childDigests(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
+  }
+  validateKinds(root, found)
+  const rootObject = found.get(root)!.object
+  if (rootObject?.kind === 'snapshot' && !allowExternalSymlinks) checkSymlinks(validateSnapshot(rootObject, `snapshot ${root}`).world.tree, '', found, new Set())
+  return order
+}
+
+async function load(digest: Digest, from: Digest | 'root', locate: CheckImageArgs['locate']): Promise<Found> {
+  const path = await locate(digest)
+  if (path === null) {
+    throw new InvalidImageError(`object ${digest} (named by ${from}) is neither in the image nor in the local store`, { digest, from })
+  }
+  const handle = await fs.open(path, 'r')
+  try {
+    const { size } = await handle.stat()
+    const head = Buffer.alloc(2)
+    await handle.read(head, 0, 2, 0)
+    if (head.toString('latin1') !== '{"') return { path, size, object: null }
+    const bytes = await handle.readFile()
+    let object: StructuredObject | null = null
+    try {
+      object = parseStructured(bytes, digest)
+    } catch {
+      object = null // JSON-looking file content: a blob like any other
+    }
+    return { path, size, object }
+  } finally {
+    await handle.close()
+  }
+}
+
+function expectKind(found: Map<Digest, Found>, digest: Digest, kind: string, where: string): StructuredObject {
+  const object = found.get(digest)?.object
+  if (object?.kind !== kind) throw new InvalidImageError(`${where} names ${digest} as a ${kind}, but it is ${object ? `a ${object.kind}` : 'a blob'}`)
+  return object
+}
+
+/** Every snapshot, tree and chunk list well-formed and pointing at objects of the right kind and size. */
+function validateKinds(root: Digest, found: Map<Digest, Found>): void {
+  if (!found.get(root)?.object) throw new InvalidImageError(`image root ${root} is not a structured object`)
+  for (const [digest, { object }] of found) {
+    if (object?.kind === 'snapshot') expectKind(found, validateSnapshot(object, `snapshot ${digest}`).world.tree, 'tree', `snapshot ${digest}`)
+    if (object?.kind === 'chunks') {
+      for (const part of validateChunks(object, `chunks ${digest}`).chunks) {
+        if (found.get(part.blob)?.size !== part.size) throw new InvalidImageError(`chunks ${digest}: chunk ${part.blob} is not ${part.size} bytes`)
+      }
+    }
+    if (object?.kind !== 'tree') continue
+    for (const entry of validateTree(object, `tree ${digest}`).entries) {
+      const where = `tree ${digest} entry ${JSON.stringify(entry.name)}`
+      if (entry.type === 'dir') expectKind(found, entry.tree, 'tree', where)
+      else if (entry.type === 'file' && 'chunks' in entry) {
+        const chunks = validateChunks(expectKind(found, entry.chunks, 'chunks', where), where)
+        if (chunks.size !== entry.size) throw new InvalidImageError(`${where}: size does not match its chunks`)
+      } else if (entry.type === 'file' && found.get(entry.blob)?.size !== entry.size) {
+        throw new InvalidImageError(`${where}: blob ${entry.blob} is not ${entry.size} bytes`)
+      }
+    }
+  }
+}
+
+/** No symlink may point outside the tree (absolute, or climbing above its root). */
+function checkSymlinks(treeId: Digest, prefix: string, found: Map<Digest, Found>, seen: Set<string>): void {
+  const key = `${treeId}\0${prefix.split('/').length}`
+  if (seen.has(key)) return // the same tree at the same depth was checked already
+  seen.add(key)
+  for (const entry of (found.get(treeId)!.object as unknown as Tree).entries) {
+    const rel = joinPath(prefix, entry.name)
+    if (entry.type === 'dir') checkSymlinks(entry.tree, rel, found, seen)
+    else if (entry.type === 'symlink' && !symlinkStaysInside(rel, entry.target)) {
+      throw new UnsafePathError(`symlink ${rel} -> ${entry.target} points outside the tree: refusing the image (allow with --allow-external-symlinks)`, {
+        path: rel,
+        target: entry.target,
+      })
+    }
+  }
+}

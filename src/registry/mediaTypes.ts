@@ -1,0 +1,26 @@
+/** The OCI media types forkpoint reads and writes (see docs/registry.md). */
+export const MediaType = {
+  index: 'application/vnd.oci.image.index.v1+json',
+  manifest: 'application/vnd.oci.image.manifest.v1+json',
+  empty: 'application/vnd.oci.empty.v1+json',
+  /** The artifactType of the tagged index: one forkpoint image. */
+  image: 'application/vnd.forkpoint.image.v1',
+  /** The artifactType of each segment manifest: a share of the image's objects as layers. */
+  objects: 'application/vnd.forkpoint.objects.v1',
+  /** A segment's config when the registry refuses the empty one. */
+  objectsConfig: 'application/vnd.forkpoint.objects.config.v1+json',
+  /** Each object, as a layer. */
+  object: 'application/vnd.forkpoint.object.v1',
+  /** The artifactType of a signature manifest. */
+  signature: 'application/vnd.forkpoint.signature.v1',
+  signatureLayer: 'application/vnd.forkpoint.signature.v1+json',
+} as const
+
+export const ROOT_ANNOTATION = 'dev.forkpoint.root'
+export const REF_NAME_ANNOTATION = 'org.opencontainers.image.ref.name'
+
+/** Manifests above this size are refused, as docker-registry does. */
+export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+
+/** Manifest media types a pull asks for. */
+export const MANIFEST_ACCEPT = [MediaType.index, MediaType.manifest].join(', ')

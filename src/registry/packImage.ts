@@ -1,0 +1,80 @@
+import { createReadStream, createWriteStream, promises as fs } from 'node:fs'
+import { resolve } from 'node:path'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { Header } from 'tar'
+import { CompressStream } from 'zstd-napi'
+import { type Digest, digestHex } from '../store/digest.js'
+import { resolveId } from '../store/resolveId.js'
+import type { Store } from '../store/Store.js'
+import { tempSibling } from '../util/atomicWrite.js'
+import { canonicalBytes } from '../util/canonicalJson.js'
+import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { collectImage } from './collectImage.js'
+import type { BlobRef } from './Descriptor.js'
+import { PACK_MANIFEST_NAME, type PackManifest } from './PackManifest.js'
+
+export interface PackArgs {
+  /** A snapshot id, short id, branch, tag or `HEAD~N`. */
+  id: string
+  /** The pack file to write (replaced atomically). */
+  output: string
+  dir?: string
+  store?: Store | string
+  /** zstd level, 1 to 19. */
+  level?: number
+}
+
+export interface PackResult {
+  id: Digest
+  output: string
+  objects: number
+  /** Bytes of the objects, and of the compressed pack. */
+  bytes: number
+  packBytes: number
+}
+
+const EPOCH = new Date(0)
+
+/**
+ * Write an image as one file: a tar of `forkpoint-pack.json` (root and object list) and
+ * `objects/sha256/<hex>` for every object, in digest order with fixed owners, modes and
+ * times, compressed with zstd. The same image always gives the same bytes.
+ */
+export async function packImage({ id, output, level = 3, ...where }: PackArgs): Promise<PackResult> {
+  const { store } = await resolveWorkspace(where)
+  const root = await resolveId(store, id)
+  const objects = (await collectImage(store, root)).sort((a, b) => (a.digest < b.digest ? -1 : 1))
+  const manifest: PackManifest = { kind: 'pack', schemaVersion: 1, root, objects }
+  const target = resolve(output)
+  const tmp = tempSibling(target)
+  try {
+    await pipeline(Readable.from(tarEntries(store, canonicalBytes(manifest), objects)), new CompressStream({ compressionLevel: level }), createWriteStream(tmp))
+    await fs.rename(tmp, target)
+  } finally {
+    await fs.rm(tmp, { force: true })
+  }
+  return { id: root, output: target, objects: objects.length, bytes: objects.reduce((n, o) => n + o.size, 0), packBytes: (await fs.stat(target)).size }
+}
+
+function header(path: string, size: number): Buffer {
+  const h = new Header({ path, size, mode: 0o444, uid: 0, gid: 0, uname: '', gname: '', mtime: EPOCH, type: 'File' })
+  h.encode()
+  return h.block!
+}
+
+function padding(size: number): Buffer {
+  return Buffer.alloc((512 - (size % 512)) % 512)
+}
+
+async function* tarEntries(store: Store, manifest: Buffer, objects: BlobRef[]): AsyncGenerator<Buffer> {
+  yield header(PACK_MANIFEST_NAME, manifest.length)
+  yield manifest
+  yield padding(manifest.length)
+  for (const object of objects) {
+    yield header(`objects/sha256/${digestHex(object.digest)}`, object.size)
+    for await (const chunk of createReadStream(store.objectPath(object.digest))) yield chunk as Buffer
+    yield padding(object.size)
+  }
+  yield Buffer.alloc(1024) // two zero blocks end the archive
+}

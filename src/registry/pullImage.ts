@@ -1,0 +1,133 @@
+import type { KeyObject } from 'node:crypto'
+import { DigestMismatchError, RemoteImageNotFoundError, SignatureError } from '../errors/index.js'
+import { type Digest, sha256, shortId } from '../store/digest.js'
+import { readRef, tagRef, updateRef } from '../store/refs.js'
+import type { Store } from '../store/Store.js'
+import { withWriteLock } from '../store/storeLock.js'
+import { forEachLimit } from '../util/forEachLimit.js'
+import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { checkImage } from './checkImage.js'
+import type { BlobRef } from './Descriptor.js'
+import { parseImageIndex, parseSegmentManifest } from './imageManifest.js'
+import { MAX_MANIFEST_BYTES } from './mediaTypes.js'
+import { type ConnectOptions, openTransport } from './openTransport.js'
+import { type Remote, assertTag, parseRemote, remoteLocation } from './parseRemote.js'
+import { readCapped } from './readCapped.js'
+import { readSegment } from './segmentCache.js'
+import { checkSignature, loadPublicKey, signatureLayer, signatureTag } from './signing.js'
+import { Staging } from './Staging.js'
+import { type ProgressListener, progressCounter } from './TransferProgress.js'
+import type { Transport } from './Transport.js'
+
+export interface PullArgs extends ConnectOptions {
+  /** `file:///dir[:tag|@digest]`, `oci://host[:port]/repo[:tag|@digest]`, `s3://bucket/prefix[:tag|@digest]`; default tag `latest`. */
+  remote: string
+  dir?: string
+  store?: Store | string
+  /** The local tag to point at the image (default: the remote tag; `pulled-<id>` for a digest). */
+  tag?: string
+  /** Refuse the image unless it carries a valid Ed25519 signature by this key (PEM text, PEM file or KeyObject). */
+  verifyKey?: string | KeyObject
+  allowExternalSymlinks?: boolean
+  concurrency?: number
+  signal?: AbortSignal
+  onProgress?: ProgressListener
+}
+
+export interface PullResult {
+  id: Digest
+  remote: string
+  manifest: Digest
+  /** The local tag now pointing at the image. */
+  tag: string
+  objects: number
+  totalBytes: number
+  /** Objects and bytes that travelled (the rest the store had). */
+  fetchedObjects: number
+  fetchedBytes: number
+  verified: boolean
+}
+
+/**
+ * Pull an image: fetch only the objects the store lacks, verifying each digest on
+ * arrival, into a staging area; check the whole image (complete, well-formed, no
+ * escaping symlinks); only then move the objects into the store, children first, and
+ * point the tag at it. Anything wrong throws (exit 5) with the store unchanged. An
+ * interrupted pull resumes where it stopped.
+ */
+export async function pullImage(args: PullArgs): Promise<PullResult> {
+  const { store } = await resolveWorkspace(args)
+  const remote = parseRemote(args.remote)
+  const transport = await openTransport(remote, args)
+  const { manifest, bytes } = await fetchIndex(transport, remote)
+  const index = parseImageIndex(bytes, `image ${manifest}`)
+  const verified = args.verifyKey !== undefined
+  if (args.verifyKey !== undefined) await verifySignature(transport, manifest, loadPublicKey(args.verifyKey))
+  const listed = new Map<Digest, BlobRef>()
+  await forEachLimit(index.segments, 8, async (segment) => {
+    const bytes = await readSegment(store, transport, segment)
+    for (const o of parseSegmentManifest(bytes, `segment ${segment.digest}`)) listed.set(o.digest, o)
+  })
+  const missing: BlobRef[] = []
+  await forEachLimit([...listed.values()], 32, async (o) => {
+    if (!(await store.has(o.digest))) missing.push(o)
+  })
+  const staging = await Staging.open(store, `${remoteLocation(remote)}\0${manifest}`)
+  const progress = progressCounter('receiving', missing.length, missing.reduce((n, o) => n + o.size, 0), args.onProgress)
+  let fetchedBytes = 0
+  await forEachLimit(missing, args.concurrency ?? 8, async (o) => {
+    args.signal?.throwIfAborted()
+    const received = await staging.download(transport, o, { signal: args.signal, onBytes: (n) => progress.addBytes(n) })
+    fetchedBytes += received
+    progress.objectDone()
+  })
+  progress.finish()
+  const order = await checkImage({ root: index.root, locate: (d) => staging.locate(d), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
+  const tag = assertTag(args.tag ?? (remote.reference && 'tag' in remote.reference ? remote.reference.tag : remote.reference ? `pulled-${shortId(manifest)}` : 'latest'))
+  await withWriteLock(store, async () => {
+    await staging.commit(order)
+    await store.sync()
+    if ((await readRef(store, tagRef(tag))) !== index.root) {
+      await updateRef({ store, name: tagRef(tag), id: index.root, message: `pull ${remoteLocation(remote)} ${manifest}` })
+    }
+  })
+  await staging.discard()
+  return {
+    id: index.root,
+    remote: remoteLocation(remote),
+    manifest,
+    tag,
+    objects: order.length,
+    totalBytes: [...listed.values()].reduce((n, o) => n + o.size, 0),
+    fetchedObjects: missing.length,
+    fetchedBytes,
+    verified,
+  }
+}
+
+/** The image's index by tag or digest; its digest is computed here, never taken from the remote. */
+async function fetchIndex(transport: Transport, remote: Remote): Promise<{ manifest: Digest; bytes: Buffer }> {
+  const reference = remote.reference === null ? 'latest' : 'tag' in remote.reference ? remote.reference.tag : remote.reference.digest
+  const fetched = await transport.getManifest(reference)
+  if (fetched === null) throw new RemoteImageNotFoundError(`no image ${reference} in ${transport.location}`, { remote: transport.location, reference })
+  const manifest = sha256(fetched.bytes)
+  const expected = remote.reference && 'digest' in remote.reference ? remote.reference.digest : fetched.claimed
+  if (fetched.bytes.length > MAX_MANIFEST_BYTES || (expected !== undefined && manifest !== expected)) {
+    throw new DigestMismatchError(`image manifest ${reference} from ${transport.location} hashes to ${manifest}, not ${expected}: refusing it`, {
+      reference,
+      expected,
+      actual: manifest,
+    })
+  }
+  return { manifest, bytes: fetched.bytes }
+}
+
+async function verifySignature(transport: Transport, manifest: Digest, key: KeyObject): Promise<void> {
+  const signature = await transport.getManifest(signatureTag(manifest))
+  if (signature === null) throw new SignatureError(`image ${manifest} in ${transport.location} is not signed: refusing it`, { manifest })
+  const layer = signatureLayer(signature.bytes)
+  const stream = await transport.openBlob(layer.digest, 0)
+  const document = await readCapped(stream?.body ?? null, 64 * 1024, 'signature')
+  if (sha256(document) !== layer.digest) throw new SignatureError(`the signature blob of ${manifest} is corrupt: refusing the image`)
+  checkSignature(document, manifest, key)
+}

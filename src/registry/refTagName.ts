@@ -1,0 +1,23 @@
+import { readHead, readRef } from '../store/refs.js'
+import type { Store } from '../store/Store.js'
+import { assertTag } from './parseRemote.js'
+
+/**
+ * The remote tag a push uses when the remote names none: the branch or tag the id was
+ * given as (`main`, `refs/tags/v1`, `HEAD` on branch `main`), else `latest`.
+ */
+export async function refTagName(store: Store, spec: string): Promise<string> {
+  if (spec === 'HEAD') {
+    const head = await readHead(store)
+    return head.type === 'symbolic' ? assertTag(lastComponent(head.ref)) : 'latest'
+  }
+  const candidates = spec.startsWith('refs/') ? [spec] : [`refs/heads/${spec}`, `refs/tags/${spec}`]
+  for (const name of candidates) {
+    if (await readRef(store, name).catch(() => null)) return assertTag(lastComponent(name))
+  }
+  return 'latest'
+}
+
+function lastComponent(ref: string): string {
+  return ref.slice(ref.lastIndexOf('/') + 1)
+}

@@ -1,0 +1,130 @@
+import { createReadStream, createWriteStream, promises as fs } from 'node:fs'
+import { resolve } from 'node:path'
+import { finished, pipeline } from 'node:stream/promises'
+import { Parser, type ReadEntry } from 'tar'
+import { DecompressStream } from 'zstd-napi'
+import { InvalidPackError, UnsafePathError } from '../errors/index.js'
+import { type Digest, shortId } from '../store/digest.js'
+import { readRef, tagRef, updateRef } from '../store/refs.js'
+import type { Store } from '../store/Store.js'
+import { withWriteLock } from '../store/storeLock.js'
+import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { checkImage } from './checkImage.js'
+import type { BlobRef } from './Descriptor.js'
+import { MAX_PACK_MANIFEST_BYTES, PACK_MANIFEST_NAME, PACK_OBJECT_RE, type PackManifest, parsePackManifest } from './PackManifest.js'
+import { assertTag } from './parseRemote.js'
+import { Staging } from './Staging.js'
+
+export interface UnpackArgs {
+  /** The pack file. */
+  input: string
+  dir?: string
+  store?: Store | string
+  /** The local tag to point at the image (default `unpacked-<id>`). */
+  tag?: string
+  /** Refuse any object entry larger than this. */
+  maxEntryBytes?: number
+  allowExternalSymlinks?: boolean
+}
+
+export interface UnpackResult {
+  id: Digest
+  tag: string
+  objects: number
+  /** Objects the store did not have yet. */
+  added: number
+}
+
+/**
+ * Read a pack into the store. Every entry is checked before its bytes are kept: only
+ * regular files named `forkpoint-pack.json` (first) or `objects/sha256/<hex>`, listed in
+ * the manifest with that exact size, within `maxEntryBytes`; links, directories, other
+ * names (`../x`, `/etc/x`) are refused (exit 5). Objects are staged and verified, the
+ * whole image checked, and only then moved into the store.
+ */
+export async function unpackImage({ input, tag, maxEntryBytes = 4 * 1024 ** 3, allowExternalSymlinks = false, ...where }: UnpackArgs): Promise<UnpackResult> {
+  const { store } = await resolveWorkspace(where)
+  const file = resolve(input)
+  const st = await fs.stat(file)
+  const staging = await Staging.open(store, `unpack\0${file}\0${st.size}\0${st.mtimeMs}`)
+  try {
+    const manifest = await readPack(store, staging, file, maxEntryBytes)
+    const order = await checkImage({ root: manifest.root, locate: (d) => staging.locate(d), allowExternalSymlinks })
+    const name = assertTag(tag ?? `unpacked-${shortId(manifest.root)}`)
+    let added = 0
+    await withWriteLock(store, async () => {
+      added = await staging.commit(order)
+      await store.sync()
+      if ((await readRef(store, tagRef(name))) !== manifest.root) {
+        await updateRef({ store, name: tagRef(name), id: manifest.root, message: `unpack ${file}` })
+      }
+    })
+    return { id: manifest.root, tag: name, objects: order.length, added }
+  } finally {
+    await staging.discard()
+  }
+}
+
+async function readPack(store: Store, staging: Staging, file: string, maxEntryBytes: number): Promise<PackManifest> {
+  let manifest: PackManifest | null = null
+  const listed = new Map<Digest, BlobRef>()
+  const seen = new Set<Digest>()
+  const pending: Array<Promise<void>> = []
+  let failure: unknown = null
+  const parser = new Parser({ strict: true })
+
+  const refuse = (entry: ReadEntry, error: Error) => {
+    failure ??= error
+    entry.resume()
+    parser.abort(error)
+  }
+
+  parser.on('entry', (entry: ReadEntry) => {
+    if (failure) return entry.resume()
+    if (entry.type !== 'File' && entry.type !== 'OldFile') return refuse(entry, new UnsafePathError(`pack entry ${JSON.stringify(entry.path)} is a ${entry.type}: only regular files are allowed`, { path: entry.path }))
+    if (manifest === null) {
+      if (entry.path !== PACK_MANIFEST_NAME || entry.size > MAX_PACK_MANIFEST_BYTES) return refuse(entry, new InvalidPackError(`not a forkpoint pack: first entry is ${JSON.stringify(entry.path)}`))
+      const parts: Buffer[] = []
+      entry.on('data', (d: Buffer) => parts.push(d))
+      entry.on('end', () => {
+        try {
+          manifest = parsePackManifest(Buffer.concat(parts))
+          for (const o of manifest.objects) listed.set(o.digest, o)
+        } catch (err) {
+          failure ??= err
+        }
+      })
+      return
+    }
+    const hex = PACK_OBJECT_RE.exec(entry.path)?.[1]
+    if (!hex) return refuse(entry, new UnsafePathError(`pack entry ${JSON.stringify(entry.path)} is not an object name: refusing the pack`, { path: entry.path }))
+    const digest: Digest = `sha256:${hex}`
+    const blob = listed.get(digest)
+    if (!blob || seen.has(digest)) return refuse(entry, new InvalidPackError(`pack entry ${entry.path} is ${blob ? 'duplicated' : 'not in the pack manifest'}`))
+    if (entry.size !== blob.size || entry.size > maxEntryBytes) {
+      return refuse(entry, new InvalidPackError(`pack entry ${entry.path} is ${entry.size} bytes (manifest: ${blob.size}, limit ${maxEntryBytes})`, { path: entry.path }))
+    }
+    seen.add(digest)
+    const part = `${staging.path(digest)}.part`
+    const out = createWriteStream(part)
+    entry.pipe(out)
+    pending.push(finished(out).then(() => staging.accept(blob, part, file)))
+  })
+
+  await pipeline(createReadStream(file), new DecompressStream(), parser).catch((err: unknown) => {
+    failure ??= err
+  })
+  const results = await Promise.allSettled(pending)
+  if (failure) throw wrapParseError(failure)
+  for (const r of results) if (r.status === 'rejected') throw r.reason
+  if (manifest === null) throw new InvalidPackError(`${file} holds no ${PACK_MANIFEST_NAME}`)
+  for (const o of listed.values()) {
+    if (!seen.has(o.digest) && !(await store.has(o.digest))) throw new InvalidPackError(`the pack lists ${o.digest} but does not hold it`, { digest: o.digest })
+  }
+  return manifest
+}
+
+function wrapParseError(err: unknown): unknown {
+  if (err instanceof InvalidPackError || err instanceof UnsafePathError || (err as { exitCode?: number }).exitCode !== undefined) return err
+  return new InvalidPackError(`not a valid pack: ${(err as Error).message ?? String(err)}`, {}, { cause: err })
+}

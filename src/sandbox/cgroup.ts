@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto'
+import { constants, promises as fs } from 'node:fs'
+import { join } from 'node:path'
+
+export type Controller = 'memory' | 'pids'
+
+/** A cgroup made for one sandboxed run: the command joins through `procs`; `remove()` once it is over. */
+export interface RunCgroup {
+  controller: Controller
+  procs: string
+  remove(): Promise<void>
+}
+
+const LIMIT_FILES: Record<'v1' | 'v2', Record<Controller, string>> = {
+  v2: { memory: 'memory.max', pids: 'pids.max' },
+  v1: { memory: 'memory.limit_in_bytes', pids: 'pids.max' },
+}
+
+/**
+ * A child cgroup holding `limit` for one controller, under this process's own cgroup:
+ * cgroup v2 where that controller is delegated to us (enabled for our children and
+ * writable), else a writable cgroup v1 hierarchy of the controller (root on a v1/hybrid
+ * host). Null when neither is ours to use: the caller falls back to rlimits.
+ */
+export async function makeRunCgroup(controller: Controller, limit: number): Promise<RunCgroup | null> {
+  for (const parent of await candidateParents(controller)) {
+    const dir = join(parent.dir, `forkpoint-${randomBytes(6).toString('hex')}`)
+    try {
+      await fs.mkdir(dir)
+    } catch {
+      continue
+    }
+    try {
+      await fs.writeFile(join(dir, LIMIT_FILES[parent.version][controller]), String(limit))
+      if (controller === 'memory') await fs.writeFile(join(dir, parent.version === 'v2' ? 'memory.swap.max' : 'memory.memsw.limit_in_bytes'), parent.version === 'v2' ? '0' : String(limit)).catch(() => undefined)
+      return { controller, procs: join(dir, 'cgroup.procs'), remove: () => removeCgroup(dir) }
+    } catch {
+      await fs.rmdir(dir).catch(() => undefined)
+    }
+  }
+  return null
+}
+
+async function candidateParents(controller: Controller): Promise<Array<{ dir: string; version: 'v1' | 'v2' }>> {
+  const [mountinfo, membership] = await Promise.all([fs.readFile('/proc/self/mountinfo', 'utf8'), fs.readFile('/proc/self/cgroup', 'utf8')])
+  const out: Array<{ dir: string; version: 'v1' | 'v2' }> = []
+  for (const line of mountinfo.split('\n')) {
+    const [left, right] = line.split(' - ')
+    if (!left || !right) continue
+    const mountPoint = left.split(' ')[4]!
+    const [fstype, , superOptions = ''] = right.split(' ')
+    if (fstype === 'cgroup2') {
+      const path = membership.match(/^0::(.*)$/m)?.[1]
+      const dir = path === undefined ? null : join(mountPoint, path)
+      if (dir && (await delegated(dir, controller))) out.push({ dir, version: 'v2' })
+    } else if (fstype === 'cgroup' && superOptions.split(',').includes(controller)) {
+      const path = membership.match(new RegExp(`^\\d+:[^:]*\\b${controller}\\b[^:]*:(.*)$`, 'm'))?.[1]
+      if (path !== undefined && (await writable(join(mountPoint, path)))) out.push({ dir: join(mountPoint, path), version: 'v1' })
+    }
+  }
+  return out.sort((a, b) => (a.version === b.version ? 0 : a.version === 'v2' ? -1 : 1))
+}
+
+async function delegated(dir: string, controller: Controller): Promise<boolean> {
+  const enabled = await fs.readFile(join(dir, 'cgroup.subtree_control'), 'utf8').catch(() => '')
+  return enabled.split(/\s+/).includes(controller) && (await writable(dir))
+}
+
+async function writable(dir: string): Promise<boolean> {
+  return fs.access(dir, constants.W_OK).then(() => true, () => false)
+}
+
+/** rmdir once the killed processes have left it (the kernel takes a moment to empty it). */
+async function removeCgroup(dir: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      await fs.rmdir(dir)
+      return
+    } catch {
+      await new Promise((r) => setTimeout(r, 10))
+    }
+  }
+}

@@ -1,0 +1,84 @@
+import { existsSync, promises as fs, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import * as api from '../../src/index.js'
+import { BranchError, Workspace } from '../../src/index.js'
+import { writeCommitJournal, sibling } from '../../src/branch/commitJournal.js'
+import { readGeneration } from '../../src/branch/branchStore.js'
+import { makeWorkspace } from '../helpers/tmp.js'
+
+const dead = { pid: 2 ** 22 + 1, start: '0' }
+
+describe('interrupted commits', () => {
+  it('are finished on the next open when they were applying', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'gone.txt': 'g' }))
+    const b = await ws.branch('half')
+    const temp = sibling('a.txt', 'new', b.id)
+    await fs.writeFile(join(ws.dir, temp), 'from branch')
+    await writeCommitJournal(ws.store, { kind: 'commit-journal', schemaVersion: 1, phase: 'applying', branch: b.id, parent: null, committer: dead, generation: 1, ops: [{ type: 'put', path: 'a.txt', temp, aside: sibling('a.txt', 'old', b.id) }, { type: 'delete', path: 'gone.txt' }] })
+    const again = await Workspace.open(ws.dir)
+    expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('from branch')
+    expect(existsSync(join(ws.dir, 'gone.txt'))).toBe(false)
+    expect(existsSync(join(ws.dir, temp))).toBe(false)
+    expect(await readGeneration(again.store, null)).toBe(1)
+    expect(await again.branches()).toEqual([])
+  })
+
+  it('are rolled back on the next open when they were staging, keeping the branch', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    const b = await ws.branch('staging', { persistent: true })
+    await fs.writeFile(join(b.path, 'a.txt'), 'branch')
+    const temp = sibling('a.txt', 'new', b.id)
+    await fs.writeFile(join(ws.dir, temp), 'partial')
+    await writeCommitJournal(ws.store, { kind: 'commit-journal', schemaVersion: 1, phase: 'staging', branch: b.id, parent: null, committer: dead, generation: 1, ops: [{ type: 'put', path: 'a.txt', temp, aside: sibling('a.txt', 'old', b.id) }] })
+    const again = await Workspace.open(ws.dir)
+    expect(existsSync(join(ws.dir, temp))).toBe(false)
+    expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('a')
+    const kept = await again.openBranch('staging')
+    await kept.commit()
+    expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('branch')
+  })
+})
+
+describe('hostile input', () => {
+  it('refuses branch names that are paths', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    for (const name of ['../x', '/abs', 'a/b', '', '.hidden', 'x\0y']) await expect(ws.branch(name)).rejects.toMatchObject({ exitCode: 2 })
+    await expect(ws.branch('ok', { backend: 'zfs' as never })).rejects.toMatchObject({ exitCode: 2 })
+    expect(await ws.branches()).toEqual([])
+  })
+
+  it('never commits through a parent directory replaced by a symlink', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'd/f.txt': 'f' }))
+    const outside = await makeWorkspace({ 'f.txt': 'outside' })
+    const b = await ws.branch('x')
+    await fs.writeFile(join(b.path, 'd/f.txt'), 'branch')
+    await fs.rm(join(ws.dir, 'd'), { recursive: true })
+    await fs.symlink(outside, join(ws.dir, 'd'))
+    await expect(b.commit()).rejects.toMatchObject({ code: 'ConflictError', data: { paths: ['d/f.txt'] } })
+    expect(readFileSync(join(outside, 'f.txt'), 'utf8')).toBe('outside')
+    await b.abort()
+  })
+
+  it('refuses to commit or abort out of order', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    const b = await ws.branch('p')
+    const c = await b.branch('c')
+    await expect(b.commit()).rejects.toMatchObject({ code: 'BranchBusyError', exitCode: 3 })
+    await expect(ws.branch('p')).rejects.toMatchObject({ code: 'BranchExistsError', exitCode: 2 })
+    await c.abort()
+    await b.commit()
+    await expect(b.commit()).rejects.toMatchObject({ code: 'BranchNotFoundError' })
+    await b.abort() // already ended: nothing to do
+  })
+})
+
+it('every branch error is a BranchError whose code is its class name', () => {
+  const names = ['ConflictError', 'BranchStaleError', 'BranchNotFoundError', 'BranchExistsError', 'BranchBusyError', 'BackendUnavailableError', 'SandboxError'] as const
+  for (const name of names) {
+    const err = new (api[name] as new (m: string) => BranchError)('x')
+    expect(err).toBeInstanceOf(BranchError)
+    expect(err.code).toBe(name)
+    expect([2, 3]).toContain(err.exitCode)
+  }
+})

@@ -1,0 +1,53 @@
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+/** The built CLI entry; end-to-end tests run it exactly as a user would (after `npm run build`). */
+export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+/** The built library, for helper processes that drive it directly. */
+export const LIB = fileURLToPath(new URL('../../dist/index.js', import.meta.url))
+
+export interface CliResult {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+function assertBuilt(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' before the CLI tests`)
+}
+
+/** A clean environment: no inherited store, no colours, no npm-injected variables. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'], HOME: process.env['HOME'], NO_COLOR: '1', ...extra }
+  return env
+}
+
+/** Run a node process to completion and collect its output. */
+export function runNode(args: string[], { cwd, env }: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+  assertBuilt()
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+  })
+}
+
+/** `forkpoint ARGS` in `cwd`. */
+export function fp(cwd: string, ...args: string[]): Promise<CliResult> {
+  return runNode([CLI, ...args], { cwd })
+}
+
+/** `forkpoint ARGS --json` in `cwd`, stdout parsed (throws with the output when it does not parse). */
+export async function fpJson<T = Record<string, unknown>>(cwd: string, ...args: string[]): Promise<{ code: number; json: T; stderr: string }> {
+  const r = await fp(cwd, ...args, '--json')
+  try {
+    return { code: r.code, json: JSON.parse(r.stdout) as T, stderr: r.stderr }
+  } catch {
+    throw new Error(`forkpoint ${args.join(' ')} --json printed no JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`)
+  }
+}

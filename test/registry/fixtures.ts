@@ -1,0 +1,62 @@
+import { promises as fs } from 'node:fs'
+import { join, relative } from 'node:path'
+import { Store, initWorkspace, listObjects, listRefs, snapshotWorkspace } from '../../src/index.js'
+import { type FileSpec, makeWorkspace, tempDir } from '../helpers/tmp.js'
+
+/** A workspace with a store and one snapshot of `files`. */
+export async function makeImage(files: Record<string, FileSpec>): Promise<{ dir: string; store: Store; id: `sha256:${string}` }> {
+  const dir = await makeWorkspace(files)
+  await initWorkspace({ dir })
+  const snap = await snapshotWorkspace({ dir, message: 'fixture' })
+  return { dir, store: await Store.open(join(dir, '.forkpoint')), id: snap.id }
+}
+
+/** An empty store of its own (the receiving side). */
+export async function emptyStore(): Promise<Store> {
+  return Store.init(join(tempDir('recv'), '.forkpoint'))
+}
+
+/** What a store holds that a reader can see: objects and refs (for "untouched" checks). */
+export async function storeState(store: Store): Promise<{ objects: string[]; refs: string[] }> {
+  return {
+    objects: (await listObjects(store)).sort(),
+    refs: (await listRefs(store)).map((r) => `${r.name}=${r.id}`),
+  }
+}
+
+/** Every file, symlink and directory under `dir` (except .forkpoint) with content, mode or target. */
+export async function treeListing(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {}
+  const walk = async (d: string): Promise<void> => {
+    for (const e of await fs.readdir(d, { withFileTypes: true })) {
+      if (e.name === '.forkpoint') continue
+      const p = join(d, e.name)
+      const rel = relative(dir, p)
+      if (e.isSymbolicLink()) out[rel] = `-> ${await fs.readlink(p)}`
+      else if (e.isDirectory()) {
+        out[rel] = 'dir'
+        await walk(p)
+      } else {
+        const st = await fs.stat(p)
+        out[rel] = `${(st.mode & 0o777).toString(8)} ${(await fs.readFile(p)).toString('base64')}`
+      }
+    }
+  }
+  await walk(dir)
+  return out
+}
+
+/** Numbered files of pseudo-random bytes, for images big enough to matter. */
+export function randomFiles(count: number, size: number, seed = 1): Record<string, Buffer> {
+  const files: Record<string, Buffer> = {}
+  let x = seed
+  for (let i = 0; i < count; i++) {
+    const buf = Buffer.alloc(size)
+    for (let j = 0; j < size; j += 4) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0
+      buf.writeUInt32LE(x, j - (j + 4 > size ? j + 4 - size : 0))
+    }
+    files[`dir${i % 7}/file${i}.bin`] = buf
+  }
+  return files
+}

@@ -1,0 +1,96 @@
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { checkout, parseRemote, pullImage, pushImage, readRef, sha256, snapshotWorkspace } from '../../src/index.js'
+import { remoteLocation } from '../../src/registry/parseRemote.js'
+import { Staging } from '../../src/registry/Staging.js'
+import { tempDir } from '../helpers/tmp.js'
+import { emptyStore, makeImage, randomFiles, storeState, treeListing } from './fixtures.js'
+import { TRANSPORTS, useRemotes } from './remotes.js'
+
+const remotes = useRemotes()
+const credentials = null
+
+describe.each(TRANSPORTS)('push and pull through %s', (kind) => {
+  it('round-trips an image: same id, same files, modes and symlinks', async () => {
+    const image = await makeImage({ 'a.txt': 'hello', 'bin/run': { content: '#!/bin/sh\n', mode: 0o755 }, 'docs/link': { symlink: '../a.txt' }, 'empty/': { dir: true } })
+    const remote = remotes.remote(kind)
+    const pushed = await pushImage({ store: image.store, id: image.id, remote, credentials })
+    expect(pushed).toMatchObject({ id: image.id, tag: 'v1', sentObjects: pushed.objects })
+    const store = await emptyStore()
+    const pulled = await pullImage({ store, remote, credentials })
+    expect(pulled).toMatchObject({ id: image.id, tag: 'v1', manifest: pushed.manifest, fetchedObjects: pushed.objects })
+    expect(await readRef(store, 'refs/tags/v1')).toBe(image.id)
+    const out = join(tempDir('out'), 'tree')
+    await checkout({ store, id: 'v1', into: out })
+    expect(await treeListing(out)).toEqual(await treeListing(image.dir))
+  })
+
+  it('sends and fetches only what changed (under 1% of the bytes for one changed file)', async () => {
+    const image = await makeImage(randomFiles(60, 64 * 1024))
+    const remote = remotes.remote(kind)
+    const first = await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const store = await emptyStore()
+    await pullImage({ store, remote, credentials })
+
+    await fs.writeFile(join(image.dir, 'dir3/file3.bin'), 'changed')
+    const next = await snapshotWorkspace({ dir: image.dir, message: 'one file changed' })
+    const again = await pushImage({ store: image.store, id: next.id, remote, credentials })
+    expect(again.sentObjects).toBeLessThanOrEqual(4) // blob, its tree, the root tree, the snapshot
+    expect(again.sentBytes).toBeLessThan(first.totalBytes / 100)
+    const repull = await pullImage({ store, remote, credentials })
+    expect(repull.id).toBe(next.id)
+    expect(repull.fetchedObjects).toBe(again.sentObjects)
+    expect(repull.fetchedBytes).toBe(again.sentBytes)
+  })
+
+  it('resumes an interrupted push: the second run sends only what the first did not', async () => {
+    const image = await makeImage(randomFiles(30, 32 * 1024, 7))
+    const remote = remotes.remote(kind)
+    const abort = new AbortController()
+    const first = pushImage({
+      store: image.store,
+      id: image.id,
+      remote,
+      credentials,
+      concurrency: 1,
+      signal: abort.signal,
+      onProgress: (p) => p.phase === 'sending' && p.objects >= 10 && abort.abort(),
+    })
+    await expect(first).rejects.toThrow()
+    const second = await pushImage({ store: image.store, id: image.id, remote, credentials })
+    expect(second.sentObjects).toBeGreaterThan(0)
+    expect(second.sentObjects).toBeLessThanOrEqual(second.objects - 10)
+    const pulled = await pullImage({ store: await emptyStore(), remote, credentials })
+    expect(pulled.id).toBe(image.id)
+  })
+
+  it('resumes an interrupted pull, leaving the store untouched until the image is complete', async () => {
+    const image = await makeImage(randomFiles(30, 32 * 1024, 9))
+    const remote = remotes.remote(kind)
+    const pushed = await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const store = await emptyStore()
+    const before = await storeState(store)
+    const abort = new AbortController()
+    const first = pullImage({ store, remote, credentials, concurrency: 1, signal: abort.signal, onProgress: (p) => p.objects >= 10 && abort.abort() })
+    await expect(first).rejects.toThrow()
+    expect(await storeState(store)).toEqual(before)
+
+    // a half-downloaded object is continued from where it stopped, not fetched again
+    const staging = await Staging.open(store, `${remoteLocation(parseRemote(remote))}\0${pushed.manifest}`)
+    expect((await fs.readdir(staging.dir)).filter((n) => !n.endsWith('.part')).length).toBeGreaterThanOrEqual(10)
+    const big = await fs.readFile(join(image.dir, 'dir0/file0.bin'))
+    await fs.rm(staging.path(sha256(big)), { force: true })
+    await fs.writeFile(`${staging.path(sha256(big))}.part`, big.subarray(0, 20_000))
+    let staged = 20_000
+    for (const name of await fs.readdir(staging.dir)) if (!name.endsWith('.part')) staged += (await fs.stat(join(staging.dir, name))).size
+
+    const second = await pullImage({ store, remote, credentials })
+    expect(second.id).toBe(image.id)
+    expect(second.fetchedBytes).toBe(pushed.totalBytes - staged)
+    const out = join(tempDir('out'), 'tree')
+    await checkout({ store, id: 'v1', into: out })
+    expect(await treeListing(out)).toEqual(await treeListing(image.dir))
+    await expect(fs.stat(staging.dir)).rejects.toThrow() // staging removed once committed
+  })
+})

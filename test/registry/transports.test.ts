@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { openTransport, parseRemote, sha256 } from '../../src/index.js'
+import { buildImageManifests } from '../../src/registry/imageManifest.js'
+import type { Transport } from '../../src/registry/Transport.js'
+import { tempDir } from '../helpers/tmp.js'
+import { TRANSPORTS, useRemotes } from './remotes.js'
+
+const remotes = useRemotes()
+
+async function blobFile(bytes: Buffer): Promise<{ digest: `sha256:${string}`; size: number; path: string }> {
+  const path = join(tempDir('blob'), 'b')
+  await fs.writeFile(path, bytes)
+  return { digest: sha256(bytes), size: bytes.length, path }
+}
+
+async function readAll(stream: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const parts: Buffer[] = []
+  for await (const c of stream) parts.push(Buffer.from(c))
+  return Buffer.concat(parts)
+}
+
+/** One conformance suite, run against every transport. */
+describe.each(TRANSPORTS)('transport %s', (kind) => {
+  const open = async (): Promise<Transport> => openTransport(parseRemote(remotes.remote(kind)), { credentials: null })
+
+  it('stores blobs by digest, reports their size, reads them whole and from an offset', async () => {
+    const t = await open()
+    const bytes = randomBytes(100_000)
+    const blob = await blobFile(bytes)
+    expect(await t.statBlob(blob.digest)).toBeNull()
+    expect(await t.openBlob(blob.digest, 0)).toBeNull()
+    let counted = 0
+    await t.putBlob(blob, blob.path, { onBytes: (n) => (counted += n) })
+    expect(counted).toBe(bytes.length)
+    expect(await t.statBlob(blob.digest)).toBe(bytes.length)
+    const whole = await t.openBlob(blob.digest, 0)
+    expect(whole?.offset).toBe(0)
+    expect((await readAll(whole!.body)).equals(bytes)).toBe(true)
+    const tail = await t.openBlob(blob.digest, 60_000)
+    expect(tail?.offset).toBe(60_000)
+    expect((await readAll(tail!.body)).equals(bytes.subarray(60_000))).toBe(true)
+    await t.putBlob(blob, blob.path) // idempotent
+    expect(await t.statBlob(blob.digest)).toBe(bytes.length)
+  })
+
+  it('moves blobs larger than one chunk (chunked upload on OCI)', async () => {
+    const t = await open()
+    const bytes = randomBytes(20 * 1024 * 1024 + 123)
+    const blob = await blobFile(bytes)
+    await t.putBlob(blob, blob.path)
+    expect(await t.statBlob(blob.digest)).toBe(bytes.length)
+    expect(sha256(await readAll((await t.openBlob(blob.digest, 0))!.body))).toBe(blob.digest)
+  })
+
+  it('stores manifests by digest and by tag, lists and moves tags', async () => {
+    const t = await open()
+    const object = await blobFile(Buffer.from('{"kind":"note","schemaVersion":1}'))
+    await t.putBlob(object, object.path)
+    const empty = await blobFile(Buffer.from('{}'))
+    await t.putBlob(empty, empty.path)
+    const one = buildImageManifests({ root: object.digest, objects: [object], config: 'empty' })
+    expect(await t.hasManifest(one.segments[0]!.descriptor.digest)).toBe(false)
+    await t.putManifest(one.segments[0]!)
+    expect(await t.hasManifest(one.segments[0]!.descriptor.digest)).toBe(true)
+    await t.putManifest(one.index, 'first')
+    await t.putManifest(one.index, 'second')
+    expect(await t.listTags()).toEqual(['first', 'second'])
+    const byTag = await t.getManifest('first')
+    expect(byTag?.bytes.equals(one.index.bytes)).toBe(true)
+    expect(byTag?.claimed ?? one.index.descriptor.digest).toBe(one.index.descriptor.digest)
+    expect((await t.getManifest(one.index.descriptor.digest))?.bytes.equals(one.index.bytes)).toBe(true)
+    expect(await t.getManifest('missing')).toBeNull()
+
+    const other = await blobFile(Buffer.from('{"kind":"note","schemaVersion":2}'))
+    await t.putBlob(other, other.path)
+    const two = buildImageManifests({ root: other.digest, objects: [other], config: 'empty' })
+    await t.putManifest(two.segments[0]!)
+    await t.putManifest(two.index, 'first')
+    expect((await t.getManifest('first'))?.bytes.equals(two.index.bytes)).toBe(true)
+    expect(await t.listTags()).toEqual(['first', 'second'])
+  })
+})

@@ -1,0 +1,116 @@
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { DirtyWorkspaceError, TargetNotEmptyError, checkout, readRef, readSnapshot, readTree, snapshotWorkspace, status } from '../../src/index.js'
+import { tempDir } from '../helpers/tmp.js'
+import { dirState, storeWorkspace } from '../helpers/workspace.js'
+
+const project = {
+  'README.md': '# demo\n',
+  'bin/run.sh': { content: '#!/bin/sh\necho hi\n', mode: 0o755 },
+  'src/a.ts': 'export const a = 1\n',
+  'src/deep/er/b.ts': 'export const b = 2\n',
+  'empty/nested-empty': { dir: true as const },
+  'link-to-a': { symlink: 'src/a.ts' },
+  'dangling': { symlink: 'does/not/exist' },
+  'dir-link': { symlink: 'src' },
+  'binary.bin': Buffer.from([0, 1, 2, 255, 254, 0, 10, 13]),
+}
+
+describe('snapshot -> checkout --into round trip', () => {
+  it('reproduces bytes, exec bits, symlink targets (not followed) and empty directories', async () => {
+    const { dir, store } = await storeWorkspace(project)
+    const snap = await snapshotWorkspace({ dir })
+    expect(snap.created).toBe(true)
+    const into = join(tempDir('into'), 'copy')
+    const result = await checkout({ dir, id: snap.id, into })
+    expect(result.mode).toBe('into')
+    const [original, copy] = [await dirState(dir), await dirState(into)]
+    expect(copy).toEqual(original)
+    expect(copy['bin/run.sh']).toMatchObject({ mode: 0o755 })
+    expect(copy['src/a.ts']).toMatchObject({ mode: 0o644 })
+    expect(copy['dir-link']).toEqual({ type: 'symlink', target: 'src' })
+    expect(copy['empty/nested-empty']).toMatchObject({ type: 'dir' })
+    // The symlinked directory was stored as a link, not as a copy of what it points to.
+    const root = await readTree(store, (await readSnapshot(store, snap.id)).world.tree)
+    expect(root.entries.find((e) => e.name === 'dir-link')).toMatchObject({ type: 'symlink', target: 'src' })
+  })
+
+  it('refuses a target that exists and is not empty', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a' })
+    const snap = await snapshotWorkspace({ dir })
+    const into = tempDir('full')
+    await fs.writeFile(join(into, 'keep.txt'), 'mine')
+    await expect(checkout({ dir, id: snap.id, into })).rejects.toBeInstanceOf(TargetNotEmptyError)
+    expect(await fs.readFile(join(into, 'keep.txt'), 'utf8')).toBe('mine')
+  })
+})
+
+describe('in-place checkout', () => {
+  it('moves the workspace back and forth between two snapshots exactly', async () => {
+    const { dir, store } = await storeWorkspace(project)
+    const first = await snapshotWorkspace({ dir, message: 'first' })
+    const stateA = await dirState(dir)
+
+    // Every kind of change: modify, delete, add, exec bit, file<->dir, file<->symlink, empty dir.
+    await fs.writeFile(join(dir, 'README.md'), '# changed\n')
+    await fs.rm(join(dir, 'src/deep'), { recursive: true })
+    await fs.writeFile(join(dir, 'new.txt'), 'new')
+    await fs.chmod(join(dir, 'bin/run.sh'), 0o644)
+    await fs.rm(join(dir, 'binary.bin'))
+    await fs.mkdir(join(dir, 'binary.bin'))
+    await fs.writeFile(join(dir, 'binary.bin/inside'), 'was a file')
+    await fs.rm(join(dir, 'empty'), { recursive: true })
+    await fs.writeFile(join(dir, 'empty'), 'now a file')
+    await fs.rm(join(dir, 'link-to-a'))
+    await fs.writeFile(join(dir, 'link-to-a'), 'no longer a link')
+    await fs.mkdir(join(dir, 'another-empty'))
+    const second = await snapshotWorkspace({ dir, message: 'second' })
+    expect(second.created).toBe(true)
+    const stateB = await dirState(dir)
+    expect(stateB).not.toEqual(stateA)
+
+    const back = await checkout({ dir, id: first.id })
+    expect(back.mode).toBe('in-place')
+    expect(await dirState(dir)).toEqual(stateA)
+    expect(await readRef(store, 'HEAD')).toBe(first.id)
+    expect((await status({ dir })).clean).toBe(true)
+
+    await checkout({ dir, id: second.id })
+    expect(await dirState(dir)).toEqual(stateB)
+    expect(await readRef(store, 'HEAD')).toBe(second.id)
+    expect((await status({ dir })).clean).toBe(true)
+  })
+
+  it('refuses a dirty workspace without force (DirtyWorkspaceError, exit 3) and overwrites it with force', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'one' })
+    const first = await snapshotWorkspace({ dir })
+    await fs.writeFile(join(dir, 'a.txt'), 'two')
+    const second = await snapshotWorkspace({ dir })
+    await fs.writeFile(join(dir, 'a.txt'), 'uncommitted work')
+    await fs.writeFile(join(dir, 'untracked.txt'), 'also uncommitted')
+
+    const refused = await checkout({ dir, id: first.id }).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(DirtyWorkspaceError)
+    expect((refused as DirtyWorkspaceError).exitCode).toBe(3)
+    expect((refused as DirtyWorkspaceError).data['paths']).toEqual(['a.txt', 'untracked.txt'])
+    expect(await fs.readFile(join(dir, 'a.txt'), 'utf8')).toBe('uncommitted work')
+
+    await checkout({ dir, id: first.id, force: true })
+    expect(await dirState(dir)).toEqual({ 'a.txt': { type: 'file', mode: 0o644, content: Buffer.from('one').toString('base64') } })
+    expect(second.id).not.toBe(first.id)
+  })
+
+  it('follows a branch name (HEAD stays symbolic) and detaches on an id', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'one' })
+    const first = await snapshotWorkspace({ dir })
+    await fs.writeFile(join(dir, 'a.txt'), 'two')
+    const second = await snapshotWorkspace({ dir })
+    await checkout({ dir, id: first.id })
+    expect((await status({ dir })).branch).toBeNull()
+    await checkout({ dir, id: 'main' })
+    expect((await status({ dir })).branch).toBe('main')
+    expect(await readRef(store, 'HEAD')).toBe(second.id)
+    expect(await fs.readFile(join(dir, 'a.txt'), 'utf8')).toBe('two')
+  })
+})

@@ -1,0 +1,169 @@
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import {
+  type Digest,
+  MalformedObjectError,
+  type Store,
+  UnsafePathError,
+  checkout,
+  makeSnapshot,
+  readRef,
+  recoverCheckout,
+  sha256,
+  snapshotWorkspace,
+  status,
+} from '../../src/index.js'
+import { fp } from '../helpers/cli.js'
+import { tempDir } from '../helpers/tmp.js'
+import { dirState, listOrNull, storeWorkspace } from '../helpers/workspace.js'
+
+/** A place outside every target; nothing may ever appear in it or vanish from it. */
+async function makeSentinel(): Promise<{ dir: string; intact(): Promise<void> }> {
+  const dir = tempDir('sentinel')
+  await fs.writeFile(join(dir, 'precious'), 'do not touch')
+  return {
+    dir,
+    async intact() {
+      expect(await fs.readdir(dir)).toEqual(['precious'])
+      expect(await fs.readFile(join(dir, 'precious'), 'utf8')).toBe('do not touch')
+    },
+  }
+}
+
+/** Write raw entries as a tree object (unchecked, unsorted as given) and a snapshot on it. */
+async function hostileSnapshot(store: Store, entries: unknown[]): Promise<Digest> {
+  const tree = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries })
+  return store.writeObject(makeSnapshot({ parents: [], tree, message: 'hostile' }))
+}
+
+async function fileEntry(store: Store, name: string, content = 'pwned'): Promise<Record<string, unknown>> {
+  return { name, type: 'file', mode: 0o644, size: content.length, blob: await store.writeBlob(Buffer.from(content)) }
+}
+
+async function dirEntry(store: Store, name: string, inner: unknown[]): Promise<Record<string, unknown>> {
+  return { name, type: 'dir', mode: 0o755, size: 0, tree: await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: inner }) }
+}
+
+const symlink = (name: string, target: string) => ({ name, type: 'symlink', mode: 0o777, size: Buffer.byteLength(target), target })
+
+type Case = { title: string; error: typeof UnsafePathError | typeof MalformedObjectError; entries: (store: Store, sentinel: string) => Promise<unknown[]> }
+
+const cases: Case[] = [
+  { title: 'a file named ..', error: UnsafePathError, entries: async (s) => [await fileEntry(s, '..')] },
+  { title: 'a directory named .. holding a file', error: UnsafePathError, entries: async (s) => [await dirEntry(s, '..', [await fileEntry(s, 'pwned')])] },
+  { title: 'a name with a slash climbing to the sentinel', error: UnsafePathError, entries: async (s, sentinel) => [await fileEntry(s, `../../../../../../..${sentinel}/pwned`)] },
+  { title: 'a name with a slash', error: UnsafePathError, entries: async (s) => [await fileEntry(s, 'a/b')] },
+  { title: 'an absolute name', error: UnsafePathError, entries: async (s, sentinel) => [await fileEntry(s, `${sentinel}/pwned`)] },
+  { title: 'an empty name', error: UnsafePathError, entries: async (s) => [await fileEntry(s, '')] },
+  { title: 'a name with a NUL byte', error: UnsafePathError, entries: async (s) => [await fileEntry(s, 'a\0b')] },
+  { title: 'a hostile name one level down', error: UnsafePathError, entries: async (s) => [await dirEntry(s, 'ok', [await fileEntry(s, '..')])] },
+  { title: 'duplicate entries', error: MalformedObjectError, entries: async (s) => [await fileEntry(s, 'x', 'one'), await fileEntry(s, 'x', 'two')] },
+  { title: 'unsorted entries', error: MalformedObjectError, entries: async (s) => [await fileEntry(s, 'b'), await fileEntry(s, 'a')] },
+  { title: 'a set-uid file mode', error: MalformedObjectError, entries: async (s) => [{ ...(await fileEntry(s, 'x')), mode: 0o4755 }] },
+  { title: 'an unknown entry type', error: MalformedObjectError, entries: async (s) => [{ ...(await fileEntry(s, 'x')), type: 'fifo' }] },
+  { title: 'a directory whose tree is a blob', error: MalformedObjectError, entries: async (s) => [{ name: 'd', type: 'dir', mode: 0o755, size: 0, tree: await s.writeBlob(Buffer.from('not a tree')) }] },
+  { title: 'an absolute symlink', error: UnsafePathError, entries: async (_s, sentinel) => [symlink('esc', sentinel)] },
+  { title: 'a symlink climbing out (../../x)', error: UnsafePathError, entries: async (_s) => [symlink('esc', '../../x')] },
+  { title: 'a nested symlink climbing out', error: UnsafePathError, entries: async (s) => [await dirEntry(s, 'a', [await dirEntry(s, 'b', [symlink('esc', '../../../x')])])] },
+]
+
+describe('hostile trees', () => {
+  for (const c of cases) {
+    it(`refuses ${c.title}: checkout --into fails with ${c.error.name}, writes nothing anywhere`, async () => {
+      const { dir, store } = await storeWorkspace({ 'a.txt': 'a' })
+      const sentinel = await makeSentinel()
+      const id = await hostileSnapshot(store, await c.entries(store, sentinel.dir))
+      const parent = join(tempDir('into'), 'p', 'q')
+      await fs.mkdir(parent, { recursive: true })
+      const target = join(parent, 'target')
+
+      const err = await checkout({ dir, id, into: target }).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(c.error)
+      expect((err as UnsafePathError).exitCode).toBe(5)
+      expect(await listOrNull(target)).toBeNull()
+      expect(await fs.readdir(parent)).toEqual([]) // no temp dir, no probe file left behind
+      await sentinel.intact()
+
+      // The same through the CLI: exit 5, one line on stderr.
+      const cli = await fp(dir, 'checkout', id, '--into', target)
+      expect(cli.code).toBe(5)
+      expect(cli.stderr.trim().split('\n')).toHaveLength(1)
+      expect(cli.stderr).toMatch(/^forkpoint: /)
+      expect(await fs.readdir(parent)).toEqual([])
+      await sentinel.intact()
+    })
+
+    it(`refuses ${c.title}: in-place checkout fails with ${c.error.name}, the workspace untouched`, async () => {
+      const { dir, store } = await storeWorkspace({ 'a.txt': 'a', 'd/b.txt': 'b' })
+      const head = (await snapshotWorkspace({ dir })).id
+      const sentinel = await makeSentinel()
+      const id = await hostileSnapshot(store, await c.entries(store, sentinel.dir))
+      const before = await dirState(dir)
+
+      await expect(checkout({ dir, id, force: true })).rejects.toBeInstanceOf(c.error)
+      expect(await dirState(dir)).toEqual(before)
+      expect(await readRef(store, 'HEAD')).toBe(head)
+      expect(await fs.readdir(store.path('tmp'))).toEqual([]) // staging removed
+      await sentinel.intact()
+    })
+  }
+
+  it('allows an outside symlink only when asked (allowExternalSymlinks), and still writes nothing through it', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a' })
+    const sentinel = await makeSentinel()
+    const id = await hostileSnapshot(store, [symlink('esc', sentinel.dir)])
+    const target = join(tempDir('into'), 'target')
+    await checkout({ dir, id, into: target, allowExternalSymlinks: true })
+    expect(await fs.readlink(join(target, 'esc'))).toBe(sentinel.dir)
+    await sentinel.intact()
+  })
+})
+
+describe('a directory swapped for a symlink between planning and running an in-place checkout', () => {
+  /** A workspace with `d/x`, and a checkout journal (as `checkout` writes it) whose steps touch `d/...`. */
+  async function journalThroughSwappedDir(steps: (staged: string) => unknown[]) {
+    const { dir, store } = await storeWorkspace({ 'd/x': 'mine', 'keep.txt': 'k' })
+    const head = (await snapshotWorkspace({ dir })).id
+    const sentinel = await makeSentinel()
+    const staging = store.tempPath('checkout')
+    await fs.mkdir(staging)
+    await fs.writeFile(join(staging, '0'), 'pwned')
+    const journal = { kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging, steps: steps(join(staging, '0')), head: `${sha256('other')}\n` }
+    await fs.writeFile(store.path('checkout-journal.json'), JSON.stringify(journal))
+    // The swap: `d` becomes a symlink to the sentinel after the plan was made.
+    await fs.rm(join(dir, 'd'), { recursive: true })
+    await fs.symlink(sentinel.dir, join(dir, 'd'))
+    return { dir, store, head, sentinel }
+  }
+
+  const stepSets: Array<[string, (staged: string) => unknown[]]> = [
+    ['placing a file', (staged) => [{ op: 'place', path: 'd/pwned', staged }]],
+    ['replacing a file', (staged) => [{ op: 'place', path: 'd/precious', staged }]],
+    ['removing a file', () => [{ op: 'remove', path: 'd/precious' }]],
+    ['making a directory', () => [{ op: 'mkdir', path: 'd/newdir' }]],
+  ]
+
+  for (const [what, steps] of stepSets) {
+    it(`refuses ${what} through it (UnsafePathError, exit 5 from the CLI), nothing written or removed outside`, async () => {
+      const { dir, store, head, sentinel } = await journalThroughSwappedDir(steps)
+      await expect(recoverCheckout(store, dir)).rejects.toBeInstanceOf(UnsafePathError)
+      await sentinel.intact()
+      for (const command of ['status', 'snapshot']) {
+        const cli = await fp(dir, command)
+        expect(cli.code).toBe(5)
+        expect(cli.stderr.trim().split('\n')).toHaveLength(1)
+        expect(cli.stderr).toContain('refusing')
+      }
+      await sentinel.intact()
+      expect(await readRef(store, 'HEAD')).toBe(head)
+      expect(await fs.readlink(join(dir, 'd'))).toBe(sentinel.dir)
+    })
+  }
+
+  it('the library reports it too: status refuses rather than guessing', async () => {
+    const { dir, sentinel } = await journalThroughSwappedDir((staged) => [{ op: 'place', path: 'd/pwned', staged }])
+    await expect(status({ dir })).rejects.toBeInstanceOf(UnsafePathError)
+    await sentinel.intact()
+  })
+})
