@@ -51,8 +51,8 @@ export class BranchPool {
     await this.abortAll((b) => !chain.includes(b))
     let result: CommitResult | undefined
     for (const branch of chain) {
+      result = await branch.commit({ onConflict }) // a failed commit leaves it live, for close() to abort
       this.#live.delete(branch)
-      result = await branch.commit({ onConflict })
     }
     return result!
   }

@@ -1,7 +1,7 @@
 import { promises as fs, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { UsageError, Workspace, bestOfN } from '../../src/index.js'
+import { ConflictError, UsageError, Workspace, bestOfN } from '../../src/index.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 import { expectNoBranches } from './leftovers.js'
 
@@ -91,6 +91,21 @@ describe('bestOfN', () => {
     expect(run.stdout.trim()).toBe(outcome.results[0]!.branchPath)
     expect(run.changedPaths).toEqual(['answer.txt'])
     expect(read(ws)).toBe('plain 0\n')
+    await expectNoBranches(ws)
+  })
+
+  it('throws the ConflictError of a winner whose paths changed in the workspace meanwhile, leaving nothing behind', async () => {
+    const ws = await open()
+    const err = await bestOfN(async (path) => {
+      await fs.writeFile(join(path, 'answer.txt'), 'from the branch\n')
+      await fs.writeFile(join(ws.dir, 'answer.txt'), 'edited meanwhile\n')
+      return true
+    }, { n: 1 })
+      .apply(ws)
+      .catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ConflictError)
+    expect((err as ConflictError).exitCode).toBe(3)
+    expect(read(ws)).toBe('edited meanwhile\n')
     await expectNoBranches(ws)
   })
 
