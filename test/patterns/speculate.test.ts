@@ -132,6 +132,16 @@ describe('speculate', () => {
     await expectNoBranches(ws)
   })
 
+  it('abandons a candidate that never resolves once another wins, without a timeout', async () => {
+    const ws = await open()
+    const started = Date.now()
+    const outcome = await speculate([() => new Promise<boolean>(() => undefined), write('a.txt', 'winner\n')]).apply(ws)
+    expect(Date.now() - started).toBeLessThan(5000)
+    expect(outcome.results.map((r) => r.status)).toEqual(['cancelled', 'succeeded'])
+    expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('winner\n')
+    await expectNoBranches(ws)
+  })
+
   it('never commits a candidate that succeeds after its deadline', async () => {
     const ws = await open()
     let lateDone = false
