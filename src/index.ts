@@ -23,6 +23,13 @@ export {
   DirtyWorkspaceError,
   TargetNotEmptyError,
   MergeConflictError,
+  RunArtifactError,
+  RunNotFoundError,
+  ReplayDivergenceError,
+  ReplayNotPossibleError,
+  OfflineViolationError,
+  EncryptionKeyError,
+  DecryptionError,
   BranchError,
   ConflictError,
   BranchStaleError,
@@ -81,6 +88,33 @@ export { treeSource, zipEntries, sameEntry, EMPTY_TREE, type TreeSource } from '
 export { assertNoLinkedAncestor, symlinkStaysInside } from './world/safePath.js'
 export { chunkBuffer, chunkStream, DEFAULT_CHUNKING, type ChunkerOptions } from './world/fastcdc.js'
 
+// trace
+export { type Run, type Step, type StepType, type StepError, type RunStatus, type RedactionMode, type JsonValue, RUN_SCHEMA_VERSION, makeRunId } from './trace/Run.js'
+export { parseRun } from './trace/parseRun.js'
+export { runArtifactText } from './trace/runArtifact.js'
+export { hashPayload, hashableText, normalizeNfc } from './trace/stepHash.js'
+export { Redactor, type RedactionRules, type RedactionPolicy } from './trace/Redactor.js'
+export { PayloadCipher } from './trace/payloadCipher.js'
+export { Recorder, type RecorderOptions, type RecorderResult } from './trace/Recorder.js'
+export { RunStore, type RunSummary, type ListRunsArgs } from './trace/RunStore.js'
+export { listRuns } from './trace/listRuns.js'
+export { loadRun } from './trace/loadRun.js'
+export { exportRun } from './trace/exportRun.js'
+export { recordCommand, type RecordCommandArgs, type RecordResult } from './trace/recordCommand.js'
+export { replayRun, type ReplayRunArgs, type ReplayResult } from './trace/replayRun.js'
+export { diffRuns, type RunDiff, type DivergenceStatus, type StepSummary, DIVERGENCE_STATUSES } from './trace/diffRuns.js'
+export { jsonDiff, type DiffOp } from './trace/jsonDiff.js'
+export { renderRunDiff } from './trace/renderRunDiff.js'
+export { normalizeRun } from './trace/normalizeRun.js'
+export { ciRecord, type CiRecordArgs } from './trace/ciRecord.js'
+export { ciCheck, type CiCheckArgs, type CiCheckResult, type CiOutcome } from './trace/ciCheck.js'
+export { ciDiff } from './trace/ciDiff.js'
+export { ciNormalize } from './trace/ciNormalize.js'
+export { validateArtifact, type ArtifactReport } from './trace/validateArtifact.js'
+export { assertNoDiff } from './trace/assertNoDiff.js'
+export { startRecordingProxy, type RecordingProxy } from './trace/recordingProxy.js'
+export { networkNamespaceAvailable } from './trace/spawnAgent.js'
+export { compareRuns, isRunSpec } from './trace/compareRuns.js'
 // branch
 export { Workspace, type OpenWorkspaceOptions } from './branch/Workspace.js'
 export { Branch, type BranchOptions } from './branch/Branch.js'

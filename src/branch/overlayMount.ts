@@ -88,7 +88,7 @@ export async function stopHolder(holder: ProcessId): Promise<void> {
   } catch {
     return
   }
-  for (let i = 0; i < 400 && isAlive(holder); i++) await new Promise((r) => setTimeout(r, 5))
+  for (let i = 0; i < 2000 && isAlive(holder); i++) await new Promise((r) => setTimeout(r, 1))
 }
 
 /** The path under which this process sees `path` of a holder's mount namespace. */

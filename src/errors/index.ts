@@ -12,6 +12,15 @@ export {
 } from './storeErrors.js'
 export { DirtyWorkspaceError, TargetNotEmptyError, MergeConflictError } from './worldErrors.js'
 export {
+  RunArtifactError,
+  RunNotFoundError,
+  ReplayDivergenceError,
+  ReplayNotPossibleError,
+  OfflineViolationError,
+  EncryptionKeyError,
+  DecryptionError,
+} from './traceErrors.js'
+export {
   BranchError,
   ConflictError,
   BranchStaleError,

@@ -1,5 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
+import { appendReflog } from '../store/reflog.js'
+import { readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { errnoCode, readTextOrNull } from '../util/fsx.js'
@@ -37,7 +39,11 @@ export async function writeJournal(store: Store, journal: CheckoutJournal): Prom
 /** Run every step of the journal, then set HEAD and drop the journal and the staging area. */
 export async function runJournal(store: Store, journal: CheckoutJournal): Promise<void> {
   for (const step of journal.steps) await runStep(journal.workspace, step)
+  const old = await readRef(store, 'HEAD').catch(() => null)
   await atomicWrite(store.path('HEAD'), journal.head, { fsync: true })
+  // Compared with what HEAD held, so a replayed journal does not log the move twice.
+  const now = await readRef(store, 'HEAD')
+  if (now && now !== old) await appendReflog(store, 'HEAD', { old, new: now, message: 'checkout' })
   await fs.rm(journal.staging, { recursive: true, force: true })
   await fs.rm(journalPath(store), { force: true })
 }

@@ -1,8 +1,9 @@
 import { constants, promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { DigestMismatchError, UnsafePathError } from '../errors/index.js'
+import { DigestMismatchError, StoreCorruptError, UnsafePathError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
+import { errnoCode } from '../util/fsx.js'
 import { readChunks } from './readObjects.js'
 import { symlinkStaysInside } from './safePath.js'
 import { FILE_MODE, type FileEntry } from './Tree.js'
@@ -83,9 +84,17 @@ async function layOut(opts: MaterializeOptions, tree: Digest, prefix: string, jo
 export async function writeFileEntry(store: Store, abs: string, entry: FileEntry, method: CopyMethod): Promise<void> {
   if ('chunks' in entry) return writeChunked(store, abs, entry)
   const object = store.objectPath(entry.blob)
-  if (method === 'hardlink' && entry.mode === FILE_MODE) return fs.link(object, abs)
-  const clone = method === 'reflink' ? constants.COPYFILE_FICLONE_FORCE : 0
-  await fs.copyFile(object, abs, clone | constants.COPYFILE_EXCL)
+  try {
+    if (method === 'hardlink' && entry.mode === FILE_MODE) return await fs.link(object, abs)
+    const clone = method === 'reflink' ? constants.COPYFILE_FICLONE_FORCE : 0
+    await fs.copyFile(object, abs, clone | constants.COPYFILE_EXCL)
+  } catch (err) {
+    // A tree naming an object the store lacks is a damaged store (exit 5), not a bug.
+    if (errnoCode(err) === 'ENOENT' && !(await store.has(entry.blob))) {
+      throw new StoreCorruptError(`object ${entry.blob} is missing from the store (run 'forkpoint verify')`, { digest: entry.blob })
+    }
+    throw err
+  }
   // the copy carries the object file's mode (0644); only other modes need a change
   if (entry.mode !== OBJECT_MODE) await fs.chmod(abs, entry.mode)
 }

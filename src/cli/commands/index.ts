@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { registerAbort } from './abort.js'
 import { registerBranch } from './branch.js'
 import { registerCheckout } from './checkout.js'
+import { registerCi } from './ci.js'
 import { registerClone } from './clone.js'
 import { registerCommit } from './commit.js'
 import { registerDemo } from './demo.js'
@@ -10,10 +11,12 @@ import { registerExplore } from './explore.js'
 import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
+import { registerReplay } from './replay.js'
+import { registerRun } from './run.js'
+import { registerRuns } from './runs.js'
 import { registerPack } from './pack.js'
 import { registerPull } from './pull.js'
 import { registerPush } from './push.js'
-import { registerRun } from './run.js'
 import { registerShow } from './show.js'
 import { registerSnapshot } from './snapshot.js'
 import { registerSpeculate } from './speculate.js'
@@ -34,6 +37,10 @@ export const commands: Array<(program: Command) => void> = [
   registerTag,
   registerGc,
   registerVerify,
+  registerRun,
+  registerReplay,
+  registerRuns,
+  registerCi,
   registerPush,
   registerPull,
   registerClone,
@@ -42,7 +49,6 @@ export const commands: Array<(program: Command) => void> = [
   registerBranch,
   registerCommit,
   registerAbort,
-  registerRun,
   registerSpeculate,
   registerExplore,
   registerDemo,

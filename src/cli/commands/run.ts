@@ -1,8 +1,15 @@
 import type { Command } from 'commander'
+import { UsageError } from '../../errors/index.js'
 import { common, commonFlags } from '../context.js'
 import { emit } from '../output.js'
+import { type RedactionFlags, redactionOptions, redactionRules } from '../redactionFlags.js'
 
-interface RunFlags {
+interface RunFlags extends RedactionFlags {
+  record?: boolean
+  proxy?: boolean
+  deterministic?: boolean
+  entrypoint?: string
+  out?: string
   branch?: string
   net: string
   memory?: string
@@ -11,23 +18,55 @@ interface RunFlags {
   timeout?: string
 }
 
+const SANDBOX_FLAGS = ['branch', 'memory', 'pids', 'cpu', 'timeout'] as const
+
+/**
+ * One command, two jobs: `--record` records an agent run (trace layer); otherwise the
+ * command runs sandboxed (own mount, PID and network namespaces; the branch at the
+ * workspace path) and forkpoint exits with its code.
+ */
 export function registerRun(program: Command): void {
-  common(program.command('run'))
-    .description('run CMD sandboxed (own mount, PID and network namespaces; the branch at the workspace path); exits with its code')
-    .argument('<CMD...>', 'the command and its arguments (after --)')
-    .option('--branch <NAME>', 'run inside this live branch (default: the workspace itself, its store read-only)')
-    .option('--net <MODE>', 'none (no network, not even the host 127.0.0.1) or host', 'none')
-    .option('--memory <SIZE>', 'memory limit, e.g. 512M')
-    .option('--pids <N>', 'most processes at once')
-    .option('--cpu <SECONDS>', 'CPU time limit in seconds')
-    .option('--timeout <DURATION>', 'wall-clock limit, e.g. 60s; kills the whole process tree')
-    .action(async (argv: string[], opts: RunFlags, cmd: Command) => {
+  redactionOptions(common(program.command('run')))
+    .description('run CMD sandboxed (the branch at the workspace path, no network by default), or with --record, record it as a run')
+    .argument('<command...>', 'the command and its arguments, after --')
+    .option('--record', 'record the run (in-process for Node agents; add --proxy for any language)')
+    .option('--proxy', 'record through a local proxy on 127.0.0.1 (sets OPENAI_BASE_URL, ANTHROPIC_BASE_URL)')
+    .option('--deterministic', 'pin Date and Math.random in the agent (replay pins them the same way)')
+    .option('--entrypoint <name>', 'name the run (default: the script)')
+    .option('-o, --out <file>', 'also write the run artifact (*.run.json)')
+    .option('--branch <NAME>', 'sandbox: run inside this live branch (default: the workspace itself, its store read-only)')
+    .option('--net <MODE>', 'sandbox: none (no network, not even the host 127.0.0.1) or host', 'none')
+    .option('--memory <SIZE>', 'sandbox: memory limit, e.g. 512M')
+    .option('--pids <N>', 'sandbox: most processes at once')
+    .option('--cpu <SECONDS>', 'sandbox: CPU time limit in seconds')
+    .option('--timeout <DURATION>', 'sandbox: wall-clock limit, e.g. 60s; kills the whole process tree')
+    .action(async (command: string[], opts: RunFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
+      if (opts.record) {
+        const used = SANDBOX_FLAGS.filter((f) => opts[f] !== undefined)
+        if (used.length > 0) throw new UsageError(`--record cannot be combined with sandbox options yet (${used.map((f) => `--${f}`).join(', ')})`)
+        const { recordCommand } = await import('../../index.js')
+        const result = await recordCommand({
+          command,
+          cwd: flags.dir,
+          storeDir: flags.store,
+          redact: opts.redact,
+          rules: redactionRules(opts),
+          proxy: Boolean(opts.proxy),
+          deterministic: Boolean(opts.deterministic),
+          ...(opts.entrypoint ? { entrypoint: opts.entrypoint } : {}),
+          ...(opts.out ? { out: opts.out } : {}),
+          stdout: flags.json ? 'stderr' : 'inherit',
+        })
+        const { run: _run, agentStdout: _out, ...summary } = result
+        emit(flags, summary, (r) => `recorded ${r.runId}: ${r.steps} steps, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}`)
+        return
+      }
       const { runCommand } = await import('../../index.js')
       const result = await runCommand({
         dir: flags.dir,
         store: flags.store,
-        cmd: argv,
+        cmd: command,
         branch: opts.branch,
         net: opts.net as 'none',
         memory: opts.memory,

@@ -1,0 +1,123 @@
+/**
+ * `npm run bench -- branch [sizes...]`: branch creation, a 1-file change + commit, abort
+ * and a sandboxed `true`, per backend available here, against `cp -a` and
+ * `git worktree add` on the same workspaces. Default sizes 1000 10000 100000 files.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Workspace } from '../src/index.js'
+import type { BackendName } from '../src/index.js'
+import { type Row, report } from './harness.js'
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const now = () => performance.now()
+
+function makeFiles(dir: string, files: number): void {
+  for (let i = 0; i < files; i++) {
+    const sub = join(dir, `d${Math.floor(i / 1000)}`)
+    if (i % 1000 === 0) mkdirSync(sub, { recursive: true })
+    writeFileSync(join(sub, `f${i}.txt`), `file ${i}\n${'x'.repeat(200)}\n`)
+  }
+}
+
+async function timeBackend(parent: string, files: number, backend: BackendName, runs: number): Promise<Row> {
+  const dir = mkdtempSync(join(parent, `ws-${backend}-`))
+  makeFiles(dir, files)
+  const ws = await Workspace.open(dir, { backend })
+  let t = now()
+  await (await ws.branch('first')).abort() // scans the workspace and builds the shared base view
+  const first = now() - t
+  const create: number[] = []
+  const abort: number[] = []
+  const run: number[] = []
+  for (let i = 0; i < runs + 1; i++) {
+    t = now()
+    const b = await ws.branch(`b${i}`)
+    const created = now() - t
+    const r = await b.run(['true'])
+    if (r.exitCode !== 0) throw new Error(`sandboxed true failed: ${r.stderr}`)
+    t = now()
+    await b.abort()
+    if (i === 0) continue // warm-up
+    abort.push(now() - t)
+    create.push(created)
+    run.push(r.durationMs)
+  }
+  const commit: number[] = []
+  const afterCommit: number[] = []
+  for (let i = 0; i < runs; i++) {
+    t = now()
+    const c = await ws.branch(`c${i}`) // after a commit: rescan (stat cache) and a new base view
+    if (i > 0) afterCommit.push(now() - t)
+    writeFileSync(join(c.path, 'd0', 'f0.txt'), `changed ${i}\n`)
+    t = now()
+    await c.commit()
+    commit.push(now() - t)
+  }
+  rmSync(dir, { recursive: true, force: true })
+  return { files, method: `forkpoint ${backend}`, 'first branch (ms)': first, 'create (ms)': median(create), '1-file commit (ms)': median(commit), 'abort (ms)': median(abort), 'sandboxed true (ms)': median(run), 'branch after a commit (ms)': median(afterCommit) }
+}
+
+function timeBaseline(parent: string, files: number, runs: number): Row[] {
+  const dir = mkdtempSync(join(parent, 'ws-base-'))
+  makeFiles(dir, files)
+  const cp: number[] = []
+  const wt: number[] = []
+  for (let i = 0; i < runs; i++) {
+    const dest = join(parent, `copy-${i}`)
+    const t = now()
+    execFileSync('cp', ['-a', dir, dest])
+    cp.push(now() - t)
+    rmSync(dest, { recursive: true, force: true })
+  }
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'gc.auto=0', '-c', 'maintenance.auto=false', ...args], { stdio: 'ignore' })
+  git('init', '-q')
+  git('add', '-A')
+  git('-c', 'user.email=b@b', '-c', 'user.name=bench', 'commit', '-qm', 'base')
+  for (let i = 0; i < runs; i++) {
+    const t = now()
+    git('worktree', 'add', '-q', '--detach', join(parent, `wt-${i}`))
+    wt.push(now() - t)
+    git('worktree', 'remove', '--force', join(parent, `wt-${i}`))
+  }
+  rmSync(dir, { recursive: true, force: true })
+  const none = { 'first branch (ms)': '—', 'create (ms)': 0, '1-file commit (ms)': '—', 'abort (ms)': '—', 'sandboxed true (ms)': '—', 'branch after a commit (ms)': '—' }
+  return [
+    { files, method: 'cp -a', ...none, 'create (ms)': median(cp) },
+    { files, method: 'git worktree add', ...none, 'create (ms)': median(wt) },
+  ]
+}
+
+function xfsMount(): { dir: string; cleanup(): void } | null {
+  if (process.getuid?.() !== 0) return null
+  const root = mkdtempSync(join(tmpdir(), 'fp-bench-xfs-'))
+  execFileSync('truncate', ['-s', '4G', join(root, 'img')])
+  execFileSync('mkfs.xfs', ['-q', '-m', 'reflink=1', join(root, 'img')])
+  mkdirSync(join(root, 'mnt'))
+  execFileSync('mount', ['-o', 'loop', join(root, 'img'), join(root, 'mnt')])
+  return { dir: join(root, 'mnt'), cleanup: () => (execFileSync('umount', [join(root, 'mnt')]), rmSync(root, { recursive: true, force: true })) }
+}
+
+export async function main(args: string[]): Promise<void> {
+  const sizes = args.length > 0 ? args.map(Number) : [1000, 10_000, 100_000]
+  const parent = mkdtempSync(join(tmpdir(), 'fp-bench-branch-'))
+  const xfs = xfsMount()
+  const rows: Row[] = []
+  try {
+    for (const files of sizes) {
+      const runs = files >= 100_000 ? 5 : 9
+      rows.push(await timeBackend(parent, files, 'overlay', runs))
+      if (xfs) rows.push(await timeBackend(xfs.dir, files, 'reflink', files >= 100_000 ? 3 : runs))
+      rows.push(await timeBackend(parent, files, 'copy', files >= 100_000 ? 3 : runs))
+      rows.push(...timeBaseline(parent, files, files >= 100_000 ? 3 : 5))
+      console.error(`done ${files} files`)
+    }
+  } finally {
+    xfs?.cleanup()
+    rmSync(parent, { recursive: true, force: true })
+  }
+  const who = process.getuid?.() === 0 ? 'root (overlay mounted directly)' : 'unprivileged (overlay in a user namespace)'
+  report('branch', `Branches, medians in ms, as ${who}; "first branch" = first scan (hashing every file) + shared base view; "branch after a commit" = rescan (stat cache) + a new base view`, rows)
+}

@@ -1,0 +1,23 @@
+import type { Command } from 'commander'
+import { common, commonFlags } from '../context.js'
+import { emit } from '../output.js'
+
+export function registerReplay(program: Command): void {
+  common(program.command('replay'))
+    .description('re-execute a recorded run offline, every response served from the recording (exit 3 on divergence, 4 on network access)')
+    .argument('<run>', 'run id, unique prefix, latest, or a *.run.json file')
+    .argument('[command...]', 'the agent command after -- (default: the recorded one)')
+    .option('--live-from <step>', 'serve steps before STEP from the recording, run the rest live and record a new run', (v) => Number.parseInt(v, 10))
+    .action(async (spec: string, command: string[], opts: { liveFrom?: number }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const { loadRun, replayRun } = await import('../../index.js')
+      const run = await loadRun({ spec, cwd: flags.dir, storeDir: flags.store })
+      const result = await replayRun({ run, command, liveFrom: opts.liveFrom, cwd: flags.dir, storeDir: flags.store, stdout: flags.json ? 'stderr' : 'inherit' })
+      const { replayed: _r, agentStdout: _o, ...summary } = result
+      emit(flags, summary, (r) =>
+        r.forked
+          ? `forked ${r.forked.runId} from ${r.runId} at step ${opts.liveFrom}: ${r.served} steps served, ${r.steps - r.served} live`
+          : `replayed ${r.runId} offline (${r.isolation}): ${r.served}/${r.steps} steps served, identical to the recording`,
+      )
+    })
+}

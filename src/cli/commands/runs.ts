@@ -1,0 +1,47 @@
+import type { Command } from 'commander'
+import type { Run, RunSummary } from '../../index.js'
+import { common, commonFlags } from '../context.js'
+import { emit, pc } from '../output.js'
+
+export function registerRuns(program: Command): void {
+  const runs = common(program.command('runs'))
+    .description('recorded runs, newest first')
+    .option('-n, --limit <n>', 'at most this many', (v) => Number.parseInt(v, 10), 20)
+    .option('--entrypoint <name>', 'only runs of this entrypoint')
+    .option('--status <status>', 'only ok / failed runs')
+    .option('--step <text>', 'only runs with a step whose name contains this')
+    .action(async (opts: { limit: number; entrypoint?: string; status?: 'ok' | 'failed'; step?: string }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const { listRuns } = await import('../../index.js')
+      const list = await listRuns({ ...opts, cwd: flags.dir, storeDir: flags.store })
+      emit(flags, { runs: list }, (r) => (r.runs.length ? r.runs.map(line).join('\n') : 'no recorded runs'))
+    })
+  common(runs.command('show <run>'))
+    .description('a run: its header and every step')
+    .action(async (spec: string, _opts, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const { loadRun } = await import('../../index.js')
+      const run = await loadRun({ spec, cwd: flags.dir, storeDir: flags.store })
+      emit(flags, { run }, (r) => render(r.run))
+    })
+  common(runs.command('export <run>'))
+    .description('write a run as a portable *.run.json artifact')
+    .requiredOption('-o, --out <file>', 'the artifact to write')
+    .action(async (spec: string, opts: { out: string }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const { exportRun } = await import('../../index.js')
+      const result = await exportRun({ spec, out: opts.out, cwd: flags.dir, storeDir: flags.store })
+      emit(flags, result, (r) => `wrote ${r.runId} (${r.steps} steps) to ${r.artifact}`)
+    })
+}
+
+function line(r: RunSummary): string {
+  const status = r.status === 'ok' ? pc.green(r.status) : pc.red(r.status)
+  return `${pc.yellow(r.runId)} ${status} ${r.entrypoint} ${r.steps} steps (${r.llmCalls} llm, ${r.toolCalls} tool${r.errors ? `, ${r.errors} errors` : ''}) ${pc.dim(r.startedAt)}${r.parent ? pc.dim(` from ${r.parent}`) : ''}`
+}
+
+function render(run: Run): string {
+  const head = `${pc.yellow(run.runId)} ${run.entrypoint} ${run.status} ${run.startedAt} .. ${run.endedAt} redaction=${run.redaction}${run.parent ? ` parent=${run.parent}` : ''}`
+  const steps = run.steps.map((s) => `  ${String(s.idx).padStart(4)} ${s.type.padEnd(6)} ${s.name}${s.error !== undefined ? pc.red(' error') : ''} ${pc.dim(`${s.durationMs.toFixed(1)}ms in:${s.inputHash.slice(0, 12)} out:${s.outputHash.slice(0, 12)}`)}`)
+  return [head, ...steps].join('\n')
+}

@@ -1,0 +1,26 @@
+import { type Command, Option } from 'commander'
+
+/** `--redact MODE` and the user rules, shared by the commands that record. */
+export function redactionOptions(cmd: Command): Command {
+  const collect = (v: string, prev: string[] = []) => [...prev, v]
+  return cmd
+    .addOption(new Option('--redact <mode>', 'secrets (default): drop secrets only; content: also hash prompts and responses (diffable, not replayable); encrypt: AES-256-GCM with FORKPOINT_KEY').choices(['secrets', 'content', 'encrypt']).default('secrets'))
+    .option('--redact-key <key>', 'also treat this object key / header as secret (repeatable)', collect)
+    .option('--redact-path <jsonpath>', 'also redact this JSON path, e.g. $.messages[*].content (repeatable)', collect)
+    .option('--redact-pattern <regex>', 'also redact every match of this regex (repeatable)', collect)
+}
+
+export interface RedactionFlags {
+  redact: 'secrets' | 'content' | 'encrypt'
+  redactKey?: string[]
+  redactPath?: string[]
+  redactPattern?: string[]
+}
+
+export function redactionRules(opts: RedactionFlags): { keys?: string[]; paths?: string[]; patterns?: string[] } {
+  return {
+    ...(opts.redactKey ? { keys: opts.redactKey } : {}),
+    ...(opts.redactPath ? { paths: opts.redactPath } : {}),
+    ...(opts.redactPattern ? { patterns: opts.redactPattern } : {}),
+  }
+}

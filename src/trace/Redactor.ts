@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto'
+import type { JsonValue, RedactionMode } from './Run.js'
+import { ANY_SECRET_PATTERN, MIN_ENV_SECRET_LENGTH, SECRET_MARK, SECRET_PATTERNS, SENSITIVE_ENV_NAME, SENSITIVE_KEY } from './secretPatterns.js'
+
+/** User rules, on top of the built-in secret detection. */
+export interface RedactionRules {
+  /** Object keys or header names (case-insensitive) whose values are secrets. */
+  keys?: string[]
+  /** JSON paths into step input, output and meta (each rooted at `$`): `$.a.b[0]`, `$.messages[*].content`, `$..password`. */
+  paths?: string[]
+  /** Regular expressions (source text); every match is redacted. */
+  patterns?: string[]
+}
+
+export interface RedactionPolicy {
+  mode: RedactionMode
+  rules?: RedactionRules
+}
+
+/** Values under these keys describe the shape of an exchange, not its content: content mode keeps them. */
+const STRUCTURAL_KEYS = new Set(['model', 'role', 'type', 'api', 'provider', 'method', 'status', 'finish_reason', 'stop_reason', 'object', 'content-type', 'encoding', 'event', 'name'])
+
+/**
+ * Removes secrets from everything before it is recorded; in `content` mode also replaces
+ * every other string by `[redacted sha256:<hash>]`. Stateful on purpose: a secret seen
+ * once (a header value, an env value, a value under a sensitive key) is redacted from
+ * then on wherever it reappears, in any later step of the session.
+ */
+export class Redactor {
+  readonly mode: RedactionMode
+  private readonly sensitiveKeys: Set<string>
+  private readonly pathRules: RegExp[]
+  private readonly userPatterns: RegExp[]
+  private readonly known = new Set<string>()
+  private knownRe: RegExp | null = null
+
+  constructor({ mode = 'secrets', rules = {}, env = process.env }: { mode?: RedactionMode; rules?: RedactionRules; env?: NodeJS.ProcessEnv } = {}) {
+    this.mode = mode
+    this.sensitiveKeys = new Set((rules.keys ?? []).map((k) => k.toLowerCase()))
+    this.pathRules = (rules.paths ?? []).map(pathRuleRegex)
+    this.userPatterns = (rules.patterns ?? []).map((p) => new RegExp(p, 'g'))
+    for (const [name, value] of Object.entries(env)) {
+      if (value && SENSITIVE_ENV_NAME.test(name) && value.length >= MIN_ENV_SECRET_LENGTH) this.learn(value)
+    }
+  }
+
+  /** Treat `value` as a secret from now on. */
+  learn(value: string): void {
+    if (value.length < 4 || value === SECRET_MARK || this.known.has(value)) return
+    this.known.add(value)
+    const sorted = [...this.known].sort((a, b) => b.length - a.length)
+    this.knownRe = new RegExp(sorted.map(escapeRegex).join('|'), 'g')
+  }
+
+  isSensitiveKey(key: string): boolean {
+    return SENSITIVE_KEY.test(key) || this.sensitiveKeys.has(key.toLowerCase())
+  }
+
+  /** Secrets out of free text (an error message, a command line). */
+  redactText(text: string): string {
+    let out = this.knownRe ? text.replace(this.knownRe, SECRET_MARK) : text
+    if (ANY_SECRET_PATTERN.test(out)) {
+      for (const re of SECRET_PATTERNS) out = out.replace(re, (...m) => `${(m.at(-1) as { keep?: string } | undefined)?.keep ?? ''}${SECRET_MARK}`)
+    }
+    for (const re of this.userPatterns) out = out.replace(re, SECRET_MARK)
+    return out
+  }
+
+  /** A command line without secrets: values of `--token X`-style flags too, not only `--token=X`. */
+  redactArgv(argv: string[]): string[] {
+    return argv.map((arg, i) => {
+      const flag = /^--?([A-Za-z0-9_-]+)$/.exec(argv[i - 1] ?? '')
+      return flag && this.isSensitiveKey(flag[1]!) ? SECRET_MARK : this.redactText(arg)
+    })
+  }
+
+  /** A redacted JSON copy of `value` (never mutates it): secrets always, content in content mode. */
+  redact(value: unknown): JsonValue {
+    const copy = toJson(value)
+    this.collect(copy, '$')
+    return this.replace(copy, '$', false)
+  }
+
+  /** Pass 1: learn the values under sensitive keys or user paths, so pass 2 finds them everywhere. */
+  private collect(value: JsonValue, path: string): void {
+    if (Array.isArray(value)) value.forEach((v, i) => this.collect(v, `${path}[${i}]`))
+    else if (typeof value === 'object' && value !== null) {
+      for (const [k, v] of Object.entries(value)) {
+        const child = childPath(path, k)
+        if (typeof v === 'string' && (this.isSensitiveKey(k) || this.matchesPath(child))) this.learn(v)
+        else this.collect(v, child)
+      }
+    }
+  }
+
+  private replace(value: JsonValue, path: string, structural: boolean): JsonValue {
+    if (typeof value === 'string') {
+      const clean = this.redactText(value)
+      return this.mode === 'content' && !structural ? contentMark(clean) : clean
+    }
+    if (Array.isArray(value)) return value.map((v, i) => this.replace(v, `${path}[${i}]`, false))
+    if (typeof value === 'object' && value !== null) {
+      const out: { [key: string]: JsonValue } = {}
+      for (const [k, v] of Object.entries(value)) {
+        const child = childPath(path, k)
+        out[k] = this.isSensitiveKey(k) || this.matchesPath(child) ? SECRET_MARK : this.replace(v, child, STRUCTURAL_KEYS.has(k.toLowerCase()))
+      }
+      return out
+    }
+    return value
+  }
+
+  private matchesPath(path: string): boolean {
+    return this.pathRules.some((re) => re.test(path))
+  }
+}
+
+/** A JSON copy: what JSON.stringify would keep (toJSON honoured, undefined and functions dropped). */
+export function toJson(value: unknown): JsonValue {
+  if (value === undefined) return null
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null
+  return JSON.parse(JSON.stringify(value)) as JsonValue
+}
+
+export function contentMark(text: string): string {
+  return `[redacted sha256:${createHash('sha256').update(text.normalize('NFC')).digest('hex')}]`
+}
+
+/** How a payload location is written: `$.a.b[0]`, `$["odd key"]`. */
+export function childPath(parent: string, key: string | number): string {
+  if (typeof key === 'number') return `${parent}[${key}]`
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+/** `$.a[*].b`, `$..password`, `$.x.*` as an anchored regex over rendered paths. */
+function pathRuleRegex(rule: string): RegExp {
+  const source = escapeRegex(rule.trim())
+    .replace(/\\\.\\\./g, '(?:(?:\\.[^.[]+|\\[[^\\]]+\\])*)\\.')
+    .replace(/\\\[\\\*\\\]/g, '\\[\\d+\\]')
+    .replace(/\\\.\\\*/g, '\\.[^.[]+')
+  return new RegExp(`^${source}$`)
+}

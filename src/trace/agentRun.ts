@@ -1,0 +1,91 @@
+import { rmSync, writeFileSync } from 'node:fs'
+import { basename } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { Store } from '../store/Store.js'
+import { builtEntry } from './builtEntry.js'
+import { createSession, type ReplaySource } from './createSession.js'
+import { type DeterministicSettings, formatDeterministic } from './deterministic.js'
+import { fileSink, type JournalEntry, readJournal } from './journal.js'
+import { networkNamespaceAvailable, spawnAgent, type AgentExit, type AgentStdout } from './spawnAgent.js'
+import { PayloadCipher } from './payloadCipher.js'
+import { defaultUpstreams, startRecordingProxy, type RecordingProxy } from './recordingProxy.js'
+import type { RedactionPolicy } from './Redactor.js'
+import type { EncryptionInfo } from './Run.js'
+import { TRACE_ENV } from './traceEnv.js'
+
+/** How the agent's calls are captured: in-process (`--import forkpoint/register`) or through the local proxy. */
+export type CaptureMode = 'register' | 'proxy'
+
+export interface AgentRunArgs {
+  store: Store
+  command: string[]
+  cwd: string
+  env: NodeJS.ProcessEnv
+  policy: RedactionPolicy
+  capture: CaptureMode
+  replay?: ReplaySource | undefined
+  offline: boolean
+  deterministic: DeterministicSettings | null
+  stdout: AgentStdout
+}
+
+export interface AgentRunOutcome {
+  entries: JournalEntry[]
+  exit: AgentExit
+  startedAt: Date
+  endedAt: Date
+  encryption?: EncryptionInfo | undefined
+}
+
+/**
+ * Start the agent under recording (or replay) and collect what every process of it
+ * journaled. Shared by `run --record`, `replay` and `ci`; each decides what the
+ * outcome means.
+ */
+export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
+  const { store, command, cwd, env, policy, capture, replay, offline, deterministic, stdout } = args
+  const encryption = replay ? replay.run.encryption : policy.mode === 'encrypt' ? PayloadCipher.fromEnv(env, '--redact encrypt').info() : undefined
+  if (replay?.run.encryption) PayloadCipher.fromEnv(env, `replaying encrypted run ${replay.run.runId}`).assertMatches(replay.run.encryption)
+  const journal = store.tempPath('journal.ndjson')
+  const artifact = replay ? store.tempPath('replay.run.json') : null
+  if (artifact && replay) writeFileSync(artifact, JSON.stringify(replay.run), { mode: 0o600 })
+  const childEnv: NodeJS.ProcessEnv = {
+    ...env,
+    [TRACE_ENV.journal]: journal,
+    [TRACE_ENV.redact]: replay ? replay.run.redaction : policy.mode,
+    [TRACE_ENV.redactRules]: JSON.stringify(policy.rules ?? {}),
+    ...(artifact ? { [TRACE_ENV.replay]: artifact, [TRACE_ENV.onMiss]: replay?.onMiss ?? 'fail' } : {}),
+    ...(replay?.liveFrom !== undefined ? { [TRACE_ENV.liveFrom]: String(replay.liveFrom) } : {}),
+    ...(offline ? { [TRACE_ENV.offline]: '1' } : {}),
+    ...(deterministic ? { [TRACE_ENV.deterministic]: formatDeterministic(deterministic) } : {}),
+  }
+  // first, so the guard and capture are in place before any other preload can reach the network
+  if (capture === 'register') childEnv['NODE_OPTIONS'] = `--import=${pathToFileURL(builtEntry('register.js')).href} ${env['NODE_OPTIONS'] ?? ''}`.trim()
+  else childEnv[TRACE_ENV.http] = '0'
+  const abort = new AbortController()
+  let proxy: RecordingProxy | null = null
+  let bridgeSocket: string | undefined
+  if (capture === 'proxy') {
+    const session = createSession({ policy, sink: fileSink(journal), replay, env })
+    session.onDivergence = () => abort.abort()
+    bridgeSocket = offline && networkNamespaceAvailable() ? store.tempPath('proxy.sock') : undefined
+    proxy = await startRecordingProxy({ session, upstreams: defaultUpstreams(env), ...(bridgeSocket ? { socketPath: bridgeSocket } : {}) })
+    Object.assign(childEnv, proxy.env)
+  }
+  const startedAt = new Date()
+  try {
+    const exit = await spawnAgent({ command, env: childEnv, cwd, offline, stdout, signal: abort.signal, ...(bridgeSocket ? { bridgeSocket } : {}) })
+    return { entries: readJournal(journal), exit, startedAt, endedAt: new Date(), encryption }
+  } finally {
+    await proxy?.close()
+    for (const path of [journal, artifact, bridgeSocket]) if (path) rmSync(path, { force: true })
+  }
+}
+
+/** A readable name for the agent: the script an interpreter runs, else the program. */
+export function entrypointName(command: string[]): string {
+  const interpreters = /^(node|nodejs|python\d?(\.\d+)?|deno|bun|tsx|ts-node|ruby|perl|bash|sh)$/
+  const [program = 'agent', ...rest] = command
+  const script = interpreters.test(basename(program)) ? rest.find((a) => !a.startsWith('-')) : undefined
+  return basename(script ?? program)
+}

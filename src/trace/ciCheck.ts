@@ -1,0 +1,85 @@
+import { basename, resolve } from 'node:path'
+import { atomicWrite } from '../util/atomicWrite.js'
+import { runAgent } from './agentRun.js'
+import { assembleRun } from './assembleRun.js'
+import { diffRuns, type RunDiff } from './diffRuns.js'
+import { entrypointCommand } from './entrypointCommand.js'
+import type { OfflineEntry } from './journal.js'
+import { loadRun } from './loadRun.js'
+import { normalizeRun } from './normalizeRun.js'
+import { PayloadCipher } from './payloadCipher.js'
+import { recordedDeterminism } from './replayRun.js'
+import { makeRunId, type Run } from './Run.js'
+import { runArtifactText } from './runArtifact.js'
+import { resolveStore, type StoreChoice } from './resolveStore.js'
+import type { AgentStdout, Isolation } from './spawnAgent.js'
+
+export interface CiCheckArgs extends StoreChoice {
+  entrypoint: string
+  /** The golden artifact (or a run id). */
+  expected: string
+  command?: string[]
+  /** Let the agent reach the network and the real APIs instead of serving them from `expected`. */
+  live?: boolean
+  /** Also write the actual (normalised) run here. */
+  actualOut?: string
+  window?: number
+  env?: NodeJS.ProcessEnv
+  stdout?: AgentStdout
+}
+
+/** `pass` (exit 0), `diff` (exit 1), or `offline_violation` (exit 4: the runs match but the agent tried to reach the network). */
+export type CiOutcome = 'pass' | 'diff' | 'offline_violation'
+
+export interface CiCheckResult {
+  outcome: CiOutcome
+  diff: RunDiff
+  offlineViolations: string[]
+  isolation: Isolation
+  exitCode: number
+  actual: Run
+  actualArtifact: string | null
+}
+
+/**
+ * Run the entrypoint again and compare with the golden run, offline by default: calls
+ * the golden run holds are served from it; any other call fails in the agent as an
+ * offline error and shows up as the first divergence. Both runs are normalised first,
+ * so timestamps and generated ids never fail a build.
+ */
+export async function ciCheck(args: CiCheckArgs): Promise<CiCheckResult> {
+  const { entrypoint, live = false, window = 10, env = process.env, stdout = 'inherit' } = args
+  const cwd = resolve(args.cwd ?? process.cwd())
+  const expected = await loadRun({ ...args, spec: args.expected, cwd })
+  const store = await resolveStore({ ...args, cwd })
+  const rules = (expected.meta['redactionRules'] ?? {}) as Record<string, string[]>
+  const outcome = await runAgent({
+    store,
+    command: args.command ?? entrypointCommand(entrypoint, cwd),
+    cwd,
+    env,
+    policy: { mode: expected.redaction, rules },
+    capture: expected.meta['capture'] === 'proxy' ? 'proxy' : 'register',
+    replay: live || expected.redaction === 'content' ? undefined : { run: expected, onMiss: 'offline-error' },
+    offline: !live,
+    deterministic: recordedDeterminism(expected),
+    stdout,
+  })
+  const actual = assembleRun(outcome.entries, {
+    runId: makeRunId(outcome.startedAt.getTime()),
+    entrypoint: basename(entrypoint),
+    startedAt: outcome.startedAt,
+    endedAt: outcome.endedAt,
+    status: outcome.exit.exitCode === 0 ? 'ok' : 'failed',
+    redaction: expected.redaction,
+    encryption: expected.encryption,
+    meta: { ...expected.meta, exitCode: outcome.exit.exitCode },
+  })
+  const cipher = expected.encryption && env['FORKPOINT_KEY'] ? PayloadCipher.fromEnv(env) : null
+  const diff = diffRuns({ a: normalizeRun(expected), b: normalizeRun(actual), window, cipher })
+  const offlineViolations = outcome.entries.filter((e): e is OfflineEntry => e.t === 'offline').map((e) => e.target)
+  const result: CiOutcome = diff.status !== 'exact_match' ? 'diff' : offlineViolations.length > 0 ? 'offline_violation' : 'pass'
+  const actualArtifact = args.actualOut ? resolve(cwd, args.actualOut) : null
+  if (actualArtifact) await atomicWrite(actualArtifact, runArtifactText(normalizeRun(actual)))
+  return { outcome: result, diff, offlineViolations, isolation: outcome.exit.isolation, exitCode: outcome.exit.exitCode, actual, actualArtifact }
+}

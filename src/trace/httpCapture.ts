@@ -1,0 +1,94 @@
+import { BatchInterceptor, FetchResponse } from '@mswjs/interceptors'
+import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
+import { FetchInterceptor } from '@mswjs/interceptors/fetch'
+import { type HttpRequestData, type HttpResponseData, describeRequest, recordedResponse, responseOutput } from './httpExchange.js'
+import { Session } from './Session.js'
+
+/**
+ * Capture every fetch / http / https call of this process into the current session:
+ * live calls go out through the real fetch and are recorded as they stream back;
+ * during replay, recorded responses are served chunk by chunk and nothing leaves the
+ * process. Returns a function that removes the interception.
+ */
+export function installHttpCapture(): () => void {
+  const realFetch = globalThis.fetch.bind(globalThis)
+  const interceptor = new BatchInterceptor({ name: 'forkpoint-capture', interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()] })
+  interceptor.apply()
+  interceptor.on('request', async ({ request, controller }) => {
+    const session = Session.current()
+    if (!session) return
+    const req: HttpRequestData = {
+      url: request.url,
+      method: request.method,
+      headers: Object.fromEntries([...request.headers].filter(([k]) => !k.startsWith('x-interceptors-'))),
+      body: request.body ? Buffer.from(await request.clone().arrayBuffer()) : null,
+    }
+    const spec = describeRequest(req)
+    let call
+    try {
+      call = session.begin(spec)
+    } catch (err) {
+      controller.errorWith(err as Error)
+      return
+    }
+    if (call.recorded) {
+      try {
+        controller.respondWith(toResponse(recordedResponse(call.servedOutput())))
+      } catch (err) {
+        controller.errorWith(err as Error)
+      }
+      return
+    }
+    try {
+      const res = await realFetch(req.url, { method: req.method, headers: req.headers, body: req.body, redirect: 'manual' })
+      const captured: HttpResponseData = { status: res.status, statusText: res.statusText, headers: Object.fromEntries(res.headers), chunks: [] }
+      controller.respondWith(teeBody(res, captured, () => call.finish(responseOutput(spec.api, captured))))
+    } catch (err) {
+      call.fail(err)
+      controller.errorWith(err as Error)
+    }
+  })
+  return () => interceptor.dispose()
+}
+
+/** The live response handed on chunk by chunk while each chunk is also kept for the recording. */
+function teeBody(res: Response, captured: HttpResponseData, done: () => void): Response {
+  const headers = new Headers(res.headers)
+  headers.delete('content-encoding')
+  headers.delete('content-length')
+  if (!res.body) {
+    done()
+    return new FetchResponse(null, { status: res.status, statusText: res.statusText, headers })
+  }
+  const reader = res.body.getReader()
+  const body = new ReadableStream<Uint8Array>({
+    async pull(ctrl) {
+      const { done: end, value } = await reader.read()
+      if (end) {
+        done()
+        ctrl.close()
+        return
+      }
+      captured.chunks.push(Buffer.from(value))
+      ctrl.enqueue(value)
+    },
+    cancel: (reason) => reader.cancel(reason),
+  })
+  return new FetchResponse(body, { status: res.status, statusText: res.statusText, headers })
+}
+
+/** A recorded response as a Response whose body arrives in the recorded chunks. */
+export function toResponse(res: HttpResponseData): Response {
+  const noBody = !FetchResponse.isResponseWithBody(res.status)
+  let i = 0
+  const body = noBody
+    ? null
+    : new ReadableStream<Uint8Array>({
+        pull(ctrl) {
+          const chunk = res.chunks[i++]
+          if (chunk) ctrl.enqueue(new Uint8Array(chunk))
+          else ctrl.close()
+        },
+      })
+  return new FetchResponse(body, { status: res.status, statusText: res.statusText, headers: res.headers })
+}

@@ -1,0 +1,121 @@
+import { resolve } from 'node:path'
+import { ReplayDivergenceError, UsageError } from '../errors/index.js'
+import type { Digest } from '../store/digest.js'
+import { type CaptureMode, runAgent } from './agentRun.js'
+import { assembleRun } from './assembleRun.js'
+import type { DeterministicSettings } from './deterministic.js'
+import { diffRuns, type RunDiff } from './diffRuns.js'
+import { failOnJournalEvents } from './journalEvents.js'
+import { makeRunId, type Run } from './Run.js'
+import { RunStore } from './RunStore.js'
+import { resolveStore, type StoreChoice } from './resolveStore.js'
+import type { AgentStdout, Isolation } from './spawnAgent.js'
+import { PayloadCipher } from './payloadCipher.js'
+import { ReplayNotPossibleError } from '../errors/index.js'
+
+export interface ReplayRunArgs extends StoreChoice {
+  run: Run
+  /** The agent command; defaults to the recorded one. */
+  command?: string[] | undefined
+  /** Serve steps before this index from the recording, run the rest live and record them as a new run. */
+  liveFrom?: number | undefined
+  env?: NodeJS.ProcessEnv
+  stdout?: AgentStdout
+}
+
+export interface ReplayResult {
+  runId: string
+  /** What the replay produced, compared with the recording. */
+  diff: RunDiff
+  exitCode: number
+  isolation: Isolation
+  steps: number
+  /** Steps served from the recording. */
+  served: number
+  /** `--live-from`: the new run, stored with the replayed run as its parent. */
+  forked: { runId: string; digest: Digest | null } | null
+  replayed: Run
+  /** The agent's stdout, when `stdout: 'capture'`. */
+  agentStdout: string
+}
+
+/**
+ * Re-execute the agent with every recorded LLM / HTTP / tool response served from the
+ * recording and no network at all (a network namespace of its own where the kernel
+ * allows, plus the in-process guard). A call the recording does not hold fails at once
+ * (ReplayDivergenceError, exit 3) naming it; an attempt to reach the network is an
+ * OfflineViolationError (exit 4); a replay whose steps differ from the recording fails
+ * with the first divergence. With `liveFrom`, the prefix is served and the rest runs live.
+ *
+ * @example
+ * const result = await replayRun({ run: await loadRun({ spec: 'latest' }) })
+ */
+export async function replayRun(args: ReplayRunArgs): Promise<ReplayResult> {
+  const { run, liveFrom, env = process.env, stdout = 'inherit' } = args
+  const cwd = resolve(args.cwd ?? process.cwd())
+  if (run.redaction === 'content') throw new ReplayNotPossibleError(`run ${run.runId} was recorded with --redact content: it can be diffed but not replayed`)
+  const command = args.command?.length ? args.command : recordedCommand(run)
+  if (liveFrom !== undefined && (!Number.isInteger(liveFrom) || liveFrom < 0 || liveFrom > run.steps.length)) {
+    throw new UsageError(`--live-from must be a step index from 0 to ${run.steps.length}`)
+  }
+  const store = await resolveStore({ ...args, cwd })
+  const capture: CaptureMode = run.meta['capture'] === 'proxy' ? 'proxy' : 'register'
+  const outcome = await runAgent({
+    store,
+    command,
+    cwd,
+    env,
+    policy: { mode: run.redaction, rules: {} },
+    capture,
+    replay: { run, liveFrom, onMiss: 'fail' },
+    offline: liveFrom === undefined,
+    deterministic: recordedDeterminism(run),
+    stdout,
+  })
+  failOnJournalEvents(outcome.entries)
+  const replayed = assembleRun(outcome.entries, {
+    runId: makeRunId(outcome.startedAt.getTime()),
+    entrypoint: run.entrypoint,
+    startedAt: outcome.startedAt,
+    endedAt: outcome.endedAt,
+    status: outcome.exit.exitCode === 0 ? 'ok' : 'failed',
+    redaction: run.redaction,
+    encryption: run.encryption,
+    parent: run.runId,
+    meta: { ...run.meta, exitCode: outcome.exit.exitCode, replayOf: run.runId, ...(liveFrom !== undefined ? { liveFrom } : {}) },
+  })
+  const cipher = run.encryption && env['FORKPOINT_KEY'] ? PayloadCipher.fromEnv(env) : null
+  const diff = diffRuns({ a: run, b: replayed, cipher })
+  const served = replayed.steps.filter((s) => s.meta?.['replayed'] === true).length
+  const base = { runId: run.runId, diff, exitCode: outcome.exit.exitCode, isolation: outcome.exit.isolation, steps: replayed.steps.length, served, replayed, agentStdout: outcome.exit.stdout }
+  if (liveFrom !== undefined) {
+    const runs = RunStore.open({ store })
+    try {
+      return { ...base, forked: { runId: replayed.runId, digest: await runs.save(replayed) } }
+    } finally {
+      runs.close()
+    }
+  }
+  if (diff.status !== 'exact_match') {
+    throw new ReplayDivergenceError(`replay of ${run.runId} diverged (${diff.status}): ${diff.explanation}`, { diff: diff as unknown as Record<string, unknown> })
+  }
+  const recordedExit = run.meta['exitCode']
+  if (typeof recordedExit === 'number' && recordedExit !== outcome.exit.exitCode) {
+    throw new ReplayDivergenceError(`replay of ${run.runId} served every step but the agent exited ${outcome.exit.exitCode}, not ${recordedExit} as recorded`)
+  }
+  return { ...base, forked: null }
+}
+
+function recordedCommand(run: Run): string[] {
+  const command = run.meta['command']
+  if (!Array.isArray(command) || command.length === 0 || !command.every((a) => typeof a === 'string')) {
+    throw new UsageError(`run ${run.runId} has no recorded command; give one after --`)
+  }
+  if (command.some((a) => a.includes('[redacted'))) throw new UsageError(`the recorded command of ${run.runId} carried a secret and was redacted; give the command after --`)
+  return command as string[]
+}
+
+export function recordedDeterminism(run: Run): DeterministicSettings | null {
+  const d = run.meta['deterministic'] as { epochMs?: unknown; seed?: unknown } | undefined
+  return d && typeof d.epochMs === 'number' && typeof d.seed === 'number' ? { epochMs: d.epochMs, seed: d.seed } : null
+}

@@ -1,0 +1,10 @@
+import { canonicalJson } from '../util/canonicalJson.js'
+import type { Run } from './Run.js'
+
+/**
+ * The text of a `*.run.json` file: keys in canonical order, two-space indented, one
+ * trailing newline, so the same run always writes the same bytes and diffs well in git.
+ */
+export function runArtifactText(run: Run): string {
+  return `${JSON.stringify(JSON.parse(canonicalJson(run)), null, 2)}\n`
+}

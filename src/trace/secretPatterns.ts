@@ -1,0 +1,34 @@
+/** What a redacted secret is replaced by, wherever it appeared. */
+export const SECRET_MARK = '[redacted secret]'
+
+/** Object keys and header names whose values are secrets (`x-api-key`, `openai_api_key`, `accessToken`, …). */
+export const SENSITIVE_KEY =
+  /^(?:.*[_-])?(?:api[_-]?key|secret|secret[_-]?key|client[_-]?secret|password|passwd|passphrase|pwd|token|access[_-]?token|refresh[_-]?token|id[_-]?token|auth|auth[_-]?token|session[_-]?token|session[_-]?id|bearer|authorization|cookie|set-cookie|credentials?|private[_-]?key|signature)$/i
+
+/** Environment variables whose values are secrets wherever they later appear. */
+export const SENSITIVE_ENV_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION/i
+
+/** Env values shorter than this are too common to hunt for everywhere. */
+export const MIN_ENV_SECRET_LENGTH = 8
+
+/**
+ * Secret-shaped text found anywhere: each regex's match is replaced, keeping the
+ * capture group `keep` (a prefix such as `Bearer ` or `password=`) when it has one.
+ */
+export const SECRET_PATTERNS: RegExp[] = [
+  /(?<keep>\bBearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
+  /(?<keep>\bBasic\s+)[A-Za-z0-9+/=]{8,}/g,
+  /\bsk-[A-Za-z0-9_-]{16,}/g,
+  /\bAKIA[0-9A-Z]{16}\b/g,
+  /\bgh[pousr]_[A-Za-z0-9]{30,}/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
+  /\bAIza[0-9A-Za-z_-]{35}/g,
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+  /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+  /(?<keep>[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:)[^@\s/]+(?=@)/gi,
+  // key=value and "key": "value" inside text (query strings, forms, JSON held as a string, CLI flags)
+  /(?<keep>(?:^|[?&\s,{;"'-])(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|auth)["']?\s*[:=]\s*["']?)(?!\[redacted)[^\s"'&,;}]{3,}/gi,
+]
+
+/** One regex that matches wherever any of SECRET_PATTERNS could: most text has no secret, and one scan tells. */
+export const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((re) => re.source.replace(/\(\?<keep>/g, '(?:')).join('|'), 'i')

@@ -1,0 +1,63 @@
+import { spawn, spawnSync } from 'node:child_process'
+import { UsageError } from '../errors/index.js'
+import { builtEntry } from './builtEntry.js'
+
+/** How the agent's network was closed: a network namespace of its own (plus the in-process guard), or the guard alone. */
+export type Isolation = 'none' | 'netns' | 'guard'
+
+/** Where the agent's stdout goes: ours, our stderr (so `--json` stdout stays clean), or captured. */
+export type AgentStdout = 'inherit' | 'stderr' | 'capture'
+
+export interface AgentExit {
+  exitCode: number
+  isolation: Isolation
+  stdout: string
+  stderr: string
+}
+
+let netnsWorks: boolean | null = null
+
+/** Whether this machine lets us give a child its own empty network namespace (`unshare -n`, or `-rn` unprivileged). */
+export function networkNamespaceAvailable(): boolean {
+  if (netnsWorks === null) netnsWorks = spawnSync('unshare', [...unshareFlags(), 'true'], { stdio: 'ignore' }).status === 0
+  return netnsWorks
+}
+
+function unshareFlags(): string[] {
+  return process.getuid?.() === 0 ? ['-n'] : ['-rn']
+}
+
+/**
+ * Run the agent command and wait for it. With `offline`, the child gets a network
+ * namespace with no interfaces up when the kernel allows one (`bridgeSocket`: loopback
+ * comes up and 127.0.0.1 is bridged to the replay proxy's unix socket, nothing else).
+ */
+export async function spawnAgent({ command, env, cwd, offline = false, bridgeSocket, stdout = 'inherit', signal }: { command: string[]; env: NodeJS.ProcessEnv; cwd: string; offline?: boolean; bridgeSocket?: string; stdout?: AgentStdout; signal?: AbortSignal }): Promise<AgentExit> {
+  if (command.length === 0) throw new UsageError('no agent command given (put it after --)')
+  const netns = offline && networkNamespaceAvailable()
+  const bridge = bridgeSocket ? [process.execPath, builtEntry('netnsBridge.js'), bridgeSocket, '--'] : []
+  const argv = netns ? ['unshare', ...unshareFlags(), '--', ...bridge, ...command] : bridgeSocket ? [process.execPath, builtEntry('netnsBridge.js'), bridgeSocket, '--', ...command] : command
+  const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ['inherit', stdout === 'inherit' ? 'inherit' : 'pipe', stdout === 'capture' ? 'pipe' : 'inherit'] })
+  let out = ''
+  let err = ''
+  child.stdout?.on('data', (c: Buffer) => (stdout === 'capture' ? (out += c.toString()) : process.stderr.write(c)))
+  child.stderr?.on('data', (c: Buffer) => (err += c.toString()))
+  const forward = (signal: NodeJS.Signals) => () => child.kill(signal)
+  const onInt = forward('SIGINT')
+  const onTerm = forward('SIGTERM')
+  process.on('SIGINT', onInt).on('SIGTERM', onTerm)
+  signal?.addEventListener('abort', () => child.kill('SIGTERM'))
+  try {
+    const exitCode = await new Promise<number>((resolve, reject) => {
+      child.once('error', (e) => reject(new UsageError(`cannot start ${command[0]}: ${e.message}`, { command })))
+      child.once('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0)))
+    })
+    return { exitCode, isolation: netns ? 'netns' : offline ? 'guard' : 'none', stdout: out, stderr: err }
+  } finally {
+    process.off('SIGINT', onInt).off('SIGTERM', onTerm)
+  }
+}
+
+function signalNumber(signal: NodeJS.Signals): number {
+  return ({ SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[signal] ?? 1
+}

@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { RunNotFoundError } from '../errors/index.js'
+import { parseRun } from './parseRun.js'
+import { RUN_SCHEMA_VERSION } from './Run.js'
+
+export interface ArtifactReport {
+  artifact: string
+  runId: string
+  schemaVersion: number
+  /** The version it was written in, when it was migrated on read. */
+  migratedFrom: number | null
+  steps: number
+  redaction: string
+  replayable: boolean
+}
+
+/** Check a run artifact against the schema (RunArtifactError, exit 5, naming the first problem). */
+export function validateArtifact({ artifact, cwd = process.cwd() }: { artifact: string; cwd?: string }): ArtifactReport {
+  const path = resolve(cwd, artifact)
+  let bytes: Buffer
+  try {
+    bytes = readFileSync(path)
+  } catch {
+    throw new RunNotFoundError(`no run artifact at ${path}`, { path })
+  }
+  const raw = (() => {
+    try {
+      return JSON.parse(bytes.toString()) as { schemaVersion?: unknown }
+    } catch {
+      return null
+    }
+  })()
+  const run = parseRun(bytes, path, { verifyHashes: true })
+  const written = typeof raw?.schemaVersion === 'number' ? raw.schemaVersion : RUN_SCHEMA_VERSION
+  return {
+    artifact: path,
+    runId: run.runId,
+    schemaVersion: run.schemaVersion,
+    migratedFrom: written !== RUN_SCHEMA_VERSION ? written : null,
+    steps: run.steps.length,
+    redaction: run.redaction,
+    replayable: run.redaction !== 'content',
+  }
+}

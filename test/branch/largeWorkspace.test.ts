@@ -1,0 +1,34 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { expect, it } from 'vitest'
+import { Workspace } from '../../src/index.js'
+import { tempDir } from '../helpers/tmp.js'
+
+/** Bytes this process has read with read(2) and friends so far (/proc/self/io: rchar). */
+const bytesRead = (): number => Number(/rchar: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))![1])
+
+it('branches a 100k-file workspace without reading its files', async () => {
+  const dir = tempDir('big')
+  const content = 'y'.repeat(1000)
+  for (let i = 0; i < 100_000; i++) {
+    if (i % 1000 === 0) mkdirSync(join(dir, `d${i / 1000}`))
+    writeFileSync(join(dir, `d${Math.floor(i / 1000)}`, `f${i}`), `${i}${content}`)
+  }
+  const ws = await Workspace.open(dir, { backend: 'overlay' })
+  await ws.refresh() // the one scan that reads (hashes) every file
+  const fileBytes = 100_000 * 1000
+  let before = bytesRead()
+  const first = await ws.branch('first') // builds the shared base view: links, not reads
+  expect(bytesRead() - before).toBeLessThan(fileBytes / 4) // what it reads is tree objects, not files
+  before = bytesRead()
+  const second = await ws.branch('second')
+  expect(bytesRead() - before).toBeLessThan(256 * 1024)
+  expect(readFileSync(join(second.path, 'd99', 'f99999'), 'utf8')).toBe(`99999${content}`)
+  writeFileSync(join(second.path, 'd5', 'f5000'), 'changed')
+  before = bytesRead()
+  const result = await second.commit() // looks at the changed path only
+  expect(bytesRead() - before).toBeLessThan(256 * 1024)
+  expect(result.written).toEqual(['d5/f5000'])
+  expect(readFileSync(join(dir, 'd5', 'f5000'), 'utf8')).toBe('changed')
+  await first.abort()
+}, 300_000)

@@ -1,0 +1,81 @@
+import { spawnSync } from 'node:child_process'
+import { promises as fs } from 'node:fs'
+import { hostname } from 'node:os'
+import { describe, expect, it } from 'vitest'
+import { LockTimeoutError, Store, gc, readRef, sha256, updateRef, withGcLock, withWriteLock } from '../../src/index.js'
+import { acquireLock } from '../../src/store/lockFile.js'
+import { tempDir } from '../helpers/tmp.js'
+
+/** The pid of a process that has already exited. */
+function deadPid(): number {
+  return spawnSync('true').pid!
+}
+
+async function leaveLock(path: string, pid: number): Promise<void> {
+  await fs.mkdir(path.slice(0, path.lastIndexOf('/')), { recursive: true })
+  await fs.writeFile(path, JSON.stringify({ pid, host: hostname(), at: new Date().toISOString() }))
+}
+
+describe('locks', () => {
+  it('a ref lock left by a dead process is broken, and the ref moves', async () => {
+    const store = await Store.init(tempDir())
+    await leaveLock(store.path('refs/heads/main.lock'), deadPid())
+    await updateRef({ store, name: 'refs/heads/main', id: sha256('x'), message: 'after a crash' })
+    expect(await readRef(store, 'refs/heads/main')).toBe(sha256('x'))
+    await expect(fs.stat(store.path('refs/heads/main.lock'))).rejects.toThrow(/ENOENT/)
+  })
+
+  it('a lock held by a live process times out with LockTimeoutError (exit 3) naming the holder', async () => {
+    const store = await Store.init(tempDir())
+    const path = store.path('refs/heads/main.lock')
+    await leaveLock(path, process.pid)
+    const err = await acquireLock(path, { timeoutMs: 150, what: 'ref main' }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(LockTimeoutError)
+    expect((err as LockTimeoutError).exitCode).toBe(3)
+    expect((err as LockTimeoutError).message).toContain(`held by pid ${process.pid}`)
+  })
+
+  it('a running gc holds writers off until it is done; a writer times out if it waits too long', async () => {
+    const store = await Store.init(tempDir())
+    const order: string[] = []
+    let releaseGc!: () => void
+    const gcHeld = new Promise<void>((r) => (releaseGc = r))
+    const running = withGcLock(store, async () => {
+      order.push('gc start')
+      await gcHeld
+      order.push('gc end')
+    })
+    await new Promise((r) => setTimeout(r, 50))
+    await expect(withWriteLock(store, async () => order.push('impatient writer'), { timeoutMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError)
+    const writer = withWriteLock(store, async () => order.push('writer'))
+    await new Promise((r) => setTimeout(r, 100))
+    releaseGc()
+    await Promise.all([running, writer])
+    expect(order).toEqual(['gc start', 'gc end', 'writer'])
+  })
+
+  it('a running writer holds gc off until it is done', async () => {
+    const store = await Store.init(tempDir())
+    const order: string[] = []
+    let finishWrite!: () => void
+    const writing = withWriteLock(store, async () => {
+      order.push('write start')
+      await new Promise<void>((r) => (finishWrite = r))
+      order.push('write end')
+    })
+    await new Promise((r) => setTimeout(r, 50))
+    const collecting = gc({ store }).then(() => order.push('gc'))
+    await new Promise((r) => setTimeout(r, 100))
+    finishWrite()
+    await Promise.all([writing, collecting])
+    expect(order).toEqual(['write start', 'write end', 'gc'])
+  })
+
+  it('the gc flag or a writer registration left by a dead process blocks nobody', async () => {
+    const store = await Store.init(tempDir())
+    await leaveLock(store.path('locks/gc'), deadPid())
+    expect(await withWriteLock(store, async () => 'wrote', { timeoutMs: 2000 })).toBe('wrote')
+    await leaveLock(store.path('locks/writers/12345-dead'), deadPid())
+    expect(await withGcLock(store, async () => 'collected', { timeoutMs: 2000 })).toBe('collected')
+  })
+})
