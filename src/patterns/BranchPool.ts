@@ -57,14 +57,20 @@ export class BranchPool {
     return result!
   }
 
-  /** Abort every live branch, children before parents; tries them all before reporting the first failure. */
+  /** Abort every live branch, whatever happened; tries them all before reporting the first failure. */
   async close(): Promise<void> {
     await this.abortAll(() => true)
   }
 
+  /**
+   * Abort the chosen branches at once: only the topmost of them explicitly, since aborting
+   * a branch tears its children down with it.
+   */
   private async abortAll(which: (b: Branch) => boolean): Promise<void> {
-    const errors: unknown[] = []
-    for (const branch of [...this.#live].reverse().filter(which)) await this.abort(branch).catch((err: unknown) => errors.push(err))
-    if (errors.length > 0) throw errors[0]
+    const chosen = [...this.#live].filter(which)
+    const tops = chosen.filter((b) => !(b.parent instanceof Branch && chosen.includes(b.parent)))
+    for (const b of chosen) this.#live.delete(b)
+    const failed = (await Promise.allSettled(tops.map((b) => b.abort()))).find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failed) throw failed.reason
   }
 }
