@@ -1,4 +1,6 @@
 import { promises as fs } from 'node:fs'
+import { resolve } from 'node:path'
+import { readTextOrNull } from '../util/fsx.js'
 import type { Digest } from './digest.js'
 import { gcRoots } from './gcRoots.js'
 import { listObjects, walkGraph } from './objectGraph.js'
@@ -13,6 +15,13 @@ export interface GcResult {
 
 /** Files in the stores `tmp/` older than this are leftovers of a crashed writer. */
 const STALE_TEMP_MS = 60 * 60 * 1000
+
+/**
+ * Where an in-place checkout writes its journal (world/checkoutJournal). The staging
+ * directory it names under `tmp/` is kept however old: the next command needs it to
+ * finish the checkout.
+ */
+export const CHECKOUT_JOURNAL = 'checkout-journal.json'
 
 /**
  * Drop every object that no ref, HEAD or reflog entry reaches. Runs with all writers
@@ -44,8 +53,19 @@ export async function gc({ store, dryRun = false }: { store: Store; dryRun?: boo
 
 async function removeStaleTemps(store: Store): Promise<void> {
   const dir = store.path('tmp')
+  const pending = await pendingStaging(store)
   for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
+    if (resolve(dir, name) === pending) continue
     const st = await fs.stat(`${dir}/${name}`).catch(() => null)
     if (st && Date.now() - st.mtimeMs > STALE_TEMP_MS) await fs.rm(`${dir}/${name}`, { recursive: true, force: true })
+  }
+}
+
+async function pendingStaging(store: Store): Promise<string | null> {
+  const text = await readTextOrNull(store.path(CHECKOUT_JOURNAL))
+  try {
+    return text === null ? null : resolve(String((JSON.parse(text) as { staging?: unknown }).staging))
+  } catch {
+    return null // a torn journal is never run: its staging is a leftover like any other
   }
 }

@@ -5,7 +5,7 @@ import type { Store } from '../store/Store.js'
 import { builtEntry } from './builtEntry.js'
 import { createSession, type ReplaySource } from './createSession.js'
 import { type DeterministicSettings, formatDeterministic } from './deterministic.js'
-import { fileSink, type JournalEntry, readJournal } from './journal.js'
+import { fileSink, type JournalEntry, type JournalSink, readJournal } from './journal.js'
 import { networkNamespaceAvailable, spawnAgent, type AgentExit, type AgentStdout } from './spawnAgent.js'
 import { PayloadCipher } from './payloadCipher.js'
 import { defaultUpstreams, startRecordingProxy, type RecordingProxy } from './recordingProxy.js'
@@ -64,9 +64,11 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
   else childEnv[TRACE_ENV.http] = '0'
   const abort = new AbortController()
   let proxy: RecordingProxy | null = null
+  let proxySink: JournalSink | null = null
   let bridgeSocket: string | undefined
   if (capture === 'proxy') {
-    const session = createSession({ policy, sink: fileSink(journal), replay, env })
+    proxySink = fileSink(journal)
+    const session = createSession({ policy, sink: proxySink, replay, env })
     session.onDivergence = () => abort.abort()
     bridgeSocket = offline && networkNamespaceAvailable() ? store.tempPath('proxy.sock') : undefined
     proxy = await startRecordingProxy({ session, upstreams: defaultUpstreams(env), ...(bridgeSocket ? { socketPath: bridgeSocket } : {}) })
@@ -75,9 +77,12 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
   const startedAt = new Date()
   try {
     const exit = await spawnAgent({ command, env: childEnv, cwd, offline, stdout, signal: abort.signal, ...(bridgeSocket ? { bridgeSocket } : {}) })
+    await proxy?.close()
+    proxySink?.close()
     return { entries: readJournal(journal), exit, startedAt, endedAt: new Date(), encryption }
   } finally {
     await proxy?.close()
+    proxySink?.close()
     for (const path of [journal, artifact, bridgeSocket]) if (path) rmSync(path, { force: true })
   }
 }

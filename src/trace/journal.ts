@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { RunArtifactError } from '../errors/index.js'
-import type { JsonValue, StepError, StepType } from './Run.js'
+import type { Step, StepType } from './Run.js'
 
 /**
  * What a recording process writes as it goes, one JSON line per entry, already
@@ -10,21 +10,13 @@ import type { JsonValue, StepError, StepType } from './Run.js'
  */
 export type JournalEntry = StepEntry | DivergenceEntry | OfflineEntry
 
-export interface StepEntry {
+/** A finished step as journaled: a Step before the parent numbers it (`key` instead of `idx`, `at` instead of `startedAt`). */
+export type StepEntry = Pick<Step, 'name' | 'type' | 'input' | 'output' | 'error' | 'inputHash' | 'outputHash' | 'durationMs' | 'meta'> & {
   t: 'step'
   key: string
   parent?: string
-  name: string
-  type: StepType
-  input: JsonValue
-  output: JsonValue
-  error?: StepError | string
-  inputHash: string
-  outputHash: string
   /** Epoch milliseconds (fractional) when the call began. */
   at: number
-  durationMs: number
-  meta?: { [key: string]: JsonValue }
 }
 
 /** A call during replay that the recording does not hold. */
@@ -49,14 +41,33 @@ export interface JournalSink {
   close(): void
 }
 
-/** Appends each entry as one line to a file (O_APPEND, one write per line, so processes do not interleave). */
+const FLUSH_BYTES = 256 * 1024
+const FLUSH_MS = 20
+
+/**
+ * Appends entries as lines to a file opened O_APPEND, in whole lines per write so
+ * processes sharing the journal never interleave. Lines are batched (flushed at 256 KiB,
+ * after 20 ms, and on close — the process's exit) so a 10,000-step agent is not 10,000
+ * system calls; a process killed outright loses at most its last 20 ms.
+ */
 export function fileSink(path: string): JournalSink {
   let fd: number | null = openSync(path, 'a', 0o600)
+  let pending = ''
+  let timer: NodeJS.Timeout | null = null
+  const flush = () => {
+    if (timer) clearTimeout(timer)
+    timer = null
+    if (fd !== null && pending) writeSync(fd, pending)
+    pending = ''
+  }
   return {
     write(entry) {
-      if (fd !== null) writeSync(fd, `${JSON.stringify(entry)}\n`)
+      pending += `${JSON.stringify(entry)}\n`
+      if (pending.length >= FLUSH_BYTES) flush()
+      else if (!timer) timer = setTimeout(flush, FLUSH_MS).unref()
     },
     close() {
+      flush()
       if (fd !== null) closeSync(fd)
       fd = null
     },

@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
+import { CHECKOUT_JOURNAL } from '../store/gc.js'
 import { appendReflog } from '../store/reflog.js'
 import { readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
@@ -29,7 +30,7 @@ export interface CheckoutJournal {
 }
 
 function journalPath(store: Store): string {
-  return store.path('checkout-journal.json')
+  return store.path(CHECKOUT_JOURNAL)
 }
 
 export async function writeJournal(store: Store, journal: CheckoutJournal): Promise<void> {

@@ -46,6 +46,7 @@ export interface SnapshotResult {
  */
 export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<SnapshotResult> {
   const { store, workspace } = await resolveWorkspace(args)
+  const tag = args.tag === undefined ? undefined : tagRef(args.tag) // a bad name fails before anything is written
   await recoverCheckout(store, workspace)
   return withWriteLock(store, async () => {
     const scan = await scanWorkspace({ store, dir: workspace, write: true, respectGitignore: args.respectGitignore, onProgress: args.onProgress })
@@ -53,7 +54,7 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
       const head = await readRef(store, 'HEAD')
       const parent = head ? await readSnapshot(store, head) : null
       if (head && parent && !args.allowEmpty && unchanged(parent, scan.tree, args.layers)) {
-        if (args.tag) await updateRef({ store, name: tagRef(args.tag), id: head, message: 'tag' })
+        if (tag) await updateRef({ store, name: tag, id: head, message: 'tag' })
         return { id: head, tree: scan.tree, parents: parent.parents, created: false, ...counts(scan) }
       }
       const snapshot = makeSnapshot({ parents: head ? [head] : [], tree: scan.tree, message: args.message ?? 'snapshot', agent: args.agent, layers: args.layers })
@@ -65,7 +66,7 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
         if (attempt < 20 && (err as { code?: string }).code === 'RefConflictError') continue
         throw err
       }
-      if (args.tag) await updateRef({ store, name: tagRef(args.tag), id, message: 'tag' })
+      if (tag) await updateRef({ store, name: tag, id, message: 'tag' })
       return { id, tree: scan.tree, parents: snapshot.parents, created: true, ...counts(scan) }
     }
   })

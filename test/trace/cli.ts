@@ -1,27 +1,14 @@
-import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { CLI, type CliResult, runNode } from '../helpers/cli.js'
 
-export const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js')
+export { CLI }
 export const FIXTURES = resolve(import.meta.dirname, 'fixtures')
 
-export interface CliResult {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-/** Run the built CLI as a user would (async, so servers in this process keep answering). */
+/** `forkpoint ARGS` in `cwd` with extra environment (async, so servers in this process keep answering). */
 export function fp(args: string[], { cwd, env = {} }: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => resolvePromise({ code: code ?? -1, stdout, stderr }))
-  })
+  const defined = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined))
+  return runNode([CLI, ...args], { cwd, env: defined })
 }
 
 /** Every file under `dir` (store objects, runs.db and its WAL, artifacts), for byte-level searches. */

@@ -101,6 +101,24 @@ describe('in-place checkout', () => {
     expect(second.id).not.toBe(first.id)
   })
 
+  it('turns a directory into a symlink and a symlink into a directory, both ways', async () => {
+    const { dir } = await storeWorkspace({ 'real/f.txt': 'f', 'alias': { symlink: 'real' }, 'other/g.txt': 'g' })
+    const first = await snapshotWorkspace({ dir })
+    const stateA = await dirState(dir)
+    await fs.rm(join(dir, 'alias'))
+    await fs.mkdir(join(dir, 'alias'))
+    await fs.writeFile(join(dir, 'alias/own.txt'), 'own')
+    await fs.rm(join(dir, 'other'), { recursive: true })
+    await fs.symlink('real', join(dir, 'other'))
+    const second = await snapshotWorkspace({ dir })
+    const stateB = await dirState(dir)
+    await checkout({ dir, id: first.id })
+    expect(await dirState(dir)).toEqual(stateA)
+    await checkout({ dir, id: second.id })
+    expect(await dirState(dir)).toEqual(stateB)
+    expect(await fs.readFile(join(dir, 'real/f.txt'), 'utf8')).toBe('f')
+  })
+
   it('follows a branch name (HEAD stays symbolic) and detaches on an id', async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'one' })
     const first = await snapshotWorkspace({ dir })

@@ -167,3 +167,32 @@ describe('a directory swapped for a symlink between planning and running an in-p
     await sentinel.intact()
   })
 })
+
+describe('a file swapped for a symlink to outside between planning and running an in-place checkout', () => {
+  it('replaces, removes or turns into a directory the link itself, never what it points to', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'old', 'gone.txt': 'g', 'newdir': 'file' })
+    await snapshotWorkspace({ dir })
+    const sentinel = await makeSentinel()
+    const staging = store.tempPath('checkout')
+    await fs.mkdir(staging)
+    await fs.writeFile(join(staging, '0'), 'new content')
+    const steps = [
+      { op: 'place', path: 'a.txt', staged: join(staging, '0') },
+      { op: 'remove', path: 'gone.txt' },
+      { op: 'mkdir', path: 'newdir' },
+    ]
+    const target = sha256('target')
+    await fs.writeFile(store.path('checkout-journal.json'), JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging, steps, head: `${target}\n` }))
+    for (const [name, to] of [['a.txt', join(sentinel.dir, 'precious')], ['gone.txt', sentinel.dir], ['newdir', sentinel.dir]] as const) {
+      await fs.rm(join(dir, name))
+      await fs.symlink(to, join(dir, name))
+    }
+    expect(await recoverCheckout(store, dir)).toBe(true)
+    await sentinel.intact()
+    expect(await dirState(dir)).toEqual({
+      'a.txt': { type: 'file', mode: 0o644, content: Buffer.from('new content').toString('base64') },
+      'newdir': { type: 'dir', mode: 0o755 },
+    })
+    expect(await readRef(store, 'HEAD')).toBe(target)
+  })
+})

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
-import { type Digest, checkout, readRef, sha256, snapshotWorkspace, status } from '../../src/index.js'
+import { type Digest, checkout, gc, readRef, sha256, snapshotWorkspace, status } from '../../src/index.js'
 import { LIB, runNode } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
 import { type DirState, dirState, listOrNull, storeWorkspace } from '../helpers/workspace.js'
@@ -86,6 +86,19 @@ describe('an in-place checkout interrupted by a crash', () => {
       expect(await fs.readdir(store.path('tmp'))).toEqual([])
     })
   }
+})
+
+describe('a crashed checkout left for a while', () => {
+  it('keeps its staged files through gc, so the next command still finishes it', async () => {
+    const { dir, store, b, stateB } = await twoSnapshots()
+    await crashCheckout(dir, b, 'after-steps', 2)
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000)
+    for (const name of await fs.readdir(store.path('tmp'))) await fs.utimes(store.path('tmp', name), twoHoursAgo, twoHoursAgo)
+    await gc({ store })
+    expect((await status({ dir })).clean).toBe(true)
+    expect(await dirState(dir)).toEqual(stateB)
+    expect(await readRef(store, 'HEAD')).toBe(b)
+  })
 })
 
 describe('an in-place checkout failing midway (an I/O error, not a crash)', () => {

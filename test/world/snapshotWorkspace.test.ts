@@ -1,8 +1,9 @@
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
+import { execFileSync } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CHUNKING_THRESHOLD, checkout, readChunks, readSnapshot, readTree, sha256, snapshotWorkspace, status } from '../../src/index.js'
+import { CHUNKING_THRESHOLD, UsageError, checkout, readChunks, readRef, readSnapshot, readTree, sha256, snapshotWorkspace, status } from '../../src/index.js'
 import { tempDir } from '../helpers/tmp.js'
 import { countObjects, storeWorkspace } from '../helpers/workspace.js'
 
@@ -155,5 +156,32 @@ describe('unchanged workspace and the stat cache', () => {
     expect((await status({ dir })).changes).toEqual([
       { path: 'x.sh', status: 'mode', old: { type: 'file', mode: 0o644, size: 4 }, new: { type: 'file', mode: 0o755, size: 4 } },
     ])
+  })
+})
+
+describe('snapshot edge cases', () => {
+  it('skips and reports what is not a file, directory or symlink (a FIFO)', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a' })
+    execFileSync('mkfifo', [join(dir, 'pipe')])
+    const snap = await snapshotWorkspace({ dir })
+    expect(snap.skipped).toEqual(['pipe'])
+    expect((await readTree(store, snap.tree)).entries.map((e) => e.name)).toEqual(['a.txt'])
+  })
+
+  it('refuses an invalid --tag before taking the snapshot', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a' })
+    await expect(snapshotWorkspace({ dir, tag: '../escape' })).rejects.toBeInstanceOf(UsageError)
+    expect(await readRef(store, 'HEAD')).toBeNull()
+    expect(await countObjects(store)).toBe(0)
+  })
+
+  it('sees every file as added before the first snapshot, and an empty workspace as clean', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a', 'e': { dir: true } })
+    expect((await status({ dir })).changes.map((c) => [c.path, c.status])).toEqual([
+      ['a.txt', 'added'],
+      ['e', 'added'],
+    ])
+    const empty = await storeWorkspace()
+    expect(await status({ dir: empty.dir })).toMatchObject({ clean: true, head: null, branch: 'main' })
   })
 })
