@@ -3,9 +3,16 @@ import { createReadStream, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { DigestMismatchError, InvalidImageError } from '../errors/index.js'
 import { type Digest, digestHex, sha256 } from '../store/digest.js'
+import { type Lock, acquireLock } from '../store/lockFile.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
 import type { BlobRef } from './Descriptor.js'
 import type { TransferOptions, Transport } from './Transport.js'
+
+/** Where an object of an incoming image is: staged (untrusted until checked) or already in the store. */
+export interface Located {
+  path: string
+  staged: boolean
+}
 
 /**
  * Where pulled or unpacked objects wait, inside the store's `tmp/` (same file system, so
@@ -16,16 +23,25 @@ import type { TransferOptions, Transport } from './Transport.js'
 export class Staging {
   readonly dir: string
   private readonly store: Store
+  private readonly lock: Lock
 
-  private constructor(store: Store, dir: string) {
+  private constructor(store: Store, dir: string, lock: Lock) {
     this.store = store
     this.dir = dir
+    this.lock = lock
   }
 
+  /** Open (and lock: one pull of the same image at a time) the staging area for `key`. Call `close()` or `discard()`. */
   static async open(store: Store, key: string): Promise<Staging> {
     const dir = store.path('tmp', `stage-${digestHex(sha256(key)).slice(0, 24)}`)
+    const lock = await acquireLock(`${dir}.lock`, { timeoutMs: 10 * 60_000, what: 'another transfer of the same image' })
     await fs.mkdir(dir, { recursive: true })
-    return new Staging(store, dir)
+    return new Staging(store, dir, lock)
+  }
+
+  /** Keep what was staged (for a later resume) and let others in. */
+  async close(): Promise<void> {
+    await this.lock.release()
   }
 
   path(digest: Digest): string {
@@ -37,9 +53,9 @@ export class Staging {
   }
 
   /** The file holding an object: staged, else in the store, else null. */
-  async locate(digest: Digest): Promise<string | null> {
-    if (await this.has(digest)) return this.path(digest)
-    return (await this.store.has(digest)) ? this.store.objectPath(digest) : null
+  async locate(digest: Digest): Promise<Located | null> {
+    if (await this.has(digest)) return { path: this.path(digest), staged: true }
+    return (await this.store.has(digest)) ? { path: this.store.objectPath(digest), staged: false } : null
   }
 
   /**
@@ -101,8 +117,10 @@ export class Staging {
     return moved
   }
 
+  /** Remove the staging area (after a commit, or when it cannot be resumed) and let others in. */
   async discard(): Promise<void> {
     await fs.rm(this.dir, { recursive: true, force: true })
+    await this.close()
   }
 }
 

@@ -8,23 +8,25 @@ import { symlinkStaysInside } from '../world/safePath.js'
 import { validateSnapshot } from '../world/Snapshot.js'
 import { type Tree, validateChunks, validateTree } from '../world/Tree.js'
 import { joinPath } from '../world/treeSource.js'
+import type { Located } from './Staging.js'
 
 export interface CheckImageArgs {
   root: Digest
   /** Where an object's bytes are (staged or already in the store), or null when nowhere. */
-  locate: (digest: Digest) => Promise<string | null>
+  locate: (digest: Digest) => Promise<Located | null>
   allowExternalSymlinks?: boolean
 }
 
 interface Found {
-  path: string
+  staged: boolean
   size: number
   object: StructuredObject | null
 }
 
 /**
  * Check an untrusted image before any of it becomes visible: every object reachable
- * from the root is present (staged or local), snapshots, trees and chunk lists are
+ * from the root is present (staged or local; local objects were checked when they came
+ * and are not walked again), staged snapshots, trees and chunk lists are
  * well-formed, entries point at objects of the right kind and size, and no symlink
  * leaves the tree. Returns the objects children-first (the safe order to commit them).
  */
@@ -50,7 +52,8 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false }
     top.expanded = true
     const item = await load(top.digest, top.from, locate)
     found.set(top.digest, item)
-    if (item.object) for (const child of new Set(childDigests(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
+    // objects already in the store were checked when they arrived, and so was what they reach
+    if (item.object && item.staged) for (const child of new Set(childDigests(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
   }
   validateKinds(root, found)
   const rootObject = found.get(root)!.object
@@ -59,16 +62,16 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false }
 }
 
 async function load(digest: Digest, from: Digest | 'root', locate: CheckImageArgs['locate']): Promise<Found> {
-  const path = await locate(digest)
-  if (path === null) {
+  const located = await locate(digest)
+  if (located === null) {
     throw new InvalidImageError(`object ${digest} (named by ${from}) is neither in the image nor in the local store`, { digest, from })
   }
-  const handle = await fs.open(path, 'r')
+  const handle = await fs.open(located.path, 'r')
   try {
     const { size } = await handle.stat()
     const head = Buffer.alloc(2)
     await handle.read(head, 0, 2, 0)
-    if (head.toString('latin1') !== '{"') return { path, size, object: null }
+    if (head.toString('latin1') !== '{"') return { staged: located.staged, size, object: null }
     const bytes = await handle.readFile()
     let object: StructuredObject | null = null
     try {
@@ -76,7 +79,7 @@ async function load(digest: Digest, from: Digest | 'root', locate: CheckImageArg
     } catch {
       object = null // JSON-looking file content: a blob like any other
     }
-    return { path, size, object }
+    return { staged: located.staged, size, object }
   } finally {
     await handle.close()
   }
@@ -91,7 +94,8 @@ function expectKind(found: Map<Digest, Found>, digest: Digest, kind: string, whe
 /** Every snapshot, tree and chunk list well-formed and pointing at objects of the right kind and size. */
 function validateKinds(root: Digest, found: Map<Digest, Found>): void {
   if (!found.get(root)?.object) throw new InvalidImageError(`image root ${root} is not a structured object`)
-  for (const [digest, { object }] of found) {
+  for (const [digest, { object, staged }] of found) {
+    if (!staged) continue
     if (object?.kind === 'snapshot') expectKind(found, validateSnapshot(object, `snapshot ${digest}`).world.tree, 'tree', `snapshot ${digest}`)
     if (object?.kind === 'chunks') {
       for (const part of validateChunks(object, `chunks ${digest}`).chunks) {
@@ -114,6 +118,7 @@ function validateKinds(root: Digest, found: Map<Digest, Found>): void {
 
 /** No symlink may point outside the tree (absolute, or climbing above its root). */
 function checkSymlinks(treeId: Digest, prefix: string, found: Map<Digest, Found>, seen: Set<string>): void {
+  if (!found.get(treeId)?.staged) return // a tree from the store; checkout checks symlinks again as it writes
   const key = `${treeId}\0${prefix.split('/').length}`
   if (seen.has(key)) return // the same tree at the same depth was checked already
   seen.add(key)

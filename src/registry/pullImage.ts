@@ -42,7 +42,7 @@ export interface PullResult {
   tag: string
   objects: number
   totalBytes: number
-  /** Objects and bytes that travelled (the rest the store had). */
+  /** Objects and bytes that travelled (the rest the store had); bytes include manifests. */
   fetchedObjects: number
   fetchedBytes: number
   verified: boolean
@@ -64,33 +64,41 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
   const verified = args.verifyKey !== undefined
   if (args.verifyKey !== undefined) await verifySignature(transport, manifest, loadPublicKey(args.verifyKey))
   const listed = new Map<Digest, BlobRef>()
+  let fetchedBytes = bytes.length // manifests count as transferred bytes too
   await forEachLimit(index.segments, 8, async (segment) => {
-    const bytes = await readSegment(store, transport, segment)
+    const { bytes, fetched } = await readSegment(store, transport, segment)
+    if (fetched) fetchedBytes += bytes.length
     for (const o of parseSegmentManifest(bytes, `segment ${segment.digest}`)) listed.set(o.digest, o)
   })
-  const missing: BlobRef[] = []
-  await forEachLimit([...listed.values()], 32, async (o) => {
-    if (!(await store.has(o.digest))) missing.push(o)
-  })
   const staging = await Staging.open(store, `${remoteLocation(remote)}\0${manifest}`)
-  const progress = progressCounter('receiving', missing.length, missing.reduce((n, o) => n + o.size, 0), args.onProgress)
-  let fetchedBytes = 0
-  await forEachLimit(missing, args.concurrency ?? 8, async (o) => {
-    args.signal?.throwIfAborted()
-    const received = await staging.download(transport, o, { signal: args.signal, onBytes: (n) => progress.addBytes(n) })
-    fetchedBytes += received
-    progress.objectDone()
-  })
-  progress.finish()
-  const order = await checkImage({ root: index.root, locate: (d) => staging.locate(d), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
-  const tag = assertTag(args.tag ?? (remote.reference && 'tag' in remote.reference ? remote.reference.tag : remote.reference ? `pulled-${shortId(manifest)}` : 'latest'))
-  await withWriteLock(store, async () => {
-    await staging.commit(order)
-    await store.sync()
-    if ((await readRef(store, tagRef(tag))) !== index.root) {
-      await updateRef({ store, name: tagRef(tag), id: index.root, message: `pull ${remoteLocation(remote)} ${manifest}` })
-    }
-  })
+  const missing: BlobRef[] = []
+  let order: Digest[]
+  const tag = localTag(args.tag, remote, manifest)
+  try {
+    // asked only now: a pull of the same image we waited for may have brought them
+    await forEachLimit([...listed.values()], 32, async (o) => {
+      if (!(await store.has(o.digest))) missing.push(o)
+    })
+    const progress = progressCounter('receiving', missing.length, missing.reduce((n, o) => n + o.size, 0), args.onProgress)
+    await forEachLimit(missing, args.concurrency ?? 8, async (o) => {
+      args.signal?.throwIfAborted()
+      const received = await staging.download(transport, o, { signal: args.signal, onBytes: (n) => progress.addBytes(n) })
+      fetchedBytes += received
+      progress.objectDone()
+    })
+    progress.finish()
+    order = await checkImage({ root: index.root, locate: (d) => staging.locate(d), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
+    await withWriteLock(store, async () => {
+      await staging.commit(order)
+      await store.sync()
+      if ((await readRef(store, tagRef(tag))) !== index.root) {
+        await updateRef({ store, name: tagRef(tag), id: index.root, message: `pull ${remoteLocation(remote)} ${manifest}` })
+      }
+    })
+  } catch (err) {
+    await staging.close() // keep what arrived: the next pull resumes from it
+    throw err
+  }
   await staging.discard()
   return {
     id: index.root,
@@ -103,6 +111,12 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
     fetchedBytes,
     verified,
   }
+}
+
+/** The local tag: as asked, else the remote tag, `pulled-<id>` for a pull by digest, `latest` for none. */
+function localTag(asked: string | undefined, remote: Remote, manifest: Digest): string {
+  const reference = remote.reference
+  return assertTag(asked ?? (reference === null ? 'latest' : 'tag' in reference ? reference.tag : `pulled-${shortId(manifest)}`))
 }
 
 /** The image's index by tag or digest; its digest is computed here, never taken from the remote. */

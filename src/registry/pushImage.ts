@@ -7,11 +7,13 @@ import type { Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import { resolveWorkspace } from '../world/snapshotWorkspace.js'
 import { collectImage } from './collectImage.js'
+import { findMissingObjects } from './findMissingObjects.js'
 import type { BlobRef } from './Descriptor.js'
 import { type BuiltManifest, type ConfigStyle, buildImageManifests, configBlob } from './imageManifest.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
 import { parseRemote, remoteLocation } from './parseRemote.js'
 import { refTagName } from './refTagName.js'
+import { rememberSegment } from './segmentCache.js'
 import { buildSignature, loadPrivateKey, signatureTag } from './signing.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
 import type { Transport } from './Transport.js'
@@ -39,7 +41,7 @@ export interface PushResult {
   manifest: Digest
   objects: number
   totalBytes: number
-  /** Objects and bytes that actually travelled (the rest the remote had). */
+  /** Objects and bytes that actually travelled (the rest the remote had); bytes include manifests. */
   sentObjects: number
   sentBytes: number
   signed: boolean
@@ -97,18 +99,8 @@ interface PushContext {
 
 async function pushManifests({ store, transport, root, objects, config, tag, args, sent }: PushContext): Promise<BuiltManifest> {
   const { index, segments } = buildImageManifests({ root, objects, config })
-  const missingSegments: BuiltManifest[] = []
-  await forEachLimit(segments, 8, async (segment) => {
-    if (!(await transport.hasManifest(segment.descriptor.digest))) missingSegments.push(segment)
-  })
-  const candidates = new Map<Digest, BlobRef>()
-  for (const segment of missingSegments) for (const o of layersOf(segment)) candidates.set(o.digest, o)
-  const progress = progressCounter('checking', candidates.size, [...candidates.values()].reduce((n, o) => n + o.size, 0), args.onProgress)
-  const toSend: BlobRef[] = []
-  await forEachLimit([...candidates.values()], 16, async (object) => {
-    if ((await transport.statBlob(object.digest)) !== object.size) toSend.push(object)
-    progress.objectDone()
-  })
+  const missing = await findMissingObjects({ store, transport, segments, tag, onProgress: args.onProgress })
+  const toSend = missing.objects
   const sending = progressCounter('sending', toSend.length, toSend.reduce((n, o) => n + o.size, 0), args.onProgress)
   await forEachLimit(toSend, args.concurrency ?? 8, async (object) => {
     args.signal?.throwIfAborted()
@@ -122,19 +114,20 @@ async function pushManifests({ store, transport, root, objects, config, tag, arg
     sending.objectDone()
   })
   sending.finish()
-  await putBytesBlob(store, transport, configBlob(config))
-  for (const segment of missingSegments) await transport.putManifest(segment)
+  sent.bytes += await putBytesBlob(store, transport, configBlob(config))
+  for (const segment of missing.segments) {
+    await transport.putManifest(segment)
+    sent.bytes += segment.bytes.length // manifests count as sent bytes too
+  }
   await transport.putManifest(index, tag)
+  sent.bytes += index.bytes.length
+  for (const segment of segments) await rememberSegment(store, segment)
   return index
 }
 
-function layersOf(segment: BuiltManifest): BlobRef[] {
-  return (JSON.parse(segment.bytes.toString('utf8')) as { layers: BlobRef[] }).layers.map((l) => ({ digest: l.digest, size: l.size }))
-}
-
-/** Send a small in-memory blob (a config, a signature) if the remote lacks it. */
-async function putBytesBlob(store: Store, transport: Transport, { descriptor, bytes }: { descriptor: BlobRef; bytes: Buffer }): Promise<void> {
-  if ((await transport.statBlob(descriptor.digest)) !== null) return
+/** Send a small in-memory blob (a config, a signature) if the remote lacks it; returns the bytes sent. */
+async function putBytesBlob(store: Store, transport: Transport, { descriptor, bytes }: { descriptor: BlobRef; bytes: Buffer }): Promise<number> {
+  if ((await transport.statBlob(descriptor.digest)) !== null) return 0
   const tmp = store.tempPath('blob')
   try {
     await fs.writeFile(tmp, bytes)
@@ -142,6 +135,7 @@ async function putBytesBlob(store: Store, transport: Transport, { descriptor, by
   } finally {
     await fs.rm(tmp, { force: true })
   }
+  return bytes.length
 }
 
 async function pushSignature(store: Store, transport: Transport, index: BuiltManifest, key: KeyObject, config: ConfigStyle): Promise<void> {

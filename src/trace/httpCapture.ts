@@ -72,7 +72,11 @@ function teeBody(res: Response, captured: HttpResponseData, done: () => void): R
       captured.chunks.push(Buffer.from(value))
       ctrl.enqueue(value)
     },
-    cancel: (reason) => reader.cancel(reason),
+    // an agent that stops reading early still gets the step recorded, with what arrived
+    cancel: (reason) => {
+      done()
+      return reader.cancel(reason)
+    },
   })
   return new FetchResponse(body, { status: res.status, statusText: res.statusText, headers })
 }

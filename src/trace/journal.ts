@@ -42,20 +42,20 @@ export interface JournalSink {
 }
 
 const FLUSH_BYTES = 256 * 1024
-const FLUSH_MS = 20
 
 /**
  * Appends entries as lines to a file opened O_APPEND, in whole lines per write so
- * processes sharing the journal never interleave. Lines are batched (flushed at 256 KiB,
- * after 20 ms, and on close — the process's exit) so a 10,000-step agent is not 10,000
- * system calls; a process killed outright loses at most its last 20 ms.
+ * processes sharing the journal never interleave. Lines written in one turn of the event
+ * loop go out together at its end (or at 256 KiB, or on close at exit): a tight loop of
+ * 10,000 steps is a handful of system calls, while a step followed by any I/O is on disk
+ * before the I/O, so an agent killed outright loses at most the steps of its last turn.
  */
 export function fileSink(path: string): JournalSink {
   let fd: number | null = openSync(path, 'a', 0o600)
   let pending = ''
-  let timer: NodeJS.Timeout | null = null
+  let timer: NodeJS.Immediate | null = null
   const flush = () => {
-    if (timer) clearTimeout(timer)
+    if (timer) clearImmediate(timer)
     timer = null
     if (fd !== null && pending) writeSync(fd, pending)
     pending = ''
@@ -64,7 +64,7 @@ export function fileSink(path: string): JournalSink {
     write(entry) {
       pending += `${JSON.stringify(entry)}\n`
       if (pending.length >= FLUSH_BYTES) flush()
-      else if (!timer) timer = setTimeout(flush, FLUSH_MS).unref()
+      else if (!timer) timer = setImmediate(flush).unref()
     },
     close() {
       flush()

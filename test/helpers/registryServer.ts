@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 
@@ -30,6 +30,7 @@ export async function freePort(): Promise<number> {
  */
 export async function startRegistry({ dir, auth }: { dir: string; auth?: { username: string; password: string } }): Promise<RegistryServer> {
   const dataDir = join(dir, 'data')
+  mkdirSync(dataDir, { recursive: true })
   const port = await freePort()
   const host = `127.0.0.1:${port}`
   let authConfig = ''

@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs'
+import { expect } from 'vitest'
 import { join, relative } from 'node:path'
 import { Store, initWorkspace, listObjects, listRefs, snapshotWorkspace } from '../../src/index.js'
 import { type FileSpec, makeWorkspace, tempDir } from '../helpers/tmp.js'
@@ -59,4 +60,24 @@ export function randomFiles(count: number, size: number, seed = 1): Record<strin
     files[`dir${i % 7}/file${i}.bin`] = buf
   }
   return files
+}
+
+/**
+ * Run `receive` against a fresh empty store and expect a refusal of class `errorClass`
+ * with exit code 5 that leaves the store exactly as it was. Returns the error and the store.
+ */
+export async function expectRefusedUntouched(
+  receive: (store: Store) => Promise<unknown>,
+  errorClass: new (...args: never[]) => Error,
+): Promise<{ error: Error; store: Store }> {
+  const store = await emptyStore()
+  const before = await storeState(store)
+  const error = (await receive(store).then(
+    () => null,
+    (e: unknown) => e,
+  )) as (Error & { exitCode?: number }) | null
+  expect(error).toBeInstanceOf(errorClass)
+  expect(error?.exitCode).toBe(5)
+  expect(await storeState(store)).toEqual(before)
+  return { error: error!, store }
 }

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { checkout, parseRemote, pullImage, pushImage, readRef, sha256, snapshotWorkspace } from '../../src/index.js'
+import { checkout, openTransport, parseRemote, pullImage, pushImage, readRef, sha256, snapshotWorkspace } from '../../src/index.js'
 import { remoteLocation } from '../../src/registry/parseRemote.js'
 import { Staging } from '../../src/registry/Staging.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -84,13 +84,29 @@ describe.each(TRANSPORTS)('push and pull through %s', (kind) => {
     await fs.writeFile(`${staging.path(sha256(big))}.part`, big.subarray(0, 20_000))
     let staged = 20_000
     for (const name of await fs.readdir(staging.dir)) if (!name.endsWith('.part')) staged += (await fs.stat(join(staging.dir, name))).size
+    await staging.close()
 
     const second = await pullImage({ store, remote, credentials })
     expect(second.id).toBe(image.id)
-    expect(second.fetchedBytes).toBe(pushed.totalBytes - staged)
+    const index = await (await openTransport(parseRemote(remote), { credentials })).getManifest('v1')
+    expect(second.fetchedBytes).toBe(pushed.totalBytes - staged + index!.bytes.length) // the segments were cached by the first try
     const out = join(tempDir('out'), 'tree')
     await checkout({ store, id: 'v1', into: out })
     expect(await treeListing(out)).toEqual(await treeListing(image.dir))
     await expect(fs.stat(staging.dir)).rejects.toThrow() // staging removed once committed
+  })
+})
+
+describe('concurrent transfers', () => {
+  it('two pulls of the same image into one store both succeed (one waits for the other)', async () => {
+    const image = await makeImage(randomFiles(20, 16 * 1024, 3))
+    const remote = remotes.remote('file')
+    await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const store = await emptyStore()
+    const [a, b] = await Promise.all([pullImage({ store, remote, credentials }), pullImage({ store, remote, credentials })])
+    expect(a.id).toBe(image.id)
+    expect(b.id).toBe(image.id)
+    expect(Math.min(a.fetchedObjects, b.fetchedObjects)).toBe(0) // the one that waited found everything in the store
+    expect(Math.max(a.fetchedObjects, b.fetchedObjects)).toBe(a.objects)
   })
 })

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest'
+import { RemoteSpecError, parseRemote, sha256 } from '../../src/index.js'
+import { segmentObjects } from '../../src/registry/segmentObjects.js'
+
+describe('parseRemote', () => {
+  it('parses the three transports with tags and digests', () => {
+    expect(parseRemote('oci://127.0.0.1:5000/team/agent:v2')).toEqual({ transport: 'oci', host: '127.0.0.1:5000', repository: 'team/agent', reference: { tag: 'v2' } })
+    expect(parseRemote('oci://registry.example.com/agent')).toMatchObject({ host: 'registry.example.com', repository: 'agent', reference: null })
+    const d = sha256('x')
+    expect(parseRemote(`oci://h:1/a@${d}`)).toMatchObject({ reference: { digest: d } })
+    expect(parseRemote('file:///srv/images:stable')).toEqual({ transport: 'file', root: '/srv/images', reference: { tag: 'stable' } })
+    expect(parseRemote('s3://bucket/some/prefix:v1?endpoint=http://127.0.0.1:9000&region=eu-west-1')).toEqual({
+      transport: 's3',
+      bucket: 'bucket',
+      prefix: 'some/prefix',
+      reference: { tag: 'v1' },
+      options: { endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1' },
+    })
+  })
+
+  it('refuses bad specs with a usage error', () => {
+    for (const bad of ['ftp://x/y', 'oci://hostonly', 'oci://h/Upper', 'file://relative', 'oci://h/a:bad/tag!', `oci://h/a@sha256:xyz`, 's3://B/x']) {
+      expect(() => parseRemote(bad), bad).toThrow(RemoteSpecError)
+    }
+  })
+})
+
+describe('segmentObjects', () => {
+  it('keeps every segment but the changed ones when one object changes', () => {
+    const objects = Array.from({ length: 5000 }, (_, i) => ({ digest: sha256(`object ${i}`), size: i }))
+    const before = segmentObjects(objects)
+    const after = segmentObjects([...objects.slice(1), { digest: sha256('a new object'), size: 1 }])
+    const key = (s: typeof before[number]) => s.map((o) => o.digest).join()
+    const kept = new Set(before.map(key))
+    expect(before.length).toBeGreaterThan(20)
+    expect(after.filter((s) => !kept.has(key(s))).length).toBeLessThanOrEqual(2)
+    expect(before.flat().length).toBe(5000)
+  })
+})

@@ -1,0 +1,115 @@
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import {
+  DigestMismatchError,
+  InvalidImageError,
+  UnsafePathError,
+  makeSnapshot,
+  makeTree,
+  pullImage,
+  pushImage,
+  sha256,
+} from '../../src/index.js'
+import { buildImageManifests } from '../../src/registry/imageManifest.js'
+import { emptyStore, expectRefusedUntouched, makeImage } from './fixtures.js'
+import { useRemotes } from './remotes.js'
+
+const remotes = useRemotes()
+const credentials = null
+
+/** Pull into a fresh store and expect a refusal (exit 5) that leaves it as it was. */
+async function expectRefused(remote: string, errorClass: new (...args: never[]) => Error): Promise<Error> {
+  return (await expectRefusedUntouched((store) => pullImage({ store, remote, credentials }), errorClass)).error
+}
+
+async function pushedToRegistry(files: Record<string, string>) {
+  const image = await makeImage(files)
+  const remote = remotes.remote('oci')
+  const pushed = await pushImage({ store: image.store, id: image.id, remote, credentials })
+  return { image, remote, pushed }
+}
+
+describe('pulled data is untrusted', () => {
+  it('refuses a tampered blob in the registry (exit 5, store untouched)', async () => {
+    const { remote } = await pushedToRegistry({ 'secret.txt': 'the original content', 'other.txt': 'x' })
+    await fs.writeFile(remotes.registry().blobDataPath(sha256('the original content')), 'the tampered content')
+    const error = await expectRefused(remote, DigestMismatchError)
+    expect(error.message).toContain(sha256('the original content'))
+  })
+
+  it('refuses a truncated blob in the registry', async () => {
+    const content = 'a fairly long file body that will be cut short'.repeat(100)
+    const { remote } = await pushedToRegistry({ 'long.txt': content })
+    await fs.truncate(remotes.registry().blobDataPath(sha256(content)), 100)
+    const error = await expectRefused(remote, DigestMismatchError)
+    expect(error.message).toMatch(/truncated/)
+  })
+
+  it('refuses a manifest whose bytes do not match its digest (by tag and by digest)', async () => {
+    const image = await makeImage({ 'a.txt': 'a' })
+    const remote = remotes.remote('file')
+    const pushed = await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const layout = remote.slice('file://'.length, remote.lastIndexOf(':'))
+    const blob = join(layout, 'blobs/sha256', pushed.manifest.slice(7))
+    const original = await fs.readFile(blob, 'utf8')
+    await fs.writeFile(blob, original.replace('"dev.forkpoint.objects":"', '"dev.forkpoint.objects":"9'))
+    await expectRefused(remote, DigestMismatchError)
+    const impostor = sha256('an image nobody pushed')
+    await fs.writeFile(join(layout, 'blobs/sha256', impostor.slice(7)), original)
+    await expectRefused(`file://${layout}@${impostor}`, DigestMismatchError)
+  })
+
+  it('refuses a manifest that names an object the remote does not have', async () => {
+    const image = await makeImage({ 'a.txt': 'a', 'b.txt': 'b' })
+    const remote = remotes.remote('file')
+    await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const layout = remote.slice('file://'.length, remote.lastIndexOf(':'))
+    await fs.rm(join(layout, 'blobs/sha256', sha256('b').slice(7)))
+    const error = await expectRefused(remote, InvalidImageError)
+    expect(error.message).toContain(sha256('b'))
+  })
+
+  it('refuses an image whose object list leaves out an object its trees need', async () => {
+    const image = await makeImage({ 'a.txt': 'a', 'b.txt': 'b' })
+    const remote = remotes.remote('file')
+    const pushed = await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const layout = remote.slice('file://'.length, remote.lastIndexOf(':'))
+    const { fileTransport } = await import('../../src/registry/fileTransport.js')
+    const { collectImage } = await import('../../src/registry/collectImage.js')
+    const objects = (await collectImage(image.store, image.id)).filter((o) => o.digest !== sha256('b'))
+    const forged = buildImageManifests({ root: image.id, objects, config: 'empty' })
+    const transport = fileTransport(layout)
+    for (const segment of forged.segments) await transport.putManifest(segment)
+    await transport.putManifest(forged.index, 'forged')
+    expect(forged.index.descriptor.digest).not.toBe(pushed.manifest)
+    const error = await expectRefused(`file://${layout}:forged`, InvalidImageError)
+    expect(error.message).toMatch(/neither in the image nor in the local store/)
+  })
+
+  it('refuses a tree with a symlink escaping the workspace, unless allowed', async () => {
+    const image = await makeImage({ 'a.txt': 'a' })
+    const tree = await image.store.writeObject({ ...makeTree([{ name: 'escape', type: 'symlink', mode: 0o777, size: 16, target: '../../etc/passwd' }]) })
+    const root = await image.store.writeObject({ ...makeTree([{ name: 'sub', type: 'dir', mode: 0o755, size: 0, tree }]) })
+    const id = await image.store.writeObject(makeSnapshot({ parents: [], tree: root, message: 'hostile' }))
+    for (const kind of ['file', 'oci'] as const) {
+      const remote = remotes.remote(kind)
+      await pushImage({ store: image.store, id, remote, credentials })
+      const error = await expectRefused(remote, UnsafePathError)
+      expect(error.message).toContain('sub/escape -> ../../etc/passwd')
+      const store = await emptyStore()
+      expect((await pullImage({ store, remote, credentials, allowExternalSymlinks: true })).id).toBe(id)
+    }
+  })
+
+  it('refuses a tree with a path-traversal name', async () => {
+    const image = await makeImage({ 'a.txt': 'a' })
+    const blob = await image.store.writeBlob(Buffer.from('pwned'))
+    const bad = await image.store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: '..', type: 'file', mode: 0o644, size: 5, blob }] })
+    const id = await image.store.writeObject(makeSnapshot({ parents: [], tree: bad, message: 'hostile' }))
+    const remote = remotes.remote('file')
+    await pushImage({ store: image.store, id, remote, credentials })
+    const error = await expectRefused(remote, UnsafePathError)
+    expect(error.message).toContain('unsafe name ".."')
+  })
+})
