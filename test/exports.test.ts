@@ -119,6 +119,7 @@ it('exports exactly the reviewed public names', () => {
     'networkNamespaceAvailable',
     'normalizeNfc',
     'normalizeRun',
+    'objectEdges',
     'openStore',
     'openTransport',
     'packImage',

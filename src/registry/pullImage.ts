@@ -72,7 +72,6 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
   })
   const staging = await Staging.open(store, `${remoteLocation(remote)}\0${manifest}`)
   const missing: BlobRef[] = []
-  let order: Digest[]
   const tag = localTag(args.tag, remote, manifest)
   try {
     // asked only now: a pull of the same image we waited for may have brought them
@@ -87,7 +86,7 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
       progress.objectDone()
     })
     progress.finish()
-    order = await checkImage({ root: index.root, locate: (d) => staging.locate(d), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
+    const order = await checkImage({ root: index.root, locate: (d) => staging.locate(d), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
     await withWriteLock(store, async () => {
       await staging.commit(order)
       await store.sync()
@@ -105,7 +104,7 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
     remote: remoteLocation(remote),
     manifest,
     tag,
-    objects: order.length,
+    objects: listed.size,
     totalBytes: [...listed.values()].reduce((n, o) => n + o.size, 0),
     fetchedObjects: missing.length,
     fetchedBytes,

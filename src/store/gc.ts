@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { resolve } from 'node:path'
+import { StoreCorruptError } from '../errors/index.js'
 import { readTextOrNull } from '../util/fsx.js'
 import type { Digest } from './digest.js'
 import { gcRoots } from './gcRoots.js'
@@ -31,7 +32,15 @@ export const CHECKOUT_JOURNAL = 'checkout-journal.json'
  */
 export async function gc({ store, dryRun = false }: { store: Store; dryRun?: boolean }): Promise<GcResult> {
   return withGcLock(store, async () => {
-    const { reachable } = await walkGraph(store, await gcRoots(store))
+    const { reachable, missing, corrupt } = await walkGraph(store, await gcRoots(store))
+    // A reachable object that is missing or unreadable hides what it names: sweeping now
+    // could delete objects that a repaired store would need.
+    if (missing.size > 0 || corrupt.size > 0) {
+      throw new StoreCorruptError(`gc refuses to run: ${corrupt.size} corrupt and ${missing.size} missing reachable objects (run 'forkpoint verify')`, {
+        corrupt: [...corrupt],
+        missing: [...missing.keys()],
+      })
+    }
     const removed: Digest[] = []
     let freedBytes = 0
     for (const digest of await listObjects(store)) {

@@ -1,10 +1,22 @@
 import { promises as fs } from 'node:fs'
-import { type Digest, isDigest } from './digest.js'
+import { type Digest, isDigest, sha256 } from './digest.js'
 import type { Store } from './Store.js'
 import { parseStructured } from './Store.js'
 import type { StructuredObject } from './StructuredObject.js'
 
-/** Every digest named anywhere inside a structured object: the edges of the object graph. */
+/**
+ * Kinds whose content is recorded data (an agent's prompts, tool arguments, responses)
+ * rather than structure: a `sha256:` string in there is something the agent said, not a
+ * reference, so these objects are leaves of the graph.
+ */
+const DATA_KINDS = new Set(['run'])
+
+/** The edges of the object graph: every digest named anywhere inside a structured object, except in data kinds. */
+export function objectEdges(object: { kind?: unknown }): Digest[] {
+  return typeof object.kind === 'string' && DATA_KINDS.has(object.kind) ? [] : childDigests(object)
+}
+
+/** Every digest named anywhere inside a value. */
 export function childDigests(object: unknown, out: Digest[] = []): Digest[] {
   if (typeof object === 'string') {
     if (isDigest(object)) out.push(object)
@@ -20,7 +32,7 @@ export function childDigests(object: unknown, out: Digest[] = []): Digest[] {
  * Structured objects are canonical JSON beginning with `{"`; blobs are anything else.
  * A blob that happens to be such JSON is walked too, which can only keep more alive.
  */
-async function readIfStructured(store: Store, digest: Digest): Promise<StructuredObject | null> {
+async function readIfStructured(store: Store, digest: Digest): Promise<StructuredObject | null | 'corrupt'> {
   const path = store.objectPath(digest)
   const handle = await fs.open(path, 'r')
   try {
@@ -28,6 +40,7 @@ async function readIfStructured(store: Store, digest: Digest): Promise<Structure
     await handle.read(head, 0, 2, 0)
     if (head.toString('latin1') !== '{"') return null
     const bytes = await handle.readFile()
+    if (sha256(bytes) !== digest) return 'corrupt'
     try {
       return parseStructured(bytes, digest)
     } catch {
@@ -42,12 +55,15 @@ export interface GraphWalk {
   reachable: Set<Digest>
   /** Objects named by a reachable object (or a root) but absent from the store. */
   missing: Map<Digest, Digest | 'root'>
+  /** Reachable structured objects whose bytes no longer match their digest (their edges are unknown). */
+  corrupt: Set<Digest>
 }
 
 /** Everything reachable from `roots`, and what is missing on the way. */
 export async function walkGraph(store: Store, roots: Iterable<Digest>): Promise<GraphWalk> {
   const reachable = new Set<Digest>()
   const missing = new Map<Digest, Digest | 'root'>()
+  const corrupt = new Set<Digest>()
   const queue: Array<[Digest, Digest | 'root']> = [...roots].map((d) => [d, 'root'])
   while (queue.length > 0) {
     const batch = queue.splice(0, 64)
@@ -60,11 +76,12 @@ export async function walkGraph(store: Store, roots: Iterable<Digest>): Promise<
         }
         reachable.add(digest)
         const object = await readIfStructured(store, digest)
-        if (object) for (const child of childDigests(object)) if (!reachable.has(child)) queue.push([child, digest])
+        if (object === 'corrupt') corrupt.add(digest)
+        else if (object) for (const child of objectEdges(object)) if (!reachable.has(child)) queue.push([child, digest])
       }),
     )
   }
-  return { reachable, missing }
+  return { reachable, missing, corrupt }
 }
 
 /** Every object file in the store, by digest. */

@@ -24,6 +24,8 @@ describe.each(TRANSPORTS)('push and pull through %s', (kind) => {
     const out = join(tempDir('out'), 'tree')
     await checkout({ store, id: 'v1', into: out })
     expect(await treeListing(out)).toEqual(await treeListing(image.dir))
+    const again = await pullImage({ store, remote, credentials })
+    expect(again).toMatchObject({ id: image.id, objects: pushed.objects, fetchedObjects: 0 })
   })
 
   it('sends and fetches only what changed (under 1% of the bytes for one changed file)', async () => {

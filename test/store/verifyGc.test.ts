@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
   DigestMismatchError,
+  StoreCorruptError,
   type Digest,
   checkout,
   gc,
@@ -93,6 +94,25 @@ describe('gc', () => {
     expect(new Set(await listObjects(store))).toEqual(objects)
     expect((await verify({ store })).ok).toBe(true)
   })
+
+  for (const damage of ['a corrupt tree', 'a missing tree'] as const) {
+    it(`refuses to run on a store with ${damage} (StoreCorruptError, exit 5) rather than drop what it named`, async () => {
+      const { dir, store } = await storeWorkspace({ 'd/inner.txt': 'only this tree names me', 'top.txt': 't' })
+      const snap = await snapshotWorkspace({ dir })
+      const root = await readTree(store, (await readSnapshot(store, snap.id)).world.tree)
+      const sub = root.entries.find((e) => e.name === 'd')
+      if (sub?.type !== 'dir') throw new Error('d is a dir')
+      if (damage === 'a corrupt tree') await fs.writeFile(store.objectPath(sub.tree), '{"kind":"tree","schemaVersion":1,"entries":[]}')
+      else await fs.rm(store.objectPath(sub.tree))
+      const garbage = await store.writeBlob(Buffer.from('garbage'))
+
+      const err = await gc({ store }).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(StoreCorruptError)
+      expect((err as StoreCorruptError).exitCode).toBe(5)
+      expect(await store.has(sha256('only this tree names me'))).toBe(true)
+      expect(await store.has(garbage)).toBe(true) // nothing at all was removed
+    })
+  }
 
   it('drops the stat cache when it removed objects, so it never vouches for a removed blob', async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'a' })
