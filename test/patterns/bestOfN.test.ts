@@ -88,7 +88,8 @@ describe('bestOfN', () => {
     const outcome = await bestOfN('echo "plain $FORKPOINT_ATTEMPT" > answer.txt; pwd', { n: 2, isolate: false }).apply(ws)
     expect(outcome.winner).toBe(0)
     const run = outcome.results[0]!.value as { stdout: string; changedPaths: string[] }
-    expect(run.stdout.trim()).toBe(outcome.results[0]!.branchPath)
+    // An overlay branch's path is /proc/<holder>/root/<dir>; inside, the command's cwd is <dir>.
+    expect(run.stdout.trim()).toBe(outcome.results[0]!.branchPath.replace(/^\/proc\/\d+\/root/, ''))
     expect(run.changedPaths).toEqual(['answer.txt'])
     expect(read(ws)).toBe('plain 0\n')
     await expectNoBranches(ws)
