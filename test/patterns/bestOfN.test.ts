@@ -89,7 +89,7 @@ describe('bestOfN', () => {
     expect(outcome.winner).toBe(0)
     const run = outcome.results[0]!.value as { stdout: string; changedPaths: string[] }
     // An overlay branch's path is /proc/<holder>/root/<dir>; inside, the command's cwd is <dir>.
-    expect(run.stdout.trim()).toBe(outcome.results[0]!.branchPath.replace(/^\/proc\/\d+\/root/, ''))
+    expect(run.stdout.trim()).toBe((outcome.results[0]!.branchPath ?? '').replace(/^\/proc\/\d+\/root/, ''))
     expect(run.changedPaths).toEqual(['answer.txt'])
     expect(read(ws)).toBe('plain 0\n')
     await expectNoBranches(ws)
