@@ -62,7 +62,7 @@ export { resolveId } from './store/resolveId.js'
 export { withWriteLock, withGcLock } from './store/storeLock.js'
 export { gc, type GcResult } from './store/gc.js'
 export { verify, type VerifyResult, type VerifyProblem } from './store/verify.js'
-export { walkGraph, childDigests, listObjects } from './store/objectGraph.js'
+export { walkGraph, childDigests, objectEdges, listObjects } from './store/objectGraph.js'
 export { createTag, deleteTag, listTags, type TagInfo } from './store/tags.js'
 export { showObject, type ShownObject } from './store/showObject.js'
 

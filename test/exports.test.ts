@@ -112,6 +112,7 @@ it('exports exactly the reviewed public names', () => {
     'networkNamespaceAvailable',
     'normalizeNfc',
     'normalizeRun',
+    'objectEdges',
     'openStore',
     'openTransport',
     'packImage',

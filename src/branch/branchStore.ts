@@ -70,5 +70,7 @@ export async function readGeneration(store: Store, parent: string | null): Promi
 
 export async function writeGeneration(store: Store, parent: string | null, generation: number): Promise<void> {
   await fs.mkdir(branchesDir(store, 'generations'), { recursive: true })
-  await atomicWrite(branchesDir(store, 'generations', parentKey(parent)), `${generation}\n`, { fsync: true })
+  // No fsync (it would be the commit's slowest step): a power cut can at worst lose a count,
+  // which turns one `onConflict: "fail"` check into a "merge" one; the journal is the commit point.
+  await atomicWrite(branchesDir(store, 'generations', parentKey(parent)), `${generation}\n`)
 }

@@ -14,6 +14,11 @@ export async function main(argv: string[]): Promise<number> {
     .version(process.env['npm_package_version'] ?? '0.1.0')
     .exitOverride()
     .showSuggestionAfterError()
+  // `-C DIR` means "as if started in DIR" (as git's does), so every relative path on the line resolves there
+  program.hook('preAction', (_program, action) => {
+    const dir = (action.optsWithGlobals() as { dir?: string }).dir
+    if (dir) process.chdir(dir)
+  })
   for (const register of commands) register(program)
   try {
     await program.parseAsync(argv)

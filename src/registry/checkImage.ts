@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { InvalidImageError, UnsafePathError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
-import { childDigests } from '../store/objectGraph.js'
+import { objectEdges } from '../store/objectGraph.js'
 import { parseStructured } from '../store/Store.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
 import { symlinkStaysInside } from '../world/safePath.js'
@@ -53,7 +53,7 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false }
     const item = await load(top.digest, top.from, locate)
     found.set(top.digest, item)
     // objects already in the store were checked when they arrived, and so was what they reach
-    if (item.object && item.staged) for (const child of new Set(childDigests(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
+    if (item.object && item.staged) for (const child of new Set(objectEdges(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
   }
   validateKinds(root, found)
   const rootObject = found.get(root)!.object

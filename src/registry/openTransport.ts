@@ -4,7 +4,6 @@ import { type Credentials, findCredentials } from './findCredentials.js'
 import { OciClient } from './ociClient.js'
 import { ociTransport } from './ociTransport.js'
 import { type Remote, remoteLocation } from './parseRemote.js'
-import { s3Transport } from './s3Transport.js'
 import type { Transport } from './Transport.js'
 
 /** How to reach a remote; everything optional. */
@@ -29,7 +28,10 @@ export async function openTransport(remote: Remote, options: ConnectOptions = {}
       const client = new OciClient({ host: remote.host, repository: remote.repository, insecure: options.insecure ?? false, credentials, ...(options.fetch ? { fetch: options.fetch } : {}) })
       return ociTransport(client, remoteLocation(remote))
     }
-    case 's3':
+    case 's3': {
+      // the AWS SDK is large: loaded only when an s3:// remote is really used
+      const { s3Transport } = await import('./s3Transport.js')
       return s3Transport({ bucket: remote.bucket, prefix: remote.prefix, options: remote.options, ...(options.s3Client ? { client: options.s3Client } : {}) })
+    }
   }
 }

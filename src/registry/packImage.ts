@@ -2,8 +2,7 @@ import { createReadStream, createWriteStream, promises as fs } from 'node:fs'
 import { resolve } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { Header } from 'tar'
-import { CompressStream } from 'zstd-napi'
+import type { Header as TarHeader } from 'tar'
 import { type Digest, digestHex } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
@@ -48,8 +47,11 @@ export async function packImage({ id, output, level = 3, ...where }: PackArgs): 
   const manifest: PackManifest = { kind: 'pack', schemaVersion: 1, root, objects }
   const target = resolve(output)
   const tmp = tempSibling(target)
+  // tar and zstd are loaded here, not with the library: most callers never pack
+  const [{ Header }, { CompressStream }] = await Promise.all([import('tar'), import('zstd-napi')])
+  const header = (path: string, size: number) => tarHeader(Header, path, size)
   try {
-    await pipeline(Readable.from(tarEntries(store, canonicalBytes(manifest), objects)), new CompressStream({ compressionLevel: level }), createWriteStream(tmp))
+    await pipeline(Readable.from(tarEntries(store, header, canonicalBytes(manifest), objects)), new CompressStream({ compressionLevel: level }), createWriteStream(tmp))
     await fs.rename(tmp, target)
   } finally {
     await fs.rm(tmp, { force: true })
@@ -57,7 +59,7 @@ export async function packImage({ id, output, level = 3, ...where }: PackArgs): 
   return { id: root, output: target, objects: objects.length, bytes: objects.reduce((n, o) => n + o.size, 0), packBytes: (await fs.stat(target)).size }
 }
 
-function header(path: string, size: number): Buffer {
+function tarHeader(Header: typeof TarHeader, path: string, size: number): Buffer {
   const h = new Header({ path, size, mode: 0o444, uid: 0, gid: 0, uname: '', gname: '', mtime: EPOCH, type: 'File' })
   h.encode()
   return h.block!
@@ -67,7 +69,7 @@ function padding(size: number): Buffer {
   return Buffer.alloc((512 - (size % 512)) % 512)
 }
 
-async function* tarEntries(store: Store, manifest: Buffer, objects: BlobRef[]): AsyncGenerator<Buffer> {
+async function* tarEntries(store: Store, header: (path: string, size: number) => Buffer, manifest: Buffer, objects: BlobRef[]): AsyncGenerator<Buffer> {
   yield header(PACK_MANIFEST_NAME, manifest.length)
   yield manifest
   yield padding(manifest.length)

@@ -1,8 +1,7 @@
 import { createReadStream, createWriteStream, promises as fs } from 'node:fs'
 import { resolve } from 'node:path'
 import { finished, pipeline } from 'node:stream/promises'
-import { Parser, type ReadEntry } from 'tar'
-import { DecompressStream } from 'zstd-napi'
+import type { ReadEntry } from 'tar'
 import { InvalidPackError, UnsafePathError } from '../errors/index.js'
 import { type Digest, shortId } from '../store/digest.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
@@ -71,6 +70,8 @@ async function readPack(store: Store, staging: Staging, file: string, maxEntryBy
   const seen = new Set<Digest>()
   const pending: Array<Promise<void>> = []
   let failure: unknown = null
+  // tar and zstd are loaded here, not with the library: most callers never unpack
+  const [{ Parser }, { DecompressStream }] = await Promise.all([import('tar'), import('zstd-napi')])
   const parser = new Parser({ strict: true })
 
   const refuse = (entry: ReadEntry, error: Error) => {

@@ -4,7 +4,19 @@ import type { Store } from './Store.js'
 import { parseStructured } from './Store.js'
 import type { StructuredObject } from './StructuredObject.js'
 
-/** Every digest named anywhere inside a structured object: the edges of the object graph. */
+/**
+ * Kinds whose content is recorded data (an agent's prompts, tool arguments, responses)
+ * rather than structure: a `sha256:` string in there is something the agent said, not a
+ * reference, so these objects are leaves of the graph.
+ */
+const DATA_KINDS = new Set(['run'])
+
+/** The edges of the object graph: every digest named anywhere inside a structured object, except in data kinds. */
+export function objectEdges(object: { kind?: unknown }): Digest[] {
+  return typeof object.kind === 'string' && DATA_KINDS.has(object.kind) ? [] : childDigests(object)
+}
+
+/** Every digest named anywhere inside a value. */
 export function childDigests(object: unknown, out: Digest[] = []): Digest[] {
   if (typeof object === 'string') {
     if (isDigest(object)) out.push(object)
@@ -65,7 +77,7 @@ export async function walkGraph(store: Store, roots: Iterable<Digest>): Promise<
         reachable.add(digest)
         const object = await readIfStructured(store, digest)
         if (object === 'corrupt') corrupt.add(digest)
-        else if (object) for (const child of childDigests(object)) if (!reachable.has(child)) queue.push([child, digest])
+        else if (object) for (const child of objectEdges(object)) if (!reachable.has(child)) queue.push([child, digest])
       }),
     )
   }

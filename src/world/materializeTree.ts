@@ -80,12 +80,23 @@ async function layOut(opts: MaterializeOptions, tree: Digest, prefix: string, jo
   }
 }
 
+/** Hard-link an object; false when it already has as many links as the file system allows (ext4: 65000). */
+async function linked(object: string, abs: string): Promise<boolean> {
+  try {
+    await fs.link(object, abs)
+    return true
+  } catch (err) {
+    if (errnoCode(err) === 'EMLINK') return false
+    throw err
+  }
+}
+
 /** Write one file entry at `abs` (which must not exist) with its exact mode. */
 export async function writeFileEntry(store: Store, abs: string, entry: FileEntry, method: CopyMethod): Promise<void> {
   if ('chunks' in entry) return writeChunked(store, abs, entry)
   const object = store.objectPath(entry.blob)
   try {
-    if (method === 'hardlink' && entry.mode === FILE_MODE) return await fs.link(object, abs)
+    if (method === 'hardlink' && entry.mode === FILE_MODE && (await linked(object, abs))) return
     const clone = method === 'reflink' ? constants.COPYFILE_FICLONE_FORCE : 0
     await fs.copyFile(object, abs, clone | constants.COPYFILE_EXCL)
   } catch (err) {

@@ -32,3 +32,15 @@ it('branches a 100k-file workspace without reading its files', async () => {
   expect(readFileSync(join(dir, 'd5', 'f5000'), 'utf8')).toBe('changed')
   await first.abort()
 }, 300_000)
+
+it('builds a base view even when one object backs more files than a file system allows links (ext4: 65000)', async () => {
+  const dir = tempDir('same')
+  for (let i = 0; i < 70_000; i++) {
+    if (i % 1000 === 0) mkdirSync(join(dir, `d${i / 1000}`))
+    writeFileSync(join(dir, `d${Math.floor(i / 1000)}`, `f${i}`), '')
+  }
+  const ws = await Workspace.open(dir, { backend: 'overlay' })
+  const b = await ws.branch('empty-files')
+  expect(readFileSync(join(b.path, 'd69', 'f69999'), 'utf8')).toBe('')
+  await b.abort()
+}, 300_000)

@@ -40,6 +40,22 @@ describe('interrupted commits', () => {
   })
 })
 
+describe('concurrent committers', () => {
+  it('are serialized by the parent lock: disjoint siblings both land, same-path ones conflict', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' }))
+    const branches = await Promise.all(['x', 'y', 'z'].map((n) => ws.branch(n)))
+    await fs.writeFile(join(branches[0]!.path, 'a.txt'), 'x')
+    await fs.writeFile(join(branches[1]!.path, 'b.txt'), 'y')
+    await fs.writeFile(join(branches[2]!.path, 'b.txt'), 'z')
+    const results = await Promise.allSettled(branches.map((b) => b.commit()))
+    expect(results[0]!.status).toBe('fulfilled')
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(['ConflictError'])
+    expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('x')
+    expect(['y', 'z']).toContain(readFileSync(join(ws.dir, 'b.txt'), 'utf8'))
+    for (const b of branches) await b.abort()
+  })
+})
+
 describe('hostile input', () => {
   it('refuses branch names that are paths', async () => {
     const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))

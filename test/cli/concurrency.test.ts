@@ -110,7 +110,7 @@ describe('gc under a concurrent writer', () => {
     const made = JSON.parse(writer.stdout) as Array<{ id: Digest; iteration: number }>
     const gcStats = JSON.parse(gcRun.stdout) as { runs: number; removed: number }
     expect(made.length).toBeGreaterThanOrEqual(5)
-    expect(gcStats.runs).toBeGreaterThan(made.length) // gc really ran all along
+    expect(gcStats.runs).toBeGreaterThanOrEqual(2) // gc really ran while snapshots were written (how often depends on load)
     expect(gcStats.removed).toBeGreaterThan(0) // and really removed things (the garbage)
 
     const store = await Store.open(storeDir)

@@ -7,7 +7,7 @@ export function registerAbort(program: Command): void {
     .description('throw branch NAME (and its children) away, leaving nothing behind')
     .action(async (name: string, _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { abortNamedBranch } = await import('../../index.js')
+      const { abortNamedBranch } = await import('../../branch/abortNamedBranch.js')
       emit(flags, await abortNamedBranch({ dir: flags.dir, store: flags.store, name }), (r) => `aborted ${r.aborted}`)
     })
 }

@@ -9,7 +9,9 @@ export function registerBranch(program: Command): void {
     .option('--backend <name>', 'overlay, reflink, copy or auto', 'auto')
     .action(async (name: string | undefined, opts: { list?: boolean; backend: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { listBranches, makeBranch, UsageError } = await import('../../index.js')
+      const { listBranches } = await import('../../branch/listBranches.js')
+      const { makeBranch } = await import('../../branch/makeBranch.js')
+      const { UsageError } = await import('../../errors/index.js')
       if (opts.list || !name) {
         const branches = await listBranches({ dir: flags.dir, store: flags.store })
         emit(flags, { branches }, (r) => r.branches.map((b) => `${b.name}\t${b.backend}\t${b.path}`).join('\n'))

@@ -16,7 +16,7 @@ export function registerCi(program: Command): void {
     .option('--deterministic', 'pin Date and Math.random')
     .action(async (opts: RedactionFlags & { entrypoint: string; out: string; proxy?: boolean; deterministic?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { ciRecord } = await import('../../index.js')
+      const { ciRecord } = await import('../../trace/ciRecord.js')
       const r = await ciRecord({ entrypoint: opts.entrypoint, out: opts.out, cwd: flags.dir, storeDir: flags.store, redact: opts.redact, rules: redactionRules(opts), proxy: Boolean(opts.proxy), deterministic: Boolean(opts.deterministic), stdout: 'stderr' })
       emit(flags, { runId: r.runId, artifact: r.artifact, steps: r.steps, exitCode: r.exitCode }, (x) => `recorded ${x.runId}: ${x.steps} steps -> ${x.artifact}`)
     })
@@ -29,7 +29,8 @@ export function registerCi(program: Command): void {
     .option('--window <n>', 'resync window', (v) => Number.parseInt(v, 10), 10)
     .action(async (opts: { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { ciCheck, renderRunDiff } = await import('../../index.js')
+      const { ciCheck } = await import('../../trace/ciCheck.js')
+      const { renderRunDiff } = await import('../../trace/renderRunDiff.js')
       const r = await ciCheck({ ...opts, live: Boolean(opts.live), cwd: flags.dir, storeDir: flags.store, stdout: 'stderr' })
       emit(flags, { outcome: r.outcome, trace: r.diff, offlineViolations: r.offlineViolations, isolation: r.isolation, agentExitCode: r.exitCode, actualArtifact: r.actualArtifact }, (x) =>
         x.outcome === 'offline_violation' ? `runs match, but the agent tried to reach: ${x.offlineViolations.join(', ')}` : renderRunDiff(x.trace),
@@ -43,7 +44,8 @@ export function registerCi(program: Command): void {
     .option('--window <n>', 'resync window', (v) => Number.parseInt(v, 10), 10)
     .action(async (opts: { expected: string; actual: string; window: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { ciDiff, renderRunDiff } = await import('../../index.js')
+      const { ciDiff } = await import('../../trace/ciDiff.js')
+      const { renderRunDiff } = await import('../../trace/renderRunDiff.js')
       const trace = await ciDiff({ ...opts, cwd: flags.dir, storeDir: flags.store })
       emit(flags, { trace }, (x) => renderRunDiff(x.trace))
       if (trace.status !== 'exact_match') process.exitCode = 1
@@ -53,7 +55,7 @@ export function registerCi(program: Command): void {
     .option('-o, --out <file>', 'write here instead of over the input')
     .action(async (input: string, opts: { out?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { ciNormalize } = await import('../../index.js')
+      const { ciNormalize } = await import('../../trace/ciNormalize.js')
       const r = await ciNormalize({ input, ...(opts.out ? { out: opts.out } : {}), cwd: flags.dir, storeDir: flags.store })
       emit(flags, r, (x) => `normalised ${x.steps} steps -> ${x.artifact}`)
     })
@@ -62,7 +64,7 @@ export function registerCi(program: Command): void {
     .requiredOption('--artifact <file>', 'the *.run.json to check')
     .action(async (opts: { artifact: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { validateArtifact } = await import('../../index.js')
+      const { validateArtifact } = await import('../../trace/validateArtifact.js')
       const r = validateArtifact({ artifact: opts.artifact, cwd: flags.dir })
       emit(flags, r, (x) => `${x.artifact}: valid run ${x.runId}, ${x.steps} steps, schema v${x.schemaVersion}${x.migratedFrom !== null ? ` (migrated from v${x.migratedFrom})` : ''}, ${x.replayable ? 'replayable' : 'not replayable (content-redacted)'}`)
     })

@@ -11,7 +11,7 @@ export function registerClone(program: Command): void {
     .requiredOption('--into <dir>', 'a new or empty directory')
     .action(async (remote: string, opts: PullFlags & { into: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { cloneImage } = await import('../../index.js')
+      const { cloneImage } = await import('../../registry/cloneImage.js')
       const bar = transferBar(flags.json)
       const result = await cloneImage({ remote, ...opts, ...(flags.store ? { store: flags.store } : {}), ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() =>
         bar.stop(),

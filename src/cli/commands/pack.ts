@@ -10,7 +10,7 @@ export function registerPack(program: Command): void {
     .option('--level <n>', 'zstd level 1-19', (v) => Number.parseInt(v, 10))
     .action(async (id: string, opts: { output: string; level?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { packImage } = await import('../../index.js')
+      const { packImage } = await import('../../registry/packImage.js')
       const result = await packImage({ id, output: opts.output, dir: flags.dir, store: flags.store, ...(opts.level ? { level: opts.level } : {}) })
       emit(flags, result, (r) => `packed ${short(r.id)} into ${r.output}: ${r.objects} objects, ${formatBytes(r.bytes)} -> ${formatBytes(r.packBytes)}`)
     })

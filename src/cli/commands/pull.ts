@@ -25,7 +25,7 @@ export function registerPull(program: Command): void {
     .description('fetch an image from a remote into the store (REMOTE[:TAG] or REMOTE@DIGEST); only missing objects travel')
     .action(async (remote: string, opts: PullFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { pullImage } = await import('../../index.js')
+      const { pullImage } = await import('../../registry/pullImage.js')
       const bar = transferBar(flags.json)
       const result = await pullImage({ remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() => bar.stop())
       emit(flags, result, (r) =>

@@ -12,7 +12,8 @@ export function registerPush(program: Command): void {
     .option('--concurrency <n>', 'blobs in flight at once', (v) => Number.parseInt(v, 10))
     .action(async (id: string, remote: string, opts: { sign?: boolean; insecure?: boolean; concurrency?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { pushImage, signingKeyFromEnv } = await import('../../index.js')
+      const { pushImage } = await import('../../registry/pushImage.js')
+      const { signingKeyFromEnv } = await import('../../registry/signing.js')
       const bar = transferBar(flags.json)
       const result = await pushImage({
         id,

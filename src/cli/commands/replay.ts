@@ -10,7 +10,8 @@ export function registerReplay(program: Command): void {
     .option('--live-from <step>', 'serve steps before STEP from the recording, run the rest live and record a new run', (v) => Number.parseInt(v, 10))
     .action(async (spec: string, command: string[], opts: { liveFrom?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { loadRun, replayRun } = await import('../../index.js')
+      const { loadRun } = await import('../../trace/loadRun.js')
+      const { replayRun } = await import('../../trace/replayRun.js')
       const run = await loadRun({ spec, cwd: flags.dir, storeDir: flags.store })
       const result = await replayRun({ run, command, liveFrom: opts.liveFrom, cwd: flags.dir, storeDir: flags.store, stdout: flags.json ? 'stderr' : 'inherit' })
       const { replayed: _r, agentStdout: _o, ...summary } = result

@@ -45,7 +45,7 @@ export function registerRun(program: Command): void {
       if (opts.record) {
         const used = SANDBOX_FLAGS.filter((f) => opts[f] !== undefined)
         if (used.length > 0) throw new UsageError(`--record cannot be combined with sandbox options yet (${used.map((f) => `--${f}`).join(', ')})`)
-        const { recordCommand } = await import('../../index.js')
+        const { recordCommand } = await import('../../trace/recordCommand.js')
         const result = await recordCommand({
           command,
           cwd: flags.dir,
@@ -62,7 +62,7 @@ export function registerRun(program: Command): void {
         emit(flags, summary, (r) => `recorded ${r.runId}: ${r.steps} steps, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}`)
         return
       }
-      const { runCommand } = await import('../../index.js')
+      const { runCommand } = await import('../../branch/runCommand.js')
       const result = await runCommand({
         dir: flags.dir,
         store: flags.store,

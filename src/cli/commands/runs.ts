@@ -12,7 +12,7 @@ export function registerRuns(program: Command): void {
     .option('--step <text>', 'only runs with a step whose name contains this')
     .action(async (opts: { limit: number; entrypoint?: string; status?: 'ok' | 'failed'; step?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { listRuns } = await import('../../index.js')
+      const { listRuns } = await import('../../trace/listRuns.js')
       const list = await listRuns({ ...opts, cwd: flags.dir, storeDir: flags.store })
       emit(flags, { runs: list }, (r) => (r.runs.length ? r.runs.map(line).join('\n') : 'no recorded runs'))
     })
@@ -20,7 +20,7 @@ export function registerRuns(program: Command): void {
     .description('a run: its header and every step')
     .action(async (spec: string, _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { loadRun } = await import('../../index.js')
+      const { loadRun } = await import('../../trace/loadRun.js')
       const run = await loadRun({ spec, cwd: flags.dir, storeDir: flags.store })
       emit(flags, { run }, (r) => render(r.run))
     })
@@ -29,7 +29,7 @@ export function registerRuns(program: Command): void {
     .requiredOption('-o, --out <file>', 'the artifact to write')
     .action(async (spec: string, opts: { out: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { exportRun } = await import('../../index.js')
+      const { exportRun } = await import('../../trace/exportRun.js')
       const result = await exportRun({ spec, out: opts.out, cwd: flags.dir, storeDir: flags.store })
       emit(flags, result, (r) => `wrote ${r.runId} (${r.steps} steps) to ${r.artifact}`)
     })

@@ -10,7 +10,7 @@ export function registerUnpack(program: Command): void {
     .option('--allow-external-symlinks', 'accept symlinks that point outside the tree')
     .action(async (input: string, opts: { tag?: string; allowExternalSymlinks?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { unpackImage } = await import('../../index.js')
+      const { unpackImage } = await import('../../registry/unpackImage.js')
       const result = await unpackImage({ input, dir: flags.dir, store: flags.store, ...opts })
       emit(flags, result, (r) => `unpacked ${short(r.id)} as tag ${r.tag}: ${r.objects} objects, ${r.added} new`)
     })
