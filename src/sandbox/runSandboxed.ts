@@ -73,15 +73,24 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
 
 function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
   const started = performance.now()
-  const child = spawn(file, args, { env: spec.env ?? process.env, stdio: [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
+  // Its own process group: a kill that lands while unshare is still forking (before
+  // --kill-child can arm) must still take the namespace's init with it.
+  const child = spawn(file, args, { env: spec.env ?? process.env, detached: true, stdio: [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
   if (spec.input !== undefined) child.stdin!.end(spec.input)
   const stdout = collect(child.stdout!)
   const stderr = collect(child.stderr!)
   const ready = collect(child.stdio[3] as Readable)
   let timedOut = false
-  const kill = () => child.kill('SIGKILL')
+  const kill = () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      child.kill('SIGKILL') // the group is gone already, or the spawn failed
+    }
+  }
   const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), kill()), timeoutMs) : undefined
-  spec.signal?.addEventListener('abort', kill, { once: true })
+  if (spec.signal?.aborted) kill()
+  else spec.signal?.addEventListener('abort', kill, { once: true })
   return new Promise((resolve, reject) => {
     child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox (${file}): ${err.message}`, { file }, { cause: err })))
     child.once('close', (code, signal) => {
