@@ -118,6 +118,6 @@ export async function main(args: string[]): Promise<void> {
     xfs?.cleanup()
     rmSync(parent, { recursive: true, force: true })
   }
-  const who = process.getuid?.() === 0 ? 'root (overlay mounted directly)' : 'unprivileged (overlay in a user namespace)'
+  const who = process.getuid?.() === 0 ? 'root' : 'an unprivileged user (overlay in a user namespace)'
   report('branch', `Branches, medians in ms, as ${who}; "first branch" = first scan (hashing every file) + shared base view; "branch after a commit" = rescan (stat cache) + a new base view`, rows)
 }

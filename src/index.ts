@@ -38,6 +38,9 @@ export {
   BranchBusyError,
   BackendUnavailableError,
   SandboxError,
+  PatternError,
+  PatternCancelledError,
+  PatternCallbackError,
   RemoteSpecError,
   RegistryRequestError,
   RegistryAuthError,
@@ -129,6 +132,19 @@ export type { WorkspaceRef } from './branch/openWorkspace.js'
 export { runSandboxed, type SandboxSpec, type SandboxResult, type NetMode } from './sandbox/runSandboxed.js'
 export { parseSize, parseDuration, type SandboxLimits } from './sandbox/limits.js'
 
+// patterns
+export { speculate, type SpeculateOptions } from './patterns/speculate.js'
+export { bestOfN, type BestOfNOptions } from './patterns/bestOfN.js'
+export { reflexion, defaultCritique, type ReflexionOptions, type Critique } from './patterns/reflexion.js'
+export { treeOfThoughts } from './patterns/treeOfThoughts.js'
+export { beamSearch, type BeamSearchOptions } from './patterns/beamSearch.js'
+export { tournament, type TournamentOptions, type Judge } from './patterns/tournament.js'
+export type { TreeSearchOptions, Expand } from './patterns/searchLevels.js'
+export type { Evaluate } from './patterns/runCandidates.js'
+export type { CommandValue } from './patterns/runCandidate.js'
+export type { Candidate, CandidateResult, CandidateStatus, CommandTask, Match, Outcome, Pattern, PatternName, PatternOptions, Target, Task, TaskContext, TaskResult } from './patterns/types.js'
+export { exploreCommand, type ExploreCommandArgs } from './patterns/exploreCommand.js'
+export { speculateCommands, type SpeculateCommandsArgs } from './patterns/speculateCommands.js'
 // registry
 export { pushImage, type PushArgs, type PushResult } from './registry/pushImage.js'
 export { pullImage, type PullArgs, type PullResult } from './registry/pullImage.js'

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
-import { join } from 'node:path'
 import { BranchNotFoundError, UsageError } from '../errors/index.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'

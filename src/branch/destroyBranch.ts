@@ -3,7 +3,6 @@ import { join } from 'node:path'
 import type { Store } from '../store/Store.js'
 import { backendByName } from './backends/chooseBackend.js'
 import { liveDir, listStates } from './branchStore.js'
-import { privileged, unmountDirect } from './overlayMount.js'
 import { removeTree } from './removeTree.js'
 import type { BranchState } from './types.js'
 
@@ -22,6 +21,5 @@ export async function destroyBranch(store: Store, state: BranchState): Promise<v
 
 /** Remove a branch directory that never got (or already lost) its state file. */
 export async function removeHalfMade(dir: string): Promise<void> {
-  if (privileged) await unmountDirect([join(dir, 'mnt'), join(dir, 'base')])
   await removeTree(dir)
 }

@@ -1,10 +1,7 @@
-import { execFile, spawn } from 'node:child_process'
-import { promisify } from 'node:util'
+import { spawn } from 'node:child_process'
 import { BackendUnavailableError } from '../errors/index.js'
 import { isAlive, processId } from './processId.js'
 import type { ProcessId } from './types.js'
-
-const exec = promisify(execFile)
 
 /** One overlay mount: `upper` absent makes a read-only stack of the lower layers. */
 export interface OverlaySpec {
@@ -13,7 +10,7 @@ export interface OverlaySpec {
   upper?: { upper: string; work: string }
 }
 
-/** Root mounts in the host's namespace; anyone else through a user + mount namespace holder. */
+/** Root needs no user namespace to mount (and keeps overlay marks in trusted.* xattrs). */
 export const privileged = process.getuid?.() === 0
 
 /** Overlay options take ',' ':' and '\' escaped with a backslash. */
@@ -27,22 +24,6 @@ function options(spec: OverlaySpec): string {
   return parts.join(',')
 }
 
-/** Mount directly (root): visible to every process of the host. */
-export async function mountDirect(specs: OverlaySpec[]): Promise<void> {
-  for (const spec of specs) {
-    try {
-      await exec('mount', ['-t', 'overlay', 'overlay', '-o', options(spec), spec.target])
-    } catch (err) {
-      throw new BackendUnavailableError(`cannot mount overlayfs at ${spec.target}: ${(err as { stderr?: string }).stderr?.trim() || String(err)}`, { target: spec.target })
-    }
-  }
-}
-
-/** Detach mounts (lazily, so a process still inside cannot make an abort fail); absent ones are fine. */
-export async function unmountDirect(targets: string[]): Promise<void> {
-  for (const target of targets) await exec('umount', ['--lazy', target]).catch(() => undefined)
-}
-
 const HOLDER_SCRIPT = `set -e
 persist=$1; shift
 while [ $# -gt 1 ]; do mount -t overlay overlay -o "$1" "$2"; shift 2; done
@@ -51,13 +32,14 @@ if [ "$persist" = 1 ]; then exec sleep infinity; fi
 read -r _ || true`
 
 /**
- * Start a process holding a new user + mount namespace with the overlays mounted in it;
- * they are reachable from outside as `/proc/<pid>/root/<target>`. A persistent holder is
- * detached and lives until stopped; otherwise it exits (and its mounts vanish) as soon as
- * this process dies, because its stdin is our pipe.
+ * Start a process holding a new mount namespace (and, unless we are root, a user
+ * namespace) with the overlays mounted in it; they are reachable from outside as
+ * `/proc/<pid>/root/<target>`. A persistent holder is detached and lives until stopped;
+ * otherwise it exits as soon as this process dies (its stdin is our pipe). Either way the
+ * mounts vanish with the holder: nothing is ever left mounted in the host's namespace.
  */
 export async function startHolder(specs: OverlaySpec[], { persistent }: { persistent: boolean }): Promise<ProcessId> {
-  const args = ['--user', '--map-root-user', '--mount', '--propagation', 'private', 'sh', '-c', HOLDER_SCRIPT, 'holder', persistent ? '1' : '0']
+  const args = [...(privileged ? [] : ['--user', '--map-root-user']), '--mount', '--propagation', 'private', 'sh', '-c', HOLDER_SCRIPT, 'holder', persistent ? '1' : '0']
   for (const spec of specs) args.push(options(spec), spec.target)
   const child = spawn('unshare', args, { stdio: [persistent ? 'ignore' : 'pipe', 'pipe', 'pipe'], detached: persistent })
   const output = await new Promise<string>((resolve, reject) => {

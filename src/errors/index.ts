@@ -30,6 +30,7 @@ export {
   BackendUnavailableError,
   SandboxError,
 } from './branchErrors.js'
+export { PatternError, PatternCancelledError, PatternCallbackError } from './patternErrors.js'
 export {
   RemoteSpecError,
   RegistryRequestError,

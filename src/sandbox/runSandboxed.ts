@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { readlink } from 'node:fs/promises'
 import type { Readable } from 'node:stream'
 import { SandboxError } from '../errors/index.js'
 import { type RunCgroup, makeRunCgroup } from './cgroup.js'
@@ -22,7 +23,7 @@ export interface SandboxSpec extends SandboxLimits {
   env?: NodeJS.ProcessEnv
   /** Bytes fed to the command's stdin (default: none, stdin is /dev/null). */
   input?: string | Buffer
-  /** A process holding the user + mount namespace in which `view` is mounted (unprivileged overlay branches). */
+  /** A process holding the mount (and maybe user) namespace in which `view` is mounted (overlay branches). */
   namespaceHolder?: number
   /** A directory under the workspace that stays read-only inside (the store, when the view is the workspace itself). */
   protect?: string
@@ -58,8 +59,10 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const limits: SandboxResult['limits'] = { ...(as ? { memory: via('memory') } : {}), ...(nproc ? { pids: via('pids') } : {}), ...(cpu ? { cpu: 'rlimit' as const } : {}) }
   const net = spec.net ?? 'none'
   if (net !== 'none' && net !== 'host') throw new SandboxError(`unknown network mode ${JSON.stringify(net)} (none or host)`, { net })
-  const enter = spec.namespaceHolder ? ['nsenter', `--target=${spec.namespaceHolder}`, '--user', '--mount', '--preserve-credentials'] : []
-  const unshare = ['unshare', ...(enter.length ? [] : ['--user', '--map-root-user']), '--mount', '--pid', '--fork', '--kill-child', ...(net === 'none' ? ['--net'] : [])]
+  const holder = spec.namespaceHolder
+  const enterUser = holder !== undefined && (await ownUserNamespace(holder))
+  const enter = holder === undefined ? [] : ['nsenter', `--target=${holder}`, ...(enterUser ? ['--user', '--preserve-credentials'] : []), '--mount']
+  const unshare = ['unshare', ...(enterUser ? [] : ['--user', '--map-root-user']), '--mount', '--pid', '--fork', '--kill-child', ...(net === 'none' ? ['--net'] : [])]
   const init = ['perl', '-e', SANDBOX_INIT, '--', spec.view, spec.workspace, spec.cwd ?? spec.workspace, net === 'none' ? '1' : '0']
   const rlimits = [limits.memory === 'rlimit' ? as : 0, limits.pids === 'rlimit' ? nproc : 0, cpu].map(String)
   const ids = [String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), ...rlimits, spec.protect ?? '', cgroups.map((c) => c.procs).join(':')]
@@ -73,15 +76,24 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
 
 function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
   const started = performance.now()
-  const child = spawn(file, args, { env: spec.env ?? process.env, stdio: [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
+  // Its own process group: a kill that lands while unshare is still forking (before
+  // --kill-child can arm) must still take the namespace's init with it.
+  const child = spawn(file, args, { env: spec.env ?? process.env, detached: true, stdio: [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
   if (spec.input !== undefined) child.stdin!.end(spec.input)
   const stdout = collect(child.stdout!)
   const stderr = collect(child.stderr!)
   const ready = collect(child.stdio[3] as Readable)
   let timedOut = false
-  const kill = () => child.kill('SIGKILL')
+  const kill = () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      child.kill('SIGKILL') // the group is gone already, or the spawn failed
+    }
+  }
   const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), kill()), timeoutMs) : undefined
-  spec.signal?.addEventListener('abort', kill, { once: true })
+  if (spec.signal?.aborted) kill()
+  else spec.signal?.addEventListener('abort', kill, { once: true })
   return new Promise((resolve, reject) => {
     child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox (${file}): ${err.message}`, { file }, { cause: err })))
     child.once('close', (code, signal) => {
@@ -97,6 +109,12 @@ function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: numb
       resolve({ exitCode: timedOut ? 137 : exitCode, stdout: stdout(), stderr: err, durationMs, timedOut, limits })
     })
   })
+}
+
+/** Does the holder have a user namespace of its own (an unprivileged holder), which we must enter too? */
+async function ownUserNamespace(pid: number): Promise<boolean> {
+  const [theirs, ours] = await Promise.all([readlink(`/proc/${pid}/ns/user`), readlink('/proc/self/ns/user')])
+  return theirs !== ours
 }
 
 function collect(stream: Readable): () => string {

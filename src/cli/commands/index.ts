@@ -7,6 +7,7 @@ import { registerClone } from './clone.js'
 import { registerCommit } from './commit.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
+import { registerExplore } from './explore.js'
 import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
@@ -18,6 +19,7 @@ import { registerPull } from './pull.js'
 import { registerPush } from './push.js'
 import { registerShow } from './show.js'
 import { registerSnapshot } from './snapshot.js'
+import { registerSpeculate } from './speculate.js'
 import { registerStatus } from './status.js'
 import { registerTag } from './tag.js'
 import { registerUnpack } from './unpack.js'
@@ -47,5 +49,7 @@ export const commands: Array<(program: Command) => void> = [
   registerBranch,
   registerCommit,
   registerAbort,
+  registerSpeculate,
+  registerExplore,
   registerDemo,
 ]

@@ -1,5 +1,6 @@
 import type { DemoStep } from './DemoContext.js'
 import { branchDemo } from './branchDemo.js'
+import { patternsDemo } from './patternsDemo.js'
 import { registryDemo } from './registryDemo.js'
 import { storeDemo } from './storeDemo.js'
 import { traceDemo } from './traceDemo.js'
@@ -9,5 +10,6 @@ export const demoSteps: Array<{ name: string; run: DemoStep }> = [
   { name: 'store', run: storeDemo },
   { name: 'trace', run: traceDemo },
   { name: 'branch', run: branchDemo },
+  { name: 'patterns', run: patternsDemo },
   { name: 'registry', run: registryDemo },
 ]

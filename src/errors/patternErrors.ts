@@ -1,0 +1,14 @@
+import { ExitCode, ForkpointError } from './ForkpointError.js'
+
+/** The base of every error an exploration pattern throws on purpose (a candidate's own failure is a result, never one of these). */
+export abstract class PatternError extends ForkpointError {}
+
+/** The pattern's signal fired: every candidate was cancelled and every branch aborted. `data.results` holds what had finished. */
+export class PatternCancelledError extends PatternError {
+  readonly exitCode = ExitCode.difference
+}
+
+/** A callback of the pattern itself (expand, critique, judge) threw or returned something unusable. `data.callback` names it. */
+export class PatternCallbackError extends PatternError {
+  readonly exitCode = ExitCode.difference
+}

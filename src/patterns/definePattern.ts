@@ -1,0 +1,74 @@
+import type { Branch } from '../branch/Branch.js'
+import { PatternCallbackError, PatternCancelledError } from '../errors/index.js'
+import { BranchPool } from './BranchPool.js'
+import { type ResolvedOptions, resolveOptions } from './patternOptions.js'
+import { type Attempt, type RunCandidatesArgs, runCandidates } from './runCandidates.js'
+import type { CandidateResult, Outcome, Pattern, PatternName, PatternOptions } from './types.js'
+
+/** What a pattern's body works with during one `apply`. */
+export interface PatternRun {
+  pool: BranchPool
+  options: ResolvedOptions
+  signal: AbortSignal | undefined
+  /** Run candidates with the pattern's options and signal. */
+  run(args: Omit<RunCandidatesArgs, 'pool' | 'options' | 'signal'>): Promise<Attempt[]>
+  /** Commit a kept candidate's branch (and its ancestors in the pool) into the target. */
+  commit(winner: Attempt & { branch: Branch }, results: CandidateResult[]): Promise<Pick<Outcome, 'committed' | 'winner' | 'commit'>>
+}
+
+export type PatternBody<V> = (run: PatternRun) => Promise<Omit<Outcome<V>, 'pattern'>>
+
+/**
+ * The part every pattern shares: options checked when it is configured; on `apply`, a
+ * pool of branches that is closed (every branch committed or aborted) whatever happens,
+ * and cancellation by signal.
+ */
+export function definePattern<V>(name: PatternName, options: PatternOptions, body: PatternBody<V>): Pattern<V> {
+  const resolved = resolveOptions(options)
+  return {
+    name,
+    async apply(target, { signal } = {}) {
+      const pool = new BranchPool(target, name)
+      const cancelled = (results: CandidateResult[]) => new PatternCancelledError(`${name} was cancelled; every branch was aborted`, { results })
+      const run: PatternRun = {
+        pool,
+        options: resolved,
+        signal,
+        run: (args) => runCandidates({ ...args, pool, options: resolved, signal }),
+        async commit(winner, results) {
+          if (signal?.aborted) throw cancelled(results)
+          const commit = await pool.commitChain(winner.branch, resolved.onConflict)
+          return { committed: true, winner: winner.result.index, commit }
+        },
+      }
+      try {
+        const outcome = await body(run)
+        if (signal?.aborted && !outcome.committed) throw cancelled(outcome.results)
+        return { pattern: name, ...outcome }
+      } finally {
+        await pool.close()
+      }
+    },
+  }
+}
+
+/** Kept successes, best first: highest score, then lowest index. */
+export function rank<T extends Attempt>(attempts: T[]): Array<T & { branch: Branch }> {
+  return attempts.filter((a): a is T & { branch: Branch } => a.result.success && a.branch !== null).sort((a, b) => b.result.score! - a.result.score! || a.result.index - b.result.index)
+}
+
+/** Commit the best kept success, if there is one. */
+export async function commitBest<V>(p: PatternRun, attempts: Attempt[]): Promise<Omit<Outcome<V>, 'pattern'>> {
+  const results = attempts.map((a) => a.result) as CandidateResult<V>[]
+  const [best] = rank(attempts)
+  return best ? { ...(await p.commit(best, results)), results } : { committed: false, results }
+}
+
+/** Call one of the pattern's own callbacks (expand, critique, judge): what it throws becomes a PatternCallbackError. */
+export async function callback<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    throw new PatternCallbackError(`the ${name} callback failed: ${err instanceof Error ? err.message : String(err)}`, { callback: name }, { cause: err })
+  }
+}

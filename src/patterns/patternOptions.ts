@@ -1,0 +1,27 @@
+import { availableParallelism } from 'node:os'
+import { UsageError } from '../errors/index.js'
+import { parseDuration } from '../sandbox/limits.js'
+import type { PatternOptions } from './types.js'
+
+/** The common options, checked once, with their defaults. */
+export interface ResolvedOptions {
+  timeoutMs: number | null
+  maxParallel: number
+  isolate: boolean
+  onConflict: 'merge' | 'fail'
+}
+
+export function resolveOptions({ timeout, maxParallel = availableParallelism(), isolate = true, onConflict = 'merge' }: PatternOptions): ResolvedOptions {
+  return {
+    timeoutMs: timeout === undefined ? null : parseDuration(timeout),
+    maxParallel: positiveCount(maxParallel, 'maxParallel'),
+    isolate,
+    onConflict,
+  }
+}
+
+/** A whole number >= 1, or a UsageError naming the option. */
+export function positiveCount(value: number, what: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${what} must be a whole number of at least 1, not ${JSON.stringify(value)}`, { [what]: value })
+  return value
+}

@@ -1,0 +1,151 @@
+import type { Branch } from '../branch/Branch.js'
+import type { BranchPool } from './BranchPool.js'
+import { mapLimit } from './mapLimit.js'
+import type { ResolvedOptions } from './patternOptions.js'
+import { type Verdict, runCandidate } from './runCandidate.js'
+import type { Candidate, CandidateResult, CandidateStatus, Target } from './types.js'
+
+/** One candidate to run: what, where its branch comes from, and where it sits in a search. */
+export interface CandidateSpec {
+  index: number
+  candidate: Candidate
+  /** The target, or a branch of the pool (tree searches). */
+  parent: Target
+  depth?: number
+  parentResult?: CandidateResult
+  feedback?: string
+}
+
+/** A finished candidate; `branch` is still live only when `keep` said so. */
+export interface Attempt {
+  result: CandidateResult
+  branch: Branch | null
+}
+
+/** Scores a successful candidate's work (tree searches); runs inside its deadline. */
+export type Evaluate = (path: string, result: CandidateResult) => number | Promise<number>
+
+export interface RunCandidatesArgs {
+  pool: BranchPool
+  specs: CandidateSpec[]
+  options: ResolvedOptions
+  /** Cancels every candidate (the pattern's own signal). */
+  signal?: AbortSignal
+  /** The first success cancels the rest: running ones get their signal (sandboxes killed), queued ones never start. */
+  firstWins?: boolean
+  /** Which finished candidates keep their branch for the caller (default: successes); the others are aborted at once. */
+  keep?: (result: CandidateResult) => boolean
+  evaluate?: Evaluate
+}
+
+/**
+ * How long a cancelled candidate gets to end before its branch is torn down under it: a
+ * killed command ends within milliseconds (the wait is a safety net); a callback that
+ * ignores its signal is abandoned soon.
+ */
+const GRACE_MS = { function: 250, command: 5000 }
+
+/**
+ * The shared candidate runner: at most `maxParallel` at once, each in a fresh branch, each
+ * with a real wall-clock deadline. An exception is a failed result; a candidate that
+ * outlives its deadline or cancellation is reported as such and never kept, whatever it
+ * returns later. Results come back in spec order whatever finished first.
+ */
+export async function runCandidates({ pool, specs, options, signal, firstWins = false, keep = (r) => r.success, evaluate }: RunCandidatesArgs): Promise<Attempt[]> {
+  const stop = new AbortController()
+  const forward = () => stop.abort(new DOMException('the pattern was cancelled', 'AbortError'))
+  if (signal?.aborted) forward()
+  signal?.addEventListener('abort', forward, { once: true })
+  try {
+    return await mapLimit(specs, options.maxParallel, runOne)
+  } finally {
+    signal?.removeEventListener('abort', forward)
+  }
+
+  async function runOne(spec: CandidateSpec): Promise<Attempt> {
+    const started = performance.now()
+    const base = { index: spec.index, ...(spec.depth === undefined ? {} : { depth: spec.depth }), ...(spec.parentResult ? { parent: spec.parentResult.index } : {}), ...(spec.feedback === undefined ? {} : { feedback: spec.feedback }) }
+    const finish = (branch: Branch | null, status: CandidateStatus, fields: Partial<CandidateResult> = {}): CandidateResult => ({
+      ...base,
+      status,
+      success: status === 'succeeded',
+      score: null,
+      branch: branch?.name ?? null,
+      branchPath: branch?.path ?? null,
+      durationMs: performance.now() - started,
+      ...fields,
+    })
+    if (stop.signal.aborted) return { result: finish(null, 'cancelled', { error: reasonOf(stop.signal) }), branch: null }
+    let branch: Branch
+    try {
+      branch = await pool.create(spec.parent, spec.index)
+    } catch (err) {
+      return { result: finish(null, 'error', { error: `cannot make its branch: ${messageOf(err)}` }), branch: null }
+    }
+    if (stop.signal.aborted) {
+      await pool.abort(branch) // the race was decided while its branch was being made
+      return { result: finish(null, 'cancelled', { error: reasonOf(stop.signal) }), branch: null }
+    }
+    const result = await within(branch, finish)
+    if (firstWins && result.success) {
+      if (stop.signal.aborted) Object.assign(result, { status: 'cancelled', success: false, error: reasonOf(stop.signal) })
+      else stop.abort(new DOMException(`cancelled: candidate ${spec.index} won`, 'AbortError'))
+    }
+    if (keep(result)) return { result, branch }
+    await pool.abort(branch)
+    return { result, branch: null }
+
+    async function within(branch: Branch, finish: (b: Branch, s: CandidateStatus, f?: Partial<CandidateResult>) => CandidateResult): Promise<CandidateResult> {
+      const own = new AbortController()
+      const cancel = () => own.abort(stop.signal.reason)
+      stop.signal.addEventListener('abort', cancel, { once: true })
+      if (stop.signal.aborted) cancel()
+      const timer = options.timeoutMs === null ? undefined : setTimeout(() => own.abort(new DOMException(`timed out after ${options.timeoutMs} ms`, 'TimeoutError')), options.timeoutMs)
+      const body = settle(work(branch, own.signal))
+      const ended = await Promise.race([body, aborted(own.signal)])
+      clearTimeout(timer)
+      stop.signal.removeEventListener('abort', cancel)
+      if (ended === 'aborted' || own.signal.aborted) {
+        await Promise.race([body, delay(GRACE_MS[typeof spec.candidate === 'function' ? 'function' : 'command'])])
+        const timedOut = (own.signal.reason as DOMException | undefined)?.name === 'TimeoutError'
+        return finish(branch, timedOut ? 'timeout' : 'cancelled', { error: reasonOf(own.signal) })
+      }
+      if ('error' in ended) return finish(branch, 'error', { error: messageOf(ended.error) })
+      const { success, score, value } = ended.verdict
+      return finish(branch, success ? 'succeeded' : 'failed', { score, ...(value === undefined ? {} : { value }) })
+    }
+
+    async function work(branch: Branch, signal: AbortSignal): Promise<Verdict> {
+      const context = { branch, depth: spec.depth ?? 1, ...(spec.feedback === undefined ? {} : { feedback: spec.feedback }), ...(spec.parentResult ? { parent: spec.parentResult } : {}) }
+      const verdict = await runCandidate(spec.candidate, { branch, index: spec.index, signal, context, isolate: options.isolate })
+      if (!evaluate || !verdict.success) return verdict
+      const provisional = finish(branch, 'succeeded', { score: verdict.score, ...(verdict.value === undefined ? {} : { value: verdict.value }) })
+      const score = await evaluate(branch.path, provisional)
+      if (typeof score !== 'number' || !Number.isFinite(score)) throw new TypeError(`evaluate must return a finite number, not ${String(score)}`)
+      return { ...verdict, score }
+    }
+  }
+}
+
+type Settled = { verdict: Verdict } | { error: unknown }
+
+/** Never rejects, so an abandoned candidate cannot raise an unhandled rejection. */
+function settle(p: Promise<Verdict>): Promise<Settled> {
+  return p.then((verdict) => ({ verdict }), (error: unknown) => ({ error }))
+}
+
+function aborted(signal: AbortSignal): Promise<'aborted'> {
+  return new Promise((resolve) => (signal.aborted ? resolve('aborted') : signal.addEventListener('abort', () => resolve('aborted'), { once: true })))
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+function reasonOf(signal: AbortSignal): string {
+  return messageOf(signal.reason)
+}
+
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
