@@ -11,8 +11,7 @@ export function progressBar(label: string, json: boolean): { onProgress?: (done:
   return {
     onProgress(done, total) {
       if (!bar) {
-        // loaded only when a bar is really drawn: most runs have no terminal
-        const cliProgress = createRequire(import.meta.url)('cli-progress') as typeof cliProgressType
+        const cliProgress = loadCliProgress()
         bar = new cliProgress.SingleBar({ format: `${label} [{bar}] {value}/{total} {eta_formatted}`, stream: process.stderr, clearOnComplete: true }, cliProgress.Presets.shades_classic)
         bar.start(total, 0)
       }
@@ -22,4 +21,9 @@ export function progressBar(label: string, json: boolean): { onProgress?: (done:
       bar?.stop()
     },
   }
+}
+
+/** cli-progress, loaded only when a bar is really drawn: most runs have no terminal. */
+export function loadCliProgress(): typeof cliProgressType {
+  return createRequire(import.meta.url)('cli-progress') as typeof cliProgressType
 }

@@ -1,6 +1,7 @@
-import cliProgress from 'cli-progress'
+import type cliProgressType from 'cli-progress'
 import type { TransferProgress } from '../registry/TransferProgress.js'
 import { formatBytes } from './format.js'
+import { loadCliProgress } from './progress.js'
 
 /**
  * A byte progress bar with rate for push and pull, on stderr when it is a terminal (and
@@ -8,7 +9,7 @@ import { formatBytes } from './format.js'
  */
 export function transferBar(json: boolean): { onProgress?: (p: TransferProgress) => void; stop(): void } {
   if (json || !process.stderr.isTTY) return { stop() {} }
-  let bar: cliProgress.SingleBar | null = null
+  let bar: cliProgressType.SingleBar | null = null
   let phase = ''
   const started = Date.now()
   return {
@@ -16,6 +17,7 @@ export function transferBar(json: boolean): { onProgress?: (p: TransferProgress)
       if (p.phase !== phase) {
         bar?.stop()
         phase = p.phase
+        const cliProgress = loadCliProgress()
         bar = new cliProgress.SingleBar(
           { format: `${p.phase} [{bar}] {done}/{size} {rate} {objects}/{totalObjects} objects`, stream: process.stderr, clearOnComplete: true },
           cliProgress.Presets.shades_classic,
