@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto'
-import { createReadStream, promises as fs } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { DigestMismatchError, InvalidImageError } from '../errors/index.js'
-import { type Digest, digestHex, sha256 } from '../store/digest.js'
+import { type Digest, digestHex, hashFile, sha256 } from '../store/digest.js'
 import { type Lock, acquireLock } from '../store/lockFile.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
 import type { BlobRef } from './Descriptor.js'
@@ -122,10 +121,4 @@ export class Staging {
     await fs.rm(this.dir, { recursive: true, force: true })
     await this.close()
   }
-}
-
-export async function hashFile(path: string): Promise<Digest> {
-  const hash = createHash('sha256')
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
-  return `sha256:${hash.digest('hex')}`
 }

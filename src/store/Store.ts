@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto'
-import { createReadStream, promises as fs } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
@@ -114,24 +113,6 @@ export class Store {
       await fs.mkdir(join(path, '..'), { recursive: true })
       await fs.rename(tmp, path)
     }
-  }
-
-  /** Store a file from disk by streaming it (for files too large to hold in memory). */
-  async writeFileObject(source: string): Promise<{ digest: Digest; size: number }> {
-    const hash = createHash('sha256')
-    let size = 0
-    for await (const chunk of createReadStream(source)) {
-      hash.update(chunk as Buffer)
-      size += (chunk as Buffer).length
-    }
-    const digest: Digest = `sha256:${hash.digest('hex')}`
-    if (!(await this.has(digest))) {
-      const tmp = this.tempPath('obj')
-      await fs.copyFile(source, tmp)
-      await fs.chmod(tmp, OBJECT_MODE)
-      await this.moveIntoPlace(tmp, this.objectPath(digest))
-    }
-    return { digest, size }
   }
 
   /** Read an object's bytes and check them against the digest. */

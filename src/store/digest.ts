@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
 import { MalformedObjectError } from '../errors/index.js'
 
 /** `sha256:<64 lowercase hex>`: the OCI digest form every object is addressed by. */
@@ -21,6 +22,13 @@ export function sha256(bytes: Uint8Array | string): Digest {
 
 export function digestHex(digest: Digest): string {
   return digest.slice('sha256:'.length)
+}
+
+/** The digest of a file's bytes, streamed (files may be larger than memory). */
+export async function hashFile(path: string): Promise<Digest> {
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+  return `sha256:${hash.digest('hex')}`
 }
 
 /** First 12 hex characters, for people. */

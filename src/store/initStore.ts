@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path'
-import { STORE_DIR_NAME, locateStore } from './findStore.js'
+import { STORE_DIR_NAME } from './findStore.js'
 import { Store } from './Store.js'
 
 export interface InitResult {
@@ -12,8 +12,7 @@ export interface InitResult {
 export async function initWorkspace({ dir = process.cwd(), store }: { dir?: string; store?: string | undefined } = {}): Promise<InitResult> {
   const workspace = resolve(dir)
   const storeDir = store ? resolve(store) : join(workspace, STORE_DIR_NAME)
-  const existing = await locateStore({ cwd: workspace, store: storeDir })
-  const already = existing !== null && (await Store.open(existing.storeDir).then(() => true, () => false))
+  const already = await Store.open(storeDir).then(() => true, () => false)
   await Store.init(storeDir)
   return { storeDir, workspace, created: !already }
 }

@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
-import type { Digest } from './digest.js'
+import { type Digest, hashFile } from './digest.js'
 import { gcRoots } from './gcRoots.js'
 import { listObjects, walkGraph } from './objectGraph.js'
 import type { Store } from './Store.js'
@@ -13,12 +11,6 @@ export interface VerifyResult {
   ok: boolean
   checked: number
   problems: VerifyProblem[]
-}
-
-async function hashFile(path: string): Promise<Digest> {
-  const hash = createHash('sha256')
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
-  return `sha256:${hash.digest('hex')}`
 }
 
 /** Re-hash every object, then walk from the roots to find objects that are referenced but absent. */

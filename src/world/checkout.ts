@@ -7,7 +7,7 @@ import { readRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
-import { type CheckoutStep, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
+import { type CheckoutJournal, type CheckoutStep, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
 import { diffTrees } from './diffTrees.js'
 import { type CopyMethod, materializeTree, probeCopyMethod, writeFileEntry } from './materializeTree.js'
 import { readSnapshot } from './readObjects.js'
@@ -91,9 +91,10 @@ async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree
     await plan(store, source, await source(scan.tree), await source(tree), '', { staging, steps, method, allowExternal: args.allowExternalSymlinks ?? false })
     const branch = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
     const headText = branch === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
-    await writeJournal(store, { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: headText })
+    const journal: CheckoutJournal = { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: headText }
+    await writeJournal(store, journal)
     journaled = true
-    await runJournal(store, { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: headText })
+    await runJournal(store, journal)
     return { id, tree, target: workspace, mode: 'in-place', changed: steps.length, method }
   } catch (err) {
     // Once journaled, the staged files belong to the journal: the next command finishes the checkout.

@@ -58,7 +58,7 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const root = resolve(opts.dir)
   const cache = StatCache.load(opts.store, root)
   const scanStartMs = Date.now()
-  const walk = new Walk(root, resolve(opts.store.root), cache)
+  const walk = new Walk(resolve(opts.store.root), cache)
   const top = walk.dir(root, '', ignoreRules({ respectGitignore: opts.respectGitignore ?? false }))
   await hashPending(opts, walk.pending)
   for (const slot of walk.all) cache.remember(slot.rel, slot.st, slot.executable, slot.content!, slot.chunked!, scanStartMs)
@@ -82,7 +82,6 @@ class Walk {
   readonly skipped: string[] = []
 
   constructor(
-    private readonly root: string,
     private readonly storeDir: string,
     private readonly cache: StatCache,
   ) {}
