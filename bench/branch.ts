@@ -50,7 +50,7 @@ async function timeBackend(parent: string, files: number, backend: BackendName, 
   const afterCommit: number[] = []
   for (let i = 0; i < runs; i++) {
     t = now()
-    const c = await ws.branch(`c${i}`) // after a commit: rescan (stat cache) and a new base view
+    const c = await ws.branch(`c${i}`) // after a commit: the committed paths scanned again, the base view advanced
     if (i > 0) afterCommit.push(now() - t)
     writeFileSync(join(c.path, 'd0', 'f0.txt'), `changed ${i}\n`)
     t = now()
@@ -122,5 +122,5 @@ export async function main(args: string[]): Promise<void> {
     rmSync(parent, { recursive: true, force: true })
   }
   const who = process.getuid?.() === 0 ? 'root' : 'an unprivileged user (overlay in a user namespace)'
-  report('branch', `Branches, medians in ms, as ${who}; "first branch" = first scan (hashing every file) + shared base view; "branch after a commit" = rescan (stat cache) + a new base view`, rows)
+  report('branch', `Branches, medians in ms, as ${who}; "first branch" = first scan (hashing every file) + shared base view; "branch after a commit" = the commit's paths scanned again + the base view advanced at them`, rows)
 }

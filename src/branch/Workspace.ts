@@ -6,6 +6,7 @@ import { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { recoverCheckout } from '../world/checkoutJournal.js'
 import { scanWorkspace } from '../world/scanWorkspace.js'
+import { type Base, advanceBase } from './advanceBase.js'
 import { Branch, type BranchOptions } from './Branch.js'
 import { pruneBaseViews } from './baseView.js'
 import { findState, listStates, readGeneration } from './branchStore.js'
@@ -26,16 +27,19 @@ export interface OpenWorkspaceOptions {
 /**
  * A workspace directory and its store, from which copy-on-write branches are made.
  * Opening one finishes interrupted commits and removes what dead processes left behind.
- * Branches start from the workspace as it was when the first branch was made, at the last
- * commit into it (by any process), or at `refresh()`: files edited directly in the
- * workspace meanwhile are not in new branches until then (a commit still sees them, and
- * conflicts rather than overwrite them).
+ * Branches start from the workspace as it was scanned when this object made its first
+ * branch (or at `refresh()`), with every commit made into it since (by any process)
+ * applied: after a commit only the paths it changed are scanned again. Files edited
+ * directly in the workspace meanwhile are not in new branches until `refresh()` (a commit
+ * still sees them, and conflicts rather than overwrite them).
  * @example
  * const ws = await Workspace.open('.')
  * await ws.withBranch('attempt', async (b) => { await writeFile(`${b.path}/notes.md`, 'hi') })
  */
 export class Workspace {
-  #base: { tree: Digest; generation: number } | null = null
+  #base: Base | null = null
+  /** The base being brought up to date, shared by every branch made meanwhile. */
+  #rebasing: { generation: number; done: Promise<Digest> } | null = null
 
   private constructor(
     /** The workspace root. */
@@ -62,10 +66,29 @@ export class Workspace {
     return scan.tree
   }
 
-  /** The tree new branches start from; rescanned after any commit into the workspace, by any process. */
+  /**
+   * The tree new branches start from, brought up to date after any commit into the
+   * workspace, by any process. Branches made at once share one update.
+   */
   private async baseTree(): Promise<Digest> {
-    if (this.#base === null || this.#base.generation !== (await readGeneration(this.store, null))) await this.refresh()
-    return this.#base!.tree
+    const generation = await readGeneration(this.store, null)
+    if (this.#base?.generation === generation) return this.#base.tree
+    if (this.#rebasing?.generation !== generation) {
+      const done = this.#rebase(generation)
+      const rebasing = { generation, done }
+      this.#rebasing = rebasing
+      done.finally(() => this.#rebasing === rebasing && (this.#rebasing = null)).catch(() => undefined)
+    }
+    return this.#rebasing!.done
+  }
+
+  /** Catch up with the commits since the last base by their records, or rescan. */
+  async #rebase(generation: number): Promise<Digest> {
+    const from = this.#base
+    const advanced = from && generation > from.generation ? await advanceBase({ store: this.store, workspace: this.dir, from, generation, respectGitignore: this.options.respectGitignore }) : null
+    if (advanced === null) return this.refresh()
+    this.#base = advanced
+    return advanced.tree
   }
 
   /** Make a branch of the workspace. @throws {BranchExistsError} @throws {BackendUnavailableError} */

@@ -1,11 +1,21 @@
 import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
 import { digestHex, type Digest } from '../store/digest.js'
+import { acquireLock } from '../store/lockFile.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { errnoCode, exists } from '../util/fsx.js'
-import { materializeTree } from '../world/materializeTree.js'
+import { materializeTree, writeFileEntry } from '../world/materializeTree.js'
+import { outermost } from '../world/spliceTree.js'
+import type { TreeEntry } from '../world/Tree.js'
 import { treeSource } from '../world/treeSource.js'
-import { branchesDir } from './branchStore.js'
+import { branchesDir, listStates } from './branchStore.js'
+import { removeTree } from './removeTree.js'
+
+export const baseViewPath = (store: Store, tree: Digest): string => branchesDir(store, 'bases', digestHex(tree))
+
+/** The lock under which branches are registered: no branch can start on a base view while it is held. */
+export const creationLock = (store: Store) => acquireLock(branchesDir(store, 'locks', 'create.lock'), { what: 'the branch creation lock' })
 
 /**
  * The read-only base view of a tree: hard links to the store's immutable objects (copies
@@ -14,7 +24,7 @@ import { branchesDir } from './branchStore.js'
  * costs nothing per file. Built aside and renamed into place: a view that exists is whole.
  */
 export async function ensureBaseView(store: Store, tree: Digest): Promise<string> {
-  const dir = branchesDir(store, 'bases', digestHex(tree))
+  const dir = baseViewPath(store, tree)
   if (await exists(dir)) return dir
   return withWriteLock(store, async () => {
     const building = store.tempPath(`base-${digestHex(tree).slice(0, 12)}`)
@@ -30,6 +40,56 @@ export async function ensureBaseView(store: Store, tree: Digest): Promise<string
     }
     return dir
   })
+}
+
+/**
+ * The base view of tree `to`, which differs from tree `from` only at the paths of
+ * `changes` (their new entries, null where removed). When no live branch stands on the
+ * view of `from` (overlayfs forbids changing a lower layer under a mount), that view is
+ * taken (moved aside under the creation lock, so no branch can start on it meanwhile),
+ * changed at those paths only and renamed into place: the cost follows the change. Else
+ * the view of `to` is built whole.
+ */
+export async function advanceBaseView(store: Store, from: Digest, to: Digest, changes: Map<string, TreeEntry | null>): Promise<string> {
+  const dir = baseViewPath(store, to)
+  if (await exists(dir)) return dir
+  return withWriteLock(store, async () => {
+    const taken = await takeUnused(store, baseViewPath(store, from))
+    if (taken === null) return ensureBaseView(store, to)
+    try {
+      for (const [path, entry] of outermost(changes)) {
+        await removeTree(join(taken, path))
+        if (entry) await writeEntry(store, join(taken, path), entry)
+      }
+      await fs.rename(taken, dir)
+    } catch (err) {
+      await removeTree(taken)
+      if (!['EEXIST', 'ENOTEMPTY'].includes(errnoCode(err) ?? '')) throw err
+    }
+    return dir
+  })
+}
+
+/** Move a base view no live branch uses out of `bases/` (into the store's tmp); null when in use or gone. */
+async function takeUnused(store: Store, view: string): Promise<string | null> {
+  const lock = await creationLock(store)
+  try {
+    if ((await listStates(store)).some((s) => s.layers.includes(view))) return null
+    const taken = store.tempPath('base-advancing')
+    await fs.rename(view, taken)
+    return taken
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return null
+    throw err
+  } finally {
+    await lock.release()
+  }
+}
+
+async function writeEntry(store: Store, abs: string, entry: TreeEntry): Promise<void> {
+  if (entry.type === 'dir') await materializeTree({ store, source: treeSource(store), tree: entry.tree, into: abs, method: 'hardlink', allowExternalSymlinks: true })
+  else if (entry.type === 'symlink') await fs.symlink(entry.target, abs)
+  else await writeFileEntry(store, abs, entry, 'hardlink')
 }
 
 /**

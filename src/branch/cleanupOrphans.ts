@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import type { Store } from '../store/Store.js'
 import { listBranchIds, liveDir, readState } from './branchStore.js'
+import { forgetCommittedPaths } from './committedPaths.js'
 import { applyCommit, readCommitJournal, rollBackCommit } from './commitJournal.js'
 import { destroyBranch, removeHalfMade } from './destroyBranch.js'
 import { parentView } from './liveBranch.js'
@@ -35,6 +36,7 @@ export async function cleanupOrphans({ store, workspace }: { store: Store; works
     if (journal && !isAlive(journal.committer)) {
       const parent = await parentView(store, workspace, journal.parent)
       if (journal.phase === 'applying') {
+        if (journal.parent === null) await forgetCommittedPaths(store, journal.generation)
         await applyCommit(store, parent, journal)
         await destroyBranch(store, state)
         result.finished.push(state.name)

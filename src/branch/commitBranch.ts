@@ -6,6 +6,7 @@ import type { Store } from '../store/Store.js'
 import { backendByName } from './backends/chooseBackend.js'
 import { branchesDir, listStates, liveDir, parentKey, readGeneration } from './branchStore.js'
 import { collectChanges } from './collectChanges.js'
+import { recordCommittedPaths } from './committedPaths.js'
 import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, sibling, writeCommitJournal } from './commitJournal.js'
 import { destroyBranch } from './destroyBranch.js'
 import { basePath, liveState, parentView, viewPath } from './liveBranch.js'
@@ -50,6 +51,7 @@ export async function commitBranch({ store, workspace, id, onConflict = 'merge' 
       await fs.rm(liveDir(store, state.id, 'commit.json'), { force: true })
       throw err
     }
+    if (state.parent === null) await recordCommittedPaths(store, journal.generation, changes.map((c) => c.path))
     await writeCommitJournal(store, { ...journal, phase: 'applying' })
     await applyCommit(store, parent, journal)
     result = {

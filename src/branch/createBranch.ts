@@ -2,11 +2,12 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { BranchExistsError, UsageError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
-import { acquireLock } from '../store/lockFile.js'
+import type { Lock } from '../store/lockFile.js'
 import type { Store } from '../store/Store.js'
 import { chooseBackend, backendByName } from './backends/chooseBackend.js'
-import { ensureBaseView } from './baseView.js'
-import { assertBranchName, branchesDir, liveDir, listStates, newBranchId, readGeneration, writeState } from './branchStore.js'
+import { creationLock, ensureBaseView } from './baseView.js'
+import { exists } from '../util/fsx.js'
+import { assertBranchName, liveDir, listStates, newBranchId, readGeneration, writeState } from './branchStore.js'
 import { destroyBranch } from './destroyBranch.js'
 import { liveState } from './liveBranch.js'
 import { self } from './processId.js'
@@ -37,10 +38,9 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
     throw new UsageError(`branch ${fullName} must use its parent's backend (${parentState.backend}), not ${wanted}`, { backend: wanted })
   }
   const backend = parentState ? backendByName(parentState.backend) : await chooseBackend(store, wanted)
-  const baseLayers = parentState ? null : [await ensureBaseView(store, tree ?? missingTree())]
   const id = newBranchId()
   const dir = liveDir(store, id)
-  const lock = await acquireLock(branchesDir(store, 'locks', 'create.lock'), { what: 'the branch creation lock' })
+  const { lock, baseLayers } = await lockWithBase(store, parentState ? null : (tree ?? missingTree()))
   let state: BranchState
   try {
     if ((await listStates(store)).some((s) => s.name === fullName)) {
@@ -73,6 +73,20 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
   } catch (err) {
     await destroyBranch(store, state)
     throw err
+  }
+}
+
+/**
+ * The creation lock, with the base view of `tree` (when branching the workspace) checked
+ * to exist under it: a view can be taken away to be advanced to a newer tree only while
+ * no branch is registered on it, which is decided under the same lock.
+ */
+async function lockWithBase(store: Store, tree: Digest | null): Promise<{ lock: Lock; baseLayers: string[] | null }> {
+  for (;;) {
+    const view = tree === null ? null : await ensureBaseView(store, tree)
+    const lock = await creationLock(store)
+    if (view === null || (await exists(view))) return { lock, baseLayers: view === null ? null : [view] }
+    await lock.release()
   }
 }
 

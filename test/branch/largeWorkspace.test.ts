@@ -7,7 +7,7 @@ import { tempDir } from '../helpers/tmp.js'
 /** Bytes this process has read with read(2) and friends so far (/proc/self/io: rchar). */
 const bytesRead = (): number => Number(/rchar: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))![1])
 
-it('branches a 100k-file workspace without reading its files', async () => {
+it('branches a 100k-file workspace without reading its files, also after a commit', async () => {
   const dir = tempDir('big')
   const content = 'y'.repeat(1000)
   for (let i = 0; i < 100_000; i++) {
@@ -31,6 +31,12 @@ it('branches a 100k-file workspace without reading its files', async () => {
   expect(result.written).toEqual(['d5/f5000'])
   expect(readFileSync(join(dir, 'd5', 'f5000'), 'utf8')).toBe('changed')
   await first.abort()
+  before = bytesRead()
+  const third = await ws.branch('third') // catches up with the commit by its record: no rescan, no new view
+  expect(bytesRead() - before).toBeLessThan(1024 * 1024) // the stat cache alone is ~10 MB, the trees ~15 MB
+  expect(readFileSync(join(third.path, 'd5', 'f5000'), 'utf8')).toBe('changed')
+  expect(readFileSync(join(third.path, 'd5', 'f5001'), 'utf8')).toBe(`5001${content}`)
+  await third.abort()
 }, 300_000)
 
 it('builds a base view even when one object backs more files than a file system allows links (ext4: 65000)', async () => {

@@ -1,0 +1,102 @@
+import { existsSync, promises as fs, readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { Workspace } from '../../src/index.js'
+import { makeWorkspace } from '../helpers/tmp.js'
+
+const read = (path: string) => readFileSync(path, 'utf8')
+const bases = (ws: Workspace) => readdirSync(join(ws.store.root, 'branches', 'bases'))
+/** The base tree a live branch started from, as its state file records it. */
+const baseTreeOf = (ws: Workspace, id: string): string => JSON.parse(read(join(ws.store.root, 'branches', 'live', id, 'state.json'))).baseTree
+/** What a full scan of the workspace gives now (another Workspace object, so nothing is shared). */
+const fullScan = async (ws: Workspace) => (await Workspace.open(ws.dir)).refresh()
+
+describe('the base after a commit', () => {
+  it('is the old base with the committed paths scanned again: the same tree as a full rescan, its view advanced in place', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'src/main.ts': 'main', 'src/lib/util.ts': 'util', 'docs/x.md': 'x', 'old-link': { symlink: 'a.txt' } }), { backend: 'overlay' })
+    await (await ws.branch('warm')).abort()
+    expect(bases(ws)).toHaveLength(1)
+    const b = await ws.branch('change')
+    await fs.writeFile(join(b.path, 'src/main.ts'), 'main v2')
+    await fs.mkdir(join(b.path, 'new/deep'), { recursive: true })
+    await fs.writeFile(join(b.path, 'new/deep/file.txt'), 'deep')
+    await fs.writeFile(join(b.path, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 })
+    await fs.rm(join(b.path, 'src/lib'), { recursive: true })
+    await fs.rm(join(b.path, 'old-link'))
+    await fs.symlink('docs/x.md', join(b.path, 'new-link'))
+    await b.commit()
+    const next = await ws.branch('next')
+    expect(baseTreeOf(ws, next.id)).toBe(await fullScan(ws))
+    expect(bases(ws)).toHaveLength(1) // the old view was changed into the new one, not copied
+    expect(read(join(next.path, 'src/main.ts'))).toBe('main v2')
+    expect(read(join(next.path, 'new/deep/file.txt'))).toBe('deep')
+    expect((await fs.stat(join(next.path, 'run.sh'))).mode & 0o111).not.toBe(0)
+    expect(existsSync(join(next.path, 'src/lib'))).toBe(false)
+    expect(existsSync(join(next.path, 'old-link'))).toBe(false)
+    expect(await fs.readlink(join(next.path, 'new-link'))).toBe('docs/x.md')
+    expect(read(join(next.path, 'docs/x.md'))).toBe('x')
+    await next.abort()
+  })
+
+  it('leaves the view of a live sibling alone, and catches up with several commits at once', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' }), { backend: 'overlay' })
+    const sibling = await ws.branch('sibling')
+    const x = await ws.branch('x')
+    const y = await ws.branch('y')
+    await fs.writeFile(join(x.path, 'a.txt'), 'a2')
+    await fs.writeFile(join(y.path, 'c.txt'), 'c')
+    await x.commit()
+    await y.commit()
+    const next = await ws.branch('next')
+    expect(baseTreeOf(ws, next.id)).toBe(await fullScan(ws))
+    expect(read(join(next.path, 'a.txt'))).toBe('a2')
+    expect(read(join(next.path, 'c.txt'))).toBe('c')
+    expect(read(join(sibling.path, 'a.txt'))).toBe('a') // its base view was not touched
+    expect(existsSync(join(sibling.path, 'c.txt'))).toBe(false)
+    await Promise.all([sibling.abort(), next.abort()])
+  })
+
+  it('sees commits made through another Workspace object (another process) by their records', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'a' })
+    const [one, two] = [await Workspace.open(dir, { backend: 'overlay' }), await Workspace.open(dir, { backend: 'overlay' })]
+    await (await one.branch('warm')).abort()
+    await two.withBranch('theirs', async (b) => fs.writeFile(join(b.path, 'a.txt'), 'theirs'))
+    const next = await one.branch('next')
+    expect(read(join(next.path, 'a.txt'))).toBe('theirs')
+    await next.abort()
+  })
+
+  it('keeps ignored paths out, and rescans when an ignore file changes', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', '.forkpointignore': '*.log\n' }), { backend: 'overlay' })
+    await ws.withBranch('log', async (b) => {
+      await fs.writeFile(join(b.path, 'out.log'), 'ignored')
+      await fs.mkdir(join(b.path, 'sub'))
+      await fs.writeFile(join(b.path, 'sub/deep.log'), 'ignored too')
+      await fs.writeFile(join(b.path, 'sub/kept.txt'), 'kept')
+    })
+    let next = await ws.branch('next')
+    expect(baseTreeOf(ws, next.id)).toBe(await fullScan(ws))
+    expect(existsSync(join(next.path, 'out.log'))).toBe(false)
+    expect(readdirSync(join(next.path, 'sub'))).toEqual(['kept.txt'])
+    await fs.writeFile(join(next.path, '.forkpointignore'), '')
+    await next.commit()
+    next = await ws.branch('after-rules')
+    expect(baseTreeOf(ws, next.id)).toBe(await fullScan(ws))
+    expect(read(join(next.path, 'out.log'))).toBe('ignored')
+    await next.abort()
+  })
+
+  it('never writes into the store through a committed path', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'overlay' })
+    await (await ws.branch('warm')).abort()
+    const b = await ws.branch('sneaky')
+    await fs.mkdir(join(b.path, '.forkpoint'))
+    await fs.writeFile(join(b.path, '.forkpoint', 'x'), 'x')
+    await fs.writeFile(join(b.path, 'a.txt'), 'a2')
+    await b.commit().catch(() => undefined)
+    const next = await ws.branch('next')
+    expect(readdirSync(next.path)).not.toContain('.forkpoint')
+    expect(baseTreeOf(ws, next.id)).toBe(await fullScan(ws))
+    await next.abort()
+  })
+})
