@@ -2,7 +2,7 @@ import { ObjectNotFoundError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
-import { scanPaths } from '../world/scanWorkspace.js'
+import { scanPaths } from '../world/scanPaths.js'
 import { spliceTree } from '../world/spliceTree.js'
 import { advanceBaseView } from './baseView.js'
 import { committedPaths } from './committedPaths.js'
@@ -27,7 +27,7 @@ export async function advanceBase({ store, workspace, from, generation, respectG
   const paths = await committedPaths(store, from.generation, generation)
   if (paths === null || paths.some((p) => RULE_FILES.has(p.slice(p.lastIndexOf('/') + 1)))) return null
   return withWriteLock(store, async () => {
-    const changes = await scanPaths({ store, dir: workspace, paths, write: true, respectGitignore })
+    const changes = await scanPaths({ store, dir: workspace, paths, respectGitignore })
     const tree = await spliceTree(store, from.tree, changes).catch((err: unknown) => {
       if (err instanceof ObjectNotFoundError) return null
       throw err

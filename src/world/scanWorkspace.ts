@@ -76,13 +76,6 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   }
 }
 
-/** What a walk needs of the stat cache (a partial scan of a few paths does without one). */
-type ContentCache = Pick<StatCache, 'lookup' | 'knowsTree' | 'rememberTree'>
-
-const NO_CACHE: ContentCache = { lookup: () => null, knowsTree: () => false, rememberTree: () => undefined }
-
-type Kind = { isDirectory(): boolean; isSymbolicLink(): boolean; isFile(): boolean }
-
 class Walk {
   readonly all: FileSlot[] = []
   readonly pending: FileSlot[] = []
@@ -90,7 +83,7 @@ class Walk {
 
   constructor(
     private readonly storeDir: string,
-    private readonly cache: ContentCache,
+    private readonly cache: StatCache,
   ) {}
 
   /** Scan one directory; `outer` are the rules of its parent (this directory's own files are added here). */
@@ -98,27 +91,25 @@ class Walk {
     const node: DirNode = { files: [], dirs: [], symlinks: [] }
     const dirents = readdirSync(abs, { withFileTypes: true })
     const rules = outer.enter(abs, rel, (file) => dirents.some((d) => d.name === file && d.isFile()))
-    for (const dirent of dirents) this.child(node, abs, rel, dirent.name, dirent, rules)
-    return node
-  }
-
-  /** Add one entry of the directory `abs` to its node, unless ignored (`rules` are the directory's own). */
-  child(node: DirNode, abs: string, rel: string, name: string, kind: Kind, rules: IgnoreRules): void {
-    const childAbs = `${abs}/${name}`
-    const childRel = rel ? `${rel}/${name}` : name
-    if (kind.isDirectory()) {
-      if (childAbs === this.storeDir || rules.ignores(name, true)) return
-      node.dirs.push({ name, node: this.dir(childAbs, childRel, rules) })
-    } else if (kind.isSymbolicLink()) {
-      if (rules.ignores(name, false)) return
-      const target = readlinkSync(childAbs)
-      node.symlinks.push({ name, type: 'symlink', mode: SYMLINK_MODE, size: Buffer.byteLength(target), target })
-    } else if (kind.isFile()) {
-      if (rules.ignores(name, false)) return
-      node.files.push(this.file(name, childAbs, childRel))
-    } else if (!rules.ignores(name, false)) {
-      this.skipped.push(childRel)
+    for (const dirent of dirents) {
+      const name = dirent.name
+      const childAbs = `${abs}/${name}`
+      const childRel = rel ? `${rel}/${name}` : name
+      if (dirent.isDirectory()) {
+        if (childAbs === this.storeDir || rules.ignores(name, true)) continue
+        node.dirs.push({ name, node: this.dir(childAbs, childRel, rules) })
+      } else if (dirent.isSymbolicLink()) {
+        if (rules.ignores(name, false)) continue
+        const target = readlinkSync(childAbs)
+        node.symlinks.push({ name, type: 'symlink', mode: SYMLINK_MODE, size: Buffer.byteLength(target), target })
+      } else if (dirent.isFile()) {
+        if (rules.ignores(name, false)) continue
+        node.files.push(this.file(name, childAbs, childRel))
+      } else if (!rules.ignores(name, false)) {
+        this.skipped.push(childRel)
+      }
     }
+    return node
   }
 
   private file(name: string, abs: string, rel: string): FileSlot {
@@ -152,21 +143,14 @@ async function hashPending(opts: ScanOptions, pending: FileSlot[]): Promise<void
   await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 16, pending.length) }, worker))
 }
 
-function fileEntry(f: FileSlot): TreeEntry {
-  const mode = f.executable ? EXEC_MODE : FILE_MODE
-  const size = f.st.size
-  return f.chunked ? { name: f.name, type: 'file', mode, size, chunks: f.content! } : { name: f.name, type: 'file', mode, size, blob: f.content! }
-}
-
-/** The entries of a node, its subdirectories' trees built (and stored when `write`) first. */
-async function nodeEntries(opts: ScanOptions, cache: ContentCache, node: DirNode, trees: Map<Digest, Tree>): Promise<TreeEntry[]> {
-  const entries: TreeEntry[] = [...node.symlinks, ...node.files.map(fileEntry)]
+async function buildTree(opts: ScanOptions, cache: StatCache, node: DirNode, trees: Map<Digest, Tree>): Promise<Digest> {
+  const entries: TreeEntry[] = [...node.symlinks]
+  for (const f of node.files) {
+    const mode = f.executable ? EXEC_MODE : FILE_MODE
+    const size = f.st.size
+    entries.push(f.chunked ? { name: f.name, type: 'file', mode, size, chunks: f.content! } : { name: f.name, type: 'file', mode, size, blob: f.content! })
+  }
   for (const d of node.dirs) entries.push({ name: d.name, type: 'dir', mode: DIR_MODE, size: 0, tree: await buildTree(opts, cache, d.node, trees) })
-  return entries
-}
-
-async function buildTree(opts: ScanOptions, cache: ContentCache, node: DirNode, trees: Map<Digest, Tree>): Promise<Digest> {
-  const entries = await nodeEntries(opts, cache, node, trees)
   const tree: Tree = makeTree(entries)
   const bytes = treeBytes(tree)
   const digest = sha256(bytes)
@@ -174,49 +158,4 @@ async function buildTree(opts: ScanOptions, cache: ContentCache, node: DirNode, 
   cache.rememberTree(digest)
   trees.set(digest, tree)
   return digest
-}
-
-/**
- * Scan only some paths of a workspace (relative, '/'-separated), as a full scan would
- * see them: ignore rules of every directory above applied, the store left out, files
- * hashed (and stored when `write`) without the stat cache. Each path maps to its tree
- * entry, or to null when it is absent, ignored or not a file, directory or symlink.
- */
-export async function scanPaths(opts: ScanOptions & { paths: string[] }): Promise<Map<string, TreeEntry | null>> {
-  const root = resolve(opts.dir)
-  const walk = new Walk(resolve(opts.store.root), NO_CACHE)
-  const nodes = new Map<string, DirNode | null>()
-  for (const rel of opts.paths) {
-    const cut = rel.lastIndexOf('/')
-    const [parentRel, name] = cut < 0 ? ['', rel] : [rel.slice(0, cut), rel.slice(cut + 1)]
-    const rules = rulesInside(root, parentRel, resolve(opts.store.root), opts.respectGitignore ?? false)
-    const st = rules && lstatSync(`${root}/${rel}`, { throwIfNoEntry: false })
-    if (!rules || !st) {
-      nodes.set(rel, null)
-      continue
-    }
-    const node: DirNode = { files: [], dirs: [], symlinks: [] }
-    walk.child(node, parentRel ? `${root}/${parentRel}` : root, parentRel, name, st, rules)
-    nodes.set(rel, node)
-  }
-  await hashPending(opts, walk.pending)
-  const out = new Map<string, TreeEntry | null>()
-  for (const [rel, node] of nodes) out.set(rel, node ? ((await nodeEntries(opts, NO_CACHE, node, new Map()))[0] ?? null) : null)
-  return out
-}
-
-/** The rules in force inside directory `rel` (entering every directory from the root), or null when it is ignored, left out or gone. */
-function rulesInside(root: string, rel: string, storeDir: string, respectGitignore: boolean): IgnoreRules | null {
-  const isFile = (abs: string) => (file: string) => lstatSync(`${abs}/${file}`, { throwIfNoEntry: false })?.isFile() ?? false
-  let rules = ignoreRules({ respectGitignore }).enter(root, '', isFile(root))
-  let abs = root
-  let here = ''
-  for (const part of rel === '' ? [] : rel.split('/')) {
-    if (rules.ignores(part, true)) return null
-    abs = `${abs}/${part}`
-    here = here ? `${here}/${part}` : part
-    if (abs === storeDir || !lstatSync(abs, { throwIfNoEntry: false })?.isDirectory()) return null
-    rules = rules.enter(abs, here, isFile(abs))
-  }
-  return rules
 }

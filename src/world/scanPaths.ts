@@ -1,0 +1,84 @@
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { type Digest, sha256 } from '../store/digest.js'
+import type { Store } from '../store/Store.js'
+import { type IgnoreRules, ignoreRules } from './ignoreRules.js'
+import { storeFile } from './storeFile.js'
+import { DIR_MODE, EXEC_MODE, FILE_MODE, SYMLINK_MODE, type TreeEntry, makeTree, treeBytes } from './Tree.js'
+
+export interface ScanPathsOptions {
+  store: Store
+  /** The workspace root. */
+  dir: string
+  /** Relative, '/'-separated paths. */
+  paths: string[]
+  respectGitignore?: boolean | undefined
+}
+
+type Kind = { isDirectory(): boolean; isSymbolicLink(): boolean; isFile(): boolean }
+
+/**
+ * Scan only some paths of a workspace, as a full scan would see them: ignore rules of
+ * every directory above applied, the store left out, symlinks never followed, files
+ * hashed and stored (no stat cache: these are the few paths known to have changed), a
+ * directory's trees stored. Each path maps to its tree entry, or to null when it is
+ * absent, ignored, or not a file, directory or symlink. A caller splices them into an
+ * older tree (`spliceTree`) to get the workspace's tree without a full rescan.
+ */
+export async function scanPaths({ store, dir, paths, respectGitignore = false }: ScanPathsOptions): Promise<Map<string, TreeEntry | null>> {
+  const root = resolve(dir)
+  const storeDir = resolve(store.root)
+  const out = new Map<string, TreeEntry | null>()
+  for (const rel of paths) {
+    const cut = rel.lastIndexOf('/')
+    const [parent, name] = cut < 0 ? ['', rel] : [rel.slice(0, cut), rel.slice(cut + 1)]
+    const rules = rulesInside(root, parent, storeDir, respectGitignore)
+    const st = rules && lstatSync(`${root}/${rel}`, { throwIfNoEntry: false })
+    out.set(rel, rules && st ? await entryOf(store, storeDir, `${root}/${rel}`, rel, name, st, rules) : null)
+  }
+  return out
+}
+
+/** The entry for `name` (at `abs`) as seen from its parent directory, whose rules are `rules`; null when left out. */
+async function entryOf(store: Store, storeDir: string, abs: string, rel: string, name: string, kind: Kind, rules: IgnoreRules): Promise<TreeEntry | null> {
+  if (kind.isDirectory()) {
+    if (abs === storeDir || rules.ignores(name, true)) return null
+    const dirents = readdirSync(abs, { withFileTypes: true })
+    const inner = rules.enter(abs, rel, (file) => dirents.some((d) => d.name === file && d.isFile()))
+    const entries: TreeEntry[] = []
+    for (const d of dirents) {
+      const entry = await entryOf(store, storeDir, `${abs}/${d.name}`, `${rel}/${d.name}`, d.name, d, inner)
+      if (entry) entries.push(entry)
+    }
+    const bytes = treeBytes(makeTree(entries))
+    const tree: Digest = sha256(bytes)
+    await store.writeVerified(tree, bytes)
+    return { name, type: 'dir', mode: DIR_MODE, size: 0, tree }
+  }
+  if (kind.isSymbolicLink()) {
+    if (rules.ignores(name, false)) return null
+    const target = readlinkSync(abs)
+    return { name, type: 'symlink', mode: SYMLINK_MODE, size: Buffer.byteLength(target), target }
+  }
+  if (!kind.isFile() || rules.ignores(name, false)) return null
+  const st = lstatSync(abs)
+  const mode = (st.mode & 0o111) !== 0 ? EXEC_MODE : FILE_MODE
+  const stored = await storeFile({ store, path: abs, size: st.size, write: true })
+  return stored.chunked ? { name, type: 'file', mode, size: stored.size, chunks: stored.content } : { name, type: 'file', mode, size: stored.size, blob: stored.content }
+}
+
+/** The rules in force inside directory `rel` (entering every directory from the root), or null when it is ignored, the store, or not a directory. */
+function rulesInside(root: string, rel: string, storeDir: string, respectGitignore: boolean): IgnoreRules | null {
+  const isFile = (abs: string) => (file: string) => lstatSync(`${abs}/${file}`, { throwIfNoEntry: false })?.isFile() ?? false
+  let rules = ignoreRules({ respectGitignore }).enter(root, '', isFile(root))
+  let abs = root
+  let here = ''
+  for (const part of rel === '' ? [] : rel.split('/')) {
+    if (rules.ignores(part, true)) return null
+    abs = `${abs}/${part}`
+    here = here ? `${here}/${part}` : part
+    if (abs === storeDir || !lstatSync(abs, { throwIfNoEntry: false })?.isDirectory()) return null
+    rules = rules.enter(abs, here, isFile(abs))
+  }
+  return rules
+}
