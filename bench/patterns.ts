@@ -3,13 +3,17 @@
  * over a 10,000-file workspace, against the same 16 commands run one after another in 16
  * `cp -a` copies, and run in parallel with no branching at all (the target: explore at
  * most 1.2x the latter). Also a 1-second command, to show that the overhead is fixed.
+ * Rows that split the overhead: the library call with and without sandboxes, 16 sandboxes
+ * with no branches (what isolation alone costs), and the CLI's own start-up.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { loadavg } from 'node:os'
 import { Workspace, bestOfN } from '../src/index.js'
+import { runSandboxed } from '../src/sandbox/runSandboxed.js'
 import { type Row, measure, report } from './harness.js'
 import { makeFixture } from './workspaceFixture.js'
 
@@ -39,11 +43,17 @@ async function scenario(root: string, pristine: string, ws: Workspace, label: st
     if (r.status !== 0) throw new Error(`forkpoint explore exited ${r.status}`)
   }, { runs })
   const library = await measure(() => bestOfN(command, { n: N, maxParallel: N }).apply(ws), { runs })
+  const plain = await measure(() => bestOfN(command, { n: N, maxParallel: N, isolate: false }).apply(ws), { runs })
+  const sandboxes = await measure(() => Promise.all(Array.from({ length: N }, (_, i) => runSandboxed({ view: pristine, workspace: pristine, cmd: command, env: attempt(i) }))), { runs })
+  const start = await measure(() => spawnSync(process.execPath, [CLI, '--version'], { stdio: 'ignore' }), { runs })
   const add = (what: string, ms: number) => rows.push({ command: label, run: what, median_ms: ms, vs_parallel_no_branching: ms / parallel.median, vs_sequential_cp_a: ms / sequential.median })
   add(`forkpoint explore -n ${N} --parallel ${N} (CLI)`, cli.median)
-  add(`bestOfN n=${N} (library, workspace open)`, library.median)
+  add(`bestOfN n=${N} (library, workspace open, sandboxed)`, library.median)
+  add(`bestOfN n=${N} (library, isolate: false: plain processes in the branches)`, plain.median)
   add(`${N} commands in parallel, no branching`, parallel.median)
   add(`${N} x (cp -a + command), sequential`, sequential.median)
+  add(`(split) ${N} sandboxed commands in parallel, no branching`, sandboxes.median)
+  add('(split) CLI start-up: forkpoint --version', start.median)
   return rows
 }
 
@@ -57,11 +67,13 @@ export async function main(args: string[]): Promise<void> {
     const wsDir = join(root, 'ws')
     execFileSync('cp', ['-a', pristine, wsDir])
     const ws = await Workspace.open(wsDir)
+    const loadBefore = loadavg()[0]!
     const rows = [
       ...(await scenario(root, pristine, ws, 'trivial: echo $FORKPOINT_ATTEMPT > out.txt', 'echo $FORKPOINT_ATTEMPT > out.txt', quick ? 2 : 5)),
       ...(await scenario(root, pristine, ws, '1 s of work: sleep 1; echo > out.txt', 'sleep 1; echo $FORKPOINT_ATTEMPT > out.txt', quick ? 1 : 3)),
     ]
-    report('patterns', `explore -n ${N} over ${files.toLocaleString('en')} files (median ms; ratios against the baselines; target <= 1.2x parallel, no branching)`, rows, { files, cores: (await import('node:os')).availableParallelism() })
+    const load = `load average ${loadBefore.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)}`
+    report('patterns', `explore -n ${N} over ${files.toLocaleString('en')} files (median ms; ratios against the baselines; target <= 1.2x parallel, no branching; ${load})`, rows, { files, cores: (await import('node:os')).availableParallelism(), load })
   } finally {
     rmSync(root, { recursive: true, force: true })
   }

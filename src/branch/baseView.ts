@@ -1,7 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { digestHex, type Digest } from '../store/digest.js'
-import { acquireLock } from '../store/lockFile.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { errnoCode, exists } from '../util/fsx.js'
@@ -10,12 +9,10 @@ import { outermost } from '../world/spliceTree.js'
 import type { TreeEntry } from '../world/Tree.js'
 import { treeSource } from '../world/treeSource.js'
 import { branchesDir, listStates } from './branchStore.js'
+import { creationLock } from './creationLock.js'
 import { removeTree } from './removeTree.js'
 
 export const baseViewPath = (store: Store, tree: Digest): string => branchesDir(store, 'bases', digestHex(tree))
-
-/** The lock under which branches are registered: no branch can start on a base view while it is held. */
-export const creationLock = (store: Store) => acquireLock(branchesDir(store, 'locks', 'create.lock'), { what: 'the branch creation lock' })
 
 /**
  * The read-only base view of a tree: hard links to the store's immutable objects (copies

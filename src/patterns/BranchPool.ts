@@ -11,7 +11,6 @@ import type { Target } from './types.js'
 export class BranchPool {
   readonly #live = new Set<Branch>()
   readonly #prefix: string
-  #creating: Promise<unknown> = Promise.resolve()
 
   constructor(readonly target: Target, pattern: string) {
     this.#prefix = `${pattern.toLowerCase()}-${randomBytes(3).toString('hex')}`
@@ -23,17 +22,13 @@ export class BranchPool {
 
   /**
    * A new branch of `parent` (the target, or a branch of this pool) for candidate `index`.
-   * Creations run one at a time: they contend for the store's creation lock anyway, and
-   * the first one alone rescans the workspace and builds the shared base view, instead of
-   * every candidate doing it at once (measured: 16 at once take 3x longer than in a row).
+   * Branches made at once share the workspace's base update and queue only for the
+   * moment of registering under the creation lock; their mounts are made in parallel.
    */
-  create(parent: Target, index: number): Promise<Branch> {
-    const made = this.#creating.then(() => parent.branch(`${this.#prefix}-${index}`))
-    this.#creating = made.catch(() => undefined)
-    return made.then((branch) => {
-      this.#live.add(branch)
-      return branch
-    })
+  async create(parent: Target, index: number): Promise<Branch> {
+    const branch = await parent.branch(`${this.#prefix}-${index}`)
+    this.#live.add(branch)
+    return branch
   }
 
   async abort(branch: Branch): Promise<void> {

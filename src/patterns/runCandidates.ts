@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import type { Branch } from '../branch/Branch.js'
 import type { BranchPool } from './BranchPool.js'
 import { mapLimit } from './mapLimit.js'
@@ -53,6 +54,7 @@ const GRACE_MS = { function: 250, command: 5000 }
  */
 export async function runCandidates({ pool, specs, options, signal, firstWins = false, keep = (r) => r.success, evaluate }: RunCandidatesArgs): Promise<Attempt[]> {
   const stop = new AbortController()
+  setMaxListeners(specs.length + 10, stop.signal) // one listener per running candidate
   const forward = () => stop.abort(new DOMException('the pattern was cancelled', 'AbortError'))
   if (signal?.aborted) forward()
   signal?.addEventListener('abort', forward, { once: true })

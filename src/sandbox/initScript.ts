@@ -1,10 +1,15 @@
 /**
- * The sandbox's first process, run by perl (perl-base is on every Debian-like system) so
- * that one exec does what would otherwise take a dozen `mount` calls: Node cannot make
- * mount syscalls, and the sandbox must start in a few milliseconds.
+ * The sandbox, run by perl (perl-base is on every Debian-like system) so that one exec
+ * does what would otherwise take nsenter, unshare and a dozen `mount` calls: Node cannot
+ * make these syscalls, and the sandbox must start in a few milliseconds.
  *
- * It runs as root of a fresh user namespace, inside fresh mount, PID (and network)
- * namespaces, and:
+ * The first process enters the namespaces of a branch's holder when there is one (its
+ * user namespace too when it has its own: an unprivileged holder), then unshares fresh
+ * mount, PID (and network) namespaces, and a user namespace mapping the caller to root
+ * unless it entered the holder's; inside a holder its shared overlays become slaves (a
+ * sibling unmounted there vanishes here too), elsewhere every mount is private. It forks
+ * the new PID namespace's init, which dies with it (PDEATHSIG), and exits with its status.
+ * The init runs as root of that user namespace and:
  * 1. makes every mount read-only (one recursive mount_setattr), then puts fresh tmpfs on
  *    /tmp, /var/tmp and /dev/shm, so writes outside the branch fail or vanish;
  * 2. bind-mounts the branch view at the workspace's own path (through an O_PATH fd, so
@@ -18,18 +23,40 @@
  * It writes "ready" on fd 3 right before exec, so the caller can tell a setup failure
  * (exit 125 and one `forkpoint-sandbox:` line) from the command's own exit status.
  *
- * Arguments: view workspace cwd lo-up uid gid as-bytes nproc cpu-seconds protect cgroups argv...
- * (0 = no limit; `protect`, when not empty, is a directory under the workspace kept read-only;
- * `cgroups`, ':'-separated cgroup.procs files to join first, where limits are cgroups).
+ * Arguments: holder enter-user view workspace cwd no-net uid gid as-bytes nproc cpu-seconds protect cgroups argv...
+ * (`holder`: the pid whose namespaces to enter, or ''; 0 = no limit; `protect`, when not
+ * empty, is a directory under the workspace kept read-only; `cgroups`, ':'-separated
+ * cgroup.procs files to join first, where limits are cgroups).
  */
 export const SANDBOX_INIT = String.raw`
 use strict;
 use Config;
-my ($view, $ws, $cwd, $loUp, $uid, $gid, $as, $nproc, $cpu, $protect, $cgroups, @cmd) = @ARGV;
+my ($holder, $enterUser, $view, $ws, $cwd, $loUp, $uid, $gid, $as, $nproc, $cpu, $protect, $cgroups, @cmd) = @ARGV;
 sub fail { print STDERR "forkpoint-sandbox: $_[0]\n"; exit 125 }
-my %NR = (x86_64 => [165, 272, 302], aarch64 => [40, 97, 261]);
+my %NR = (x86_64 => [165, 272, 302, 308, 157], aarch64 => [40, 97, 261, 268, 167]);
 my ($arch) = $Config{archname} =~ /^(x86_64|aarch64)/ or fail("unsupported architecture $Config{archname}");
-my ($SYS_mount, $SYS_unshare, $SYS_prlimit) = @{$NR{$arch}};
+my ($SYS_mount, $SYS_unshare, $SYS_prlimit, $SYS_setns, $SYS_prctl) = @{$NR{$arch}};
+sub put { my ($file, $text) = @_; open(my $f, '>', $file) or fail("$file: $!"); print $f $text; close $f or fail("$file: $!") }
+if ($holder ne '') {
+  for my $ns ($enterUser ? (['user', 0x10000000]) : (), ['mnt', 0x20000]) {
+    open(my $f, '<', "/proc/$holder/ns/$ns->[0]") or fail("cannot enter the branch's namespace: $!");
+    syscall($SYS_setns, fileno($f), $ns->[1]) == 0 or fail("setns $ns->[0]: $!");
+  }
+}
+syscall($SYS_unshare, ($enterUser ? 0 : 0x10000000) | 0x20000 | 0x20000000 | ($loUp ? 0x40000000 : 0)) == 0 or fail("unshare: $!");
+if (!$enterUser) { put('/proc/self/setgroups', 'deny'); put('/proc/self/uid_map', "0 $uid 1"); put('/proc/self/gid_map', "0 $gid 1") }
+syscall($SYS_mount, my $none = 'none', my $root = '/', 0, 16384 | ($holder ne '' ? 524288 : 262144), 0) == 0 or fail("mount propagation: $!");
+pipe(my $parentGone, my $parentHere) or fail("pipe: $!");
+my $init = fork() // fail("fork: $!");
+if ($init) {
+  waitpid($init, 0);
+  kill($? & 127, $$) if $? & 127;
+  exit($? >> 8);
+}
+close $parentHere;
+syscall($SYS_prctl, 1, 9) == 0 or fail("prctl: $!");
+vec(my $gone = '', fileno($parentGone), 1) = 1;
+exit 125 if select($gone, undef, undef, 0) > 0;
 sub mnt { my ($src, $tgt, $type, $flags) = @_; syscall($SYS_mount, $src, $tgt, $type, $flags, 0) == 0 or fail("mount $tgt: $!") }
 sub setattr { my ($path, $set, $clr) = @_; my $attr = pack('Q4', $set, $clr, 0, 0); syscall(442, -100, $path, 0x8000, $attr, 32) == 0 or fail("mount_setattr $path: $!") }
 sub mkdirp { my $p = ''; for (grep { length } split m{/}, $_[0]) { $p .= "/$_"; mkdir $p } }

@@ -61,14 +61,11 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   if (net !== 'none' && net !== 'host') throw new SandboxError(`unknown network mode ${JSON.stringify(net)} (none or host)`, { net })
   const holder = spec.namespaceHolder
   const enterUser = holder !== undefined && (await ownUserNamespace(holder))
-  const enter = holder === undefined ? [] : ['nsenter', `--target=${holder}`, ...(enterUser ? ['--user', '--preserve-credentials'] : []), '--mount']
-  const unshare = ['unshare', ...(enterUser ? [] : ['--user', '--map-root-user']), '--mount', '--pid', '--fork', '--kill-child', ...(net === 'none' ? ['--net'] : [])]
-  const init = ['perl', '-e', SANDBOX_INIT, '--', spec.view, spec.workspace, spec.cwd ?? spec.workspace, net === 'none' ? '1' : '0']
   const rlimits = [limits.memory === 'rlimit' ? as : 0, limits.pids === 'rlimit' ? nproc : 0, cpu].map(String)
-  const ids = [String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), ...rlimits, spec.protect ?? '', cgroups.map((c) => c.procs).join(':')]
-  const [file, ...args] = [...enter, ...unshare, ...init, ...ids, ...argv]
+  const args = ['-e', SANDBOX_INIT, '--', holder === undefined ? '' : String(holder), enterUser ? '1' : '0', spec.view, spec.workspace, spec.cwd ?? spec.workspace, net === 'none' ? '1' : '0']
+  args.push(String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), ...rlimits, spec.protect ?? '', cgroups.map((c) => c.procs).join(':'), ...argv)
   try {
-    return await launch(file!, args, spec, timeoutMs, limits)
+    return await launch('perl', args, spec, timeoutMs, limits)
   } finally {
     await Promise.all(cgroups.map((c) => c.remove()))
   }

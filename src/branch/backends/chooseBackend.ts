@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { BackendUnavailableError, UsageError } from '../../errors/index.js'
 import type { Store } from '../../store/Store.js'
 import { removeTree } from '../removeTree.js'
-import { type OverlaySpec, startHolder, stopHolder } from '../overlayMount.js'
+import { type OverlaySpec, mountShared, unmount } from '../overlayMount.js'
 import type { BackendName } from '../types.js'
 import type { BranchBackend } from './BranchBackend.js'
 import { copyBackend, reflinkBackend } from './cloneBackend.js'
@@ -38,7 +38,7 @@ async function probe(store: Store, name: BackendName): Promise<boolean> {
     }
     await Promise.all(['lower', 'upper', 'work', 'mnt'].map((d) => fs.mkdir(join(dir, d))))
     const spec: OverlaySpec = { target: join(dir, 'mnt'), lower: [join(dir, 'lower')], upper: { upper: join(dir, 'upper'), work: join(dir, 'work') } }
-    await stopHolder(await startHolder([spec], { persistent: false }))
+    await unmount(await mountShared([spec]), [spec.target], { exclusive: false })
     return true
   } finally {
     await removeTree(dir)

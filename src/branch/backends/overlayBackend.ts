@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { type OverlaySpec, startHolder, stopHolder, throughHolder } from '../overlayMount.js'
+import { type OverlaySpec, mountShared, startHolder, throughHolder, unmount } from '../overlayMount.js'
 import { isAlive } from '../processId.js'
 import type { BranchBackend } from './BranchBackend.js'
 
@@ -10,7 +10,9 @@ const exec = promisify(execFile)
 
 /**
  * Kernel overlayfs: the base layers below, the branch's own `upper/` on top, mounted at
- * `mnt/` inside a namespace holder's mount namespace. Creation costs the same whatever the workspace's size. A branch of a branch
+ * `mnt/` inside a namespace holder's mount namespace: this process's shared holder, or
+ * for a persistent branch (which outlives this process) one of its own. Creation costs
+ * the same whatever the workspace's size. A branch of a branch
  * stacks a frozen copy of its parent's upper layer on the parent's layers; its base is
  * then a read-only overlay of those layers at `base/`.
  */
@@ -39,8 +41,10 @@ export const overlayBackend: BranchBackend = {
     return [into, ...state.layers]
   },
 
-  async teardown(state) {
-    if (state.holder) await stopHolder(state.holder)
+  async teardown(state, dir) {
+    if (state.holder === null) return
+    const exclusive = state.owner === null || !isAlive(state.owner)
+    await unmount(state.holder, [join(dir, 'mnt'), ...(state.layers.length > 1 ? [join(dir, 'base')] : [])], { exclusive })
   },
 }
 
@@ -48,5 +52,5 @@ async function mount(dir: string, layers: string[], persistent: boolean) {
   const specs: OverlaySpec[] = []
   if (layers.length > 1) specs.push({ target: join(dir, 'base'), lower: layers })
   specs.push({ target: join(dir, 'mnt'), lower: layers, upper: { upper: join(dir, 'upper'), work: join(dir, 'work') } })
-  return startHolder(specs, { persistent })
+  return persistent ? startHolder(specs) : mountShared(specs)
 }

@@ -12,7 +12,7 @@ export function registerExplore(program: Command): void {
     .option('--score <cmd>', 'run in each finished branch; prints a number, higher is better (default: exit 0 = 1, else 0)')
     .action(async (command: string[], opts: PatternFlags & { attempts: string; score?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { exploreCommand } = await import('../../index.js')
+      const { exploreCommand } = await import('../../patterns/exploreCommand.js')
       const outcome = await cancelOnSignals((signal) =>
         exploreCommand({ dir: flags.dir, store: flags.store, cmd: command.length === 1 ? command[0]! : command, n: Number(opts.attempts), ...(opts.score ? { score: opts.score } : {}), ...patternFlags(opts), signal }),
       )

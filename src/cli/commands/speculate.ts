@@ -10,7 +10,7 @@ export function registerSpeculate(program: Command): void {
     .requiredOption('-c, --command <cmd>', 'a candidate command line (repeat for each candidate)', (v: string, all: string[] = []) => [...all, v])
     .action(async (opts: PatternFlags & { command: string[] }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { speculateCommands } = await import('../../index.js')
+      const { speculateCommands } = await import('../../patterns/speculateCommands.js')
       const outcome = await cancelOnSignals((signal) => speculateCommands({ dir: flags.dir, store: flags.store, commands: opts.command, ...patternFlags(opts), signal }))
       emit(flags, outcome, formatOutcome)
       if (!outcome.committed) process.exitCode = 1
