@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -12,8 +13,37 @@ export async function measure(fn: () => Promise<unknown> | unknown, { runs = 5, 
     const ms = Number(process.hrtime.bigint() - t0) / 1e6
     if (i >= warmup) samples.push(ms)
   }
-  const sorted = [...samples].sort((a, b) => a - b)
-  return { median: sorted[Math.floor(sorted.length / 2)]!, samples }
+  return { median: median(samples), samples }
+}
+
+type Step = () => Promise<unknown> | unknown
+
+/**
+ * `measure` of two operations with their runs interleaved (a, b, a, b, ...), so that a
+ * machine whose speed drifts (other load, the disk writing back) weighs on both alike:
+ * the ratio of the medians is what the targets speak of.
+ */
+export async function compare(
+  a: { run: Step; before?: Step },
+  b: { run: Step; before?: Step },
+  { runs = 5, warmup = 1 }: { runs?: number; warmup?: number } = {},
+): Promise<{ a: number; b: number; ratio: number }> {
+  const samples: [number[], number[]] = [[], []]
+  for (let i = 0; i < warmup + runs; i++) {
+    for (const [k, side] of [a, b].entries()) {
+      if (side.before) await side.before()
+      const t0 = process.hrtime.bigint()
+      await side.run()
+      if (i >= warmup) samples[k]!.push(Number(process.hrtime.bigint() - t0) / 1e6)
+    }
+  }
+  const [ma, mb] = samples.map(median) as [number, number]
+  return { a: ma, b: mb, ratio: ma / mb }
+}
+
+function median(samples: number[]): number {
+  const sorted = [...samples].sort((x, y) => x - y)
+  return sorted[Math.floor(sorted.length / 2)]!
 }
 
 export interface Row {
@@ -32,6 +62,8 @@ export function report(name: string, title: string, rows: Row[], extra: Record<s
   console.log(`\n${title}\n\n${lines.join('\n')}\n`)
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results', `${name}.json`)
   mkdirSync(dirname(out), { recursive: true })
-  writeFileSync(out, `${JSON.stringify({ name, title, date: new Date().toISOString(), node: process.version, rows, ...extra }, null, 2)}\n`)
+  const loadAverage = loadavg().map((l) => Number(l.toFixed(2)))
+  console.log(`load average at the end: ${loadAverage.join(', ')}`)
+  writeFileSync(out, `${JSON.stringify({ name, title, date: new Date().toISOString(), node: process.version, loadAverage, rows, ...extra }, null, 2)}\n`)
   console.log(`wrote ${out}`)
 }

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Store, checkout, snapshotWorkspace, status } from '../src/index.js'
-import { type Row, measure, report } from './harness.js'
+import { type Row, compare, report } from './harness.js'
 import { makeFixture } from './workspaceFixture.js'
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js')
@@ -32,35 +32,38 @@ async function scenario(label: string, files: number, totalBytes: number, runs: 
     const add = (op: string, forkpoint: number, baselineName: string, baseline: number, target: string) =>
       rows.push({ workspace: label, operation: op, forkpoint_ms: forkpoint, baseline: baselineName, baseline_ms: baseline, ratio: forkpoint / baseline, target })
 
+    const gitCommit = (dir: string, msg: string) => () => sh(`git add -A && git -c user.name=b -c user.email=b@x commit -qm ${msg}`, dir)
+
     // cold: a fresh store / repository every run
-    const coldFp = await measure(() => snapshotWorkspace({ dir: fp, message: 'cold' }), { runs, warmup: 0, before: async () => { rmSync(join(fp, '.forkpoint'), { recursive: true, force: true }); await Store.init(join(fp, '.forkpoint')) } })
-    const coldGit = await measure(() => sh('git add -A && git -c user.name=b -c user.email=b@x commit -qm cold', gw), { runs, warmup: 0, before: () => { rmSync(join(gw, '.git'), { recursive: true, force: true }); git(gw, 'init', '-q'); git(gw, 'config', 'gc.auto', '0') } })
-    add('cold snapshot (library)', coldFp.median, 'git add -A && git commit', coldGit.median, '<= 0.5x')
+    const cold = await compare(
+      { run: () => snapshotWorkspace({ dir: fp, message: 'cold' }), before: async () => { rmSync(join(fp, '.forkpoint'), { recursive: true, force: true }); await Store.init(join(fp, '.forkpoint')) } },
+      { run: gitCommit(gw, 'cold'), before: () => { rmSync(join(gw, '.git'), { recursive: true, force: true }); git(gw, 'init', '-q'); git(gw, 'config', 'gc.auto', '0') } },
+      { runs, warmup: 0 },
+    )
+    add('cold snapshot (library)', cold.a, 'git add -A && git commit', cold.b, '<= 0.5x')
 
     // warm: change one file, snapshot again
     let n = 0
     const touch = (dir: string) => () => appendFileSync(join(dir, 'd0', 's0', 'f0.txt'), `change ${++n}\n`)
-    const warmFp = await measure(() => snapshotWorkspace({ dir: fp, message: 'warm' }), { runs: runs * 2, before: touch(fp) })
-    const warmCli = await measure(() => cli(fp, 'snapshot', '-m', 'warm'), { runs: runs * 2, before: touch(fp) })
-    const warmGit = await measure(() => sh('git add -A && git -c user.name=b -c user.email=b@x commit -qm warm', gw), { runs: runs * 2, before: touch(gw) })
-    add('warm snapshot, 1 file changed (library)', warmFp.median, 'git add -A && git commit', warmGit.median, '<= 1.0x')
-    add('warm snapshot, 1 file changed (CLI)', warmCli.median, 'git add -A && git commit', warmGit.median, '<= 2.0x')
+    const warm = await compare({ run: () => snapshotWorkspace({ dir: fp, message: 'warm' }), before: touch(fp) }, { run: gitCommit(gw, 'warm'), before: touch(gw) }, { runs: runs * 2 })
+    add('warm snapshot, 1 file changed (library)', warm.a, 'git add -A && git commit', warm.b, '<= 1.0x')
+    const warmCli = await compare({ run: () => cli(fp, 'snapshot', '-m', 'warm'), before: touch(fp) }, { run: gitCommit(gw, 'warm'), before: touch(gw) }, { runs: runs * 2 })
+    add('warm snapshot, 1 file changed (CLI)', warmCli.a, 'git add -A && git commit', warmCli.b, '<= 2.0x')
 
     // status with one change pending
     touch(fp)()
     touch(gw)()
-    const stFp = await measure(() => status({ dir: fp }), { runs: runs * 2 })
-    const stCli = await measure(() => cli(fp, 'status'), { runs: runs * 2 })
-    const stGit = await measure(() => git(gw, 'status', '--porcelain'), { runs: runs * 2 })
-    add('status (library)', stFp.median, 'git status', stGit.median, '-')
-    add('status (CLI)', stCli.median, 'git status', stGit.median, '-')
+    const gitStatus = () => git(gw, 'status', '--porcelain')
+    const st = await compare({ run: () => status({ dir: fp }) }, { run: gitStatus }, { runs: runs * 2 })
+    add('status (library)', st.a, 'git status', st.b, '-')
+    const stCli = await compare({ run: () => cli(fp, 'status') }, { run: gitStatus }, { runs: runs * 2 })
+    add('status (CLI)', stCli.a, 'git status', stCli.b, '-')
 
     // checkout into a new directory vs cp -a of the same tree
     const out = join(root, 'out')
     const clear = () => rmSync(out, { recursive: true, force: true })
-    const co = await measure(() => checkout({ dir: fp, id: 'HEAD', into: out }), { runs, before: clear })
-    const cp = await measure(() => sh(`cp -a src out`, root), { runs, before: clear })
-    add('checkout --into new dir', co.median, 'cp -a', cp.median, '<= 1.0x')
+    const co = await compare({ run: () => checkout({ dir: fp, id: 'HEAD', into: out }), before: clear }, { run: () => sh(`cp -a src out`, root), before: clear }, { runs })
+    add('checkout --into new dir', co.a, 'cp -a', co.b, '<= 1.0x')
 
     // unchanged workspace: no new object, same tree
     const store = await Store.open(join(fp, '.forkpoint'))

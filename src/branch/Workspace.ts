@@ -61,7 +61,11 @@ export class Workspace {
   /** Scan the workspace again (only changed files are read), so new branches see it as it is now. */
   async refresh(): Promise<Digest> {
     const generation = await readGeneration(this.store, null)
-    const scan = await withWriteLock(this.store, () => scanWorkspace({ store: this.store, dir: this.dir, write: true, respectGitignore: this.options.respectGitignore }))
+    const scan = await withWriteLock(this.store, async () => {
+      const scan = await scanWorkspace({ store: this.store, dir: this.dir, write: true, respectGitignore: this.options.respectGitignore })
+      await scan.persist()
+      return scan
+    })
     this.#base = { tree: scan.tree, generation }
     return scan.tree
   }

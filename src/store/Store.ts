@@ -1,5 +1,5 @@
-import { promises as fs } from 'node:fs'
-import { join } from 'node:path'
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, promises as fs, renameSync, writeSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
@@ -10,6 +10,8 @@ import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
 import type { StructuredObject } from './StructuredObject.js'
 
 const run = promisify(execFile)
+/** Up to this many objects written since the last sync are fsynced one by one; more, and the whole file system is synced at once. */
+const FSYNC_EACH_LIMIT = 128
 const SHARDS = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
 
 /**
@@ -26,6 +28,8 @@ export const OBJECT_MODE = 0o644
  */
 export class Store {
   readonly root: string
+  /** Objects written (or found, perhaps just written by another process) since the last `sync()`. */
+  private unsynced: string[] = []
 
   private constructor(root: string) {
     this.root = root
@@ -94,25 +98,44 @@ export class Store {
   /**
    * Store bytes whose digest the caller already computed (and is trusted to have
    * computed right: only our own hashing code calls this). Existing objects are kept.
+   * Synchronous on purpose: an object write is a few small system calls, and going
+   * through the thread pool for each costs more than the calls themselves.
    */
-  async writeVerified(digest: Digest, bytes: Uint8Array): Promise<boolean> {
+  writeVerifiedSync(digest: Digest, bytes: Uint8Array): boolean {
     const path = this.objectPath(digest)
-    if (await this.has(digest)) return false
+    if (existsSync(path)) {
+      this.unsynced.push(path) // perhaps another writer's, not yet durable
+      return false
+    }
     const tmp = this.tempPath('obj')
-    await fs.writeFile(tmp, bytes, { mode: OBJECT_MODE })
-    await this.moveIntoPlace(tmp, path)
+    const fd = openSync(tmp, 'wx', OBJECT_MODE)
+    try {
+      for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off)
+    } finally {
+      closeSync(fd)
+    }
+    this.moveIntoPlaceSync(tmp, path)
     return true
+  }
+
+  async writeVerified(digest: Digest, bytes: Uint8Array): Promise<boolean> {
+    return this.writeVerifiedSync(digest, bytes)
   }
 
   /** Move a finished temp file to its object path. */
   async moveIntoPlace(tmp: string, path: string): Promise<void> {
+    this.moveIntoPlaceSync(tmp, path)
+  }
+
+  private moveIntoPlaceSync(tmp: string, path: string): void {
     try {
-      await fs.rename(tmp, path)
+      renameSync(tmp, path)
     } catch (err) {
-      if (errnoCode(err) !== 'ENOENT') throw err
-      await fs.mkdir(join(path, '..'), { recursive: true })
-      await fs.rename(tmp, path)
+      if (errnoCode(err) !== 'ENOENT' || existsSync(dirname(path))) throw err
+      mkdirSync(dirname(path), { recursive: true })
+      renameSync(tmp, path)
     }
+    this.unsynced.push(path)
   }
 
   /** Read an object's bytes and check them against the digest. */
@@ -133,11 +156,27 @@ export class Store {
   }
 
   /**
-   * Make everything written so far durable with one syncfs(2) of the store's file
-   * system instead of one fsync per object.
+   * Make every object written so far durable: a few are fsynced one by one (with their
+   * directories, for the renames); many, with one syncfs(2) of the store's file system,
+   * cheaper than an fsync per object but a flush of everything else dirty there too.
    */
   async sync(): Promise<void> {
-    await run('sync', ['-f', join(this.root, 'objects')])
+    const written = this.unsynced
+    this.unsynced = []
+    if (written.length > FSYNC_EACH_LIMIT) {
+      await run('sync', ['-f', join(this.root, 'objects')])
+      return
+    }
+    for (const path of [...written, ...new Set(written.map((p) => dirname(p)))]) fsyncPath(path)
+  }
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
   }
 }
 

@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Store } from '../store/Store.js'
-import { builtEntry } from './builtEntry.js'
+import { builtEntry } from '../util/builtEntry.js'
 import { createSession, type ReplaySource } from './createSession.js'
 import { type DeterministicSettings, formatDeterministic } from './deterministic.js'
 import { fileSink, type JournalEntry, type JournalSink, readJournal } from './journal.js'
@@ -60,7 +60,7 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
     ...(deterministic ? { [TRACE_ENV.deterministic]: formatDeterministic(deterministic) } : {}),
   }
   // first, so the guard and capture are in place before any other preload can reach the network
-  if (capture === 'register') childEnv['NODE_OPTIONS'] = `--import=${pathToFileURL(builtEntry('register.js')).href} ${env['NODE_OPTIONS'] ?? ''}`.trim()
+  if (capture === 'register') childEnv['NODE_OPTIONS'] = `--import=${pathToFileURL(builtEntry('trace', 'register.js')).href} ${env['NODE_OPTIONS'] ?? ''}`.trim()
   else childEnv[TRACE_ENV.http] = '0'
   const abort = new AbortController()
   let proxy: RecordingProxy | null = null

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { isForkpointError } from '../errors/index.js'
-import { builtEntry } from './builtEntry.js'
+import { builtEntry } from '../util/builtEntry.js'
 import { createSession } from './createSession.js'
 import { parseDeterministic, pinClockAndRandom } from './deterministic.js'
 import { installHttpCapture } from './httpCapture.js'
@@ -73,5 +73,5 @@ function ingestAtExit(journal: string, startedAt: Date, code: number, encryption
     meta: { exitCode: code, capture: 'register' },
   }
   const { NODE_OPTIONS: _drop, ...env } = process.env
-  spawnSync(process.execPath, [builtEntry('ingestJournal.js'), journal, JSON.stringify(header)], { stdio: ['ignore', 'ignore', 'inherit'], env })
+  spawnSync(process.execPath, [builtEntry('trace', 'ingestJournal.js'), journal, JSON.stringify(header)], { stdio: ['ignore', 'ignore', 'inherit'], env })
 }

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { UsageError } from '../errors/index.js'
-import { builtEntry } from './builtEntry.js'
+import { builtEntry } from '../util/builtEntry.js'
 
 /** How the agent's network was closed: a network namespace of its own (plus the in-process guard), or the guard alone. */
 export type Isolation = 'none' | 'netns' | 'guard'
@@ -35,8 +35,8 @@ function unshareFlags(): string[] {
 export async function spawnAgent({ command, env, cwd, offline = false, bridgeSocket, stdout = 'inherit', signal }: { command: string[]; env: NodeJS.ProcessEnv; cwd: string; offline?: boolean; bridgeSocket?: string; stdout?: AgentStdout; signal?: AbortSignal }): Promise<AgentExit> {
   if (command.length === 0) throw new UsageError('no agent command given (put it after --)')
   const netns = offline && networkNamespaceAvailable()
-  const bridge = bridgeSocket ? [process.execPath, builtEntry('netnsBridge.js'), bridgeSocket, '--'] : []
-  const argv = netns ? ['unshare', ...unshareFlags(), '--', ...bridge, ...command] : bridgeSocket ? [process.execPath, builtEntry('netnsBridge.js'), bridgeSocket, '--', ...command] : command
+  const bridge = bridgeSocket ? [process.execPath, builtEntry('trace', 'netnsBridge.js'), bridgeSocket, '--'] : []
+  const argv = netns ? ['unshare', ...unshareFlags(), '--', ...bridge, ...command] : bridgeSocket ? [process.execPath, builtEntry('trace', 'netnsBridge.js'), bridgeSocket, '--', ...command] : command
   const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ['inherit', stdout === 'inherit' ? 'inherit' : 'pipe', stdout === 'capture' ? 'pipe' : 'inherit'] })
   let out = ''
   let err = ''

@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs } from 'node:fs'
+import { closeSync, openSync, promises as fs, renameSync, rmSync, writeSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 
+/** Random once per process (pids repeat across PID namespaces sharing a store), then a counter: cheap per call. */
+const processTag = `${process.pid}-${randomBytes(6).toString('hex')}`
+let counter = 0
+
 export function tempSibling(path: string): string {
-  return join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`)
+  return join(dirname(path), `.${basename(path)}.tmp-${processTag}-${(counter++).toString(36)}`)
 }
 
 /**
@@ -23,6 +27,23 @@ export async function atomicWrite(path: string, data: Uint8Array | string, opts:
     await fs.rename(tmp, path)
   } catch (err) {
     await fs.rm(tmp, { force: true })
+    throw err
+  }
+}
+
+/** `atomicWrite` for callers on a synchronous path: the parts back to back, no fsync. */
+export function atomicWriteSync(path: string, parts: readonly Uint8Array[]): void {
+  const tmp = tempSibling(path)
+  const fd = openSync(tmp, 'w', 0o644)
+  try {
+    for (const part of parts) for (let off = 0; off < part.length; ) off += writeSync(fd, part, off)
+  } finally {
+    closeSync(fd)
+  }
+  try {
+    renameSync(tmp, path)
+  } catch (err) {
+    rmSync(tmp, { force: true })
     throw err
   }
 }

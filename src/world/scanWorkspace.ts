@@ -1,11 +1,13 @@
-import { type Stats, lstatSync, readdirSync, readlinkSync } from 'node:fs'
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { type Digest, sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { type IgnoreRules, ignoreRules } from './ignoreRules.js'
-import { StatCache } from './statCache.js'
-import { storeFile } from './storeFile.js'
+import { DIR_ROW, EXEC_ROW, FILE_ROW, SYMLINK_ROW } from './indexFile.js'
+import { hashSmallFiles } from './hashFiles.js'
+import { CHUNKING_THRESHOLD, storeFile } from './storeFile.js'
 import { DIR_MODE, EXEC_MODE, FILE_MODE, SYMLINK_MODE, type Tree, type TreeEntry, makeTree, treeBytes } from './Tree.js'
+import { NextIndex, PreviousIndex } from './workspaceIndex.js'
 
 export interface ScanOptions {
   store: Store
@@ -14,8 +16,6 @@ export interface ScanOptions {
   /** Store new blobs and trees (a snapshot), or only hash them (status). */
   write: boolean
   respectGitignore?: boolean
-  /** Files hashed at once; both cores stay busy between reading and hashing. */
-  concurrency?: number
   onProgress?: (done: number, total: number) => void
 }
 
@@ -23,139 +23,190 @@ export interface ScanResult {
   tree: Digest
   files: number
   bytes: number
-  /** Files whose content had to be read (not vouched for by the stat cache). */
+  /** Files whose content had to be read (not vouched for by the index). */
   hashedFiles: number
   hashedBytes: number
   /** Paths skipped because they are not files, directories or symlinks (sockets, fifos, devices). */
   skipped: string[]
-  /** Every tree of this scan by id, so callers can diff a scan that wrote nothing. */
+  /**
+   * The trees this scan built, by id. A directory the index vouched for is not built: its
+   * tree is in the store already (only write scans save the index), so
+   * `treeSource(store, scan.trees)` reaches every tree of a scan that wrote nothing.
+   */
   trees: Map<Digest, Tree>
+  /**
+   * After a write scan: make every object written so far durable (with anything the
+   * caller added, such as a snapshot object, in the same sync), then save the new index,
+   * which may then vouch for them. A no-op for a scan that wrote nothing.
+   */
+  persist(): Promise<void>
 }
 
-interface FileSlot {
-  name: string
-  rel: string
+interface PendingFile {
+  row: number
   abs: string
-  st: Stats
-  executable: boolean
-  content?: Digest
-  chunked?: boolean
-}
-
-interface DirNode {
-  files: FileSlot[]
-  dirs: Array<{ name: string; node: DirNode }>
-  symlinks: TreeEntry[]
 }
 
 /**
  * Scan a workspace into Merkle trees: regular files with their executable bit, symlinks
  * as their target (never followed), empty directories kept, ignore rules applied, the
- * store's own directory always left out. Unchanged files are vouched for by the stat
- * cache and not read.
+ * store's own directory always left out. Files the index vouches for are not read, and
+ * directories whose every entry it vouches for keep their tree without building it.
+ * A write scan stores what is new; its caller then `persist`s it.
  */
 export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const root = resolve(opts.dir)
-  const cache = StatCache.load(opts.store, root)
+  const previous = PreviousIndex.load(opts.store, root)
   const scanStartMs = Date.now()
-  const walk = new Walk(resolve(opts.store.root), cache)
+  const next = new NextIndex(root, { rows: previous.c.rows, dirs: previous.c.dirPaths.length })
+  const walk = new Walk(resolve(opts.store.root), previous, next)
   const top = walk.dir(root, '', ignoreRules({ respectGitignore: opts.respectGitignore ?? false }))
-  await hashPending(opts, walk.pending)
-  for (const slot of walk.all) cache.remember(slot.rel, slot.st, slot.executable, slot.content!, slot.chunked!, scanStartMs)
-  const trees = new Map<Digest, Tree>()
-  const tree = await buildTree(opts, cache, top, trees)
-  if (opts.write) await cache.save()
-  return {
-    tree,
-    files: walk.all.length,
-    bytes: walk.all.reduce((n, s) => n + s.st.size, 0),
-    hashedFiles: walk.pending.length,
-    hashedBytes: walk.pending.reduce((n, s) => n + s.st.size, 0),
-    skipped: walk.skipped,
-    trees,
+  const hashedBytes = await hashPending(opts, next, walk.pending, scanStartMs)
+  const trees = buildTrees(opts, next, walk)
+  const persist = async (): Promise<void> => {
+    if (!opts.write) return
+    await opts.store.sync()
+    if (!walk.clean[top]) next.save(opts.store)
   }
+  let files = 0
+  let bytes = 0
+  for (let row = 0; row < next.rows; row++) {
+    const kind = next.kind(row)
+    if (kind === FILE_ROW || kind === EXEC_ROW) {
+      files++
+      bytes += next.size(row)
+    }
+  }
+  return { tree: next.dirTree(top), files, bytes, hashedFiles: walk.pending.length, hashedBytes, skipped: walk.skipped, trees, persist }
 }
 
+/** The walk over the directories: rows into `next`, files the index cannot vouch for into `pending`. */
 class Walk {
-  readonly all: FileSlot[] = []
-  readonly pending: FileSlot[] = []
+  readonly pending: PendingFile[] = []
   readonly skipped: string[] = []
+  /** Per directory of `next`: whether the index vouched for all of it (its tree id is copied). */
+  readonly clean: boolean[] = []
+  /** Directory rows of `next` to the directory they stand for. */
+  readonly subdirOfRow = new Map<number, number>()
 
   constructor(
     private readonly storeDir: string,
-    private readonly cache: StatCache,
+    private readonly previous: PreviousIndex,
+    private readonly next: NextIndex,
   ) {}
 
-  /** Scan one directory; `outer` are the rules of its parent (this directory's own files are added here). */
-  dir(abs: string, rel: string, outer: IgnoreRules): DirNode {
-    const node: DirNode = { files: [], dirs: [], symlinks: [] }
+  /** Scan one directory (its rows stay contiguous: subdirectories are entered after). `outer`: the parent's ignore rules. */
+  dir(abs: string, rel: string, outer: IgnoreRules): number {
     const dirents = readdirSync(abs, { withFileTypes: true })
     const rules = outer.enter(abs, rel, (file) => dirents.some((d) => d.name === file && d.isFile()))
+    const before = this.previous.dir(rel)
+    let clean = before >= 0
+    const first = this.next.rows
+    const subdirs: Array<{ row: number; name: string }> = []
     for (const dirent of dirents) {
       const name = dirent.name
       const childAbs = `${abs}/${name}`
-      const childRel = rel ? `${rel}/${name}` : name
+      const position = this.next.rows - first
       if (dirent.isDirectory()) {
         if (childAbs === this.storeDir || rules.ignores(name, true)) continue
-        node.dirs.push({ name, node: this.dir(childAbs, childRel, rules) })
+        const row = this.next.addRow(name, DIR_ROW)
+        subdirs.push({ row, name })
+        clean &&= this.previous.kind(this.previous.row(before, name, position)) === DIR_ROW
       } else if (dirent.isSymbolicLink()) {
         if (rules.ignores(name, false)) continue
         const target = readlinkSync(childAbs)
-        node.symlinks.push({ name, type: 'symlink', mode: SYMLINK_MODE, size: Buffer.byteLength(target), target })
+        this.next.addRow(name, SYMLINK_ROW, target)
+        const old = clean ? this.previous.row(before, name, position) : -1
+        clean &&= this.previous.kind(old) === SYMLINK_ROW && this.previous.c.targets[old] === target
       } else if (dirent.isFile()) {
         if (rules.ignores(name, false)) continue
-        node.files.push(this.file(name, childAbs, childRel))
+        clean = this.file(name, childAbs, before, position) && clean
       } else if (!rules.ignores(name, false)) {
-        this.skipped.push(childRel)
+        this.skipped.push(rel ? `${rel}/${name}` : name)
       }
     }
-    return node
+    const count = this.next.rows - first
+    if (before >= 0 && this.previous.rowCount(before) !== count) clean = false
+    const index = this.next.addDir(rel, first, count)
+    for (const { row, name } of subdirs) {
+      const sub = this.dir(`${abs}/${name}`, rel ? `${rel}/${name}` : name, rules)
+      this.subdirOfRow.set(row, sub)
+      clean &&= this.clean[sub]!
+    }
+    this.clean[index] = clean
+    if (clean) this.next.copyDirTree(index, this.previous, before)
+    return index
   }
 
-  private file(name: string, abs: string, rel: string): FileSlot {
+  /** Add a file's row; its content comes from the previous index when its stat still matches there (true), else it is read later. */
+  private file(name: string, abs: string, before: number, position: number): boolean {
     const st = lstatSync(abs)
-    const executable = (st.mode & 0o111) !== 0
-    const slot: FileSlot = { name, rel, abs, st, executable }
-    const hit = this.cache.lookup(rel, st, executable)
-    if (hit) {
-      slot.content = hit.content
-      slot.chunked = hit.chunked
-    } else {
-      this.pending.push(slot)
+    const kind = (st.mode & 0o111) !== 0 ? EXEC_ROW : FILE_ROW
+    const row = this.next.addRow(name, kind)
+    this.next.setStat(row, st)
+    const old = before >= 0 ? this.previous.row(before, name, position) : -1
+    if (old >= 0 && this.previous.vouchesFor(old, kind, st)) {
+      this.next.copyContent(row, this.previous, old)
+      return true
     }
-    this.all.push(slot)
-    return slot
+    this.pending.push({ row, abs })
+    return false
   }
 }
 
-async function hashPending(opts: ScanOptions, pending: FileSlot[]): Promise<void> {
-  let next = 0
-  let done = 0
-  const worker = async (): Promise<void> => {
-    while (next < pending.length) {
-      const slot = pending[next++]!
-      const stored = await storeFile({ store: opts.store, path: slot.abs, size: slot.st.size, write: opts.write })
-      slot.content = stored.content
-      slot.chunked = stored.chunked
-      opts.onProgress?.(++done, pending.length)
-    }
+/** Read and store (or only hash) the files the index could not vouch for; returns the bytes read. */
+async function hashPending(opts: ScanOptions, next: NextIndex, pending: PendingFile[], scanStartMs: number): Promise<number> {
+  const small = pending.filter((p) => next.size(p.row) < CHUNKING_THRESHOLD)
+  const large = pending.filter((p) => next.size(p.row) >= CHUNKING_THRESHOLD)
+  const progress = (done: number) => opts.onProgress?.(done, pending.length)
+  const hashed = await hashSmallFiles({ store: opts.store, paths: small.map((p) => p.abs), bytes: small.reduce((n, p) => n + next.size(p.row), 0), write: opts.write, onProgress: progress })
+  let bytes = 0
+  small.forEach(({ row }, i) => {
+    next.setContentBytes(row, hashed.digests.subarray(i * 32, (i + 1) * 32), hashed.sizes[i]!, scanStartMs)
+    bytes += hashed.sizes[i]!
+  })
+  for (const [i, { row, abs }] of large.entries()) {
+    const stored = await storeFile({ store: opts.store, path: abs, size: next.size(row), write: opts.write })
+    next.setContent(row, stored.content, stored.chunked, stored.size, scanStartMs)
+    bytes += stored.size
+    progress(small.length + i + 1)
   }
-  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 16, pending.length) }, worker))
+  return bytes
 }
 
-async function buildTree(opts: ScanOptions, cache: StatCache, node: DirNode, trees: Map<Digest, Tree>): Promise<Digest> {
-  const entries: TreeEntry[] = [...node.symlinks]
-  for (const f of node.files) {
-    const mode = f.executable ? EXEC_MODE : FILE_MODE
-    const size = f.st.size
-    entries.push(f.chunked ? { name: f.name, type: 'file', mode, size, chunks: f.content! } : { name: f.name, type: 'file', mode, size, blob: f.content! })
+/** Build (and store, on a write scan) the tree of every directory the index did not vouch for, children first. */
+function buildTrees(opts: ScanOptions, next: NextIndex, walk: Walk): Map<Digest, Tree> {
+  const trees = new Map<Digest, Tree>()
+  for (let dir = walk.clean.length - 1; dir >= 0; dir--) {
+    if (walk.clean[dir]) continue
+    const first = next.dirFirst(dir)
+    const entries: TreeEntry[] = []
+    for (let row = first; row < first + next.dirCount(dir); row++) entries.push(entryOf(next, walk, row))
+    const tree = makeTree(entries)
+    const bytes = treeBytes(tree)
+    const digest = sha256(bytes)
+    if (opts.write) opts.store.writeVerifiedSync(digest, bytes)
+    next.setDirTree(dir, digest)
+    trees.set(digest, tree)
   }
-  for (const d of node.dirs) entries.push({ name: d.name, type: 'dir', mode: DIR_MODE, size: 0, tree: await buildTree(opts, cache, d.node, trees) })
-  const tree: Tree = makeTree(entries)
-  const bytes = treeBytes(tree)
-  const digest = sha256(bytes)
-  if (opts.write && !cache.knowsTree(digest)) await opts.store.writeVerified(digest, bytes)
-  cache.rememberTree(digest)
-  trees.set(digest, tree)
-  return digest
+  return trees
+}
+
+function entryOf(next: NextIndex, walk: Walk, row: number): TreeEntry {
+  const name = next.name(row)
+  const kind = next.kind(row)
+  switch (kind) {
+    case FILE_ROW:
+    case EXEC_ROW: {
+      const mode = kind === EXEC_ROW ? EXEC_MODE : FILE_MODE
+      const size = next.size(row)
+      return next.chunked(row) ? { name, type: 'file', mode, size, chunks: next.content(row) } : { name, type: 'file', mode, size, blob: next.content(row) }
+    }
+    case SYMLINK_ROW: {
+      const target = next.target(row)
+      return { name, type: 'symlink', mode: SYMLINK_MODE, size: Buffer.byteLength(target), target }
+    }
+    default:
+      return { name, type: 'dir', mode: DIR_MODE, size: 0, tree: next.dirTree(walk.subdirOfRow.get(row)!) }
+  }
 }

@@ -54,12 +54,13 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
       const head = await readRef(store, 'HEAD')
       const parent = head ? await readSnapshot(store, head) : null
       if (head && parent && !args.allowEmpty && unchanged(parent, scan.tree, args.layers)) {
+        await scan.persist()
         if (tag) await updateRef({ store, name: tag, id: head, message: 'tag' })
         return { id: head, tree: scan.tree, parents: parent.parents, created: false, ...counts(scan) }
       }
       const snapshot = makeSnapshot({ parents: head ? [head] : [], tree: scan.tree, message: args.message ?? 'snapshot', agent: args.agent, layers: args.layers })
       const id = await store.writeObject(snapshot)
-      await store.sync()
+      await scan.persist() // one sync for the scan's objects and the snapshot's, before the ref moves
       try {
         await updateRef({ store, name: 'HEAD', id, expected: head, message: `snapshot: ${snapshot.meta.message}` })
       } catch (err) {

@@ -1,4 +1,4 @@
-import { createReadStream, promises as fs } from 'node:fs'
+import { createReadStream, readFileSync } from 'node:fs'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { type Digest, sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
@@ -21,12 +21,7 @@ export interface StoredContent {
  * With `write: false` nothing is stored; the digest is the same as if it were.
  */
 export async function storeFile({ store, path, size, write }: { store: Store; path: string; size: number; write: boolean }): Promise<StoredContent> {
-  if (size < CHUNKING_THRESHOLD) {
-    const bytes = await fs.readFile(path)
-    const content = sha256(bytes)
-    if (write) await store.writeVerified(content, bytes)
-    return { content, chunked: false, size: bytes.length }
-  }
+  if (size < CHUNKING_THRESHOLD) return storeSmallFile({ store, path, write })
   const chunks: Chunks['chunks'] = []
   let total = 0
   for await (const chunk of chunkStream(createReadStream(path, { highWaterMark: 4 * 1024 * 1024 }))) {
@@ -40,4 +35,12 @@ export async function storeFile({ store, path, size, write }: { store: Store; pa
   const content = sha256(bytes)
   if (write) await store.writeVerified(content, bytes)
   return { content, chunked: true, size: total }
+}
+
+/** One blob, synchronously: for a small file the system calls cost less than handing them to the thread pool. */
+export function storeSmallFile({ store, path, write }: { store: Store; path: string; write: boolean }): StoredContent {
+  const bytes = readFileSync(path)
+  const content = sha256(bytes)
+  if (write) store.writeVerifiedSync(content, bytes)
+  return { content, chunked: false, size: bytes.length }
 }

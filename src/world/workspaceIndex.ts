@@ -1,0 +1,233 @@
+import { readFileSync } from 'node:fs'
+import type { Stats } from 'node:fs'
+import type { Digest } from '../store/digest.js'
+import type { Store } from '../store/Store.js'
+import { atomicWriteSync } from '../util/atomicWrite.js'
+import { CHUNKED, DIGEST_BYTES, type IndexColumns, KIND_MASK, RACY, STAT_FIELDS, decodeIndex, encodeIndex } from './indexFile.js'
+
+/** A few coarse-clock ticks (one tick is at most 10 ms at HZ=100). */
+const RACY_WINDOW_MS = 50
+
+/**
+ * The index the last write scan left (`index` in the store): per entry of every
+ * directory, its stat (size, mtime, ctime as Node reports them, inode) and content
+ * digest; per directory, the tree id built from its entries. A file whose stat still
+ * matches is not read again; a directory whose entries all match keeps its tree id
+ * without building the tree. It is only a cache: anything unreadable means a cold scan.
+ */
+export class PreviousIndex {
+  private readonly dirIndex = new Map<string, number>()
+  private readonly nameMaps = new Map<number, Map<string, number>>()
+
+  private constructor(readonly c: IndexColumns) {
+    c.dirPaths.forEach((path, i) => this.dirIndex.set(path, i))
+  }
+
+  static load(store: Store, workspace: string): PreviousIndex {
+    let columns: IndexColumns | null = null
+    try {
+      columns = decodeIndex(readFileSync(store.path('index')))
+    } catch {
+      // no index yet: a cold scan
+    }
+    return new PreviousIndex(columns?.workspace === workspace ? columns : emptyColumns(workspace))
+  }
+
+  /** The directory at `rel` as last seen, or -1. */
+  dir(rel: string): number {
+    return this.dirIndex.get(rel) ?? -1
+  }
+
+  /** The row of `name` in directory `dir`, trying the `position`-th row first (read order rarely changes). */
+  row(dir: number, name: string, position: number): number {
+    const first = this.c.dirRows[2 * dir]!
+    const count = this.c.dirRows[2 * dir + 1]!
+    if (position < count && this.c.names[first + position] === name) return first + position
+    let byName = this.nameMaps.get(dir)
+    if (!byName) {
+      byName = new Map()
+      for (let r = first; r < first + count; r++) byName.set(this.c.names[r]!, r)
+      this.nameMaps.set(dir, byName)
+    }
+    return byName.get(name) ?? -1
+  }
+
+  rowCount(dir: number): number {
+    return this.c.dirRows[2 * dir + 1]!
+  }
+
+  /** The kind of `row`, or -1 for no row. */
+  kind(row: number): number {
+    return row < 0 ? -1 : this.c.kinds[row]! & KIND_MASK
+  }
+
+  /** Whether `row` vouches for a file of kind `kind` with stat `st`. */
+  vouchesFor(row: number, kind: number, st: Stats): boolean {
+    const k = this.c.kinds[row]!
+    if ((k & KIND_MASK) !== kind || (k & RACY) !== 0) return false
+    const s = this.c.stats
+    const at = row * STAT_FIELDS
+    return s[at] === st.size && s[at + 1] === st.mtimeMs && s[at + 2] === st.ctimeMs && s[at + 3] === st.ino
+  }
+}
+
+function emptyColumns(workspace: string): IndexColumns {
+  return { workspace, rows: 0, names: [], targets: [], kinds: new Uint8Array(0), stats: new Float64Array(0), digests: new Uint8Array(0), dirPaths: [], dirRows: new Uint32Array(0), dirTrees: new Uint8Array(0) }
+}
+
+/** The index a scan builds, row by row, to save when the scan wrote a snapshot. */
+export class NextIndex {
+  rows = 0
+  private readonly names: string[] = []
+  private readonly targets: string[] = []
+  private kinds: Uint8Array
+  private stats: Float64Array
+  private digests: Buffer
+  private readonly dirPaths: string[] = []
+  private readonly dirRows: number[] = []
+  private dirTrees: Buffer
+
+  constructor(
+    private readonly workspace: string,
+    capacity: { rows: number; dirs: number },
+  ) {
+    const rows = Math.max(64, capacity.rows)
+    this.kinds = new Uint8Array(rows)
+    this.stats = new Float64Array(rows * STAT_FIELDS)
+    this.digests = Buffer.alloc(rows * DIGEST_BYTES)
+    this.dirTrees = Buffer.alloc(Math.max(16, capacity.dirs) * DIGEST_BYTES)
+  }
+
+  addRow(name: string, kind: number, target = ''): number {
+    if (this.rows === this.kinds.length) this.grow()
+    this.names.push(name)
+    this.targets.push(target)
+    this.kinds[this.rows] = kind
+    return this.rows++
+  }
+
+  kind(row: number): number {
+    return this.kinds[row]! & KIND_MASK
+  }
+
+  chunked(row: number): boolean {
+    return (this.kinds[row]! & CHUNKED) !== 0
+  }
+
+  name(row: number): string {
+    return this.names[row]!
+  }
+
+  target(row: number): string {
+    return this.targets[row]!
+  }
+
+  size(row: number): number {
+    return this.stats[row * STAT_FIELDS]!
+  }
+
+  setStat(row: number, st: Stats): void {
+    const at = row * STAT_FIELDS
+    this.stats[at] = st.size
+    this.stats[at + 1] = st.mtimeMs
+    this.stats[at + 2] = st.ctimeMs
+    this.stats[at + 3] = st.ino
+  }
+
+  /** The content as found in `previous` (its stat vouched for it). */
+  copyContent(row: number, previous: PreviousIndex, from: number): void {
+    this.kinds[row]! |= previous.c.kinds[from]! & CHUNKED
+    this.digests.set(previous.c.digests.subarray(from * DIGEST_BYTES, (from + 1) * DIGEST_BYTES), row * DIGEST_BYTES)
+  }
+
+  /**
+   * The content just hashed. A stat too recent to vouch for the content next time (racily
+   * clean: file times come from the kernel's coarse clock, so a write in the tick of our
+   * read leaves them unchanged), or a size that changed while the file was read, is kept
+   * but marked not to be trusted.
+   */
+  setContent(row: number, content: Digest, chunked: boolean, size: number, scanStartMs: number): void {
+    this.digests.write(content.slice(7), row * DIGEST_BYTES, DIGEST_BYTES, 'hex')
+    this.settle(row, chunked, size, scanStartMs)
+  }
+
+  /** `setContent` of a blob whose digest comes as raw bytes. */
+  setContentBytes(row: number, digest: Uint8Array, size: number, scanStartMs: number): void {
+    this.digests.set(digest, row * DIGEST_BYTES)
+    this.settle(row, false, size, scanStartMs)
+  }
+
+  private settle(row: number, chunked: boolean, size: number, scanStartMs: number): void {
+    const at = row * STAT_FIELDS
+    const recent = scanStartMs - RACY_WINDOW_MS
+    const untrusted = this.stats[at]! !== size || this.stats[at + 1]! >= recent || this.stats[at + 2]! >= recent
+    this.stats[at] = size
+    this.kinds[row]! |= (chunked ? CHUNKED : 0) | (untrusted ? RACY : 0)
+  }
+
+  content(row: number): Digest {
+    return `sha256:${this.digests.toString('hex', row * DIGEST_BYTES, (row + 1) * DIGEST_BYTES)}`
+  }
+
+  addDir(path: string, first: number, count: number): number {
+    const d = this.dirPaths.length
+    if ((d + 1) * DIGEST_BYTES > this.dirTrees.length) this.dirTrees = grown(this.dirTrees, this.dirTrees.length * 2)
+    this.dirPaths.push(path)
+    this.dirRows.push(first, count)
+    return d
+  }
+
+  dirFirst(dir: number): number {
+    return this.dirRows[2 * dir]!
+  }
+
+  dirCount(dir: number): number {
+    return this.dirRows[2 * dir + 1]!
+  }
+
+  setDirTree(dir: number, tree: Digest): void {
+    this.dirTrees.write(tree.slice(7), dir * DIGEST_BYTES, DIGEST_BYTES, 'hex')
+  }
+
+  copyDirTree(dir: number, previous: PreviousIndex, from: number): void {
+    this.dirTrees.set(previous.c.dirTrees.subarray(from * DIGEST_BYTES, (from + 1) * DIGEST_BYTES), dir * DIGEST_BYTES)
+  }
+
+  dirTree(dir: number): Digest {
+    return `sha256:${this.dirTrees.toString('hex', dir * DIGEST_BYTES, (dir + 1) * DIGEST_BYTES)}`
+  }
+
+  /** Write the index (atomic; not fsynced: a lost index only costs a cold scan). */
+  save(store: Store): void {
+    const columns: IndexColumns = {
+      workspace: this.workspace,
+      rows: this.rows,
+      names: this.names,
+      targets: this.targets,
+      kinds: this.kinds,
+      stats: this.stats,
+      digests: this.digests,
+      dirPaths: this.dirPaths,
+      dirRows: Uint32Array.from(this.dirRows),
+      dirTrees: this.dirTrees,
+    }
+    atomicWriteSync(store.path('index'), encodeIndex(columns))
+  }
+
+  private grow(): void {
+    const rows = this.kinds.length * 2
+    const kinds = new Uint8Array(rows)
+    kinds.set(this.kinds)
+    this.kinds = kinds
+    const stats = new Float64Array(rows * STAT_FIELDS)
+    stats.set(this.stats)
+    this.stats = stats
+    this.digests = grown(this.digests, rows * DIGEST_BYTES)
+  }
+}
+
+function grown(buf: Buffer, size: number): Buffer {
+  const next = Buffer.alloc(size)
+  buf.copy(next)
+  return next
+}

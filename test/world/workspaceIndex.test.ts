@@ -1,0 +1,122 @@
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { type Store, checkout, scanWorkspace, snapshotWorkspace } from '../../src/index.js'
+import { tempDir } from '../helpers/tmp.js'
+import { dirState, storeWorkspace } from '../helpers/workspace.js'
+
+/** Past the index's racy window (50 ms): files written before it are vouched for by their stat. */
+const settle = () => new Promise((r) => setTimeout(r, 120))
+
+/** The tree a scan with no index at all finds (the index is put back after). */
+async function coldTree(dir: string, store: Store): Promise<string> {
+  const index = store.path('index')
+  const saved = await fs.readFile(index).catch(() => null)
+  await fs.rm(index, { force: true })
+  try {
+    return (await scanWorkspace({ store, dir, write: false })).tree
+  } finally {
+    if (saved) await fs.writeFile(index, saved)
+  }
+}
+
+const write = (dir: string, rel: string, content: string) => fs.mkdir(join(dir, rel, '..'), { recursive: true }).then(() => fs.writeFile(join(dir, rel), content))
+
+describe('the workspace index', () => {
+  it('gives after every kind of change the tree a scan without it gives', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a', 'src/x.ts': 'x', 'src/deep/y.ts': 'y', 'src/deep/z.ts': 'z', 'docs/readme.md': 'r', 'link': { symlink: 'a.txt' } })
+    const changes: Array<[string, () => Promise<unknown>]> = [
+      ['nothing', async () => {}],
+      ['same size, new bytes, mtime put back', async () => {
+        const st = await fs.stat(join(dir, 'src/deep/y.ts'))
+        await fs.writeFile(join(dir, 'src/deep/y.ts'), 'Y')
+        await fs.utimes(join(dir, 'src/deep/y.ts'), st.atime, st.mtime)
+      }],
+      ['a file added deep down', () => write(dir, 'src/deep/new.ts', 'new')],
+      ['a file deleted', () => fs.rm(join(dir, 'src/deep/z.ts'))],
+      ['a file renamed in its directory', () => fs.rename(join(dir, 'src/x.ts'), join(dir, 'src/w.ts'))],
+      ['the exec bit alone', () => fs.chmod(join(dir, 'a.txt'), 0o755)],
+      ['a symlink retargeted', () => fs.rm(join(dir, 'link')).then(() => fs.symlink('docs/readme.md', join(dir, 'link')))],
+      ['a file replaced by a directory of its name', () => fs.rm(join(dir, 'docs/readme.md')).then(() => write(dir, 'docs/readme.md/inner', 'i'))],
+      ['a directory replaced by a symlink', () => fs.rm(join(dir, 'docs'), { recursive: true }).then(() => fs.symlink('src', join(dir, 'docs')))],
+      ['an empty directory added', () => fs.mkdir(join(dir, 'empty/nested'), { recursive: true })],
+      ['an ignore rule for a nested file', () => write(dir, '.forkpointignore', 'new.ts\n')],
+      ['the ignore rule dropped', () => fs.rm(join(dir, '.forkpointignore'))],
+      ['an empty directory removed', () => fs.rm(join(dir, 'empty'), { recursive: true })],
+      ['one file among many directories', () => write(dir, 'src/deep/y.ts', 'YY')],
+    ]
+    await snapshotWorkspace({ dir })
+    for (const [what, change] of changes) {
+      await change()
+      await settle()
+      const warm = await snapshotWorkspace({ dir })
+      expect({ what, tree: warm.tree }).toEqual({ what, tree: await coldTree(dir, store) })
+    }
+  })
+
+  it('reads only the changed file, and writes nothing when nothing changed', async () => {
+    const files: Record<string, string> = {}
+    for (let i = 0; i < 200; i++) files[`d${i % 10}/f${i}.txt`] = `file ${i}`
+    const { dir, store } = await storeWorkspace(files)
+    await settle()
+    await snapshotWorkspace({ dir })
+    await write(dir, 'd3/f3.txt', 'changed')
+    await settle()
+    const warm = await snapshotWorkspace({ dir })
+    expect(warm).toMatchObject({ created: true, hashedFiles: 1, files: 200 })
+    const indexBefore = await fs.stat(store.path('index'))
+    const again = await snapshotWorkspace({ dir })
+    expect(again).toMatchObject({ created: false, hashedFiles: 0, id: warm.id })
+    expect((await fs.stat(store.path('index'))).ino).toBe(indexBefore.ino) // not rewritten
+  })
+
+  it('does not vouch for a file written just before the scan (racily clean)', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' })
+    await settle()
+    await snapshotWorkspace({ dir })
+    await write(dir, 'b.txt', 'B')
+    expect((await snapshotWorkspace({ dir })).hashedFiles).toBe(1)
+    expect((await snapshotWorkspace({ dir })).hashedFiles).toBe(1) // still too recent to trust: read again
+    await settle()
+    expect((await snapshotWorkspace({ dir })).hashedFiles).toBe(1) // now old enough: read once more, then trusted
+    expect((await snapshotWorkspace({ dir })).hashedFiles).toBe(0)
+  })
+
+  for (const [what, spoil] of [
+    ['truncated', (bytes: Buffer) => bytes.subarray(0, bytes.length - 7)],
+    ['with a flipped byte', (bytes: Buffer) => Buffer.from(bytes.map((b, i) => (i === 100 ? b ^ 1 : b)))],
+    ['garbage', () => Buffer.from('not an index at all')],
+    ['empty', () => Buffer.alloc(0)],
+  ] as const) {
+    it(`ignores an index that is ${what}: a full scan, the right tree`, async () => {
+      const { dir, store } = await storeWorkspace({ 'a.txt': 'a', 'd/b.txt': 'b', 'd/e/c.txt': 'c' })
+      const first = await snapshotWorkspace({ dir })
+      await settle()
+      await fs.writeFile(store.path('index'), spoil(await fs.readFile(store.path('index'))))
+      const again = await snapshotWorkspace({ dir })
+      expect(again).toMatchObject({ tree: first.tree, hashedFiles: 3, created: false })
+    })
+  }
+
+  it("ignores another workspace's index", async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a' })
+    await snapshotWorkspace({ dir })
+    const other = await storeWorkspace({ 'a.txt': 'other' })
+    await fs.copyFile(store.path('index'), other.store.path('index'))
+    await settle()
+    const scan = await snapshotWorkspace({ dir: other.dir })
+    expect(scan.tree).toBe(await coldTree(other.dir, other.store))
+    expect(scan.hashedFiles).toBe(1)
+  })
+
+  it('hashes large files on a second thread and stores them right', async () => {
+    const files: Record<string, Buffer> = {}
+    for (let i = 0; i < 40; i++) files[`blobs/f${i}.bin`] = Buffer.alloc(1024 * 1024, i) // 40 MiB, 1 MiB each: the worker runs
+    const { dir } = await storeWorkspace(files)
+    const snap = await snapshotWorkspace({ dir })
+    expect(snap).toMatchObject({ hashedFiles: 40, files: 40, bytes: 40 * 1024 * 1024 })
+    const out = join(tempDir('out'), 'copy')
+    await checkout({ dir, id: snap.id, into: out })
+    expect(await dirState(out)).toEqual(await dirState(dir))
+  })
+})
