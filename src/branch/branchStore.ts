@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs, readFileSync } from 'node:fs'
+import { promises as fs, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { BranchNotFoundError, UsageError } from '../errors/index.js'
 import type { Store } from '../store/Store.js'
-import { atomicWrite } from '../util/atomicWrite.js'
+import { atomicWrite, tempSibling } from '../util/atomicWrite.js'
 import { errnoCode, readTextOrNull } from '../util/fsx.js'
 import type { BranchState } from './types.js'
 
@@ -29,8 +29,12 @@ export function newBranchId(): string {
   return `${Date.now().toString(36)}-${randomBytes(5).toString('hex')}`
 }
 
+/** Write a state file whole (a temp sibling renamed over it); synchronous, as it is read (see readState). */
 export async function writeState(store: Store, state: BranchState): Promise<void> {
-  await atomicWrite(liveDir(store, state.id, 'state.json'), JSON.stringify(state, null, 2))
+  const path = liveDir(store, state.id, 'state.json')
+  const temp = tempSibling(path)
+  writeFileSync(temp, JSON.stringify(state, null, 2))
+  renameSync(temp, path)
 }
 
 /**

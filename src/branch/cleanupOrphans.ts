@@ -5,7 +5,7 @@ import { forgetCommittedPaths } from './committedPaths.js'
 import { applyCommit, readCommitJournal, rollBackCommit } from './commitJournal.js'
 import { destroyBranch, removeHalfMade } from './destroyBranch.js'
 import { parentView } from './liveBranch.js'
-import { isAlive } from './processId.js'
+import { isAlive } from '../sandbox/processId.js'
 
 /** A branch directory without a state file younger than this may be one being made right now. */
 const HALF_MADE_GRACE_MS = 10_000

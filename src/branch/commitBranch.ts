@@ -11,7 +11,7 @@ import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, sibling
 import { destroyBranch } from './destroyBranch.js'
 import { basePath, liveState, parentView, viewPath } from './liveBranch.js'
 import { planCommit } from './planCommit.js'
-import { self } from './processId.js'
+import { self } from '../sandbox/processId.js'
 import type { BranchState, CommitResult, ConflictPolicy } from './types.js'
 
 /**

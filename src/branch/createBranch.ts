@@ -11,7 +11,7 @@ import { exists } from '../util/fsx.js'
 import { assertBranchName, liveDir, listStates, newBranchId, readGeneration, writeState } from './branchStore.js'
 import { destroyBranch } from './destroyBranch.js'
 import { liveState } from './liveBranch.js'
-import { self } from './processId.js'
+import { self } from '../sandbox/processId.js'
 import type { BackendName, BranchState } from './types.js'
 
 export interface CreateBranchArgs {

@@ -1,12 +1,9 @@
 import type { Digest } from '../store/digest.js'
+import type { ProcessId } from '../sandbox/processId.js'
 
 export type BackendName = 'overlay' | 'reflink' | 'copy'
 
-/** A process, told apart from a later one that reuses its pid by its start time. */
-export interface ProcessId {
-  pid: number
-  start: string
-}
+export type { ProcessId }
 
 /**
  * What the store remembers of a live branch (`branches/live/<id>/state.json`), so that

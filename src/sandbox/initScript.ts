@@ -1,3 +1,5 @@
+import { type Syscalls, syscalls } from './syscalls.js'
+
 /**
  * The sandbox, run by perl (perl-base is on every Debian-like system) so that one exec
  * does what would otherwise take nsenter, unshare and a dozen `mount` calls: Node cannot
@@ -24,20 +26,19 @@
  * (exit 125 and one `forkpoint-sandbox:` line) from the command's own exit status.
  *
  * Arguments: holder enter-user view workspace cwd no-net uid gid as-bytes nproc cpu-seconds protect cgroups argv...
- * (`holder`: the pid whose namespaces to enter, or ''; 0 = no limit; `protect`, when not
+ * (`holder`: the pid whose namespaces to enter, 'self' when started by the holder itself
+ * (already inside them), or ''; 0 = no limit; `protect`, when not
  * empty, is a directory under the workspace kept read-only; `cgroups`, ':'-separated
  * cgroup.procs files to join first, where limits are cgroups).
  */
-export const SANDBOX_INIT = String.raw`
+export function sandboxInit(nr: Syscalls = syscalls()): string {
+  return String.raw`
 use strict;
-use Config;
 my ($holder, $enterUser, $view, $ws, $cwd, $loUp, $uid, $gid, $as, $nproc, $cpu, $protect, $cgroups, @cmd) = @ARGV;
 sub fail { print STDERR "forkpoint-sandbox: $_[0]\n"; exit 125 }
-my %NR = (x86_64 => [165, 272, 302, 308, 157], aarch64 => [40, 97, 261, 268, 167]);
-my ($arch) = $Config{archname} =~ /^(x86_64|aarch64)/ or fail("unsupported architecture $Config{archname}");
-my ($SYS_mount, $SYS_unshare, $SYS_prlimit, $SYS_setns, $SYS_prctl) = @{$NR{$arch}};
+my ($SYS_mount, $SYS_unshare, $SYS_prlimit, $SYS_setns, $SYS_prctl) = (${nr.mount}, ${nr.unshare}, ${nr.prlimit64}, ${nr.setns}, ${nr.prctl});
 sub put { my ($file, $text) = @_; open(my $f, '>', $file) or fail("$file: $!"); print $f $text; close $f or fail("$file: $!") }
-if ($holder ne '') {
+if ($holder ne '' && $holder ne 'self') {
   for my $ns ($enterUser ? (['user', 0x10000000]) : (), ['mnt', 0x20000]) {
     open(my $f, '<', "/proc/$holder/ns/$ns->[0]") or fail("cannot enter the branch's namespace: $!");
     syscall($SYS_setns, fileno($f), $ns->[1]) == 0 or fail("setns $ns->[0]: $!");
@@ -98,3 +99,4 @@ while ((my $w = waitpid(-1, 0)) > 0) {
 }
 fail("lost the command process");
 `
+}

@@ -1,9 +1,13 @@
 import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { readlink } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { SandboxError } from '../errors/index.js'
 import { type RunCgroup, makeRunCgroup } from './cgroup.js'
-import { SANDBOX_INIT } from './initScript.js'
+import { sandboxInit } from './initScript.js'
+import { type SharedHolder, ownSharedHolder, privileged } from './namespaceHolder.js'
 import { type SandboxLimits, parseDuration, rlimitsOf } from './limits.js'
 
 export type NetMode = 'none' | 'host'
@@ -60,12 +64,14 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const net = spec.net ?? 'none'
   if (net !== 'none' && net !== 'host') throw new SandboxError(`unknown network mode ${JSON.stringify(net)} (none or host)`, { net })
   const holder = spec.namespaceHolder
-  const enterUser = holder !== undefined && (await ownUserNamespace(holder))
+  // Our own shared holder starts the sandbox itself (a fork of a small process, already inside its namespaces).
+  const server = holder === undefined ? null : await ownSharedHolder(holder)
+  const enterUser = server ? !privileged : holder !== undefined && (await ownUserNamespace(holder))
   const rlimits = [limits.memory === 'rlimit' ? as : 0, limits.pids === 'rlimit' ? nproc : 0, cpu].map(String)
-  const args = ['-e', SANDBOX_INIT, '--', holder === undefined ? '' : String(holder), enterUser ? '1' : '0', spec.view, spec.workspace, spec.cwd ?? spec.workspace, net === 'none' ? '1' : '0']
+  const args = ['-e', sandboxInit(), '--', server ? 'self' : holder === undefined ? '' : String(holder), enterUser ? '1' : '0', spec.view, spec.workspace, spec.cwd ?? spec.workspace, net === 'none' ? '1' : '0']
   args.push(String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), ...rlimits, spec.protect ?? '', cgroups.map((c) => c.procs).join(':'), ...argv)
   try {
-    return await launch('perl', args, spec, timeoutMs, limits)
+    return await (server ? launchInHolder(server, args, spec, timeoutMs, limits) : launch('perl', args, spec, timeoutMs, limits))
   } finally {
     await Promise.all(cgroups.map((c) => c.remove()))
   }
@@ -106,6 +112,57 @@ function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: numb
       resolve({ exitCode: timedOut ? 137 : exitCode, stdout: stdout(), stderr: err, durationMs, timedOut, limits })
     })
   })
+}
+
+/**
+ * The same through our shared namespace holder: it forks the sandbox with its stdio and
+ * readiness fd on files of a private temp directory (read once it has ended), and says
+ * its pid (to kill its process group) and its exit status.
+ */
+async function launchInHolder(server: SharedHolder, args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
+  const started = performance.now()
+  // Synchronous file calls: a few tiny files, each a thread-pool round trip otherwise.
+  const dir = mkdtempSync(join(tmpdir(), 'forkpoint-run-'))
+  try {
+    const files = { stdin: spec.input === undefined ? '' : join(dir, 'stdin'), stdout: join(dir, 'stdout'), stderr: join(dir, 'stderr'), ready: join(dir, 'ready') }
+    if (spec.input !== undefined) writeFileSync(files.stdin, spec.input)
+    const run = server.run(files, ['perl', ...args], spec.env ?? process.env)
+    let timedOut = false
+    let killed = false
+    const kill = () => {
+      killed = true
+      run.pid.then((pid) => process.kill(-pid, 'SIGKILL')).catch(() => undefined) // the group is gone already
+    }
+    const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), kill()), timeoutMs) : undefined
+    if (spec.signal?.aborted) kill()
+    else spec.signal?.addEventListener('abort', kill, { once: true })
+    let exit: { code: number | null; signal: number }
+    try {
+      exit = await run.exit
+    } catch (err) {
+      throw new SandboxError(`cannot start the sandbox: ${(err as Error).message}`, {}, { cause: err })
+    } finally {
+      if (timer) clearTimeout(timer)
+      spec.signal?.removeEventListener('abort', kill)
+    }
+    const exitCode = exit.code ?? 128 + exit.signal
+    const durationMs = performance.now() - started
+    const [stdout, stderr, ready] = ['stdout', 'stderr', 'ready'].map((f) => readOrEmpty(join(dir, f)))
+    if (!ready!.includes('ready') && !killed) {
+      throw new SandboxError(`the sandbox could not be set up: ${stderr!.trim().split('\n').pop() || `exit ${exitCode}`}`, { exitCode, stderr })
+    }
+    return { exitCode: timedOut ? 137 : exitCode, stdout: stdout!, stderr: stderr!, durationMs, timedOut, limits }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+function readOrEmpty(path: string): string {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch {
+    return ''
+  }
 }
 
 /** Does the holder have a user namespace of its own (an unprivileged holder), which we must enter too? */

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process'
-import { promises as fs } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { type OverlaySpec, mountShared, startHolder, throughHolder, unmount } from '../overlayMount.js'
-import { isAlive } from '../processId.js'
+import { isAlive } from '../../sandbox/processId.js'
 import type { BranchBackend } from './BranchBackend.js'
 
 const exec = promisify(execFile)
@@ -20,7 +20,7 @@ export const overlayBackend: BranchBackend = {
   name: 'overlay',
 
   async create({ dir, layers, persistent }) {
-    await Promise.all(['upper', 'work', 'mnt', ...(layers.length > 1 ? ['base'] : [])].map((d) => fs.mkdir(join(dir, d))))
+    for (const d of ['upper', 'work', 'mnt', ...(layers.length > 1 ? ['base'] : [])]) mkdirSync(join(dir, d))
     return mount(dir, layers, persistent)
   },
 

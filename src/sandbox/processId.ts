@@ -1,5 +1,10 @@
 import { readFileSync } from 'node:fs'
-import type { ProcessId } from './types.js'
+
+/** A process, told apart from a later one that reuses its pid by its start time. */
+export interface ProcessId {
+  pid: number
+  start: string
+}
 
 /** The start time of a process (field 22 of /proc/PID/stat), or null when it is gone. */
 function startTime(pid: number): string | null {
