@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { promises as fs, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { type OverlaySpec, mountShared, startHolder, throughHolder, unmount } from '../overlayMount.js'
@@ -44,7 +44,11 @@ export const overlayBackend: BranchBackend = {
   async teardown(state, dir) {
     if (state.holder === null) return
     const exclusive = state.owner === null || !isAlive(state.owner)
-    await unmount(state.holder, [join(dir, 'mnt'), ...(state.layers.length > 1 ? [join(dir, 'base')] : [])], { exclusive })
+    const targets = [join(dir, 'mnt'), ...(state.layers.length > 1 ? [join(dir, 'base')] : [])]
+    await unmount(state.holder, targets, { exclusive })
+    // Removing a former mount point waits on the kernel's namespace lock while other
+    // unmounts finish: off the main thread, unlike the rest of the branch's removal.
+    await Promise.all(targets.map((t) => fs.rmdir(t).catch(() => undefined)))
   },
 }
 
