@@ -49,6 +49,9 @@ async function scenario(label: string, files: number, totalBytes: number, runs: 
     add('warm snapshot, 1 file changed (library)', warm.a, 'git add -A && git commit', warm.b, '<= 1.0x')
     const warmCli = await compare({ run: () => cli(fp, 'snapshot', '-m', 'warm'), before: touch(fp) }, { run: gitCommit(gw, 'warm'), before: touch(gw) }, { runs: runs * 2 })
     add('warm snapshot, 1 file changed (CLI)', warmCli.a, 'git add -A && git commit', warmCli.b, '<= 2.0x')
+    // the floor under every CLI row: Node starting and exiting, nothing loaded
+    const nodeStart = await compare({ run: () => execFileSync(process.execPath, ['-e', '0']) }, { run: gitCommit(gw, 'warm'), before: touch(gw) }, { runs: runs * 2 })
+    add("Node's start-up alone (node -e 0)", nodeStart.a, 'git add -A && git commit', nodeStart.b, '-')
 
     // status with one change pending
     touch(fp)()
@@ -83,7 +86,7 @@ export async function main(args: string[]): Promise<void> {
   const quick = args.includes('--quick')
   const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : null
   const rows = [
-    ...(only !== '100k' ? await scenario('10k files / 100 MB', quick ? 1000 : 10_000, quick ? 10e6 : 100e6, quick ? 2 : 3) : []),
+    ...(only !== '100k' ? await scenario('10k files / 100 MB', quick ? 1000 : 10_000, quick ? 10e6 : 100e6, quick ? 2 : 5) : []),
     ...(only !== '10k' ? await scenario('100k small files', quick ? 5000 : 100_000, quick ? 5e6 : 100e6 / 10, quick ? 1 : 2) : []),
   ]
   report('store', 'forkpoint store vs git and cp -a (median ms; ratio = forkpoint / baseline)', rows)
