@@ -17,9 +17,12 @@ export interface OverlaySpec {
 /** Overlay options take ',' ':' and '\' escaped with a backslash. */
 const escape = (path: string): string => path.replace(/[\\,:]/g, (c) => `\\${c}`)
 
-function options(spec: OverlaySpec): string {
+function options(spec: OverlaySpec, { durable }: { durable: boolean }): string {
   const parts = [`lowerdir=${spec.lower.map(escape).join(':')}`]
   if (spec.upper) parts.push(`upperdir=${escape(spec.upper.upper)}`, `workdir=${escape(spec.upper.work)}`)
+  // A branch that dies with this process never needs its upper layer after a crash, so
+  // its overlay skips syncing it (on unmount, a sync of the whole upper file system).
+  if (spec.upper && !durable) parts.push('volatile')
   // Unprivileged overlays keep whiteouts' and opaque directories' marks in user.* xattrs.
   if (!privileged) parts.push('userxattr')
   return parts.join(',')
@@ -36,13 +39,13 @@ function unavailable(err: unknown): never {
  * overlays mounted in its namespace: nothing is ever mounted in the host's namespace.
  */
 export function startHolder(specs: OverlaySpec[]): Promise<ProcessId> {
-  return startOwnHolder(specs.map((s) => [options(s), s.target])).catch(unavailable)
+  return startOwnHolder(specs.map((s) => [options(s, { durable: true }), s.target])).catch(unavailable)
 }
 
 /** Mount overlays in this process's shared holder; returns the holder. */
 export async function mountShared(specs: OverlaySpec[]): Promise<ProcessId> {
   const holder = await sharedHolder().catch(unavailable)
-  for (const spec of specs) await holder.request('m', options(spec), spec.target).catch(unavailable)
+  for (const spec of specs) await holder.request('m', options(spec, { durable: false }), spec.target).catch(unavailable)
   return holder.id
 }
 

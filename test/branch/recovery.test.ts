@@ -98,3 +98,29 @@ it('every branch error is a BranchError whose code is its class name', () => {
     expect([2, 3]).toContain(err.exitCode)
   }
 })
+
+describe('a shared namespace holder that dies', () => {
+  it('takes its mounts along, and the live branches are mounted again from their upper layers on next use', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'overlay' })
+    const b = await ws.branch('survivor')
+    await fs.writeFile(join(b.path, 'a.txt'), 'kept')
+    const holder = Number(/^\/proc\/(\d+)\/root/.exec(b.path)![1])
+    process.kill(holder, 'SIGKILL')
+    const running = () => {
+      try {
+        return !readFileSync(`/proc/${holder}/stat`, 'utf8').includes(') Z ')
+      } catch {
+        return false
+      }
+    }
+    while (running()) await new Promise((r) => setTimeout(r, 5))
+    const again = await ws.openBranch('survivor') // a new holder, the volatile overlay's mark cleared
+    expect(again.path).not.toBe(b.path)
+    expect(readFileSync(join(again.path, 'a.txt'), 'utf8')).toBe('kept')
+    const c = await ws.branch('after') // and new branches work too
+    expect(readFileSync(join(c.path, 'a.txt'), 'utf8')).toBe('a')
+    await c.abort()
+    await again.commit()
+    expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('kept')
+  })
+})

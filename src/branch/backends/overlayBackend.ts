@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { type OverlaySpec, mountShared, startHolder, throughHolder, unmount } from '../overlayMount.js'
 import { isAlive } from '../../sandbox/processId.js'
+import { removeTree } from '../removeTree.js'
 import type { BranchBackend } from './BranchBackend.js'
 
 const exec = promisify(execFile)
@@ -26,6 +27,9 @@ export const overlayBackend: BranchBackend = {
 
   async revive(state, dir) {
     if (state.holder && isAlive(state.holder)) return state.holder
+    // A volatile overlay leaves a mark that refuses the next mount (its upper may have lost
+    // writes in a crash). Its owner runs, so the machine did not crash: only the mount went.
+    if (state.owner !== null) await removeTree(join(dir, 'work', 'work', 'incompat'))
     return mount(dir, state.layers, state.owner === null)
   },
 
