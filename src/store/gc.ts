@@ -14,7 +14,7 @@ export interface GcResult {
   freedBytes: number
 }
 
-/** Files in the stores `tmp/` older than this are leftovers of a crashed writer. */
+/** Temp files (in `tmp/`, or dot-files beside objects) older than this are leftovers of a crashed writer. */
 const STALE_TEMP_MS = 60 * 60 * 1000
 
 /**
@@ -54,6 +54,7 @@ export async function gc({ store, dryRun = false }: { store: Store; dryRun?: boo
     }
     if (!dryRun) {
       await removeStaleTemps(store)
+      await removeStaleObjectTemps(store)
       if (removed.length > 0) await fs.rm(store.path('index'), { force: true })
     }
     return { kept: reachable.size, removed, freedBytes }
@@ -67,6 +68,18 @@ async function removeStaleTemps(store: Store): Promise<void> {
     if (resolve(dir, name) === pending) continue
     const st = await fs.stat(`${dir}/${name}`).catch(() => null)
     if (st && Date.now() - st.mtimeMs > STALE_TEMP_MS) await fs.rm(`${dir}/${name}`, { recursive: true, force: true })
+  }
+}
+
+/** An object is written as a dot-file in its shard, then renamed: a crash can leave one. */
+async function removeStaleObjectTemps(store: Store): Promise<void> {
+  const base = store.path('objects', 'sha256')
+  for (const shard of await fs.readdir(base).catch(() => [] as string[])) {
+    for (const name of await fs.readdir(`${base}/${shard}`).catch(() => [] as string[])) {
+      if (!name.startsWith('.')) continue
+      const st = await fs.stat(`${base}/${shard}/${name}`).catch(() => null)
+      if (st && Date.now() - st.mtimeMs > STALE_TEMP_MS) await fs.rm(`${base}/${shard}/${name}`, { force: true })
+    }
   }
 }
 

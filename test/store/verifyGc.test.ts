@@ -122,4 +122,21 @@ describe('gc', () => {
     await gc({ store })
     await expect(fs.stat(store.path('index'))).rejects.toThrow(/ENOENT/)
   })
+
+  it("removes a crashed writer's half-written object temp after an hour, and nothing a live writer may still be using", async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a' })
+    const snap = await snapshotWorkspace({ dir })
+    const shard = join(store.objectPath(snap.id), '..')
+    const stale = join(shard, '.half-written.tmp-1-abc-0')
+    const fresh = join(shard, '.being-written.tmp-2-def-0')
+    await fs.writeFile(stale, 'partial')
+    await fs.writeFile(fresh, 'partial')
+    const hourAgo = new Date(Date.now() - 2 * 60 * 60 * 1000)
+    await fs.utimes(stale, hourAgo, hourAgo)
+    expect((await verify({ store })).ok).toBe(true) // temps are not objects: not reported
+    await gc({ store })
+    await expect(fs.stat(stale)).rejects.toThrow(/ENOENT/)
+    expect((await fs.stat(fresh)).isFile()).toBe(true)
+    expect(await listObjects(store)).toContain(snap.id)
+  })
 })
