@@ -6,6 +6,7 @@ import { applyCommit, readCommitJournal, rollBackCommit } from './commitJournal.
 import { destroyBranch, removeHalfMade } from './destroyBranch.js'
 import { parentView } from './liveBranch.js'
 import { isAlive } from '../sandbox/processId.js'
+import { removeOrphanRunDirs } from '../sandbox/runDirs.js'
 
 /** A branch directory without a state file younger than this may be one being made right now. */
 const HALF_MADE_GRACE_MS = 10_000
@@ -21,7 +22,8 @@ export interface CleanupResult {
 /**
  * Leave nothing behind from processes that died: finish or undo their interrupted
  * commits, tear down the branches they owned (mounts, holders, directories), and remove
- * branches whose parent is gone. Persistent branches (no owner) are kept.
+ * branches whose parent is gone, and the stdio files of their sandboxed runs. Persistent
+ * branches (no owner) are kept.
  */
 export async function cleanupOrphans({ store, workspace }: { store: Store; workspace: string }): Promise<CleanupResult> {
   const result: CleanupResult = { removed: [], finished: [], rolledBack: [] }
@@ -52,5 +54,6 @@ export async function cleanupOrphans({ store, workspace }: { store: Store; works
       result.removed.push(state.name)
     }
   }
+  removeOrphanRunDirs()
   return result
 }

@@ -10,7 +10,8 @@ import { type Syscalls, syscalls } from './syscalls.js'
  * mount, PID (and network) namespaces, and a user namespace mapping the caller to root
  * unless it entered the holder's; inside a holder its shared overlays become slaves (a
  * sibling unmounted there vanishes here too), elsewhere every mount is private. It forks
- * the new PID namespace's init, which dies with it (PDEATHSIG), and exits with its status.
+ * the new PID namespace's init, which dies with it (PDEATHSIG), and exits with its status;
+ * it dies with its own launcher too, so a caller killed mid-run takes its sandbox along.
  * The init runs as root of that user namespace and:
  * 1. makes every mount read-only (one recursive mount_setattr), then puts fresh tmpfs on
  *    /tmp, /var/tmp and /dev/shm, so writes outside the branch fail or vanish;
@@ -38,6 +39,9 @@ my ($holder, $enterUser, $view, $ws, $cwd, $loUp, $uid, $gid, $as, $nproc, $cpu,
 sub fail { print STDERR "forkpoint-sandbox: $_[0]\n"; exit 125 }
 my ($SYS_mount, $SYS_unshare, $SYS_prlimit, $SYS_setns, $SYS_prctl) = (${nr.mount}, ${nr.unshare}, ${nr.prlimit64}, ${nr.setns}, ${nr.prctl});
 sub put { my ($file, $text) = @_; open(my $f, '>', $file) or fail("$file: $!"); print $f $text; close $f or fail("$file: $!") }
+my $launcher = getppid();
+syscall($SYS_prctl, 1, 9) == 0 or fail("prctl: $!"); # killed with whoever launched us (the caller, or its holder's waiter)
+exit 125 if getppid() != $launcher;
 if ($holder ne '' && $holder ne 'self') {
   for my $ns ($enterUser ? (['user', 0x10000000]) : (), ['mnt', 0x20000]) {
     open(my $f, '<', "/proc/$holder/ns/$ns->[0]") or fail("cannot enter the branch's namespace: $!");

@@ -28,7 +28,7 @@ const holderScript = (nr: Syscalls): string => String.raw`
 use strict;
 use POSIX ();
 my ($userns, $uid, $gid, $persist, @specs) = @ARGV;
-my ($SYS_mount, $SYS_umount2, $SYS_unshare) = (${nr.mount}, ${nr.umount2}, ${nr.unshare});
+my ($SYS_mount, $SYS_umount2, $SYS_unshare, $SYS_prctl) = (${nr.mount}, ${nr.umount2}, ${nr.unshare}, ${nr.prctl});
 sub fail { print STDERR "$_[0]\n"; exit 1 }
 sub put { my ($file, $text) = @_; open(my $f, '>', $file) or fail("$file: $!"); print $f $text; close $f or fail("$file: $!") }
 sub say { syswrite(STDOUT, "$_[0]\n") }
@@ -43,8 +43,11 @@ sub overlay {
 }
 sub start {
   my ($id, $out, $err, $in, $ready, $env, @argv) = @_;
+  my $holder = $$;
   my $waiter = fork() // return say("$id err fork: $!");
   return if $waiter;
+  syscall($SYS_prctl, 1, 9); # the waiter dies with the holder, and the sandbox with the waiter
+  POSIX::_exit(0) if getppid() != $holder;
   $SIG{CHLD} = 'DEFAULT';
   my $run = fork() // do { say("$id err fork: $!"); POSIX::_exit(0) };
   if ($run == 0) {

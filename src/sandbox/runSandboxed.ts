@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { readlink } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { SandboxError } from '../errors/index.js'
 import { type RunCgroup, makeRunCgroup } from './cgroup.js'
 import { sandboxInit } from './initScript.js'
+import { makeRunDir } from './runDirs.js'
 import { type SharedHolder, ownSharedHolder, privileged } from './namespaceHolder.js'
 import { type SandboxLimits, parseDuration, rlimitsOf } from './limits.js'
 
@@ -122,7 +122,7 @@ function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: numb
 async function launchInHolder(server: SharedHolder, args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
   const started = performance.now()
   // Synchronous file calls: a few tiny files, each a thread-pool round trip otherwise.
-  const dir = mkdtempSync(join(tmpdir(), 'forkpoint-run-'))
+  const dir = makeRunDir()
   try {
     const files = { stdin: spec.input === undefined ? '' : join(dir, 'stdin'), stdout: join(dir, 'stdout'), stderr: join(dir, 'stderr'), ready: join(dir, 'ready') }
     if (spec.input !== undefined) writeFileSync(files.stdin, spec.input)

@@ -1,3 +1,4 @@
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, promises as fs, readFileSync, readdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -103,6 +104,29 @@ describe('sandboxed runs', () => {
     const r = await ws.run(`(sleep ${marker} &) ; echo started`)
     expect(r.stdout).toBe('started\n')
     expect(sleepers(marker)).toEqual([])
+  })
+
+  it('a killed caller takes its running sandbox along', async () => {
+    const marker = `${process.pid}.${Date.now() % 100000}`
+    const script = `
+      const { Workspace } = await import(${JSON.stringify(new URL('../../src/index.ts', import.meta.url).pathname)})
+      const ws = await Workspace.open(${JSON.stringify(ws.dir)})
+      const b = await ws.branch('orphaned-${marker.replace('.', '-')}')
+      process.stdout.write('branch\\n')
+      await b.run(['sleep', '${marker}'])`
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+    await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => d.toString().includes('branch') && resolve()))
+    const running = () => spawnSync('pgrep', ['-f', `^sleep ${marker}$`]).status === 0
+    for (let i = 0; i < 100 && !running(); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(running()).toBe(true)
+    child.kill('SIGKILL')
+    await new Promise((r) => child.once('close', r))
+    for (let i = 0; i < 40 && running(); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(running()).toBe(false)
+    const leftovers = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`forkpoint-run-${child.pid}-`))
+    expect(leftovers()).toHaveLength(1) // its stdio files, until the next open cleans up
+    await Workspace.open(ws.dir)
+    expect(leftovers()).toEqual([])
   })
 
   it('enforces memory, pids and cpu limits', async () => {
