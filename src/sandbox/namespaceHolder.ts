@@ -73,7 +73,7 @@ if ($persist) { close STDIN; sleep 3600 while 1 }
 $SIG{CHLD} = 'IGNORE';
 while (my $line = <STDIN>) {
   chomp $line;
-  my ($id, $op, @args) = split / /, $line;
+  my ($id, $op, @args) = split / /, $line, -1; # -1: empty arguments at the end are arguments too
   @args = map { pack('H*', $_) } @args;
   if ($op eq 'r') { start($id, @args); next }
   my $err = $op eq 'm' ? overlay(@args) : $op eq 'u' ? (syscall($SYS_umount2, $args[0], 2) == 0 ? '' : "cannot unmount $args[0]: $!") : 'unknown request';
@@ -129,6 +129,8 @@ export async function startHolder(mounts: Array<[string, string]>): Promise<Proc
 
 type Listener = (kind: string, rest: string) => void
 
+const HOLDER_EXITED = 'the namespace holder exited'
+
 /**
  * This process's shared holder: one namespace holding the overlays of every branch this
  * process makes that does not outlive it, and the fork server of their sandboxes. A mount,
@@ -141,13 +143,18 @@ export class SharedHolder {
   readonly #listeners = new Map<number, Listener>()
   #nextId = 0
   #buffered = ''
+  #exited = false
 
   private constructor(child: ChildProcess) {
     this.#child = child
     this.id = processId(child.pid!)
     child.stdout!.on('data', (c: Buffer) => this.#read(c.toString()))
-    child.once('exit', () => {
-      for (const listener of this.#listeners.values()) listener('err', 'the namespace holder exited')
+    // A request written as it dies fails with EPIPE here; its answer is the 'close' below.
+    child.stdin!.on('error', () => undefined)
+    child.once('exit', () => (this.#exited = true))
+    // After 'close', not 'exit': the answers it wrote before dying are read by then.
+    child.once('close', () => {
+      for (const listener of this.#listeners.values()) listener('err', HOLDER_EXITED)
       this.#listeners.clear()
     })
     this.#ref(false)
@@ -173,11 +180,14 @@ export class SharedHolder {
     let pid!: (p: number) => void
     let exit!: (e: { code: number | null; signal: number }) => void
     let fail!: (err: Error) => void
-    const started = new Promise<number>((resolve, reject) => ((pid = resolve), (fail = reject)))
+    let failStarted!: (err: Error) => void
+    const started = new Promise<number>((resolve, reject) => ((pid = resolve), (failStarted = reject)))
     const ended = new Promise<{ code: number | null; signal: number }>((resolve, reject) => {
       exit = resolve
-      started.catch(reject)
+      // Also after its pid came: the holder may die while the sandbox runs.
+      fail = (err) => (failStarted(err), reject(err))
     })
+    started.catch(() => undefined) // a caller that only awaits `exit` learns of it there
     const environment = Object.entries(env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`])).join('\0')
     this.#send('r', [files.stdout, files.stderr, files.stdin, files.ready, environment, ...argv], (kind, rest) => {
       if (kind === 'pid') return pid(Number(rest))
@@ -185,13 +195,14 @@ export class SharedHolder {
         const [code, signal] = rest.split(' ').map(Number) as [number, number]
         return exit(signal === 0 ? { code, signal } : { code: null, signal })
       }
-      fail(new SandboxError(`cannot start the sandbox: ${rest}`, {}))
+      fail(new SandboxError(`the sandbox did not run to its end: ${rest}`, { argv }))
     })
     return { pid: started, exit: ended }
   }
 
   /** One request; `listener` gets every answer to it until a final one (ok, err, exit). */
   #send(op: string, args: string[], listener: Listener): void {
+    if (this.#exited) return queueMicrotask(() => listener('err', HOLDER_EXITED))
     const id = this.#nextId++
     this.#listeners.set(id, listener)
     this.#ref(true)

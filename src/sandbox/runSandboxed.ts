@@ -139,8 +139,6 @@ async function launchInHolder(server: SharedHolder, args: string[], spec: Sandbo
     let exit: { code: number | null; signal: number }
     try {
       exit = await run.exit
-    } catch (err) {
-      throw new SandboxError(`cannot start the sandbox: ${(err as Error).message}`, {}, { cause: err })
     } finally {
       if (timer) clearTimeout(timer)
       spec.signal?.removeEventListener('abort', kill)
