@@ -54,7 +54,7 @@ export class Workspace {
     const ws = new Workspace(location.workspace, await Store.open(location.storeDir), options)
     await recoverCheckout(ws.store, ws.dir)
     await cleanupOrphans({ store: ws.store, workspace: ws.dir })
-    await pruneBaseViews(ws.store, new Set((await listStates(ws.store)).flatMap((s) => s.layers)))
+    await pruneBaseViews(ws.store)
     return ws
   }
 

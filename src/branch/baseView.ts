@@ -91,19 +91,30 @@ async function writeEntry(store: Store, abs: string, entry: TreeEntry): Promise<
 
 /**
  * Remove base views no live branch uses, except the newest (most likely the workspace's
- * current one, which the next branch would otherwise have to build again).
+ * current one, which the next branch would otherwise have to build again). Decided and
+ * moved out of `bases/` under the creation lock, as a branch registers on a view under
+ * it: a view is never removed under a branch about to mount it, nor half removed when
+ * taken to be advanced. The removal itself runs after.
  */
-export async function pruneBaseViews(store: Store, inUse: Set<string>): Promise<string[]> {
+export async function pruneBaseViews(store: Store): Promise<string[]> {
   const root = branchesDir(store, 'bases')
-  const views = await Promise.all(
-    (await fs.readdir(root).catch(() => [] as string[])).map(async (name) => ({ dir: `${root}/${name}`, mtime: (await fs.stat(`${root}/${name}`)).mtimeMs })),
-  )
-  const newest = views.reduce<{ dir: string; mtime: number } | null>((a, b) => (a === null || b.mtime > a.mtime ? b : a), null)
-  const removed: string[] = []
-  for (const { dir } of views) {
-    if (inUse.has(dir) || dir === newest?.dir) continue
-    await fs.rm(dir, { recursive: true, force: true })
-    removed.push(dir)
+  const lock = await creationLock(store)
+  const taken: Array<{ dir: string; aside: string }> = []
+  try {
+    const inUse = new Set((await listStates(store)).flatMap((s) => s.layers))
+    const views = await Promise.all(
+      (await fs.readdir(root).catch(() => [] as string[])).map(async (name) => ({ dir: `${root}/${name}`, mtime: (await fs.stat(`${root}/${name}`)).mtimeMs })),
+    )
+    const newest = views.reduce<{ dir: string; mtime: number } | null>((a, b) => (a === null || b.mtime > a.mtime ? b : a), null)
+    for (const { dir } of views) {
+      if (inUse.has(dir) || dir === newest?.dir) continue
+      const aside = store.tempPath('base-pruned')
+      await fs.rename(dir, aside)
+      taken.push({ dir, aside })
+    }
+  } finally {
+    await lock.release()
   }
-  return removed
+  for (const { aside } of taken) await fs.rm(aside, { recursive: true, force: true })
+  return taken.map((t) => t.dir)
 }

@@ -2,6 +2,8 @@ import { existsSync, promises as fs, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Workspace } from '../../src/index.js'
+import { creationLock } from '../../src/branch/creationLock.js'
+import { self } from '../../src/sandbox/processId.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 
 const read = (path: string) => readFileSync(path, 'utf8')
@@ -98,5 +100,28 @@ describe('the base after a commit', () => {
     expect(readdirSync(next.path)).not.toContain('.forkpoint')
     expect(baseTreeOf(ws, next.id)).toBe(await fullScan(ws))
     await next.abort()
+  })
+
+  it('is not pruned by an open while a branch is being registered on it (pruning takes the creation lock)', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'overlay' })
+    await (await ws.branch('old')).abort()
+    const [old] = bases(ws)
+    await fs.writeFile(join(ws.dir, 'a.txt'), 'edited')
+    await ws.refresh()
+    await (await ws.branch('new')).abort()
+    expect(bases(ws)).toHaveLength(2)
+    const lock = await creationLock(ws.store)
+    const opening = Workspace.open(ws.dir) // prunes the views no live branch uses
+    await new Promise((r) => setTimeout(r, 200))
+    // What createBranch does under the lock: register a branch on the old view, then mount it.
+    const view = join(ws.store.root, 'branches', 'bases', old!)
+    const id = 'registering'
+    await fs.mkdir(join(ws.store.root, 'branches', 'live', id), { recursive: true })
+    const state = { kind: 'branch-state', schemaVersion: 1, id, name: id, parent: null, backend: 'overlay', baseTree: 'x', layers: [view], parentGeneration: 0, owner: self, holder: null, createdAt: new Date().toISOString() }
+    await fs.writeFile(join(ws.store.root, 'branches', 'live', id, 'state.json'), JSON.stringify(state))
+    await lock.release()
+    await opening
+    expect(existsSync(view)).toBe(true)
+    await fs.rm(join(ws.store.root, 'branches', 'live', id), { recursive: true })
   })
 })
