@@ -42,10 +42,22 @@ export function startHolder(specs: OverlaySpec[]): Promise<ProcessId> {
   return startOwnHolder(specs.map((s) => [options(s, { durable: true }), s.target])).catch(unavailable)
 }
 
-/** Mount overlays in this process's shared holder; returns the holder. */
+/**
+ * Mount overlays in this process's shared holder; returns the holder. All or none: the
+ * branch is not recorded as mounted when one fails, so nothing else would unmount the rest.
+ */
 export async function mountShared(specs: OverlaySpec[]): Promise<ProcessId> {
   const holder = await sharedHolder().catch(unavailable)
-  for (const spec of specs) await holder.request('m', options(spec, { durable: false }), spec.target).catch(unavailable)
+  const mounted: string[] = []
+  try {
+    for (const spec of specs) {
+      await holder.request('m', options(spec, { durable: false }), spec.target)
+      mounted.push(spec.target)
+    }
+  } catch (err) {
+    for (const target of mounted.reverse()) await holder.request('u', target).catch(() => undefined)
+    unavailable(err)
+  }
   return holder.id
 }
 

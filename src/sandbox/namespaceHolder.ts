@@ -38,7 +38,7 @@ syscall($SYS_mount, my $none = 'none', my $root = '/', 0, 16384 | 262144, 0) == 
 sub overlay {
   my ($opts, $target) = @_;
   syscall($SYS_mount, my $src = 'overlay', $target, my $type = 'overlay', 0, $opts) == 0 or return "cannot mount overlayfs at $target: $!";
-  syscall($SYS_mount, my $none = 'none', $target, 0, 1 << 20, 0) == 0 or return "cannot share $target: $!";
+  if (syscall($SYS_mount, my $none = 'none', $target, 0, 1 << 20, 0) != 0) { my $why = "cannot share $target: $!"; syscall($SYS_umount2, $target, 2); return $why }
   return '';
 }
 sub start {
@@ -77,6 +77,7 @@ while (my $line = <STDIN>) {
   @args = map { pack('H*', $_) } @args;
   if ($op eq 'r') { start($id, @args); next }
   my $err = $op eq 'm' ? overlay(@args) : $op eq 'u' ? (syscall($SYS_umount2, $args[0], 2) == 0 ? '' : "cannot unmount $args[0]: $!") : 'unknown request';
+  $err =~ tr/\n/ /; # a path with a newline must not break the answer into lines
   say($err eq '' ? "$id ok" : "$id err $err");
 }
 `
@@ -148,7 +149,8 @@ export class SharedHolder {
   private constructor(child: ChildProcess) {
     this.#child = child
     this.id = processId(child.pid!)
-    child.stdout!.on('data', (c: Buffer) => this.#read(c.toString()))
+    child.stdout!.setEncoding('utf8') // a character of a path in an error may span two chunks
+    child.stdout!.on('data', (c: string) => this.#read(c))
     // A request written as it dies fails with EPIPE here; its answer is the 'close' below.
     child.stdin!.on('error', () => undefined)
     child.once('exit', () => (this.#exited = true))

@@ -61,3 +61,10 @@ it('passes every argument, empty ones at the end too', async () => {
   expect(await within(run.exit)).toEqual({ code: 0, signal: 0 })
   expect(readFileSync(f.stdout, 'utf8')).toBe('<a>|<>|<b c>|<>')
 })
+
+it('keeps the answer to a request about a path with newlines on one line', async () => {
+  const holder = await sharedHolder()
+  const [odd, next] = await Promise.allSettled([holder.request('u', '/nonexistent\n0 ok '), holder.request('u', '/also-nonexistent')])
+  expect(odd).toMatchObject({ status: 'rejected', reason: { message: expect.stringContaining('/nonexistent 0 ok :') } })
+  expect(next).toMatchObject({ status: 'rejected', reason: { message: expect.stringContaining('/also-nonexistent') } })
+})
