@@ -40,6 +40,29 @@ describe('the base after a commit', () => {
     await next.abort()
   })
 
+  it('follows a committed path that changed its type: directory to file or symlink, file to directory, symlink retargeted', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'd/sub/f': 'f', 'e/h': 'h', 'l': { symlink: 'a.txt' } }), { backend: 'overlay' })
+    await (await ws.branch('warm')).abort()
+    const b = await ws.branch('retype')
+    await fs.rm(join(b.path, 'd'), { recursive: true })
+    await fs.writeFile(join(b.path, 'd'), 'now a file')
+    await fs.rm(join(b.path, 'a.txt'))
+    await fs.mkdir(join(b.path, 'a.txt'))
+    await fs.writeFile(join(b.path, 'a.txt/in'), 'in')
+    await fs.rm(join(b.path, 'e'), { recursive: true })
+    await fs.symlink('d', join(b.path, 'e'))
+    await fs.rm(join(b.path, 'l'))
+    await fs.symlink('e', join(b.path, 'l'))
+    await b.commit()
+    const next = await ws.branch('next')
+    expect(baseTreeOf(ws, next.id)).toBe(await fullScan(ws))
+    expect(read(join(next.path, 'd'))).toBe('now a file')
+    expect(read(join(next.path, 'a.txt/in'))).toBe('in')
+    expect(await fs.readlink(join(next.path, 'e'))).toBe('d')
+    expect(await fs.readlink(join(next.path, 'l'))).toBe('e')
+    await next.abort()
+  })
+
   it('leaves the view of a live sibling alone, and catches up with several commits at once', async () => {
     const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' }), { backend: 'overlay' })
     const sibling = await ws.branch('sibling')
@@ -95,7 +118,7 @@ describe('the base after a commit', () => {
     await fs.mkdir(join(b.path, '.forkpoint'))
     await fs.writeFile(join(b.path, '.forkpoint', 'x'), 'x')
     await fs.writeFile(join(b.path, 'a.txt'), 'a2')
-    await b.commit().catch(() => undefined)
+    await b.commit().catch(() => b.abort()) // refused or not, nothing is left live
     const next = await ws.branch('next')
     expect(readdirSync(next.path)).not.toContain('.forkpoint')
     expect(baseTreeOf(ws, next.id)).toBe(await fullScan(ws))
