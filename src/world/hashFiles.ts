@@ -68,8 +68,14 @@ export function hashShare(store: Store, paths: string[], write: boolean, shared:
 /** What the worker reports: done, or the error that stopped it (rethrown here as the same kind). */
 export type HelperReport = { ok: true } | { ok: false; message: string; code?: string }
 
-function startHelper(store: Store, paths: string[], write: boolean, shared: SharedHashes): { worker: Worker; finished: Promise<void> } {
-  const worker = new Worker(builtEntry('world', 'hashWorker.js'), { workerData: { storeRoot: store.root, paths, write, shared } })
+function startHelper(store: Store, paths: string[], write: boolean, shared: SharedHashes): { worker: Worker; finished: Promise<void> } | null {
+  let entry: string
+  try {
+    entry = builtEntry('world', 'hashWorker.js')
+  } catch {
+    return null // running from unbuilt sources: one thread does it all, as correctly
+  }
+  const worker = new Worker(entry, { workerData: { storeRoot: store.root, paths, write, shared } })
   const finished = new Promise<void>((resolve, reject) => {
     worker.once('message', (report: HelperReport) => (report.ok ? resolve() : reject(Object.assign(new Error(report.message), { code: report.code }))))
     worker.once('error', reject)
