@@ -189,7 +189,8 @@ export class SharedHolder {
       // Also after its pid came: the holder may die while the sandbox runs.
       fail = (err) => (failStarted(err), reject(err))
     })
-    started.catch(() => undefined) // a caller that only awaits `exit` learns of it there
+    // Observed whenever the caller gets to them (e.g. `exit` after `pid`), not reported unhandled meanwhile.
+    for (const p of [started, ended]) p.catch(() => undefined)
     const environment = Object.entries(env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`])).join('\0')
     this.#send('r', [files.stdout, files.stderr, files.stdin, files.ready, environment, ...argv], (kind, rest) => {
       if (kind === 'pid') return pid(Number(rest))

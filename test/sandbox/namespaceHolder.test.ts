@@ -38,6 +38,7 @@ describe('the shared namespace holder', () => {
     const run = holder.run(files(), ['sleep', '100'], process.env)
     await within(run.pid)
     await kill(holder)
+    await new Promise((r) => setTimeout(r, 200)) // its exit seen before anyone awaits `exit`: no unhandled rejection meanwhile
     await expect(within(run.exit)).rejects.toBeInstanceOf(SandboxError)
   })
 
