@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync, readdirSync } from 'node:fs'
 import { SandboxError } from '../errors/index.js'
 import { type ProcessId, isAlive, processId } from './processId.js'
 import { type Syscalls, syscalls } from './syscalls.js'
@@ -265,3 +266,23 @@ export async function stopHolder(holder: ProcessId): Promise<void> {
   }
   for (let i = 0; i < 2000 && isAlive(holder); i++) await new Promise((r) => setTimeout(r, 1))
 }
+
+/**
+ * Stop the persistent holders mounting at `target` that no branch records: one started
+ * by a process that died before it could write the holder into the branch's state would
+ * otherwise hold its mounts (and run) forever. Found by their arguments, which name their targets.
+ */
+export async function stopStrayHolders(target: string): Promise<void> {
+  const strays = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+        return argv[0] === 'perl' && argv.includes(target)
+      } catch {
+        return false // gone meanwhile
+      }
+    })
+  await Promise.all(strays.map((pid) => stopHolder(processId(Number(pid)))))
+}
+

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { reflinkDir } from '../helpers/reflinkDir.js'
 
 /**
- * Most users are not root. As root (CI), run the branch conformance suite and the sandbox
- * isolation tests again as `nobody` through setpriv: overlays then go through a user +
- * mount namespace holder, and every case must pass there too, none skipped. Run as a
+ * Most users are not root. As root (CI), run the branch conformance suite, the recovery
+ * tests and the sandbox isolation tests again as `nobody` through setpriv: overlays then go
+ * through a user + mount namespace holder, and every case must pass there too, none skipped. Run as a
  * non-root user, the other files already are that run.
  */
 const root = process.getuid?.() === 0
@@ -27,7 +27,7 @@ it('passes the conformance suite and the isolation tests as an unprivileged user
   chownSync(nobodyDir, 65534, 65534)
   const report = join(mkdtempSync(join(tmpdir(), 'fp-unpriv-')), 'report.json')
   chownSync(join(report, '..'), 65534, 65534)
-  const files = ['test/branch/conformance.test.ts', 'test/sandbox/isolation.test.ts']
+  const files = ['test/branch/conformance.test.ts', 'test/branch/recovery.test.ts', 'test/sandbox/isolation.test.ts']
   const run = spawnSync(
     'setpriv',
     ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'env', 'HOME=/tmp', `FORKPOINT_REFLINK_DIR=${nobodyDir}`, 'npx', 'vitest', 'run', '--configLoader', 'runner', '--reporter=json', `--outputFile=${report}`, ...files],

@@ -124,3 +124,41 @@ describe('a shared namespace holder that dies', () => {
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('kept')
   })
 })
+
+describe('a persistent branch whose maker crashed between starting its holder and recording it', () => {
+  const stray = async (ws: Workspace, name: string) => {
+    const b = await ws.branch(name, { persistent: true })
+    const path = join(ws.store.root, 'branches', 'live', b.id, 'state.json')
+    const state = JSON.parse(readFileSync(path, 'utf8'))
+    await fs.writeFile(path, JSON.stringify({ ...state, holder: null })) // as written before the mount
+    return { id: b.id, holder: state.holder.pid as number }
+  }
+  const gone = async (pid: number) => {
+    for (let i = 0; i < 200; i++) {
+      try {
+        if (readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')) return true
+      } catch {
+        return true
+      }
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    return false
+  }
+
+  it('has its unrecorded holder stopped when it is aborted', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'overlay' })
+    const { holder } = await stray(ws, 'crashed')
+    await (await ws.openBranch('crashed')).abort()
+    expect(await gone(holder)).toBe(true)
+  })
+
+  it('has its unrecorded holder replaced when it is used again, its changes kept', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'overlay' })
+    const { id, holder } = await stray(ws, 'crashed')
+    await fs.writeFile(join(ws.store.root, 'branches', 'live', id, 'upper', 'a.txt'), 'kept')
+    const again = await ws.openBranch('crashed')
+    expect(await gone(holder)).toBe(true)
+    expect(readFileSync(join(again.path, 'a.txt'), 'utf8')).toBe('kept')
+    await again.abort()
+  })
+})

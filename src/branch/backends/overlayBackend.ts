@@ -3,6 +3,7 @@ import { promises as fs, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { type OverlaySpec, mountShared, startHolder, throughHolder, unmount } from '../overlayMount.js'
+import { stopStrayHolders } from '../../sandbox/namespaceHolder.js'
 import { isAlive } from '../../sandbox/processId.js'
 import { removeTree } from '../removeTree.js'
 import type { BranchBackend } from './BranchBackend.js'
@@ -29,7 +30,10 @@ export const overlayBackend: BranchBackend = {
     if (state.holder && isAlive(state.holder)) return state.holder
     // A volatile overlay leaves a mark that refuses the next mount (its upper may have lost
     // writes in a crash). Its owner runs, so the machine did not crash: only the mount went.
-    if (state.owner !== null) await removeTree(join(dir, 'work', 'work', 'incompat'))
+    // The mark goes with overlayfs's whole scratch directory, which it leaves mode 000 (an
+    // unprivileged owner could not unlink inside it) and makes again.
+    if (state.owner !== null) await removeTree(join(dir, 'work', 'work'))
+    else await stopStrayHolders(join(dir, 'mnt'))
     return mount(dir, state.layers, state.owner === null)
   },
 
@@ -46,7 +50,7 @@ export const overlayBackend: BranchBackend = {
   },
 
   async teardown(state, dir) {
-    if (state.holder === null) return
+    if (state.holder === null) return state.owner === null ? stopStrayHolders(join(dir, 'mnt')) : undefined
     const exclusive = state.owner === null || !isAlive(state.owner)
     const targets = [join(dir, 'mnt'), ...(state.layers.length > 1 ? [join(dir, 'base')] : [])]
     await unmount(state.holder, targets, { exclusive })
