@@ -23,6 +23,18 @@ export const baseViewPath = (store: Store, tree: Digest): string => branchesDir(
 export async function ensureBaseView(store: Store, tree: Digest): Promise<string> {
   const dir = baseViewPath(store, tree)
   if (await exists(dir)) return dir
+  // The branches of a pattern are made in parallel: one build of a view, not one each.
+  let build = inFlight.get(dir)
+  if (!build) {
+    build = buildBaseView(store, tree, dir).finally(() => inFlight.delete(dir))
+    inFlight.set(dir, build)
+  }
+  return build
+}
+
+const inFlight = new Map<string, Promise<string>>()
+
+async function buildBaseView(store: Store, tree: Digest, dir: string): Promise<string> {
   return withWriteLock(store, async () => {
     const building = store.tempPath(`base-${digestHex(tree).slice(0, 12)}`)
     await fs.mkdir(branchesDir(store, 'bases'), { recursive: true })
