@@ -77,6 +77,7 @@ export { scanWorkspace, type ScanOptions, type ScanResult } from './world/scanWo
 export { snapshotWorkspace, resolveWorkspace, type SnapshotArgs, type SnapshotResult } from './world/snapshotWorkspace.js'
 export { checkout, type CheckoutArgs, type CheckoutResult } from './world/checkout.js'
 export { recoverCheckout } from './world/checkoutJournal.js'
+export { workspaceLock, withWorkspaceLock } from './world/workspaceLock.js'
 export { materializeTree, writeFileEntry, probeCopyMethod, type CopyMethod, type MaterializeOptions } from './world/materializeTree.js'
 export { diffTrees, type Change, type ChangeStatus, type EntryInfo } from './world/diffTrees.js'
 export { mergeTrees3, type MergeResult } from './world/mergeTrees3.js'

@@ -172,7 +172,9 @@ it('exports exactly the reviewed public names', () => {
     'verify',
     'walkGraph',
     'withGcLock',
+    'withWorkspaceLock',
     'withWriteLock',
+    'workspaceLock',
     'writeFileEntry',
     'zipEntries',
   ])

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { BranchBusyError, BranchStaleError, ConflictError } from '../errors/index.js'
 import { acquireLock } from '../store/lockFile.js'
+import { workspaceLock } from '../world/workspaceLock.js'
 import type { Store } from '../store/Store.js'
 import { backendByName } from './backends/chooseBackend.js'
 import { branchesDir, listStates, liveDir, parentKey, readGeneration } from './branchStore.js'
@@ -27,7 +28,7 @@ export async function commitBranch({ store, workspace, id, onConflict = 'merge' 
   const state = await liveState(store, id)
   await assertNoChildren(store, state)
   const parent = await parentView(store, workspace, state.parent)
-  const lock = await acquireLock(branchesDir(store, 'locks', `${parentKey(state.parent)}.lock`), { what: `the commit lock of ${state.parent ? 'the parent branch' : 'the workspace'}` })
+  const lock = state.parent === null ? await workspaceLock(store) : await acquireLock(branchesDir(store, 'locks', `${parentKey(state.parent)}.lock`), { what: 'the commit lock of the parent branch' })
   let result: CommitResult
   try {
     const generation = await readGeneration(store, state.parent)

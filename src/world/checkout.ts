@@ -16,6 +16,7 @@ import { scanWorkspace } from './scanWorkspace.js'
 import { resolveWorkspace } from './snapshotWorkspace.js'
 import type { Tree } from './Tree.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
+import { withWorkspaceLock } from './workspaceLock.js'
 
 export interface CheckoutArgs {
   /** A snapshot id, short id, branch, tag or `HEAD~N`. */
@@ -49,7 +50,7 @@ export async function checkout(args: CheckoutArgs): Promise<CheckoutResult> {
   const tree = snapshot.world.tree
   if (args.into) return checkoutInto(store, id, tree, resolve(args.into), args)
   await recoverCheckout(store, workspace)
-  return withWriteLock(store, () => checkoutInPlace(store, workspace, id, tree, args))
+  return withWriteLock(store, () => withWorkspaceLock(store, () => checkoutInPlace(store, workspace, id, tree, args)))
 }
 
 async function checkoutInto(store: Store, id: Digest, tree: Digest, target: string, args: CheckoutArgs): Promise<CheckoutResult> {

@@ -4,6 +4,7 @@ import { openStore } from '../store/findStore.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
+import { withWorkspaceLock } from './workspaceLock.js'
 import { recoverCheckout } from './checkoutJournal.js'
 import { readSnapshot } from './readObjects.js'
 import { scanWorkspace } from './scanWorkspace.js'
@@ -49,7 +50,8 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
   const tag = args.tag === undefined ? undefined : tagRef(args.tag) // a bad name fails before anything is written
   await recoverCheckout(store, workspace)
   return withWriteLock(store, async () => {
-    const scan = await scanWorkspace({ store, dir: workspace, write: true, respectGitignore: args.respectGitignore, onProgress: args.onProgress })
+    // Taken inside the writer registration; no holder of the workspace lock waits for writers or gc: no cycle.
+    const scan = await withWorkspaceLock(store, () => scanWorkspace({ store, dir: workspace, write: true, respectGitignore: args.respectGitignore, onProgress: args.onProgress }))
     for (let attempt = 0; ; attempt++) {
       const head = await readRef(store, 'HEAD')
       const parent = head ? await readSnapshot(store, head) : null

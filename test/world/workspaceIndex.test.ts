@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { type Store, checkout, scanWorkspace, snapshotWorkspace } from '../../src/index.js'
-import { tempDir } from '../helpers/tmp.js'
+import { type Store, Workspace, checkout, scanWorkspace, snapshotWorkspace, workspaceLock } from '../../src/index.js'
+import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { dirState, storeWorkspace } from '../helpers/workspace.js'
 
 /** Past the index's racy window (50 ms): files written before it are vouched for by their stat. */
@@ -118,5 +118,36 @@ describe('the workspace index', () => {
     const out = join(tempDir('out'), 'copy')
     await checkout({ dir, id: snap.id, into: out })
     expect(await dirState(out)).toEqual(await dirState(dir))
+  })
+})
+
+describe('the workspace lock', () => {
+  it('makes a snapshot wait while a commit or checkout holds the workspace, so it never sees half of one', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a' })
+    const lock = await workspaceLock(store)
+    let done = false
+    const snap = snapshotWorkspace({ dir }).then((r) => ((done = true), r))
+    await new Promise((r) => setTimeout(r, 300))
+    expect(done).toBe(false)
+    await fs.writeFile(join(dir, 'a.txt'), 'written under the lock') // the step the snapshot must see whole
+    await lock.release()
+    const result = await snap
+    expect(result.files).toBe(1)
+    expect(await fs.readFile(join(dir, 'a.txt'), 'utf8')).toBe('written under the lock')
+    expect(result.tree).toBe(await coldTree(dir, store))
+  })
+
+  it('is the lock a branch commit into the workspace takes', async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    const b = await ws.branch('waits')
+    await fs.writeFile(join(b.path, 'a.txt'), 'from the branch')
+    const lock = await workspaceLock(ws.store)
+    let done = false
+    const commit = b.commit().then(() => (done = true))
+    await new Promise((r) => setTimeout(r, 300))
+    expect(done).toBe(false)
+    await lock.release()
+    await commit
+    expect(await fs.readFile(join(ws.dir, 'a.txt'), 'utf8')).toBe('from the branch')
   })
 })
