@@ -32,7 +32,8 @@ export function childDigests(object: unknown, out: Digest[] = []): Digest[] {
  * Structured objects are canonical JSON beginning with `{"`; blobs are anything else.
  * A blob that happens to be such JSON is walked too, which can only keep more alive.
  */
-async function readIfStructured(store: Store, digest: Digest): Promise<StructuredObject | null | 'corrupt'> {
+async function readIfStructured(store: Store, digest: Digest, hashedCorrupt?: ReadonlySet<Digest>): Promise<StructuredObject | null | 'corrupt'> {
+  if (hashedCorrupt?.has(digest)) return 'corrupt'
   const path = store.objectPath(digest)
   const handle = await fs.open(path, 'r')
   try {
@@ -40,7 +41,7 @@ async function readIfStructured(store: Store, digest: Digest): Promise<Structure
     await handle.read(head, 0, 2, 0)
     if (head.toString('latin1') !== '{"') return null
     const bytes = await handle.readFile()
-    if (sha256(bytes) !== digest) return 'corrupt'
+    if (!hashedCorrupt && sha256(bytes) !== digest) return 'corrupt'
     try {
       return parseStructured(bytes, digest)
     } catch {
@@ -59,8 +60,12 @@ export interface GraphWalk {
   corrupt: Set<Digest>
 }
 
-/** Everything reachable from `roots`, and what is missing on the way. */
-export async function walkGraph(store: Store, roots: Iterable<Digest>): Promise<GraphWalk> {
+/**
+ * Everything reachable from `roots`, and what is missing on the way. A caller that has
+ * just re-hashed every object passes the ones that failed as `hashedCorrupt`, and the
+ * walk trusts the others instead of hashing them again.
+ */
+export async function walkGraph(store: Store, roots: Iterable<Digest>, { hashedCorrupt }: { hashedCorrupt?: ReadonlySet<Digest> } = {}): Promise<GraphWalk> {
   const reachable = new Set<Digest>()
   const missing = new Map<Digest, Digest | 'root'>()
   const corrupt = new Set<Digest>()
@@ -75,7 +80,7 @@ export async function walkGraph(store: Store, roots: Iterable<Digest>): Promise<
           return
         }
         reachable.add(digest)
-        const object = await readIfStructured(store, digest)
+        const object = await readIfStructured(store, digest, hashedCorrupt)
         if (object === 'corrupt') corrupt.add(digest)
         else if (object) for (const child of objectEdges(object)) if (!reachable.has(child)) queue.push([child, digest])
       }),

@@ -25,7 +25,8 @@ export async function verify({ store }: { store: Store }): Promise<VerifyResult>
       }),
     )
   }
-  const { missing } = await walkGraph(store, await gcRoots(store))
+  const hashedCorrupt = new Set(problems.map((p) => p.digest))
+  const { missing } = await walkGraph(store, await gcRoots(store), { hashedCorrupt })
   for (const [digest, referencedBy] of missing) problems.push({ type: 'missing', digest, referencedBy })
   return { ok: problems.length === 0, checked: objects.length, problems }
 }

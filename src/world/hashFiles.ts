@@ -7,9 +7,9 @@ import { storeSmallFile } from './storeFile.js'
 
 /**
  * When a second thread pays: with enough bytes per file that hashing, not the kernel's
- * file creation, is the work. Measured here (2 cores, ext4): 300 files of 1 MB, 620 ->
- * 430 ms; 2,000 of 100 kB, within noise; 10,000 of 10 kB, slower (creating inodes
- * contends in the kernel, and system time doubles).
+ * file creation, is the work. Measured once with a throwaway script (2 cores, ext4): 300
+ * files of 1 MB, 620 -> 430 ms; 2,000 of 100 kB, within noise; 10,000 of 10 kB, slower
+ * (creating inodes contends in the kernel, and system time doubles).
  */
 const WORKER_MIN_BYTES = 32 * 1024 * 1024
 const WORKER_MIN_AVERAGE = 256 * 1024
@@ -33,7 +33,7 @@ export interface HashFilesArgs {
 
 /**
  * Hash (and store) small files, one blob each, on two threads when that pays: each thread takes the next file from a shared counter, so a few large files
- * never leave one thread idle. The worker makes its own writes durable before it reports.
+ * never leave one thread idle. The worker hands back what it wrote, for the caller's one sync.
  */
 export async function hashSmallFiles({ store, paths, bytes, write, onProgress }: HashFilesArgs): Promise<SharedHashes> {
   const shared: SharedHashes = {
@@ -66,7 +66,7 @@ export function hashShare(store: Store, paths: string[], write: boolean, shared:
 }
 
 /** What the worker reports: done, or the error that stopped it (rethrown here as the same kind). */
-export type HelperReport = { ok: true } | { ok: false; message: string; code?: string }
+export type HelperReport = { ok: true; written: string[] } | { ok: false; message: string; code?: string }
 
 function startHelper(store: Store, paths: string[], write: boolean, shared: SharedHashes): { worker: Worker; finished: Promise<void> } | null {
   let entry: string
@@ -77,7 +77,11 @@ function startHelper(store: Store, paths: string[], write: boolean, shared: Shar
   }
   const worker = new Worker(entry, { workerData: { storeRoot: store.root, paths, write, shared } })
   const finished = new Promise<void>((resolve, reject) => {
-    worker.once('message', (report: HelperReport) => (report.ok ? resolve() : reject(Object.assign(new Error(report.message), { code: report.code }))))
+    worker.once('message', (report: HelperReport) => {
+      if (!report.ok) return reject(Object.assign(new Error(report.message), { code: report.code }))
+      store.adoptUnsynced(report.written)
+      resolve()
+    })
     worker.once('error', reject)
     worker.once('exit', (code) => reject(new InternalError(`the hashing thread exited (${code}) before reporting`)))
   })

@@ -9,8 +9,7 @@ async function work(): Promise<HelperReport> {
   try {
     const store = await Store.open(storeRoot)
     hashShare(store, paths, write, shared)
-    if (write) await store.sync()
-    return { ok: true }
+    return { ok: true, written: store.takeUnsynced() } // made durable with the main thread's, in its one sync
   } catch (err) {
     return { ok: false, message: (err as Error).message, code: (err as { code?: string }).code }
   }

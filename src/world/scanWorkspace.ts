@@ -63,10 +63,12 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const top = walk.dir(root, '', ignoreRules({ respectGitignore: opts.respectGitignore ?? false }))
   const hashedBytes = await hashPending(opts, next, walk.pending, scanStartMs)
   const trees = buildTrees(opts, next, walk)
+  let indexSaved = walk.clean[top]! // an index that vouched for everything is already right
   const persist = async (): Promise<void> => {
     if (!opts.write) return
     await opts.store.sync()
-    if (!walk.clean[top]) next.save(opts.store)
+    if (!indexSaved) next.save(opts.store)
+    indexSaved = true
   }
   let files = 0
   let bytes = 0
