@@ -3,12 +3,13 @@ import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { scanPaths } from '../world/scanPaths.js'
+import { IGNORE_FILES } from '../world/ignoreRules.js'
 import { spliceTree } from '../world/spliceTree.js'
 import { advanceBaseView } from './baseView.js'
 import { committedPaths } from './committedPaths.js'
 
 /** Files whose change can change what is ignored anywhere below them: after one, only a full rescan is right. */
-const RULE_FILES = new Set(['.forkpointignore', '.gitignore'])
+const RULE_FILES = new Set<string>(IGNORE_FILES)
 
 export interface Base {
   tree: Digest

@@ -12,7 +12,7 @@ import { branchesDir, listStates } from './branchStore.js'
 import { creationLock } from './creationLock.js'
 import { removeTree } from './removeTree.js'
 
-export const baseViewPath = (store: Store, tree: Digest): string => branchesDir(store, 'bases', digestHex(tree))
+const baseViewPath = (store: Store, tree: Digest): string => branchesDir(store, 'bases', digestHex(tree))
 
 /**
  * The read-only base view of a tree: hard links to the store's immutable objects (copies
@@ -26,7 +26,7 @@ export async function ensureBaseView(store: Store, tree: Digest): Promise<string
   // The branches of a pattern are made in parallel: one build of a view, not one each.
   let build = inFlight.get(dir)
   if (!build) {
-    build = buildBaseView(store, tree, dir).finally(() => inFlight.delete(dir))
+    build = withWriteLock(store, () => buildBaseView(store, tree, dir)).finally(() => inFlight.delete(dir))
     inFlight.set(dir, build)
   }
   return build
@@ -34,21 +34,20 @@ export async function ensureBaseView(store: Store, tree: Digest): Promise<string
 
 const inFlight = new Map<string, Promise<string>>()
 
+/** Lay the view out aside and rename it into place; the caller holds the store's write lock. */
 async function buildBaseView(store: Store, tree: Digest, dir: string): Promise<string> {
-  return withWriteLock(store, async () => {
-    const building = store.tempPath(`base-${digestHex(tree).slice(0, 12)}`)
-    await fs.mkdir(branchesDir(store, 'bases'), { recursive: true })
-    try {
-      // Our own scan of this workspace made the tree, so its symlinks are the user's, as they were.
-      await materializeTree({ store, source: treeSource(store), tree, into: building, method: 'hardlink', allowExternalSymlinks: true })
-      await fs.rename(building, dir)
-    } catch (err) {
-      await fs.rm(building, { recursive: true, force: true })
-      const raced = ['EEXIST', 'ENOTEMPTY'].includes(errnoCode(err) ?? '') && (await exists(dir))
-      if (!raced) throw err
-    }
-    return dir
-  })
+  const building = store.tempPath(`base-${digestHex(tree).slice(0, 12)}`)
+  await fs.mkdir(branchesDir(store, 'bases'), { recursive: true })
+  try {
+    // Our own scan of this workspace made the tree, so its symlinks are the user's, as they were.
+    await materializeTree({ store, source: treeSource(store), tree, into: building, method: 'hardlink', allowExternalSymlinks: true })
+    await fs.rename(building, dir)
+  } catch (err) {
+    await fs.rm(building, { recursive: true, force: true })
+    const raced = ['EEXIST', 'ENOTEMPTY'].includes(errnoCode(err) ?? '') && (await exists(dir))
+    if (!raced) throw err
+  }
+  return dir
 }
 
 /**
@@ -57,26 +56,25 @@ async function buildBaseView(store: Store, tree: Digest, dir: string): Promise<s
  * view of `from` (overlayfs forbids changing a lower layer under a mount), that view is
  * taken (moved aside under the creation lock, so no branch can start on it meanwhile),
  * changed at those paths only and renamed into place: the cost follows the change. Else
- * the view of `to` is built whole.
+ * the view of `to` is built whole. The caller holds the store's write lock (taking it
+ * again here could wait on a gc that waits on the caller).
  */
 export async function advanceBaseView(store: Store, from: Digest, to: Digest, changes: Map<string, TreeEntry | null>): Promise<string> {
   const dir = baseViewPath(store, to)
   if (await exists(dir)) return dir
-  return withWriteLock(store, async () => {
-    const taken = await takeUnused(store, baseViewPath(store, from))
-    if (taken === null) return ensureBaseView(store, to)
-    try {
-      for (const [path, entry] of outermost(changes)) {
-        await removeTree(join(taken, path))
-        if (entry) await writeEntry(store, join(taken, path), entry)
-      }
-      await fs.rename(taken, dir)
-    } catch (err) {
-      await removeTree(taken)
-      if (!['EEXIST', 'ENOTEMPTY'].includes(errnoCode(err) ?? '')) throw err
+  const taken = await takeUnused(store, baseViewPath(store, from))
+  if (taken === null) return buildBaseView(store, to, dir)
+  try {
+    for (const [path, entry] of outermost(changes)) {
+      await removeTree(join(taken, path))
+      if (entry) await writeEntry(store, join(taken, path), entry)
     }
-    return dir
-  })
+    await fs.rename(taken, dir)
+  } catch (err) {
+    await removeTree(taken)
+    if (!['EEXIST', 'ENOTEMPTY'].includes(errnoCode(err) ?? '')) throw err
+  }
+  return dir
 }
 
 /** Move a base view no live branch uses out of `bases/` (into the store's tmp); null when in use or gone. */

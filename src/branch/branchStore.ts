@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { promises as fs, readFileSync } from 'node:fs'
 import { BranchNotFoundError, UsageError } from '../errors/index.js'
 import type { Store } from '../store/Store.js'
-import { atomicWrite, tempSibling } from '../util/atomicWrite.js'
+import { atomicWrite, atomicWriteSync } from '../util/atomicWrite.js'
 import { errnoCode, readTextOrNull } from '../util/fsx.js'
 import type { BranchState } from './types.js'
 
@@ -31,10 +31,7 @@ export function newBranchId(): string {
 
 /** Write a state file whole (a temp sibling renamed over it); synchronous, as it is read (see readState). */
 export async function writeState(store: Store, state: BranchState): Promise<void> {
-  const path = liveDir(store, state.id, 'state.json')
-  const temp = tempSibling(path)
-  writeFileSync(temp, JSON.stringify(state, null, 2))
-  renameSync(temp, path)
+  atomicWriteSync(liveDir(store, state.id, 'state.json'), [Buffer.from(JSON.stringify(state, null, 2))])
 }
 
 /**

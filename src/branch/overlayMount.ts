@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process'
-import { readlink } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import { BackendUnavailableError, SandboxError } from '../errors/index.js'
-import { ownSharedHolder, privileged, sharedHolder, startHolder as startOwnHolder, stopHolder } from '../sandbox/namespaceHolder.js'
+import { ownSharedHolder, ownUserNamespace, privileged, sharedHolder, startHolder as startOwnHolder, stopHolder } from '../sandbox/namespaceHolder.js'
 import { type ProcessId, isAlive } from '../sandbox/processId.js'
 
 const exec = promisify(execFile)
@@ -76,7 +75,7 @@ export async function unmount(holder: ProcessId, targets: string[], { exclusive 
   }
   if (exclusive) return stopHolder(holder)
   if (!isAlive(holder)) return
-  const user = (await readlink(`/proc/${holder.pid}/ns/user`)) !== (await readlink('/proc/self/ns/user'))
+  const user = await ownUserNamespace(holder.pid)
   for (const target of targets) {
     await exec('nsenter', [`--target=${holder.pid}`, ...(user ? ['--user', '--preserve-credentials'] : []), '--mount', 'umount', '-l', target]).catch((err: { stderr?: string }) => {
       if (isAlive(holder) && !/not mounted/.test(err.stderr ?? '')) throw err

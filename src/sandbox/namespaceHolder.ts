@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
+import { readlink } from 'node:fs/promises'
 import { SandboxError } from '../errors/index.js'
 import { type ProcessId, isAlive, processId } from './processId.js'
 import { type Syscalls, syscalls } from './syscalls.js'
@@ -251,6 +252,12 @@ export async function sharedHolder(): Promise<SharedHolder> {
 }
 
 /** This process's shared holder if it is the process `pid` (and runs), else null. */
+/** Does process `pid` have a user namespace other than ours (an unprivileged holder), which must be entered too? */
+export async function ownUserNamespace(pid: number): Promise<boolean> {
+  const [theirs, ours] = await Promise.all([readlink(`/proc/${pid}/ns/user`), readlink('/proc/self/ns/user')])
+  return theirs !== ours
+}
+
 export async function ownSharedHolder(pid: number): Promise<SharedHolder | null> {
   const ours = shared && (await shared.catch(() => null))
   return ours && ours.id.pid === pid && isAlive(ours.id) ? ours : null

@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { readlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { SandboxError } from '../errors/index.js'
 import { type RunCgroup, makeRunCgroup } from './cgroup.js'
 import { sandboxInit } from './initScript.js'
 import { makeRunDir } from './runDirs.js'
-import { type SharedHolder, ownSharedHolder, privileged } from './namespaceHolder.js'
+import { type SharedHolder, ownSharedHolder, ownUserNamespace, privileged } from './namespaceHolder.js'
 import { type SandboxLimits, parseDuration, rlimitsOf } from './limits.js'
 
 export type NetMode = 'none' | 'host'
@@ -71,17 +70,17 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const args = ['-e', sandboxInit(), '--', server ? 'self' : holder === undefined ? '' : String(holder), enterUser ? '1' : '0', spec.view, spec.workspace, spec.cwd ?? spec.workspace, net === 'none' ? '1' : '0']
   args.push(String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), ...rlimits, spec.protect ?? '', cgroups.map((c) => c.procs).join(':'), ...argv)
   try {
-    return await (server ? launchInHolder(server, args, spec, timeoutMs, limits) : launch('perl', args, spec, timeoutMs, limits))
+    return await (server ? launchInHolder(server, args, spec, timeoutMs, limits) : launch(args, spec, timeoutMs, limits))
   } finally {
     await Promise.all(cgroups.map((c) => c.remove()))
   }
 }
 
-function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
+function launch(args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
   const started = performance.now()
-  // Its own process group: a kill that lands while unshare is still forking (before
-  // --kill-child can arm) must still take the namespace's init with it.
-  const child = spawn(file, args, { env: spec.env ?? process.env, detached: true, stdio: [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
+  // Its own process group: a kill that lands while perl is still forking (before the
+  // init's PDEATHSIG is armed) must still take the namespace's init with it.
+  const child = spawn('perl', args, { env: spec.env ?? process.env, detached: true, stdio: [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
   if (spec.input !== undefined) child.stdin!.end(spec.input)
   const stdout = collect(child.stdout!)
   const stderr = collect(child.stderr!)
@@ -98,7 +97,7 @@ function launch(file: string, args: string[], spec: SandboxSpec, timeoutMs: numb
   if (spec.signal?.aborted) kill()
   else spec.signal?.addEventListener('abort', kill, { once: true })
   return new Promise((resolve, reject) => {
-    child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox (${file}): ${err.message}`, { file }, { cause: err })))
+    child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox (perl): ${err.message}`, { file: 'perl' }, { cause: err })))
     child.once('close', (code, signal) => {
       if (timer) clearTimeout(timer)
       spec.signal?.removeEventListener('abort', kill)
@@ -161,12 +160,6 @@ function readOrEmpty(path: string): string {
   } catch {
     return ''
   }
-}
-
-/** Does the holder have a user namespace of its own (an unprivileged holder), which we must enter too? */
-async function ownUserNamespace(pid: number): Promise<boolean> {
-  const [theirs, ours] = await Promise.all([readlink(`/proc/${pid}/ns/user`), readlink('/proc/self/ns/user')])
-  return theirs !== ours
 }
 
 function collect(stream: Readable): () => string {

@@ -23,9 +23,12 @@ interface Layer {
   matcher: Ignore
 }
 
+/** The files that hold ignore rules (`.gitignore` only with `respectGitignore`). */
+export const IGNORE_FILES = ['.gitignore', '.forkpointignore'] as const
+
 /** The rules in force above the workspace root: none yet; `enter` the root first. */
 export function ignoreRules({ respectGitignore = false }: { respectGitignore?: boolean } = {}): IgnoreRules {
-  const files = respectGitignore ? ['.gitignore', '.forkpointignore'] : ['.forkpointignore']
+  const files = IGNORE_FILES.filter((f) => respectGitignore || f !== '.gitignore')
   const build = (layers: Layer[], rel: string): IgnoreRules => ({
     ignores(name, isDir) {
       if (layers.length === 0) return false
