@@ -87,7 +87,6 @@ export class RunStore {
 
   /** Store a finished run; returns its object digest (null for a standalone db). */
   async save(run: Run): Promise<Digest | null> {
-    const bytes = Buffer.from(JSON.stringify(run))
     let digest: Digest | null = null
     if (this.store) {
       const store = this.store
@@ -97,7 +96,7 @@ export class RunStore {
         return d
       })
     }
-    this.index(run, digest, digest ? null : bytes)
+    this.index(run, digest, digest ? null : Buffer.from(JSON.stringify(run)))
     return digest
   }
 

@@ -75,11 +75,12 @@ export async function ciCheck(args: CiCheckArgs): Promise<CiCheckResult> {
     encryption: expected.encryption,
     meta: { ...expected.meta, exitCode: outcome.exit.exitCode },
   })
-  const cipher = expected.encryption && env['FORKPOINT_KEY'] ? PayloadCipher.fromEnv(env) : null
-  const diff = diffRuns({ a: normalizeRun(expected), b: normalizeRun(actual), window, cipher })
+  const cipher = PayloadCipher.forRuns(env, expected)
+  const actualNormalized = normalizeRun(actual)
+  const diff = diffRuns({ a: normalizeRun(expected), b: actualNormalized, window, cipher })
   const offlineViolations = outcome.entries.filter((e): e is OfflineEntry => e.t === 'offline').map((e) => e.target)
   const result: CiOutcome = diff.status !== 'exact_match' ? 'diff' : offlineViolations.length > 0 ? 'offline_violation' : 'pass'
   const actualArtifact = args.actualOut ? resolve(cwd, args.actualOut) : null
-  if (actualArtifact) await atomicWrite(actualArtifact, runArtifactText(normalizeRun(actual)))
+  if (actualArtifact) await atomicWrite(actualArtifact, runArtifactText(actualNormalized))
   return { outcome: result, diff, offlineViolations, isolation: outcome.exit.isolation, exitCode: outcome.exit.exitCode, actual, actualArtifact }
 }

@@ -8,6 +8,6 @@ import type { StoreChoice } from './resolveStore.js'
 export async function ciDiff({ expected, actual, window = 10, env = process.env, ...where }: { expected: string; actual: string; window?: number; env?: NodeJS.ProcessEnv } & StoreChoice): Promise<RunDiff> {
   const a = await loadRun({ ...where, spec: expected })
   const b = await loadRun({ ...where, spec: actual })
-  const cipher = (a.encryption || b.encryption) && env['FORKPOINT_KEY'] ? PayloadCipher.fromEnv(env) : null
+  const cipher = PayloadCipher.forRuns(env, a, b)
   return diffRuns({ a: normalizeRun(a), b: normalizeRun(b), window, cipher })
 }

@@ -18,7 +18,7 @@ export async function compareRuns({ a, b, window = 10, env = process.env, ...whe
   if (!Number.isInteger(window) || window < 0) throw new UsageError('--window must be a whole number of steps')
   const runB = await loadRun({ ...where, spec: b ?? a })
   const runA = await loadRun({ ...where, spec: b === undefined ? parentOf(runB.parent, a) : a })
-  const cipher = (runA.encryption || runB.encryption) && env['FORKPOINT_KEY'] ? PayloadCipher.fromEnv(env) : null
+  const cipher = PayloadCipher.forRuns(env, runA, runB)
   return diffRuns({ a: runA, b: runB, window, cipher })
 }
 

@@ -7,6 +7,9 @@ const KEY_CHECK_LABEL = 'forkpoint run key check v1'
 /** A fixed salt: passphrases are stretched once per process; for real secrecy use a random 32-byte key. */
 const PASSPHRASE_SALT = 'forkpoint/trace/aes-256-gcm/v1'
 
+/** The last passphrase stretched, so it is stretched once per process however many callers ask. */
+let stretched: { material: string; cipher: PayloadCipher } | null = null
+
 /**
  * AES-256-GCM for step payloads (`--redact encrypt`). The key comes from
  * `FORKPOINT_KEY`: 64 hex characters or base64 of 32 bytes are used as they are; any
@@ -28,12 +31,18 @@ export class PayloadCipher {
     return PayloadCipher.fromMaterial(material)
   }
 
+  /** The cipher to read encrypted payloads of `runs` with when any has them and a key is set; else null (compared as sealed). */
+  static forRuns(env: NodeJS.ProcessEnv, ...runs: Array<{ encryption?: EncryptionInfo | undefined }>): PayloadCipher | null {
+    return runs.some((r) => r.encryption) && env['FORKPOINT_KEY'] ? PayloadCipher.fromEnv(env) : null
+  }
+
   static fromMaterial(material: string): PayloadCipher {
     if (/^[0-9a-fA-F]{64}$/.test(material)) return new PayloadCipher(Buffer.from(material, 'hex'), 'raw')
     const b64 = Buffer.from(material, 'base64')
     if (b64.length === 32 && /^[A-Za-z0-9+/]{43}=?$/.test(material)) return new PayloadCipher(b64, 'raw')
     if (material.length < 8) throw new EncryptionKeyError('FORKPOINT_KEY is too short: use 64 hex characters or a passphrase of 8+ characters')
-    return new PayloadCipher(scryptSync(material, PASSPHRASE_SALT, 32), 'scrypt')
+    if (stretched?.material !== material) stretched = { material, cipher: new PayloadCipher(scryptSync(material, PASSPHRASE_SALT, 32), 'scrypt') }
+    return stretched.cipher
   }
 
   info(): EncryptionInfo {

@@ -84,7 +84,7 @@ export async function replayRun(args: ReplayRunArgs): Promise<ReplayResult> {
     parent: run.runId,
     meta: { ...run.meta, exitCode: outcome.exit.exitCode, replayOf: run.runId, ...(liveFrom !== undefined ? { liveFrom } : {}) },
   })
-  const cipher = run.encryption && env['FORKPOINT_KEY'] ? PayloadCipher.fromEnv(env) : null
+  const cipher = PayloadCipher.forRuns(env, run)
   const diff = diffRuns({ a: run, b: replayed, cipher })
   const served = replayed.steps.filter((s) => s.meta?.['replayed'] === true).length
   const base = { runId: run.runId, diff, exitCode: outcome.exit.exitCode, isolation: outcome.exit.isolation, steps: replayed.steps.length, served, replayed, agentStdout: outcome.exit.stdout }
