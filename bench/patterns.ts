@@ -17,7 +17,7 @@ import { runSandboxed } from '../src/sandbox/runSandboxed.js'
 import { type Row, measure, report } from './harness.js'
 import { makeFixture } from './workspaceFixture.js'
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js')
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'forkpoint')
 const N = 16
 
 function sh(cmd: string, cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -39,13 +39,13 @@ async function scenario(root: string, pristine: string, ws: Workspace, label: st
     { runs: Math.min(runs, 3), before: () => execFileSync('sh', ['-c', `rm -rf ${root}/copy*`]) },
   )
   const cli = await measure(() => {
-    const r = spawnSync(process.execPath, [CLI, 'explore', '-n', String(N), '--parallel', String(N), '--', command], { cwd: ws.dir, stdio: 'ignore' })
+    const r = spawnSync(CLI, ['explore', '-n', String(N), '--parallel', String(N), '--', command], { cwd: ws.dir, stdio: 'ignore' })
     if (r.status !== 0) throw new Error(`forkpoint explore exited ${r.status}`)
   }, { runs })
   const library = await measure(() => bestOfN(command, { n: N, maxParallel: N }).apply(ws), { runs })
   const plain = await measure(() => bestOfN(command, { n: N, maxParallel: N, isolate: false }).apply(ws), { runs })
   const sandboxes = await measure(() => Promise.all(Array.from({ length: N }, (_, i) => runSandboxed({ view: pristine, workspace: pristine, cmd: command, env: attempt(i) }))), { runs })
-  const start = await measure(() => spawnSync(process.execPath, [CLI, '--version'], { stdio: 'ignore' }), { runs })
+  const start = await measure(() => spawnSync(CLI, ['--version'], { stdio: 'ignore' }), { runs })
   const add = (what: string, ms: number) => rows.push({ command: label, run: what, median_ms: ms, vs_parallel_no_branching: ms / parallel.median, vs_sequential_cp_a: ms / sequential.median })
   add(`forkpoint explore -n ${N} --parallel ${N} (CLI)`, cli.median)
   add(`bestOfN n=${N} (library, workspace open, sandboxed)`, library.median)

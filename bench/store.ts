@@ -12,11 +12,11 @@ import { Store, checkout, snapshotWorkspace, status } from '../src/index.js'
 import { type Row, compare, report } from './harness.js'
 import { makeFixture } from './workspaceFixture.js'
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js')
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'forkpoint')
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=b@x', '-c', 'gc.auto=0', ...args], { cwd, stdio: 'ignore' })
 const sh = (cmd: string, cwd: string) => execFileSync('bash', ['-c', cmd], { cwd, stdio: 'ignore' })
 const cli = (cwd: string, ...args: string[]) => {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, stdio: 'ignore' })
+  const r = spawnSync(CLI, args, { cwd, stdio: 'ignore' })
   if (r.status !== 0) throw new Error(`forkpoint ${args.join(' ')} exited ${r.status}`)
 }
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
 import { main } from './program.js'
 
-process.exit(await main(process.argv))
+// bundled as CommonJS (scripts/bundleCli.mjs): no top-level await
+void main(process.argv).then((code) => process.exit(code))

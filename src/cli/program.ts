@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander'
 import { ExitCode, isForkpointError } from '../errors/index.js'
 import { commands } from './commands/index.js'
 import { common } from './context.js'
+import { RestartWithExtraCaCerts, rerunWithExtraCaCerts, restoreExtraCaCerts } from './extraCaCerts.js'
 
 /**
  * The only place that exits. Commands throw; a ForkpointError exits with its own code
@@ -9,6 +10,7 @@ import { common } from './context.js'
  * the stack.
  */
 export async function main(argv: string[]): Promise<number> {
+  restoreExtraCaCerts()
   const program = common(new Command('forkpoint'))
     .description('fork() for AI agents: snapshot, branch, explore, merge, record, replay, diff, ship')
     .version(process.env['npm_package_version'] ?? '0.1.0')
@@ -24,6 +26,7 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv)
     return Number(process.exitCode ?? 0)
   } catch (err) {
+    if (err instanceof RestartWithExtraCaCerts) return rerunWithExtraCaCerts()
     return report(err, argv.includes('--json'))
   }
 }

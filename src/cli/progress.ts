@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module'
 import type cliProgressType from 'cli-progress'
+import { requirePackage } from '../util/requirePackage.js'
 
 /**
  * A progress callback that draws a bar on stderr when it is a terminal (and not under
@@ -25,5 +25,5 @@ export function progressBar(label: string, json: boolean): { onProgress?: (done:
 
 /** cli-progress, loaded only when a bar is really drawn: most runs have no terminal. */
 export function loadCliProgress(): typeof cliProgressType {
-  return createRequire(import.meta.url)('cli-progress') as typeof cliProgressType
+  return requirePackage('cli-progress') as typeof cliProgressType
 }

@@ -7,6 +7,7 @@ import { type Digest, digestHex } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { tempSibling } from '../util/atomicWrite.js'
+import { requirePackage } from '../util/requirePackage.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { resolveWorkspace } from '../world/snapshotWorkspace.js'
 import { collectImage } from './collectImage.js'
@@ -48,7 +49,8 @@ export async function packImage({ id, output, level = 3, ...where }: PackArgs): 
   const target = resolve(output)
   const tmp = tempSibling(target)
   // tar and zstd are loaded here, not with the library: most callers never pack
-  const [{ Header }, { CompressStream }] = await Promise.all([import('tar'), import('zstd-napi')])
+  const { Header } = requirePackage('tar') as typeof import('tar')
+  const { CompressStream } = requirePackage('zstd-napi') as typeof import('zstd-napi')
   const header = (path: string, size: number) => tarHeader(Header, path, size)
   try {
     await pipeline(Readable.from(tarEntries(store, header, canonicalBytes(manifest), objects)), new CompressStream({ compressionLevel: level }), createWriteStream(tmp))

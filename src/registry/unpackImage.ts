@@ -7,6 +7,7 @@ import { type Digest, shortId } from '../store/digest.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
+import { requirePackage } from '../util/requirePackage.js'
 import { resolveWorkspace } from '../world/snapshotWorkspace.js'
 import { checkImage } from './checkImage.js'
 import type { BlobRef } from './Descriptor.js'
@@ -71,7 +72,8 @@ async function readPack(store: Store, staging: Staging, file: string, maxEntryBy
   const pending: Array<Promise<void>> = []
   let failure: unknown = null
   // tar and zstd are loaded here, not with the library: most callers never unpack
-  const [{ Parser }, { DecompressStream }] = await Promise.all([import('tar'), import('zstd-napi')])
+  const { Parser } = requirePackage('tar') as typeof import('tar')
+  const { DecompressStream } = requirePackage('zstd-napi') as typeof import('zstd-napi')
   const parser = new Parser({ strict: true })
 
   const refuse = (entry: ReadEntry, error: Error) => {

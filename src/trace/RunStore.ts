@@ -1,10 +1,10 @@
-import { createRequire } from 'node:module'
 import type Database from 'better-sqlite3'
 import { RunArtifactError, RunNotFoundError, UsageError } from '../errors/index.js'
 import { type Digest, isDigest } from '../store/digest.js'
 import { readRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
+import { requirePackage } from '../util/requirePackage.js'
 import { parseRun } from './parseRun.js'
 import type { Run, RunStatus } from './Run.js'
 
@@ -169,8 +169,7 @@ function summary(r: Row): RunSummary {
 
 function openDb(path: string): Database.Database {
   try {
-    // the native module is loaded on first use, so importing forkpoint stays cheap
-    const SQLite = createRequire(import.meta.url)('better-sqlite3') as typeof Database
+    const SQLite = requirePackage('better-sqlite3') as typeof Database
     const db = new SQLite(path)
     db.pragma('journal_mode = WAL')
     db.pragma('busy_timeout = 10000')

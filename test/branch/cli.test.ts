@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { makeWorkspace } from '../helpers/tmp.js'
 
-const main = join(import.meta.dirname, '../../dist/cli/main.js')
-const cli = (dir: string, ...args: string[]) => spawnSync(process.execPath, [main, '-C', dir, ...args], { encoding: 'utf8' })
+const forkpoint = join(import.meta.dirname, '../../bin/forkpoint')
+const cli = (dir: string, ...args: string[]) => spawnSync(forkpoint, ['-C', dir, ...args], { encoding: 'utf8' })
 
 describe('forkpoint branch / commit / abort / run', () => {
   it('makes persistent branches that later commands commit, abort and run in', async () => {

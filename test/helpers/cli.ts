@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
-/** The built CLI entry; end-to-end tests run it exactly as a user would (after `npm run build`). */
-export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+/** The `forkpoint` command (package.json's bin); end-to-end tests run it exactly as a user would (after `npm run build`). */
+export const CLI = fileURLToPath(new URL('../../bin/forkpoint', import.meta.url))
+const BUNDLE = fileURLToPath(new URL('../../dist/cli/main.cjs', import.meta.url))
 /** The built library, for helper processes that drive it directly. */
 export const LIB = fileURLToPath(new URL('../../dist/index.js', import.meta.url))
 
@@ -14,7 +15,7 @@ export interface CliResult {
 }
 
 function assertBuilt(): void {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' before the CLI tests`)
+  if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run 'npm run build' before the CLI tests`)
 }
 
 /** A clean environment: no inherited store, no colours, no npm-injected variables. */
@@ -24,10 +25,19 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 /** Run a node process to completion and collect its output. */
-export function runNode(args: string[], { cwd, env }: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+export function runNode(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+  return run(process.execPath, args, options)
+}
+
+/** `forkpoint ARGS` with extra environment. */
+export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+  return run(CLI, args, options)
+}
+
+function run(file: string, args: string[], { cwd, env }: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
   assertBuilt()
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(file, args, { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -39,7 +49,7 @@ export function runNode(args: string[], { cwd, env }: { cwd: string; env?: Recor
 
 /** `forkpoint ARGS` in `cwd`. */
 export function fp(cwd: string, ...args: string[]): Promise<CliResult> {
-  return runNode([CLI, ...args], { cwd })
+  return runCli(args, { cwd })
 }
 
 /** `forkpoint ARGS --json` in `cwd`, stdout parsed (throws with the output when it does not parse). */

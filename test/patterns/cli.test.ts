@@ -5,9 +5,9 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { makeWorkspace } from '../helpers/tmp.js'
 import { eventually, expectNothingLeftIn, processesWith } from './leftovers.js'
 
-const CLI = resolve('dist/cli/main.js')
+const CLI = resolve('bin/forkpoint')
 const forkpoint = (cwd: string, args: string[], asUser?: 'nobody') => {
-  const argv = asUser ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, CLI, ...args] : [process.execPath, CLI, ...args]
+  const argv = asUser ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', CLI, ...args] : [CLI, ...args]
   const r = spawnSync(argv[0]!, argv.slice(1), { cwd, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
@@ -85,7 +85,7 @@ describe('forkpoint explore', () => {
   it('on SIGINT kills every attempt, aborts every branch and exits 1', async () => {
     const dir = await project()
     const marker = `41.${process.pid}3`
-    const child = spawn(process.execPath, [CLI, 'explore', '-n', '2', '--', `sleep ${marker}`], { cwd: dir, stdio: 'pipe' })
+    const child = spawn(CLI, ['explore', '-n', '2', '--', `sleep ${marker}`], { cwd: dir, stdio: 'pipe' })
     let stderr = ''
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
     expect(await eventually(() => processesWith(marker).length >= 2, 10_000)).toBe(true)

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sha256 } from '../../src/index.js'
-import { fp, fpJson, runNode, CLI } from '../helpers/cli.js'
+import { fp, fpJson, runCli } from '../helpers/cli.js'
 import { type RegistryServer, startRegistry } from '../helpers/registryServer.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { treeListing } from './fixtures.js'
@@ -62,7 +62,7 @@ describe('forkpoint push / pull / clone / pack / unpack', () => {
     const denied = await fp(dir, 'push', 'HEAD', `oci://${authRegistry.host}/demo/agent:v1`)
     expect(denied.code).toBe(2)
     expect(denied.stderr).toContain('requires credentials')
-    const allowed = await runNode([CLI, 'push', 'HEAD', `oci://${authRegistry.host}/demo/agent:v1`], {
+    const allowed = await runCli(['push', 'HEAD', `oci://${authRegistry.host}/demo/agent:v1`], {
       cwd: dir,
       env: { FORKPOINT_REGISTRY_USERNAME: 'ci', FORKPOINT_REGISTRY_PASSWORD: 'pw' },
     })
@@ -74,7 +74,7 @@ describe('forkpoint push / pull / clone / pack / unpack', () => {
     await fs.writeFile(join(keyDir, 'verify.pem'), generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }))
     await fs.writeFile(join(keyDir, 'right.pem'), publicKey.export({ type: 'spki', format: 'pem' }))
     const layout = `file://${tempDir('layout')}:v1`
-    const signed = await runNode([CLI, 'push', 'HEAD', layout, '--sign'], { cwd: dir, env: { FORKPOINT_SIGNING_KEY: join(keyDir, 'signing.pem') } })
+    const signed = await runCli(['push', 'HEAD', layout, '--sign'], { cwd: dir, env: { FORKPOINT_SIGNING_KEY: join(keyDir, 'signing.pem') } })
     expect(signed.code).toBe(0)
     expect(signed.stdout).toContain('(signed)')
     expect((await fp(dir, 'push', 'HEAD', layout, '--sign')).code).toBe(2) // no key configured

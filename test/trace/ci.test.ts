@@ -79,7 +79,7 @@ describe('CI gate', () => {
     chmodSync(udir, 0o777)
     const asNobody = (args: string[]) => fp(['--help'], { cwd: udir }).then(() => new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       import('node:child_process').then(({ spawn }) => {
-        const child = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, CLI, ...args], { cwd: udir, env: { ...process.env, ...env, HOME: udir } })
+        const child = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', CLI, ...args], { cwd: udir, env: { ...process.env, ...env, HOME: udir } })
         let stdout = ''
         let stderr = ''
         child.stdout.on('data', (c: Buffer) => (stdout += c))

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { CLI, type CliResult, runNode } from '../helpers/cli.js'
+import { CLI, type CliResult, runCli } from '../helpers/cli.js'
 
 export { CLI }
 export const FIXTURES = resolve(import.meta.dirname, 'fixtures')
@@ -8,7 +8,7 @@ export const FIXTURES = resolve(import.meta.dirname, 'fixtures')
 /** `forkpoint ARGS` in `cwd` with extra environment (async, so servers in this process keep answering). */
 export function fp(args: string[], { cwd, env = {} }: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliResult> {
   const defined = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined))
-  return runNode([CLI, ...args], { cwd, env: defined })
+  return runCli(args, { cwd, env: defined })
 }
 
 /** Every file under `dir` (store objects, runs.db and its WAL, artifacts), for byte-level searches. */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
+import { needsExtraCaCerts } from '../extraCaCerts.js'
 import { formatBytes, short } from '../format.js'
 import { emit } from '../output.js'
 import { transferBar } from '../transferBar.js'
@@ -23,6 +24,7 @@ export function pullOptions(cmd: Command): Command {
 export function registerPull(program: Command): void {
   pullOptions(common(program.command('pull <REMOTE>')))
     .description('fetch an image from a remote into the store (REMOTE[:TAG] or REMOTE@DIGEST); only missing objects travel')
+    .hook('preAction', needsExtraCaCerts)
     .action(async (remote: string, opts: PullFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { pullImage } = await import('../../registry/pullImage.js')

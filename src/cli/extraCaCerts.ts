@@ -1,0 +1,58 @@
+import { spawn } from 'node:child_process'
+import { constants } from 'node:os'
+
+/**
+ * bin/forkpoint starts Node without NODE_EXTRA_CA_CERTS (Node 20 parses the whole bundle
+ * while it starts, tens of milliseconds, though most commands open no TLS connection)
+ * and passes it on under this name.
+ */
+const DEFERRED = 'FORKPOINT_DEFERRED_CA_CERTS'
+
+/** This process started without the user's extra CA certificates, in this directory. */
+let deferred: { cwd: string } | null = null
+
+/**
+ * Put NODE_EXTRA_CA_CERTS back where bin/forkpoint took it from, so that every process the
+ * CLI starts (agents, sandboxed commands, helpers) sees the environment the user set.
+ */
+export function restoreExtraCaCerts(env: NodeJS.ProcessEnv = process.env): void {
+  const certs = env[DEFERRED]
+  if (certs === undefined) return
+  delete env[DEFERRED]
+  env['NODE_EXTRA_CA_CERTS'] = certs
+  deferred = { cwd: process.cwd() }
+}
+
+/** Thrown before a command that needs the certificates has done anything; `main` then restarts the command line. */
+export class RestartWithExtraCaCerts extends Error {
+  constructor() {
+    super('this command needs NODE_EXTRA_CA_CERTS loaded at start-up')
+  }
+}
+
+/**
+ * A `preAction` hook for commands that open HTTPS connections from this process
+ * (registries, the recording proxy): they run in a Node that loaded the certificates.
+ */
+export function needsExtraCaCerts(): void {
+  if (deferred) throw new RestartWithExtraCaCerts()
+}
+
+/**
+ * Run this process's command line again, from the directory it started in, in a Node
+ * that loads NODE_EXTRA_CA_CERTS (restored in the environment it inherits). Signals that
+ * stop a command are passed on; resolves with the exit status to leave with.
+ */
+export function rerunWithExtraCaCerts(): Promise<number> {
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { cwd: deferred?.cwd, stdio: 'inherit' })
+  const forward = (signal: NodeJS.Signals) => child.kill(signal)
+  const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+  for (const signal of forwarded) process.on(signal, forward)
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('exit', (code, signal) => {
+      for (const s of forwarded) process.off(s, forward)
+      resolve(code ?? 128 + (signal ? constants.signals[signal] : 0))
+    })
+  })
+}

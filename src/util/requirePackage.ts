@@ -1,0 +1,9 @@
+import { createRequire } from 'node:module'
+
+/**
+ * Load a dependency when it is first needed (native modules, compression, progress bars),
+ * so that importing forkpoint or starting a command that does not use it stays cheap.
+ * Through `require`, not `import()`: the CLI bundle is CommonJS compiled with V8's code
+ * cache (src/cli/start.ts), where Node 20 cannot run a dynamic `import()`.
+ */
+export const requirePackage = createRequire(import.meta.url)
