@@ -10,7 +10,6 @@
  *
  * Bundled on its own (CommonJS, Node's built-ins only) so that it stays small.
  */
-import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import Module, { createRequire } from 'node:module'
 import { homedir } from 'node:os'
@@ -49,9 +48,14 @@ function cacheDir(): string | undefined {
 /** One cache file per bundle path and Node version (V8 rejects a stale one anyway). */
 function cachePath(file: string): string | undefined {
   const dir = cacheDir()
-  if (!dir) return undefined
-  const key = createHash('sha256').update(`${file}\0${process.version}\0${process.arch}`).digest('hex').slice(0, 32)
-  return join(dir, 'v8', `${key}.bin`)
+  return dir ? join(dir, 'v8', `${process.version}-${process.arch}-${fnv1a(file)}.bin`) : undefined
+}
+
+/** A short name for a path; node:crypto would cost more to load than the whole rest of this file. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0
+  return hash.toString(16).padStart(8, '0')
 }
 
 function readOrUndefined(path: string): Buffer | undefined {

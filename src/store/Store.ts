@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, promises as fs, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, promises as fs, renameSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
@@ -171,16 +171,17 @@ export class Store {
       await run('sync', ['-f', join(this.root, 'objects')])
       return
     }
-    for (const path of [...written, ...new Set(written.map((p) => dirname(p)))]) fsyncPath(path)
+    // all at once: the file system's journal commits concurrent fsyncs together
+    await Promise.all([...written, ...new Set(written.map((p) => dirname(p)))].map(fsyncPath))
   }
 }
 
-function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r')
+async function fsyncPath(path: string): Promise<void> {
+  const handle = await fs.open(path, 'r')
   try {
-    fsyncSync(fd)
+    await handle.sync()
   } finally {
-    closeSync(fd)
+    await handle.close()
   }
 }
 

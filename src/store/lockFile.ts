@@ -1,8 +1,8 @@
-import { promises as fs } from 'node:fs'
+import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { dirname } from 'node:path'
 import { LockTimeoutError } from '../errors/index.js'
-import { errnoCode } from '../util/fsx.js'
+import { errnoCode, readTextOrNullSync } from '../util/fsx.js'
 
 interface LockHolder {
   pid: number
@@ -26,9 +26,12 @@ export function holderIsDead(holder: LockHolder): boolean {
   }
 }
 
-async function readHolder(path: string): Promise<LockHolder | null> {
+// Lock files are a few bytes: read and written synchronously (microseconds, where each
+// trip through Node's thread pool costs far more), behind async signatures for the waits.
+
+function readHolder(path: string): LockHolder | null {
   try {
-    return JSON.parse(await fs.readFile(path, 'utf8')) as LockHolder
+    return JSON.parse(readTextOrNullSync(path) ?? '') as LockHolder
   } catch {
     return null
   }
@@ -36,29 +39,29 @@ async function readHolder(path: string): Promise<LockHolder | null> {
 
 /** Create `path` exclusively, recording our pid. Null when someone else has it. */
 export async function tryCreateLock(path: string): Promise<Lock | null> {
-  await fs.mkdir(dirname(path), { recursive: true })
+  mkdirSync(dirname(path), { recursive: true })
   try {
     const holder: LockHolder = { pid: process.pid, host: hostname(), at: new Date().toISOString() }
-    await fs.writeFile(path, JSON.stringify(holder), { flag: 'wx' })
+    writeFileSync(path, JSON.stringify(holder), { flag: 'wx' })
   } catch (err) {
     if (errnoCode(err) === 'EEXIST') return null
     throw err
   }
-  return { path, release: () => fs.rm(path, { force: true }) }
+  return { path, release: async () => rmSync(path, { force: true }) }
 }
 
 /** Remove a lock file left by a process that died while holding it. Returns true if removed. */
 export async function breakIfStale(path: string): Promise<boolean> {
-  const holder = await readHolder(path)
+  const holder = readHolder(path)
   // An unreadable holder is a lock being written right now, or a torn one: only age tells.
   if (holder === null) {
-    const st = await fs.stat(path).catch(() => null)
-    if (st === null) return true
+    const st = statSync(path, { throwIfNoEntry: false })
+    if (st === undefined) return true
     if (Date.now() - st.mtimeMs < 10_000) return false
   } else if (!holderIsDead(holder)) {
     return false
   }
-  await fs.rm(path, { force: true })
+  rmSync(path, { force: true })
   return true
 }
 
@@ -74,7 +77,7 @@ export async function acquireLock(path: string, { timeoutMs = 30_000, what = 'lo
     if (lock) return lock
     if (await breakIfStale(path)) continue
     if (Date.now() > deadline) {
-      const holder = await readHolder(path)
+      const holder = readHolder(path)
       throw new LockTimeoutError(`timed out waiting for ${what} (${path}) held by pid ${holder?.pid ?? '?'}`, { path, holder })
     }
     await new Promise((r) => setTimeout(r, delay))

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs'
+import { appendFileSync, mkdirSync, promises as fs } from 'node:fs'
 import { dirname } from 'node:path'
 import { readTextOrNull } from '../util/fsx.js'
 import { type Digest, isDigest } from './digest.js'
@@ -18,8 +18,8 @@ function reflogPath(store: Store, ref: string): string {
 /** Append one line (JSON) to a ref's log. Appends of one short line are atomic on POSIX. */
 export async function appendReflog(store: Store, ref: string, entry: Omit<ReflogEntry, 'at'>): Promise<void> {
   const path = reflogPath(store, ref)
-  await fs.mkdir(dirname(path), { recursive: true })
-  await fs.appendFile(path, `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`)
+  mkdirSync(dirname(path), { recursive: true })
+  appendFileSync(path, `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`)
 }
 
 /** A ref's log, oldest first. Torn or foreign lines are skipped, never fatal. */

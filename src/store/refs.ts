@@ -1,8 +1,8 @@
-import { promises as fs } from 'node:fs'
+import { mkdirSync, promises as fs } from 'node:fs'
 import { dirname, join, relative, sep } from 'node:path'
 import { RefConflictError, UsageError } from '../errors/index.js'
-import { atomicWrite } from '../util/atomicWrite.js'
-import { readTextOrNull } from '../util/fsx.js'
+import { atomicWrite, atomicWriteSync } from '../util/atomicWrite.js'
+import { readTextOrNull, readTextOrNullSync } from '../util/fsx.js'
 import { type Digest, assertDigest, isDigest } from './digest.js'
 import { acquireLock } from './lockFile.js'
 import { appendReflog } from './reflog.js'
@@ -33,7 +33,7 @@ export function tagRef(name: string): string {
 }
 
 export async function readHead(store: Store): Promise<Head> {
-  const text = ((await readTextOrNull(store.path('HEAD'))) ?? 'ref: refs/heads/main').trim()
+  const text = (readTextOrNullSync(store.path('HEAD')) ?? 'ref: refs/heads/main').trim()
   if (text.startsWith('ref: ')) return { type: 'symbolic', ref: assertRefName(text.slice(5)) }
   return { type: 'detached', id: assertDigest(text, 'HEAD') }
 }
@@ -44,7 +44,7 @@ export async function readRef(store: Store, name: string): Promise<Digest | null
     const head = await readHead(store)
     return head.type === 'detached' ? head.id : readRef(store, head.ref)
   }
-  const text = await readTextOrNull(store.path(assertRefName(name)))
+  const text = readTextOrNullSync(store.path(assertRefName(name)))
   return text === null ? null : assertDigest(text.trim(), `ref ${name}`)
 }
 
@@ -68,7 +68,7 @@ export async function updateRef({ store, name, id, expected, message }: UpdateRe
   assertDigest(id)
   const refName = name === 'HEAD' ? await headTarget(store) : assertRefName(name)
   const path = store.path(refName)
-  await fs.mkdir(dirname(path), { recursive: true })
+  mkdirSync(dirname(path), { recursive: true })
   const lock = await acquireLock(`${path}.lock`, { what: `ref ${refName}` })
   try {
     const old = await readRef(store, refName)
@@ -79,7 +79,7 @@ export async function updateRef({ store, name, id, expected, message }: UpdateRe
         expected,
       })
     }
-    await atomicWrite(path, `${id}\n`, { fsync: true })
+    atomicWriteSync(path, [Buffer.from(`${id}\n`)], { fsync: true })
     await appendReflog(store, refName, { old, new: id, message })
     if (refName !== 'HEAD' && (await headTarget(store)) === refName) {
       await appendReflog(store, 'HEAD', { old, new: id, message })

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs } from 'node:fs'
+import { promises as fs, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { LockTimeoutError } from '../errors/index.js'
-import { errnoCode } from '../util/fsx.js'
 import { acquireLock, breakIfStale, tryCreateLock } from './lockFile.js'
 import type { Store } from './Store.js'
 
@@ -35,12 +34,7 @@ export async function withWriteLock<T>(store: Store, fn: () => Promise<T>, { tim
 }
 
 async function gcAnnounced(flag: string): Promise<boolean> {
-  try {
-    await fs.access(flag)
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return false
-    throw err
-  }
+  if (statSync(flag, { throwIfNoEntry: false }) === undefined) return false
   return !(await breakIfStale(flag))
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, openSync, promises as fs, renameSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, fsyncSync, openSync, promises as fs, renameSync, rmSync, writeSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 
 /** Random once per process (pids repeat across PID namespaces sharing a store), then a counter: cheap per call. */
@@ -31,12 +31,13 @@ export async function atomicWrite(path: string, data: Uint8Array | string, opts:
   }
 }
 
-/** `atomicWrite` for callers on a synchronous path: the parts back to back, no fsync. */
-export function atomicWriteSync(path: string, parts: readonly Uint8Array[]): void {
+/** `atomicWrite` for callers on a synchronous path and for small files: the parts back to back. */
+export function atomicWriteSync(path: string, parts: readonly Uint8Array[], opts: { fsync?: boolean } = {}): void {
   const tmp = tempSibling(path)
   const fd = openSync(tmp, 'w', 0o644)
   try {
     for (const part of parts) for (let off = 0; off < part.length; ) off += writeSync(fd, part, off)
+    if (opts.fsync) fsyncSync(fd)
   } finally {
     closeSync(fd)
   }

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs'
+import { promises as fs, readFileSync } from 'node:fs'
 
 /** Node's errno code of a thrown fs error, or undefined. */
 export function errnoCode(err: unknown): string | undefined {
@@ -18,6 +18,19 @@ export async function readOrNull(path: string): Promise<Buffer | null> {
 export async function readTextOrNull(path: string): Promise<string | null> {
   const bytes = await readOrNull(path)
   return bytes === null ? null : bytes.toString('utf8')
+}
+
+/**
+ * `readTextOrNull` for the store's small files (refs, HEAD, lock holders): a synchronous
+ * read of a few bytes costs microseconds, a round trip through Node's thread pool far more.
+ */
+export function readTextOrNullSync(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return null
+    throw err
+  }
 }
 
 export async function exists(path: string): Promise<boolean> {

@@ -26,8 +26,11 @@ interface Layer {
 /** The files that hold ignore rules (`.gitignore` only with `respectGitignore`). */
 export const IGNORE_FILES = ['.gitignore', '.forkpointignore'] as const
 
-/** The rules in force above the workspace root: none yet; `enter` the root first. */
-export function ignoreRules({ respectGitignore = false }: { respectGitignore?: boolean } = {}): IgnoreRules {
+/**
+ * The rules in force above the workspace root: none yet; `enter` the root first.
+ * `onRead` hears each directory's rule text as it is read.
+ */
+export function ignoreRules({ respectGitignore = false, onRead }: { respectGitignore?: boolean; onRead?: (relDir: string, text: string) => void } = {}): IgnoreRules {
   const files = IGNORE_FILES.filter((f) => respectGitignore || f !== '.gitignore')
   const build = (layers: Layer[], rel: string): IgnoreRules => ({
     ignores(name, isDir) {
@@ -46,6 +49,7 @@ export function ignoreRules({ respectGitignore = false }: { respectGitignore?: b
       const present = files.filter(has)
       if (present.length === 0) return relDir === rel ? this : build(layers, relDir)
       const text = present.map((f) => readFileSync(join(absDir, f), 'utf8')).join('\n')
+      onRead?.(relDir, text)
       return build(text.trim() ? [...layers, { base: relDir, matcher: ignore().add(text) }] : layers, relDir)
     },
   })

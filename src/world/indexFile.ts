@@ -12,7 +12,12 @@ export const KIND_MASK = 0x0f
 
 /** Per row: size, mtime ms, ctime ms, inode. */
 export const STAT_FIELDS = 4
+/** Per directory: mtime ms, ctime ms, inode (its list of entries changes all three). */
+export const DIR_STAT_FIELDS = 3
 export const DIGEST_BYTES = 32
+/** Directory flags: list it on every scan (it holds ignore-rule files or entries a scan skips); its stat is too recent to vouch for its list. */
+export const ALWAYS_LIST = 0x01
+export const DIR_RACY = 0x02
 
 /**
  * The workspace index, column by column: one row per entry of every directory the last
@@ -34,9 +39,14 @@ export interface IndexColumns {
   dirRows: Uint32Array
   /** Per directory: its tree id, 32 raw bytes. */
   dirTrees: Uint8Array
+  /** Per directory: its stat when it was listed, and flags. */
+  dirStats: Float64Array
+  dirFlags: Uint8Array
+  /** SHA-256 of the ignore rules in force (every rule file's place and text, and which files hold rules). */
+  rulesKey: Uint8Array
 }
 
-const MAGIC = Buffer.from('FPINDEX3')
+const MAGIC = Buffer.from('FPINDEX4')
 const HEADER_BYTES = 32
 
 /**
@@ -56,10 +66,13 @@ export function encodeIndex(c: IndexColumns): Buffer[] {
   const parts = [
     header,
     bytesOf(c.stats, c.rows * STAT_FIELDS * 8),
+    bytesOf(c.dirStats, dirs * DIR_STAT_FIELDS * 8),
     bytesOf(c.digests, c.rows * DIGEST_BYTES),
     bytesOf(c.dirTrees, dirs * DIGEST_BYTES),
+    bytesOf(c.rulesKey, DIGEST_BYTES),
     bytesOf(c.dirRows, dirs * 2 * 4),
     bytesOf(c.kinds, c.rows),
+    bytesOf(c.dirFlags, dirs),
     ...strings,
   ]
   const hash = createHash('sha256')
@@ -86,13 +99,16 @@ export function decodeIndex(raw: Buffer): IndexColumns | null {
     offset += length
     return at
   }
-  const numeric = rows * (STAT_FIELDS * 8 + DIGEST_BYTES + 1) + dirs * (DIGEST_BYTES + 8)
+  const numeric = rows * (STAT_FIELDS * 8 + DIGEST_BYTES + 1) + dirs * (DIR_STAT_FIELDS * 8 + DIGEST_BYTES + 8 + 1) + DIGEST_BYTES
   if (HEADER_BYTES + numeric + stringLengths.reduce((a, b) => a + b, 0) !== buf.length) return null
   const stats = new Float64Array(buf.buffer, buf.byteOffset + take(rows * STAT_FIELDS * 8), rows * STAT_FIELDS)
+  const dirStats = new Float64Array(buf.buffer, buf.byteOffset + take(dirs * DIR_STAT_FIELDS * 8), dirs * DIR_STAT_FIELDS)
   const digests = buf.subarray(take(rows * DIGEST_BYTES), offset)
   const dirTrees = buf.subarray(take(dirs * DIGEST_BYTES), offset)
+  const rulesKey = buf.subarray(take(DIGEST_BYTES), offset)
   const dirRows = new Uint32Array(buf.buffer, buf.byteOffset + take(dirs * 8), dirs * 2)
   const kinds = buf.subarray(take(rows), offset)
+  const dirFlags = buf.subarray(take(dirs), offset)
   const [workspace, names, targets, dirPaths] = stringLengths.map((length) => buf.toString('utf8', take(length), offset))
   const columns: IndexColumns = {
     workspace: workspace!,
@@ -105,6 +121,9 @@ export function decodeIndex(raw: Buffer): IndexColumns | null {
     dirPaths: splitList(dirPaths!, dirs),
     dirRows,
     dirTrees,
+    dirStats,
+    dirFlags,
+    rulesKey,
   }
   return wellFormed(columns) ? columns : null
 }

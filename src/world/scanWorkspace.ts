@@ -1,13 +1,14 @@
+import { createHash } from 'node:crypto'
 import { lstatSync, readdirSync, readlinkSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { type Digest, sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
-import { type IgnoreRules, ignoreRules } from './ignoreRules.js'
+import { IGNORE_FILES, type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { DIR_ROW, EXEC_ROW, FILE_ROW, SYMLINK_ROW } from './indexFile.js'
 import { hashSmallFiles } from './hashFiles.js'
 import { CHUNKING_THRESHOLD, storeFile } from './storeFile.js'
 import { DIR_MODE, EXEC_MODE, FILE_MODE, SYMLINK_MODE, type Tree, type TreeEntry, makeTree, treeBytes } from './Tree.js'
-import { NextIndex, PreviousIndex } from './workspaceIndex.js'
+import { NextIndex, PreviousIndex, dirFlags } from './workspaceIndex.js'
 
 export interface ScanOptions {
   store: Store
@@ -26,6 +27,8 @@ export interface ScanResult {
   /** Files whose content had to be read (not vouched for by the index). */
   hashedFiles: number
   hashedBytes: number
+  /** Directories whose entries had to be listed (not vouched for by the index). */
+  listedDirs: number
   /** Paths skipped because they are not files, directories or symlinks (sockets, fifos, devices). */
   skipped: string[]
   /**
@@ -50,20 +53,21 @@ interface PendingFile {
 /**
  * Scan a workspace into Merkle trees: regular files with their executable bit, symlinks
  * as their target (never followed), empty directories kept, ignore rules applied, the
- * store's own directory always left out. Files the index vouches for are not read, and
- * directories whose every entry it vouches for keep their tree without building it.
- * A write scan stores what is new; its caller then `persist`s it.
+ * store's own directory always left out. Files the index vouches for are not read,
+ * directories it vouches for are not listed, and directories whose every entry it
+ * vouches for keep their tree without building it. A write scan stores what is new; its
+ * caller then `persist`s it.
  */
 export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const root = resolve(opts.dir)
   const previous = PreviousIndex.load(opts.store, root)
   const scanStartMs = Date.now()
-  const next = new NextIndex(root, { rows: previous.c.rows, dirs: previous.c.dirPaths.length })
-  const walk = new Walk(resolve(opts.store.root), previous, next)
-  const top = walk.dir(root, '', ignoreRules({ respectGitignore: opts.respectGitignore ?? false }))
+  let { next, walk, top } = walkWorkspace(opts, root, previous, scanStartMs, false)
+  // Other ignore rules can bring back entries that the lists the index vouched for left out: list everything.
+  if (walk.reusedLists > 0 && !next.sameRulesAs(previous)) ({ next, walk, top } = walkWorkspace(opts, root, previous, scanStartMs, true))
   const hashedBytes = await hashPending(opts, next, walk.pending, scanStartMs)
   const trees = buildTrees(opts, next, walk)
-  let indexSaved = walk.clean[top]! // an index that vouched for everything is already right
+  let indexSaved = walk.clean[top]! && !walk.dirRecordsChanged && next.sameRulesAs(previous) // an index that vouched for everything is already right
   const persist = async (): Promise<void> => {
     if (!opts.write) return
     await opts.store.sync()
@@ -79,7 +83,25 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
       bytes += next.size(row)
     }
   }
-  return { tree: next.dirTree(top), files, bytes, hashedFiles: walk.pending.length, hashedBytes, skipped: walk.skipped, trees, persist }
+  return { tree: next.dirTree(top), files, bytes, hashedFiles: walk.pending.length, hashedBytes, listedDirs: walk.listedDirs, skipped: walk.skipped, trees, persist }
+}
+
+function walkWorkspace(opts: ScanOptions, root: string, previous: PreviousIndex, scanStartMs: number, listAll: boolean) {
+  const next = new NextIndex(root, { rows: previous.c.rows, dirs: previous.c.dirPaths.length })
+  const walk = new Walk(resolve(opts.store.root), previous, next, scanStartMs, listAll)
+  const rules = createHash('sha256').update(opts.respectGitignore ? 'gitignore\0' : '\0')
+  const onRead = (relDir: string, text: string) => rules.update(`${relDir}\0${text}\0`)
+  const top = walk.dir(root, '', ignoreRules({ respectGitignore: opts.respectGitignore ?? false, onRead }))
+  next.setRulesKey(rules.digest())
+  return { next, walk, top }
+}
+
+/** What a directory holds, as listed now or as the index last saw it: a row kind (-1: not a file, directory or symlink). */
+interface Entry {
+  name: string
+  kind: number
+  /** A symlink's target when it comes from the index. */
+  target?: string
 }
 
 /** The walk over the directories: rows into `next`, files the index cannot vouch for into `pending`. */
@@ -90,46 +112,59 @@ class Walk {
   readonly clean: boolean[] = []
   /** Directory rows of `next` to the directory they stand for. */
   readonly subdirOfRow = new Map<number, number>()
+  listedDirs = 0
+  /** Directories whose entries came from the index, not from listing them. */
+  reusedLists = 0
+  /** Whether some directory's stat or flags differ from the index's (so it is saved again). */
+  dirRecordsChanged = false
 
   constructor(
     private readonly storeDir: string,
     private readonly previous: PreviousIndex,
     private readonly next: NextIndex,
+    private readonly scanStartMs: number,
+    private readonly listAll: boolean,
   ) {}
 
   /** Scan one directory (its rows stay contiguous: subdirectories are entered after). `outer`: the parent's ignore rules. */
   dir(abs: string, rel: string, outer: IgnoreRules): number {
-    const dirents = readdirSync(abs, { withFileTypes: true })
-    const rules = outer.enter(abs, rel, (file) => dirents.some((d) => d.name === file && d.isFile()))
+    const st = lstatSync(abs) // before listing: a change made while it is listed leaves the next scan a different stat
     const before = this.previous.dir(rel)
+    const entries = !this.listAll && before >= 0 && this.previous.listStillHolds(before, st) ? this.entriesFromIndex(before) : this.list(abs)
+    const rules = outer.enter(abs, rel, (file) => entries.some((e) => e.name === file && e.kind === FILE_ROW))
     let clean = before >= 0
+    let alwaysList = false
     const first = this.next.rows
     const subdirs: Array<{ row: number; name: string }> = []
-    for (const dirent of dirents) {
-      const name = dirent.name
+    for (const entry of entries) {
+      const name = entry.name
       const childAbs = `${abs}/${name}`
       const position = this.next.rows - first
-      if (dirent.isDirectory()) {
+      if ((IGNORE_FILES as readonly string[]).includes(name)) alwaysList = true
+      if (entry.kind === DIR_ROW) {
         if (childAbs === this.storeDir || rules.ignores(name, true)) continue
         const row = this.next.addRow(name, DIR_ROW)
         subdirs.push({ row, name })
         clean &&= this.previous.kind(this.previous.row(before, name, position)) === DIR_ROW
-      } else if (dirent.isSymbolicLink()) {
+      } else if (entry.kind === SYMLINK_ROW) {
         if (rules.ignores(name, false)) continue
-        const target = readlinkSync(childAbs)
+        const target = entry.target ?? readlinkSync(childAbs)
         this.next.addRow(name, SYMLINK_ROW, target)
         const old = clean ? this.previous.row(before, name, position) : -1
         clean &&= this.previous.kind(old) === SYMLINK_ROW && this.previous.c.targets[old] === target
-      } else if (dirent.isFile()) {
+      } else if (entry.kind === FILE_ROW) {
         if (rules.ignores(name, false)) continue
         clean = this.file(name, childAbs, before, position) && clean
       } else if (!rules.ignores(name, false)) {
         this.skipped.push(rel ? `${rel}/${name}` : name)
+        alwaysList = true
       }
     }
     const count = this.next.rows - first
     if (before >= 0 && this.previous.rowCount(before) !== count) clean = false
-    const index = this.next.addDir(rel, first, count)
+    const flags = dirFlags(st, alwaysList, this.scanStartMs)
+    if (before < 0 || !this.previous.dirRecordIs(before, st, flags)) this.dirRecordsChanged = true
+    const index = this.next.addDir(rel, first, count, st, flags)
     for (const { row, name } of subdirs) {
       const sub = this.dir(`${abs}/${name}`, rel ? `${rel}/${name}` : name, rules)
       this.subdirOfRow.set(row, sub)
@@ -138,6 +173,27 @@ class Walk {
     this.clean[index] = clean
     if (clean) this.next.copyDirTree(index, this.previous, before)
     return index
+  }
+
+  private list(abs: string): Entry[] {
+    this.listedDirs++
+    return readdirSync(abs, { withFileTypes: true }).map((d) => ({
+      name: d.name,
+      kind: d.isDirectory() ? DIR_ROW : d.isSymbolicLink() ? SYMLINK_ROW : d.isFile() ? FILE_ROW : -1,
+    }))
+  }
+
+  /** The entries of a directory that was not changed since the index listed it (a symlink cannot be retargeted in place). */
+  private entriesFromIndex(dir: number): Entry[] {
+    this.reusedLists++
+    const entries: Entry[] = []
+    const first = this.previous.c.dirRows[2 * dir]!
+    for (let row = first; row < first + this.previous.rowCount(dir); row++) {
+      const kind = this.previous.kind(row)
+      const name = this.previous.c.names[row]!
+      entries.push(kind === SYMLINK_ROW ? { name, kind, target: this.previous.c.targets[row]! } : { name, kind: kind === EXEC_ROW ? FILE_ROW : kind })
+    }
+    return entries
   }
 
   /** Add a file's row; its content comes from the previous index when its stat still matches there (true), else it is read later. */

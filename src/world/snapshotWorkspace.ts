@@ -7,7 +7,7 @@ import { withWriteLock } from '../store/storeLock.js'
 import { withWorkspaceLock } from './workspaceLock.js'
 import { recoverCheckout } from './checkoutJournal.js'
 import { readSnapshot } from './readObjects.js'
-import { scanWorkspace } from './scanWorkspace.js'
+import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
 import { type Snapshot, type SnapshotLayer, makeSnapshot } from './Snapshot.js'
 
 export interface SnapshotArgs {
@@ -37,6 +37,8 @@ export interface SnapshotResult {
   bytes: number
   hashedFiles: number
   hashedBytes: number
+  /** Directories that had to be listed (the index vouches for the others' entries). */
+  listedDirs: number
   skipped: string[]
 }
 
@@ -80,8 +82,8 @@ function unchanged(parent: Snapshot, tree: Digest, layers: SnapshotArgs['layers'
   return Object.entries(layers ?? {}).every(([layer, digest]) => parent[layer] === digest)
 }
 
-function counts(scan: { files: number; bytes: number; hashedFiles: number; hashedBytes: number; skipped: string[] }) {
-  return { files: scan.files, bytes: scan.bytes, hashedFiles: scan.hashedFiles, hashedBytes: scan.hashedBytes, skipped: scan.skipped }
+function counts(scan: ScanResult) {
+  return { files: scan.files, bytes: scan.bytes, hashedFiles: scan.hashedFiles, hashedBytes: scan.hashedBytes, listedDirs: scan.listedDirs, skipped: scan.skipped }
 }
 
 /** The store and workspace a call works on: explicit ones, or found from `dir`. */

@@ -3,7 +3,7 @@ import type { Stats } from 'node:fs'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWriteSync } from '../util/atomicWrite.js'
-import { CHUNKED, DIGEST_BYTES, type IndexColumns, KIND_MASK, RACY, STAT_FIELDS, decodeIndex, encodeIndex } from './indexFile.js'
+import { ALWAYS_LIST, CHUNKED, DIGEST_BYTES, DIR_RACY, DIR_STAT_FIELDS, type IndexColumns, KIND_MASK, RACY, STAT_FIELDS, decodeIndex, encodeIndex } from './indexFile.js'
 
 /** A few coarse-clock ticks (one tick is at most 10 ms at HZ=100). */
 const RACY_WINDOW_MS = 50
@@ -11,9 +11,11 @@ const RACY_WINDOW_MS = 50
 /**
  * The index the last write scan left (`index` in the store): per entry of every
  * directory, its stat (size, mtime, ctime as Node reports them, inode) and content
- * digest; per directory, the tree id built from its entries. A file whose stat still
- * matches is not read again; a directory whose entries all match keeps its tree id
- * without building the tree. It is only a cache: anything unreadable means a cold scan.
+ * digest; per directory, its own stat and the tree id built from its entries. A file
+ * whose stat still matches is not read again; a directory whose stat still matches is
+ * not listed again (adding, removing or renaming an entry changes it), and one whose
+ * entries all match keeps its tree id without building the tree. It is only a cache:
+ * anything unreadable means a cold scan.
  */
 export class PreviousIndex {
   private readonly dirIndex = new Map<string, number>()
@@ -61,6 +63,26 @@ export class PreviousIndex {
     return row < 0 ? -1 : this.c.kinds[row]! & KIND_MASK
   }
 
+  /**
+   * Whether directory `dir`'s entries are still its rows: its stat matches, the stat was
+   * not too recent to vouch for them, and it holds nothing that makes it listed every time.
+   */
+  listStillHolds(dir: number, st: Stats): boolean {
+    if ((this.c.dirFlags[dir]! & (ALWAYS_LIST | DIR_RACY)) !== 0) return false
+    return this.sameDirStat(dir, st)
+  }
+
+  private sameDirStat(dir: number, st: Stats): boolean {
+    const s = this.c.dirStats
+    const at = dir * DIR_STAT_FIELDS
+    return s[at] === st.mtimeMs && s[at + 1] === st.ctimeMs && s[at + 2] === st.ino
+  }
+
+  /** Whether directory `dir` was saved with this stat and these flags (else the index is due to be saved again). */
+  dirRecordIs(dir: number, st: Stats, flags: number): boolean {
+    return this.c.dirFlags[dir] === flags && this.sameDirStat(dir, st)
+  }
+
   /** Whether `row` vouches for a file of kind `kind` with stat `st`. */
   vouchesFor(row: number, kind: number, st: Stats): boolean {
     const k = this.c.kinds[row]!
@@ -71,8 +93,19 @@ export class PreviousIndex {
   }
 }
 
+/**
+ * The flags a directory is saved with: whether it must be listed every time, and whether
+ * its stat is too recent to vouch for its list (a change in the same clock tick as the
+ * listing would leave the stat as it is).
+ */
+export function dirFlags(st: Stats, alwaysList: boolean, scanStartMs: number): number {
+  const recent = scanStartMs - RACY_WINDOW_MS
+  return (alwaysList ? ALWAYS_LIST : 0) | (st.mtimeMs >= recent || st.ctimeMs >= recent ? DIR_RACY : 0)
+}
+
 function emptyColumns(workspace: string): IndexColumns {
-  return { workspace, rows: 0, names: [], targets: [], kinds: new Uint8Array(0), stats: new Float64Array(0), digests: new Uint8Array(0), dirPaths: [], dirRows: new Uint32Array(0), dirTrees: new Uint8Array(0) }
+  const none = { dirStats: new Float64Array(0), dirFlags: new Uint8Array(0), rulesKey: new Uint8Array(DIGEST_BYTES) }
+  return { workspace, rows: 0, names: [], targets: [], kinds: new Uint8Array(0), stats: new Float64Array(0), digests: new Uint8Array(0), dirPaths: [], dirRows: new Uint32Array(0), dirTrees: new Uint8Array(0), ...none }
 }
 
 /** The index a scan builds, row by row, to save when the scan wrote a snapshot. */
@@ -86,6 +119,9 @@ export class NextIndex {
   private readonly dirPaths: string[] = []
   private readonly dirRows: number[] = []
   private dirTrees: Buffer
+  private readonly dirStats: number[] = []
+  private readonly dirFlags: number[] = []
+  private rulesKey: Uint8Array = new Uint8Array(DIGEST_BYTES)
 
   constructor(
     private readonly workspace: string,
@@ -169,12 +205,24 @@ export class NextIndex {
     return `sha256:${this.digests.toString('hex', row * DIGEST_BYTES, (row + 1) * DIGEST_BYTES)}`
   }
 
-  addDir(path: string, first: number, count: number): number {
+  /** A directory's rows, its stat taken before it was listed, and its flags (`dirFlags`). */
+  addDir(path: string, first: number, count: number, st: Stats, flags: number): number {
     const d = this.dirPaths.length
     if ((d + 1) * DIGEST_BYTES > this.dirTrees.length) this.dirTrees = grown(this.dirTrees, this.dirTrees.length * 2)
     this.dirPaths.push(path)
     this.dirRows.push(first, count)
+    this.dirStats.push(st.mtimeMs, st.ctimeMs, st.ino)
+    this.dirFlags.push(flags)
     return d
+  }
+
+  setRulesKey(key: Uint8Array): void {
+    this.rulesKey = key
+  }
+
+  /** Whether the ignore rules of this scan are those in force when `previous` was saved. */
+  sameRulesAs(previous: PreviousIndex): boolean {
+    return Buffer.compare(this.rulesKey, previous.c.rulesKey) === 0
   }
 
   dirFirst(dir: number): number {
@@ -210,6 +258,9 @@ export class NextIndex {
       dirPaths: this.dirPaths,
       dirRows: Uint32Array.from(this.dirRows),
       dirTrees: this.dirTrees,
+      dirStats: Float64Array.from(this.dirStats),
+      dirFlags: Uint8Array.from(this.dirFlags),
+      rulesKey: this.rulesKey,
     }
     atomicWriteSync(store.path('index'), encodeIndex(columns))
   }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -40,6 +41,8 @@ describe('the workspace index', () => {
       ['a file replaced by a directory of its name', () => fs.rm(join(dir, 'docs/readme.md')).then(() => write(dir, 'docs/readme.md/inner', 'i'))],
       ['a directory replaced by a symlink', () => fs.rm(join(dir, 'docs'), { recursive: true }).then(() => fs.symlink('src', join(dir, 'docs')))],
       ['an empty directory added', () => fs.mkdir(join(dir, 'empty/nested'), { recursive: true })],
+      ['an ignore rule leaving out a file of a directory that then stays as it is', () => write(dir, '.forkpointignore', '*.log\n').then(() => write(dir, 'src/deep/keep.log', 'kept'))],
+      ['the rule edited in place, letting that file back in', () => fs.writeFile(join(dir, '.forkpointignore'), '# nothing ignored\n')],
       ['an ignore rule for a nested file', () => write(dir, '.forkpointignore', 'new.ts\n')],
       ['the ignore rule dropped', () => fs.rm(join(dir, '.forkpointignore'))],
       ['an empty directory removed', () => fs.rm(join(dir, 'empty'), { recursive: true })],
@@ -68,6 +71,40 @@ describe('the workspace index', () => {
     const again = await snapshotWorkspace({ dir })
     expect(again).toMatchObject({ created: false, hashedFiles: 0, id: warm.id })
     expect((await fs.stat(store.path('index'))).ino).toBe(indexBefore.ino) // not rewritten
+  })
+
+  it('lists only the directories whose entries changed, and one changed in the last clock ticks once more', async () => {
+    const files: Record<string, string> = {}
+    for (let i = 0; i < 200; i++) files[`d${i % 10}/f${i}.txt`] = `file ${i}`
+    const { dir, store } = await storeWorkspace(files)
+    await settle()
+    expect(await snapshotWorkspace({ dir })).toMatchObject({ listedDirs: 11 })
+    await write(dir, 'd3/f3.txt', 'changed')
+    await settle()
+    expect(await snapshotWorkspace({ dir })).toMatchObject({ listedDirs: 0, hashedFiles: 1 })
+    await write(dir, 'd4/new.txt', 'new')
+    expect(await snapshotWorkspace({ dir })).toMatchObject({ listedDirs: 1, files: 201 })
+    expect((await snapshotWorkspace({ dir })).listedDirs).toBe(1) // listed just after a change: too recent to vouch for
+    await settle()
+    expect((await snapshotWorkspace({ dir })).listedDirs).toBe(1) // old enough now: listed once more, then trusted
+    const indexBefore = await fs.stat(store.path('index'))
+    expect(await snapshotWorkspace({ dir })).toMatchObject({ listedDirs: 0, hashedFiles: 0, created: false })
+    expect((await fs.stat(store.path('index'))).ino).toBe(indexBefore.ino) // nothing new to save
+  })
+
+  it('lists a directory with ignore-rule files or skipped entries every time, and follows --respect-gitignore', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a', 'sub/.gitignore': '*.tmp\n', 'sub/x.tmp': 'x', 'sub/deeper/y.tmp': 'y', 'pipes/keep.txt': 'k' })
+    execFileSync('mkfifo', [join(dir, 'pipes', 'fifo')])
+    await settle()
+    const cold = await snapshotWorkspace({ dir, respectGitignore: true })
+    expect(cold.skipped).toEqual(['pipes/fifo'])
+    await settle()
+    const warm = await snapshotWorkspace({ dir, respectGitignore: true })
+    expect(warm).toMatchObject({ listedDirs: 2, skipped: ['pipes/fifo'], tree: cold.tree }) // sub and pipes
+    const plain = await snapshotWorkspace({ dir })
+    expect(plain.tree).toBe(await coldTree(dir, store))
+    expect(plain.tree).not.toBe(cold.tree) // the *.tmp files are back
+    expect((await snapshotWorkspace({ dir, respectGitignore: true })).tree).toBe(cold.tree)
   })
 
   it('does not vouch for a file written just before the scan (racily clean)', async () => {
