@@ -63,7 +63,9 @@ export function report(name: string, title: string, rows: Row[], extra: Record<s
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results', `${name}.json`)
   mkdirSync(dirname(out), { recursive: true })
   const loadAverage = loadavg().map((l) => Number(l.toFixed(2)))
-  console.log(`load average at the end: ${loadAverage.join(', ')}`)
-  writeFileSync(out, `${JSON.stringify({ name, title, date: new Date().toISOString(), node: process.version, loadAverage, rows, ...extra }, null, 2)}\n`)
+  // bin/forkpoint starts Node without it; a Node started with it parses the whole CA bundle first
+  const nodeExtraCaCerts = process.env['NODE_EXTRA_CA_CERTS'] ? 'set' : 'unset'
+  console.log(`load average at the end: ${loadAverage.join(', ')}; NODE_EXTRA_CA_CERTS ${nodeExtraCaCerts}`)
+  writeFileSync(out, `${JSON.stringify({ name, title, date: new Date().toISOString(), node: process.version, loadAverage, nodeExtraCaCerts, rows, ...extra }, null, 2)}\n`)
   console.log(`wrote ${out}`)
 }

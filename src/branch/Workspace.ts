@@ -6,6 +6,7 @@ import { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { recoverCheckout } from '../world/checkoutJournal.js'
 import { scanWorkspace } from '../world/scanWorkspace.js'
+import { withWorkspaceLock } from '../world/workspaceLock.js'
 import { type Base, advanceBase } from './advanceBase.js'
 import { Branch, type BranchOptions } from './Branch.js'
 import { pruneBaseViews } from './baseView.js'
@@ -58,16 +59,20 @@ export class Workspace {
     return ws
   }
 
-  /** Scan the workspace again (only changed files are read), so new branches see it as it is now. */
+  /**
+   * Scan the workspace again (only changed files are read), so new branches see it as it
+   * is now; under the workspace lock, so never half of a commit into it.
+   */
   async refresh(): Promise<Digest> {
-    const generation = await readGeneration(this.store, null)
-    const scan = await withWriteLock(this.store, async () => {
-      const scan = await scanWorkspace({ store: this.store, dir: this.dir, write: true, respectGitignore: this.options.respectGitignore })
-      await scan.persist()
-      return scan
-    })
-    this.#base = { tree: scan.tree, generation }
-    return scan.tree
+    this.#base = await withWriteLock(this.store, () =>
+      withWorkspaceLock(this.store, async () => {
+        const generation = await readGeneration(this.store, null)
+        const scan = await scanWorkspace({ store: this.store, dir: this.dir, write: true, respectGitignore: this.options.respectGitignore })
+        await scan.persist()
+        return { tree: scan.tree, generation }
+      }),
+    )
+    return this.#base.tree
   }
 
   /**
@@ -89,7 +94,7 @@ export class Workspace {
   /** Catch up with the commits since the last base by their records, or rescan. */
   async #rebase(generation: number): Promise<Digest> {
     const from = this.#base
-    const advanced = from && generation > from.generation ? await advanceBase({ store: this.store, workspace: this.dir, from, generation, respectGitignore: this.options.respectGitignore }) : null
+    const advanced = from && generation > from.generation ? await advanceBase({ store: this.store, workspace: this.dir, from, respectGitignore: this.options.respectGitignore }) : null
     if (advanced === null) return this.refresh()
     this.#base = advanced
     return advanced.tree

@@ -187,4 +187,29 @@ describe('the workspace lock', () => {
     await commit
     expect(await fs.readFile(join(ws.dir, 'a.txt'), 'utf8')).toBe('from the branch')
   })
+
+  it("makes a workspace's refresh, and a new branch's base after another process's commit, wait for it", async () => {
+    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' }))
+    await ws.branch('first').then((b) => b.abort()) // the base exists: the next branch after a commit advances it
+    const other = await Workspace.open(ws.dir)
+    const b = await other.branch('elsewhere')
+    await fs.writeFile(join(b.path, 'b.txt'), 'committed elsewhere')
+    await b.commit()
+    const lock = await workspaceLock(ws.store)
+    let done = 0
+    const third = await Workspace.open(ws.dir)
+    const refreshed = third.refresh().then(() => done++)
+    const branched = ws.branch('after').then((br) => ((done += 1), br))
+    await new Promise((r) => setTimeout(r, 300))
+    expect(done).toBe(0)
+    await fs.writeFile(join(ws.dir, 'a.txt'), 'written under the lock') // the step both must see whole
+    await lock.release()
+    await refreshed
+    const fresh = await third.branch('fresh')
+    expect(await fs.readFile(join(fresh.path, 'a.txt'), 'utf8')).toBe('written under the lock')
+    const after = await branched // advanced by the commit's paths only: a direct edit waits for a refresh
+    expect(await fs.readFile(join(after.path, 'b.txt'), 'utf8')).toBe('committed elsewhere')
+    expect(await fs.readFile(join(after.path, 'a.txt'), 'utf8')).toBe('a')
+    await Promise.all([fresh.abort(), after.abort()])
+  })
 })

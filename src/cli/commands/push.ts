@@ -30,7 +30,7 @@ export function registerPush(program: Command): void {
       emit(flags, result, (r) =>
         [
           `pushed ${short(r.id)} to ${r.remote}:${r.tag}${r.signed ? ' (signed)' : ''}`,
-          `  ${r.sentObjects} of ${r.objects} objects sent, ${formatBytes(r.sentBytes)} of ${formatBytes(r.totalBytes)}`,
+          `  ${r.sentObjects} of ${r.objects} objects sent: ${formatBytes(r.sentBytes)} with the manifests, for an image of ${formatBytes(r.totalBytes)}`,
           `  manifest ${r.manifest}`,
         ].join('\n'),
       )
