@@ -4,7 +4,7 @@ import { StoreCorruptError } from '../errors/index.js'
 import { readTextOrNull } from '../util/fsx.js'
 import type { Digest } from './digest.js'
 import { gcRoots } from './gcRoots.js'
-import { listObjects, walkGraph } from './objectGraph.js'
+import { listShards, walkGraph } from './objectGraph.js'
 import type { Store } from './Store.js'
 import { withGcLock } from './storeLock.js'
 
@@ -43,7 +43,8 @@ export async function gc({ store, dryRun = false }: { store: Store; dryRun?: boo
     }
     const removed: Digest[] = []
     let freedBytes = 0
-    for (const digest of await listObjects(store)) {
+    const { objects, temps } = await listShards(store)
+    for (const digest of objects) {
       if (reachable.has(digest)) continue
       const path = store.objectPath(digest)
       const st = await fs.stat(path).catch(() => null)
@@ -54,7 +55,7 @@ export async function gc({ store, dryRun = false }: { store: Store; dryRun?: boo
     }
     if (!dryRun) {
       await removeStaleTemps(store)
-      await removeStaleObjectTemps(store)
+      await removeStale(temps)
       if (removed.length > 0) await fs.rm(store.path('index'), { force: true })
     }
     return { kept: reachable.size, removed, freedBytes }
@@ -72,14 +73,10 @@ async function removeStaleTemps(store: Store): Promise<void> {
 }
 
 /** An object is written as a dot-file in its shard, then renamed: a crash can leave one. */
-async function removeStaleObjectTemps(store: Store): Promise<void> {
-  const base = store.path('objects', 'sha256')
-  for (const shard of await fs.readdir(base).catch(() => [] as string[])) {
-    for (const name of await fs.readdir(`${base}/${shard}`).catch(() => [] as string[])) {
-      if (!name.startsWith('.')) continue
-      const st = await fs.stat(`${base}/${shard}/${name}`).catch(() => null)
-      if (st && Date.now() - st.mtimeMs > STALE_TEMP_MS) await fs.rm(`${base}/${shard}/${name}`, { force: true })
-    }
+async function removeStale(objectTemps: string[]): Promise<void> {
+  for (const path of objectTemps) {
+    const st = await fs.stat(path).catch(() => null)
+    if (st && Date.now() - st.mtimeMs > STALE_TEMP_MS) await fs.rm(path, { force: true })
   }
 }
 

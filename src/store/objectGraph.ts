@@ -91,14 +91,21 @@ export async function walkGraph(store: Store, roots: Iterable<Digest>, { hashedC
 
 /** Every object file in the store, by digest. */
 export async function listObjects(store: Store): Promise<Digest[]> {
+  return (await listShards(store)).objects
+}
+
+/** One pass over the object shards: the objects, and the dot-files writers leave there while they write (paths). */
+export async function listShards(store: Store): Promise<{ objects: Digest[]; temps: string[] }> {
   const base = store.path('objects', 'sha256')
-  const out: Digest[] = []
+  const objects: Digest[] = []
+  const temps: string[] = []
   for (const shard of await fs.readdir(base).catch(() => [] as string[])) {
     if (!/^[0-9a-f]{2}$/.test(shard)) continue
-    for (const rest of await fs.readdir(`${base}/${shard}`)) {
-      const digest = `sha256:${shard}${rest}`
-      if (isDigest(digest)) out.push(digest)
+    for (const name of await fs.readdir(`${base}/${shard}`)) {
+      const digest = `sha256:${shard}${name}`
+      if (isDigest(digest)) objects.push(digest)
+      else if (name.startsWith('.')) temps.push(`${base}/${shard}/${name}`)
     }
   }
-  return out
+  return { objects, temps }
 }

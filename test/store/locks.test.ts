@@ -35,6 +35,32 @@ describe('locks', () => {
     expect((err as LockTimeoutError).message).toContain(`held by pid ${process.pid}`)
   })
 
+  it("callers of one process take a lock in turn, each as soon as the one before releases it; one that waits on its own caller times out", async () => {
+    const store = await Store.init(tempDir())
+    const path = store.path('locks', 'queue.lock')
+    const order: number[] = []
+    const handedOver: number[] = []
+    let releasedAt = 0
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const lock = await acquireLock(path)
+        if (releasedAt) handedOver.push(Date.now() - releasedAt)
+        order.push(i)
+        await new Promise((r) => setTimeout(r, 5))
+        releasedAt = Date.now()
+        await lock.release()
+      }),
+    )
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+    expect(Math.max(...handedOver)).toBeLessThan(50) // no polling backoff between them
+
+    const held = await acquireLock(path)
+    await expect(acquireLock(path, { timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError)
+    await held.release()
+    const again = await acquireLock(path, { timeoutMs: 200 }) // the timed-out caller left the queue
+    await again.release()
+  })
+
   it('a running gc holds writers off until it is done; a writer times out if it waits too long', async () => {
     const store = await Store.init(tempDir())
     const order: string[] = []
