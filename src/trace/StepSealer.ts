@@ -30,9 +30,9 @@ export class StepSealer {
   sealError(err: unknown): StepError | string {
     const e = err instanceof Error ? err : new Error(String(err))
     const code = (e as { code?: unknown }).code
-    const recorded: StepError = { name: this.redactor.redactText(e.name), message: this.redactor.redactText(e.message) }
+    const recorded: StepError = { name: e.name, message: e.message }
     if (typeof code === 'string') recorded.code = code
-    const clear = this.redactor.redact(recorded) as unknown as StepError
+    const clear = this.redactor.redact(recorded) as unknown as StepError // secrets out of its text, as of any payload
     return this.cipher ? this.cipher.seal(clear as unknown as JsonValue, 'error') : clear
   }
 

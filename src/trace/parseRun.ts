@@ -12,6 +12,15 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
+/** The JSON of a run artifact's bytes (RunArtifactError, exit 5, when they are not JSON). */
+export function parseRunJson(source: Buffer | string, where = 'run artifact'): unknown {
+  try {
+    return JSON.parse(source.toString())
+  } catch (err) {
+    throw new RunArtifactError(`${where} is not valid JSON (${(err as Error).message}); re-export it with 'forkpoint runs export'`, { where })
+  }
+}
+
 /**
  * Parse and check a run artifact (`*.run.json` bytes or a parsed object), migrating
  * older schema versions. Unknown fields are kept. Missing step hashes are computed;
@@ -20,15 +29,8 @@ function isObj(v: unknown): v is Obj {
  * diffs by what it says. Throws RunArtifactError (exit 5) naming the first problem.
  */
 export function parseRun(source: Buffer | string | unknown, where = 'run artifact', { verifyHashes = false }: { verifyHashes?: boolean } = {}): Run {
-  let raw: unknown = source
   const owned = typeof source === 'string' || Buffer.isBuffer(source)
-  if (owned) {
-    try {
-      raw = JSON.parse(source.toString())
-    } catch (err) {
-      throw new RunArtifactError(`${where} is not valid JSON (${(err as Error).message}); re-export it with 'forkpoint runs export'`, { where })
-    }
-  }
+  const raw = owned ? parseRunJson(source, where) : source
   const fail = (what: string): never => {
     throw new RunArtifactError(`${where} is not a valid run: ${what}`, { where, problem: what })
   }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { RunNotFoundError } from '../errors/index.js'
-import { parseRun } from './parseRun.js'
+import { parseRun, parseRunJson } from './parseRun.js'
 import { RUN_SCHEMA_VERSION } from './Run.js'
 
 export interface ArtifactReport {
@@ -24,20 +24,14 @@ export function validateArtifact({ artifact, cwd = process.cwd() }: { artifact: 
   } catch {
     throw new RunNotFoundError(`no run artifact at ${path}`, { path })
   }
-  const raw = (() => {
-    try {
-      return JSON.parse(bytes.toString()) as { schemaVersion?: unknown }
-    } catch {
-      return null
-    }
-  })()
-  const run = parseRun(bytes, path, { verifyHashes: true })
-  const written = typeof raw?.schemaVersion === 'number' ? raw.schemaVersion : RUN_SCHEMA_VERSION
+  const raw = parseRunJson(bytes, path)
+  const written = (raw as { schemaVersion?: unknown } | null)?.schemaVersion
+  const run = parseRun(raw, path, { verifyHashes: true })
   return {
     artifact: path,
     runId: run.runId,
     schemaVersion: run.schemaVersion,
-    migratedFrom: written !== RUN_SCHEMA_VERSION ? written : null,
+    migratedFrom: typeof written === 'number' && written !== RUN_SCHEMA_VERSION ? written : null,
     steps: run.steps.length,
     redaction: run.redaction,
     replayable: run.redaction !== 'content',
