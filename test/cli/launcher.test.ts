@@ -41,6 +41,14 @@ describe('bin/forkpoint', () => {
     expect(failed.code).toBe(plain.code)
     expect(failed.code).not.toBe(0)
     expect(failed.stderr.replace(/.*Ignoring extra certs.*\n/, '')).toBe(plain.stderr)
+
+    // recording through the proxy forwards requests from this process; recording in-process does not
+    const proxied = await runCli(['run', '--record', '--proxy', '--', 'sh', '-c', 'true'], { cwd: ws, env: withCerts })
+    expect(proxied.code, proxied.stderr).toBe(0)
+    expect(proxied.stderr.split(LOADED)).toHaveLength(2)
+    const inProcess = await runCli(['run', '--record', '--', 'sh', '-c', 'true'], { cwd: ws, env: withCerts })
+    expect(inProcess.code, inProcess.stderr).toBe(0)
+    expect(inProcess.stderr).not.toContain(LOADED)
   })
 
   it('works through a symlink, as npm installs it', async () => {
