@@ -40,18 +40,21 @@ export function needsExtraCaCerts(): void {
 
 /**
  * Run this process's command line again, from the directory it started in, in a Node
- * that loads NODE_EXTRA_CA_CERTS (restored in the environment it inherits). Signals that
- * stop a command are passed on; resolves with the exit status to leave with.
+ * that loads NODE_EXTRA_CA_CERTS (restored in the environment it inherits); resolves
+ * with the exit status to leave with. SIGTERM and SIGHUP, sent to this process, are
+ * passed on; SIGINT and SIGQUIT are ignored while the command runs, as system(3) does:
+ * the terminal sends them to the whole process group, the command included.
  */
 export function rerunWithExtraCaCerts(): Promise<number> {
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { cwd: deferred?.cwd, stdio: 'inherit' })
   const forward = (signal: NodeJS.Signals) => child.kill(signal)
-  const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
-  for (const signal of forwarded) process.on(signal, forward)
+  const ignore = () => undefined
+  const handlers = [...(['SIGTERM', 'SIGHUP'] as const).map((s) => [s, forward] as const), ...(['SIGINT', 'SIGQUIT'] as const).map((s) => [s, ignore] as const)]
+  for (const [signal, handler] of handlers) process.on(signal, handler)
   return new Promise((resolve, reject) => {
     child.once('error', reject)
     child.once('exit', (code, signal) => {
-      for (const s of forwarded) process.off(s, forward)
+      for (const [s, handler] of handlers) process.off(s, handler)
       resolve(code ?? 128 + (signal ? constants.signals[signal] : 0))
     })
   })

@@ -3,14 +3,15 @@
  * dist/cli/main.cjs, through V8's code cache, so that a command does not parse and
  * compile the bundle's 600 KB of JavaScript again each time it starts. Node >= 22.1 keeps
  * such a cache itself (`module.enableCompileCache`); on Node 20 the bundle is compiled
- * here with the cached data of an earlier start, which V8 checks against the source, its
- * own version and flags and rejects when they differ. The cache is written when there was
- * none or it was rejected, under $XDG_CACHE_HOME/forkpoint (default ~/.cache); a cache
- * that cannot be read or written only costs the compile.
+ * here with the cached data of an earlier start. V8 checks that data against its own
+ * version and flags but only the source's length, so the cache file also records which
+ * bundle it was made from (size, mtime, inode: a rebuild or an upgrade is a new one). It
+ * is written when there was none or it did not fit, under $XDG_CACHE_HOME/forkpoint
+ * (default ~/.cache); a cache that cannot be read or written only costs the compile.
  *
  * Bundled on its own (CommonJS, Node's built-ins only) so that it stays small.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import Module, { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -29,11 +30,12 @@ if (nodeCache) {
 function runWithCodeCache(file: string): void {
   const source = readFileSync(file, 'utf8')
   const cacheFile = cachePath(file)
-  const cachedData = cacheFile ? readOrUndefined(cacheFile) : undefined
+  const made = bundleIdentity(file)
+  const cachedData = cacheFile ? readCache(cacheFile, made) : undefined
   const script = new Script(Module.wrap(source), { filename: file, ...(cachedData ? { cachedData } : {}) })
   if (cacheFile && (!cachedData || script.cachedDataRejected)) {
     // at exit, so the cache holds the functions this command compiled, not only the top level
-    process.once('exit', () => writeCache(cacheFile, () => script.createCachedData()))
+    process.once('exit', () => writeCache(cacheFile, made, () => script.createCachedData()))
   }
   const wrapper = script.runInThisContext() as (exports: object, require: NodeRequire, module: object, filename: string, dirname: string) => void
   const module = { exports: {} }
@@ -58,19 +60,30 @@ function fnv1a(text: string): string {
   return hash.toString(16).padStart(8, '0')
 }
 
-function readOrUndefined(path: string): Buffer | undefined {
+/** Which build of the bundle this is: a line at the head of its cache file. */
+function bundleIdentity(file: string): string {
+  const st = statSync(file)
+  return `${st.size} ${st.mtimeMs} ${st.ino}\n`
+}
+
+/** The cached data, when the file holds some made from this very bundle. */
+function readCache(path: string, made: string): Buffer | undefined {
+  let bytes: Buffer
   try {
-    return readFileSync(path)
+    bytes = readFileSync(path)
   } catch {
     return undefined
   }
+  const head = Buffer.from(made)
+  return bytes.subarray(0, head.length).equals(head) ? bytes.subarray(head.length) : undefined
 }
 
-function writeCache(path: string, data: () => Buffer): void {
+function writeCache(path: string, made: string, data: () => Buffer): void {
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
-    const temp = `${path}.${process.pid}.tmp`
-    writeFileSync(temp, data(), { mode: 0o600 })
+    // pids repeat across PID namespaces sharing a home directory (sandboxes): a random part too
+    const temp = `${path}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`
+    writeFileSync(temp, Buffer.concat([Buffer.from(made), data()]), { mode: 0o600 })
     renameSync(temp, path)
   } catch {
     // a read-only or full cache directory: the next start compiles again

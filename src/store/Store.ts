@@ -172,7 +172,9 @@ export class Store {
       return
     }
     // all at once: the file system's journal commits concurrent fsyncs together
-    await Promise.all([...written, ...new Set(written.map((p) => dirname(p)))].map(fsyncPath))
+    const results = await Promise.allSettled([...written, ...new Set(written.map((p) => dirname(p)))].map(fsyncPath))
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failed) throw failed.reason
   }
 }
 

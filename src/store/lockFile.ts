@@ -65,6 +65,8 @@ export async function breakIfStale(path: string): Promise<boolean> {
   return true
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 /** Per lock path, the end of this process's queue for it. */
 const queues = new Map<string, Promise<void>>()
 
@@ -98,7 +100,11 @@ async function waitForTurn(path: string, deadline: number, what: string): Promis
     if (queues.get(path) === tail) queues.delete(path)
   }
   let timer: NodeJS.Timeout | undefined
-  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()))))
+  // setTimeout fires at once beyond 2^31-1 ms: a longer (or infinite) wait has no timer
+  const wait = deadline - Date.now()
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    if (wait <= MAX_TIMER_MS) timer = setTimeout(() => resolve('timeout'), Math.max(0, wait))
+  })
   const outcome = await Promise.race([previous, timedOut]).finally(() => clearTimeout(timer))
   if (outcome === 'timeout') {
     end()

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { lstatSync, readdirSync, readlinkSync } from 'node:fs'
+import { lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { type Digest, sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
@@ -128,7 +128,8 @@ class Walk {
 
   /** Scan one directory (its rows stay contiguous: subdirectories are entered after). `outer`: the parent's ignore rules. */
   dir(abs: string, rel: string, outer: IgnoreRules): number {
-    const st = lstatSync(abs) // before listing: a change made while it is listed leaves the next scan a different stat
+    // Before listing: a change made while it is listed leaves the next scan a different stat. The root may be a symlink: what it lists is its target's.
+    const st = rel === '' ? statSync(abs) : lstatSync(abs)
     const before = this.previous.dir(rel)
     const entries = !this.listAll && before >= 0 && this.previous.listStillHolds(before, st) ? this.entriesFromIndex(before) : this.list(abs)
     const rules = outer.enter(abs, rel, (file) => entries.some((e) => e.name === file && e.kind === FILE_ROW))

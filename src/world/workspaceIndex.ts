@@ -7,6 +7,18 @@ import { ALWAYS_LIST, CHUNKED, DIGEST_BYTES, DIR_RACY, DIR_STAT_FIELDS, type Ind
 
 /** A few coarse-clock ticks (one tick is at most 10 ms at HZ=100). */
 const RACY_WINDOW_MS = 50
+/** File systems that keep whole seconds (FAT keeps 2 s steps, HFS+ and ext3 1 s). */
+const COARSE_RACY_WINDOW_MS = 2000
+
+/**
+ * Whether times this close to the scan's start could hide a change made in the same
+ * clock tick as the scan looked (it would leave them as they are). Whole-second times
+ * mean a file system with one-second (or two-second) ticks: a wider window.
+ */
+export function tooRecent(mtimeMs: number, ctimeMs: number, scanStartMs: number): boolean {
+  const window = mtimeMs % 1000 === 0 && ctimeMs % 1000 === 0 ? COARSE_RACY_WINDOW_MS : RACY_WINDOW_MS
+  return mtimeMs >= scanStartMs - window || ctimeMs >= scanStartMs - window
+}
 
 /**
  * The index the last write scan left (`index` in the store): per entry of every
@@ -99,8 +111,7 @@ export class PreviousIndex {
  * listing would leave the stat as it is).
  */
 export function dirFlags(st: Stats, alwaysList: boolean, scanStartMs: number): number {
-  const recent = scanStartMs - RACY_WINDOW_MS
-  return (alwaysList ? ALWAYS_LIST : 0) | (st.mtimeMs >= recent || st.ctimeMs >= recent ? DIR_RACY : 0)
+  return (alwaysList ? ALWAYS_LIST : 0) | (tooRecent(st.mtimeMs, st.ctimeMs, scanStartMs) ? DIR_RACY : 0)
 }
 
 function emptyColumns(workspace: string): IndexColumns {
@@ -195,8 +206,7 @@ export class NextIndex {
 
   private settle(row: number, chunked: boolean, size: number, scanStartMs: number): void {
     const at = row * STAT_FIELDS
-    const recent = scanStartMs - RACY_WINDOW_MS
-    const untrusted = this.stats[at]! !== size || this.stats[at + 1]! >= recent || this.stats[at + 2]! >= recent
+    const untrusted = this.stats[at]! !== size || tooRecent(this.stats[at + 1]!, this.stats[at + 2]!, scanStartMs)
     this.stats[at] = size
     this.kinds[row]! |= (chunked ? CHUNKED : 0) | (untrusted ? RACY : 0)
   }

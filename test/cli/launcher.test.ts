@@ -1,4 +1,5 @@
-import { existsSync, promises as fs, readdirSync, symlinkSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { cpSync, existsSync, promises as fs, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import Module from 'node:module'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -9,6 +10,7 @@ import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 const CERTS = '/nonexistent/forkpoint-test-ca.pem'
 const LOADED = `Ignoring extra certs from \`${CERTS}\``
 const withCerts = { NODE_EXTRA_CA_CERTS: CERTS }
+const BUNDLE_DIR = join(CLI, '..', '..', 'dist', 'cli')
 
 describe('bin/forkpoint', () => {
   it('starts local commands without loading NODE_EXTRA_CA_CERTS, and gives it back to the processes they start', async () => {
@@ -49,15 +51,41 @@ describe('bin/forkpoint', () => {
     const inProcess = await runCli(['run', '--record', '--', 'sh', '-c', 'true'], { cwd: ws, env: withCerts })
     expect(inProcess.code, inProcess.stderr).toBe(0)
     expect(inProcess.stderr).not.toContain(LOADED)
+    const forked = await runCli(['replay', '--live-from', '0', 'latest', '--', 'sh', '-c', 'true'], { cwd: ws, env: withCerts })
+    expect(forked.code, forked.stderr).toBe(0)
+    expect(forked.stderr.split(LOADED)).toHaveLength(2)
   })
 
-  it('works through a symlink, as npm installs it', async () => {
-    const bin = join(tempDir('bin'), 'forkpoint')
-    symlinkSync(CLI, bin)
-    const { spawnSync } = await import('node:child_process')
-    const r = spawnSync(bin, ['--version'], { encoding: 'utf8' })
-    expect(r.status, r.stderr).toBe(0)
-    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+  it('works through chains of relative and absolute symlinks, as npm installs it, where readlink has no -f', async () => {
+    const dir = tempDir('bin')
+    symlinkSync(CLI, join(dir, 'absolute'))
+    mkdirSync(join(dir, '.bin'))
+    symlinkSync('../absolute', join(dir, '.bin', 'forkpoint'))
+    // a readlink without -f (older macOS and BSDs)
+    writeFileSync(join(dir, 'readlink'), '#!/bin/sh\ncase "$1" in -f) exit 1;; esac\nexec /usr/bin/readlink "$@"\n', { mode: 0o755 })
+    const env = { PATH: `${dir}:${process.env['PATH']}` }
+    for (const bin of [join(dir, '.bin', 'forkpoint'), 'forkpoint']) {
+      const r = spawnSync(bin, ['--version'], { encoding: 'utf8', cwd: dir, env: { ...env, PATH: `${dir}/.bin:${env.PATH}` } })
+      expect(r.status, r.stderr).toBe(0)
+      expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+    }
+  })
+
+  it('does not run a cache made from another build of the bundle, even one of the same length', () => {
+    const pkg = tempDir('pkg')
+    cpSync(join(CLI, '..'), join(pkg, 'bin'), { recursive: true })
+    cpSync(join(BUNDLE_DIR, 'start.cjs'), join(pkg, 'dist', 'cli', 'start.cjs'))
+    cpSync(join(BUNDLE_DIR, 'main.cjs'), join(pkg, 'dist', 'cli', 'main.cjs'))
+    symlinkSync(join(BUNDLE_DIR, '..', '..', 'node_modules'), join(pkg, 'node_modules'))
+    const env = { PATH: process.env['PATH'], XDG_CACHE_HOME: tempDir('cache') } // no npm_package_version: the bundle's own
+    const version = () => spawnSync(join(pkg, 'bin', 'forkpoint'), ['--version'], { encoding: 'utf8', env }).stdout.trim()
+    expect(version()).toBe('0.1.0')
+    expect(version()).toBe('0.1.0') // from the cache
+    const main = join(pkg, 'dist', 'cli', 'main.cjs')
+    const source = readFileSync(main, 'utf8')
+    expect(source).toContain('"0.1.0"')
+    writeFileSync(main, source.replace('"0.1.0"', '"0.9.0"'))
+    expect(version()).toBe('0.9.0')
   })
 
   it('keeps a compile cache in $XDG_CACHE_HOME, and starts right from a garbled or unwritable one', async () => {

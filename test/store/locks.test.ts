@@ -58,7 +58,10 @@ describe('locks', () => {
     await expect(acquireLock(path, { timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError)
     await held.release()
     const again = await acquireLock(path, { timeoutMs: 200 }) // the timed-out caller left the queue
+    const patient = acquireLock(path, { timeoutMs: Number.POSITIVE_INFINITY }) // no timer: it waits as long as it takes
+    await new Promise((r) => setTimeout(r, 100))
     await again.release()
+    await (await patient).release()
   })
 
   it('a running gc holds writers off until it is done; a writer times out if it waits too long', async () => {

@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type Store, Workspace, checkout, scanWorkspace, snapshotWorkspace, workspaceLock } from '../../src/index.js'
+import { tooRecent } from '../../src/world/workspaceIndex.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { dirState, storeWorkspace } from '../helpers/workspace.js'
 
@@ -105,6 +106,26 @@ describe('the workspace index', () => {
     expect(plain.tree).toBe(await coldTree(dir, store))
     expect(plain.tree).not.toBe(cold.tree) // the *.tmp files are back
     expect((await snapshotWorkspace({ dir, respectGitignore: true })).tree).toBe(cold.tree)
+  })
+
+  it('follows a workspace root given as a symlink: what it lists is its target', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a' })
+    const link = join(tempDir('link'), 'ws')
+    await fs.symlink(dir, link)
+    await settle()
+    await snapshotWorkspace({ dir: link })
+    await snapshotWorkspace({ dir: link })
+    await write(dir, 'b.txt', 'b')
+    await settle()
+    expect(await snapshotWorkspace({ dir: link })).toMatchObject({ files: 2, listedDirs: 1 })
+  })
+
+  it('widens the racy window for whole-second times (file systems with one- or two-second ticks)', () => {
+    const start = 1_800_000_000_500
+    expect(tooRecent(start - 1000.25, start - 1000.25, start)).toBe(false) // 1 s old, fine-grained clock
+    expect(tooRecent(start - 500, start - 500, start)).toBe(true) // 1 s old, but whole seconds
+    expect(tooRecent(start - 2500, start - 2500, start)).toBe(false)
+    expect(tooRecent(start - 20.5, start - 5000.5, start)).toBe(true)
   })
 
   it('does not vouch for a file written just before the scan (racily clean)', async () => {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
+import { needsExtraCaCerts } from '../extraCaCerts.js'
 import { emit } from '../output.js'
 
 export function registerReplay(program: Command): void {
@@ -8,6 +9,8 @@ export function registerReplay(program: Command): void {
     .argument('<run>', 'run id, unique prefix, latest, or a *.run.json file')
     .argument('[command...]', 'the agent command after -- (default: the recorded one)')
     .option('--live-from <step>', 'serve steps before STEP from the recording, run the rest live and record a new run', (v) => Number.parseInt(v, 10))
+    // live steps of a run recorded through the proxy go out through it, from this process
+    .hook('preAction', (cmd) => (cmd.opts<{ liveFrom?: number }>().liveFrom !== undefined ? needsExtraCaCerts() : undefined))
     .action(async (spec: string, command: string[], opts: { liveFrom?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { loadRun } = await import('../../trace/loadRun.js')
