@@ -1,5 +1,5 @@
 import { MalformedObjectError, UnsafePathError } from '../errors/index.js'
-import { type Digest, isDigest } from '../store/digest.js'
+import { type Digest, isDigest, sha256 } from '../store/digest.js'
 
 export const FILE_MODE = 0o644
 export const EXEC_MODE = 0o755
@@ -31,6 +31,27 @@ export interface Chunks {
 
 export function makeTree(entries: TreeEntry[]): Tree {
   return { kind: 'tree', schemaVersion: 1, entries: [...entries].sort(byName) }
+}
+
+/** A tree of `entries` with its canonical bytes and their digest, ready to store. */
+export function treeObject(entries: TreeEntry[]): { tree: Tree; bytes: Buffer; digest: Digest } {
+  const tree = makeTree(entries)
+  const bytes = treeBytes(tree)
+  return { tree, bytes, digest: sha256(bytes) }
+}
+
+/** A file's entry: its content a blob, or a `chunks` object when `chunked`. */
+export function fileEntry(name: string, executable: boolean, size: number, content: Digest, chunked: boolean): FileEntry {
+  const mode = executable ? EXEC_MODE : FILE_MODE
+  return chunked ? { name, type: 'file', mode, size, chunks: content } : { name, type: 'file', mode, size, blob: content }
+}
+
+export function symlinkEntry(name: string, target: string): SymlinkEntry {
+  return { name, type: 'symlink', mode: SYMLINK_MODE, size: Buffer.byteLength(target), target }
+}
+
+export function dirEntry(name: string, tree: Digest): DirEntry {
+  return { name, type: 'dir', mode: DIR_MODE, size: 0, tree }
 }
 
 export function byName(a: { name: string }, b: { name: string }): number {

@@ -1,8 +1,6 @@
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
-import { canonicalBytes } from '../util/canonicalJson.js'
-import { sha256 } from '../store/digest.js'
-import { type TreeEntry, makeTree } from './Tree.js'
+import { type TreeEntry, treeObject } from './Tree.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, zipEntries } from './treeSource.js'
 
 export type MergeResult = { type: 'merged'; tree: Digest } | { type: 'conflict'; paths: string[] }
@@ -49,8 +47,7 @@ async function merge(
       conflicts.push(path)
     }
   }
-  const bytes = canonicalBytes(makeTree(entries))
-  const digest = sha256(bytes)
+  const { bytes, digest } = treeObject(entries)
   pending.push({ digest, bytes })
   return digest
 }

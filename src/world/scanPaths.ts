@@ -1,10 +1,9 @@
 import { lstatSync, readdirSync, readlinkSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { type Digest, sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { storeFile } from './storeFile.js'
-import { DIR_MODE, EXEC_MODE, FILE_MODE, SYMLINK_MODE, type TreeEntry, makeTree, treeBytes } from './Tree.js'
+import { type TreeEntry, dirEntry, fileEntry, symlinkEntry, treeObject } from './Tree.js'
 
 export interface ScanPathsOptions {
   store: Store
@@ -29,10 +28,12 @@ export async function scanPaths({ store, dir, paths, respectGitignore = false }:
   const root = resolve(dir)
   const storeDir = resolve(store.root)
   const out = new Map<string, TreeEntry | null>()
+  const rulesOf = new Map<string, IgnoreRules | null>() // paths of one commit often share their directory
   for (const rel of paths) {
     const cut = rel.lastIndexOf('/')
     const [parent, name] = cut < 0 ? ['', rel] : [rel.slice(0, cut), rel.slice(cut + 1)]
-    const rules = rulesInside(root, parent, storeDir, respectGitignore)
+    if (!rulesOf.has(parent)) rulesOf.set(parent, rulesInside(root, parent, storeDir, respectGitignore))
+    const rules = rulesOf.get(parent)!
     const st = rules && lstatSync(`${root}/${rel}`, { throwIfNoEntry: false })
     out.set(rel, rules && st ? await entryOf(store, storeDir, `${root}/${rel}`, rel, name, st, rules) : null)
   }
@@ -50,21 +51,15 @@ async function entryOf(store: Store, storeDir: string, abs: string, rel: string,
       const entry = await entryOf(store, storeDir, `${abs}/${d.name}`, `${rel}/${d.name}`, d.name, d, inner)
       if (entry) entries.push(entry)
     }
-    const bytes = treeBytes(makeTree(entries))
-    const tree: Digest = sha256(bytes)
-    await store.writeVerified(tree, bytes)
-    return { name, type: 'dir', mode: DIR_MODE, size: 0, tree }
+    const { bytes, digest } = treeObject(entries)
+    await store.writeVerified(digest, bytes)
+    return dirEntry(name, digest)
   }
-  if (kind.isSymbolicLink()) {
-    if (rules.ignores(name, false)) return null
-    const target = readlinkSync(abs)
-    return { name, type: 'symlink', mode: SYMLINK_MODE, size: Buffer.byteLength(target), target }
-  }
+  if (kind.isSymbolicLink()) return rules.ignores(name, false) ? null : symlinkEntry(name, readlinkSync(abs))
   if (!kind.isFile() || rules.ignores(name, false)) return null
   const st = lstatSync(abs)
-  const mode = (st.mode & 0o111) !== 0 ? EXEC_MODE : FILE_MODE
   const stored = await storeFile({ store, path: abs, size: st.size, write: true })
-  return stored.chunked ? { name, type: 'file', mode, size: stored.size, chunks: stored.content } : { name, type: 'file', mode, size: stored.size, blob: stored.content }
+  return fileEntry(name, (st.mode & 0o111) !== 0, stored.size, stored.content, stored.chunked)
 }
 
 /** The rules in force inside directory `rel` (entering every directory from the root), or null when it is ignored, the store, or not a directory. */

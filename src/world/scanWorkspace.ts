@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto'
 import { lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { type Digest, sha256 } from '../store/digest.js'
+import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { IGNORE_FILES, type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { DIR_ROW, EXEC_ROW, FILE_ROW, SYMLINK_ROW } from './indexFile.js'
 import { hashSmallFiles } from './hashFiles.js'
 import { CHUNKING_THRESHOLD, storeFile } from './storeFile.js'
-import { DIR_MODE, EXEC_MODE, FILE_MODE, SYMLINK_MODE, type Tree, type TreeEntry, makeTree, treeBytes } from './Tree.js'
+import { type Tree, type TreeEntry, dirEntry, fileEntry, symlinkEntry, treeObject } from './Tree.js'
 import { NextIndex, PreviousIndex, dirFlags } from './workspaceIndex.js'
 
 export interface ScanOptions {
@@ -63,11 +63,12 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const previous = PreviousIndex.load(opts.store, root)
   const scanStartMs = Date.now()
   let { next, walk, top } = walkWorkspace(opts, root, previous, scanStartMs, false)
+  const sameRules = next.sameRulesAs(previous)
   // Other ignore rules can bring back entries that the lists the index vouched for left out: list everything.
-  if (walk.reusedLists > 0 && !next.sameRulesAs(previous)) ({ next, walk, top } = walkWorkspace(opts, root, previous, scanStartMs, true))
+  if (walk.reusedLists > 0 && !sameRules) ({ next, walk, top } = walkWorkspace(opts, root, previous, scanStartMs, true))
   const hashedBytes = await hashPending(opts, next, walk.pending, scanStartMs)
   const trees = buildTrees(opts, next, walk)
-  let indexSaved = walk.clean[top]! && !walk.dirRecordsChanged && next.sameRulesAs(previous) // an index that vouched for everything is already right
+  let indexSaved = walk.clean[top]! && !walk.dirRecordsChanged && sameRules // an index that vouched for everything is already right
   const persist = async (): Promise<void> => {
     if (!opts.write) return
     await opts.store.sync()
@@ -241,9 +242,7 @@ function buildTrees(opts: ScanOptions, next: NextIndex, walk: Walk): Map<Digest,
     const first = next.dirFirst(dir)
     const entries: TreeEntry[] = []
     for (let row = first; row < first + next.dirCount(dir); row++) entries.push(entryOf(next, walk, row))
-    const tree = makeTree(entries)
-    const bytes = treeBytes(tree)
-    const digest = sha256(bytes)
+    const { tree, bytes, digest } = treeObject(entries)
     if (opts.write) opts.store.writeVerifiedSync(digest, bytes)
     next.setDirTree(dir, digest)
     trees.set(digest, tree)
@@ -256,16 +255,11 @@ function entryOf(next: NextIndex, walk: Walk, row: number): TreeEntry {
   const kind = next.kind(row)
   switch (kind) {
     case FILE_ROW:
-    case EXEC_ROW: {
-      const mode = kind === EXEC_ROW ? EXEC_MODE : FILE_MODE
-      const size = next.size(row)
-      return next.chunked(row) ? { name, type: 'file', mode, size, chunks: next.content(row) } : { name, type: 'file', mode, size, blob: next.content(row) }
-    }
-    case SYMLINK_ROW: {
-      const target = next.target(row)
-      return { name, type: 'symlink', mode: SYMLINK_MODE, size: Buffer.byteLength(target), target }
-    }
+    case EXEC_ROW:
+      return fileEntry(name, kind === EXEC_ROW, next.size(row), next.content(row), next.chunked(row))
+    case SYMLINK_ROW:
+      return symlinkEntry(name, next.target(row))
     default:
-      return { name, type: 'dir', mode: DIR_MODE, size: 0, tree: next.dirTree(walk.subdirOfRow.get(row)!) }
+      return dirEntry(name, next.dirTree(walk.subdirOfRow.get(row)!))
   }
 }

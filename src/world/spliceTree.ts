@@ -1,7 +1,7 @@
-import { type Digest, sha256 } from '../store/digest.js'
+import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { readTree } from './readObjects.js'
-import { type TreeEntry, makeTree, treeBytes } from './Tree.js'
+import { type TreeEntry, treeObject } from './Tree.js'
 
 /**
  * A tree with some paths replaced: each path (relative, '/'-separated) gets the entry
@@ -42,8 +42,7 @@ async function splice(store: Store, tree: Digest, changes: Change[]): Promise<Di
     if (subtree === null) return null
     entries.set(name, { ...dir, tree: subtree })
   }
-  const bytes = treeBytes(makeTree([...entries.values()]))
-  const digest = sha256(bytes)
+  const { bytes, digest } = treeObject([...entries.values()])
   await store.writeVerified(digest, bytes)
   return digest
 }
