@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs, readFileSync } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import { BranchNotFoundError, UsageError } from '../errors/index.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite, atomicWriteSync } from '../util/atomicWrite.js'
-import { errnoCode, readTextOrNull } from '../util/fsx.js'
+import { readTextOrNull, readTextOrNullSync } from '../util/fsx.js'
 import type { BranchState } from './types.js'
 
 /**
@@ -41,13 +41,8 @@ export async function writeState(store: Store, state: BranchState): Promise<void
  * and aborting 16 branches at once.
  */
 export async function readState(store: Store, id: string): Promise<BranchState | null> {
-  let text: string
-  try {
-    text = readFileSync(liveDir(store, id, 'state.json'), 'utf8')
-  } catch (err) {
-    if (['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '')) return null
-    throw err
-  }
+  const text = readTextOrNullSync(liveDir(store, id, 'state.json'))
+  if (text === null) return null
   try {
     const state = JSON.parse(text) as BranchState
     return state.kind === 'branch-state' && state.id === id ? state : null

@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, promises as fs, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, promises as fs, renameSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import { errnoCode, readOrNull } from '../util/fsx.js'
+import { errnoCode, inParentDir, readOrNull } from '../util/fsx.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreNotFoundError } from '../errors/index.js'
 import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
@@ -133,13 +133,7 @@ export class Store {
   }
 
   private moveIntoPlaceSync(tmp: string, path: string): void {
-    try {
-      renameSync(tmp, path)
-    } catch (err) {
-      if (errnoCode(err) !== 'ENOENT' || existsSync(dirname(path))) throw err
-      mkdirSync(dirname(path), { recursive: true })
-      renameSync(tmp, path)
-    }
+    inParentDir(path, () => renameSync(tmp, path))
     this.unsynced.push(path)
   }
 

@@ -55,7 +55,7 @@ export async function gc({ store, dryRun = false }: { store: Store; dryRun?: boo
     }
     if (!dryRun) {
       await removeStaleTemps(store)
-      await removeStale(temps)
+      for (const temp of temps) await removeIfStale(temp) // an object is written as a dot-file in its shard, then renamed
       if (removed.length > 0) await fs.rm(store.path('index'), { force: true })
     }
     return { kept: reachable.size, removed, freedBytes }
@@ -66,18 +66,14 @@ async function removeStaleTemps(store: Store): Promise<void> {
   const dir = store.path('tmp')
   const pending = await pendingStaging(store)
   for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
-    if (resolve(dir, name) === pending) continue
-    const st = await fs.stat(`${dir}/${name}`).catch(() => null)
-    if (st && Date.now() - st.mtimeMs > STALE_TEMP_MS) await fs.rm(`${dir}/${name}`, { recursive: true, force: true })
+    if (resolve(dir, name) !== pending) await removeIfStale(`${dir}/${name}`)
   }
 }
 
-/** An object is written as a dot-file in its shard, then renamed: a crash can leave one. */
-async function removeStale(objectTemps: string[]): Promise<void> {
-  for (const path of objectTemps) {
-    const st = await fs.stat(path).catch(() => null)
-    if (st && Date.now() - st.mtimeMs > STALE_TEMP_MS) await fs.rm(path, { force: true })
-  }
+/** A temp file (or directory) old enough to be a crashed writer's. */
+async function removeIfStale(path: string): Promise<void> {
+  const st = await fs.stat(path).catch(() => null)
+  if (st && Date.now() - st.mtimeMs > STALE_TEMP_MS) await fs.rm(path, { recursive: true, force: true })
 }
 
 async function pendingStaging(store: Store): Promise<string | null> {

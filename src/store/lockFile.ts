@@ -1,8 +1,7 @@
-import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
-import { dirname } from 'node:path'
 import { LockTimeoutError } from '../errors/index.js'
-import { errnoCode, readTextOrNullSync } from '../util/fsx.js'
+import { errnoCode, inParentDir } from '../util/fsx.js'
 
 interface LockHolder {
   pid: number
@@ -31,7 +30,7 @@ export function holderIsDead(holder: LockHolder): boolean {
 
 function readHolder(path: string): LockHolder | null {
   try {
-    return JSON.parse(readTextOrNullSync(path) ?? '') as LockHolder
+    return JSON.parse(readFileSync(path, 'utf8')) as LockHolder
   } catch {
     return null
   }
@@ -39,10 +38,9 @@ function readHolder(path: string): LockHolder | null {
 
 /** Create `path` exclusively, recording our pid. Null when someone else has it. */
 export async function tryCreateLock(path: string): Promise<Lock | null> {
-  mkdirSync(dirname(path), { recursive: true })
   try {
     const holder: LockHolder = { pid: process.pid, host: hostname(), at: new Date().toISOString() }
-    writeFileSync(path, JSON.stringify(holder), { flag: 'wx' })
+    inParentDir(path, () => writeFileSync(path, JSON.stringify(holder), { flag: 'wx' }))
   } catch (err) {
     if (errnoCode(err) === 'EEXIST') return null
     throw err

@@ -1,6 +1,5 @@
-import { appendFileSync, mkdirSync, promises as fs } from 'node:fs'
-import { dirname } from 'node:path'
-import { readTextOrNull } from '../util/fsx.js'
+import { appendFileSync, promises as fs } from 'node:fs'
+import { inParentDir, readTextOrNull } from '../util/fsx.js'
 import { type Digest, isDigest } from './digest.js'
 import type { Store } from './Store.js'
 
@@ -18,8 +17,8 @@ function reflogPath(store: Store, ref: string): string {
 /** Append one line (JSON) to a ref's log. Appends of one short line are atomic on POSIX. */
 export async function appendReflog(store: Store, ref: string, entry: Omit<ReflogEntry, 'at'>): Promise<void> {
   const path = reflogPath(store, ref)
-  mkdirSync(dirname(path), { recursive: true })
-  appendFileSync(path, `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`)
+  const line = `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`
+  inParentDir(path, () => appendFileSync(path, line))
 }
 
 /** A ref's log, oldest first. Torn or foreign lines are skipped, never fatal. */

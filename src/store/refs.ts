@@ -1,5 +1,5 @@
-import { mkdirSync, promises as fs } from 'node:fs'
-import { dirname, join, relative, sep } from 'node:path'
+import { promises as fs } from 'node:fs'
+import { join, relative, sep } from 'node:path'
 import { RefConflictError, UsageError } from '../errors/index.js'
 import { atomicWrite, atomicWriteSync } from '../util/atomicWrite.js'
 import { readTextOrNull, readTextOrNullSync } from '../util/fsx.js'
@@ -68,8 +68,7 @@ export async function updateRef({ store, name, id, expected, message }: UpdateRe
   assertDigest(id)
   const refName = name === 'HEAD' ? await headTarget(store) : assertRefName(name)
   const path = store.path(refName)
-  mkdirSync(dirname(path), { recursive: true })
-  const lock = await acquireLock(`${path}.lock`, { what: `ref ${refName}` })
+  const lock = await acquireLock(`${path}.lock`, { what: `ref ${refName}` }) // makes the ref's directory
   try {
     const old = await readRef(store, refName)
     if (expected !== undefined && old !== expected) {

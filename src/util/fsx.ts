@@ -1,4 +1,5 @@
-import { promises as fs, readFileSync } from 'node:fs'
+import { promises as fs, mkdirSync, readFileSync } from 'node:fs'
+import { dirname } from 'node:path'
 
 /** Node's errno code of a thrown fs error, or undefined. */
 export function errnoCode(err: unknown): string | undefined {
@@ -28,8 +29,22 @@ export function readTextOrNullSync(path: string): string | null {
   try {
     return readFileSync(path, 'utf8')
   } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return null
+    if (['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '')) return null
     throw err
+  }
+}
+
+/**
+ * A synchronous write into `path`'s directory, which is made only when the write finds it
+ * missing: the usual case costs no `mkdir` at all.
+ */
+export function inParentDir<T>(path: string, write: () => T): T {
+  try {
+    return write()
+  } catch (err) {
+    if (errnoCode(err) !== 'ENOENT') throw err
+    mkdirSync(dirname(path), { recursive: true })
+    return write()
   }
 }
 
