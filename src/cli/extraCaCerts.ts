@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
+import type { Command, OptionValues } from 'commander'
 
 /**
  * bin/forkpoint starts Node without NODE_EXTRA_CA_CERTS (Node 20 parses the whole bundle
@@ -36,6 +37,13 @@ export class RestartWithExtraCaCerts extends Error {
  */
 export function needsExtraCaCerts(): void {
   if (deferred) throw new RestartWithExtraCaCerts()
+}
+
+/** `needsExtraCaCerts` for commands that open HTTPS connections only with some options. */
+export function needsExtraCaCertsWhen<Flags>(when: (flags: Flags) => unknown): (cmd: Command) => void {
+  return (cmd) => {
+    if (when(cmd.opts<Flags & OptionValues>())) needsExtraCaCerts()
+  }
 }
 
 /**

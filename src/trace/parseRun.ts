@@ -28,9 +28,10 @@ export function parseRunJson(source: Buffer | string, where = 'run artifact'): u
  * its payloads. Diff compares payloads, not hashes, so a hand-edited artifact still
  * diffs by what it says. Throws RunArtifactError (exit 5) naming the first problem.
  */
-export function parseRun(source: Buffer | string | unknown, where = 'run artifact', { verifyHashes = false }: { verifyHashes?: boolean } = {}): Run {
-  const owned = typeof source === 'string' || Buffer.isBuffer(source)
-  const raw = owned ? parseRunJson(source, where) : source
+export function parseRun(source: Buffer | string | unknown, where = 'run artifact', { verifyHashes = false, owned: ownedObject = false }: { verifyHashes?: boolean; owned?: boolean } = {}): Run {
+  // bytes are parsed here, so their steps are ours to complete in place; so are an object's when the caller says so
+  const owned = ownedObject || typeof source === 'string' || Buffer.isBuffer(source)
+  const raw = typeof source === 'string' || Buffer.isBuffer(source) ? parseRunJson(source, where) : source
   const fail = (what: string): never => {
     throw new RunArtifactError(`${where} is not a valid run: ${what}`, { where, problem: what })
   }

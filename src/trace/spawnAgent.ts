@@ -36,7 +36,7 @@ export async function spawnAgent({ command, env, cwd, offline = false, bridgeSoc
   if (command.length === 0) throw new UsageError('no agent command given (put it after --)')
   const netns = offline && networkNamespaceAvailable()
   const bridge = bridgeSocket ? [process.execPath, builtEntry('trace', 'netnsBridge.js'), bridgeSocket, '--'] : []
-  const argv = netns ? ['unshare', ...unshareFlags(), '--', ...bridge, ...command] : bridgeSocket ? [process.execPath, builtEntry('trace', 'netnsBridge.js'), bridgeSocket, '--', ...command] : command
+  const argv = netns ? ['unshare', ...unshareFlags(), '--', ...bridge, ...command] : [...bridge, ...command]
   const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ['inherit', stdout === 'inherit' ? 'inherit' : 'pipe', stdout === 'capture' ? 'pipe' : 'inherit'] })
   let out = ''
   let err = ''

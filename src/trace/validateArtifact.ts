@@ -26,7 +26,7 @@ export function validateArtifact({ artifact, cwd = process.cwd() }: { artifact: 
   }
   const raw = parseRunJson(bytes, path)
   const written = (raw as { schemaVersion?: unknown } | null)?.schemaVersion
-  const run = parseRun(raw, path, { verifyHashes: true })
+  const run = parseRun(raw, path, { verifyHashes: true, owned: true })
   return {
     artifact: path,
     runId: run.runId,

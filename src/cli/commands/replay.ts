@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
-import { needsExtraCaCerts } from '../extraCaCerts.js'
+import { needsExtraCaCertsWhen } from '../extraCaCerts.js'
 import { emit } from '../output.js'
 
 export function registerReplay(program: Command): void {
@@ -10,7 +10,7 @@ export function registerReplay(program: Command): void {
     .argument('[command...]', 'the agent command after -- (default: the recorded one)')
     .option('--live-from <step>', 'serve steps before STEP from the recording, run the rest live and record a new run', (v) => Number.parseInt(v, 10))
     // live steps of a run recorded through the proxy go out through it, from this process
-    .hook('preAction', (cmd) => (cmd.opts<{ liveFrom?: number }>().liveFrom !== undefined ? needsExtraCaCerts() : undefined))
+    .hook('preAction', needsExtraCaCertsWhen<{ liveFrom?: number }>((o) => o.liveFrom !== undefined))
     .action(async (spec: string, command: string[], opts: { liveFrom?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { loadRun } = await import('../../trace/loadRun.js')
