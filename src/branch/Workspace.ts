@@ -64,10 +64,22 @@ export class Workspace {
    * is now; under the workspace lock, so never half of a commit into it.
    */
   async refresh(): Promise<Digest> {
+    return this.#update(null)
+  }
+
+  /**
+   * The base brought up to the latest commit: `from` advanced by the commits' records when
+   * that can be done, else a scan. Inside the writer registration, as a snapshot takes
+   * it (no holder of the workspace lock waits for writers or gc).
+   */
+  async #update(from: Base | null): Promise<Digest> {
+    const { respectGitignore } = this.options
     this.#base = await withWriteLock(this.store, () =>
       withWorkspaceLock(this.store, async () => {
         const generation = await readGeneration(this.store, null)
-        const scan = await scanWorkspace({ store: this.store, dir: this.dir, write: true, respectGitignore: this.options.respectGitignore })
+        const advanced = from ? await advanceBase({ store: this.store, workspace: this.dir, from, generation, respectGitignore }) : null
+        if (advanced) return advanced
+        const scan = await scanWorkspace({ store: this.store, dir: this.dir, write: true, respectGitignore })
         await scan.persist()
         return { tree: scan.tree, generation }
       }),
@@ -83,21 +95,12 @@ export class Workspace {
     const generation = await readGeneration(this.store, null)
     if (this.#base?.generation === generation) return this.#base.tree
     if (this.#rebasing?.generation !== generation) {
-      const done = this.#rebase(generation)
+      const done = this.#update(this.#base)
       const rebasing = { generation, done }
       this.#rebasing = rebasing
       done.finally(() => this.#rebasing === rebasing && (this.#rebasing = null)).catch(() => undefined)
     }
     return this.#rebasing!.done
-  }
-
-  /** Catch up with the commits since the last base by their records, or rescan. */
-  async #rebase(generation: number): Promise<Digest> {
-    const from = this.#base
-    const advanced = from && generation > from.generation ? await advanceBase({ store: this.store, workspace: this.dir, from, respectGitignore: this.options.respectGitignore }) : null
-    if (advanced === null) return this.refresh()
-    this.#base = advanced
-    return advanced.tree
   }
 
   /** Make a branch of the workspace. @throws {BranchExistsError} @throws {BackendUnavailableError} */

@@ -1,13 +1,10 @@
 import { ObjectNotFoundError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
-import { withWriteLock } from '../store/storeLock.js'
-import { withWorkspaceLock } from '../world/workspaceLock.js'
 import { scanPaths } from '../world/scanPaths.js'
 import { IGNORE_FILES } from '../world/ignoreRules.js'
 import { spliceTree } from '../world/spliceTree.js'
 import { advanceBaseView } from './baseView.js'
-import { readGeneration } from './branchStore.js'
 import { committedPaths } from './committedPaths.js'
 
 /** Files whose change can change what is ignored anywhere below them: after one, only a full rescan is right. */
@@ -21,28 +18,22 @@ export interface Base {
 
 /**
  * The base new branches start from after the commits made into the workspace since
- * `from` (up to the latest, read under the workspace lock so that no commit is half
- * applied): `from`'s tree with just the paths those commits changed scanned again, and
- * its base view changed at those paths. The cost follows the commits, not the workspace.
- * Null when that cannot be known (a commit's record is gone, an ignore file changed, the
- * old tree was collected): the caller rescans.
+ * `from`, up to commit `generation`: `from`'s tree with just the paths those commits
+ * changed scanned again, and its base view changed at those paths. The cost follows the
+ * commits, not the workspace. The caller holds the writer registration and the workspace
+ * lock (so no commit is half applied). Null when that cannot be known (a commit's record
+ * is gone, an ignore file changed, the old tree was collected): the caller rescans.
  */
-export async function advanceBase({ store, workspace, from, respectGitignore }: { store: Store; workspace: string; from: Base; respectGitignore?: boolean | undefined }): Promise<Base | null> {
-  // Inside the writer registration, as a snapshot takes it: no holder of the workspace lock waits for writers or gc.
-  return withWriteLock(store, () =>
-    withWorkspaceLock(store, async () => {
-      const generation = await readGeneration(store, null)
-      const paths = await committedPaths(store, from.generation, generation)
-      if (paths === null || paths.some((p) => RULE_FILES.has(p.slice(p.lastIndexOf('/') + 1)))) return null
-      const changes = await scanPaths({ store, dir: workspace, paths, respectGitignore })
-      const tree = await spliceTree(store, from.tree, changes).catch((err: unknown) => {
-        if (err instanceof ObjectNotFoundError) return null
-        throw err
-      })
-      if (tree === null) return null
-      await store.sync() // the base view links the new blobs: make them durable before a branch can copy them
-      await advanceBaseView(store, from.tree, tree, changes)
-      return { tree, generation }
-    }),
-  )
+export async function advanceBase({ store, workspace, from, generation, respectGitignore }: { store: Store; workspace: string; from: Base; generation: number; respectGitignore?: boolean | undefined }): Promise<Base | null> {
+  const paths = await committedPaths(store, from.generation, generation)
+  if (paths === null || paths.some((p) => RULE_FILES.has(p.slice(p.lastIndexOf('/') + 1)))) return null
+  const changes = await scanPaths({ store, dir: workspace, paths, respectGitignore })
+  const tree = await spliceTree(store, from.tree, changes).catch((err: unknown) => {
+    if (err instanceof ObjectNotFoundError) return null
+    throw err
+  })
+  if (tree === null) return null
+  await store.sync() // the base view links the new blobs: make them durable before a branch can copy them
+  await advanceBaseView(store, from.tree, tree, changes)
+  return { tree, generation }
 }

@@ -106,10 +106,12 @@ async function writeEntry(store: Store, abs: string, entry: TreeEntry): Promise<
  * it: a view is never removed under a branch about to mount it, nor half removed when
  * taken to be advanced. The removal itself runs after.
  */
-export async function pruneBaseViews(store: Store): Promise<string[]> {
+export async function pruneBaseViews(store: Store): Promise<void> {
   const root = branchesDir(store, 'bases')
+  // Every open of a workspace calls this: with one view or none there is nothing to decide, and no lock to take.
+  if ((await fs.readdir(root).catch(() => [])).length < 2) return
   const lock = await creationLock(store)
-  const taken: Array<{ dir: string; aside: string }> = []
+  const taken: string[] = []
   try {
     const inUse = new Set((await listStates(store)).flatMap((s) => s.layers))
     const views = await Promise.all(
@@ -120,11 +122,10 @@ export async function pruneBaseViews(store: Store): Promise<string[]> {
       if (inUse.has(dir) || dir === newest?.dir) continue
       const aside = store.tempPath('base-pruned')
       await fs.rename(dir, aside)
-      taken.push({ dir, aside })
+      taken.push(aside)
     }
   } finally {
     await lock.release()
   }
-  for (const { aside } of taken) await fs.rm(aside, { recursive: true, force: true })
-  return taken.map((t) => t.dir)
+  for (const aside of taken) await fs.rm(aside, { recursive: true, force: true })
 }

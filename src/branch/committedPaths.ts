@@ -3,6 +3,7 @@ import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readTextOrNull } from '../util/fsx.js'
 import { branchesDir } from './branchStore.js'
+import { isSafeName } from '../world/Tree.js'
 
 /** How many commits into the workspace a long-lived `Workspace` can catch up with without a rescan. */
 const KEPT = 64
@@ -47,6 +48,6 @@ function parseRecord(text: string): string[] | null {
   } catch {
     return null
   }
-  const plain = (p: unknown) => typeof p === 'string' && p.split('/').every((part) => part !== '' && part !== '.' && part !== '..' && !part.includes('\0'))
+  const plain = (p: unknown) => typeof p === 'string' && p.split('/').every(isSafeName)
   return Array.isArray(value) && value.every(plain) ? (value as string[]) : null
 }

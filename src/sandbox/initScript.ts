@@ -1,5 +1,7 @@
 import { type Syscalls, syscalls } from './syscalls.js'
 
+let script: string | undefined
+
 /**
  * The sandbox, run by perl (perl-base is on every Debian-like system) so that one exec
  * does what would otherwise take nsenter, unshare and a dozen `mount` calls: Node cannot
@@ -32,8 +34,13 @@ import { type Syscalls, syscalls } from './syscalls.js'
  * empty, is a directory under the workspace kept read-only; `cgroups`, ':'-separated
  * cgroup.procs files to join first, where limits are cgroups).
  */
-export function sandboxInit(nr: Syscalls = syscalls()): string {
-  return String.raw`
+export function sandboxInit(): string {
+  // built once (at first use, so an unsupported architecture fails there, not at import)
+  script ??= initScript(syscalls())
+  return script
+}
+
+const initScript = (nr: Syscalls): string => String.raw`
 use strict;
 my ($holder, $enterUser, $view, $ws, $cwd, $loUp, $uid, $gid, $as, $nproc, $cpu, $protect, $cgroups, @cmd) = @ARGV;
 sub fail { print STDERR "forkpoint-sandbox: $_[0]\n"; exit 125 }
@@ -103,4 +110,3 @@ while ((my $w = waitpid(-1, 0)) > 0) {
 }
 fail("lost the command process");
 `
-}

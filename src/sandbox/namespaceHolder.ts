@@ -92,9 +92,13 @@ export interface HolderRun {
   exit: Promise<{ code: number | null; signal: number }>
 }
 
+/** The holder's perl source, built at its first start. */
+let holderSource: string | undefined
+
 function holderArgs(specs: Array<[string, string]>, persistent: boolean): string[] {
   const ids = [privileged ? '0' : '1', String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), persistent ? '1' : '0']
-  return ['-e', holderScript(syscalls()), '--', ...ids, ...specs.flat()]
+  holderSource ??= holderScript(syscalls())
+  return ['-e', holderSource, '--', ...ids, ...specs.flat()]
 }
 
 /** Wait for the holder's "ready" (its first line); any other ending means namespaces or mounts do not work here. */

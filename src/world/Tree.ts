@@ -85,9 +85,14 @@ export function contentDigest(entry: FileEntry): Digest {
   return 'blob' in entry ? entry.blob : entry.chunks
 }
 
+/** One path component and nothing more: not empty, `.` or `..`, no `/` or NUL. */
+export function isSafeName(name: unknown): name is string {
+  return typeof name === 'string' && name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0')
+}
+
 /** A name from a tree may be used as one path component and nothing more. */
 export function assertSafeName(name: unknown, where: string): string {
-  if (typeof name !== 'string' || name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
+  if (!isSafeName(name)) {
     throw new UnsafePathError(`unsafe name ${JSON.stringify(name)} in ${where}`, { name, where })
   }
   return name
