@@ -126,12 +126,18 @@ function ready(child: ChildProcess): Promise<void> {
  * killed; the mounts vanish with it.
  */
 export async function startHolder(mounts: Array<[string, string]>): Promise<ProcessId> {
-  const child = spawn('perl', holderArgs(mounts, true), { stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  await ready(child)
+  const child = await spawnHolder(mounts, true)
   child.stdout!.destroy()
+  return processId(child.pid!)
+}
+
+/** A holder, once it says it is ready: persistent (detached, no stdin) or this process's (it reads requests on stdin). */
+async function spawnHolder(mounts: Array<[string, string]>, persistent: boolean): Promise<ChildProcess> {
+  const child = spawn('perl', holderArgs(mounts, persistent), { stdio: [persistent ? 'ignore' : 'pipe', 'pipe', 'pipe'], detached: persistent })
+  await ready(child)
   child.stderr!.destroy()
   child.unref()
-  return processId(child.pid!)
+  return child
 }
 
 type Listener = (kind: string, rest: string) => void
@@ -169,11 +175,7 @@ export class SharedHolder {
   }
 
   static async start(): Promise<SharedHolder> {
-    const child = spawn('perl', holderArgs([], false), { stdio: ['pipe', 'pipe', 'pipe'] })
-    await ready(child)
-    child.stderr!.destroy()
-    child.unref()
-    return new SharedHolder(child)
+    return new SharedHolder(await spawnHolder([], false))
   }
 
   /** Mount (`m`) or unmount (`u`); throws SandboxError with the holder's reason. */
@@ -255,13 +257,13 @@ export async function sharedHolder(): Promise<SharedHolder> {
   }
 }
 
-/** This process's shared holder if it is the process `pid` (and runs), else null. */
 /** Does process `pid` have a user namespace other than ours (an unprivileged holder), which must be entered too? */
 export async function ownUserNamespace(pid: number): Promise<boolean> {
   const [theirs, ours] = await Promise.all([readlink(`/proc/${pid}/ns/user`), readlink('/proc/self/ns/user')])
   return theirs !== ours
 }
 
+/** This process's shared holder if it is the process `pid` (and runs), else null. */
 export async function ownSharedHolder(pid: number): Promise<SharedHolder | null> {
   const ours = shared && (await shared.catch(() => null))
   return ours && ours.id.pid === pid && isAlive(ours.id) ? ours : null

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process'
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { SandboxError } from '../errors/index.js'
+import { readTextOrNullSync } from '../util/fsx.js'
 import { type RunCgroup, makeRunCgroup } from './cgroup.js'
 import { sandboxInit } from './initScript.js'
 import { makeRunDir } from './runDirs.js'
@@ -85,30 +86,22 @@ function launch(args: string[], spec: SandboxSpec, timeoutMs: number, limits: Sa
   const stdout = collect(child.stdout!)
   const stderr = collect(child.stderr!)
   const ready = collect(child.stdio[3] as Readable)
-  let timedOut = false
-  const kill = () => {
+  const switches = killSwitches(() => {
     try {
       process.kill(-child.pid!, 'SIGKILL')
     } catch {
       child.kill('SIGKILL') // the group is gone already, or the spawn failed
     }
-  }
-  const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), kill()), timeoutMs) : undefined
-  if (spec.signal?.aborted) kill()
-  else spec.signal?.addEventListener('abort', kill, { once: true })
+  }, timeoutMs, spec.signal)
   return new Promise((resolve, reject) => {
     child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox (perl): ${err.message}`, { file: 'perl' }, { cause: err })))
     child.once('close', (code, signal) => {
-      if (timer) clearTimeout(timer)
-      spec.signal?.removeEventListener('abort', kill)
-      const exitCode = code ?? 128 + signalNumber(signal)
-      const durationMs = performance.now() - started
-      const err = stderr()
-      if (!ready().includes('ready') && !timedOut && !spec.signal?.aborted) {
-        reject(new SandboxError(`the sandbox could not be set up: ${err.trim().split('\n').pop() || `exit ${exitCode}`}`, { exitCode, stderr: err }))
-        return
+      switches.dispose()
+      try {
+        resolve(settle({ exitCode: code ?? 128 + signalNumber(signal), stdout: stdout(), stderr: stderr(), ready: ready() }, switches, started, limits))
+      } catch (err) {
+        reject(err)
       }
-      resolve({ exitCode: timedOut ? 137 : exitCode, stdout: stdout(), stderr: err, durationMs, timedOut, limits })
     })
   })
 }
@@ -126,40 +119,41 @@ async function launchInHolder(server: SharedHolder, args: string[], spec: Sandbo
     const files = { stdin: spec.input === undefined ? '' : join(dir, 'stdin'), stdout: join(dir, 'stdout'), stderr: join(dir, 'stderr'), ready: join(dir, 'ready') }
     if (spec.input !== undefined) writeFileSync(files.stdin, spec.input)
     const run = server.run(files, ['perl', ...args], spec.env ?? process.env)
-    let timedOut = false
-    let killed = false
-    const kill = () => {
-      killed = true
+    const switches = killSwitches(() => {
       run.pid.then((pid) => process.kill(-pid, 'SIGKILL')).catch(() => undefined) // the group is gone already
-    }
-    const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), kill()), timeoutMs) : undefined
-    if (spec.signal?.aborted) kill()
-    else spec.signal?.addEventListener('abort', kill, { once: true })
-    let exit: { code: number | null; signal: number }
-    try {
-      exit = await run.exit
-    } finally {
-      if (timer) clearTimeout(timer)
-      spec.signal?.removeEventListener('abort', kill)
-    }
-    const exitCode = exit.code ?? 128 + exit.signal
-    const durationMs = performance.now() - started
-    const [stdout, stderr, ready] = ['stdout', 'stderr', 'ready'].map((f) => readOrEmpty(join(dir, f)))
-    if (!ready!.includes('ready') && !killed) {
-      throw new SandboxError(`the sandbox could not be set up: ${stderr!.trim().split('\n').pop() || `exit ${exitCode}`}`, { exitCode, stderr })
-    }
-    return { exitCode: timedOut ? 137 : exitCode, stdout: stdout!, stderr: stderr!, durationMs, timedOut, limits }
+    }, timeoutMs, spec.signal)
+    const exit = await run.exit.finally(switches.dispose)
+    const [stdout, stderr, ready] = [files.stdout, files.stderr, files.ready].map((f) => readTextOrNullSync(f) ?? '') as [string, string, string]
+    return settle({ exitCode: exit.code ?? 128 + exit.signal, stdout, stderr, ready }, switches, started, limits)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
-function readOrEmpty(path: string): string {
-  try {
-    return readFileSync(path, 'utf8')
-  } catch {
-    return ''
+/** A run's kill switches: its wall-clock limit and the caller's signal. `dispose` once it has ended. */
+function killSwitches(kill: () => void, timeoutMs: number, signal: AbortSignal | undefined): { timedOut: boolean; killed: boolean; dispose(): void } {
+  const switches = { timedOut: false, killed: false, dispose }
+  const fire = () => {
+    switches.killed = true
+    kill()
   }
+  const timer = timeoutMs > 0 ? setTimeout(() => ((switches.timedOut = true), fire()), timeoutMs) : undefined
+  if (signal?.aborted) fire()
+  else signal?.addEventListener('abort', fire, { once: true })
+  function dispose(): void {
+    if (timer) clearTimeout(timer)
+    signal?.removeEventListener('abort', fire)
+  }
+  return switches
+}
+
+/** A finished run as its result; a sandbox that never said it was ready (and was not killed) could not be set up. */
+function settle(run: { exitCode: number; stdout: string; stderr: string; ready: string }, switches: { timedOut: boolean; killed: boolean }, started: number, limits: SandboxResult['limits']): SandboxResult {
+  const durationMs = performance.now() - started
+  if (!run.ready.includes('ready') && !switches.killed) {
+    throw new SandboxError(`the sandbox could not be set up: ${run.stderr.trim().split('\n').pop() || `exit ${run.exitCode}`}`, { exitCode: run.exitCode, stderr: run.stderr })
+  }
+  return { exitCode: switches.timedOut ? 137 : run.exitCode, stdout: run.stdout, stderr: run.stderr, durationMs, timedOut: switches.timedOut, limits }
 }
 
 function collect(stream: Readable): () => string {
