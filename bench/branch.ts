@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Workspace } from '../src/index.js'
 import type { BackendName } from '../src/index.js'
@@ -107,7 +107,6 @@ export async function main(args: string[]): Promise<void> {
   const sizes = given.length > 0 ? given : [1000, 10_000, 100_000]
   const parent = mkdtempSync(join(tmpdir(), 'fp-bench-branch-'))
   const xfs = overlayOnly ? null : xfsMount()
-  const loadBefore = loadavg()[0]!
   const rows: Row[] = []
   try {
     for (const files of sizes) {
@@ -123,6 +122,5 @@ export async function main(args: string[]): Promise<void> {
     rmSync(parent, { recursive: true, force: true })
   }
   const who = process.getuid?.() === 0 ? 'root' : 'an unprivileged user (overlay in a user namespace)'
-  const load = `load average ${loadBefore.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)}`
-  report('branch', `Branches, medians in ms, as ${who}, ${load}; "first branch" = first scan (hashing every file) + shared base view; "branch after a commit" = the commit's paths scanned again + the base view advanced at them`, rows, { load })
+  report('branch', `Branches, medians in ms, as ${who}; "first branch" = first scan (hashing every file) + shared base view; "branch after a commit" = the commit's paths scanned again + the base view advanced at them`, rows)
 }

@@ -50,22 +50,29 @@ export interface Row {
   [column: string]: string | number
 }
 
-/** Print rows as a Markdown table (pasteable into the README) and save them as JSON. */
+/** The one-minute load average when the benchmark began (this module loads with it). */
+const loadAtStart = loadavg()[0]!
+
+/**
+ * Print rows as a Markdown table (pasteable into the README) and save them as JSON, with
+ * the load average before and after the run, and whether Node started with
+ * NODE_EXTRA_CA_CERTS (bin/forkpoint starts it without; a Node started with it parses
+ * the whole CA bundle first).
+ */
 export function report(name: string, title: string, rows: Row[], extra: Record<string, unknown> = {}): void {
   const columns = Object.keys(rows[0] ?? {})
   const fmt = (v: string | number) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : v)
+  const load = `load average ${loadAtStart.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)}`
   const lines = [
     `| ${columns.join(' | ')} |`,
     `| ${columns.map(() => '---').join(' | ')} |`,
     ...rows.map((r) => `| ${columns.map((c) => fmt(r[c] ?? '')).join(' | ')} |`),
   ]
-  console.log(`\n${title}\n\n${lines.join('\n')}\n`)
+  console.log(`\n${title} (${load})\n\n${lines.join('\n')}\n`)
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results', `${name}.json`)
   mkdirSync(dirname(out), { recursive: true })
-  const loadAverage = loadavg().map((l) => Number(l.toFixed(2)))
-  // bin/forkpoint starts Node without it; a Node started with it parses the whole CA bundle first
   const nodeExtraCaCerts = process.env['NODE_EXTRA_CA_CERTS'] ? 'set' : 'unset'
-  console.log(`load average at the end: ${loadAverage.join(', ')}; NODE_EXTRA_CA_CERTS ${nodeExtraCaCerts}`)
-  writeFileSync(out, `${JSON.stringify({ name, title, date: new Date().toISOString(), node: process.version, loadAverage, nodeExtraCaCerts, rows, ...extra }, null, 2)}\n`)
+  console.log(`NODE_EXTRA_CA_CERTS ${nodeExtraCaCerts}`)
+  writeFileSync(out, `${JSON.stringify({ name, title, date: new Date().toISOString(), node: process.version, load, nodeExtraCaCerts, rows, ...extra }, null, 2)}\n`)
   console.log(`wrote ${out}`)
 }

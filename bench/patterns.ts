@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { loadavg } from 'node:os'
+import { availableParallelism } from 'node:os'
 import { Workspace, bestOfN } from '../src/index.js'
 import { runSandboxed } from '../src/sandbox/runSandboxed.js'
 import { type Row, measure, report } from './harness.js'
@@ -67,13 +67,11 @@ export async function main(args: string[]): Promise<void> {
     const wsDir = join(root, 'ws')
     execFileSync('cp', ['-a', pristine, wsDir])
     const ws = await Workspace.open(wsDir)
-    const loadBefore = loadavg()[0]!
     const rows = [
       ...(await scenario(root, pristine, ws, 'trivial: echo $FORKPOINT_ATTEMPT > out.txt', 'echo $FORKPOINT_ATTEMPT > out.txt', quick ? 2 : 5)),
       ...(await scenario(root, pristine, ws, '1 s of work: sleep 1; echo > out.txt', 'sleep 1; echo $FORKPOINT_ATTEMPT > out.txt', quick ? 1 : 3)),
     ]
-    const load = `load average ${loadBefore.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)}`
-    report('patterns', `explore -n ${N} over ${files.toLocaleString('en')} files (median ms; ratios against the baselines; target <= 1.2x parallel, no branching; ${load})`, rows, { files, cores: (await import('node:os')).availableParallelism(), load })
+    report('patterns', `explore -n ${N} over ${files.toLocaleString('en')} files (median ms; ratios against the baselines; target <= 1.2x parallel, no branching)`, rows, { files, cores: availableParallelism() })
   } finally {
     rmSync(root, { recursive: true, force: true })
   }

@@ -165,5 +165,5 @@ export async function main(): Promise<void> {
   await recordingOverhead(rows)
   await replaySpeed(rows)
   await diffSpeed(rows)
-  report('trace', 'Trace: record, replay, diff (issue 5 targets)', rows, { loadAverage: (await import('node:os')).loadavg() })
+  report('trace', 'Trace: record, replay, diff (issue 5 targets)', rows)
 }
