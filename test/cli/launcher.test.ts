@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, promises as fs, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import Module from 'node:module'
 import { join } from 'node:path'
@@ -38,6 +38,13 @@ describe('bin/forkpoint', () => {
     expect(pushed.stdout).toContain(`pushed`)
     expect(existsSync(join(layout, 'index.json'))).toBe(true)
 
+    for (const args of [['pull', `file://${layout}:v1`], ['clone', `file://${layout}:v1`, '--into', join(parent, 'cloned')]]) {
+      const r = await runCli(['-C', 'ws', ...args], { cwd: parent, env: withCerts })
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr.split(LOADED)).toHaveLength(2)
+    }
+    expect(existsSync(join(parent, 'cloned', 'a.txt'))).toBe(true)
+
     const failed = await runCli(['-C', 'ws', 'push', 'no-such-ref', `file://${layout}:v2`], { cwd: parent, env: withCerts })
     const plain = await runCli(['-C', 'ws', 'push', 'no-such-ref', `file://${layout}:v2`], { cwd: parent })
     expect(failed.code).toBe(plain.code)
@@ -54,6 +61,21 @@ describe('bin/forkpoint', () => {
     const forked = await runCli(['replay', '--live-from', '0', 'latest', '--', 'sh', '-c', 'true'], { cwd: ws, env: withCerts })
     expect(forked.code, forked.stderr).toBe(0)
     expect(forked.stderr.split(LOADED)).toHaveLength(2)
+  })
+
+  it('passes SIGTERM on to the rerun command, so nothing is left running', async () => {
+    const ws = await makeWorkspace({ 'a.txt': 'a' })
+    expect((await runCli(['init'], { cwd: ws })).code).toBe(0)
+    const marker = `sleep 31.${process.pid}`
+    const child = spawn(CLI, ['run', '--record', '--proxy', '--', 'sh', '-c', `exec ${marker}`], { cwd: ws, env: { PATH: process.env['PATH'], HOME: ws, ...withCerts }, stdio: 'ignore' })
+    const running = () => spawnSync('pgrep', ['-f', `^${marker}`]).status === 0 // the agent itself, not the command lines naming it
+    for (let i = 0; i < 100 && !running(); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(running()).toBe(true)
+    const closed = new Promise((r) => child.once('close', r))
+    child.kill('SIGTERM')
+    await closed
+    for (let i = 0; i < 40 && running(); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(running()).toBe(false)
   })
 
   it('works through chains of relative and absolute symlinks, as npm installs it, where readlink has no -f', async () => {
