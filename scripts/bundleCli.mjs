@@ -11,6 +11,22 @@ import { build } from 'esbuild'
 const BUNDLED = new Set(['commander', 'picocolors'])
 const { dependencies } = JSON.parse(readFileSync('package.json', 'utf8'))
 
+// commander requires node:child_process when it loads, only to spawn executable
+// subcommands, which forkpoint has none of; that require loads net, dgram and the streams
+// (about 4 ms of every start). It is deferred to the first spawn instead.
+const deferChildProcess = {
+  name: 'defer-child-process',
+  setup(b) {
+    b.onLoad({ filter: /commander[\\/]lib[\\/]command\.js$/ }, ({ path }) => {
+      const eager = "const childProcess = require('node:child_process');"
+      const source = readFileSync(path, 'utf8')
+      if (!source.includes(eager)) throw new Error(`bundleCli: ${path} no longer has the line that defer-child-process rewrites`)
+      const lazy = "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };"
+      return { contents: source.replace(eager, lazy), loader: 'js' }
+    })
+  },
+}
+
 const common = {
   bundle: true,
   format: 'cjs',
@@ -24,6 +40,7 @@ const bundle = await build({
   ...common,
   entryPoints: ['src/cli/main.ts'],
   outfile: 'dist/cli/main.cjs',
+  plugins: [deferChildProcess],
   external: Object.keys(dependencies).filter((name) => !BUNDLED.has(name)),
   // modules of src/ locate their built siblings (workers, preloads) from import.meta.url
   define: { 'import.meta.url': '__forkpointModuleUrl' },

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
+import { requirePackage } from '../util/requirePackage.js'
 import type { Command, OptionValues } from 'commander'
 
 /**
@@ -54,6 +54,7 @@ export function needsExtraCaCertsWhen<Flags>(when: (flags: Flags) => unknown): (
  * the terminal sends them to the whole process group, the command included.
  */
 export function rerunWithExtraCaCerts(): Promise<number> {
+  const { spawn } = requirePackage('node:child_process') as typeof import('node:child_process')
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { cwd: deferred?.cwd, stdio: 'inherit' })
   const forward = (signal: NodeJS.Signals) => child.kill(signal)
   const ignore = () => undefined

@@ -1,15 +1,14 @@
 import { existsSync, promises as fs, renameSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { errnoCode, inParentDir, readOrNull } from '../util/fsx.js'
 import { tempSibling } from '../util/atomicWrite.js'
+import { requirePackage } from '../util/requirePackage.js'
 import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreNotFoundError } from '../errors/index.js'
 import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
 import type { StructuredObject } from './StructuredObject.js'
 
-const run = promisify(execFile)
 /** Up to this many objects written since the last sync are fsynced one by one; more, and the whole file system is synced at once. */
 const FSYNC_EACH_LIMIT = 128
 const SHARDS = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
@@ -162,7 +161,8 @@ export class Store {
   async sync(): Promise<void> {
     const written = this.takeUnsynced()
     if (written.length > FSYNC_EACH_LIMIT) {
-      await run('sync', ['-f', join(this.root, 'objects')])
+      const { execFile } = requirePackage('node:child_process') as typeof import('node:child_process')
+      await promisify(execFile)('sync', ['-f', join(this.root, 'objects')])
       return
     }
     // all at once: the file system's journal commits concurrent fsyncs together

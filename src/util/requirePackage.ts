@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module'
 
 /**
- * Load a dependency when it is first needed (native modules, compression, progress bars),
+ * Load a dependency when it is first needed (native modules, compression, progress bars,
+ * and Node's heavier built-ins: child_process alone loads net, dgram and the streams),
  * so that importing forkpoint or starting a command that does not use it stays cheap.
  * Through `require`, not `import()`: the CLI bundle is CommonJS compiled with V8's code
  * cache (src/cli/start.ts), where Node 20 cannot run a dynamic `import()`.

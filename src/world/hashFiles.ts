@@ -1,8 +1,9 @@
 import { availableParallelism } from 'node:os'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import { InternalError } from '../errors/index.js'
 import type { Store } from '../store/Store.js'
 import { builtEntry } from '../util/builtEntry.js'
+import { requirePackage } from '../util/requirePackage.js'
 import { storeSmallFile } from './storeFile.js'
 
 /**
@@ -75,6 +76,7 @@ function startHelper(store: Store, paths: string[], write: boolean, shared: Shar
   } catch {
     return null // running from unbuilt sources: one thread does it all, as correctly
   }
+  const { Worker } = requirePackage('node:worker_threads') as typeof import('node:worker_threads')
   const worker = new Worker(entry, { workerData: { storeRoot: store.root, paths, write, shared } })
   const finished = new Promise<void>((resolve, reject) => {
     worker.once('message', (report: HelperReport) => {

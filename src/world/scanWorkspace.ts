@@ -6,6 +6,7 @@ import type { Store } from '../store/Store.js'
 import { IGNORE_FILES, type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { DIR_ROW, EXEC_ROW, FILE_ROW, SYMLINK_ROW } from './indexFile.js'
 import { hashSmallFiles } from './hashFiles.js'
+import { STAT_SLOT, VANISHED, lstatNames } from './lstatNames.js'
 import { CHUNKING_THRESHOLD, storeFile } from './storeFile.js'
 import { type Tree, type TreeEntry, dirEntry, fileEntry, symlinkEntry, treeObject } from './Tree.js'
 import { NextIndex, PreviousIndex, dirFlags } from './workspaceIndex.js'
@@ -97,12 +98,27 @@ function walkWorkspace(opts: ScanOptions, root: string, previous: PreviousIndex,
   return { next, walk, top }
 }
 
-/** What a directory holds, as listed now or as the index last saw it: a row kind (-1: not a file, directory or symlink). */
-interface Entry {
-  name: string
-  kind: number
-  /** A symlink's target when it comes from the index. */
-  target?: string
+/**
+ * What a directory holds, entry by entry: as listed now, or its rows in the index (which
+ * the ignore rules in force filtered when it was saved). Kinds are row kinds (files as
+ * FILE_ROW; -1: not a file, directory or symlink); a symlink's target when the index has it.
+ */
+interface Entries {
+  names: string[]
+  kinds: number[]
+  targets: Array<string | undefined>
+  fromIndex: boolean
+}
+
+/** A directory's rows in `next`, as one of the two ways of adding them left them. */
+interface DirRows {
+  first: number
+  subdirs: Array<{ row: number; name: string }>
+  /** Whether every row added matched the index. */
+  clean: boolean
+  alwaysList: boolean
+  /** The ignore rules inside the directory. */
+  rules: IgnoreRules
 }
 
 /** The walk over the directories: rows into `next`, files the index cannot vouch for into `pending`. */
@@ -132,43 +148,15 @@ class Walk {
     // Before listing: a change made while it is listed leaves the next scan a different stat. The root may be a symlink: what it lists is its target's.
     const st = rel === '' ? statSync(abs) : lstatSync(abs)
     const before = this.previous.dir(rel)
-    const entries = !this.listAll && before >= 0 && this.previous.listStillHolds(before, st) ? this.entriesFromIndex(before) : this.list(abs)
-    const rules = outer.enter(abs, rel, (file) => entries.some((e) => e.name === file && e.kind === FILE_ROW))
-    let clean = before >= 0
-    let alwaysList = false
-    const first = this.next.rows
-    const subdirs: Array<{ row: number; name: string }> = []
-    for (const entry of entries) {
-      const name = entry.name
-      const childAbs = `${abs}/${name}`
-      const position = this.next.rows - first
-      if ((IGNORE_FILES as readonly string[]).includes(name)) alwaysList = true
-      if (entry.kind === DIR_ROW) {
-        if (childAbs === this.storeDir || rules.ignores(name, true)) continue
-        const row = this.next.addRow(name, DIR_ROW)
-        subdirs.push({ row, name })
-        clean &&= this.previous.kind(this.previous.row(before, name, position)) === DIR_ROW
-      } else if (entry.kind === SYMLINK_ROW) {
-        if (rules.ignores(name, false)) continue
-        const target = entry.target ?? readlinkSync(childAbs)
-        this.next.addRow(name, SYMLINK_ROW, target)
-        const old = clean ? this.previous.row(before, name, position) : -1
-        clean &&= this.previous.kind(old) === SYMLINK_ROW && this.previous.c.targets[old] === target
-      } else if (entry.kind === FILE_ROW) {
-        if (rules.ignores(name, false)) continue
-        clean = this.file(name, childAbs, before, position) && clean
-      } else if (!rules.ignores(name, false)) {
-        this.skipped.push(rel ? `${rel}/${name}` : name)
-        alwaysList = true
-      }
-    }
-    const count = this.next.rows - first
-    if (before >= 0 && this.previous.rowCount(before) !== count) clean = false
-    const flags = dirFlags(st, alwaysList, this.scanStartMs)
+    const listStillHolds = !this.listAll && before >= 0 && this.previous.listStillHolds(before, st)
+    const rows = listStillHolds && this.previous.filesStillHold(before, abs) ? this.reuseRows(abs, rel, outer, before) : this.addRows(abs, rel, outer, before, listStillHolds)
+    const count = this.next.rows - rows.first
+    let clean = rows.clean && this.previous.rowCount(before) === count
+    const flags = dirFlags(st, rows.alwaysList, this.scanStartMs)
     if (before < 0 || !this.previous.dirRecordIs(before, st, flags)) this.dirRecordsChanged = true
-    const index = this.next.addDir(rel, first, count, st, flags)
-    for (const { row, name } of subdirs) {
-      const sub = this.dir(`${abs}/${name}`, rel ? `${rel}/${name}` : name, rules)
+    const index = this.next.addDir(rel, rows.first, count, st, flags)
+    for (const { row, name } of rows.subdirs) {
+      const sub = this.dir(`${abs}/${name}`, rel ? `${rel}/${name}` : name, rows.rules)
       this.subdirOfRow.set(row, sub)
       clean &&= this.clean[sub]!
     }
@@ -177,39 +165,118 @@ class Walk {
     return index
   }
 
-  private list(abs: string): Entry[] {
+  /**
+   * The rows of a directory whose list and files are all as the index has them, copied
+   * in one go. It holds no rule files (those make a directory listed every time), and
+   * its rows passed these very rules when they were saved (a scan under other rules is
+   * done again, listing everything).
+   */
+  private reuseRows(abs: string, rel: string, outer: IgnoreRules, before: number): DirRows {
+    this.reusedLists++
+    const first = this.next.copyRows(this.previous, before)
+    const subdirs: DirRows['subdirs'] = []
+    for (let row = first; row < this.next.rows; row++) {
+      if (this.next.kind(row) === DIR_ROW) subdirs.push({ row, name: this.next.name(row) })
+    }
+    return { first, subdirs, clean: true, alwaysList: false, rules: outer.enter(abs, rel, () => false) }
+  }
+
+  /** Add a directory's rows entry by entry: listed now, or from the index when only its files changed. */
+  private addRows(abs: string, rel: string, outer: IgnoreRules, before: number, listStillHolds: boolean): DirRows {
+    const listed = listStillHolds ? this.entriesFromIndex(before) : this.list(abs)
+    const rules = outer.enter(abs, rel, (file) => listed.names.some((name, i) => name === file && listed.kinds[i] === FILE_ROW))
+    // Rows from the index passed these very rules (see reuseRows).
+    const { names, kinds, targets, alwaysList } = listed.fromIndex ? { ...listed, alwaysList: false } : this.kept(listed, abs, rel, rules)
+    const stats = lstatNames(abs, names.filter((_, i) => kinds[i] === FILE_ROW))
+    let clean = before >= 0
+    let fileSlot = 0
+    const first = this.next.rows
+    const subdirs: DirRows['subdirs'] = []
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!
+      const position = this.next.rows - first
+      if (kinds[i] === DIR_ROW) {
+        const row = this.next.addRow(name, DIR_ROW)
+        subdirs.push({ row, name })
+        clean &&= this.previous.kind(this.previous.row(before, name, position)) === DIR_ROW
+      } else if (kinds[i] === SYMLINK_ROW) {
+        const target = targets[i] ?? readlinkSync(`${abs}/${name}`)
+        this.next.addRow(name, SYMLINK_ROW, target)
+        const old: number = clean ? this.previous.row(before, name, position) : -1
+        clean &&= this.previous.kind(old) === SYMLINK_ROW && this.previous.c.targets[old] === target
+      } else {
+        clean = this.file(abs, name, stats, fileSlot++, before, position) && clean
+      }
+    }
+    return { first, subdirs, clean, alwaysList, rules }
+  }
+
+  /**
+   * The entries that belong in the tree: not ignored, not the store, files, directories
+   * or symlinks (others are reported as skipped). `alwaysList`: the directory holds rule
+   * files or skipped entries, which no stat of it can vouch for.
+   */
+  private kept(listed: Entries, abs: string, rel: string, rules: IgnoreRules): Entries & { alwaysList: boolean } {
+    const kept: Entries = { names: [], kinds: [], targets: [], fromIndex: false }
+    let alwaysList = false
+    listed.names.forEach((name, i) => {
+      const kind = listed.kinds[i]!
+      if ((IGNORE_FILES as readonly string[]).includes(name)) alwaysList = true
+      const isDir = kind === DIR_ROW
+      if (rules.ignores(name, isDir) || (isDir && `${abs}/${name}` === this.storeDir)) return
+      if (kind < 0) {
+        this.skipped.push(rel ? `${rel}/${name}` : name)
+        alwaysList = true
+        return
+      }
+      kept.names.push(name)
+      kept.kinds.push(kind)
+      kept.targets.push(listed.targets[i])
+    })
+    return { ...kept, alwaysList }
+  }
+
+  private list(abs: string): Entries {
     this.listedDirs++
-    return readdirSync(abs, { withFileTypes: true }).map((d) => ({
-      name: d.name,
-      kind: d.isDirectory() ? DIR_ROW : d.isSymbolicLink() ? SYMLINK_ROW : d.isFile() ? FILE_ROW : -1,
-    }))
+    const listed: Entries = { names: [], kinds: [], targets: [], fromIndex: false }
+    for (const d of readdirSync(abs, { withFileTypes: true })) {
+      listed.names.push(d.name)
+      listed.kinds.push(d.isDirectory() ? DIR_ROW : d.isSymbolicLink() ? SYMLINK_ROW : d.isFile() ? FILE_ROW : -1)
+      listed.targets.push(undefined)
+    }
+    return listed
   }
 
   /** The entries of a directory that was not changed since the index listed it (a symlink cannot be retargeted in place). */
-  private entriesFromIndex(dir: number): Entry[] {
+  private entriesFromIndex(dir: number): Entries {
     this.reusedLists++
-    const entries: Entry[] = []
     const first = this.previous.c.dirRows[2 * dir]!
-    for (let row = first; row < first + this.previous.rowCount(dir); row++) {
+    const end = first + this.previous.rowCount(dir)
+    const kinds: number[] = []
+    for (let row = first; row < end; row++) {
       const kind = this.previous.kind(row)
-      const name = this.previous.c.names[row]!
-      entries.push(kind === SYMLINK_ROW ? { name, kind, target: this.previous.c.targets[row]! } : { name, kind: kind === EXEC_ROW ? FILE_ROW : kind })
+      kinds.push(kind === EXEC_ROW ? FILE_ROW : kind)
     }
-    return entries
+    return { names: this.previous.c.names.slice(first, end), kinds, targets: this.previous.c.targets.slice(first, end).map((t) => t || undefined), fromIndex: true }
   }
 
-  /** Add a file's row; its content comes from the previous index when its stat still matches there (true), else it is read later. */
-  private file(name: string, abs: string, before: number, position: number): boolean {
-    const st = lstatSync(abs)
-    const kind = (st.mode & 0o111) !== 0 ? EXEC_ROW : FILE_ROW
+  /**
+   * Add a file's row from its stat (`slot` of `stats`); its content comes from the
+   * previous index when the stat still matches there (true), else it is read later. A
+   * file gone since its directory was listed is left out (false: the tree changed).
+   */
+  private file(dirAbs: string, name: string, stats: Float64Array, slot: number, before: number, position: number): boolean {
+    const mode = stats[slot * STAT_SLOT]!
+    if (mode === VANISHED) return false
+    const kind = (mode & 0o111) !== 0 ? EXEC_ROW : FILE_ROW
     const row = this.next.addRow(name, kind)
-    this.next.setStat(row, st)
+    this.next.setStat(row, stats, slot)
     const old = before >= 0 ? this.previous.row(before, name, position) : -1
-    if (old >= 0 && this.previous.vouchesFor(old, kind, st)) {
+    if (old >= 0 && this.previous.vouchesFor(old, kind, stats, slot)) {
       this.next.copyContent(row, this.previous, old)
       return true
     }
-    this.pending.push({ row, abs })
+    this.pending.push({ row, abs: `${dirAbs}/${name}` })
     return false
   }
 }

@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "forkpoint_native",
+      "sources": ["native/lstat_names.c"],
+      "cflags": ["-O2", "-ffp-contract=off"]
+    }
+  ]
+}
