@@ -1,28 +1,36 @@
 /*
- * Batched lstat of a directory's entries, for the workspace scan (src/world/lstatNames.ts
- * has the same two functions in JavaScript, used when this is not built):
+ * Batched lstat for the workspace scan; src/world/lstatNames.ts does the same in
+ * JavaScript when this is not built.
+ *
+ * Why this exists: a warm snapshot stats every file of the workspace, and Node's
+ * lstatSync spends about 2 us of JavaScript around each 1 us system call (a Stats
+ * object per file, then garbage to collect). Here the calls go straight to fstatat on a
+ * directory descriptor, and the check of the index's files runs on both cores. Times
+ * are computed exactly as Node computes mtimeMs and ctimeMs (sec * 1e3 + nsec / 1e6 in
+ * doubles, no fused multiply-add: binding.gyp), so an index written from either is read
+ * the same by the other.
  *
  * lstatNames(dir, names, out): lstat each of `names` (one string, NUL-separated) inside
  * directory `dir`, writing per name into the Float64Array `out`: file type and mode,
  * size, mtime and ctime in milliseconds, inode. A name that cannot be stat-ed gets
  * -errno as its mode. Returns 0, or -errno when `dir` itself cannot be opened.
  *
- * filesUnchanged(dir, names, kinds, stats): whether every file row of an index directory
- * (`names` NUL-separated, `kinds` their kind bytes, `stats` their size, mtime, ctime,
- * inode) still has that stat and executable bit, none is marked racy, and none is gone.
- * Returns 1 or 0 (at the first difference), or -errno when `dir` cannot be opened.
- *
- * Why this exists: a warm snapshot stats every file of the workspace, and Node's
- * lstatSync spends about 2 us of JavaScript around each 1 us system call (a Stats
- * object per file, then garbage to collect). Here the calls go straight to fstatat on
- * one directory descriptor. The times are computed exactly as Node computes mtimeMs and
- * ctimeMs (sec * 1e3 + nsec / 1e6 in doubles, no fused multiply-add), so an index written
- * from either is read the same by the other.
+ * startFilesCheck(root, dirPaths, dirRows, names, kinds, stats): begins checking, for
+ * every directory of the workspace index, whether each of its file rows still has the
+ * recorded stat and executable bit (not racy, not gone). A thread of libuv's pool works
+ * from the last directory back while the scan asks for them from the first:
+ * filesCheck(job, dir) takes the directory itself when the thread has not, or waits for
+ * the thread's answer, and returns 1 (all hold), 0 (some file differs) or -errno (the
+ * directory cannot be opened).
  */
 #define NAPI_VERSION 8
 #include <node_api.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,16 +44,16 @@
 #define RACY 0x20
 #define INDEX_FIELDS 4
 
+enum { TODO, TAKEN, DONE };
+
 static double ms_of(struct timespec t) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static void put_stat(double* o, const struct stat* st) {
-  o[0] = (double)st->st_mode;
-  o[1] = (double)st->st_size;
-  o[2] = ms_of(st->st_mtim);
-  o[3] = ms_of(st->st_ctim);
-  o[4] = (double)st->st_ino;
+static napi_value int_value(napi_env env, int32_t n) {
+  napi_value v;
+  napi_create_int32(env, n, &v);
+  return v;
 }
 
 /* A UTF-8 copy of a JS string (malloc'd, NUL-terminated), its length in *len; NULL on failure. */
@@ -59,33 +67,25 @@ static char* utf8_of(napi_env env, napi_value value, size_t* len) {
   return text;
 }
 
-static napi_value result(napi_env env, int32_t code) {
-  napi_value r;
-  napi_create_int32(env, code, &r);
-  return r;
+/* Whether `value` is a typed array of `type`: its data in *data (NULL when empty), its element count in *len. */
+static int typed_data(napi_env env, napi_value value, napi_typedarray_type type, void** data, size_t* len) {
+  napi_typedarray_type actual;
+  return napi_get_typedarray_info(env, value, &actual, len, data, NULL, NULL) == napi_ok && actual == type;
 }
 
+/* ---- lstatNames ---- */
+
 static napi_value lstat_names(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
+  size_t argc = 3, dir_len, names_len, out_len;
   napi_value argv[3];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 3) {
-    napi_throw_type_error(env, NULL, "lstatNames(dir, names, out)");
-    return NULL;
-  }
-  napi_typedarray_type type;
-  size_t length;
-  void* data;
-  if (napi_get_typedarray_info(env, argv[2], &type, &length, &data, NULL, NULL) != napi_ok || type != napi_float64_array) {
-    napi_throw_type_error(env, NULL, "out must be a Float64Array");
-    return NULL;
-  }
-  size_t dir_len, names_len;
-  char* dir = utf8_of(env, argv[0], &dir_len);
-  char* names = utf8_of(env, argv[1], &names_len);
-  if (!dir || !names) {
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  double* out = NULL;
+  int ok = argc == 3 && typed_data(env, argv[2], napi_float64_array, (void**)&out, &out_len);
+  char* dir = ok ? utf8_of(env, argv[0], &dir_len) : NULL;
+  char* names = dir ? utf8_of(env, argv[1], &names_len) : NULL;
+  if (!names) {
     free(dir);
-    free(names);
-    napi_throw_type_error(env, NULL, "dir and names must be strings");
+    napi_throw_type_error(env, NULL, "lstatNames(dir: string, names: string, out: Float64Array)");
     return NULL;
   }
   int32_t code = 0;
@@ -93,26 +93,48 @@ static napi_value lstat_names(napi_env env, napi_callback_info info) {
   if (fd < 0) {
     code = -errno;
   } else {
-    double* out = data;
     size_t slot = 0;
-    for (char* name = names; name <= names + names_len && (slot + 1) * FIELDS <= length; slot++) {
-      size_t n = strlen(name);
+    for (char* name = names; name <= names + names_len && (slot + 1) * FIELDS <= out_len; slot++) {
       struct stat st;
       double* o = out + slot * FIELDS;
+      memset(o, 0, FIELDS * sizeof(double));
       if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        put_stat(o, &st);
+        o[0] = (double)st.st_mode;
+        o[1] = (double)st.st_size;
+        o[2] = ms_of(st.st_mtim);
+        o[3] = ms_of(st.st_ctim);
+        o[4] = (double)st.st_ino;
       } else {
-        memset(o, 0, FIELDS * sizeof(double));
         o[0] = -(double)errno;
       }
-      name += n + 1;
+      name += strlen(name) + 1;
     }
     close(fd);
   }
   free(dir);
   free(names);
-  return result(env, code);
+  return int_value(env, code);
 }
+
+/* ---- the files check ---- */
+
+typedef struct {
+  /* "root/dir" of each directory, its first row and row count */
+  char** dir_paths;
+  const uint32_t* dir_rows;
+  size_t dirs;
+  /* per row: its name (into names, a copy), kind byte, four stat fields */
+  char* names;
+  const char** row_names;
+  const uint8_t* kinds;
+  const double* stats;
+  size_t rows;
+  _Atomic int* state;
+  int32_t* answer;
+  napi_ref keep[3]; /* the typed arrays read by the thread, until it is done */
+  napi_async_work work;
+  int owners; /* the thread's work and the JS handle: freed when both are done with it */
+} files_check_t;
 
 /* Whether file row `kind` (not racy) still has stat `row` (size, mtime, ctime, inode) as `st`. */
 static int row_holds(uint8_t kind, const double* row, const struct stat* st) {
@@ -122,54 +144,160 @@ static int row_holds(uint8_t kind, const double* row, const struct stat* st) {
   return row[0] == (double)st->st_size && row[1] == ms_of(st->st_mtim) && row[2] == ms_of(st->st_ctim) && row[3] == (double)st->st_ino;
 }
 
-static napi_value files_unchanged(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
-  napi_typedarray_type kinds_type, stats_type;
-  size_t kinds_len, stats_len;
-  void *kinds_data, *stats_data;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 4 ||
-      napi_get_typedarray_info(env, argv[2], &kinds_type, &kinds_len, &kinds_data, NULL, NULL) != napi_ok || kinds_type != napi_uint8_array ||
-      napi_get_typedarray_info(env, argv[3], &stats_type, &stats_len, &stats_data, NULL, NULL) != napi_ok || stats_type != napi_float64_array ||
-      stats_len != kinds_len * INDEX_FIELDS) {
-    napi_throw_type_error(env, NULL, "filesUnchanged(dir, names, kinds: Uint8Array, stats: Float64Array of 4 per kind)");
-    return NULL;
+static int32_t check_dir(const files_check_t* job, size_t dir) {
+  int fd = open(job->dir_paths[dir], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  int32_t holds = 1;
+  size_t first = job->dir_rows[2 * dir], end = first + job->dir_rows[2 * dir + 1];
+  for (size_t row = first; row < end && holds == 1; row++) {
+    uint8_t low = job->kinds[row] & KIND_MASK;
+    if (low != FILE_ROW && low != EXEC_ROW) continue;
+    struct stat st;
+    if (fstatat(fd, job->row_names[row], &st, AT_SYMLINK_NOFOLLOW) != 0 || !row_holds(job->kinds[row], job->stats + row * INDEX_FIELDS, &st)) holds = 0;
   }
-  size_t dir_len, names_len;
-  char* dir = utf8_of(env, argv[0], &dir_len);
-  char* names = utf8_of(env, argv[1], &names_len);
-  if (!dir || !names) {
-    free(dir);
-    free(names);
-    napi_throw_type_error(env, NULL, "dir and names must be strings");
-    return NULL;
+  close(fd);
+  return holds;
+}
+
+/* Check `dir` unless the other side took it first; returns whether this side did. */
+static int take_and_check(files_check_t* job, size_t dir) {
+  int expected = TODO;
+  if (!atomic_compare_exchange_strong(&job->state[dir], &expected, TAKEN)) return 0;
+  job->answer[dir] = check_dir(job, dir);
+  atomic_store(&job->state[dir], DONE);
+  return 1;
+}
+
+static void check_from_the_back(napi_env env, void* data) {
+  (void)env;
+  files_check_t* job = data;
+  for (size_t dir = job->dirs; dir-- > 0;) take_and_check(job, dir);
+}
+
+static void drop_keeps(napi_env env, files_check_t* job) {
+  for (int i = 0; i < 3; i++) {
+    if (job->keep[i]) napi_delete_reference(env, job->keep[i]);
+    job->keep[i] = NULL;
   }
-  int32_t unchanged = 1;
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    unchanged = -errno;
-  } else {
-    const uint8_t* kinds = kinds_data;
-    const double* stats = stats_data;
-    char* name = names;
-    for (size_t row = 0; row < kinds_len && unchanged == 1; row++) {
-      if (name > names + names_len) {
-        unchanged = 0; /* fewer names than kinds */
-        break;
-      }
-      uint8_t kind = kinds[row];
-      uint8_t low = kind & KIND_MASK;
-      if (low == FILE_ROW || low == EXEC_ROW) {
-        struct stat st;
-        if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !row_holds(kind, stats + row * INDEX_FIELDS, &st)) unchanged = 0;
-      }
-      name += strlen(name) + 1;
+}
+
+static void free_job(napi_env env, files_check_t* job) {
+  drop_keeps(env, job);
+  if (job->dir_paths) {
+    for (size_t i = 0; i < job->dirs; i++) free(job->dir_paths[i]);
+  }
+  free(job->dir_paths);
+  free(job->names);
+  free(job->row_names);
+  free((void*)job->state);
+  free(job->answer);
+  free(job);
+}
+
+/* Both run on the JS thread: the work's completion, and the handle's finalizer. */
+static void disown(napi_env env, files_check_t* job) {
+  if (--job->owners == 0) free_job(env, job);
+}
+
+static void checked(napi_env env, napi_status status, void* data) {
+  (void)status;
+  files_check_t* job = data;
+  napi_delete_async_work(env, job->work);
+  drop_keeps(env, job); /* every directory is taken: only answers are read from now on */
+  disown(env, job);
+}
+
+static void release_job(napi_env env, void* data, void* hint) {
+  (void)hint;
+  disown(env, data);
+}
+
+/* Split `text` (len bytes, NUL-separated) into `count` pointers; 0 when the counts disagree. */
+static int split_names(const char* text, size_t len, const char** out, size_t count) {
+  size_t n = 0;
+  for (const char* p = text; p < text + len && n < count; p += strlen(p) + 1) out[n++] = p;
+  return n == count;
+}
+
+static napi_value start_files_check(napi_env env, napi_callback_info info) {
+  size_t argc = 6, root_len, paths_len, dir_rows_len, names_len, kinds_len, stats_len;
+  napi_value argv[6];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  const char* usage = "startFilesCheck(root: string, dirPaths: string, dirRows: Uint32Array, names: Uint8Array, kinds: Uint8Array, stats: Float64Array)";
+  if (argc != 6) return napi_throw_type_error(env, NULL, usage), NULL;
+  uint32_t* dir_rows;
+  char* names;
+  uint8_t* kinds;
+  double* stats;
+  int typed = typed_data(env, argv[2], napi_uint32_array, (void**)&dir_rows, &dir_rows_len) && typed_data(env, argv[3], napi_uint8_array, (void**)&names, &names_len) &&
+              typed_data(env, argv[4], napi_uint8_array, (void**)&kinds, &kinds_len) && typed_data(env, argv[5], napi_float64_array, (void**)&stats, &stats_len);
+  if (!typed || stats_len != kinds_len * INDEX_FIELDS || dir_rows_len % 2 != 0) {
+    return napi_throw_type_error(env, NULL, usage), NULL;
+  }
+  char* root = utf8_of(env, argv[0], &root_len);
+  char* paths = root ? utf8_of(env, argv[1], &paths_len) : NULL;
+  files_check_t* job = paths ? calloc(1, sizeof *job) : NULL;
+  int ok = job != NULL;
+  if (ok) {
+    job->dirs = dir_rows_len / 2;
+    job->rows = kinds_len;
+    job->dir_rows = dir_rows;
+    job->kinds = kinds;
+    job->stats = stats;
+    job->dir_paths = calloc(job->dirs ? job->dirs : 1, sizeof(char*));
+    job->row_names = calloc(job->rows ? job->rows : 1, sizeof(char*));
+    job->state = calloc(job->dirs ? job->dirs : 1, sizeof(_Atomic int));
+    job->answer = calloc(job->dirs ? job->dirs : 1, sizeof(int32_t));
+    job->names = malloc(names_len + 1);
+    if (job->names) {
+      if (names_len) memcpy(job->names, names, names_len);
+      job->names[names_len] = '\0';
     }
-    close(fd);
+    ok = job->dir_paths && job->row_names && job->state && job->answer && job->names && split_names(job->names, names_len + 1, job->row_names, job->rows);
   }
-  free(dir);
-  free(names);
-  return result(env, unchanged);
+  const char* rel = paths;
+  for (size_t dir = 0; ok && dir < job->dirs; dir++, rel += strlen(rel) + 1) {
+    if (rel > paths + paths_len || (size_t)job->dir_rows[2 * dir] + job->dir_rows[2 * dir + 1] > job->rows) {
+      ok = 0;
+      break;
+    }
+    size_t len = root_len + 1 + strlen(rel) + 1;
+    job->dir_paths[dir] = malloc(len);
+    if (!job->dir_paths[dir]) ok = 0;
+    else if (*rel) snprintf(job->dir_paths[dir], len, "%s/%s", root, rel);
+    else snprintf(job->dir_paths[dir], len, "%s", root);
+  }
+  free(root);
+  free(paths);
+  if (!ok) {
+    if (job) free_job(env, job);
+    return napi_throw_error(env, NULL, "startFilesCheck: the index columns do not fit together"), NULL;
+  }
+  napi_create_reference(env, argv[2], 1, &job->keep[0]);
+  napi_create_reference(env, argv[4], 1, &job->keep[1]);
+  napi_create_reference(env, argv[5], 1, &job->keep[2]);
+  napi_value name, handle;
+  napi_create_string_utf8(env, "forkpoint:filesCheck", NAPI_AUTO_LENGTH, &name);
+  napi_create_async_work(env, NULL, name, check_from_the_back, checked, job, &job->work);
+  job->owners = 2;
+  napi_queue_async_work(env, job->work);
+  napi_create_external(env, job, release_job, NULL, &handle);
+  return handle;
+}
+
+static napi_value files_check(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  files_check_t* job = NULL;
+  uint32_t dir;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc != 2 || napi_get_value_external(env, argv[0], (void**)&job) != napi_ok || napi_get_value_uint32(env, argv[1], &dir) != napi_ok || dir >= job->dirs) {
+    return napi_throw_type_error(env, NULL, "filesCheck(job, dir: index of a directory)"), NULL;
+  }
+  if (!take_and_check(job, dir)) {
+    while (atomic_load(&job->state[dir]) != DONE) sched_yield();
+  }
+  return int_value(env, job->answer[dir]);
 }
 
 static void export_function(napi_env env, napi_value exports, const char* name, napi_callback cb) {
@@ -180,6 +308,7 @@ static void export_function(napi_env env, napi_value exports, const char* name, 
 
 NAPI_MODULE_INIT() {
   export_function(env, exports, "lstatNames", lstat_names);
-  export_function(env, exports, "filesUnchanged", files_unchanged);
+  export_function(env, exports, "startFilesCheck", start_files_check);
+  export_function(env, exports, "filesCheck", files_check);
   return exports;
 }

@@ -46,6 +46,11 @@ export interface IndexColumns {
   rulesKey: Uint8Array
 }
 
+/** An index as read back: its columns, and its names as the file has them (UTF-8, NUL-separated), which the files check reads. */
+export interface ReadIndex extends IndexColumns {
+  nameBytes: Uint8Array
+}
+
 const MAGIC = Buffer.from('FPINDEX4')
 const HEADER_BYTES = 32
 
@@ -85,7 +90,7 @@ function bytesOf(view: ArrayBufferView, length: number): Buffer {
 }
 
 /** The index from its bytes, or null when they are not a whole, well-formed index. */
-export function decodeIndex(raw: Buffer): IndexColumns | null {
+export function decodeIndex(raw: Buffer): ReadIndex | null {
   if (raw.length < HEADER_BYTES + DIGEST_BYTES || !raw.subarray(0, 8).equals(MAGIC)) return null
   const body = raw.subarray(0, raw.length - DIGEST_BYTES)
   if (!createHash('sha256').update(body).digest().equals(raw.subarray(body.length))) return null
@@ -109,8 +114,10 @@ export function decodeIndex(raw: Buffer): IndexColumns | null {
   const dirRows = new Uint32Array(buf.buffer, buf.byteOffset + take(dirs * 8), dirs * 2)
   const kinds = buf.subarray(take(rows), offset)
   const dirFlags = buf.subarray(take(dirs), offset)
+  const nameBytes = buf.subarray(offset + stringLengths[0]!, offset + stringLengths[0]! + stringLengths[1]!)
   const [workspace, names, targets, dirPaths] = stringLengths.map((length) => buf.toString('utf8', take(length), offset))
-  const columns: IndexColumns = {
+  const columns: ReadIndex = {
+    nameBytes,
     workspace: workspace!,
     rows,
     names: splitList(names!, rows),

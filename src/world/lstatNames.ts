@@ -1,5 +1,5 @@
 import { lstatSync } from 'node:fs'
-import { EXEC_ROW, FILE_ROW, KIND_MASK, RACY, STAT_FIELDS } from './indexFile.js'
+import { EXEC_ROW, FILE_ROW, KIND_MASK, type ReadIndex, RACY, STAT_FIELDS } from './indexFile.js'
 import { requirePackage } from '../util/requirePackage.js'
 
 /**
@@ -12,8 +12,13 @@ export const VANISHED = -1
 
 interface NativeAddon {
   lstatNames(dir: string, names: string, out: Float64Array): number
-  filesUnchanged(dir: string, names: string, kinds: Uint8Array, stats: Float64Array): number
+  startFilesCheck(root: string, dirPaths: string, dirRows: Uint32Array, names: Uint8Array, kinds: Uint8Array, stats: Float64Array): FilesCheckJob
+  filesCheck(job: FilesCheckJob, dir: number): number
 }
+
+/** The addon's handle on a files check. */
+declare const filesCheckJob: unique symbol
+type FilesCheckJob = { readonly [filesCheckJob]: true }
 
 /**
  * The compiled helper (native/lstat_names.c, built by `npm run build` or at install), or
@@ -66,18 +71,34 @@ function statInto(out: Float64Array, i: number, path: string): void {
   out[at + 4] = st.ino
 }
 
+/** Per directory of the index: whether all its files still hold (see PreviousIndex.filesStillHold). */
+export interface FilesCheck {
+  holds(dir: number): boolean
+}
+
 /**
- * Whether every file row of a directory the index lists (`names`, their `kinds` and
- * `stats` as the index has them) still has that stat and executable bit, none is racy
- * and none is gone: then the directory's rows hold as they are. False at the first
- * difference, or when the directory cannot be opened (the caller's own lstat says why).
+ * Begin checking, for every directory of index `c` (of workspace `root`), whether each
+ * of its file rows still has the recorded stat and executable bit, none is racy and
+ * none is gone. The addon does it on a second thread from the last directory back while
+ * the scan asks from the first; without it, each directory is checked when asked. A
+ * directory that cannot be opened does not hold (the scan's own lstat says why).
  */
-export function filesUnchanged(dir: string, names: string[], kinds: Uint8Array, stats: Float64Array): boolean {
-  if (native) return native.filesUnchanged(dir, names.join('\0'), kinds, stats) === 1
-  return names.every((name, row) => {
-    const kind = kinds[row]! & KIND_MASK
-    return (kind !== FILE_ROW && kind !== EXEC_ROW) || fileRowHolds(`${dir}/${name}`, kinds[row]!, stats, row * STAT_FIELDS)
-  })
+export function startFilesCheck(root: string, c: ReadIndex): FilesCheck {
+  if (native) {
+    const job = native.startFilesCheck(root, c.dirPaths.join('\0'), c.dirRows, c.nameBytes, c.kinds, c.stats)
+    return { holds: (dir) => native.filesCheck(job, dir) === 1 }
+  }
+  return {
+    holds(dir) {
+      const abs = c.dirPaths[dir] ? `${root}/${c.dirPaths[dir]}` : root
+      const first = c.dirRows[2 * dir]!
+      for (let row = first; row < first + c.dirRows[2 * dir + 1]!; row++) {
+        const kind = c.kinds[row]! & KIND_MASK
+        if ((kind === FILE_ROW || kind === EXEC_ROW) && !fileRowHolds(`${abs}/${c.names[row]}`, c.kinds[row]!, c.stats, row * STAT_FIELDS)) return false
+      }
+      return true
+    },
+  }
 }
 
 function fileRowHolds(path: string, kind: number, stats: Float64Array, at: number): boolean {

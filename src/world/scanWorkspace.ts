@@ -149,7 +149,7 @@ class Walk {
     const st = rel === '' ? statSync(abs) : lstatSync(abs)
     const before = this.previous.dir(rel)
     const listStillHolds = !this.listAll && before >= 0 && this.previous.listStillHolds(before, st)
-    const rows = listStillHolds && this.previous.filesStillHold(before, abs) ? this.reuseRows(abs, rel, outer, before) : this.addRows(abs, rel, outer, before, listStillHolds)
+    const rows = listStillHolds && this.previous.filesStillHold(before) ? this.reuseRows(abs, rel, outer, before) : this.addRows(abs, rel, outer, before, listStillHolds)
     const count = this.next.rows - rows.first
     let clean = rows.clean && this.previous.rowCount(before) === count
     const flags = dirFlags(st, rows.alwaysList, this.scanStartMs)
@@ -175,8 +175,8 @@ class Walk {
     this.reusedLists++
     const first = this.next.copyRows(this.previous, before)
     const subdirs: DirRows['subdirs'] = []
-    for (let row = first; row < this.next.rows; row++) {
-      if (this.next.kind(row) === DIR_ROW) subdirs.push({ row, name: this.next.name(row) })
+    for (let row = this.next.nextDirRow(first, this.next.rows); row >= 0; row = this.next.nextDirRow(row + 1, this.next.rows)) {
+      subdirs.push({ row, name: this.next.name(row) })
     }
     return { first, subdirs, clean: true, alwaysList: false, rules: outer.enter(abs, rel, () => false) }
   }

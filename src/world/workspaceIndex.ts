@@ -3,8 +3,8 @@ import type { Stats } from 'node:fs'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWriteSync } from '../util/atomicWrite.js'
-import { STAT_SLOT, filesUnchanged } from './lstatNames.js'
-import { ALWAYS_LIST, CHUNKED, DIGEST_BYTES, DIR_RACY, DIR_STAT_FIELDS, type IndexColumns, KIND_MASK, RACY, STAT_FIELDS, decodeIndex, encodeIndex } from './indexFile.js'
+import { type FilesCheck, STAT_SLOT, startFilesCheck } from './lstatNames.js'
+import { ALWAYS_LIST, CHUNKED, DIGEST_BYTES, DIR_ROW, DIR_RACY, DIR_STAT_FIELDS, type IndexColumns, KIND_MASK, type ReadIndex, RACY, STAT_FIELDS, decodeIndex, encodeIndex } from './indexFile.js'
 
 /** A few coarse-clock ticks (one tick is at most 10 ms at HZ=100). */
 const RACY_WINDOW_MS = 50
@@ -33,13 +33,15 @@ export function tooRecent(mtimeMs: number, ctimeMs: number, scanStartMs: number)
 export class PreviousIndex {
   private readonly dirIndex = new Map<string, number>()
   private readonly nameMaps = new Map<number, Map<string, number>>()
+  private readonly filesCheck: FilesCheck
 
-  private constructor(readonly c: IndexColumns) {
+  private constructor(readonly c: ReadIndex) {
     c.dirPaths.forEach((path, i) => this.dirIndex.set(path, i))
+    this.filesCheck = startFilesCheck(c.workspace, c)
   }
 
   static load(store: Store, workspace: string): PreviousIndex {
-    let columns: IndexColumns | null = null
+    let columns: ReadIndex | null = null
     try {
       columns = decodeIndex(readFileSync(store.path('index')))
     } catch {
@@ -91,11 +93,9 @@ export class PreviousIndex {
     return s[at] === st.mtimeMs && s[at + 1] === st.ctimeMs && s[at + 2] === st.ino
   }
 
-  /** Whether every file row of directory `dir` (at `abs`) still has its stat: then all its rows hold as they are. */
-  filesStillHold(dir: number, abs: string): boolean {
-    const first = this.c.dirRows[2 * dir]!
-    const end = first + this.rowCount(dir)
-    return filesUnchanged(abs, this.c.names.slice(first, end), this.c.kinds.subarray(first, end), this.c.stats.subarray(first * STAT_FIELDS, end * STAT_FIELDS))
+  /** Whether every file row of directory `dir` still has its stat (checked from when the index was loaded): then all its rows hold as they are. */
+  filesStillHold(dir: number): boolean {
+    return this.filesCheck.holds(dir)
   }
 
   /** Whether directory `dir` was saved with this stat and these flags (else the index is due to be saved again). */
@@ -123,9 +123,9 @@ export function dirFlags(st: Stats, alwaysList: boolean, scanStartMs: number): n
   return (alwaysList ? ALWAYS_LIST : 0) | (tooRecent(st.mtimeMs, st.ctimeMs, scanStartMs) ? DIR_RACY : 0)
 }
 
-function emptyColumns(workspace: string): IndexColumns {
+function emptyColumns(workspace: string): ReadIndex {
   const none = { dirStats: new Float64Array(0), dirFlags: new Uint8Array(0), rulesKey: new Uint8Array(DIGEST_BYTES) }
-  return { workspace, rows: 0, names: [], targets: [], kinds: new Uint8Array(0), stats: new Float64Array(0), digests: new Uint8Array(0), dirPaths: [], dirRows: new Uint32Array(0), dirTrees: new Uint8Array(0), ...none }
+  return { workspace, nameBytes: new Uint8Array(0), rows: 0, names: [], targets: [], kinds: new Uint8Array(0), stats: new Float64Array(0), digests: new Uint8Array(0), dirPaths: [], dirRows: new Uint32Array(0), dirTrees: new Uint8Array(0), ...none }
 }
 
 /** The index a scan builds, row by row, to save when the scan wrote a snapshot. */
@@ -172,16 +172,20 @@ export class NextIndex {
     const from = c.dirRows[2 * dir]!
     const count = previous.rowCount(dir)
     while (this.rows + count > this.kinds.length) this.grow()
-    for (let row = from; row < from + count; row++) {
-      this.names.push(c.names[row]!)
-      this.targets.push(c.targets[row]!)
-    }
+    appendAll(this.names, c.names, from, count)
+    appendAll(this.targets, c.targets, from, count)
     this.kinds.set(c.kinds.subarray(from, from + count), this.rows)
     this.stats.set(c.stats.subarray(from * STAT_FIELDS, (from + count) * STAT_FIELDS), this.rows * STAT_FIELDS)
     this.digests.set(c.digests.subarray(from * DIGEST_BYTES, (from + count) * DIGEST_BYTES), this.rows * DIGEST_BYTES)
     const first = this.rows
     this.rows += count
     return first
+  }
+
+  /** The next directory row from `row` on (before `end`), or -1: a search in the kind bytes, not a loop over rows. */
+  nextDirRow(row: number, end: number): number {
+    const found = this.kinds.indexOf(DIR_ROW, row) // a directory row has no flag bits
+    return found >= 0 && found < end ? found : -1
   }
 
   chunked(row: number): boolean {
@@ -316,6 +320,11 @@ export class NextIndex {
 /** A byte loop: for 32 bytes cheaper than the view that `set` would need (one object per row). */
 function copyBytes(from: Uint8Array, fromAt: number, to: Uint8Array, toAt: number, length: number): void {
   for (let i = 0; i < length; i++) to[toAt + i] = from[fromAt + i]!
+}
+
+/** Push `count` items of `from` from `at` on: in slices (a whole directory at once could pass the argument limit). */
+function appendAll<T>(to: T[], from: T[], at: number, count: number): void {
+  for (let i = 0; i < count; i += 8192) Array.prototype.push.apply(to, from.slice(at + i, at + Math.min(count, i + 8192)))
 }
 
 function grown(buf: Buffer, size: number): Buffer {
