@@ -1,8 +1,8 @@
-import { existsSync, promises as fs, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, promises as fs, renameSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import { errnoCode, inParentDir, readOrNull } from '../util/fsx.js'
+import { errnoCode, inParentDir, readOrNull, readOrNullSync } from '../util/fsx.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
 import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreNotFoundError } from '../errors/index.js'
@@ -59,8 +59,8 @@ export class Store {
 
   /** Open an existing store; StoreNotFoundError when `root` is not one. */
   static async open(root: string): Promise<Store> {
-    const head = await readOrNull(join(root, 'HEAD'))
-    const objects = await fs.stat(join(root, 'objects', 'sha256')).catch(() => null)
+    const head = readOrNullSync(join(root, 'HEAD'))
+    const objects = statSync(join(root, 'objects', 'sha256'), { throwIfNoEntry: false })
     if (head === null || !objects?.isDirectory()) {
       throw new StoreNotFoundError(`not a forkpoint store: ${root} (run 'forkpoint init' first)`, { root })
     }
@@ -139,18 +139,13 @@ export class Store {
   /** Read an object's bytes and check them against the digest. */
   async readBlob(digest: Digest): Promise<Buffer> {
     assertDigest(digest)
-    const bytes = await readOrNull(this.objectPath(digest))
-    if (bytes === null) throw new ObjectNotFoundError(`object ${digest} is not in the store`, { digest })
-    if (sha256(bytes) !== digest) {
-      throw new DigestMismatchError(`object ${digest} is corrupt: its bytes hash to ${sha256(bytes)} (run 'forkpoint verify')`, { digest })
-    }
-    return bytes
+    return verified(digest, await readOrNull(this.objectPath(digest)))
   }
 
-  /** Read and parse a structured object; `kind` checks what the caller expects. */
+  /** Read and parse a structured object (small: read synchronously); `kind` checks what the caller expects. */
   async readObject<T extends StructuredObject = StructuredObject>(digest: Digest, kind?: T['kind']): Promise<T> {
-    const bytes = await this.readBlob(digest)
-    return parseStructured<T>(bytes, digest, kind)
+    assertDigest(digest)
+    return parseStructured<T>(verified(digest, readOrNullSync(this.objectPath(digest))), digest, kind)
   }
 
   /**
@@ -196,4 +191,13 @@ export function parseStructured<T extends StructuredObject>(bytes: Buffer, diges
     throw new MalformedObjectError(`object ${digest} is a ${actual}, not a ${kind}`, { digest, expected: kind, actual })
   }
   return parsed as T
+}
+
+/** An object's bytes as read, checked against its digest. */
+function verified(digest: Digest, bytes: Buffer | null): Buffer {
+  if (bytes === null) throw new ObjectNotFoundError(`object ${digest} is not in the store`, { digest })
+  if (sha256(bytes) !== digest) {
+    throw new DigestMismatchError(`object ${digest} is corrupt: its bytes hash to ${sha256(bytes)} (run 'forkpoint verify')`, { digest })
+  }
+  return bytes
 }

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs'
+import { statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { StoreNotFoundError } from '../errors/index.js'
 import { Store } from './Store.js'
@@ -23,7 +23,7 @@ export async function locateStore({ cwd = process.cwd(), store = process.env['FO
   }
   for (let dir = resolve(cwd); ; dir = dirname(dir)) {
     const candidate = join(dir, STORE_DIR_NAME)
-    const st = await fs.stat(join(candidate, 'HEAD')).catch(() => null)
+    const st = statSync(join(candidate, 'HEAD'), { throwIfNoEntry: false })
     if (st?.isFile()) return { storeDir: candidate, workspace: dir }
     if (dirname(dir) === dir) return null
   }

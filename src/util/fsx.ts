@@ -22,16 +22,22 @@ export async function readTextOrNull(path: string): Promise<string | null> {
 }
 
 /**
- * `readTextOrNull` for the store's small files (refs, HEAD, lock holders): a synchronous
- * read of a few bytes costs microseconds, a round trip through Node's thread pool far more.
+ * `readOrNull` for small files (refs, HEAD, lock holders, journals, structured objects):
+ * a synchronous read costs microseconds, where each of the open, stat, read and close of
+ * an asynchronous one is a round trip through Node's thread pool. A path through a
+ * non-directory does not exist either.
  */
-export function readTextOrNullSync(path: string): string | null {
+export function readOrNullSync(path: string): Buffer | null {
   try {
-    return readFileSync(path, 'utf8')
+    return readFileSync(path)
   } catch (err) {
     if (['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '')) return null
     throw err
   }
+}
+
+export function readTextOrNullSync(path: string): string | null {
+  return readOrNullSync(path)?.toString('utf8') ?? null
 }
 
 /**

@@ -5,7 +5,7 @@ import { appendReflog } from '../store/reflog.js'
 import { readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
-import { errnoCode, readTextOrNull } from '../util/fsx.js'
+import { errnoCode, readTextOrNullSync } from '../util/fsx.js'
 import { assertNoLinkedAncestor } from './safePath.js'
 
 /**
@@ -77,7 +77,7 @@ async function runStep(workspace: string, step: CheckoutStep): Promise<void> {
 
 /** Finish a checkout that an earlier process started and did not complete. */
 export async function recoverCheckout(store: Store, workspace: string): Promise<boolean> {
-  const text = await readTextOrNull(journalPath(store))
+  const text = readTextOrNullSync(journalPath(store))
   if (text === null) return false
   const journal = JSON.parse(text) as CheckoutJournal
   if (journal.kind !== 'checkout-journal' || journal.workspace !== workspace) return false
