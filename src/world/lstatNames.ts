@@ -10,6 +10,51 @@ export const STAT_SLOT = 5
 /** The mode of a name that no longer exists. */
 export const VANISHED = -1
 
+/** Per directory of the index: whether all its files still hold (see PreviousIndex.filesStillHold). */
+export interface FilesCheck {
+  holds(dir: number): boolean
+}
+
+/** The scan's lstat: of a directory's entries, and of every file the index lists. */
+export interface LstatBackend {
+  readonly name: 'native' | 'node'
+  /**
+   * lstat each of `names` (entries of directory `dir`, never followed): STAT_SLOT numbers
+   * per name, mode VANISHED for one that is gone. Any other failure throws Node's error.
+   */
+  lstatNames(dir: string, names: string[]): Float64Array
+  /**
+   * Begin checking, for every directory of index `c` (of workspace `root`), whether each
+   * of its file rows still has the recorded stat and executable bit, none is racy and
+   * none is gone. A directory that cannot be opened does not hold (the scan's own lstat
+   * then says why).
+   */
+  startFilesCheck(root: string, c: ReadIndex): FilesCheck
+}
+
+/** Node's lstatSync, name by name. */
+export const nodeLstat: LstatBackend = {
+  name: 'node',
+  lstatNames(dir, names) {
+    const out = new Float64Array(names.length * STAT_SLOT)
+    names.forEach((name, i) => statInto(out, i, `${dir}/${name}`))
+    return out
+  },
+  startFilesCheck(root, c) {
+    return {
+      holds(dir) {
+        const abs = c.dirPaths[dir] ? `${root}/${c.dirPaths[dir]}` : root
+        const first = c.dirRows[2 * dir]!
+        for (let row = first; row < first + c.dirRows[2 * dir + 1]!; row++) {
+          const kind = c.kinds[row]! & KIND_MASK
+          if ((kind === FILE_ROW || kind === EXEC_ROW) && !fileRowHolds(`${abs}/${c.names[row]}`, c.kinds[row]!, c.stats, row * STAT_FIELDS)) return false
+        }
+        return true
+      },
+    }
+  },
+}
+
 interface NativeAddon {
   lstatNames(dir: string, names: string, out: Float64Array): number
   startFilesCheck(root: string, dirPaths: string, dirRows: Uint32Array, names: Uint8Array, kinds: Uint8Array, stats: Float64Array): FilesCheckJob
@@ -21,13 +66,14 @@ declare const filesCheckJob: unique symbol
 type FilesCheckJob = { readonly [filesCheckJob]: true }
 
 /**
- * The compiled helper (native/lstat_names.c, built by `npm run build` or at install), or
- * null when it was not built (no compiler) or FORKPOINT_NATIVE=0 turns it off: then
- * Node's lstatSync does the same, three times slower. Both give the same numbers.
+ * The compiled helper (native/lstat_names.c, built by `npm run build` or at install):
+ * the same numbers at a third of the cost per file, and the index's files checked on a
+ * second thread from the last directory back while the scan asks from the first. Null
+ * when it was not built (no compiler) or FORKPOINT_NATIVE=0 turns it off.
  */
-const native: NativeAddon | null = loadNative()
+export const nativeLstat: LstatBackend | null = withAddon(loadAddon())
 
-function loadNative(): NativeAddon | null {
+function loadAddon(): NativeAddon | null {
   if (process.env['FORKPOINT_NATIVE'] === '0') return null
   try {
     return requirePackage('../../build/Release/forkpoint_native.node') as NativeAddon
@@ -36,25 +82,29 @@ function loadNative(): NativeAddon | null {
   }
 }
 
-/** Which lstat the scan uses. */
-export function lstatBackend(): 'native' | 'node' {
-  return native ? 'native' : 'node'
+function withAddon(addon: NativeAddon | null): LstatBackend | null {
+  if (!addon) return null
+  return {
+    name: 'native',
+    lstatNames(dir, names) {
+      const out = new Float64Array(names.length * STAT_SLOT)
+      if (names.length === 0) return out
+      const opened = addon.lstatNames(dir, names.join('\0'), out) === 0
+      for (let i = 0; i < names.length; i++) {
+        // the addon leaves -errno: Node's own lstat then says what went wrong, or finds it there now
+        if (!opened || out[i * STAT_SLOT]! < 0) statInto(out, i, `${dir}/${names[i]}`)
+      }
+      return out
+    },
+    startFilesCheck(root, c) {
+      const job = addon.startFilesCheck(root, c.dirPaths.join('\0'), c.dirRows, c.nameBytes, c.kinds, c.stats)
+      return { holds: (dir) => addon.filesCheck(job, dir) === 1 }
+    },
+  }
 }
 
-/**
- * lstat each of `names` (entries of directory `dir`, never followed): STAT_SLOT numbers
- * per name, mode VANISHED for one that is gone. Any other failure throws Node's error.
- */
-export function lstatNames(dir: string, names: string[]): Float64Array {
-  const out = new Float64Array(names.length * STAT_SLOT)
-  if (names.length === 0) return out
-  const done = native !== null && native.lstatNames(dir, names.join('\0'), out) === 0
-  for (let i = 0; i < names.length; i++) {
-    // the addon leaves -errno: Node's own lstat then says what went wrong, or finds it there now
-    if (!done || out[i * STAT_SLOT]! < 0) statInto(out, i, `${dir}/${names[i]}`)
-  }
-  return out
-}
+/** The lstat scans use. */
+export const lstat: LstatBackend = nativeLstat ?? nodeLstat
 
 function statInto(out: Float64Array, i: number, path: string): void {
   const st = lstatSync(path, { throwIfNoEntry: false })
@@ -69,36 +119,6 @@ function statInto(out: Float64Array, i: number, path: string): void {
   out[at + 2] = st.mtimeMs
   out[at + 3] = st.ctimeMs
   out[at + 4] = st.ino
-}
-
-/** Per directory of the index: whether all its files still hold (see PreviousIndex.filesStillHold). */
-export interface FilesCheck {
-  holds(dir: number): boolean
-}
-
-/**
- * Begin checking, for every directory of index `c` (of workspace `root`), whether each
- * of its file rows still has the recorded stat and executable bit, none is racy and
- * none is gone. The addon does it on a second thread from the last directory back while
- * the scan asks from the first; without it, each directory is checked when asked. A
- * directory that cannot be opened does not hold (the scan's own lstat says why).
- */
-export function startFilesCheck(root: string, c: ReadIndex): FilesCheck {
-  if (native) {
-    const job = native.startFilesCheck(root, c.dirPaths.join('\0'), c.dirRows, c.nameBytes, c.kinds, c.stats)
-    return { holds: (dir) => native.filesCheck(job, dir) === 1 }
-  }
-  return {
-    holds(dir) {
-      const abs = c.dirPaths[dir] ? `${root}/${c.dirPaths[dir]}` : root
-      const first = c.dirRows[2 * dir]!
-      for (let row = first; row < first + c.dirRows[2 * dir + 1]!; row++) {
-        const kind = c.kinds[row]! & KIND_MASK
-        if ((kind === FILE_ROW || kind === EXEC_ROW) && !fileRowHolds(`${abs}/${c.names[row]}`, c.kinds[row]!, c.stats, row * STAT_FIELDS)) return false
-      }
-      return true
-    },
-  }
 }
 
 function fileRowHolds(path: string, kind: number, stats: Float64Array, at: number): boolean {

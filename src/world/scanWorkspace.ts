@@ -6,7 +6,7 @@ import type { Store } from '../store/Store.js'
 import { IGNORE_FILES, type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { DIR_ROW, EXEC_ROW, FILE_ROW, SYMLINK_ROW } from './indexFile.js'
 import { hashSmallFiles } from './hashFiles.js'
-import { STAT_SLOT, VANISHED, lstatNames } from './lstatNames.js'
+import { STAT_SLOT, VANISHED, lstat } from './lstatNames.js'
 import { CHUNKING_THRESHOLD, storeFile } from './storeFile.js'
 import { type Tree, type TreeEntry, dirEntry, fileEntry, symlinkEntry, treeObject } from './Tree.js'
 import { NextIndex, PreviousIndex, dirFlags } from './workspaceIndex.js'
@@ -187,7 +187,7 @@ class Walk {
     const rules = outer.enter(abs, rel, (file) => listed.names.some((name, i) => name === file && listed.kinds[i] === FILE_ROW))
     // Rows from the index passed these very rules (see reuseRows).
     const { names, kinds, targets, alwaysList } = listed.fromIndex ? { ...listed, alwaysList: false } : this.kept(listed, abs, rel, rules)
-    const stats = lstatNames(abs, names.filter((_, i) => kinds[i] === FILE_ROW))
+    const stats = lstat.lstatNames(abs, names.filter((_, i) => kinds[i] === FILE_ROW))
     let clean = before >= 0
     let fileSlot = 0
     const first = this.next.rows

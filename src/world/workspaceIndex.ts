@@ -3,7 +3,7 @@ import type { Stats } from 'node:fs'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWriteSync } from '../util/atomicWrite.js'
-import { type FilesCheck, STAT_SLOT, startFilesCheck } from './lstatNames.js'
+import { type FilesCheck, STAT_SLOT, lstat } from './lstatNames.js'
 import { ALWAYS_LIST, CHUNKED, DIGEST_BYTES, DIR_ROW, DIR_RACY, DIR_STAT_FIELDS, type IndexColumns, KIND_MASK, type ReadIndex, RACY, STAT_FIELDS, decodeIndex, encodeIndex } from './indexFile.js'
 
 /** A few coarse-clock ticks (one tick is at most 10 ms at HZ=100). */
@@ -37,7 +37,7 @@ export class PreviousIndex {
 
   private constructor(readonly c: ReadIndex) {
     c.dirPaths.forEach((path, i) => this.dirIndex.set(path, i))
-    this.filesCheck = startFilesCheck(c.workspace, c)
+    this.filesCheck = lstat.startFilesCheck(c.workspace, c)
   }
 
   static load(store: Store, workspace: string): PreviousIndex {

@@ -18,9 +18,11 @@ function assertBuilt(): void {
   if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run 'npm run build' before the CLI tests`)
 }
 
-/** A clean environment: no inherited store, no colours, no npm-injected variables. */
+/** A clean environment: no inherited store, no colours, no npm-injected variables (the choice of lstat passes through). */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'], HOME: process.env['HOME'], NO_COLOR: '1', ...extra }
+  // the node-lstat test project (vitest.config.ts) runs the commands with Node's lstat too
+  if (process.env['FORKPOINT_NATIVE'] !== undefined && extra['FORKPOINT_NATIVE'] === undefined) env['FORKPOINT_NATIVE'] = process.env['FORKPOINT_NATIVE']
   return env
 }
 
