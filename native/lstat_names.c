@@ -21,7 +21,8 @@
  * from the last directory back while the scan asks for them from the first:
  * filesCheck(job, dir) takes the directory itself when the thread has not, or waits for
  * the thread's answer, and returns 1 (all hold), 0 (some file differs) or -errno (the
- * directory cannot be opened).
+ * directory cannot be opened). filesStop(job): the scan is done asking; the thread
+ * stops after the directory it is on.
  */
 #define NAPI_VERSION 8
 #include <node_api.h>
@@ -29,6 +30,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,22 +120,24 @@ static napi_value lstat_names(napi_env env, napi_callback_info info) {
 
 /* ---- the files check ---- */
 
+/*
+ * A check owns copies of everything its thread reads (a few hundred KB for 10k files),
+ * so nothing the JS heap may free or move is touched off the JS thread, even while a
+ * worker's environment is torn down.
+ */
 typedef struct {
-  /* "root/dir" of each directory, its first row and row count */
-  char** dir_paths;
-  const uint32_t* dir_rows;
-  size_t dirs;
-  /* per row: its name (into names, a copy), kind byte, four stat fields */
-  char* names;
+  size_t dirs, rows;
+  char** dir_paths;      /* "root/dir" of each directory */
+  uint32_t* dir_rows;    /* first row, row count */
+  char* names;           /* NUL-separated */
   const char** row_names;
-  const uint8_t* kinds;
-  const double* stats;
-  size_t rows;
-  _Atomic int* state;
+  uint8_t* kinds;
+  double* stats;         /* four per row */
+  _Atomic int* state;    /* per directory: TODO, TAKEN, DONE */
   int32_t* answer;
-  napi_ref keep[3]; /* the typed arrays read by the thread, until it is done */
+  atomic_bool stop;      /* the scan is done asking: the thread takes no more */
   napi_async_work work;
-  int owners; /* the thread's work and the JS handle: freed when both are done with it */
+  int owners;            /* the thread's work and the JS handle: freed when both are done */
 } files_check_t;
 
 /* Whether file row `kind` (not racy) still has stat `row` (size, mtime, ctime, inode) as `st`. */
@@ -171,45 +175,42 @@ static int take_and_check(files_check_t* job, size_t dir) {
 static void check_from_the_back(napi_env env, void* data) {
   (void)env;
   files_check_t* job = data;
-  for (size_t dir = job->dirs; dir-- > 0;) take_and_check(job, dir);
+  for (size_t dir = job->dirs; dir-- > 0 && !atomic_load(&job->stop);) take_and_check(job, dir);
 }
 
-static void drop_keeps(napi_env env, files_check_t* job) {
-  for (int i = 0; i < 3; i++) {
-    if (job->keep[i]) napi_delete_reference(env, job->keep[i]);
-    job->keep[i] = NULL;
-  }
-}
-
-static void free_job(napi_env env, files_check_t* job) {
-  drop_keeps(env, job);
+static void free_job(files_check_t* job) {
   if (job->dir_paths) {
     for (size_t i = 0; i < job->dirs; i++) free(job->dir_paths[i]);
   }
   free(job->dir_paths);
+  free(job->dir_rows);
   free(job->names);
   free(job->row_names);
+  free(job->kinds);
+  free(job->stats);
   free((void*)job->state);
   free(job->answer);
   free(job);
 }
 
 /* Both run on the JS thread: the work's completion, and the handle's finalizer. */
-static void disown(napi_env env, files_check_t* job) {
-  if (--job->owners == 0) free_job(env, job);
+static void disown(files_check_t* job) {
+  if (--job->owners == 0) free_job(job);
 }
 
 static void checked(napi_env env, napi_status status, void* data) {
   (void)status;
   files_check_t* job = data;
   napi_delete_async_work(env, job->work);
-  drop_keeps(env, job); /* every directory is taken: only answers are read from now on */
-  disown(env, job);
+  disown(job);
 }
 
 static void release_job(napi_env env, void* data, void* hint) {
+  (void)env;
   (void)hint;
-  disown(env, data);
+  files_check_t* job = data;
+  atomic_store(&job->stop, 1);
+  disown(job);
 }
 
 /* Split `text` (len bytes, NUL-separated) into `count` pointers; 0 when the counts disagree. */
@@ -219,63 +220,65 @@ static int split_names(const char* text, size_t len, const char** out, size_t co
   return n == count;
 }
 
+/* A malloc'd copy of `len` bytes (at least one byte allocated), or NULL. */
+static void* copy_of(const void* data, size_t len) {
+  void* copy = malloc(len ? len : 1);
+  if (copy && len) memcpy(copy, data, len);
+  return copy;
+}
+
+/* Fill `job` from the columns; 0 when they do not fit together (or memory ran out). */
+static int fill_job(files_check_t* job, const char* root, const char* paths, size_t paths_len, const uint32_t* dir_rows, const char* names, size_t names_len, const uint8_t* kinds, const double* stats) {
+  size_t n = job->dirs ? job->dirs : 1;
+  job->dir_paths = calloc(n, sizeof(char*));
+  job->state = calloc(n, sizeof(_Atomic int));
+  job->answer = calloc(n, sizeof(int32_t));
+  job->row_names = calloc(job->rows ? job->rows : 1, sizeof(char*));
+  job->dir_rows = copy_of(dir_rows, job->dirs * 2 * sizeof(uint32_t));
+  job->kinds = copy_of(kinds, job->rows);
+  job->stats = copy_of(stats, job->rows * INDEX_FIELDS * sizeof(double));
+  job->names = malloc(names_len + 1);
+  if (!job->dir_paths || !job->state || !job->answer || !job->row_names || !job->dir_rows || !job->kinds || !job->stats || !job->names) return 0;
+  if (names_len) memcpy(job->names, names, names_len);
+  job->names[names_len] = '\0';
+  if (!split_names(job->names, names_len + 1, job->row_names, job->rows)) return 0;
+  const char* rel = paths;
+  for (size_t dir = 0; dir < job->dirs; dir++, rel += strlen(rel) + 1) {
+    if (rel > paths + paths_len || (size_t)job->dir_rows[2 * dir] + job->dir_rows[2 * dir + 1] > job->rows) return 0;
+    size_t len = strlen(root) + 1 + strlen(rel) + 1;
+    if (!(job->dir_paths[dir] = malloc(len))) return 0;
+    if (*rel) snprintf(job->dir_paths[dir], len, "%s/%s", root, rel);
+    else snprintf(job->dir_paths[dir], len, "%s", root);
+  }
+  return 1;
+}
+
 static napi_value start_files_check(napi_env env, napi_callback_info info) {
   size_t argc = 6, root_len, paths_len, dir_rows_len, names_len, kinds_len, stats_len;
   napi_value argv[6];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   const char* usage = "startFilesCheck(root: string, dirPaths: string, dirRows: Uint32Array, names: Uint8Array, kinds: Uint8Array, stats: Float64Array)";
-  if (argc != 6) return napi_throw_type_error(env, NULL, usage), NULL;
   uint32_t* dir_rows;
   char* names;
   uint8_t* kinds;
   double* stats;
-  int typed = typed_data(env, argv[2], napi_uint32_array, (void**)&dir_rows, &dir_rows_len) && typed_data(env, argv[3], napi_uint8_array, (void**)&names, &names_len) &&
+  int typed = argc == 6 && typed_data(env, argv[2], napi_uint32_array, (void**)&dir_rows, &dir_rows_len) && typed_data(env, argv[3], napi_uint8_array, (void**)&names, &names_len) &&
               typed_data(env, argv[4], napi_uint8_array, (void**)&kinds, &kinds_len) && typed_data(env, argv[5], napi_float64_array, (void**)&stats, &stats_len);
-  if (!typed || stats_len != kinds_len * INDEX_FIELDS || dir_rows_len % 2 != 0) {
-    return napi_throw_type_error(env, NULL, usage), NULL;
-  }
+  if (!typed || stats_len != kinds_len * INDEX_FIELDS || dir_rows_len % 2 != 0) return napi_throw_type_error(env, NULL, usage), NULL;
   char* root = utf8_of(env, argv[0], &root_len);
   char* paths = root ? utf8_of(env, argv[1], &paths_len) : NULL;
   files_check_t* job = paths ? calloc(1, sizeof *job) : NULL;
-  int ok = job != NULL;
-  if (ok) {
+  if (job) {
     job->dirs = dir_rows_len / 2;
     job->rows = kinds_len;
-    job->dir_rows = dir_rows;
-    job->kinds = kinds;
-    job->stats = stats;
-    job->dir_paths = calloc(job->dirs ? job->dirs : 1, sizeof(char*));
-    job->row_names = calloc(job->rows ? job->rows : 1, sizeof(char*));
-    job->state = calloc(job->dirs ? job->dirs : 1, sizeof(_Atomic int));
-    job->answer = calloc(job->dirs ? job->dirs : 1, sizeof(int32_t));
-    job->names = malloc(names_len + 1);
-    if (job->names) {
-      if (names_len) memcpy(job->names, names, names_len);
-      job->names[names_len] = '\0';
-    }
-    ok = job->dir_paths && job->row_names && job->state && job->answer && job->names && split_names(job->names, names_len + 1, job->row_names, job->rows);
   }
-  const char* rel = paths;
-  for (size_t dir = 0; ok && dir < job->dirs; dir++, rel += strlen(rel) + 1) {
-    if (rel > paths + paths_len || (size_t)job->dir_rows[2 * dir] + job->dir_rows[2 * dir + 1] > job->rows) {
-      ok = 0;
-      break;
-    }
-    size_t len = root_len + 1 + strlen(rel) + 1;
-    job->dir_paths[dir] = malloc(len);
-    if (!job->dir_paths[dir]) ok = 0;
-    else if (*rel) snprintf(job->dir_paths[dir], len, "%s/%s", root, rel);
-    else snprintf(job->dir_paths[dir], len, "%s", root);
-  }
+  int ok = job && fill_job(job, root, paths, paths_len, dir_rows, names, names_len, kinds, stats);
   free(root);
   free(paths);
   if (!ok) {
-    if (job) free_job(env, job);
+    if (job) free_job(job);
     return napi_throw_error(env, NULL, "startFilesCheck: the index columns do not fit together"), NULL;
   }
-  napi_create_reference(env, argv[2], 1, &job->keep[0]);
-  napi_create_reference(env, argv[4], 1, &job->keep[1]);
-  napi_create_reference(env, argv[5], 1, &job->keep[2]);
   napi_value name, handle;
   napi_create_string_utf8(env, "forkpoint:filesCheck", NAPI_AUTO_LENGTH, &name);
   napi_create_async_work(env, NULL, name, check_from_the_back, checked, job, &job->work);
@@ -283,6 +286,17 @@ static napi_value start_files_check(napi_env env, napi_callback_info info) {
   napi_queue_async_work(env, job->work);
   napi_create_external(env, job, release_job, NULL, &handle);
   return handle;
+}
+
+/* filesStop(job): the scan asks no more; the thread stops after its current directory. */
+static napi_value files_stop(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  files_check_t* job = NULL;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc != 1 || napi_get_value_external(env, argv[0], (void**)&job) != napi_ok) return napi_throw_type_error(env, NULL, "filesStop(job)"), NULL;
+  atomic_store(&job->stop, 1);
+  return NULL;
 }
 
 static napi_value files_check(napi_env env, napi_callback_info info) {
@@ -310,5 +324,6 @@ NAPI_MODULE_INIT() {
   export_function(env, exports, "lstatNames", lstat_names);
   export_function(env, exports, "startFilesCheck", start_files_check);
   export_function(env, exports, "filesCheck", files_check);
+  export_function(env, exports, "filesStop", files_stop);
   return exports;
 }

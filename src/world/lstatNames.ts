@@ -13,6 +13,8 @@ export const VANISHED = -1
 /** Per directory of the index: whether all its files still hold (see PreviousIndex.filesStillHold). */
 export interface FilesCheck {
   holds(dir: number): boolean
+  /** No more questions: the work of directories nobody asked about stops. */
+  stop(): void
 }
 
 /** The scan's lstat: of a directory's entries, and of every file the index lists. */
@@ -51,6 +53,7 @@ export const nodeLstat: LstatBackend = {
         }
         return true
       },
+      stop() {},
     }
   },
 }
@@ -59,6 +62,7 @@ interface NativeAddon {
   lstatNames(dir: string, names: string, out: Float64Array): number
   startFilesCheck(root: string, dirPaths: string, dirRows: Uint32Array, names: Uint8Array, kinds: Uint8Array, stats: Float64Array): FilesCheckJob
   filesCheck(job: FilesCheckJob, dir: number): number
+  filesStop(job: FilesCheckJob): void
 }
 
 /** The addon's handle on a files check. */
@@ -98,7 +102,7 @@ function withAddon(addon: NativeAddon | null): LstatBackend | null {
     },
     startFilesCheck(root, c) {
       const job = addon.startFilesCheck(root, c.dirPaths.join('\0'), c.dirRows, c.nameBytes, c.kinds, c.stats)
-      return { holds: (dir) => addon.filesCheck(job, dir) === 1 }
+      return { holds: (dir) => addon.filesCheck(job, dir) === 1, stop: () => addon.filesStop(job) }
     },
   }
 }

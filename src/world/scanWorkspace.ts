@@ -67,6 +67,7 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const sameRules = next.sameRulesAs(previous)
   // Other ignore rules can bring back entries that the lists the index vouched for left out: list everything.
   if (walk.reusedLists > 0 && !sameRules) ({ next, walk, top } = walkWorkspace(opts, root, previous, scanStartMs, true))
+  previous.doneWalking()
   const hashedBytes = await hashPending(opts, next, walk.pending, scanStartMs)
   const trees = buildTrees(opts, next, walk)
   let indexSaved = walk.clean[top]! && !walk.dirRecordsChanged && sameRules // an index that vouched for everything is already right

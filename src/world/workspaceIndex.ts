@@ -98,6 +98,11 @@ export class PreviousIndex {
     return this.filesCheck.holds(dir)
   }
 
+  /** The walk asks `filesStillHold` no more. */
+  doneWalking(): void {
+    this.filesCheck.stop()
+  }
+
   /** Whether directory `dir` was saved with this stat and these flags (else the index is due to be saved again). */
   dirRecordIs(dir: number, st: Stats, flags: number): boolean {
     return this.c.dirFlags[dir] === flags && this.sameDirStat(dir, st)

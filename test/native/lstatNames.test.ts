@@ -99,7 +99,7 @@ describe('the compiled lstat (native/lstat_names.c)', () => {
     expect(answers(nodeLstat, racy)['d9/s0']).toBe(false)
   })
 
-  it('survives checks dropped while their thread still runs, and garbage collection', async () => {
+  it('survives checks stopped or dropped while their thread still runs, and garbage collection; a stopped check still answers', async () => {
     const dir = tempDir('gc')
     await fs.mkdir(join(dir, 'a'))
     await Promise.all(Array.from({ length: 300 }, (_, i) => fs.writeFile(join(dir, 'a', `f${i}`), `${i}`)))
@@ -117,13 +117,14 @@ describe('the compiled lstat (native/lstat_names.c)', () => {
       for (let round = 0; round < 300; round++) {
         const job = addon.startFilesCheck(root, dirPaths, dirRows, bytes, new Uint8Array(names.length), stats)
         if (round % 3 === 0) { asked++; if (addon.filesCheck(job, round % 40) === 1) held++ }
+        if (round % 3 === 1) { addon.filesStop(job); asked++; if (addon.filesCheck(job, 39 - (round % 40)) === 1) held++ }
         if (round % 50 === 0) globalThis.gc()
       }
       globalThis.gc()
       setTimeout(() => { globalThis.gc(); console.log(JSON.stringify({ asked, held })) }, 200)
     `
     const out = execFileSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' })
-    expect(JSON.parse(out)).toEqual({ asked: 100, held: 100 })
+    expect(JSON.parse(out)).toEqual({ asked: 200, held: 200 })
   })
 
   it('rejects columns that do not fit together rather than reading past them', () => {
