@@ -38,6 +38,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__APPLE__)
+#define st_mtim st_mtimespec
+#define st_ctim st_ctimespec
+#endif
+
 #define FIELDS 5
 /* Index rows (src/world/indexFile.ts): kind in the low bits, RACY a flag; four stat fields. */
 #define KIND_MASK 0x0f

@@ -21,8 +21,8 @@ export interface ScanOptions {
   onProgress?: (done: number, total: number) => void
 }
 
-export interface ScanResult {
-  tree: Digest
+/** What a scan found and how much of it had to be read. */
+export interface ScanCounts {
   files: number
   bytes: number
   /** Files whose content had to be read (not vouched for by the index). */
@@ -32,6 +32,10 @@ export interface ScanResult {
   listedDirs: number
   /** Paths skipped because they are not files, directories or symlinks (sockets, fifos, devices). */
   skipped: string[]
+}
+
+export interface ScanResult extends ScanCounts {
+  tree: Digest
   /**
    * The trees this scan built, by id. A directory the index vouched for is not built: its
    * tree is in the store already (only write scans save the index), so

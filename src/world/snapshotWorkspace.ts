@@ -7,7 +7,7 @@ import { withWriteLock } from '../store/storeLock.js'
 import { withWorkspaceLock } from './workspaceLock.js'
 import { recoverCheckout } from './checkoutJournal.js'
 import { readSnapshot } from './readObjects.js'
-import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
+import { type ScanCounts, type ScanResult, scanWorkspace } from './scanWorkspace.js'
 import { type Snapshot, type SnapshotLayer, makeSnapshot } from './Snapshot.js'
 
 export interface SnapshotArgs {
@@ -27,19 +27,12 @@ export interface SnapshotArgs {
   onProgress?: (done: number, total: number) => void
 }
 
-export interface SnapshotResult {
+export interface SnapshotResult extends ScanCounts {
   id: Digest
   tree: Digest
   parents: Digest[]
   /** False when nothing changed since HEAD: no object was written and `id` is HEAD. */
   created: boolean
-  files: number
-  bytes: number
-  hashedFiles: number
-  hashedBytes: number
-  /** Directories that had to be listed (the index vouches for the others' entries). */
-  listedDirs: number
-  skipped: string[]
 }
 
 /**
@@ -82,7 +75,7 @@ function unchanged(parent: Snapshot, tree: Digest, layers: SnapshotArgs['layers'
   return Object.entries(layers ?? {}).every(([layer, digest]) => parent[layer] === digest)
 }
 
-function counts(scan: ScanResult) {
+function counts(scan: ScanResult): ScanCounts {
   return { files: scan.files, bytes: scan.bytes, hashedFiles: scan.hashedFiles, hashedBytes: scan.hashedBytes, listedDirs: scan.listedDirs, skipped: scan.skipped }
 }
 
