@@ -63,6 +63,23 @@ describe('bin/forkpoint', () => {
     expect(forked.stderr.split(LOADED)).toHaveLength(2)
   })
 
+  it('reruns ci record --proxy and ci check --live with them, and not the offline forms', async () => {
+    const ws = await makeWorkspace({ 'agent.mjs': "console.log('done')\n" })
+    expect((await runCli(['init'], { cwd: ws })).code).toBe(0)
+    const loads = (r: { stderr: string }) => r.stderr.split(LOADED).length - 1 // the agent, a Node process too, may load them as well
+    const ci = async (...args: string[]) => {
+      const r = await runCli(['ci', ...args], { cwd: ws, env: withCerts })
+      expect(r.code, r.stderr).toBe(0)
+      return r
+    }
+    const recorded = await ci('record', '--entrypoint', 'agent.mjs', '--out', 'golden.run.json')
+    const proxied = await ci('record', '--entrypoint', 'agent.mjs', '--out', 'proxied.run.json', '--proxy')
+    expect(loads(proxied)).toBe(loads(recorded) + 1)
+    const offline = await ci('check', '--entrypoint', 'agent.mjs', '--expected', 'golden.run.json')
+    const live = await ci('check', '--entrypoint', 'agent.mjs', '--expected', 'golden.run.json', '--live')
+    expect(loads(live)).toBe(loads(offline) + 1)
+  })
+
   it('passes SIGTERM on to the rerun command, so nothing is left running', async () => {
     const ws = await makeWorkspace({ 'a.txt': 'a' })
     expect((await runCli(['init'], { cwd: ws })).code).toBe(0)
