@@ -25,6 +25,9 @@
  * stops after the directory it is on.
  */
 #define NAPI_VERSION 8
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF /* gcc takes -ffp-contract=off from binding.gyp */
+#endif
 #include <node_api.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +56,9 @@
 
 enum { TODO, TAKEN, DONE };
 
+/* Marks the handles startFilesCheck makes, so that no other external passes for one. */
+static const napi_type_tag FILES_CHECK_TAG = {0x8f1c2b7d5e4a4c61ULL, 0xb0d3e6a9c2f41857ULL};
+
 static double ms_of(struct timespec t) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
@@ -61,6 +67,15 @@ static napi_value int_value(napi_env env, int32_t n) {
   napi_value v;
   napi_create_int32(env, n, &v);
   return v;
+}
+
+/* A descriptor to stat names relative to: like lstat, it needs search permission only, not read. */
+static int open_dir(const char* path) {
+#ifdef O_PATH
+  return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+#else
+  return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#endif
 }
 
 /* A UTF-8 copy of a JS string (malloc'd, NUL-terminated), its length in *len; NULL on failure. */
@@ -96,7 +111,7 @@ static napi_value lstat_names(napi_env env, napi_callback_info info) {
     return NULL;
   }
   int32_t code = 0;
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = open_dir(dir);
   if (fd < 0) {
     code = -errno;
   } else {
@@ -153,14 +168,21 @@ static int row_holds(uint8_t kind, const double* row, const struct stat* st) {
   return row[0] == (double)st->st_size && row[1] == ms_of(st->st_mtim) && row[2] == ms_of(st->st_ctim) && row[3] == (double)st->st_ino;
 }
 
+static int is_file_row(uint8_t kind) {
+  uint8_t low = kind & KIND_MASK;
+  return low == FILE_ROW || low == EXEC_ROW;
+}
+
 static int32_t check_dir(const files_check_t* job, size_t dir) {
-  int fd = open(job->dir_paths[dir], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  size_t first = job->dir_rows[2 * dir], end = first + job->dir_rows[2 * dir + 1];
+  size_t row = first;
+  while (row < end && !is_file_row(job->kinds[row])) row++;
+  if (row == end) return 1; /* no files: nothing to stat (a directory of directories) */
+  int fd = open_dir(job->dir_paths[dir]);
   if (fd < 0) return -errno;
   int32_t holds = 1;
-  size_t first = job->dir_rows[2 * dir], end = first + job->dir_rows[2 * dir + 1];
-  for (size_t row = first; row < end && holds == 1; row++) {
-    uint8_t low = job->kinds[row] & KIND_MASK;
-    if (low != FILE_ROW && low != EXEC_ROW) continue;
+  for (; row < end && holds == 1; row++) {
+    if (!is_file_row(job->kinds[row])) continue;
     struct stat st;
     if (fstatat(fd, job->row_names[row], &st, AT_SYMLINK_NOFOLLOW) != 0 || !row_holds(job->kinds[row], job->stats + row * INDEX_FIELDS, &st)) holds = 0;
   }
@@ -284,22 +306,43 @@ static napi_value start_files_check(napi_env env, napi_callback_info info) {
     if (job) free_job(job);
     return napi_throw_error(env, NULL, "startFilesCheck: the index columns do not fit together"), NULL;
   }
-  napi_value name, handle;
-  napi_create_string_utf8(env, "forkpoint:filesCheck", NAPI_AUTO_LENGTH, &name);
-  napi_create_async_work(env, NULL, name, check_from_the_back, checked, job, &job->work);
-  job->owners = 2;
-  napi_queue_async_work(env, job->work);
-  napi_create_external(env, job, release_job, NULL, &handle);
+  /* The handle first: once it exists, its finalizer owns the job; the work is a second owner only once queued. */
+  napi_value name, handle = NULL;
+  job->owners = 1;
+  if (napi_create_external(env, job, release_job, NULL, &handle) != napi_ok || napi_type_tag_object(env, handle, &FILES_CHECK_TAG) != napi_ok) {
+    if (!handle) free_job(job);
+    return napi_throw_error(env, NULL, "startFilesCheck: cannot make the job's handle"), NULL;
+  }
+  if (napi_create_string_utf8(env, "forkpoint:filesCheck", NAPI_AUTO_LENGTH, &name) == napi_ok &&
+      napi_create_async_work(env, NULL, name, check_from_the_back, checked, job, &job->work) == napi_ok) {
+    if (napi_queue_async_work(env, job->work) == napi_ok) job->owners = 2;
+    else napi_delete_async_work(env, job->work);
+  }
+  /* Not queued: the JS thread checks every directory itself when asked. */
   return handle;
+}
+
+/* The job behind a handle made by startFilesCheck, or NULL (after throwing a TypeError). */
+static files_check_t* job_of(napi_env env, napi_value handle, const char* usage) {
+  bool tagged = false;
+  void* job = NULL;
+  if (napi_check_object_type_tag(env, handle, &FILES_CHECK_TAG, &tagged) != napi_ok || !tagged || napi_get_value_external(env, handle, &job) != napi_ok) {
+    napi_throw_type_error(env, NULL, usage);
+    return NULL;
+  }
+  return job;
 }
 
 /* filesStop(job): the scan asks no more; the thread stops after its current directory. */
 static napi_value files_stop(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
-  files_check_t* job = NULL;
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc != 1 || napi_get_value_external(env, argv[0], (void**)&job) != napi_ok) return napi_throw_type_error(env, NULL, "filesStop(job)"), NULL;
+  files_check_t* job = argc == 1 ? job_of(env, argv[0], "filesStop(job)") : NULL;
+  if (!job) {
+    if (argc != 1) napi_throw_type_error(env, NULL, "filesStop(job)");
+    return NULL;
+  }
   atomic_store(&job->stop, 1);
   return NULL;
 }
@@ -307,12 +350,13 @@ static napi_value files_stop(napi_env env, napi_callback_info info) {
 static napi_value files_check(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
-  files_check_t* job = NULL;
   uint32_t dir;
+  const char* usage = "filesCheck(job, dir: index of a directory)";
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc != 2 || napi_get_value_external(env, argv[0], (void**)&job) != napi_ok || napi_get_value_uint32(env, argv[1], &dir) != napi_ok || dir >= job->dirs) {
-    return napi_throw_type_error(env, NULL, "filesCheck(job, dir: index of a directory)"), NULL;
-  }
+  if (argc != 2) return napi_throw_type_error(env, NULL, usage), NULL;
+  files_check_t* job = job_of(env, argv[0], usage);
+  if (!job) return NULL;
+  if (napi_get_value_uint32(env, argv[1], &dir) != napi_ok || dir >= job->dirs) return napi_throw_type_error(env, NULL, usage), NULL;
   if (!take_and_check(job, dir)) {
     while (atomic_load(&job->state[dir]) != DONE) sched_yield();
   }

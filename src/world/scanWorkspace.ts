@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import { lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs'
+import { basename, resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { IGNORE_FILES, type IgnoreRules, ignoreRules } from './ignoreRules.js'
@@ -67,11 +67,21 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const root = resolve(opts.dir)
   const previous = PreviousIndex.load(opts.store, root)
   const scanStartMs = Date.now()
-  let { next, walk, top } = walkWorkspace(opts, root, previous, scanStartMs, false)
-  const sameRules = next.sameRulesAs(previous)
-  // Other ignore rules can bring back entries that the lists the index vouched for left out: list everything.
-  if (walk.reusedLists > 0 && !sameRules) ({ next, walk, top } = walkWorkspace(opts, root, previous, scanStartMs, true))
-  previous.doneWalking()
+  const store = new StoreDirectory(opts.store.root)
+  let walked
+  let sameRules
+  try {
+    walked = walkWorkspace(opts, root, store, previous, scanStartMs, false)
+    sameRules = walked.next.sameRulesAs(previous)
+    // Other ignore rules can bring back entries that the lists the index vouched for left out: list everything.
+    if (walked.walk.reusedLists > 0 && !sameRules) {
+      previous.doneWalking() // that walk asks the index nothing
+      walked = walkWorkspace(opts, root, store, previous, scanStartMs, true)
+    }
+  } finally {
+    previous.doneWalking()
+  }
+  const { next, walk, top } = walked
   const hashedBytes = await hashPending(opts, next, walk.pending, scanStartMs)
   const trees = buildTrees(opts, next, walk)
   let indexSaved = walk.clean[top]! && !walk.dirRecordsChanged && sameRules // an index that vouched for everything is already right
@@ -93,10 +103,11 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   return { tree: next.dirTree(top), files, bytes, hashedFiles: walk.pending.length, hashedBytes, listedDirs: walk.listedDirs, skipped: walk.skipped, trees, persist }
 }
 
-function walkWorkspace(opts: ScanOptions, root: string, previous: PreviousIndex, scanStartMs: number, listAll: boolean) {
+function walkWorkspace(opts: ScanOptions, root: string, store: StoreDirectory, previous: PreviousIndex, scanStartMs: number, listAll: boolean) {
   const next = new NextIndex(root, { rows: previous.c.rows, dirs: previous.c.dirPaths.length })
-  const walk = new Walk(resolve(opts.store.root), previous, next, scanStartMs, listAll)
-  const rules = createHash('sha256').update(opts.respectGitignore ? 'gitignore\0' : '\0')
+  const walk = new Walk(store, previous, next, scanStartMs, listAll)
+  // What is left out: the ignore rules, and which directory is the store
+  const rules = createHash('sha256').update(`${opts.respectGitignore ? 'gitignore' : ''}\0${store.id}\0`)
   const onRead = (relDir: string, text: string) => rules.update(`${relDir}\0${text}\0`)
   const top = walk.dir(root, '', ignoreRules({ respectGitignore: opts.respectGitignore ?? false, onRead }))
   next.setRulesKey(rules.digest())
@@ -113,6 +124,30 @@ interface Entries {
   kinds: number[]
   targets: Array<string | undefined>
   fromIndex: boolean
+}
+
+/**
+ * The store's own directory, known by device and inode, so that it is left out however
+ * the scan reaches it (through a symlinked workspace root, or a store path spelled
+ * another way): only entries of its name, or of its real path's name, are stat-ed.
+ */
+class StoreDirectory {
+  /** Device and inode, '' when the store is not there. */
+  readonly id: string
+  private readonly names: Set<string>
+
+  constructor(root: string) {
+    const st = statSync(root, { throwIfNoEntry: false })
+    this.id = st ? `${st.dev}:${st.ino}` : ''
+    this.names = new Set([basename(resolve(root)), ...(st ? [basename(realpathSync(root))] : [])])
+  }
+
+  /** Whether entry `name` of directory `dirAbs` is the store. */
+  is(dirAbs: string, name: string): boolean {
+    if (this.id === '' || !this.names.has(name)) return false
+    const st = lstatSync(`${dirAbs}/${name}`, { throwIfNoEntry: false })
+    return st !== undefined && `${st.dev}:${st.ino}` === this.id
+  }
 }
 
 /** A directory's rows in `next`, as one of the two ways of adding them left them. */
@@ -141,7 +176,7 @@ class Walk {
   dirRecordsChanged = false
 
   constructor(
-    private readonly storeDir: string,
+    private readonly store: StoreDirectory,
     private readonly previous: PreviousIndex,
     private readonly next: NextIndex,
     private readonly scanStartMs: number,
@@ -173,8 +208,9 @@ class Walk {
   /**
    * The rows of a directory whose list and files are all as the index has them, copied
    * in one go. It holds no rule files (those make a directory listed every time), and
-   * its rows passed these very rules when they were saved (a scan under other rules is
-   * done again, listing everything).
+   * its rows passed these very rules, with this very store left out, when they were
+   * saved (the rules key covers both: a scan under others is done again, listing
+   * everything).
    */
   private reuseRows(abs: string, rel: string, outer: IgnoreRules, before: number): DirRows {
     this.reusedLists++
@@ -228,7 +264,7 @@ class Walk {
       const kind = listed.kinds[i]!
       if ((IGNORE_FILES as readonly string[]).includes(name)) alwaysList = true
       const isDir = kind === DIR_ROW
-      if (rules.ignores(name, isDir) || (isDir && `${abs}/${name}` === this.storeDir)) return
+      if (rules.ignores(name, isDir) || (isDir && this.store.is(abs, name))) return
       if (kind < 0) {
         this.skipped.push(rel ? `${rel}/${name}` : name)
         alwaysList = true

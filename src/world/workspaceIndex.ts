@@ -189,8 +189,8 @@ export class NextIndex {
 
   /** The next directory row from `row` on (before `end`), or -1: a search in the kind bytes, not a loop over rows. */
   nextDirRow(row: number, end: number): number {
-    const found = this.kinds.indexOf(DIR_ROW, row) // a directory row has no flag bits
-    return found >= 0 && found < end ? found : -1
+    const found = this.kinds.subarray(row, end).indexOf(DIR_ROW) // a directory row has no flag bits
+    return found < 0 ? -1 : row + found
   }
 
   chunked(row: number): boolean {

@@ -127,14 +127,22 @@ describe('the compiled lstat (native/lstat_names.c)', () => {
     expect(JSON.parse(out)).toEqual({ asked: 200, held: 200 })
   })
 
-  it('rejects columns that do not fit together rather than reading past them', () => {
-    const addon = createRequire(import.meta.url)(ADDON) as { startFilesCheck: (...args: unknown[]) => unknown }
+  it('rejects columns that do not fit together rather than reading past them, and handles it did not make', () => {
+    const addon = createRequire(import.meta.url)(ADDON) as Record<'startFilesCheck' | 'filesCheck' | 'filesStop', (...args: unknown[]) => unknown>
     const stats = new Float64Array(4)
     expect(() => addon.startFilesCheck('/', 'a', new Uint32Array([0, 5]), Buffer.from('x'), new Uint8Array(1), stats)).toThrow(/do not fit/)
     expect(() => addon.startFilesCheck('/', 'a', new Uint32Array([0, 2]), Buffer.from('x'), new Uint8Array(2), new Float64Array(8))).toThrow(/do not fit/) // one name, two rows
     expect(() => addon.startFilesCheck('/', 'a', new Uint32Array([0, 1, 0, 1]), Buffer.from('x'), new Uint8Array(1), stats)).toThrow(/do not fit/) // one path, two directories
     expect(() => addon.startFilesCheck('/', 'a', new Uint32Array([0, 1]), Buffer.from('x'), new Uint8Array(1), new Float64Array(3))).toThrow(TypeError)
     expect(() => addon.startFilesCheck('/', 'a', [0, 1], Buffer.from('x'), new Uint8Array(1), stats)).toThrow(TypeError)
+    // only a handle it made is a job: not any object, not another addon's external
+    const job = addon.startFilesCheck('/', '', new Uint32Array([0, 0]), Buffer.from(''), new Uint8Array(0), new Float64Array(0))
+    expect(addon.filesCheck(job, 0)).toBe(1)
+    expect(() => addon.filesCheck(job, 1)).toThrow(TypeError)
+    for (const notAJob of [{}, 42, null, Buffer.from('x')]) {
+      expect(() => addon.filesCheck(notAJob, 0)).toThrow(TypeError)
+      expect(() => addon.filesStop(notAJob)).toThrow(TypeError)
+    }
   })
 })
 

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CHUNKING_THRESHOLD, UsageError, checkout, readChunks, readRef, readSnapshot, readTree, sha256, snapshotWorkspace, status } from '../../src/index.js'
+import { CHUNKING_THRESHOLD, Store, UsageError, checkout, readChunks, readRef, readSnapshot, readTree, sha256, snapshotWorkspace, status } from '../../src/index.js'
 import { tempDir } from '../helpers/tmp.js'
 import { countObjects, storeWorkspace } from '../helpers/workspace.js'
 
@@ -160,6 +160,22 @@ describe('unchanged workspace and the stat cache', () => {
 })
 
 describe('snapshot edge cases', () => {
+  it('leaves the store out however the scan reaches it: through a symlink to it, or a symlinked workspace root', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a', 'src/b.txt': 'b' })
+    const link = join(tempDir('links'), 'ws')
+    await fs.mkdir(join(link, '..'), { recursive: true })
+    await fs.symlink(dir, link)
+    await new Promise((r) => setTimeout(r, 120)) // past the racy window: the index vouches for the directories
+    const names = async (snapshot: { tree: string }) => (await readTree(store, snapshot.tree as `sha256:${string}`)).entries.map((e) => e.name)
+    const viaLinkedStore = await snapshotWorkspace({ dir, store: await Store.open(join(link, '.forkpoint')) })
+    expect(await names(viaLinkedStore)).toEqual(['a.txt', 'src'])
+    const direct = await snapshotWorkspace({ dir }) // the index the first scan saved, read with the store's plain path
+    expect(direct.tree).toBe(viaLinkedStore.tree)
+    expect(direct.listedDirs).toBe(0)
+    const viaLinkedRoot = await snapshotWorkspace({ dir: link, store }) // walks link/.forkpoint: not the store's path
+    expect(viaLinkedRoot.tree).toBe(viaLinkedStore.tree)
+  })
+
   it('skips and reports what is not a file, directory or symlink (a FIFO)', async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'a' })
     execFileSync('mkfifo', [join(dir, 'pipe')])
