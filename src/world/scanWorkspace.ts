@@ -65,9 +65,9 @@ interface PendingFile {
  */
 export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const root = resolve(opts.dir)
-  const previous = PreviousIndex.load(opts.store, root)
-  const scanStartMs = Date.now()
   const store = new StoreDirectory(opts.store.root)
+  const previous = PreviousIndex.load(opts.store, root) // starts checking the index's files: stopped below, whatever happens
+  const scanStartMs = Date.now()
   let walked
   let sameRules
   try {
