@@ -1,5 +1,5 @@
-import { lstatSync } from 'node:fs'
-import { EXEC_ROW, FILE_ROW, KIND_MASK, type ReadIndex, RACY, STAT_FIELDS } from './indexFile.js'
+import { constants, lstatSync } from 'node:fs'
+import { EXEC_ROW, FILE_ROW, type IndexColumns, KIND_MASK, type ReadIndex, RACY, STAT_FIELDS } from './indexFile.js'
 import { requirePackage } from '../util/requirePackage.js'
 
 /**
@@ -45,13 +45,19 @@ export const nodeLstat: LstatBackend = {
   startFilesCheck(root, c) {
     return {
       holds(dir) {
-        const abs = c.dirPaths[dir] ? `${root}/${c.dirPaths[dir]}` : root
         const first = c.dirRows[2 * dir]!
+        const fileRows: number[] = []
         for (let row = first; row < first + c.dirRows[2 * dir + 1]!; row++) {
           const kind = c.kinds[row]! & KIND_MASK
-          if ((kind === FILE_ROW || kind === EXEC_ROW) && !fileRowHolds(`${abs}/${c.names[row]}`, c.kinds[row]!, c.stats, row * STAT_FIELDS)) return false
+          if (kind === FILE_ROW || kind === EXEC_ROW) fileRows.push(row)
         }
-        return true
+        let now: Float64Array
+        try {
+          now = nodeLstat.lstatNames(c.dirPaths[dir] ? `${root}/${c.dirPaths[dir]}` : root, fileRows.map((row) => c.names[row]!))
+        } catch {
+          return false
+        }
+        return fileRows.every((row, slot) => statStillHolds(c, row, now, slot))
       },
       stop() {},
     }
@@ -125,14 +131,18 @@ function statInto(out: Float64Array, i: number, path: string): void {
   out[at + 4] = st.ino
 }
 
-function fileRowHolds(path: string, kind: number, stats: Float64Array, at: number): boolean {
-  let st
-  try {
-    st = lstatSync(path, { throwIfNoEntry: false })
-  } catch {
-    return false
-  }
-  if (st === undefined || (kind & RACY) !== 0 || !st.isFile()) return false
-  const exec = (st.mode & 0o111) !== 0
-  return (kind & KIND_MASK) === (exec ? EXEC_ROW : FILE_ROW) && stats[at] === st.size && stats[at + 1] === st.mtimeMs && stats[at + 2] === st.ctimeMs && stats[at + 3] === st.ino
+/**
+ * Whether index row `row` of `c` still holds for the lstat in `slot` of `now` (as
+ * `lstatNames` gives it): a regular file with the same executable bit, not racy, of the
+ * same size, mtime, ctime and inode. native/lstat_names.c's `row_holds` is the same test.
+ */
+export function statStillHolds(c: Pick<IndexColumns, 'kinds' | 'stats'>, row: number, now: Float64Array, slot: number): boolean {
+  const kind = c.kinds[row]!
+  const mode = now[slot * STAT_SLOT]!
+  if ((kind & RACY) !== 0 || mode < 0 || (mode & constants.S_IFMT) !== constants.S_IFREG) return false
+  if ((kind & KIND_MASK) !== ((mode & 0o111) !== 0 ? EXEC_ROW : FILE_ROW)) return false
+  const at = row * STAT_FIELDS
+  const from = slot * STAT_SLOT + 1 // after the mode
+  for (let i = 0; i < STAT_FIELDS; i++) if (c.stats[at + i] !== now[from + i]) return false
+  return true
 }

@@ -69,18 +69,14 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const previous = PreviousIndex.load(opts.store, root) // starts checking the index's files: stopped below, whatever happens
   const scanStartMs = Date.now()
   let walked
-  let sameRules
   try {
     walked = walkWorkspace(opts, root, store, previous, scanStartMs, false)
-    sameRules = walked.next.sameRulesAs(previous)
-    // Other ignore rules can bring back entries that the lists the index vouched for left out: list everything.
-    if (walked.walk.reusedLists > 0 && !sameRules) {
-      previous.doneWalking() // that walk asks the index nothing
-      walked = walkWorkspace(opts, root, store, previous, scanStartMs, true)
-    }
   } finally {
     previous.doneWalking()
   }
+  const sameRules = walked.next.sameRulesAs(previous)
+  // Other ignore rules can bring back entries that the lists the index vouched for left out: list everything (asking the index nothing).
+  if (walked.walk.reusedLists > 0 && !sameRules) walked = walkWorkspace(opts, root, store, previous, scanStartMs, true)
   const { next, walk, top } = walked
   const hashedBytes = await hashPending(opts, next, walk.pending, scanStartMs)
   const trees = buildTrees(opts, next, walk)
@@ -313,7 +309,7 @@ class Walk {
     const row = this.next.addRow(name, kind)
     this.next.setStat(row, stats, slot)
     const old = before >= 0 ? this.previous.row(before, name, position) : -1
-    if (old >= 0 && this.previous.vouchesFor(old, kind, stats, slot)) {
+    if (old >= 0 && this.previous.vouchesFor(old, stats, slot)) {
       this.next.copyContent(row, this.previous, old)
       return true
     }

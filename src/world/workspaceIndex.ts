@@ -3,7 +3,7 @@ import type { Stats } from 'node:fs'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWriteSync } from '../util/atomicWrite.js'
-import { type FilesCheck, STAT_SLOT, lstat } from './lstatNames.js'
+import { type FilesCheck, STAT_SLOT, lstat, statStillHolds } from './lstatNames.js'
 import { ALWAYS_LIST, CHUNKED, DIGEST_BYTES, DIR_ROW, DIR_RACY, DIR_STAT_FIELDS, type IndexColumns, KIND_MASK, type ReadIndex, RACY, STAT_FIELDS, decodeIndex, encodeIndex } from './indexFile.js'
 
 /** A few coarse-clock ticks (one tick is at most 10 ms at HZ=100). */
@@ -108,14 +108,9 @@ export class PreviousIndex {
     return this.c.dirFlags[dir] === flags && this.sameDirStat(dir, st)
   }
 
-  /** Whether `row` vouches for a file of kind `kind` with the stat in `slot` of `lstatNames`' result `stats`. */
-  vouchesFor(row: number, kind: number, stats: Float64Array, slot: number): boolean {
-    const k = this.c.kinds[row]!
-    if ((k & KIND_MASK) !== kind || (k & RACY) !== 0) return false
-    const s = this.c.stats
-    const at = row * STAT_FIELDS
-    const now = slot * STAT_SLOT
-    return s[at] === stats[now + 1] && s[at + 1] === stats[now + 2] && s[at + 2] === stats[now + 3] && s[at + 3] === stats[now + 4]
+  /** Whether `row` vouches for the file whose stat is in `slot` of `lstatNames`' result `stats`. */
+  vouchesFor(row: number, stats: Float64Array, slot: number): boolean {
+    return statStillHolds(this.c, row, stats, slot)
   }
 }
 
