@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, readlinkSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Store } from '../store/Store.js'
 import { type IgnoreRules, ignoreRules } from './ignoreRules.js'
+import { StoreDirectory } from './storeDirectory.js'
 import { storeFile } from './storeFile.js'
 import { type TreeEntry, dirEntry, fileEntry, symlinkEntry, treeObject } from './Tree.js'
 
@@ -26,7 +27,7 @@ type Kind = { isDirectory(): boolean; isSymbolicLink(): boolean; isFile(): boole
  */
 export async function scanPaths({ store, dir, paths, respectGitignore = false }: ScanPathsOptions): Promise<Map<string, TreeEntry | null>> {
   const root = resolve(dir)
-  const storeDir = resolve(store.root)
+  const storeDir = new StoreDirectory(store.root)
   const out = new Map<string, TreeEntry | null>()
   const rulesOf = new Map<string, IgnoreRules | null>() // paths of one commit often share their directory
   for (const rel of paths) {
@@ -41,9 +42,9 @@ export async function scanPaths({ store, dir, paths, respectGitignore = false }:
 }
 
 /** The entry for `name` (at `abs`) as seen from its parent directory, whose rules are `rules`; null when left out. */
-async function entryOf(store: Store, storeDir: string, abs: string, rel: string, name: string, kind: Kind, rules: IgnoreRules): Promise<TreeEntry | null> {
+async function entryOf(store: Store, storeDir: StoreDirectory, abs: string, rel: string, name: string, kind: Kind, rules: IgnoreRules): Promise<TreeEntry | null> {
   if (kind.isDirectory()) {
-    if (abs === storeDir || rules.ignores(name, true)) return null
+    if (storeDir.is(abs) || rules.ignores(name, true)) return null
     const dirents = readdirSync(abs, { withFileTypes: true })
     const inner = rules.enter(abs, rel, (file) => dirents.some((d) => d.name === file && d.isFile()))
     const entries: TreeEntry[] = []
@@ -63,7 +64,7 @@ async function entryOf(store: Store, storeDir: string, abs: string, rel: string,
 }
 
 /** The rules in force inside directory `rel` (entering every directory from the root), or null when it is ignored, the store, or not a directory. */
-function rulesInside(root: string, rel: string, storeDir: string, respectGitignore: boolean): IgnoreRules | null {
+function rulesInside(root: string, rel: string, storeDir: StoreDirectory, respectGitignore: boolean): IgnoreRules | null {
   const isFile = (abs: string) => (file: string) => lstatSync(`${abs}/${file}`, { throwIfNoEntry: false })?.isFile() ?? false
   let rules = ignoreRules({ respectGitignore }).enter(root, '', isFile(root))
   let abs = root
@@ -72,7 +73,7 @@ function rulesInside(root: string, rel: string, storeDir: string, respectGitigno
     if (rules.ignores(part, true)) return null
     abs = `${abs}/${part}`
     here = here ? `${here}/${part}` : part
-    if (abs === storeDir || !lstatSync(abs, { throwIfNoEntry: false })?.isDirectory()) return null
+    if (storeDir.is(abs) || !lstatSync(abs, { throwIfNoEntry: false })?.isDirectory()) return null
     rules = rules.enter(abs, here, isFile(abs))
   }
   return rules

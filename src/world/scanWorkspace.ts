@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto'
-import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs'
-import { basename, resolve } from 'node:path'
+import { lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { IGNORE_FILES, type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { DIR_ROW, EXEC_ROW, FILE_ROW, SYMLINK_ROW } from './indexFile.js'
 import { hashSmallFiles } from './hashFiles.js'
 import { STAT_SLOT, VANISHED, lstat } from './lstatNames.js'
+import { StoreDirectory } from './storeDirectory.js'
 import { CHUNKING_THRESHOLD, storeFile } from './storeFile.js'
 import { type Tree, type TreeEntry, dirEntry, fileEntry, symlinkEntry, treeObject } from './Tree.js'
 import { NextIndex, PreviousIndex, dirFlags } from './workspaceIndex.js'
@@ -120,30 +121,6 @@ interface Entries {
   kinds: number[]
   targets: Array<string | undefined>
   fromIndex: boolean
-}
-
-/**
- * The store's own directory, known by device and inode, so that it is left out however
- * the scan reaches it (through a symlinked workspace root, or a store path spelled
- * another way): only entries of its name, or of its real path's name, are stat-ed.
- */
-class StoreDirectory {
-  /** Device and inode, '' when the store is not there. */
-  readonly id: string
-  private readonly names: Set<string>
-
-  constructor(root: string) {
-    const st = statSync(root, { throwIfNoEntry: false })
-    this.id = st ? `${st.dev}:${st.ino}` : ''
-    this.names = new Set([basename(resolve(root)), ...(st ? [basename(realpathSync(root))] : [])])
-  }
-
-  /** Whether entry `name` of directory `dirAbs` is the store. */
-  is(dirAbs: string, name: string): boolean {
-    if (this.id === '' || !this.names.has(name)) return false
-    const st = lstatSync(`${dirAbs}/${name}`, { throwIfNoEntry: false })
-    return st !== undefined && `${st.dev}:${st.ino}` === this.id
-  }
 }
 
 /** A directory's rows in `next`, as one of the two ways of adding them left them. */
@@ -260,7 +237,7 @@ class Walk {
       const kind = listed.kinds[i]!
       if ((IGNORE_FILES as readonly string[]).includes(name)) alwaysList = true
       const isDir = kind === DIR_ROW
-      if (rules.ignores(name, isDir) || (isDir && this.store.is(abs, name))) return
+      if (rules.ignores(name, isDir) || (isDir && this.store.is(`${abs}/${name}`))) return
       if (kind < 0) {
         this.skipped.push(rel ? `${rel}/${name}` : name)
         alwaysList = true
