@@ -8,10 +8,9 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { availableParallelism } from 'node:os'
 import { Workspace, bestOfN } from '../src/index.js'
 import { runSandboxed } from '../src/sandbox/runSandboxed.js'
 import { type Row, measure, report } from './harness.js'

@@ -16,11 +16,11 @@ let deferred: { cwd: string } | null = null
  * Put NODE_EXTRA_CA_CERTS back where bin/forkpoint took it from, so that every process the
  * CLI starts (agents, sandboxed commands, helpers) sees the environment the user set.
  */
-export function restoreExtraCaCerts(env: NodeJS.ProcessEnv = process.env): void {
-  const certs = env[DEFERRED]
+export function restoreExtraCaCerts(): void {
+  const certs = process.env[DEFERRED]
   if (certs === undefined) return
-  delete env[DEFERRED]
-  env['NODE_EXTRA_CA_CERTS'] = certs
+  delete process.env[DEFERRED]
+  process.env['NODE_EXTRA_CA_CERTS'] = certs
   deferred = { cwd: process.cwd() }
 }
 

@@ -11,7 +11,7 @@
  *
  * Bundled on its own (CommonJS, Node's built-ins only) so that it stays small.
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { type Stats, closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import Module, { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -28,9 +28,12 @@ if (nodeCache) {
 }
 
 function runWithCodeCache(file: string): void {
-  const source = readFileSync(file, 'utf8')
+  // one open file for the identity and the source: a rebuild between two lookups would label the cache of one build with another's identity
+  const fd = openSync(file, 'r')
+  const made = bundleIdentity(fstatSync(fd))
+  const source = readFileSync(fd, 'utf8')
+  closeSync(fd)
   const cacheFile = cachePath(file)
-  const made = bundleIdentity(file)
   const cachedData = cacheFile ? readCache(cacheFile, made) : undefined
   const script = new Script(Module.wrap(source), { filename: file, ...(cachedData ? { cachedData } : {}) })
   if (cacheFile && (!cachedData || script.cachedDataRejected)) {
@@ -61,8 +64,7 @@ function fnv1a(text: string): string {
 }
 
 /** Which build of the bundle this is: a line at the head of its cache file. */
-function bundleIdentity(file: string): string {
-  const st = statSync(file)
+function bundleIdentity(st: Stats): string {
   return `${st.size} ${st.mtimeMs} ${st.ino}\n`
 }
 

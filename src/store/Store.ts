@@ -59,9 +59,9 @@ export class Store {
 
   /** Open an existing store; StoreNotFoundError when `root` is not one. */
   static async open(root: string): Promise<Store> {
-    const head = readOrNullSync(join(root, 'HEAD'))
+    const head = statSync(join(root, 'HEAD'), { throwIfNoEntry: false })
     const objects = statSync(join(root, 'objects', 'sha256'), { throwIfNoEntry: false })
-    if (head === null || !objects?.isDirectory()) {
+    if (!head?.isFile() || !objects?.isDirectory()) {
       throw new StoreNotFoundError(`not a forkpoint store: ${root} (run 'forkpoint init' first)`, { root })
     }
     return new Store(root)

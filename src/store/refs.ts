@@ -80,7 +80,8 @@ export async function updateRef({ store, name, id, expected, message }: UpdateRe
     }
     atomicWriteSync(path, [Buffer.from(`${id}\n`)], { fsync: true })
     await appendReflog(store, refName, { old, new: id, message })
-    if (refName !== 'HEAD' && (await headTarget(store)) === refName) {
+    // moved through HEAD, HEAD points at it: no second read of HEAD
+    if (refName !== 'HEAD' && (name === 'HEAD' || (await headTarget(store)) === refName)) {
       await appendReflog(store, 'HEAD', { old, new: id, message })
     }
   } finally {

@@ -22,9 +22,9 @@ export async function status(args: { dir?: string; store?: Store | string; respe
   const { store, workspace } = await resolveWorkspace(args)
   await recoverCheckout(store, workspace)
   const scan = await scanWorkspace({ store, dir: workspace, write: false, respectGitignore: args.respectGitignore })
-  const head = await readRef(store, 'HEAD')
+  const h = await readHead(store)
+  const head = h.type === 'symbolic' ? await readRef(store, h.ref) : h.id
   const headTree = head ? (await readSnapshot(store, head)).world.tree : null
   const changes = await diffTrees({ source: treeSource(store, scan.trees), a: headTree, b: scan.tree })
-  const h = await readHead(store)
   return { workspace, branch: h.type === 'symbolic' ? h.ref.replace(/^refs\/heads\//, '') : null, head, clean: changes.length === 0, changes }
 }

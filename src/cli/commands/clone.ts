@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
-import { needsExtraCaCerts } from '../extraCaCerts.js'
 import { formatBytes, short } from '../format.js'
 import { emit } from '../output.js'
 import { transferBar } from '../transferBar.js'
@@ -10,7 +9,6 @@ export function registerClone(program: Command): void {
   pullOptions(common(program.command('clone <REMOTE>')))
     .description('pull an image and materialize it in a new directory (store: --store, else INTO/.forkpoint)')
     .requiredOption('--into <dir>', 'a new or empty directory')
-    .hook('preAction', needsExtraCaCerts)
     .action(async (remote: string, opts: PullFlags & { into: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { cloneImage } = await import('../../registry/cloneImage.js')

@@ -12,9 +12,10 @@ export interface PullFlags {
   allowExternalSymlinks?: boolean
 }
 
-/** The options pull and clone share. */
+/** The options pull and clone share; both fetch over HTTPS from this process. */
 export function pullOptions(cmd: Command): Command {
   return cmd
+    .hook('preAction', needsExtraCaCerts)
     .option('--tag <name>', 'local tag for the image (default: the remote tag)')
     .option('--verify-key <key>', 'refuse the image unless signed by this Ed25519 public key (PEM file or text)')
     .option('--insecure', 'plain HTTP to a registry that is not on loopback')
@@ -24,7 +25,6 @@ export function pullOptions(cmd: Command): Command {
 export function registerPull(program: Command): void {
   pullOptions(common(program.command('pull <REMOTE>')))
     .description('fetch an image from a remote into the store (REMOTE[:TAG] or REMOTE@DIGEST); only missing objects travel')
-    .hook('preAction', needsExtraCaCerts)
     .action(async (remote: string, opts: PullFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { pullImage } = await import('../../registry/pullImage.js')
