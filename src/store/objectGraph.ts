@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs'
+import { errnoCode } from '../util/fsx.js'
 import { type Digest, isDigest, sha256 } from './digest.js'
 import type { Store } from './Store.js'
 import { parseStructured } from './Store.js'
@@ -32,10 +33,13 @@ export function childDigests(object: unknown, out: Digest[] = []): Digest[] {
  * Structured objects are canonical JSON beginning with `{"`; blobs are anything else.
  * A blob that happens to be such JSON is walked too, which can only keep more alive.
  */
-async function readIfStructured(store: Store, digest: Digest, hashedCorrupt?: ReadonlySet<Digest>): Promise<StructuredObject | null | 'corrupt'> {
+async function readIfStructured(store: Store, digest: Digest, hashedCorrupt?: ReadonlySet<Digest>): Promise<StructuredObject | null | 'corrupt' | 'missing'> {
   if (hashedCorrupt?.has(digest)) return 'corrupt'
-  const path = store.objectPath(digest)
-  const handle = await fs.open(path, 'r')
+  const handle = await fs.open(store.objectPath(digest), 'r').catch((err: unknown) => {
+    if (errnoCode(err) === 'ENOENT') return null
+    throw err
+  })
+  if (handle === null) return 'missing'
   try {
     const head = Buffer.alloc(2)
     await handle.read(head, 0, 2, 0)
@@ -75,12 +79,12 @@ export async function walkGraph(store: Store, roots: Iterable<Digest>, { hashedC
     await Promise.all(
       batch.map(async ([digest, from]) => {
         if (reachable.has(digest) || missing.has(digest)) return
-        if (!(await store.has(digest))) {
+        const object = await readIfStructured(store, digest, hashedCorrupt)
+        if (object === 'missing') {
           missing.set(digest, from)
           return
         }
         reachable.add(digest)
-        const object = await readIfStructured(store, digest, hashedCorrupt)
         if (object === 'corrupt') corrupt.add(digest)
         else if (object) for (const child of objectEdges(object)) if (!reachable.has(child)) queue.push([child, digest])
       }),
