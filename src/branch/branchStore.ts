@@ -11,7 +11,7 @@ import type { BranchState } from './types.js'
  *   branches/bases/<tree hex>/   read-only base views, one per base tree, shared
  *   branches/live/<id>/          one live branch: state.json, upper/ work/ mnt/ (overlay) or root/ (clones)
  *   branches/generations/<key>   commits made into a parent (the workspace, or a branch id)
- *   branches/locks/              creation and per-parent commit locks
+ *   branches/locks/              creation, and commit locks of parent branches (commits into the workspace take locks/workspace.lock)
  */
 export const branchesDir = (store: Store, ...parts: string[]): string => store.path('branches', ...parts)
 export const liveDir = (store: Store, id: string, ...parts: string[]): string => branchesDir(store, 'live', id, ...parts)

@@ -5,7 +5,7 @@ import { acquireLock } from '../store/lockFile.js'
 import { workspaceLock } from '../world/workspaceLock.js'
 import type { Store } from '../store/Store.js'
 import { backendByName } from './backends/chooseBackend.js'
-import { branchesDir, listStates, liveDir, parentKey, readGeneration } from './branchStore.js'
+import { branchesDir, listStates, liveDir, readGeneration } from './branchStore.js'
 import { collectChanges } from './collectChanges.js'
 import { recordCommittedPaths } from './committedPaths.js'
 import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, sibling, writeCommitJournal } from './commitJournal.js'
@@ -28,7 +28,7 @@ export async function commitBranch({ store, workspace, id, onConflict = 'merge' 
   const state = await liveState(store, id)
   await assertNoChildren(store, state)
   const parent = await parentView(store, workspace, state.parent)
-  const lock = state.parent === null ? await workspaceLock(store) : await acquireLock(branchesDir(store, 'locks', `${parentKey(state.parent)}.lock`), { what: 'the commit lock of the parent branch' })
+  const lock = state.parent === null ? await workspaceLock(store) : await acquireLock(branchesDir(store, 'locks', `${state.parent}.lock`), { what: 'the commit lock of the parent branch' })
   let result: CommitResult
   try {
     const generation = await readGeneration(store, state.parent)

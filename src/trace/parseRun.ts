@@ -30,8 +30,9 @@ export function parseRunJson(source: Buffer | string, where = 'run artifact'): u
  */
 export function parseRun(source: Buffer | string | unknown, where = 'run artifact', { verifyHashes = false, owned: ownedObject = false }: { verifyHashes?: boolean; owned?: boolean } = {}): Run {
   // bytes are parsed here, so their steps are ours to complete in place; so are an object's when the caller says so
-  const owned = ownedObject || typeof source === 'string' || Buffer.isBuffer(source)
-  const raw = typeof source === 'string' || Buffer.isBuffer(source) ? parseRunJson(source, where) : source
+  const isText = typeof source === 'string' || Buffer.isBuffer(source)
+  const owned = ownedObject || isText
+  const raw = isText ? parseRunJson(source, where) : source
   const fail = (what: string): never => {
     throw new RunArtifactError(`${where} is not a valid run: ${what}`, { where, problem: what })
   }

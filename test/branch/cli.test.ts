@@ -2,10 +2,10 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { CLI } from '../helpers/cli.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 
-const forkpoint = join(import.meta.dirname, '../../bin/forkpoint')
-const cli = (dir: string, ...args: string[]) => spawnSync(forkpoint, ['-C', dir, ...args], { encoding: 'utf8' })
+const cli = (dir: string, ...args: string[]) => spawnSync(CLI, ['-C', dir, ...args], { encoding: 'utf8' })
 
 describe('forkpoint branch / commit / abort / run', () => {
   it('makes persistent branches that later commands commit, abort and run in', async () => {

@@ -3,14 +3,13 @@ import { cpSync, existsSync, promises as fs, mkdirSync, readFileSync, readdirSyn
 import Module from 'node:module'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI, runCli } from '../helpers/cli.js'
+import { BUNDLE_DIR, CLI, ROOT, runCli } from '../helpers/cli.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 // A certificate file that does not exist: Node warns, naming it, whenever a process loads NODE_EXTRA_CA_CERTS.
 const CERTS = '/nonexistent/forkpoint-test-ca.pem'
 const LOADED = `Ignoring extra certs from \`${CERTS}\``
 const withCerts = { NODE_EXTRA_CA_CERTS: CERTS }
-const BUNDLE_DIR = join(CLI, '..', '..', 'dist', 'cli')
 
 describe('bin/forkpoint', () => {
   it('starts local commands without loading NODE_EXTRA_CA_CERTS, and gives it back to the processes they start', async () => {
@@ -115,7 +114,7 @@ describe('bin/forkpoint', () => {
     cpSync(join(CLI, '..'), join(pkg, 'bin'), { recursive: true })
     cpSync(join(BUNDLE_DIR, 'start.cjs'), join(pkg, 'dist', 'cli', 'start.cjs'))
     cpSync(join(BUNDLE_DIR, 'main.cjs'), join(pkg, 'dist', 'cli', 'main.cjs'))
-    symlinkSync(join(BUNDLE_DIR, '..', '..', 'node_modules'), join(pkg, 'node_modules'))
+    symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
     const env = { PATH: process.env['PATH'], XDG_CACHE_HOME: tempDir('cache') } // no npm_package_version: the bundle's own
     const version = () => spawnSync(join(pkg, 'bin', 'forkpoint'), ['--version'], { encoding: 'utf8', env }).stdout.trim()
     expect(version()).toBe('0.1.0')

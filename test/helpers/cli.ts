@@ -1,10 +1,14 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The `forkpoint` command (package.json's bin); end-to-end tests run it exactly as a user would (after `npm run build`). */
 export const CLI = fileURLToPath(new URL('../../bin/forkpoint', import.meta.url))
-const BUNDLE = fileURLToPath(new URL('../../dist/cli/main.cjs', import.meta.url))
+/** The repository's root, and the CLI bundle's directory in it. */
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+export const BUNDLE_DIR = join(ROOT, 'dist', 'cli')
+const BUNDLE = join(BUNDLE_DIR, 'main.cjs')
 /** The built library, for helper processes that drive it directly. */
 export const LIB = fileURLToPath(new URL('../../dist/index.js', import.meta.url))
 

@@ -1,8 +1,7 @@
 import { spawnSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { ROOT } from '../helpers/cli.js'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 /** scripts/buildNative.mjs with a node-gyp that cannot run (as on a machine without one). */
 function buildWithoutNodeGyp(...args: string[]) {

@@ -2,17 +2,15 @@ import { execFileSync } from 'node:child_process'
 import { promises as fs, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { snapshotWorkspace } from '../../src/index.js'
 import { type ReadIndex, RACY, decodeIndex } from '../../src/world/indexFile.js'
 import { type LstatBackend, STAT_SLOT, VANISHED, lstat, nativeLstat, nodeLstat } from '../../src/world/lstatNames.js'
-import { runCli } from '../helpers/cli.js'
+import { ROOT, runCli } from '../helpers/cli.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
-const ADDON = fileURLToPath(new URL('../../build/Release/forkpoint_native.node', import.meta.url))
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const ADDON = join(ROOT, 'build', 'Release', 'forkpoint_native.node')
 
 /** The compiled lstat; `npm run build` makes it on this machine, so its absence is a failure, not a skip. */
 function compiled(): LstatBackend {

@@ -1,11 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { chownSync, readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { CLI } from '../helpers/cli.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 import { eventually, expectNothingLeftIn, processesWith } from './leftovers.js'
 
-const CLI = resolve('bin/forkpoint')
 const forkpoint = (cwd: string, args: string[], asUser?: 'nobody') => {
   const argv = asUser ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', CLI, ...args] : [CLI, ...args]
   const r = spawnSync(argv[0]!, argv.slice(1), { cwd, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } })
