@@ -77,7 +77,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   }
 }
 
-function launch(args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
+async function launch(args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
   const started = performance.now()
   // Its own process group: a kill that lands while perl is still forking (before the
   // init's PDEATHSIG is armed) must still take the namespace's init with it.
@@ -93,17 +93,11 @@ function launch(args: string[], spec: SandboxSpec, timeoutMs: number, limits: Sa
       child.kill('SIGKILL') // the group is gone already, or the spawn failed
     }
   }, timeoutMs, spec.signal)
-  return new Promise((resolve, reject) => {
+  const exitCode = await new Promise<number>((resolve, reject) => {
     child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox (perl): ${err.message}`, { file: 'perl' }, { cause: err })))
-    child.once('close', (code, signal) => {
-      switches.dispose()
-      try {
-        resolve(settle({ exitCode: code ?? 128 + signalNumber(signal), stdout: stdout(), stderr: stderr(), ready: ready() }, switches, started, limits))
-      } catch (err) {
-        reject(err)
-      }
-    })
-  })
+    child.once('close', (code, signal) => resolve(code ?? 128 + signalNumber(signal)))
+  }).finally(switches.dispose)
+  return settle({ exitCode, stdout: stdout(), stderr: stderr(), ready: ready() }, switches, started, limits)
 }
 
 /**
