@@ -7,7 +7,7 @@ import { withWriteLock } from '../store/storeLock.js'
 import { recoverCheckout } from '../world/checkoutJournal.js'
 import { scanWorkspace } from '../world/scanWorkspace.js'
 import { withWorkspaceLock } from '../world/workspaceLock.js'
-import { type Base, advanceBase } from './advanceBase.js'
+import { type Base, type FoundBase, advanceBase } from './advanceBase.js'
 import { Branch, type BranchOptions } from './Branch.js'
 import { pruneBaseViews } from './baseView.js'
 import { findState, listStates, readGeneration } from './branchStore.js'
@@ -74,16 +74,18 @@ export class Workspace {
    */
   async #update(from: Base | null): Promise<Digest> {
     const { respectGitignore } = this.options
-    this.#base = await withWriteLock(this.store, () =>
-      withWorkspaceLock(this.store, async () => {
+    this.#base = await withWriteLock(this.store, async () => {
+      // the workspace lock for reading the workspace only: syncing and the base view come after, as a snapshot's do
+      const found: FoundBase = await withWorkspaceLock(this.store, async () => {
         const generation = await readGeneration(this.store, null)
         const advanced = from ? await advanceBase({ store: this.store, workspace: this.dir, from, generation, respectGitignore }) : null
         if (advanced) return advanced
         const scan = await scanWorkspace({ store: this.store, dir: this.dir, write: true, respectGitignore })
-        await scan.persist()
-        return { tree: scan.tree, generation }
-      }),
-    )
+        return { tree: scan.tree, generation, persist: scan.persist }
+      })
+      await found.persist()
+      return { tree: found.tree, generation: found.generation }
+    })
     return this.#base.tree
   }
 
