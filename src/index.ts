@@ -48,6 +48,9 @@ export {
   InvalidImageError,
   InvalidPackError,
   SignatureError,
+  LedgerTamperedError,
+  EffectKeyConflictError,
+  EffectToolMissingError,
 } from './errors/index.js'
 
 // util
@@ -116,6 +119,13 @@ export { assertNoDiff } from './trace/assertNoDiff.js'
 export { startRecordingProxy, type RecordingProxy } from './trace/recordingProxy.js'
 export { networkNamespaceAvailable } from './trace/spawnAgent.js'
 export { compareRuns, isRunSpec } from './trace/compareRuns.js'
+// effects
+export { openEffects, type OpenEffectsArgs } from './effects/openEffects.js'
+export type { Effects, EffectsCommitResult } from './effects/Effects.js'
+export { verifyLedger, type VerifyLedgerArgs } from './effects/verifyLedger.js'
+export { mergeLedgers, type MergeLedgersArgs } from './effects/mergeLedgers.js'
+export { isDeferredEffect, type DeferredEffect, type EffectsMode, type ToolOptions } from './effects/types.js'
+export type { Ledger, LedgerEntry, EffectClass, EffectStatus } from './effects/Ledger.js'
 // branch
 export { Workspace, type OpenWorkspaceOptions } from './branch/Workspace.js'
 export { Branch, type BranchOptions } from './branch/Branch.js'

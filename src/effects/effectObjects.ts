@@ -1,0 +1,69 @@
+import { LedgerTamperedError, isForkpointError } from '../errors/index.js'
+import type { Digest } from '../store/digest.js'
+import type { Store } from '../store/Store.js'
+import { canonicalJson } from '../util/canonicalJson.js'
+
+/**
+ * A call's arguments and a tool's result are stored as canonical JSON *text* inside their
+ * objects, not as nested JSON: a `sha256:…` string an agent passed or got back is data,
+ * and must never look like a reference to the store's graph walk (gc, verify).
+ */
+type EffectArgs = {
+  kind: 'effect-args'
+  schemaVersion: 1
+  tool: string
+  args: string
+}
+
+type EffectResult = {
+  kind: 'effect-result'
+  schemaVersion: 1
+  value: string
+}
+
+/** Store a call's arguments; the digest is the entry's `argsHash` (it names the tool, so one key on two tools never matches). */
+export function writeArgs(store: Store, tool: string, args: unknown): Promise<Digest> {
+  return store.writeObject({ kind: 'effect-args', schemaVersion: 1, tool, args: jsonText(args) } satisfies EffectArgs)
+}
+
+export function readArgs(store: Store, digest: Digest, where: string): Promise<unknown> {
+  return readPayload(store, digest, 'effect-args', where)
+}
+
+/** Store a tool's result (undefined is recorded as null); the digest is the entry's `resultHash`. */
+export function writeResult(store: Store, value: unknown): Promise<Digest> {
+  return store.writeObject({ kind: 'effect-result', schemaVersion: 1, value: jsonText(value) } satisfies EffectResult)
+}
+
+export function readResult(store: Store, digest: Digest, where: string): Promise<unknown> {
+  return readPayload(store, digest, 'effect-result', where)
+}
+
+/** What the agent gets back: the JSON form of a result, the same on the first call as on every recorded one. */
+export function asRecorded(value: unknown): unknown {
+  return JSON.parse(jsonText(value)) as unknown
+}
+
+function jsonText(value: unknown): string {
+  return canonicalJson(value ?? null)
+}
+
+/** The JSON an entry's object holds; LedgerTamperedError when it is absent, corrupt, of another kind or not JSON. */
+async function readPayload(store: Store, digest: Digest, kind: 'effect-args' | 'effect-result', where: string): Promise<unknown> {
+  const bad = (why: string, cause?: unknown) =>
+    new LedgerTamperedError(`${where} names ${digest}, which is not a valid ${kind} object: ${why}`, { ledger: where, reason: 'reference', digest }, { cause })
+  let object: EffectArgs | EffectResult
+  try {
+    object = await store.readObject<EffectArgs | EffectResult>(digest, kind)
+  } catch (err) {
+    if (isForkpointError(err)) throw bad(err.message, err)
+    throw err
+  }
+  const text = object.kind === 'effect-args' ? object.args : object.value
+  if (typeof text !== 'string') throw bad('it holds no JSON text')
+  try {
+    return JSON.parse(text) as unknown
+  } catch (err) {
+    throw bad('its JSON text does not parse', err)
+  }
+}

@@ -1,0 +1,48 @@
+import type { EffectRecord, LedgerEntry } from './Ledger.js'
+
+/**
+ * Where one idempotency key stands: `executed` once any entry executed it (executing is
+ * final); otherwise the status of its latest entry. Reads are never looked up: each read runs.
+ */
+export function keyState<T extends EffectRecord>(entries: readonly T[], key: string): T | null {
+  let latest: T | null = null
+  for (const entry of entries) {
+    if (entry.class === 'read' || entry.idempotencyKey !== key) continue
+    if (entry.status === 'executed') return entry
+    latest = entry
+  }
+  return latest
+}
+
+/** The outbox: per key still waiting, its latest `deferred` entry, in ledger order. */
+export function pendingEntries(entries: readonly LedgerEntry[]): LedgerEntry[] {
+  const keys = new Set(entries.filter((e) => e.status === 'deferred').map((e) => e.idempotencyKey))
+  return [...keys]
+    .map((key) => keyState(entries, key))
+    .filter((entry): entry is LedgerEntry => entry?.status === 'deferred')
+    .sort((a, b) => a.seq - b.seq)
+}
+
+export interface KeyConflict {
+  idempotencyKey: string
+  reason: 'args' | 'result'
+  /** The two differing hashes (argsHash or resultHash). */
+  hashes: [string, string]
+}
+
+/** A key executed twice with different arguments or results: one key must mean one effect. Reads may differ. */
+export function findKeyConflict(entries: readonly EffectRecord[]): KeyConflict | null {
+  const first = new Map<string, EffectRecord>()
+  for (const entry of entries) {
+    if (entry.class === 'read' || entry.status !== 'executed') continue
+    const seen = first.get(entry.idempotencyKey)
+    if (!seen) first.set(entry.idempotencyKey, entry)
+    else if (seen.argsHash !== entry.argsHash) return conflict(entry.idempotencyKey, 'args', seen.argsHash, entry.argsHash)
+    else if (seen.resultHash !== entry.resultHash) return conflict(entry.idempotencyKey, 'result', String(seen.resultHash), String(entry.resultHash))
+  }
+  return null
+}
+
+function conflict(idempotencyKey: string, reason: KeyConflict['reason'], a: string, b: string): KeyConflict {
+  return { idempotencyKey, reason, hashes: [a, b] }
+}

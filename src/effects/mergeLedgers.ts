@@ -1,0 +1,30 @@
+import type { Digest } from '../store/digest.js'
+import type { Store } from '../store/Store.js'
+import { ChainHasher } from './ChainHasher.js'
+import type { Ledger } from './Ledger.js'
+import { unionLedgers } from './unionLedgers.js'
+import { verifyLedger } from './verifyLedger.js'
+
+export interface MergeLedgersArgs {
+  store: Store
+  ours: Digest
+  theirs: Digest
+  /** Where FORKPOINT_KEY is read from (the result is HMAC-chained when it is set). @default process.env */
+  env?: NodeJS.ProcessEnv
+}
+
+/**
+ * The effects layer of an image merge: verify both ledgers, take their union by
+ * idempotency key re-chained in time order, and store it.
+ * @returns the merged ledger and its digest
+ * @throws {LedgerTamperedError} (exit 5) either input fails verification
+ * @throws {EffectKeyConflictError} (exit 3) one key executed with two different results
+ * @example const { digest } = await mergeLedgers({ store, ours: to.effects, theirs: from.effects })
+ */
+export async function mergeLedgers({ store, ours, theirs, env = process.env }: MergeLedgersArgs): Promise<{ digest: Digest; ledger: Ledger }> {
+  const [a, b] = await Promise.all([verifyLedger({ store, ledger: ours, env }), verifyLedger({ store, ledger: theirs, env })])
+  const ledger = unionLedgers(a, b, ChainHasher.fromEnv(env))
+  const digest = await store.writeObject(ledger)
+  await store.sync()
+  return { digest, ledger }
+}

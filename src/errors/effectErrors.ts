@@ -1,0 +1,19 @@
+import { CorruptDataError, ExitCode, ForkpointError, UsageError } from './ForkpointError.js'
+
+/**
+ * An effects ledger that fails verification: an edited, removed or reordered entry, a broken
+ * chain or head, the wrong HMAC key, or an entry naming an object of the wrong kind.
+ * `data.reason` says which, `data.seq` where.
+ */
+export class LedgerTamperedError extends CorruptDataError {}
+
+/**
+ * One idempotency key used for two different effects: called again with other arguments,
+ * or (in a union of two ledgers) executed with two different results. `data.reason` is `args` or `result`.
+ */
+export class EffectKeyConflictError extends ForkpointError {
+  readonly exitCode = ExitCode.conflict
+}
+
+/** A deferred effect must run (commit) but its tool is not registered on the handle. `data.tool` names it. */
+export class EffectToolMissingError extends UsageError {}
