@@ -3,7 +3,8 @@ import { type Digest, digestHex } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import type { ChainHasher } from './ChainHasher.js'
 import { appendRecord } from './chain.js'
-import { asRecorded, readArgs, readResult, writeArgs, writeResult } from './effectObjects.js'
+import { readArgs, recordedForm, readResult, writeArgs, writeResult } from './effectObjects.js'
+import { KeyLocks } from './KeyLocks.js'
 import { EFFECT_CLASSES, type EffectRecord, type Ledger, type LedgerEntry, recordOf } from './Ledger.js'
 import { keyState, pendingEntries } from './ledgerState.js'
 import type { DeferredEffect, EffectsMode, ToolOptions } from './types.js'
@@ -40,7 +41,7 @@ export interface EffectsCommitResult {
  */
 export class Effects {
   private state: Ledger
-  private readonly keyLocks = new Map<string, Promise<void>>()
+  private readonly keyLocks = new KeyLocks()
 
   constructor(private readonly ctx: EffectsState) {
     this.state = ctx.ledger
@@ -151,9 +152,9 @@ export class Effects {
   }
 
   private async execute(fn: ToolFn, args: unknown, record: EffectRecord): Promise<unknown> {
-    const result = asRecorded(await fn(args as never))
-    this.append({ ...record, status: 'executed', resultHash: await writeResult(this.ctx.store, result) })
-    return result
+    const result = recordedForm(record.tool, await fn(args as never))
+    this.append({ ...record, status: 'executed', resultHash: await writeResult(this.ctx.store, result.text) })
+    return result.value
   }
 
   /** A key's state here, or, when a parent (or its parent) has executed it since this handle forked, that entry. */
@@ -189,23 +190,8 @@ export class Effects {
 
   /** Run `work` holding `key` in this handle and every ancestor (root first), so siblings never run one key twice. */
   private lockChain<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const locked = () => this.withKey(key, work)
+    const locked = () => this.keyLocks.with(key, work)
     return this.ctx.parent ? this.ctx.parent.lockChain(key, locked) : locked()
-  }
-
-  private async withKey<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const before = this.keyLocks.get(key) ?? Promise.resolve()
-    const run = before.then(work)
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    )
-    this.keyLocks.set(key, settled)
-    try {
-      return await run
-    } finally {
-      if (this.keyLocks.get(key) === settled) this.keyLocks.delete(key)
-    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { EffectKeyConflictError, EffectToolMissingError, isDeferredEffect, openEffects, verifyLedger } from '../../src/index.js'
+import { EffectKeyConflictError, EffectToolMissingError, UsageError, isDeferredEffect, openEffects, verifyLedger } from '../../src/index.js'
 import { counted, newStore, tickingClock } from './fixtures.js'
 
 type Mail = { to: string; body: string }
@@ -163,5 +163,25 @@ describe('the outbox across handles', () => {
     expect(root.pending()).toEqual([])
     expect(await send({ to: 'a@x', body: 'hi' })).toMatchObject({ label: 'sent', n: 1 })
     expect(mail.calls()).toBe(1)
+  })
+})
+
+describe('arguments and results', () => {
+  it('arguments that are not JSON are a usage error (exit 2): the tool is not called, nothing is recorded', async () => {
+    const effects = await openEffects({ store: await newStore(), env: {} })
+    const put = counted<{ size: bigint }>('put')
+    const err = await effects.tool('file.put', put.fn, { class: 'idempotent' })({ size: 1n }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(UsageError)
+    expect((err as UsageError).exitCode).toBe(2)
+    expect([put.calls(), effects.entries().length]).toEqual([0, 0])
+  })
+
+  it('results come back as JSON, the same on the first call as on a recorded one', async () => {
+    const effects = await openEffects({ store: await newStore(), env: {} })
+    const stamp = effects.tool('clock.stamp', async () => ({ when: new Date('2026-01-01T00:00:00.000Z'), gone: undefined }), { class: 'idempotent' })
+    const first = await stamp({})
+    expect(first).toEqual({ when: '2026-01-01T00:00:00.000Z' })
+    expect(await stamp({})).toEqual(first)
+    expect(await effects.tool('log.write', async () => undefined, { class: 'idempotent' })({})).toBeNull()
   })
 })

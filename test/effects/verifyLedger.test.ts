@@ -6,6 +6,7 @@ import type { Ledger } from '../../src/effects/Ledger.js'
 import { recordOf } from '../../src/effects/Ledger.js'
 import { EncryptionKeyError, LedgerTamperedError, type Store, openEffects, verifyLedger } from '../../src/index.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
+import { walkGraph } from '../../src/store/objectGraph.js'
 import type { Digest } from '../../src/store/digest.js'
 import { KEY, OTHER_KEY, counted, newStore, tickingClock } from './fixtures.js'
 
@@ -140,5 +141,19 @@ describe('hostile input', () => {
       Object.assign(l, forged(l, {}))
     })
     expect((await refusal(verifyLedger({ store, ledger: twoResults, env: {} }))).data['reason']).toBe('conflict')
+  })
+})
+
+describe('in the object graph', () => {
+  it('a ledger keeps its args and results reachable; digests inside an agent\'s data are not references', async () => {
+    const store = await newStore()
+    const effects = await openEffects({ store, env: {} })
+    const look = effects.tool('registry.lookup', async (a: { image: string }) => ({ found: a.image }), { class: 'read' })
+    await look({ image: `sha256:${'e'.repeat(64)}` }) // an agent's own data that happens to look like a digest
+    const digest = await effects.ledger()
+    const [entry] = (await verifyLedger({ store, ledger: digest, env: {} })).entries
+    const { reachable, missing } = await walkGraph(store, [digest])
+    expect([...reachable].sort()).toEqual([digest, entry!.argsHash, entry!.resultHash].sort())
+    expect(missing.size).toBe(0)
   })
 })
