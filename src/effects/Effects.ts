@@ -22,7 +22,7 @@ export interface EffectsState {
   hasher: ChainHasher
   mode: EffectsMode
   now: () => Date
-  /** Shared by a handle and its forks, so a deferred call can run wherever it is committed. */
+  /** The latest function registered per tool, shared by a handle and its forks, so a deferred call can run wherever it is committed. */
   tools: Map<string, Registered>
   parent: Effects | null
 }
@@ -61,8 +61,9 @@ export class Effects {
   tool<A, R>(name: string, fn: (args: A) => R | Promise<R>, options: ToolOptions<A>): (args: A) => Promise<unknown> {
     if (!name) throw new UsageError('an effects tool needs a name')
     if (!EFFECT_CLASSES.includes(options?.class)) throw new UsageError(`tool ${name}: class must be one of ${EFFECT_CLASSES.join(', ')}`, { tool: name })
-    this.ctx.tools.set(name, { fn: fn as ToolFn, options: options as ToolOptions<never> })
-    return (args: A) => this.call(name, args)
+    const tool = { fn: fn as ToolFn, options: options as ToolOptions<never> }
+    this.ctx.tools.set(name, tool)
+    return (args: A) => this.call(name, tool, args)
   }
 
   entries(): readonly LedgerEntry[] {
@@ -118,8 +119,7 @@ export class Effects {
     this.state = unionLedgers(this.state, ledger, this.ctx.hasher)
   }
 
-  private async call(name: string, args: unknown): Promise<unknown> {
-    const { fn, options } = this.ctx.tools.get(name)!
+  private async call(name: string, { fn, options }: Registered, args: unknown): Promise<unknown> {
     const argsHash = await writeArgs(this.ctx.store, name, args)
     const key = options.key ? options.key(args as never) : `${name}:${digestHex(argsHash)}`
     if (typeof key !== 'string' || key === '') throw new UsageError(`tool ${name}: its key function must return a non-empty string`, { tool: name })

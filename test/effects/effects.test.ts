@@ -147,6 +147,14 @@ describe('the outbox across handles', () => {
     expect(mail.calls()).toBe(1)
   })
 
+  it('each wrapper calls the function it wrapped, though forks share one registry for commit', async () => {
+    const root = await openEffects({ store: await newStore(), env: {} })
+    const [a, b] = [root.fork({ mode: 'direct' }), root.fork({ mode: 'direct' })]
+    const sendA = a.tool('email.send', async (m: Mail) => `A ${m.to}`, { class: 'irreversible', key: byRecipient })
+    const sendB = b.tool('email.send', async (m: Mail) => `B ${m.to}`, { class: 'irreversible', key: byRecipient })
+    expect([await sendA({ to: 'a@x', body: '' }), await sendB({ to: 'b@x', body: '' })]).toEqual(['A a@x', 'B b@x'])
+  })
+
   it('a nested speculative commit hands its outbox up; only the outermost commit into a direct context runs it', async () => {
     const root = await openEffects({ store: await newStore(), env: {}, now: tickingClock() })
     const mail = counted<Mail>('sent')
