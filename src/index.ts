@@ -49,6 +49,7 @@ export {
   InvalidPackError,
   SignatureError,
 } from './errors/index.js'
+export { InputNotFoundError } from './errors/index.js'
 
 // util
 export { canonicalJson, canonicalBytes } from './util/canonicalJson.js'

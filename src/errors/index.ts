@@ -40,3 +40,4 @@ export {
   InvalidPackError,
   SignatureError,
 } from './registryErrors.js'
+export { InputNotFoundError } from './inputErrors.js'

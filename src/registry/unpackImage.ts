@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs'
+import { createReadStream, createWriteStream } from 'node:fs'
 import { resolve } from 'node:path'
 import { finished, pipeline } from 'node:stream/promises'
 import type { ReadEntry } from 'tar'
@@ -7,6 +7,7 @@ import { type Digest, shortId } from '../store/digest.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
+import { statInput } from '../util/statInput.js'
 import { requirePackage } from '../util/requirePackage.js'
 import { resolveWorkspace } from '../world/snapshotWorkspace.js'
 import { checkImage } from './checkImage.js'
@@ -45,7 +46,7 @@ export interface UnpackResult {
 export async function unpackImage({ input, tag, maxEntryBytes = 4 * 1024 ** 3, allowExternalSymlinks = false, ...where }: UnpackArgs): Promise<UnpackResult> {
   const { store } = await resolveWorkspace(where)
   const file = resolve(input)
-  const st = await fs.stat(file)
+  const st = await statInput(file)
   const staging = await Staging.open(store, `unpack\0${file}\0${st.size}\0${st.mtimeMs}`)
   try {
     const manifest = await readPack(store, staging, file, maxEntryBytes)
