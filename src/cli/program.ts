@@ -3,7 +3,6 @@ import { ExitCode, InputNotFoundError, UsageError, isForkpointError } from '../e
 import { errnoCode } from '../util/fsx.js'
 import { commands } from './commands/index.js'
 import { common } from './context.js'
-import { RestartWithExtraCaCerts, rerunWithExtraCaCerts, restoreExtraCaCerts } from './extraCaCerts.js'
 
 /**
  * The only place that exits. Commands throw; a ForkpointError exits with its own code
@@ -11,7 +10,6 @@ import { RestartWithExtraCaCerts, rerunWithExtraCaCerts, restoreExtraCaCerts } f
  * errors like any other; anything else is a bug: exit 6 with the stack.
  */
 export async function main(argv: string[]): Promise<number> {
-  restoreExtraCaCerts()
   const program = common(new Command('forkpoint'))
     .description('fork() for AI agents: snapshot, branch, explore, merge, record, replay, diff, ship')
     .version(process.env['npm_package_version'] ?? '0.1.0')
@@ -34,7 +32,6 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv)
     return Number(process.exitCode ?? 0)
   } catch (err) {
-    if (err instanceof RestartWithExtraCaCerts) return rerunWithExtraCaCerts()
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : report(parserError(err, parsing), argv.includes('--json'))
     return report(err, argv.includes('--json'))
   }

@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
-import { needsExtraCaCertsWhen } from '../extraCaCerts.js'
 import { emit } from '../output.js'
 
 export function registerReplay(program: Command): void {
@@ -9,8 +8,6 @@ export function registerReplay(program: Command): void {
     .argument('<run>', 'run id, unique prefix, latest, or a *.run.json file')
     .argument('[command...]', 'the agent command after -- (default: the recorded one)')
     .option('--live-from <step>', 'serve steps before STEP from the recording, run the rest live and record a new run', (v) => Number.parseInt(v, 10))
-    // live steps of a run recorded through the proxy go out through it, from this process
-    .hook('preAction', needsExtraCaCertsWhen<{ liveFrom?: number }>((o) => o.liveFrom !== undefined))
     .action(async (spec: string, command: string[], opts: { liveFrom?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { loadRun } = await import('../../trace/loadRun.js')
