@@ -64,11 +64,14 @@ interface PendingFile {
  * vouches for keep their tree without building it. A write scan stores what is new; its
  * caller then `persist`s it.
  */
+/** The clock a scan's start is read from, which the racy-clean window is measured against (a test places a file inside or outside it). */
+export const scanClock = { now: (): number => Date.now() }
+
 export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const root = resolve(opts.dir)
   const store = new StoreDirectory(opts.store.root)
   const previous = PreviousIndex.load(opts.store, root) // starts checking the index's files: stopped below, whatever happens
-  const scanStartMs = Date.now()
+  const scanStartMs = scanClock.now()
   let walked
   try {
     walked = walkWorkspace(opts, root, store, previous, scanStartMs, false)

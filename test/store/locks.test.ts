@@ -74,7 +74,7 @@ describe('locks', () => {
       await gcHeld
       order.push('gc end')
     })
-    await new Promise((r) => setTimeout(r, 50))
+    await expect.poll(() => order.length, { timeout: 30_000 }).toBeGreaterThan(0) // gc holds its lock
     await expect(withWriteLock(store, async () => order.push('impatient writer'), { timeoutMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError)
     const writer = withWriteLock(store, async () => order.push('writer'))
     await new Promise((r) => setTimeout(r, 100))
@@ -92,7 +92,7 @@ describe('locks', () => {
       await new Promise<void>((r) => (finishWrite = r))
       order.push('write end')
     })
-    await new Promise((r) => setTimeout(r, 50))
+    await expect.poll(() => order.length, { timeout: 30_000 }).toBeGreaterThan(0) // the writer holds its lock
     const collecting = gc({ store }).then(() => order.push('gc'))
     await new Promise((r) => setTimeout(r, 100))
     finishWrite()
