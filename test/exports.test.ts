@@ -27,6 +27,7 @@ it('exports exactly the reviewed public names', () => {
     'EncryptionKeyError',
     'ExitCode',
     'ForkpointError',
+    'InputNotFoundError',
     'InternalError',
     'InvalidImageError',
     'InvalidPackError',
