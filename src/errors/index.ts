@@ -19,6 +19,7 @@ export {
   OfflineViolationError,
   EncryptionKeyError,
   DecryptionError,
+  UntrustedCommandError,
 } from './traceErrors.js'
 export {
   BranchError,

@@ -29,3 +29,6 @@ export class EncryptionKeyError extends UsageError {}
 
 /** Encrypted payloads that do not decrypt: the wrong key, or tampered bytes. */
 export class DecryptionError extends CorruptDataError {}
+
+/** Replay would run a command taken from a run this store did not record: it needs `-- CMD` or `--trust-command`. */
+export class UntrustedCommandError extends UsageError {}

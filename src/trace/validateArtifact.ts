@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { RunNotFoundError } from '../errors/index.js'
 import { parseRun, parseRunJson } from './parseRun.js'
+import { recordedCommandOf } from './recordedCommand.js'
 import { RUN_SCHEMA_VERSION } from './Run.js'
 
 export interface ArtifactReport {
@@ -13,6 +14,8 @@ export interface ArtifactReport {
   steps: number
   redaction: string
   replayable: boolean
+  /** What `forkpoint replay` of this file would run with `--trust-command` (without it, replay needs the command after --). */
+  recordedCommand: string[] | null
 }
 
 /** Check a run artifact against the schema (RunArtifactError, exit 5, naming the first problem). */
@@ -35,5 +38,6 @@ export function validateArtifact({ artifact, cwd = process.cwd() }: { artifact: 
     steps: run.steps.length,
     redaction: run.redaction,
     replayable: run.redaction !== 'content',
+    recordedCommand: recordedCommandOf(run),
   }
 }
