@@ -30,6 +30,8 @@ export {
   OfflineViolationError,
   EncryptionKeyError,
   DecryptionError,
+  UntrustedCommandError,
+  JsonTooDeepError,
   BranchError,
   ConflictError,
   BranchStaleError,

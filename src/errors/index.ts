@@ -21,6 +21,7 @@ export {
   DecryptionError,
   UntrustedCommandError,
 } from './traceErrors.js'
+export { JsonTooDeepError } from './jsonErrors.js'
 export {
   BranchError,
   ConflictError,

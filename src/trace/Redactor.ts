@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { assertDepth } from '../util/jsonDepth.js'
 import type { JsonValue, RedactionMode } from './Run.js'
 import { ANY_SECRET_PATTERN, MIN_ENV_SECRET_LENGTH, SECRET_MARK, SECRET_PATTERNS, SENSITIVE_ENV_NAME, SENSITIVE_KEY } from './secretPatterns.js'
 
@@ -77,33 +78,34 @@ export class Redactor {
   /** A redacted JSON copy of `value` (never mutates it): secrets always, content in content mode. */
   redact(value: unknown): JsonValue {
     const copy = toJson(value)
-    this.collect(copy, '$')
-    return this.replace(copy, '$', false)
+    this.collect(copy, '$', 0)
+    return this.replace(copy, '$', false, 0)
   }
 
   /** Pass 1: learn the values under sensitive keys or user paths, so pass 2 finds them everywhere. */
-  private collect(value: JsonValue, path: string): void {
-    if (Array.isArray(value)) value.forEach((v, i) => this.collect(v, `${path}[${i}]`))
+  private collect(value: JsonValue, path: string, depth: number): void {
+    if (typeof value === 'object' && value !== null) assertDepth(depth + 1)
+    if (Array.isArray(value)) value.forEach((v, i) => this.collect(v, `${path}[${i}]`, depth + 1))
     else if (typeof value === 'object' && value !== null) {
       for (const [k, v] of Object.entries(value)) {
         const child = childPath(path, k)
         if (typeof v === 'string' && (this.isSensitiveKey(k) || this.matchesPath(child))) this.learn(v)
-        else this.collect(v, child)
+        else this.collect(v, child, depth + 1)
       }
     }
   }
 
-  private replace(value: JsonValue, path: string, structural: boolean): JsonValue {
+  private replace(value: JsonValue, path: string, structural: boolean, depth: number): JsonValue {
     if (typeof value === 'string') {
       const clean = this.redactText(value)
       return this.mode === 'content' && !structural ? contentMark(clean) : clean
     }
-    if (Array.isArray(value)) return value.map((v, i) => this.replace(v, `${path}[${i}]`, false))
+    if (Array.isArray(value)) return value.map((v, i) => this.replace(v, `${path}[${i}]`, false, depth + 1))
     if (typeof value === 'object' && value !== null) {
       const out: { [key: string]: JsonValue } = {}
       for (const [k, v] of Object.entries(value)) {
         const child = childPath(path, k)
-        out[k] = this.isSensitiveKey(k) || this.matchesPath(child) ? SECRET_MARK : this.replace(v, child, STRUCTURAL_KEYS.has(k.toLowerCase()))
+        out[k] = this.isSensitiveKey(k) || this.matchesPath(child) ? SECRET_MARK : this.replace(v, child, STRUCTURAL_KEYS.has(k.toLowerCase()), depth + 1)
       }
       return out
     }
@@ -120,7 +122,12 @@ export function toJson(value: unknown): JsonValue {
   if (value === undefined) return null
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value
   if (typeof value === 'number') return Number.isFinite(value) ? value : null
-  return JSON.parse(JSON.stringify(value)) as JsonValue
+  try {
+    return JSON.parse(JSON.stringify(value)) as JsonValue
+  } catch (err) {
+    if (err instanceof RangeError && /call stack/i.test(err.message)) assertDepth(Infinity, 'a recorded payload')
+    throw err
+  }
 }
 
 export function contentMark(text: string): string {

@@ -1,3 +1,4 @@
+import { assertDepth } from '../util/jsonDepth.js'
 import { isSealed } from './payloadCipher.js'
 import type { JsonValue, Run, Step } from './Run.js'
 import { hashPayload } from './stepHash.js'
@@ -22,15 +23,16 @@ export function normalizeRun(run: Run): Run {
   if (!encrypted) for (const s of run.steps) collectIds([s.input, s.output], ids)
   const idRe = ids.size > 0 ? new RegExp([...ids.keys()].sort((a, b) => b.length - a.length).map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g') : null
   const fixText = (t: string) => (idRe ? t.replace(idRe, (m) => ids.get(m)!) : t).replace(TIME_IN_TEXT, (_m, k: string, v: string) => `${k}${v.startsWith('"') ? `"${EPOCH}"` : '0'}`)
-  const fix = (v: JsonValue): JsonValue => {
+  const fix = (v: JsonValue, depth = 0): JsonValue => {
     if (typeof v === 'string') return fixText(v)
-    if (Array.isArray(v)) return v.map(fix)
+    if (v && typeof v === 'object') assertDepth(depth + 1)
+    if (Array.isArray(v)) return v.map((x) => fix(x, depth + 1))
     if (v && typeof v === 'object') {
       const out: { [key: string]: JsonValue } = {}
       for (const [k, x] of Object.entries(v)) {
         if (TIME_FIELDS.has(k) && (typeof x === 'number' || typeof x === 'string')) out[k] = typeof x === 'number' ? 0 : EPOCH
-        else if (k === 'headers' && x && typeof x === 'object' && !Array.isArray(x)) out[k] = fix(Object.fromEntries(Object.entries(x).filter(([h]) => !VOLATILE_HEADERS.test(h))))
-        else out[k] = fix(x)
+        else if (k === 'headers' && x && typeof x === 'object' && !Array.isArray(x)) out[k] = fix(Object.fromEntries(Object.entries(x).filter(([h]) => !VOLATILE_HEADERS.test(h))), depth + 1)
+        else out[k] = fix(x, depth + 1)
       }
       return out
     }
@@ -51,11 +53,15 @@ export function normalizeRun(run: Run): Run {
 }
 
 function collectIds(values: JsonValue[], ids: Map<string, string>): void {
-  const visit = (v: JsonValue): void => {
+  const visit = (v: JsonValue, depth: number): void => {
     if (typeof v === 'string') {
       for (const m of v.matchAll(GENERATED_ID)) if (!ids.has(m[0])) ids.set(m[0], `<id-${ids.size + 1}>`)
-    } else if (Array.isArray(v)) v.forEach(visit)
-    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (!VOLATILE_HEADERS.test(k)) visit(x)
+      return
+    }
+    if (!v || typeof v !== 'object') return
+    assertDepth(depth + 1)
+    if (Array.isArray(v)) v.forEach((x) => visit(x, depth + 1))
+    else for (const [k, x] of Object.entries(v)) if (!VOLATILE_HEADERS.test(k)) visit(x, depth + 1)
   }
-  values.forEach(visit)
+  values.forEach((v) => visit(v, 0))
 }

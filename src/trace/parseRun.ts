@@ -1,4 +1,5 @@
 import { RunArtifactError } from '../errors/index.js'
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../util/jsonDepth.js'
 import { isSealed } from './payloadCipher.js'
 import { type Run, RUN_SCHEMA_VERSION, type Step, STEP_TYPES } from './Run.js'
 import { hashPayload } from './stepHash.js'
@@ -14,6 +15,7 @@ function isObj(v: unknown): v is Obj {
 
 /** The JSON of a run artifact's bytes (RunArtifactError, exit 5, when they are not JSON). */
 export function parseRunJson(source: Buffer | string, where = 'run artifact'): unknown {
+  if (jsonTextTooDeep(source)) throw new RunArtifactError(`${where} is not a valid run: it nests deeper than ${MAX_JSON_DEPTH} levels`, { where, limit: MAX_JSON_DEPTH })
   try {
     return JSON.parse(source.toString())
   } catch (err) {

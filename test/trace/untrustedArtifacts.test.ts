@@ -1,9 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { initWorkspace } from '../../src/index.js'
+import { hashPayload, initWorkspace, type JsonValue, jsonDiff, normalizeNfc, normalizeRun, Redactor, runArtifactText } from '../../src/index.js'
+import { JsonTooDeepError } from '../../src/errors/index.js'
+import { canonicalJson } from '../../src/util/canonicalJson.js'
 import { tempDir } from '../helpers/tmp.js'
 import { fp } from './cli.js'
+import { makeRun } from './runFixtures.js'
 
 const quiet = "console.log('agent ran')"
 const plant = "require('node:fs').writeFileSync('pwned', 'x'); console.log('agent ran')"
@@ -50,5 +53,61 @@ describe('replay of a run from a file or another store', () => {
     expect(text.stdout).toContain('--trust-command')
     const json = JSON.parse((await fp(['ci', 'replay', '--artifact', 'a.run.json', '--json'], { cwd: dir })).stdout)
     expect(json.recordedCommand).toEqual([process.execPath, '-e', quiet])
+  })
+})
+
+describe('deeply nested JSON', () => {
+  const deepValue = (levels: number, bottom = 'bottom') => {
+    let v: JsonValue = bottom
+    for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { k: v }
+    return v
+  }
+
+  it('a 10,000-deep artifact is refused with exit 5 by every command that reads one', async () => {
+    const dir = tempDir('deep')
+    await initWorkspace({ dir })
+    const good = runArtifactText(makeRun([['llm', 'plan', { q: 1 }, 'ok']]))
+    writeFileSync(join(dir, 'good.run.json'), good)
+    const deepText = `${'['.repeat(10_000)}1${']'.repeat(10_000)}`
+    writeFileSync(join(dir, 'deep.run.json'), JSON.stringify(JSON.parse(good)).replace('"input":{"q":1}', `"input":${deepText}`))
+    const commands = [
+      ['diff', 'deep.run.json', 'deep.run.json'],
+      ['diff', 'good.run.json', 'deep.run.json'],
+      ['ci', 'replay', '--artifact', 'deep.run.json'],
+      ['ci', 'diff', '--expected', 'good.run.json', '--actual', 'deep.run.json'],
+      ['ci', 'normalize', 'deep.run.json', '-o', 'n.run.json'],
+      ['runs', 'show', 'deep.run.json'],
+      ['replay', 'deep.run.json', '--', process.execPath, '-e', '1'],
+    ]
+    for (const args of commands) {
+      const res = await fp(args, { cwd: dir })
+      expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(5)
+      expect(res.stderr).toMatch(/^forkpoint: .*deep\.run\.json is not a valid run: it nests deeper than 1000 levels\n$/)
+    }
+  })
+
+  it('every recursive walk refuses a value nested past the limit with JsonTooDeepError (exit 5), not a stack overflow', () => {
+    const deep = deepValue(10_000)
+    const run = makeRun([['tool', 'deep', null, 'x']])
+    run.steps[0]!.input = deep
+    const walks: Array<[string, () => unknown]> = [
+      ['jsonDiff', () => jsonDiff(deep, deepValue(10_000, 'other'))],
+      ['canonicalJson', () => canonicalJson(deep)],
+      ['hashPayload', () => hashPayload(deep)],
+      ['normalizeNfc', () => normalizeNfc(deep)],
+      ['normalizeRun', () => normalizeRun(run)],
+      ['Redactor', () => new Redactor({ env: {} }).redact(deep)],
+    ]
+    for (const [name, walk] of walks) {
+      let err: unknown
+      try {
+        walk()
+      } catch (e) {
+        err = e
+      }
+      expect(err, name).toBeInstanceOf(JsonTooDeepError)
+      expect((err as JsonTooDeepError).exitCode, name).toBe(5)
+    }
+    expect(() => canonicalJson(deepValue(900))).not.toThrow()
   })
 })
