@@ -57,14 +57,18 @@ export class Redactor {
     return SENSITIVE_KEY.test(key) || this.sensitiveKeys.has(key.toLowerCase())
   }
 
-  /** Secrets out of free text (an error message, a command line). */
+  /**
+   * Secrets out of free text (an error message, a command line, a step name, a URL).
+   * Every detector runs on the original text and the spans they find are merged before
+   * anything is replaced, so a learned value inside a longer token (`Bearer <value><more>`)
+   * never hides the rest of that token from the patterns.
+   */
   redactText(text: string): string {
-    let out = this.knownRe ? text.replace(this.knownRe, SECRET_MARK) : text
-    if (ANY_SECRET_PATTERN.test(out)) {
-      for (const re of SECRET_PATTERNS) out = out.replace(re, (...m) => `${(m.at(-1) as { keep?: string } | undefined)?.keep ?? ''}${SECRET_MARK}`)
-    }
-    for (const re of this.userPatterns) out = out.replace(re, SECRET_MARK)
-    return out
+    const spans: Array<[number, number]> = []
+    if (this.knownRe) collectSpans(text, this.knownRe, spans)
+    if (ANY_SECRET_PATTERN.test(text)) for (const re of SECRET_PATTERNS) collectSpans(text, re, spans)
+    for (const re of this.userPatterns) collectSpans(text, re, spans)
+    return spans.length > 0 ? markSpans(text, spans) : text
   }
 
   /** A command line without secrets: values of `--token X`-style flags too, not only `--token=X`. */
@@ -138,6 +142,35 @@ export function contentMark(text: string): string {
 export function childPath(parent: string, key: string | number): string {
   if (typeof key === 'number') return `${parent}[${key}]`
   return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`
+}
+
+/** Where `re` matches in `text`, each match less its `keep` group (a prefix such as `Bearer `, kept in the clear). */
+function collectSpans(text: string, re: RegExp, spans: Array<[number, number]>): void {
+  re.lastIndex = 0
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (m[0].length === 0) {
+      re.lastIndex++
+      continue
+    }
+    const start = m.index + (m.groups?.['keep']?.length ?? 0)
+    if (start < m.index + m[0].length) spans.push([start, m.index + m[0].length])
+  }
+}
+
+/** `text` with each run of overlapping or touching spans replaced by one SECRET_MARK. */
+function markSpans(text: string, spans: Array<[number, number]>): string {
+  spans.sort((a, b) => a[0] - b[0] || b[1] - a[1])
+  let out = ''
+  let at = 0
+  let i = 0
+  while (i < spans.length) {
+    const start = spans[i]![0]
+    let end = spans[i]![1]
+    while (++i < spans.length && spans[i]![0] <= end) end = Math.max(end, spans[i]![1])
+    out += text.slice(at, start) + SECRET_MARK
+    at = end
+  }
+  return out + text.slice(at)
 }
 
 function escapeRegex(text: string): string {
