@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
+import { UsageError } from '../errors/index.js'
 import { assertDepth } from '../util/jsonDepth.js'
 import type { JsonValue, RedactionMode } from './Run.js'
+import { pathRuleRegex } from './redactionPath.js'
 import { ANY_SECRET_PATTERN, MIN_ENV_SECRET_LENGTH, SECRET_MARK, SECRET_PATTERNS, SENSITIVE_ENV_NAME, SENSITIVE_KEY } from './secretPatterns.js'
 
 /** User rules, on top of the built-in secret detection. */
@@ -39,10 +41,15 @@ export class Redactor {
     this.mode = mode
     this.sensitiveKeys = new Set((rules.keys ?? []).map((k) => k.toLowerCase()))
     this.pathRules = (rules.paths ?? []).map(pathRuleRegex)
-    this.userPatterns = (rules.patterns ?? []).map((p) => new RegExp(p, 'g'))
+    this.userPatterns = (rules.patterns ?? []).map(userPattern)
     for (const [name, value] of Object.entries(env)) {
       if (value && SENSITIVE_ENV_NAME.test(name) && value.length >= MIN_ENV_SECRET_LENGTH) this.learn(value)
     }
+  }
+
+  /** Check user rules before a recording starts: a path or pattern that does not parse is a UsageError (exit 2). */
+  static checkRules(rules: RedactionRules): void {
+    void new Redactor({ rules, env: {} })
   }
 
   /** Treat `value` as a secret from now on. */
@@ -88,14 +95,12 @@ export class Redactor {
 
   /** Pass 1: learn the values under sensitive keys or user paths, so pass 2 finds them everywhere. */
   private collect(value: JsonValue, path: string, depth: number): void {
-    if (typeof value === 'object' && value !== null) assertDepth(depth + 1)
-    if (Array.isArray(value)) value.forEach((v, i) => this.collect(v, `${path}[${i}]`, depth + 1))
-    else if (typeof value === 'object' && value !== null) {
-      for (const [k, v] of Object.entries(value)) {
-        const child = childPath(path, k)
-        if (typeof v === 'string' && (this.isSensitiveKey(k) || this.matchesPath(child))) this.learn(v)
-        else this.collect(v, child, depth + 1)
-      }
+    if (typeof value !== 'object' || value === null) return
+    assertDepth(depth + 1)
+    for (const [key, v] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+      const child = childPath(path, key)
+      if (typeof v === 'string' && this.isSecretAt(key, child)) this.learn(v)
+      else this.collect(v, child, depth + 1)
     }
   }
 
@@ -104,20 +109,33 @@ export class Redactor {
       const clean = this.redactText(value)
       return this.mode === 'content' && !structural ? contentMark(clean) : clean
     }
-    if (Array.isArray(value)) return value.map((v, i) => this.replace(v, `${path}[${i}]`, false, depth + 1))
-    if (typeof value === 'object' && value !== null) {
-      const out: { [key: string]: JsonValue } = {}
-      for (const [k, v] of Object.entries(value)) {
-        const child = childPath(path, k)
-        out[k] = this.isSensitiveKey(k) || this.matchesPath(child) ? SECRET_MARK : this.replace(v, child, STRUCTURAL_KEYS.has(k.toLowerCase()), depth + 1)
-      }
-      return out
+    if (typeof value !== 'object' || value === null) return value
+    const child = (key: string | number, v: JsonValue): JsonValue => {
+      const at = childPath(path, key)
+      return this.isSecretAt(key, at) ? SECRET_MARK : this.replace(v, at, typeof key === 'string' && STRUCTURAL_KEYS.has(key.toLowerCase()), depth + 1)
     }
-    return value
+    if (Array.isArray(value)) return value.map((v, i) => child(i, v))
+    const out: { [key: string]: JsonValue } = {}
+    for (const [k, v] of Object.entries(value)) out[k] = child(k, v)
+    return out
+  }
+
+  /** A value under a sensitive key, or at a path a user rule names. */
+  private isSecretAt(key: string | number, path: string): boolean {
+    return (typeof key === 'string' && this.isSensitiveKey(key)) || this.matchesPath(path)
   }
 
   private matchesPath(path: string): boolean {
     return this.pathRules.some((re) => re.test(path))
+  }
+}
+
+/** A `--redact-pattern` as a global regex (a UsageError, exit 2, when it is not one). */
+function userPattern(source: string): RegExp {
+  try {
+    return new RegExp(source, 'g')
+  } catch (err) {
+    throw new UsageError(`--redact-pattern ${JSON.stringify(source)} is not a regular expression: ${(err as Error).message}`, { pattern: source })
   }
 }
 
@@ -175,13 +193,4 @@ function markSpans(text: string, spans: Array<[number, number]>): string {
 
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-}
-
-/** `$.a[*].b`, `$..password`, `$.x.*` as an anchored regex over rendered paths. */
-function pathRuleRegex(rule: string): RegExp {
-  const source = escapeRegex(rule.trim())
-    .replace(/\\\.\\\./g, '(?:(?:\\.[^.[]+|\\[[^\\]]+\\])*)\\.')
-    .replace(/\\\[\\\*\\\]/g, '\\[\\d+\\]')
-    .replace(/\\\.\\\*/g, '\\.[^.[]+')
-  return new RegExp(`^${source}$`)
 }

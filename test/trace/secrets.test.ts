@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { initWorkspace, Redactor } from '../../src/index.js'
+import { initWorkspace, Redactor, UsageError } from '../../src/index.js'
 import { SENSITIVE_ENV_WORDS } from '../../src/trace/secretPatterns.js'
 import { type FakeLlmServer, startFakeLlmServer } from '../helpers/fakeLlmServer.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -66,6 +66,53 @@ describe('Redactor: learned values and patterns', () => {
       const r = new Redactor({ env: { [name]: value, HOME: '/root/home/dir' } })
       expect(r.redactText(`connect with ${value} now`), name).toBe('connect with [redacted secret] now')
       expect(r.redactText('home is /root/home/dir')).toBe('home is /root/home/dir')
+    }
+  })
+})
+
+describe('--redact-path rules', () => {
+  it('accepts dotted keys with any character, brackets, wildcards and descent, matching keys in any case', () => {
+    const r = new Redactor({ env: {}, rules: { paths: ['$.headers.x-trace', "$['odd key']", '$..password', '$.items[*].note', '$.obj.*', '$.list[1]', '$.Headers.X-Upper'] } })
+    const out = r.redact({
+      headers: { 'x-trace': 'T1', 'x-other': 'kept', 'x-upper': 'U1' },
+      'odd key': 'O1',
+      deep: { er: [{ password: 'P1' }] },
+      items: [{ note: 'N1', keep: 'kept' }, { note: 'N2' }],
+      obj: { a: 'A1', b: { c: 'C1' } },
+      list: ['kept', 'L1'],
+    })
+    expect(out).toEqual({
+      headers: { 'x-trace': '[redacted secret]', 'x-other': 'kept', 'x-upper': '[redacted secret]' },
+      'odd key': '[redacted secret]',
+      deep: { er: [{ password: '[redacted secret]' }] },
+      items: [{ note: '[redacted secret]', keep: 'kept' }, { note: '[redacted secret]' }],
+      obj: { a: '[redacted secret]', b: '[redacted secret]' },
+      list: ['kept', '[redacted secret]'],
+    })
+  })
+
+  it('refuses a rule or pattern that does not parse with a UsageError, and the CLI with exit 2 before running anything', async () => {
+    for (const rule of ['headers.x-trace', '$', '$.', '$.a..', '$.a[', '$.a[x]', '$.a["bad\\q"]', '$a']) {
+      expect(() => Redactor.checkRules({ paths: [rule] }), rule).toThrow(UsageError)
+    }
+    expect(() => Redactor.checkRules({ patterns: ['(unclosed'] })).toThrow(UsageError)
+    const dir = tempDir('redact-path')
+    await initWorkspace({ dir })
+    const server = await startFakeLlmServer()
+    try {
+      const canary = 'CANARYtraceheader8d2f4a'
+      const agent = `const r = await fetch(${JSON.stringify(`${server.url}/v1/echo`)}, { method: 'POST', headers: { 'x-trace': process.env.TRACE_VALUE, 'content-type': 'application/json' }, body: '{}' }); await r.text()`
+      const rec = await fp(['run', '--record', '--redact-path', '$.headers.x-trace', '--', process.execPath, '--input-type=module', '-e', agent], { cwd: dir, env: { TRACE_VALUE: canary } })
+      expect(rec.code, rec.stderr).toBe(0)
+      expect(JSON.stringify(server.requests.at(-1)!.headers)).toContain(canary)
+      expect(filesContaining(dir, canary)).toEqual([])
+      const before = server.requests.length
+      const bad = await fp(['run', '--record', '--redact-path', 'headers.x-trace', '--', process.execPath, '--input-type=module', '-e', agent], { cwd: dir })
+      expect(bad.code).toBe(2)
+      expect(bad.stderr).toMatch(/^forkpoint: --redact-path "headers\.x-trace": a path starts at \$; write it like .*\n$/)
+      expect(server.requests.length).toBe(before)
+    } finally {
+      await server.close()
     }
   })
 })
