@@ -111,3 +111,24 @@ describe('deeply nested JSON', () => {
     expect(() => canonicalJson(deepValue(900))).not.toThrow()
   })
 })
+
+describe('control characters from a run', () => {
+  it('diff and runs show print step names, ids and paths with escapes, never raw control characters', async () => {
+    const dir = tempDir('ansi')
+    const evil = '\u001b[2J\u001b[31mEVIL\u001b[0m\r\u202e\u0007'
+    const a = makeRun([['tool', evil, { [`k${evil}`]: 1 }, 'ok'], ['llm', 'plan', { q: 1 }, 'a']])
+    const b = makeRun([['tool', evil, { [`k${evil}`]: 2 }, 'ok'], ['llm', 'plan', { q: 1 }, 'a']], 'run-0000000000000000000b')
+    writeFileSync(join(dir, 'a.run.json'), runArtifactText(a))
+    writeFileSync(join(dir, 'b.run.json'), runArtifactText(b))
+    const diff = await fp(['diff', 'a.run.json', 'b.run.json'], { cwd: dir })
+    expect(diff.code, diff.stderr).toBe(1)
+    const show = await fp(['runs', 'show', 'a.run.json'], { cwd: dir })
+    expect(show.code, show.stderr).toBe(0)
+    for (const out of [diff.stdout, show.stdout]) {
+      expect(out).toContain('\\x1b[2J\\x1b[31mEVIL\\x1b[0m\\r\\u202e\\x07')
+      expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/)
+    }
+    const json = JSON.parse((await fp(['diff', 'a.run.json', 'b.run.json', '--json'], { cwd: dir })).stdout)
+    expect(json.trace.contextA[0].name).toBe(evil)
+  })
+})
