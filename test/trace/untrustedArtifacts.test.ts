@@ -132,3 +132,28 @@ describe('control characters from a run', () => {
     expect(json.trace.contextA[0].name).toBe(evil)
   })
 })
+
+describe('one validation for every command that loads an artifact', () => {
+  it('an empty runId or a stale step hash is refused with exit 5 by ci replay, replay, diff, runs show and ci diff; ci normalize rewrites the hashes', async () => {
+    const dir = tempDir('validate-all')
+    await initWorkspace({ dir })
+    const good = JSON.parse(runArtifactText(makeRun([['llm', 'plan', { q: 1 }, 'ok']])))
+    writeFileSync(join(dir, 'good.run.json'), JSON.stringify(good))
+    writeFileSync(join(dir, 'noid.run.json'), JSON.stringify({ ...good, runId: '' }))
+    const stale = structuredClone(good)
+    stale.steps[0].input = { q: 2 }
+    writeFileSync(join(dir, 'stale.run.json'), JSON.stringify(stale))
+    const problems: Record<string, RegExp> = { 'noid.run.json': /runId "" is not a run id/, 'stale.run.json': /step 0 inputHash does not match its input/ }
+    for (const [file, problem] of Object.entries(problems)) {
+      for (const args of [['ci', 'replay', '--artifact', file], ['replay', file, '--', process.execPath, '-e', '1'], ['diff', 'good.run.json', file], ['diff', file, 'good.run.json'], ['runs', 'show', file], ['ci', 'diff', '--expected', 'good.run.json', '--actual', file]]) {
+        const res = await fp(args, { cwd: dir })
+        expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(5)
+        expect(res.stderr).toMatch(problem)
+      }
+    }
+    const fixed = await fp(['ci', 'normalize', 'stale.run.json', '-o', 'fixed.run.json'], { cwd: dir })
+    expect(fixed.code, fixed.stderr).toBe(0)
+    expect((await fp(['ci', 'replay', '--artifact', 'fixed.run.json'], { cwd: dir })).code).toBe(0)
+    expect((await fp(['diff', 'good.run.json', 'fixed.run.json'], { cwd: dir })).code).toBe(1)
+  })
+})
