@@ -31,6 +31,7 @@ export {
   EncryptionKeyError,
   DecryptionError,
   UntrustedCommandError,
+  AgentFailedError,
   JsonTooDeepError,
   BranchError,
   ConflictError,

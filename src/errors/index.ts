@@ -20,6 +20,7 @@ export {
   EncryptionKeyError,
   DecryptionError,
   UntrustedCommandError,
+  AgentFailedError,
 } from './traceErrors.js'
 export { JsonTooDeepError } from './jsonErrors.js'
 export {

@@ -1,12 +1,11 @@
 import { resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
-import { atomicWrite } from '../util/atomicWrite.js'
 import { type CaptureMode, entrypointName, runAgent } from './agentRun.js'
 import { assembleRun } from './assembleRun.js'
 import type { DeterministicSettings } from './deterministic.js'
 import { Redactor, type RedactionRules } from './Redactor.js'
 import { type JsonValue, makeRunId, type RedactionMode, type Run } from './Run.js'
-import { runArtifactText } from './runArtifact.js'
+import { writeRunArtifact } from './runArtifact.js'
 import { RunStore } from './RunStore.js'
 import { resolveStore, type StoreChoice } from './resolveStore.js'
 import type { AgentStdout } from './spawnAgent.js'
@@ -80,6 +79,6 @@ export async function recordCommand(args: RecordCommandArgs): Promise<RecordResu
     runs.close()
   }
   const artifact = out ? resolve(cwd, out) : null
-  if (artifact) await atomicWrite(artifact, runArtifactText(run))
+  if (artifact) await writeRunArtifact(artifact, run)
   return { runId: run.runId, digest, status: run.status, exitCode: outcome.exit.exitCode, steps: run.steps.length, artifact, run, agentStdout: outcome.exit.stdout }
 }

@@ -1,3 +1,5 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { initWorkspace } from '../../src/index.js'
 import { type FakeLlmServer, startFakeLlmServer } from '../helpers/fakeLlmServer.js'
@@ -29,4 +31,30 @@ describe('an agent that does not read a response body', () => {
       expect(JSON.parse(rep.stdout)).toMatchObject({ served: 1, diff: { status: 'exact_match' } })
     })
   }
+})
+
+describe('ci record and ci check exit codes', () => {
+  it('a missing entrypoint exits 2, a failing agent exits 3 naming the failure, --out makes its directory', async () => {
+    const dir = tempDir('ci-exit')
+    await initWorkspace({ dir })
+    writeFileSync(join(dir, 'ok.mjs'), "console.log('fine')\n")
+    writeFileSync(join(dir, 'fail.mjs'), "await new Promise((r) => setTimeout(r, 1)); process.exitCode = 7\n")
+    const missing = await fp(['ci', 'record', '--entrypoint', 'nope.mjs', '--out', 'golden.run.json'], { cwd: dir })
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/^forkpoint: --entrypoint nope\.mjs: no such file/)
+    expect(existsSync(join(dir, 'golden.run.json'))).toBe(false)
+    const failing = await fp(['ci', 'record', '--entrypoint', 'fail.mjs', '--out', 'golden.run.json'], { cwd: dir })
+    expect(failing.code).toBe(3)
+    expect(failing.stderr).toMatch(/the agent fail\.mjs exited 7 while being recorded; no golden run was written/)
+    expect(existsSync(join(dir, 'golden.run.json'))).toBe(false)
+    const nested = await fp(['ci', 'record', '--entrypoint', 'ok.mjs', '--out', 'golden/runs/ok.run.json'], { cwd: dir })
+    expect(nested.code, nested.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(join(dir, 'golden/runs/ok.run.json'), 'utf8'))).toMatchObject({ kind: 'run', status: 'ok' })
+    const check = await fp(['ci', 'check', '--entrypoint', 'nope.mjs', '--expected', 'golden/runs/ok.run.json'], { cwd: dir })
+    expect(check.code).toBe(2)
+    expect(check.stderr).toMatch(/^forkpoint: --entrypoint nope\.mjs: no such file/)
+    const pass = await fp(['ci', 'check', '--entrypoint', 'ok.mjs', '--expected', 'golden/runs/ok.run.json', '--actual-out', 'out/actual.run.json'], { cwd: dir })
+    expect(pass.code, pass.stderr).toBe(0)
+    expect(existsSync(join(dir, 'out/actual.run.json'))).toBe(true)
+  })
 })
