@@ -4,8 +4,12 @@ import type { JsonValue, Run, Step } from './Run.js'
 import { hashPayload } from './stepHash.js'
 
 const EPOCH = '1970-01-01T00:00:00.000Z'
-/** Ids APIs generate per call: OpenAI `chatcmpl-…`, `call_…`, Anthropic `msg_…`, `toolu_…`, request ids, UUIDs. */
-const GENERATED_ID = /\b(?:(?:chatcmpl|cmpl|msg|resp|req|call|toolu|run|file|asst|thread|evt|batch)[-_][A-Za-z0-9]{6,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/g
+/**
+ * Ids APIs generate per call: OpenAI `chatcmpl-…`, `call_…`, Anthropic `msg_…`, `toolu_…`,
+ * request ids, UUIDs. Short ones (`chatcmpl-1`, local and mock servers) count when they
+ * hold a digit, so words like `thread-safe` or `batch_size` stay as they are.
+ */
+const GENERATED_ID = /\b(?:(?:chatcmpl|cmpl|msg|resp|req|call|toolu|run|file|asst|thread|evt|batch)[-_](?:[A-Za-z0-9]{6,}|[A-Za-z]*\d[A-Za-z0-9]*)|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/g
 const TIME_FIELDS = new Set(['created', 'created_at', 'createdAt', 'timestamp'])
 const TIME_IN_TEXT = /("(?:created|created_at|createdAt|timestamp)"\s*:\s*)(\d+|"[^"]*")/g
 const VOLATILE_HEADERS = /^(x-request-id|request-id|openai-processing-ms|cf-ray|cf-cache-status|server-timing|x-ratelimit-.*|anthropic-ratelimit-.*|retry-after|age|etag|set-cookie|openai-organization|x-envoy-upstream-service-time)$/i

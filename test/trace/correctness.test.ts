@@ -1,10 +1,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { initWorkspace } from '../../src/index.js'
+import { initWorkspace, normalizeRun } from '../../src/index.js'
 import { type FakeLlmServer, startFakeLlmServer } from '../helpers/fakeLlmServer.js'
 import { tempDir } from '../helpers/tmp.js'
-import { fp } from './cli.js'
+import { FIXTURES, fp } from './cli.js'
+import { makeRun } from './runFixtures.js'
 
 describe('an agent that does not read a response body', () => {
   let server: FakeLlmServer
@@ -56,5 +59,61 @@ describe('ci record and ci check exit codes', () => {
     const pass = await fp(['ci', 'check', '--entrypoint', 'ok.mjs', '--expected', 'golden/runs/ok.run.json', '--actual-out', 'out/actual.run.json'], { cwd: dir })
     expect(pass.code, pass.stderr).toBe(0)
     expect(existsSync(join(dir, 'out/actual.run.json'))).toBe(true)
+  })
+})
+
+describe('run specs and generated ids', () => {
+  let server: FakeLlmServer
+  beforeAll(async () => {
+    server = await startFakeLlmServer()
+  })
+  afterAll(async () => server.close())
+
+  it('diff takes latest for a run, as the README says RUN may be', async () => {
+    const dir = tempDir('diff-latest')
+    await initWorkspace({ dir })
+    const agent = "const r = await fetch(process.env.ECHO_URL, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: process.env.N }) }); await r.text()"
+    const record = (n: string) => fp(['run', '--record', '--json', '--', process.execPath, '--input-type=module', '-e', agent], { cwd: dir, env: { ECHO_URL: `${server.url}/v1/echo`, N: n } })
+    const first = JSON.parse((await record('1')).stdout).runId as string
+    expect((await record('2')).code).toBe(0)
+    const diff = await fp(['diff', first, 'latest', '--json'], { cwd: dir })
+    expect(diff.code, diff.stderr).toBe(1)
+    expect(JSON.parse(diff.stdout).trace).toMatchObject({ status: 'input_divergence', runA: first, inputDiff: [{ op: 'replace', path: '$.body.n', old: '1', new: '2' }] })
+    expect((await fp(['diff', 'latest', 'last'], { cwd: dir })).code).toBe(0)
+    const alone = await fp(['diff', 'latest'], { cwd: dir })
+    expect(alone.code).toBe(2)
+    expect(alone.stderr).toContain('has no parent run to compare with')
+  })
+
+  it('normalising replaces short generated ids (chatcmpl-1) and leaves words alone', () => {
+    const run = makeRun([['llm', 'chat', { note: 'thread-safe batch_size call_back' }, { id: 'chatcmpl-1', tool: 'call_2', again: 'chatcmpl-1' }]])
+    const normal = normalizeRun(run).steps[0]!
+    expect(normal.output).toEqual({ id: '<id-1>', tool: '<id-2>', again: '<id-1>' })
+    expect(normal.input).toEqual({ note: 'thread-safe batch_size call_back' })
+  })
+
+  it('ci check --live passes when only a short generated id changes', async () => {
+    let n = 0
+    const api = createServer((req, res) => {
+      req.resume().on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ id: `chatcmpl-${++n}`, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }] }))
+      })
+    })
+    await new Promise<void>((r) => api.listen(0, '127.0.0.1', r))
+    try {
+      const dir = tempDir('live-ids')
+      await initWorkspace({ dir })
+      const env = { OPENAI_BASE_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}/v1`, OPENAI_API_KEY: 'sk-test-0123456789abcdefghij' }
+      const entry = join(FIXTURES, 'gateAgent.mjs')
+      expect((await fp(['ci', 'record', '--entrypoint', entry, '--out', 'golden.run.json'], { cwd: dir, env })).code).toBe(0)
+      expect(readFileSync(join(dir, 'golden.run.json'), 'utf8')).not.toContain('chatcmpl-1')
+      const live = await fp(['ci', 'check', '--live', '--entrypoint', entry, '--expected', 'golden.run.json', '--json'], { cwd: dir, env })
+      expect(live.code, live.stdout).toBe(0)
+      expect(n).toBe(2)
+    } finally {
+      api.closeAllConnections()
+      await new Promise((r) => api.close(r))
+    }
   })
 })
