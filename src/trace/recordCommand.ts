@@ -53,9 +53,9 @@ export async function recordCommand(args: RecordCommandArgs): Promise<RecordResu
   const capture: CaptureMode = proxy ? 'proxy' : 'register'
   const pinned: DeterministicSettings | null = deterministic ? { epochMs: Date.now(), seed: Math.floor(Math.random() * 2 ** 31) } : null
   const outcome = await runAgent({ store, command, cwd, env, policy: { mode: redact, rules }, capture, offline: false, deterministic: pinned, stdout })
-  const redactor = new Redactor({ mode: 'secrets', rules, env })
+  const shownCommand = new Redactor({ mode: 'secrets', rules, env }).redactArgv(command)
   const meta: { [key: string]: JsonValue } = {
-    command: redactor.redactArgv(command),
+    command: shownCommand,
     exitCode: outcome.exit.exitCode,
     capture,
     ...(pinned ? { deterministic: { epochMs: pinned.epochMs, seed: pinned.seed } } : {}),
@@ -63,7 +63,7 @@ export async function recordCommand(args: RecordCommandArgs): Promise<RecordResu
   }
   const run = assembleRun(outcome.entries, {
     runId: makeRunId(outcome.startedAt.getTime()),
-    entrypoint: args.entrypoint ?? entrypointName(command),
+    entrypoint: args.entrypoint ?? entrypointName(shownCommand),
     startedAt: outcome.startedAt,
     endedAt: outcome.endedAt,
     status: outcome.exit.exitCode === 0 ? 'ok' : 'failed',

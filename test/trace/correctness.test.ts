@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { initWorkspace, normalizeRun } from '../../src/index.js'
 import { type FakeLlmServer, startFakeLlmServer } from '../helpers/fakeLlmServer.js'
 import { tempDir } from '../helpers/tmp.js'
-import { FIXTURES, fp } from './cli.js'
+import { FIXTURES, filesContaining, fp } from './cli.js'
 import { makeRun } from './runFixtures.js'
 
 describe('an agent that does not read a response body', () => {
@@ -115,5 +115,29 @@ describe('run specs and generated ids', () => {
       api.closeAllConnections()
       await new Promise((r) => api.close(r))
     }
+  })
+})
+
+describe('the recorded entrypoint of sh -c', () => {
+  it('is the command as given (secrets redacted), listed by it, and replays', async () => {
+    const dir = tempDir('sh-c')
+    await initWorkspace({ dir })
+    writeFileSync(join(dir, 'agent.mjs'), "console.log('agent', process.argv.length)\n")
+    const canary = 'CANARYshellpass6b1e9d'
+    const script = `node agent.mjs --password=${canary} && echo done`
+    const rec = await fp(['run', '--record', '--json', '--', 'sh', '-c', script], { cwd: dir })
+    expect(rec.code, rec.stderr).toBe(0)
+    const entrypoint = "sh -c 'node agent.mjs --password=[redacted secret] && echo done'"
+    const { runs } = JSON.parse((await fp(['runs', '--json', '--entrypoint', entrypoint], { cwd: dir })).stdout)
+    expect(runs).toHaveLength(1)
+    expect(runs[0].entrypoint).toBe(entrypoint)
+    expect(filesContaining(dir, canary)).toEqual([])
+    const plain = await fp(['run', '--record', '--json', '--', 'sh', '-c', 'node agent.mjs && echo done'], { cwd: dir })
+    const run = JSON.parse((await fp(['runs', 'show', JSON.parse(plain.stdout).runId, '--json'], { cwd: dir })).stdout).run
+    expect(run.entrypoint).toBe("sh -c 'node agent.mjs && echo done'")
+    expect(run.meta.command).toEqual(['sh', '-c', 'node agent.mjs && echo done'])
+    const rep = await fp(['replay', 'latest'], { cwd: dir })
+    expect(rep.code, rep.stderr).toBe(0)
+    expect(rep.stdout).toContain('agent 2\ndone\n')
   })
 })
