@@ -7,6 +7,7 @@ import * as api from '../src/index.js'
 // prints the new list.
 it('exports exactly the reviewed public names', () => {
   expect(Object.keys(api).sort()).toEqual([
+    'AgentFailedError',
     'AmbiguousIdError',
     'BackendUnavailableError',
     'Branch',
@@ -30,6 +31,7 @@ it('exports exactly the reviewed public names', () => {
     'InternalError',
     'InvalidImageError',
     'InvalidPackError',
+    'JsonTooDeepError',
     'LockTimeoutError',
     'MalformedObjectError',
     'MergeConflictError',
@@ -62,6 +64,7 @@ it('exports exactly the reviewed public names', () => {
     'StoreNotFoundError',
     'TargetNotEmptyError',
     'UnsafePathError',
+    'UntrustedCommandError',
     'UsageError',
     'Workspace',
     'abortNamedBranch',
