@@ -7,6 +7,7 @@ import * as api from '../src/index.js'
 // prints the new list.
 it('exports exactly the reviewed public names', () => {
   expect(Object.keys(api).sort()).toEqual([
+    'AgentFailedError',
     'AmbiguousIdError',
     'BackendUnavailableError',
     'Branch',
@@ -31,6 +32,7 @@ it('exports exactly the reviewed public names', () => {
     'InternalError',
     'InvalidImageError',
     'InvalidPackError',
+    'JsonTooDeepError',
     'LockTimeoutError',
     'MalformedObjectError',
     'MergeConflictError',
@@ -63,6 +65,7 @@ it('exports exactly the reviewed public names', () => {
     'StoreNotFoundError',
     'TargetNotEmptyError',
     'UnsafePathError',
+    'UntrustedCommandError',
     'UsageError',
     'Workspace',
     'abortNamedBranch',

@@ -19,7 +19,10 @@ export {
   OfflineViolationError,
   EncryptionKeyError,
   DecryptionError,
+  UntrustedCommandError,
+  AgentFailedError,
 } from './traceErrors.js'
+export { JsonTooDeepError } from './jsonErrors.js'
 export {
   BranchError,
   ConflictError,

@@ -139,6 +139,12 @@ export class RunStore {
     return rows[0]!.run_id
   }
 
+  /** The run stored under exactly this id, or null. */
+  find(runId: string): string | null {
+    const row = this.db.prepare('SELECT run_id FROM runs WHERE run_id = ?').get(runId) as { run_id: string } | undefined
+    return row?.run_id ?? null
+  }
+
   async get(spec: string): Promise<Run> {
     const runId = this.resolve(spec)
     const row = this.db.prepare('SELECT digest, body FROM runs WHERE run_id = ?').get(runId) as { digest: string | null; body: Buffer | null }

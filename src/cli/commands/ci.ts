@@ -66,6 +66,7 @@ export function registerCi(program: Command): void {
       const flags = commonFlags(cmd)
       const { validateArtifact } = await import('../../trace/validateArtifact.js')
       const r = validateArtifact({ artifact: opts.artifact, cwd: flags.dir })
-      emit(flags, r, (x) => `${x.artifact}: valid run ${x.runId}, ${x.steps} steps, schema v${x.schemaVersion}${x.migratedFrom !== null ? ` (migrated from v${x.migratedFrom})` : ''}, ${x.replayable ? 'replayable' : 'not replayable (content-redacted)'}`)
+      const { describeArtifact } = await import('../../trace/describeArtifact.js')
+      emit(flags, r, describeArtifact)
     })
 }
