@@ -48,6 +48,7 @@ export {
   InvalidImageError,
   InvalidPackError,
   SignatureError,
+  UnsupportedFileError,
 } from './errors/index.js'
 
 // util

@@ -7,6 +7,7 @@ import type { Store } from '../store/Store.js'
 import { backendByName } from './backends/chooseBackend.js'
 import { branchesDir, listStates, liveDir, readGeneration } from './branchStore.js'
 import { collectChanges } from './collectChanges.js'
+import { copyChange } from './copyChange.js'
 import { recordCommittedPaths } from './committedPaths.js'
 import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, sibling, writeCommitJournal } from './commitJournal.js'
 import { destroyBranch } from './destroyBranch.js'
@@ -46,7 +47,7 @@ export async function commitBranch({ store, workspace, id, onConflict = 'merge' 
     const journal: CommitJournal = { kind: 'commit-journal', schemaVersion: 1, phase: 'staging', branch: state.id, parent: state.parent, committer: self, generation: generation + 1, ops }
     await writeCommitJournal(store, journal)
     try {
-      for (const op of ops) if (op.type === 'put') await fs.cp(join(view, op.path), join(parent, op.temp), { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false })
+      for (const op of ops) if (op.type === 'put') await copyChange(join(view, op.path), join(parent, op.temp), op.path)
     } catch (err) {
       await rollBackCommit(parent, journal)
       await fs.rm(liveDir(store, state.id, 'commit.json'), { force: true })

@@ -10,6 +10,7 @@ import { withWriteLock } from '../store/storeLock.js'
 import { type CheckoutJournal, type CheckoutStep, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
 import { diffTrees } from './diffTrees.js'
 import { type CopyMethod, materializeTree, probeCopyMethod, writeFileEntry } from './materializeTree.js'
+import { fsPath } from './fsName.js'
 import { readSnapshot } from './readObjects.js'
 import { symlinkStaysInside } from './safePath.js'
 import { scanWorkspace } from './scanWorkspace.js'
@@ -137,7 +138,7 @@ async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, pref
       if (!ctx.allowExternal && !symlinkStaysInside(path, next.target)) {
         throw new UnsafePathError(`symlink ${path} -> ${next.target} points outside the workspace (allow with --allow-external-symlinks)`, { path })
       }
-      await fs.symlink(next.target, staged)
+      await fs.symlink(fsPath(next.target), staged)
     } else {
       await writeFileEntry(store, staged, next, ctx.method)
     }

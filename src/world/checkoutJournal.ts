@@ -6,6 +6,7 @@ import { readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { errnoCode, readTextOrNullSync } from '../util/fsx.js'
+import { fsPath } from './fsName.js'
 import { assertNoLinkedAncestor } from './safePath.js'
 
 /**
@@ -51,7 +52,7 @@ export async function runJournal(store: Store, journal: CheckoutJournal): Promis
 
 async function runStep(workspace: string, step: CheckoutStep): Promise<void> {
   assertNoLinkedAncestor(workspace, step.path)
-  const abs = join(workspace, step.path)
+  const abs = fsPath(join(workspace, step.path))
   switch (step.op) {
     case 'remove':
       await fs.rm(abs, { recursive: true, force: true })

@@ -4,6 +4,7 @@ import { DigestMismatchError, StoreCorruptError, UnsafePathError } from '../erro
 import type { Digest } from '../store/digest.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
 import { errnoCode } from '../util/fsx.js'
+import { fsPath } from './fsName.js'
 import { readChunks } from './readObjects.js'
 import { symlinkStaysInside } from './safePath.js'
 import { FILE_MODE, type FileEntry } from './Tree.js'
@@ -47,7 +48,7 @@ interface FileJob {
 export async function materializeTree(opts: MaterializeOptions): Promise<MaterializeResult> {
   const method = opts.method === undefined || opts.method === 'auto' ? await probeCopyMethod(opts.store, dirname(opts.into)) : opts.method
   const jobs: FileJob[] = []
-  await fs.mkdir(opts.into)
+  await fs.mkdir(fsPath(opts.into))
   await layOut(opts, opts.tree, '', jobs)
   let next = 0
   let done = 0
@@ -67,13 +68,13 @@ async function layOut(opts: MaterializeOptions, tree: Digest, prefix: string, jo
     const rel = joinPath(prefix, entry.name)
     const abs = join(opts.into, rel)
     if (entry.type === 'dir') {
-      await fs.mkdir(abs)
+      await fs.mkdir(fsPath(abs))
       await layOut(opts, entry.tree, rel, jobs)
     } else if (entry.type === 'symlink') {
       if (!opts.allowExternalSymlinks && !symlinkStaysInside(rel, entry.target)) {
         throw new UnsafePathError(`symlink ${rel} -> ${entry.target} points outside the tree (allow with --allow-external-symlinks)`, { path: rel, target: entry.target })
       }
-      await fs.symlink(entry.target, abs)
+      await fs.symlink(fsPath(entry.target), fsPath(abs))
     } else {
       jobs.push({ rel, entry })
     }
@@ -83,7 +84,7 @@ async function layOut(opts: MaterializeOptions, tree: Digest, prefix: string, jo
 /** Hard-link an object; false when it already has as many links as the file system allows (ext4: 65000). */
 async function linked(object: string, abs: string): Promise<boolean> {
   try {
-    await fs.link(object, abs)
+    await fs.link(object, fsPath(abs))
     return true
   } catch (err) {
     if (errnoCode(err) === 'EMLINK') return false
@@ -98,7 +99,7 @@ export async function writeFileEntry(store: Store, abs: string, entry: FileEntry
   try {
     if (method === 'hardlink' && entry.mode === FILE_MODE && (await linked(object, abs))) return
     const clone = method === 'reflink' ? constants.COPYFILE_FICLONE_FORCE : 0
-    await fs.copyFile(object, abs, clone | constants.COPYFILE_EXCL)
+    await fs.copyFile(object, fsPath(abs), clone | constants.COPYFILE_EXCL)
   } catch (err) {
     // A tree naming an object the store lacks is a damaged store (exit 5), not a bug.
     if (errnoCode(err) === 'ENOENT' && !(await store.has(entry.blob))) {
@@ -107,18 +108,18 @@ export async function writeFileEntry(store: Store, abs: string, entry: FileEntry
     throw err
   }
   // the copy carries the object file's mode (0644); only other modes need a change
-  if (entry.mode !== OBJECT_MODE) await fs.chmod(abs, entry.mode)
+  if (entry.mode !== OBJECT_MODE) await fs.chmod(fsPath(abs), entry.mode)
 }
 
 async function writeChunked(store: Store, abs: string, entry: Extract<FileEntry, { chunks: Digest }>): Promise<void> {
   const chunks = await readChunks(store, entry.chunks)
-  const handle = await fs.open(abs, 'wx', entry.mode)
+  const handle = await fs.open(fsPath(abs), 'wx', entry.mode)
   try {
     for (const part of chunks.chunks) await handle.write(await store.readBlob(part.blob))
   } finally {
     await handle.close()
   }
-  await fs.chmod(abs, entry.mode)
+  await fs.chmod(fsPath(abs), entry.mode)
   if (chunks.size !== entry.size) throw new DigestMismatchError(`chunked file ${abs}: size ${chunks.size} does not match its tree entry (${entry.size})`)
 }
 

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto'
-import { lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs'
+import { lstatSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { IGNORE_FILES, type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { DIR_ROW, EXEC_ROW, FILE_ROW, SYMLINK_ROW } from './indexFile.js'
+import { fsPath, readdirEntries, readlinkName } from './fsName.js'
 import { hashSmallFiles } from './hashFiles.js'
 import { STAT_SLOT, VANISHED, lstat } from './lstatNames.js'
 import { StoreDirectory } from './storeDirectory.js'
@@ -159,7 +160,7 @@ class Walk {
   /** Scan one directory (its rows stay contiguous: subdirectories are entered after). `outer`: the parent's ignore rules. */
   dir(abs: string, rel: string, outer: IgnoreRules): number {
     // Before listing: a change made while it is listed leaves the next scan a different stat. The root may be a symlink: what it lists is its target's.
-    const st = rel === '' ? statSync(abs) : lstatSync(abs)
+    const st = rel === '' ? statSync(fsPath(abs)) : lstatSync(fsPath(abs))
     const before = this.previous.dir(rel)
     const listStillHolds = !this.listAll && before >= 0 && this.previous.listStillHolds(before, st)
     const rows = listStillHolds && this.previous.filesStillHold(before) ? this.reuseRows(abs, rel, outer, before) : this.addRows(abs, rel, outer, before, listStillHolds)
@@ -214,7 +215,7 @@ class Walk {
         subdirs.push({ row, name })
         clean &&= this.previous.kind(this.previous.row(before, name, position)) === DIR_ROW
       } else if (kinds[i] === SYMLINK_ROW) {
-        const target = targets[i] ?? readlinkSync(`${abs}/${name}`)
+        const target = targets[i] ?? readlinkName(`${abs}/${name}`)
         this.next.addRow(name, SYMLINK_ROW, target)
         const old: number = clean ? this.previous.row(before, name, position) : -1
         clean &&= this.previous.kind(old) === SYMLINK_ROW && this.previous.c.targets[old] === target
@@ -253,8 +254,8 @@ class Walk {
   private list(abs: string): Entries {
     this.listedDirs++
     const listed: Entries = { names: [], kinds: [], targets: [], fromIndex: false }
-    for (const d of readdirSync(abs, { withFileTypes: true })) {
-      listed.names.push(d.name)
+    for (const { name, dirent: d } of readdirEntries(abs)) {
+      listed.names.push(name)
       listed.kinds.push(d.isDirectory() ? DIR_ROW : d.isSymbolicLink() ? SYMLINK_ROW : d.isFile() ? FILE_ROW : -1)
       listed.targets.push(undefined)
     }

@@ -1,5 +1,6 @@
 import { lstatSync, realpathSync, statSync } from 'node:fs'
 import { basename, resolve } from 'node:path'
+import { fsPath } from './fsName.js'
 
 /**
  * The store's own directory, known by device and inode, so that it is left out however
@@ -20,7 +21,7 @@ export class StoreDirectory {
   /** Whether the directory at `path` is the store. */
   is(path: string): boolean {
     if (this.id === '' || !this.names.has(basename(path))) return false
-    const st = lstatSync(path, { throwIfNoEntry: false })
+    const st = lstatSync(fsPath(path), { throwIfNoEntry: false })
     return st !== undefined && `${st.dev}:${st.ino}` === this.id
   }
 }
