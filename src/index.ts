@@ -49,6 +49,7 @@ export {
   InvalidPackError,
   SignatureError,
   UnsupportedFileError,
+  PathLimitError,
 } from './errors/index.js'
 
 // util

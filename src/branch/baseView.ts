@@ -41,7 +41,7 @@ async function buildBaseView(store: Store, tree: Digest, dir: string): Promise<s
   await fs.mkdir(branchesDir(store, 'bases'), { recursive: true })
   try {
     // Our own scan of this workspace made the tree, so its symlinks are the user's, as they were.
-    await materializeTree({ store, source: treeSource(store), tree, into: building, method: 'hardlink', allowExternalSymlinks: true })
+    await materializeTree({ store, source: treeSource(store), tree, into: building, method: 'hardlink', allowExternalSymlinks: true, verify: false })
     await fs.rename(building, dir)
   } catch (err) {
     await fs.rm(building, { recursive: true, force: true })
@@ -95,9 +95,9 @@ async function takeUnused(store: Store, view: string): Promise<string | null> {
 }
 
 async function writeEntry(store: Store, abs: string, entry: TreeEntry): Promise<void> {
-  if (entry.type === 'dir') await materializeTree({ store, source: treeSource(store), tree: entry.tree, into: abs, method: 'hardlink', allowExternalSymlinks: true })
+  if (entry.type === 'dir') await materializeTree({ store, source: treeSource(store), tree: entry.tree, into: abs, method: 'hardlink', allowExternalSymlinks: true, verify: false })
   else if (entry.type === 'symlink') await fs.symlink(fsPath(entry.target), fsPath(abs))
-  else await writeFileEntry(store, abs, entry, 'hardlink')
+  else await writeFileEntry(store, abs, entry, 'hardlink', abs, false)
 }
 
 /**

@@ -15,3 +15,6 @@ export class MergeConflictError extends ForkpointError {
 
 /** A path a tree cannot hold: a FIFO, socket or device where a file, directory or symlink must be. `data.path` names it. */
 export class UnsupportedFileError extends CorruptDataError {}
+
+/** A tree the file system cannot hold: a name longer than NAME_MAX, a path longer than PATH_MAX, or deeper than the depth cap. `data.path` names it. */
+export class PathLimitError extends CorruptDataError {}

@@ -1,18 +1,19 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { DirtyWorkspaceError, TargetNotEmptyError, UnsafePathError } from '../errors/index.js'
+import { DirtyWorkspaceError, TargetNotEmptyError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { readRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { type CheckoutJournal, type CheckoutStep, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
+import { admitTree } from './admitTree.js'
 import { diffTrees } from './diffTrees.js'
 import { type CopyMethod, materializeTree, probeCopyMethod, writeFileEntry } from './materializeTree.js'
 import { fsPath } from './fsName.js'
 import { readSnapshot } from './readObjects.js'
-import { symlinkStaysInside } from './safePath.js'
+import { StoreDirectory } from './storeDirectory.js'
 import { scanWorkspace } from './scanWorkspace.js'
 import { resolveWorkspace } from './snapshotWorkspace.js'
 import type { Tree } from './Tree.js'
@@ -50,7 +51,7 @@ export async function checkout(args: CheckoutArgs): Promise<CheckoutResult> {
   const snapshot = await readSnapshot(store, id)
   const tree = snapshot.world.tree
   if (args.into) return checkoutInto(store, id, tree, resolve(args.into), args)
-  await recoverCheckout(store, workspace)
+  await recoverCheckout(store, workspace, { discard: args.force ?? false })
   return withWriteLock(store, () => withWorkspaceLock(store, () => checkoutInPlace(store, workspace, id, tree, args)))
 }
 
@@ -84,13 +85,14 @@ async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree
       throw new DirtyWorkspaceError(`the workspace has uncommitted changes (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`, { paths })
     }
   }
+  await admitTree({ source, tree, root: workspace, store: new StoreDirectory(store.root), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
   const method = args.method && args.method !== 'auto' ? args.method : await probeCopyMethod(store, workspace)
   const staging = store.tempPath('checkout')
   await fs.mkdir(staging)
   let journaled = false
   try {
     const steps: CheckoutStep[] = []
-    await plan(store, source, await source(scan.tree), await source(tree), '', { staging, steps, method, allowExternal: args.allowExternalSymlinks ?? false })
+    await plan(store, source, await source(scan.tree), await source(tree), '', { staging, steps, method })
     const branch = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
     const headText = branch === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
     const journal: CheckoutJournal = { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: headText }
@@ -109,10 +111,9 @@ interface PlanContext {
   staging: string
   steps: CheckoutStep[]
   method: CopyMethod
-  allowExternal: boolean
 }
 
-/** The steps that turn tree `from` into tree `to` under `prefix`, with new content staged. */
+/** The steps that turn tree `from` into tree `to` under `prefix`, with new content staged (`admitTree` accepted `to`). */
 async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, prefix: string, ctx: PlanContext): Promise<void> {
   for (const { name, entries: [cur, next] } of zipEntries(from, to)) {
     if (sameEntry(cur, next)) continue
@@ -134,14 +135,8 @@ async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, pref
       continue
     }
     const staged = join(ctx.staging, String(ctx.steps.length))
-    if (next.type === 'symlink') {
-      if (!ctx.allowExternal && !symlinkStaysInside(path, next.target)) {
-        throw new UnsafePathError(`symlink ${path} -> ${next.target} points outside the workspace (allow with --allow-external-symlinks)`, { path })
-      }
-      await fs.symlink(fsPath(next.target), staged)
-    } else {
-      await writeFileEntry(store, staged, next, ctx.method)
-    }
+    if (next.type === 'symlink') await fs.symlink(fsPath(next.target), staged)
+    else await writeFileEntry(store, staged, next, ctx.method, path)
     ctx.steps.push({ op: 'place', path, staged })
   }
 }

@@ -1,22 +1,22 @@
 import { constants, promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { DigestMismatchError, StoreCorruptError, UnsafePathError } from '../errors/index.js'
+import { DigestMismatchError, StoreCorruptError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
+import { assertObjectIntact } from '../store/objectIntact.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
 import { errnoCode } from '../util/fsx.js'
 import { fsPath } from './fsName.js'
 import { readChunks } from './readObjects.js'
-import { symlinkStaysInside } from './safePath.js'
-import { FILE_MODE, type FileEntry } from './Tree.js'
+import { admitTree } from './admitTree.js'
+import { quotePath } from './quotePath.js'
+import { FILE_MODE, type FileEntry, type Tree, contentDigest } from './Tree.js'
 import { type TreeSource, joinPath } from './treeSource.js'
 
 /**
  * How file bytes get from the store to the target: `reflink` clones (no data copied;
- * btrfs, XFS, APFS), `copy` copies in the kernel (copy_file_range, as `cp` does),
- * `hardlink` links the object itself (read-only uses such as base views; only for
- * non-executable files, whose mode the object file carries). None re-hashes the bytes:
- * local objects were hashed as they were written and pulled ones on arrival; `verify`
- * re-hashes the store, and `readBlob` checks every read that goes through JavaScript.
+ * btrfs, XFS, APFS), `copy` reads and writes them, `hardlink` links the object itself
+ * (read-only uses such as base views; only for non-executable files, whose mode the
+ * object file carries). Each verifies the object's digest first (writeFileEntry).
  */
 export type CopyMethod = 'reflink' | 'copy' | 'hardlink'
 
@@ -30,6 +30,11 @@ export interface MaterializeOptions {
   /** Allow symlinks whose target leaves the tree (absolute, or climbing above the root). */
   allowExternalSymlinks?: boolean
   concurrency?: number
+  /**
+   * Hash each object before it is linked or cloned (the default). Off only for a branch's
+   * base view, which must stay O(links) to build: see docs/world-integrity.md.
+   */
+  verify?: boolean
   onProgress?: (done: number, total: number) => void
 }
 
@@ -44,10 +49,12 @@ interface FileJob {
   entry: FileEntry
 }
 
-/** Write a tree out as a new directory: directories, symlinks, then files in parallel. */
+/** Write a tree out as a new directory (after `admitTree` accepts it all): directories, symlinks, then files in parallel. */
 export async function materializeTree(opts: MaterializeOptions): Promise<MaterializeResult> {
   const method = opts.method === undefined || opts.method === 'auto' ? await probeCopyMethod(opts.store, dirname(opts.into)) : opts.method
   const jobs: FileJob[] = []
+  opts = { ...opts, source: memoized(opts.source) } // admitTree and layOut read each tree once
+  await admitTree({ source: opts.source, tree: opts.tree, root: opts.into, allowExternalSymlinks: opts.allowExternalSymlinks ?? false })
   await fs.mkdir(fsPath(opts.into))
   await layOut(opts, opts.tree, '', jobs)
   let next = 0
@@ -55,12 +62,21 @@ export async function materializeTree(opts: MaterializeOptions): Promise<Materia
   const worker = async (): Promise<void> => {
     while (next < jobs.length) {
       const job = jobs[next++]!
-      await writeFileEntry(opts.store, join(opts.into, job.rel), job.entry, method)
+      await writeFileEntry(opts.store, join(opts.into, job.rel), job.entry, method, job.rel, opts.verify ?? true)
       opts.onProgress?.(++done, jobs.length)
     }
   }
   await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 32, jobs.length) }, worker))
   return { files: jobs.length, bytes: jobs.reduce((n, j) => n + j.entry.size, 0), method }
+}
+
+function memoized(source: TreeSource): TreeSource {
+  const trees = new Map<Digest, Promise<Tree>>()
+  return (digest) => {
+    let tree = trees.get(digest)
+    if (!tree) trees.set(digest, (tree = source(digest)))
+    return tree
+  }
 }
 
 async function layOut(opts: MaterializeOptions, tree: Digest, prefix: string, jobs: FileJob[]): Promise<void> {
@@ -71,9 +87,6 @@ async function layOut(opts: MaterializeOptions, tree: Digest, prefix: string, jo
       await fs.mkdir(fsPath(abs))
       await layOut(opts, entry.tree, rel, jobs)
     } else if (entry.type === 'symlink') {
-      if (!opts.allowExternalSymlinks && !symlinkStaysInside(rel, entry.target)) {
-        throw new UnsafePathError(`symlink ${rel} -> ${entry.target} points outside the tree (allow with --allow-external-symlinks)`, { path: rel, target: entry.target })
-      }
       await fs.symlink(fsPath(entry.target), fsPath(abs))
     } else {
       jobs.push({ rel, entry })
@@ -92,21 +105,40 @@ async function linked(object: string, abs: string): Promise<boolean> {
   }
 }
 
-/** Write one file entry at `abs` (which must not exist) with its exact mode. */
-export async function writeFileEntry(store: Store, abs: string, entry: FileEntry, method: CopyMethod): Promise<void> {
-  if ('chunks' in entry) return writeChunked(store, abs, entry)
-  const object = store.objectPath(entry.blob)
+/**
+ * Write one file entry at `abs` (which must not exist) with its exact mode. The object's
+ * bytes are verified on the way (DESIGN.md): hashed before a link or a clone hands the
+ * file itself on, hashed as they are read for a copy. A corrupt object writes nothing and
+ * throws DigestMismatchError (exit 5) naming it and `rel`, the path it was meant for.
+ * `verify` false links or clones unhashed (a base view's links; a copy always checks).
+ */
+export async function writeFileEntry(store: Store, abs: string, entry: FileEntry, method: CopyMethod, rel = abs, verify = true): Promise<void> {
   try {
-    if (method === 'hardlink' && entry.mode === FILE_MODE && (await linked(object, abs))) return
-    const clone = method === 'reflink' ? constants.COPYFILE_FICLONE_FORCE : 0
-    await fs.copyFile(object, fsPath(abs), clone | constants.COPYFILE_EXCL)
+    if ('chunks' in entry) return await writeChunked(store, abs, entry)
+    await writeBlob(store, abs, entry, method, verify)
   } catch (err) {
+    if (errnoCode(err) !== 'EEXIST') await fs.rm(fsPath(abs), { force: true })
+    const digest = contentDigest(entry)
+    if (err instanceof DigestMismatchError) throw new DigestMismatchError(`refusing to write ${quotePath(rel)}: ${err.message}`, { digest: (err.data['digest'] as Digest | undefined) ?? digest, path: rel })
     // A tree naming an object the store lacks is a damaged store (exit 5), not a bug.
-    if (errnoCode(err) === 'ENOENT' && !(await store.has(entry.blob))) {
-      throw new StoreCorruptError(`object ${entry.blob} is missing from the store (run 'forkpoint verify')`, { digest: entry.blob })
+    if (errnoCode(err) === 'ENOENT' && !(await store.has(digest))) {
+      throw new StoreCorruptError(`object ${digest} (for ${quotePath(rel)}) is missing from the store (run 'forkpoint verify')`, { digest, path: rel })
     }
     throw err
   }
+}
+
+async function writeBlob(store: Store, abs: string, entry: Extract<FileEntry, { blob: Digest }>, method: CopyMethod, verify: boolean): Promise<void> {
+  if (method === 'copy') {
+    await fs.writeFile(fsPath(abs), await store.readBlob(entry.blob), { flag: 'wx', mode: entry.mode })
+    await fs.chmod(fsPath(abs), entry.mode) // past the umask
+    return
+  }
+  if (verify) await assertObjectIntact(store, entry.blob)
+  const object = store.objectPath(entry.blob)
+  if (method === 'hardlink' && entry.mode === FILE_MODE && (await linked(object, abs))) return
+  const clone = method === 'reflink' ? constants.COPYFILE_FICLONE_FORCE : 0
+  await fs.copyFile(object, fsPath(abs), clone | constants.COPYFILE_EXCL)
   // the copy carries the object file's mode (0644); only other modes need a change
   if (entry.mode !== OBJECT_MODE) await fs.chmod(fsPath(abs), entry.mode)
 }

@@ -45,7 +45,7 @@ export async function scanPaths({ store, dir, paths, respectGitignore = false }:
 /** The entry for `name` (at `abs`) as seen from its parent directory, whose rules are `rules`; null when left out. */
 async function entryOf(store: Store, storeDir: StoreDirectory, abs: string, rel: string, name: string, kind: Kind, rules: IgnoreRules): Promise<TreeEntry | null> {
   if (kind.isDirectory()) {
-    if (storeDir.is(abs) || rules.ignores(name, true)) return null
+    if (storeDir.isAnyStore(abs, name) || rules.ignores(name, true)) return null
     const dirents = readdirEntries(abs)
     const inner = rules.enter(abs, rel, (file) => dirents.some((d) => d.name === file && d.dirent.isFile()))
     const entries: TreeEntry[] = []
@@ -74,7 +74,7 @@ function rulesInside(root: string, rel: string, storeDir: StoreDirectory, respec
     if (rules.ignores(part, true)) return null
     abs = `${abs}/${part}`
     here = here ? `${here}/${part}` : part
-    if (storeDir.is(abs) || !lstatPath(abs)?.isDirectory()) return null
+    if (storeDir.isAnyStore(abs, part) || !lstatPath(abs)?.isDirectory()) return null
     rules = rules.enter(abs, here, isFile(abs))
   }
   return rules

@@ -105,7 +105,7 @@ function walkWorkspace(opts: ScanOptions, root: string, store: StoreDirectory, p
   const next = new NextIndex(root, { rows: previous.c.rows, dirs: previous.c.dirPaths.length })
   const walk = new Walk(store, previous, next, scanStartMs, listAll)
   // What is left out: the ignore rules, and which directory is the store
-  const rules = createHash('sha256').update(`${opts.respectGitignore ? 'gitignore' : ''}\0${store.id}\0`)
+  const rules = createHash('sha256').update(`${opts.respectGitignore ? 'gitignore' : ''}\0${store.id}\0nested stores left out\0`)
   const onRead = (relDir: string, text: string) => rules.update(`${relDir}\0${text}\0`)
   const top = walk.dir(root, '', ignoreRules({ respectGitignore: opts.respectGitignore ?? false, onRead }))
   next.setRulesKey(rules.digest())
@@ -238,7 +238,7 @@ class Walk {
       const kind = listed.kinds[i]!
       if ((IGNORE_FILES as readonly string[]).includes(name)) alwaysList = true
       const isDir = kind === DIR_ROW
-      if (rules.ignores(name, isDir) || (isDir && this.store.is(`${abs}/${name}`))) return
+      if (rules.ignores(name, isDir) || (isDir && this.store.isAnyStore(`${abs}/${name}`, name))) return
       if (kind < 0) {
         this.skipped.push(rel ? `${rel}/${name}` : name)
         alwaysList = true

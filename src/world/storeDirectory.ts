@@ -1,5 +1,6 @@
 import { lstatSync, realpathSync, statSync } from 'node:fs'
 import { basename, resolve } from 'node:path'
+import { STORE_DIR_NAME } from '../store/findStore.js'
 import { fsPath } from './fsName.js'
 
 /**
@@ -16,6 +17,15 @@ export class StoreDirectory {
     const st = statSync(root, { throwIfNoEntry: false })
     this.id = st ? `${st.dev}:${st.ino}` : ''
     this.names = new Set([basename(resolve(root)), ...(st ? [basename(realpathSync(root))] : [])])
+  }
+
+  /**
+   * Whether a directory entry `name` at `path` is a store and never part of a tree: this
+   * store (however it is named), or any directory of the store's default name (a nested
+   * workspace's store, left out as git leaves out a nested `.git`).
+   */
+  isAnyStore(path: string, name: string): boolean {
+    return name === STORE_DIR_NAME || this.is(path)
   }
 
   /** Whether the directory at `path` is the store. */
