@@ -61,10 +61,12 @@ export class Branch implements AsyncDisposable {
   /**
    * Apply the changes to the parent and end the branch.
    * @param options.onConflict "merge" (default): fine unless a changed path also changed in the parent; "fail": any commit into the parent since this branch was made makes it stale
+   * @param options.allowExternalSymlinks let symlinks that lead out of the workspace in (refused otherwise)
    * @throws {ConflictError} @throws {BranchStaleError} @throws {BranchBusyError} live children
+   * @throws {UnsafePathError} a symlink leading out @throws {UnsupportedFileError} a FIFO, socket or device
    */
-  async commit({ onConflict = 'merge' }: { onConflict?: ConflictPolicy } = {}): Promise<CommitResult> {
-    const result = await commitBranch({ store: this.workspace.store, workspace: this.workspace.dir, id: this.id, onConflict })
+  async commit({ onConflict = 'merge', allowExternalSymlinks = false }: { onConflict?: ConflictPolicy; allowExternalSymlinks?: boolean } = {}): Promise<CommitResult> {
+    const result = await commitBranch({ store: this.workspace.store, workspace: this.workspace.dir, id: this.id, onConflict, allowExternalSymlinks })
     this.#status = 'committed'
     return result
   }

@@ -6,7 +6,7 @@ import { bytesOfName, fsPath } from './fsName.js'
 import { quotePath } from './quotePath.js'
 import type { StoreDirectory } from './storeDirectory.js'
 import type { Tree, TreeEntry } from './Tree.js'
-import { MAX_LINK_HOPS, TreeLinks } from './treeLinks.js'
+import { type LinkLookup, MAX_LINK_HOPS, resolveLink, treeLookup } from './treeLinks.js'
 import { joinPath } from './treeSource.js'
 
 /** Linux's limits (limits.h): bytes in one name, and in a whole path with its NUL. */
@@ -35,11 +35,11 @@ export interface AdmitTreeArgs {
  *   records one), the store in use whatever its name, or a directory holding a store
  *   (UnsafePathError, exit 5);
  * - no symlink leading out of the tree, resolved through the tree's own links
- *   (TreeLinks), unless allowed (UnsafePathError, exit 5).
+ *   (`resolveLink`), unless allowed (UnsafePathError, exit 5).
  * Each names the first path at fault.
  */
 export async function admitTree(args: AdmitTreeArgs): Promise<void> {
-  const links = new TreeLinks(args.source, args.tree)
+  const links = treeLookup(args.source, args.tree)
   const rootBytes = bytesOfName(args.root).length
   const walk = async (digest: Digest, prefix: string[], bytes: number): Promise<void> => {
     for (const entry of (await args.source(digest)).entries) {
@@ -69,8 +69,9 @@ function assertNotAStore(args: AdmitTreeArgs, entry: TreeEntry, path: string): v
   if (isStore) throw new UnsafePathError(`refusing the tree: its entry ${quotePath(path)} would write into a forkpoint store`, { path })
 }
 
-async function assertLinkInside(links: TreeLinks, parts: string[], target: string): Promise<void> {
-  const where = await links.resolve(parts, target)
+/** Refuse (UnsafePathError, exit 5) a symlink that `resolveLink` finds leading out of `links`' root. */
+export async function assertLinkInside(links: LinkLookup, parts: string[], target: string): Promise<void> {
+  const where = await resolveLink(links, parts, target)
   if (where === 'inside') return
   const path = parts.join('/')
   const why = where === 'outside' ? 'points outside the tree' : `does not resolve within ${MAX_LINK_HOPS} links`

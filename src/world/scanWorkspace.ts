@@ -11,6 +11,7 @@ import { STAT_SLOT, VANISHED, lstat } from './lstatNames.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { CHUNKING_THRESHOLD, storeFile } from './storeFile.js'
 import { type Tree, type TreeEntry, dirEntry, fileEntry, symlinkEntry, treeObject } from './Tree.js'
+import { joinPath } from './treeSource.js'
 import { NextIndex, PreviousIndex, dirFlags } from './workspaceIndex.js'
 
 export interface ScanOptions {
@@ -44,6 +45,8 @@ export interface ScanResult extends ScanCounts {
    * `treeSource(store, scan.trees)` reaches every tree of a scan that wrote nothing.
    */
   trees: Map<Digest, Tree>
+  /** Every symlink of the tree, by path, with its target. */
+  symlinks: Array<{ path: string; target: string }>
   /**
    * After a write scan: make every object written so far durable (with anything the
    * caller added, such as a snapshot object, in the same sync), then save the new index,
@@ -98,7 +101,7 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
       bytes += next.size(row)
     }
   }
-  return { tree: next.dirTree(top), files, bytes, hashedFiles: walk.pending.length, hashedBytes, listedDirs: walk.listedDirs, skipped: walk.skipped, trees, persist }
+  return { tree: next.dirTree(top), files, bytes, hashedFiles: walk.pending.length, hashedBytes, listedDirs: walk.listedDirs, skipped: walk.skipped, trees, symlinks: symlinksOf(next, walk.clean.length), persist }
 }
 
 function walkWorkspace(opts: ScanOptions, root: string, store: StoreDirectory, previous: PreviousIndex, scanStartMs: number, listAll: boolean) {
@@ -330,6 +333,17 @@ function buildTrees(opts: ScanOptions, next: NextIndex, walk: Walk): Map<Digest,
     trees.set(digest, tree)
   }
   return trees
+}
+
+function symlinksOf(next: NextIndex, dirs: number): ScanResult['symlinks'] {
+  const out: ScanResult['symlinks'] = []
+  for (let dir = 0; dir < dirs; dir++) {
+    const first = next.dirFirst(dir)
+    for (let row = first; row < first + next.dirCount(dir); row++) {
+      if (next.kind(row) === SYMLINK_ROW) out.push({ path: joinPath(next.dirPath(dir), next.name(row)), target: next.target(row) })
+    }
+  }
+  return out
 }
 
 function entryOf(next: NextIndex, walk: Walk, row: number): TreeEntry {
