@@ -36,11 +36,12 @@ export interface AdmitTreeArgs {
  *   (UnsafePathError, exit 5);
  * - no symlink leading out of the tree, resolved through the tree's own links
  *   (`resolveLink`), unless allowed (UnsafePathError, exit 5).
- * Each names the first path at fault.
+ * Each names the first path at fault. Returns how many regular files the tree holds.
  */
-export async function admitTree(args: AdmitTreeArgs): Promise<void> {
+export async function admitTree(args: AdmitTreeArgs): Promise<{ files: number }> {
   const links = treeLookup(args.source, args.tree)
   const rootBytes = bytesOfName(args.root).length
+  let files = 0
   const walk = async (digest: Digest, prefix: string[], bytes: number): Promise<void> => {
     for (const entry of (await args.source(digest)).entries) {
       const parts = [...prefix, entry.name]
@@ -49,9 +50,11 @@ export async function admitTree(args: AdmitTreeArgs): Promise<void> {
       assertNotAStore(args, entry, path)
       if (entry.type === 'symlink' && !args.allowExternalSymlinks) await assertLinkInside(links, parts, entry.target)
       if (entry.type === 'dir') await walk(entry.tree, parts, pathBytes)
+      else if (entry.type === 'file') files++
     }
   }
   await walk(args.tree, [], rootBytes)
+  return { files }
 }
 
 /** The entry's name length in bytes, after checking it, its path and its depth against the limits. */

@@ -18,6 +18,7 @@ import { scanWorkspace } from './scanWorkspace.js'
 import { resolveWorkspace } from './snapshotWorkspace.js'
 import type { Tree } from './Tree.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
+import { respectGitignore } from './workspaceConfig.js'
 import { withWorkspaceLock } from './workspaceLock.js'
 
 export interface CheckoutArgs {
@@ -41,6 +42,8 @@ export interface CheckoutResult {
   mode: 'into' | 'in-place'
   /** Paths written or removed (in place), or files written (into). */
   changed: number
+  /** Regular files in the tree checked out (as `snapshot` counts them). */
+  files: number
   method: CopyMethod
 }
 
@@ -66,7 +69,7 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
   try {
     const result = await materializeTree({ store, source: treeSource(store), tree, into: temp, method: args.method, allowExternalSymlinks: args.allowExternalSymlinks, onProgress: args.onProgress })
     await fs.rename(temp, target)
-    return { id, tree, target, mode: 'into', changed: result.files, method: result.method }
+    return { id, tree, target, mode: 'into', changed: result.files, files: result.files, method: result.method }
   } catch (err) {
     await fs.rm(temp, { recursive: true, force: true })
     throw err
@@ -74,18 +77,18 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
 }
 
 async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree: Digest, args: CheckoutArgs): Promise<CheckoutResult> {
-  const scan = await scanWorkspace({ store, dir: workspace, write: false })
+  const scan = await scanWorkspace({ store, dir: workspace, write: false, respectGitignore: await respectGitignore(store, undefined, { remember: false }) })
   const source = treeSource(store, scan.trees)
   const head = await readRef(store, 'HEAD')
   const headTree = head ? (await readSnapshot(store, head)).world.tree : null
   if (!args.force && scan.tree !== headTree) {
     const changes = await diffTrees({ source, a: headTree, b: scan.tree })
-    if (changes.length > 0 || headTree === null) {
+    if (changes.length > 0) {
       const paths = changes.map((c) => c.path)
       throw new DirtyWorkspaceError(`the workspace has uncommitted changes (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`, { paths })
     }
   }
-  await admitTree({ source, tree, root: workspace, store: new StoreDirectory(store.root), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
+  const { files } = await admitTree({ source, tree, root: workspace, store: new StoreDirectory(store.root), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
   const method = args.method && args.method !== 'auto' ? args.method : await probeCopyMethod(store, workspace)
   const staging = store.tempPath('checkout')
   await fs.mkdir(staging)
@@ -99,7 +102,7 @@ async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree
     await writeJournal(store, journal)
     journaled = true
     await runJournal(store, journal)
-    return { id, tree, target: workspace, mode: 'in-place', changed: steps.length, method }
+    return { id, tree, target: workspace, mode: 'in-place', changed: steps.length, files, method }
   } catch (err) {
     // Once journaled, the staged files belong to the journal: the next command finishes the checkout.
     if (!journaled) await fs.rm(staging, { recursive: true, force: true })

@@ -4,6 +4,7 @@ import { openStore } from '../store/findStore.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
+import { respectGitignore } from './workspaceConfig.js'
 import { withWorkspaceLock } from './workspaceLock.js'
 import { recoverCheckout } from './checkoutJournal.js'
 import { assertLinkInside } from './admitTree.js'
@@ -22,6 +23,7 @@ export interface SnapshotArgs {
   agent?: string
   /** Also point `refs/tags/<tag>` at the snapshot. */
   tag?: string
+  /** Apply .gitignore files too; remembered for later scans (`status`) until set otherwise. */
   respectGitignore?: boolean
   /** Other layers of the image (trace, effects, ...) as digests of their objects. */
   layers?: Partial<Record<SnapshotLayer, Digest>>
@@ -49,9 +51,10 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
   const { store, workspace } = await resolveWorkspace(args)
   const tag = args.tag === undefined ? undefined : tagRef(args.tag) // a bad name fails before anything is written
   await recoverCheckout(store, workspace)
+  const gitignore = await respectGitignore(store, args.respectGitignore, { remember: true })
   return withWriteLock(store, async () => {
     // Taken inside the writer registration; no holder of the workspace lock waits for writers or gc: no cycle.
-    const scan = await withWorkspaceLock(store, () => scanWorkspace({ store, dir: workspace, write: true, respectGitignore: args.respectGitignore, onProgress: args.onProgress }))
+    const scan = await withWorkspaceLock(store, () => scanWorkspace({ store, dir: workspace, write: true, respectGitignore: gitignore, onProgress: args.onProgress }))
     if (!args.allowExternalSymlinks) await assertSymlinksInside(store, scan)
     for (let attempt = 0; ; attempt++) {
       const head = await readRef(store, 'HEAD')

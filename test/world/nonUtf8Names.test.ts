@@ -32,6 +32,7 @@ describe('file names that are not UTF-8', () => {
     expect(isCanonicalName('a\ud800')).toBe(false)
     expect(quotePath(nameFromBytes(BAD))).toBe('"bad\\xffname"')
     expect(quotePath('a\nb')).toBe('"a\\nb"')
+    expect(quotePath('\x1b[31mred')).toBe('"\\x1b[31mred"')
   })
 
   it('are seen by status, kept by snapshots and checked out byte for byte', async () => {

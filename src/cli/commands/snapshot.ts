@@ -11,7 +11,8 @@ export function registerSnapshot(program: Command): void {
     .option('-m, --message <msg>', 'what this snapshot is')
     .option('--agent <id>', 'the agent that made it')
     .option('--tag <name>', 'also tag it')
-    .option('--respect-gitignore', 'also apply .gitignore files')
+    .option('--respect-gitignore', 'also apply .gitignore files (remembered by snapshot)')
+    .option('--no-respect-gitignore', 'do not apply .gitignore files')
     .option('--allow-empty', 'write a new snapshot even if nothing changed')
     .option('--allow-external-symlinks', 'record symlinks that lead out of the workspace')
     .action(async (opts: { message?: string; agent?: string; tag?: string; respectGitignore?: boolean; allowEmpty?: boolean; allowExternalSymlinks?: boolean }, cmd: Command) => {
