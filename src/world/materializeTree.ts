@@ -1,6 +1,6 @@
 import { constants, promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { DigestMismatchError, StoreCorruptError } from '../errors/index.js'
+import { DigestMismatchError, ObjectNotFoundError, StoreCorruptError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { assertObjectIntact } from '../store/objectIntact.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
@@ -121,8 +121,8 @@ export async function writeFileEntry(store: Store, abs: string, entry: FileEntry
     const digest = contentDigest(entry)
     if (err instanceof DigestMismatchError) throw new DigestMismatchError(`refusing to write ${quotePath(rel)}: ${err.message}`, { digest: (err.data['digest'] as Digest | undefined) ?? digest, path: rel })
     // A tree naming an object the store lacks is a damaged store (exit 5), not a bug.
-    if (errnoCode(err) === 'ENOENT' && !(await store.has(digest))) {
-      throw new StoreCorruptError(`object ${digest} (for ${quotePath(rel)}) is missing from the store (run 'forkpoint verify')`, { digest, path: rel })
+    if ((errnoCode(err) === 'ENOENT' || err instanceof ObjectNotFoundError) && !(await store.has(digest))) {
+      throw new StoreCorruptError(`object ${digest} is missing from the store, needed for ${quotePath(rel)} (run 'forkpoint verify')`, { digest, path: rel })
     }
     throw err
   }
