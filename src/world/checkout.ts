@@ -12,6 +12,7 @@ import { admitTree } from './admitTree.js'
 import { diffTrees } from './diffTrees.js'
 import { type CopyMethod, materializeTree, probeCopyMethod, writeFileEntry } from './materializeTree.js'
 import { fsPath } from './fsName.js'
+import { quotePath } from './quotePath.js'
 import { readSnapshot } from './readObjects.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { scanWorkspace } from './scanWorkspace.js'
@@ -85,7 +86,7 @@ async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree
     const changes = await diffTrees({ source, a: headTree, b: scan.tree })
     if (changes.length > 0) {
       const paths = changes.map((c) => c.path)
-      throw new DirtyWorkspaceError(`the workspace has uncommitted changes (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`, { paths })
+      throw new DirtyWorkspaceError(`the workspace has uncommitted changes (${paths.slice(0, 5).map(quotePath).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`, { paths })
     }
   }
   const { files } = await admitTree({ source, tree, root: workspace, store: new StoreDirectory(store.root), allowExternalSymlinks: args.allowExternalSymlinks ?? false })

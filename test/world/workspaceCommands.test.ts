@@ -76,4 +76,14 @@ describe('workspace commands as a new user meets them', () => {
     await fs.writeFile(join(dir, 'build/third.js'), 'z')
     expect((await fpJson<{ clean: boolean }>(dir, 'status')).json.clean).toBe(false)
   })
+
+  it('leaves a nested workspace’s store out of snapshots (as git leaves out a nested .git), so they check out', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'a', 'sub/b.txt': 'b' })
+    expect((await fp(join(dir, 'sub'), 'init')).code).toBe(0)
+    expect((await fp(dir, 'init')).code).toBe(0)
+    expect((await fp(dir, 'snapshot')).code).toBe(0)
+    const into = join(tempDir('into'), 'out')
+    expect((await fp(dir, 'checkout', 'HEAD', '--into', into)).code).toBe(0)
+    expect((await fs.readdir(join(into, 'sub'))).sort()).toEqual(['b.txt'])
+  })
 })
