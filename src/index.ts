@@ -51,6 +51,8 @@ export {
   InvalidImageError,
   InvalidPackError,
   SignatureError,
+  UnsupportedFileError,
+  PathLimitError,
 } from './errors/index.js'
 export { InputNotFoundError } from './errors/index.js'
 

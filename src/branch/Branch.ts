@@ -66,18 +66,20 @@ export class Branch implements AsyncDisposable {
    * Apply the changes to the parent and end the branch. Once committed, it gives the
    * same result again.
    * @param options.onConflict "merge" (default): fine unless a changed path also changed in the parent; "fail": any commit into the parent since this branch was made makes it stale
+   * @param options.allowExternalSymlinks let symlinks that lead out of the workspace in (refused otherwise)
    * @throws {ConflictError} @throws {BranchStaleError} @throws {BranchBusyError} live children
    * @throws {BranchNotFoundError} it was aborted: its changes are gone
+   * @throws {UnsafePathError} a symlink leading out @throws {UnsupportedFileError} a FIFO, socket or device
    */
-  commit({ onConflict = 'merge' }: { onConflict?: ConflictPolicy } = {}): Promise<CommitResult> {
-    this.#commit ??= this.#commitOnce(onConflict)
+  commit({ onConflict = 'merge', allowExternalSymlinks = false }: { onConflict?: ConflictPolicy; allowExternalSymlinks?: boolean } = {}): Promise<CommitResult> {
+    this.#commit ??= this.#commitOnce(onConflict, allowExternalSymlinks)
     return this.#commit
   }
 
-  async #commitOnce(onConflict: ConflictPolicy): Promise<CommitResult> {
+  async #commitOnce(onConflict: ConflictPolicy, allowExternalSymlinks: boolean): Promise<CommitResult> {
     if (this.#status === 'aborted') throw new BranchNotFoundError(`branch ${this.name} was aborted: nothing to commit`, { name: this.name })
     try {
-      const result = await commitBranch({ store: this.workspace.store, workspace: this.workspace.dir, id: this.id, onConflict })
+      const result = await commitBranch({ store: this.workspace.store, workspace: this.workspace.dir, id: this.id, onConflict, allowExternalSymlinks })
       this.#status = 'committed'
       return result
     } catch (err) {

@@ -102,7 +102,7 @@ describe('the workspace index', () => {
     await settle()
     const warm = await snapshotWorkspace({ dir, respectGitignore: true })
     expect(warm).toMatchObject({ listedDirs: 2, skipped: ['pipes/fifo'], tree: cold.tree }) // sub and pipes
-    const plain = await snapshotWorkspace({ dir })
+    const plain = await snapshotWorkspace({ dir, respectGitignore: false }) // remembered otherwise
     expect(plain.tree).toBe(await coldTree(dir, store))
     expect(plain.tree).not.toBe(cold.tree) // the *.tmp files are back
     expect((await snapshotWorkspace({ dir, respectGitignore: true })).tree).toBe(cold.tree)
