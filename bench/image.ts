@@ -1,11 +1,15 @@
 /**
- * `npm run bench -- image`: merging images. So far the line-level merge of text files that
- * both sides changed, against `git merge-file --diff3` run on each file, in the same run.
+ * `npm run bench -- image`: forking and merging images, each beside its baseline in the same
+ * run: `fork -n 100` (library and CLI) against git creating 100 branches in one
+ * `update-ref --stdin`; the line-level merge of text files both sides changed against
+ * `git merge-file --diff3` run on each file.
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { forkImage } from '../src/image/forkImage.js'
+import { initWorkspace, openStore, snapshotWorkspace } from '../src/index.js'
 import { mergeLines } from '../src/world/mergeLines.js'
 import { type Row, measure, report } from './harness.js'
 
@@ -20,7 +24,41 @@ function versions(file: number): { base: Buffer; ours: Buffer; theirs: Buffer } 
   return { base: Buffer.from(base.join('')), ours: Buffer.from(ours.join('')), theirs: Buffer.from(theirs.join('')) }
 }
 
+const CHILDREN = 100
+const CLI = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'bin', 'forkpoint')
+
+async function forkRows(): Promise<Row[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'fp-bench-fork-'))
+  try {
+    writeFileSync(join(dir, 'a.txt'), 'hello\n')
+    await initWorkspace({ dir })
+    const { id } = await snapshotWorkspace({ dir, message: 'base' })
+    const { store } = await openStore({ cwd: dir })
+    const git = (...args: string[]) => spawnSync('git', ['-C', dir, ...args])
+    git('init', '-q')
+    git('-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '--allow-empty', '-m', 'base')
+    const head = git('rev-parse', 'HEAD').stdout.toString().trim()
+    let round = 0
+    const library = await measure(() => forkImage({ store, id, n: CHILDREN }), { runs: 5 })
+    const cli = await measure(() => spawnSync(CLI, ['fork', id, '-n', String(CHILDREN)], { cwd: dir }), { runs: 5 })
+    const branches = await measure(() => {
+      round++
+      const input = Array.from({ length: CHILDREN }, (_, i) => `create refs/heads/fork-${round}-${i} ${head}\n`).join('')
+      spawnSync('git', ['-C', dir, 'update-ref', '--stdin'], { input })
+    }, { runs: 5 })
+    const perChild = (ms: number) => ms / CHILDREN
+    return [
+      { operation: `fork -n ${CHILDREN}`, tool: 'forkImage (library)', 'ms per child': perChild(library.median), 'vs git': library.median / branches.median, target: '< 2 ms per child' },
+      { operation: `fork -n ${CHILDREN}`, tool: 'forkpoint fork (CLI, Node start included)', 'ms per child': perChild(cli.median), 'vs git': cli.median / branches.median, target: '' },
+      { operation: `fork -n ${CHILDREN}`, tool: `git update-ref --stdin (${CHILDREN} new branches)`, 'ms per child': perChild(branches.median), 'vs git': 1, target: '' },
+    ]
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 export async function main(): Promise<void> {
+  report('image-fork', 'Image fork', await forkRows())
   const inputs = Array.from({ length: FILES }, (_, i) => versions(i))
   const dir = mkdtempSync(join(tmpdir(), 'fp-bench-merge-'))
   const paths = inputs.map((v, i) => {
@@ -37,7 +75,7 @@ export async function main(): Promise<void> {
       { operation: `line-level merge of ${FILES} text files (${LINES} lines, both sides changed)`, tool: 'forkpoint mergeLines (in process)', ms: ours.median, 'vs git': ours.median / git.median, clean: String(clean), 'same bytes as git': `${sameAsGit}/${FILES}` },
       { operation: `line-level merge of ${FILES} text files (${LINES} lines, both sides changed)`, tool: 'git merge-file --diff3, once per file', ms: git.median, 'vs git': 1, clean: 'true', 'same bytes as git': '-' },
     ]
-    report('image', 'Image merge: line-level merge', rows)
+    report('image-merge', 'Image merge: line-level merge', rows)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
