@@ -6,6 +6,11 @@ import { readSnapshot } from '../world/readObjects.js'
 import { type Snapshot, makeSnapshot } from '../world/Snapshot.js'
 import { type ConflictLabels } from '../world/mergeLines.js'
 import { type PathConflict, mergeWorld } from '../world/mergeWorld.js'
+import type { StructuredObject } from '../store/StructuredObject.js'
+import type { Run } from '../trace/Run.js'
+import { mergeRuns } from '../trace/mergeRuns.js'
+import { diffTrees } from '../world/diffTrees.js'
+import { treeSource } from '../world/treeSource.js'
 import { mergeBases } from './mergeBases.js'
 
 /** How one layer came out of a merge. */
@@ -35,7 +40,7 @@ export interface MergeImagesArgs {
   now?: () => Date
 }
 
-/** Layers other than the world, with no merge of their own yet: kept when one side changed them. */
+/** Layers other than the world: the trace merges its runs; the rest, with no merge of their own yet, are kept from the side that changed them. */
 const OPAQUE_LAYER_KEYS = (s: Snapshot): string[] => Object.keys(s).filter((k) => !['kind', 'schemaVersion', 'parents', 'world', 'meta'].includes(k))
 
 /**
@@ -66,6 +71,14 @@ export async function mergeImages({ store, theirs, ours, allowUnrelated = false,
   for (const key of [...new Set([...OPAQUE_LAYER_KEYS(o), ...OPAQUE_LAYER_KEYS(t)])].sort()) {
     const [b, mine, yours] = [base?.[key], o[key], t[key]].map((v) => JSON.stringify(v))
     const side = mine === yours ? 'unchanged' : b === mine ? 'theirs' : b === yours ? 'ours' : 'conflict'
+    if (side === 'conflict' && key === 'trace') {
+      const trace = await mergeTraces(store, o.trace!, t.trace!, base?.world.tree ?? null, t.world.tree, now)
+      if (trace) {
+        picked[key] = trace.digest
+        layers.push({ layer: key, outcome: 'merged', summary: `trace: merged (${trace.shared} shared steps, ours' ${trace.ours} after them, theirs' ${trace.theirs} summed up in one step)` })
+        continue
+      }
+    }
     if (side === 'conflict') layerConflicts.push(key)
     else if ((side === 'theirs' ? t[key] : o[key]) !== undefined) picked[key] = side === 'theirs' ? t[key] : o[key]
     layers.push({ layer: key, outcome: side, summary: `${key}: ${side === 'conflict' ? 'conflict (both sides changed it)' : side === 'unchanged' ? 'unchanged' : `taken from ${side}`}` })
@@ -78,6 +91,21 @@ export async function mergeImages({ store, theirs, ours, allowUnrelated = false,
     ...picked,
   }
   return { outcome: 'merged', id: await store.writeObject(snapshot), bases, layers }
+}
+
+/**
+ * Both sides' runs merged (`mergeRuns`): null when either is encrypted (the summary step
+ * would sit unsealed among sealed ones), which leaves the layer a conflict.
+ * @throws {MalformedObjectError} when a trace layer is not a run
+ */
+async function mergeTraces(store: Store, ours: Digest, theirs: Digest, baseTree: Digest | null, theirTree: Digest, now: () => Date): Promise<{ digest: Digest; shared: number; ours: number; theirs: number } | null> {
+  // a trace layer is a run: anything else is a hostile or broken image (exit 5)
+  const [mine, yours] = (await Promise.all([ours, theirs].map((d) => store.readObject<StructuredObject>(d, 'run')))) as unknown as [Run, Run]
+  if (mine.encryption || yours.encryption) return null
+  const changedPaths = (await diffTrees({ source: treeSource(store), a: baseTree, b: theirTree })).map((c) => c.path)
+  const merged = mergeRuns({ ours: mine, theirs: yours, changedPaths, now })
+  const shared = (merged.meta['merge'] as { sharedSteps: number }).sharedSteps
+  return { digest: await store.writeObject(merged as unknown as StructuredObject), shared, ours: mine.steps.length - shared, theirs: yours.steps.length - shared }
 }
 
 /**
