@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs'
+import { type WriteStream, createReadStream, createWriteStream, promises as fs } from 'node:fs'
 import { resolve } from 'node:path'
 import { finished, pipeline } from 'node:stream/promises'
 import type { ReadEntry } from 'tar'
@@ -69,7 +69,8 @@ async function readPack(store: Store, staging: Staging, file: string, maxEntryBy
   let manifest: PackManifest | null = null
   const listed = new Map<Digest, BlobRef>()
   const seen = new Set<Digest>()
-  const pending: Array<Promise<void>> = []
+  const pending: Array<Promise<unknown>> = []
+  const unended = new Set<WriteStream>()
   let failure: unknown = null
   // tar and zstd are loaded here, not with the library: most callers never unpack
   const { Parser } = requirePackage('tar') as typeof import('tar')
@@ -110,16 +111,22 @@ async function readPack(store: Store, staging: Staging, file: string, maxEntryBy
     seen.add(digest)
     const part = `${staging.path(digest)}.part`
     const out = createWriteStream(part)
+    unended.add(out)
+    entry.on('end', () => unended.delete(out))
     entry.pipe(out)
-    pending.push(finished(out).then(() => staging.accept(blob, part, file)))
+    // settled at once into a value, so a refusal waits for the others without going unhandled
+    const accepted = finished(out).then(() => staging.accept(blob, part, file))
+    pending.push(accepted.then(() => null, (err: unknown) => err))
   })
 
   await pipeline(createReadStream(file), new DecompressStream(), parser).catch((err: unknown) => {
     failure ??= err
   })
-  const results = await Promise.allSettled(pending)
-  if (failure) throw wrapParseError(failure)
-  for (const r of results) if (r.status === 'rejected') throw r.reason
+  // a pack cut short ends inside an entry, which then never ends: fail its file so nothing waits for it forever
+  for (const out of unended) out.destroy(asError(failure ?? new InvalidPackError(`${file} ends inside an object`)))
+  const refusals = (await Promise.all(pending)).filter((err) => err !== null)
+  if (failure) throw wrapParseError(failure, file)
+  if (refusals.length > 0) throw refusals[0]
   if (manifest === null) throw new InvalidPackError(`${file} holds no ${PACK_MANIFEST_NAME}`)
   for (const o of listed.values()) {
     if (!seen.has(o.digest) && !(await store.has(o.digest))) throw new InvalidPackError(`the pack lists ${o.digest} but does not hold it`, { digest: o.digest })
@@ -127,7 +134,11 @@ async function readPack(store: Store, staging: Staging, file: string, maxEntryBy
   return manifest
 }
 
-function wrapParseError(err: unknown): unknown {
+function wrapParseError(err: unknown, file: string): unknown {
   if (err instanceof InvalidPackError || err instanceof UnsafePathError || (err as { exitCode?: number }).exitCode !== undefined) return err
-  return new InvalidPackError(`not a valid pack: ${(err as Error).message ?? String(err)}`, {}, { cause: err })
+  return new InvalidPackError(`${file} is not a valid pack (truncated or damaged): ${(err as Error).message ?? String(err)}`, { file }, { cause: err })
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err))
 }
