@@ -53,7 +53,8 @@ export async function packImage({ id, output, level = 3, ...where }: PackArgs): 
   const { CompressStream } = requirePackage('zstd-napi') as typeof import('zstd-napi')
   const header = (path: string, size: number) => tarHeader(Header, path, size)
   try {
-    await pipeline(Readable.from(tarEntries(store, header, canonicalBytes(manifest), objects)), new CompressStream({ compressionLevel: level, checksumFlag: true }) /* the frame checksum catches a damaged byte anywhere, tar padding included */, createWriteStream(tmp))
+    // the frame checksum lets unpack catch a damaged byte anywhere, tar padding included
+    await pipeline(Readable.from(tarEntries(store, header, canonicalBytes(manifest), objects)), new CompressStream({ compressionLevel: level, checksumFlag: true }), createWriteStream(tmp))
     await fs.rename(tmp, target)
   } finally {
     await fs.rm(tmp, { force: true })
