@@ -1,8 +1,8 @@
 import { createReadStream, createWriteStream, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import { Transform } from 'node:stream'
 import { acquireLock } from '../store/lockFile.js'
+import { createVerifiedReadStream } from '../store/verifiedRead.js'
 import { type Digest, digestHex, isDigest } from '../store/digest.js'
 import { atomicWrite, tempSibling } from '../util/atomicWrite.js'
 import { readTextOrNull } from '../util/fsx.js'
@@ -56,15 +56,7 @@ export function fileTransport(root: string): Transport {
     location: `file://${root}`,
     statBlob,
     async putBlob(blob, source, { signal, onBytes }: TransferOptions = {}) {
-      await writeBlobFrom(blob.digest, async (tmp) => {
-        const counter = new Transform({
-          transform(chunk: Buffer, _enc, done) {
-            onBytes?.(chunk.length)
-            done(null, chunk)
-          },
-        })
-        await pipeline(createReadStream(source), counter, createWriteStream(tmp), { signal })
-      })
+      await writeBlobFrom(blob.digest, (tmp) => pipeline(createVerifiedReadStream(source, blob, { onBytes }), createWriteStream(tmp), { signal }))
     },
     async openBlob(digest, offset): Promise<BlobStream | null> {
       const size = await statBlob(digest)

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { RegistryRequestError } from '../errors/index.js'
 import { type Digest, isDigest } from '../store/digest.js'
+import { DigestCheck, type Expected } from '../store/verifiedRead.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readTextOrNull } from '../util/fsx.js'
 import type { BuiltManifest } from './imageManifest.js'
@@ -48,12 +49,16 @@ export function ociTransport(client: OciClient, location: string): Transport {
     let url = resumed?.url ?? (await startUpload(signal))
     let offset = resumed?.offset ?? 0
     if (offset > 0) onBytes?.(offset)
+    const check = new DigestCheck(blob, `(${source})`)
     const handle = await fs.open(source, 'r')
     try {
+      await hashPrefix(handle, offset, check) // a resumed upload's bytes already sent are verified too
       while (offset < blob.size) {
         const length = Math.min(CHUNK_BYTES, blob.size - offset)
         const chunk = Buffer.alloc(length)
         await handle.read(chunk, 0, length, offset)
+        check.update(chunk)
+        if (offset + length === blob.size) check.check() // before the last chunk: the registry never completes a bad object
         const response = await client.request('PATCH', url, {
           body: chunk,
           headers: { 'content-type': 'application/octet-stream', 'content-range': `${offset}-${offset + length - 1}` },
@@ -84,6 +89,7 @@ export function ociTransport(client: OciClient, location: string): Transport {
     async putBlob(blob, source, options = {}) {
       if (blob.size > CHUNK_BYTES) return putChunked(blob, source, options)
       const body = await fs.readFile(source)
+      verifyBytes(body, blob, source)
       await finishUpload(await startUpload(options.signal), blob.digest, body, options.signal)
       options.onBytes?.(body.length)
     },
@@ -140,5 +146,19 @@ export function ociTransport(client: OciClient, location: string): Transport {
       }
       return tags.sort()
     },
+  }
+}
+
+function verifyBytes(bytes: Buffer, blob: Expected, source: string): void {
+  const check = new DigestCheck(blob, `(${source})`)
+  check.update(bytes)
+  check.check()
+}
+
+async function hashPrefix(handle: fs.FileHandle, length: number, check: DigestCheck): Promise<void> {
+  for (let at = 0; at < length; at += CHUNK_BYTES) {
+    const chunk = Buffer.alloc(Math.min(CHUNK_BYTES, length - at))
+    await handle.read(chunk, 0, chunk.length, at)
+    check.update(chunk)
   }
 }

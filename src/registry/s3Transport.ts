@@ -1,5 +1,4 @@
-import { createReadStream } from 'node:fs'
-import { type Readable, Transform } from 'node:stream'
+import type { Readable } from 'node:stream'
 import {
   GetObjectCommand,
   HeadObjectCommand,
@@ -8,8 +7,9 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3'
-import { RegistryAuthError, RegistryRequestError } from '../errors/index.js'
+import { ForkpointError, RegistryAuthError, RegistryRequestError } from '../errors/index.js'
 import { type Digest, digestHex, isDigest } from '../store/digest.js'
+import { createVerifiedReadStream } from '../store/verifiedRead.js'
 import type { BuiltManifest } from './imageManifest.js'
 import { MAX_MANIFEST_BYTES } from './mediaTypes.js'
 import type { S3Options } from './parseRemote.js'
@@ -35,7 +35,7 @@ export function s3Transport({ bucket, prefix, options, client }: { bucket: strin
       const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; message?: string }
       const status = e.$metadata?.httpStatusCode
       if (status === 404 || e.name === 'NoSuchKey' || e.name === 'NotFound') return null
-      if (e.name === 'AbortError') throw err
+      if (e.name === 'AbortError' || err instanceof ForkpointError) throw err
       if (status === 401 || status === 403) throw new RegistryAuthError(`S3 refused ${what} in ${bucket}: ${e.name ?? status}`, { bucket, status })
       throw new RegistryRequestError(`S3 ${what} in ${bucket} failed: ${e.message ?? e.name ?? String(err)}`, { bucket, status }, { cause: err })
     }
@@ -56,17 +56,22 @@ export function s3Transport({ bucket, prefix, options, client }: { bucket: strin
     location: `s3://${bucket}/${prefix}`,
     statBlob,
     async putBlob(blob, source, { signal, onBytes }: TransferOptions = {}) {
-      const body = createReadStream(source).pipe(
-        new Transform({
-          transform(chunk: Buffer, _enc, done) {
-            onBytes?.(chunk.length)
-            done(null, chunk)
-          },
-        }),
+      const body = createVerifiedReadStream(source, blob, { onBytes })
+      // the SDK reports a failed body as a failed request: the body's own refusal is the news
+      let refused: unknown = null
+      const stop = new AbortController()
+      body.on('error', (err) => {
+        refused = err
+        stop.abort()
+      })
+      const abortSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal
+      const upload = call(`uploading ${blob.digest}`, () =>
+        s3.send(new PutObjectCommand({ Bucket: bucket, Key: blobKey(blob.digest), Body: body, ContentLength: blob.size }), { abortSignal }),
       )
-      await call(`uploading ${blob.digest}`, () =>
-        s3.send(new PutObjectCommand({ Bucket: bucket, Key: blobKey(blob.digest), Body: body, ContentLength: blob.size }), { abortSignal: signal }),
-      )
+      await upload.catch((err: unknown) => {
+        throw refused ?? err
+      })
+      if (refused) throw refused
     },
     async openBlob(digest, offset, { signal }: TransferOptions = {}): Promise<BlobStream | null> {
       const range = offset > 0 ? `bytes=${offset}-` : undefined
