@@ -19,8 +19,5 @@ export const MediaType = {
 export const ROOT_ANNOTATION = 'dev.forkpoint.root'
 export const REF_NAME_ANNOTATION = 'org.opencontainers.image.ref.name'
 
-/** Manifests above this size are refused, as docker-registry does. */
-export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024
-
 /** Manifest media types a pull asks for. */
 export const MANIFEST_ACCEPT = [MediaType.index, MediaType.manifest].join(', ')

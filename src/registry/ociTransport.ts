@@ -5,7 +5,8 @@ import { DigestCheck, type Expected } from '../store/verifiedRead.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readTextOrNull } from '../util/fsx.js'
 import type { BuiltManifest } from './imageManifest.js'
-import { MANIFEST_ACCEPT, MAX_MANIFEST_BYTES } from './mediaTypes.js'
+import { DEFAULT_LIMITS, type Limits, raiseHint } from './limits.js'
+import { MANIFEST_ACCEPT } from './mediaTypes.js'
 import { type OciClient, requestError } from './ociClient.js'
 import { readCapped } from './readCapped.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
@@ -14,7 +15,7 @@ import type { BlobStream, TransferOptions, Transport } from './Transport.js'
 export const CHUNK_BYTES = 16 * 1024 * 1024
 
 /** `oci://host/repo`: the OCI distribution API, spoken over one OciClient. */
-export function ociTransport(client: OciClient, location: string): Transport {
+export function ociTransport(client: OciClient, location: string, limits: Limits = DEFAULT_LIMITS): Transport {
   async function startUpload(signal?: AbortSignal): Promise<URL> {
     const response = await client.request('POST', client.url('blobs/uploads/'), { signal })
     await response.body?.cancel()
@@ -127,7 +128,7 @@ export function ociTransport(client: OciClient, location: string): Transport {
       }
       if (!response.ok) throw await requestError(response, `fetching manifest ${reference}`)
       const claimed = response.headers.get('docker-content-digest')
-      const bytes = await readCapped(response.body, MAX_MANIFEST_BYTES, `manifest ${reference}`)
+      const bytes = await readCapped(response.body, limits.maxManifestBytes, `manifest ${reference} from ${location}`, raiseHint('maxManifestBytes'))
       return isDigest(claimed) ? { bytes, claimed } : { bytes }
     },
     async listTags() {
@@ -140,7 +141,7 @@ export function ociTransport(client: OciClient, location: string): Transport {
           return []
         }
         if (!response.ok) throw await requestError(response, 'listing tags')
-        tags.push(...(((await response.json()) as { tags?: string[] | null }).tags ?? []))
+        tags.push(...parseTagList(await readCapped(response.body, limits.maxManifestBytes, `the tag list of ${location}`, raiseHint('maxManifestBytes'))))
         const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
         url = next ? new URL(next, client.base) : null
       }
@@ -161,4 +162,14 @@ async function hashPrefix(handle: fs.FileHandle, length: number, check: DigestCh
     await handle.read(chunk, 0, chunk.length, at)
     check.update(chunk)
   }
+}
+
+function parseTagList(bytes: Buffer): string[] {
+  try {
+    const tags = (JSON.parse(bytes.toString('utf8')) as { tags?: unknown }).tags ?? [] // an empty repository lists null
+    if (Array.isArray(tags)) return tags.filter((t): t is string => typeof t === 'string')
+  } catch {
+    // refused below
+  }
+  throw new RegistryRequestError('the registry sent a tag list that is not JSON')
 }

@@ -11,7 +11,7 @@ import { ForkpointError, RegistryAuthError, RegistryRequestError } from '../erro
 import { type Digest, digestHex, isDigest } from '../store/digest.js'
 import { createVerifiedReadStream } from '../store/verifiedRead.js'
 import type { BuiltManifest } from './imageManifest.js'
-import { MAX_MANIFEST_BYTES } from './mediaTypes.js'
+import { DEFAULT_LIMITS, type Limits, raiseHint } from './limits.js'
 import type { S3Options } from './parseRemote.js'
 import { readCapped } from './readCapped.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
@@ -22,7 +22,7 @@ import type { BlobStream, TransferOptions, Transport } from './Transport.js'
  * manifest digest), so concurrent pushes of different tags never overwrite each other.
  * Credentials come from the AWS SDK's usual chain; `endpoint` serves S3-compatible stores.
  */
-export function s3Transport({ bucket, prefix, options, client }: { bucket: string; prefix: string; options: S3Options; client?: S3Client }): Transport {
+export function s3Transport({ bucket, prefix, options, limits = DEFAULT_LIMITS, client }: { bucket: string; prefix: string; options: S3Options; limits?: Limits; client?: S3Client }): Transport {
   const s3 = client ?? new S3Client(s3Config(options))
   const key = (...parts: string[]) => [prefix, ...parts].filter((p) => p !== '').join('/')
   const blobKey = (digest: Digest) => key('blobs', 'sha256', digestHex(digest))
@@ -44,7 +44,7 @@ export function s3Transport({ bucket, prefix, options, client }: { bucket: strin
   const putBytes = (k: string, body: Buffer, what: string) => call(what, () => s3.send(new PutObjectCommand({ Bucket: bucket, Key: k, Body: body, ContentLength: body.length })))
   const getBytes = async (k: string, what: string) => {
     const out = await call(what, () => s3.send(new GetObjectCommand({ Bucket: bucket, Key: k })))
-    return out ? readCapped(out.Body as Readable, MAX_MANIFEST_BYTES, what) : null
+    return out ? readCapped(out.Body as Readable, limits.maxManifestBytes, what, raiseHint('maxManifestBytes')) : null
   }
 
   const statBlob = async (digest: Digest) => {
