@@ -7,7 +7,7 @@ import { readTextOrNull } from '../util/fsx.js'
 import type { BuiltManifest } from './imageManifest.js'
 import { DEFAULT_LIMITS, type Limits, raiseHint } from './limits.js'
 import { MANIFEST_ACCEPT } from './mediaTypes.js'
-import { type OciClient, requestError } from './ociClient.js'
+import type { OciClient } from './ociClient.js'
 import { readCapped } from './readCapped.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
 
@@ -20,14 +20,14 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
     const response = await client.request('POST', client.url('blobs/uploads/'), { signal })
     await response.body?.cancel()
     const location = response.headers.get('location')
-    if (response.status !== 202 || !location) throw await requestError(response, `starting an upload to ${client.repository}`)
+    if (response.status !== 202 || !location) throw await client.requestError(response, `starting an upload to ${client.repository}`)
     return new URL(location, client.base)
   }
 
   async function finishUpload(url: URL, digest: Digest, body: Buffer, signal?: AbortSignal): Promise<void> {
     url.searchParams.set('digest', digest)
     const response = await client.request('PUT', url, { body, headers: { 'content-type': 'application/octet-stream' }, signal })
-    if (response.status !== 201) throw await requestError(response, `uploading blob ${digest}`)
+    if (response.status !== 201) throw await client.requestError(response, `uploading blob ${digest}`)
     await response.body?.cancel()
   }
 
@@ -66,7 +66,7 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
           signal,
         })
         await response.body?.cancel()
-        if (response.status !== 202) throw await requestError(response, `uploading a chunk of ${blob.digest}`)
+        if (response.status !== 202) throw await client.requestError(response, `uploading a chunk of ${blob.digest}`)
         url = new URL(response.headers.get('location') ?? url.href, client.base)
         offset += length
         onBytes?.(length)
@@ -84,7 +84,7 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
     async statBlob(digest) {
       const response = await client.request('HEAD', client.url(`blobs/${digest}`))
       if (response.status === 404) return null
-      if (!response.ok) throw await requestError(response, `checking blob ${digest}`)
+      if (!response.ok) throw await client.requestError(response, `checking blob ${digest}`)
       return Number(response.headers.get('content-length') ?? 0)
     },
     async putBlob(blob, source, options = {}) {
@@ -101,7 +101,7 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
         await response.body?.cancel()
         return null
       }
-      if (response.status !== 200 && response.status !== 206) throw await requestError(response, `fetching blob ${digest}`)
+      if (response.status !== 200 && response.status !== 206) throw await client.requestError(response, `fetching blob ${digest}`)
       if (!response.body) throw new RegistryRequestError(`fetching blob ${digest}: empty response`)
       const start = response.status === 206 ? Number(/bytes (\d+)-/.exec(response.headers.get('content-range') ?? '')?.[1] ?? 0) : 0
       return { offset: start, body: response.body }
@@ -109,7 +109,7 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
     async hasManifest(digest) {
       const response = await client.request('HEAD', client.url(`manifests/${digest}`), { headers: { accept: MANIFEST_ACCEPT } })
       if (response.status === 404) return false
-      if (!response.ok) throw await requestError(response, `checking manifest ${digest}`)
+      if (!response.ok) throw await client.requestError(response, `checking manifest ${digest}`)
       return true
     },
     async putManifest({ descriptor, bytes }: BuiltManifest, tag?: string) {
@@ -117,7 +117,7 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
         body: bytes,
         headers: { 'content-type': descriptor.mediaType },
       })
-      if (response.status !== 201) throw await requestError(response, `pushing manifest ${descriptor.digest}`)
+      if (response.status !== 201) throw await client.requestError(response, `pushing manifest ${descriptor.digest}`)
       await response.body?.cancel()
     },
     async getManifest(reference) {
@@ -126,7 +126,7 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
         await response.body?.cancel()
         return null
       }
-      if (!response.ok) throw await requestError(response, `fetching manifest ${reference}`)
+      if (!response.ok) throw await client.requestError(response, `fetching manifest ${reference}`)
       const claimed = response.headers.get('docker-content-digest')
       const bytes = await readCapped(response.body, limits.maxManifestBytes, `manifest ${reference} from ${location}`, raiseHint('maxManifestBytes'))
       return isDigest(claimed) ? { bytes, claimed } : { bytes }
@@ -140,7 +140,7 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
           await response.body?.cancel()
           return []
         }
-        if (!response.ok) throw await requestError(response, 'listing tags')
+        if (!response.ok) throw await client.requestError(response, 'listing tags')
         tags.push(...parseTagList(await readCapped(response.body, limits.maxManifestBytes, `the tag list of ${location}`, raiseHint('maxManifestBytes'))))
         const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
         url = next ? new URL(next, client.base) : null

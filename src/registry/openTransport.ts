@@ -28,7 +28,7 @@ export async function openTransport(remote: Remote, options: ConnectOptions = {}
     case 'file':
       return fileTransport(remote.root, limits)
     case 'oci': {
-      const credentials = options.credentials !== undefined ? options.credentials : await findCredentials(remote.host)
+      const credentials = options.credentials !== undefined ? options.credentials : (remote.credentials ?? (await findCredentials(remote.host)))
       const client = new OciClient({ host: remote.host, repository: remote.repository, insecure: options.insecure ?? false, credentials, ...(options.fetch ? { fetch: options.fetch } : {}) })
       return ociTransport(client, remoteLocation(remote), limits)
     }

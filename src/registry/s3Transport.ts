@@ -14,6 +14,7 @@ import type { BuiltManifest } from './imageManifest.js'
 import { DEFAULT_LIMITS, type Limits, raiseHint } from './limits.js'
 import type { S3Options } from './parseRemote.js'
 import { readCapped } from './readCapped.js'
+import { echoBody } from './redactSecrets.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
 
 /**
@@ -37,7 +38,7 @@ export function s3Transport({ bucket, prefix, options, limits = DEFAULT_LIMITS, 
       if (status === 404 || e.name === 'NoSuchKey' || e.name === 'NotFound') return null
       if (e.name === 'AbortError' || err instanceof ForkpointError) throw err
       if (status === 401 || status === 403) throw new RegistryAuthError(`S3 refused ${what} in ${bucket}: ${e.name ?? status}`, { bucket, status })
-      throw new RegistryRequestError(`S3 ${what} in ${bucket} failed: ${e.message ?? e.name ?? String(err)}`, { bucket, status }, { cause: err })
+      throw new RegistryRequestError(`S3 ${what} in ${bucket} failed: ${echoBody(e.message ?? e.name ?? String(err), awsSecrets())}`, { bucket, status })
     }
   }
 
@@ -118,4 +119,9 @@ function s3Config(options: S3Options): S3ClientConfig {
     config.forcePathStyle = true
   }
   return config
+}
+
+/** The AWS secrets of this process, which no S3 error message may repeat. */
+function awsSecrets(): string[] {
+  return ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'].map((name) => process.env[name] ?? '').filter((v) => v !== '')
 }
