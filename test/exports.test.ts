@@ -145,6 +145,7 @@ it('exports exactly the reviewed public names', () => {
     'recordCommand',
     'recoverCheckout',
     'reflexion',
+    'removeRuns',
     'renderRunDiff',
     'replayRun',
     'resolveId',

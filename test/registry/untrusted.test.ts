@@ -78,7 +78,7 @@ describe('pulled data is untrusted', () => {
     const { fileTransport } = await import('../../src/registry/fileTransport.js')
     const { collectImage } = await import('../../src/registry/collectImage.js')
     const objects = (await collectImage(image.store, image.id)).filter((o) => o.digest !== sha256('b'))
-    const forged = buildImageManifests({ root: image.id, objects, config: 'empty' })
+    const forged = buildImageManifests({ root: image.id, objects, config: 'image' })
     const transport = fileTransport(layout)
     for (const segment of forged.segments) await transport.putManifest(segment)
     await transport.putManifest(forged.index, 'forged')
