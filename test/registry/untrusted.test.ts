@@ -102,6 +102,17 @@ describe('pulled data is untrusted', () => {
     }
   })
 
+  it('refuses a symlink that climbs out through the tree’s own links (a -> ., c -> a/a/../../etc), as the kernel would walk it', async () => {
+    const image = await makeImage({ 'a.txt': 'a' })
+    const link = (name: string, target: string) => ({ name, type: 'symlink' as const, mode: 0o777 as const, size: Buffer.byteLength(target), target })
+    const root = await image.store.writeObject({ ...makeTree([link('a', '.'), link('c', 'a/a/a/a/a/a/a/a/../../../../../../../../etc')]) })
+    const id = await image.store.writeObject(makeSnapshot({ parents: [], tree: root, message: 'hostile' }))
+    const remote = remotes.remote('file')
+    await pushImage({ store: image.store, id, remote, credentials })
+    const error = await expectRefused(remote, UnsafePathError)
+    expect(error.message).toContain('c -> a/a/a/a/a/a/a/a/../../../../../../../../etc')
+  })
+
   it('refuses a tree with a path-traversal name', async () => {
     const image = await makeImage({ 'a.txt': 'a' })
     const blob = await image.store.writeBlob(Buffer.from('pwned'))
