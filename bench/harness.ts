@@ -56,8 +56,8 @@ const loadAtStart = loadavg()[0]!
 /**
  * Print rows as a Markdown table (pasteable into the README) and save them as JSON, with
  * the load average before and after the run, and whether Node started with
- * NODE_EXTRA_CA_CERTS (bin/forkpoint starts it without; a Node started with it parses
- * the whole CA bundle first).
+ * NODE_EXTRA_CA_CERTS (a Node started with it parses the whole CA bundle first, which
+ * every CLI row pays).
  */
 export function report(name: string, title: string, rows: Row[], extra: Record<string, unknown> = {}): void {
   const columns = Object.keys(rows[0] ?? {})

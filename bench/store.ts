@@ -49,16 +49,10 @@ async function scenario(label: string, files: number, totalBytes: number, runs: 
     add('warm snapshot, 1 file changed (library)', warm.a, 'git add -A && git commit', warm.b, '<= 1.0x')
     const warmCli = await compare({ run: () => cli(fp, 'snapshot', '-m', 'warm'), before: touch(fp) }, { run: gitCommit(gw, 'warm'), before: touch(gw) }, { runs: runs * 2 })
     add('warm snapshot, 1 file changed (CLI)', warmCli.a, 'git add -A && git commit', warmCli.b, '<= 2.0x')
-    // the floor under every CLI row: Node starting and exiting, nothing loaded, as bin/forkpoint
-    // starts it (no target, so against the CLI row's git baseline rather than git again)
-    const { NODE_EXTRA_CA_CERTS: _deferred, ...launchEnv } = process.env
-    const nodeStart = await measure(() => execFileSync('node', ['-e', '0'], { env: launchEnv }), { runs: runs * 2 })
-    add("Node's start-up alone (node -e 0, as bin/forkpoint starts it)", nodeStart.median, 'git add -A && git commit', warmCli.b, '-')
-    if (process.env['NODE_EXTRA_CA_CERTS']) {
-      // what the launcher spares: Node parsing that bundle as it starts
-      const withCerts = await measure(() => execFileSync('node', ['-e', '0']), { runs: runs * 2 })
-      add('node -e 0 with NODE_EXTRA_CA_CERTS as set here', withCerts.median, 'node -e 0 without it', nodeStart.median, '-')
-    }
+    // the floor under every CLI row: Node starting and exiting, nothing loaded (no target, so
+    // against the CLI row's git baseline rather than git again)
+    const nodeStart = await measure(() => execFileSync('node', ['-e', '0']), { runs: runs * 2 })
+    add("Node's start-up alone (node -e 0)", nodeStart.median, 'git add -A && git commit', warmCli.b, '-')
 
     // status with one change pending
     touch(fp)()

@@ -10,7 +10,7 @@
  * doubles, no fused multiply-add: binding.gyp), so an index written from either is read
  * the same by the other.
  *
- * lstatNames(dir, names, out): lstat each of `names` (one string, NUL-separated) inside
+ * lstatNames(dir, names, out): lstat each of `names` (one string or Buffer, NUL-separated) inside
  * directory `dir`, writing per name into the Float64Array `out`: file type and mode,
  * size, mtime and ctime in milliseconds, inode. A name that cannot be stat-ed gets
  * -errno as its mode. Returns 0, or -errno when `dir` itself cannot be opened.
@@ -89,6 +89,24 @@ static char* utf8_of(napi_env env, napi_value value, size_t* len) {
   return text;
 }
 
+/*
+ * The bytes of a path or a NUL-separated list of names (malloc'd, NUL-terminated), its
+ * length in *len: a Uint8Array (Buffer) as it is, since file names are bytes and need not
+ * be UTF-8 (src/world/fsName.ts), or a string as UTF-8. NULL on failure.
+ */
+static char* bytes_of(napi_env env, napi_value value, size_t* len) {
+  bool is_typed = false;
+  if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed) return utf8_of(env, value, len);
+  napi_typedarray_type type;
+  void* data = NULL;
+  if (napi_get_typedarray_info(env, value, &type, len, &data, NULL, NULL) != napi_ok || type != napi_uint8_array) return NULL;
+  char* text = malloc(*len + 1);
+  if (!text) return NULL;
+  if (*len) memcpy(text, data, *len);
+  text[*len] = '\0';
+  return text;
+}
+
 /* Whether `value` is a typed array of `type`: its data in *data (NULL when empty), its element count in *len. */
 static int typed_data(napi_env env, napi_value value, napi_typedarray_type type, void** data, size_t* len) {
   napi_typedarray_type actual;
@@ -103,11 +121,11 @@ static napi_value lstat_names(napi_env env, napi_callback_info info) {
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   double* out = NULL;
   int ok = argc == 3 && typed_data(env, argv[2], napi_float64_array, (void**)&out, &out_len);
-  char* dir = ok ? utf8_of(env, argv[0], &dir_len) : NULL;
-  char* names = dir ? utf8_of(env, argv[1], &names_len) : NULL;
+  char* dir = ok ? bytes_of(env, argv[0], &dir_len) : NULL;
+  char* names = dir ? bytes_of(env, argv[1], &names_len) : NULL;
   if (!names) {
     free(dir);
-    napi_throw_type_error(env, NULL, "lstatNames(dir: string, names: string, out: Float64Array)");
+    napi_throw_type_error(env, NULL, "lstatNames(dir: string | Buffer, names: string | Buffer, out: Float64Array)");
     return NULL;
   }
   int32_t code = 0;
@@ -292,8 +310,8 @@ static napi_value start_files_check(napi_env env, napi_callback_info info) {
   int typed = argc == 6 && typed_data(env, argv[2], napi_uint32_array, (void**)&dir_rows, &dir_rows_len) && typed_data(env, argv[3], napi_uint8_array, (void**)&names, &names_len) &&
               typed_data(env, argv[4], napi_uint8_array, (void**)&kinds, &kinds_len) && typed_data(env, argv[5], napi_float64_array, (void**)&stats, &stats_len);
   if (!typed || stats_len != kinds_len * INDEX_FIELDS || dir_rows_len % 2 != 0) return napi_throw_type_error(env, NULL, usage), NULL;
-  char* root = utf8_of(env, argv[0], &root_len);
-  char* paths = root ? utf8_of(env, argv[1], &paths_len) : NULL;
+  char* root = bytes_of(env, argv[0], &root_len);
+  char* paths = root ? bytes_of(env, argv[1], &paths_len) : NULL;
   files_check_t* job = paths ? calloc(1, sizeof *job) : NULL;
   if (job) {
     job->dirs = dir_rows_len / 2;

@@ -30,6 +30,9 @@ export {
   OfflineViolationError,
   EncryptionKeyError,
   DecryptionError,
+  UntrustedCommandError,
+  AgentFailedError,
+  JsonTooDeepError,
   BranchError,
   ConflictError,
   BranchStaleError,
@@ -48,10 +51,13 @@ export {
   InvalidImageError,
   InvalidPackError,
   SignatureError,
+  UnsupportedFileError,
+  PathLimitError,
   LedgerTamperedError,
   EffectKeyConflictError,
   EffectToolMissingError,
 } from './errors/index.js'
+export { InputNotFoundError } from './errors/index.js'
 
 // util
 export { canonicalJson, canonicalBytes } from './util/canonicalJson.js'
@@ -102,6 +108,7 @@ export { PayloadCipher } from './trace/payloadCipher.js'
 export { Recorder, type RecorderOptions, type RecorderResult } from './trace/Recorder.js'
 export { RunStore, type RunSummary, type ListRunsArgs } from './trace/RunStore.js'
 export { listRuns } from './trace/listRuns.js'
+export { removeRuns } from './trace/removeRuns.js'
 export { loadRun } from './trace/loadRun.js'
 export { exportRun } from './trace/exportRun.js'
 export { recordCommand, type RecordCommandArgs, type RecordResult } from './trace/recordCommand.js'

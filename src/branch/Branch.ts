@@ -1,3 +1,4 @@
+import { BranchNotFoundError } from '../errors/index.js'
 import { abortBranch } from './abortBranch.js'
 import { liveDir } from './branchStore.js'
 import { collectChanges } from './collectChanges.js'
@@ -26,6 +27,9 @@ export interface BranchOptions {
 export class Branch implements AsyncDisposable {
   #state: BranchState
   #status: 'live' | 'committed' | 'aborted' = 'live'
+  /** The commit under way or done, so that ending the branch again is a no-op. */
+  #commit: Promise<CommitResult> | null = null
+  #abort: Promise<void> | null = null
 
   constructor(
     readonly workspace: Workspace,
@@ -59,21 +63,46 @@ export class Branch implements AsyncDisposable {
   }
 
   /**
-   * Apply the changes to the parent and end the branch.
+   * Apply the changes to the parent and end the branch. Once committed, it gives the
+   * same result again.
    * @param options.onConflict "merge" (default): fine unless a changed path also changed in the parent; "fail": any commit into the parent since this branch was made makes it stale
+   * @param options.allowExternalSymlinks let symlinks that lead out of the workspace in (refused otherwise)
    * @throws {ConflictError} @throws {BranchStaleError} @throws {BranchBusyError} live children
+   * @throws {BranchNotFoundError} it was aborted: its changes are gone
+   * @throws {UnsafePathError} a symlink leading out @throws {UnsupportedFileError} a FIFO, socket or device
    */
-  async commit({ onConflict = 'merge' }: { onConflict?: ConflictPolicy } = {}): Promise<CommitResult> {
-    const result = await commitBranch({ store: this.workspace.store, workspace: this.workspace.dir, id: this.id, onConflict })
-    this.#status = 'committed'
-    return result
+  commit({ onConflict = 'merge', allowExternalSymlinks = false }: { onConflict?: ConflictPolicy; allowExternalSymlinks?: boolean } = {}): Promise<CommitResult> {
+    this.#commit ??= this.#commitOnce(onConflict, allowExternalSymlinks)
+    return this.#commit
+  }
+
+  async #commitOnce(onConflict: ConflictPolicy, allowExternalSymlinks: boolean): Promise<CommitResult> {
+    if (this.#status === 'aborted') throw new BranchNotFoundError(`branch ${this.name} was aborted: nothing to commit`, { name: this.name })
+    try {
+      const result = await commitBranch({ store: this.workspace.store, workspace: this.workspace.dir, id: this.id, onConflict, allowExternalSymlinks })
+      this.#status = 'committed'
+      return result
+    } catch (err) {
+      this.#commit = null // still live (a conflict, a busy child): it may be committed again or aborted
+      throw err
+    }
   }
 
   /** Throw the branch away (and its children), leaving nothing behind. Does nothing once it has ended. */
-  async abort(): Promise<void> {
+  abort(): Promise<void> {
+    this.#abort ??= this.#abortOnce()
+    return this.#abort
+  }
+
+  async #abortOnce(): Promise<void> {
     if (this.#status !== 'live') return
-    await abortBranch({ store: this.workspace.store, id: this.id })
-    this.#status = 'aborted'
+    try {
+      await abortBranch({ store: this.workspace.store, id: this.id })
+      this.#status = 'aborted'
+    } catch (err) {
+      this.#abort = null
+      throw err
+    }
   }
 
   /** A branch of this branch: it starts from this one as it is now and commits into it. */

@@ -111,12 +111,15 @@ export class Workspace {
     return new Branch(this, this, state)
   }
 
-  /** Run `fn` in a new branch: commit when it returns, abort when it (or the commit) throws. */
+  /**
+   * Run `fn` in a new branch: commit when it returns, abort when it (or the commit) throws.
+   * A branch `fn` committed or aborted itself stays as `fn` left it.
+   */
   async withBranch<T>(name: string, fn: (branch: Branch) => Promise<T>, options: BranchOptions = {}): Promise<T> {
     const branch = await this.branch(name, options)
     try {
       const value = await fn(branch)
-      await branch.commit(options)
+      if (branch.status === 'live') await branch.commit(options)
       return value
     } catch (err) {
       await branch.abort()

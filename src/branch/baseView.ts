@@ -5,6 +5,7 @@ import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { errnoCode, exists } from '../util/fsx.js'
 import { materializeTree, writeFileEntry } from '../world/materializeTree.js'
+import { fsPath } from '../world/fsName.js'
 import { outermost } from '../world/spliceTree.js'
 import type { TreeEntry } from '../world/Tree.js'
 import { treeSource } from '../world/treeSource.js'
@@ -40,7 +41,7 @@ async function buildBaseView(store: Store, tree: Digest, dir: string): Promise<s
   await fs.mkdir(branchesDir(store, 'bases'), { recursive: true })
   try {
     // Our own scan of this workspace made the tree, so its symlinks are the user's, as they were.
-    await materializeTree({ store, source: treeSource(store), tree, into: building, method: 'hardlink', allowExternalSymlinks: true })
+    await materializeTree({ store, source: treeSource(store), tree, into: building, method: 'hardlink', allowExternalSymlinks: true, verify: false })
     await fs.rename(building, dir)
   } catch (err) {
     await fs.rm(building, { recursive: true, force: true })
@@ -94,9 +95,9 @@ async function takeUnused(store: Store, view: string): Promise<string | null> {
 }
 
 async function writeEntry(store: Store, abs: string, entry: TreeEntry): Promise<void> {
-  if (entry.type === 'dir') await materializeTree({ store, source: treeSource(store), tree: entry.tree, into: abs, method: 'hardlink', allowExternalSymlinks: true })
-  else if (entry.type === 'symlink') await fs.symlink(entry.target, abs)
-  else await writeFileEntry(store, abs, entry, 'hardlink')
+  if (entry.type === 'dir') await materializeTree({ store, source: treeSource(store), tree: entry.tree, into: abs, method: 'hardlink', allowExternalSymlinks: true, verify: false })
+  else if (entry.type === 'symlink') await fs.symlink(fsPath(entry.target), fsPath(abs))
+  else await writeFileEntry(store, abs, entry, 'hardlink', abs, false)
 }
 
 /**

@@ -6,7 +6,9 @@ import { workspaceLock } from '../world/workspaceLock.js'
 import type { Store } from '../store/Store.js'
 import { backendByName } from './backends/chooseBackend.js'
 import { branchesDir, listStates, liveDir, readGeneration } from './branchStore.js'
+import { assertPutLinksInside } from './assertPutLinksInside.js'
 import { collectChanges } from './collectChanges.js'
+import { copyChange } from './copyChange.js'
 import { recordCommittedPaths } from './committedPaths.js'
 import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, sibling, writeCommitJournal } from './commitJournal.js'
 import { destroyBranch } from './destroyBranch.js'
@@ -22,8 +24,9 @@ import type { BranchState, CommitResult, ConflictPolicy } from './types.js'
  * @throws {BranchStaleError} `onConflict: "fail"` and a sibling committed first
  * @throws {ConflictError} a changed path was also changed in the parent (`data.paths`)
  * @throws {BranchBusyError} the branch has live children
+ * @throws {UnsafePathError} a symlink it puts leads out (unless `allowExternalSymlinks`)
  */
-export async function commitBranch({ store, workspace, id, onConflict = 'merge' }: { store: Store; workspace: string; id: string; onConflict?: ConflictPolicy }): Promise<CommitResult> {
+export async function commitBranch({ store, workspace, id, onConflict = 'merge', allowExternalSymlinks = false }: { store: Store; workspace: string; id: string; onConflict?: ConflictPolicy; allowExternalSymlinks?: boolean }): Promise<CommitResult> {
   const started = performance.now()
   const state = await liveState(store, id)
   await assertNoChildren(store, state)
@@ -38,6 +41,7 @@ export async function commitBranch({ store, workspace, id, onConflict = 'merge' 
     const view = viewPath(store, state)
     const base = basePath(store, state)
     const changes = await collectChanges({ view, base, candidates: candidatesOf(store, state) })
+    if (!allowExternalSymlinks) await assertPutLinksInside(view, changes)
     const plan = await planCommit({ changes, view, base, parent })
     if (plan.conflicts.length > 0) {
       throw new ConflictError(`cannot commit ${state.name}: ${plan.conflicts.length} path(s) also changed in the parent since the branch was made: ${plan.conflicts.slice(0, 10).join(', ')}`, { name: state.name, paths: plan.conflicts })
@@ -46,7 +50,7 @@ export async function commitBranch({ store, workspace, id, onConflict = 'merge' 
     const journal: CommitJournal = { kind: 'commit-journal', schemaVersion: 1, phase: 'staging', branch: state.id, parent: state.parent, committer: self, generation: generation + 1, ops }
     await writeCommitJournal(store, journal)
     try {
-      for (const op of ops) if (op.type === 'put') await fs.cp(join(view, op.path), join(parent, op.temp), { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false })
+      for (const op of ops) if (op.type === 'put') await copyChange(join(view, op.path), join(parent, op.temp), op.path)
     } catch (err) {
       await rollBackCommit(parent, journal)
       await fs.rm(liveDir(store, state.id, 'commit.json'), { force: true })

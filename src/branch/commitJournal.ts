@@ -4,6 +4,7 @@ import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { errnoCode, readTextOrNull } from '../util/fsx.js'
 import { liveDir, writeGeneration } from './branchStore.js'
+import { fsPath } from '../world/fsName.js'
 import { removeTree } from './removeTree.js'
 import type { ProcessId } from './types.js'
 
@@ -61,14 +62,14 @@ export async function applyCommit(store: Store, root: string, journal: CommitJou
 
 async function place(temp: string, target: string, aside: string): Promise<void> {
   try {
-    await fs.rename(temp, target)
+    await fs.rename(fsPath(temp), fsPath(target))
   } catch (err) {
     const code = errnoCode(err)
     if (code === 'ENOENT') return // placed before a crash
     if (!['EISDIR', 'ENOTDIR', 'ENOTEMPTY', 'EEXIST'].includes(code ?? '')) throw err
     // A directory is replaced by a file or another directory: move the old one aside first.
-    await fs.rename(target, aside)
-    await fs.rename(temp, target)
+    await fs.rename(fsPath(target), fsPath(aside))
+    await fs.rename(fsPath(temp), fsPath(target))
   }
   await removeTree(aside)
 }

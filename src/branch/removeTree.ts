@@ -1,5 +1,6 @@
 import { promises as fs, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { fsPath } from '../world/fsName.js'
 
 /**
  * rm -rf that also gets through directories left without permissions (overlayfs makes
@@ -11,10 +12,10 @@ import { join } from 'node:path'
  */
 export async function removeTree(path: string): Promise<void> {
   try {
-    rmSync(path, { recursive: true, force: true })
+    rmSync(fsPath(path), { recursive: true, force: true })
   } catch {
     await openUp(path)
-    rmSync(path, { recursive: true, force: true })
+    rmSync(fsPath(path), { recursive: true, force: true })
   }
 }
 

@@ -1,11 +1,12 @@
 import { type BigIntStats, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { errnoCode } from '../util/fsx.js'
+import { fsPath, readdirNames, readlinkNameAsync } from '../world/fsName.js'
 
 /** lstat, or null when nothing is there (also when an ancestor is not a directory). */
 export async function lstatOrNull(path: string): Promise<BigIntStats | null> {
   try {
-    return await fs.lstat(path, { bigint: true })
+    return await fs.lstat(fsPath(path), { bigint: true })
   } catch (err) {
     if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') return null
     throw err
@@ -14,7 +15,7 @@ export async function lstatOrNull(path: string): Promise<BigIntStats | null> {
 
 export async function readdirOrEmpty(path: string): Promise<string[]> {
   try {
-    return await fs.readdir(path)
+    return await readdirNames(path)
   } catch (err) {
     if (['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '')) return []
     throw err
@@ -32,7 +33,7 @@ const isExec = (st: BigIntStats): boolean => (st.mode & 0o100n) !== 0n
 export async function samePath(a: string, b: string, { trustStat = false } = {}): Promise<boolean> {
   const [sa, sb] = await Promise.all([lstatOrNull(a), lstatOrNull(b)])
   if (sa === null || sb === null) return sa === sb
-  if (sa.isSymbolicLink() || sb.isSymbolicLink()) return sa.isSymbolicLink() && sb.isSymbolicLink() && (await fs.readlink(a)) === (await fs.readlink(b))
+  if (sa.isSymbolicLink() || sb.isSymbolicLink()) return sa.isSymbolicLink() && sb.isSymbolicLink() && (await readlinkNameAsync(a)) === (await readlinkNameAsync(b))
   if (sa.isDirectory() || sb.isDirectory()) return sa.isDirectory() && sb.isDirectory() && sameDirectory(a, b, trustStat)
   if (!sa.isFile() || !sb.isFile()) return false
   if (isExec(sa) !== isExec(sb) || sa.size !== sb.size) return false
@@ -42,7 +43,7 @@ export async function samePath(a: string, b: string, { trustStat = false } = {})
 }
 
 async function sameDirectory(a: string, b: string, trustStat: boolean): Promise<boolean> {
-  const [na, nb] = await Promise.all([fs.readdir(a), fs.readdir(b)])
+  const [na, nb] = await Promise.all([readdirNames(a), readdirNames(b)])
   if (na.length !== nb.length) return false
   const other = new Set(nb)
   if (!na.every((n) => other.has(n))) return false
@@ -51,7 +52,7 @@ async function sameDirectory(a: string, b: string, trustStat: boolean): Promise<
 }
 
 async function sameBytes(a: string, b: string): Promise<boolean> {
-  const [ha, hb] = await Promise.all([fs.open(a, 'r'), fs.open(b, 'r')])
+  const [ha, hb] = await Promise.all([fs.open(fsPath(a), 'r'), fs.open(fsPath(b), 'r')])
   try {
     const ba = Buffer.allocUnsafe(1 << 16)
     const bb = Buffer.allocUnsafe(1 << 16)

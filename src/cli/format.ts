@@ -1,4 +1,5 @@
 import type { Change } from '../world/diffTrees.js'
+import { quotePath } from '../world/quotePath.js'
 import { pc } from './output.js'
 
 export function formatBytes(n: number): string {
@@ -17,15 +18,16 @@ export function short(id: string): string {
   return id.replace(/^sha256:/, '').slice(0, 12)
 }
 
-const MARK: Record<Change['status'], string> = { added: pc.green('A'), deleted: pc.red('D'), modified: pc.yellow('M'), mode: pc.cyan('T'), typechange: pc.magenta('X') }
+/** git's letters: a mode change is a modification, `T` a change of type (file, symlink, directory). */
+const MARK: Record<Change['status'], string> = { added: pc.green('A'), deleted: pc.red('D'), modified: pc.yellow('M'), mode: pc.yellow('M'), typechange: pc.cyan('T') }
 
 /** One line per change: status letter, path, what it was and became. */
 export function formatChanges(changes: Change[]): string {
   return changes
     .map((c) => {
-      const side = (e: Change['old']) => (!e ? '' : e.type === 'symlink' ? `-> ${e.target}` : e.type === 'dir' ? 'dir' : `${formatBytes(e.size)}${e.mode === 0o755 ? ' +x' : ''}`)
+      const side = (e: Change['old']) => (!e ? '' : e.type === 'symlink' ? `-> ${quotePath(e.target ?? '')}` : e.type === 'dir' ? 'dir' : `${formatBytes(e.size)}${e.mode === 0o755 ? ' +x' : ''}`)
       const detail = c.old && c.new ? `${side(c.old)} => ${side(c.new)}` : side(c.old ?? c.new)
-      return `${MARK[c.status]} ${c.path}${c.new?.type === 'dir' || (!c.new && c.old?.type === 'dir') ? '/' : ''}  ${pc.dim(detail)}`
+      return `${MARK[c.status]} ${quotePath(c.path)}${c.new?.type === 'dir' || (!c.new && c.old?.type === 'dir') ? '/' : ''}  ${pc.dim(detail)}`
     })
     .join('\n')
 }

@@ -1,41 +1,61 @@
 import { Command, CommanderError } from 'commander'
-import { ExitCode, isForkpointError } from '../errors/index.js'
+import { ExitCode, InputNotFoundError, UsageError, isForkpointError } from '../errors/index.js'
+import { errnoCode } from '../util/fsx.js'
 import { commands } from './commands/index.js'
 import { common } from './context.js'
-import { RestartWithExtraCaCerts, rerunWithExtraCaCerts, restoreExtraCaCerts } from './extraCaCerts.js'
 
 /**
  * The only place that exits. Commands throw; a ForkpointError exits with its own code
- * and one line on stderr (its JSON under --json); anything else is a bug: exit 6 with
- * the stack.
+ * and one line on stderr (its JSON under --json); the option parser's errors are usage
+ * errors like any other; anything else is a bug: exit 6 with the stack.
  */
 export async function main(argv: string[]): Promise<number> {
-  restoreExtraCaCerts()
   const program = common(new Command('forkpoint'))
     .description('fork() for AI agents: snapshot, branch, explore, merge, record, replay, diff, ship')
     .version(process.env['npm_package_version'] ?? '0.1.0')
     .exitOverride()
     .showSuggestionAfterError()
+    // the parser's error lines (and the help it shows for a missing subcommand) are `report`'s to print
+    .configureOutput({ writeErr: () => undefined, outputError: () => undefined })
+  // the command being parsed, for the error of one given without its subcommand
+  let parsing = program
+  program.hook('preSubcommand', (_parent, sub) => {
+    parsing = sub
+  })
   // `-C DIR` means "as if started in DIR" (as git's does), so every relative path on the line resolves there
   program.hook('preAction', (_program, action) => {
     const dir = (action.optsWithGlobals() as { dir?: string }).dir
-    if (dir) process.chdir(dir)
+    if (dir) enterDir(dir)
   })
   for (const register of commands) register(program)
   try {
     await program.parseAsync(argv)
     return Number(process.exitCode ?? 0)
   } catch (err) {
-    if (err instanceof RestartWithExtraCaCerts) return rerunWithExtraCaCerts()
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : report(parserError(err, parsing), argv.includes('--json'))
     return report(err, argv.includes('--json'))
   }
 }
 
-function report(err: unknown, json: boolean): number {
-  if (err instanceof CommanderError) {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0
-    return ExitCode.usage // commander already printed its one line
+function enterDir(dir: string): void {
+  try {
+    process.chdir(dir)
+  } catch (err) {
+    const code = errnoCode(err)
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new InputNotFoundError(`-C ${dir}: no such directory`, { path: dir })
+    throw new UsageError(`-C ${dir}: cannot work there (${code ?? String(err)})`, { path: dir })
   }
+}
+
+/** What the option parser refused, as one line: commander's own words, or the subcommands a command group offers. */
+function parserError(err: CommanderError, parsing: Command): UsageError {
+  if (err.code !== 'commander.help') return new UsageError(err.message.replace(/^error: /, '').replaceAll('\n', ' '), { parserCode: err.code })
+  if (!parsing.parent) return new UsageError(`a command is needed (see 'forkpoint --help')`, { parserCode: err.code })
+  const path = `forkpoint ${parsing.name()}`
+  return new UsageError(`'${path}' needs a subcommand: ${parsing.commands.map((c) => c.name()).join(', ')} (see '${path} --help')`, { parserCode: err.code })
+}
+
+function report(err: unknown, json: boolean): number {
   if (isForkpointError(err)) {
     process.stderr.write(json ? `${JSON.stringify(err.toJSON())}\n` : `forkpoint: ${err.message}\n`)
     return err.exitCode
@@ -43,4 +63,3 @@ function report(err: unknown, json: boolean): number {
   process.stderr.write(`forkpoint: internal error (please report): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
   return ExitCode.internal
 }
-

@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander'
+import { type RedactionRules, Redactor } from '../trace/Redactor.js'
 
 /** `--redact MODE` and the user rules, shared by the commands that record. */
 export function redactionOptions(cmd: Command): Command {
@@ -6,7 +7,7 @@ export function redactionOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--redact <mode>', 'secrets (default): drop secrets only; content: also hash prompts and responses (diffable, not replayable); encrypt: AES-256-GCM with FORKPOINT_KEY').choices(['secrets', 'content', 'encrypt']).default('secrets'))
     .option('--redact-key <key>', 'also treat this object key / header as secret (repeatable)', collect)
-    .option('--redact-path <jsonpath>', 'also redact this JSON path, e.g. $.messages[*].content (repeatable)', collect)
+    .option('--redact-path <jsonpath>', 'also redact this JSON path, e.g. $.messages[*].content, $.headers.x-trace, $..password (repeatable)', collect)
     .option('--redact-pattern <regex>', 'also redact every match of this regex (repeatable)', collect)
 }
 
@@ -17,10 +18,13 @@ export interface RedactionFlags {
   redactPattern?: string[]
 }
 
-export function redactionRules(opts: RedactionFlags): { keys?: string[]; paths?: string[]; patterns?: string[] } {
-  return {
+/** The user's rules, checked: a path or pattern that does not parse exits 2 before anything runs. */
+export function redactionRules(opts: RedactionFlags): RedactionRules {
+  const rules: RedactionRules = {
     ...(opts.redactKey ? { keys: opts.redactKey } : {}),
     ...(opts.redactPath ? { paths: opts.redactPath } : {}),
     ...(opts.redactPattern ? { patterns: opts.redactPattern } : {}),
   }
+  Redactor.checkRules(rules)
+  return rules
 }

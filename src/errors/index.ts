@@ -10,7 +10,7 @@ export {
   RefConflictError,
   StoreCorruptError,
 } from './storeErrors.js'
-export { DirtyWorkspaceError, TargetNotEmptyError, MergeConflictError } from './worldErrors.js'
+export { DirtyWorkspaceError, TargetNotEmptyError, MergeConflictError, UnsupportedFileError, PathLimitError } from './worldErrors.js'
 export {
   RunArtifactError,
   RunNotFoundError,
@@ -19,7 +19,10 @@ export {
   OfflineViolationError,
   EncryptionKeyError,
   DecryptionError,
+  UntrustedCommandError,
+  AgentFailedError,
 } from './traceErrors.js'
+export { JsonTooDeepError } from './jsonErrors.js'
 export {
   BranchError,
   ConflictError,
@@ -40,4 +43,5 @@ export {
   InvalidPackError,
   SignatureError,
 } from './registryErrors.js'
+export { InputNotFoundError } from './inputErrors.js'
 export { LedgerTamperedError, EffectKeyConflictError, EffectToolMissingError } from './effectErrors.js'

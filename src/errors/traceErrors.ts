@@ -29,3 +29,11 @@ export class EncryptionKeyError extends UsageError {}
 
 /** Encrypted payloads that do not decrypt: the wrong key, or tampered bytes. */
 export class DecryptionError extends CorruptDataError {}
+
+/** Replay would run a command taken from a run this store did not record: it needs `-- CMD` or `--trust-command`. */
+export class UntrustedCommandError extends UsageError {}
+
+/** The agent failed while `ci record` recorded it: no golden run is written from a failed run. */
+export class AgentFailedError extends ForkpointError {
+  readonly exitCode = ExitCode.conflict
+}

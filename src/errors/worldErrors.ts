@@ -1,4 +1,4 @@
-import { ExitCode, ForkpointError, UsageError } from './ForkpointError.js'
+import { CorruptDataError, ExitCode, ForkpointError, UsageError } from './ForkpointError.js'
 
 /** The checkout target has changes that would be lost; pass `force`. */
 export class DirtyWorkspaceError extends ForkpointError {
@@ -12,3 +12,9 @@ export class TargetNotEmptyError extends UsageError {}
 export class MergeConflictError extends ForkpointError {
   readonly exitCode = ExitCode.conflict
 }
+
+/** A path a tree cannot hold: a FIFO, socket or device where a file, directory or symlink must be. `data.path` names it. */
+export class UnsupportedFileError extends CorruptDataError {}
+
+/** A tree the file system cannot hold: a name longer than NAME_MAX, a path longer than PATH_MAX, or deeper than the depth cap. `data.path` names it. */
+export class PathLimitError extends CorruptDataError {}

@@ -40,11 +40,12 @@ export interface RunCandidatesArgs {
 }
 
 /**
- * How long a cancelled candidate gets to end before its branch is torn down under it: a
- * killed command ends within milliseconds (the wait is a safety net); a callback that
- * ignores its signal is abandoned soon.
+ * How long a cancelled function candidate gets to end (its child processes with it) before
+ * its branch is torn down under it and it is abandoned: a function that ignores its signal
+ * cannot be stopped from outside. A command candidate is always waited for: its runner
+ * settles only once its whole process tree is gone.
  */
-const GRACE_MS = { function: 250, command: 5000 }
+const FUNCTION_GRACE_MS = 2000
 
 /**
  * The shared candidate runner: at most `maxParallel` at once, each in a fresh branch, each
@@ -108,7 +109,7 @@ export async function runCandidates({ pool, specs, options, signal, firstWins = 
       clearTimeout(timer)
       stop.signal.removeEventListener('abort', cancel)
       if (ended === 'aborted' || own.signal.aborted) {
-        await Promise.race([body, delay(GRACE_MS[typeof spec.candidate === 'function' ? 'function' : 'command'])])
+        await (typeof spec.candidate === 'function' ? Promise.race([body, delay(FUNCTION_GRACE_MS)]) : body)
         const timedOut = (own.signal.reason as DOMException | undefined)?.name === 'TimeoutError'
         return finish(branch, timedOut ? 'timeout' : 'cancelled', { error: reasonOf(own.signal) })
       }

@@ -11,7 +11,6 @@ export interface PackManifest {
 }
 
 export const PACK_MANIFEST_NAME = 'forkpoint-pack.json'
-export const MAX_PACK_MANIFEST_BYTES = 256 * 1024 * 1024
 /** Object entries are named `objects/sha256/<hex>` and nothing else. */
 export const PACK_OBJECT_RE = /^objects\/sha256\/([0-9a-f]{64})$/
 

@@ -1,10 +1,10 @@
 import { promises as fs } from 'node:fs'
-import { InvalidImageError, UnsafePathError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import { DigestMismatchError, InvalidImageError, UnsafePathError } from '../errors/index.js'
+import { type Digest, sha256 } from '../store/digest.js'
 import { objectEdges } from '../store/objectGraph.js'
 import { parseStructured } from '../store/Store.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
-import { symlinkStaysInside } from '../world/safePath.js'
+import { type LinkLookup, resolveLink, treeLookup } from '../world/treeLinks.js'
 import { validateSnapshot } from '../world/Snapshot.js'
 import { type Tree, validateChunks, validateTree } from '../world/Tree.js'
 import { joinPath } from '../world/treeSource.js'
@@ -57,7 +57,10 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false }
   }
   validateKinds(root, found)
   const rootObject = found.get(root)!.object
-  if (rootObject?.kind === 'snapshot' && !allowExternalSymlinks) checkSymlinks(validateSnapshot(rootObject, `snapshot ${root}`).world.tree, '', found, new Set())
+  if (rootObject?.kind === 'snapshot' && !allowExternalSymlinks) {
+    const world = validateSnapshot(rootObject, `snapshot ${root}`).world.tree
+    await checkSymlinks(world, '', found, new Set(), treeLookup(treeReader(found, locate), world))
+  }
   return order
 }
 
@@ -116,17 +119,36 @@ function validateKinds(root: Digest, found: Map<Digest, Found>): void {
   }
 }
 
-/** No symlink may point outside the tree (absolute, or climbing above its root). */
-function checkSymlinks(treeId: Digest, prefix: string, found: Map<Digest, Found>, seen: Set<string>): void {
+/** Trees of the image as found while checking it, and from the local store past that. */
+function treeReader(found: Map<Digest, Found>, locate: CheckImageArgs['locate']): (digest: Digest) => Promise<Tree> {
+  return async (digest) => {
+    const known = found.get(digest)?.object
+    if (known?.kind === 'tree') return known as unknown as Tree
+    const located = await locate(digest)
+    if (located === null) throw new InvalidImageError(`tree ${digest} is neither in the image nor in the local store`, { digest })
+    const bytes = await fs.readFile(located.path)
+    if (sha256(bytes) !== digest) throw new DigestMismatchError(`object ${digest} is corrupt: its bytes hash to ${sha256(bytes)} (run 'forkpoint verify')`, { digest })
+    return validateTree(parseStructured(bytes, digest, 'tree'), `tree ${digest}`)
+  }
+}
+
+/**
+ * No symlink may lead outside the tree: absolute, climbing above its root, or doing so
+ * through the tree's own links (`a -> .` then `c -> a/a/../../etc`), resolved as the kernel
+ * would walk it (`resolveLink`).
+ */
+async function checkSymlinks(treeId: Digest, prefix: string, found: Map<Digest, Found>, seen: Set<string>, links: LinkLookup): Promise<void> {
   if (!found.get(treeId)?.staged) return // a tree from the store; checkout checks symlinks again as it writes
-  const key = `${treeId}\0${prefix.split('/').length}`
-  if (seen.has(key)) return // the same tree at the same depth was checked already
+  const key = `${treeId}\0${prefix}`
+  if (seen.has(key)) return // the same tree at the same path was checked already
   seen.add(key)
   for (const entry of (found.get(treeId)!.object as unknown as Tree).entries) {
     const rel = joinPath(prefix, entry.name)
-    if (entry.type === 'dir') checkSymlinks(entry.tree, rel, found, seen)
-    else if (entry.type === 'symlink' && !symlinkStaysInside(rel, entry.target)) {
-      throw new UnsafePathError(`symlink ${rel} -> ${entry.target} points outside the tree: refusing the image (allow with --allow-external-symlinks)`, {
+    if (entry.type === 'dir') await checkSymlinks(entry.tree, rel, found, seen, links)
+    else if (entry.type === 'symlink') {
+      const resolution = await resolveLink(links, rel.split('/'), entry.target)
+      if (resolution === 'inside') continue
+      throw new UnsafePathError(`symlink ${rel} -> ${entry.target} ${resolution === 'outside' ? 'points outside the tree' : 'goes through too many links'}: refusing the image (allow with --allow-external-symlinks)`, {
         path: rel,
         target: entry.target,
       })

@@ -40,7 +40,7 @@ export async function cloneImage({ into, store, branch = 'main', ...pull }: Clon
     const result = store
       ? await checkout({ store: created, id: pulled.id, into: target, allowExternalSymlinks: pull.allowExternalSymlinks ?? false })
       : await checkout({ store: created, dir: target, id: branchName ?? pulled.id, force: true, allowExternalSymlinks: pull.allowExternalSymlinks ?? false })
-    return { ...pulled, into: target, storeDir, branch: branchName, files: result.changed }
+    return { ...pulled, into: target, storeDir, branch: branchName, files: result.files }
   } catch (err) {
     if (!store) await fs.rm(entries === null ? target : storeDir, { recursive: true, force: true }) // leave `into` as it was
     throw err

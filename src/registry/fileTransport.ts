@@ -1,14 +1,16 @@
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs'
+import { createWriteStream, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import { Transform } from 'node:stream'
+import { InvalidImageError } from '../errors/index.js'
 import { acquireLock } from '../store/lockFile.js'
+import { createVerifiedReadStream } from '../store/verifiedRead.js'
 import { type Digest, digestHex, isDigest } from '../store/digest.js'
 import { atomicWrite, tempSibling } from '../util/atomicWrite.js'
-import { readTextOrNull } from '../util/fsx.js'
 import type { Descriptor } from './Descriptor.js'
 import type { BuiltManifest } from './imageManifest.js'
+import { type Limits, DEFAULT_LIMITS, raiseHint } from './limits.js'
 import { MediaType, REF_NAME_ANNOTATION } from './mediaTypes.js'
+import { openRegularFile, readRegularFile } from './openRegularFile.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
 
 interface LayoutIndex {
@@ -22,20 +24,22 @@ interface LayoutIndex {
  * `blobs/sha256/…`), readable by standard OCI tools. Tags are index.json entries with an
  * `org.opencontainers.image.ref.name` annotation; index.json changes under a lock file.
  */
-export function fileTransport(root: string): Transport {
+export function fileTransport(root: string, limits: Limits = DEFAULT_LIMITS): Transport {
   const blobPath = (digest: Digest) => join(root, 'blobs', 'sha256', digestHex(digest))
   const indexPath = join(root, 'index.json')
 
   async function ensureLayout(): Promise<void> {
     await fs.mkdir(join(root, 'blobs', 'sha256'), { recursive: true })
-    if ((await readTextOrNull(join(root, 'oci-layout'))) === null) {
+    if ((await fs.lstat(join(root, 'oci-layout')).catch(() => null)) === null) {
       await atomicWrite(join(root, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}')
     }
   }
 
+  const readSmall = (path: string, what: string) => readRegularFile(path, limits.maxManifestBytes, what, raiseHint('maxManifestBytes'))
+
   async function readIndex(): Promise<LayoutIndex> {
-    const text = await readTextOrNull(indexPath)
-    return text === null ? { schemaVersion: 2, mediaType: MediaType.index, manifests: [] } : (JSON.parse(text) as LayoutIndex)
+    const bytes = await readSmall(indexPath, 'the layout index')
+    return bytes === null ? { schemaVersion: 2, mediaType: MediaType.index, manifests: [] } : parseLayoutIndex(bytes, indexPath)
   }
 
   async function writeBlobFrom(digest: Digest, write: (tmp: string) => Promise<void>): Promise<void> {
@@ -50,27 +54,27 @@ export function fileTransport(root: string): Transport {
     }
   }
 
-  const statBlob = async (digest: Digest) => (await fs.stat(blobPath(digest)).catch(() => null))?.size ?? null
+  async function statBlob(digest: Digest): Promise<number | null> {
+    const handle = await openRegularFile(blobPath(digest))
+    if (handle === null) return null
+    try {
+      return (await handle.stat()).size
+    } finally {
+      await handle.close()
+    }
+  }
 
   return {
     location: `file://${root}`,
     statBlob,
     async putBlob(blob, source, { signal, onBytes }: TransferOptions = {}) {
-      await writeBlobFrom(blob.digest, async (tmp) => {
-        const counter = new Transform({
-          transform(chunk: Buffer, _enc, done) {
-            onBytes?.(chunk.length)
-            done(null, chunk)
-          },
-        })
-        await pipeline(createReadStream(source), counter, createWriteStream(tmp), { signal })
-      })
+      await writeBlobFrom(blob.digest, (tmp) => pipeline(createVerifiedReadStream(source, blob, { onBytes }), createWriteStream(tmp), { signal }))
     },
     async openBlob(digest, offset): Promise<BlobStream | null> {
-      const size = await statBlob(digest)
-      if (size === null) return null
-      const start = Math.min(offset, size)
-      return { offset: start, body: createReadStream(blobPath(digest), { start }) }
+      const handle = await openRegularFile(blobPath(digest))
+      if (handle === null) return null
+      const start = Math.min(offset, (await handle.stat()).size)
+      return { offset: start, body: handle.createReadStream({ start }) }
     },
     hasManifest: async (digest) => (await statBlob(digest)) !== null,
     async putManifest({ descriptor, bytes }: BuiltManifest, tag?: string) {
@@ -91,7 +95,7 @@ export function fileTransport(root: string): Transport {
         ? reference
         : (await readIndex()).manifests.find((m) => m.annotations?.[REF_NAME_ANNOTATION] === reference)?.digest
       if (!digest) return null
-      const bytes = await fs.readFile(blobPath(digest)).catch(() => null)
+      const bytes = await readSmall(blobPath(digest), `manifest ${digest}`)
       return bytes && { bytes, claimed: digest }
     },
     async listTags() {
@@ -99,4 +103,15 @@ export function fileTransport(root: string): Transport {
       return tags.filter((t): t is string => typeof t === 'string').sort()
     },
   }
+}
+
+function parseLayoutIndex(bytes: Buffer, path: string): LayoutIndex {
+  let index: LayoutIndex | null = null
+  try {
+    index = JSON.parse(bytes.toString('utf8')) as LayoutIndex
+  } catch {
+    // refused below
+  }
+  if (!Array.isArray(index?.manifests)) throw new InvalidImageError(`${path} is not an OCI image index`, { path })
+  return index
 }

@@ -11,15 +11,19 @@ export interface BuiltManifest {
   bytes: Buffer
 }
 
-/** The config of a segment manifest: OCI's empty one, or our own for registries that refuse it. */
-export type ConfigStyle = 'empty' | 'custom'
+/**
+ * The config of a segment manifest: a minimal OCI image config, so that standard tools
+ * (plain `skopeo inspect`) treat the image as one, or our own for registries that refuse it.
+ * The empty config OCI suggests for artifacts makes skopeo refuse the image.
+ */
+export type ConfigStyle = 'image' | 'custom'
 
-export const EMPTY_CONFIG_BYTES = Buffer.from('{}')
+export const IMAGE_CONFIG_BYTES = canonicalBytes({ architecture: 'amd64', os: 'linux', rootfs: { type: 'layers', diff_ids: [] } })
 export const CUSTOM_CONFIG_BYTES = canonicalBytes({ artifactType: MediaType.objects })
 
 export function configBlob(style: ConfigStyle): { descriptor: Descriptor; bytes: Buffer } {
-  const bytes = style === 'empty' ? EMPTY_CONFIG_BYTES : CUSTOM_CONFIG_BYTES
-  const mediaType = style === 'empty' ? MediaType.empty : MediaType.objectsConfig
+  const bytes = style === 'image' ? IMAGE_CONFIG_BYTES : CUSTOM_CONFIG_BYTES
+  const mediaType = style === 'image' ? MediaType.imageConfig : MediaType.objectsConfig
   return { descriptor: { mediaType, digest: sha256(bytes), size: bytes.length }, bytes }
 }
 
@@ -86,10 +90,12 @@ function parseJson(bytes: Buffer, where: string): Record<string, unknown> {
 
 export function parseImageIndex(bytes: Buffer, where: string): ParsedIndex {
   const index = parseJson(bytes, where)
-  if (index['mediaType'] !== MediaType.index || index['artifactType'] !== MediaType.image) {
-    throw new InvalidImageError(`${where} is not a forkpoint image (artifactType ${String(index['artifactType'] ?? 'none')})`)
-  }
   const root = (index['annotations'] as Record<string, unknown> | undefined)?.[ROOT_ANNOTATION]
+  // copy tools that predate artifactType (skopeo 1.9's `copy --all`) rewrite the index without it; the root annotation survives
+  const artifactType = index['artifactType'] ?? (root === undefined ? undefined : MediaType.image)
+  if (index['mediaType'] !== MediaType.index || artifactType !== MediaType.image) {
+    throw new InvalidImageError(`${where} is not a forkpoint image (artifactType ${String(artifactType ?? 'none')})`)
+  }
   if (!isDigest(root)) throw new InvalidImageError(`${where} names no root object`)
   const manifests = index['manifests']
   if (!Array.isArray(manifests) || manifests.length === 0) throw new InvalidImageError(`${where} lists no segment manifests`)

@@ -2,12 +2,12 @@
 export const MediaType = {
   index: 'application/vnd.oci.image.index.v1+json',
   manifest: 'application/vnd.oci.image.manifest.v1+json',
-  empty: 'application/vnd.oci.empty.v1+json',
+  imageConfig: 'application/vnd.oci.image.config.v1+json',
   /** The artifactType of the tagged index: one forkpoint image. */
   image: 'application/vnd.forkpoint.image.v1',
   /** The artifactType of each segment manifest: a share of the image's objects as layers. */
   objects: 'application/vnd.forkpoint.objects.v1',
-  /** A segment's config when the registry refuses the empty one. */
+  /** A segment's config when the registry refuses the image config. */
   objectsConfig: 'application/vnd.forkpoint.objects.config.v1+json',
   /** Each object, as a layer. */
   object: 'application/vnd.forkpoint.object.v1',
@@ -18,9 +18,6 @@ export const MediaType = {
 
 export const ROOT_ANNOTATION = 'dev.forkpoint.root'
 export const REF_NAME_ANNOTATION = 'org.opencontainers.image.ref.name'
-
-/** Manifests above this size are refused, as docker-registry does. */
-export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 
 /** Manifest media types a pull asks for. */
 export const MANIFEST_ACCEPT = [MediaType.index, MediaType.manifest].join(', ')

@@ -1,5 +1,7 @@
 import { RegistryAuthError, RegistryRequestError } from '../errors/index.js'
 import type { Credentials } from './findCredentials.js'
+import { readCapped } from './readCapped.js'
+import { echoBody, redactSecrets } from './redactSecrets.js'
 
 export interface OciClientOptions {
   host: string
@@ -117,7 +119,7 @@ export class OciClient {
     const challenge = parseChallenge(header ?? '')
     if (challenge.scheme === 'basic') {
       if (!this.credentials) throw this.authError()
-      return `Basic ${Buffer.from(`${this.credentials.username}:${this.credentials.password}`).toString('base64')}`
+      return `Basic ${basicAuth(this.credentials)}`
     }
     if (challenge.scheme === 'bearer' && challenge.params['realm']) return `Bearer ${await this.fetchToken(challenge.params, method)}`
     throw new RegistryAuthError(`registry ${this.host} asked for unsupported authentication: ${header ?? 'none'}`, { host: this.host })
@@ -129,24 +131,36 @@ export class OciClient {
     const actions = method === 'GET' || method === 'HEAD' ? 'pull' : 'pull,push'
     realm.searchParams.set('scope', params['scope'] ?? `repository:${this.repository}:${actions}`)
     const headers: Record<string, string> = {}
-    if (this.credentials) headers['authorization'] = `Basic ${Buffer.from(`${this.credentials.username}:${this.credentials.password}`).toString('base64')}`
+    if (this.credentials) headers['authorization'] = `Basic ${basicAuth(this.credentials)}`
     const response = await this.fetch(realm, { headers }).catch((err: unknown) => {
       throw this.wrap(err, 'GET', realm)
     })
     if (response.status === 401 || response.status === 403) {
       throw new RegistryAuthError(`token service ${realm.origin} refused ${this.credentials ? `user ${this.credentials.username}` : 'anonymous access'}`, { host: this.host })
     }
-    if (!response.ok) throw await requestError(response, `token request to ${realm.origin}`)
-    const json = (await response.json()) as { token?: string; access_token?: string }
+    if (!response.ok) throw await this.requestError(response, `token request to ${realm.origin}`)
+    const json = parseTokenResponse(await readCapped(response.body, TOKEN_RESPONSE_BYTES, `the token from ${realm.origin}`))
     const token = json.token ?? json.access_token
     if (!token) throw new RegistryAuthError(`token service ${realm.origin} returned no token`, { host: this.host })
     return token
   }
 
+  /** Everything this client knows that an error must never print: the password, its Basic form, the token in use. */
+  secrets(): string[] {
+    const known = this.authorization ? [this.authorization.replace(/^\S+\s+/, '')] : []
+    if (this.credentials) known.push(this.credentials.password, basicAuth(this.credentials))
+    return known
+  }
+
+  /** A failed response as an error naming the status, the registry's error codes or a redacted bit of its body. */
+  requestError(response: Response, what: string): Promise<RegistryRequestError> {
+    return requestError(response, what, this.secrets())
+  }
+
   private wrap(err: unknown, method: string, url: URL): unknown {
     if (err instanceof RegistryRequestError || (err instanceof Error && err.name === 'AbortError')) return err
     const cause = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err)
-    return new RegistryRequestError(`cannot reach ${url.origin} (${method} ${url.pathname}): ${cause}`, { url: url.href }, { cause: err })
+    return new RegistryRequestError(`cannot reach ${url.origin} (${method} ${url.pathname}): ${echoBody(cause, this.secrets())}`, { url: redactSecrets(url.href) })
   }
 }
 
@@ -163,15 +177,44 @@ export function parseChallenge(header: string): { scheme: string; params: Record
   return { scheme, params }
 }
 
-/** A failed response as an error naming the status and the registry's error codes. */
-export async function requestError(response: Response, what: string): Promise<RegistryRequestError> {
-  const text = await response.text().catch(() => '')
+function basicAuth({ username, password }: Credentials): string {
+  return Buffer.from(`${username}:${password}`).toString('base64')
+}
+
+/** Token answers are small; a larger one is refused rather than read without end. */
+const TOKEN_RESPONSE_BYTES = 1024 * 1024
+/** Of an error body, only this much is read: it is echoed redacted and cut to a line anyway. */
+const ERROR_BODY_BYTES = 64 * 1024
+
+function parseTokenResponse(bytes: Buffer): { token?: string; access_token?: string } {
+  try {
+    return JSON.parse(bytes.toString('utf8')) as { token?: string; access_token?: string }
+  } catch {
+    return {}
+  }
+}
+
+/** Up to `max` bytes of a body, the rest dropped. */
+async function readHead(body: AsyncIterable<Uint8Array> | null, max: number): Promise<string> {
+  const parts: Buffer[] = []
+  let total = 0
+  for await (const chunk of body ?? []) {
+    parts.push(Buffer.from(chunk))
+    total += chunk.length
+    if (total >= max) break
+  }
+  return Buffer.concat(parts).subarray(0, max).toString('utf8')
+}
+
+/** A failed response as an error naming the status and the registry's error codes, or a redacted bit of its body. */
+export async function requestError(response: Response, what: string, secrets: string[]): Promise<RegistryRequestError> {
+  const text = await readHead(response.body, ERROR_BODY_BYTES).catch(() => '')
   let codes: string[] = []
   try {
     codes = ((JSON.parse(text) as { errors?: Array<{ code?: string }> }).errors ?? []).map((e) => String(e.code))
   } catch {
     // not a registry error document
   }
-  const detail = codes.length > 0 ? codes.join(', ') : text.slice(0, 200).trim()
+  const detail = codes.length > 0 ? echoBody(codes.join(', '), secrets) : echoBody(text, secrets)
   return new RegistryRequestError(`${what}: HTTP ${response.status}${detail ? ` (${detail})` : ''}`, { status: response.status, codes })
 }

@@ -1,10 +1,11 @@
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs'
+import { createWriteStream, promises as fs } from 'node:fs'
 import { resolve } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Header as TarHeader } from 'tar'
 import { type Digest, digestHex } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
+import { createVerifiedReadStream } from '../store/verifiedRead.js'
 import type { Store } from '../store/Store.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
@@ -53,7 +54,8 @@ export async function packImage({ id, output, level = 3, ...where }: PackArgs): 
   const { CompressStream } = requirePackage('zstd-napi') as typeof import('zstd-napi')
   const header = (path: string, size: number) => tarHeader(Header, path, size)
   try {
-    await pipeline(Readable.from(tarEntries(store, header, canonicalBytes(manifest), objects)), new CompressStream({ compressionLevel: level }), createWriteStream(tmp))
+    // the frame checksum lets unpack catch a damaged byte anywhere, tar padding included
+    await pipeline(Readable.from(tarEntries(store, header, canonicalBytes(manifest), objects)), new CompressStream({ compressionLevel: level, checksumFlag: true }), createWriteStream(tmp))
     await fs.rename(tmp, target)
   } finally {
     await fs.rm(tmp, { force: true })
@@ -77,7 +79,7 @@ async function* tarEntries(store: Store, header: (path: string, size: number) =>
   yield padding(manifest.length)
   for (const object of objects) {
     yield header(`objects/sha256/${digestHex(object.digest)}`, object.size)
-    for await (const chunk of createReadStream(store.objectPath(object.digest))) yield chunk as Buffer
+    for await (const chunk of createVerifiedReadStream(store.objectPath(object.digest), object)) yield chunk as Buffer
     yield padding(object.size)
   }
   yield Buffer.alloc(1024) // two zero blocks end the archive

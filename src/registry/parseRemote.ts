@@ -1,11 +1,13 @@
 import { resolve } from 'node:path'
 import { RemoteSpecError } from '../errors/index.js'
 import { type Digest, isDigest } from '../store/digest.js'
+import type { Credentials } from './findCredentials.js'
+import { redactSecrets } from './redactSecrets.js'
 
 /** Where an image lives, parsed from `file:///dir[:tag]`, `oci://host[:port]/repo[:tag]`, `s3://bucket/prefix[:tag]`. */
 export type Remote =
   | { transport: 'file'; root: string; reference: Reference }
-  | { transport: 'oci'; host: string; repository: string; reference: Reference }
+  | { transport: 'oci'; host: string; repository: string; reference: Reference; credentials?: Credentials }
   | { transport: 's3'; bucket: string; prefix: string; reference: Reference; options: S3Options }
 
 /** A tag, a digest, or nothing (the caller picks the default tag). */
@@ -17,6 +19,7 @@ export interface S3Options {
 }
 
 const TAG_RE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/
+const HOST_RE = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
 const REPOSITORY_RE = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/
 
 export function assertTag(tag: string): string {
@@ -37,10 +40,15 @@ function splitReference(path: string): { path: string; reference: Reference } {
   return { path, reference: null }
 }
 
-export function parseRemote(spec: string): Remote {
-  const scheme = /^([a-z0-9]+):\/\//.exec(spec)?.[1]
-  if (scheme === undefined) return parseFile(spec)
-  const rest = spec.slice(scheme.length + 3)
+/**
+ * Parse a remote spec. `oci://user:password@host/…` is accepted (the userinfo becomes the
+ * credentials), but no message ever repeats it: errors quote the spec without userinfo.
+ */
+export function parseRemote(given: string): Remote {
+  const spec = redactSecrets(given)
+  const scheme = /^([a-z0-9]+):\/\//.exec(given)?.[1]
+  if (scheme === undefined) return parseFile(given)
+  const rest = given.slice(scheme.length + 3)
   switch (scheme) {
     case 'file':
       if (!rest.startsWith('/')) throw new RemoteSpecError(`file remote needs an absolute path: file:///dir (got ${spec})`)
@@ -63,10 +71,25 @@ function parseFile(path: string): Remote {
 function parseOci(rest: string, spec: string): Remote {
   const slash = rest.indexOf('/')
   if (slash <= 0) throw new RemoteSpecError(`oci remote needs a repository: oci://host[:port]/repo[:tag] (got ${spec})`)
-  const host = rest.slice(0, slash)
+  const authority = rest.slice(0, slash)
+  const at = authority.lastIndexOf('@')
+  const host = authority.slice(at + 1)
+  if (!HOST_RE.test(host)) throw new RemoteSpecError(`invalid registry host in ${spec}: oci://host[:port]/repo[:tag]`)
   const { path: repository, reference } = splitReference(rest.slice(slash + 1))
   if (!REPOSITORY_RE.test(repository)) throw new RemoteSpecError(`invalid repository name ${JSON.stringify(repository)} (lowercase, digits, separators)`)
-  return { transport: 'oci', host, repository, reference }
+  const remote: Remote = { transport: 'oci', host, repository, reference }
+  if (at >= 0) remote.credentials = parseUserinfo(authority.slice(0, at), spec)
+  return remote
+}
+
+function parseUserinfo(userinfo: string, spec: string): Credentials {
+  const colon = userinfo.indexOf(':')
+  try {
+    if (colon > 0) return { username: decodeURIComponent(userinfo.slice(0, colon)), password: decodeURIComponent(userinfo.slice(colon + 1)) }
+  } catch {
+    // a bad %-escape: refused below
+  }
+  throw new RemoteSpecError(`the credentials in ${spec} must be user:password (URL-encoded)`)
 }
 
 function parseS3(rest: string, spec: string): Remote {

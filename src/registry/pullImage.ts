@@ -9,7 +9,8 @@ import { resolveWorkspace } from '../world/snapshotWorkspace.js'
 import { checkImage } from './checkImage.js'
 import type { BlobRef } from './Descriptor.js'
 import { parseImageIndex, parseSegmentManifest } from './imageManifest.js'
-import { MAX_MANIFEST_BYTES } from './mediaTypes.js'
+import { checkDeclaredSizes } from './checkDeclaredSizes.js'
+import { type Limits, resolveLimits } from './limits.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
 import { type Remote, assertTag, parseRemote, remoteLocation } from './parseRemote.js'
 import { readCapped } from './readCapped.js'
@@ -59,7 +60,8 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
   const { store } = await resolveWorkspace(args)
   const remote = parseRemote(args.remote)
   const transport = await openTransport(remote, args)
-  const { manifest, bytes } = await fetchIndex(transport, remote)
+  const limits = resolveLimits(args.limits)
+  const { manifest, bytes } = await fetchIndex(transport, remote, limits)
   const index = parseImageIndex(bytes, `image ${manifest}`)
   const verified = args.verifyKey !== undefined
   if (args.verifyKey !== undefined) await verifySignature(transport, manifest, loadPublicKey(args.verifyKey))
@@ -78,6 +80,7 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
     await forEachLimit([...listed.values()], 32, async (o) => {
       if (!(await store.has(o.digest))) missing.push(o)
     })
+    checkDeclaredSizes(missing, limits, `image ${manifest}`)
     const progress = progressCounter('receiving', missing.length, missing.reduce((n, o) => n + o.size, 0), args.onProgress)
     await forEachLimit(missing, args.concurrency ?? 8, async (o) => {
       args.signal?.throwIfAborted()
@@ -119,13 +122,13 @@ function localTag(asked: string | undefined, remote: Remote, manifest: Digest): 
 }
 
 /** The image's index by tag or digest; its digest is computed here, never taken from the remote. */
-async function fetchIndex(transport: Transport, remote: Remote): Promise<{ manifest: Digest; bytes: Buffer }> {
+async function fetchIndex(transport: Transport, remote: Remote, limits: Limits): Promise<{ manifest: Digest; bytes: Buffer }> {
   const reference = remote.reference === null ? 'latest' : 'tag' in remote.reference ? remote.reference.tag : remote.reference.digest
   const fetched = await transport.getManifest(reference)
   if (fetched === null) throw new RemoteImageNotFoundError(`no image ${reference} in ${transport.location}`, { remote: transport.location, reference })
   const manifest = sha256(fetched.bytes)
   const expected = remote.reference && 'digest' in remote.reference ? remote.reference.digest : fetched.claimed
-  if (fetched.bytes.length > MAX_MANIFEST_BYTES || (expected !== undefined && manifest !== expected)) {
+  if (fetched.bytes.length > limits.maxManifestBytes || (expected !== undefined && manifest !== expected)) {
     throw new DigestMismatchError(`image manifest ${reference} from ${transport.location} hashes to ${manifest}, not ${expected}: refusing it`, {
       reference,
       expected,

@@ -63,13 +63,13 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   const totalBytes = objects.reduce((n, o) => n + o.size, 0)
   const sent = { objects: 0, bytes: 0 }
   const push = (config: ConfigStyle) => pushManifests({ store, transport, root: id, objects, config, tag, args, sent })
-  let config: ConfigStyle = 'empty'
+  let config: ConfigStyle = 'image'
   let index: BuiltManifest
   try {
     index = await push(config)
   } catch (err) {
     if (!(err instanceof RegistryRequestError) || err.data['status'] !== 400) throw err
-    config = 'custom' // a registry that refuses the empty config: push again with our own (objects are there already)
+    config = 'custom' // a registry that refuses the image config: push again with our own (objects are there already)
     index = await push(config)
   }
   if (args.signingKey) await pushSignature(store, transport, index, loadPrivateKey(args.signingKey), config)

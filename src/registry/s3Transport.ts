@@ -1,5 +1,4 @@
-import { createReadStream } from 'node:fs'
-import { type Readable, Transform } from 'node:stream'
+import type { Readable } from 'node:stream'
 import {
   GetObjectCommand,
   HeadObjectCommand,
@@ -8,12 +7,14 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3'
-import { RegistryAuthError, RegistryRequestError } from '../errors/index.js'
+import { ForkpointError, RegistryAuthError, RegistryRequestError } from '../errors/index.js'
 import { type Digest, digestHex, isDigest } from '../store/digest.js'
+import { createVerifiedReadStream } from '../store/verifiedRead.js'
 import type { BuiltManifest } from './imageManifest.js'
-import { MAX_MANIFEST_BYTES } from './mediaTypes.js'
+import { DEFAULT_LIMITS, type Limits, raiseHint } from './limits.js'
 import type { S3Options } from './parseRemote.js'
 import { readCapped } from './readCapped.js'
+import { echoBody } from './redactSecrets.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
 
 /**
@@ -22,7 +23,7 @@ import type { BlobStream, TransferOptions, Transport } from './Transport.js'
  * manifest digest), so concurrent pushes of different tags never overwrite each other.
  * Credentials come from the AWS SDK's usual chain; `endpoint` serves S3-compatible stores.
  */
-export function s3Transport({ bucket, prefix, options, client }: { bucket: string; prefix: string; options: S3Options; client?: S3Client }): Transport {
+export function s3Transport({ bucket, prefix, options, limits = DEFAULT_LIMITS, client }: { bucket: string; prefix: string; options: S3Options; limits?: Limits; client?: S3Client }): Transport {
   const s3 = client ?? new S3Client(s3Config(options))
   const key = (...parts: string[]) => [prefix, ...parts].filter((p) => p !== '').join('/')
   const blobKey = (digest: Digest) => key('blobs', 'sha256', digestHex(digest))
@@ -35,16 +36,16 @@ export function s3Transport({ bucket, prefix, options, client }: { bucket: strin
       const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; message?: string }
       const status = e.$metadata?.httpStatusCode
       if (status === 404 || e.name === 'NoSuchKey' || e.name === 'NotFound') return null
-      if (e.name === 'AbortError') throw err
+      if (e.name === 'AbortError' || err instanceof ForkpointError) throw err
       if (status === 401 || status === 403) throw new RegistryAuthError(`S3 refused ${what} in ${bucket}: ${e.name ?? status}`, { bucket, status })
-      throw new RegistryRequestError(`S3 ${what} in ${bucket} failed: ${e.message ?? e.name ?? String(err)}`, { bucket, status }, { cause: err })
+      throw new RegistryRequestError(`S3 ${what} in ${bucket} failed: ${echoBody(e.message ?? e.name ?? String(err), awsSecrets())}`, { bucket, status })
     }
   }
 
   const putBytes = (k: string, body: Buffer, what: string) => call(what, () => s3.send(new PutObjectCommand({ Bucket: bucket, Key: k, Body: body, ContentLength: body.length })))
   const getBytes = async (k: string, what: string) => {
     const out = await call(what, () => s3.send(new GetObjectCommand({ Bucket: bucket, Key: k })))
-    return out ? readCapped(out.Body as Readable, MAX_MANIFEST_BYTES, what) : null
+    return out ? readCapped(out.Body as Readable, limits.maxManifestBytes, what, raiseHint('maxManifestBytes')) : null
   }
 
   const statBlob = async (digest: Digest) => {
@@ -56,17 +57,22 @@ export function s3Transport({ bucket, prefix, options, client }: { bucket: strin
     location: `s3://${bucket}/${prefix}`,
     statBlob,
     async putBlob(blob, source, { signal, onBytes }: TransferOptions = {}) {
-      const body = createReadStream(source).pipe(
-        new Transform({
-          transform(chunk: Buffer, _enc, done) {
-            onBytes?.(chunk.length)
-            done(null, chunk)
-          },
-        }),
+      const body = createVerifiedReadStream(source, blob, { onBytes })
+      // the SDK reports a failed body as a failed request: the body's own refusal is the news
+      let refused: unknown = null
+      const stop = new AbortController()
+      body.on('error', (err) => {
+        refused = err
+        stop.abort()
+      })
+      const abortSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal
+      const upload = call(`uploading ${blob.digest}`, () =>
+        s3.send(new PutObjectCommand({ Bucket: bucket, Key: blobKey(blob.digest), Body: body, ContentLength: blob.size }), { abortSignal }),
       )
-      await call(`uploading ${blob.digest}`, () =>
-        s3.send(new PutObjectCommand({ Bucket: bucket, Key: blobKey(blob.digest), Body: body, ContentLength: blob.size }), { abortSignal: signal }),
-      )
+      await upload.catch((err: unknown) => {
+        throw refused ?? err
+      })
+      if (refused) throw refused
     },
     async openBlob(digest, offset, { signal }: TransferOptions = {}): Promise<BlobStream | null> {
       const range = offset > 0 ? `bytes=${offset}-` : undefined
@@ -113,4 +119,9 @@ function s3Config(options: S3Options): S3ClientConfig {
     config.forcePathStyle = true
   }
   return config
+}
+
+/** The AWS secrets of this process, which no S3 error message may repeat. */
+function awsSecrets(): string[] {
+  return ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'].map((name) => process.env[name] ?? '').filter((v) => v !== '')
 }

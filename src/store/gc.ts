@@ -4,12 +4,25 @@ import { StoreCorruptError } from '../errors/index.js'
 import { readTextOrNull } from '../util/fsx.js'
 import type { Digest } from './digest.js'
 import { gcRoots } from './gcRoots.js'
+import { DEFAULT_PRUNE, parseExpiry } from './parseExpiry.js'
+import { expireReflogs, isLive, listReflogs, readReflog } from './reflog.js'
 import { listShards, walkGraph } from './objectGraph.js'
 import type { Store } from './Store.js'
 import { withGcLock } from './storeLock.js'
 
+export interface GcArgs {
+  store: Store
+  dryRun?: boolean
+  /** Reflog entries older than this expire first (`now`, `never`, `90.days`, `2.weeks.ago`, a date); default DEFAULT_PRUNE. */
+  prune?: string
+  /** The clock, for ages. */
+  now?: Date
+}
+
 export interface GcResult {
   kept: number
+  /** Reflog entries that expired (or would, in a dry run). */
+  expiredReflogEntries: number
   removed: Digest[]
   freedBytes: number
 }
@@ -25,14 +38,17 @@ const STALE_TEMP_MS = 60 * 60 * 1000
 export const CHECKOUT_JOURNAL = 'checkout-journal.json'
 
 /**
- * Drop every object that no ref, HEAD or reflog entry reaches. Runs with all writers
+ * Expire reflog entries older than `prune`, then drop every object that no ref, HEAD or
+ * remaining reflog entry reaches: what a deleted tag, a moved branch or a removed run
+ * held comes back once its log entries are older than `prune`. Runs with all writers
  * excluded (see storeLock), so an object a concurrent snapshot just wrote but has not yet
  * referenced is never taken. Caches that name objects (the stat cache) are dropped when
  * anything was removed, so they can never vouch for an object that is gone.
  */
-export async function gc({ store, dryRun = false }: { store: Store; dryRun?: boolean }): Promise<GcResult> {
+export async function gc({ store, dryRun = false, prune = DEFAULT_PRUNE, now = new Date() }: GcArgs): Promise<GcResult> {
+  const cutoff = parseExpiry(prune, now)
   return withGcLock(store, async () => {
-    const { reachable, missing, corrupt } = await walkGraph(store, await gcRoots(store))
+    const { reachable, missing, corrupt } = await walkGraph(store, await gcRoots(store, cutoff))
     // A reachable object that is missing or unreadable hides what it names: sweeping now
     // could delete objects that a repaired store would need.
     if (missing.size > 0 || corrupt.size > 0) {
@@ -41,6 +57,8 @@ export async function gc({ store, dryRun = false }: { store: Store; dryRun?: boo
         missing: [...missing.keys()],
       })
     }
+    // the logs lose their old entries before any object goes, so no log ever names a removed object
+    const expiredReflogEntries = dryRun ? await countExpired(store, cutoff) : await expireReflogs(store, cutoff)
     const removed: Digest[] = []
     let freedBytes = 0
     const { objects, temps } = await listShards(store)
@@ -58,7 +76,7 @@ export async function gc({ store, dryRun = false }: { store: Store; dryRun?: boo
       for (const temp of temps) await removeIfStale(temp) // an object is written as a dot-file in its shard, then renamed
       if (removed.length > 0) await fs.rm(store.path('index'), { force: true })
     }
-    return { kept: reachable.size, removed, freedBytes }
+    return { kept: reachable.size, expiredReflogEntries, removed, freedBytes }
   })
 }
 
@@ -83,4 +101,10 @@ async function pendingStaging(store: Store): Promise<string | null> {
   } catch {
     return null // a torn journal is never run: its staging is a leftover like any other
   }
+}
+
+async function countExpired(store: Store, cutoff: Date | null): Promise<number> {
+  let n = 0
+  for (const log of await listReflogs(store)) n += (await readReflog(store, log)).filter((e) => !isLive(e, cutoff)).length
+  return n
 }

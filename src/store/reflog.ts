@@ -1,4 +1,5 @@
 import { appendFileSync, promises as fs } from 'node:fs'
+import { atomicWrite } from '../util/atomicWrite.js'
 import { inParentDir, readTextOrNull } from '../util/fsx.js'
 import { type Digest, isDigest } from './digest.js'
 import type { Store } from './Store.js'
@@ -50,4 +51,29 @@ export async function listReflogs(store: Store): Promise<string[]> {
   }
   await walk(store.path('logs'), '')
   return out
+}
+
+/** Kept unless older than `cutoff` (null: kept always); an entry whose time does not parse is kept. */
+export function isLive(entry: ReflogEntry, cutoff: Date | null): boolean {
+  const at = Date.parse(entry.at)
+  return cutoff === null || Number.isNaN(at) || at >= cutoff.getTime()
+}
+
+/**
+ * Drop every reflog entry older than `cutoff`, as `git reflog expire` does; a log left
+ * empty (a deleted tag's, say) is removed. Call with writers excluded (gc's lock).
+ * Returns how many entries went.
+ */
+export async function expireReflogs(store: Store, cutoff: Date | null): Promise<number> {
+  let expired = 0
+  for (const log of await listReflogs(store)) {
+    const entries = await readReflog(store, log)
+    const live = entries.filter((e) => isLive(e, cutoff))
+    if (live.length === entries.length) continue
+    expired += entries.length - live.length
+    const path = reflogPath(store, log)
+    if (live.length === 0) await fs.rm(path, { force: true })
+    else await atomicWrite(path, live.map((e) => `${JSON.stringify(e)}\n`).join(''), { fsync: true })
+  }
+  return expired
 }

@@ -1,6 +1,6 @@
-import { ObjectNotFoundError } from '../errors/index.js'
-import type { Digest } from './digest.js'
-import { deleteRef, listRefs, tagRef, updateRef } from './refs.js'
+import { ObjectNotFoundError, RefConflictError } from '../errors/index.js'
+import { type Digest, shortId } from './digest.js'
+import { deleteRef, listRefs, readRef, tagRef, updateRef } from './refs.js'
 import { resolveId } from './resolveId.js'
 import type { Store } from './Store.js'
 
@@ -9,10 +9,19 @@ export interface TagInfo {
   id: Digest
 }
 
-/** Point a tag at an id (default HEAD); moving an existing tag is allowed and logged. */
-export async function createTag({ store, name, id = 'HEAD' }: { store: Store; name: string; id?: string }): Promise<TagInfo> {
+/**
+ * Point a new tag at an id (default HEAD). An existing tag is moved only with `force`
+ * (git's `tag -f`), and the move is logged; without it, a tag already at another id is a
+ * RefConflictError (exit 3) and one already at this id is left as it is.
+ */
+export async function createTag({ store, name, id = 'HEAD', force = false }: { store: Store; name: string; id?: string; force?: boolean }): Promise<TagInfo> {
   const target = await resolveId(store, id)
-  await updateRef({ store, name: tagRef(name), id: target, message: `tag ${name}` })
+  const current = await readRef(store, tagRef(name))
+  if (current === target) return { name, id: target }
+  if (current !== null && !force) {
+    throw new RefConflictError(`tag ${name} already exists at ${shortId(current)}: use 'forkpoint tag -f ${name} ${id}' to move it`, { ref: tagRef(name), actual: current, expected: null })
+  }
+  await updateRef({ store, name: tagRef(name), id: target, message: `tag ${name}`, ...(force ? {} : { expected: null }) })
   return { name, id: target }
 }
 

@@ -1,6 +1,5 @@
 import { resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
-import { atomicWrite } from '../util/atomicWrite.js'
 import { assembleRun } from './assembleRun.js'
 import { createSession } from './createSession.js'
 import { diffRuns, type RunDiff } from './diffRuns.js'
@@ -8,7 +7,7 @@ import { memorySink } from './journal.js'
 import type { RedactionRules } from './Redactor.js'
 import { failOnJournalEvents } from './journalEvents.js'
 import { makeRunId, type RedactionMode, type Run, type StepType } from './Run.js'
-import { runArtifactText } from './runArtifact.js'
+import { writeRunArtifact } from './runArtifact.js'
 import { RunStore } from './RunStore.js'
 import { resolveStore, type StoreChoice } from './resolveStore.js'
 import { Session } from './Session.js'
@@ -111,7 +110,7 @@ export class Recorder {
       }
     }
     const artifact = options.out ? resolve(options.cwd ?? process.cwd(), options.out) : null
-    if (artifact) await atomicWrite(artifact, runArtifactText(run))
+    if (artifact) await writeRunArtifact(artifact, run)
     return { kind: 'recorded', run, digest, artifact, diff }
   }
 }

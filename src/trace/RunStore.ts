@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import { RunArtifactError, RunNotFoundError, UsageError } from '../errors/index.js'
 import { type Digest, isDigest } from '../store/digest.js'
-import { readRef, updateRef } from '../store/refs.js'
+import { deleteRef, readRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { requirePackage } from '../util/requirePackage.js'
@@ -137,6 +137,27 @@ export class RunStore {
     if (rows.length === 0) throw new RunNotFoundError(`no run ${spec} (see 'forkpoint runs')`, { spec })
     if (rows.length > 1 && rows[0]!.run_id !== prefix) throw new UsageError(`run id ${spec} is ambiguous; give more characters`, { spec })
     return rows[0]!.run_id
+  }
+
+  /** The run stored under exactly this id, or null. */
+  find(runId: string): string | null {
+    const row = this.db.prepare('SELECT run_id FROM runs WHERE run_id = ?').get(runId) as { run_id: string } | undefined
+    return row?.run_id ?? null
+  }
+
+  /**
+   * Forget a run: its row and its `refs/runs/` ref. Its object stays until gc finds no
+   * ref and no unexpired reflog entry naming it (`gc --prune=now` takes it at once).
+   * Returns the run id.
+   */
+  async remove(spec: string): Promise<string> {
+    const runId = this.resolve(spec)
+    if (this.store) await deleteRef(this.store, `refs/runs/${runId}`)
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM run_steps WHERE run_id = ?').run(runId)
+      this.db.prepare('DELETE FROM runs WHERE run_id = ?').run(runId)
+    })()
+    return runId
   }
 
   async get(spec: string): Promise<Run> {

@@ -56,11 +56,13 @@ export class Session {
   }
 
   /** Start a call: served from the recording when replaying and it matches, else live. */
-  begin(spec: StepSpec): ActiveCall {
+  begin(described: StepSpec): ActiveCall {
     const key = `${this.pid}:${++this.seq}`
     const parent = context.getStore()
     const at = preciseNow()
-    const input = this.sealer.seal(spec.input, 'input')
+    const input = this.sealer.seal(described.input, 'input')
+    // after the input, so a secret first seen in it is already known; names reach runs.db, listings and messages
+    const spec = { ...described, name: this.sealer.redactor.redactText(described.name) }
     const taken = this.matcher?.take(spec.name, input.hash) ?? null
     if (taken && spec.serve !== false) {
       this.writeServed(key, parent, at, taken.step, taken.nested)

@@ -11,6 +11,7 @@ import { PayloadCipher } from './payloadCipher.js'
 import { defaultUpstreams, startRecordingProxy, type RecordingProxy } from './recordingProxy.js'
 import type { RedactionPolicy } from './Redactor.js'
 import type { EncryptionInfo } from './Run.js'
+import { shellQuote } from './shellQuote.js'
 import { TRACE_ENV } from './traceEnv.js'
 
 /** How the agent's calls are captured: in-process (`--import forkpoint/register`) or through the local proxy. */
@@ -87,10 +88,15 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
   }
 }
 
-/** A readable name for the agent: the script an interpreter runs, else the program. */
+/**
+ * A readable name for the agent: the script an interpreter runs, else the program; a
+ * shell given its script inline (`sh -c '…'`) is named by the whole command as given,
+ * since no file names it. Give it a command whose secrets are already redacted.
+ */
 export function entrypointName(command: string[]): string {
   const interpreters = /^(node|nodejs|python\d?(\.\d+)?|deno|bun|tsx|ts-node|ruby|perl|bash|sh)$/
   const [program = 'agent', ...rest] = command
+  if (/^(sh|bash|dash|zsh|ksh|ash|busybox)$/.test(basename(program)) && rest.some((a) => /^-[a-z]*c[a-z]*$/.test(a))) return shellQuote(command)
   const script = interpreters.test(basename(program)) ? rest.find((a) => !a.startsWith('-')) : undefined
   return basename(script ?? program)
 }

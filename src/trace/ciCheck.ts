@@ -1,5 +1,4 @@
 import { basename, resolve } from 'node:path'
-import { atomicWrite } from '../util/atomicWrite.js'
 import { runAgent } from './agentRun.js'
 import { assembleRun } from './assembleRun.js'
 import { diffRuns, type RunDiff } from './diffRuns.js'
@@ -10,7 +9,7 @@ import { normalizeRun } from './normalizeRun.js'
 import { PayloadCipher } from './payloadCipher.js'
 import { recordedDeterminism } from './replayRun.js'
 import { makeRunId, type Run } from './Run.js'
-import { runArtifactText } from './runArtifact.js'
+import { writeRunArtifact } from './runArtifact.js'
 import { resolveStore, type StoreChoice } from './resolveStore.js'
 import type { AgentStdout, Isolation } from './spawnAgent.js'
 
@@ -81,6 +80,6 @@ export async function ciCheck(args: CiCheckArgs): Promise<CiCheckResult> {
   const offlineViolations = outcome.entries.filter((e): e is OfflineEntry => e.t === 'offline').map((e) => e.target)
   const result: CiOutcome = diff.status !== 'exact_match' ? 'diff' : offlineViolations.length > 0 ? 'offline_violation' : 'pass'
   const actualArtifact = args.actualOut ? resolve(cwd, args.actualOut) : null
-  if (actualArtifact) await atomicWrite(actualArtifact, runArtifactText(actualNormalized))
+  if (actualArtifact) await writeRunArtifact(actualArtifact, actualNormalized)
   return { outcome: result, diff, offlineViolations, isolation: outcome.exit.isolation, exitCode: outcome.exit.exitCode, actual, actualArtifact }
 }

@@ -1,14 +1,13 @@
 import { resolve } from 'node:path'
-import { atomicWrite } from '../util/atomicWrite.js'
 import { loadRun } from './loadRun.js'
 import { normalizeRun } from './normalizeRun.js'
 import type { StoreChoice } from './resolveStore.js'
-import { runArtifactText } from './runArtifact.js'
+import { writeRunArtifact } from './runArtifact.js'
 
-/** Write the normalised artifact of a run (an artifact or an id) to `out` (or over the input artifact). */
+/** Write the normalised artifact of a run (an artifact or an id) to `out` (or over the input artifact); the hashes of a hand-edited artifact are rewritten. */
 export async function ciNormalize({ input, out, ...where }: { input: string; out?: string } & StoreChoice): Promise<{ artifact: string; runId: string; steps: number }> {
-  const run = normalizeRun(await loadRun({ ...where, spec: input }))
+  const run = normalizeRun(await loadRun({ ...where, spec: input, rehash: true }))
   const artifact = resolve(where.cwd ?? process.cwd(), out ?? input)
-  await atomicWrite(artifact, runArtifactText(run))
+  await writeRunArtifact(artifact, run)
   return { artifact, runId: run.runId, steps: run.steps.length }
 }

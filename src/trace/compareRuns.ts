@@ -4,9 +4,9 @@ import { loadRun } from './loadRun.js'
 import { PayloadCipher } from './payloadCipher.js'
 import type { StoreChoice } from './resolveStore.js'
 
-/** Whether a `diff` argument names a run (a `run-…` id or a `*.json` artifact) rather than a snapshot. */
+/** Whether a `diff` argument names a run (a `run-…` id or prefix, `latest`/`last`, or a `*.json` artifact) rather than a snapshot. */
 export function isRunSpec(spec: string): boolean {
-  return /^run-[0-9a-f]{1,20}$/.test(spec) || spec.endsWith('.json')
+  return /^run-[0-9a-f]{1,20}$/.test(spec) || spec === 'latest' || spec === 'last' || spec.endsWith('.json')
 }
 
 /**

@@ -4,6 +4,13 @@ import { FetchInterceptor } from '@mswjs/interceptors/fetch'
 import { type HttpRequestData, type HttpResponseData, describeRequest, recordedResponse, responseOutput } from './httpExchange.js'
 import { Session } from './Session.js'
 
+/** Exchanges whose body is still arriving, each with what finishes its step. */
+const unfinished = new Set<() => void>()
+
+function finishUnfinished(): void {
+  for (const finish of [...unfinished]) finish()
+}
+
 /**
  * Capture every fetch / http / https call of this process into the current session:
  * live calls go out through the real fetch and are recorded as they stream back;
@@ -11,6 +18,8 @@ import { Session } from './Session.js'
  * process. Returns a function that removes the interception.
  */
 export function installHttpCapture(): () => void {
+  // a process that exits while a body is still arriving records the exchange with what arrived
+  process.once('exit', finishUnfinished)
   const realFetch = globalThis.fetch.bind(globalThis)
   const interceptor = new BatchInterceptor({ name: 'forkpoint-capture', interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()] })
   interceptor.apply()
@@ -48,33 +57,57 @@ export function installHttpCapture(): () => void {
       controller.errorWith(err as Error)
     }
   })
-  return () => interceptor.dispose()
+  return () => {
+    process.off('exit', finishUnfinished)
+    interceptor.dispose()
+  }
 }
 
-/** The live response handed on chunk by chunk while each chunk is also kept for the recording. */
+/**
+ * The live response handed on chunk by chunk while each chunk is also kept for the
+ * recording. The body is read from the network as it arrives whether or not the agent
+ * reads it (an agent that looks only at the status still gets its step recorded, so its
+ * replay has the exchange to serve); the agent's stream is fed from that reading.
+ */
 function teeBody(res: Response, captured: HttpResponseData, done: () => void): Response {
   const headers = new Headers(res.headers)
   headers.delete('content-encoding')
   headers.delete('content-length')
-  if (!res.body) {
+  let finished = false
+  const finish = () => {
+    if (finished) return
+    finished = true
+    unfinished.delete(finish)
     done()
+  }
+  if (!res.body) {
+    finish()
     return new FetchResponse(null, { status: res.status, statusText: res.statusText, headers })
   }
+  unfinished.add(finish)
   const reader = res.body.getReader()
+  let cancelled = false
   const body = new ReadableStream<Uint8Array>({
-    async pull(ctrl) {
-      const { done: end, value } = await reader.read()
-      if (end) {
-        done()
-        ctrl.close()
-        return
-      }
-      captured.chunks.push(Buffer.from(value))
-      ctrl.enqueue(value)
+    start(ctrl) {
+      void (async () => {
+        try {
+          for (let r = await reader.read(); !r.done; r = await reader.read()) {
+            captured.chunks.push(Buffer.from(r.value))
+            if (!cancelled) ctrl.enqueue(r.value)
+          }
+          finish()
+          if (!cancelled) ctrl.close()
+        } catch (err) {
+          // a connection cut mid-body: the step keeps what arrived, the agent sees the error
+          finish()
+          if (!cancelled) ctrl.error(err)
+        }
+      })()
     },
     // an agent that stops reading early still gets the step recorded, with what arrived
     cancel: (reason) => {
-      done()
+      cancelled = true
+      finish()
       return reader.cancel(reason)
     },
   })

@@ -1,3 +1,4 @@
+import { assertDepth } from '../util/jsonDepth.js'
 import type { JsonValue } from './Run.js'
 import { childPath } from './Redactor.js'
 
@@ -16,18 +17,19 @@ export function jsonDiff(a: JsonValue, b: JsonValue): DiffOp[] {
   const removes: DiffOp[] = []
   const adds: DiffOp[] = []
   const replaces: DiffOp[] = []
-  const walk = (x: JsonValue, y: JsonValue, path: string): void => {
+  const walk = (x: JsonValue, y: JsonValue, path: string, depth: number): void => {
     if (sameScalar(x, y)) return
+    assertDepth(depth)
     if (Array.isArray(x) && Array.isArray(y)) {
       const common = Math.min(x.length, y.length)
-      for (let i = 0; i < common; i++) walk(x[i]!, y[i]!, childPath(path, i))
+      for (let i = 0; i < common; i++) walk(x[i]!, y[i]!, childPath(path, i), depth + 1)
       for (let i = common; i < x.length; i++) removes.push({ op: 'remove', path: childPath(path, i), value: x[i]! })
       for (let i = common; i < y.length; i++) adds.push({ op: 'add', path: childPath(path, i), value: y[i]! })
       return
     }
     if (isObject(x) && isObject(y)) {
       for (const k of Object.keys(x)) {
-        if (k in y) walk(x[k]!, y[k]!, childPath(path, k))
+        if (k in y) walk(x[k]!, y[k]!, childPath(path, k), depth + 1)
         else removes.push({ op: 'remove', path: childPath(path, k), value: x[k]! })
       }
       for (const k of Object.keys(y)) if (!(k in x)) adds.push({ op: 'add', path: childPath(path, k), value: y[k]! })
@@ -35,7 +37,7 @@ export function jsonDiff(a: JsonValue, b: JsonValue): DiffOp[] {
     }
     replaces.push({ op: 'replace', path, old: x, new: y })
   }
-  walk(a, b, '$')
+  walk(a, b, '$', 0)
   return [...removes, ...adds, ...replaces]
 }
 

@@ -1,7 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { RunNotFoundError } from '../errors/index.js'
-import { parseRun } from './parseRun.js'
+import { readRunArtifact } from './readRunArtifact.js'
 import type { Run } from './Run.js'
 import { RunStore } from './RunStore.js'
 import { resolveStore, type StoreChoice } from './resolveStore.js'
@@ -13,14 +12,12 @@ export function isRunFile(spec: string, cwd = process.cwd()): boolean {
 
 /**
  * A run named by a `*.run.json` path or a run id (full, unique prefix, or `latest`) in
- * the store. Artifacts are validated and migrated (RunArtifactError, exit 5, when bad).
+ * the store. Artifacts are validated as `ci replay --artifact` validates them, step
+ * hashes included, and migrated (RunArtifactError, exit 5, when bad); `rehash` (for
+ * `ci normalize`) recomputes the hashes of a hand-edited artifact instead.
  */
-export async function loadRun({ spec, ...where }: { spec: string } & StoreChoice): Promise<Run> {
-  if (isRunFile(spec, where.cwd)) {
-    const path = resolve(where.cwd ?? process.cwd(), spec)
-    if (!existsSync(path)) throw new RunNotFoundError(`no run artifact at ${path}`, { path })
-    return parseRun(readFileSync(path), path)
-  }
+export async function loadRun({ spec, rehash, ...where }: { spec: string; rehash?: boolean } & StoreChoice): Promise<Run> {
+  if (isRunFile(spec, where.cwd)) return readRunArtifact(resolve(where.cwd ?? process.cwd(), spec), { rehash }).run
   const runs = RunStore.open({ store: await resolveStore(where) })
   try {
     return await runs.get(spec)

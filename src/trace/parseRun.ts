@@ -1,6 +1,7 @@
 import { RunArtifactError } from '../errors/index.js'
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../util/jsonDepth.js'
 import { isSealed } from './payloadCipher.js'
-import { type Run, RUN_SCHEMA_VERSION, type Step, STEP_TYPES } from './Run.js'
+import { type Run, RUN_ID_RE, RUN_SCHEMA_VERSION, type Step, STEP_TYPES } from './Run.js'
 import { hashPayload } from './stepHash.js'
 
 const STATUSES = ['ok', 'failed', 'running']
@@ -14,6 +15,7 @@ function isObj(v: unknown): v is Obj {
 
 /** The JSON of a run artifact's bytes (RunArtifactError, exit 5, when they are not JSON). */
 export function parseRunJson(source: Buffer | string, where = 'run artifact'): unknown {
+  if (jsonTextTooDeep(source)) throw new RunArtifactError(`${where} is not a valid run: it nests deeper than ${MAX_JSON_DEPTH} levels`, { where, limit: MAX_JSON_DEPTH })
   try {
     return JSON.parse(source.toString())
   } catch (err) {
@@ -43,6 +45,8 @@ export function parseRun(source: Buffer | string | unknown, where = 'run artifac
   if ((version as number) > RUN_SCHEMA_VERSION) fail(`schemaVersion ${String(version)} is newer than this forkpoint understands (${RUN_SCHEMA_VERSION}); upgrade forkpoint`)
   const run = (version as number) === 0 ? migrateV0(raw) : { ...raw }
   for (const field of ['runId', 'entrypoint', 'startedAt', 'endedAt'] as const) if (typeof run[field] !== 'string') fail(`${field} must be a string`)
+  if (!RUN_ID_RE.test(run['runId'] as string)) fail(`runId ${JSON.stringify(run['runId'])} is not a run id (run- and 20 lowercase hex digits)`)
+  if (run['parent'] !== undefined && !RUN_ID_RE.test(String(run['parent']))) fail(`parent ${JSON.stringify(run['parent'])} is not a run id`)
   if (!STATUSES.includes(run['status'] as string)) fail(`status must be one of ${STATUSES.join(', ')}`)
   if (!MODES.includes(run['redaction'] as string)) fail(`redaction must be one of ${MODES.join(', ')}`)
   if (run['meta'] === undefined) run['meta'] = {}

@@ -1,12 +1,11 @@
 import { resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
-import { atomicWrite } from '../util/atomicWrite.js'
 import { type CaptureMode, entrypointName, runAgent } from './agentRun.js'
 import { assembleRun } from './assembleRun.js'
 import type { DeterministicSettings } from './deterministic.js'
 import { Redactor, type RedactionRules } from './Redactor.js'
 import { type JsonValue, makeRunId, type RedactionMode, type Run } from './Run.js'
-import { runArtifactText } from './runArtifact.js'
+import { writeRunArtifact } from './runArtifact.js'
 import { RunStore } from './RunStore.js'
 import { resolveStore, type StoreChoice } from './resolveStore.js'
 import type { AgentStdout } from './spawnAgent.js'
@@ -54,9 +53,9 @@ export async function recordCommand(args: RecordCommandArgs): Promise<RecordResu
   const capture: CaptureMode = proxy ? 'proxy' : 'register'
   const pinned: DeterministicSettings | null = deterministic ? { epochMs: Date.now(), seed: Math.floor(Math.random() * 2 ** 31) } : null
   const outcome = await runAgent({ store, command, cwd, env, policy: { mode: redact, rules }, capture, offline: false, deterministic: pinned, stdout })
-  const redactor = new Redactor({ mode: 'secrets', rules, env })
+  const shownCommand = new Redactor({ mode: 'secrets', rules, env }).redactArgv(command)
   const meta: { [key: string]: JsonValue } = {
-    command: redactor.redactArgv(command),
+    command: shownCommand,
     exitCode: outcome.exit.exitCode,
     capture,
     ...(pinned ? { deterministic: { epochMs: pinned.epochMs, seed: pinned.seed } } : {}),
@@ -64,7 +63,7 @@ export async function recordCommand(args: RecordCommandArgs): Promise<RecordResu
   }
   const run = assembleRun(outcome.entries, {
     runId: makeRunId(outcome.startedAt.getTime()),
-    entrypoint: args.entrypoint ?? entrypointName(command),
+    entrypoint: args.entrypoint ?? entrypointName(shownCommand),
     startedAt: outcome.startedAt,
     endedAt: outcome.endedAt,
     status: outcome.exit.exitCode === 0 ? 'ok' : 'failed',
@@ -80,6 +79,6 @@ export async function recordCommand(args: RecordCommandArgs): Promise<RecordResu
     runs.close()
   }
   const artifact = out ? resolve(cwd, out) : null
-  if (artifact) await atomicWrite(artifact, runArtifactText(run))
+  if (artifact) await writeRunArtifact(artifact, run)
   return { runId: run.runId, digest, status: run.status, exitCode: outcome.exit.exitCode, steps: run.steps.length, artifact, run, agentStdout: outcome.exit.stdout }
 }

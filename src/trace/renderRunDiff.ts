@@ -1,5 +1,6 @@
 import type { RunDiff, StepSummary } from './diffRuns.js'
 import type { DiffOp } from './jsonDiff.js'
+import { printable } from './printable.js'
 
 const MAX_VALUE = 120
 
@@ -14,7 +15,8 @@ export function renderRunDiff(diff: RunDiff): string {
     if (ops && ops.length > 0) lines.push('', `${title}:`, ...ops.slice(0, 20).map(renderOp), ...(ops.length > 20 ? [`  … ${ops.length - 20} more`] : []))
   }
   if (diff.resync) lines.push('', `runs line up again at A step ${diff.resync.idxA} / B step ${diff.resync.idxB}`)
-  return lines.join('\n')
+  // names, ids and paths come from the runs: escaped, so an artifact cannot drive the terminal
+  return lines.map(printable).join('\n')
 }
 
 function column(label: string, steps: StepSummary[], at: number | null): string[] {

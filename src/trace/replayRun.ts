@@ -11,12 +11,15 @@ import { RunStore } from './RunStore.js'
 import { resolveStore, type StoreChoice } from './resolveStore.js'
 import type { AgentStdout, Isolation } from './spawnAgent.js'
 import { PayloadCipher } from './payloadCipher.js'
+import { trustedRecordedCommand } from './recordedCommand.js'
 import { ReplayNotPossibleError } from '../errors/index.js'
 
 export interface ReplayRunArgs extends StoreChoice {
   run: Run
-  /** The agent command; defaults to the recorded one. */
+  /** The agent command; defaults to the recorded one, when this store recorded the run or `trustCommand` is set. */
   command?: string[] | undefined
+  /** Run the recorded command of a run from a file or another store (it runs whatever the run names). */
+  trustCommand?: boolean
   /** Serve steps before this index from the recording, run the rest live and record them as a new run. */
   liveFrom?: number | undefined
   env?: NodeJS.ProcessEnv
@@ -54,11 +57,11 @@ export async function replayRun(args: ReplayRunArgs): Promise<ReplayResult> {
   const { run, liveFrom, env = process.env, stdout = 'inherit' } = args
   const cwd = resolve(args.cwd ?? process.cwd())
   if (run.redaction === 'content') throw new ReplayNotPossibleError(`run ${run.runId} was recorded with --redact content: it can be diffed but not replayed`)
-  const command = args.command?.length ? args.command : recordedCommand(run)
   if (liveFrom !== undefined && (!Number.isInteger(liveFrom) || liveFrom < 0 || liveFrom > run.steps.length)) {
     throw new UsageError(`--live-from must be a step index from 0 to ${run.steps.length}`)
   }
   const store = await resolveStore({ ...args, cwd })
+  const command = args.command?.length ? args.command : await trustedRecordedCommand({ run, store, trust: args.trustCommand === true })
   const capture: CaptureMode = run.meta['capture'] === 'proxy' ? 'proxy' : 'register'
   const outcome = await runAgent({
     store,
@@ -104,15 +107,6 @@ export async function replayRun(args: ReplayRunArgs): Promise<ReplayResult> {
     throw new ReplayDivergenceError(`replay of ${run.runId} served every step but the agent exited ${outcome.exit.exitCode}, not ${recordedExit} as recorded`)
   }
   return { ...base, forked: null }
-}
-
-function recordedCommand(run: Run): string[] {
-  const command = run.meta['command']
-  if (!Array.isArray(command) || command.length === 0 || !command.every((a) => typeof a === 'string')) {
-    throw new UsageError(`run ${run.runId} has no recorded command; give one after --`)
-  }
-  if (command.some((a) => a.includes('[redacted'))) throw new UsageError(`the recorded command of ${run.runId} carried a secret and was redacted; give the command after --`)
-  return command as string[]
 }
 
 export function recordedDeterminism(run: Run): DeterministicSettings | null {

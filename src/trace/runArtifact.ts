@@ -1,3 +1,6 @@
+import { mkdir } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { atomicWrite } from '../util/atomicWrite.js'
 import { canonicalJson } from '../util/canonicalJson.js'
 import type { Run } from './Run.js'
 
@@ -7,4 +10,10 @@ import type { Run } from './Run.js'
  */
 export function runArtifactText(run: Run): string {
   return `${JSON.stringify(JSON.parse(canonicalJson(run)), null, 2)}\n`
+}
+
+/** Write `run` as an artifact at `path`, making its directory when it is not there yet. */
+export async function writeRunArtifact(path: string, run: Run): Promise<void> {
+  await mkdir(dirname(path), { recursive: true })
+  await atomicWrite(path, runArtifactText(run))
 }

@@ -3,10 +3,16 @@ export const SECRET_MARK = '[redacted secret]'
 
 /** Object keys and header names whose values are secrets (`x-api-key`, `openai_api_key`, `accessToken`, …). */
 export const SENSITIVE_KEY =
-  /^(?:.*[_-])?(?:api[_-]?key|secret|secret[_-]?key|client[_-]?secret|password|passwd|passphrase|pwd|token|access[_-]?token|refresh[_-]?token|id[_-]?token|auth|auth[_-]?token|session[_-]?token|session[_-]?id|bearer|authorization|cookie|set-cookie|credentials?|private[_-]?key|signature)$/i
+  /^(?:.*[_-])?(?:api[_-]?key|secret|secret[_-]?key|client[_-]?secret|password|passwd|pass|passphrase|pwd|token|access[_-]?token|refresh[_-]?token|id[_-]?token|auth|auth[_-]?token|session[_-]?token|session[_-]?id|bearer|authorization|cookie|set-cookie|credentials?|private[_-]?key|signature)$/i
 
-/** Environment variables whose values are secrets wherever they later appear. */
-export const SENSITIVE_ENV_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION/i
+/**
+ * An environment variable whose name contains one of these words (any case, anywhere:
+ * `DBPASS`, `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`) holds a secret: its value is
+ * redacted wherever it later appears. PASS covers PASSWD and PASSWORD. Listed in docs/redaction.md.
+ */
+export const SENSITIVE_ENV_WORDS = ['PASS', 'PASSWD', 'PASSWORD', 'SECRET', 'TOKEN', 'KEY', 'CREDENTIAL', 'PRIVATE', 'SESSION', 'COOKIE', 'AUTH'] as const
+
+export const SENSITIVE_ENV_NAME = new RegExp(SENSITIVE_ENV_WORDS.join('|'), 'i')
 
 /** Env values shorter than this are too common to hunt for everywhere. */
 export const MIN_ENV_SECRET_LENGTH = 8
@@ -26,6 +32,8 @@ export const SECRET_PATTERNS: RegExp[] = [
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
   /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
   /(?<keep>[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:)[^@\s/]+(?=@)/gi,
+  // query parameters that carry credentials, in URLs only (as words in prose or JSON they are too common)
+  /(?<keep>[?&](?:key|sig|signature|pass|session|sessionid|session_id|code)=)[^&#\s"']+/gi,
   // key=value and "key": "value" inside text (query strings, forms, JSON held as a string, CLI flags)
   /(?<keep>(?:^|[?&\s,{;"'-])(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|auth)["']?\s*[:=]\s*["']?)(?!\[redacted)[^\s"'&,;}]{3,}/gi,
 ]

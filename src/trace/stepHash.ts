@@ -1,4 +1,5 @@
 import { createHash, createHmac } from 'node:crypto'
+import { assertDepth } from '../util/jsonDepth.js'
 
 const NON_ASCII = /[^\x00-\x7f]/
 
@@ -7,15 +8,14 @@ function nfc(text: string): string {
 }
 
 /** Strings and keys in Unicode NFC, so the same text typed two ways hashes alike. */
-export function normalizeNfc(value: unknown): unknown {
+export function normalizeNfc(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return nfc(value)
-  if (Array.isArray(value)) return value.map(normalizeNfc)
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[nfc(k)] = normalizeNfc(v)
-    return out
-  }
-  return value
+  if (typeof value !== 'object' || value === null) return value
+  assertDepth(depth + 1)
+  if (Array.isArray(value)) return value.map((v) => normalizeNfc(v, depth + 1))
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) out[nfc(k)] = normalizeNfc(v, depth + 1)
+  return out
 }
 
 /**
@@ -24,6 +24,10 @@ export function normalizeNfc(value: unknown): unknown {
  * NFC, in one pass. Refuses non-finite numbers and non-JSON values like canonicalJson.
  */
 export function hashableText(value: unknown): string {
+  return hashable(value, 0)
+}
+
+function hashable(value: unknown, depth: number): string {
   switch (typeof value) {
     case 'string':
       return JSON.stringify(nfc(value))
@@ -34,11 +38,12 @@ export function hashableText(value: unknown): string {
       return JSON.stringify(value)
     case 'object': {
       if (value === null) return 'null'
-      if (Array.isArray(value)) return `[${value.map(hashableText).join(',')}]`
+      assertDepth(depth + 1)
+      if (Array.isArray(value)) return `[${value.map((v) => hashable(v, depth + 1)).join(',')}]`
       const entries = new Map<string, unknown>()
       for (const [k, v] of Object.entries(value)) if (v !== undefined) entries.set(nfc(k), v)
       const keys = [...entries.keys()].sort()
-      return `{${keys.map((k) => `${JSON.stringify(k)}:${hashableText(entries.get(k))}`).join(',')}}`
+      return `{${keys.map((k) => `${JSON.stringify(k)}:${hashable(entries.get(k), depth + 1)}`).join(',')}}`
     }
     default:
       throw new TypeError(`canonical JSON cannot hold a value of type ${typeof value}`)

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { RunNotFoundError } from '../errors/index.js'
-import { parseRun, parseRunJson } from './parseRun.js'
+import { readRunArtifact } from './readRunArtifact.js'
+import { recordedCommandOf } from './recordedCommand.js'
 import { RUN_SCHEMA_VERSION } from './Run.js'
 
 export interface ArtifactReport {
@@ -13,20 +12,14 @@ export interface ArtifactReport {
   steps: number
   redaction: string
   replayable: boolean
+  /** What `forkpoint replay` of this file would run with `--trust-command` (without it, replay needs the command after --). */
+  recordedCommand: string[] | null
 }
 
 /** Check a run artifact against the schema (RunArtifactError, exit 5, naming the first problem). */
 export function validateArtifact({ artifact, cwd = process.cwd() }: { artifact: string; cwd?: string }): ArtifactReport {
   const path = resolve(cwd, artifact)
-  let bytes: Buffer
-  try {
-    bytes = readFileSync(path)
-  } catch {
-    throw new RunNotFoundError(`no run artifact at ${path}`, { path })
-  }
-  const raw = parseRunJson(bytes, path)
-  const written = (raw as { schemaVersion?: unknown } | null)?.schemaVersion
-  const run = parseRun(raw, path, { verifyHashes: true, owned: true })
+  const { run, writtenVersion: written } = readRunArtifact(path)
   return {
     artifact: path,
     runId: run.runId,
@@ -35,5 +28,6 @@ export function validateArtifact({ artifact, cwd = process.cwd() }: { artifact: 
     steps: run.steps.length,
     redaction: run.redaction,
     replayable: run.redaction !== 'content',
+    recordedCommand: recordedCommandOf(run),
   }
 }

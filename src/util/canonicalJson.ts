@@ -1,3 +1,5 @@
+import { assertDepth } from './jsonDepth.js'
+
 /**
  * RFC 8785 (JCS) canonical JSON: object keys sorted by UTF-16 code units, no
  * whitespace, numbers in ECMAScript shortest form (so -0 is 0), strings escaped as
@@ -6,6 +8,10 @@
  * different values alike.
  */
 export function canonicalJson(value: unknown): string {
+  return canonical(value, 0)
+}
+
+function canonical(value: unknown, depth: number): string {
   switch (typeof value) {
     case 'string':
       return JSON.stringify(value)
@@ -16,18 +22,19 @@ export function canonicalJson(value: unknown): string {
       return JSON.stringify(value)
     case 'object':
       if (value === null) return 'null'
-      if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-      return canonicalObject(value as Record<string, unknown>)
+      assertDepth(depth + 1)
+      if (Array.isArray(value)) return `[${value.map((v) => canonical(v, depth + 1)).join(',')}]`
+      return canonicalObject(value as Record<string, unknown>, depth + 1)
     default:
       throw new TypeError(`canonical JSON cannot hold a value of type ${typeof value}`)
   }
 }
 
-function canonicalObject(obj: Record<string, unknown>): string {
+function canonicalObject(obj: Record<string, unknown>, depth: number): string {
   const keys = Object.keys(obj)
     .filter((k) => obj[k] !== undefined)
     .sort()
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(obj[k], depth)}`).join(',')}}`
 }
 
 /** The canonical bytes of a value, as stored and hashed. */

@@ -4,7 +4,6 @@ import { createRequire } from 'node:module'
  * Load a dependency when it is first needed (native modules, compression, progress bars,
  * and Node's heavier built-ins: child_process alone loads net, dgram and the streams),
  * so that importing forkpoint or starting a command that does not use it stays cheap.
- * Through `require`, not `import()`: the CLI bundle is CommonJS compiled with V8's code
- * cache (src/cli/start.ts), where Node 20 cannot run a dynamic `import()`.
+ * Through `require`: synchronous, so a caller needs no `await` to load what it uses.
  */
 export const requirePackage = createRequire(import.meta.url)

@@ -16,7 +16,8 @@ export interface Snapshot {
   model?: Digest
   cache?: Digest
   machine?: Digest
-  meta: { agent?: string; message: string; createdAt: string }
+  /** `fork`: set on the children `forkImage` makes, which child of which image. */
+  meta: { agent?: string; message: string; createdAt: string; fork?: { of: Digest; index: number } }
   [unknown: string]: unknown
 }
 

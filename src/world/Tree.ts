@@ -1,5 +1,6 @@
 import { MalformedObjectError, UnsafePathError } from '../errors/index.js'
 import { type Digest, isDigest, sha256 } from '../store/digest.js'
+import { bytesOfName, isCanonicalName } from './fsName.js'
 
 export const FILE_MODE = 0o644
 export const EXEC_MODE = 0o755
@@ -47,7 +48,7 @@ export function fileEntry(name: string, executable: boolean, size: number, conte
 }
 
 export function symlinkEntry(name: string, target: string): SymlinkEntry {
-  return { name, type: 'symlink', mode: SYMLINK_MODE, size: Buffer.byteLength(target), target }
+  return { name, type: 'symlink', mode: SYMLINK_MODE, size: bytesOfName(target).length, target }
 }
 
 export function dirEntry(name: string, tree: Digest): DirEntry {
@@ -85,9 +86,9 @@ export function contentDigest(entry: FileEntry): Digest {
   return 'blob' in entry ? entry.blob : entry.chunks
 }
 
-/** One path component and nothing more: not empty, `.` or `..`, no `/` or NUL. */
+/** One path component and nothing more: not empty, `.` or `..`, no `/` or NUL; bytes escaped only as a scan escapes them (fsName.ts). */
 export function isSafeName(name: unknown): name is string {
-  return typeof name === 'string' && name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0')
+  return typeof name === 'string' && name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0') && isCanonicalName(name)
 }
 
 /** A name from a tree may be used as one path component and nothing more. */
@@ -126,7 +127,7 @@ function validEntry(e: TreeEntry): boolean {
     case 'dir':
       return isDigest(e.tree)
     case 'symlink':
-      return typeof e.target === 'string' && e.target.length > 0 && !e.target.includes('\0')
+      return typeof e.target === 'string' && e.target.length > 0 && !e.target.includes('\0') && isCanonicalName(e.target)
     default:
       return false
   }

@@ -1,21 +1,25 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { DirtyWorkspaceError, TargetNotEmptyError, UnsafePathError } from '../errors/index.js'
+import { DirtyWorkspaceError, TargetNotEmptyError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { readRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { type CheckoutJournal, type CheckoutStep, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
+import { admitTree } from './admitTree.js'
 import { diffTrees } from './diffTrees.js'
 import { type CopyMethod, materializeTree, probeCopyMethod, writeFileEntry } from './materializeTree.js'
+import { fsPath } from './fsName.js'
+import { quotePath } from './quotePath.js'
 import { readSnapshot } from './readObjects.js'
-import { symlinkStaysInside } from './safePath.js'
+import { StoreDirectory } from './storeDirectory.js'
 import { scanWorkspace } from './scanWorkspace.js'
 import { resolveWorkspace } from './snapshotWorkspace.js'
 import type { Tree } from './Tree.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
+import { respectGitignore } from './workspaceConfig.js'
 import { withWorkspaceLock } from './workspaceLock.js'
 
 export interface CheckoutArgs {
@@ -39,6 +43,8 @@ export interface CheckoutResult {
   mode: 'into' | 'in-place'
   /** Paths written or removed (in place), or files written (into). */
   changed: number
+  /** Regular files in the tree checked out (as `snapshot` counts them). */
+  files: number
   method: CopyMethod
 }
 
@@ -49,7 +55,7 @@ export async function checkout(args: CheckoutArgs): Promise<CheckoutResult> {
   const snapshot = await readSnapshot(store, id)
   const tree = snapshot.world.tree
   if (args.into) return checkoutInto(store, id, tree, resolve(args.into), args)
-  await recoverCheckout(store, workspace)
+  await recoverCheckout(store, workspace, { discard: args.force ?? false })
   return withWriteLock(store, () => withWorkspaceLock(store, () => checkoutInPlace(store, workspace, id, tree, args)))
 }
 
@@ -64,7 +70,7 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
   try {
     const result = await materializeTree({ store, source: treeSource(store), tree, into: temp, method: args.method, allowExternalSymlinks: args.allowExternalSymlinks, onProgress: args.onProgress })
     await fs.rename(temp, target)
-    return { id, tree, target, mode: 'into', changed: result.files, method: result.method }
+    return { id, tree, target, mode: 'into', changed: result.files, files: result.files, method: result.method }
   } catch (err) {
     await fs.rm(temp, { recursive: true, force: true })
     throw err
@@ -72,31 +78,32 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
 }
 
 async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree: Digest, args: CheckoutArgs): Promise<CheckoutResult> {
-  const scan = await scanWorkspace({ store, dir: workspace, write: false })
+  const scan = await scanWorkspace({ store, dir: workspace, write: false, respectGitignore: await respectGitignore(store, undefined, { remember: false }) })
   const source = treeSource(store, scan.trees)
   const head = await readRef(store, 'HEAD')
   const headTree = head ? (await readSnapshot(store, head)).world.tree : null
   if (!args.force && scan.tree !== headTree) {
     const changes = await diffTrees({ source, a: headTree, b: scan.tree })
-    if (changes.length > 0 || headTree === null) {
+    if (changes.length > 0) {
       const paths = changes.map((c) => c.path)
-      throw new DirtyWorkspaceError(`the workspace has uncommitted changes (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`, { paths })
+      throw new DirtyWorkspaceError(`the workspace has uncommitted changes (${paths.slice(0, 5).map(quotePath).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`, { paths })
     }
   }
+  const { files } = await admitTree({ source, tree, root: workspace, store: new StoreDirectory(store.root), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
   const method = args.method && args.method !== 'auto' ? args.method : await probeCopyMethod(store, workspace)
   const staging = store.tempPath('checkout')
   await fs.mkdir(staging)
   let journaled = false
   try {
     const steps: CheckoutStep[] = []
-    await plan(store, source, await source(scan.tree), await source(tree), '', { staging, steps, method, allowExternal: args.allowExternalSymlinks ?? false })
+    await plan(store, source, await source(scan.tree), await source(tree), '', { staging, steps, method })
     const branch = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
     const headText = branch === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
     const journal: CheckoutJournal = { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: headText }
     await writeJournal(store, journal)
     journaled = true
     await runJournal(store, journal)
-    return { id, tree, target: workspace, mode: 'in-place', changed: steps.length, method }
+    return { id, tree, target: workspace, mode: 'in-place', changed: steps.length, files, method }
   } catch (err) {
     // Once journaled, the staged files belong to the journal: the next command finishes the checkout.
     if (!journaled) await fs.rm(staging, { recursive: true, force: true })
@@ -108,10 +115,9 @@ interface PlanContext {
   staging: string
   steps: CheckoutStep[]
   method: CopyMethod
-  allowExternal: boolean
 }
 
-/** The steps that turn tree `from` into tree `to` under `prefix`, with new content staged. */
+/** The steps that turn tree `from` into tree `to` under `prefix`, with new content staged (`admitTree` accepted `to`). */
 async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, prefix: string, ctx: PlanContext): Promise<void> {
   for (const { name, entries: [cur, next] } of zipEntries(from, to)) {
     if (sameEntry(cur, next)) continue
@@ -133,14 +139,8 @@ async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, pref
       continue
     }
     const staged = join(ctx.staging, String(ctx.steps.length))
-    if (next.type === 'symlink') {
-      if (!ctx.allowExternal && !symlinkStaysInside(path, next.target)) {
-        throw new UnsafePathError(`symlink ${path} -> ${next.target} points outside the workspace (allow with --allow-external-symlinks)`, { path })
-      }
-      await fs.symlink(next.target, staged)
-    } else {
-      await writeFileEntry(store, staged, next, ctx.method)
-    }
+    if (next.type === 'symlink') await fs.symlink(fsPath(next.target), staged)
+    else await writeFileEntry(store, staged, next, ctx.method, path)
     ctx.steps.push({ op: 'place', path, staged })
   }
 }

@@ -1,11 +1,13 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
+import { ForkpointError, InternalError } from '../errors/index.js'
 import { CHECKOUT_JOURNAL } from '../store/gc.js'
 import { appendReflog } from '../store/reflog.js'
 import { readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { errnoCode, readTextOrNullSync } from '../util/fsx.js'
+import { fsPath } from './fsName.js'
 import { assertNoLinkedAncestor } from './safePath.js'
 
 /**
@@ -51,7 +53,7 @@ export async function runJournal(store: Store, journal: CheckoutJournal): Promis
 
 async function runStep(workspace: string, step: CheckoutStep): Promise<void> {
   assertNoLinkedAncestor(workspace, step.path)
-  const abs = join(workspace, step.path)
+  const abs = fsPath(join(workspace, step.path))
   switch (step.op) {
     case 'remove':
       await fs.rm(abs, { recursive: true, force: true })
@@ -75,12 +77,44 @@ async function runStep(workspace: string, step: CheckoutStep): Promise<void> {
   }
 }
 
-/** Finish a checkout that an earlier process started and did not complete. */
-export async function recoverCheckout(store: Store, workspace: string): Promise<boolean> {
+/** Where a journal that could not be replayed is set aside (with why), for a person to read. */
+export const ABANDONED_JOURNAL = 'checkout-journal.abandoned.json'
+
+/**
+ * Finish a checkout that an earlier process started and did not complete. A journal that
+ * cannot be finished (unreadable, or a step that fails again) never wedges the
+ * workspace: it is set aside (ABANDONED_JOURNAL) with its staging area, HEAD stays where
+ * it was, and the error is thrown once, saying so; `discard` (a forced checkout, which
+ * overwrites the workspace anyway) sets it aside without throwing.
+ */
+export async function recoverCheckout(store: Store, workspace: string, { discard = false } = {}): Promise<boolean> {
   const text = readTextOrNullSync(journalPath(store))
   if (text === null) return false
-  const journal = JSON.parse(text) as CheckoutJournal
+  let journal: CheckoutJournal
+  try {
+    journal = JSON.parse(text) as CheckoutJournal
+  } catch {
+    await setAside(store, text, 'the journal does not parse', null)
+    return false // written atomically, so never run: the workspace is as it was
+  }
   if (journal.kind !== 'checkout-journal' || journal.workspace !== workspace) return false
-  await runJournal(store, journal)
-  return true
+  try {
+    await runJournal(store, journal)
+    return true
+  } catch (err) {
+    await setAside(store, text, (err as Error).message, journal.staging)
+    if (discard) return false
+    const note = `; the interrupted checkout was set aside (${ABANDONED_JOURNAL} in the store), HEAD is unchanged: 'forkpoint checkout --force HEAD' restores the workspace`
+    if (err instanceof ForkpointError) {
+      err.message += note
+      throw err
+    }
+    throw new InternalError(`cannot finish an interrupted checkout: ${(err as Error).message}${note}`, { cause: (err as Error).message })
+  }
+}
+
+async function setAside(store: Store, text: string, why: string, staging: string | null): Promise<void> {
+  await atomicWrite(store.path(ABANDONED_JOURNAL), JSON.stringify({ why, journal: text }), { fsync: true })
+  await fs.rm(journalPath(store), { force: true })
+  if (typeof staging === 'string' && staging.startsWith(`${store.root}/`)) await fs.rm(staging, { recursive: true, force: true })
 }

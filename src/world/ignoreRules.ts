@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { fsPath } from './fsName.js'
 import { join } from 'node:path'
 import ignore, { type Ignore } from 'ignore'
 
@@ -48,7 +49,7 @@ export function ignoreRules({ respectGitignore = false, onRead }: { respectGitig
     enter(absDir, relDir, has) {
       const present = files.filter(has)
       if (present.length === 0) return relDir === rel ? this : build(layers, relDir)
-      const text = present.map((f) => readFileSync(join(absDir, f), 'utf8')).join('\n')
+      const text = present.map((f) => readFileSync(fsPath(join(absDir, f)), 'utf8')).join('\n')
       onRead?.(relDir, text)
       return build(text.trim() ? [...layers, { base: relDir, matcher: ignore().add(text) }] : layers, relDir)
     },

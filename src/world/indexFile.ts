@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { bytesOfName, nameFromBytes } from './fsName.js'
 
 /** What a row of the index is (the low bits of its kind byte). */
 export const FILE_ROW = 0
@@ -62,7 +63,7 @@ const HEADER_BYTES = 32
  */
 export function encodeIndex(c: IndexColumns): Buffer[] {
   const dirs = c.dirPaths.length
-  const strings = [c.workspace, c.names.join('\0'), c.targets.join('\0'), c.dirPaths.join('\0')].map((s) => Buffer.from(s, 'utf8'))
+  const strings = [c.workspace, c.names.join('\0'), c.targets.join('\0'), c.dirPaths.join('\0')].map(bytesOfName)
   const header = Buffer.alloc(HEADER_BYTES)
   MAGIC.copy(header, 0)
   header.writeUInt32LE(c.rows, 8)
@@ -115,7 +116,7 @@ export function decodeIndex(raw: Buffer): ReadIndex | null {
   const kinds = buf.subarray(take(rows), offset)
   const dirFlags = buf.subarray(take(dirs), offset)
   const nameBytes = buf.subarray(offset + stringLengths[0]!, offset + stringLengths[0]! + stringLengths[1]!)
-  const [workspace, names, targets, dirPaths] = stringLengths.map((length) => buf.toString('utf8', take(length), offset))
+  const [workspace, names, targets, dirPaths] = stringLengths.map((length) => nameFromBytes(buf.subarray(take(length), offset)))
   const columns: ReadIndex = {
     nameBytes,
     workspace: workspace!,

@@ -1,6 +1,7 @@
 import { constants, lstatSync } from 'node:fs'
 import { EXEC_ROW, FILE_ROW, type IndexColumns, KIND_MASK, type ReadIndex, RACY, STAT_FIELDS } from './indexFile.js'
 import { requirePackage } from '../util/requirePackage.js'
+import { bytesOfName, fsPath } from './fsName.js'
 
 /**
  * Numbers per name in `lstatNames`' result: mode (file type and permission bits), size,
@@ -65,8 +66,8 @@ export const nodeLstat: LstatBackend = {
 }
 
 interface NativeAddon {
-  lstatNames(dir: string, names: string, out: Float64Array): number
-  startFilesCheck(root: string, dirPaths: string, dirRows: Uint32Array, names: Uint8Array, kinds: Uint8Array, stats: Float64Array): FilesCheckJob
+  lstatNames(dir: Buffer, names: Buffer, out: Float64Array): number
+  startFilesCheck(root: Buffer, dirPaths: Buffer, dirRows: Uint32Array, names: Uint8Array, kinds: Uint8Array, stats: Float64Array): FilesCheckJob
   filesCheck(job: FilesCheckJob, dir: number): number
   filesStop(job: FilesCheckJob): void
 }
@@ -99,7 +100,7 @@ function withAddon(addon: NativeAddon | null): LstatBackend | null {
     lstatNames(dir, names) {
       const out = new Float64Array(names.length * STAT_SLOT)
       if (names.length === 0) return out
-      const opened = addon.lstatNames(dir, names.join('\0'), out) === 0
+      const opened = addon.lstatNames(bytesOfName(dir), bytesOfName(names.join('\0')), out) === 0
       for (let i = 0; i < names.length; i++) {
         // the addon leaves -errno: Node's own lstat then says what went wrong, or finds it there now
         if (!opened || out[i * STAT_SLOT]! < 0) statInto(out, i, `${dir}/${names[i]}`)
@@ -107,7 +108,7 @@ function withAddon(addon: NativeAddon | null): LstatBackend | null {
       return out
     },
     startFilesCheck(root, c) {
-      const job = addon.startFilesCheck(root, c.dirPaths.join('\0'), c.dirRows, c.nameBytes, c.kinds, c.stats)
+      const job = addon.startFilesCheck(bytesOfName(root), bytesOfName(c.dirPaths.join('\0')), c.dirRows, c.nameBytes, c.kinds, c.stats)
       return { holds: (dir) => addon.filesCheck(job, dir) === 1, stop: () => addon.filesStop(job) }
     },
   }
@@ -117,7 +118,7 @@ function withAddon(addon: NativeAddon | null): LstatBackend | null {
 export const lstat: LstatBackend = nativeLstat ?? nodeLstat
 
 function statInto(out: Float64Array, i: number, path: string): void {
-  const st = lstatSync(path, { throwIfNoEntry: false })
+  const st = lstatSync(fsPath(path), { throwIfNoEntry: false })
   const at = i * STAT_SLOT
   if (st === undefined) {
     out.fill(0, at, at + STAT_SLOT)

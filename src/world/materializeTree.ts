@@ -1,21 +1,22 @@
 import { constants, promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { DigestMismatchError, StoreCorruptError, UnsafePathError } from '../errors/index.js'
+import { DigestMismatchError, ObjectNotFoundError, StoreCorruptError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
+import { assertObjectIntact } from '../store/objectIntact.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
 import { errnoCode } from '../util/fsx.js'
+import { fsPath } from './fsName.js'
 import { readChunks } from './readObjects.js'
-import { symlinkStaysInside } from './safePath.js'
-import { FILE_MODE, type FileEntry } from './Tree.js'
+import { admitTree } from './admitTree.js'
+import { quotePath } from './quotePath.js'
+import { FILE_MODE, type FileEntry, type Tree, contentDigest } from './Tree.js'
 import { type TreeSource, joinPath } from './treeSource.js'
 
 /**
  * How file bytes get from the store to the target: `reflink` clones (no data copied;
- * btrfs, XFS, APFS), `copy` copies in the kernel (copy_file_range, as `cp` does),
- * `hardlink` links the object itself (read-only uses such as base views; only for
- * non-executable files, whose mode the object file carries). None re-hashes the bytes:
- * local objects were hashed as they were written and pulled ones on arrival; `verify`
- * re-hashes the store, and `readBlob` checks every read that goes through JavaScript.
+ * btrfs, XFS, APFS), `copy` reads and writes them, `hardlink` links the object itself
+ * (read-only uses such as base views; only for non-executable files, whose mode the
+ * object file carries). Each verifies the object's digest first (writeFileEntry).
  */
 export type CopyMethod = 'reflink' | 'copy' | 'hardlink'
 
@@ -29,6 +30,11 @@ export interface MaterializeOptions {
   /** Allow symlinks whose target leaves the tree (absolute, or climbing above the root). */
   allowExternalSymlinks?: boolean
   concurrency?: number
+  /**
+   * Hash each object before it is linked or cloned (the default). Off only for a branch's
+   * base view, which must stay O(links) to build: see docs/world-integrity.md.
+   */
+  verify?: boolean
   onProgress?: (done: number, total: number) => void
 }
 
@@ -43,18 +49,20 @@ interface FileJob {
   entry: FileEntry
 }
 
-/** Write a tree out as a new directory: directories, symlinks, then files in parallel. */
+/** Write a tree out as a new directory (after `admitTree` accepts it all): directories, symlinks, then files in parallel. */
 export async function materializeTree(opts: MaterializeOptions): Promise<MaterializeResult> {
   const method = opts.method === undefined || opts.method === 'auto' ? await probeCopyMethod(opts.store, dirname(opts.into)) : opts.method
   const jobs: FileJob[] = []
-  await fs.mkdir(opts.into)
+  opts = { ...opts, source: memoized(opts.source) } // admitTree and layOut read each tree once
+  await admitTree({ source: opts.source, tree: opts.tree, root: opts.into, allowExternalSymlinks: opts.allowExternalSymlinks ?? false })
+  await fs.mkdir(fsPath(opts.into))
   await layOut(opts, opts.tree, '', jobs)
   let next = 0
   let done = 0
   const worker = async (): Promise<void> => {
     while (next < jobs.length) {
       const job = jobs[next++]!
-      await writeFileEntry(opts.store, join(opts.into, job.rel), job.entry, method)
+      await writeFileEntry(opts.store, join(opts.into, job.rel), job.entry, method, job.rel, opts.verify ?? true)
       opts.onProgress?.(++done, jobs.length)
     }
   }
@@ -62,18 +70,24 @@ export async function materializeTree(opts: MaterializeOptions): Promise<Materia
   return { files: jobs.length, bytes: jobs.reduce((n, j) => n + j.entry.size, 0), method }
 }
 
+function memoized(source: TreeSource): TreeSource {
+  const trees = new Map<Digest, Promise<Tree>>()
+  return (digest) => {
+    let tree = trees.get(digest)
+    if (!tree) trees.set(digest, (tree = source(digest)))
+    return tree
+  }
+}
+
 async function layOut(opts: MaterializeOptions, tree: Digest, prefix: string, jobs: FileJob[]): Promise<void> {
   for (const entry of (await opts.source(tree)).entries) {
     const rel = joinPath(prefix, entry.name)
     const abs = join(opts.into, rel)
     if (entry.type === 'dir') {
-      await fs.mkdir(abs)
+      await fs.mkdir(fsPath(abs))
       await layOut(opts, entry.tree, rel, jobs)
     } else if (entry.type === 'symlink') {
-      if (!opts.allowExternalSymlinks && !symlinkStaysInside(rel, entry.target)) {
-        throw new UnsafePathError(`symlink ${rel} -> ${entry.target} points outside the tree (allow with --allow-external-symlinks)`, { path: rel, target: entry.target })
-      }
-      await fs.symlink(entry.target, abs)
+      await fs.symlink(fsPath(entry.target), fsPath(abs))
     } else {
       jobs.push({ rel, entry })
     }
@@ -83,7 +97,7 @@ async function layOut(opts: MaterializeOptions, tree: Digest, prefix: string, jo
 /** Hard-link an object; false when it already has as many links as the file system allows (ext4: 65000). */
 async function linked(object: string, abs: string): Promise<boolean> {
   try {
-    await fs.link(object, abs)
+    await fs.link(object, fsPath(abs))
     return true
   } catch (err) {
     if (errnoCode(err) === 'EMLINK') return false
@@ -91,34 +105,53 @@ async function linked(object: string, abs: string): Promise<boolean> {
   }
 }
 
-/** Write one file entry at `abs` (which must not exist) with its exact mode. */
-export async function writeFileEntry(store: Store, abs: string, entry: FileEntry, method: CopyMethod): Promise<void> {
-  if ('chunks' in entry) return writeChunked(store, abs, entry)
-  const object = store.objectPath(entry.blob)
+/**
+ * Write one file entry at `abs` (which must not exist) with its exact mode. The object's
+ * bytes are verified on the way (DESIGN.md): hashed before a link or a clone hands the
+ * file itself on, hashed as they are read for a copy. A corrupt object writes nothing and
+ * throws DigestMismatchError (exit 5) naming it and `rel`, the path it was meant for.
+ * `verify` false links or clones unhashed (a base view's links; a copy always checks).
+ */
+export async function writeFileEntry(store: Store, abs: string, entry: FileEntry, method: CopyMethod, rel = abs, verify = true): Promise<void> {
   try {
-    if (method === 'hardlink' && entry.mode === FILE_MODE && (await linked(object, abs))) return
-    const clone = method === 'reflink' ? constants.COPYFILE_FICLONE_FORCE : 0
-    await fs.copyFile(object, abs, clone | constants.COPYFILE_EXCL)
+    if ('chunks' in entry) return await writeChunked(store, abs, entry)
+    await writeBlob(store, abs, entry, method, verify)
   } catch (err) {
+    if (errnoCode(err) !== 'EEXIST') await fs.rm(fsPath(abs), { force: true })
+    const digest = contentDigest(entry)
+    if (err instanceof DigestMismatchError) throw new DigestMismatchError(`refusing to write ${quotePath(rel)}: ${err.message}`, { digest: (err.data['digest'] as Digest | undefined) ?? digest, path: rel })
     // A tree naming an object the store lacks is a damaged store (exit 5), not a bug.
-    if (errnoCode(err) === 'ENOENT' && !(await store.has(entry.blob))) {
-      throw new StoreCorruptError(`object ${entry.blob} is missing from the store (run 'forkpoint verify')`, { digest: entry.blob })
+    if ((errnoCode(err) === 'ENOENT' || err instanceof ObjectNotFoundError) && !(await store.has(digest))) {
+      throw new StoreCorruptError(`object ${digest} is missing from the store, needed for ${quotePath(rel)} (run 'forkpoint verify')`, { digest, path: rel })
     }
     throw err
   }
+}
+
+async function writeBlob(store: Store, abs: string, entry: Extract<FileEntry, { blob: Digest }>, method: CopyMethod, verify: boolean): Promise<void> {
+  if (method === 'copy') {
+    await fs.writeFile(fsPath(abs), await store.readBlob(entry.blob), { flag: 'wx', mode: entry.mode })
+    await fs.chmod(fsPath(abs), entry.mode) // past the umask
+    return
+  }
+  if (verify) await assertObjectIntact(store, entry.blob)
+  const object = store.objectPath(entry.blob)
+  if (method === 'hardlink' && entry.mode === FILE_MODE && (await linked(object, abs))) return
+  const clone = method === 'reflink' ? constants.COPYFILE_FICLONE_FORCE : 0
+  await fs.copyFile(object, fsPath(abs), clone | constants.COPYFILE_EXCL)
   // the copy carries the object file's mode (0644); only other modes need a change
-  if (entry.mode !== OBJECT_MODE) await fs.chmod(abs, entry.mode)
+  if (entry.mode !== OBJECT_MODE) await fs.chmod(fsPath(abs), entry.mode)
 }
 
 async function writeChunked(store: Store, abs: string, entry: Extract<FileEntry, { chunks: Digest }>): Promise<void> {
   const chunks = await readChunks(store, entry.chunks)
-  const handle = await fs.open(abs, 'wx', entry.mode)
+  const handle = await fs.open(fsPath(abs), 'wx', entry.mode)
   try {
     for (const part of chunks.chunks) await handle.write(await store.readBlob(part.blob))
   } finally {
     await handle.close()
   }
-  await fs.chmod(abs, entry.mode)
+  await fs.chmod(fsPath(abs), entry.mode)
   if (chunks.size !== entry.size) throw new DigestMismatchError(`chunked file ${abs}: size ${chunks.size} does not match its tree entry (${entry.size})`)
 }
 

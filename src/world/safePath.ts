@@ -2,6 +2,7 @@ import { lstatSync } from 'node:fs'
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path'
 import { UnsafePathError } from '../errors/index.js'
 import { errnoCode } from '../util/fsx.js'
+import { fsPath } from './fsName.js'
 
 /**
  * Refuse to touch `root/rel` unless every directory between root and it is a real
@@ -14,7 +15,7 @@ export function assertNoLinkedAncestor(root: string, rel: string): void {
   for (const part of parts.slice(0, -1)) {
     dir = join(dir, part)
     try {
-      const st = lstatSync(dir)
+      const st = lstatSync(fsPath(dir))
       if (!st.isDirectory()) throw new UnsafePathError(`refusing to write ${rel}: ${dir} is not a real directory (symlink or file)`, { path: rel })
     } catch (err) {
       if (errnoCode(err) === 'ENOENT') return

@@ -1,6 +1,7 @@
-import { lstatSync, readdirSync, readlinkSync } from 'node:fs'
+import { lstatSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Store } from '../store/Store.js'
+import { fsPath, lstatPath, readdirEntries, readlinkName } from './fsName.js'
 import { type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { storeFile } from './storeFile.js'
@@ -35,7 +36,7 @@ export async function scanPaths({ store, dir, paths, respectGitignore = false }:
     const [parent, name] = cut < 0 ? ['', rel] : [rel.slice(0, cut), rel.slice(cut + 1)]
     if (!rulesOf.has(parent)) rulesOf.set(parent, rulesInside(root, parent, storeDir, respectGitignore))
     const rules = rulesOf.get(parent)!
-    const st = rules && lstatSync(`${root}/${rel}`, { throwIfNoEntry: false })
+    const st = rules && lstatPath(`${root}/${rel}`)
     out.set(rel, rules && st ? await entryOf(store, storeDir, `${root}/${rel}`, rel, name, st, rules) : null)
   }
   return out
@@ -44,28 +45,28 @@ export async function scanPaths({ store, dir, paths, respectGitignore = false }:
 /** The entry for `name` (at `abs`) as seen from its parent directory, whose rules are `rules`; null when left out. */
 async function entryOf(store: Store, storeDir: StoreDirectory, abs: string, rel: string, name: string, kind: Kind, rules: IgnoreRules): Promise<TreeEntry | null> {
   if (kind.isDirectory()) {
-    if (storeDir.is(abs) || rules.ignores(name, true)) return null
-    const dirents = readdirSync(abs, { withFileTypes: true })
-    const inner = rules.enter(abs, rel, (file) => dirents.some((d) => d.name === file && d.isFile()))
+    if (storeDir.isAnyStore(abs, name) || rules.ignores(name, true)) return null
+    const dirents = readdirEntries(abs)
+    const inner = rules.enter(abs, rel, (file) => dirents.some((d) => d.name === file && d.dirent.isFile()))
     const entries: TreeEntry[] = []
-    for (const d of dirents) {
-      const entry = await entryOf(store, storeDir, `${abs}/${d.name}`, `${rel}/${d.name}`, d.name, d, inner)
+    for (const { name: inside, dirent } of dirents) {
+      const entry = await entryOf(store, storeDir, `${abs}/${inside}`, `${rel}/${inside}`, inside, dirent, inner)
       if (entry) entries.push(entry)
     }
     const { bytes, digest } = treeObject(entries)
     await store.writeVerified(digest, bytes)
     return dirEntry(name, digest)
   }
-  if (kind.isSymbolicLink()) return rules.ignores(name, false) ? null : symlinkEntry(name, readlinkSync(abs))
+  if (kind.isSymbolicLink()) return rules.ignores(name, false) ? null : symlinkEntry(name, readlinkName(abs))
   if (!kind.isFile() || rules.ignores(name, false)) return null
-  const st = lstatSync(abs)
+  const st = lstatSync(fsPath(abs))
   const stored = await storeFile({ store, path: abs, size: st.size, write: true })
   return fileEntry(name, (st.mode & 0o111) !== 0, stored.size, stored.content, stored.chunked)
 }
 
 /** The rules in force inside directory `rel` (entering every directory from the root), or null when it is ignored, the store, or not a directory. */
 function rulesInside(root: string, rel: string, storeDir: StoreDirectory, respectGitignore: boolean): IgnoreRules | null {
-  const isFile = (abs: string) => (file: string) => lstatSync(`${abs}/${file}`, { throwIfNoEntry: false })?.isFile() ?? false
+  const isFile = (abs: string) => (file: string) => lstatPath(`${abs}/${file}`)?.isFile() ?? false
   let rules = ignoreRules({ respectGitignore }).enter(root, '', isFile(root))
   let abs = root
   let here = ''
@@ -73,7 +74,7 @@ function rulesInside(root: string, rel: string, storeDir: StoreDirectory, respec
     if (rules.ignores(part, true)) return null
     abs = `${abs}/${part}`
     here = here ? `${here}/${part}` : part
-    if (storeDir.is(abs) || !lstatSync(abs, { throwIfNoEntry: false })?.isDirectory()) return null
+    if (storeDir.isAnyStore(abs, part) || !lstatPath(abs)?.isDirectory()) return null
     rules = rules.enter(abs, here, isFile(abs))
   }
   return rules

@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto'
-import { lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs'
+import { lstatSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { IGNORE_FILES, type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { DIR_ROW, EXEC_ROW, FILE_ROW, SYMLINK_ROW } from './indexFile.js'
+import { fsPath, readdirEntries, readlinkName } from './fsName.js'
 import { hashSmallFiles } from './hashFiles.js'
 import { STAT_SLOT, VANISHED, lstat } from './lstatNames.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { CHUNKING_THRESHOLD, storeFile } from './storeFile.js'
 import { type Tree, type TreeEntry, dirEntry, fileEntry, symlinkEntry, treeObject } from './Tree.js'
+import { joinPath } from './treeSource.js'
 import { NextIndex, PreviousIndex, dirFlags } from './workspaceIndex.js'
 
 export interface ScanOptions {
@@ -43,6 +45,8 @@ export interface ScanResult extends ScanCounts {
    * `treeSource(store, scan.trees)` reaches every tree of a scan that wrote nothing.
    */
   trees: Map<Digest, Tree>
+  /** Every symlink of the tree, by path, with its target. */
+  symlinks: Array<{ path: string; target: string }>
   /**
    * After a write scan: make every object written so far durable (with anything the
    * caller added, such as a snapshot object, in the same sync), then save the new index,
@@ -64,11 +68,14 @@ interface PendingFile {
  * vouches for keep their tree without building it. A write scan stores what is new; its
  * caller then `persist`s it.
  */
+/** The clock a scan's start is read from, which the racy-clean window is measured against (a test places a file inside or outside it). */
+export const scanClock = { now: (): number => Date.now() }
+
 export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const root = resolve(opts.dir)
   const store = new StoreDirectory(opts.store.root)
   const previous = PreviousIndex.load(opts.store, root) // starts checking the index's files: stopped below, whatever happens
-  const scanStartMs = Date.now()
+  const scanStartMs = scanClock.now()
   let walked
   try {
     walked = walkWorkspace(opts, root, store, previous, scanStartMs, false)
@@ -97,14 +104,14 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
       bytes += next.size(row)
     }
   }
-  return { tree: next.dirTree(top), files, bytes, hashedFiles: walk.pending.length, hashedBytes, listedDirs: walk.listedDirs, skipped: walk.skipped, trees, persist }
+  return { tree: next.dirTree(top), files, bytes, hashedFiles: walk.pending.length, hashedBytes, listedDirs: walk.listedDirs, skipped: walk.skipped, trees, symlinks: symlinksOf(next, walk.clean.length), persist }
 }
 
 function walkWorkspace(opts: ScanOptions, root: string, store: StoreDirectory, previous: PreviousIndex, scanStartMs: number, listAll: boolean) {
   const next = new NextIndex(root, { rows: previous.c.rows, dirs: previous.c.dirPaths.length })
   const walk = new Walk(store, previous, next, scanStartMs, listAll)
   // What is left out: the ignore rules, and which directory is the store
-  const rules = createHash('sha256').update(`${opts.respectGitignore ? 'gitignore' : ''}\0${store.id}\0`)
+  const rules = createHash('sha256').update(`${opts.respectGitignore ? 'gitignore' : ''}\0${store.id}\0nested stores left out\0`)
   const onRead = (relDir: string, text: string) => rules.update(`${relDir}\0${text}\0`)
   const top = walk.dir(root, '', ignoreRules({ respectGitignore: opts.respectGitignore ?? false, onRead }))
   next.setRulesKey(rules.digest())
@@ -159,7 +166,7 @@ class Walk {
   /** Scan one directory (its rows stay contiguous: subdirectories are entered after). `outer`: the parent's ignore rules. */
   dir(abs: string, rel: string, outer: IgnoreRules): number {
     // Before listing: a change made while it is listed leaves the next scan a different stat. The root may be a symlink: what it lists is its target's.
-    const st = rel === '' ? statSync(abs) : lstatSync(abs)
+    const st = rel === '' ? statSync(fsPath(abs)) : lstatSync(fsPath(abs))
     const before = this.previous.dir(rel)
     const listStillHolds = !this.listAll && before >= 0 && this.previous.listStillHolds(before, st)
     const rows = listStillHolds && this.previous.filesStillHold(before) ? this.reuseRows(abs, rel, outer, before) : this.addRows(abs, rel, outer, before, listStillHolds)
@@ -214,7 +221,7 @@ class Walk {
         subdirs.push({ row, name })
         clean &&= this.previous.kind(this.previous.row(before, name, position)) === DIR_ROW
       } else if (kinds[i] === SYMLINK_ROW) {
-        const target = targets[i] ?? readlinkSync(`${abs}/${name}`)
+        const target = targets[i] ?? readlinkName(`${abs}/${name}`)
         this.next.addRow(name, SYMLINK_ROW, target)
         const old: number = clean ? this.previous.row(before, name, position) : -1
         clean &&= this.previous.kind(old) === SYMLINK_ROW && this.previous.c.targets[old] === target
@@ -237,7 +244,7 @@ class Walk {
       const kind = listed.kinds[i]!
       if ((IGNORE_FILES as readonly string[]).includes(name)) alwaysList = true
       const isDir = kind === DIR_ROW
-      if (rules.ignores(name, isDir) || (isDir && this.store.is(`${abs}/${name}`))) return
+      if (rules.ignores(name, isDir) || (isDir && this.store.isAnyStore(`${abs}/${name}`, name))) return
       if (kind < 0) {
         this.skipped.push(rel ? `${rel}/${name}` : name)
         alwaysList = true
@@ -253,8 +260,8 @@ class Walk {
   private list(abs: string): Entries {
     this.listedDirs++
     const listed: Entries = { names: [], kinds: [], targets: [], fromIndex: false }
-    for (const d of readdirSync(abs, { withFileTypes: true })) {
-      listed.names.push(d.name)
+    for (const { name, dirent: d } of readdirEntries(abs)) {
+      listed.names.push(name)
       listed.kinds.push(d.isDirectory() ? DIR_ROW : d.isSymbolicLink() ? SYMLINK_ROW : d.isFile() ? FILE_ROW : -1)
       listed.targets.push(undefined)
     }
@@ -329,6 +336,17 @@ function buildTrees(opts: ScanOptions, next: NextIndex, walk: Walk): Map<Digest,
     trees.set(digest, tree)
   }
   return trees
+}
+
+function symlinksOf(next: NextIndex, dirs: number): ScanResult['symlinks'] {
+  const out: ScanResult['symlinks'] = []
+  for (let dir = 0; dir < dirs; dir++) {
+    const first = next.dirFirst(dir)
+    for (let row = first; row < first + next.dirCount(dir); row++) {
+      if (next.kind(row) === SYMLINK_ROW) out.push({ path: joinPath(next.dirPath(dir), next.name(row)), target: next.target(row) })
+    }
+  }
+  return out
 }
 
 function entryOf(next: NextIndex, walk: Walk, row: number): TreeEntry {

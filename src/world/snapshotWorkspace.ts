@@ -4,9 +4,13 @@ import { openStore } from '../store/findStore.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
+import { respectGitignore } from './workspaceConfig.js'
 import { withWorkspaceLock } from './workspaceLock.js'
 import { recoverCheckout } from './checkoutJournal.js'
+import { assertLinkInside } from './admitTree.js'
 import { readSnapshot } from './readObjects.js'
+import { treeLookup } from './treeLinks.js'
+import { treeSource } from './treeSource.js'
 import { type ScanCounts, type ScanResult, scanWorkspace } from './scanWorkspace.js'
 import { type Snapshot, type SnapshotLayer, makeSnapshot } from './Snapshot.js'
 
@@ -19,11 +23,14 @@ export interface SnapshotArgs {
   agent?: string
   /** Also point `refs/tags/<tag>` at the snapshot. */
   tag?: string
+  /** Apply .gitignore files too; remembered for later scans (`status`) until set otherwise. */
   respectGitignore?: boolean
   /** Other layers of the image (trace, effects, ...) as digests of their objects. */
   layers?: Partial<Record<SnapshotLayer, Digest>>
   /** Write a new snapshot even when nothing changed since HEAD. */
   allowEmpty?: boolean
+  /** Record symlinks that lead out of the workspace (refused otherwise: docs/world-integrity.md). */
+  allowExternalSymlinks?: boolean
   onProgress?: (done: number, total: number) => void
 }
 
@@ -44,9 +51,11 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
   const { store, workspace } = await resolveWorkspace(args)
   const tag = args.tag === undefined ? undefined : tagRef(args.tag) // a bad name fails before anything is written
   await recoverCheckout(store, workspace)
+  const gitignore = await respectGitignore(store, args.respectGitignore, { remember: true })
   return withWriteLock(store, async () => {
     // Taken inside the writer registration; no holder of the workspace lock waits for writers or gc: no cycle.
-    const scan = await withWorkspaceLock(store, () => scanWorkspace({ store, dir: workspace, write: true, respectGitignore: args.respectGitignore, onProgress: args.onProgress }))
+    const scan = await withWorkspaceLock(store, () => scanWorkspace({ store, dir: workspace, write: true, respectGitignore: gitignore, onProgress: args.onProgress }))
+    if (!args.allowExternalSymlinks) await assertSymlinksInside(store, scan)
     for (let attempt = 0; ; attempt++) {
       const head = await readRef(store, 'HEAD')
       const parent = head ? await readSnapshot(store, head) : null
@@ -68,6 +77,12 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
       return { id, tree: scan.tree, parents: snapshot.parents, created: true, ...counts(scan) }
     }
   })
+}
+
+/** The one rule for symlinks on every way in: none may lead out of the tree, resolved through the tree's own links. */
+async function assertSymlinksInside(store: Store, scan: ScanResult): Promise<void> {
+  const links = treeLookup(treeSource(store, scan.trees), scan.tree)
+  for (const { path, target } of scan.symlinks) await assertLinkInside(links, path.split('/'), target)
 }
 
 function unchanged(parent: Snapshot, tree: Digest, layers: SnapshotArgs['layers']): boolean {

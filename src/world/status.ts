@@ -7,6 +7,7 @@ import { readSnapshot } from './readObjects.js'
 import { scanWorkspace } from './scanWorkspace.js'
 import { resolveWorkspace } from './snapshotWorkspace.js'
 import { treeSource } from './treeSource.js'
+import { respectGitignore } from './workspaceConfig.js'
 
 export interface StatusResult {
   workspace: string
@@ -21,7 +22,7 @@ export interface StatusResult {
 export async function status(args: { dir?: string; store?: Store | string; respectGitignore?: boolean } = {}): Promise<StatusResult> {
   const { store, workspace } = await resolveWorkspace(args)
   await recoverCheckout(store, workspace)
-  const scan = await scanWorkspace({ store, dir: workspace, write: false, respectGitignore: args.respectGitignore })
+  const scan = await scanWorkspace({ store, dir: workspace, write: false, respectGitignore: await respectGitignore(store, args.respectGitignore, { remember: false }) })
   const h = await readHead(store)
   const head = h.type === 'symbolic' ? await readRef(store, h.ref) : h.id
   const headTree = head ? (await readSnapshot(store, head)).world.tree : null

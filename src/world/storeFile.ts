@@ -3,6 +3,7 @@ import { canonicalBytes } from '../util/canonicalJson.js'
 import { type Digest, sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { chunkStream } from './fastcdc.js'
+import { fsPath } from './fsName.js'
 import type { Chunks } from './Tree.js'
 
 /** Files this large or larger are stored as content-defined chunks. */
@@ -24,7 +25,7 @@ export async function storeFile({ store, path, size, write }: { store: Store; pa
   if (size < CHUNKING_THRESHOLD) return storeSmallFile({ store, path, write })
   const chunks: Chunks['chunks'] = []
   let total = 0
-  for await (const chunk of chunkStream(createReadStream(path, { highWaterMark: 4 * 1024 * 1024 }))) {
+  for await (const chunk of chunkStream(createReadStream(fsPath(path), { highWaterMark: 4 * 1024 * 1024 }))) {
     const blob = sha256(chunk)
     if (write) await store.writeVerified(blob, chunk)
     chunks.push({ blob, size: chunk.length })
@@ -39,7 +40,7 @@ export async function storeFile({ store, path, size, write }: { store: Store; pa
 
 /** One blob, synchronously: for a small file the system calls cost less than handing them to the thread pool. */
 export function storeSmallFile({ store, path, write }: { store: Store; path: string; write: boolean }): StoredContent {
-  const bytes = readFileSync(path)
+  const bytes = readFileSync(fsPath(path))
   const content = sha256(bytes)
   if (write) store.writeVerifiedSync(content, bytes)
   return { content, chunked: false, size: bytes.length }

@@ -265,6 +265,10 @@ export class NextIndex {
     return Buffer.compare(this.rulesKey, previous.c.rulesKey) === 0
   }
 
+  dirPath(dir: number): string {
+    return this.dirPaths[dir]!
+  }
+
   dirFirst(dir: number): number {
     return this.dirRows[2 * dir]!
   }

@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, promises as fs, readFileSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
-import { BranchStaleError, ConflictError, Workspace } from '../../src/index.js'
+import { BranchStaleError, ConflictError, UnsafePathError, UnsupportedFileError, Workspace } from '../../src/index.js'
 import type { BackendName } from '../../src/index.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 
@@ -96,16 +96,31 @@ export function conformance(backend: BackendName, base: () => string | undefined
     expect(statSync(join(ws.dir, 'run.sh')).mode & 0o111).not.toBe(0)
   })
 
-  it('commits symlinks, never following them', async () => {
+  it('commits symlinks, never following them; one leading out only when allowed', async () => {
     const ws = await open({ ...std, 'old-link': { symlink: 'a.txt' } })
     const b = await ws.branch('s')
     await fs.symlink('src/main.ts', join(b.path, 'link'))
     await fs.symlink('/etc/passwd', join(b.path, 'outside'))
     await fs.rm(join(b.path, 'old-link'))
-    await b.commit()
+    const refused = await b.commit().catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(UnsafePathError)
+    expect(refused).toMatchObject({ exitCode: 5, data: { path: 'outside' } })
+    expect(existsSync(join(ws.dir, 'link'))).toBe(false)
+    await b.commit({ allowExternalSymlinks: true })
     expect(await fs.readlink(join(ws.dir, 'link'))).toBe('src/main.ts')
     expect(await fs.readlink(join(ws.dir, 'outside'))).toBe('/etc/passwd')
     expect(existsSync(join(ws.dir, 'old-link'))).toBe(false)
+  })
+
+  it("refuses a symlink that leads out through the branch's own links (a -> ., c -> a/a/../../..)", async () => {
+    const ws = await open(std)
+    const b = await ws.branch('chain')
+    await fs.mkdir(join(b.path, 'new'))
+    await fs.symlink('.', join(b.path, 'new/a'))
+    await fs.symlink('a/a/a/../../../../etc', join(b.path, 'new/c'))
+    await expect(b.commit()).rejects.toMatchObject({ code: 'UnsafePathError', data: { path: 'new/c' } })
+    expect(existsSync(join(ws.dir, 'new'))).toBe(false)
+    await b.abort()
   })
 
   it('commits a directory replaced wholesale (opaque) and a type change', async () => {
@@ -226,6 +241,37 @@ export function conformance(backend: BackendName, base: () => string | undefined
     expect(read(join(ws.dir, 'docs/x.md'))).toBe('x') // all or nothing
     expect(read(join(y.path, 'a.txt'))).toBe('from y')
     await y.abort()
+    expectNothingLeft(ws)
+  })
+
+  it('commits names that are not UTF-8, byte for byte, inside new directories too', async () => {
+    const ws = await open(std)
+    const bad = Buffer.from('bad\xffname', 'latin1')
+    const b = await ws.branch('bytes')
+    const inBranch = (...parts: Buffer[]) => Buffer.concat([Buffer.from(`${b.path}/`), ...parts])
+    await fs.writeFile(inBranch(bad), 'x')
+    await fs.mkdir(inBranch(Buffer.from('dir\xe9', 'latin1')))
+    await fs.writeFile(inBranch(Buffer.from('dir\xe9/', 'latin1'), bad), 'inner')
+    const result = await b.commit()
+    expect(result.written).toHaveLength(2)
+    expect(readFileSync(Buffer.concat([Buffer.from(`${ws.dir}/`), bad]), 'utf8')).toBe('x')
+    expect(readFileSync(Buffer.concat([Buffer.from(`${ws.dir}/dir\xe9/`, 'latin1'), bad]), 'utf8')).toBe('inner')
+    expectNothingLeft(ws)
+  })
+
+  it('refuses to commit a FIFO (exit 5, naming it), committing nothing and keeping the branch', async () => {
+    const ws = await open(std)
+    const b = await ws.branch('fifo')
+    await fs.writeFile(join(b.path, 'a.txt'), 'changed')
+    execFileSync('mkfifo', [join(b.path, 'pipe')])
+    const refused = await b.commit().catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(UnsupportedFileError)
+    expect(refused).toMatchObject({ exitCode: 5, data: { path: 'pipe' } })
+    expect(read(join(ws.dir, 'a.txt'))).toBe('a')
+    expect(existsSync(join(ws.dir, 'pipe'))).toBe(false)
+    await fs.rm(join(b.path, 'pipe'))
+    await b.commit()
+    expect(read(join(ws.dir, 'a.txt'))).toBe('changed')
     expectNothingLeft(ws)
   })
 

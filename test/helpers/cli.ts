@@ -5,10 +5,10 @@ import { fileURLToPath } from 'node:url'
 
 /** The `forkpoint` command (package.json's bin); end-to-end tests run it exactly as a user would (after `npm run build`). */
 export const CLI = fileURLToPath(new URL('../../bin/forkpoint', import.meta.url))
-/** The repository's root, and the CLI bundle's directory in it. */
+/** The repository's root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-export const BUNDLE_DIR = join(ROOT, 'dist', 'cli')
-const BUNDLE = join(BUNDLE_DIR, 'main.cjs')
+/** The CLI bundle, which bin/forkpoint runs. */
+const ENTRY = join(ROOT, 'dist', 'cli', 'main.cjs')
 /** The built library, for helper processes that drive it directly. */
 export const LIB = fileURLToPath(new URL('../../dist/index.js', import.meta.url))
 
@@ -19,7 +19,7 @@ export interface CliResult {
 }
 
 function assertBuilt(): void {
-  if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run 'npm run build' before the CLI tests`)
+  if (!existsSync(ENTRY)) throw new Error(`${ENTRY} is missing: run 'npm run build' before the CLI tests`)
 }
 
 /** A clean environment: no inherited store, no colours, no npm-injected variables (the choice of lstat passes through). */

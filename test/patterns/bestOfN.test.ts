@@ -37,7 +37,7 @@ describe('bestOfN', () => {
         await fs.writeFile(join(path, 'answer.txt'), 'the one\n')
         return { success: true, score: 0.5 }
       },
-      { n: 4, timeout: 300 },
+      { n: 4, timeout: '5s' },
     ).apply(ws)
     expect(outcome.results.map((r) => r.status)).toEqual(['failed', 'error', 'timeout', 'succeeded'])
     expect(outcome.winner).toBe(3)

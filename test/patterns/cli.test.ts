@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { chownSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CLI } from '../helpers/cli.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 import { eventually, expectNothingLeftIn, processesWith } from './leftovers.js'
@@ -12,10 +12,6 @@ const forkpoint = (cwd: string, args: string[], asUser?: 'nobody') => {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 const project = () => makeWorkspace({ 'calc.js': 'export const add = (a, b) => a - b\n', 'test.sh': 'grep -q "a + b" calc.js\n' })
-
-beforeAll(() => {
-  expect(spawnSync('npm', ['run', 'build'], { encoding: 'utf8' }).status).toBe(0)
-})
 
 describe('forkpoint speculate', () => {
   it('commits the first command to exit 0 and prints the candidates table', async () => {
@@ -33,7 +29,7 @@ describe('forkpoint speculate', () => {
 
   it('exits 1 with nothing committed when every command fails, and prints JSON with --json', async () => {
     const dir = await project()
-    const r = forkpoint(dir, ['speculate', '-c', 'exit 1', '-c', 'sleep 5', '--timeout', '300ms', '--json'])
+    const r = forkpoint(dir, ['speculate', '-c', 'exit 1', '-c', 'sleep 60', '--timeout', '5s', '--json'])
     expect(r.code).toBe(1)
     const out = JSON.parse(r.stdout)
     expect(out).toMatchObject({ schemaVersion: 1, pattern: 'speculate', committed: false })

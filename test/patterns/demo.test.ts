@@ -4,7 +4,6 @@ import { CLI } from '../helpers/cli.js'
 
 describe('forkpoint demo', () => {
   it('runs the patterns step: the passing patch is explored, committed, and the table shown', () => {
-    expect(spawnSync('npm', ['run', 'build'], { encoding: 'utf8' }).status).toBe(0)
     const r = spawnSync(CLI, ['demo', '--json'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } })
     expect(r.status).toBe(0)
     expect(JSON.parse(r.stdout).steps).toContain('patterns')

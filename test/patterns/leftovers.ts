@@ -45,8 +45,8 @@ export async function expectNoBranches(ws: Workspace): Promise<void> {
   expectNothingLeft(ws)
 }
 
-/** Poll until `cond` holds or `ms` pass; returns whether it held. */
-export async function eventually(cond: () => boolean, ms = 1000): Promise<boolean> {
+/** Poll until `cond` holds or `ms` pass (a generous deadline: a busy machine is slow, not wrong); returns whether it held. */
+export async function eventually(cond: () => boolean, ms = 30_000): Promise<boolean> {
   const until = Date.now() + ms
   while (Date.now() < until) {
     if (cond()) return true

@@ -39,11 +39,11 @@ describe('reflexion', () => {
         if (attempt === 1) return new Promise<boolean>(() => undefined)
         return false
       },
-      { maxRetries: 2, timeout: 200 },
+      { maxRetries: 2, timeout: '5s' },
     ).apply(ws)
     expect(outcome.results.map((r) => r.status)).toEqual(['error', 'timeout', 'failed'])
     expect(outcome.results[1]!.feedback).toBe('attempt 0 error: syntax error')
-    expect(outcome.results[2]!.feedback).toMatch(/^attempt 1 timeout: timed out after 200 ms/)
+    expect(outcome.results[2]!.feedback).toMatch(/^attempt 1 timeout: timed out after 5000 ms/)
     expect(outcome.committed).toBe(false)
     await expectNoBranches(ws)
   })

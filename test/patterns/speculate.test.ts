@@ -39,7 +39,7 @@ describe('speculate', () => {
     await expectNoBranches(ws)
   })
 
-  it("kills a losing sandboxed command: its processes are gone within 1 s of the winner's commit", async () => {
+  it("kills a losing sandboxed command: its processes are gone when speculate returns", async () => {
     const ws = await open()
     const marker = `31.${process.pid}7`
     const winner = async (path: string) => {
@@ -48,10 +48,8 @@ describe('speculate', () => {
       return true
     }
     const outcome = await speculate([`echo started > a.txt; sleep ${marker}`, winner], { maxParallel: 2 }).apply(ws)
-    const committedAt = Date.now()
     expect(outcome.winner).toBe(1)
-    expect(await eventually(() => processesWith(marker).length === 0, 1000)).toBe(true)
-    expect(Date.now() - committedAt).toBeLessThan(1000)
+    expect(processesWith(marker)).toEqual([])
     expect(outcome.results[0]).toMatchObject({ status: 'cancelled', success: false, score: null })
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('base\n')
     await expectNoBranches(ws)
@@ -63,7 +61,7 @@ describe('speculate', () => {
     for (let round = 0; round < 6; round++) {
       const outcome = await speculate([`sleep ${marker}`, async () => true], { maxParallel: 2 }).apply(ws)
       expect(outcome.winner).toBe(1)
-      expect(await eventually(() => processesWith(marker).length === 0, 1000)).toBe(true)
+      expect(processesWith(marker)).toEqual([])
     }
     await expectNoBranches(ws)
   })
@@ -79,12 +77,12 @@ describe('speculate', () => {
       return true
     }
     const winner = async () => {
-      await eventually(() => pid !== 0)
+      expect(await eventually(() => pid !== 0, 30_000)).toBe(true)
       return true
     }
     const outcome = await speculate([loser, winner]).apply(ws)
     expect(outcome.winner).toBe(1)
-    expect(await eventually(() => !isRunning(pid), 1000)).toBe(true)
+    expect(isRunning(pid)).toBe(false)
     await expectNoBranches(ws)
   })
 
@@ -118,14 +116,15 @@ describe('speculate', () => {
         async () => ({ success: true, score: Number.NaN }),
         async () => 'yes' as unknown as boolean,
       ],
-      { timeout: 300, maxParallel: 4 },
+      // long enough for 'exit 3' to fail, not time out, on a busy machine
+      { timeout: '10s', maxParallel: 4 },
     ).apply(ws)
     expect(outcome.committed).toBe(false)
     expect(outcome.winner).toBeUndefined()
     expect(outcome.results.map((r) => r.status)).toEqual(['failed', 'error', 'error', 'timeout', 'failed', 'error', 'error'])
     expect(outcome.results[1]!.error).toBe('boom')
     expect(outcome.results[2]!.error).toBe('sync boom')
-    expect(outcome.results[3]!.error).toMatch(/timed out after 300 ms/)
+    expect(outcome.results[3]!.error).toMatch(/timed out after 10000 ms/)
     expect(outcome.results[5]!.error).toMatch(/finite number/)
     expect(outcome.results[6]!.error).toMatch(/must return true, false/)
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('base\n')
@@ -134,9 +133,7 @@ describe('speculate', () => {
 
   it('abandons a candidate that never resolves once another wins, without a timeout', async () => {
     const ws = await open()
-    const started = Date.now()
     const outcome = await speculate([() => new Promise<boolean>(() => undefined), write('a.txt', 'winner\n')]).apply(ws)
-    expect(Date.now() - started).toBeLessThan(5000)
     expect(outcome.results.map((r) => r.status)).toEqual(['cancelled', 'succeeded'])
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('winner\n')
     await expectNoBranches(ws)
@@ -162,9 +159,7 @@ describe('speculate', () => {
   it('kills a sandboxed command that outlives its timeout', async () => {
     const ws = await open()
     const marker = `47.${process.pid}3`
-    const started = Date.now()
     const outcome = await speculate([`trap '' TERM; sleep ${marker}`], { timeout: '300ms' }).apply(ws)
-    expect(Date.now() - started).toBeLessThan(5000)
     expect(outcome.results[0]).toMatchObject({ status: 'timeout', success: false })
     expect(processesWith(marker)).toEqual([])
     await expectNoBranches(ws)
@@ -180,7 +175,7 @@ describe('speculate', () => {
       running--
       return ok
     }
-    const outcome = await speculate([work(100, false), work(100, false), work(30, true), work(600, true), work(50, true), work(50, true)], { maxParallel: 2 }).apply(ws)
+    const outcome = await speculate([work(100, false), work(100, false), work(30, true), work(60_000, true), work(50, true), work(50, true)], { maxParallel: 2 }).apply(ws)
     expect(peak).toBe(2)
     expect(outcome.winner).toBe(2)
     expect(outcome.results.slice(4).map((r) => [r.status, r.branch])).toEqual([

@@ -44,7 +44,7 @@ describe('tournament', () => {
         if (attempt === 3) return false
         return write(path, attempt)
       },
-      { n: 5, timeout: 300, judge: (a, b) => (essay(a).length >= essay(b).length ? 0 : 1) },
+      { n: 5, timeout: '5s', judge: (a, b) => (essay(a).length >= essay(b).length ? 0 : 1) },
     ).apply(ws)
     expect(outcome.results.map((r) => r.status)).toEqual(['succeeded', 'error', 'timeout', 'failed', 'succeeded'])
     expect(outcome.matches).toEqual([{ round: 1, a: 0, b: 4, winner: 4 }])

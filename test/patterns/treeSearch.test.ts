@@ -69,7 +69,7 @@ describe('treeOfThoughts', () => {
 
   it('commits nothing when every strategy fails, and reports a throwing expand', async () => {
     const ws = await open()
-    const none = await treeOfThoughts([step('A', false), async () => new Promise<boolean>(() => undefined)], { expand: () => [], timeout: 200 }).apply(ws)
+    const none = await treeOfThoughts([step('A', false), async () => new Promise<boolean>(() => undefined)], { expand: () => [], timeout: '5s' }).apply(ws)
     expect(none.results.map((r) => r.status)).toEqual(['failed', 'timeout'])
     expect(none.committed).toBe(false)
     const err = await treeOfThoughts([step('A')], {

@@ -1,4 +1,8 @@
-import { promises as fs } from 'node:fs'
+import { createWriteStream, promises as fs } from 'node:fs'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { Header } from 'tar'
+import { CompressStream } from 'zstd-napi'
 import { expect } from 'vitest'
 import { join, relative } from 'node:path'
 import { Store, initWorkspace, listObjects, listRefs, snapshotWorkspace } from '../../src/index.js'
@@ -80,4 +84,21 @@ export async function expectRefusedUntouched(
   expect(error?.exitCode).toBe(5)
   expect(await storeState(store)).toEqual(before)
   return { error: error!, store }
+}
+
+export type Entry = { path: string; body?: Buffer; type?: 'File' | 'SymbolicLink' | 'Link' | 'Directory'; linkpath?: string; size?: number }
+
+/** Write a zstd-compressed tar from hand-made entries, and `trailing` bytes after its end (for hostile packs). */
+export async function writePack(entries: Entry[], trailing: Buffer = Buffer.alloc(0)): Promise<string> {
+  const file = join(tempDir('pack'), 'hostile.fpk')
+  const blocks: Buffer[] = []
+  for (const e of entries) {
+    const body = e.body ?? Buffer.alloc(0)
+    const h = new Header({ path: e.path, size: e.size ?? body.length, mode: 0o644, mtime: new Date(0), type: e.type ?? 'File', ...(e.linkpath ? { linkpath: e.linkpath } : {}) })
+    h.encode()
+    blocks.push(h.block!, body, Buffer.alloc((512 - (body.length % 512)) % 512))
+  }
+  blocks.push(Buffer.alloc(1024), trailing)
+  await pipeline(Readable.from(blocks), new CompressStream(), createWriteStream(file))
+  return file
 }

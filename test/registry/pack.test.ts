@@ -1,32 +1,10 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import { createWriteStream } from 'node:fs'
-import { Header } from 'tar'
-import { CompressStream } from 'zstd-napi'
 import { describe, expect, it } from 'vitest'
-import { DigestMismatchError, InvalidPackError, UnsafePathError, checkout, packImage, sha256, unpackImage } from '../../src/index.js'
+import { DigestMismatchError, InvalidImageError, InvalidPackError, UnsafePathError, checkout, packImage, sha256, unpackImage } from '../../src/index.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { tempDir } from '../helpers/tmp.js'
-import { emptyStore, expectRefusedUntouched, makeImage, treeListing } from './fixtures.js'
-
-type Entry = { path: string; body?: Buffer; type?: 'File' | 'SymbolicLink' | 'Link' | 'Directory'; linkpath?: string; size?: number }
-
-/** Write a zstd-compressed tar from hand-made entries (for hostile packs). */
-async function writePack(entries: Entry[]): Promise<string> {
-  const file = join(tempDir('pack'), 'hostile.fpk')
-  const blocks: Buffer[] = []
-  for (const e of entries) {
-    const body = e.body ?? Buffer.alloc(0)
-    const h = new Header({ path: e.path, size: e.size ?? body.length, mode: 0o644, mtime: new Date(0), type: e.type ?? 'File', ...(e.linkpath ? { linkpath: e.linkpath } : {}) })
-    h.encode()
-    blocks.push(h.block!, body, Buffer.alloc((512 - (body.length % 512)) % 512))
-  }
-  blocks.push(Buffer.alloc(1024))
-  await pipeline(Readable.from(blocks), new CompressStream(), createWriteStream(file))
-  return file
-}
+import { type Entry, emptyStore, expectRefusedUntouched, makeImage, treeListing, writePack } from './fixtures.js'
 
 const manifestEntry = (objects: Array<{ digest: string; size: number }>, root = objects[0]!.digest): Entry => ({
   path: 'forkpoint-pack.json',
@@ -84,7 +62,7 @@ describe('pack and unpack', () => {
     const tampered = Buffer.from(body.toString().replace('note', 'nope'))
     await expectUnpackRefused(await writePack([manifestEntry(objects), { path: `objects/sha256/${hex}`, body: tampered }]), DigestMismatchError)
     const store = await emptyStore()
-    await expect(unpackImage({ store, input: await writePack([manifestEntry(objects), { path: `objects/sha256/${hex}`, body }]), maxEntryBytes: 8 })).rejects.toBeInstanceOf(InvalidPackError)
+    await expect(unpackImage({ store, input: await writePack([manifestEntry(objects), { path: `objects/sha256/${hex}`, body }]), limits: { maxObjectBytes: 8 } })).rejects.toBeInstanceOf(InvalidImageError)
     expect((await unpackImage({ store, input: await writePack([manifestEntry(objects), { path: `objects/sha256/${hex}`, body }]) })).id).toBe(sha256(body))
   })
 

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { openTransport, parseRemote, sha256 } from '../../src/index.js'
-import { buildImageManifests } from '../../src/registry/imageManifest.js'
+import { buildImageManifests, configBlob } from '../../src/registry/imageManifest.js'
 import type { Transport } from '../../src/registry/Transport.js'
 import { tempDir } from '../helpers/tmp.js'
 import { TRANSPORTS, useRemotes } from './remotes.js'
@@ -59,9 +59,9 @@ describe.each(TRANSPORTS)('transport %s', (kind) => {
     const t = await open()
     const object = await blobFile(Buffer.from('{"kind":"note","schemaVersion":1}'))
     await t.putBlob(object, object.path)
-    const empty = await blobFile(Buffer.from('{}'))
-    await t.putBlob(empty, empty.path)
-    const one = buildImageManifests({ root: object.digest, objects: [object], config: 'empty' })
+    const config = await blobFile(configBlob('image').bytes)
+    await t.putBlob(config, config.path)
+    const one = buildImageManifests({ root: object.digest, objects: [object], config: 'image' })
     expect(await t.hasManifest(one.segments[0]!.descriptor.digest)).toBe(false)
     await t.putManifest(one.segments[0]!)
     expect(await t.hasManifest(one.segments[0]!.descriptor.digest)).toBe(true)
@@ -76,7 +76,7 @@ describe.each(TRANSPORTS)('transport %s', (kind) => {
 
     const other = await blobFile(Buffer.from('{"kind":"note","schemaVersion":2}'))
     await t.putBlob(other, other.path)
-    const two = buildImageManifests({ root: other.digest, objects: [other], config: 'empty' })
+    const two = buildImageManifests({ root: other.digest, objects: [other], config: 'image' })
     await t.putManifest(two.segments[0]!)
     await t.putManifest(two.index, 'first')
     expect((await t.getManifest('first'))?.bytes.equals(two.index.bytes)).toBe(true)

@@ -78,7 +78,7 @@ describe('pulled data is untrusted', () => {
     const { fileTransport } = await import('../../src/registry/fileTransport.js')
     const { collectImage } = await import('../../src/registry/collectImage.js')
     const objects = (await collectImage(image.store, image.id)).filter((o) => o.digest !== sha256('b'))
-    const forged = buildImageManifests({ root: image.id, objects, config: 'empty' })
+    const forged = buildImageManifests({ root: image.id, objects, config: 'image' })
     const transport = fileTransport(layout)
     for (const segment of forged.segments) await transport.putManifest(segment)
     await transport.putManifest(forged.index, 'forged')
@@ -100,6 +100,17 @@ describe('pulled data is untrusted', () => {
       const store = await emptyStore()
       expect((await pullImage({ store, remote, credentials, allowExternalSymlinks: true })).id).toBe(id)
     }
+  })
+
+  it('refuses a symlink that climbs out through the tree’s own links (a -> ., c -> a/a/../../etc), as the kernel would walk it', async () => {
+    const image = await makeImage({ 'a.txt': 'a' })
+    const link = (name: string, target: string) => ({ name, type: 'symlink' as const, mode: 0o777 as const, size: Buffer.byteLength(target), target })
+    const root = await image.store.writeObject({ ...makeTree([link('a', '.'), link('c', 'a/a/a/a/a/a/a/a/../../../../../../../../etc')]) })
+    const id = await image.store.writeObject(makeSnapshot({ parents: [], tree: root, message: 'hostile' }))
+    const remote = remotes.remote('file')
+    await pushImage({ store: image.store, id, remote, credentials })
+    const error = await expectRefused(remote, UnsafePathError)
+    expect(error.message).toContain('c -> a/a/a/a/a/a/a/a/../../../../../../../../etc')
   })
 
   it('refuses a tree with a path-traversal name', async () => {

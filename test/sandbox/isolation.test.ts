@@ -85,8 +85,7 @@ describe('sandboxed runs', () => {
     const r = await ws.run(`sleep ${marker} & (sleep ${marker}; echo) & sleep ${marker}`, { timeout: 300 })
     expect(r.timedOut).toBe(true)
     expect(r.exitCode).toBe(137)
-    await new Promise((res) => setTimeout(res, 100))
-    expect(sleepers(marker)).toEqual([])
+    await expect.poll(() => sleepers(marker), { timeout: 30_000 }).toEqual([])
   })
 
   it('an abort signal kills the whole process tree', async () => {
@@ -95,8 +94,7 @@ describe('sandboxed runs', () => {
     setTimeout(() => controller.abort(), 200)
     const r = await ws.run(`sleep ${marker} & sleep ${marker}`, { signal: controller.signal })
     expect(r.exitCode).toBe(137)
-    await new Promise((res) => setTimeout(res, 100))
-    expect(sleepers(marker)).toEqual([])
+    await expect.poll(() => sleepers(marker), { timeout: 30_000 }).toEqual([])
   })
 
   it('processes left running when the command exits are killed with it', async () => {
@@ -117,11 +115,11 @@ describe('sandboxed runs', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
     await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => d.toString().includes('branch') && resolve()))
     const running = () => spawnSync('pgrep', ['-f', `^sleep ${marker}$`]).status === 0
-    for (let i = 0; i < 100 && !running(); i++) await new Promise((r) => setTimeout(r, 50))
+    for (let i = 0; i < 600 && !running(); i++) await new Promise((r) => setTimeout(r, 50))
     expect(running()).toBe(true)
     child.kill('SIGKILL')
     await new Promise((r) => child.once('close', r))
-    for (let i = 0; i < 40 && running(); i++) await new Promise((r) => setTimeout(r, 50))
+    for (let i = 0; i < 600 && running(); i++) await new Promise((r) => setTimeout(r, 50))
     expect(running()).toBe(false)
     const leftovers = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`forkpoint-run-${child.pid}-`))
     expect(leftovers()).toHaveLength(1) // its stdio files, until the next open cleans up

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import { hostname } from 'node:os'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { LockTimeoutError, Store, gc, readRef, sha256, updateRef, withGcLock, withWriteLock } from '../../src/index.js'
 import { acquireLock } from '../../src/store/lockFile.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -39,20 +39,22 @@ describe('locks', () => {
     const store = await Store.init(tempDir())
     const path = store.path('locks', 'queue.lock')
     const order: number[] = []
-    const handedOver: number[] = []
-    let releasedAt = 0
-    await Promise.all(
-      Array.from({ length: 8 }, async (_, i) => {
-        const lock = await acquireLock(path)
-        if (releasedAt) handedOver.push(Date.now() - releasedAt)
-        order.push(i)
-        await new Promise((r) => setTimeout(r, 5))
-        releasedAt = Date.now()
-        await lock.release()
-      }),
-    )
+    // With the clock stopped, a queue that polls (sleeps between tries) would never hand the
+    // lock over; one that wakes the next caller on release finishes all eight.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setInterval'] })
+    try {
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          const lock = await acquireLock(path)
+          order.push(i)
+          await Promise.resolve()
+          await lock.release()
+        }),
+      )
+    } finally {
+      vi.useRealTimers()
+    }
     expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
-    expect(Math.max(...handedOver)).toBeLessThan(50) // no polling backoff between them
 
     const held = await acquireLock(path)
     await expect(acquireLock(path, { timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError)
@@ -74,7 +76,7 @@ describe('locks', () => {
       await gcHeld
       order.push('gc end')
     })
-    await new Promise((r) => setTimeout(r, 50))
+    await expect.poll(() => order.length, { timeout: 30_000 }).toBeGreaterThan(0) // gc holds its lock
     await expect(withWriteLock(store, async () => order.push('impatient writer'), { timeoutMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError)
     const writer = withWriteLock(store, async () => order.push('writer'))
     await new Promise((r) => setTimeout(r, 100))
@@ -92,7 +94,7 @@ describe('locks', () => {
       await new Promise<void>((r) => (finishWrite = r))
       order.push('write end')
     })
-    await new Promise((r) => setTimeout(r, 50))
+    await expect.poll(() => order.length, { timeout: 30_000 }).toBeGreaterThan(0) // the writer holds its lock
     const collecting = gc({ store }).then(() => order.push('gc'))
     await new Promise((r) => setTimeout(r, 100))
     finishWrite()

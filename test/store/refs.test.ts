@@ -116,7 +116,7 @@ describe('refs', () => {
     expect(branchLog.map((e) => e.message)).toEqual(['snapshot: s0', 'snapshot: s1', 'snapshot: s2'])
     expect((await readReflog(store, 'HEAD')).map((e) => e.new)).toEqual(ids)
     await createTag({ store, name: 'v1', id: ids[0]! })
-    await createTag({ store, name: 'v1', id: ids[1]! })
+    await createTag({ store, name: 'v1', id: ids[1]!, force: true })
     expect((await readReflog(store, 'refs/tags/v1')).map((e) => [e.old, e.new])).toEqual([
       [null, ids[0]],
       [ids[0], ids[1]],

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { initWorkspace, networkNamespaceAvailable } from '../../src/index.js'
+import { hashPayload, initWorkspace, networkNamespaceAvailable } from '../../src/index.js'
 import { type FakeLlmServer, startFakeLlmServer } from '../helpers/fakeLlmServer.js'
 import { tempDir } from '../helpers/tmp.js'
 import { FIXTURES, fp } from './cli.js'
@@ -86,6 +86,7 @@ describe('record and replay offline (in-process capture)', () => {
     expect(JSON.parse(text)).toMatchObject({ kind: 'run', schemaVersion: 1, runId })
     const changed = JSON.parse(text)
     changed.steps[2].input.messages[0].content = 'what is 5+5?'
+    changed.steps[2].inputHash = hashPayload(changed.steps[2].input) // an edit that keeps the artifact valid
     changed.runId = 'run-ffffffffffffffffffff'
     writeFileSync(join(dir, 'second.run.json'), JSON.stringify(changed))
     const same = await fp(['diff', artifact, artifact], { cwd: dir })

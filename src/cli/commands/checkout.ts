@@ -15,6 +15,6 @@ export function registerCheckout(program: Command): void {
       const { checkout } = await import('../../world/checkout.js')
       const bar = progressBar('checkout', flags.json)
       const result = await checkout({ id, dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
-      emit(flags, result, (r) => `checked out ${short(r.id)} into ${r.target} (${r.changed} ${r.mode === 'into' ? 'files' : 'paths changed'}, ${r.method})`)
+      emit(flags, result, (r) => `checked out ${short(r.id)} into ${r.target} (${r.files} files${r.mode === 'in-place' ? `, ${r.changed} paths changed` : ''}, ${r.method})`)
     })
 }

@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
-import { needsExtraCaCertsWhen } from '../extraCaCerts.js'
 import { emit } from '../output.js'
 import { type RedactionFlags, redactionOptions, redactionRules } from '../redactionFlags.js'
 
@@ -15,7 +14,6 @@ export function registerCi(program: Command): void {
     .requiredOption('--out <file>', 'the artifact to write (*.run.json)')
     .option('--proxy', 'record through the local proxy (any language)')
     .option('--deterministic', 'pin Date and Math.random')
-    .hook('preAction', needsExtraCaCertsWhen<{ proxy?: boolean }>((o) => o.proxy))
     .action(async (opts: RedactionFlags & { entrypoint: string; out: string; proxy?: boolean; deterministic?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { ciRecord } = await import('../../trace/ciRecord.js')
@@ -29,8 +27,6 @@ export function registerCi(program: Command): void {
     .option('--live', 'let the agent use the network and real APIs')
     .option('--actual-out <file>', 'also write the actual run (normalised)')
     .option('--window <n>', 'resync window', (v) => Number.parseInt(v, 10), 10)
-    // live, a run recorded through the proxy goes out through it, from this process
-    .hook('preAction', needsExtraCaCertsWhen<{ live?: boolean }>((o) => o.live))
     .action(async (opts: { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { ciCheck } = await import('../../trace/ciCheck.js')
@@ -70,6 +66,7 @@ export function registerCi(program: Command): void {
       const flags = commonFlags(cmd)
       const { validateArtifact } = await import('../../trace/validateArtifact.js')
       const r = validateArtifact({ artifact: opts.artifact, cwd: flags.dir })
-      emit(flags, r, (x) => `${x.artifact}: valid run ${x.runId}, ${x.steps} steps, schema v${x.schemaVersion}${x.migratedFrom !== null ? ` (migrated from v${x.migratedFrom})` : ''}, ${x.replayable ? 'replayable' : 'not replayable (content-redacted)'}`)
+      const { describeArtifact } = await import('../../trace/describeArtifact.js')
+      emit(flags, r, describeArtifact)
     })
 }

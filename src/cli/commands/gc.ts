@@ -5,16 +5,17 @@ import { emit } from '../output.js'
 
 export function registerGc(program: Command): void {
   common(program.command('gc'))
-    .description('remove objects no ref or reflog reaches')
+    .description('expire old reflog entries, then remove objects no ref or remaining reflog entry reaches')
     .option('-n, --dry-run', 'only report what would be removed')
-    .action(async (opts: { dryRun?: boolean }, cmd: Command) => {
+    .option('--prune <age>', 'expire reflog entries older than this first: now, never, 2.weeks.ago, a date (default 90.days)')
+    .action(async (opts: { dryRun?: boolean; prune?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { gc } = await import('../../store/gc.js')
       const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
       const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
-      const result = await gc({ store, dryRun: opts.dryRun ?? false })
+      const result = await gc({ store, dryRun: opts.dryRun ?? false, ...(opts.prune ? { prune: opts.prune } : {}) })
       emit(flags, { ...result, removed: result.removed.length, removedIds: result.removed }, (r) =>
-        `${opts.dryRun ? 'would remove' : 'removed'} ${r.removed} objects (${formatBytes(r.freedBytes)}); ${r.kept} reachable`,
+        `${opts.dryRun ? 'would remove' : 'removed'} ${r.removed} objects (${formatBytes(r.freedBytes)}) and ${r.expiredReflogEntries} reflog entries; ${r.kept} reachable`,
       )
     })
 }

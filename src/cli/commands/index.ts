@@ -8,6 +8,7 @@ import { registerCommit } from './commit.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
 import { registerExplore } from './explore.js'
+import { registerFork } from './fork.js'
 import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
@@ -35,6 +36,7 @@ export const commands: Array<(program: Command) => void> = [
   registerDiff,
   registerCheckout,
   registerTag,
+  registerFork,
   registerGc,
   registerVerify,
   registerRun,

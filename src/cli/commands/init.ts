@@ -9,6 +9,6 @@ export function registerInit(program: Command): void {
       const flags = commonFlags(cmd)
       const { initWorkspace } = await import('../../store/initStore.js')
       const result = await initWorkspace({ dir: flags.dir, store: flags.store })
-      emit(flags, result, (r) => `${r.created ? 'initialized' : 'already initialized'} forkpoint store in ${r.storeDir}`)
+      emit(flags, result, (r) => `${r.created ? 'initialized' : 'already initialized'} forkpoint store in ${r.storeDir}${r.gitignoreUpdated ? ' (added to .gitignore)' : ''}`)
     })
 }

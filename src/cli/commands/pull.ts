@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
-import { needsExtraCaCerts } from '../extraCaCerts.js'
 import { formatBytes, short } from '../format.js'
 import { emit } from '../output.js'
 import { transferBar } from '../transferBar.js'
@@ -15,7 +14,6 @@ export interface PullFlags {
 /** The options pull and clone share; both fetch over HTTPS from this process. */
 export function pullOptions(cmd: Command): Command {
   return cmd
-    .hook('preAction', needsExtraCaCerts)
     .option('--tag <name>', 'local tag for the image (default: the remote tag)')
     .option('--verify-key <key>', 'refuse the image unless signed by this Ed25519 public key (PEM file or text)')
     .option('--insecure', 'plain HTTP to a registry that is not on loopback')

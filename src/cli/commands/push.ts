@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
-import { needsExtraCaCerts } from '../extraCaCerts.js'
 import { formatBytes, short } from '../format.js'
 import { emit } from '../output.js'
 import { transferBar } from '../transferBar.js'
@@ -11,7 +10,6 @@ export function registerPush(program: Command): void {
     .option('--sign', 'add an Ed25519 signature (key: PEM text or file in $FORKPOINT_SIGNING_KEY)')
     .option('--insecure', 'plain HTTP to a registry that is not on loopback')
     .option('--concurrency <n>', 'blobs in flight at once', (v) => Number.parseInt(v, 10))
-    .hook('preAction', needsExtraCaCerts)
     .action(async (id: string, remote: string, opts: { sign?: boolean; insecure?: boolean; concurrency?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { pushImage } = await import('../../registry/pushImage.js')

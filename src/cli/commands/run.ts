@@ -1,7 +1,6 @@
 import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
 import { common, commonFlags } from '../context.js'
-import { needsExtraCaCertsWhen } from '../extraCaCerts.js'
 import { emit } from '../output.js'
 import { type RedactionFlags, redactionOptions, redactionRules } from '../redactionFlags.js'
 
@@ -41,8 +40,6 @@ export function registerRun(program: Command): void {
     .option('--pids <N>', 'sandbox: most processes at once')
     .option('--cpu <SECONDS>', 'sandbox: CPU time limit in seconds')
     .option('--timeout <DURATION>', 'sandbox: wall-clock limit, e.g. 60s; kills the whole process tree')
-    // the recording proxy forwards the agent's requests to the real APIs from this process
-    .hook('preAction', needsExtraCaCertsWhen<RunFlags>((o) => o.record && o.proxy))
     .action(async (command: string[], opts: RunFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
       if (opts.record) {

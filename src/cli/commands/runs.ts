@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import type { Run, RunSummary } from '../../index.js'
+import { printable } from '../../trace/printable.js'
 import { common, commonFlags } from '../context.js'
 import { emit, pc } from '../output.js'
 
@@ -24,6 +25,14 @@ export function registerRuns(program: Command): void {
       const run = await loadRun({ spec, cwd: flags.dir, storeDir: flags.store })
       emit(flags, { run }, (r) => render(r.run))
     })
+  common(runs.command('rm <run...>'))
+    .description("forget recorded runs; 'forkpoint gc' reclaims their space once their reflog entries expire (--prune=now: at once)")
+    .action(async (specs: string[], _opts, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const { removeRuns } = await import('../../trace/removeRuns.js')
+      const removed = await removeRuns({ specs, cwd: flags.dir, storeDir: flags.store })
+      emit(flags, { removed }, (r) => r.removed.map((id) => `removed ${id}`).join('\n'))
+    })
   common(runs.command('export <run>'))
     .description('write a run as a portable *.run.json artifact')
     .requiredOption('-o, --out <file>', 'the artifact to write')
@@ -36,12 +45,13 @@ export function registerRuns(program: Command): void {
 }
 
 function line(r: RunSummary): string {
+  r = { ...r, runId: printable(r.runId), entrypoint: printable(r.entrypoint), parent: r.parent && printable(r.parent) }
   const status = r.status === 'ok' ? pc.green(r.status) : pc.red(r.status)
   return `${pc.yellow(r.runId)} ${status} ${r.entrypoint} ${r.steps} steps (${r.llmCalls} llm, ${r.toolCalls} tool${r.errors ? `, ${r.errors} errors` : ''}) ${pc.dim(r.startedAt)}${r.parent ? pc.dim(` from ${r.parent}`) : ''}`
 }
 
 function render(run: Run): string {
-  const head = `${pc.yellow(run.runId)} ${run.entrypoint} ${run.status} ${run.startedAt} .. ${run.endedAt} redaction=${run.redaction}${run.parent ? ` parent=${run.parent}` : ''}`
-  const steps = run.steps.map((s) => `  ${String(s.idx).padStart(4)} ${s.type.padEnd(6)} ${s.name}${s.error !== undefined ? pc.red(' error') : ''} ${pc.dim(`${s.durationMs.toFixed(1)}ms in:${s.inputHash.slice(0, 12)} out:${s.outputHash.slice(0, 12)}`)}`)
+  const head = `${pc.yellow(printable(run.runId))} ${printable(run.entrypoint)} ${run.status} ${run.startedAt} .. ${run.endedAt} redaction=${printable(run.redaction)}${run.parent ? ` parent=${printable(run.parent)}` : ''}`
+  const steps = run.steps.map((s) => `  ${String(s.idx).padStart(4)} ${s.type.padEnd(6)} ${printable(s.name)}${s.error !== undefined ? pc.red(' error') : ''} ${pc.dim(`${s.durationMs.toFixed(1)}ms in:${s.inputHash.slice(0, 12)} out:${s.outputHash.slice(0, 12)}`)}`)
   return [head, ...steps].join('\n')
 }

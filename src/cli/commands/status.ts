@@ -6,7 +6,8 @@ import { emit } from '../output.js'
 export function registerStatus(program: Command): void {
   common(program.command('status'))
     .description('changes in the workspace since HEAD')
-    .option('--respect-gitignore', 'also apply .gitignore files')
+    .option('--respect-gitignore', 'also apply .gitignore files (remembered by snapshot)')
+    .option('--no-respect-gitignore', 'do not apply .gitignore files')
     .action(async (opts: { respectGitignore?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { status } = await import('../../world/status.js')

@@ -7,7 +7,8 @@ export function registerTag(program: Command): void {
   common(program.command('tag [NAME] [ID]'))
     .description('list tags, or point tag NAME at ID (default HEAD)')
     .option('-d, --delete', 'delete tag NAME')
-    .action(async (name: string | undefined, id: string | undefined, opts: { delete?: boolean }, cmd: Command) => {
+    .option('-f, --force', 'move tag NAME if it exists (without: exit 3)')
+    .action(async (name: string | undefined, id: string | undefined, opts: { delete?: boolean; force?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { createTag, deleteTag, listTags } = await import('../../store/tags.js')
       const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
@@ -21,7 +22,7 @@ export function registerTag(program: Command): void {
         await deleteTag({ store, name })
         emit(flags, { deleted: name }, (r) => `deleted tag ${r.deleted}`)
       } else {
-        const tag = await createTag({ store, name, ...(id ? { id } : {}) })
+        const tag = await createTag({ store, name, force: opts.force ?? false, ...(id ? { id } : {}) })
         emit(flags, tag, (t) => `${t.name} -> ${t.id}`)
       }
     })

@@ -1,0 +1,56 @@
+import { UsageError } from '../errors/index.js'
+import { type Digest, shortId } from '../store/digest.js'
+import { createRefs } from '../store/createRefs.js'
+import { acquireLock } from '../store/lockFile.js'
+import { listRefs } from '../store/refs.js'
+import { resolveId } from '../store/resolveId.js'
+import { withWriteLock } from '../store/storeLock.js'
+import type { Store } from '../store/Store.js'
+import { readSnapshot } from '../world/readObjects.js'
+import type { Snapshot } from '../world/Snapshot.js'
+
+/** Most children one fork makes: each is an object and a ref. */
+export const MAX_FORK_CHILDREN = 10_000
+
+export interface ForkChild {
+  index: number
+  id: Digest
+  ref: string
+}
+
+/**
+ * Make `n` children of an image: each a snapshot of its own whose only parent is the image
+ * and whose layers are the image's (nothing is copied but one small object), with
+ * `meta.fork` saying which child it is, kept by `refs/forks/<short id>/<index>`. A second
+ * fork of the same image numbers on from the first. Each child is then an image like any
+ * other: snapshot on top of it, diff it, merge it.
+ * @throws {UsageError} when `n` is not a whole number from 1 to MAX_FORK_CHILDREN
+ */
+export async function forkImage({ store, id, n, now = () => new Date() }: { store: Store; id: string; n: number; now?: () => Date }): Promise<ForkChild[]> {
+  if (!Number.isInteger(n) || n < 1 || n > MAX_FORK_CHILDREN) throw new UsageError(`fork: -n must be a whole number from 1 to ${MAX_FORK_CHILDREN} (got ${n})`, { n })
+  const parentId = await resolveId(store, id)
+  const parent = await readSnapshot(store, parentId)
+  const prefix = `refs/forks/${shortId(parentId)}`
+  return withWriteLock(store, async () => {
+    const lock = await acquireLock(`${store.path(prefix)}.lock`, { what: `forks of ${shortId(parentId)}` })
+    try {
+      const first = await nextIndex(store, prefix)
+      const createdAt = now().toISOString()
+      const children: ForkChild[] = []
+      for (let index = first; index < first + n; index++) {
+        const child: Snapshot = { ...parent, parents: [parentId], meta: { ...parent.meta, message: `fork ${index} of ${shortId(parentId)}`, createdAt, fork: { of: parentId, index } } }
+        children.push({ index, id: await store.writeObject(child), ref: `${prefix}/${index}` })
+      }
+      await store.sync() // the children are durable before any ref names them
+      await createRefs(store, children.map((c) => ({ name: c.ref, id: c.id })))
+      return children
+    } finally {
+      await lock.release()
+    }
+  })
+}
+
+async function nextIndex(store: Store, prefix: string): Promise<number> {
+  const taken = (await listRefs(store, `${prefix}/`)).map((r) => Number(r.name.slice(prefix.length + 1)))
+  return taken.length === 0 ? 0 : Math.max(...taken.filter(Number.isInteger)) + 1
+}

@@ -1,0 +1,147 @@
+import { UsageError } from '../errors/index.js'
+import { type Digest, shortId } from '../store/digest.js'
+import { resolveId } from '../store/resolveId.js'
+import type { Store } from '../store/Store.js'
+import { readSnapshot } from '../world/readObjects.js'
+import { type Snapshot, makeSnapshot } from '../world/Snapshot.js'
+import { type ConflictLabels } from '../world/mergeLines.js'
+import { type PathConflict, mergeWorld } from '../world/mergeWorld.js'
+import type { StructuredObject } from '../store/StructuredObject.js'
+import type { Run } from '../trace/Run.js'
+import { mergeRuns } from '../trace/mergeRuns.js'
+import { diffTrees } from '../world/diffTrees.js'
+import { treeSource } from '../world/treeSource.js'
+import { mergeBases } from './mergeBases.js'
+
+/** How one layer came out of a merge. */
+export interface LayerReport {
+  layer: string
+  outcome: 'unchanged' | 'ours' | 'theirs' | 'merged' | 'conflict'
+  /** One line for people: `world: clean (3 paths)`, `world: conflict (1 path: src/a.ts)`. */
+  summary: string
+}
+
+export type ImageMerge =
+  | { outcome: 'up-to-date'; id: Digest; layers: LayerReport[] }
+  | { outcome: 'fast-forward'; id: Digest; layers: LayerReport[] }
+  | { outcome: 'merged'; id: Digest; bases: Digest[]; layers: LayerReport[] }
+  /** Not written as a snapshot: `tree` is the world with both sides' versions, for a human to finish. */
+  | { outcome: 'conflict'; tree: Digest; bases: Digest[]; layers: LayerReport[]; conflicts: PathConflict[]; layerConflicts: string[] }
+
+export interface MergeImagesArgs {
+  store: Store
+  /** The image merged in (FROM). */
+  theirs: string
+  /** The image merged into (TO). */
+  ours: string
+  /** Merge images with no common ancestor, against an empty base. */
+  allowUnrelated?: boolean
+  message?: string
+  now?: () => Date
+}
+
+/** Layers other than the world: the trace merges its runs; the rest, with no merge of their own yet, are kept from the side that changed them. */
+const OPAQUE_LAYER_KEYS = (s: Snapshot): string[] => Object.keys(s).filter((k) => !['kind', 'schemaVersion', 'parents', 'world', 'meta'].includes(k))
+
+/**
+ * Merge image `theirs` into image `ours`, layer by layer, three-way against their merge
+ * base as git chooses it (several bases after criss-cross merges are merged first into a
+ * virtual base; none is a usage error unless `allowUnrelated`). The world merges path by
+ * path and line by line (`mergeWorld`); `world.env` key by key; a layer without a merge of
+ * its own is taken from the side that changed it, and is a conflict when both did. Clean:
+ * a snapshot with both as parents is written and returned (not yet pointed at by any ref).
+ * @throws {UsageError} when the images share no history and `allowUnrelated` is not set
+ */
+export async function mergeImages({ store, theirs, ours, allowUnrelated = false, message, now = () => new Date() }: MergeImagesArgs): Promise<ImageMerge> {
+  const [oursId, theirsId] = await Promise.all([resolveId(store, ours), resolveId(store, theirs)])
+  const bases = await mergeBases({ store, a: oursId, b: theirsId })
+  if (bases.includes(theirsId)) return { outcome: 'up-to-date', id: oursId, layers: [] }
+  if (bases.includes(oursId)) return { outcome: 'fast-forward', id: theirsId, layers: [] }
+  if (bases.length === 0 && !allowUnrelated) {
+    throw new UsageError(`${shortId(theirsId)} and ${shortId(oursId)} share no history; pass --allow-unrelated to merge them against an empty base`, { ours: oursId, theirs: theirsId })
+  }
+  const [o, t] = await Promise.all([readSnapshot(store, oursId), readSnapshot(store, theirsId)])
+  const base = bases.length === 0 ? null : await virtualBase(store, bases)
+  const labels: ConflictLabels = { ours: shortId(oursId), base: bases.length === 1 ? shortId(bases[0]!) : 'merge base', theirs: shortId(theirsId) }
+  const world = await mergeWorld({ store, base: base?.world.tree ?? null, ours: o.world.tree, theirs: t.world.tree, labels })
+  const env = mergeEnv(base?.world.env ?? {}, o.world.env ?? {}, t.world.env ?? {})
+  const layers: LayerReport[] = [worldReport(world.conflicts, world.lineMerged, base?.world.tree === o.world.tree ? 'theirs' : null)]
+  const picked: Record<string, unknown> = {}
+  const layerConflicts: string[] = env.conflicts.map((k) => `world.env.${k}`)
+  for (const key of [...new Set([...OPAQUE_LAYER_KEYS(o), ...OPAQUE_LAYER_KEYS(t)])].sort()) {
+    const [b, mine, yours] = [base?.[key], o[key], t[key]].map((v) => JSON.stringify(v))
+    const side = mine === yours ? 'unchanged' : b === mine ? 'theirs' : b === yours ? 'ours' : 'conflict'
+    if (side === 'conflict' && key === 'trace') {
+      const trace = await mergeTraces(store, o.trace!, t.trace!, base?.world.tree ?? null, t.world.tree, now)
+      if (trace) {
+        picked[key] = trace.digest
+        layers.push({ layer: key, outcome: 'merged', summary: `trace: merged (${trace.shared} shared steps, ours' ${trace.ours} after them, theirs' ${trace.theirs} summed up in one step)` })
+        continue
+      }
+    }
+    if (side === 'conflict') layerConflicts.push(key)
+    else if ((side === 'theirs' ? t[key] : o[key]) !== undefined) picked[key] = side === 'theirs' ? t[key] : o[key]
+    layers.push({ layer: key, outcome: side, summary: `${key}: ${side === 'conflict' ? 'conflict (both sides changed it)' : side === 'unchanged' ? 'unchanged' : `taken from ${side}`}` })
+  }
+  if (world.conflicts.length > 0 || layerConflicts.length > 0) {
+    return { outcome: 'conflict', tree: world.tree, bases, layers, conflicts: world.conflicts, layerConflicts }
+  }
+  const snapshot: Snapshot = {
+    ...makeSnapshot({ parents: [oursId, theirsId], tree: world.tree, env: env.merged, message: message ?? `merge ${shortId(theirsId)} into ${shortId(oursId)}`, createdAt: now() }),
+    ...picked,
+  }
+  return { outcome: 'merged', id: await store.writeObject(snapshot), bases, layers }
+}
+
+/**
+ * Both sides' runs merged (`mergeRuns`): null when either is encrypted (the summary step
+ * would sit unsealed among sealed ones), which leaves the layer a conflict.
+ * @throws {MalformedObjectError} when a trace layer is not a run
+ */
+async function mergeTraces(store: Store, ours: Digest, theirs: Digest, baseTree: Digest | null, theirTree: Digest, now: () => Date): Promise<{ digest: Digest; shared: number; ours: number; theirs: number } | null> {
+  // a trace layer is a run: anything else is a hostile or broken image (exit 5)
+  const [mine, yours] = (await Promise.all([ours, theirs].map((d) => store.readObject<StructuredObject>(d, 'run')))) as unknown as [Run, Run]
+  if (mine.encryption || yours.encryption) return null
+  const changedPaths = (await diffTrees({ source: treeSource(store), a: baseTree, b: theirTree })).map((c) => c.path)
+  const merged = mergeRuns({ ours: mine, theirs: yours, changedPaths, now })
+  const shared = (merged.meta['merge'] as { sharedSteps: number }).sharedSteps
+  return { digest: await store.writeObject(merged as unknown as StructuredObject), shared, ours: mine.steps.length - shared, theirs: yours.steps.length - shared }
+}
+
+/**
+ * The base to merge against: the one merge base, or, after criss-cross merges, the merge of
+ * the bases themselves (recursively, against their own bases), conflicts and all, as git's
+ * recursive strategy builds its virtual ancestor. Only its world is used.
+ */
+async function virtualBase(store: Store, bases: Digest[]): Promise<Snapshot> {
+  let merged = await readSnapshot(store, bases[0]!)
+  for (const next of bases.slice(1)) {
+    const other = await readSnapshot(store, next)
+    const below = await mergeBases({ store, a: bases[0]!, b: next })
+    const deeper = below.length === 0 ? null : await virtualBase(store, below)
+    const world = await mergeWorld({ store, base: deeper?.world.tree ?? null, ours: merged.world.tree, theirs: other.world.tree, labels: { ours: 'base 1', base: 'base of bases', theirs: 'base 2' } })
+    merged = { ...merged, world: { ...merged.world, tree: world.tree } }
+  }
+  return merged
+}
+
+/** `world.env` three-way, key by key; a key both sides set differently is a conflict (ours kept). */
+function mergeEnv(base: Record<string, string>, ours: Record<string, string>, theirs: Record<string, string>): { merged: Record<string, string>; conflicts: string[] } {
+  const merged: Record<string, string> = {}
+  const conflicts: string[] = []
+  for (const key of [...new Set([...Object.keys(base), ...Object.keys(ours), ...Object.keys(theirs)])].sort()) {
+    const [b, o, t] = [base[key], ours[key], theirs[key]]
+    const value = o === t ? o : b === o ? t : b === t ? o : (conflicts.push(key), o)
+    if (value !== undefined) merged[key] = value
+  }
+  return { merged, conflicts }
+}
+
+function worldReport(conflicts: PathConflict[], lineMerged: string[], onlyTheirs: 'theirs' | null): LayerReport {
+  if (conflicts.length > 0) {
+    const paths = conflicts.map((c) => c.path)
+    return { layer: 'world', outcome: 'conflict', summary: `world: conflict (${paths.length} path${paths.length === 1 ? '' : 's'}: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''})` }
+  }
+  const merged = lineMerged.length > 0 ? `, ${lineMerged.length} merged line by line` : ''
+  return { layer: 'world', outcome: onlyTheirs ?? 'merged', summary: `world: clean${merged}` }
+}

@@ -1,0 +1,26 @@
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { DigestMismatchError } from '../errors/index.js'
+import type { Digest } from './digest.js'
+import type { Store } from './Store.js'
+
+/** Objects found intact by this process, per store: each is hashed once however often it is linked. */
+const intact = new Map<string, Set<Digest>>()
+
+/**
+ * Check an object's file against its digest by streaming it through SHA-256, for a use
+ * that hands the file itself on (a hard link, a reflink clone) rather than bytes read
+ * through `Store.readBlob`, which checks them itself. DESIGN.md: every read for use
+ * verifies the digest.
+ * @throws {DigestMismatchError} the bytes on disk changed (exit 5)
+ */
+export async function assertObjectIntact(store: Store, digest: Digest): Promise<void> {
+  const known = intact.get(store.root) ?? new Set<Digest>()
+  intact.set(store.root, known)
+  if (known.has(digest)) return
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(store.objectPath(digest))) hash.update(chunk as Buffer)
+  const actual = `sha256:${hash.digest('hex')}`
+  if (actual !== digest) throw new DigestMismatchError(`object ${digest} is corrupt: its bytes hash to ${actual} (run 'forkpoint verify')`, { digest })
+  known.add(digest)
+}

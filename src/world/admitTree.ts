@@ -1,0 +1,87 @@
+import { existsSync } from 'node:fs'
+import { PathLimitError, UnsafePathError } from '../errors/index.js'
+import type { Digest } from '../store/digest.js'
+import { STORE_DIR_NAME } from '../store/findStore.js'
+import { bytesOfName, fsPath } from './fsName.js'
+import { quotePath } from './quotePath.js'
+import type { StoreDirectory } from './storeDirectory.js'
+import type { Tree, TreeEntry } from './Tree.js'
+import { type LinkLookup, MAX_LINK_HOPS, resolveLink, treeLookup } from './treeLinks.js'
+import { joinPath } from './treeSource.js'
+
+/** Linux's limits (limits.h): bytes in one name, and in a whole path with its NUL. */
+export const NAME_MAX = 255
+export const PATH_MAX = 4096
+/** How many directories deep a tree may go: far beyond real projects, far below what makes every walk slow. */
+export const MAX_TREE_DEPTH = 256
+
+export interface AdmitTreeArgs {
+  source: (digest: Digest) => Promise<Tree>
+  tree: Digest
+  /** The directory the tree is written into (its paths' prefix on disk). */
+  root: string
+  /** The store in use, when it may lie inside `root` (an in-place checkout, a clone). */
+  store?: StoreDirectory
+  /** Let symlinks that lead out of the tree through. */
+  allowExternalSymlinks: boolean
+}
+
+/**
+ * Check a whole tree before the first thing is written from it, so that a tree the
+ * file system cannot hold, or that would reach outside its root, changes nothing:
+ * - every name at most NAME_MAX bytes, every path under `root` shorter than PATH_MAX, no
+ *   more than MAX_TREE_DEPTH directories deep (PathLimitError, exit 5);
+ * - no entry where a store lives: none named `.forkpoint` at any depth (a scan never
+ *   records one), the store in use whatever its name, or a directory holding a store
+ *   (UnsafePathError, exit 5);
+ * - no symlink leading out of the tree, resolved through the tree's own links
+ *   (`resolveLink`), unless allowed (UnsafePathError, exit 5).
+ * Each names the first path at fault. Returns how many regular files the tree holds.
+ */
+export async function admitTree(args: AdmitTreeArgs): Promise<{ files: number }> {
+  const links = treeLookup(args.source, args.tree)
+  const rootBytes = bytesOfName(args.root).length
+  let files = 0
+  const walk = async (digest: Digest, prefix: string[], bytes: number): Promise<void> => {
+    for (const entry of (await args.source(digest)).entries) {
+      const parts = [...prefix, entry.name]
+      const path = parts.join('/')
+      const pathBytes = bytes + 1 + fitName(entry, path, bytes, parts.length)
+      assertNotAStore(args, entry, path)
+      if (entry.type === 'symlink' && !args.allowExternalSymlinks) await assertLinkInside(links, parts, entry.target)
+      if (entry.type === 'dir') await walk(entry.tree, parts, pathBytes)
+      else if (entry.type === 'file') files++
+    }
+  }
+  await walk(args.tree, [], rootBytes)
+  return { files }
+}
+
+/** The entry's name length in bytes, after checking it, its path and its depth against the limits. */
+function fitName(entry: TreeEntry, path: string, prefixBytes: number, depth: number): number {
+  const nameBytes = bytesOfName(entry.name).length
+  if (nameBytes > NAME_MAX) throw limit(path, `its name is ${nameBytes} bytes (the file system allows ${NAME_MAX})`)
+  if (prefixBytes + 1 + nameBytes >= PATH_MAX) throw limit(path, `its path would be ${prefixBytes + 1 + nameBytes} bytes long (the file system allows ${PATH_MAX - 1})`)
+  if (entry.type === 'dir' && depth > MAX_TREE_DEPTH) throw limit(path, `the tree is more than ${MAX_TREE_DEPTH} directories deep`)
+  return nameBytes
+}
+
+function assertNotAStore(args: AdmitTreeArgs, entry: TreeEntry, path: string): void {
+  const abs = joinPath(args.root, path)
+  const isStore = entry.name === STORE_DIR_NAME || args.store?.is(abs) || (args.store !== undefined && entry.type === 'dir' && existsSync(fsPath(`${abs}/objects`)) && existsSync(fsPath(`${abs}/HEAD`)))
+  if (isStore) throw new UnsafePathError(`refusing the tree: its entry ${quotePath(path)} would write into a forkpoint store`, { path })
+}
+
+/** Refuse (UnsafePathError, exit 5) a symlink that `resolveLink` finds leading out of `links`' root. */
+export async function assertLinkInside(links: LinkLookup, parts: string[], target: string): Promise<void> {
+  const where = await resolveLink(links, parts, target)
+  if (where === 'inside') return
+  const path = parts.join('/')
+  const why = where === 'outside' ? 'points outside the tree' : `does not resolve within ${MAX_LINK_HOPS} links`
+  throw new UnsafePathError(`symlink ${quotePath(path)} -> ${quotePath(target)} ${why} (allow with --allow-external-symlinks)`, { path, target })
+}
+
+function limit(path: string, why: string): PathLimitError {
+  const shown = path.length > 200 ? `${path.slice(0, 200)}...` : path
+  return new PathLimitError(`refusing the tree: ${quotePath(shown)} cannot be written: ${why}`, { path })
+}

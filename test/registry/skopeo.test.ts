@@ -1,0 +1,49 @@
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { cloneImage, pushImage, sha256 } from '../../src/index.js'
+import { tempDir } from '../helpers/tmp.js'
+import { makeImage, treeListing } from './fixtures.js'
+import { useRemotes } from './remotes.js'
+
+const remotes = useRemotes()
+const run = promisify(execFile)
+
+/** `skopeo ARGS`: its stdout, or a rejection carrying its stderr. */
+async function skopeo(...args: string[]): Promise<string> {
+  return (await run('skopeo', args, { maxBuffer: 16 * 1024 * 1024 })).stdout
+}
+
+const layoutOf = (remote: string) => remote.slice('file://'.length, remote.lastIndexOf(':'))
+
+describe('standard OCI tools read our images', () => {
+  it('plain skopeo inspect works on a file:// layout and on the registry', async () => {
+    const image = await makeImage({ 'a.txt': 'inspect me' })
+    const file = remotes.remote('file')
+    await pushImage({ store: image.store, id: image.id, remote: file, credentials: null })
+    const fromLayout = JSON.parse(await skopeo('inspect', `oci:${layoutOf(file)}:v1`)) as { Layers: string[] }
+    expect(fromLayout.Layers).toContain(sha256('inspect me'))
+
+    const oci = remotes.remote('oci')
+    await pushImage({ store: image.store, id: image.id, remote: oci, credentials: null })
+    const fromRegistry = JSON.parse(await skopeo('inspect', '--tls-verify=false', `docker://${oci.slice('oci://'.length)}`)) as { Layers: string[] }
+    expect(fromRegistry.Layers).toContain(sha256('inspect me'))
+  })
+
+  it('a layout written by skopeo copy --all (from a layout or the registry) can be cloned', async () => {
+    const image = await makeImage({ 'a.txt': 'copied', 'd/b.txt': 'along', 'l': { symlink: 'a.txt' } })
+    const file = remotes.remote('file')
+    const oci = remotes.remote('oci')
+    await pushImage({ store: image.store, id: image.id, remote: file, credentials: null })
+    await pushImage({ store: image.store, id: image.id, remote: oci, credentials: null })
+    for (const source of [`oci:${layoutOf(file)}:v1`, `docker://${oci.slice('oci://'.length)}`]) {
+      const copy = tempDir('skopeo-copy')
+      await skopeo('copy', '--all', '--src-tls-verify=false', source, `oci:${copy}:copied`)
+      const into = join(tempDir('clone'), 'out')
+      const cloned = await cloneImage({ remote: `file://${copy}:copied`, into, store: join(tempDir('store'), 'st'), credentials: null })
+      expect(cloned.id).toBe(image.id)
+      expect(await treeListing(into)).toEqual(await treeListing(image.dir))
+    }
+  })
+})
