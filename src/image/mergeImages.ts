@@ -1,4 +1,5 @@
-import { UsageError } from '../errors/index.js'
+import { EffectKeyConflictError, UsageError } from '../errors/index.js'
+import { mergeLedgers } from '../effects/mergeLedgers.js'
 import { type Digest, shortId } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
@@ -40,7 +41,7 @@ export interface MergeImagesArgs {
   now?: () => Date
 }
 
-/** Layers other than the world: the trace merges its runs; the rest, with no merge of their own yet, are kept from the side that changed them. */
+/** Layers other than the world: the trace merges its runs, the effects their ledgers; the rest, with no merge of their own yet, are kept from the side that changed them. */
 const OPAQUE_LAYER_KEYS = (s: Snapshot): string[] => Object.keys(s).filter((k) => !['kind', 'schemaVersion', 'parents', 'world', 'meta'].includes(k))
 
 /**
@@ -79,6 +80,17 @@ export async function mergeImages({ store, theirs, ours, allowUnrelated = false,
         continue
       }
     }
+    if (side === 'conflict' && key === 'effects') {
+      const effects = await mergeEffects(store, o.effects!, t.effects!)
+      if (effects) {
+        picked[key] = effects.digest
+        layers.push({ layer: key, outcome: 'merged', summary: `effects: merged (${effects.entries} entries, union by idempotency key)` })
+        continue
+      }
+      layers.push({ layer: key, outcome: 'conflict', summary: 'effects: conflict (one idempotency key with two different results)' })
+      layerConflicts.push(key)
+      continue
+    }
     if (side === 'conflict') layerConflicts.push(key)
     else if ((side === 'theirs' ? t[key] : o[key]) !== undefined) picked[key] = side === 'theirs' ? t[key] : o[key]
     layers.push({ layer: key, outcome: side, summary: `${key}: ${side === 'conflict' ? 'conflict (both sides changed it)' : side === 'unchanged' ? 'unchanged' : `taken from ${side}`}` })
@@ -106,6 +118,17 @@ async function mergeTraces(store: Store, ours: Digest, theirs: Digest, baseTree:
   const merged = mergeRuns({ ours: mine, theirs: yours, changedPaths, now })
   const shared = (merged.meta['merge'] as { sharedSteps: number }).sharedSteps
   return { digest: await store.writeObject(merged as unknown as StructuredObject), shared, ours: mine.steps.length - shared, theirs: yours.steps.length - shared }
+}
+
+/** Both ledgers' union (`mergeLedgers`); null when one key ran with two different results. A tampered ledger throws (exit 5). */
+async function mergeEffects(store: Store, ours: Digest, theirs: Digest): Promise<{ digest: Digest; entries: number } | null> {
+  try {
+    const { digest, ledger } = await mergeLedgers({ store, ours, theirs })
+    return { digest, entries: ledger.entries.length }
+  } catch (err) {
+    if (err instanceof EffectKeyConflictError) return null
+    throw err
+  }
 }
 
 /**

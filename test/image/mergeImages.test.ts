@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type Digest, Store, makeSnapshot, readSnapshot, readTree } from '../../src/index.js'
 import { mergeImages } from '../../src/image/mergeImages.js'
-import { type Run, type Step, hashPayload } from '../../src/index.js'
+import { type Run, type Step, hashPayload, openEffects, verifyLedger } from '../../src/index.js'
 import { fileEntry, treeObject } from '../../src/world/Tree.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -12,8 +12,9 @@ async function world(store: Store, files: Record<string, string>): Promise<Diges
   return digest
 }
 
-async function image(store: Store, parents: Digest[], files: Record<string, string>, extra: { env?: Record<string, string>; trace?: Digest } = {}): Promise<Digest> {
-  const snapshot = makeSnapshot({ parents, tree: await world(store, files), message: 'm', createdAt: new Date(0), env: extra.env, layers: extra.trace ? { trace: extra.trace } : {} })
+async function image(store: Store, parents: Digest[], files: Record<string, string>, extra: { env?: Record<string, string>; trace?: Digest; effects?: Digest } = {}): Promise<Digest> {
+  const layers = { ...(extra.trace ? { trace: extra.trace } : {}), ...(extra.effects ? { effects: extra.effects } : {}) }
+  const snapshot = makeSnapshot({ parents, tree: await world(store, files), message: 'm', createdAt: new Date(0), env: extra.env, layers })
   return store.writeObject(snapshot)
 }
 
@@ -125,5 +126,29 @@ describe('mergeImages', () => {
     const ours = await image(store, [base], { 'f.txt': '1\n' }, { trace: await store.writeBlob(Buffer.from('not a run')) })
     const theirs = await image(store, [base], { 'f.txt': '1\n' }, { trace: await run(store, 'run-00000000000000000003', [['a', 'tool', 'b', 'c']]) })
     await expect(mergeImages({ store, ours, theirs })).rejects.toMatchObject({ exitCode: 5 })
+  })
+
+  it('merges the effects layer as the union of both ledgers, and calls one key with two results a conflict', async () => {
+    const store = await Store.init(tempDir('merge-images'))
+    const env = {}
+    const ledgerWith = async (base: Digest | undefined, calls: Array<[string, string]>) => {
+      const effects = await openEffects({ store, env, ...(base ? { ledger: base } : {}) })
+      for (const [key, result] of calls) await effects.tool('email.send', async () => result, { class: 'irreversible', key: () => key })({ key })
+      return effects.ledger()
+    }
+    const shared = await ledgerWith(undefined, [['mail:a', 'sent a']])
+    const base = await image(store, [], { 'f.txt': '1\n' }, { effects: shared })
+    const ours = await image(store, [base], { 'f.txt': '1\n' }, { effects: await ledgerWith(shared, [['mail:b', 'sent b']]) })
+    const theirs = await image(store, [base], { 'f.txt': '1\n' }, { effects: await ledgerWith(shared, [['mail:c', 'sent c']]) })
+    const merged = await mergeImages({ store, ours, theirs })
+    expect(merged.layers.find((l) => l.layer === 'effects')!.summary).toBe('effects: merged (3 entries, union by idempotency key)')
+    if (merged.outcome !== 'merged') throw new Error(merged.outcome)
+    const ledger = await verifyLedger({ store, ledger: (await readSnapshot(store, merged.id)).effects!, env })
+    expect(ledger.entries.map((e) => e.idempotencyKey).sort()).toEqual(['mail:a', 'mail:b', 'mail:c'])
+
+    const clash = await image(store, [base], { 'f.txt': '1\n' }, { effects: await ledgerWith(shared, [['mail:b', 'a different result']]) })
+    const conflict = await mergeImages({ store, ours, theirs: clash })
+    expect(conflict.outcome).toBe('conflict')
+    expect(conflict.layers.find((l) => l.layer === 'effects')!.summary).toBe('effects: conflict (one idempotency key with two different results)')
   })
 })
