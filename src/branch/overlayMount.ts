@@ -35,10 +35,11 @@ function unavailable(err: unknown): never {
 
 /**
  * Start a holder of its own for a persistent branch (it outlives this process), with the
- * overlays mounted in its namespace: nothing is ever mounted in the host's namespace.
+ * overlays mounted in its namespace: nothing is ever mounted in the host's namespace. It
+ * records itself in `pidFile` (see `stopStrayHolders`).
  */
-export function startHolder(specs: OverlaySpec[]): Promise<ProcessId> {
-  return startOwnHolder(specs.map((s) => [options(s, { durable: true }), s.target])).catch(unavailable)
+export function startHolder(specs: OverlaySpec[], pidFile: string): Promise<ProcessId> {
+  return startOwnHolder(specs.map((s) => [options(s, { durable: true }), s.target]), pidFile).catch(unavailable)
 }
 
 /**
