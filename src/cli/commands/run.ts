@@ -19,11 +19,11 @@ interface RunFlags extends RedactionFlags {
   cpu?: string
   timeout?: string
   env: string[]
-  envFile?: string
+  envFrom?: string
   expose: string[]
 }
 
-const SANDBOX_FLAGS = ['branch', 'memory', 'pids', 'cpu', 'timeout', 'envFile'] as const
+const SANDBOX_FLAGS = ['branch', 'memory', 'pids', 'cpu', 'timeout', 'envFrom'] as const
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value]
 
@@ -48,7 +48,8 @@ export function registerRun(program: Command): void {
     .option('--cpu <SECONDS>', 'sandbox: CPU time limit in seconds')
     .option('--timeout <DURATION>', `sandbox: wall-clock limit, e.g. 60s, 0 for none (default ${DEFAULT_TIMEOUT}); kills the whole process tree`)
     .option('--env <NAME>', 'sandbox: pass this variable of ours in too (repeatable; by default only PATH, LANG, LANGUAGE, LC_*, TERM, TZ)', collect, [])
-    .option('--env-file <FILE>', 'sandbox: add the NAME=VALUE lines of FILE to the environment')
+    // not --env-file: Node 20 takes that flag for itself wherever it stands in argv
+    .option('--env-from <FILE>', 'sandbox: add the NAME=VALUE lines of FILE to the environment')
     .option('--expose <PATH>', 'sandbox: show this host path read-only at its own path (repeatable; e.g. a socket)', collect, [])
     // the recording proxy forwards the agent's requests to the real APIs from this process
     .hook('preAction', needsExtraCaCertsWhen<RunFlags>((o) => o.record && o.proxy))
@@ -86,7 +87,7 @@ export function registerRun(program: Command): void {
         cpu: opts.cpu === undefined ? undefined : Number(opts.cpu),
         timeout: opts.timeout,
         passEnv: opts.env,
-        envFile: opts.envFile,
+        envFile: opts.envFrom,
         expose: opts.expose,
         // streamed as written; under --json the output is in the result instead
         ...(flags.json ? {} : { onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => process[stream].write(chunk) }),
