@@ -131,6 +131,7 @@ export type { WorkspaceRef } from './branch/openWorkspace.js'
 
 // sandbox
 export { runSandboxed, type SandboxSpec, type SandboxResult, type NetMode } from './sandbox/runSandboxed.js'
+export { type SandboxRuntime, nativeRuntime, useSandboxRuntime } from './sandbox/SandboxRuntime.js'
 export { parseSize, parseDuration, DEFAULT_TIMEOUT, type SandboxLimits } from './sandbox/limits.js'
 
 // patterns

@@ -1,7 +1,8 @@
 import { basename, dirname } from 'node:path'
 import type { Store } from '../store/Store.js'
 import { type SandboxLimits } from '../sandbox/limits.js'
-import { type NetMode, type SandboxResult, type SandboxSpec, runSandboxed } from '../sandbox/runSandboxed.js'
+import type { NetMode, SandboxResult, SandboxSpec } from '../sandbox/runSandboxed.js'
+import { sandboxRuntime } from '../sandbox/SandboxRuntime.js'
 import { backendByName } from './backends/chooseBackend.js'
 import { liveDir } from './branchStore.js'
 import { changedBetween, fingerprint } from './fingerprint.js'
@@ -45,7 +46,7 @@ export async function runInBranch({ store, workspace, state, cmd, options }: { s
   const walk = { skip, dirs: upper === null }
   const before = await fingerprint(watched, walk)
   // The store is never visible inside: hidden wherever it lies (under the workspace, or an exposed path).
-  const result = await runSandboxed({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root] })
+  const result = await sandboxRuntime().run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root] })
   const changedPaths = changedBetween(before, await fingerprint(watched, walk))
   return { ...result, branch: state?.name ?? null, changedPaths }
 }
