@@ -4,7 +4,7 @@ import { type Server, createServer } from 'node:net'
 import { homedir, hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Workspace } from '../../src/index.js'
+import { type Branch, Workspace } from '../../src/index.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 /**
@@ -14,12 +14,21 @@ import { makeWorkspace, tempDir } from '../helpers/tmp.js'
  */
 const root = process.getuid?.() === 0
 let ws: Workspace
+let branch: Branch
 beforeAll(async () => {
   ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+  branch = await ws.branch('attempts')
 })
+afterAll(() => branch.abort())
 
-/** Runs `script`; WROTE in its output means the write went through. */
-const attempt = async (script: string) => (await ws.run(`${script} 2>/dev/null && echo WROTE; true`)).stdout
+/**
+ * Runs `script` in the workspace itself and in an overlay branch (for root, a view that
+ * cannot be idmapped: see docs/sandbox.md); WROTE in the output means a write went through.
+ */
+const attempt = async (script: string) => {
+  const line = `${script} 2>/dev/null && echo WROTE; true`
+  return (await ws.run(line)).stdout + (await branch.run(line)).stdout
+}
 
 describe('no privilege over the host', () => {
   it.each([
