@@ -648,7 +648,7 @@ static int run(void) {
     CHECK(unshare(isolate), "unshare: %s", strerror(errno));
   } else {
     if (in_userns) CHECK(unshare(isolate), "unshare: %s", strerror(errno));
-    else become_namespace_root(isolate & ~CLONE_NEWNS);
+    else become_namespace_root(isolate);
     snprintf(inner, sizeof inner, "%u 0 1\n%u 0 1", uid, gid);
   }
   CHECK(mount("none", "/", NULL, MS_REC | MS_SLAVE, NULL), "mount propagation: %s", strerror(errno));

@@ -7,7 +7,7 @@
 // (without the runtime, sandboxes and overlay branches say how to build it; scans use Node's
 // lstatSync instead). Without it (npm run build) a failure fails.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, renameSync } from 'node:fs'
 
 const optional = process.argv.includes('--optional')
 
@@ -16,7 +16,7 @@ function fail(what, why, fallback) {
     console.error(`buildNative: ${what} failed: ${why}`)
     process.exit(1)
   }
-  console.error(`forkpoint: ${fallback} (${why})`)
+  console.error(`forkpoint: ${fallback(why)}`)
 }
 
 const tail = (run) => run.error?.message ?? `${run.stderr}${run.stdout}`.trim().split('\n').slice(-3).join(' | ')
@@ -26,10 +26,12 @@ const gyp = process.env.npm_config_node_gyp
 const command = gyp ? [process.execPath, gyp] : ['node-gyp']
 const step = existsSync('build/config.gypi') ? 'build' : 'rebuild'
 const addon = spawnSync(command[0], [...command.slice(1), step, '--loglevel=error'], { encoding: 'utf8' })
-if (addon.status !== 0) fail(`node-gyp ${step}`, tail(addon), "the native lstat helper was not built; scans use Node's lstat, about three times slower per file")
+if (addon.status !== 0) fail(`node-gyp ${step}`, tail(addon), (why) => `the native lstat helper was not built (${why}); scans use Node's lstat, about three times slower per file`)
 
 // after node-gyp, whose rebuild starts from an empty build/
 mkdirSync('build', { recursive: true })
 const cc = process.env.CC || 'cc'
-const sandbox = spawnSync(cc, ['-O2', '-Wall', '-o', 'build/forkpoint-sandbox', 'native/sandbox.c'], { encoding: 'utf8' })
-if (sandbox.status !== 0) fail(`${cc} native/sandbox.c`, tail(sandbox), 'the sandbox runtime was not built; sandboxed runs and overlay branches need it')
+// built beside it, then renamed over it: a running holder keeps its program, and no one execs half a file
+const sandbox = spawnSync(cc, ['-O2', '-Wall', '-o', 'build/forkpoint-sandbox.tmp', 'native/sandbox.c'], { encoding: 'utf8' })
+if (sandbox.status === 0) renameSync('build/forkpoint-sandbox.tmp', 'build/forkpoint-sandbox')
+else fail(`${cc} native/sandbox.c`, tail(sandbox), (why) => `the sandbox runtime was not built (${why}); sandboxed runs and overlay branches need it`)

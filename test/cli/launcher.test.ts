@@ -19,7 +19,8 @@ describe('bin/forkpoint', () => {
       expect(r.code, r.stderr).toBe(0)
       expect(r.stderr).not.toContain(LOADED)
     }
-    const child = await runCli(['run', '--', 'sh', '-c', 'printf "%s|%s" "$NODE_EXTRA_CA_CERTS" "${FORKPOINT_DEFERRED_CA_CERTS-unset}"'], { cwd: ws, env: withCerts })
+    // a sandbox's environment is the allowlist (issue 19): the variable is asked for by name
+    const child = await runCli(['run', '--env', 'NODE_EXTRA_CA_CERTS', '--env', 'FORKPOINT_DEFERRED_CA_CERTS', '--', 'sh', '-c', 'printf "%s|%s" "$NODE_EXTRA_CA_CERTS" "${FORKPOINT_DEFERRED_CA_CERTS-unset}"'], { cwd: ws, env: withCerts })
     expect(child.code, child.stderr).toBe(0)
     expect(child.stdout).toBe(`${CERTS}|unset`)
   })
