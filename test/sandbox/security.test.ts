@@ -74,6 +74,14 @@ describe('no privilege over the host', () => {
     await running
   })
 
+  it("keeps the workspace files' owners inside and on disk (root's view is an idmapped mount)", async () => {
+    const r = await ws.run('stat -c %u a.txt; echo new > owned.txt; stat -c %u owned.txt')
+    const me = String(process.getuid?.())
+    expect(r.stdout).toBe(`${me}\n${me}\n`)
+    expect((await fs.stat(join(ws.dir, 'owned.txt'))).uid).toBe(process.getuid?.())
+    await fs.rm(join(ws.dir, 'owned.txt'))
+  })
+
   it('has its own SysV IPC namespace', async () => {
     const made = spawnSync('ipcmk', ['-Q'], { encoding: 'utf8' }).stdout.match(/(\d+)/)?.[1]
     expect(made).toBeDefined()
