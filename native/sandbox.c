@@ -325,30 +325,36 @@ static int enter_holder(const char *pid) {
   return own_user;
 }
 
-/* A user namespace with `map` (written by us, root in the parent); its fd. */
+/*
+ * A user namespace with `map` (written by us, root in the parent); its fd. A child makes it
+ * and lives until we have opened it: it waits for the end of a pipe we hold, which comes
+ * when we close it or die, so it never outlives us (PDEATHSIG would not do: a new user
+ * namespace clears it, and a death between that and re-arming it would leak the child).
+ */
 static int make_userns(const char *map) {
-  int sync[2];
-  CHECK(pipe2(sync, O_CLOEXEC), "pipe: %s", strerror(errno));
+  int made[2], release[2];
+  CHECK(pipe2(made, O_CLOEXEC) || pipe2(release, O_CLOEXEC), "pipe: %s", strerror(errno));
   pid_t child = fork();
   if (child < 0) fail("fork: %s", strerror(errno));
   if (child == 0) {
-    pid_t parent = getppid();
+    char c;
+    close(made[0]), close(release[1]);
     if (unshare(CLONE_NEWUSER) != 0) _exit(1);
-    die_with(parent);
-    write(sync[1], "u", 1);
-    for (;;) pause();
+    if (write(made[1], "u", 1) != 1) _exit(1);
+    while (read(release[0], &c, 1) < 0 && errno == EINTR) continue;
+    _exit(0);
   }
   char c;
-  close(sync[1]);
-  if (read(sync[0], &c, 1) != 1) fail("cannot make a user namespace");
-  close(sync[0]);
+  close(made[1]), close(release[0]);
+  if (read(made[0], &c, 1) != 1) fail("cannot make a user namespace");
+  close(made[0]);
   write_map(child, "uid_map", map);
   write_map(child, "gid_map", map);
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/ns/user", child);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail("%s: %s", path, strerror(errno));
-  kill(child, SIGKILL);
+  close(release[1]);
   waitpid(child, NULL, 0);
   return fd;
 }
