@@ -6,10 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # docker-registry: real OCI registry for registry tests; apache2-utils: htpasswd for its auth;
-# skopeo: the registry benchmark's peer; python3: the trace tests' non-Node agent (recording proxy); iproute2/util-linux: namespaces for branches and sandboxes;
+# skopeo: the registry benchmark's peer; python3: the trace tests' non-Node agent (recording proxy); iproute2/util-linux: nsenter, setpriv, ipcs for branches and the tests;
 # zstd, git, rsync: benchmark baselines and tools; xfsprogs: an XFS image for the reflink branch backend tests;
-# g++, make (with python3): node-gyp compiling better-sqlite3 and forkpoint's native/lstat_names.c.
-SYSTEM_PACKAGES=(docker-registry apache2-utils skopeo iproute2 util-linux zstd git rsync xfsprogs python3 g++ make)
+# gcc: cc compiling the sandbox runtime (native/sandbox.c); g++, make (with python3): node-gyp compiling better-sqlite3 and forkpoint's native/lstat_names.c.
+SYSTEM_PACKAGES=(docker-registry apache2-utils skopeo iproute2 util-linux zstd git rsync xfsprogs python3 gcc g++ make)
 
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do

@@ -148,7 +148,8 @@ export type { WorkspaceRef } from './branch/openWorkspace.js'
 
 // sandbox
 export { runSandboxed, type SandboxSpec, type SandboxResult, type NetMode } from './sandbox/runSandboxed.js'
-export { parseSize, parseDuration, type SandboxLimits } from './sandbox/limits.js'
+export { type SandboxRuntime, nativeRuntime, useSandboxRuntime } from './sandbox/SandboxRuntime.js'
+export { parseSize, parseDuration, DEFAULT_TIMEOUT, type SandboxLimits } from './sandbox/limits.js'
 
 // patterns
 export { speculate, type SpeculateOptions } from './patterns/speculate.js'

@@ -6,7 +6,6 @@ import { applyCommit, readCommitJournal, rollBackCommit } from './commitJournal.
 import { destroyBranch, removeHalfMade } from './destroyBranch.js'
 import { parentView } from './liveBranch.js'
 import { isAlive } from '../sandbox/processId.js'
-import { removeOrphanRunDirs } from '../sandbox/runDirs.js'
 
 /** A branch directory without a state file younger than this may be one being made right now. */
 const HALF_MADE_GRACE_MS = 10_000
@@ -54,6 +53,5 @@ export async function cleanupOrphans({ store, workspace }: { store: Store; works
       result.removed.push(state.name)
     }
   }
-  removeOrphanRunDirs()
   return result
 }

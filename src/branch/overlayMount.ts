@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { BackendUnavailableError, SandboxError } from '../errors/index.js'
-import { ownSharedHolder, ownUserNamespace, privileged, sharedHolder, startHolder as startOwnHolder, stopHolder } from '../sandbox/namespaceHolder.js'
+import { ownSharedHolder, ownUserNamespace, privileged, stopHolder } from '../sandbox/namespaceHolder.js'
+import { sandboxRuntime } from '../sandbox/SandboxRuntime.js'
 import { type ProcessId, isAlive } from '../sandbox/processId.js'
 
 const exec = promisify(execFile)
@@ -35,10 +36,11 @@ function unavailable(err: unknown): never {
 
 /**
  * Start a holder of its own for a persistent branch (it outlives this process), with the
- * overlays mounted in its namespace: nothing is ever mounted in the host's namespace.
+ * overlays mounted in its namespace: nothing is ever mounted in the host's namespace. It
+ * records itself in `pidFile` (see `stopStrayHolders`).
  */
-export function startHolder(specs: OverlaySpec[]): Promise<ProcessId> {
-  return startOwnHolder(specs.map((s) => [options(s, { durable: true }), s.target])).catch(unavailable)
+export function startHolder(specs: OverlaySpec[], pidFile: string): Promise<ProcessId> {
+  return sandboxRuntime().startHolder(specs.map((s) => [options(s, { durable: true }), s.target]), pidFile).catch(unavailable)
 }
 
 /**
@@ -46,7 +48,7 @@ export function startHolder(specs: OverlaySpec[]): Promise<ProcessId> {
  * branch is not recorded as mounted when one fails, so nothing else would unmount the rest.
  */
 export async function mountShared(specs: OverlaySpec[]): Promise<ProcessId> {
-  const holder = await sharedHolder().catch(unavailable)
+  const holder = await sandboxRuntime().sharedHolder().catch(unavailable)
   const mounted: string[] = []
   try {
     for (const spec of specs) {

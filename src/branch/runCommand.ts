@@ -1,8 +1,29 @@
+import { readFileSync } from 'node:fs'
+import { UsageError } from '../errors/index.js'
+import { parseEnvFile, sandboxEnv } from '../sandbox/sandboxEnv.js'
 import { type WorkspaceRef, openWorkspace } from './openWorkspace.js'
 import type { RunOptions, RunResult } from './runInBranch.js'
 
-/** `Workspace.run` for a workspace named by directory (and a branch by name). @throws {SandboxError} @throws {BranchNotFoundError} */
-export async function runCommand({ cmd, branch, dir, store, ...options }: WorkspaceRef & RunOptions & { cmd: string[]; branch?: string }): Promise<RunResult> {
+export interface RunCommandOptions extends RunOptions {
+  cmd: string[]
+  branch?: string
+  /** Names of this process's variables to pass in besides the allowlist (`--env NAME`). */
+  passEnv?: string[]
+  /** A file of NAME=VALUE lines added to the environment (`--env-file`). */
+  envFile?: string
+}
+
+/** `Workspace.run` for a workspace named by directory (and a branch by name). @throws {SandboxError} @throws {BranchNotFoundError} @throws {UsageError} an unreadable env file */
+export async function runCommand({ cmd, branch, dir, store, passEnv, envFile, ...options }: WorkspaceRef & RunCommandOptions): Promise<RunResult> {
   const ws = await openWorkspace({ dir, store })
-  return ws.run(cmd, { ...options, ...(branch ? { branch } : {}) })
+  const env = options.env ?? { ...sandboxEnv(process.env, passEnv), ...(envFile ? parseEnvFile(readEnvFile(envFile)) : {}) }
+  return ws.run(cmd, { ...options, env, ...(branch ? { branch } : {}) })
+}
+
+function readEnvFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new UsageError(`cannot read the env file ${file}: ${(err as Error).message}`, { file })
+  }
 }

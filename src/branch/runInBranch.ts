@@ -1,7 +1,8 @@
 import { basename, dirname } from 'node:path'
 import type { Store } from '../store/Store.js'
 import { type SandboxLimits } from '../sandbox/limits.js'
-import { type NetMode, type SandboxResult, runSandboxed } from '../sandbox/runSandboxed.js'
+import type { NetMode, SandboxResult, SandboxSpec } from '../sandbox/runSandboxed.js'
+import { sandboxRuntime } from '../sandbox/SandboxRuntime.js'
 import { backendByName } from './backends/chooseBackend.js'
 import { liveDir } from './branchStore.js'
 import { changedBetween, fingerprint } from './fingerprint.js'
@@ -18,6 +19,10 @@ export interface RunOptions extends SandboxLimits {
   input?: string | Buffer
   /** Abort kills the whole process tree. */
   signal?: AbortSignal
+  /** Host paths shown read-only inside (nothing else of the host is). */
+  expose?: string[]
+  /** Each chunk of output as the command writes it. */
+  onOutput?: SandboxSpec['onOutput']
 }
 
 export interface RunResult extends SandboxResult {
@@ -40,7 +45,8 @@ export async function runInBranch({ store, workspace, state, cmd, options }: { s
   const skip = state ? undefined : storeNameInside(store, workspace)
   const walk = { skip, dirs: upper === null }
   const before = await fingerprint(watched, walk)
-  const result = await runSandboxed({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, protect: skip === undefined ? undefined : store.root })
+  // The store is never visible inside: hidden wherever it lies (under the workspace, or an exposed path).
+  const result = await sandboxRuntime().run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root] })
   const changedPaths = changedBetween(before, await fingerprint(watched, walk))
   return { ...result, branch: state?.name ?? null, changedPaths }
 }

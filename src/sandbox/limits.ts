@@ -8,9 +8,12 @@ export interface SandboxLimits {
   pids?: number
   /** CPU time in seconds (the kernel sends SIGXCPU, then SIGKILL). */
   cpu?: number
-  /** Wall-clock limit: milliseconds, or a duration like "60s", "500ms", "2m", "1h". */
+  /** Wall-clock limit: milliseconds, or a duration like "60s", "500ms", "2m", "1h"; 0 for none. @default DEFAULT_TIMEOUT */
   timeout?: number | string
 }
+
+/** Wall-clock limit of a sandboxed run unless the caller gives one (`timeout: 0` for none): a hung `npm install` must not run for ever. */
+export const DEFAULT_TIMEOUT = '10m'
 
 const SIZE_UNITS: Record<string, number> = { '': 1, B: 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 }
 const TIME_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }

@@ -1,16 +1,20 @@
 import { spawn } from 'node:child_process'
-import { rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import type { Readable } from 'node:stream'
+import { isAbsolute, resolve } from 'node:path'
+import type { Duplex } from 'node:stream'
 import { SandboxError } from '../errors/index.js'
-import { readTextOrNullSync } from '../util/fsx.js'
 import { type RunCgroup, makeRunCgroup } from './cgroup.js'
-import { sandboxInit } from './initScript.js'
-import { makeRunDir } from './runDirs.js'
-import { type SharedHolder, ownSharedHolder, ownUserNamespace, privileged } from './namespaceHolder.js'
-import { type SandboxLimits, parseDuration, rlimitsOf } from './limits.js'
+import { type Fields, encodeFrame, frameReader } from './frames.js'
+import { DEFAULT_TIMEOUT, type SandboxLimits, parseDuration, rlimitsOf } from './limits.js'
+import { runtimeBinary } from './runtimeBinary.js'
+import { SANDBOX_HOME, sandboxEnv } from './sandboxEnv.js'
 
 export type NetMode = 'none' | 'host'
+
+/** Host files hidden in every sandbox even where a system directory is shown (secrets a root caller could read). */
+export const HIDDEN_HOST_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/sudoers.d', '/etc/ssh', '/etc/ssl/private'] as const
+
+/** Bytes of each of stdout and stderr a result keeps in memory; the rest streams to `onOutput` only. */
+export const OUTPUT_CAP = 16 * 1024 * 1024
 
 export interface SandboxSpec extends SandboxLimits {
   /** The directory to show at `workspace` inside the sandbox (a branch view, or the workspace itself). */
@@ -23,105 +27,139 @@ export interface SandboxSpec extends SandboxLimits {
   cwd?: string
   /** "none": a new network namespace with only `lo` (the host's 127.0.0.1 is out of reach). Default "none". */
   net?: NetMode
-  /** The command's environment (default: this process's). */
+  /** The command's whole environment (default: `sandboxEnv(process.env)`: the allowlist, HOME the sandbox's own). */
   env?: NodeJS.ProcessEnv
   /** Bytes fed to the command's stdin (default: none, stdin is /dev/null). */
   input?: string | Buffer
   /** A process holding the mount (and maybe user) namespace in which `view` is mounted (overlay branches). */
   namespaceHolder?: number
-  /** A directory under the workspace that stays read-only inside (the store, when the view is the workspace itself). */
-  protect?: string
-  /** Aborting kills the whole process tree, as a timeout does. */
+  /** Host paths shown read-only inside at their own path (a socket, a cache, a toolchain); nothing else of the host is. */
+  expose?: string[]
+  /** Paths inside the sandbox to hide (the store, when it lies under the workspace). */
+  hide?: string[]
+  /** Each chunk of output as the command writes it. */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void
+  /** Aborting kills the whole process tree, as a timeout does; the promise settles once it is gone. */
   signal?: AbortSignal
 }
+
+export type LimitVia = 'cgroup' | 'rlimit'
 
 export interface SandboxResult {
   /** The command's exit status; 128 + N when killed by signal N (137 on timeout). */
   exitCode: number
+  /** Its output, the first OUTPUT_CAP bytes of each stream (see `truncated`). */
   stdout: string
   stderr: string
+  /** True when a stream wrote more than OUTPUT_CAP bytes (all of it went to `onOutput`). */
+  truncated: boolean
   durationMs: number
   timedOut: boolean
   /** How each requested limit was enforced: a cgroup where one is ours to use, else an rlimit. */
-  limits: { memory?: 'cgroup' | 'rlimit'; pids?: 'cgroup' | 'rlimit'; cpu?: 'rlimit' }
+  limits: { memory?: LimitVia; pids?: LimitVia; cpu?: 'rlimit' }
+  /** Each limit enforced more weakly than asked, in words. */
+  warnings: string[]
 }
 
 /**
- * Run a command in fresh user, mount, PID (and with `net: "none"`, network) namespaces,
- * unprivileged, with `view` mounted writable at the workspace's own path and everything
- * else read-only or on throwaway tmpfs. Timeout or abort kills the whole process tree
- * (the PID namespace dies with its first process).
+ * Run a command in its own user, mount, PID, UTS, IPC (and with `net: "none"`, network)
+ * namespaces, through the sandbox runtime (native/sandbox.c): a new root holding the
+ * system directories read-only, `view` writable at the workspace's own path, a private
+ * /tmp, HOME and /run, a minimal /dev; never with privilege over the host (docs/sandbox.md).
+ * Output streams to `onOutput` as it is written. Timeout or abort kills the whole process
+ * tree, gone before the promise settles.
  * @throws {SandboxError} when the namespaces or mounts cannot be set up here, or on bad limits
  */
 export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const argv = typeof spec.cmd === 'string' ? ['sh', '-c', spec.cmd] : spec.cmd
   if (argv.length === 0 || argv[0] === '') throw new SandboxError('no command to run', {})
-  const timeoutMs = spec.timeout === undefined ? 0 : parseDuration(spec.timeout)
+  const timeoutMs = timeoutOf(spec.timeout)
   const { as, nproc, cpu } = rlimitsOf(spec)
-  const cgroups = (await Promise.all([as ? makeRunCgroup('memory', as) : null, nproc ? makeRunCgroup('pids', nproc) : null])).filter((c): c is RunCgroup => c !== null)
-  const via = (c: 'memory' | 'pids') => (cgroups.some((g) => g.controller === c) ? ('cgroup' as const) : ('rlimit' as const))
-  const limits: SandboxResult['limits'] = { ...(as ? { memory: via('memory') } : {}), ...(nproc ? { pids: via('pids') } : {}), ...(cpu ? { cpu: 'rlimit' as const } : {}) }
   const net = spec.net ?? 'none'
   if (net !== 'none' && net !== 'host') throw new SandboxError(`unknown network mode ${JSON.stringify(net)} (none or host)`, { net })
-  const holder = spec.namespaceHolder
-  // Our own shared holder starts the sandbox itself (a fork of a small process, already inside its namespaces).
-  const server = holder === undefined ? null : await ownSharedHolder(holder)
-  const enterUser = server ? !privileged : holder !== undefined && (await ownUserNamespace(holder))
-  const rlimits = [limits.memory === 'rlimit' ? as : 0, limits.pids === 'rlimit' ? nproc : 0, cpu].map(String)
-  const args = ['-e', sandboxInit(), '--', server ? 'self' : holder === undefined ? '' : String(holder), enterUser ? '1' : '0', spec.view, spec.workspace, spec.cwd ?? spec.workspace, net === 'none' ? '1' : '0']
-  args.push(String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0), ...rlimits, spec.protect ?? '', cgroups.map((c) => c.procs).join(':'), ...argv)
+  for (const path of spec.expose ?? []) if (!isAbsolute(path)) throw new SandboxError(`--expose needs an absolute path, not ${JSON.stringify(path)}`, { path })
+  const cgroups = (await Promise.all([as ? makeRunCgroup('memory', as) : null, nproc ? makeRunCgroup('pids', nproc) : null])).filter((c): c is RunCgroup => c !== null)
+  const via = (c: 'memory' | 'pids'): LimitVia => (cgroups.some((g) => g.controller === c) ? 'cgroup' : 'rlimit')
+  const limits: SandboxResult['limits'] = { ...(as ? { memory: via('memory') } : {}), ...(nproc ? { pids: via('pids') } : {}), ...(cpu ? { cpu: 'rlimit' as const } : {}) }
+  const fields: Fields = [
+    ['view', spec.view],
+    ['workspace', spec.workspace],
+    ['cwd', spec.cwd ?? spec.workspace],
+    ['net', net],
+    ['home', SANDBOX_HOME],
+    ...(spec.namespaceHolder === undefined ? [] : [['holder', String(spec.namespaceHolder)] as [string, string]]),
+    ...(as ? [['scratch-size', String(as)] as [string, string]] : []),
+    ...(limits.memory === 'rlimit' ? [['rlimit-as', String(as)] as [string, string]] : []),
+    ...(limits.pids === 'rlimit' ? [['rlimit-nproc', String(nproc)] as [string, string]] : []),
+    ...(cpu ? [['rlimit-cpu', String(cpu)] as [string, string]] : []),
+    ...cgroups.map((c): [string, string] => ['cgroup', c.procs]),
+    ...(spec.expose ?? []).map((p): [string, string] => ['expose', resolve(p)]),
+    ...[...HIDDEN_HOST_FILES, ...(spec.hide ?? [])].map((p): [string, string] => ['hide', p]),
+    ...envFields(spec.env ?? sandboxEnv(process.env)),
+    ...argv.map((a): [string, string] => ['argv', a]),
+  ]
   try {
-    return await (server ? launchInHolder(server, args, spec, timeoutMs, limits) : launch(args, spec, timeoutMs, limits))
+    const run = await launch(fields, spec, timeoutMs)
+    return { ...run, limits, warnings: weakLimits(limits, spec, as) }
   } finally {
     await Promise.all(cgroups.map((c) => c.remove()))
   }
 }
 
-async function launch(args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
-  const started = performance.now()
-  // Its own process group: a kill that lands while perl is still forking (before the
-  // init's PDEATHSIG is armed) must still take the namespace's init with it.
-  const child = spawn('perl', args, { env: spec.env ?? process.env, detached: true, stdio: [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
-  if (spec.input !== undefined) child.stdin!.end(spec.input)
-  const stdout = collect(child.stdout!)
-  const stderr = collect(child.stderr!)
-  const ready = collect(child.stdio[3] as Readable)
-  const switches = killSwitches(() => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL')
-    } catch {
-      child.kill('SIGKILL') // the group is gone already, or the spawn failed
-    }
-  }, timeoutMs, spec.signal)
-  const exitCode = await new Promise<number>((resolve, reject) => {
-    child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox (perl): ${err.message}`, { file: 'perl' }, { cause: err })))
-    child.once('close', (code, signal) => resolve(code ?? 128 + signalNumber(signal)))
-  }).finally(switches.dispose)
-  return settle({ exitCode, stdout: stdout(), stderr: stderr(), ready: ready() }, switches, started, limits)
+function timeoutOf(timeout: number | string | undefined): number {
+  if (timeout === 0 || timeout === '0') return 0
+  return parseDuration(timeout ?? DEFAULT_TIMEOUT)
+}
+
+function envFields(env: NodeJS.ProcessEnv): Fields {
+  return Object.entries(env).flatMap(([k, v]): Fields => (v === undefined ? [] : [['env', `${k}=${v}`]]))
+}
+
+function weakLimits(limits: SandboxResult['limits'], spec: SandboxSpec, as: number): string[] {
+  const warnings: string[] = []
+  if (limits.memory === 'rlimit') warnings.push(`memory ${spec.memory} is only a per-process address-space limit (RLIMIT_AS; no memory cgroup is ours to use here): processes together can use more (the sandbox's tmpfs is capped at ${as} bytes)`)
+  if (limits.pids === 'rlimit') warnings.push(`pids ${spec.pids} is only RLIMIT_NPROC (no pids cgroup is ours to use here): it counts every process of this user, inside the sandbox or not`)
+  return warnings
+}
+
+interface Launched {
+  exitCode: number
+  stdout: string
+  stderr: string
+  truncated: boolean
+  durationMs: number
+  timedOut: boolean
 }
 
 /**
- * The same through our shared namespace holder: it forks the sandbox with its stdio and
- * readiness fd on files of a private temp directory (read once it has ended), and says
- * its pid (to kill its process group) and its exit status.
+ * Spawn the runtime with the request on fd 3, stdio streamed. A kill is SIGTERM to the
+ * runtime, which kills the sandbox's PID 1 and exits once the whole namespace is gone.
  */
-async function launchInHolder(server: SharedHolder, args: string[], spec: SandboxSpec, timeoutMs: number, limits: SandboxResult['limits']): Promise<SandboxResult> {
+async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Promise<Launched> {
   const started = performance.now()
-  // Synchronous file calls: a few tiny files, each a thread-pool round trip otherwise.
-  const dir = makeRunDir()
-  try {
-    const files = { stdin: spec.input === undefined ? '' : join(dir, 'stdin'), stdout: join(dir, 'stdout'), stderr: join(dir, 'stderr'), ready: join(dir, 'ready') }
-    if (spec.input !== undefined) writeFileSync(files.stdin, spec.input)
-    const run = server.run(files, ['perl', ...args], spec.env ?? process.env)
-    const switches = killSwitches(() => {
-      run.pid.then((pid) => process.kill(-pid, 'SIGKILL')).catch(() => undefined) // the group is gone already
-    }, timeoutMs, spec.signal)
-    const exit = await run.exit.finally(switches.dispose)
-    const [stdout, stderr, ready] = [files.stdout, files.stderr, files.ready].map((f) => readTextOrNullSync(f) ?? '') as [string, string, string]
-    return settle({ exitCode: exit.code ?? 128 + exit.signal, stdout, stderr, ready }, switches, started, limits)
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
+  const child = spawn(runtimeBinary(), ['run'], { stdio: [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
+  child.stdin?.on('error', () => undefined) // a command that does not read its input
+  if (spec.input !== undefined) child.stdin!.end(spec.input)
+  const stdout = keep(child.stdout!, 'stdout', spec.onOutput)
+  const stderr = keep(child.stderr!, 'stderr', spec.onOutput)
+  const control = child.stdio[3] as Duplex
+  let ready = false
+  let setupError = ''
+  control.on('error', () => undefined)
+  control.on('data', frameReader((f) => {
+    if (f['event'] === 'ready') ready = true
+    if (f['event'] === 'error') setupError = f['message'] ?? 'unknown error'
+  }))
+  control.write(encodeFrame(fields))
+  const switches = killSwitches(() => child.kill('SIGTERM'), timeoutMs, spec.signal)
+  const exitCode = await new Promise<number>((resolve, reject) => {
+    child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox runtime: ${err.message}`, { file: runtimeBinary() }, { cause: err })))
+    child.once('close', (code, signal) => resolve(code ?? 128 + (signal === 'SIGKILL' ? 9 : 15)))
+  }).finally(switches.dispose)
+  if (!ready && !switches.killed) throw new SandboxError(`the sandbox could not be set up: ${setupError || `exit ${exitCode}`}`, { exitCode, stderr: stderr().text })
+  const out = stdout()
+  const err = stderr()
+  return { exitCode: switches.timedOut ? 137 : exitCode, stdout: out.text, stderr: err.text, truncated: out.truncated || err.truncated, durationMs: performance.now() - started, timedOut: switches.timedOut }
 }
 
 /** A run's kill switches: its wall-clock limit and the caller's signal. `dispose` once it has ended. */
@@ -141,22 +179,18 @@ function killSwitches(kill: () => void, timeoutMs: number, signal: AbortSignal |
   return switches
 }
 
-/** A finished run as its result; a sandbox that never said it was ready (and was not killed) could not be set up. */
-function settle(run: { exitCode: number; stdout: string; stderr: string; ready: string }, switches: { timedOut: boolean; killed: boolean }, started: number, limits: SandboxResult['limits']): SandboxResult {
-  const durationMs = performance.now() - started
-  if (!run.ready.includes('ready') && !switches.killed) {
-    throw new SandboxError(`the sandbox could not be set up: ${run.stderr.trim().split('\n').pop() || `exit ${run.exitCode}`}`, { exitCode: run.exitCode, stderr: run.stderr })
-  }
-  return { exitCode: switches.timedOut ? 137 : run.exitCode, stdout: run.stdout, stderr: run.stderr, durationMs, timedOut: switches.timedOut, limits }
-}
-
-function collect(stream: Readable): () => string {
+/** Streams each chunk on, keeps the first OUTPUT_CAP bytes. */
+function keep(stream: NodeJS.ReadableStream, name: 'stdout' | 'stderr', onOutput: SandboxSpec['onOutput']): () => { text: string; truncated: boolean } {
   const chunks: Buffer[] = []
-  stream.on('data', (c: Buffer) => chunks.push(c))
-  return () => Buffer.concat(chunks).toString('utf8')
-}
-
-function signalNumber(signal: NodeJS.Signals | null): number {
-  const numbers: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SIGXCPU: 24 }
-  return (signal && numbers[signal]) ?? 9
+  let kept = 0
+  let truncated = false
+  stream.on('data', (c: Buffer) => {
+    onOutput?.(name, c)
+    if (kept >= OUTPUT_CAP) return void (truncated = true)
+    const part = c.subarray(0, OUTPUT_CAP - kept)
+    truncated ||= part.length < c.length
+    chunks.push(part)
+    kept += part.length
+  })
+  return () => ({ text: Buffer.concat(chunks).toString('utf8'), truncated })
 }

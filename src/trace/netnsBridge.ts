@@ -1,19 +1,18 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { type AddressInfo, connect, createServer } from 'node:net'
 import { proxyEnv } from './recordingProxy.js'
 
 /**
- * `node netnsBridge.js SOCKET -- CMD…`, run inside the replay's network namespace:
- * brings loopback up, listens on 127.0.0.1, relays each connection to the replay
- * proxy's unix socket outside, and runs the agent pointed at it. Nothing else in the
- * namespace has a route anywhere.
+ * `node netnsBridge.js SOCKET -- CMD…`, run inside the replay's network namespace (made,
+ * loopback up, by the sandbox runtime: see spawnAgent.ts): listens on 127.0.0.1, relays
+ * each connection to the replay proxy's unix socket outside, and runs the agent pointed
+ * at it. Nothing else in the namespace has a route anywhere.
  */
 const [socketPath, separator, ...command] = process.argv.slice(2)
 if (!socketPath || separator !== '--' || command.length === 0) {
   process.stderr.write('usage: netnsBridge.js SOCKET -- CMD...\n')
   process.exit(2)
 }
-spawnSync('ip', ['link', 'set', 'lo', 'up'], { stdio: 'ignore' })
 const server = createServer((client) => {
   const upstream = connect(socketPath)
   client.pipe(upstream).pipe(client)

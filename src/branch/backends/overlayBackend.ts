@@ -33,7 +33,7 @@ export const overlayBackend: BranchBackend = {
     // The mark goes with overlayfs's whole scratch directory, which it leaves mode 000 (an
     // unprivileged owner could not unlink inside it) and makes again.
     if (state.owner !== null) await removeTree(join(dir, 'work', 'work'))
-    else await stopStrayHolders(join(dir, 'mnt'))
+    else await stopStrayHolders(holderPidFile(dir))
     return mount(dir, state.layers, state.owner === null)
   },
 
@@ -50,7 +50,7 @@ export const overlayBackend: BranchBackend = {
   },
 
   async teardown(state, dir) {
-    if (state.holder === null) return state.owner === null ? stopStrayHolders(join(dir, 'mnt')) : undefined
+    if (state.holder === null) return state.owner === null ? stopStrayHolders(holderPidFile(dir)) : undefined
     const exclusive = state.owner === null || !isAlive(state.owner)
     const targets = [join(dir, 'mnt'), ...(state.layers.length > 1 ? [join(dir, 'base')] : [])]
     await unmount(state.holder, targets, { exclusive })
@@ -64,5 +64,8 @@ async function mount(dir: string, layers: string[], persistent: boolean) {
   const specs: OverlaySpec[] = []
   if (layers.length > 1) specs.push({ target: join(dir, 'base'), lower: layers })
   specs.push({ target: join(dir, 'mnt'), lower: layers, upper: { upper: join(dir, 'upper'), work: join(dir, 'work') } })
-  return persistent ? startHolder(specs) : mountShared(specs)
+  return persistent ? startHolder(specs, holderPidFile(dir)) : mountShared(specs)
 }
+
+/** Where a persistent branch's holder records itself. */
+const holderPidFile = (dir: string): string => join(dir, 'holder.pid')

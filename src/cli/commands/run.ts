@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
+import { DEFAULT_TIMEOUT } from '../../sandbox/limits.js'
 import { common, commonFlags } from '../context.js'
 import { emit } from '../output.js'
 import { type RedactionFlags, redactionOptions, redactionRules } from '../redactionFlags.js'
@@ -16,9 +17,14 @@ interface RunFlags extends RedactionFlags {
   pids?: string
   cpu?: string
   timeout?: string
+  env: string[]
+  envFrom?: string
+  expose: string[]
 }
 
-const SANDBOX_FLAGS = ['branch', 'memory', 'pids', 'cpu', 'timeout'] as const
+const SANDBOX_FLAGS = ['branch', 'memory', 'pids', 'cpu', 'timeout', 'envFrom'] as const
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value]
 
 /**
  * One command, two jobs: `--record` records an agent run (trace layer); otherwise the
@@ -39,11 +45,15 @@ export function registerRun(program: Command): void {
     .option('--memory <SIZE>', 'sandbox: memory limit, e.g. 512M')
     .option('--pids <N>', 'sandbox: most processes at once')
     .option('--cpu <SECONDS>', 'sandbox: CPU time limit in seconds')
-    .option('--timeout <DURATION>', 'sandbox: wall-clock limit, e.g. 60s; kills the whole process tree')
+    .option('--timeout <DURATION>', `sandbox: wall-clock limit, e.g. 60s, 0 for none (default ${DEFAULT_TIMEOUT}); kills the whole process tree`)
+    .option('--env <NAME>', 'sandbox: pass this variable of ours in too (repeatable; by default only PATH, LANG, LANGUAGE, LC_*, TERM, TZ)', collect, [])
+    // not --env-file: Node 20 takes that flag for itself wherever it stands in argv
+    .option('--env-from <FILE>', 'sandbox: add the NAME=VALUE lines of FILE to the environment')
+    .option('--expose <PATH>', 'sandbox: show this host path read-only at its own path (repeatable; e.g. a socket)', collect, [])
     .action(async (command: string[], opts: RunFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
       if (opts.record) {
-        const used = SANDBOX_FLAGS.filter((f) => opts[f] !== undefined)
+        const used = [...SANDBOX_FLAGS.filter((f) => opts[f] !== undefined), ...(opts.env.length > 0 ? ['env'] : []), ...(opts.expose.length > 0 ? ['expose'] : [])]
         if (used.length > 0) throw new UsageError(`--record cannot be combined with sandbox options yet (${used.map((f) => `--${f}`).join(', ')})`)
         const { recordCommand } = await import('../../trace/recordCommand.js')
         const result = await recordCommand({
@@ -73,12 +83,14 @@ export function registerRun(program: Command): void {
         pids: opts.pids === undefined ? undefined : Number(opts.pids),
         cpu: opts.cpu === undefined ? undefined : Number(opts.cpu),
         timeout: opts.timeout,
+        passEnv: opts.env,
+        envFile: opts.envFrom,
+        expose: opts.expose,
+        // streamed as written; under --json the output is in the result instead
+        ...(flags.json ? {} : { onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => process[stream].write(chunk) }),
       })
-      if (!flags.json) {
-        process.stdout.write(result.stdout)
-        process.stderr.write(result.stderr)
-        if (result.timedOut) process.stderr.write(`forkpoint: timed out after ${opts.timeout}; the process tree was killed\n`)
-      }
+      for (const warning of result.warnings) process.stderr.write(`forkpoint: warning: ${warning}\n`)
+      if (result.timedOut) process.stderr.write(`forkpoint: timed out after ${opts.timeout ?? DEFAULT_TIMEOUT}; the process tree was killed\n`)
       emit(flags, result, () => '')
       process.exitCode = result.exitCode
     })

@@ -1,0 +1,697 @@
+/*
+ * forkpoint-sandbox: forkpoint's one sandbox runtime (docs/sandbox.md).
+ *
+ * A program of its own, not a Node addon: the kernel refuses unshare(CLONE_NEWUSER) and
+ * setns() into a user namespace in a multithreaded process, and Node always runs threads.
+ *
+ *   forkpoint-sandbox holder [--persist PIDFILE]
+ *       Holds a mount namespace (in a user namespace mapping the caller to its root, unless
+ *       the caller is root) in which overlays are mounted on request. Requests and answers
+ *       are frames on stdin and stdout.
+ *   forkpoint-sandbox probe-net
+ *       Exits 0 when a network namespace of our own can be had here.
+ *   forkpoint-sandbox run
+ *       Runs one command isolated. The request is one frame on fd 3 (a socket); answers
+ *       (`event=ready`, `event=error`) come back on it. stdin, stdout and stderr are the
+ *       command's own. The exit status is the command's (128 + N for signal N), 125 when the
+ *       sandbox could not be set up.
+ *
+ * A frame is a 32-bit little-endian byte count, then that many bytes of `key=value\0`
+ * fields; a key may repeat (argv, env, ...), in order.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_FRAME (16u << 20)
+#define MAX_FIELDS 65536
+/* Root's sandboxes run as these ids on the host: SANDBOX_ID_BASE + the id inside. */
+#define SANDBOX_ID_BASE 1879048192u
+#define SANDBOX_ID_COUNT 65536u
+#define CONTROL_FD 3
+
+extern char **environ;
+
+/* ---------- frames ---------- */
+
+struct frame {
+  char *data;
+  size_t len;
+};
+
+static int read_full(int fd, void *buf, size_t n) {
+  for (size_t done = 0; done < n;) {
+    ssize_t r = read(fd, (char *)buf + done, n - done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    done += (size_t)r;
+  }
+  return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t n) {
+  for (size_t done = 0; done < n;) {
+    ssize_t w = write(fd, (const char *)buf + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    done += (size_t)w;
+  }
+  return 0;
+}
+
+/* 0 on a frame, -1 at end of input or on a malformed frame. */
+static int read_frame(int fd, struct frame *f) {
+  unsigned char head[4];
+  if (read_full(fd, head, 4) != 0) return -1;
+  uint32_t len = head[0] | head[1] << 8 | head[2] << 16 | (uint32_t)head[3] << 24;
+  if (len > MAX_FRAME) return -1;
+  f->data = malloc(len + 1);
+  if (!f->data || read_full(fd, f->data, len) != 0) return -1;
+  f->data[len] = '\0';
+  f->len = len;
+  return len == 0 || f->data[len - 1] == '\0' ? 0 : -1;
+}
+
+/* The values of every `key=` field, in order, NULL-terminated. */
+static char **values(const struct frame *f, const char *key, size_t *count) {
+  size_t n = 0, klen = strlen(key);
+  char **out = calloc(MAX_FIELDS + 1, sizeof *out);
+  for (char *p = f->data; p < f->data + f->len && n < MAX_FIELDS; p += strlen(p) + 1)
+    if (strncmp(p, key, klen) == 0 && p[klen] == '=') out[n++] = p + klen + 1;
+  if (count) *count = n;
+  return out;
+}
+
+static const char *value(const struct frame *f, const char *key, const char *fallback) {
+  char **all = values(f, key, NULL);
+  const char *v = all[0] ? all[0] : fallback;
+  free(all);
+  return v;
+}
+
+/* send_frame(fd, "key", "value", ..., NULL) */
+static void send_frame(int fd, ...) {
+  char buf[8192];
+  size_t len = 4;
+  va_list ap;
+  va_start(ap, fd);
+  for (const char *k; (k = va_arg(ap, const char *));) {
+    const char *v = va_arg(ap, const char *);
+    int n = snprintf(buf + len, sizeof buf - len, "%s=%s", k, v);
+    if (n < 0 || (size_t)n >= sizeof buf - len) break;
+    len += (size_t)n + 1;
+  }
+  va_end(ap);
+  uint32_t body = (uint32_t)(len - 4);
+  unsigned char head[4] = {body & 255, body >> 8 & 255, body >> 16 & 255, body >> 24};
+  memcpy(buf, head, 4);
+  write_full(fd, buf, len);
+}
+
+/* ---------- failing ---------- */
+
+static int error_fd = -1;
+
+static void fail(const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (error_fd >= 0) send_frame(error_fd, "event", "error", "message", msg, NULL);
+  else fprintf(stderr, "forkpoint-sandbox: %s\n", msg);
+  _exit(125);
+}
+
+#define CHECK(call, ...) \
+  do {                   \
+    if ((call) != 0) fail(__VA_ARGS__); \
+  } while (0)
+
+/* ---------- small helpers ---------- */
+
+static void put(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write_full(fd, text, strlen(text)) != 0) fail("%s: %s", path, strerror(errno));
+  close(fd);
+}
+
+/*
+ * Die with our parent (SIGKILL when it dies). A change of credentials (a new user
+ * namespace, setresuid) clears this, so it is armed again after each; `parent` is the pid
+ * it had before, to tell whether it died meanwhile.
+ */
+static void die_with(pid_t parent) {
+  CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL), "prctl: %s", strerror(errno));
+  if (getppid() != parent) _exit(125);
+}
+
+static void mkdirs(const char *path, mode_t mode) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    mkdir(buf, mode);
+    *p = '/';
+  }
+  mkdir(buf, mode);
+}
+
+/* A mount point for `src` at `dst`: a directory, or an empty file for anything else. */
+static void mount_point_for(const char *src, const char *dst) {
+  struct stat st;
+  if (stat(src, &st) != 0) fail("cannot expose %s: %s", src, strerror(errno));
+  if (S_ISDIR(st.st_mode)) return mkdirs(dst, 0755);
+  char parent[4096];
+  snprintf(parent, sizeof parent, "%s", dst);
+  char *slash = strrchr(parent, '/');
+  if (slash && slash != parent) {
+    *slash = '\0';
+    mkdirs(parent, 0755);
+  }
+  int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0) close(fd);
+}
+
+static void write_map(pid_t pid, const char *file, const char *map) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/%s", pid, file);
+  put(path, map);
+}
+
+/* ---------- holder ---------- */
+
+static void become_namespace_root(int extra_flags) {
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  int userns = geteuid() != 0;
+  CHECK(unshare((userns ? CLONE_NEWUSER : 0) | CLONE_NEWNS | extra_flags), "unshare: %s", strerror(errno));
+  if (!userns) return;
+  char map[64];
+  put("/proc/self/setgroups", "deny");
+  snprintf(map, sizeof map, "0 %u 1", uid);
+  put("/proc/self/uid_map", map);
+  snprintf(map, sizeof map, "0 %u 1", gid);
+  put("/proc/self/gid_map", map);
+}
+
+static void write_pidfile(const char *pidfile) {
+  char stat[1024] = {0}, tmp[4096], line[128];
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read(fd, stat, sizeof stat - 1);
+  if (fd >= 0) close(fd);
+  char *p = n > 0 ? strrchr(stat, ')') : NULL;
+  for (int field = 2; p && field < 22; field++) p = strchr(p + 1, ' ');
+  if (!p) fail("cannot read this process's start time");
+  snprintf(line, sizeof line, "%d %.*s\n", getpid(), (int)strcspn(p + 1, " "), p + 1);
+  snprintf(tmp, sizeof tmp, "%s.tmp", pidfile);
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || write_full(fd, line, strlen(line)) != 0 || fsync(fd) != 0) fail("%s: %s", tmp, strerror(errno));
+  close(fd);
+  CHECK(rename(tmp, pidfile), "%s: %s", pidfile, strerror(errno));
+}
+
+static const char *mount_overlay(const char *options, const char *target) {
+  static char why[4200];
+  if (mount("overlay", target, "overlay", 0, options) != 0) {
+    snprintf(why, sizeof why, "cannot mount overlayfs at %s: %s", target, strerror(errno));
+    return why;
+  }
+  /* shared: a sandbox's copy of the namespace loses it as soon as it is unmounted here */
+  if (mount("none", target, NULL, MS_SHARED, NULL) != 0) {
+    snprintf(why, sizeof why, "cannot share %s: %s", target, strerror(errno));
+    umount2(target, MNT_DETACH);
+    return why;
+  }
+  return NULL;
+}
+
+static int holder(int argc, char **argv) {
+  const char *pidfile = argc >= 4 && strcmp(argv[2], "--persist") == 0 ? argv[3] : NULL;
+  int in = 0, out = 1;
+  signal(SIGPIPE, SIG_IGN);
+  become_namespace_root(0);
+  CHECK(mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL), "cannot make / private: %s", strerror(errno));
+  if (pidfile) write_pidfile(pidfile);
+  send_frame(out, "event", "ready", NULL);
+  for (struct frame f; read_frame(in, &f) == 0; free(f.data)) {
+    const char *id = value(&f, "id", ""), *op = value(&f, "op", ""), *target = value(&f, "target", "");
+    const char *why = NULL;
+    static char buf[4200];
+    if (strcmp(op, "mount") == 0) why = mount_overlay(value(&f, "options", ""), target);
+    else if (strcmp(op, "unmount") == 0) {
+      if (umount2(target, MNT_DETACH) != 0) snprintf(buf, sizeof buf, "cannot unmount %s: %s", target, strerror(errno)), why = buf;
+    } else if (strcmp(op, "detach") == 0 && pidfile) {
+      send_frame(out, "id", id, "event", "ok", NULL);
+      int null = open("/dev/null", O_RDWR);
+      dup2(null, 0), dup2(null, 1), dup2(null, 2);
+      for (;;) pause();
+    } else why = "unknown request";
+    if (why) send_frame(out, "id", id, "event", "error", "message", why, NULL);
+    else send_frame(out, "id", id, "event", "ok", NULL);
+  }
+  return 0; /* stdin closed: the process that started us is gone, and our mounts go with us */
+}
+
+/* ---------- run ---------- */
+
+struct spec {
+  char **argv, **env, **expose, **hide, **cgroups;
+  const char *cwd, *view, *workspace, *home, *holder, *scratch_size;
+  int net_none, new_root;
+  rlim_t as, nproc, cpu;
+};
+
+static rlim_t number(const struct frame *f, const char *key) { return strtoull(value(f, key, "0"), NULL, 10); }
+
+static struct spec parse_spec(const struct frame *f) {
+  struct spec s = {0};
+  size_t argc;
+  s.argv = values(f, "argv", &argc);
+  if (argc == 0) fail("no command to run");
+  s.env = values(f, "env", NULL);
+  s.expose = values(f, "expose", NULL);
+  s.hide = values(f, "hide", NULL);
+  s.cgroups = values(f, "cgroup", NULL);
+  s.view = value(f, "view", NULL);
+  s.workspace = value(f, "workspace", s.view);
+  s.cwd = value(f, "cwd", s.workspace ? s.workspace : ".");
+  s.home = value(f, "home", "/home/sandbox");
+  s.holder = value(f, "holder", NULL);
+  s.scratch_size = value(f, "scratch-size", "50%");
+  s.net_none = strcmp(value(f, "net", "none"), "none") == 0;
+  s.new_root = strcmp(value(f, "root", "new"), "new") == 0;
+  s.as = number(f, "rlimit-as"), s.nproc = number(f, "rlimit-nproc"), s.cpu = number(f, "rlimit-cpu");
+  if (s.new_root && (!s.view || !s.workspace)) fail("a sandbox with a new root needs view and workspace");
+  return s;
+}
+
+static int same_namespace(const char *a, const char *b) {
+  struct stat x, y;
+  return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_ino == y.st_ino && x.st_dev == y.st_dev;
+}
+
+/* Enter a holder's mount namespace (and its user namespace when it has its own); 1 when we entered a user namespace. */
+static int enter_holder(const char *pid) {
+  char user[64], mnt[64];
+  snprintf(user, sizeof user, "/proc/%s/ns/user", pid);
+  snprintf(mnt, sizeof mnt, "/proc/%s/ns/mnt", pid);
+  int own_user = !same_namespace(user, "/proc/self/ns/user");
+  int ufd = open(user, O_RDONLY | O_CLOEXEC), mfd = open(mnt, O_RDONLY | O_CLOEXEC);
+  if (ufd < 0 || mfd < 0) fail("cannot enter the branch's namespace: %s", strerror(errno));
+  if (own_user) CHECK(setns(ufd, CLONE_NEWUSER), "setns user: %s", strerror(errno));
+  CHECK(setns(mfd, CLONE_NEWNS), "setns mnt: %s", strerror(errno));
+  close(ufd), close(mfd);
+  return own_user;
+}
+
+/*
+ * A user namespace with `map` (written by us, root in the parent); its fd. A child makes it
+ * and lives until we have opened it: it waits for the end of a pipe we hold, which comes
+ * when we close it or die, so it never outlives us (PDEATHSIG would not do: a new user
+ * namespace clears it, and a death between that and re-arming it would leak the child).
+ */
+static int make_userns(const char *map) {
+  int made[2], release[2];
+  CHECK(pipe2(made, O_CLOEXEC) || pipe2(release, O_CLOEXEC), "pipe: %s", strerror(errno));
+  pid_t child = fork();
+  if (child < 0) fail("fork: %s", strerror(errno));
+  if (child == 0) {
+    char c;
+    close(made[0]), close(release[1]);
+    if (unshare(CLONE_NEWUSER) != 0) _exit(1);
+    if (write(made[1], "u", 1) != 1) _exit(1);
+    while (read(release[0], &c, 1) < 0 && errno == EINTR) continue;
+    _exit(0);
+  }
+  char c;
+  close(made[1]), close(release[0]);
+  if (read(made[0], &c, 1) != 1) fail("cannot make a user namespace");
+  close(made[0]);
+  write_map(child, "uid_map", map);
+  write_map(child, "gid_map", map);
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/ns/user", child);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("%s: %s", path, strerror(errno));
+  close(release[1]);
+  waitpid(child, NULL, 0);
+  return fd;
+}
+
+static int clone_tree(const char *path) {
+  int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (fd < 0) fail("cannot open the view %s: %s", path, strerror(errno));
+  return fd;
+}
+
+/*
+ * Root's sandbox runs in a user namespace mapping its ids to SANDBOX_ID_BASE + id, with the
+ * view idmapped the same way so that the workspace's files keep their owners inside. A view
+ * that cannot be idmapped (overlayfs cannot) gets an identity map instead: root inside is
+ * the host's uid 0, with capabilities only in that namespace and no new privileges.
+ * Returns the view's detached tree; *mapped tells which.
+ */
+static int root_user_namespace(const struct spec *s, int *mapped) {
+  char map[64];
+  int tree = s->new_root ? clone_tree(s->view) : -1;
+  snprintf(map, sizeof map, "0 %u %u", SANDBOX_ID_BASE, SANDBOX_ID_COUNT);
+  int userns = make_userns(map);
+  struct mount_attr idmap = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
+  *mapped = tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &idmap, sizeof idmap) == 0;
+  if (!*mapped) {
+    close(userns);
+    snprintf(map, sizeof map, "0 0 %u", SANDBOX_ID_COUNT);
+    userns = make_userns(map);
+  }
+  CHECK(setns(userns, CLONE_NEWUSER), "setns: %s", strerror(errno));
+  close(userns);
+  /* our host uid 0 means nothing in there: become its root */
+  CHECK(setgroups(0, NULL) || setresgid(0, 0, 0) || setresuid(0, 0, 0), "cannot become the namespace's root: %s", strerror(errno));
+  /* a change of ids makes a process undumpable, its /proc files then root's (the host's): we write them */
+  CHECK(prctl(PR_SET_DUMPABLE, 1), "prctl: %s", strerror(errno));
+  return tree;
+}
+
+static void bind_mount(const char *src, const char *dst, int readonly) {
+  CHECK(mount(src, dst, NULL, MS_BIND | MS_REC, NULL), "bind %s: %s", src, strerror(errno));
+  struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID};
+  if (readonly) CHECK(mount_setattr(AT_FDCWD, dst, AT_RECURSIVE, &ro, sizeof ro), "read-only %s: %s", dst, strerror(errno));
+}
+
+static void path_in(char *buf, size_t size, const char *root, const char *path) { snprintf(buf, size, "%s%s", root, path); }
+
+/* The host's system directories, read-only, and the merged-/usr links as links. */
+static void bind_system(void) {
+  static const char *dirs[] = {"usr", "etc", "opt", "bin", "sbin", "lib", "lib32", "lib64", "libx32", NULL};
+  for (const char **d = dirs; *d; d++) {
+    char src[256], dst[256], target[256];
+    struct stat st;
+    snprintf(src, sizeof src, "/oldroot/%s", *d);
+    snprintf(dst, sizeof dst, "/newroot/%s", *d);
+    if (lstat(src, &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      ssize_t n = readlink(src, target, sizeof target - 1);
+      if (n > 0) target[n] = '\0', symlink(target, dst);
+    } else if (S_ISDIR(st.st_mode)) {
+      mkdir(dst, 0755);
+      bind_mount(src, dst, 1);
+    }
+  }
+}
+
+static void bind_from_scratch(const char *name, const char *dst, mode_t mode) {
+  char src[256];
+  snprintf(src, sizeof src, "/scratch/%s", name);
+  mkdirs(src, mode);
+  chmod(src, mode);
+  mkdirs(dst, 0755);
+  bind_mount(src, dst, 0);
+}
+
+/* A minimal /dev: a few device nodes of the host, a private devpts, shm from the scratch tmpfs. */
+static void make_dev(void) {
+  static const char *nodes[] = {"null", "zero", "full", "random", "urandom", "tty", NULL};
+  mkdir("/newroot/dev", 0755);
+  CHECK(mount("tmpfs", "/newroot/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k"), "mount /dev: %s", strerror(errno));
+  for (const char **n = nodes; *n; n++) {
+    char src[64], dst[64];
+    snprintf(src, sizeof src, "/oldroot/dev/%s", *n);
+    snprintf(dst, sizeof dst, "/newroot/dev/%s", *n);
+    int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (fd >= 0) close(fd);
+    if (mount(src, dst, NULL, MS_BIND, NULL) != 0) unlink(dst);
+  }
+  mkdir("/newroot/dev/pts", 0755);
+  if (mount("devpts", "/newroot/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") == 0) symlink("pts/ptmx", "/newroot/dev/ptmx");
+  symlink("/proc/self/fd", "/newroot/dev/fd");
+  symlink("/proc/self/fd/0", "/newroot/dev/stdin");
+  symlink("/proc/self/fd/1", "/newroot/dev/stdout");
+  symlink("/proc/self/fd/2", "/newroot/dev/stderr");
+  bind_from_scratch("shm", "/newroot/dev/shm", 01777);
+  /* no device node (nor file posing as one) can be made in it */
+  CHECK(mount(NULL, "/newroot/dev", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k"), "read-only /dev: %s", strerror(errno));
+}
+
+/* A fresh /proc of the sandbox's PID namespace, with the host-wide knobs in it read-only. */
+static void make_proc(void) {
+  static const char *knobs[] = {"sys", "sysrq-trigger", "irq", "bus", "fs", "latency_stats", "timer_list", NULL};
+  mkdir("/newroot/proc", 0755);
+  CHECK(mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL), "mount /proc: %s", strerror(errno));
+  for (const char **k = knobs; *k; k++) {
+    char path[64];
+    snprintf(path, sizeof path, "/newroot/proc/%s", *k);
+    if (access(path, F_OK) == 0) bind_mount(path, path, 1);
+  }
+}
+
+static void hide(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) CHECK(mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0755"), "hide %s: %s", path, strerror(errno));
+  else if (!S_ISLNK(st.st_mode)) bind_mount("/empty", path, 1);
+}
+
+/*
+ * The new root, as bubblewrap builds one: a tmpfs holding read-only binds of the system
+ * directories, the view at the workspace's path, the exposed paths, a fresh /proc, a
+ * minimal /dev and private /tmp, /var/tmp, /run, /dev/shm and HOME, all of them on one
+ * size-capped scratch tmpfs. The host's root stays out of reach.
+ */
+static void make_root(const struct spec *s, int view_tree) {
+  char dst[4096];
+  CHECK(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"), "mount tmpfs: %s", strerror(errno));
+  CHECK(chdir("/tmp"), "chdir: %s", strerror(errno));
+  mkdir("newroot", 0755), mkdir("oldroot", 0755), mkdir("scratch", 0755);
+  close(open("empty", O_WRONLY | O_CREAT | O_CLOEXEC, 0444));
+  CHECK(syscall(SYS_pivot_root, ".", "oldroot"), "pivot_root: %s", strerror(errno));
+  CHECK(chdir("/"), "chdir: %s", strerror(errno));
+  char scratch[64];
+  snprintf(scratch, sizeof scratch, "mode=0755,size=%s", s->scratch_size);
+  CHECK(mount("tmpfs", "/scratch", "tmpfs", MS_NOSUID | MS_NODEV, scratch), "mount scratch tmpfs (size %s): %s", s->scratch_size, strerror(errno));
+  CHECK(mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"), "mount root tmpfs: %s", strerror(errno));
+  bind_system();
+  mkdirs("/newroot/var", 0755);
+  bind_from_scratch("tmp", "/newroot/tmp", 01777);
+  bind_from_scratch("var-tmp", "/newroot/var/tmp", 01777);
+  bind_from_scratch("run", "/newroot/run", 0755);
+  path_in(dst, sizeof dst, "/newroot", s->home);
+  bind_from_scratch("home", dst, 0700);
+  make_dev();
+  make_proc();
+  for (char **e = s->expose; *e; e++) {
+    char src[4096];
+    path_in(src, sizeof src, "/oldroot", *e);
+    path_in(dst, sizeof dst, "/newroot", *e);
+    mount_point_for(src, dst);
+    bind_mount(src, dst, 1);
+  }
+  path_in(dst, sizeof dst, "/newroot", s->workspace);
+  mkdirs(dst, 0755);
+  CHECK(move_mount(view_tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH), "cannot mount the view at %s: %s", s->workspace, strerror(errno));
+  close(view_tree);
+  for (char **h = s->hide; *h; h++) {
+    path_in(dst, sizeof dst, "/newroot", *h);
+    hide(dst);
+  }
+  CHECK(mount(NULL, "/newroot", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL), "read-only root: %s", strerror(errno));
+  CHECK(umount2("/oldroot", MNT_DETACH), "cannot let go of the old root: %s", strerror(errno));
+  CHECK(chdir("/newroot"), "chdir: %s", strerror(errno));
+  CHECK(syscall(SYS_pivot_root, ".", "."), "pivot_root: %s", strerror(errno));
+  CHECK(umount2(".", MNT_DETACH), "cannot let go of the setup root: %s", strerror(errno));
+  CHECK(chdir("/"), "chdir: %s", strerror(errno));
+}
+
+static void loopback_up(void) {
+  int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct ifreq req = {0};
+  snprintf(req.ifr_name, sizeof req.ifr_name, "lo");
+  req.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
+  if (sock < 0 || ioctl(sock, SIOCSIFFLAGS, &req) != 0) fail("cannot bring up loopback: %s", strerror(errno));
+  close(sock);
+}
+
+static void set_limit(int resource, rlim_t v) {
+  struct rlimit lim = {v, v};
+  if (v) CHECK(setrlimit(resource, &lim), "setrlimit: %s", strerror(errno));
+}
+
+/* The command: its own user namespace (so every mount above is locked), no new privileges, then exec. */
+static void exec_command(const struct spec *s, int ready_fd) {
+  char c;
+  if (read(ready_fd, &c, 1) != 1) _exit(125); /* the init wrote our id maps */
+  close(ready_fd);
+  CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs: %s", strerror(errno));
+  set_limit(RLIMIT_AS, s->as);
+  set_limit(RLIMIT_NPROC, s->nproc);
+  set_limit(RLIMIT_CPU, s->cpu);
+  if (chdir(s->cwd) != 0) fail("cannot enter %s: %s", s->cwd, strerror(errno));
+  send_frame(CONTROL_FD, "event", "ready", NULL);
+  close(CONTROL_FD);
+  error_fd = -1;
+  environ = s->env;
+  signal(SIGPIPE, SIG_DFL);
+  execvp(s->argv[0], s->argv);
+  fprintf(stderr, "forkpoint-sandbox: cannot run %s: %s\n", s->argv[0], strerror(errno));
+  _exit(127);
+}
+
+static int status_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
+
+/* PID 1 of the sandbox: sets up, starts the command in a nested user namespace, reaps orphans, exits with the command. */
+static int sandbox_init(const struct spec *s, int view_tree, const char *inner_map, int runtime_alive) {
+  /* the runtime is outside our PID namespace (getppid() says 0): its end of a pipe tells whether it died */
+  CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL), "prctl: %s", strerror(errno));
+  struct pollfd gone = {.fd = runtime_alive, .events = POLLIN};
+  if (poll(&gone, 1, 0) != 0) _exit(125);
+  close(runtime_alive);
+  if (s->net_none) loopback_up();
+  if (s->new_root) make_root(s, view_tree);
+  int sync[2];
+  CHECK(pipe2(sync, O_CLOEXEC), "pipe: %s", strerror(errno));
+  pid_t command = fork();
+  if (command < 0) fail("fork: %s", strerror(errno));
+  if (command == 0) {
+    close(sync[1]);
+    pid_t init = getppid();
+    CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare: %s", strerror(errno));
+    die_with(init);
+    exec_command(s, sync[0]);
+  }
+  close(sync[0]);
+  /* the child unshares first: wait until its namespace is not ours */
+  char mine[64], theirs[64];
+  snprintf(theirs, sizeof theirs, "/proc/%d/ns/user", command);
+  snprintf(mine, sizeof mine, "/proc/self/ns/user");
+  for (int i = 0; same_namespace(mine, theirs); i++) {
+    if (i > 100000) fail("the command did not get its user namespace");
+    usleep(50);
+  }
+  char uid_map[48];
+  snprintf(uid_map, sizeof uid_map, "%.*s", (int)strcspn(inner_map, "\n"), inner_map);
+  write_map(command, "uid_map", uid_map);
+  write_map(command, "gid_map", strchr(inner_map, '\n') + 1);
+  write(sync[1], "m", 1);
+  close(sync[1]);
+  close(CONTROL_FD);
+  error_fd = -1;
+  for (int status;;) {
+    pid_t done = waitpid(-1, &status, 0);
+    if (done == command) return status_code(status);
+    if (done < 0 && errno != EINTR) fail("lost the command process");
+  }
+}
+
+static volatile pid_t init_pid = 0;
+static volatile sig_atomic_t stopping = 0;
+
+static void on_stop(int sig) {
+  (void)sig;
+  stopping = 1;
+  if (init_pid > 0) kill(init_pid, SIGKILL);
+}
+
+static int run(void) {
+  struct frame f;
+  error_fd = CONTROL_FD;
+  if (fcntl(CONTROL_FD, F_SETFD, FD_CLOEXEC) != 0) {
+    fprintf(stderr, "forkpoint-sandbox: run expects its request on fd 3\n");
+    return 125;
+  }
+  if (read_frame(CONTROL_FD, &f) != 0) fail("no request, or a malformed one, on fd 3");
+  struct spec s = parse_spec(&f);
+  struct sigaction stop = {.sa_handler = on_stop};
+  sigaction(SIGTERM, &stop, NULL), sigaction(SIGINT, &stop, NULL), sigaction(SIGHUP, &stop, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  pid_t caller = getppid();
+  die_with(caller);
+  for (char **c = s.cgroups; *c; c++) put(*c, "0");
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  int isolate = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | (s.net_none ? CLONE_NEWNET : 0);
+  char inner[96];
+  int view_tree = -1, in_userns = s.holder ? enter_holder(s.holder) : 0;
+  if (!s.new_root) {
+    /* replay: only the network is closed; the file system is the caller's */
+    if (uid == 0) CHECK(unshare(CLONE_NEWNET), "unshare: %s", strerror(errno));
+    else become_namespace_root(CLONE_NEWNET);
+    die_with(caller);
+    if (s.net_none) loopback_up();
+    send_frame(CONTROL_FD, "event", "ready", NULL);
+    close(CONTROL_FD);
+    environ = s.env;
+    if (s.cwd && chdir(s.cwd) != 0) fail("cannot enter %s: %s", s.cwd, strerror(errno));
+    execvp(s.argv[0], s.argv);
+    fprintf(stderr, "forkpoint-sandbox: cannot run %s: %s\n", s.argv[0], strerror(errno));
+    return 127;
+  }
+  if (geteuid() == 0 && !in_userns) {
+    int mapped;
+    CHECK(unshare(CLONE_NEWNS), "unshare: %s", strerror(errno));
+    CHECK(mount("none", "/", NULL, MS_REC | MS_SLAVE, NULL), "mount propagation: %s", strerror(errno));
+    view_tree = root_user_namespace(&s, &mapped);
+    snprintf(inner, sizeof inner, "0 0 %u\n0 0 %u", SANDBOX_ID_COUNT, SANDBOX_ID_COUNT);
+    CHECK(unshare(isolate), "unshare: %s", strerror(errno));
+  } else {
+    if (in_userns) CHECK(unshare(isolate), "unshare: %s", strerror(errno));
+    else become_namespace_root(isolate);
+    snprintf(inner, sizeof inner, "%u 0 1\n%u 0 1", uid, gid);
+  }
+  CHECK(mount("none", "/", NULL, MS_REC | MS_SLAVE, NULL), "mount propagation: %s", strerror(errno));
+  if (view_tree < 0) view_tree = clone_tree(s.view);
+  die_with(caller);
+  int alive[2];
+  CHECK(pipe2(alive, O_CLOEXEC), "pipe: %s", strerror(errno));
+  pid_t init = fork();
+  if (init < 0) fail("fork: %s", strerror(errno));
+  if (init == 0) {
+    close(alive[1]);
+    _exit(sandbox_init(&s, view_tree, inner, alive[0]));
+  }
+  close(alive[0]);
+  init_pid = init;
+  if (stopping) kill(init, SIGKILL);
+  close(view_tree);
+  close(CONTROL_FD);
+  error_fd = -1;
+  for (int status;;) {
+    if (waitpid(init, &status, 0) == init) return status_code(status);
+    if (errno != EINTR) return 125;
+  }
+}
+
+/* Exit 0 when this machine lets us have a network namespace of our own (with lo up). */
+static int probe_net(void) {
+  if (geteuid() == 0) CHECK(unshare(CLONE_NEWNET), "unshare: %s", strerror(errno));
+  else become_namespace_root(CLONE_NEWNET);
+  loopback_up();
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "holder") == 0) return holder(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "run") == 0) return run();
+  if (argc >= 2 && strcmp(argv[1], "probe-net") == 0) return probe_net();
+  fprintf(stderr, "usage: forkpoint-sandbox holder [--persist PIDFILE] | run (request on fd 3) | probe-net\n");
+  return 2;
+}
