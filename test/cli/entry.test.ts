@@ -22,11 +22,11 @@ describe('bin/forkpoint', () => {
     }
   })
 
-  it('leaves NODE_EXTRA_CA_CERTS as the user set it, for itself and every process it starts', async () => {
+  it('leaves NODE_EXTRA_CA_CERTS as the user set it, for itself and every process it starts (into a sandbox when passed by name)', async () => {
     const ws = await makeWorkspace({ 'a.txt': 'a' })
     const certs = join(ws, 'no-such-ca.pem')
     expect((await runCli(['init'], { cwd: ws })).code).toBe(0)
-    const r = await runCli(['run', '--', 'sh', '-c', 'printf "%s|%s" "$NODE_EXTRA_CA_CERTS" "${FORKPOINT_DEFERRED_CA_CERTS-unset}"'], { cwd: ws, env: { NODE_EXTRA_CA_CERTS: certs } })
+    const r = await runCli(['run', '--env', 'NODE_EXTRA_CA_CERTS', '--', 'sh', '-c', 'printf "%s|%s" "$NODE_EXTRA_CA_CERTS" "${FORKPOINT_DEFERRED_CA_CERTS-unset}"'], { cwd: ws, env: { NODE_EXTRA_CA_CERTS: certs } })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toBe(`${certs}|unset`)
   })
