@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { gc, makeSnapshot, packImage, pullImage, pushImage, readSnapshot, RunStore, type Store, sha256, tagRef, unpackImage, updateRef, verify } from '../../src/index.js'
+import { cloneImage, gc, makeSnapshot, packImage, pullImage, pushImage, readSnapshot, RunStore, type Store, sha256, tagRef, unpackImage, updateRef, verify } from '../../src/index.js'
 import { checkoutAgent } from '../../src/image/checkoutAgent.js'
 import { describeImage } from '../../src/image/describeImage.js'
 import { snapshotAgent } from '../../src/image/snapshotAgent.js'
@@ -106,6 +106,23 @@ describe('checkoutAgent', () => {
   })
 })
 
+describe('layers from a newer writer', () => {
+  it('are shown and written back by their name, and a name that is no file name is refused (exit 5) with nothing written', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'hi\n' })
+    const good = await snapshotAgent({ dir })
+    const blob = await store.writeBlob(Buffer.from('weights'))
+    const id = await store.writeObject({ ...makeSnapshot({ parents: [], tree: good.tree, message: 'newer' }), adapter: blob })
+    expect((await describeImage(store, id)).layers).toEqual([{ layer: 'adapter', id: blob, kind: 'blob' }])
+    const out = join(tempDir('agent'), 'out')
+    await checkoutAgent({ store, id, into: out })
+    expect(await fs.readFile(join(out, 'layers/adapter.bin'), 'utf8')).toBe('weights')
+    const hostile = await store.writeObject({ ...makeSnapshot({ parents: [], tree: good.tree, message: 'hostile' }), '../../escape': blob })
+    const parent = tempDir('agent')
+    await expect(checkoutAgent({ store, id: hostile, into: join(parent, 'out') })).rejects.toMatchObject({ exitCode: 5 })
+    expect(await fs.readdir(parent)).toEqual([])
+  })
+})
+
 describe('an image carries every layer', () => {
   it('survives pack and unpack into another store: same id, trace and env, and checkoutAgent there gives the transcript back', async () => {
     const { store, id } = await fullImage()
@@ -130,6 +147,19 @@ describe('an image carries every layer', () => {
     const image = await describeImage(other, id)
     expect(image.trace?.messages).toHaveLength(2)
     expect(image.layers).toEqual([{ layer: 'effects', id: ledger, kind: 'ledger' }])
+  })
+
+  it('survives clone: the new workspace store holds every layer', async () => {
+    const { store, id } = await fullImage()
+    const remote = `file://${tempDir('layout')}:v1`
+    await pushImage({ store, id, remote, credentials: null })
+    const into = join(tempDir('clone'), 'ws')
+    const cloned = await cloneImage({ remote, into, credentials: null })
+    expect(cloned.id).toBe(id)
+    const out = join(tempDir('agent'), 'out')
+    await checkoutAgent({ dir: into, id, into: out })
+    expect(await fs.readFile(join(out, 'trace.jsonl'), 'utf8')).toBe(TRANSCRIPT)
+    expect(await fs.readFile(join(out, 'world/a.txt'), 'utf8')).toBe('hi\n')
   })
 
   it('is refused by unpack and pull (exit 5, nothing kept) when a layer names an object of the wrong kind', async () => {
