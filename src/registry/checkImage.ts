@@ -4,6 +4,7 @@ import { type Digest, sha256 } from '../store/digest.js'
 import { objectEdges } from '../store/objectGraph.js'
 import { parseStructured } from '../store/Store.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
+import { assertLayerKinds } from '../world/layerKinds.js'
 import { type LinkLookup, resolveLink, treeLookup } from '../world/treeLinks.js'
 import { validateSnapshot } from '../world/Snapshot.js'
 import { type Tree, validateChunks, validateTree } from '../world/Tree.js'
@@ -56,6 +57,9 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false }
     if (item.object && item.staged) for (const child of new Set(objectEdges(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
   }
   validateKinds(root, found)
+  for (const [digest, { object, staged }] of found) {
+    if (staged && object?.kind === 'snapshot') await assertLayerKinds(validateSnapshot(object, `snapshot ${digest}`), `snapshot ${digest}`, (d) => (found.has(d) ? (found.get(d)!.object?.kind ?? 'blob') : null))
+  }
   const rootObject = found.get(root)!.object
   if (rootObject?.kind === 'snapshot' && !allowExternalSymlinks) {
     const world = validateSnapshot(rootObject, `snapshot ${root}`).world.tree

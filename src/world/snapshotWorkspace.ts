@@ -12,7 +12,8 @@ import { readSnapshot } from './readObjects.js'
 import { treeLookup } from './treeLinks.js'
 import { treeSource } from './treeSource.js'
 import { type ScanCounts, type ScanResult, scanWorkspace } from './scanWorkspace.js'
-import { type Snapshot, type SnapshotLayer, makeSnapshot } from './Snapshot.js'
+import { canonicalJson } from '../util/canonicalJson.js'
+import { SNAPSHOT_LAYERS, type Snapshot, type SnapshotLayer, makeSnapshot } from './Snapshot.js'
 
 export interface SnapshotArgs {
   /** The workspace directory (default: the current one). */
@@ -25,8 +26,10 @@ export interface SnapshotArgs {
   tag?: string
   /** Apply .gitignore files too; remembered for later scans (`status`) until set otherwise. */
   respectGitignore?: boolean
-  /** Other layers of the image (trace, effects, ...) as digests of their objects. */
+  /** Other layers of the image (trace, effects, ...) as digests of their objects; a layer not given is carried from HEAD. */
   layers?: Partial<Record<SnapshotLayer, Digest>>
+  /** The environment (`world.env`), already scrubbed; not given: carried from HEAD. */
+  env?: Record<string, string>
   /** Write a new snapshot even when nothing changed since HEAD. */
   allowEmpty?: boolean
   /** Record symlinks that lead out of the workspace (refused otherwise: docs/world-integrity.md). */
@@ -59,12 +62,14 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
     for (let attempt = 0; ; attempt++) {
       const head = await readRef(store, 'HEAD')
       const parent = head ? await readSnapshot(store, head) : null
-      if (head && parent && !args.allowEmpty && unchanged(parent, scan.tree, args.layers)) {
+      const layers = { ...carriedLayers(parent), ...args.layers }
+      const env = args.env ?? parent?.world.env
+      if (head && parent && !args.allowEmpty && unchanged(parent, scan.tree, layers, env)) {
         await scan.persist()
         if (tag) await updateRef({ store, name: tag, id: head, message: 'tag' })
         return { id: head, tree: scan.tree, parents: parent.parents, created: false, ...counts(scan) }
       }
-      const snapshot = makeSnapshot({ parents: head ? [head] : [], tree: scan.tree, message: args.message ?? 'snapshot', agent: args.agent, layers: args.layers })
+      const snapshot = makeSnapshot({ parents: head ? [head] : [], tree: scan.tree, message: args.message ?? 'snapshot', agent: args.agent, layers, ...(env ? { env } : {}) })
       const id = await store.writeObject(snapshot)
       await scan.persist() // one sync for the scan's objects and the snapshot's, before the ref moves
       try {
@@ -85,9 +90,16 @@ async function assertSymlinksInside(store: Store, scan: ScanResult): Promise<voi
   for (const { path, target } of scan.symlinks) await assertLinkInside(links, path.split('/'), target)
 }
 
-function unchanged(parent: Snapshot, tree: Digest, layers: SnapshotArgs['layers']): boolean {
-  if (parent.world.tree !== tree) return false
+function unchanged(parent: Snapshot, tree: Digest, layers: SnapshotArgs['layers'], env: SnapshotArgs['env']): boolean {
+  if (parent.world.tree !== tree || canonicalJson(parent.world.env ?? {}) !== canonicalJson(env ?? {})) return false
   return Object.entries(layers ?? {}).every(([layer, digest]) => parent[layer] === digest)
+}
+
+/** An image keeps its layers from one snapshot to the next until one is given anew. */
+function carriedLayers(parent: Snapshot | null): Partial<Record<SnapshotLayer, Digest>> {
+  const layers: Partial<Record<SnapshotLayer, Digest>> = {}
+  for (const layer of SNAPSHOT_LAYERS) if (parent?.[layer] !== undefined) layers[layer] = parent[layer]
+  return layers
 }
 
 function counts(scan: ScanResult): ScanCounts {

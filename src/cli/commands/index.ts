@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { registerAbort } from './abort.js'
 import { registerBranch } from './branch.js'
 import { registerCheckout } from './checkout.js'
+import { registerCheckoutAgent } from './checkoutAgent.js'
 import { registerCi } from './ci.js'
 import { registerClone } from './clone.js'
 import { registerCommit } from './commit.js'
@@ -35,6 +36,7 @@ export const commands: Array<(program: Command) => void> = [
   registerShow,
   registerDiff,
   registerCheckout,
+  registerCheckoutAgent,
   registerTag,
   registerFork,
   registerGc,

@@ -2,16 +2,20 @@ import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
 import { formatBytes } from '../format.js'
 import { emit } from '../output.js'
+import { renderImage } from '../renderImage.js'
 
 export function registerShow(program: Command): void {
   common(program.command('show <ID>'))
-    .description('show an object: a snapshot, tree, run, ... (ids may be short)')
+    .description('show an object: an image layer by layer (world, env, trace, other layers), a tree, run, ... (ids may be short)')
     .action(async (id: string, _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { showObject } = await import('../../store/showObject.js')
+      const { describeObject } = await import('../../image/describeImage.js')
       const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
       const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
-      const shown = await showObject({ store, id })
-      emit(flags, shown, (r) => ('object' in r ? `${r.kind} ${r.id}\n${JSON.stringify(r.object, null, 2)}` : `blob ${r.id} (${formatBytes(r.size)})`))
+      const shown = await describeObject({ store, id })
+      emit(flags, shown, (r) => {
+        if (r.kind === 'snapshot' && 'world' in r) return renderImage(r)
+        return 'object' in r ? `${r.kind} ${r.id}\n${JSON.stringify(r.object, null, 2)}` : `blob ${r.id} (${formatBytes(r.size)})`
+      })
     })
 }

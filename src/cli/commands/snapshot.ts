@@ -5,6 +5,22 @@ import { emit, note } from '../output.js'
 import { progressBar } from '../progress.js'
 import { quotePath } from '../../world/quotePath.js'
 
+interface SnapshotOpts {
+  message?: string
+  agent?: string
+  tag?: string
+  respectGitignore?: boolean
+  allowEmpty?: boolean
+  allowExternalSymlinks?: boolean
+  trace?: string | false
+  env?: boolean
+  keepEnv?: string[]
+  scrubEnv?: string[]
+  effects?: string
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
+
 export function registerSnapshot(program: Command): void {
   common(program.command('snapshot'))
     .description('snapshot the workspace; prints the snapshot id')
@@ -15,11 +31,17 @@ export function registerSnapshot(program: Command): void {
     .option('--no-respect-gitignore', 'do not apply .gitignore files')
     .option('--allow-empty', 'write a new snapshot even if nothing changed')
     .option('--allow-external-symlinks', 'record symlinks that lead out of the workspace')
-    .action(async (opts: { message?: string; agent?: string; tag?: string; respectGitignore?: boolean; allowEmpty?: boolean; allowExternalSymlinks?: boolean }, cmd: Command) => {
+    .option('--trace <run>', 'the trace layer: a run id (or prefix, or latest), a FILE.run.json, or a chat transcript messages.jsonl')
+    .option('--no-trace', 'do not attach the run recorded since the last snapshot')
+    .option('--env', 'record the environment, secret-looking names and values scrubbed')
+    .option('--keep-env <name>', 'with --env: record this variable as it is (repeatable)', collect)
+    .option('--scrub-env <name>', 'with --env: scrub this variable too (repeatable)', collect)
+    .option('--effects <ledger>', 'the effects layer: a ledger object by id')
+    .action(async (opts: SnapshotOpts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { snapshotWorkspace } = await import('../../world/snapshotWorkspace.js')
+      const { snapshotAgent } = await import('../../image/snapshotAgent.js')
       const bar = progressBar('hashing', flags.json)
-      const result = await snapshotWorkspace({ dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
+      const result = await snapshotAgent({ dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
       for (const path of result.skipped) process.stderr.write(`forkpoint: skipped ${quotePath(path)} (not a file, directory or symlink)\n`)
       if (!flags.json) note(`${result.created ? 'snapshot' : 'nothing changed since HEAD'}: ${result.files} files, ${formatBytes(result.bytes)}; read ${result.hashedFiles} (${formatBytes(result.hashedBytes)})`)
       emit(flags, result, (r) => r.id)

@@ -1,0 +1,71 @@
+import type { Digest } from '../store/digest.js'
+import { resolveId } from '../store/resolveId.js'
+import { showObject, type ShownObject } from '../store/showObject.js'
+import type { Store } from '../store/Store.js'
+import { parseRun } from '../trace/parseRun.js'
+import type { JsonValue, Run } from '../trace/Run.js'
+import { transcriptMessages } from '../trace/transcript.js'
+import type { Snapshot } from '../world/Snapshot.js'
+import { type TreeSource, treeSource } from '../world/treeSource.js'
+import { otherLayers } from './imageLayers.js'
+import { readImage, storedKind } from './readImage.js'
+
+export interface ImageDescription {
+  id: Digest
+  kind: 'snapshot'
+  parents: Digest[]
+  meta: Snapshot['meta']
+  world: { tree: Digest; files: number; bytes: number; env: Record<string, string> | null }
+  /** The trace as messages when it came from a chat transcript, else as steps. */
+  trace: { id: Digest; runId: string; entrypoint: string; status: string; steps: Array<{ idx: number; name: string; type: string }>; messages: JsonValue[] | null } | null
+  layers: Array<{ layer: string; id: Digest; kind: string | null }>
+  object: Snapshot
+}
+
+/** What `forkpoint show` prints: an image layer by layer (each layer checked for its kind), any other object as it is. */
+export async function describeObject({ store, id }: { store: Store; id: string }): Promise<ImageDescription | ShownObject> {
+  const shown = await showObject({ store, id })
+  return shown.kind === 'snapshot' ? describeImage(store, shown.id) : shown
+}
+
+export async function describeImage(store: Store, spec: string): Promise<ImageDescription> {
+  const id = await resolveId(store, spec)
+  const snapshot = await readImage(store, id)
+  const { files, bytes } = await countTree(treeSource(store), snapshot.world.tree)
+  const layers = await Promise.all(otherLayers(snapshot).map(async (l) => ({ ...l, kind: await storedKind(store, l.id) })))
+  return {
+    id,
+    kind: 'snapshot',
+    parents: snapshot.parents,
+    meta: snapshot.meta,
+    world: { tree: snapshot.world.tree, files, bytes, env: snapshot.world.env ?? null },
+    trace: snapshot.trace ? describeTrace(snapshot.trace, await readRunObject(store, snapshot.trace)) : null,
+    layers,
+    object: snapshot,
+  }
+}
+
+export async function readRunObject(store: Store, digest: Digest): Promise<Run> {
+  return parseRun(await store.readBlob(digest), `run ${digest}`)
+}
+
+function describeTrace(id: Digest, run: Run): NonNullable<ImageDescription['trace']> {
+  return { id, runId: run.runId, entrypoint: run.entrypoint, status: run.status, steps: run.steps.map(({ idx, name, type }) => ({ idx, name, type })), messages: transcriptMessages(run) }
+}
+
+/** Regular files and their bytes in a tree. */
+async function countTree(source: TreeSource, tree: Digest): Promise<{ files: number; bytes: number }> {
+  let files = 0
+  let bytes = 0
+  for (const entry of (await source(tree)).entries) {
+    if (entry.type === 'dir') {
+      const sub = await countTree(source, entry.tree)
+      files += sub.files
+      bytes += sub.bytes
+    } else if (entry.type === 'file') {
+      files++
+      bytes += entry.size
+    }
+  }
+  return { files, bytes }
+}

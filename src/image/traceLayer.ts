@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { RunNotFoundError } from '../errors/index.js'
+import type { Digest } from '../store/digest.js'
+import { readRef } from '../store/refs.js'
+import type { Store } from '../store/Store.js'
+import { isRunFile } from '../trace/loadRun.js'
+import { readRunArtifact } from '../trace/readRunArtifact.js'
+import type { Run } from '../trace/Run.js'
+import { RunStore } from '../trace/RunStore.js'
+import { transcriptToRun } from '../trace/transcript.js'
+import type { Snapshot } from '../world/Snapshot.js'
+
+/**
+ * The `run` object a `--trace` names, stored and indexed like any recorded run (so
+ * `forkpoint runs` lists it): a chat transcript (`*.jsonl`), a run artifact file
+ * (validated as every reader of one validates it), or a run of the store by id, unique
+ * prefix or `latest`.
+ */
+export async function traceLayer({ store, spec, cwd = process.cwd() }: { store: Store; spec: string; cwd?: string }): Promise<Digest> {
+  const path = resolve(cwd, spec)
+  if (spec.endsWith('.jsonl')) return saveRun(store, transcriptToRun(readInput(path), path))
+  if (isRunFile(spec, cwd)) return saveRun(store, readRunArtifact(path).run)
+  return withRuns(store, async (runs) => {
+    const runId = runs.resolve(spec)
+    const digest = await readRef(store, `refs/runs/${runId}`)
+    if (!digest) throw new RunNotFoundError(`run ${runId} is indexed but its object is gone (was the store pruned?)`, { runId })
+    return digest
+  })
+}
+
+/**
+ * The run recorded (`forkpoint run --record`) with this store since the last snapshot:
+ * the newest run that ended after HEAD was made and is not HEAD's trace already; none
+ * when there is none. Imported transcripts do not count: they were attached when given.
+ */
+export async function runSinceSnapshot(store: Store, head: Snapshot | null): Promise<Digest | null> {
+  return withRuns(store, async (runs) => {
+    const [newest] = runs.list({ limit: 1 })
+    if (!newest?.digest || newest.status === 'running') return null
+    if (head && (Date.parse(newest.endedAt) <= Date.parse(head.meta.createdAt) || head.trace === newest.digest)) return null
+    return newest.entrypoint.startsWith('transcript ') ? null : newest.digest
+  })
+}
+
+async function saveRun(store: Store, run: Run): Promise<Digest> {
+  return withRuns(store, async (runs) => (await runs.save(run))!)
+}
+
+async function withRuns<T>(store: Store, use: (runs: RunStore) => Promise<T>): Promise<T> {
+  const runs = RunStore.open({ store })
+  try {
+    return await use(runs)
+  } finally {
+    runs.close()
+  }
+}
+
+function readInput(path: string): Buffer {
+  try {
+    return readFileSync(path)
+  } catch {
+    throw new RunNotFoundError(`no transcript at ${path}`, { path })
+  }
+}
