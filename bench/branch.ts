@@ -91,6 +91,36 @@ function timeBaseline(parent: string, files: number, runs: number): Row[] {
   ]
 }
 
+const CLI = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'bin', 'forkpoint')
+
+/** `forkpoint branch NAME` from the CLI against `forkpoint --version` (the CLI's start), interleaved; each branch aborted untimed. */
+function timeCliBranch(parent: string, files: number, runs: number): Row[] {
+  const dir = mkdtempSync(join(parent, 'ws-cli-'))
+  makeFiles(dir, files)
+  const cli = (...args: string[]) => execFileSync(CLI, args, { cwd: dir, stdio: 'ignore' })
+  cli('init')
+  cli('branch', 'warm')
+  cli('abort', 'warm')
+  const version: number[] = []
+  const branch: number[] = []
+  for (let i = 0; i < runs; i++) {
+    let t = now()
+    cli('--version')
+    version.push(now() - t)
+    t = now()
+    cli('branch', `cli${i}`)
+    branch.push(now() - t)
+    cli('abort', `cli${i}`)
+  }
+  rmSync(dir, { recursive: true, force: true })
+  const none = { 'first branch (ms)': '—', '1-file commit (ms)': '—', 'abort (ms)': '—', 'sandboxed true (ms)': '—', 'branch after a commit (ms)': '—' }
+  return [
+    { files, method: 'forkpoint branch NAME (CLI)', ...none, 'create (ms)': median(branch) },
+    { files, method: 'forkpoint --version (CLI start)', ...none, 'create (ms)': median(version) },
+    { files, method: 'CLI branch beyond CLI start (target <= 20 ms)', ...none, 'create (ms)': median(branch) - median(version) },
+  ]
+}
+
 function xfsMount(): { dir: string; cleanup(): void } | null {
   if (process.getuid?.() !== 0) return null
   const root = mkdtempSync(join(tmpdir(), 'fp-bench-xfs-'))
@@ -112,6 +142,7 @@ export async function main(args: string[]): Promise<void> {
     for (const files of sizes) {
       const runs = files >= 100_000 ? 5 : 9
       rows.push(await timeBackend(parent, files, 'overlay', runs))
+      rows.push(...timeCliBranch(parent, files, runs))
       if (xfs) rows.push(await timeBackend(xfs.dir, files, 'reflink', files >= 100_000 ? 3 : runs))
       if (!overlayOnly) rows.push(await timeBackend(parent, files, 'copy', files >= 100_000 ? 3 : runs))
       if (!overlayOnly) rows.push(...timeBaseline(parent, files, files >= 100_000 ? 3 : 5))
