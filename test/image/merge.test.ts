@@ -144,6 +144,22 @@ describe('a merge that stops on conflicts', () => {
     await expect(continueMerge({ dir: h.dir })).rejects.toMatchObject({ code: 'UsageError', exitCode: 2 })
   })
 
+  it('--continue writes the other layers as the merge decided them: a trace only theirs changed is theirs', async () => {
+    const h = await diverged({ 'f.txt': '1\n2\n3\n' }, { 'f.txt': '1\nours\n3\n' }, null)
+    const trace = await h.store.writeObject({ kind: 'run', schemaVersion: 1, runId: 'run-theirs', steps: [] } as never)
+    await checkout({ dir: h.dir, id: 'other' })
+    await write(h.dir, { 'f.txt': '1\ntheirs\n3\n' })
+    const theirs = (await snapshotWorkspace({ dir: h.dir, layers: { trace } })).id
+    await checkout({ dir: h.dir, id: 'main' })
+    const result = await merge({ dir: h.dir, from: 'other' })
+    expect(result.layers.map((l) => l.summary)).toEqual(['world: conflict (1 path: f.txt)', 'trace: taken from theirs'])
+    await write(h.dir, { 'f.txt': '1\nfixed\n3\n' })
+    const done = await continueMerge({ dir: h.dir })
+    expect(done.layers.map((l) => l.summary)).toEqual(['world: resolved (1 path fixed by hand)', 'trace: taken from theirs'])
+    const snapshot = await readSnapshot(h.store, done.id)
+    expect(snapshot).toMatchObject({ parents: [h.ours, theirs], trace })
+  })
+
   it('keeps both versions of a binary file both sides changed: ours at the path, theirs beside it', async () => {
     const bin = (b: number) => Buffer.from([0, 1, 2, b])
     const h = await diverged({ 'img.bin': bin(0) }, { 'img.bin': bin(1) }, { 'img.bin': bin(2) })
