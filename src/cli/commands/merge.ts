@@ -40,7 +40,7 @@ export function registerMerge(program: Command): void {
       const { merge } = await import('../../image/merge.js')
       const result = await merge({ ...where, from: from!, into: opts.into, allowUnrelated: opts.allowUnrelated, message: opts.message, allowExternalSymlinks: opts.allowExternalSymlinks })
       emit(flags, result, (r) => {
-        if (r.outcome === 'conflict') return `${layerLines(r.layers)}conflict: nothing merged${r.inProgress ? '' : ` (${r.ref} unchanged)`}`
+        if (r.outcome === 'conflict') return `${layerLines(r.layers)}conflict: ${r.inProgress ? 'the merge is in progress in the workspace' : `${r.ref} unchanged`}`
         if (r.outcome === 'up-to-date') return 'already up to date'
         if (r.outcome === 'fast-forward') return `fast-forward: ${r.ref} at ${short(r.id)}`
         return `${layerLines(r.layers)}merged: ${r.ref} at ${short(r.id)}`
