@@ -13,6 +13,7 @@ import { recordCommittedPaths } from './committedPaths.js'
 import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, sibling, writeCommitJournal } from './commitJournal.js'
 import { destroyBranch } from './destroyBranch.js'
 import { basePath, liveState, parentView, viewPath } from './liveBranch.js'
+import { mergeFileChange, writeMergedFile } from './mergeChange.js'
 import { planCommit } from './planCommit.js'
 import { self } from '../sandbox/processId.js'
 import type { BranchState, CommitResult, ConflictPolicy } from './types.js'
@@ -22,7 +23,9 @@ import type { BranchState, CommitResult, ConflictPolicy } from './types.js'
  * and tear the branch down. Only the paths the branch changed are looked at in the parent.
  * Under the parent's lock; journaled, so a crash is finished or rolled back by the next open.
  * @throws {BranchStaleError} `onConflict: "fail"` and a sibling committed first
- * @throws {ConflictError} a changed path was also changed in the parent (`data.paths`)
+ * A file both the branch and the parent changed is merged as `merge` merges worlds (text
+ * line by line, the exec bit like content).
+ * @throws {ConflictError} a changed path was also changed in the parent and does not merge (`data.paths`); nothing is applied
  * @throws {BranchBusyError} the branch has live children
  * @throws {UnsafePathError} a symlink it puts leads out (unless `allowExternalSymlinks`)
  */
@@ -42,15 +45,21 @@ export async function commitBranch({ store, workspace, id, onConflict = 'merge',
     const base = basePath(store, state)
     const changes = await collectChanges({ view, base, candidates: candidatesOf(store, state) })
     if (!allowExternalSymlinks) await assertPutLinksInside(view, changes)
-    const plan = await planCommit({ changes, view, base, parent })
+    const merge = (path: string) => mergeFileChange({ store, base, view, parent, path })
+    const plan = await planCommit({ changes, view, base, parent, merge })
     if (plan.conflicts.length > 0) {
-      throw new ConflictError(`cannot commit ${state.name}: ${plan.conflicts.length} path(s) also changed in the parent since the branch was made: ${plan.conflicts.slice(0, 10).join(', ')}`, { name: state.name, paths: plan.conflicts })
+      throw new ConflictError(`cannot commit ${state.name}: ${plan.conflicts.length} path(s) also changed in the parent since the branch was made, in ways that do not merge: ${plan.conflicts.slice(0, 10).join(', ')}`, { name: state.name, paths: plan.conflicts })
     }
     const ops: CommitOp[] = plan.apply.map((c) => (c.type === 'delete' ? c : { ...c, temp: sibling(c.path, 'new', state.id), aside: sibling(c.path, 'old', state.id) }))
     const journal: CommitJournal = { kind: 'commit-journal', schemaVersion: 1, phase: 'staging', branch: state.id, parent: state.parent, committer: self, generation: generation + 1, ops }
     await writeCommitJournal(store, journal)
     try {
-      for (const op of ops) if (op.type === 'put') await copyChange(join(view, op.path), join(parent, op.temp), op.path)
+      for (const op of ops) {
+        if (op.type !== 'put') continue
+        const merged = plan.merged.get(op.path)
+        if (merged) await writeMergedFile(join(parent, op.temp), merged)
+        else await copyChange(join(view, op.path), join(parent, op.temp), op.path)
+      }
     } catch (err) {
       await rollBackCommit(parent, journal)
       await fs.rm(liveDir(store, state.id, 'commit.json'), { force: true })
@@ -64,6 +73,7 @@ export async function commitBranch({ store, workspace, id, onConflict = 'merge',
       written: plan.apply.filter((c) => c.type === 'put').map((c) => c.path),
       deleted: plan.apply.filter((c) => c.type === 'delete').map((c) => c.path),
       alreadyThere: plan.alreadyThere,
+      merged: [...plan.merged.keys()],
       durationMs: 0,
     }
   } finally {

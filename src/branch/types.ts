@@ -51,6 +51,8 @@ export interface CommitResult {
   deleted: string[]
   /** Changed paths the parent already had in the same state (nothing to do). */
   alreadyThere: string[]
+  /** Of `written`: files the parent had changed too, merged line by line. */
+  merged: string[]
   durationMs: number
 }
 

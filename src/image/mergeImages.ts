@@ -27,7 +27,13 @@ export type ImageMerge =
   | { outcome: 'fast-forward'; id: Digest; layers: LayerReport[] }
   | { outcome: 'merged'; id: Digest; bases: Digest[]; layers: LayerReport[] }
   /** Not written as a snapshot: `tree` is the world with both sides' versions, for a human to finish. */
-  | { outcome: 'conflict'; tree: Digest; bases: Digest[]; layers: LayerReport[]; conflicts: PathConflict[]; layerConflicts: string[] }
+  | { outcome: 'conflict'; tree: Digest; bases: Digest[]; layers: LayerReport[]; conflicts: PathConflict[]; layerConflicts: string[]; decided: DecidedLayers }
+
+/** What a merge that stopped on conflicts decided beyond the world's tree: the env and every other layer (ours' version where both changed it). */
+export interface DecidedLayers {
+  env: Record<string, string>
+  layers: Record<string, unknown>
+}
 
 export interface MergeImagesArgs {
   store: Store
@@ -96,7 +102,9 @@ export async function mergeImages({ store, theirs, ours, allowUnrelated = false,
     layers.push({ layer: key, outcome: side, summary: `${key}: ${side === 'conflict' ? 'conflict (both sides changed it)' : side === 'unchanged' ? 'unchanged' : `taken from ${side}`}` })
   }
   if (world.conflicts.length > 0 || layerConflicts.length > 0) {
-    return { outcome: 'conflict', tree: world.tree, bases, layers, conflicts: world.conflicts, layerConflicts }
+    const oursWhereBothChanged = Object.fromEntries(layerConflicts.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]))
+    const decided = { env: env.merged, layers: { ...picked, ...oursWhereBothChanged } }
+    return { outcome: 'conflict', tree: world.tree, bases, layers, conflicts: world.conflicts, layerConflicts, decided }
   }
   const snapshot: Snapshot = {
     ...makeSnapshot({ parents: [oursId, theirsId], tree: world.tree, env: env.merged, message: message ?? `merge ${shortId(theirsId)} into ${shortId(oursId)}`, createdAt: now() }),

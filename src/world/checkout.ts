@@ -7,7 +7,7 @@ import { readRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
-import { type CheckoutJournal, type CheckoutStep, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
+import { type CheckoutJournal, type CheckoutStep, type JournalRef, dropJournal, moveJournalRef, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
 import { admitTree } from './admitTree.js'
 import { diffTrees } from './diffTrees.js'
 import { type CopyMethod, materializeTree, probeCopyMethod, writeFileEntry } from './materializeTree.js'
@@ -15,7 +15,7 @@ import { fsPath } from './fsName.js'
 import { quotePath } from './quotePath.js'
 import { readSnapshot } from './readObjects.js'
 import { StoreDirectory } from './storeDirectory.js'
-import { scanWorkspace } from './scanWorkspace.js'
+import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
 import { resolveWorkspace } from './snapshotWorkspace.js'
 import type { Tree } from './Tree.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
@@ -78,17 +78,38 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
 }
 
 async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree: Digest, args: CheckoutArgs): Promise<CheckoutResult> {
-  const scan = await scanWorkspace({ store, dir: workspace, write: false, respectGitignore: await respectGitignore(store, undefined, { remember: false }) })
+  const branch = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
+  const head = branch === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
+  const applied = await applyTree({ store, workspace, tree, head, force: args.force ?? false, allowExternalSymlinks: args.allowExternalSymlinks, method: args.method })
+  return { id, tree, target: workspace, mode: 'in-place', ...applied }
+}
+
+export interface ApplyTreeArgs {
+  store: Store
+  workspace: string
+  tree: Digest
+  /** What the HEAD file holds once the tree is in place. */
+  head: string
+  /** A ref moved (compare-and-swap) with the tree, as a merge moves HEAD's branch. */
+  ref?: JournalRef
+  /** Overwrite uncommitted changes. */
+  force: boolean
+  allowExternalSymlinks?: boolean | undefined
+  method?: CopyMethod | 'auto' | undefined
+}
+
+/**
+ * Turn the workspace into `tree`, in place and atomically (a journal the next command
+ * finishes after a crash), then set HEAD (and move `ref`). The caller holds the store's
+ * write lock and the workspace lock, and has finished any interrupted checkout.
+ * @throws {DirtyWorkspaceError} when the workspace differs from HEAD and `force` is not set
+ * @throws {RefConflictError} when `ref` no longer holds what it was expected to (nothing changed)
+ */
+export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number; files: number; method: CopyMethod }> {
+  const { store, workspace, tree } = args
+  const scan = await scanForCheckout(store, workspace)
   const source = treeSource(store, scan.trees)
-  const head = await readRef(store, 'HEAD')
-  const headTree = head ? (await readSnapshot(store, head)).world.tree : null
-  if (!args.force && scan.tree !== headTree) {
-    const changes = await diffTrees({ source, a: headTree, b: scan.tree })
-    if (changes.length > 0) {
-      const paths = changes.map((c) => c.path)
-      throw new DirtyWorkspaceError(`the workspace has uncommitted changes (${paths.slice(0, 5).map(quotePath).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`, { paths })
-    }
-  }
+  if (!args.force) await assertClean(store, source, scan.tree)
   const { files } = await admitTree({ source, tree, root: workspace, store: new StoreDirectory(store.root), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
   const method = args.method && args.method !== 'auto' ? args.method : await probeCopyMethod(store, workspace)
   const staging = store.tempPath('checkout')
@@ -97,18 +118,44 @@ async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree
   try {
     const steps: CheckoutStep[] = []
     await plan(store, source, await source(scan.tree), await source(tree), '', { staging, steps, method })
-    const branch = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
-    const headText = branch === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
-    const journal: CheckoutJournal = { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: headText }
+    const journal: CheckoutJournal = { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: args.head, ...(args.ref ? { ref: args.ref } : {}) }
     await writeJournal(store, journal)
+    if (args.ref) await moveJournalRef(store, args.ref).catch(async (err: unknown) => {
+      await dropJournal(store)
+      throw err
+    })
     journaled = true
     await runJournal(store, journal)
-    return { id, tree, target: workspace, mode: 'in-place', changed: steps.length, files, method }
+    return { changed: steps.length, files, method }
   } catch (err) {
     // Once journaled, the staged files belong to the journal: the next command finishes the checkout.
     if (!journaled) await fs.rm(staging, { recursive: true, force: true })
     throw err
   }
+}
+
+async function scanForCheckout(store: Store, workspace: string): Promise<ScanResult> {
+  return scanWorkspace({ store, dir: workspace, write: false, respectGitignore: await respectGitignore(store, undefined, { remember: false }) })
+}
+
+/** Refuse (DirtyWorkspaceError, exit 3) a workspace with changes since HEAD. */
+export async function assertWorkspaceClean(store: Store, workspace: string): Promise<void> {
+  const scan = await scanForCheckout(store, workspace)
+  await assertClean(store, treeSource(store, scan.trees), scan.tree)
+}
+
+/**
+ * Refuse (DirtyWorkspaceError, exit 3) a workspace whose scanned tree differs from HEAD's.
+ * `source` must know the scan's trees.
+ */
+export async function assertClean(store: Store, source: TreeSource, scanned: Digest): Promise<void> {
+  const head = await readRef(store, 'HEAD')
+  const headTree = head ? (await readSnapshot(store, head)).world.tree : null
+  if (scanned === headTree) return
+  const changes = await diffTrees({ source, a: headTree, b: scanned })
+  if (changes.length === 0) return
+  const paths = changes.map((c) => c.path)
+  throw new DirtyWorkspaceError(`the workspace has uncommitted changes (${paths.slice(0, 5).map(quotePath).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`, { paths })
 }
 
 interface PlanContext {

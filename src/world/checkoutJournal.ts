@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { ForkpointError, InternalError } from '../errors/index.js'
 import { CHECKOUT_JOURNAL } from '../store/gc.js'
 import { appendReflog } from '../store/reflog.js'
-import { readRef } from '../store/refs.js'
+import { readRef, updateRef } from '../store/refs.js'
+import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { errnoCode, readTextOrNullSync } from '../util/fsx.js'
@@ -29,6 +30,16 @@ export interface CheckoutJournal {
   steps: CheckoutStep[]
   /** What HEAD becomes when the steps are done. */
   head: string
+  /** A ref moved before the first step (a merge moving HEAD's branch); done again, it is a no-op. */
+  ref?: JournalRef
+}
+
+export interface JournalRef {
+  name: string
+  id: Digest
+  /** Compare-and-swap: what the ref held when the journal was planned. */
+  expected: Digest | null
+  message: string
 }
 
 function journalPath(store: Store): string {
@@ -39,8 +50,19 @@ export async function writeJournal(store: Store, journal: CheckoutJournal): Prom
   await atomicWrite(journalPath(store), JSON.stringify(journal), { fsync: true })
 }
 
-/** Run every step of the journal, then set HEAD and drop the journal and the staging area. */
+export async function dropJournal(store: Store): Promise<void> {
+  await fs.rm(journalPath(store), { force: true })
+}
+
+/** Move the journal's ref unless it is there already (a replayed journal). */
+export async function moveJournalRef(store: Store, ref: JournalRef): Promise<void> {
+  if ((await readRef(store, ref.name)) === ref.id) return
+  await updateRef({ store, name: ref.name, id: ref.id, expected: ref.expected, message: ref.message })
+}
+
+/** Move the journal's ref, run every step, then set HEAD and drop the journal and the staging area. */
 export async function runJournal(store: Store, journal: CheckoutJournal): Promise<void> {
+  if (journal.ref) await moveJournalRef(store, journal.ref)
   for (const step of journal.steps) await runStep(journal.workspace, step)
   const old = await readRef(store, 'HEAD').catch(() => null)
   await atomicWrite(store.path('HEAD'), journal.head, { fsync: true })

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
 import { openStore } from '../store/findStore.js'
+import { RefConflictError } from '../errors/index.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
@@ -35,6 +36,15 @@ export interface SnapshotArgs {
   /** Record symlinks that lead out of the workspace (refused otherwise: docs/world-integrity.md). */
   allowExternalSymlinks?: boolean
   onProgress?: (done: number, total: number) => void
+  /** Conclude a merge: these parents (the first must be HEAD) and the image's other fields as the merge decided them. */
+  merging?: MergingSnapshot
+}
+
+export interface MergingSnapshot {
+  parents: Digest[]
+  env?: Record<string, string> | undefined
+  /** Layers other than the world (trace, effects, any unknown one), as they go into the snapshot. */
+  layers: Record<string, unknown>
 }
 
 export interface SnapshotResult extends ScanCounts {
@@ -62,14 +72,19 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
     for (let attempt = 0; ; attempt++) {
       const head = await readRef(store, 'HEAD')
       const parent = head ? await readSnapshot(store, head) : null
-      const layers = { ...carriedLayers(parent), ...args.layers }
-      const env = args.env ?? parent?.world.env
-      if (head && parent && !args.allowEmpty && unchanged(parent, scan.tree, layers, env)) {
+      if (args.merging && head !== args.merging.parents[0]) {
+        throw new RefConflictError(`HEAD moved to ${head ?? 'nothing'} since the merge began at ${args.merging.parents[0]}: 'forkpoint merge --abort', then merge again`, { actual: head, expected: args.merging.parents[0] })
+      }
+      // a merge's layers and env are what the merge decided; otherwise HEAD's carry over until new ones are given
+      const layers = args.merging ? { ...args.layers } : { ...carriedLayers(parent), ...args.layers }
+      const env = args.merging ? args.merging.env : (args.env ?? parent?.world.env)
+      if (head && parent && !args.allowEmpty && !args.merging && unchanged(parent, scan.tree, layers, env)) {
         await scan.persist()
         if (tag) await updateRef({ store, name: tag, id: head, message: 'tag' })
         return { id: head, tree: scan.tree, parents: parent.parents, created: false, ...counts(scan) }
       }
-      const snapshot = makeSnapshot({ parents: head ? [head] : [], tree: scan.tree, message: args.message ?? 'snapshot', agent: args.agent, layers, ...(env ? { env } : {}) })
+      const made = makeSnapshot({ parents: args.merging?.parents ?? (head ? [head] : []), tree: scan.tree, message: args.message ?? 'snapshot', agent: args.agent, layers, ...(env ? { env } : {}) })
+      const snapshot: Snapshot = { ...made, ...args.merging?.layers }
       const id = await store.writeObject(snapshot)
       await scan.persist() // one sync for the scan's objects and the snapshot's, before the ref moves
       try {

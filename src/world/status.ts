@@ -3,6 +3,7 @@ import { readHead, readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { recoverCheckout } from './checkoutJournal.js'
 import { type Change, diffTrees } from './diffTrees.js'
+import { mergeInProgress, readMergeState } from './mergeState.js'
 import { readSnapshot } from './readObjects.js'
 import { scanWorkspace } from './scanWorkspace.js'
 import { resolveWorkspace } from './snapshotWorkspace.js'
@@ -16,6 +17,8 @@ export interface StatusResult {
   head: Digest | null
   clean: boolean
   changes: Change[]
+  /** A merge stopped on conflicts (`merge --continue` / `--abort` end it); `theirs` is null when its state is damaged. */
+  merge: { theirs: Digest | null; conflicts: string[] } | null
 }
 
 /** What changed in the workspace since HEAD. Reads only files the stat cache cannot vouch for; writes nothing. */
@@ -27,5 +30,11 @@ export async function status(args: { dir?: string; store?: Store | string; respe
   const head = h.type === 'symbolic' ? await readRef(store, h.ref) : h.id
   const headTree = head ? (await readSnapshot(store, head)).world.tree : null
   const changes = await diffTrees({ source: treeSource(store, scan.trees), a: headTree, b: scan.tree })
-  return { workspace, branch: h.type === 'symbolic' ? h.ref.replace(/^refs\/heads\//, '') : null, head, clean: changes.length === 0, changes }
+  return { workspace, branch: h.type === 'symbolic' ? h.ref.replace(/^refs\/heads\//, '') : null, head, clean: changes.length === 0, changes, merge: await mergeSummary(store) }
+}
+
+async function mergeSummary(store: Store): Promise<StatusResult['merge']> {
+  if (!(await mergeInProgress(store))) return null
+  const state = await readMergeState(store).catch(() => null)
+  return { theirs: state?.theirs ?? null, conflicts: state?.conflicts.map((c) => c.path) ?? [] }
 }

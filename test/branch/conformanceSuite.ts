@@ -244,6 +244,41 @@ export function conformance(backend: BackendName, base: () => string | undefined
     expectNothingLeft(ws)
   })
 
+  it('merges files both the branch and its parent changed: text line by line, the exec bit like content', async () => {
+    const ws = await open({ ...std, 'lines.txt': '1\n2\n3\n4\n5\n', 'run.sh': { content: '#!/bin/sh\necho 1\n', mode: 0o644 } })
+    const [x, y] = [await ws.branch('x'), await ws.branch('y')]
+    await fs.writeFile(join(x.path, 'lines.txt'), 'one\n2\n3\n4\n5\n')
+    await fs.writeFile(join(y.path, 'lines.txt'), '1\n2\n3\n4\nfive\n')
+    await fs.writeFile(join(x.path, 'run.sh'), '#!/bin/sh\necho 2\n')
+    await fs.chmod(join(y.path, 'run.sh'), 0o755)
+    await x.commit()
+    const result = await y.commit()
+    expect(result.merged).toEqual(['lines.txt', 'run.sh'])
+    expect(result.written).toEqual(['lines.txt', 'run.sh'])
+    expect(read(join(ws.dir, 'lines.txt'))).toBe('one\n2\n3\n4\nfive\n')
+    expect(read(join(ws.dir, 'run.sh'))).toBe('#!/bin/sh\necho 2\n')
+    expect(statSync(join(ws.dir, 'run.sh')).mode & 0o777).toBe(0o755)
+    expectNothingLeft(ws)
+  })
+
+  it('refuses a commit where one of the files both changed does not merge, applying nothing, not even the files that would merge', async () => {
+    const ws = await open({ ...std, 'lines.txt': '1\n2\n3\n4\n5\n', 'same.txt': '1\n2\n3\n' })
+    const [x, y] = [await ws.branch('x'), await ws.branch('y')]
+    await fs.writeFile(join(x.path, 'lines.txt'), 'one\n2\n3\n4\n5\n')
+    await fs.writeFile(join(y.path, 'lines.txt'), '1\n2\n3\n4\nfive\n')
+    await fs.writeFile(join(x.path, 'same.txt'), '1\nx\n3\n')
+    await fs.writeFile(join(y.path, 'same.txt'), '1\ny\n3\n')
+    await x.commit()
+    const err = await y.commit().catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ConflictError)
+    expect((err as ConflictError).data['paths']).toEqual(['same.txt'])
+    expect(read(join(ws.dir, 'lines.txt'))).toBe('one\n2\n3\n4\n5\n')
+    expect(read(join(ws.dir, 'same.txt'))).toBe('1\nx\n3\n')
+    expect(read(join(y.path, 'lines.txt'))).toBe('1\n2\n3\n4\nfive\n')
+    await y.abort()
+    expectNothingLeft(ws)
+  })
+
   it('commits names that are not UTF-8, byte for byte, inside new directories too', async () => {
     const ws = await open(std)
     const bad = Buffer.from('bad\xffname', 'latin1')

@@ -13,6 +13,7 @@ import { registerFork } from './fork.js'
 import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
+import { registerMerge } from './merge.js'
 import { registerReplay } from './replay.js'
 import { registerRun } from './run.js'
 import { registerRuns } from './runs.js'
@@ -39,6 +40,7 @@ export const commands: Array<(program: Command) => void> = [
   registerCheckoutAgent,
   registerTag,
   registerFork,
+  registerMerge,
   registerGc,
   registerVerify,
   registerRun,

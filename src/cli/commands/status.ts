@@ -14,7 +14,14 @@ export function registerStatus(program: Command): void {
       const result = await status({ dir: flags.dir, store: flags.store, ...opts })
       emit(flags, result, (r) => {
         const where = `${r.branch ? `on ${r.branch}` : 'HEAD detached'}${r.head ? ` at ${short(r.head)}` : ' (no snapshot yet)'}`
-        return r.clean ? `${where}\nclean` : `${where}\n${formatChanges(r.changes)}`
+        const merging = r.merge ? `\n${mergeNote(r.merge)}` : ''
+        return r.clean ? `${where}${merging}\nclean` : `${where}${merging}\n${formatChanges(r.changes)}`
       })
     })
+}
+
+function mergeNote(merge: { theirs: string | null; conflicts: string[] }): string {
+  const what = merge.theirs ? `merging ${short(merge.theirs)}` : 'merging (damaged merge state)'
+  const conflicts = merge.conflicts.length > 0 ? ` with ${merge.conflicts.length} conflict${merge.conflicts.length === 1 ? '' : 's'} (${merge.conflicts.join(', ')})` : ''
+  return `${what}${conflicts}: fix the files, then 'forkpoint merge --continue', or 'forkpoint merge --abort'`
 }

@@ -1,0 +1,123 @@
+import { UsageError } from '../errors/index.js'
+import { createRefs } from '../store/createRefs.js'
+import { type Digest, shortId } from '../store/digest.js'
+import { branchRef, deleteRef, headTarget, readHead, readRef, tagRef, updateRef } from '../store/refs.js'
+import { resolveId } from '../store/resolveId.js'
+import type { Store } from '../store/Store.js'
+import { withWriteLock } from '../store/storeLock.js'
+import { admitTree } from '../world/admitTree.js'
+import { applyTree, assertWorkspaceClean } from '../world/checkout.js'
+import { recoverCheckout } from '../world/checkoutJournal.js'
+import { MERGE_DRAFT_REF, type MergeState, mergeInProgress, writeMergeState } from '../world/mergeState.js'
+import { readSnapshot } from '../world/readObjects.js'
+import { type Snapshot, makeSnapshot } from '../world/Snapshot.js'
+import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { StoreDirectory } from '../world/storeDirectory.js'
+import { treeSource } from '../world/treeSource.js'
+import { withWorkspaceLock } from '../world/workspaceLock.js'
+import { type ImageMerge, mergeImages } from './mergeImages.js'
+
+export interface MergeArgs {
+  dir?: string
+  store?: Store | string
+  /** The image merged in: an id, short id, branch, tag or `HEAD~N`. */
+  from: string
+  /** The branch or tag merged into, in the store only (default: HEAD and the workspace). */
+  into?: string
+  allowUnrelated?: boolean
+  message?: string
+  allowExternalSymlinks?: boolean
+  now?: () => Date
+}
+
+/** The image merge, the ref it moved (or would have), and whether it stopped with the merge in progress. */
+export type MergeResult = ImageMerge & { ref: string; inProgress: boolean }
+
+/**
+ * Merge image `from` into HEAD (the workspace) or into the branch or tag `into` (the store
+ * only), layer by layer (`mergeImages`). Into HEAD the workspace must be clean; a clean
+ * merge or a fast-forward moves HEAD's branch (compare-and-swap) and turns the workspace
+ * into the result (journaled, as checkout is); a conflict leaves the merge in progress:
+ * the conflict tree in the workspace and the state in the store, for `continueMerge` or
+ * `abortMerge`. Into a ref, a conflict moves nothing. Every result tree goes through
+ * `admitTree` before anything is written from it.
+ * @throws {UsageError} when a merge is in progress, FROM or TO is unknown, or they share no history
+ * @throws {DirtyWorkspaceError} when merging into HEAD with uncommitted changes
+ * @throws {UnsafePathError} when the result would write outside the workspace (nothing is written)
+ */
+export async function merge(args: MergeArgs): Promise<MergeResult> {
+  const { store, workspace } = await resolveWorkspace(args)
+  if (args.into !== undefined && args.into !== 'HEAD') return mergeIntoRef(store, workspace, args, await refToMerge(store, args.into))
+  await recoverCheckout(store, workspace)
+  if (await mergeInProgress(store)) throw new UsageError("a merge is in progress: finish it with 'forkpoint merge --continue' or undo it with 'forkpoint merge --abort'")
+  return withWriteLock(store, () => withWorkspaceLock(store, () => mergeIntoHead(store, workspace, args)))
+}
+
+/** The ref `--into NAME` names: a full ref, else the branch, else the tag of that name. */
+async function refToMerge(store: Store, name: string): Promise<string> {
+  if (name.startsWith('refs/')) return branchRef(name)
+  for (const ref of [branchRef(name), tagRef(name)]) if ((await readRef(store, ref)) !== null) return ref
+  throw new UsageError(`merge --into: no branch or tag named ${JSON.stringify(name)}`, { into: name })
+}
+
+async function mergeIntoRef(store: Store, workspace: string, args: MergeArgs, ref: string): Promise<MergeResult> {
+  return withWriteLock(store, async () => {
+    const ours = await readRef(store, ref)
+    if (ours === null) throw new UsageError(`merge --into: ${ref} does not exist`, { ref })
+    const result = await mergeImages({ store, ours, theirs: args.from, allowUnrelated: args.allowUnrelated, message: args.message, now: args.now })
+    if (result.outcome === 'fast-forward' || result.outcome === 'merged') {
+      await admit(store, workspace, (await readSnapshot(store, result.id)).world.tree, args)
+      await store.sync()
+      await updateRef({ store, name: ref, id: result.id, expected: ours, message: `merge ${args.from}: ${result.outcome}` })
+    }
+    return { ...result, ref, inProgress: false }
+  })
+}
+
+async function mergeIntoHead(store: Store, workspace: string, args: MergeArgs): Promise<MergeResult> {
+  await assertWorkspaceClean(store, workspace)
+  const head = await readHead(store)
+  const ref = await headTarget(store)
+  const ours = await readRef(store, 'HEAD')
+  const result: ImageMerge = ours
+    ? await mergeImages({ store, ours, theirs: args.from, allowUnrelated: args.allowUnrelated, message: args.message, now: args.now })
+    : { outcome: 'fast-forward', id: await resolveId(store, args.from), layers: [] } // nothing to merge into yet
+  if (result.outcome === 'up-to-date') return { ...result, ref, inProgress: false }
+  if (result.outcome === 'conflict') {
+    await admit(store, workspace, result.tree, args)
+    await recordInProgress(store, ours!, result, args)
+    await applyTree({ store, workspace, tree: result.tree, head: headText(head, ours!), force: false, allowExternalSymlinks: args.allowExternalSymlinks })
+    return { ...result, ref, inProgress: true }
+  }
+  const tree = (await readSnapshot(store, result.id)).world.tree
+  await admit(store, workspace, tree, args)
+  await store.sync() // the merge snapshot is durable before the ref names it
+  const move = { name: ref, id: result.id, expected: ours, message: `merge ${args.from}: ${result.outcome}` }
+  await applyTree({ store, workspace, tree, head: headText(head, result.id), ref: move, force: false, allowExternalSymlinks: args.allowExternalSymlinks })
+  return { ...result, ref, inProgress: false }
+}
+
+/** The HEAD file's text once HEAD is at `id`: the branch it follows, unchanged, or `id` itself when detached. */
+function headText(head: Awaited<ReturnType<typeof readHead>>, id: Digest): string {
+  return head.type === 'symbolic' ? `ref: ${head.ref}\n` : `${id}\n`
+}
+
+/** Refuse a result tree that could not be checked out here (a path out of the workspace, into the store, too long) before anything is written from it. */
+async function admit(store: Store, workspace: string, tree: Digest, args: MergeArgs): Promise<void> {
+  await admitTree({ source: treeSource(store), tree, root: workspace, store: new StoreDirectory(store.root), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
+}
+
+/** The draft (parents, conflict tree, decided layers) kept by a ref, then the state that names it. */
+async function recordInProgress(store: Store, ours: Digest, result: Extract<ImageMerge, { outcome: 'conflict' }>, args: MergeArgs): Promise<void> {
+  const theirs = await resolveId(store, args.from)
+  const message = args.message ?? `merge ${shortId(theirs)} into ${shortId(ours)}`
+  const draft: Snapshot = {
+    ...makeSnapshot({ parents: [ours, theirs], tree: result.tree, env: result.decided.env, message, createdAt: (args.now ?? (() => new Date()))() }),
+    ...result.decided.layers,
+  }
+  const id = await store.writeObject(draft)
+  await deleteRef(store, MERGE_DRAFT_REF) // left by a merge that stopped before its state was written
+  await createRefs(store, [{ name: MERGE_DRAFT_REF, id }])
+  const state: MergeState = { kind: 'merge-state', schemaVersion: 1, ours, theirs, bases: result.bases, draft: id, conflicts: result.conflicts, layerConflicts: result.layerConflicts, layers: result.layers, message }
+  await writeMergeState(store, state)
+}
