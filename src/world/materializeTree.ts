@@ -4,6 +4,7 @@ import { DigestMismatchError, ObjectNotFoundError, StoreCorruptError } from '../
 import type { Digest } from '../store/digest.js'
 import { assertObjectIntact } from '../store/objectIntact.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
+import { forEachLimit } from '../util/forEachLimit.js'
 import { errnoCode } from '../util/fsx.js'
 import { fsPath } from './fsName.js'
 import { readChunks } from './readObjects.js'
@@ -57,16 +58,12 @@ export async function materializeTree(opts: MaterializeOptions): Promise<Materia
   await admitTree({ source: opts.source, tree: opts.tree, root: opts.into, allowExternalSymlinks: opts.allowExternalSymlinks ?? false })
   await fs.mkdir(fsPath(opts.into))
   await layOut(opts, opts.tree, '', jobs)
-  let next = 0
   let done = 0
-  const worker = async (): Promise<void> => {
-    while (next < jobs.length) {
-      const job = jobs[next++]!
-      await writeFileEntry(opts.store, join(opts.into, job.rel), job.entry, method, job.rel, opts.verify ?? true)
-      opts.onProgress?.(++done, jobs.length)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 32, jobs.length) }, worker))
+  // the first failure stops new copies and returns only once those under way are done, so a caller's cleanup is final
+  await forEachLimit(jobs, opts.concurrency ?? 32, async (job) => {
+    await writeFileEntry(opts.store, join(opts.into, job.rel), job.entry, method, job.rel, opts.verify ?? true)
+    opts.onProgress?.(++done, jobs.length)
+  })
   return { files: jobs.length, bytes: jobs.reduce((n, j) => n + j.entry.size, 0), method }
 }
 
