@@ -122,14 +122,7 @@ function weakLimits(limits: SandboxResult['limits'], spec: SandboxSpec, as: numb
   return warnings
 }
 
-interface Launched {
-  exitCode: number
-  stdout: string
-  stderr: string
-  truncated: boolean
-  durationMs: number
-  timedOut: boolean
-}
+type Launched = Omit<SandboxResult, 'limits' | 'warnings'>
 
 /**
  * Spawn the runtime with the request on fd 3, stdio streamed. A kill is SIGTERM to the

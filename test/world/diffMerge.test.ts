@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { type Digest, Store, type TreeEntry, diffTrees, listObjects, makeTree, mergeTrees3, readTree, treeSource } from '../../src/index.js'
+import { type Digest, Store, type TreeEntry, diffTrees, makeTree, treeSource } from '../../src/index.js'
 import { tempDir } from '../helpers/tmp.js'
 
 /** A tree described as a map: 'path': content, { x: content } (executable), { link: target }, { dir: {...} }, {} for an empty dir. */
@@ -14,20 +14,6 @@ async function build(store: Store, spec: Spec): Promise<Digest> {
     else entries.push({ name, type: 'dir', mode: 0o755, size: 0, tree: await build(store, v as Spec) })
   }
   return store.writeObject({ ...makeTree(entries) })
-}
-
-/** Read a tree back into the same map form, to compare merge results. */
-async function read(store: Store, tree: Digest): Promise<Spec> {
-  const out: Spec = {}
-  for (const e of (await readTree(store, tree)).entries) {
-    if (e.type === 'dir') out[e.name] = await read(store, e.tree)
-    else if (e.type === 'symlink') out[e.name] = { link: e.target }
-    else {
-      const text = (await store.readBlob('blob' in e ? e.blob : e.chunks)).toString()
-      out[e.name] = e.mode === 0o755 ? { x: text } : text
-    }
-  }
-  return out
 }
 
 async function newStore(): Promise<Store> {
@@ -75,64 +61,5 @@ describe('diffTrees', () => {
       ['a.txt', 'added'],
       ['e', 'added'],
     ])
-  })
-})
-
-describe('mergeTrees3', () => {
-  const base: Spec = { 'a.txt': 'a', 'b.txt': 'b', 'shared.txt': 's', 'dir': { 'x.txt': 'x', 'y.txt': 'y' } }
-
-  it('merges disjoint changes, including inside nested directories', async () => {
-    const store = await newStore()
-    const ours = await build(store, { ...base, 'a.txt': 'a ours', 'new-ours.txt': 'o', 'dir': { 'x.txt': 'x ours', 'y.txt': 'y' } })
-    const theirs = await build(store, { 'a.txt': 'a', 'shared.txt': 's', 'new-theirs': { 'deep.txt': 'd' }, 'dir': { 'x.txt': 'x', 'y.txt': 'y', 'z.txt': 'z theirs' } })
-    const result = await mergeTrees3({ store, source: treeSource(store), base: await build(store, base), ours, theirs })
-    if (result.type !== 'merged') throw new Error(`expected a merge, got conflicts ${result.paths}`)
-    expect(await read(store, result.tree)).toEqual({
-      'a.txt': 'a ours',
-      'new-ours.txt': 'o',
-      'new-theirs': { 'deep.txt': 'd' },
-      'shared.txt': 's',
-      'dir': { 'x.txt': 'x ours', 'y.txt': 'y', 'z.txt': 'z theirs' },
-    })
-  })
-
-  it('takes the same change on both sides once, and returns a side unchanged when the other did nothing', async () => {
-    const store = await newStore()
-    const b = await build(store, base)
-    const both = await build(store, { ...base, 'a.txt': 'same edit', 'added.txt': 'same add', 'b.txt': { x: 'b' } })
-    const same = await mergeTrees3({ store, source: treeSource(store), base: b, ours: both, theirs: both })
-    expect(same).toEqual({ type: 'merged', tree: both })
-    const onlyOurs = await mergeTrees3({ store, source: treeSource(store), base: b, ours: both, theirs: b })
-    expect(onlyOurs).toEqual({ type: 'merged', tree: both })
-    const onlyTheirs = await mergeTrees3({ store, source: treeSource(store), base: b, ours: b, theirs: both })
-    expect(onlyTheirs).toEqual({ type: 'merged', tree: both })
-
-    const theirs = await build(store, { ...base, 'a.txt': 'same edit', 'added.txt': 'same add', 'b.txt': { x: 'b' }, 'shared.txt': 'theirs only' })
-    const merged = await mergeTrees3({ store, source: treeSource(store), base: b, ours: both, theirs })
-    if (merged.type !== 'merged') throw new Error('expected a merge')
-    expect(await read(store, merged.tree)).toEqual({ ...base, 'a.txt': 'same edit', 'added.txt': 'same add', 'b.txt': { x: 'b' }, 'shared.txt': 'theirs only' })
-  })
-
-  it('lists every path both sides changed differently, and writes nothing', async () => {
-    const store = await newStore()
-    const b = await build(store, base)
-    const ours = await build(store, { ...base, 'a.txt': 'ours', 'b.txt': { x: 'b' }, 'dir': { 'x.txt': 'x ours', 'y.txt': 'y' }, 'both-added': 'o' })
-    const theirs = await build(store, { 'a.txt': 'theirs', 'b.txt': 'b changed', 'dir': { 'x.txt': 'x theirs' }, 'both-added': 't' })
-    const before = (await listObjects(store)).length
-    const result = await mergeTrees3({ store, source: treeSource(store), base: b, ours, theirs })
-    expect(result).toEqual({ type: 'conflict', paths: ['a.txt', 'b.txt', 'both-added', 'dir/x.txt'] })
-    expect((await listObjects(store)).length).toBe(before)
-  })
-
-  it('conflicts on delete vs modify, and merges both sides adding different files to a new directory', async () => {
-    const store = await newStore()
-    const b = await build(store, base)
-    const ours = await build(store, { ...base, 'shared.txt': 'edited', 'newdir': { 'o.txt': 'o' } })
-    const theirs = await build(store, { 'a.txt': 'a', 'b.txt': 'b', 'dir': base['dir'] as Spec, 'newdir': { 't.txt': 't' } })
-    expect(await mergeTrees3({ store, source: treeSource(store), base: b, ours, theirs })).toEqual({ type: 'conflict', paths: ['shared.txt'] })
-    const ours2 = await build(store, { ...base, 'newdir': { 'o.txt': 'o' } })
-    const merged = await mergeTrees3({ store, source: treeSource(store), base: b, ours: ours2, theirs })
-    if (merged.type !== 'merged') throw new Error('expected a merge')
-    expect(await read(store, merged.tree)).toEqual({ 'a.txt': 'a', 'b.txt': 'b', 'dir': base['dir'], 'newdir': { 'o.txt': 'o', 't.txt': 't' } })
   })
 })
