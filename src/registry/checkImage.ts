@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs'
-import { DigestMismatchError, InvalidImageError, UnsafePathError } from '../errors/index.js'
-import { type Digest, sha256 } from '../store/digest.js'
+import { InvalidImageError, UnsafePathError } from '../errors/index.js'
+import type { Digest } from '../store/digest.js'
 import { objectEdges } from '../store/objectGraph.js'
-import { parseStructured } from '../store/Store.js'
+import { parseStructured, verified } from '../store/Store.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
 import { assertLayerKinds } from '../world/layerKinds.js'
 import { type LinkLookup, resolveLink, treeLookup } from '../world/treeLinks.js'
@@ -130,9 +130,7 @@ function treeReader(found: Map<Digest, Found>, locate: CheckImageArgs['locate'])
     if (known?.kind === 'tree') return known as unknown as Tree
     const located = await locate(digest)
     if (located === null) throw new InvalidImageError(`tree ${digest} is neither in the image nor in the local store`, { digest })
-    const bytes = await fs.readFile(located.path)
-    if (sha256(bytes) !== digest) throw new DigestMismatchError(`object ${digest} is corrupt: its bytes hash to ${sha256(bytes)} (run 'forkpoint verify')`, { digest })
-    return validateTree(parseStructured(bytes, digest, 'tree'), `tree ${digest}`)
+    return validateTree(parseStructured(verified(digest, await fs.readFile(located.path)), digest, 'tree'), `tree ${digest}`)
   }
 }
 

@@ -194,10 +194,14 @@ export function parseStructured<T extends StructuredObject>(bytes: Buffer, diges
 }
 
 /** An object's bytes as read, checked against its digest. */
-function verified(digest: Digest, bytes: Buffer | null): Buffer {
+export function verified(digest: Digest, bytes: Buffer | null): Buffer {
   if (bytes === null) throw new ObjectNotFoundError(`object ${digest} is not in the store`, { digest })
-  if (sha256(bytes) !== digest) {
-    throw new DigestMismatchError(`object ${digest} is corrupt: its bytes hash to ${sha256(bytes)} (run 'forkpoint verify')`, { digest })
-  }
+  const actual = sha256(bytes)
+  if (actual !== digest) throw corruptObject(digest, actual)
   return bytes
+}
+
+/** The error for an object whose bytes no longer hash to its name. */
+export function corruptObject(digest: Digest, actual: Digest): DigestMismatchError {
+  return new DigestMismatchError(`object ${digest} is corrupt: its bytes hash to ${actual} (run 'forkpoint verify')`, { digest })
 }

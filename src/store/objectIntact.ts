@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { DigestMismatchError } from '../errors/index.js'
 import type { Digest } from './digest.js'
-import type { Store } from './Store.js'
+import { type Store, corruptObject } from './Store.js'
 
 /** Objects found intact by this process, per store: each is hashed once however often it is linked. */
 const intact = new Map<string, Set<Digest>>()
@@ -20,7 +19,7 @@ export async function assertObjectIntact(store: Store, digest: Digest): Promise<
   if (known.has(digest)) return
   const hash = createHash('sha256')
   for await (const chunk of createReadStream(store.objectPath(digest))) hash.update(chunk as Buffer)
-  const actual = `sha256:${hash.digest('hex')}`
-  if (actual !== digest) throw new DigestMismatchError(`object ${digest} is corrupt: its bytes hash to ${actual} (run 'forkpoint verify')`, { digest })
+  const actual: Digest = `sha256:${hash.digest('hex')}`
+  if (actual !== digest) throw corruptObject(digest, actual)
   known.add(digest)
 }
