@@ -1,10 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, promises as fs, readFileSync, readdirSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { SandboxError, Workspace, runSandboxed } from '../../src/index.js'
+import { useHelloServer } from '../helpers/helloServer.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 const read = (path: string) => readFileSync(path, 'utf8')
@@ -59,14 +59,8 @@ describe('sandboxed runs', () => {
   })
 
   describe('network', () => {
-    let port = 0
-    const server = createServer((s) => s.on('error', () => undefined).end('hello'))
-    beforeAll(async () => {
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-      port = (server.address() as { port: number }).port
-    })
-    afterAll(() => new Promise((r) => server.close(r)))
-    const probe = () => [process.execPath, '-e', `require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', (e) => { console.log(e.code); process.exit(3) })`]
+    const port = useHelloServer()
+    const probe = () => [process.execPath, '-e', `require('net').connect(${port()}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', (e) => { console.log(e.code); process.exit(3) })`]
 
     it('net "none" cannot reach even the host 127.0.0.1', async () => {
       const r = await ws.run(probe(), { net: 'none' })

@@ -1,15 +1,9 @@
-import { createServer } from 'node:net'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { networkNamespaceAvailable, spawnAgent } from '../../src/trace/spawnAgent.js'
+import { useHelloServer } from '../helpers/helloServer.js'
 
 /** Replay's network isolation goes through the sandbox runtime too (no `unshare`, no `ip`). */
-let port = 0
-const server = createServer((s) => s.on('error', () => undefined).end('hello'))
-beforeAll(async () => {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  port = (server.address() as { port: number }).port
-})
-afterAll(() => new Promise((r) => server.close(r)))
+const helloPort = useHelloServer()
 
 const script = (p: number) => `
   const net = require('net')
@@ -22,8 +16,8 @@ const script = (p: number) => `
 
 it('closes an offline agent network: loopback works, the host 127.0.0.1 is out of reach', async () => {
   expect(networkNamespaceAvailable()).toBe(true)
-  const offline = await spawnAgent({ command: [process.execPath, '-e', script(port)], env: process.env, cwd: process.cwd(), offline: true, stdout: 'capture' })
+  const offline = await spawnAgent({ command: [process.execPath, '-e', script(helloPort())], env: process.env, cwd: process.cwd(), offline: true, stdout: 'capture' })
   expect(offline).toMatchObject({ exitCode: 0, isolation: 'netns', stdout: 'loop ECONNREFUSED\n' })
-  const online = await spawnAgent({ command: [process.execPath, '-e', script(port)], env: process.env, cwd: process.cwd(), stdout: 'capture' })
+  const online = await spawnAgent({ command: [process.execPath, '-e', script(helloPort())], env: process.env, cwd: process.cwd(), stdout: 'capture' })
   expect(online).toMatchObject({ exitCode: 0, isolation: 'none', stdout: 'loop hello\n' })
 })
