@@ -13,6 +13,7 @@ const COOKIE = 'FORKPOINT_PLAIN_RUN'
 export class PlainProcessTree {
   readonly #cookie = `${COOKIE}=${randomBytes(12).toString('hex')}`
   #leader: number | undefined
+  #ended = false
 
   /** The environment to start the run's first process with. */
   environment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
@@ -24,14 +25,22 @@ export class PlainProcessTree {
     this.#leader = pid
   }
 
-  kill(): void {
+  /** Kill the run's processes; how many were found (one scan of /proc). */
+  kill(): number {
     if (this.#leader !== undefined) signal(-this.#leader)
-    for (const pid of this.members()) signal(pid)
+    const members = this.members()
+    for (const pid of members) signal(pid)
+    return members.length
   }
 
-  /** Kill every process of the run and wait until none is left (zombies aside: they run nothing). */
+  /**
+   * Kill every process of the run and wait until a scan finds none left (zombies aside: they
+   * run nothing). Once that is so, later calls have nothing to do.
+   */
   async end(): Promise<void> {
-    for (this.kill(); this.members().length > 0; this.kill()) await new Promise((r) => setTimeout(r, 10))
+    if (this.#ended) return
+    while (this.kill() > 0) await new Promise((r) => setTimeout(r, 10))
+    this.#ended = true
   }
 
   /** Live processes of the run, found in /proc. */
