@@ -18,10 +18,8 @@ export async function createRefs(store: Store, refs: ReadonlyArray<{ name: strin
   const paths = refs.map(({ name, id }) => (assertDigest(id), store.path(assertRefName(name))))
   const taken = refs.find((_, i) => existsSync(paths[i]!))
   if (taken) throw new RefConflictError(`ref ${taken.name} exists already`, { ref: taken.name })
-  refs.forEach(({ id }, i) => {
-    mkdirSync(dirname(paths[i]!), { recursive: true })
-    atomicWriteSync(paths[i]!, [Buffer.from(`${id}\n`)])
-  })
+  for (const dir of new Set(paths.map((p) => dirname(p)))) mkdirSync(dir, { recursive: true })
+  refs.forEach(({ id }, i) => atomicWriteSync(paths[i]!, [Buffer.from(`${id}\n`)]))
   store.adoptUnsynced(paths)
   await store.sync()
 }
