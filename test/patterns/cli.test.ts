@@ -84,7 +84,7 @@ describe('forkpoint explore', () => {
     const child = spawn(CLI, ['explore', '-n', '2', '--', `sleep ${marker}`], { cwd: dir, stdio: 'pipe' })
     let stderr = ''
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
-    expect(await eventually(() => processesWith(marker).length >= 2, 10_000)).toBe(true)
+    expect(await eventually(() => processesWith(marker).length >= 2, 30_000)).toBe(true)
     child.kill('SIGINT')
     const code = await new Promise<number | null>((r) => child.on('exit', r))
     expect([code, stderr]).toEqual([1, expect.stringMatching(/bestOfN was cancelled/)])

@@ -43,7 +43,7 @@ describe('speculate', () => {
     const ws = await open()
     const marker = `31.${process.pid}7`
     const winner = async (path: string) => {
-      expect(await eventually(() => processesWith(marker).length > 0, 10_000)).toBe(true) // the loser really runs
+      expect(await eventually(() => processesWith(marker).length > 0, 30_000)).toBe(true) // the loser really runs
       await fs.writeFile(join(path, 'won.txt'), 'yes')
       return true
     }
@@ -151,7 +151,7 @@ describe('speculate', () => {
     const outcome = await speculate([late], { timeout: 100 }).apply(ws)
     expect(outcome.results[0]!.status).toBe('timeout')
     expect(outcome.committed).toBe(false)
-    await eventually(() => lateDone, 2000)
+    await eventually(() => lateDone, 30_000)
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('base\n')
     await expectNoBranches(ws)
   })
