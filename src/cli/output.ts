@@ -40,14 +40,3 @@ export function print<T extends object>(flags: OutputFlags, result: T, view: Vie
 }
 
 export { pc }
-
-/** The former printer, kept while commands move to `print`. */
-export function emit<T>(flags: OutputFlags, result: T, human: (r: T) => string): T {
-  print(flags, result as object, { human: (r) => human(r as T) })
-  return result
-}
-
-/** Progress and notes go to stderr, so stdout always parses. */
-export function note(message: string): void {
-  process.stderr.write(`${pc.dim(message)}\n`)
-}
