@@ -1,11 +1,16 @@
 import { type Command, Option } from 'commander'
 import { resolve } from 'node:path'
+import type { Store } from '../store/Store.js'
+
+/** Where a command works: the workspace directory and, when given, the store. */
+export interface Where {
+  dir: string
+  store?: string
+}
 
 /** Options every command understands, wherever they are written on the line. */
-export interface CommonFlags {
+export interface CommonFlags extends Where {
   json: boolean
-  store?: string
-  dir: string
 }
 
 /** Add the common options to a command (so `forkpoint log --json` and `forkpoint --json log` both work). */
@@ -16,11 +21,17 @@ export function common(cmd: Command): Command {
     .addOption(new Option('-C, --dir <dir>', 'workspace directory to run in'))
 }
 
-/** Merge a command's own flags with the program's global ones. */
+/** Merge a command's own flags with the program's global ones (`-C DIR` has already made DIR the current directory). */
 export function commonFlags(cmd: Command): CommonFlags {
-  const all = cmd.optsWithGlobals() as { json?: boolean; store?: string; dir?: string }
-  const flags: CommonFlags = { json: Boolean(all.json), dir: resolve(all.dir ?? process.cwd()) }
+  const all = cmd.optsWithGlobals() as { json?: boolean; store?: string }
+  const flags: CommonFlags = { json: Boolean(all.json), dir: process.cwd() }
   const store = all.store ?? process.env['FORKPOINT_STORE']
   if (store) flags.store = resolve(store)
   return flags
+}
+
+/** The store a command works on, found from `where` as every command finds it. */
+export async function storeAt(where: Where): Promise<Store> {
+  const { resolveWorkspace } = await import('../world/snapshotWorkspace.js')
+  return (await resolveWorkspace(where)).store
 }

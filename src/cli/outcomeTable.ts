@@ -1,6 +1,6 @@
 import type { CommandValue } from '../patterns/runCandidate.js'
 import type { CandidateStatus, Outcome } from '../patterns/types.js'
-import { pc } from './output.js'
+import { type View, pc } from './output.js'
 
 const COLOUR: Record<CandidateStatus, (s: string) => string> = { succeeded: pc.green, failed: pc.yellow, error: pc.red, timeout: pc.red, cancelled: pc.dim }
 
@@ -25,3 +25,6 @@ function verdict(outcome: Outcome<CommandValue>): string {
   const c = outcome.commit
   return pc.green(`winner: #${outcome.winner}, committed${c ? ` (${c.written.length} written, ${c.deleted.length} deleted)` : ''}`)
 }
+
+/** speculate and explore: the table, and exit 1 when no candidate was committed. */
+export const outcomeView: View<Outcome<CommandValue>> = { human: formatOutcome, exit: (o) => (o.committed ? 0 : 1) }

@@ -5,8 +5,8 @@ import type { NetMode } from '../sandbox/runSandboxed.js'
 export interface PatternFlags {
   timeout?: string
   parallel?: string
-  net: NetMode
-  isolate: boolean
+  net?: NetMode
+  isolate?: boolean
 }
 
 export function withPatternOptions(cmd: Command): Command {
@@ -17,8 +17,13 @@ export function withPatternOptions(cmd: Command): Command {
     .option('--no-isolate', 'run the commands as plain processes in the branch directories, without a sandbox')
 }
 
-export function patternFlags(opts: PatternFlags): { timeout?: string; maxParallel?: number; net: NetMode; isolate: boolean } {
-  return { ...(opts.timeout ? { timeout: opts.timeout } : {}), ...(opts.parallel ? { maxParallel: Number(opts.parallel) } : {}), net: opts.net, isolate: opts.isolate }
+export function patternFlags(opts: PatternFlags): { timeout?: string; maxParallel?: number; net?: NetMode; isolate?: boolean } {
+  return {
+    ...(opts.timeout ? { timeout: opts.timeout } : {}),
+    ...(opts.parallel ? { maxParallel: Number(opts.parallel) } : {}),
+    ...(opts.net ? { net: opts.net } : {}),
+    ...(opts.isolate === undefined ? {} : { isolate: opts.isolate }),
+  }
 }
 
 /** Ctrl-C / SIGTERM cancel the pattern (candidates killed, branches aborted) instead of killing forkpoint mid-way. */

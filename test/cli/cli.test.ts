@@ -2,6 +2,16 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Store, sha256 } from '../../src/index.js'
+import { checkoutCommand } from '../../src/cli/commands/checkout.js'
+import { diffCommand } from '../../src/cli/commands/diff.js'
+import { gcCommand } from '../../src/cli/commands/gc.js'
+import { initCommand } from '../../src/cli/commands/init.js'
+import { logCommand } from '../../src/cli/commands/log.js'
+import { showCommand } from '../../src/cli/commands/show.js'
+import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
+import { statusCommand } from '../../src/cli/commands/status.js'
+import { tagCommand, tagListCommand } from '../../src/cli/commands/tag.js'
+import { verifyCommand, verifyView } from '../../src/cli/commands/verify.js'
 import { fp, fpJson } from '../helpers/cli.js'
 import { collidingBlobs } from '../helpers/ids.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
@@ -153,100 +163,96 @@ describe('forkpoint CLI end to end', () => {
 })
 
 describe('forkpoint CLI errors: one line on stderr, the right exit code', () => {
-  it('not a store -> 2', async () => {
-    const nowhere = tempDir('nostore')
-    for (const args of [['status'], ['snapshot'], ['log'], ['verify'], ['gc'], ['tag'], ['show', 'HEAD']]) {
-      const r = await fp(nowhere, ...args)
-      expect(r.code, args.join(' ')).toBe(2)
-      expect(oneLine(r.stderr)).toMatch(/no forkpoint store.*forkpoint init/)
-      expect(r.stdout).toBe('')
-    }
-    const json = await fp(nowhere, 'status', '--json')
+  it('not a store -> 2: every command refuses it (in-process); the CLI prints one line, or the error as JSON', async () => {
+    const dir = tempDir('nostore')
+    const calls = [() => statusCommand({ dir }), () => snapshotCommand({ dir }), () => logCommand({ dir }), () => verifyCommand({ dir }), () => gcCommand({ dir }), () => tagListCommand({ dir }), () => showCommand({ dir, id: 'HEAD' })]
+    for (const call of calls) await expect(call()).rejects.toMatchObject({ code: 'StoreNotFoundError', exitCode: 2, message: expect.stringMatching(/no forkpoint store.*forkpoint init/) })
+    const r = await fp(dir, 'status')
+    expect(r.code).toBe(2)
+    expect(oneLine(r.stderr)).toMatch(/no forkpoint store.*forkpoint init/)
+    expect(r.stdout).toBe('')
+    const json = await fp(dir, 'status', '--json')
     expect(json.code).toBe(2)
     expect(JSON.parse(oneLine(json.stderr))).toMatchObject({ error: { code: 'StoreNotFoundError', exitCode: 2 } })
     expect(json.stdout).toBe('')
   })
 
   it('unknown id -> 2, ambiguous short id -> 2 naming the ambiguity, unknown command or flag -> 2', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'a' })
-    await fp(ws, 'init')
-    await fp(ws, 'snapshot')
-    for (const args of [['show', 'deadbeef'], ['checkout', 'nope', '--into', join(tempDir('x'), 'y')], ['diff', 'HEAD~5'], ['tag', 't', 'missing'], ['log', sha256('x')]]) {
-      const r = await fp(ws, ...args)
-      expect(r.code, args.join(' ')).toBe(2)
-      expect(oneLine(r.stderr)).toMatch(/^forkpoint: .*(unknown id|no object|only \d deep)/)
-    }
-    const store = await Store.open(join(ws, '.forkpoint'))
+    const dir = await makeWorkspace({ 'a.txt': 'a' })
+    await initCommand({ dir })
+    await snapshotCommand({ dir })
+    const calls = [() => showCommand({ dir, id: 'deadbeef' }), () => checkoutCommand({ dir, id: 'nope', into: join(tempDir('x'), 'y') }), () => diffCommand({ dir, a: 'HEAD~5' }), () => tagCommand({ dir, name: 't', id: 'missing' }), () => logCommand({ dir, ref: sha256('x') })]
+    for (const call of calls) await expect(call()).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/unknown id|no object|only \d deep/) })
+    const unknown = await fp(dir, 'show', 'deadbeef')
+    expect(unknown.code).toBe(2)
+    expect(oneLine(unknown.stderr)).toMatch(/^forkpoint: .*unknown id/)
+
+    const store = await Store.open(join(dir, '.forkpoint'))
     const [x, y] = collidingBlobs()
     const dx = await store.writeBlob(Buffer.from(x))
     await store.writeBlob(Buffer.from(y))
-    const amb = await fp(ws, 'show', dx.slice(7, 11))
+    const amb = await fp(dir, 'show', dx.slice(7, 11))
     expect(amb.code).toBe(2)
     expect(oneLine(amb.stderr)).toMatch(new RegExp(`short id ${dx.slice(7, 11)} is ambiguous: it matches 2 objects`))
-    const ambJson = await fp(ws, 'show', dx.slice(7, 11), '--json')
+    const ambJson = await fp(dir, 'show', dx.slice(7, 11), '--json')
     expect(JSON.parse(oneLine(ambJson.stderr))).toMatchObject({ error: { code: 'AmbiguousIdError', exitCode: 2 } })
 
-    const unknownCommand = await fp(ws, 'frobnicate')
+    const unknownCommand = await fp(dir, 'frobnicate')
     expect(unknownCommand.code).toBe(2)
     expect(unknownCommand.stderr).toMatch(/unknown command/)
-    expect((await fp(ws, 'snapshot', '--no-such-flag')).code).toBe(2)
+    expect((await fp(dir, 'snapshot', '--no-such-flag')).code).toBe(2)
   })
 
   it('corrupt object -> 5 from verify (problems listed) and from any read', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'precious', 'b.txt': 'b' })
-    await fp(ws, 'init')
-    const snap = (await fp(ws, 'snapshot')).stdout.trim()
-    const store = await Store.open(join(ws, '.forkpoint'))
+    const dir = await makeWorkspace({ 'a.txt': 'precious', 'b.txt': 'b' })
+    await initCommand({ dir })
+    const snap = (await snapshotCommand({ dir })).id
+    const store = await Store.open(join(dir, '.forkpoint'))
     await fs.writeFile(store.objectPath(sha256('precious')), 'tampered')
     await fs.rm(store.objectPath(sha256('b')))
 
-    const verify = await fp(ws, 'verify')
+    const verified = await verifyCommand({ dir })
+    expect(verified).toMatchObject({ ok: false })
+    expect(verified.problems).toHaveLength(2)
+    expect(verifyView.exit!(verified)).toMatchObject({ code: 'StoreCorruptError', exitCode: 5 })
+    const verify = await fp(dir, 'verify')
     expect(verify.code).toBe(5)
     expect(verify.stdout).toContain(`corrupt: ${sha256('precious')} (hashes to ${sha256('tampered')})`)
     expect(verify.stdout).toContain(`missing: ${sha256('b')}`)
     expect(oneLine(verify.stderr)).toMatch(/2 bad or missing objects/)
-    const verifyJson = await fpJson<Json>(ws, 'verify')
+    const verifyJson = await fpJson<Json>(dir, 'verify')
     expect(verifyJson.code).toBe(5)
     expect(verifyJson.json).toMatchObject({ schemaVersion: 1, ok: false })
     expect(verifyJson.json['problems']).toHaveLength(2)
 
-    const show = await fp(ws, 'show', sha256('precious'))
-    expect(show.code).toBe(5)
-    expect(oneLine(show.stderr)).toMatch(/corrupt.*forkpoint verify/)
+    await expect(showCommand({ dir, id: sha256('precious') })).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(/corrupt.*forkpoint verify/) })
 
     // A corrupt snapshot object is caught too, by any command that reads it.
-    await fs.writeFile(store.objectPath(snap as `sha256:${string}`), '{"kind":"snapshot"}')
-    for (const args of [['log'], ['status'], ['diff', 'HEAD']]) {
-      const r = await fp(ws, ...args)
-      expect(r.code, args.join(' ')).toBe(5)
-      oneLine(r.stderr)
-    }
+    await fs.writeFile(store.objectPath(snap), '{"kind":"snapshot"}')
+    for (const call of [() => logCommand({ dir }), () => statusCommand({ dir }), () => diffCommand({ dir, a: 'HEAD' })]) await expect(call()).rejects.toMatchObject({ exitCode: 5 })
   })
 
   it('a missing object -> 5 from checkout, nothing left behind', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'lost' })
-    await fp(ws, 'init')
-    await fp(ws, 'snapshot')
-    await fs.rm((await Store.open(join(ws, '.forkpoint'))).objectPath(sha256('lost')))
+    const dir = await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'lost' })
+    await initCommand({ dir })
+    await snapshotCommand({ dir })
+    await fs.rm((await Store.open(join(dir, '.forkpoint'))).objectPath(sha256('lost')))
     const parent = tempDir('missing')
-    const r = await fp(ws, 'checkout', 'HEAD', '--into', join(parent, 'out'))
-    expect(r.code).toBe(5)
-    expect(oneLine(r.stderr)).toMatch(new RegExp(`${sha256('lost')} is missing.*forkpoint verify`))
+    await expect(checkoutCommand({ dir, id: 'HEAD', into: join(parent, 'out') })).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(new RegExp(`${sha256('lost')} is missing.*forkpoint verify`)) })
     expect(await fs.readdir(parent)).toEqual([])
   })
 
   it('unsafe path -> 5', async () => {
     const ws = await makeWorkspace({ 'a.txt': 'a' })
-    await fp(ws, 'init')
+    await initCommand({ dir: ws })
     const store = await Store.open(join(ws, '.forkpoint'))
     const blob = await store.writeBlob(Buffer.from('x'))
     const tree = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: '..', type: 'file', mode: 0o644, size: 1, blob }] })
     const snap = await store.writeObject({ kind: 'snapshot', schemaVersion: 1, parents: [], world: { tree }, meta: { message: 'evil', createdAt: new Date().toISOString() } })
     const target = join(tempDir('unsafe'), 'out')
-    const r = await fp(ws, 'checkout', snap, '--into', target)
-    expect(r.code).toBe(5)
-    expect(oneLine(r.stderr)).toMatch(/unsafe name/)
+    await expect(checkoutCommand({ dir: ws, id: snap, into: target })).rejects.toMatchObject({ code: 'UnsafePathError', exitCode: 5, message: expect.stringMatching(/unsafe name/) })
     const j = await fp(ws, 'checkout', snap, '--into', target, '--json')
+    expect(j.code).toBe(5)
     expect(JSON.parse(oneLine(j.stderr))).toMatchObject({ error: { code: 'UnsafePathError', exitCode: 5 } })
   })
 })

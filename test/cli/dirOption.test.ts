@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
-import { fp } from '../helpers/cli.js'
+import { fp, fpJson } from '../helpers/cli.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 it('-C DIR works as if started in DIR: relative paths on the line resolve there', async () => {
@@ -13,4 +13,11 @@ it('-C DIR works as if started in DIR: relative paths on the line resolve there'
   expect(out.code, out.stderr).toBe(0)
   expect(existsSync(join(ws, 'restored', 'a.txt'))).toBe(true)
   expect(existsSync(join(elsewhere, 'restored'))).toBe(false)
+})
+
+it('-C with a relative DIR names DIR once: `-C sub init` makes sub/.forkpoint, not sub/sub/.forkpoint', async () => {
+  const parent = await makeWorkspace({ 'sub/a.txt': 'a' })
+  const init = await fpJson(parent, '-C', 'sub', 'init')
+  expect(init.json).toMatchObject({ storeDir: join(parent, 'sub', '.forkpoint'), workspace: join(parent, 'sub') })
+  expect(existsSync(join(parent, 'sub', 'sub'))).toBe(false)
 })

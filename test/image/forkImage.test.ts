@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { gc, initWorkspace, listRefs, openStore, readSnapshot, snapshotWorkspace } from '../../src/index.js'
 import { forkImage } from '../../src/image/forkImage.js'
 import { mergeBases } from '../../src/image/mergeBases.js'
+import { forkCommand } from '../../src/cli/commands/fork.js'
+import { initCommand } from '../../src/cli/commands/init.js'
+import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
 import { runCli } from '../helpers/cli.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 
@@ -31,15 +34,12 @@ describe('forkImage', () => {
 
   it('refuses a count that is not a whole number from 1 up, with exit 2, and names an unknown image', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'hi\n' })
-    await runCli(['init'], { cwd: dir })
-    await runCli(['snapshot'], { cwd: dir })
-    for (const n of ['0', '-3', '1.5', 'many']) {
-      const r = await runCli(['fork', 'HEAD', '-n', n], { cwd: dir })
-      expect({ n, code: r.code, lines: r.stderr.trim().split('\n').length }).toEqual({ n, code: 2, lines: 1 })
-    }
-    const unknown = await runCli(['fork', 'deadbeef', '-n', '2'], { cwd: dir })
-    expect(unknown.code).not.toBe(0)
-    expect(unknown.stderr).toMatch(/deadbeef/)
+    await initCommand({ dir })
+    await snapshotCommand({ dir })
+    for (const n of ['0', '-3', '1.5', 'many']) await expect(forkCommand({ dir, id: 'HEAD', count: Number(n) }), n).rejects.toMatchObject({ code: 'UsageError', exitCode: 2 })
+    await expect(forkCommand({ dir, id: 'deadbeef', count: 2 })).rejects.toThrow(/deadbeef/)
+    const r = await runCli(['fork', 'HEAD', '-n', 'many'], { cwd: dir })
+    expect({ code: r.code, lines: r.stderr.trim().split('\n').length }).toEqual({ code: 2, lines: 1 })
   })
 
   it('prints one child id per line from the CLI, and the children with --json', async () => {

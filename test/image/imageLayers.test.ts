@@ -1,6 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
+import { stripVTControlCharacters } from 'node:util'
 import { describe, expect, it } from 'vitest'
+import { showCommand, showView } from '../../src/cli/commands/show.js'
 import { cloneImage, gc, makeSnapshot, packImage, pullImage, pushImage, readSnapshot, RunStore, type Store, sha256, tagRef, unpackImage, updateRef, verify } from '../../src/index.js'
 import { checkoutAgent } from '../../src/image/checkoutAgent.js'
 import { describeImage } from '../../src/image/describeImage.js'
@@ -33,17 +35,21 @@ async function wrongKindImage(layer: 'trace' | 'effects'): Promise<{ dir: string
 }
 
 describe('show', () => {
+  /** `forkpoint show ID` as it prints, colours aside (called in-process). */
+  async function shownText(dir: string, id: string): Promise<string> {
+    return stripVTControlCharacters(showView.human(await showCommand({ dir, id })))
+  }
+
   it('shows every layer of an image in human form and as JSON', async () => {
     const { dir, id, ledger } = await fullImage()
-    const human = await runCli(['show', id.slice(7, 19)], { cwd: dir })
-    expect(human.code).toBe(0)
-    expect(human.stdout).toContain(`snapshot ${id}`)
-    expect(human.stdout).toContain('agent: coder')
-    expect(human.stdout).toMatch(/world: tree sha256:[0-9a-f]{64}, 3 files/)
-    expect(human.stdout).toContain('env: 2 variables\n  HOME=/home/me\n  OPENAI_API_KEY=[redacted secret]')
-    expect(human.stdout).toMatch(/trace: run-[0-9a-f]{20} \(sha256:[0-9a-f]{64}\), transcript chat\.jsonl, ok, 2 messages\n {2}\[0\] user: hi\n {2}\[1\] assistant: hello/)
-    expect(human.stdout).toContain(`effects: ${ledger} (ledger)`)
-    const json = JSON.parse((await runCli(['show', id, '--json'], { cwd: dir })).stdout)
+    const human = await shownText(dir, id.slice(7, 19))
+    expect(human).toContain(`snapshot ${id}`)
+    expect(human).toContain('agent: coder')
+    expect(human).toMatch(/world: tree sha256:[0-9a-f]{64}, 3 files/)
+    expect(human).toContain('env: 2 variables\n  HOME=/home/me\n  OPENAI_API_KEY=[redacted secret]')
+    expect(human).toMatch(/trace: run-[0-9a-f]{20} \(sha256:[0-9a-f]{64}\), transcript chat\.jsonl, ok, 2 messages\n {2}\[0\] user: hi\n {2}\[1\] assistant: hello/)
+    expect(human).toContain(`effects: ${ledger} (ledger)`)
+    const json = await showCommand({ dir, id })
     expect(json).toMatchObject({ id, kind: 'snapshot', world: { files: 3, env: { HOME: '/home/me' } }, trace: { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant' }] }, layers: [{ layer: 'effects', id: ledger, kind: 'ledger' }] })
   })
 
@@ -52,16 +58,14 @@ describe('show', () => {
     const run: Run = { kind: 'run', schemaVersion: 1, runId: makeRunId(), entrypoint: 'node agent.js', startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), status: 'ok', redaction: 'secrets', meta: {}, steps: [{ idx: 0, name: 'fs.read', type: 'tool', input: { path: 'a' }, output: 'x', inputHash: '', outputHash: '', startedAt: new Date().toISOString(), durationMs: 1 }] }
     await fs.writeFile(join(dir, 'r.run.json'), JSON.stringify({ ...run, steps: run.steps.map(({ inputHash: _i, outputHash: _o, ...s }) => s) }))
     const id = (await snapshotAgent({ dir, trace: 'r.run.json' })).id
-    const shown = await runCli(['show', id], { cwd: dir })
-    expect(shown.stdout).toContain('node agent.js, ok, 1 steps\n  [0] tool fs.read')
+    expect(await shownText(dir, id)).toContain('node agent.js, ok, 1 steps\n  [0] tool fs.read')
     expect((await describeImage(store, id)).trace?.messages).toBeNull()
   })
 
   it('refuses an image whose trace is not a run, or whose effects are not a ledger, with exit 5', async () => {
     for (const layer of ['trace', 'effects'] as const) {
       const { dir, id } = await wrongKindImage(layer)
-      const r = await runCli(['show', id], { cwd: dir })
-      expect({ code: r.code, names: r.stderr.includes(`${layer} layer`), lines: r.stderr.trim().split('\n').length }).toEqual({ code: 5, names: true, lines: 1 })
+      await expect(showCommand({ dir, id })).rejects.toMatchObject({ exitCode: 5, message: expect.stringContaining(`${layer} layer`) })
     }
   })
 })

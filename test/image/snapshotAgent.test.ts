@@ -5,6 +5,8 @@ import { readSnapshot, RunStore, type Store } from '../../src/index.js'
 import { snapshotAgent } from '../../src/image/snapshotAgent.js'
 import { makeRunId, type Run } from '../../src/trace/Run.js'
 import { transcriptText } from '../../src/trace/transcript.js'
+import { logCommand } from '../../src/cli/commands/log.js'
+import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
 import { runCli } from '../helpers/cli.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
@@ -67,10 +69,11 @@ describe('snapshot --trace', () => {
     ]
     for (const [text, named] of cases) {
       await fs.writeFile(join(dir, 'bad.jsonl'), text)
-      const r = await runCli(['snapshot', '--trace', 'bad.jsonl'], { cwd: dir })
-      expect({ code: r.code, named: r.stderr.includes(named), lines: r.stderr.trim().split('\n').length }).toEqual({ code: 5, named: true, lines: 1 })
+      await expect(snapshotCommand({ dir, trace: 'bad.jsonl' }), named).rejects.toMatchObject({ exitCode: 5, message: expect.stringContaining(named) })
     }
-    expect((await runCli(['log'], { cwd: dir })).stdout.trim()).toBe('')
+    const r = await runCli(['snapshot', '--trace', 'bad.jsonl'], { cwd: dir })
+    expect({ code: r.code, lines: r.stderr.trim().split('\n').length }).toEqual({ code: 5, lines: 1 })
+    expect((await logCommand({ dir })).entries).toEqual([])
   })
 
   it('attaches a run artifact file, validated, and a stored run by id, prefix or latest', async () => {
@@ -87,7 +90,7 @@ describe('snapshot --trace', () => {
     const fromFile = await snapshotAgent({ dir, trace: 'x.run.json', allowEmpty: true })
     expect((await readSnapshot(store, fromFile.id)).trace).toBe(digest)
     await fs.writeFile(join(dir, 'bad.run.json'), JSON.stringify({ ...run, status: 'meh' }))
-    expect((await runCli(['snapshot', '--trace', 'bad.run.json'], { cwd: dir })).code).toBe(5)
+    await expect(snapshotCommand({ dir, trace: 'bad.run.json' })).rejects.toMatchObject({ exitCode: 5 })
   })
 
   it('attaches the run recorded since the last snapshot by default, once, and not with --no-trace', async () => {

@@ -4,6 +4,10 @@ import { describe, expect, it } from 'vitest'
 import { hashPayload, initWorkspace, type JsonValue, jsonDiff, normalizeNfc, normalizeRun, Redactor, runArtifactText } from '../../src/index.js'
 import { JsonTooDeepError } from '../../src/errors/index.js'
 import { canonicalJson } from '../../src/util/canonicalJson.js'
+import { ciDiffCommand, ciNormalizeCommand, ciValidateCommand } from '../../src/cli/commands/ci.js'
+import { diffCommand, diffView } from '../../src/cli/commands/diff.js'
+import { replayCommand } from '../../src/cli/commands/replay.js'
+import { runsShowCommand } from '../../src/cli/commands/runs.js'
 import { tempDir } from '../helpers/tmp.js'
 import { fp } from './cli.js'
 import { makeRun } from './runFixtures.js'
@@ -70,20 +74,19 @@ describe('deeply nested JSON', () => {
     writeFileSync(join(dir, 'good.run.json'), good)
     const deepText = `${'['.repeat(10_000)}1${']'.repeat(10_000)}`
     writeFileSync(join(dir, 'deep.run.json'), JSON.stringify(JSON.parse(good)).replace('"input":{"q":1}', `"input":${deepText}`))
-    const commands = [
-      ['diff', 'deep.run.json', 'deep.run.json'],
-      ['diff', 'good.run.json', 'deep.run.json'],
-      ['ci', 'replay', '--artifact', 'deep.run.json'],
-      ['ci', 'diff', '--expected', 'good.run.json', '--actual', 'deep.run.json'],
-      ['ci', 'normalize', 'deep.run.json', '-o', 'n.run.json'],
-      ['runs', 'show', 'deep.run.json'],
-      ['replay', 'deep.run.json', '--', process.execPath, '-e', '1'],
+    const calls: Array<[string, () => Promise<unknown>]> = [
+      ['diff deep deep', () => diffCommand({ dir, a: 'deep.run.json', b: 'deep.run.json' })],
+      ['diff good deep', () => diffCommand({ dir, a: 'good.run.json', b: 'deep.run.json' })],
+      ['ci replay', () => ciValidateCommand({ dir, artifact: 'deep.run.json' })],
+      ['ci diff', () => ciDiffCommand({ dir, expected: 'good.run.json', actual: 'deep.run.json' })],
+      ['ci normalize', () => ciNormalizeCommand({ dir, input: 'deep.run.json', out: 'n.run.json' })],
+      ['runs show', () => runsShowCommand({ dir, spec: 'deep.run.json' })],
+      ['replay', () => replayCommand({ dir, spec: 'deep.run.json', command: [process.execPath, '-e', '1'] })],
     ]
-    for (const args of commands) {
-      const res = await fp(args, { cwd: dir })
-      expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(5)
-      expect(res.stderr).toMatch(/^forkpoint: .*deep\.run\.json is not a valid run: it nests deeper than 1000 levels\n$/)
-    }
+    for (const [name, call] of calls) await expect(call(), name).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(/deep\.run\.json is not a valid run: it nests deeper than 1000 levels$/) })
+    const res = await fp(['ci', 'replay', '--artifact', 'deep.run.json'], { cwd: dir })
+    expect(res.code, res.stderr).toBe(5)
+    expect(res.stderr).toMatch(/^forkpoint: .*deep\.run\.json is not a valid run: it nests deeper than 1000 levels\n$/)
   })
 
   it('every recursive walk refuses a value nested past the limit with JsonTooDeepError (exit 5), not a stack overflow', () => {
@@ -145,15 +148,21 @@ describe('one validation for every command that loads an artifact', () => {
     writeFileSync(join(dir, 'stale.run.json'), JSON.stringify(stale))
     const problems: Record<string, RegExp> = { 'noid.run.json': /runId "" is not a run id/, 'stale.run.json': /step 0 inputHash does not match its input/ }
     for (const [file, problem] of Object.entries(problems)) {
-      for (const args of [['ci', 'replay', '--artifact', file], ['replay', file, '--', process.execPath, '-e', '1'], ['diff', 'good.run.json', file], ['diff', file, 'good.run.json'], ['runs', 'show', file], ['ci', 'diff', '--expected', 'good.run.json', '--actual', file]]) {
-        const res = await fp(args, { cwd: dir })
-        expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(5)
-        expect(res.stderr).toMatch(problem)
-      }
+      const calls: Array<[string, () => Promise<unknown>]> = [
+        ['ci replay', () => ciValidateCommand({ dir, artifact: file })],
+        ['replay', () => replayCommand({ dir, spec: file, command: [process.execPath, '-e', '1'] })],
+        ['diff good file', () => diffCommand({ dir, a: 'good.run.json', b: file })],
+        ['diff file good', () => diffCommand({ dir, a: file, b: 'good.run.json' })],
+        ['runs show', () => runsShowCommand({ dir, spec: file })],
+        ['ci diff', () => ciDiffCommand({ dir, expected: 'good.run.json', actual: file })],
+      ]
+      for (const [name, call] of calls) await expect(call(), `${name} ${file}`).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(problem) })
+      const res = await fp(['runs', 'show', file], { cwd: dir })
+      expect(res.code, res.stderr).toBe(5)
+      expect(res.stderr).toMatch(problem)
     }
-    const fixed = await fp(['ci', 'normalize', 'stale.run.json', '-o', 'fixed.run.json'], { cwd: dir })
-    expect(fixed.code, fixed.stderr).toBe(0)
-    expect((await fp(['ci', 'replay', '--artifact', 'fixed.run.json'], { cwd: dir })).code).toBe(0)
-    expect((await fp(['diff', 'good.run.json', 'fixed.run.json'], { cwd: dir })).code).toBe(1)
+    await ciNormalizeCommand({ dir, input: 'stale.run.json', out: 'fixed.run.json' })
+    expect(await ciValidateCommand({ dir, artifact: 'fixed.run.json' })).toMatchObject({ artifact: join(dir, 'fixed.run.json') })
+    expect(diffView.exit!(await diffCommand({ dir, a: 'good.run.json', b: 'fixed.run.json' }))).toBe(1)
   })
 })

@@ -1,44 +1,52 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
+import { stripVTControlCharacters } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { fp, fpJson } from '../helpers/cli.js'
+import { checkoutCommand } from '../../src/cli/commands/checkout.js'
+import { cloneCommand } from '../../src/cli/commands/clone.js'
+import { initCommand } from '../../src/cli/commands/init.js'
+import { packCommand } from '../../src/cli/commands/pack.js'
+import { pushCommand } from '../../src/cli/commands/push.js'
+import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
+import { statusCommand, statusView } from '../../src/cli/commands/status.js'
+import { unpackCommand } from '../../src/cli/commands/unpack.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
+// The commands called in-process, as the CLI calls them (test/cli/ runs the binary for the wiring).
 async function snapshotted(files: Parameters<typeof makeWorkspace>[0]): Promise<string> {
   const dir = await makeWorkspace(files)
-  expect((await fp(dir, 'init')).code).toBe(0)
-  expect((await fp(dir, 'snapshot', '-m', 'first')).code).toBe(0)
+  await initCommand({ dir })
+  await snapshotCommand({ dir, message: 'first' })
   return dir
+}
+
+async function statusText(dir: string): Promise<string> {
+  return stripVTControlCharacters(statusView.human(await statusCommand({ dir })))
 }
 
 describe('workspace commands as a new user meets them', () => {
   it('a fresh store checks out an unpacked snapshot in place (its empty workspace is clean)', async () => {
     const dir = await snapshotted({ 'a.txt': 'packed', 'b/c.txt': 'deeper' })
     const file = join(tempDir('packs'), 'image.fpk')
-    const pack = await fpJson<{ id: string }>(dir, 'pack', 'HEAD', '-o', file)
-    expect(pack.code).toBe(0)
+    await packCommand({ dir, id: 'HEAD', output: file })
     const other = await makeWorkspace({})
-    expect((await fp(other, 'init')).code).toBe(0)
-    const unpack = await fpJson<{ id: string }>(other, 'unpack', file)
-    expect(unpack.code).toBe(0)
-    expect((await fp(other, 'status')).stdout).toContain('clean')
-    const checkout = await fp(other, 'checkout', unpack.json.id)
-    expect(checkout.stderr).toBe('')
-    expect(checkout.code).toBe(0)
+    await initCommand({ dir: other })
+    const unpacked = await unpackCommand({ dir: other, input: file })
+    expect((await statusCommand({ dir: other })).clean).toBe(true)
+    expect(await checkoutCommand({ dir: other, id: unpacked.id })).toMatchObject({ id: unpacked.id, mode: 'in-place' })
     expect(await fs.readFile(join(other, 'b/c.txt'), 'utf8')).toBe('deeper')
   })
 
   it('snapshot and clone report the same file count for the same tree', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a', 'b/c.txt': 'c', 'd/': { dir: true }, 'link': { symlink: 'a.txt' } })
-    expect((await fp(dir, 'init')).code).toBe(0)
-    const snap = await fpJson<{ files: number }>(dir, 'snapshot')
+    await initCommand({ dir })
+    const snap = await snapshotCommand({ dir })
     const layout = join(tempDir('layout'), 'oci')
-    expect((await fp(dir, 'push', 'HEAD', `file://${layout}:v1`)).code).toBe(0)
+    await pushCommand({ dir, id: 'HEAD', remote: `file://${layout}:v1` })
     const into = join(tempDir('clone'), 'agent')
-    const clone = await fpJson<{ files: number }>(tempDir('other'), 'clone', `file://${layout}:v1`, '--into', into)
-    expect(clone.code).toBe(0)
-    expect(snap.json.files).toBe(2)
-    expect(clone.json.files).toBe(snap.json.files)
+    const clone = await cloneCommand({ dir: tempDir('other'), remote: `file://${layout}:v1`, into })
+    expect(snap.files).toBe(2)
+    expect(clone.files).toBe(snap.files)
   })
 
   it("status uses git's letters: M for a mode change, T for a type change", async () => {
@@ -46,44 +54,43 @@ describe('workspace commands as a new user meets them', () => {
     await fs.chmod(join(dir, 'run.sh'), 0o755)
     await fs.rm(join(dir, 'f'))
     await fs.symlink('run.sh', join(dir, 'f'))
-    const lines = (await fp(dir, 'status')).stdout.split('\n')
+    const lines = (await statusText(dir)).split('\n')
     expect(lines).toContainEqual(expect.stringMatching(/^M run\.sh /))
     expect(lines).toContainEqual(expect.stringMatching(/^T f /))
   })
 
   it('init adds the store to an existing .gitignore, once, and creates none', async () => {
     const withIgnore = await makeWorkspace({ '.gitignore': 'node_modules' })
-    expect((await fpJson(withIgnore, 'init')).json).toMatchObject({ gitignoreUpdated: true })
+    expect(await initCommand({ dir: withIgnore })).toMatchObject({ gitignoreUpdated: true })
     expect(await fs.readFile(join(withIgnore, '.gitignore'), 'utf8')).toBe('node_modules\n/.forkpoint/\n')
-    expect((await fpJson(withIgnore, 'init')).json).toMatchObject({ gitignoreUpdated: false })
+    expect(await initCommand({ dir: withIgnore })).toMatchObject({ gitignoreUpdated: false })
     expect(await fs.readFile(join(withIgnore, '.gitignore'), 'utf8')).toBe('node_modules\n/.forkpoint/\n')
     const without = await makeWorkspace({ 'a.txt': 'a' })
-    expect((await fp(without, 'init')).code).toBe(0)
+    await initCommand({ dir: without })
     await expect(fs.stat(join(without, '.gitignore'))).rejects.toMatchObject({ code: 'ENOENT' })
   })
 
   it('--respect-gitignore is remembered: status agrees with the snapshot until it is turned off', async () => {
     const dir = await makeWorkspace({ '.gitignore': 'build/\n', 'a.txt': 'a', 'build/out.js': 'x' })
-    expect((await fp(dir, 'init')).code).toBe(0)
-    expect((await fp(dir, 'snapshot', '--respect-gitignore')).code).toBe(0)
-    expect((await fp(dir, 'status')).stdout).toContain('clean')
+    await initCommand({ dir })
+    await snapshotCommand({ dir, respectGitignore: true })
+    expect((await statusCommand({ dir })).clean).toBe(true)
     await fs.writeFile(join(dir, 'build/more.js'), 'y')
-    expect((await fp(dir, 'status')).stdout).toContain('clean')
-    expect((await fp(dir, 'checkout', 'HEAD')).code).toBe(0)
-    expect((await fp(dir, 'snapshot', '--no-respect-gitignore')).code).toBe(0)
-    const tracked = await fpJson<{ clean: boolean }>(dir, 'status')
-    expect(tracked.json.clean).toBe(true)
+    expect((await statusCommand({ dir })).clean).toBe(true)
+    await checkoutCommand({ dir, id: 'HEAD' })
+    await snapshotCommand({ dir, respectGitignore: false })
+    expect((await statusCommand({ dir })).clean).toBe(true)
     await fs.writeFile(join(dir, 'build/third.js'), 'z')
-    expect((await fpJson<{ clean: boolean }>(dir, 'status')).json.clean).toBe(false)
+    expect((await statusCommand({ dir })).clean).toBe(false)
   })
 
   it('leaves a nested workspace’s store out of snapshots (as git leaves out a nested .git), so they check out', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a', 'sub/b.txt': 'b' })
-    expect((await fp(join(dir, 'sub'), 'init')).code).toBe(0)
-    expect((await fp(dir, 'init')).code).toBe(0)
-    expect((await fp(dir, 'snapshot')).code).toBe(0)
+    await initCommand({ dir: join(dir, 'sub') })
+    await initCommand({ dir })
+    await snapshotCommand({ dir })
     const into = join(tempDir('into'), 'out')
-    expect((await fp(dir, 'checkout', 'HEAD', '--into', into)).code).toBe(0)
+    await checkoutCommand({ dir, id: 'HEAD', into })
     expect((await fs.readdir(join(into, 'sub'))).sort()).toEqual(['b.txt'])
   })
 })

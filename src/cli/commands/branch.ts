@@ -1,6 +1,27 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
-import { emit } from '../output.js'
+import type { BackendName, BranchInfo } from '../../branch/types.js'
+import { UsageError } from '../../errors/index.js'
+import { type Where, common, commonFlags } from '../context.js'
+import { type View, print } from '../output.js'
+
+const BACKENDS = ['overlay', 'reflink', 'copy', 'auto']
+
+/** `forkpoint branch NAME`: a copy-on-write branch of the workspace. */
+export async function branchCommand({ backend = 'auto', ...options }: Where & { name: string; backend?: string }): Promise<BranchInfo> {
+  if (!BACKENDS.includes(backend)) throw new UsageError(`unknown backend ${JSON.stringify(backend)} (overlay, reflink, copy or auto)`)
+  const { makeBranch } = await import('../../branch/makeBranch.js')
+  return makeBranch({ ...options, backend: backend as BackendName | 'auto' })
+}
+
+/** `forkpoint branch --list`: the live branches. */
+export async function branchListCommand(options: Where): Promise<{ branches: BranchInfo[] }> {
+  const { listBranches } = await import('../../branch/listBranches.js')
+  return { branches: await listBranches(options) }
+}
+
+export const branchView: View<BranchInfo> = { human: (b) => b.path }
+
+export const branchListView: View<{ branches: BranchInfo[] }> = { human: (r) => r.branches.map((b) => `${b.name}\t${b.backend}\t${b.path}`).join('\n') }
 
 export function registerBranch(program: Command): void {
   common(program.command('branch [NAME]'))
@@ -9,16 +30,8 @@ export function registerBranch(program: Command): void {
     .option('--backend <name>', 'overlay, reflink, copy or auto', 'auto')
     .action(async (name: string | undefined, opts: { list?: boolean; backend: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { listBranches } = await import('../../branch/listBranches.js')
-      const { makeBranch } = await import('../../branch/makeBranch.js')
-      const { UsageError } = await import('../../errors/index.js')
-      if (opts.list || !name) {
-        const branches = await listBranches({ dir: flags.dir, store: flags.store })
-        emit(flags, { branches }, (r) => r.branches.map((b) => `${b.name}\t${b.backend}\t${b.path}`).join('\n'))
-        return
-      }
-      if (!['overlay', 'reflink', 'copy', 'auto'].includes(opts.backend)) throw new UsageError(`unknown backend ${JSON.stringify(opts.backend)} (overlay, reflink, copy or auto)`)
-      const branch = await makeBranch({ dir: flags.dir, store: flags.store, name, backend: opts.backend as 'auto' })
-      emit(flags, branch, (b) => b.path)
+      const where = { dir: flags.dir, store: flags.store }
+      if (opts.list || !name) print(flags, await branchListCommand(where), branchListView)
+      else print(flags, await branchCommand({ ...where, name, backend: opts.backend }), branchView)
     })
 }

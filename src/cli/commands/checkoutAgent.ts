@@ -1,7 +1,16 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import type { CheckoutAgentResult } from '../../image/checkoutAgent.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../format.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
+
+/** `forkpoint checkout-agent ID --into DIR`: every layer of an image written into a new directory. */
+export async function checkoutAgentCommand(options: Where & { id: string; into: string }): Promise<CheckoutAgentResult> {
+  const { checkoutAgent } = await import('../../image/checkoutAgent.js')
+  return checkoutAgent(options)
+}
+
+export const checkoutAgentView: View<CheckoutAgentResult> = { human: (r) => `checked out image ${short(r.id)} into ${r.target}: ${r.written.join(', ')}` }
 
 export function registerCheckoutAgent(program: Command): void {
   common(program.command('checkout-agent <ID>'))
@@ -9,8 +18,6 @@ export function registerCheckoutAgent(program: Command): void {
     .requiredOption('--into <dir>', 'a new or empty directory to write it into')
     .action(async (id: string, opts: { into: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { checkoutAgent } = await import('../../image/checkoutAgent.js')
-      const result = await checkoutAgent({ id, dir: flags.dir, store: flags.store, into: opts.into })
-      emit(flags, result, (r) => `checked out image ${short(r.id)} into ${r.target}: ${r.written.join(', ')}`)
+      print(flags, await checkoutAgentCommand({ id, dir: flags.dir, store: flags.store, into: opts.into }), checkoutAgentView)
     })
 }

@@ -1,9 +1,76 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
-import { emit } from '../output.js'
+import type { CiOutcome } from '../../trace/ciCheck.js'
+import type { RunDiff } from '../../trace/diffRuns.js'
+import type { Isolation } from '../../trace/spawnAgent.js'
+import type { ArtifactReport } from '../../trace/validateArtifact.js'
+import { describeArtifact } from '../../trace/describeArtifact.js'
+import { renderRunDiff } from '../../trace/renderRunDiff.js'
+import { type Where, common, commonFlags } from '../context.js'
+import { type View, print } from '../output.js'
 import { type RedactionFlags, redactionOptions, redactionRules } from '../redactionFlags.js'
 
-const CI_EXIT = { pass: 0, diff: 1, offline_violation: 4 } as const
+const CI_EXIT: Record<CiOutcome, number> = { pass: 0, diff: 1, offline_violation: 4 }
+
+export interface CiRecordResult {
+  runId: string
+  artifact: string
+  steps: number
+  exitCode: number
+}
+
+/** `forkpoint ci record`: the entrypoint recorded, its normalised golden artifact written (the agent's stdout goes to stderr). */
+export async function ciRecordCommand({ dir, store, entrypoint, out, proxy, deterministic, ...redaction }: Where & RedactionFlags & { entrypoint: string; out: string; proxy?: boolean; deterministic?: boolean }): Promise<CiRecordResult> {
+  const { ciRecord } = await import('../../trace/ciRecord.js')
+  const r = await ciRecord({ entrypoint, out, cwd: dir, storeDir: store, redact: redaction.redact, rules: redactionRules(redaction), proxy: Boolean(proxy), deterministic: Boolean(deterministic), stdout: 'stderr' })
+  return { runId: r.runId, artifact: r.artifact, steps: r.steps, exitCode: r.exitCode }
+}
+
+export const ciRecordView: View<CiRecordResult> = { human: (x) => `recorded ${x.runId}: ${x.steps} steps -> ${x.artifact}` }
+
+export interface CiCheckOutput {
+  outcome: CiOutcome
+  trace: RunDiff
+  offlineViolations: string[]
+  isolation: Isolation
+  agentExitCode: number
+  actualArtifact: string | null
+}
+
+/** `forkpoint ci check`: the entrypoint run (offline unless `live`) and diffed against the golden run. */
+export async function ciCheckCommand({ dir, store, ...options }: Where & { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window?: number }): Promise<CiCheckOutput> {
+  const { ciCheck } = await import('../../trace/ciCheck.js')
+  const r = await ciCheck({ ...options, live: Boolean(options.live), cwd: dir, storeDir: store, stdout: 'stderr' })
+  return { outcome: r.outcome, trace: r.diff, offlineViolations: r.offlineViolations, isolation: r.isolation, agentExitCode: r.exitCode, actualArtifact: r.actualArtifact }
+}
+
+export const ciCheckView: View<CiCheckOutput> = {
+  human: (x) => (x.outcome === 'offline_violation' ? `runs match, but the agent tried to reach: ${x.offlineViolations.join(', ')}` : renderRunDiff(x.trace)),
+  exit: (x) => CI_EXIT[x.outcome],
+}
+
+/** `forkpoint ci diff`: two artifacts compared after normalising both. */
+export async function ciDiffCommand({ dir, store, ...options }: Where & { expected: string; actual: string; window?: number }): Promise<{ trace: RunDiff }> {
+  const { ciDiff } = await import('../../trace/ciDiff.js')
+  return { trace: await ciDiff({ ...options, cwd: dir, storeDir: store }) }
+}
+
+export const ciDiffView: View<{ trace: RunDiff }> = { human: (x) => renderRunDiff(x.trace), exit: (x) => (x.trace.status === 'exact_match' ? 0 : 1) }
+
+/** `forkpoint ci normalize`: an artifact rewritten in stable form. */
+export async function ciNormalizeCommand({ dir, store, input, out }: Where & { input: string; out?: string }): Promise<{ artifact: string; runId: string; steps: number }> {
+  const { ciNormalize } = await import('../../trace/ciNormalize.js')
+  return ciNormalize({ input, ...(out ? { out } : {}), cwd: dir, storeDir: store })
+}
+
+export const ciNormalizeView: View<{ artifact: string; steps: number }> = { human: (x) => `normalised ${x.steps} steps -> ${x.artifact}` }
+
+/** `forkpoint ci replay`: an artifact validated against the run schema (RunArtifactError, exit 5, when it is not valid). */
+export async function ciValidateCommand({ dir, artifact }: Where & { artifact: string }): Promise<ArtifactReport> {
+  const { validateArtifact } = await import('../../trace/validateArtifact.js')
+  return validateArtifact({ artifact, cwd: dir })
+}
+
+export const ciValidateView: View<ArtifactReport> = { human: describeArtifact }
 
 /** `forkpoint ci record|check|diff|normalize|replay`: each subcommand one library call. */
 export function registerCi(program: Command): void {
@@ -16,9 +83,7 @@ export function registerCi(program: Command): void {
     .option('--deterministic', 'pin Date and Math.random')
     .action(async (opts: RedactionFlags & { entrypoint: string; out: string; proxy?: boolean; deterministic?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { ciRecord } = await import('../../trace/ciRecord.js')
-      const r = await ciRecord({ entrypoint: opts.entrypoint, out: opts.out, cwd: flags.dir, storeDir: flags.store, redact: opts.redact, rules: redactionRules(opts), proxy: Boolean(opts.proxy), deterministic: Boolean(opts.deterministic), stdout: 'stderr' })
-      emit(flags, { runId: r.runId, artifact: r.artifact, steps: r.steps, exitCode: r.exitCode }, (x) => `recorded ${x.runId}: ${x.steps} steps -> ${x.artifact}`)
+      print(flags, await ciRecordCommand({ dir: flags.dir, store: flags.store, ...opts }), ciRecordView)
     })
   common(ci.command('check'))
     .description('run the entrypoint (offline by default) and diff against the golden run: exit 0 same, 1 diverged, 4 offline violation')
@@ -29,13 +94,7 @@ export function registerCi(program: Command): void {
     .option('--window <n>', 'resync window', (v) => Number.parseInt(v, 10), 10)
     .action(async (opts: { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { ciCheck } = await import('../../trace/ciCheck.js')
-      const { renderRunDiff } = await import('../../trace/renderRunDiff.js')
-      const r = await ciCheck({ ...opts, live: Boolean(opts.live), cwd: flags.dir, storeDir: flags.store, stdout: 'stderr' })
-      emit(flags, { outcome: r.outcome, trace: r.diff, offlineViolations: r.offlineViolations, isolation: r.isolation, agentExitCode: r.exitCode, actualArtifact: r.actualArtifact }, (x) =>
-        x.outcome === 'offline_violation' ? `runs match, but the agent tried to reach: ${x.offlineViolations.join(', ')}` : renderRunDiff(x.trace),
-      )
-      process.exitCode = CI_EXIT[r.outcome]
+      print(flags, await ciCheckCommand({ dir: flags.dir, store: flags.store, ...opts }), ciCheckView)
     })
   common(ci.command('diff'))
     .description('diff two artifacts after normalising both: exit 0 same, 1 diverged')
@@ -44,29 +103,20 @@ export function registerCi(program: Command): void {
     .option('--window <n>', 'resync window', (v) => Number.parseInt(v, 10), 10)
     .action(async (opts: { expected: string; actual: string; window: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { ciDiff } = await import('../../trace/ciDiff.js')
-      const { renderRunDiff } = await import('../../trace/renderRunDiff.js')
-      const trace = await ciDiff({ ...opts, cwd: flags.dir, storeDir: flags.store })
-      emit(flags, { trace }, (x) => renderRunDiff(x.trace))
-      if (trace.status !== 'exact_match') process.exitCode = 1
+      print(flags, await ciDiffCommand({ dir: flags.dir, store: flags.store, ...opts }), ciDiffView)
     })
   common(ci.command('normalize <artifact>'))
     .description('rewrite an artifact in stable form: timestamps, durations and generated ids normalised')
     .option('-o, --out <file>', 'write here instead of over the input')
     .action(async (input: string, opts: { out?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { ciNormalize } = await import('../../trace/ciNormalize.js')
-      const r = await ciNormalize({ input, ...(opts.out ? { out: opts.out } : {}), cwd: flags.dir, storeDir: flags.store })
-      emit(flags, r, (x) => `normalised ${x.steps} steps -> ${x.artifact}`)
+      print(flags, await ciNormalizeCommand({ dir: flags.dir, store: flags.store, input, ...opts }), ciNormalizeView)
     })
   common(ci.command('replay'))
     .description('validate an artifact against the run schema (exit 5 with the first problem when it is not valid)')
     .requiredOption('--artifact <file>', 'the *.run.json to check')
     .action(async (opts: { artifact: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { validateArtifact } = await import('../../trace/validateArtifact.js')
-      const r = validateArtifact({ artifact: opts.artifact, cwd: flags.dir })
-      const { describeArtifact } = await import('../../trace/describeArtifact.js')
-      emit(flags, r, describeArtifact)
+      print(flags, await ciValidateCommand({ dir: flags.dir, artifact: opts.artifact }), ciValidateView)
     })
 }

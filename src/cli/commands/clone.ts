@@ -1,9 +1,26 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import { resolve } from 'node:path'
+import type { CloneResult } from '../../registry/cloneImage.js'
+import type { ProgressListener } from '../../registry/TransferProgress.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../format.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
 import { transferBar } from '../transferBar.js'
 import { type PullFlags, pullOptions } from './pull.js'
+
+/** `forkpoint clone REMOTE --into DIR`: an image pulled and materialized in a new directory (store: `store`, else INTO/.forkpoint). */
+export async function cloneCommand({ dir, store, into, ...options }: Where & PullFlags & { remote: string; into: string; onProgress?: ProgressListener }): Promise<CloneResult> {
+  const { cloneImage } = await import('../../registry/cloneImage.js')
+  return cloneImage({ ...options, into: resolve(dir, into), ...(store ? { store } : {}) })
+}
+
+export const cloneView: View<CloneResult> = {
+  human: (r) =>
+    [
+      `cloned ${short(r.id)} from ${r.remote} into ${r.into} (${r.files} files)`,
+      `  ${r.fetchedObjects} of ${r.objects} objects fetched, ${formatBytes(r.fetchedBytes)}; store ${r.storeDir}${r.branch ? `, branch ${r.branch}` : ''}`,
+    ].join('\n'),
+}
 
 export function registerClone(program: Command): void {
   pullOptions(common(program.command('clone <REMOTE>')))
@@ -11,16 +28,8 @@ export function registerClone(program: Command): void {
     .requiredOption('--into <dir>', 'a new or empty directory')
     .action(async (remote: string, opts: PullFlags & { into: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { cloneImage } = await import('../../registry/cloneImage.js')
       const bar = transferBar(flags.json)
-      const result = await cloneImage({ remote, ...opts, ...(flags.store ? { store: flags.store } : {}), ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() =>
-        bar.stop(),
-      )
-      emit(flags, result, (r) =>
-        [
-          `cloned ${short(r.id)} from ${r.remote} into ${r.into} (${r.files} files)`,
-          `  ${r.fetchedObjects} of ${r.objects} objects fetched, ${formatBytes(r.fetchedBytes)}; store ${r.storeDir}${r.branch ? `, branch ${r.branch}` : ''}`,
-        ].join('\n'),
-      )
+      const result = await cloneCommand({ remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() => bar.stop())
+      print(flags, result, cloneView)
     })
 }

@@ -3,7 +3,32 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { common, commonFlags } from '../context.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
+
+export interface DemoResult {
+  ok: true
+  steps: string[]
+  seconds: number
+  /** the demo directory, when kept */
+  kept: string | null
+}
+
+/** `forkpoint demo`: the end-to-end demo in a temporary directory; `out` hears its narration as it goes (default: stdout). */
+export async function demoCommand({ keep, out }: { keep?: boolean; out?: (text: string) => void }): Promise<DemoResult> {
+  const { makeDemoContext } = await import('../demo/DemoContext.js')
+  const { demoSteps } = await import('../demo/steps.js')
+  const root = await mkdtemp(join(tmpdir(), 'forkpoint-demo-'))
+  const ctx = makeDemoContext(root, out)
+  const started = Date.now()
+  try {
+    for (const step of demoSteps) await step.run(ctx)
+  } finally {
+    if (!keep) await rm(root, { recursive: true, force: true })
+  }
+  return { ok: true, steps: demoSteps.map((s) => s.name), seconds: (Date.now() - started) / 1000, kept: keep ? root : null }
+}
+
+export const demoView: View<DemoResult> = { human: (r) => `\ndemo finished in ${r.seconds.toFixed(1)}s${r.kept ? ` (kept in ${r.kept})` : ''}` }
 
 export function registerDemo(program: Command): void {
   common(program.command('demo'))
@@ -11,18 +36,7 @@ export function registerDemo(program: Command): void {
     .option('--keep', 'keep the demo directory afterwards')
     .action(async (opts: { keep?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { makeDemoContext } = await import('../demo/DemoContext.js')
-      const { demoSteps } = await import('../demo/steps.js')
-      const root = await mkdtemp(join(tmpdir(), 'forkpoint-demo-'))
-      const ctx = makeDemoContext(root, flags.json ? (s) => process.stderr.write(s) : undefined)
-      const started = Date.now()
-      try {
-        for (const step of demoSteps) await step.run(ctx)
-      } finally {
-        if (!opts.keep) await rm(root, { recursive: true, force: true })
-      }
-      emit(flags, { ok: true, steps: demoSteps.map((s) => s.name), seconds: (Date.now() - started) / 1000, kept: opts.keep ? root : null }, (r) =>
-        `\ndemo finished in ${r.seconds.toFixed(1)}s${r.kept ? ` (kept in ${r.kept})` : ''}`,
-      )
+      // the narration is the human output; under --json it goes to stderr, so stdout parses
+      print(flags, await demoCommand({ ...opts, ...(flags.json ? { out: (s: string) => process.stderr.write(s) } : {}) }), demoView)
     })
 }

@@ -1,7 +1,31 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import type { RunDiff } from '../../trace/diffRuns.js'
+import { renderRunDiff } from '../../trace/renderRunDiff.js'
+import type { SnapshotDiff } from '../../world/diffSnapshots.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { formatChanges, short } from '../format.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
+
+/** Snapshots compared file by file, or runs to their first divergence. */
+export type DiffOutput = SnapshotDiff | { trace: RunDiff }
+
+/** `forkpoint diff A [B]`: run ids and *.run.json files diff as runs, anything else as snapshots (B default: the workspace). */
+export async function diffCommand({ dir, store, a, b, window }: Where & { a: string; b?: string; window?: number }): Promise<DiffOutput> {
+  const { isRunSpec, compareRuns } = await import('../../trace/compareRuns.js')
+  if (isRunSpec(a) && (b === undefined || isRunSpec(b))) return { trace: await compareRuns({ a, b, window, cwd: dir, storeDir: store }) }
+  const { diffSnapshots } = await import('../../world/diffSnapshots.js')
+  return diffSnapshots({ a, b, dir, store })
+}
+
+export const diffView: View<DiffOutput> = {
+  human(r) {
+    if ('trace' in r) return renderRunDiff(r.trace)
+    const s = r.summary
+    const head = `${short(r.a)} -> ${r.b ? short(r.b) : 'workspace'}: ${s.added} added, ${s.deleted} deleted, ${s.modified} modified, ${s.mode} mode, ${s.typechange} type`
+    return r.changes.length ? `${head}\n${formatChanges(r.changes)}` : `${head}\nno differences`
+  },
+  exit: (r) => (('trace' in r ? r.trace.status !== 'exact_match' : r.changes.length > 0) ? 1 : 0),
+}
 
 export function registerDiff(program: Command): void {
   common(program.command('diff <A> [B]'))
@@ -9,23 +33,6 @@ export function registerDiff(program: Command): void {
     .option('--window <n>', 'runs: how many steps ahead to look when resyncing past inserted or deleted steps', (v) => Number.parseInt(v, 10), 10)
     .action(async (a: string, b: string | undefined, opts: { window: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { isRunSpec } = await import('../../trace/compareRuns.js')
-      if (isRunSpec(a) && (b === undefined || isRunSpec(b))) return diffRunsCommand(flags, a, b, opts.window)
-      const { diffSnapshots } = await import('../../world/diffSnapshots.js')
-      const result = await diffSnapshots({ a, b, dir: flags.dir, store: flags.store })
-      emit(flags, result, (r) => {
-        const s = r.summary
-        const head = `${short(r.a)} -> ${r.b ? short(r.b) : 'workspace'}: ${s.added} added, ${s.deleted} deleted, ${s.modified} modified, ${s.mode} mode, ${s.typechange} type`
-        return r.changes.length ? `${head}\n${formatChanges(r.changes)}` : `${head}\nno differences`
-      })
-      if (result.changes.length > 0) process.exitCode = 1
+      print(flags, await diffCommand({ dir: flags.dir, store: flags.store, a, b, window: opts.window }), diffView)
     })
-}
-
-async function diffRunsCommand(flags: ReturnType<typeof commonFlags>, a: string, b: string | undefined, window: number): Promise<void> {
-  const { compareRuns } = await import('../../trace/compareRuns.js')
-  const { renderRunDiff } = await import('../../trace/renderRunDiff.js')
-  const trace = await compareRuns({ a, b, window, cwd: flags.dir, storeDir: flags.store })
-  emit(flags, { trace }, (r) => renderRunDiff(r.trace))
-  if (trace.status !== 'exact_match') process.exitCode = 1
 }

@@ -1,8 +1,24 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
-import { formatOutcome } from '../outcomeTable.js'
-import { emit } from '../output.js'
+import type { CommandValue } from '../../patterns/runCandidate.js'
+import type { Outcome } from '../../patterns/types.js'
+import { type Where, common, commonFlags } from '../context.js'
+import { outcomeView } from '../outcomeTable.js'
+import { print } from '../output.js'
 import { cancelOnSignals, type PatternFlags, patternFlags, withPatternOptions } from '../patternFlags.js'
+
+export interface ExploreOptions extends Where, PatternFlags {
+  /** the command: one argument is a shell command line */
+  command: string[]
+  attempts: string | number
+  score?: string
+  signal?: AbortSignal
+}
+
+/** `forkpoint explore`: best-of-N, the command run N times in parallel branches and the best success committed. */
+export async function exploreCommand({ dir, store, command, attempts, score, signal, ...flags }: ExploreOptions): Promise<Outcome<CommandValue>> {
+  const { exploreCommand: explore } = await import('../../patterns/exploreCommand.js')
+  return explore({ dir, store, cmd: command.length === 1 ? command[0]! : command, n: Number(attempts), ...(score ? { score } : {}), ...patternFlags(flags), ...(signal ? { signal } : {}) })
+}
 
 export function registerExplore(program: Command): void {
   withPatternOptions(common(program.command('explore')))
@@ -12,11 +28,6 @@ export function registerExplore(program: Command): void {
     .option('--score <cmd>', 'run in each finished branch; prints a number, higher is better (default: exit 0 = 1, else 0)')
     .action(async (command: string[], opts: PatternFlags & { attempts: string; score?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { exploreCommand } = await import('../../patterns/exploreCommand.js')
-      const outcome = await cancelOnSignals((signal) =>
-        exploreCommand({ dir: flags.dir, store: flags.store, cmd: command.length === 1 ? command[0]! : command, n: Number(opts.attempts), ...(opts.score ? { score: opts.score } : {}), ...patternFlags(opts), signal }),
-      )
-      emit(flags, outcome, formatOutcome)
-      if (!outcome.committed) process.exitCode = 1
+      print(flags, await cancelOnSignals((signal) => exploreCommand({ dir: flags.dir, store: flags.store, command, ...opts, signal })), outcomeView)
     })
 }

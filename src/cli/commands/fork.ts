@@ -1,6 +1,16 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
-import { emit } from '../output.js'
+import type { ForkChild } from '../../image/forkImage.js'
+import { type Where, common, commonFlags, storeAt } from '../context.js'
+import { type View, print } from '../output.js'
+
+/** `forkpoint fork ID -n N`: N children of an image (refs/forks/<id>/<i>). */
+export async function forkCommand({ id, count, ...where }: Where & { id: string; count: number }): Promise<{ children: ForkChild[] }> {
+  const { forkImage } = await import('../../image/forkImage.js')
+  const store = await storeAt(where)
+  return { children: await forkImage({ store, id, n: count }) }
+}
+
+export const forkView: View<{ children: ForkChild[] }> = { human: (r) => r.children.map((c) => c.id).join('\n') }
 
 export function registerFork(program: Command): void {
   common(program.command('fork <ID>'))
@@ -8,10 +18,6 @@ export function registerFork(program: Command): void {
     .requiredOption('-n, --count <N>', 'how many children', (v) => Number(v))
     .action(async (id: string, opts: { count: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { forkImage } = await import('../../image/forkImage.js')
-      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
-      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
-      const children = await forkImage({ store, id, n: opts.count })
-      emit(flags, { children }, (r) => r.children.map((c) => c.id).join('\n'))
+      print(flags, await forkCommand({ dir: flags.dir, store: flags.store, id, count: opts.count }), forkView)
     })
 }

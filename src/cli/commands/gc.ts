@@ -1,7 +1,24 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import type { Digest } from '../../store/digest.js'
+import type { GcResult } from '../../store/gc.js'
+import { type Where, common, commonFlags, storeAt } from '../context.js'
 import { formatBytes } from '../format.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
+
+/** What gc did: `removed` counts the objects, `removedIds` names them. */
+export type GcOutput = Omit<GcResult, 'removed'> & { removed: number; removedIds: Digest[] }
+
+/** `forkpoint gc`: old reflog entries expired, then unreachable objects removed (or, `dryRun`, only counted). */
+export async function gcCommand({ dryRun, prune, ...where }: Where & { dryRun?: boolean; prune?: string }): Promise<GcOutput> {
+  const { gc } = await import('../../store/gc.js')
+  const store = await storeAt(where)
+  const result = await gc({ store, dryRun: dryRun ?? false, ...(prune ? { prune } : {}) })
+  return { ...result, removed: result.removed.length, removedIds: result.removed }
+}
+
+export function gcView(dryRun: boolean): View<GcOutput> {
+  return { human: (r) => `${dryRun ? 'would remove' : 'removed'} ${r.removed} objects (${formatBytes(r.freedBytes)}) and ${r.expiredReflogEntries} reflog entries; ${r.kept} reachable` }
+}
 
 export function registerGc(program: Command): void {
   common(program.command('gc'))
@@ -10,12 +27,6 @@ export function registerGc(program: Command): void {
     .option('--prune <age>', 'expire reflog entries older than this first: now, never, 2.weeks.ago, a date (default 90.days)')
     .action(async (opts: { dryRun?: boolean; prune?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { gc } = await import('../../store/gc.js')
-      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
-      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
-      const result = await gc({ store, dryRun: opts.dryRun ?? false, ...(opts.prune ? { prune: opts.prune } : {}) })
-      emit(flags, { ...result, removed: result.removed.length, removedIds: result.removed }, (r) =>
-        `${opts.dryRun ? 'would remove' : 'removed'} ${r.removed} objects (${formatBytes(r.freedBytes)}) and ${r.expiredReflogEntries} reflog entries; ${r.kept} reachable`,
-      )
+      print(flags, await gcCommand({ dir: flags.dir, store: flags.store, ...opts }), gcView(Boolean(opts.dryRun)))
     })
 }

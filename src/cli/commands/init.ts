@@ -1,14 +1,23 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
-import { emit } from '../output.js'
+import type { InitResult } from '../../store/initStore.js'
+import { type Where, common, commonFlags } from '../context.js'
+import { type View, print } from '../output.js'
+
+/** `forkpoint init`: a store (.forkpoint/) in the workspace. */
+export async function initCommand(options: Where): Promise<InitResult> {
+  const { initWorkspace } = await import('../../store/initStore.js')
+  return initWorkspace(options)
+}
+
+export const initView: View<InitResult> = {
+  human: (r) => `${r.created ? 'initialized' : 'already initialized'} forkpoint store in ${r.storeDir}${r.gitignoreUpdated ? ' (added to .gitignore)' : ''}`,
+}
 
 export function registerInit(program: Command): void {
   common(program.command('init'))
     .description('create a store (.forkpoint/) in the workspace')
     .action(async (_opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { initWorkspace } = await import('../../store/initStore.js')
-      const result = await initWorkspace({ dir: flags.dir, store: flags.store })
-      emit(flags, result, (r) => `${r.created ? 'initialized' : 'already initialized'} forkpoint store in ${r.storeDir}${r.gitignoreUpdated ? ' (added to .gitignore)' : ''}`)
+      print(flags, await initCommand({ dir: flags.dir, store: flags.store }), initView)
     })
 }

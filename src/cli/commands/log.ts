@@ -1,8 +1,19 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
-import { short } from '../format.js'
-import { emit, pc } from '../output.js'
 import type { LogEntry } from '../../world/log.js'
+import { type Where, common, commonFlags, storeAt } from '../context.js'
+import { short } from '../format.js'
+import { type View, pc, print } from '../output.js'
+
+/** `forkpoint log [REF]`: the history of snapshots, newest first. */
+export async function logCommand({ ref, limit, ...where }: Where & { ref?: string; limit?: number }): Promise<{ entries: LogEntry[] }> {
+  const { log } = await import('../../world/log.js')
+  const store = await storeAt(where)
+  return { entries: await log({ store, from: ref ?? 'HEAD', limit: limit ?? Infinity }) }
+}
+
+export function logView(graph: boolean): View<{ entries: LogEntry[] }> {
+  return { human: (r) => (graph ? drawGraph(r.entries) : r.entries.map(line).join('\n')) }
+}
 
 export function registerLog(program: Command): void {
   common(program.command('log [REF]'))
@@ -11,11 +22,7 @@ export function registerLog(program: Command): void {
     .option('-n, --limit <n>', 'at most this many', (v) => Number.parseInt(v, 10))
     .action(async (ref: string | undefined, opts: { graph?: boolean; limit?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { log } = await import('../../world/log.js')
-      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
-      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
-      const entries = await log({ store, from: ref ?? 'HEAD', limit: opts.limit ?? Infinity })
-      emit(flags, { entries }, (r) => (opts.graph ? drawGraph(r.entries) : r.entries.map(line).join('\n')))
+      print(flags, await logCommand({ dir: flags.dir, store: flags.store, ref, limit: opts.limit }), logView(Boolean(opts.graph)))
     })
 }
 

@@ -1,17 +1,58 @@
 import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
+import type { ContinueMergeResult } from '../../image/continueMerge.js'
+import type { MergeResult } from '../../image/merge.js'
 import type { LayerReport } from '../../image/mergeImages.js'
-import { common, commonFlags } from '../context.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../format.js'
-import { emit, note } from '../output.js'
+import { type View, pc, print } from '../output.js'
 
-interface MergeOpts {
+export interface MergeOptions extends Where {
+  from: string
   into?: string
   allowUnrelated?: boolean
   message?: string
-  continue?: boolean
-  abort?: boolean
   allowExternalSymlinks?: boolean
+}
+
+/** `forkpoint merge FROM`: image FROM merged into HEAD (the workspace) or, `into`, a branch or tag in the store only. */
+export async function mergeCommand(options: MergeOptions): Promise<MergeResult> {
+  const { merge } = await import('../../image/merge.js')
+  return merge(options)
+}
+
+/** `forkpoint merge --continue`: a merge stopped on conflicts finished, once the files are fixed. */
+export async function mergeContinueCommand(options: Where & { allowExternalSymlinks?: boolean }): Promise<ContinueMergeResult> {
+  const { continueMerge } = await import('../../image/continueMerge.js')
+  return continueMerge(options)
+}
+
+/** `forkpoint merge --abort`: a merge stopped on conflicts undone, the workspace back to HEAD exactly. */
+export async function mergeAbortCommand(where: Where): Promise<{ head: string }> {
+  const { abortMerge } = await import('../../image/abortMerge.js')
+  return abortMerge(where)
+}
+
+export const mergeView: View<MergeResult> = {
+  human(r) {
+    if (r.outcome === 'conflict') return `${layerLines(r.layers)}conflict: ${r.inProgress ? 'the merge is in progress in the workspace' : `${r.ref} unchanged`}`
+    if (r.outcome === 'up-to-date') return 'already up to date'
+    if (r.outcome === 'fast-forward') return `fast-forward: ${r.ref} at ${short(r.id)}`
+    return `${layerLines(r.layers)}merged: ${r.ref} at ${short(r.id)}`
+  },
+  warnings(r) {
+    if (r.outcome !== 'conflict') return []
+    return [pc.dim(r.inProgress ? "merge stopped on conflicts: fix the files, then 'forkpoint merge --continue', or 'forkpoint merge --abort'" : `merge into ${r.ref} has conflicts: nothing was written`)]
+  },
+  exit: (r) => (r.outcome === 'conflict' ? 3 : 0),
+}
+
+export const mergeContinueView: View<ContinueMergeResult> = { human: (r) => `${layerLines(r.layers)}merged: ${short(r.id)}` }
+
+export const mergeAbortView: View<{ head: string }> = { human: (r) => `merge aborted: the workspace is back at ${short(r.head)}` }
+
+function layerLines(layers: LayerReport[]): string {
+  return layers.map((l) => `${l.summary}\n`).join('')
 }
 
 export function registerMerge(program: Command): void {
@@ -23,35 +64,13 @@ export function registerMerge(program: Command): void {
     .option('--continue', 'finish a merge stopped on conflicts, once the files are fixed')
     .option('--abort', 'undo a merge stopped on conflicts: the workspace back to HEAD exactly')
     .option('--allow-external-symlinks', 'allow symlinks that point outside the tree')
-    .action(async (from: string | undefined, opts: MergeOpts, cmd: Command) => {
+    .action(async (from: string | undefined, opts: Omit<MergeOptions, keyof Where | 'from'> & { continue?: boolean; abort?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const where = { dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) }
       if ([from !== undefined, opts.continue, opts.abort].filter(Boolean).length !== 1) throw new UsageError('merge: give FROM, --continue or --abort (one of them)')
-      if (opts.abort) {
-        const { abortMerge } = await import('../../image/abortMerge.js')
-        emit(flags, await abortMerge(where), (r) => `merge aborted: the workspace is back at ${short(r.head)}`)
-        return
-      }
-      if (opts.continue) {
-        const { continueMerge } = await import('../../image/continueMerge.js')
-        emit(flags, await continueMerge({ ...where, allowExternalSymlinks: opts.allowExternalSymlinks }), (r) => `${layerLines(r.layers)}merged: ${short(r.id)}`)
-        return
-      }
-      const { merge } = await import('../../image/merge.js')
-      const result = await merge({ ...where, from: from!, into: opts.into, allowUnrelated: opts.allowUnrelated, message: opts.message, allowExternalSymlinks: opts.allowExternalSymlinks })
-      emit(flags, result, (r) => {
-        if (r.outcome === 'conflict') return `${layerLines(r.layers)}conflict: ${r.inProgress ? 'the merge is in progress in the workspace' : `${r.ref} unchanged`}`
-        if (r.outcome === 'up-to-date') return 'already up to date'
-        if (r.outcome === 'fast-forward') return `fast-forward: ${r.ref} at ${short(r.id)}`
-        return `${layerLines(r.layers)}merged: ${r.ref} at ${short(r.id)}`
-      })
-      if (result.outcome === 'conflict') {
-        note(result.inProgress ? "merge stopped on conflicts: fix the files, then 'forkpoint merge --continue', or 'forkpoint merge --abort'" : `merge into ${result.ref} has conflicts: nothing was written`)
-        process.exitCode = 3
-      }
+      const { continue: _continue, abort: _abort, ...mergeOpts } = opts
+      if (opts.abort) print(flags, await mergeAbortCommand(where), mergeAbortView)
+      else if (opts.continue) print(flags, await mergeContinueCommand({ ...where, allowExternalSymlinks: opts.allowExternalSymlinks }), mergeContinueView)
+      else print(flags, await mergeCommand({ ...where, ...mergeOpts, from: from! }), mergeView)
     })
-}
-
-function layerLines(layers: LayerReport[]): string {
-  return layers.map((l) => `${l.summary}\n`).join('')
 }

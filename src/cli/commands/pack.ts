@@ -1,7 +1,16 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import type { PackResult } from '../../registry/packImage.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../format.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
+
+/** `forkpoint pack ID -o FILE`: an image as one file; the same image gives the same bytes. */
+export async function packCommand({ level, ...options }: Where & { id: string; output: string; level?: number }): Promise<PackResult> {
+  const { packImage } = await import('../../registry/packImage.js')
+  return packImage({ ...options, ...(level ? { level } : {}) })
+}
+
+export const packView: View<PackResult> = { human: (r) => `packed ${short(r.id)} into ${r.output}: ${r.objects} objects, ${formatBytes(r.bytes)} -> ${formatBytes(r.packBytes)}` }
 
 export function registerPack(program: Command): void {
   common(program.command('pack <ID>'))
@@ -10,8 +19,6 @@ export function registerPack(program: Command): void {
     .option('--level <n>', 'zstd level 1-19', (v) => Number.parseInt(v, 10))
     .action(async (id: string, opts: { output: string; level?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { packImage } = await import('../../registry/packImage.js')
-      const result = await packImage({ id, output: opts.output, dir: flags.dir, store: flags.store, ...(opts.level ? { level: opts.level } : {}) })
-      emit(flags, result, (r) => `packed ${short(r.id)} into ${r.output}: ${r.objects} objects, ${formatBytes(r.bytes)} -> ${formatBytes(r.packBytes)}`)
+      print(flags, await packCommand({ id, dir: flags.dir, store: flags.store, ...opts }), packView)
     })
 }

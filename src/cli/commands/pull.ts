@@ -1,7 +1,9 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import type { PullResult } from '../../registry/pullImage.js'
+import type { ProgressListener } from '../../registry/TransferProgress.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../format.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
 import { transferBar } from '../transferBar.js'
 
 export interface PullFlags {
@@ -20,19 +22,27 @@ export function pullOptions(cmd: Command): Command {
     .option('--allow-external-symlinks', 'accept symlinks that point outside the tree')
 }
 
+/** `forkpoint pull REMOTE`: an image fetched into the store; `onProgress` hears the transfer as it goes. */
+export async function pullCommand(options: Where & PullFlags & { remote: string; onProgress?: ProgressListener }): Promise<PullResult> {
+  const { pullImage } = await import('../../registry/pullImage.js')
+  return pullImage(options)
+}
+
+export const pullView: View<PullResult> = {
+  human: (r) =>
+    [
+      `pulled ${short(r.id)} from ${r.remote} as tag ${r.tag}${r.verified ? ' (signature verified)' : ''}`,
+      `  ${r.fetchedObjects} of ${r.objects} objects fetched, ${formatBytes(r.fetchedBytes)} of ${formatBytes(r.totalBytes)}`,
+    ].join('\n'),
+}
+
 export function registerPull(program: Command): void {
   pullOptions(common(program.command('pull <REMOTE>')))
     .description('fetch an image from a remote into the store (REMOTE[:TAG] or REMOTE@DIGEST); only missing objects travel')
     .action(async (remote: string, opts: PullFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { pullImage } = await import('../../registry/pullImage.js')
       const bar = transferBar(flags.json)
-      const result = await pullImage({ remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() => bar.stop())
-      emit(flags, result, (r) =>
-        [
-          `pulled ${short(r.id)} from ${r.remote} as tag ${r.tag}${r.verified ? ' (signature verified)' : ''}`,
-          `  ${r.fetchedObjects} of ${r.objects} objects fetched, ${formatBytes(r.fetchedBytes)} of ${formatBytes(r.totalBytes)}`,
-        ].join('\n'),
-      )
+      const result = await pullCommand({ remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() => bar.stop())
+      print(flags, result, pullView)
     })
 }

@@ -1,8 +1,42 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import type { PushResult } from '../../registry/pushImage.js'
+import type { ProgressListener } from '../../registry/TransferProgress.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../format.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
 import { transferBar } from '../transferBar.js'
+
+export interface PushOptions extends Where {
+  id: string
+  remote: string
+  /** sign with the key in $FORKPOINT_SIGNING_KEY */
+  sign?: boolean
+  insecure?: boolean
+  concurrency?: number
+  onProgress?: ProgressListener
+}
+
+/** `forkpoint push ID REMOTE`: an image sent to a remote; `onProgress` hears the transfer as it goes. */
+export async function pushCommand({ sign, insecure, concurrency, onProgress, ...options }: PushOptions): Promise<PushResult> {
+  const { pushImage } = await import('../../registry/pushImage.js')
+  const { signingKeyFromEnv } = await import('../../registry/signing.js')
+  return pushImage({
+    ...options,
+    insecure: insecure ?? false,
+    ...(sign ? { signingKey: signingKeyFromEnv() } : {}),
+    ...(concurrency ? { concurrency } : {}),
+    ...(onProgress ? { onProgress } : {}),
+  })
+}
+
+export const pushView: View<PushResult> = {
+  human: (r) =>
+    [
+      `pushed ${short(r.id)} to ${r.remote}:${r.tag}${r.signed ? ' (signed)' : ''}`,
+      `  ${r.sentObjects} of ${r.objects} objects sent: ${formatBytes(r.sentBytes)} with the manifests, for an image of ${formatBytes(r.totalBytes)}`,
+      `  manifest ${r.manifest}`,
+    ].join('\n'),
+}
 
 export function registerPush(program: Command): void {
   common(program.command('push <ID> <REMOTE>'))
@@ -12,25 +46,8 @@ export function registerPush(program: Command): void {
     .option('--concurrency <n>', 'blobs in flight at once', (v) => Number.parseInt(v, 10))
     .action(async (id: string, remote: string, opts: { sign?: boolean; insecure?: boolean; concurrency?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { pushImage } = await import('../../registry/pushImage.js')
-      const { signingKeyFromEnv } = await import('../../registry/signing.js')
       const bar = transferBar(flags.json)
-      const result = await pushImage({
-        id,
-        remote,
-        dir: flags.dir,
-        store: flags.store,
-        insecure: opts.insecure ?? false,
-        ...(opts.sign ? { signingKey: signingKeyFromEnv() } : {}),
-        ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
-        ...(bar.onProgress ? { onProgress: bar.onProgress } : {}),
-      }).finally(() => bar.stop())
-      emit(flags, result, (r) =>
-        [
-          `pushed ${short(r.id)} to ${r.remote}:${r.tag}${r.signed ? ' (signed)' : ''}`,
-          `  ${r.sentObjects} of ${r.objects} objects sent: ${formatBytes(r.sentBytes)} with the manifests, for an image of ${formatBytes(r.totalBytes)}`,
-          `  manifest ${r.manifest}`,
-        ].join('\n'),
-      )
+      const result = await pushCommand({ id, remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() => bar.stop())
+      print(flags, result, pushView)
     })
 }

@@ -1,6 +1,40 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
-import { emit } from '../output.js'
+import type { ReplayResult } from '../../trace/replayRun.js'
+import type { AgentStdout } from '../../trace/spawnAgent.js'
+import { type Where, common, commonFlags } from '../context.js'
+import { type View, print } from '../output.js'
+
+/** What a replay did, without the replayed run and the agent's output. */
+export type ReplaySummary = Omit<ReplayResult, 'replayed' | 'agentStdout'>
+
+export interface ReplayOptions extends Where {
+  /** run id, unique prefix, latest, or a *.run.json file */
+  spec: string
+  /** the agent command (default: the recorded one) */
+  command?: string[]
+  trustCommand?: boolean
+  liveFrom?: number
+  /** where the agent's stdout goes (default: inherited) */
+  stdout?: AgentStdout
+}
+
+/** `forkpoint replay RUN`: a recorded run re-executed offline, every response served from the recording. */
+export async function replayCommand({ dir, store, spec, command, trustCommand, liveFrom, stdout = 'inherit' }: ReplayOptions): Promise<ReplaySummary> {
+  const { loadRun } = await import('../../trace/loadRun.js')
+  const { replayRun } = await import('../../trace/replayRun.js')
+  const run = await loadRun({ spec, cwd: dir, storeDir: store })
+  const { replayed: _r, agentStdout: _o, ...summary } = await replayRun({ run, command, trustCommand: Boolean(trustCommand), liveFrom, cwd: dir, storeDir: store, stdout })
+  return summary
+}
+
+export function replayView(liveFrom: number | undefined): View<ReplaySummary> {
+  return {
+    human: (r) =>
+      r.forked
+        ? `forked ${r.forked.runId} from ${r.runId} at step ${liveFrom}: ${r.served} steps served, ${r.steps - r.served} live`
+        : `replayed ${r.runId} offline (${r.isolation}): ${r.served}/${r.steps} steps served, identical to the recording`,
+  }
+}
 
 export function registerReplay(program: Command): void {
   common(program.command('replay'))
@@ -11,15 +45,7 @@ export function registerReplay(program: Command): void {
     .option('--live-from <step>', 'serve steps before STEP from the recording, run the rest live and record a new run', (v) => Number.parseInt(v, 10))
     .action(async (spec: string, command: string[], opts: { liveFrom?: number; trustCommand?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { loadRun } = await import('../../trace/loadRun.js')
-      const { replayRun } = await import('../../trace/replayRun.js')
-      const run = await loadRun({ spec, cwd: flags.dir, storeDir: flags.store })
-      const result = await replayRun({ run, command, trustCommand: Boolean(opts.trustCommand), liveFrom: opts.liveFrom, cwd: flags.dir, storeDir: flags.store, stdout: flags.json ? 'stderr' : 'inherit' })
-      const { replayed: _r, agentStdout: _o, ...summary } = result
-      emit(flags, summary, (r) =>
-        r.forked
-          ? `forked ${r.forked.runId} from ${r.runId} at step ${opts.liveFrom}: ${r.served} steps served, ${r.steps - r.served} live`
-          : `replayed ${r.runId} offline (${r.isolation}): ${r.served}/${r.steps} steps served, identical to the recording`,
-      )
+      const summary = await replayCommand({ dir: flags.dir, store: flags.store, spec, command, ...opts, stdout: flags.json ? 'stderr' : 'inherit' })
+      print(flags, summary, replayView(opts.liveFrom))
     })
 }

@@ -1,8 +1,12 @@
 import type { Command } from 'commander'
+import type { RunResult } from '../../branch/runInBranch.js'
 import { UsageError } from '../../errors/index.js'
 import { DEFAULT_TIMEOUT } from '../../sandbox/limits.js'
-import { common, commonFlags } from '../context.js'
-import { emit } from '../output.js'
+import type { NetMode } from '../../sandbox/runSandboxed.js'
+import type { RecordResult } from '../../trace/recordCommand.js'
+import type { AgentStdout } from '../../trace/spawnAgent.js'
+import { type Where, common, commonFlags } from '../context.js'
+import { type View, print } from '../output.js'
 import { type RedactionFlags, redactionOptions, redactionRules } from '../redactionFlags.js'
 
 interface RunFlags extends RedactionFlags {
@@ -25,6 +29,72 @@ interface RunFlags extends RedactionFlags {
 const SANDBOX_FLAGS = ['branch', 'memory', 'pids', 'cpu', 'timeout', 'envFrom'] as const
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value]
+
+export interface SandboxRunOptions extends Where {
+  command: string[]
+  branch?: string
+  net?: NetMode
+  memory?: string
+  pids?: number
+  cpu?: number
+  timeout?: string
+  /** names of our variables passed in besides the allowlist */
+  env?: string[]
+  /** a file of NAME=VALUE lines added to the environment */
+  envFrom?: string
+  expose?: string[]
+  /** each chunk of the command's output as it is written */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void
+}
+
+/** `forkpoint run CMD`: the command run sandboxed (the branch at the workspace path, no network by default). */
+export async function runSandboxedCommand({ dir, store, command, env, envFrom, ...options }: SandboxRunOptions): Promise<RunResult> {
+  const { runCommand } = await import('../../branch/runCommand.js')
+  return runCommand({ dir, store, cmd: command, passEnv: env, envFile: envFrom, ...options })
+}
+
+export function sandboxRunView(timeout: string | undefined): View<RunResult> {
+  return {
+    // the output was streamed as written; under --json it is in the result
+    human: () => '',
+    warnings: (r) => [...r.warnings.map((w) => `forkpoint: warning: ${w}`), ...(r.timedOut ? [`forkpoint: timed out after ${timeout ?? DEFAULT_TIMEOUT}; the process tree was killed`] : [])],
+    exit: (r) => r.exitCode,
+  }
+}
+
+/** What a recording did, without the run itself and the agent's output. */
+export type RecordSummary = Omit<RecordResult, 'run' | 'agentStdout'>
+
+export interface RecordRunOptions extends Where, RedactionFlags {
+  command: string[]
+  proxy?: boolean
+  deterministic?: boolean
+  entrypoint?: string
+  out?: string
+  /** where the agent's stdout goes (default: inherited) */
+  stdout?: AgentStdout
+}
+
+/** `forkpoint run --record CMD`: the agent run and recorded as a run. */
+export async function recordRunCommand({ dir, store, command, proxy, deterministic, entrypoint, out, stdout = 'inherit', ...redaction }: RecordRunOptions): Promise<RecordSummary> {
+  const { recordCommand } = await import('../../trace/recordCommand.js')
+  const result = await recordCommand({
+    command,
+    cwd: dir,
+    storeDir: store,
+    redact: redaction.redact,
+    rules: redactionRules(redaction),
+    proxy: Boolean(proxy),
+    deterministic: Boolean(deterministic),
+    ...(entrypoint ? { entrypoint } : {}),
+    ...(out ? { out } : {}),
+    stdout,
+  })
+  const { run: _run, agentStdout: _out, ...summary } = result
+  return summary
+}
+
+export const recordRunView: View<RecordSummary> = { human: (r) => `recorded ${r.runId}: ${r.steps} steps, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}` }
 
 /**
  * One command, two jobs: `--record` records an agent run (trace layer); otherwise the
@@ -52,46 +122,30 @@ export function registerRun(program: Command): void {
     .option('--expose <PATH>', 'sandbox: show this host path read-only at its own path (repeatable; e.g. a socket)', collect, [])
     .action(async (command: string[], opts: RunFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
+      const where = { dir: flags.dir, store: flags.store }
       if (opts.record) {
         const used = [...SANDBOX_FLAGS.filter((f) => opts[f] !== undefined), ...(opts.env.length > 0 ? ['env'] : []), ...(opts.expose.length > 0 ? ['expose'] : [])]
         if (used.length > 0) throw new UsageError(`--record cannot be combined with sandbox options yet (${used.map((f) => `--${f}`).join(', ')})`)
-        const { recordCommand } = await import('../../trace/recordCommand.js')
-        const result = await recordCommand({
-          command,
-          cwd: flags.dir,
-          storeDir: flags.store,
-          redact: opts.redact,
-          rules: redactionRules(opts),
-          proxy: Boolean(opts.proxy),
-          deterministic: Boolean(opts.deterministic),
-          ...(opts.entrypoint ? { entrypoint: opts.entrypoint } : {}),
-          ...(opts.out ? { out: opts.out } : {}),
-          stdout: flags.json ? 'stderr' : 'inherit',
-        })
-        const { run: _run, agentStdout: _out, ...summary } = result
-        emit(flags, summary, (r) => `recorded ${r.runId}: ${r.steps} steps, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}`)
+        const { redact, redactKey, redactPath, redactPattern, proxy, deterministic, entrypoint, out } = opts
+        const summary = await recordRunCommand({ ...where, command, redact, redactKey, redactPath, redactPattern, proxy, deterministic, entrypoint, out, stdout: flags.json ? 'stderr' : 'inherit' })
+        print(flags, summary, recordRunView)
         return
       }
-      const { runCommand } = await import('../../branch/runCommand.js')
-      const result = await runCommand({
-        dir: flags.dir,
-        store: flags.store,
-        cmd: command,
+      const result = await runSandboxedCommand({
+        ...where,
+        command,
         branch: opts.branch,
-        net: opts.net as 'none',
+        net: opts.net as NetMode,
         memory: opts.memory,
         pids: opts.pids === undefined ? undefined : Number(opts.pids),
         cpu: opts.cpu === undefined ? undefined : Number(opts.cpu),
         timeout: opts.timeout,
-        passEnv: opts.env,
-        envFile: opts.envFrom,
+        env: opts.env,
+        envFrom: opts.envFrom,
         expose: opts.expose,
         // streamed as written; under --json the output is in the result instead
         ...(flags.json ? {} : { onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => process[stream].write(chunk) }),
       })
-      for (const warning of result.warnings) process.stderr.write(`forkpoint: warning: ${warning}\n`)
-      if (result.timedOut) process.stderr.write(`forkpoint: timed out after ${opts.timeout ?? DEFAULT_TIMEOUT}; the process tree was killed\n`)
-      emit(flags, result, () => '')
-      process.exitCode = result.exitCode
+      print(flags, result, sandboxRunView(opts.timeout))
     })
 }

@@ -1,8 +1,38 @@
 import type { Command } from 'commander'
 import type { Run, RunSummary } from '../../index.js'
+import type { ListRunsArgs } from '../../trace/RunStore.js'
 import { printable } from '../../trace/printable.js'
-import { common, commonFlags } from '../context.js'
-import { emit, pc } from '../output.js'
+import { type Where, common, commonFlags } from '../context.js'
+import { type View, pc, print } from '../output.js'
+
+/** `forkpoint runs`: recorded runs, newest first. */
+export async function runsCommand({ dir, store, ...filter }: Where & ListRunsArgs): Promise<{ runs: RunSummary[] }> {
+  const { listRuns } = await import('../../trace/listRuns.js')
+  return { runs: await listRuns({ ...filter, cwd: dir, storeDir: store }) }
+}
+
+/** `forkpoint runs show RUN`: a run, its header and every step. */
+export async function runsShowCommand({ dir, store, spec }: Where & { spec: string }): Promise<{ run: Run }> {
+  const { loadRun } = await import('../../trace/loadRun.js')
+  return { run: await loadRun({ spec, cwd: dir, storeDir: store }) }
+}
+
+/** `forkpoint runs rm RUN...`: recorded runs forgotten. */
+export async function runsRmCommand({ dir, store, specs }: Where & { specs: string[] }): Promise<{ removed: string[] }> {
+  const { removeRuns } = await import('../../trace/removeRuns.js')
+  return { removed: await removeRuns({ specs, cwd: dir, storeDir: store }) }
+}
+
+/** `forkpoint runs export RUN -o FILE`: a run written as a portable *.run.json artifact. */
+export async function runsExportCommand({ dir, store, spec, out }: Where & { spec: string; out: string }): Promise<{ artifact: string; runId: string; steps: number }> {
+  const { exportRun } = await import('../../trace/exportRun.js')
+  return exportRun({ spec, out, cwd: dir, storeDir: store })
+}
+
+export const runsView: View<{ runs: RunSummary[] }> = { human: (r) => (r.runs.length ? r.runs.map(line).join('\n') : 'no recorded runs') }
+export const runsShowView: View<{ run: Run }> = { human: (r) => render(r.run) }
+export const runsRmView: View<{ removed: string[] }> = { human: (r) => r.removed.map((id) => `removed ${id}`).join('\n') }
+export const runsExportView: View<{ artifact: string; runId: string; steps: number }> = { human: (r) => `wrote ${r.runId} (${r.steps} steps) to ${r.artifact}` }
 
 export function registerRuns(program: Command): void {
   const runs = common(program.command('runs'))
@@ -13,34 +43,26 @@ export function registerRuns(program: Command): void {
     .option('--step <text>', 'only runs with a step whose name contains this')
     .action(async (opts: { limit: number; entrypoint?: string; status?: 'ok' | 'failed'; step?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { listRuns } = await import('../../trace/listRuns.js')
-      const list = await listRuns({ ...opts, cwd: flags.dir, storeDir: flags.store })
-      emit(flags, { runs: list }, (r) => (r.runs.length ? r.runs.map(line).join('\n') : 'no recorded runs'))
+      print(flags, await runsCommand({ dir: flags.dir, store: flags.store, ...opts }), runsView)
     })
   common(runs.command('show <run>'))
     .description('a run: its header and every step')
     .action(async (spec: string, _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { loadRun } = await import('../../trace/loadRun.js')
-      const run = await loadRun({ spec, cwd: flags.dir, storeDir: flags.store })
-      emit(flags, { run }, (r) => render(r.run))
+      print(flags, await runsShowCommand({ dir: flags.dir, store: flags.store, spec }), runsShowView)
     })
   common(runs.command('rm <run...>'))
     .description("forget recorded runs; 'forkpoint gc' reclaims their space once their reflog entries expire (--prune=now: at once)")
     .action(async (specs: string[], _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { removeRuns } = await import('../../trace/removeRuns.js')
-      const removed = await removeRuns({ specs, cwd: flags.dir, storeDir: flags.store })
-      emit(flags, { removed }, (r) => r.removed.map((id) => `removed ${id}`).join('\n'))
+      print(flags, await runsRmCommand({ dir: flags.dir, store: flags.store, specs }), runsRmView)
     })
   common(runs.command('export <run>'))
     .description('write a run as a portable *.run.json artifact')
     .requiredOption('-o, --out <file>', 'the artifact to write')
     .action(async (spec: string, opts: { out: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { exportRun } = await import('../../trace/exportRun.js')
-      const result = await exportRun({ spec, out: opts.out, cwd: flags.dir, storeDir: flags.store })
-      emit(flags, result, (r) => `wrote ${r.runId} (${r.steps} steps) to ${r.artifact}`)
+      print(flags, await runsExportCommand({ dir: flags.dir, store: flags.store, spec, out: opts.out }), runsExportView)
     })
 }
 

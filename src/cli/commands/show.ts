@@ -1,21 +1,29 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import type { ImageDescription } from '../../image/describeImage.js'
+import type { ShownObject } from '../../store/showObject.js'
+import { type Where, common, commonFlags, storeAt } from '../context.js'
 import { formatBytes } from '../format.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
 import { renderImage } from '../renderImage.js'
+
+/** `forkpoint show ID`: an image layer by layer, any other object as it is stored. */
+export async function showCommand({ id, ...where }: Where & { id: string }): Promise<ImageDescription | ShownObject> {
+  const { describeObject } = await import('../../image/describeImage.js')
+  return describeObject({ store: await storeAt(where), id })
+}
+
+export const showView: View<ImageDescription | ShownObject> = {
+  human(r) {
+    if (r.kind === 'snapshot' && 'world' in r) return renderImage(r)
+    return 'object' in r ? `${r.kind} ${r.id}\n${JSON.stringify(r.object, null, 2)}` : `blob ${r.id} (${formatBytes(r.size)})`
+  },
+}
 
 export function registerShow(program: Command): void {
   common(program.command('show <ID>'))
     .description('show an object: an image layer by layer (world, env, trace, other layers), a tree, run, ... (ids may be short)')
     .action(async (id: string, _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { describeObject } = await import('../../image/describeImage.js')
-      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
-      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
-      const shown = await describeObject({ store, id })
-      emit(flags, shown, (r) => {
-        if (r.kind === 'snapshot' && 'world' in r) return renderImage(r)
-        return 'object' in r ? `${r.kind} ${r.id}\n${JSON.stringify(r.object, null, 2)}` : `blob ${r.id} (${formatBytes(r.size)})`
-      })
+      print(flags, await showCommand({ dir: flags.dir, store: flags.store, id }), showView)
     })
 }

@@ -1,25 +1,42 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
-import { formatBytes } from '../format.js'
-import { emit, note } from '../output.js'
-import { progressBar } from '../progress.js'
+import type { SnapshotAgentResult } from '../../image/snapshotAgent.js'
 import { quotePath } from '../../world/quotePath.js'
+import { type Where, common, commonFlags } from '../context.js'
+import { formatBytes } from '../format.js'
+import { type View, print } from '../output.js'
+import { progressBar } from '../progress.js'
 
-interface SnapshotOpts {
+export interface SnapshotOptions extends Where {
   message?: string
   agent?: string
   tag?: string
   respectGitignore?: boolean
   allowEmpty?: boolean
   allowExternalSymlinks?: boolean
+  /** a run id (or prefix, or latest), a FILE.run.json, a messages.jsonl; false: no trace layer */
   trace?: string | false
+  /** record the environment, secret-looking names and values scrubbed */
   env?: boolean
   keepEnv?: string[]
   scrubEnv?: string[]
   effects?: string
+  /** files hashed so far, of how many */
+  onProgress?: (done: number, total: number) => void
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
+
+/** `forkpoint snapshot`: the workspace (and the layers asked for) as a snapshot. */
+export async function snapshotCommand(options: SnapshotOptions): Promise<SnapshotAgentResult> {
+  const { snapshotAgent } = await import('../../image/snapshotAgent.js')
+  return snapshotAgent(options)
+}
+
+export const snapshotView: View<SnapshotAgentResult> = {
+  human: (r) => r.id,
+  notes: (r) => [`${r.created ? 'snapshot' : 'nothing changed since HEAD'}: ${r.files} files, ${formatBytes(r.bytes)}; read ${r.hashedFiles} (${formatBytes(r.hashedBytes)})`],
+  warnings: (r) => r.skipped.map((path) => `forkpoint: skipped ${quotePath(path)} (not a file, directory or symlink)`),
+}
 
 export function registerSnapshot(program: Command): void {
   common(program.command('snapshot'))
@@ -37,13 +54,10 @@ export function registerSnapshot(program: Command): void {
     .option('--keep-env <name>', 'with --env: record this variable as it is (repeatable)', collect)
     .option('--scrub-env <name>', 'with --env: scrub this variable too (repeatable)', collect)
     .option('--effects <ledger>', 'the effects layer: a ledger object by id')
-    .action(async (opts: SnapshotOpts, cmd: Command) => {
+    .action(async (opts: Omit<SnapshotOptions, keyof Where | 'onProgress'>, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { snapshotAgent } = await import('../../image/snapshotAgent.js')
       const bar = progressBar('hashing', flags.json)
-      const result = await snapshotAgent({ dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
-      for (const path of result.skipped) process.stderr.write(`forkpoint: skipped ${quotePath(path)} (not a file, directory or symlink)\n`)
-      if (!flags.json) note(`${result.created ? 'snapshot' : 'nothing changed since HEAD'}: ${result.files} files, ${formatBytes(result.bytes)}; read ${result.hashedFiles} (${formatBytes(result.hashedBytes)})`)
-      emit(flags, result, (r) => r.id)
+      const result = await snapshotCommand({ dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
+      print(flags, result, snapshotView)
     })
 }

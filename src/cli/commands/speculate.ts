@@ -1,8 +1,16 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
-import { formatOutcome } from '../outcomeTable.js'
-import { emit } from '../output.js'
+import type { CommandValue } from '../../patterns/runCandidate.js'
+import type { Outcome } from '../../patterns/types.js'
+import { type Where, common, commonFlags } from '../context.js'
+import { outcomeView } from '../outcomeTable.js'
+import { print } from '../output.js'
 import { cancelOnSignals, type PatternFlags, patternFlags, withPatternOptions } from '../patternFlags.js'
+
+/** `forkpoint speculate`: the commands raced in parallel branches; the first to exit 0 is committed. */
+export async function speculateCommand({ dir, store, command, signal, ...flags }: Where & PatternFlags & { command: string[]; signal?: AbortSignal }): Promise<Outcome<CommandValue>> {
+  const { speculateCommands } = await import('../../patterns/speculateCommands.js')
+  return speculateCommands({ dir, store, commands: command, ...patternFlags(flags), ...(signal ? { signal } : {}) })
+}
 
 export function registerSpeculate(program: Command): void {
   withPatternOptions(common(program.command('speculate')))
@@ -10,9 +18,6 @@ export function registerSpeculate(program: Command): void {
     .requiredOption('-c, --command <cmd>', 'a candidate command line (repeat for each candidate)', (v: string, all: string[] = []) => [...all, v])
     .action(async (opts: PatternFlags & { command: string[] }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { speculateCommands } = await import('../../patterns/speculateCommands.js')
-      const outcome = await cancelOnSignals((signal) => speculateCommands({ dir: flags.dir, store: flags.store, commands: opts.command, ...patternFlags(opts), signal }))
-      emit(flags, outcome, formatOutcome)
-      if (!outcome.committed) process.exitCode = 1
+      print(flags, await cancelOnSignals((signal) => speculateCommand({ dir: flags.dir, store: flags.store, ...opts, signal })), outcomeView)
     })
 }

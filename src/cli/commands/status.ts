@@ -1,7 +1,32 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import type { StatusResult } from '../../world/status.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { formatChanges, short } from '../format.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
+
+export interface StatusOptions extends Where {
+  respectGitignore?: boolean
+}
+
+/** `forkpoint status`: the workspace's changes since HEAD. */
+export async function statusCommand(options: StatusOptions): Promise<StatusResult> {
+  const { status } = await import('../../world/status.js')
+  return status(options)
+}
+
+export const statusView: View<StatusResult> = {
+  human(r) {
+    const where = `${r.branch ? `on ${r.branch}` : 'HEAD detached'}${r.head ? ` at ${short(r.head)}` : ' (no snapshot yet)'}`
+    const merging = r.merge ? `\n${mergeNote(r.merge)}` : ''
+    return r.clean ? `${where}${merging}\nclean` : `${where}${merging}\n${formatChanges(r.changes)}`
+  },
+}
+
+function mergeNote(merge: { theirs: string | null; conflicts: string[] }): string {
+  const what = merge.theirs ? `merging ${short(merge.theirs)}` : 'merging (damaged merge state)'
+  const conflicts = merge.conflicts.length > 0 ? ` with ${merge.conflicts.length} conflict${merge.conflicts.length === 1 ? '' : 's'} (${merge.conflicts.join(', ')})` : ''
+  return `${what}${conflicts}: fix the files, then 'forkpoint merge --continue', or 'forkpoint merge --abort'`
+}
 
 export function registerStatus(program: Command): void {
   common(program.command('status'))
@@ -10,18 +35,6 @@ export function registerStatus(program: Command): void {
     .option('--no-respect-gitignore', 'do not apply .gitignore files')
     .action(async (opts: { respectGitignore?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { status } = await import('../../world/status.js')
-      const result = await status({ dir: flags.dir, store: flags.store, ...opts })
-      emit(flags, result, (r) => {
-        const where = `${r.branch ? `on ${r.branch}` : 'HEAD detached'}${r.head ? ` at ${short(r.head)}` : ' (no snapshot yet)'}`
-        const merging = r.merge ? `\n${mergeNote(r.merge)}` : ''
-        return r.clean ? `${where}${merging}\nclean` : `${where}${merging}\n${formatChanges(r.changes)}`
-      })
+      print(flags, await statusCommand({ dir: flags.dir, store: flags.store, ...opts }), statusView)
     })
-}
-
-function mergeNote(merge: { theirs: string | null; conflicts: string[] }): string {
-  const what = merge.theirs ? `merging ${short(merge.theirs)}` : 'merging (damaged merge state)'
-  const conflicts = merge.conflicts.length > 0 ? ` with ${merge.conflicts.length} conflict${merge.conflicts.length === 1 ? '' : 's'} (${merge.conflicts.join(', ')})` : ''
-  return `${what}${conflicts}: fix the files, then 'forkpoint merge --continue', or 'forkpoint merge --abort'`
 }

@@ -1,7 +1,32 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import { UsageError } from '../../errors/index.js'
+import type { TagInfo } from '../../store/tags.js'
+import { type Where, common, commonFlags, storeAt } from '../context.js'
 import { short } from '../format.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
+
+/** `forkpoint tag`: every tag. */
+export async function tagListCommand(where: Where): Promise<{ tags: TagInfo[] }> {
+  const { listTags } = await import('../../store/tags.js')
+  return { tags: await listTags({ store: await storeAt(where) }) }
+}
+
+/** `forkpoint tag NAME [ID]`: tag NAME pointed at ID (default HEAD); an existing tag moves only with `force` (else exit 3). */
+export async function tagCommand({ name, id, force, ...where }: Where & { name: string; id?: string; force?: boolean }): Promise<TagInfo> {
+  const { createTag } = await import('../../store/tags.js')
+  return createTag({ store: await storeAt(where), name, force: force ?? false, ...(id ? { id } : {}) })
+}
+
+/** `forkpoint tag -d NAME`: tag NAME deleted. */
+export async function tagDeleteCommand({ name, ...where }: Where & { name: string }): Promise<{ deleted: string }> {
+  const { deleteTag } = await import('../../store/tags.js')
+  await deleteTag({ store: await storeAt(where), name })
+  return { deleted: name }
+}
+
+export const tagListView: View<{ tags: TagInfo[] }> = { human: (r) => r.tags.map((t) => `${t.name}\t${short(t.id)}`).join('\n') }
+export const tagView: View<TagInfo> = { human: (t) => `${t.name} -> ${t.id}` }
+export const tagDeleteView: View<{ deleted: string }> = { human: (r) => `deleted tag ${r.deleted}` }
 
 export function registerTag(program: Command): void {
   common(program.command('tag [NAME] [ID]'))
@@ -10,20 +35,11 @@ export function registerTag(program: Command): void {
     .option('-f, --force', 'move tag NAME if it exists (without: exit 3)')
     .action(async (name: string | undefined, id: string | undefined, opts: { delete?: boolean; force?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { createTag, deleteTag, listTags } = await import('../../store/tags.js')
-      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
-      const { UsageError } = await import('../../errors/index.js')
-      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
-      if (!name) {
-        const tags = await listTags({ store })
-        emit(flags, { tags }, (r) => r.tags.map((t) => `${t.name}\t${short(t.id)}`).join('\n'))
-      } else if (opts.delete) {
+      const where = { dir: flags.dir, store: flags.store }
+      if (!name) print(flags, await tagListCommand(where), tagListView)
+      else if (opts.delete) {
         if (id) throw new UsageError('tag --delete takes only a name')
-        await deleteTag({ store, name })
-        emit(flags, { deleted: name }, (r) => `deleted tag ${r.deleted}`)
-      } else {
-        const tag = await createTag({ store, name, force: opts.force ?? false, ...(id ? { id } : {}) })
-        emit(flags, tag, (t) => `${t.name} -> ${t.id}`)
-      }
+        print(flags, await tagDeleteCommand({ ...where, name }), tagDeleteView)
+      } else print(flags, await tagCommand({ ...where, name, id, force: opts.force }), tagView)
     })
 }

@@ -1,7 +1,16 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import type { UnpackResult } from '../../registry/unpackImage.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../format.js'
-import { emit } from '../output.js'
+import { type View, print } from '../output.js'
+
+/** `forkpoint unpack FILE`: a pack file read into the store, every object verified. */
+export async function unpackCommand(options: Where & { input: string; tag?: string; allowExternalSymlinks?: boolean }): Promise<UnpackResult> {
+  const { unpackImage } = await import('../../registry/unpackImage.js')
+  return unpackImage(options)
+}
+
+export const unpackView: View<UnpackResult> = { human: (r) => `unpacked ${short(r.id)} as tag ${r.tag}: ${r.objects} objects, ${r.added} new` }
 
 export function registerUnpack(program: Command): void {
   common(program.command('unpack <FILE>'))
@@ -10,8 +19,6 @@ export function registerUnpack(program: Command): void {
     .option('--allow-external-symlinks', 'accept symlinks that point outside the tree')
     .action(async (input: string, opts: { tag?: string; allowExternalSymlinks?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { unpackImage } = await import('../../registry/unpackImage.js')
-      const result = await unpackImage({ input, dir: flags.dir, store: flags.store, ...opts })
-      emit(flags, result, (r) => `unpacked ${short(r.id)} as tag ${r.tag}: ${r.objects} objects, ${r.added} new`)
+      print(flags, await unpackCommand({ input, dir: flags.dir, store: flags.store, ...opts }), unpackView)
     })
 }

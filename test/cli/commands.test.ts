@@ -1,0 +1,61 @@
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { diffCommand, diffView } from '../../src/cli/commands/diff.js'
+import { gcCommand } from '../../src/cli/commands/gc.js'
+import { initCommand } from '../../src/cli/commands/init.js'
+import { logCommand } from '../../src/cli/commands/log.js'
+import { showCommand } from '../../src/cli/commands/show.js'
+import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
+import { statusCommand } from '../../src/cli/commands/status.js'
+import { tagCommand, tagDeleteCommand, tagListCommand } from '../../src/cli/commands/tag.js'
+import { verifyCommand, verifyView } from '../../src/cli/commands/verify.js'
+import { fpJson } from '../helpers/cli.js'
+import { makeWorkspace } from '../helpers/tmp.js'
+
+/** What `forkpoint ARGS --json` prints, without the schemaVersion the formatter adds. */
+async function printed(dir: string, ...args: string[]): Promise<unknown> {
+  const { json } = await fpJson(dir, ...args)
+  const { schemaVersion, ...data } = json
+  expect(schemaVersion).toBe(1)
+  return data
+}
+
+describe('CLI commands are functions that return data', () => {
+  it('each returns exactly the document its --json prints (the formatter adds only schemaVersion)', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'one\n', 'b/c.txt': 'c' })
+    await initCommand({ dir })
+    const first = await snapshotCommand({ dir, message: 'first', tag: 'v1' })
+    await fs.writeFile(join(dir, 'a.txt'), 'two\n')
+    const second = await snapshotCommand({ dir, message: 'second' })
+    await fs.writeFile(join(dir, 'new.txt'), 'new')
+    expect(await printed(dir, 'status')).toEqual(await statusCommand({ dir }))
+    expect(await printed(dir, 'log')).toEqual(await logCommand({ dir }))
+    expect(await printed(dir, 'log', 'v1')).toEqual(await logCommand({ dir, ref: 'v1' }))
+    expect(await printed(dir, 'show', 'HEAD')).toEqual(await showCommand({ dir, id: 'HEAD' }))
+    expect(await printed(dir, 'diff', 'v1')).toEqual(await diffCommand({ dir, a: 'v1' }))
+    expect(await printed(dir, 'tag')).toEqual(await tagListCommand({ dir }))
+    expect(await printed(dir, 'verify')).toEqual(await verifyCommand({ dir }))
+    expect(await printed(dir, 'gc', '--dry-run')).toEqual(await gcCommand({ dir, dryRun: true }))
+    expect(first).toMatchObject({ created: true, parents: [] })
+    expect(second).toMatchObject({ created: true, parents: [first.id] })
+  })
+
+  it('return typed data a program uses as it is: ids, changes, tags, and what the view makes of it', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'one\n' })
+    expect(await initCommand({ dir })).toMatchObject({ created: true, storeDir: join(dir, '.forkpoint') })
+    const { id } = await snapshotCommand({ dir, message: 'first' })
+    expect(await statusCommand({ dir })).toMatchObject({ clean: true, head: id, changes: [] })
+    await fs.writeFile(join(dir, 'a.txt'), 'two\n')
+    const diff = await diffCommand({ dir, a: 'HEAD' })
+    expect(diff).toMatchObject({ a: id, b: null, changes: [{ path: 'a.txt', status: 'modified' }] })
+    expect(diffView.exit!(diff)).toBe(1)
+    expect(await tagCommand({ dir, name: 'v1' })).toEqual({ name: 'v1', id })
+    expect(await tagListCommand({ dir })).toEqual({ tags: [{ name: 'v1', id }] })
+    expect(await tagDeleteCommand({ dir, name: 'v1' })).toEqual({ deleted: 'v1' })
+    const verified = await verifyCommand({ dir })
+    expect(verified).toMatchObject({ ok: true, problems: [] })
+    expect(verifyView.exit!(verified)).toBe(0)
+    expect((await logCommand({ dir, limit: 1 })).entries.map((e) => e.id)).toEqual([id])
+  })
+})
