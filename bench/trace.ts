@@ -116,11 +116,11 @@ async function replaySpeed(rows: Row[]): Promise<void> {
   const env = { ...process.env, STEPS: '10000' }
   let runId = ''
   const recordE2e = await measureWithCpu(async () => {
-    runId = (await recordCommand({ cwd: dir, command: [process.execPath, agent], env, stdout: 'capture' })).runId
+    runId = (await recordCommand({ dir, command: [process.execPath, agent], env, stdout: 'capture' })).runId
   }, 3)
-  const stored = await loadRun({ spec: runId, cwd: dir })
+  const stored = await loadRun({ spec: runId, dir })
   const replayE2e = await measureWithCpu(async () => {
-    const r = await replayRun({ run: stored, cwd: dir, env, stdout: 'capture' })
+    const r = await replayRun({ run: stored, dir, env, stdout: 'capture' })
     if (r.served !== 10_000 || r.diff.status !== 'exact_match') throw new Error(`served ${r.served}`)
   }, 3)
   rows.push({ case: 'forkpoint run --record of a 10,000-step node agent (baseline: live)', p50_ms: recordE2e.wall, p99_ms: '', target: `cpu ${recordE2e.cpu.toFixed(0)} ms` })

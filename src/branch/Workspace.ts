@@ -1,6 +1,7 @@
-import { resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
-import { locateStore } from '../store/findStore.js'
+import { locateStore, STORE_DIR_NAME, type StoreLocator } from '../store/findStore.js'
 import { initWorkspace } from '../store/initStore.js'
 import { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
@@ -17,9 +18,8 @@ import { liveState, viewPath } from './liveBranch.js'
 import { type RunOptions, type RunResult, runInBranch } from './runInBranch.js'
 import type { BackendName, BranchInfo } from './types.js'
 
-export interface OpenWorkspaceOptions {
-  /** The store directory (default: the nearest `.forkpoint/` from `dir` up, else a new `dir/.forkpoint`). */
-  store?: string
+/** `dir` / `store` locate the store as in every call; when nothing is there, a new `dir/.forkpoint` (or `store`) is made. */
+export interface OpenWorkspaceOptions extends StoreLocator {
   /** Backend for new branches (default "auto": overlay, else reflink, else copy). */
   backend?: BackendName | 'auto'
   respectGitignore?: boolean
@@ -34,7 +34,7 @@ export interface OpenWorkspaceOptions {
  * directly in the workspace meanwhile are not in new branches until `refresh()` (a commit
  * still sees them, and conflicts rather than overwrite them).
  * @example
- * const ws = await Workspace.open('.')
+ * const ws = await Workspace.open({ dir: '.' })
  * await ws.withBranch('attempt', async (b) => { await writeFile(`${b.path}/notes.md`, 'hi') })
  */
 export class Workspace {
@@ -49,10 +49,14 @@ export class Workspace {
     private readonly options: OpenWorkspaceOptions,
   ) {}
 
-  static async open(dir: string, options: OpenWorkspaceOptions = {}): Promise<Workspace> {
-    const found = await locateStore({ cwd: resolve(dir), store: options.store })
-    const location = found && (await Store.open(found.storeDir).then(() => true, () => false)) ? found : await initWorkspace({ dir: resolve(dir), store: options.store })
-    const ws = new Workspace(location.workspace, await Store.open(location.storeDir), options)
+  /**
+   * Open the workspace `dir` (default: the current directory) and its store, making the
+   * store only when there is none: a store that is there but does not open is an error
+   * (StoreNotFoundError), never replaced by a fresh one.
+   */
+  static async open(options: OpenWorkspaceOptions = {}): Promise<Workspace> {
+    const { store, workspace } = await openOrInitStore(options)
+    const ws = new Workspace(workspace, store, options)
     await recoverCheckout(ws.store, ws.dir)
     await cleanupOrphans({ store: ws.store, workspace: ws.dir })
     await pruneBaseViews(ws.store)
@@ -161,4 +165,12 @@ export class Workspace {
     const state = target ? await liveState(this.store, target.id) : null
     return runInBranch({ store: this.store, workspace: this.dir, state, cmd, options: rest })
   }
+}
+
+/** The store `locator` names or finds, made where nothing is (no store found, nothing at the path it names or at `dir/.forkpoint`). */
+async function openOrInitStore(locator: StoreLocator): Promise<{ store: Store; workspace: string }> {
+  const dir = resolve(locator.dir ?? process.cwd())
+  const location = locateStore(locator) ?? { storeDir: join(dir, STORE_DIR_NAME), workspace: dir }
+  if (!existsSync(location.storeDir)) await initWorkspace({ dir: location.workspace, store: location.storeDir })
+  return { store: locator.store instanceof Store ? locator.store : await Store.open(location.storeDir), workspace: location.workspace }
 }

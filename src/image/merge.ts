@@ -11,15 +11,13 @@ import { recoverCheckout } from '../world/checkoutJournal.js'
 import { MERGE_DRAFT_REF, type MergeState, mergeInProgress, writeMergeState } from '../world/mergeState.js'
 import { readSnapshot } from '../world/readObjects.js'
 import { type Snapshot, makeSnapshot } from '../world/Snapshot.js'
-import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { StoreDirectory } from '../world/storeDirectory.js'
 import { treeSource } from '../world/treeSource.js'
 import { withWorkspaceLock } from '../world/workspaceLock.js'
 import { type ImageMerge, mergeImages } from './mergeImages.js'
 
-export interface MergeArgs {
-  dir?: string
-  store?: Store | string
+export interface MergeArgs extends StoreLocator {
   /** The image merged in: an id, short id, branch, tag or `HEAD~N`. */
   from: string
   /** The branch or tag merged into, in the store only (default: HEAD and the workspace). */
@@ -46,7 +44,7 @@ export type MergeResult = ImageMerge & { ref: string; inProgress: boolean }
  * @throws {UnsafePathError} when the result would write outside the workspace (nothing is written)
  */
 export async function merge(args: MergeArgs): Promise<MergeResult> {
-  const { store, workspace } = await resolveWorkspace(args)
+  const { store, workspace } = await openStore(args)
   if (args.into !== undefined && args.into !== 'HEAD') return mergeIntoRef(store, workspace, args, await refToMerge(store, args.into))
   await recoverCheckout(store, workspace)
   if (await mergeInProgress(store)) throw new UsageError("a merge is in progress: finish it with 'forkpoint merge --continue' or undo it with 'forkpoint merge --abort'")

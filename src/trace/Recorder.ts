@@ -9,11 +9,11 @@ import { failOnJournalEvents } from './journalEvents.js'
 import { makeRunId, type RedactionMode, type Run, type StepType } from './Run.js'
 import { writeRunArtifact } from './runArtifact.js'
 import { RunStore } from './RunStore.js'
-import { resolveStore, type StoreChoice } from './resolveStore.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { Session } from './Session.js'
 import { TRACE_ENV } from './traceEnv.js'
 
-export interface RecorderOptions extends StoreChoice {
+export interface RecorderOptions extends StoreLocator {
   entrypoint: string
   redact?: RedactionMode
   rules?: RedactionRules
@@ -102,14 +102,14 @@ export class Recorder {
     const diff = options.replay ? diffRuns({ a: options.replay, b: run, cipher: this.session.sealer.cipher }) : null
     let digest: Digest | null = null
     if (options.save !== false && !options.replay) {
-      const runs = RunStore.open({ store: await resolveStore(options) })
+      const runs = RunStore.open({ store: (await openStore(options)).store })
       try {
         digest = await runs.save(run)
       } finally {
         runs.close()
       }
     }
-    const artifact = options.out ? resolve(options.cwd ?? process.cwd(), options.out) : null
+    const artifact = options.out ? resolve(options.dir ?? process.cwd(), options.out) : null
     if (artifact) await writeRunArtifact(artifact, run)
     return { kind: 'recorded', run, digest, artifact, diff }
   }

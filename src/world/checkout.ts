@@ -16,17 +16,15 @@ import { quotePath } from './quotePath.js'
 import { readSnapshot } from './readObjects.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
-import { resolveWorkspace } from './snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Tree } from './Tree.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
 import { respectGitignore } from './workspaceConfig.js'
 import { withWorkspaceLock } from './workspaceLock.js'
 
-export interface CheckoutArgs {
+export interface CheckoutArgs extends StoreLocator {
   /** A snapshot id, short id, branch, tag or `HEAD~N`. */
   id: string
-  dir?: string
-  store?: Store | string
   /** Materialize into this new (or empty) directory instead of the workspace. */
   into?: string
   /** Overwrite uncommitted changes in the workspace. */
@@ -50,7 +48,7 @@ export interface CheckoutResult {
 
 /** Materialize a snapshot: into a fresh directory, or over the workspace itself (atomically). */
 export async function checkout(args: CheckoutArgs): Promise<CheckoutResult> {
-  const { store, workspace } = await resolveWorkspace(args)
+  const { store, workspace } = await openStore(args)
   const id = await resolveId(store, args.id)
   const snapshot = await readSnapshot(store, id)
   const tree = snapshot.world.tree

@@ -6,7 +6,7 @@ import { type Change, diffTrees } from './diffTrees.js'
 import { mergeInProgress, readMergeState } from './mergeState.js'
 import { readSnapshot } from './readObjects.js'
 import { scanWorkspace } from './scanWorkspace.js'
-import { resolveWorkspace } from './snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { treeSource } from './treeSource.js'
 import { respectGitignore } from './workspaceConfig.js'
 
@@ -22,8 +22,8 @@ export interface StatusResult {
 }
 
 /** What changed in the workspace since HEAD. Reads only files the stat cache cannot vouch for; writes nothing. */
-export async function status(args: { dir?: string; store?: Store | string; respectGitignore?: boolean } = {}): Promise<StatusResult> {
-  const { store, workspace } = await resolveWorkspace(args)
+export async function status(args: StoreLocator & { respectGitignore?: boolean } = {}): Promise<StatusResult> {
+  const { store, workspace } = await openStore(args)
   await recoverCheckout(store, workspace)
   const scan = await scanWorkspace({ store, dir: workspace, write: false, respectGitignore: await respectGitignore(store, args.respectGitignore, { remember: false }) })
   const h = await readHead(store)

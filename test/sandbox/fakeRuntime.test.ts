@@ -19,7 +19,7 @@ it('runs a branch command through the injected runtime: the branch view at the w
     },
   }
   restore = useSandboxRuntime(fake)
-  const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'copy' })
+  const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }), backend: 'copy' })
   await using b = await ws.branch('faked')
   const r = await b.run('anything', { timeout: '5s' })
   expect(r).toMatchObject({ exitCode: 3, stdout: 'out', branch: 'faked', changedPaths: ['made-by-fake.txt'] })

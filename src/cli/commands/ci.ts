@@ -17,7 +17,7 @@ export function registerCi(program: Command): void {
     .action(async (opts: RedactionFlags & { entrypoint: string; out: string; proxy?: boolean; deterministic?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { ciRecord } = await import('../../trace/ciRecord.js')
-      const r = await ciRecord({ entrypoint: opts.entrypoint, out: opts.out, cwd: flags.dir, storeDir: flags.store, redact: opts.redact, rules: redactionRules(opts), proxy: Boolean(opts.proxy), deterministic: Boolean(opts.deterministic), stdout: 'stderr' })
+      const r = await ciRecord({ entrypoint: opts.entrypoint, out: opts.out, dir: flags.dir, store: flags.store, redact: opts.redact, rules: redactionRules(opts), proxy: Boolean(opts.proxy), deterministic: Boolean(opts.deterministic), stdout: 'stderr' })
       emit(flags, { runId: r.runId, artifact: r.artifact, steps: r.steps, exitCode: r.exitCode }, (x) => `recorded ${x.runId}: ${x.steps} steps -> ${x.artifact}`)
     })
   common(ci.command('check'))
@@ -31,7 +31,7 @@ export function registerCi(program: Command): void {
       const flags = commonFlags(cmd)
       const { ciCheck } = await import('../../trace/ciCheck.js')
       const { renderRunDiff } = await import('../../trace/renderRunDiff.js')
-      const r = await ciCheck({ ...opts, live: Boolean(opts.live), cwd: flags.dir, storeDir: flags.store, stdout: 'stderr' })
+      const r = await ciCheck({ ...opts, live: Boolean(opts.live), dir: flags.dir, store: flags.store, stdout: 'stderr' })
       emit(flags, { outcome: r.outcome, trace: r.diff, offlineViolations: r.offlineViolations, isolation: r.isolation, agentExitCode: r.exitCode, actualArtifact: r.actualArtifact }, (x) =>
         x.outcome === 'offline_violation' ? `runs match, but the agent tried to reach: ${x.offlineViolations.join(', ')}` : renderRunDiff(x.trace),
       )
@@ -46,7 +46,7 @@ export function registerCi(program: Command): void {
       const flags = commonFlags(cmd)
       const { ciDiff } = await import('../../trace/ciDiff.js')
       const { renderRunDiff } = await import('../../trace/renderRunDiff.js')
-      const trace = await ciDiff({ ...opts, cwd: flags.dir, storeDir: flags.store })
+      const trace = await ciDiff({ ...opts, dir: flags.dir, store: flags.store })
       emit(flags, { trace }, (x) => renderRunDiff(x.trace))
       if (trace.status !== 'exact_match') process.exitCode = 1
     })
@@ -56,7 +56,7 @@ export function registerCi(program: Command): void {
     .action(async (input: string, opts: { out?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { ciNormalize } = await import('../../trace/ciNormalize.js')
-      const r = await ciNormalize({ input, ...(opts.out ? { out: opts.out } : {}), cwd: flags.dir, storeDir: flags.store })
+      const r = await ciNormalize({ input, ...(opts.out ? { out: opts.out } : {}), dir: flags.dir, store: flags.store })
       emit(flags, r, (x) => `normalised ${x.steps} steps -> ${x.artifact}`)
     })
   common(ci.command('replay'))
@@ -65,7 +65,7 @@ export function registerCi(program: Command): void {
     .action(async (opts: { artifact: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { validateArtifact } = await import('../../trace/validateArtifact.js')
-      const r = validateArtifact({ artifact: opts.artifact, cwd: flags.dir })
+      const r = validateArtifact({ artifact: opts.artifact, dir: flags.dir })
       const { describeArtifact } = await import('../../trace/describeArtifact.js')
       emit(flags, r, describeArtifact)
     })

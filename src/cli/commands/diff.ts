@@ -25,7 +25,7 @@ export function registerDiff(program: Command): void {
 async function diffRunsCommand(flags: ReturnType<typeof commonFlags>, a: string, b: string | undefined, window: number): Promise<void> {
   const { compareRuns } = await import('../../trace/compareRuns.js')
   const { renderRunDiff } = await import('../../trace/renderRunDiff.js')
-  const trace = await compareRuns({ a, b, window, cwd: flags.dir, storeDir: flags.store })
+  const trace = await compareRuns({ a, b, window, dir: flags.dir, store: flags.store })
   emit(flags, { trace }, (r) => renderRunDiff(r.trace))
   if (trace.status !== 'exact_match') process.exitCode = 1
 }

@@ -9,8 +9,8 @@ export function registerFork(program: Command): void {
     .action(async (id: string, opts: { count: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { forkImage } = await import('../../image/forkImage.js')
-      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
-      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
+      const { openStore } = await import('../../store/findStore.js')
+      const { store } = await openStore({ dir: flags.dir, store: flags.store })
       const children = await forkImage({ store, id, n: opts.count })
       emit(flags, { children }, (r) => r.children.map((c) => c.id).join('\n'))
     })

@@ -11,8 +11,8 @@ export function registerGc(program: Command): void {
     .action(async (opts: { dryRun?: boolean; prune?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { gc } = await import('../../store/gc.js')
-      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
-      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
+      const { openStore } = await import('../../store/findStore.js')
+      const { store } = await openStore({ dir: flags.dir, store: flags.store })
       const result = await gc({ store, dryRun: opts.dryRun ?? false, ...(opts.prune ? { prune: opts.prune } : {}) })
       emit(flags, { ...result, removed: result.removed.length, removedIds: result.removed }, (r) =>
         `${opts.dryRun ? 'would remove' : 'removed'} ${r.removed} objects (${formatBytes(r.freedBytes)}) and ${r.expiredReflogEntries} reflog entries; ${r.kept} reachable`,

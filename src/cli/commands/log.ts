@@ -12,8 +12,8 @@ export function registerLog(program: Command): void {
     .action(async (ref: string | undefined, opts: { graph?: boolean; limit?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { log } = await import('../../world/log.js')
-      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
-      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
+      const { openStore } = await import('../../store/findStore.js')
+      const { store } = await openStore({ dir: flags.dir, store: flags.store })
       const entries = await log({ store, from: ref ?? 'HEAD', limit: opts.limit ?? Infinity })
       emit(flags, { entries }, (r) => (opts.graph ? drawGraph(r.entries) : r.entries.map(line).join('\n')))
     })

@@ -13,8 +13,8 @@ export function registerReplay(program: Command): void {
       const flags = commonFlags(cmd)
       const { loadRun } = await import('../../trace/loadRun.js')
       const { replayRun } = await import('../../trace/replayRun.js')
-      const run = await loadRun({ spec, cwd: flags.dir, storeDir: flags.store })
-      const result = await replayRun({ run, command, trustCommand: Boolean(opts.trustCommand), liveFrom: opts.liveFrom, cwd: flags.dir, storeDir: flags.store, stdout: flags.json ? 'stderr' : 'inherit' })
+      const run = await loadRun({ spec, dir: flags.dir, store: flags.store })
+      const result = await replayRun({ run, command, trustCommand: Boolean(opts.trustCommand), liveFrom: opts.liveFrom, dir: flags.dir, store: flags.store, stdout: flags.json ? 'stderr' : 'inherit' })
       const { replayed: _r, agentStdout: _o, ...summary } = result
       emit(flags, summary, (r) =>
         r.forked

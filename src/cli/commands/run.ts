@@ -58,8 +58,8 @@ export function registerRun(program: Command): void {
         const { recordCommand } = await import('../../trace/recordCommand.js')
         const result = await recordCommand({
           command,
-          cwd: flags.dir,
-          storeDir: flags.store,
+          dir: flags.dir,
+          store: flags.store,
           redact: opts.redact,
           rules: redactionRules(opts),
           proxy: Boolean(opts.proxy),

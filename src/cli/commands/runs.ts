@@ -14,7 +14,7 @@ export function registerRuns(program: Command): void {
     .action(async (opts: { limit: number; entrypoint?: string; status?: 'ok' | 'failed'; step?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { listRuns } = await import('../../trace/listRuns.js')
-      const list = await listRuns({ ...opts, cwd: flags.dir, storeDir: flags.store })
+      const list = await listRuns({ ...opts, dir: flags.dir, store: flags.store })
       emit(flags, { runs: list }, (r) => (r.runs.length ? r.runs.map(line).join('\n') : 'no recorded runs'))
     })
   common(runs.command('show <run>'))
@@ -22,7 +22,7 @@ export function registerRuns(program: Command): void {
     .action(async (spec: string, _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { loadRun } = await import('../../trace/loadRun.js')
-      const run = await loadRun({ spec, cwd: flags.dir, storeDir: flags.store })
+      const run = await loadRun({ spec, dir: flags.dir, store: flags.store })
       emit(flags, { run }, (r) => render(r.run))
     })
   common(runs.command('rm <run...>'))
@@ -30,7 +30,7 @@ export function registerRuns(program: Command): void {
     .action(async (specs: string[], _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { removeRuns } = await import('../../trace/removeRuns.js')
-      const removed = await removeRuns({ specs, cwd: flags.dir, storeDir: flags.store })
+      const removed = await removeRuns({ specs, dir: flags.dir, store: flags.store })
       emit(flags, { removed }, (r) => r.removed.map((id) => `removed ${id}`).join('\n'))
     })
   common(runs.command('export <run>'))
@@ -39,7 +39,7 @@ export function registerRuns(program: Command): void {
     .action(async (spec: string, opts: { out: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { exportRun } = await import('../../trace/exportRun.js')
-      const result = await exportRun({ spec, out: opts.out, cwd: flags.dir, storeDir: flags.store })
+      const result = await exportRun({ spec, out: opts.out, dir: flags.dir, store: flags.store })
       emit(flags, result, (r) => `wrote ${r.runId} (${r.steps} steps) to ${r.artifact}`)
     })
 }

@@ -10,8 +10,8 @@ export function registerShow(program: Command): void {
     .action(async (id: string, _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { describeObject } = await import('../../image/describeImage.js')
-      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
-      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
+      const { openStore } = await import('../../store/findStore.js')
+      const { store } = await openStore({ dir: flags.dir, store: flags.store })
       const shown = await describeObject({ store, id })
       emit(flags, shown, (r) => {
         if (r.kind === 'snapshot' && 'world' in r) return renderImage(r)

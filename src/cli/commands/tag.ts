@@ -11,9 +11,9 @@ export function registerTag(program: Command): void {
     .action(async (name: string | undefined, id: string | undefined, opts: { delete?: boolean; force?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { createTag, deleteTag, listTags } = await import('../../store/tags.js')
-      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
+      const { openStore } = await import('../../store/findStore.js')
       const { UsageError } = await import('../../errors/index.js')
-      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
+      const { store } = await openStore({ dir: flags.dir, store: flags.store })
       if (!name) {
         const tags = await listTags({ store })
         emit(flags, { tags }, (r) => r.tags.map((t) => `${t.name}\t${short(t.id)}`).join('\n'))

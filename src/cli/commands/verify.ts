@@ -8,9 +8,9 @@ export function registerVerify(program: Command): void {
     .action(async (_opts, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { verify } = await import('../../store/verify.js')
-      const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
+      const { openStore } = await import('../../store/findStore.js')
       const { StoreCorruptError } = await import('../../errors/index.js')
-      const { store } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
+      const { store } = await openStore({ dir: flags.dir, store: flags.store })
       const result = await verify({ store })
       emit(flags, result, (r) =>
         [

@@ -42,7 +42,7 @@ export async function storeDemo(ctx: DemoContext): Promise<void> {
   ctx.check(!again.created && again.id === second.id, 'snapshotting an unchanged workspace writes nothing and returns the same id')
 
   ctx.say('History and diff')
-  const { store } = await lib.resolveWorkspace({ dir: ws })
+  const { store } = await lib.openStore({ dir: ws })
   const history = await lib.log({ store })
   ctx.show(history.map((e) => `${e.id.slice(7, 19)} ${e.message}${e.refs.length ? ` (${e.refs.join(', ')})` : ''}`).join('\n'))
   const diff = await lib.diffSnapshots({ dir: ws, a: first.id, b: second.id })
