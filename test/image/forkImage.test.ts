@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { gc, initWorkspace, listRefs, openStore, readSnapshot, snapshotWorkspace } from '../../src/index.js'
+import { gc, initWorkspace, openStore, snapshotWorkspace } from '../../src/index.js'
+import { listRefs } from '../../src/store/refs.js'
+import { readSnapshot } from '../../src/world/readObjects.js'
 import { forkImage } from '../../src/image/forkImage.js'
 import { mergeBases } from '../../src/image/mergeBases.js'
 import { runCli } from '../helpers/cli.js'

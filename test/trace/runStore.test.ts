@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { gc, initWorkspace, listRefs, loadRun, openStore, verify } from '../../src/index.js'
+import { gc, initWorkspace, loadRun, openStore, verify } from '../../src/index.js'
+import { listRefs } from '../../src/store/refs.js'
 import { tempDir } from '../helpers/tmp.js'
 import { FIXTURES, fp } from './cli.js'
 
