@@ -7,6 +7,7 @@ import { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { recoverCheckout } from '../world/checkoutJournal.js'
 import { scanWorkspace } from '../world/scanWorkspace.js'
+import '../util/disposeSymbols.js'
 import { withWorkspaceLock } from '../world/workspaceLock.js'
 import { type Base, type FoundBase, advanceBase } from './advanceBase.js'
 import { Branch, type BranchOptions } from './Branch.js'
@@ -33,14 +34,18 @@ export interface OpenWorkspaceOptions extends StoreLocator {
  * applied: after a commit only the paths it changed are scanned again. Files edited
  * directly in the workspace meanwhile are not in new branches until `refresh()` (a commit
  * still sees them, and conflicts rather than overwrite them).
+ * Disposing it (`await using ws = ...`) aborts the branches it made that are still live,
+ * but not persistent ones.
  * @example
- * const ws = await Workspace.open({ dir: '.' })
+ * await using ws = await Workspace.open({ dir: '.' })
  * await ws.withBranch('attempt', async (b) => { await writeFile(`${b.path}/notes.md`, 'hi') })
  */
-export class Workspace {
+export class Workspace implements AsyncDisposable {
   #base: Base | null = null
   /** The base being brought up to date, shared by every branch made meanwhile. */
   #rebasing: { generation: number; done: Promise<Digest> } | null = null
+  /** Branches made through this object and not persistent: disposing it aborts those still live. */
+  readonly #made = new Set<Branch>()
 
   private constructor(
     /** The workspace root. */
@@ -112,7 +117,9 @@ export class Workspace {
   /** Make a branch of the workspace. @throws {BranchExistsError} @throws {BackendUnavailableError} */
   async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
     const state = await createBranch({ store: this.store, name, parent: null, tree: await this.baseTree(), backend: options.backend ?? this.options.backend, persistent: options.persistent })
-    return new Branch(this, this, state)
+    const branch = new Branch(this, this, state)
+    if (!options.persistent) this.#made.add(branch)
+    return branch
   }
 
   /**
@@ -164,6 +171,13 @@ export class Workspace {
     const target = typeof branch === 'string' ? await this.openBranch(branch) : branch
     const state = target ? await liveState(this.store, target.id) : null
     return runInBranch({ store: this.store, workspace: this.dir, state, cmd, options: rest })
+  }
+
+  /** Abort the branches this object made that are still live (not persistent ones). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    const made = [...this.#made]
+    this.#made.clear()
+    await Promise.all(made.map((b) => b.abort()))
   }
 }
 

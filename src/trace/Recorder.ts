@@ -12,6 +12,7 @@ import { RunStore } from './RunStore.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { Session } from './Session.js'
 import { TRACE_ENV } from './traceEnv.js'
+import '../util/disposeSymbols.js'
 
 export interface RecorderOptions extends StoreLocator {
   entrypoint: string
@@ -43,8 +44,11 @@ export type RecorderResult =
  * const plan = await rec.llm('plan', { prompt }, () => callModel(prompt))
  * await rec.tool('search', { q: plan.query }, () => search(plan.query))
  * const { run } = await rec.finish()
+ * Disposing it (`await using rec = ...`) finishes a run not finished yet as `failed`.
  */
-export class Recorder {
+export class Recorder implements AsyncDisposable {
+  #finished: Promise<RecorderResult> | null = null
+
   private constructor(
     private readonly session: Session,
     private readonly owned: { options: RecorderOptions; sink: ReturnType<typeof memorySink>; startedAt: Date } | null,
@@ -84,7 +88,17 @@ export class Recorder {
   }
 
   /** End the run: store it (and write `out`), or, during in-process replay, compare it with the recording. */
-  async finish({ status = 'ok' }: { status?: Run['status'] } = {}): Promise<RecorderResult> {
+  finish({ status = 'ok' }: { status?: Run['status'] } = {}): Promise<RecorderResult> {
+    this.#finished ??= this.#finish(status)
+    return this.#finished
+  }
+
+  /** A run that did not reach `finish()`: kept, as `failed`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.finish({ status: 'failed' })
+  }
+
+  async #finish(status: Run['status']): Promise<RecorderResult> {
     if (!this.owned) return { kind: 'attached' }
     const { options, sink, startedAt } = this.owned
     if (options.replay) failOnJournalEvents(sink.entries)
