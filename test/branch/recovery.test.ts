@@ -92,7 +92,7 @@ describe('hostile input', () => {
 it('every branch error is a BranchError whose code is its class name', () => {
   const names = ['ConflictError', 'BranchStaleError', 'BranchNotFoundError', 'BranchExistsError', 'BranchBusyError', 'BackendUnavailableError', 'SandboxError'] as const
   for (const name of names) {
-    const err = new (api[name] as new (m: string) => BranchError)('x')
+    const err = new (api[name] as unknown as new (m: string) => BranchError<object>)('x')
     expect(err).toBeInstanceOf(BranchError)
     expect(err.code).toBe(name)
     expect([2, 3]).toContain(err.exitCode)
