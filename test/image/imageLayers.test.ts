@@ -59,7 +59,7 @@ describe('show', () => {
     const id = (await snapshotAgent({ dir, trace: 'r.run.json' })).id
     const shown = await runCli(['show', id], { cwd: dir })
     expect(shown.stdout).toContain('node agent.js, ok, 1 steps\n  [0] tool fs.read')
-    expect((await describeImage(store, id)).trace?.messages).toBeNull()
+    expect((await describeImage({ store: store, spec: id })).trace?.messages).toBeNull()
   })
 
   it('refuses an image whose trace is not a run, or whose effects are not a ledger, with exit 5', async () => {
@@ -117,7 +117,7 @@ describe('layers from a newer writer', () => {
     const good = await snapshotAgent({ dir })
     const blob = await store.writeBlob(Buffer.from('weights'))
     const id = await store.writeObject({ ...makeSnapshot({ parents: [], tree: good.tree, message: 'newer' }), adapter: blob })
-    expect((await describeImage(store, id)).layers).toEqual([{ layer: 'adapter', id: blob, kind: 'blob' }])
+    expect((await describeImage({ store: store, spec: id })).layers).toEqual([{ layer: 'adapter', id: blob, kind: 'blob' }])
     const out = join(tempDir('agent'), 'out')
     await checkoutAgent({ store, id, into: out })
     expect(await fs.readFile(join(out, 'layers/adapter.bin'), 'utf8')).toBe('weights')
@@ -149,7 +149,7 @@ describe('an image carries every layer', () => {
     await pushImage({ store, id, remote, credentials: null })
     const other = await emptyStore()
     expect((await pullImage({ store: other, remote, credentials: null })).id).toBe(id)
-    const image = await describeImage(other, id)
+    const image = await describeImage({ store: other, spec: id })
     expect(image.trace?.messages).toHaveLength(2)
     expect(image.layers).toEqual([{ layer: 'effects', id: ledger, kind: 'ledger' }])
   })

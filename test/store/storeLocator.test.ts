@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { Store, StoreNotFoundError, Workspace, initWorkspace, listRuns, openEffects, snapshotWorkspace, status } from '../../src/index.js'
+import { Store, StoreNotFoundError, Workspace, createTag, describeImage, forkImage, gc, initWorkspace, listRuns, listTags, log, openEffects, showObject, snapshotWorkspace, status, verify, verifyLedger } from '../../src/index.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 describe('one store locator: { dir?, store? } in every call', () => {
@@ -23,6 +23,22 @@ describe('one store locator: { dir?, store? } in every call', () => {
     mkdirSync(join(found, 'sub'))
     const fromSub = await Workspace.open({ dir: join(found, 'sub') })
     expect([fromSub.dir, fromSub.store.root]).toEqual([found, join(found, '.forkpoint')])
+  })
+
+  it('the calls that once took an open Store only take { dir } too', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'a' })
+    await initWorkspace({ dir })
+    const { id } = await snapshotWorkspace({ dir, message: 'one' })
+    await createTag({ dir, name: 'v1' })
+    expect((await listTags({ dir })).map((t) => t.name)).toEqual(['v1'])
+    expect((await log({ dir })).map((e) => e.id)).toEqual([id])
+    expect((await showObject({ dir, id: 'v1' })).id).toBe(id)
+    expect((await describeImage({ dir, spec: 'v1' })).id).toBe(id)
+    expect(await forkImage({ dir, id, n: 2 })).toHaveLength(2)
+    expect((await verify({ dir })).ok).toBe(true)
+    expect(Array.isArray((await gc({ dir })).removed)).toBe(true)
+    const effects = await openEffects({ dir, env: {} })
+    await verifyLedger({ dir, ledger: await effects.ledger(), env: {} })
   })
 
   it('fails with StoreNotFoundError when no store is named or found, in every call but Workspace.open and initWorkspace', async () => {
