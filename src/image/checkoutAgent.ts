@@ -14,7 +14,7 @@ import { otherLayers } from './imageLayers.js'
 import { readImage, storedKind } from './readImage.js'
 
 export interface CheckoutAgentArgs extends StoreLocator {
-  /** The image: a snapshot id, short id, branch, tag or `HEAD~N`. */
+  /** The image: a snapshot id, short id, head, tag or `HEAD~N`. */
   id: string
   /** A new (or empty) directory to write every layer into. */
   into: string

@@ -16,7 +16,7 @@ import type { BlobRef } from './Descriptor.js'
 import { PACK_MANIFEST_NAME, type PackManifest } from './PackManifest.js'
 
 export interface PackArgs extends StoreLocator {
-  /** A snapshot id, short id, branch, tag or `HEAD~N`. */
+  /** A snapshot id, short id, head, tag or `HEAD~N`. */
   id: string
   /** The pack file to write (replaced atomically). */
   output: string

@@ -19,7 +19,7 @@ import { type ProgressListener, progressCounter } from './TransferProgress.js'
 import type { Transport } from './Transport.js'
 
 export interface PushArgs extends ConnectOptions, StoreLocator {
-  /** What to push: a snapshot id, short id, branch, tag or `HEAD~N`. */
+  /** What to push: a snapshot id, short id, head, tag or `HEAD~N`. */
   id: string
   /** `file:///dir[:tag]`, `oci://host[:port]/repo[:tag]`, `s3://bucket/prefix[:tag]`. */
   remote: string

@@ -23,7 +23,7 @@ import { respectGitignore } from './workspaceConfig.js'
 import { withWorkspaceLock } from './workspaceLock.js'
 
 export interface CheckoutArgs extends StoreLocator {
-  /** A snapshot id, short id, branch, tag or `HEAD~N`. */
+  /** A snapshot id, short id, head, tag or `HEAD~N`. */
   id: string
   /** Materialize into this new (or empty) directory instead of the workspace. */
   into?: string
@@ -76,8 +76,8 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
 }
 
 async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree: Digest, args: CheckoutArgs): Promise<CheckoutResult> {
-  const branch = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
-  const head = branch === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
+  const headTip = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
+  const head = headTip === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
   const applied = await applyTree({ store, workspace, tree, head, force: args.force ?? false, allowExternalSymlinks: args.allowExternalSymlinks, method: args.method })
   return { id, tree, target: workspace, mode: 'in-place', ...applied }
 }
@@ -88,7 +88,7 @@ export interface ApplyTreeArgs {
   tree: Digest
   /** What the HEAD file holds once the tree is in place. */
   head: string
-  /** A ref moved (compare-and-swap) with the tree, as a merge moves HEAD's branch. */
+  /** A ref moved (compare-and-swap) with the tree, as a merge moves the head HEAD follows. */
   ref?: JournalRef
   /** Overwrite uncommitted changes. */
   force: boolean

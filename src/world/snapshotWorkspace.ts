@@ -52,7 +52,7 @@ export interface SnapshotResult extends ScanCounts {
 
 /**
  * Snapshot a workspace: scan it into trees, write the snapshot object, make every object
- * durable with one sync, then move HEAD's branch (compare-and-swap, so two concurrent
+ * durable with one sync, then move the head HEAD follows (compare-and-swap, so two concurrent
  * snapshots never lose one another: the loser retries on top of the winner).
  */
 export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<SnapshotResult> {

@@ -12,8 +12,8 @@ import { respectGitignore } from './workspaceConfig.js'
 
 export interface StatusResult {
   workspace: string
-  /** The branch HEAD follows, or null when detached. */
-  branch: string | null
+  /** The head HEAD follows (`main` for `refs/heads/main`), or null when detached. */
+  headName: string | null
   head: Digest | null
   clean: boolean
   changes: Change[]
@@ -30,7 +30,7 @@ export async function status(args: StoreLocator & { respectGitignore?: boolean }
   const head = h.type === 'symbolic' ? await readRef(store, h.ref) : h.id
   const headTree = head ? (await readSnapshot(store, head)).world.tree : null
   const changes = await diffTrees({ source: treeSource(store, scan.trees), a: headTree, b: scan.tree })
-  return { workspace, branch: h.type === 'symbolic' ? h.ref.replace(/^refs\/heads\//, '') : null, head, clean: changes.length === 0, changes, merge: await mergeSummary(store) }
+  return { workspace, headName: h.type === 'symbolic' ? h.ref.replace(/^refs\/heads\//, '') : null, head, clean: changes.length === 0, changes, merge: await mergeSummary(store) }
 }
 
 async function mergeSummary(store: Store): Promise<StatusResult['merge']> {

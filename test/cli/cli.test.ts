@@ -35,7 +35,7 @@ describe('forkpoint CLI end to end', () => {
     expect(unchanged.json).toMatchObject({ schemaVersion: 1, id: first, created: false })
 
     const clean = await fpJson<Json>(ws, 'status')
-    expect(clean.json).toMatchObject({ schemaVersion: 1, clean: true, branch: 'main', head: first, changes: [] })
+    expect(clean.json).toMatchObject({ schemaVersion: 1, clean: true, headName: 'main', head: first, changes: [] })
     expect((await fp(ws, 'status')).stdout).toMatch(/clean/)
 
     await fs.writeFile(join(ws, 'a.txt'), 'two\n')

@@ -63,7 +63,7 @@ describe('a merge into the workspace cut short', () => {
     await crashMerge(h.dir, 'after-steps', 1)
     const after = await status({ dir: h.dir })
     expect(after.clean).toBe(true)
-    expect(after.branch).toBe('main')
+    expect(after.headName).toBe('main')
     const merged = await readSnapshot(h.store, after.head!)
     expect(merged.parents).toEqual([h.ours, h.theirs])
     expect(await fs.readFile(join(h.dir, 'a.txt'), 'utf8')).toBe('ours\n')

@@ -202,6 +202,6 @@ describe('snapshot edge cases', () => {
       ['e', 'added'],
     ])
     const empty = await storeWorkspace()
-    expect(await status({ dir: empty.dir })).toMatchObject({ clean: true, head: null, branch: 'main' })
+    expect(await status({ dir: empty.dir })).toMatchObject({ clean: true, head: null, headName: 'main' })
   })
 })

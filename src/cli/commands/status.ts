@@ -13,7 +13,7 @@ export function registerStatus(program: Command): void {
       const { status } = await import('../../world/status.js')
       const result = await status({ dir: flags.dir, store: flags.store, ...opts })
       emit(flags, result, (r) => {
-        const where = `${r.branch ? `on ${r.branch}` : 'HEAD detached'}${r.head ? ` at ${short(r.head)}` : ' (no snapshot yet)'}`
+        const where = `${r.headName ? `on ${r.headName}` : 'HEAD detached'}${r.head ? ` at ${short(r.head)}` : ' (no snapshot yet)'}`
         const merging = r.merge ? `\n${mergeNote(r.merge)}` : ''
         return r.clean ? `${where}${merging}\nclean` : `${where}${merging}\n${formatChanges(r.changes)}`
       })
