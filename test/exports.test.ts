@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import * as api from '../src/index.js'
+import { ROOT } from './helpers/cli.js'
 
 // The public API, name by name: a change here is an API change and shows up in review.
 // Adding or removing an export means updating this list in the same commit; after
@@ -117,4 +120,11 @@ it('exports exactly the reviewed public names', () => {
     'verify',
     'verifyLedger',
   ])
+})
+
+// docs/public-api.md lists the public API one line per export (`- \`name\` — ...`): exactly these names, each once.
+it('docs/public-api.md names every export once, and nothing else', () => {
+  const doc = readFileSync(join(ROOT, 'docs', 'public-api.md'), 'utf8')
+  const listed = [...doc.matchAll(/^- `(\w+)` — /gm)].map((m) => m[1])
+  expect([...listed].sort()).toEqual(Object.keys(api).sort())
 })

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { UsageError } from '../errors/index.js'
 import { join, resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
 import { locateStore, STORE_DIR_NAME, type StoreLocator } from '../store/findStore.js'
@@ -60,6 +61,8 @@ export class Workspace implements AsyncDisposable {
    * (StoreNotFoundError), never replaced by a fresh one.
    */
   static async open(options: OpenWorkspaceOptions = {}): Promise<Workspace> {
+    // the earlier call Workspace.open(dir) would otherwise silently open the current directory's store
+    if (typeof options !== 'object') throw new UsageError(`Workspace.open takes { dir, store? }, not ${JSON.stringify(options)}: Workspace.open({ dir: ${JSON.stringify(options)} })`, { value: String(options) })
     const { store, workspace } = await openOrInitStore(options)
     const ws = new Workspace(workspace, store, options)
     await recoverCheckout(ws.store, ws.dir)

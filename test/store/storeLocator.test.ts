@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { Store, StoreNotFoundError, Workspace, createTag, describeImage, forkImage, gc, initWorkspace, listRuns, listTags, log, openEffects, showObject, snapshotWorkspace, status, verify, verifyLedger } from '../../src/index.js'
+import { Store, StoreNotFoundError, UsageError, Workspace, createTag, describeImage, forkImage, gc, initWorkspace, listRuns, listTags, log, openEffects, showObject, snapshotWorkspace, status, verify, verifyLedger } from '../../src/index.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 describe('one store locator: { dir?, store? } in every call', () => {
@@ -51,6 +51,12 @@ describe('one store locator: { dir?, store? } in every call', () => {
 })
 
 describe('Workspace.open', () => {
+  it('refuses the old positional form instead of opening the current directory', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'a' })
+    await expect(Workspace.open(dir as never)).rejects.toThrow(UsageError)
+    expect(existsSync(join(dir, '.forkpoint'))).toBe(false)
+  })
+
   it('makes a store where there is none', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a' })
     const ws = await Workspace.open({ dir })
