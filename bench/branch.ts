@@ -26,7 +26,7 @@ function makeFiles(dir: string, files: number): void {
 async function timeBackend(parent: string, files: number, backend: BackendName, runs: number): Promise<Row> {
   const dir = mkdtempSync(join(parent, `ws-${backend}-`))
   makeFiles(dir, files)
-  const ws = await Workspace.open(dir, { backend })
+  const ws = await Workspace.open({ dir, backend })
   let t = now()
   await (await ws.branch('first')).abort() // scans the workspace and builds the shared base view
   const first = now() - t

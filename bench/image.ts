@@ -33,7 +33,7 @@ async function forkRows(): Promise<Row[]> {
     writeFileSync(join(dir, 'a.txt'), 'hello\n')
     await initWorkspace({ dir })
     const { id } = await snapshotWorkspace({ dir, message: 'base' })
-    const { store } = await openStore({ cwd: dir })
+    const { store } = await openStore({ dir })
     const git = (...args: string[]) => spawnSync('git', ['-C', dir, ...args])
     git('init', '-q')
     git('-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '--allow-empty', '-m', 'base')

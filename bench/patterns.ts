@@ -65,7 +65,7 @@ export async function main(args: string[]): Promise<void> {
     makeFixture(pristine, { files, totalBytes: files * 2000 })
     const wsDir = join(root, 'ws')
     execFileSync('cp', ['-a', pristine, wsDir])
-    const ws = await Workspace.open(wsDir)
+    const ws = await Workspace.open({ dir: wsDir })
     const rows = [
       ...(await scenario(root, pristine, ws, 'trivial: echo $FORKPOINT_ATTEMPT > out.txt', 'echo $FORKPOINT_ATTEMPT > out.txt', quick ? 2 : 5)),
       ...(await scenario(root, pristine, ws, '1 s of work: sleep 1; echo > out.txt', 'sleep 1; echo $FORKPOINT_ATTEMPT > out.txt', quick ? 1 : 3)),

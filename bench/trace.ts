@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { measure, report, type Row } from './harness.js'
-import { diffRuns, initWorkspace, loadRun, parseRun, Recorder, recordCommand, replayRun, runArtifactText, type Run } from '../src/index.js'
+import { diffRuns, initWorkspace, loadRun, Recorder, recordCommand, replayRun, type Run } from '../src/index.js'
+import { parseRun } from '../src/trace/parseRun.js'
+import { runArtifactText } from '../src/trace/runArtifact.js'
 import { createSession } from '../src/trace/createSession.js'
 import { fileSink } from '../src/trace/journal.js'
 import { Session } from '../src/trace/Session.js'
@@ -116,11 +118,11 @@ async function replaySpeed(rows: Row[]): Promise<void> {
   const env = { ...process.env, STEPS: '10000' }
   let runId = ''
   const recordE2e = await measureWithCpu(async () => {
-    runId = (await recordCommand({ cwd: dir, command: [process.execPath, agent], env, stdout: 'capture' })).runId
+    runId = (await recordCommand({ dir, command: [process.execPath, agent], env, stdout: 'capture' })).runId
   }, 3)
-  const stored = await loadRun({ spec: runId, cwd: dir })
+  const stored = await loadRun({ spec: runId, dir })
   const replayE2e = await measureWithCpu(async () => {
-    const r = await replayRun({ run: stored, cwd: dir, env, stdout: 'capture' })
+    const r = await replayRun({ run: stored, dir, env, stdout: 'capture' })
     if (r.served !== 10_000 || r.diff.status !== 'exact_match') throw new Error(`served ${r.served}`)
   }, 3)
   rows.push({ case: 'forkpoint run --record of a 10,000-step node agent (baseline: live)', p50_ms: recordE2e.wall, p99_ms: '', target: `cpu ${recordE2e.cpu.toFixed(0)} ms` })

@@ -11,7 +11,7 @@ import { table, tempProject } from './workspace.js'
 const TARGET = 'fork'
 const project = await tempProject({ 'word.txt': '' })
 try {
-  const ws = await Workspace.open(project.dir)
+  const ws = await Workspace.open({ dir: project.dir })
   const word = (path: string) => readFileSync(join(path, 'word.txt'), 'utf8')
   const letter = (c: string): Candidate => async (path) => {
     await fs.writeFile(join(path, 'word.txt'), word(path) + c)

@@ -10,7 +10,7 @@ import { table, tempProject } from './workspace.js'
 
 const project = await tempProject({ 'notes.md': '# notes\n' })
 try {
-  const ws = await Workspace.open(project.dir)
+  const ws = await Workspace.open({ dir: project.dir })
   const words = ['forkpoint', 'branches', 'the', 'workspace', 'copy-on-write', 'and', 'commits', 'one', 'winner', 'back']
   const grade = (text: string) => 10 - Math.abs(text.split(' ').length - 7) // the ideal summary has 7 words
   const outcome = await bestOfN(

@@ -10,7 +10,7 @@ import { table, tempProject } from './workspace.js'
 
 const project = await tempProject()
 try {
-  const ws = await Workspace.open(project.dir)
+  const ws = await Workspace.open({ dir: project.dir })
   const outcome = await reflexion(
     async (path, attempt, signal, { branch, feedback }) => {
       // The "agent": without feedback it guesses multiplication; told the sum is expected, it adds.

@@ -8,7 +8,7 @@ import { table, tempProject } from './workspace.js'
 
 const project = await tempProject()
 try {
-  const ws = await Workspace.open(project.dir)
+  const ws = await Workspace.open({ dir: project.dir })
   const patch = (expr: string) => `sed -i 's/return a - b/return ${expr}/' calc.js && node test.js`
   const outcome = await speculate([patch('a * b'), patch('a + b'), `sleep 30; ${patch('b + a')}`], { timeout: '20s', maxParallel: 3 }).apply(ws)
   console.log(table(outcome.results, outcome.winner))

@@ -10,7 +10,7 @@ import { table, tempProject } from './workspace.js'
 const SLOGANS = ['fork() for AI agents', 'Branch your agent, keep the winner', 'Explore in parallel, commit the best one', 'Undo for agents', 'Snapshots, branches and replays for every agent']
 const project = await tempProject({ 'SLOGAN': '' })
 try {
-  const ws = await Workspace.open(project.dir)
+  const ws = await Workspace.open({ dir: project.dir })
   const slogan = (path: string) => readFileSync(join(path, 'SLOGAN'), 'utf8')
   const outcome = await tournament(
     async (path, attempt) => {

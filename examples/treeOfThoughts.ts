@@ -10,7 +10,7 @@ import { table, tempProject } from './workspace.js'
 
 const project = await tempProject({ 'config.ini': '' })
 try {
-  const ws = await Workspace.open(project.dir)
+  const ws = await Workspace.open({ dir: project.dir })
   const setting = (line: string): Candidate => async (path) => {
     await fs.appendFile(join(path, 'config.ini'), `${line}\n`)
     return true

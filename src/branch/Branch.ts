@@ -1,3 +1,4 @@
+import '../util/disposeSymbols.js'
 import { BranchNotFoundError } from '../errors/index.js'
 import { abortBranch } from './abortBranch.js'
 import { liveDir } from './branchStore.js'

@@ -1,11 +1,14 @@
-import { resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { UsageError } from '../errors/index.js'
+import { join, resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
-import { locateStore } from '../store/findStore.js'
+import { locateStore, STORE_DIR_NAME, type StoreLocator } from '../store/findStore.js'
 import { initWorkspace } from '../store/initStore.js'
 import { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { recoverCheckout } from '../world/checkoutJournal.js'
 import { scanWorkspace } from '../world/scanWorkspace.js'
+import '../util/disposeSymbols.js'
 import { withWorkspaceLock } from '../world/workspaceLock.js'
 import { type Base, type FoundBase, advanceBase } from './advanceBase.js'
 import { Branch, type BranchOptions } from './Branch.js'
@@ -17,9 +20,8 @@ import { liveState, viewPath } from './liveBranch.js'
 import { type RunOptions, type RunResult, runInBranch } from './runInBranch.js'
 import type { BackendName, BranchInfo } from './types.js'
 
-export interface OpenWorkspaceOptions {
-  /** The store directory (default: the nearest `.forkpoint/` from `dir` up, else a new `dir/.forkpoint`). */
-  store?: string
+/** `dir` / `store` locate the store as in every call; when nothing is there, a new `dir/.forkpoint` (or `store`) is made. */
+export interface OpenWorkspaceOptions extends StoreLocator {
   /** Backend for new branches (default "auto": overlay, else reflink, else copy). */
   backend?: BackendName | 'auto'
   respectGitignore?: boolean
@@ -33,14 +35,18 @@ export interface OpenWorkspaceOptions {
  * applied: after a commit only the paths it changed are scanned again. Files edited
  * directly in the workspace meanwhile are not in new branches until `refresh()` (a commit
  * still sees them, and conflicts rather than overwrite them).
+ * Disposing it (`await using ws = ...`) aborts the branches it made that are still live,
+ * but not persistent ones.
  * @example
- * const ws = await Workspace.open('.')
+ * await using ws = await Workspace.open({ dir: '.' })
  * await ws.withBranch('attempt', async (b) => { await writeFile(`${b.path}/notes.md`, 'hi') })
  */
-export class Workspace {
+export class Workspace implements AsyncDisposable {
   #base: Base | null = null
   /** The base being brought up to date, shared by every branch made meanwhile. */
   #rebasing: { generation: number; done: Promise<Digest> } | null = null
+  /** Branches made through this object and not persistent: disposing it aborts those still live. */
+  readonly #made = new Set<Branch>()
 
   private constructor(
     /** The workspace root. */
@@ -49,10 +55,16 @@ export class Workspace {
     private readonly options: OpenWorkspaceOptions,
   ) {}
 
-  static async open(dir: string, options: OpenWorkspaceOptions = {}): Promise<Workspace> {
-    const found = await locateStore({ cwd: resolve(dir), store: options.store })
-    const location = found && (await Store.open(found.storeDir).then(() => true, () => false)) ? found : await initWorkspace({ dir: resolve(dir), store: options.store })
-    const ws = new Workspace(location.workspace, await Store.open(location.storeDir), options)
+  /**
+   * Open the workspace `dir` (default: the current directory) and its store, making the
+   * store only when there is none: a store that is there but does not open is an error
+   * (StoreNotFoundError), never replaced by a fresh one.
+   */
+  static async open(options: OpenWorkspaceOptions = {}): Promise<Workspace> {
+    // the earlier call Workspace.open(dir) would otherwise silently open the current directory's store
+    if (typeof options !== 'object') throw new UsageError(`Workspace.open takes { dir, store? }, not ${JSON.stringify(options)}: Workspace.open({ dir: ${JSON.stringify(options)} })`, { value: String(options) })
+    const { store, workspace } = await openOrInitStore(options)
+    const ws = new Workspace(workspace, store, options)
     await recoverCheckout(ws.store, ws.dir)
     await cleanupOrphans({ store: ws.store, workspace: ws.dir })
     await pruneBaseViews(ws.store)
@@ -108,7 +120,9 @@ export class Workspace {
   /** Make a branch of the workspace. @throws {BranchExistsError} @throws {BackendUnavailableError} */
   async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
     const state = await createBranch({ store: this.store, name, parent: null, tree: await this.baseTree(), backend: options.backend ?? this.options.backend, persistent: options.persistent })
-    return new Branch(this, this, state)
+    const branch = new Branch(this, this, state)
+    if (!options.persistent) this.#made.add(branch)
+    return branch
   }
 
   /**
@@ -161,4 +175,19 @@ export class Workspace {
     const state = target ? await liveState(this.store, target.id) : null
     return runInBranch({ store: this.store, workspace: this.dir, state, cmd, options: rest })
   }
+
+  /** Abort the branches this object made that are still live (not persistent ones). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    const made = [...this.#made]
+    this.#made.clear()
+    await Promise.all(made.map((b) => b.abort()))
+  }
+}
+
+/** The store `locator` names or finds, made where nothing is (no store found, nothing at the path it names or at `dir/.forkpoint`). */
+async function openOrInitStore(locator: StoreLocator): Promise<{ store: Store; workspace: string }> {
+  const dir = resolve(locator.dir ?? process.cwd())
+  const location = locateStore(locator) ?? { storeDir: join(dir, STORE_DIR_NAME), workspace: dir }
+  if (!existsSync(location.storeDir)) await initWorkspace({ dir: location.workspace, store: location.storeDir })
+  return { store: locator.store instanceof Store ? locator.store : await Store.open(location.storeDir), workspace: location.workspace }
 }

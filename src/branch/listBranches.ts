@@ -1,7 +1,8 @@
-import { type WorkspaceRef, openWorkspace } from './openWorkspace.js'
+import type { StoreLocator } from '../store/findStore.js'
+import { Workspace } from './Workspace.js'
 import type { BranchInfo } from './types.js'
 
 /** Every live branch of a workspace, oldest first. */
-export async function listBranches(ref: WorkspaceRef): Promise<BranchInfo[]> {
-  return (await openWorkspace(ref)).branches()
+export async function listBranches(ref: StoreLocator): Promise<BranchInfo[]> {
+  return (await Workspace.open(ref)).branches()
 }

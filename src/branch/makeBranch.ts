@@ -1,4 +1,5 @@
-import { type WorkspaceRef, openWorkspace } from './openWorkspace.js'
+import type { StoreLocator } from '../store/findStore.js'
+import { Workspace } from './Workspace.js'
 import type { BackendName, BranchInfo } from './types.js'
 
 /**
@@ -6,8 +7,8 @@ import type { BackendName, BranchInfo } from './types.js'
  * `abortNamedBranch` ends it). `a/b` makes `b` as a branch of the live branch `a`.
  * @throws {BranchExistsError} @throws {BranchNotFoundError} the parent @throws {BackendUnavailableError}
  */
-export async function makeBranch({ name, backend, ...ref }: WorkspaceRef & { name: string; backend?: BackendName | 'auto' }): Promise<BranchInfo> {
-  const ws = await openWorkspace(ref)
+export async function makeBranch({ name, backend, ...ref }: StoreLocator & { name: string; backend?: BackendName | 'auto' }): Promise<BranchInfo> {
+  const ws = await Workspace.open(ref)
   const cut = name.lastIndexOf('/')
   const parent = cut < 0 ? ws : await ws.openBranch(name.slice(0, cut))
   const branch = await parent.branch(name.slice(cut + 1), { backend, persistent: true })

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { UsageError } from '../errors/index.js'
 import { parseEnvFile, sandboxEnv } from '../sandbox/sandboxEnv.js'
-import { type WorkspaceRef, openWorkspace } from './openWorkspace.js'
+import type { StoreLocator } from '../store/findStore.js'
+import { Workspace } from './Workspace.js'
 import type { RunOptions, RunResult } from './runInBranch.js'
 
 export interface RunCommandOptions extends RunOptions {
@@ -14,8 +15,8 @@ export interface RunCommandOptions extends RunOptions {
 }
 
 /** `Workspace.run` for a workspace named by directory (and a branch by name). @throws {SandboxError} @throws {BranchNotFoundError} @throws {UsageError} an unreadable env file */
-export async function runCommand({ cmd, branch, dir, store, passEnv, envFile, ...options }: WorkspaceRef & RunCommandOptions): Promise<RunResult> {
-  const ws = await openWorkspace({ dir, store })
+export async function runCommand({ cmd, branch, dir, store, passEnv, envFile, ...options }: StoreLocator & RunCommandOptions): Promise<RunResult> {
+  const ws = await Workspace.open({ dir, store })
   const env = options.env ?? { ...sandboxEnv(process.env, passEnv), ...(envFile ? parseEnvFile(readEnvFile(envFile)) : {}) }
   return ws.run(cmd, { ...options, env, ...(branch ? { branch } : {}) })
 }

@@ -32,6 +32,6 @@ export function commonFlags(cmd: Command): CommonFlags {
 
 /** The store a command works on, found from `where` as every command finds it. */
 export async function storeAt(where: Where): Promise<Store> {
-  const { resolveWorkspace } = await import('../world/snapshotWorkspace.js')
-  return (await resolveWorkspace(where)).store
+  const { openStore } = await import('../store/findStore.js')
+  return (await openStore(where)).store
 }

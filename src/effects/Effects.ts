@@ -9,6 +9,7 @@ import { EFFECT_CLASSES, type EffectRecord, type Ledger, type LedgerEntry, recor
 import { keyState, pendingEntries } from './ledgerState.js'
 import type { DeferredEffect, EffectsMode, ToolOptions } from './types.js'
 import { unionLedgers } from './unionLedgers.js'
+import '../util/disposeSymbols.js'
 
 type ToolFn = (args: never) => unknown
 interface Registered {
@@ -38,8 +39,11 @@ export interface EffectsCommitResult {
  * A handle on an effects ledger: wraps tools so every call is recorded, replays the
  * recorded result of a key already executed, and holds irreversible calls in an outbox
  * while speculative. Open one with `openEffects`; `fork()` gives each candidate its own.
+ * Disposing it (`await using`) drops what it deferred unless it was committed or dropped.
  */
-export class Effects {
+export class Effects implements AsyncDisposable {
+  /** Whether `commit()` or `drop()` ended this context. */
+  #ended = false
   private state: Ledger
   private readonly keyLocks = new KeyLocks()
 
@@ -95,6 +99,7 @@ export class Effects {
    * @throws {EffectKeyConflictError} the merge into the parent finds one key with two results
    */
   async commit(): Promise<EffectsCommitResult> {
+    this.#ended = true
     const pending = this.pending()
     if (this.ctx.parent?.mode === 'speculative') {
       this.ctx.parent.absorb(this.state)
@@ -108,11 +113,17 @@ export class Effects {
 
   /** The context is abandoned: every deferred effect is recorded `dropped` and never runs. The parent is not touched. */
   async drop(): Promise<LedgerEntry[]> {
+    this.#ended = true
     const dropped: LedgerEntry[] = []
     for (const entry of this.pending()) {
       dropped.push(await this.lockChain(entry.idempotencyKey, async () => this.append({ ...recordOf(entry), at: this.at(), status: 'dropped', resultHash: null })))
     }
     return dropped
+  }
+
+  /** A context neither committed nor dropped is abandoned: `drop()`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (!this.#ended) await this.drop()
   }
 
   private absorb(ledger: Ledger): void {

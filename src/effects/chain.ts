@@ -48,6 +48,6 @@ function headOf(entries: readonly LedgerEntry[], hasher: ChainHasher): string {
   return hasher.link(canonicalBytes({ count: entries.length, tip: tipOf(entries, hasher) }))
 }
 
-function tampered(where: string, reason: string, seq: number, what: string): LedgerTamperedError {
+function tampered(where: string, reason: LedgerTamperedError['data']['reason'], seq: number, what: string): LedgerTamperedError {
   return new LedgerTamperedError(`effects ledger ${where} is tampered: ${what}`, { ledger: where, reason, seq })
 }

@@ -1,12 +1,11 @@
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Digest } from '../store/digest.js'
-import type { Store } from '../store/Store.js'
 import { ChainHasher } from './ChainHasher.js'
 import type { Ledger } from './Ledger.js'
 import { unionLedgers } from './unionLedgers.js'
 import { verifyLedger } from './verifyLedger.js'
 
-export interface MergeLedgersArgs {
-  store: Store
+export interface MergeLedgersArgs extends StoreLocator {
   ours: Digest
   theirs: Digest
   /** Where FORKPOINT_KEY is read from (the result is HMAC-chained when it is set). @default process.env */
@@ -21,7 +20,8 @@ export interface MergeLedgersArgs {
  * @throws {EffectKeyConflictError} (exit 3) one key executed with two different results
  * @example const { digest } = await mergeLedgers({ store, ours: to.effects, theirs: from.effects })
  */
-export async function mergeLedgers({ store, ours, theirs, env = process.env }: MergeLedgersArgs): Promise<{ digest: Digest; ledger: Ledger }> {
+export async function mergeLedgers({ ours, theirs, env = process.env, ...locator }: MergeLedgersArgs): Promise<{ digest: Digest; ledger: Ledger }> {
+  const { store } = await openStore(locator)
   const [a, b] = await Promise.all([verifyLedger({ store, ledger: ours, env }), verifyLedger({ store, ledger: theirs, env })])
   const ledger = unionLedgers(a, b, ChainHasher.fromEnv(env))
   const digest = await store.writeObject(ledger)

@@ -1,18 +1,14 @@
 import { UsageError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
-import { openStore } from '../store/findStore.js'
-import type { Store } from '../store/Store.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { ChainHasher } from './ChainHasher.js'
 import { emptyLedger } from './chain.js'
 import { Effects } from './Effects.js'
 import type { EffectsMode } from './types.js'
 import { verifyLedger } from './verifyLedger.js'
 
-export interface OpenEffectsArgs {
-  /** The store holding the ledger and its objects. */
-  store?: Store
-  /** Or the directory to find the store from (walking up, like git). @default process.cwd() */
-  dir?: string
+/** `dir` / `store`: the store holding the ledger and its objects (the API's one locator). */
+export interface OpenEffectsArgs extends StoreLocator {
   /** Continue this ledger (verified first); without it the ledger starts empty. */
   ledger?: Digest
   /** `speculative` inside a branch or a pattern candidate: irreversible calls wait for `commit()`. @default 'direct' */
@@ -34,9 +30,9 @@ export interface OpenEffectsArgs {
  * await send({ messageId: 'm-1', to: 'a@example.com' }) // deferred: { deferred: true, … }
  * await effects.commit() // sends it, once
  */
-export async function openEffects({ store, dir, ledger, mode = 'direct', env = process.env, now = () => new Date() }: OpenEffectsArgs = {}): Promise<Effects> {
+export async function openEffects({ ledger, mode = 'direct', env = process.env, now = () => new Date(), ...locator }: OpenEffectsArgs = {}): Promise<Effects> {
   if (mode !== 'direct' && mode !== 'speculative') throw new UsageError(`effects mode must be 'direct' or 'speculative', not ${String(mode)}`)
-  const theStore = store ?? (await openStore({ cwd: dir ?? process.cwd() })).store
+  const { store: theStore } = await openStore(locator)
   const start = ledger ? await verifyLedger({ store: theStore, ledger, env }) : null
   const hasher = start ? ChainHasher.forLedger(start.chain, env, `ledger ${ledger}`) : ChainHasher.fromEnv(env)
   return new Effects({ store: theStore, ledger: start ?? emptyLedger(hasher), hasher, mode, now, tools: new Map(), parent: null })

@@ -1,3 +1,4 @@
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { CorruptDataError, LedgerTamperedError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
@@ -7,8 +8,7 @@ import { readArgs, readResult } from './effectObjects.js'
 import { type Ledger, validateLedger } from './Ledger.js'
 import { findKeyConflict } from './ledgerState.js'
 
-export interface VerifyLedgerArgs {
-  store: Store
+export interface VerifyLedgerArgs extends StoreLocator {
   /** The `ledger` object to check. */
   ledger: Digest
   /** Where FORKPOINT_KEY is read from. @default process.env */
@@ -24,7 +24,8 @@ export interface VerifyLedgerArgs {
  * @throws {EncryptionKeyError} an HMAC-chained ledger and no FORKPOINT_KEY
  * @example const ledger = await verifyLedger({ store, ledger: snapshot.effects })
  */
-export async function verifyLedger({ store, ledger: digest, env = process.env }: VerifyLedgerArgs): Promise<Ledger> {
+export async function verifyLedger({ ledger: digest, env = process.env, ...locator }: VerifyLedgerArgs): Promise<Ledger> {
+  const { store } = await openStore(locator)
   const where = `ledger ${digest}`
   const ledger = validateLedger(await readLedgerObject(store, digest, where), where)
   checkChain(ledger, ChainHasher.forLedger(ledger.chain, env, where), where)

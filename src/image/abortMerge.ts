@@ -1,12 +1,11 @@
 import { UsageError } from '../errors/index.js'
 import { readHead, readRef } from '../store/refs.js'
-import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { applyTree } from '../world/checkout.js'
 import { recoverCheckout } from '../world/checkoutJournal.js'
 import { clearMergeState, mergeInProgress } from '../world/mergeState.js'
 import { readSnapshot } from '../world/readObjects.js'
-import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { withWorkspaceLock } from '../world/workspaceLock.js'
 
 /**
@@ -15,8 +14,8 @@ import { withWorkspaceLock } from '../world/workspaceLock.js'
  * ends. Works on a damaged merge state too: it needs only HEAD.
  * @throws {UsageError} when no merge is in progress
  */
-export async function abortMerge(args: { dir?: string; store?: Store | string } = {}): Promise<{ head: string }> {
-  const { store, workspace } = await resolveWorkspace(args)
+export async function abortMerge(args: StoreLocator = {}): Promise<{ head: string }> {
+  const { store, workspace } = await openStore(args)
   await recoverCheckout(store, workspace)
   if (!(await mergeInProgress(store))) throw new UsageError('merge --abort: no merge is in progress')
   return withWriteLock(store, () =>

@@ -4,20 +4,17 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { TargetNotEmptyError, UnsafePathError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
-import type { Store } from '../store/Store.js'
 import { runArtifactText } from '../trace/runArtifact.js'
 import { transcriptText } from '../trace/transcript.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { checkout } from '../world/checkout.js'
-import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { readRunObject } from './describeImage.js'
 import { otherLayers } from './imageLayers.js'
 import { readImage, storedKind } from './readImage.js'
 
-export interface CheckoutAgentArgs {
-  dir?: string
-  store?: Store | string
-  /** The image: a snapshot id, short id, branch, tag or `HEAD~N`. */
+export interface CheckoutAgentArgs extends StoreLocator {
+  /** The image: a snapshot id, short id, head, tag or `HEAD~N`. */
   id: string
   /** A new (or empty) directory to write every layer into. */
   into: string
@@ -39,7 +36,7 @@ export interface CheckoutAgentResult {
  * exit 5) or a failure leaves nothing behind.
  */
 export async function checkoutAgent(args: CheckoutAgentArgs): Promise<CheckoutAgentResult> {
-  const { store } = await resolveWorkspace(args)
+  const { store } = await openStore(args)
   const id = await resolveId(store, args.id)
   const snapshot = await readImage(store, id)
   const target = resolve(args.into)

@@ -1,14 +1,14 @@
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { MergeConflictError, UsageError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
-import type { Store } from '../store/Store.js'
 import { recoverCheckout } from '../world/checkoutJournal.js'
 import { fsPath } from '../world/fsName.js'
 import { type MergeState, clearMergeState, readMergeState } from '../world/mergeState.js'
 import { quotePath } from '../world/quotePath.js'
 import { readSnapshot } from '../world/readObjects.js'
-import { resolveWorkspace, snapshotWorkspace } from '../world/snapshotWorkspace.js'
+import { snapshotWorkspace } from '../world/snapshotWorkspace.js'
 import type { LayerReport } from './mergeImages.js'
 
 export interface ContinueMergeResult {
@@ -29,8 +29,8 @@ const NOT_LAYERS = new Set(['kind', 'schemaVersion', 'parents', 'world', 'meta']
  * @throws {MergeConflictError} while a conflicted text file still holds conflict markers (nothing written)
  * @throws {RefConflictError} when HEAD moved since the merge began
  */
-export async function continueMerge(args: { dir?: string; store?: Store | string; allowExternalSymlinks?: boolean } = {}): Promise<ContinueMergeResult> {
-  const { store, workspace } = await resolveWorkspace(args)
+export async function continueMerge(args: StoreLocator & { allowExternalSymlinks?: boolean } = {}): Promise<ContinueMergeResult> {
+  const { store, workspace } = await openStore(args)
   await recoverCheckout(store, workspace)
   const state = await readMergeState(store)
   if (!state) throw new UsageError('merge --continue: no merge is in progress')

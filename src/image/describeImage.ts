@@ -1,3 +1,4 @@
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Digest } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import { showObject, type ShownObject } from '../store/showObject.js'
@@ -25,10 +26,11 @@ export interface ImageDescription {
 /** What `forkpoint show` prints: an image layer by layer (each layer checked for its kind), any other object as it is. */
 export async function describeObject({ store, id }: { store: Store; id: string }): Promise<ImageDescription | ShownObject> {
   const shown = await showObject({ store, id })
-  return shown.kind === 'snapshot' ? describeImage(store, shown.id) : shown
+  return shown.kind === 'snapshot' ? describeImage({ store, spec: shown.id }) : shown
 }
 
-export async function describeImage(store: Store, spec: string): Promise<ImageDescription> {
+export async function describeImage({ spec, ...locator }: StoreLocator & { spec: string }): Promise<ImageDescription> {
+  const { store } = await openStore(locator)
   const id = await resolveId(store, spec)
   const snapshot = await readImage(store, id)
   const { files, bytes } = await countTree(treeSource(store), snapshot.world.tree)

@@ -1,3 +1,4 @@
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { UsageError } from '../errors/index.js'
 import { type Digest, shortId } from '../store/digest.js'
 import { createRefs } from '../store/createRefs.js'
@@ -26,7 +27,8 @@ export interface ForkChild {
  * other: snapshot on top of it, diff it, merge it.
  * @throws {UsageError} when `n` is not a whole number from 1 to MAX_FORK_CHILDREN
  */
-export async function forkImage({ store, id, n, now = () => new Date() }: { store: Store; id: string; n: number; now?: () => Date }): Promise<ForkChild[]> {
+export async function forkImage({ id, n, now = () => new Date(), ...locator }: StoreLocator & { id: string; n: number; now?: () => Date }): Promise<ForkChild[]> {
+  const { store } = await openStore(locator)
   if (!Number.isInteger(n) || n < 1 || n > MAX_FORK_CHILDREN) throw new UsageError(`fork: -n must be a whole number from 1 to ${MAX_FORK_CHILDREN} (got ${n})`, { n })
   const parentId = await resolveId(store, id)
   const parent = await readSnapshot(store, parentId)

@@ -1,7 +1,7 @@
 import { UsageError } from '../errors/index.js'
 import { createRefs } from '../store/createRefs.js'
 import { type Digest, shortId } from '../store/digest.js'
-import { branchRef, deleteRef, headTarget, readHead, readRef, tagRef, updateRef } from '../store/refs.js'
+import { headRef, deleteRef, headTarget, readHead, readRef, tagRef, updateRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
@@ -11,18 +11,16 @@ import { recoverCheckout } from '../world/checkoutJournal.js'
 import { MERGE_DRAFT_REF, type MergeState, mergeInProgress, writeMergeState } from '../world/mergeState.js'
 import { readSnapshot } from '../world/readObjects.js'
 import { type Snapshot, makeSnapshot } from '../world/Snapshot.js'
-import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { StoreDirectory } from '../world/storeDirectory.js'
 import { treeSource } from '../world/treeSource.js'
 import { withWorkspaceLock } from '../world/workspaceLock.js'
 import { type ImageMerge, mergeImages } from './mergeImages.js'
 
-export interface MergeArgs {
-  dir?: string
-  store?: Store | string
-  /** The image merged in: an id, short id, branch, tag or `HEAD~N`. */
+export interface MergeArgs extends StoreLocator {
+  /** The image merged in: an id, short id, head, tag or `HEAD~N`. */
   from: string
-  /** The branch or tag merged into, in the store only (default: HEAD and the workspace). */
+  /** The head or tag merged into, in the store only (default: HEAD and the workspace). */
   into?: string
   allowUnrelated?: boolean
   message?: string
@@ -34,9 +32,9 @@ export interface MergeArgs {
 export type MergeResult = ImageMerge & { ref: string; inProgress: boolean }
 
 /**
- * Merge image `from` into HEAD (the workspace) or into the branch or tag `into` (the store
+ * Merge image `from` into HEAD (the workspace) or into the head or tag `into` (the store
  * only), layer by layer (`mergeImages`). Into HEAD the workspace must be clean; a clean
- * merge or a fast-forward moves HEAD's branch (compare-and-swap) and turns the workspace
+ * merge or a fast-forward moves the head HEAD follows (compare-and-swap) and turns the workspace
  * into the result (journaled, as checkout is); a conflict leaves the merge in progress:
  * the conflict tree in the workspace and the state in the store, for `continueMerge` or
  * `abortMerge`. Into a ref, a conflict moves nothing. Every result tree goes through
@@ -46,18 +44,18 @@ export type MergeResult = ImageMerge & { ref: string; inProgress: boolean }
  * @throws {UnsafePathError} when the result would write outside the workspace (nothing is written)
  */
 export async function merge(args: MergeArgs): Promise<MergeResult> {
-  const { store, workspace } = await resolveWorkspace(args)
+  const { store, workspace } = await openStore(args)
   if (args.into !== undefined && args.into !== 'HEAD') return mergeIntoRef(store, workspace, args, await refToMerge(store, args.into))
   await recoverCheckout(store, workspace)
   if (await mergeInProgress(store)) throw new UsageError("a merge is in progress: finish it with 'forkpoint merge --continue' or undo it with 'forkpoint merge --abort'")
   return withWriteLock(store, () => withWorkspaceLock(store, () => mergeIntoHead(store, workspace, args)))
 }
 
-/** The ref `--into NAME` names: a full ref, else the branch, else the tag of that name. */
+/** The ref `--into NAME` names: a full ref, else the head, else the tag of that name. */
 async function refToMerge(store: Store, name: string): Promise<string> {
-  if (name.startsWith('refs/')) return branchRef(name)
-  for (const ref of [branchRef(name), tagRef(name)]) if ((await readRef(store, ref)) !== null) return ref
-  throw new UsageError(`merge --into: no branch or tag named ${JSON.stringify(name)}`, { into: name })
+  if (name.startsWith('refs/')) return headRef(name)
+  for (const ref of [headRef(name), tagRef(name)]) if ((await readRef(store, ref)) !== null) return ref
+  throw new UsageError(`merge --into: no head or tag named ${JSON.stringify(name)}`, { into: name })
 }
 
 async function mergeIntoRef(store: Store, workspace: string, args: MergeArgs, ref: string): Promise<MergeResult> {
@@ -97,7 +95,7 @@ async function mergeIntoHead(store: Store, workspace: string, args: MergeArgs): 
   return { ...result, ref, inProgress: false }
 }
 
-/** The HEAD file's text once HEAD is at `id`: the branch it follows, unchanged, or `id` itself when detached. */
+/** The HEAD file's text once HEAD is at `id`: the head it follows, unchanged, or `id` itself when detached. */
 function headText(head: Awaited<ReturnType<typeof readHead>>, id: Digest): string {
   return head.type === 'symbolic' ? `ref: ${head.ref}\n` : `${id}\n`
 }

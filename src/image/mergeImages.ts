@@ -1,3 +1,4 @@
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { EffectKeyConflictError, UsageError } from '../errors/index.js'
 import { mergeLedgers } from '../effects/mergeLedgers.js'
 import { type Digest, shortId } from '../store/digest.js'
@@ -35,8 +36,7 @@ export interface DecidedLayers {
   layers: Record<string, unknown>
 }
 
-export interface MergeImagesArgs {
-  store: Store
+export interface MergeImagesArgs extends StoreLocator {
   /** The image merged in (FROM). */
   theirs: string
   /** The image merged into (TO). */
@@ -59,7 +59,8 @@ const OPAQUE_LAYER_KEYS = (s: Snapshot): string[] => Object.keys(s).filter((k) =
  * a snapshot with both as parents is written and returned (not yet pointed at by any ref).
  * @throws {UsageError} when the images share no history and `allowUnrelated` is not set
  */
-export async function mergeImages({ store, theirs, ours, allowUnrelated = false, message, now = () => new Date() }: MergeImagesArgs): Promise<ImageMerge> {
+export async function mergeImages({ theirs, ours, allowUnrelated = false, message, now = () => new Date(), ...locator }: MergeImagesArgs): Promise<ImageMerge> {
+  const { store } = await openStore(locator)
   const [oursId, theirsId] = await Promise.all([resolveId(store, ours), resolveId(store, theirs)])
   const bases = await mergeBases({ store, a: oursId, b: theirsId })
   if (bases.includes(theirsId)) return { outcome: 'up-to-date', id: oursId, layers: [] }

@@ -1,3 +1,4 @@
+import { openStore } from '../store/findStore.js'
 import { MalformedObjectError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { readRef } from '../store/refs.js'
@@ -5,7 +6,7 @@ import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { readSnapshot } from '../world/readObjects.js'
 import type { SnapshotLayer } from '../world/Snapshot.js'
-import { resolveWorkspace, type SnapshotArgs, type SnapshotResult, snapshotWorkspace } from '../world/snapshotWorkspace.js'
+import { type SnapshotArgs, type SnapshotResult, snapshotWorkspace } from '../world/snapshotWorkspace.js'
 import { captureEnv, type EnvChoice } from './captureEnv.js'
 import { storedKind } from './readImage.js'
 import { runSinceSnapshot, traceLayer } from './traceLayer.js'
@@ -31,7 +32,7 @@ export interface SnapshotAgentResult extends SnapshotResult {
 
 /** Snapshot the whole agent: the workspace plus the trace, environment and effects layers asked for. */
 export async function snapshotAgent(args: SnapshotAgentArgs = {}): Promise<SnapshotAgentResult> {
-  const { store, workspace } = await resolveWorkspace(args)
+  const { store, workspace } = await openStore(args)
   const attached: Partial<Record<SnapshotLayer, Digest>> = { ...args.layers }
   const trace = await chooseTrace(store, args.trace, workspace)
   if (trace) attached.trace = trace

@@ -1,13 +1,11 @@
+import type { StoreLocator } from '../store/findStore.js'
 import { Workspace } from '../branch/Workspace.js'
 import type { NetMode } from '../sandbox/runSandboxed.js'
 import { bestOfN } from './bestOfN.js'
 import type { CommandValue } from './runCandidate.js'
 import type { Outcome } from './types.js'
 
-export interface ExploreCommandArgs {
-  /** The workspace (default: the current directory). */
-  dir?: string
-  store?: string
+export interface ExploreCommandArgs extends StoreLocator {
   /** argv, or a shell command line. */
   cmd: string | string[]
   /** Attempts (default 4); each sees its index in `FORKPOINT_ATTEMPT`. */
@@ -28,7 +26,7 @@ export interface ExploreCommandArgs {
  * @throws {PatternCancelledError} @throws {ConflictError} @throws {SandboxError}
  */
 export async function exploreCommand({ dir = process.cwd(), store, cmd, n = 4, score, maxParallel, timeout, net = 'none', isolate = true, signal }: ExploreCommandArgs): Promise<Outcome<CommandValue>> {
-  const ws = await Workspace.open(dir, store === undefined ? {} : { store })
+  const ws = await Workspace.open({ dir, store })
   const task = { cmd, net, ...(score === undefined ? {} : { score }) }
   return bestOfN<CommandValue>(task, { n, isolate, ...(maxParallel === undefined ? {} : { maxParallel }), ...(timeout === undefined ? {} : { timeout }) }).apply(ws, signal ? { signal } : {})
 }

@@ -22,6 +22,6 @@ export function resolveOptions({ timeout, maxParallel = availableParallelism(), 
 
 /** A whole number >= 1, or a UsageError naming the option. */
 export function positiveCount(value: number, what: string): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${what} must be a whole number of at least 1, not ${JSON.stringify(value)}`, { [what]: value })
+  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${what} must be a whole number of at least 1, not ${JSON.stringify(value)}`, { option: what, value })
   return value
 }

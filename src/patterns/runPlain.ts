@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
-import { constants } from 'node:os'
 import type { Branch } from '../branch/Branch.js'
+import { exitStatus } from '../util/exitStatus.js'
 import { PlainProcessTree } from './PlainProcessTree.js'
 import type { CommandValue } from './runCandidate.js'
 
@@ -33,7 +33,7 @@ export async function runPlain(cmd: string | string[], { branch, env, signal }: 
     await tree.end()
     await closed // every writer is gone: the pipes hold all there is
     const changedPaths = (await branch.changes()).map((c) => c.path)
-    return { exitCode: code ?? 128 + (constants.signals[sig!] ?? 9), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), changedPaths, durationMs: performance.now() - started }
+    return { exitCode: exitStatus(code, sig), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), changedPaths, durationMs: performance.now() - started }
   } finally {
     signal.removeEventListener('abort', kill)
     await tree.end()

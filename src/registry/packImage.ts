@@ -10,18 +10,16 @@ import type { Store } from '../store/Store.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { collectImage } from './collectImage.js'
 import type { BlobRef } from './Descriptor.js'
 import { PACK_MANIFEST_NAME, type PackManifest } from './PackManifest.js'
 
-export interface PackArgs {
-  /** A snapshot id, short id, branch, tag or `HEAD~N`. */
+export interface PackArgs extends StoreLocator {
+  /** A snapshot id, short id, head, tag or `HEAD~N`. */
   id: string
   /** The pack file to write (replaced atomically). */
   output: string
-  dir?: string
-  store?: Store | string
   /** zstd level, 1 to 19. */
   level?: number
 }
@@ -43,7 +41,7 @@ const EPOCH = new Date(0)
  * times, compressed with zstd. The same image always gives the same bytes.
  */
 export async function packImage({ id, output, level = 3, ...where }: PackArgs): Promise<PackResult> {
-  const { store } = await resolveWorkspace(where)
+  const { store } = await openStore(where)
   const root = await resolveId(store, id)
   const objects = (await collectImage(store, root)).sort((a, b) => (a.digest < b.digest ? -1 : 1))
   const manifest: PackManifest = { kind: 'pack', schemaVersion: 1, root, objects }

@@ -2,10 +2,9 @@ import type { KeyObject } from 'node:crypto'
 import { DigestMismatchError, RemoteImageNotFoundError, SignatureError } from '../errors/index.js'
 import { type Digest, sha256, shortId } from '../store/digest.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
-import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { forEachLimit } from '../util/forEachLimit.js'
-import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { checkImage } from './checkImage.js'
 import type { BlobRef } from './Descriptor.js'
 import { parseImageIndex, parseSegmentManifest } from './imageManifest.js'
@@ -20,11 +19,9 @@ import { Staging } from './Staging.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
 import type { Transport } from './Transport.js'
 
-export interface PullArgs extends ConnectOptions {
+export interface PullArgs extends ConnectOptions, StoreLocator {
   /** `file:///dir[:tag|@digest]`, `oci://host[:port]/repo[:tag|@digest]`, `s3://bucket/prefix[:tag|@digest]`; default tag `latest`. */
   remote: string
-  dir?: string
-  store?: Store | string
   /** The local tag to point at the image (default: the remote tag; `pulled-<id>` for a digest). */
   tag?: string
   /** Refuse the image unless it carries a valid Ed25519 signature by this key (PEM text, PEM file or KeyObject). */
@@ -57,7 +54,7 @@ export interface PullResult {
  * interrupted pull resumes where it stopped.
  */
 export async function pullImage(args: PullArgs): Promise<PullResult> {
-  const { store } = await resolveWorkspace(args)
+  const { store } = await openStore(args)
   const remote = parseRemote(args.remote)
   const transport = await openTransport(remote, args)
   const limits = resolveLimits(args.limits)

@@ -5,7 +5,7 @@ import { type Digest, digestHex, sha256 } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
-import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { collectImage } from './collectImage.js'
 import { findMissingObjects } from './findMissingObjects.js'
 import type { BlobRef } from './Descriptor.js'
@@ -18,13 +18,11 @@ import { buildSignature, loadPrivateKey, signatureTag } from './signing.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
 import type { Transport } from './Transport.js'
 
-export interface PushArgs extends ConnectOptions {
-  /** What to push: a snapshot id, short id, branch, tag or `HEAD~N`. */
+export interface PushArgs extends ConnectOptions, StoreLocator {
+  /** What to push: a snapshot id, short id, head, tag or `HEAD~N`. */
   id: string
   /** `file:///dir[:tag]`, `oci://host[:port]/repo[:tag]`, `s3://bucket/prefix[:tag]`. */
   remote: string
-  dir?: string
-  store?: Store | string
   /** Ed25519 private key (PEM text, PEM file path or KeyObject): also push a signature of the image. */
   signingKey?: string | KeyObject
   /** Blobs in flight at once. */
@@ -54,7 +52,7 @@ export interface PushResult {
  * manifests, then the tagged index, so a tag never names something incomplete.
  */
 export async function pushImage(args: PushArgs): Promise<PushResult> {
-  const { store } = await resolveWorkspace(args)
+  const { store } = await openStore(args)
   const remote = parseRemote(args.remote)
   const id = await resolveId(store, args.id)
   const tag = remote.reference && 'tag' in remote.reference ? remote.reference.tag : await refTagName(store, args.id)

@@ -3,8 +3,8 @@ import type { Store } from '../store/Store.js'
 import { assertTag } from './parseRemote.js'
 
 /**
- * The remote tag a push uses when the remote names none: the branch or tag the id was
- * given as (`main`, `refs/tags/v1`, `HEAD` on branch `main`), else `latest`.
+ * The remote tag a push uses when the remote names none: the head or tag the id was
+ * given as (`main`, `refs/tags/v1`, `HEAD` following the head `main`), else `latest`.
  */
 export async function refTagName(store: Store, spec: string): Promise<string> {
   if (spec === 'HEAD') {

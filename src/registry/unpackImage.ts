@@ -9,7 +9,7 @@ import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { statInput } from '../util/statInput.js'
 import { requirePackage } from '../util/requirePackage.js'
-import { resolveWorkspace } from '../world/snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { checkImage } from './checkImage.js'
 import type { BlobRef } from './Descriptor.js'
 import { ByteBudget } from './ByteBudget.js'
@@ -19,11 +19,9 @@ import { PACK_MANIFEST_NAME, PACK_OBJECT_RE, type PackManifest, parsePackManifes
 import { assertTag } from './parseRemote.js'
 import { Staging } from './Staging.js'
 
-export interface UnpackArgs {
+export interface UnpackArgs extends StoreLocator {
   /** The pack file. */
   input: string
-  dir?: string
-  store?: Store | string
   /** The local tag to point at the image (default `unpacked-<id>`). */
   tag?: string
   /** Caps on sizes read from the pack (default: environment, then DEFAULT_LIMITS). */
@@ -48,7 +46,7 @@ export interface UnpackResult {
  * checked, and only then moved into the store.
  */
 export async function unpackImage({ input, tag, limits, allowExternalSymlinks = false, ...where }: UnpackArgs): Promise<UnpackResult> {
-  const { store } = await resolveWorkspace(where)
+  const { store } = await openStore(where)
   const file = resolve(input)
   const st = await statInput(file)
   const staging = await Staging.open(store, `unpack\0${file}\0${st.size}\0${st.mtimeMs}`)

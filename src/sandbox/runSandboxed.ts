@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { isAbsolute, resolve } from 'node:path'
 import type { Duplex } from 'node:stream'
 import { SandboxError } from '../errors/index.js'
+import { exitStatus } from '../util/exitStatus.js'
 import { type RunCgroup, makeRunCgroup } from './cgroup.js'
 import { type Fields, encodeFrame, frameReader } from './frames.js'
 import { DEFAULT_TIMEOUT, type SandboxLimits, parseDuration, rlimitsOf } from './limits.js'
@@ -147,7 +148,7 @@ async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Pro
   const switches = killSwitches(() => child.kill('SIGTERM'), timeoutMs, spec.signal)
   const exitCode = await new Promise<number>((resolve, reject) => {
     child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox runtime: ${err.message}`, { file: runtimeBinary() }, { cause: err })))
-    child.once('close', (code, signal) => resolve(code ?? 128 + (signal === 'SIGKILL' ? 9 : 15)))
+    child.once('close', (code, signal) => resolve(exitStatus(code, signal)))
   }).finally(switches.dispose)
   if (!ready && !switches.killed) throw new SandboxError(`the sandbox could not be set up: ${setupError || `exit ${exitCode}`}`, { exitCode, stderr: stderr().text })
   const out = stdout()

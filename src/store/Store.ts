@@ -5,6 +5,7 @@ import { canonicalBytes } from '../util/canonicalJson.js'
 import { errnoCode, inParentDir, readOrNull, readOrNullSync } from '../util/fsx.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
+import '../util/disposeSymbols.js'
 import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreNotFoundError } from '../errors/index.js'
 import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
 import type { StructuredObject } from './StructuredObject.js'
@@ -23,9 +24,9 @@ export const OBJECT_MODE = 0o644
  * A content-addressed object store on the local file system:
  * `objects/sha256/ab/cdef…` holds each object's exact bytes, uncompressed so checkout can
  * reflink or copy straight from it. Writes are temp file + rename, so a reader never sees
- * a partial object; reads check the digest.
+ * a partial object; reads check the digest. Disposing it (`await using`) syncs what it wrote.
  */
-export class Store {
+export class Store implements AsyncDisposable {
   readonly root: string
   /** Objects written (or found, perhaps just written by another process) since the last `sync()`. */
   private unsynced: string[] = []
@@ -164,6 +165,11 @@ export class Store {
     const results = await Promise.allSettled([...written, ...new Set(written.map((p) => dirname(p)))].map(fsyncPath))
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
     if (failed) throw failed.reason
+  }
+
+  /** Make what was written through it durable: `sync()`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.sync()
   }
 }
 

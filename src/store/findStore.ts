@@ -1,39 +1,50 @@
 import { statSync } from 'node:fs'
-import { basename, dirname, join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { StoreNotFoundError } from '../errors/index.js'
 import { Store } from './Store.js'
 
 export const STORE_DIR_NAME = '.forkpoint'
 
+/**
+ * How every public call names its store: the one locator of the API.
+ * @example
+ * await status({ dir: 'project' })                        // the store found from project/ up
+ * await status({ dir: 'project', store: '/srv/store' })  // that store, for the workspace project/
+ */
+export interface StoreLocator {
+  /** The workspace directory (default: the current directory). */
+  dir?: string | undefined
+  /**
+   * The store: its directory, or a `Store` already open (default: `$FORKPOINT_STORE`, else
+   * the nearest `.forkpoint/` found walking up from `dir`, like git).
+   */
+  store?: string | Store | undefined
+}
+
 export interface StoreLocation {
   /** The store directory. */
   storeDir: string
-  /** The workspace it belongs to: the directory holding `.forkpoint/`, or `cwd` for a store elsewhere. */
+  /** The workspace it serves: the directory holding a found `.forkpoint/`, else `dir`. */
   workspace: string
 }
 
-/**
- * Where the store is: `store` (flag) or FORKPOINT_STORE when given, else the nearest
- * `.forkpoint/` found walking up from `cwd`, like git. Null when none exists.
- */
-export async function locateStore({ cwd = process.cwd(), store = process.env['FORKPOINT_STORE'] }: { cwd?: string; store?: string | undefined } = {}): Promise<StoreLocation | null> {
-  if (store) {
-    const storeDir = resolve(cwd, store)
-    return { storeDir, workspace: basename(storeDir) === STORE_DIR_NAME ? dirname(storeDir) : resolve(cwd) }
-  }
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    const candidate = join(dir, STORE_DIR_NAME)
+/** Where the store a locator names is; null when none is named and none is found. */
+export function locateStore({ dir = process.cwd(), store = process.env['FORKPOINT_STORE'] || undefined }: StoreLocator = {}): StoreLocation | null {
+  if (store !== undefined) return { storeDir: typeof store === 'string' ? resolve(dir, store) : store.root, workspace: resolve(dir) }
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    const candidate = join(at, STORE_DIR_NAME)
     const st = statSync(join(candidate, 'HEAD'), { throwIfNoEntry: false })
-    if (st?.isFile()) return { storeDir: candidate, workspace: dir }
-    if (dirname(dir) === dir) return null
+    if (st?.isFile()) return { storeDir: candidate, workspace: at }
+    if (dirname(at) === at) return null
   }
 }
 
-/** Open the store for `cwd` (or the explicit one); StoreNotFoundError when there is none. */
-export async function openStore(args: { cwd?: string; store?: string | undefined } = {}): Promise<{ store: Store; workspace: string }> {
-  const location = await locateStore(args)
+/** Open the store a locator names, and the workspace it serves. @throws {StoreNotFoundError} */
+export async function openStore(locator: StoreLocator = {}): Promise<{ store: Store; workspace: string }> {
+  const location = locateStore(locator)
   if (!location) {
-    throw new StoreNotFoundError(`no forkpoint store in ${resolve(args.cwd ?? '.')} or any parent (run 'forkpoint init')`)
+    throw new StoreNotFoundError(`no forkpoint store in ${resolve(locator.dir ?? '.')} or any parent (run 'forkpoint init')`, { dir: resolve(locator.dir ?? '.') })
   }
-  return { store: await Store.open(location.storeDir), workspace: location.workspace }
+  const store = locator.store instanceof Store ? locator.store : await Store.open(location.storeDir)
+  return { store, workspace: location.workspace }
 }

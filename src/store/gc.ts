@@ -9,9 +9,9 @@ import { expireReflogs, isLive, listReflogs, readReflog } from './reflog.js'
 import { listShards, walkGraph } from './objectGraph.js'
 import type { Store } from './Store.js'
 import { withGcLock } from './storeLock.js'
+import { openStore, type StoreLocator } from './findStore.js'
 
-export interface GcArgs {
-  store: Store
+export interface GcArgs extends StoreLocator {
   dryRun?: boolean
   /** Reflog entries older than this expire first (`now`, `never`, `90.days`, `2.weeks.ago`, a date); default DEFAULT_PRUNE. */
   prune?: string
@@ -45,7 +45,8 @@ export const CHECKOUT_JOURNAL = 'checkout-journal.json'
  * referenced is never taken. Caches that name objects (the stat cache) are dropped when
  * anything was removed, so they can never vouch for an object that is gone.
  */
-export async function gc({ store, dryRun = false, prune = DEFAULT_PRUNE, now = new Date() }: GcArgs): Promise<GcResult> {
+export async function gc({ dryRun = false, prune = DEFAULT_PRUNE, now = new Date(), ...locator }: GcArgs = {}): Promise<GcResult> {
+  const { store } = await openStore(locator)
   const cutoff = parseExpiry(prune, now)
   return withGcLock(store, async () => {
     const { reachable, missing, corrupt } = await walkGraph(store, await gcRoots(store, cutoff))

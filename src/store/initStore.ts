@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path'
-import { STORE_DIR_NAME } from './findStore.js'
+import { STORE_DIR_NAME, type StoreLocator } from './findStore.js'
 import { ignoreStoreInGitignore } from './ignoreStoreInGitignore.js'
 import { Store } from './Store.js'
 
@@ -12,9 +12,9 @@ export interface InitResult {
 }
 
 /** Create the store for a workspace (`DIR/.forkpoint`, or `store` when given). Idempotent. */
-export async function initWorkspace({ dir = process.cwd(), store }: { dir?: string; store?: string | undefined } = {}): Promise<InitResult> {
+export async function initWorkspace({ dir = process.cwd(), store = process.env['FORKPOINT_STORE'] || undefined }: StoreLocator = {}): Promise<InitResult> {
   const workspace = resolve(dir)
-  const storeDir = store ? resolve(store) : join(workspace, STORE_DIR_NAME)
+  const storeDir = store === undefined ? join(workspace, STORE_DIR_NAME) : typeof store === 'string' ? resolve(dir, store) : store.root
   const already = await Store.open(storeDir).then(() => true, () => false)
   await Store.init(storeDir)
   return { storeDir, workspace, created: !already, gitignoreUpdated: await ignoreStoreInGitignore(workspace, storeDir) }

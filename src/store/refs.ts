@@ -23,8 +23,8 @@ export function assertRefName(name: string): string {
   return name
 }
 
-/** `main` -> `refs/heads/main`; full names pass through. */
-export function branchRef(name: string): string {
+/** A head (a named line of snapshots HEAD can follow; never a live branch): `main` -> `refs/heads/main`; full names pass through. */
+export function headRef(name: string): string {
   return assertRefName(name.startsWith('refs/') ? name : `refs/heads/${name}`)
 }
 

@@ -8,7 +8,7 @@ const HEX_PREFIX = /^(?:sha256:)?([0-9a-f]{4,64})$/
 
 /**
  * Turn what a person types into an object id: a full digest, a hex prefix of at least 4
- * characters (git-style short id), `HEAD`, a branch or tag name, a full ref name, any
+ * characters (git-style short id), `HEAD`, a head or tag name, a full ref name, any
  * of these followed by `~N` (the N-th first parent).
  */
 export async function resolveId(store: Store, spec: string): Promise<Digest> {

@@ -1,6 +1,7 @@
+import { openStore, type StoreLocator } from './findStore.js'
 import type { Digest } from './digest.js'
 import { resolveId } from './resolveId.js'
-import { type Store, parseStructured } from './Store.js'
+import { parseStructured } from './Store.js'
 import type { StructuredObject } from './StructuredObject.js'
 
 export type ShownObject =
@@ -8,7 +9,8 @@ export type ShownObject =
   | { id: Digest; kind: string; size: number; object: StructuredObject }
 
 /** Any object by id or prefix: structured objects parsed, blobs described by size. */
-export async function showObject({ store, id }: { store: Store; id: string }): Promise<ShownObject> {
+export async function showObject({ id, ...locator }: StoreLocator & { id: string }): Promise<ShownObject> {
+  const { store } = await openStore(locator)
   const digest = await resolveId(store, id)
   const bytes = await store.readBlob(digest)
   if (bytes[0] === 0x7b) {

@@ -1,8 +1,8 @@
+import { openStore, type StoreLocator } from './findStore.js'
 import { ObjectNotFoundError, RefConflictError } from '../errors/index.js'
 import { type Digest, shortId } from './digest.js'
 import { deleteRef, listRefs, readRef, tagRef, updateRef } from './refs.js'
 import { resolveId } from './resolveId.js'
-import type { Store } from './Store.js'
 
 export interface TagInfo {
   name: string
@@ -14,7 +14,8 @@ export interface TagInfo {
  * (git's `tag -f`), and the move is logged; without it, a tag already at another id is a
  * RefConflictError (exit 3) and one already at this id is left as it is.
  */
-export async function createTag({ store, name, id = 'HEAD', force = false }: { store: Store; name: string; id?: string; force?: boolean }): Promise<TagInfo> {
+export async function createTag({ name, id = 'HEAD', force = false, ...locator }: StoreLocator & { name: string; id?: string; force?: boolean }): Promise<TagInfo> {
+  const { store } = await openStore(locator)
   const target = await resolveId(store, id)
   const current = await readRef(store, tagRef(name))
   if (current === target) return { name, id: target }
@@ -25,10 +26,12 @@ export async function createTag({ store, name, id = 'HEAD', force = false }: { s
   return { name, id: target }
 }
 
-export async function deleteTag({ store, name }: { store: Store; name: string }): Promise<void> {
+export async function deleteTag({ name, ...locator }: StoreLocator & { name: string }): Promise<void> {
+  const { store } = await openStore(locator)
   if (!(await deleteRef(store, tagRef(name)))) throw new ObjectNotFoundError(`no tag ${name}`, { name })
 }
 
-export async function listTags({ store }: { store: Store }): Promise<TagInfo[]> {
+export async function listTags(locator: StoreLocator = {}): Promise<TagInfo[]> {
+  const { store } = await openStore(locator)
   return (await listRefs(store, 'refs/tags/')).map((r) => ({ name: r.name.slice('refs/tags/'.length), id: r.id }))
 }

@@ -1,7 +1,7 @@
+import { openStore, type StoreLocator } from './findStore.js'
 import { type Digest, hashFile } from './digest.js'
 import { gcRoots } from './gcRoots.js'
 import { listObjects, walkGraph } from './objectGraph.js'
-import type { Store } from './Store.js'
 
 export type VerifyProblem =
   | { type: 'corrupt'; digest: Digest; actual: Digest }
@@ -14,7 +14,8 @@ export interface VerifyResult {
 }
 
 /** Re-hash every object, then walk from the roots to find objects that are referenced but absent. */
-export async function verify({ store }: { store: Store }): Promise<VerifyResult> {
+export async function verify(locator: StoreLocator = {}): Promise<VerifyResult> {
+  const { store } = await openStore(locator)
   const problems: VerifyProblem[] = []
   const objects = await listObjects(store)
   for (let i = 0; i < objects.length; i += 32) {

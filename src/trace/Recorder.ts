@@ -9,11 +9,12 @@ import { failOnJournalEvents } from './journalEvents.js'
 import { makeRunId, type RedactionMode, type Run, type StepType } from './Run.js'
 import { writeRunArtifact } from './runArtifact.js'
 import { RunStore } from './RunStore.js'
-import { resolveStore, type StoreChoice } from './resolveStore.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { Session } from './Session.js'
 import { TRACE_ENV } from './traceEnv.js'
+import '../util/disposeSymbols.js'
 
-export interface RecorderOptions extends StoreChoice {
+export interface RecorderOptions extends StoreLocator {
   entrypoint: string
   redact?: RedactionMode
   rules?: RedactionRules
@@ -43,8 +44,11 @@ export type RecorderResult =
  * const plan = await rec.llm('plan', { prompt }, () => callModel(prompt))
  * await rec.tool('search', { q: plan.query }, () => search(plan.query))
  * const { run } = await rec.finish()
+ * Disposing it (`await using rec = ...`) finishes a run not finished yet as `failed`.
  */
-export class Recorder {
+export class Recorder implements AsyncDisposable {
+  #finished: Promise<RecorderResult> | null = null
+
   private constructor(
     private readonly session: Session,
     private readonly owned: { options: RecorderOptions; sink: ReturnType<typeof memorySink>; startedAt: Date } | null,
@@ -84,7 +88,17 @@ export class Recorder {
   }
 
   /** End the run: store it (and write `out`), or, during in-process replay, compare it with the recording. */
-  async finish({ status = 'ok' }: { status?: Run['status'] } = {}): Promise<RecorderResult> {
+  finish({ status = 'ok' }: { status?: Run['status'] } = {}): Promise<RecorderResult> {
+    this.#finished ??= this.#finish(status)
+    return this.#finished
+  }
+
+  /** A run that did not reach `finish()`: kept, as `failed`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.finish({ status: 'failed' })
+  }
+
+  async #finish(status: Run['status']): Promise<RecorderResult> {
     if (!this.owned) return { kind: 'attached' }
     const { options, sink, startedAt } = this.owned
     if (options.replay) failOnJournalEvents(sink.entries)
@@ -102,14 +116,14 @@ export class Recorder {
     const diff = options.replay ? diffRuns({ a: options.replay, b: run, cipher: this.session.sealer.cipher }) : null
     let digest: Digest | null = null
     if (options.save !== false && !options.replay) {
-      const runs = RunStore.open({ store: await resolveStore(options) })
+      const runs = RunStore.open({ store: (await openStore(options)).store })
       try {
         digest = await runs.save(run)
       } finally {
         runs.close()
       }
     }
-    const artifact = options.out ? resolve(options.cwd ?? process.cwd(), options.out) : null
+    const artifact = options.out ? resolve(options.dir ?? process.cwd(), options.out) : null
     if (artifact) await writeRunArtifact(artifact, run)
     return { kind: 'recorded', run, digest, artifact, diff }
   }

@@ -10,10 +10,10 @@ import { PayloadCipher } from './payloadCipher.js'
 import { recordedDeterminism } from './replayRun.js'
 import { makeRunId, type Run } from './Run.js'
 import { writeRunArtifact } from './runArtifact.js'
-import { resolveStore, type StoreChoice } from './resolveStore.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { AgentStdout, Isolation } from './spawnAgent.js'
 
-export interface CiCheckArgs extends StoreChoice {
+export interface CiCheckArgs extends StoreLocator {
   entrypoint: string
   /** The golden artifact (or a run id). */
   expected: string
@@ -48,9 +48,9 @@ export interface CiCheckResult {
  */
 export async function ciCheck(args: CiCheckArgs): Promise<CiCheckResult> {
   const { entrypoint, live = false, window = 10, env = process.env, stdout = 'inherit' } = args
-  const cwd = resolve(args.cwd ?? process.cwd())
-  const expected = await loadRun({ ...args, spec: args.expected, cwd })
-  const store = await resolveStore({ ...args, cwd })
+  const cwd = resolve(args.dir ?? process.cwd())
+  const expected = await loadRun({ ...args, spec: args.expected, dir: cwd })
+  const store = (await openStore({ ...args, dir: cwd })).store
   const rules = (expected.meta['redactionRules'] ?? {}) as Record<string, string[]>
   const outcome = await runAgent({
     store,

@@ -1,13 +1,13 @@
 import { resolve } from 'node:path'
 import { loadRun } from './loadRun.js'
 import { normalizeRun } from './normalizeRun.js'
-import type { StoreChoice } from './resolveStore.js'
+import type { StoreLocator } from '../store/findStore.js'
 import { writeRunArtifact } from './runArtifact.js'
 
 /** Write the normalised artifact of a run (an artifact or an id) to `out` (or over the input artifact); the hashes of a hand-edited artifact are rewritten. */
-export async function ciNormalize({ input, out, ...where }: { input: string; out?: string } & StoreChoice): Promise<{ artifact: string; runId: string; steps: number }> {
+export async function ciNormalize({ input, out, ...where }: { input: string; out?: string } & StoreLocator): Promise<{ artifact: string; runId: string; steps: number }> {
   const run = normalizeRun(await loadRun({ ...where, spec: input, rehash: true }))
-  const artifact = resolve(where.cwd ?? process.cwd(), out ?? input)
+  const artifact = resolve(where.dir ?? process.cwd(), out ?? input)
   await writeRunArtifact(artifact, run)
   return { artifact, runId: run.runId, steps: run.steps.length }
 }

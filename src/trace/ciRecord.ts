@@ -18,8 +18,8 @@ export interface CiRecordArgs extends Omit<RecordCommandArgs, 'command' | 'out' 
 
 /** Record the entrypoint and write its normalised artifact: the golden file `ci check` compares against. An agent that fails writes none (AgentFailedError, exit 3). */
 export async function ciRecord({ entrypoint, out, command, ...rest }: CiRecordArgs): Promise<RecordResult & { artifact: string }> {
-  const cwd = resolve(rest.cwd ?? process.cwd())
-  const result = await recordCommand({ ...rest, cwd, command: command ?? entrypointCommand(entrypoint, cwd), entrypoint: basename(entrypoint) })
+  const cwd = resolve(rest.dir ?? process.cwd())
+  const result = await recordCommand({ ...rest, dir: cwd, command: command ?? entrypointCommand(entrypoint, cwd), entrypoint: basename(entrypoint) })
   if (result.exitCode !== 0) throw agentFailed(entrypoint, result)
   const artifact = resolve(cwd, out)
   await writeRunArtifact(artifact, normalizeRun(result.run))

@@ -2,7 +2,7 @@ import { UsageError } from '../errors/index.js'
 import { diffRuns, type RunDiff } from './diffRuns.js'
 import { loadRun } from './loadRun.js'
 import { PayloadCipher } from './payloadCipher.js'
-import type { StoreChoice } from './resolveStore.js'
+import type { StoreLocator } from '../store/findStore.js'
 
 /** Whether a `diff` argument names a run (a `run-…` id or prefix, `latest`/`last`, or a `*.json` artifact) rather than a snapshot. */
 export function isRunSpec(spec: string): boolean {
@@ -14,7 +14,7 @@ export function isRunSpec(spec: string): boolean {
  * the run `a` was forked or replayed from. Encrypted payloads are opened when
  * `FORKPOINT_KEY` is set, else compared by hash.
  */
-export async function compareRuns({ a, b, window = 10, env = process.env, ...where }: { a: string; b?: string | undefined; window?: number; env?: NodeJS.ProcessEnv } & StoreChoice): Promise<RunDiff> {
+export async function compareRuns({ a, b, window = 10, env = process.env, ...where }: { a: string; b?: string | undefined; window?: number; env?: NodeJS.ProcessEnv } & StoreLocator): Promise<RunDiff> {
   if (!Number.isInteger(window) || window < 0) throw new UsageError('--window must be a whole number of steps')
   const runB = await loadRun({ ...where, spec: b ?? a })
   const runA = await loadRun({ ...where, spec: b === undefined ? parentOf(runB.parent, a) : a })

@@ -11,7 +11,7 @@ export type IngestHeader = Omit<RunHeader, 'startedAt' | 'endedAt'> & { startedA
 /** Turn a finished journal into a stored run (the store found from `cwd`), and remove the journal. */
 export async function ingestJournal({ journal, header, cwd = process.cwd() }: { journal: string; header: IngestHeader; cwd?: string }): Promise<Run> {
   const run = assembleRun(readJournal(journal), { ...header, startedAt: new Date(header.startedAt), endedAt: new Date(header.endedAt) })
-  const { store } = await openStore({ cwd })
+  const { store } = await openStore({ dir: cwd })
   const runs = RunStore.open({ store })
   try {
     await runs.save(run)

@@ -1,9 +1,9 @@
 import { RunStore, type ListRunsArgs, type RunSummary } from './RunStore.js'
-import { resolveStore, type StoreChoice } from './resolveStore.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 
 /** Recorded runs, newest first (from `runs.db`). */
-export async function listRuns(args: ListRunsArgs & StoreChoice = {}): Promise<RunSummary[]> {
-  const runs = RunStore.open({ store: await resolveStore(args) })
+export async function listRuns(args: ListRunsArgs & StoreLocator = {}): Promise<RunSummary[]> {
+  const runs = RunStore.open({ store: (await openStore(args)).store })
   try {
     return runs.list(args)
   } finally {

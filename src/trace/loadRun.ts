@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { readRunArtifact } from './readRunArtifact.js'
 import type { Run } from './Run.js'
 import { RunStore } from './RunStore.js'
-import { resolveStore, type StoreChoice } from './resolveStore.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 
 /** Whether `spec` names an artifact file rather than a stored run id. */
 export function isRunFile(spec: string, cwd = process.cwd()): boolean {
@@ -16,9 +16,9 @@ export function isRunFile(spec: string, cwd = process.cwd()): boolean {
  * hashes included, and migrated (RunArtifactError, exit 5, when bad); `rehash` (for
  * `ci normalize`) recomputes the hashes of a hand-edited artifact instead.
  */
-export async function loadRun({ spec, rehash, ...where }: { spec: string; rehash?: boolean } & StoreChoice): Promise<Run> {
-  if (isRunFile(spec, where.cwd)) return readRunArtifact(resolve(where.cwd ?? process.cwd(), spec), { rehash }).run
-  const runs = RunStore.open({ store: await resolveStore(where) })
+export async function loadRun({ spec, rehash, ...where }: { spec: string; rehash?: boolean } & StoreLocator): Promise<Run> {
+  if (isRunFile(spec, where.dir)) return readRunArtifact(resolve(where.dir ?? process.cwd(), spec), { rehash }).run
+  const runs = RunStore.open({ store: (await openStore(where)).store })
   try {
     return await runs.get(spec)
   } finally {

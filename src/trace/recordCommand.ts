@@ -7,10 +7,10 @@ import { Redactor, type RedactionRules } from './Redactor.js'
 import { type JsonValue, makeRunId, type RedactionMode, type Run } from './Run.js'
 import { writeRunArtifact } from './runArtifact.js'
 import { RunStore } from './RunStore.js'
-import { resolveStore, type StoreChoice } from './resolveStore.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { AgentStdout } from './spawnAgent.js'
 
-export interface RecordCommandArgs extends StoreChoice {
+export interface RecordCommandArgs extends StoreLocator {
   /** The agent command line, e.g. `['node', 'agent.js']` or `['python', 'agent.py']`. */
   command: string[]
   entrypoint?: string
@@ -48,8 +48,8 @@ export interface RecordResult {
  */
 export async function recordCommand(args: RecordCommandArgs): Promise<RecordResult> {
   const { command, redact = 'secrets', rules = {}, proxy = false, deterministic = false, out, env = process.env, stdout = 'inherit' } = args
-  const cwd = resolve(args.cwd ?? process.cwd())
-  const store = await resolveStore({ ...args, cwd })
+  const cwd = resolve(args.dir ?? process.cwd())
+  const store = (await openStore({ ...args, dir: cwd })).store
   const capture: CaptureMode = proxy ? 'proxy' : 'register'
   const pinned: DeterministicSettings | null = deterministic ? { epochMs: Date.now(), seed: Math.floor(Math.random() * 2 ** 31) } : null
   const outcome = await runAgent({ store, command, cwd, env, policy: { mode: redact, rules }, capture, offline: false, deterministic: pinned, stdout })

@@ -8,13 +8,13 @@ import { diffRuns, type RunDiff } from './diffRuns.js'
 import { failOnJournalEvents } from './journalEvents.js'
 import { makeRunId, type Run } from './Run.js'
 import { RunStore } from './RunStore.js'
-import { resolveStore, type StoreChoice } from './resolveStore.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { AgentStdout, Isolation } from './spawnAgent.js'
 import { PayloadCipher } from './payloadCipher.js'
 import { trustedRecordedCommand } from './recordedCommand.js'
 import { ReplayNotPossibleError } from '../errors/index.js'
 
-export interface ReplayRunArgs extends StoreChoice {
+export interface ReplayRunArgs extends StoreLocator {
   run: Run
   /** The agent command; defaults to the recorded one, when this store recorded the run or `trustCommand` is set. */
   command?: string[] | undefined
@@ -55,12 +55,12 @@ export interface ReplayResult {
  */
 export async function replayRun(args: ReplayRunArgs): Promise<ReplayResult> {
   const { run, liveFrom, env = process.env, stdout = 'inherit' } = args
-  const cwd = resolve(args.cwd ?? process.cwd())
+  const cwd = resolve(args.dir ?? process.cwd())
   if (run.redaction === 'content') throw new ReplayNotPossibleError(`run ${run.runId} was recorded with --redact content: it can be diffed but not replayed`)
   if (liveFrom !== undefined && (!Number.isInteger(liveFrom) || liveFrom < 0 || liveFrom > run.steps.length)) {
     throw new UsageError(`--live-from must be a step index from 0 to ${run.steps.length}`)
   }
-  const store = await resolveStore({ ...args, cwd })
+  const store = (await openStore({ ...args, dir: cwd })).store
   const command = args.command?.length ? args.command : await trustedRecordedCommand({ run, store, trust: args.trustCommand === true })
   const capture: CaptureMode = run.meta['capture'] === 'proxy' ? 'proxy' : 'register'
   const outcome = await runAgent({

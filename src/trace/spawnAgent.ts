@@ -4,6 +4,7 @@ import { UsageError } from '../errors/index.js'
 import { encodeFrame } from '../sandbox/frames.js'
 import { runtimeBinary } from '../sandbox/runtimeBinary.js'
 import { builtEntry } from '../util/builtEntry.js'
+import { exitStatus } from '../util/exitStatus.js'
 
 /** How the agent's network was closed: a network namespace of its own (plus the in-process guard), or the guard alone. */
 export type Isolation = 'none' | 'netns' | 'guard'
@@ -56,7 +57,7 @@ export async function spawnAgent({ command, env, cwd, offline = false, bridgeSoc
   try {
     const exitCode = await new Promise<number>((resolve, reject) => {
       child.once('error', (e) => reject(new UsageError(`cannot start ${command[0]}: ${e.message}`, { command })))
-      child.once('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0)))
+      child.once('close', (code, signal) => resolve(exitStatus(code, signal)))
     })
     return { exitCode, isolation: netns ? 'netns' : offline ? 'guard' : 'none', stdout: out, stderr: err }
   } finally {
@@ -73,8 +74,4 @@ function inNetworkNamespace(argv: string[], env: NodeJS.ProcessEnv, cwd: string,
   const envFields = Object.entries(env).flatMap(([k, v]): Array<[string, string]> => (v === undefined ? [] : [['env', `${k}=${v}`]]))
   control.end(encodeFrame([['root', 'host'], ['net', 'none'], ['cwd', cwd], ...envFields, ...argv.map((a): [string, string] => ['argv', a])]))
   return child
-}
-
-function signalNumber(signal: NodeJS.Signals): number {
-  return ({ SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[signal] ?? 1
 }

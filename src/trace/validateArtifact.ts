@@ -17,8 +17,8 @@ export interface ArtifactReport {
 }
 
 /** Check a run artifact against the schema (RunArtifactError, exit 5, naming the first problem). */
-export function validateArtifact({ artifact, cwd = process.cwd() }: { artifact: string; cwd?: string }): ArtifactReport {
-  const path = resolve(cwd, artifact)
+export function validateArtifact({ artifact, dir = process.cwd() }: { artifact: string; dir?: string }): ArtifactReport {
+  const path = resolve(dir, artifact)
   const { run, writtenVersion: written } = readRunArtifact(path)
   return {
     artifact: path,

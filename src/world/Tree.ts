@@ -94,7 +94,7 @@ export function isSafeName(name: unknown): name is string {
 /** A name from a tree may be used as one path component and nothing more. */
 export function assertSafeName(name: unknown, where: string): string {
   if (!isSafeName(name)) {
-    throw new UnsafePathError(`unsafe name ${JSON.stringify(name)} in ${where}`, { name, where })
+    throw new UnsafePathError(`unsafe name ${JSON.stringify(name)} in ${where}`, { name: String(name), where })
   }
   return name
 }

@@ -16,17 +16,15 @@ import { quotePath } from './quotePath.js'
 import { readSnapshot } from './readObjects.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
-import { resolveWorkspace } from './snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Tree } from './Tree.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
 import { respectGitignore } from './workspaceConfig.js'
 import { withWorkspaceLock } from './workspaceLock.js'
 
-export interface CheckoutArgs {
-  /** A snapshot id, short id, branch, tag or `HEAD~N`. */
+export interface CheckoutArgs extends StoreLocator {
+  /** A snapshot id, short id, head, tag or `HEAD~N`. */
   id: string
-  dir?: string
-  store?: Store | string
   /** Materialize into this new (or empty) directory instead of the workspace. */
   into?: string
   /** Overwrite uncommitted changes in the workspace. */
@@ -50,7 +48,7 @@ export interface CheckoutResult {
 
 /** Materialize a snapshot: into a fresh directory, or over the workspace itself (atomically). */
 export async function checkout(args: CheckoutArgs): Promise<CheckoutResult> {
-  const { store, workspace } = await resolveWorkspace(args)
+  const { store, workspace } = await openStore(args)
   const id = await resolveId(store, args.id)
   const snapshot = await readSnapshot(store, id)
   const tree = snapshot.world.tree
@@ -78,8 +76,8 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
 }
 
 async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree: Digest, args: CheckoutArgs): Promise<CheckoutResult> {
-  const branch = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
-  const head = branch === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
+  const headTip = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
+  const head = headTip === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
   const applied = await applyTree({ store, workspace, tree, head, force: args.force ?? false, allowExternalSymlinks: args.allowExternalSymlinks, method: args.method })
   return { id, tree, target: workspace, mode: 'in-place', ...applied }
 }
@@ -90,7 +88,7 @@ export interface ApplyTreeArgs {
   tree: Digest
   /** What the HEAD file holds once the tree is in place. */
   head: string
-  /** A ref moved (compare-and-swap) with the tree, as a merge moves HEAD's branch. */
+  /** A ref moved (compare-and-swap) with the tree, as a merge moves the head HEAD follows. */
   ref?: JournalRef
   /** Overwrite uncommitted changes. */
   force: boolean

@@ -30,7 +30,7 @@ export interface CheckoutJournal {
   steps: CheckoutStep[]
   /** What HEAD becomes when the steps are done. */
   head: string
-  /** A ref moved before the first step (a merge moving HEAD's branch); done again, it is a no-op. */
+  /** A ref moved before the first step (a merge moving the head HEAD follows); done again, it is a no-op. */
   ref?: JournalRef
 }
 

@@ -1,10 +1,9 @@
 import type { Digest } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
-import type { Store } from '../store/Store.js'
 import { type Change, diffTrees } from './diffTrees.js'
 import { readSnapshot } from './readObjects.js'
 import { scanWorkspace } from './scanWorkspace.js'
-import { resolveWorkspace } from './snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { treeSource } from './treeSource.js'
 
 export interface SnapshotDiff {
@@ -16,8 +15,8 @@ export interface SnapshotDiff {
 }
 
 /** File-level differences between two snapshots, or between one and the workspace. */
-export async function diffSnapshots(args: { a: string; b?: string; dir?: string; store?: Store | string }): Promise<SnapshotDiff> {
-  const { store, workspace } = await resolveWorkspace(args)
+export async function diffSnapshots(args: StoreLocator & { a: string; b?: string }): Promise<SnapshotDiff> {
+  const { store, workspace } = await openStore(args)
   const a = await resolveId(store, args.a)
   const aTree = (await readSnapshot(store, a)).world.tree
   let b: Digest | null = null

@@ -1,3 +1,4 @@
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Digest } from '../store/digest.js'
 import { listRefs, readRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
@@ -20,7 +21,8 @@ export interface LogEntry {
  * The history reachable from `from` (default HEAD), newest first: every ancestor through
  * every parent, each once, ordered by creation time with children before parents.
  */
-export async function log({ store, from = 'HEAD', limit = Infinity }: { store: Store; from?: string; limit?: number }): Promise<LogEntry[]> {
+export async function log({ from = 'HEAD', limit = Infinity, ...locator }: StoreLocator & { from?: string; limit?: number }): Promise<LogEntry[]> {
+  const { store } = await openStore(locator)
   const start = from === 'HEAD' ? await readRef(store, 'HEAD') : await resolveId(store, from)
   if (!start) return []
   const labels = await refLabels(store)

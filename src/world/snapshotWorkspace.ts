@@ -1,6 +1,5 @@
-import { resolve } from 'node:path'
 import type { Digest } from '../store/digest.js'
-import { openStore } from '../store/findStore.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { RefConflictError } from '../errors/index.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
@@ -16,11 +15,7 @@ import { type ScanCounts, type ScanResult, scanWorkspace } from './scanWorkspace
 import { canonicalJson } from '../util/canonicalJson.js'
 import { SNAPSHOT_LAYERS, type Snapshot, type SnapshotLayer, makeSnapshot } from './Snapshot.js'
 
-export interface SnapshotArgs {
-  /** The workspace directory (default: the current one). */
-  dir?: string
-  /** The store (default: found from `dir`, like git). */
-  store?: Store | string
+export interface SnapshotArgs extends StoreLocator {
   message?: string
   agent?: string
   /** Also point `refs/tags/<tag>` at the snapshot. */
@@ -57,11 +52,11 @@ export interface SnapshotResult extends ScanCounts {
 
 /**
  * Snapshot a workspace: scan it into trees, write the snapshot object, make every object
- * durable with one sync, then move HEAD's branch (compare-and-swap, so two concurrent
+ * durable with one sync, then move the head HEAD follows (compare-and-swap, so two concurrent
  * snapshots never lose one another: the loser retries on top of the winner).
  */
 export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<SnapshotResult> {
-  const { store, workspace } = await resolveWorkspace(args)
+  const { store, workspace } = await openStore(args)
   const tag = args.tag === undefined ? undefined : tagRef(args.tag) // a bad name fails before anything is written
   await recoverCheckout(store, workspace)
   const gitignore = await respectGitignore(store, args.respectGitignore, { remember: true })
@@ -121,10 +116,3 @@ function counts(scan: ScanResult): ScanCounts {
   return { files: scan.files, bytes: scan.bytes, hashedFiles: scan.hashedFiles, hashedBytes: scan.hashedBytes, listedDirs: scan.listedDirs, skipped: scan.skipped }
 }
 
-/** The store and workspace a call works on: explicit ones, or found from `dir`. */
-export async function resolveWorkspace(args: { dir?: string; store?: Store | string }): Promise<{ store: Store; workspace: string }> {
-  const dir = resolve(args.dir ?? process.cwd())
-  if (args.store && typeof args.store !== 'string') return { store: args.store, workspace: dir }
-  const found = await openStore({ cwd: dir, store: args.store })
-  return found
-}

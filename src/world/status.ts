@@ -6,14 +6,14 @@ import { type Change, diffTrees } from './diffTrees.js'
 import { mergeInProgress, readMergeState } from './mergeState.js'
 import { readSnapshot } from './readObjects.js'
 import { scanWorkspace } from './scanWorkspace.js'
-import { resolveWorkspace } from './snapshotWorkspace.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
 import { treeSource } from './treeSource.js'
 import { respectGitignore } from './workspaceConfig.js'
 
 export interface StatusResult {
   workspace: string
-  /** The branch HEAD follows, or null when detached. */
-  branch: string | null
+  /** The head HEAD follows (`main` for `refs/heads/main`), or null when detached. */
+  headName: string | null
   head: Digest | null
   clean: boolean
   changes: Change[]
@@ -22,15 +22,15 @@ export interface StatusResult {
 }
 
 /** What changed in the workspace since HEAD. Reads only files the stat cache cannot vouch for; writes nothing. */
-export async function status(args: { dir?: string; store?: Store | string; respectGitignore?: boolean } = {}): Promise<StatusResult> {
-  const { store, workspace } = await resolveWorkspace(args)
+export async function status(args: StoreLocator & { respectGitignore?: boolean } = {}): Promise<StatusResult> {
+  const { store, workspace } = await openStore(args)
   await recoverCheckout(store, workspace)
   const scan = await scanWorkspace({ store, dir: workspace, write: false, respectGitignore: await respectGitignore(store, args.respectGitignore, { remember: false }) })
   const h = await readHead(store)
   const head = h.type === 'symbolic' ? await readRef(store, h.ref) : h.id
   const headTree = head ? (await readSnapshot(store, head)).world.tree : null
   const changes = await diffTrees({ source: treeSource(store, scan.trees), a: headTree, b: scan.tree })
-  return { workspace, branch: h.type === 'symbolic' ? h.ref.replace(/^refs\/heads\//, '') : null, head, clean: changes.length === 0, changes, merge: await mergeSummary(store) }
+  return { workspace, headName: h.type === 'symbolic' ? h.ref.replace(/^refs\/heads\//, '') : null, head, clean: changes.length === 0, changes, merge: await mergeSummary(store) }
 }
 
 async function mergeSummary(store: Store): Promise<StatusResult['merge']> {

@@ -11,11 +11,11 @@ const bases = (ws: Workspace) => readdirSync(join(ws.store.root, 'branches', 'ba
 /** The base tree a live branch started from, as its state file records it. */
 const baseTreeOf = (ws: Workspace, id: string): string => JSON.parse(read(join(ws.store.root, 'branches', 'live', id, 'state.json'))).baseTree
 /** What a full scan of the workspace gives now (another Workspace object, so nothing is shared). */
-const fullScan = async (ws: Workspace) => (await Workspace.open(ws.dir)).refresh()
+const fullScan = async (ws: Workspace) => (await Workspace.open({ dir: ws.dir })).refresh()
 
 describe('the base after a commit', () => {
   it('is the old base with the committed paths scanned again: the same tree as a full rescan, its view advanced in place', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'src/main.ts': 'main', 'src/lib/util.ts': 'util', 'docs/x.md': 'x', 'old-link': { symlink: 'a.txt' } }), { backend: 'overlay' })
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'src/main.ts': 'main', 'src/lib/util.ts': 'util', 'docs/x.md': 'x', 'old-link': { symlink: 'a.txt' } }), backend: 'overlay' })
     await (await ws.branch('warm')).abort()
     expect(bases(ws)).toHaveLength(1)
     const b = await ws.branch('change')
@@ -41,7 +41,7 @@ describe('the base after a commit', () => {
   })
 
   it('follows a committed path that changed its type: directory to file or symlink, file to directory, symlink retargeted', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'd/sub/f': 'f', 'e/h': 'h', 'l': { symlink: 'a.txt' } }), { backend: 'overlay' })
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'd/sub/f': 'f', 'e/h': 'h', 'l': { symlink: 'a.txt' } }), backend: 'overlay' })
     await (await ws.branch('warm')).abort()
     const b = await ws.branch('retype')
     await fs.rm(join(b.path, 'd'), { recursive: true })
@@ -64,7 +64,7 @@ describe('the base after a commit', () => {
   })
 
   it('leaves the view of a live sibling alone, and catches up with several commits at once', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' }), { backend: 'overlay' })
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' }), backend: 'overlay' })
     const sibling = await ws.branch('sibling')
     const x = await ws.branch('x')
     const y = await ws.branch('y')
@@ -83,7 +83,7 @@ describe('the base after a commit', () => {
 
   it('sees commits made through another Workspace object (another process) by their records', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a' })
-    const [one, two] = [await Workspace.open(dir, { backend: 'overlay' }), await Workspace.open(dir, { backend: 'overlay' })]
+    const [one, two] = [await Workspace.open({ dir, backend: 'overlay' }), await Workspace.open({ dir, backend: 'overlay' })]
     await (await one.branch('warm')).abort()
     await two.withBranch('theirs', async (b) => fs.writeFile(join(b.path, 'a.txt'), 'theirs'))
     const next = await one.branch('next')
@@ -92,7 +92,7 @@ describe('the base after a commit', () => {
   })
 
   it('keeps ignored paths out, and rescans when an ignore file changes', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', '.forkpointignore': '*.log\n' }), { backend: 'overlay' })
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', '.forkpointignore': '*.log\n' }), backend: 'overlay' })
     await ws.withBranch('log', async (b) => {
       await fs.writeFile(join(b.path, 'out.log'), 'ignored')
       await fs.mkdir(join(b.path, 'sub'))
@@ -112,7 +112,7 @@ describe('the base after a commit', () => {
   })
 
   it('never writes into the store through a committed path', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'overlay' })
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }), backend: 'overlay' })
     await (await ws.branch('warm')).abort()
     const b = await ws.branch('sneaky')
     await fs.mkdir(join(b.path, '.forkpoint'))
@@ -126,7 +126,7 @@ describe('the base after a commit', () => {
   })
 
   it('is not pruned by an open while a branch is being registered on it (pruning takes the creation lock)', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'overlay' })
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }), backend: 'overlay' })
     await (await ws.branch('old')).abort()
     const [old] = bases(ws)
     await fs.writeFile(join(ws.dir, 'a.txt'), 'edited')
@@ -134,7 +134,7 @@ describe('the base after a commit', () => {
     await (await ws.branch('new')).abort()
     expect(bases(ws)).toHaveLength(2)
     const lock = await creationLock(ws.store)
-    const opening = Workspace.open(ws.dir) // prunes the views no live branch uses
+    const opening = Workspace.open({ dir: ws.dir }) // prunes the views no live branch uses
     await new Promise((r) => setTimeout(r, 200))
     // What createBranch does under the lock: register a branch on the old view, then mount it.
     const view = join(ws.store.root, 'branches', 'bases', old!)

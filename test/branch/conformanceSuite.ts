@@ -31,7 +31,7 @@ export function conformance(backend: BackendName, base: () => string | undefined
   const open = async (files: Record<string, Parameters<typeof makeWorkspace>[0][string]>) => {
     const parent = base()
     const dir = parent ? await fs.mkdtemp(join(parent, 'ws-')) : undefined
-    return Workspace.open(await makeWorkspace(files, dir), { backend })
+    return Workspace.open({ dir: await makeWorkspace(files, dir), backend })
   }
   const std = { 'a.txt': 'a', 'src/main.ts': 'main', 'src/lib/util.ts': 'util', 'docs/x.md': 'x' }
 
@@ -314,7 +314,7 @@ export function conformance(backend: BackendName, base: () => string | undefined
     const ws = await open(std)
     const script = `
       const { Workspace } = await import(${JSON.stringify(new URL('../../src/index.ts', import.meta.url).pathname)})
-      const ws = await Workspace.open(${JSON.stringify(ws.dir)}, { backend: ${JSON.stringify(backend)} })
+      const ws = await Workspace.open({ dir: ${JSON.stringify(ws.dir)}, backend: ${JSON.stringify(backend)} })
       const b = await ws.branch('doomed')
       const c = await b.branch('kid')
       await (await import('node:fs/promises')).writeFile(c.path + '/x', 'x')
@@ -325,7 +325,7 @@ export function conformance(backend: BackendName, base: () => string | undefined
     child.kill('SIGKILL')
     await new Promise((r) => child.once('close', r))
     expect(readdirSync(join(ws.store.root, 'branches', 'live'))).toHaveLength(2)
-    const again = await Workspace.open(ws.dir, { backend })
+    const again = await Workspace.open({ dir: ws.dir, backend })
     expectNothingLeft(again)
     expect(existsSync(join(ws.dir, 'x'))).toBe(false)
   })

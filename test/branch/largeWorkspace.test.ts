@@ -14,7 +14,7 @@ it('branches a 100k-file workspace without reading its files, also after a commi
     if (i % 1000 === 0) mkdirSync(join(dir, `d${i / 1000}`))
     writeFileSync(join(dir, `d${Math.floor(i / 1000)}`, `f${i}`), `${i}${content}`)
   }
-  const ws = await Workspace.open(dir, { backend: 'overlay' })
+  const ws = await Workspace.open({ dir, backend: 'overlay' })
   await ws.refresh() // the one scan that reads (hashes) every file
   const fileBytes = 100_000 * 1000
   let before = bytesRead()
@@ -45,7 +45,7 @@ it('builds a base view even when one object backs more files than a file system 
     if (i % 1000 === 0) mkdirSync(join(dir, `d${i / 1000}`))
     writeFileSync(join(dir, `d${Math.floor(i / 1000)}`, `f${i}`), '')
   }
-  const ws = await Workspace.open(dir, { backend: 'overlay' })
+  const ws = await Workspace.open({ dir, backend: 'overlay' })
   const b = await ws.branch('empty-files')
   expect(readFileSync(join(b.path, 'd69', 'f69999'), 'utf8')).toBe('')
   await b.abort()

@@ -11,12 +11,12 @@ const dead = { pid: 2 ** 22 + 1, start: '0' }
 
 describe('interrupted commits', () => {
   it('are finished on the next open when they were applying', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'gone.txt': 'g' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'gone.txt': 'g' }) })
     const b = await ws.branch('half')
     const temp = sibling('a.txt', 'new', b.id)
     await fs.writeFile(join(ws.dir, temp), 'from branch')
     await writeCommitJournal(ws.store, { kind: 'commit-journal', schemaVersion: 1, phase: 'applying', branch: b.id, parent: null, committer: dead, generation: 1, ops: [{ type: 'put', path: 'a.txt', temp, aside: sibling('a.txt', 'old', b.id) }, { type: 'delete', path: 'gone.txt' }] })
-    const again = await Workspace.open(ws.dir)
+    const again = await Workspace.open({ dir: ws.dir })
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('from branch')
     expect(existsSync(join(ws.dir, 'gone.txt'))).toBe(false)
     expect(existsSync(join(ws.dir, temp))).toBe(false)
@@ -25,13 +25,13 @@ describe('interrupted commits', () => {
   })
 
   it('are rolled back on the next open when they were staging, keeping the branch', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
     const b = await ws.branch('staging', { persistent: true })
     await fs.writeFile(join(b.path, 'a.txt'), 'branch')
     const temp = sibling('a.txt', 'new', b.id)
     await fs.writeFile(join(ws.dir, temp), 'partial')
     await writeCommitJournal(ws.store, { kind: 'commit-journal', schemaVersion: 1, phase: 'staging', branch: b.id, parent: null, committer: dead, generation: 1, ops: [{ type: 'put', path: 'a.txt', temp, aside: sibling('a.txt', 'old', b.id) }] })
-    const again = await Workspace.open(ws.dir)
+    const again = await Workspace.open({ dir: ws.dir })
     expect(existsSync(join(ws.dir, temp))).toBe(false)
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('a')
     const kept = await again.openBranch('staging')
@@ -42,7 +42,7 @@ describe('interrupted commits', () => {
 
 describe('concurrent committers', () => {
   it('are serialized by the parent lock: disjoint siblings both land, same-path ones conflict', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' }) })
     const branches = await Promise.all(['x', 'y', 'z'].map((n) => ws.branch(n)))
     await fs.writeFile(join(branches[0]!.path, 'a.txt'), 'x')
     await fs.writeFile(join(branches[1]!.path, 'b.txt'), 'y')
@@ -58,14 +58,14 @@ describe('concurrent committers', () => {
 
 describe('hostile input', () => {
   it('refuses branch names that are paths', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
     for (const name of ['../x', '/abs', 'a/b', '', '.hidden', 'x\0y']) await expect(ws.branch(name)).rejects.toMatchObject({ exitCode: 2 })
     await expect(ws.branch('ok', { backend: 'zfs' as never })).rejects.toMatchObject({ exitCode: 2 })
     expect(await ws.branches()).toEqual([])
   })
 
   it('never commits through a parent directory replaced by a symlink', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'd/f.txt': 'f' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'd/f.txt': 'f' }) })
     const outside = await makeWorkspace({ 'f.txt': 'outside' })
     const b = await ws.branch('x')
     await fs.writeFile(join(b.path, 'd/f.txt'), 'branch')
@@ -77,7 +77,7 @@ describe('hostile input', () => {
   })
 
   it('refuses to commit or abort out of order', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
     const b = await ws.branch('p')
     const c = await b.branch('c')
     await expect(b.commit()).rejects.toMatchObject({ code: 'BranchBusyError', exitCode: 3 })
@@ -92,7 +92,7 @@ describe('hostile input', () => {
 it('every branch error is a BranchError whose code is its class name', () => {
   const names = ['ConflictError', 'BranchStaleError', 'BranchNotFoundError', 'BranchExistsError', 'BranchBusyError', 'BackendUnavailableError', 'SandboxError'] as const
   for (const name of names) {
-    const err = new (api[name] as new (m: string) => BranchError)('x')
+    const err = new (api[name] as unknown as new (m: string) => BranchError<object>)('x')
     expect(err).toBeInstanceOf(BranchError)
     expect(err.code).toBe(name)
     expect([2, 3]).toContain(err.exitCode)
@@ -101,7 +101,7 @@ it('every branch error is a BranchError whose code is its class name', () => {
 
 describe('a shared namespace holder that dies', () => {
   it('takes its mounts along, and the live branches are mounted again from their upper layers on next use', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'overlay' })
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }), backend: 'overlay' })
     const b = await ws.branch('survivor')
     await fs.writeFile(join(b.path, 'a.txt'), 'kept')
     const holder = Number(/^\/proc\/(\d+)\/root/.exec(b.path)![1])
@@ -146,14 +146,14 @@ describe('a persistent branch whose maker crashed between starting its holder an
   }
 
   it('has its unrecorded holder stopped when it is aborted', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'overlay' })
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }), backend: 'overlay' })
     const { holder } = await stray(ws, 'crashed')
     await (await ws.openBranch('crashed')).abort()
     expect(await gone(holder)).toBe(true)
   })
 
   it('has its unrecorded holder replaced when it is used again, its changes kept', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'overlay' })
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }), backend: 'overlay' })
     const { id, holder } = await stray(ws, 'crashed')
     await fs.writeFile(join(ws.store.root, 'branches', 'live', id, 'upper', 'a.txt'), 'kept')
     const again = await ws.openBranch('crashed')

@@ -8,7 +8,7 @@ import { expectNothingLeft } from './conformanceSuite.js'
 
 describe('withBranch and ending a branch by hand', () => {
   it('a manual commit inside withBranch lands once, and withBranch returns the value', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
     const value = await ws.withBranch('manual', async (b) => {
       await writeFile(join(b.path, 'a.txt'), 'committed by hand')
       const result = await b.commit()
@@ -21,7 +21,7 @@ describe('withBranch and ending a branch by hand', () => {
   })
 
   it('a manual abort inside withBranch keeps the workspace as it was and returns the value', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
     const value = await ws.withBranch('dropped', async (b) => {
       await writeFile(join(b.path, 'a.txt'), 'thrown away')
       await b.abort()
@@ -33,7 +33,7 @@ describe('withBranch and ending a branch by hand', () => {
   })
 
   it('a throw after a manual commit: the commit stands, the error comes through', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
     const failure = ws.withBranch('then-throw', async (b) => {
       await writeFile(join(b.path, 'a.txt'), 'landed')
       await b.commit()
@@ -44,7 +44,7 @@ describe('withBranch and ending a branch by hand', () => {
   })
 
   it('ending a branch twice is a no-op: commit twice gives the first result, abort after either does nothing', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
     const b = await ws.branch('twice')
     await writeFile(join(b.path, 'a.txt'), 'once')
     const [first, concurrent] = await Promise.all([b.commit(), b.commit()])

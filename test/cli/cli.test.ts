@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { Store, sha256 } from '../../src/index.js'
+import { Store } from '../../src/index.js'
+import { sha256 } from '../../src/store/digest.js'
 import { checkoutCommand } from '../../src/cli/commands/checkout.js'
 import { diffCommand } from '../../src/cli/commands/diff.js'
 import { gcCommand } from '../../src/cli/commands/gc.js'
@@ -44,7 +45,7 @@ describe('forkpoint CLI end to end', () => {
     expect(unchanged.json).toMatchObject({ schemaVersion: 1, id: first, created: false })
 
     const clean = await fpJson<Json>(ws, 'status')
-    expect(clean.json).toMatchObject({ schemaVersion: 1, clean: true, branch: 'main', head: first, changes: [] })
+    expect(clean.json).toMatchObject({ schemaVersion: 1, clean: true, headName: 'main', head: first, changes: [] })
     expect((await fp(ws, 'status')).stdout).toMatch(/clean/)
 
     await fs.writeFile(join(ws, 'a.txt'), 'two\n')

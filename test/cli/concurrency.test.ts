@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { type Digest, Store, checkout, log, readReflog, verify } from '../../src/index.js'
+import { type Digest, Store, checkout, log, verify } from '../../src/index.js'
+import { readReflog } from '../../src/store/reflog.js'
 import { LIB, fp, runNode } from '../helpers/cli.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { Store, initWorkspace, listObjects } from '../../src/index.js'
+import { Store, initWorkspace } from '../../src/index.js'
+import { listObjects } from '../../src/store/objectGraph.js'
 import { type FileSpec, makeWorkspace, tempDir } from './tmp.js'
 
 /** A workspace built from `files` with its own store (`.forkpoint/`) initialised. */

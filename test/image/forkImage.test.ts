@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { gc, initWorkspace, listRefs, openStore, readSnapshot, snapshotWorkspace } from '../../src/index.js'
+import { gc, initWorkspace, openStore, snapshotWorkspace } from '../../src/index.js'
+import { listRefs } from '../../src/store/refs.js'
+import { readSnapshot } from '../../src/world/readObjects.js'
 import { forkImage } from '../../src/image/forkImage.js'
 import { mergeBases } from '../../src/image/mergeBases.js'
 import { forkCommand } from '../../src/cli/commands/fork.js'
@@ -12,7 +14,7 @@ describe('forkImage', () => {
   it('makes N children of an image, each its own id with the image as parent and the same layers, kept by refs/forks', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'hi\n' })
     await initWorkspace({ dir })
-    const { store } = await openStore({ cwd: dir })
+    const { store } = await openStore({ dir })
     const base = await snapshotWorkspace({ dir, message: 'base' })
     const children = await forkImage({ store, id: 'HEAD', n: 4, now: () => new Date('2026-01-01T00:00:00Z') })
     expect(children.map((c) => c.index)).toEqual([0, 1, 2, 3])

@@ -3,7 +3,12 @@ import { join } from 'node:path'
 import { stripVTControlCharacters } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { showCommand, showView } from '../../src/cli/commands/show.js'
-import { cloneImage, gc, makeSnapshot, packImage, pullImage, pushImage, readSnapshot, RunStore, type Store, sha256, tagRef, unpackImage, updateRef, verify } from '../../src/index.js'
+import { cloneImage, gc, packImage, pullImage, pushImage, type Store, unpackImage, verify } from '../../src/index.js'
+import { makeSnapshot } from '../../src/world/Snapshot.js'
+import { readSnapshot } from '../../src/world/readObjects.js'
+import { RunStore } from '../../src/trace/RunStore.js'
+import { sha256 } from '../../src/store/digest.js'
+import { tagRef, updateRef } from '../../src/store/refs.js'
 import { checkoutAgent } from '../../src/image/checkoutAgent.js'
 import { describeImage } from '../../src/image/describeImage.js'
 import { snapshotAgent } from '../../src/image/snapshotAgent.js'
@@ -59,7 +64,7 @@ describe('show', () => {
     await fs.writeFile(join(dir, 'r.run.json'), JSON.stringify({ ...run, steps: run.steps.map(({ inputHash: _i, outputHash: _o, ...s }) => s) }))
     const id = (await snapshotAgent({ dir, trace: 'r.run.json' })).id
     expect(await shownText(dir, id)).toContain('node agent.js, ok, 1 steps\n  [0] tool fs.read')
-    expect((await describeImage(store, id)).trace?.messages).toBeNull()
+    expect((await describeImage({ store: store, spec: id })).trace?.messages).toBeNull()
   })
 
   it('refuses an image whose trace is not a run, or whose effects are not a ledger, with exit 5', async () => {
@@ -116,7 +121,7 @@ describe('layers from a newer writer', () => {
     const good = await snapshotAgent({ dir })
     const blob = await store.writeBlob(Buffer.from('weights'))
     const id = await store.writeObject({ ...makeSnapshot({ parents: [], tree: good.tree, message: 'newer' }), adapter: blob })
-    expect((await describeImage(store, id)).layers).toEqual([{ layer: 'adapter', id: blob, kind: 'blob' }])
+    expect((await describeImage({ store: store, spec: id })).layers).toEqual([{ layer: 'adapter', id: blob, kind: 'blob' }])
     const out = join(tempDir('agent'), 'out')
     await checkoutAgent({ store, id, into: out })
     expect(await fs.readFile(join(out, 'layers/adapter.bin'), 'utf8')).toBe('weights')
@@ -148,7 +153,7 @@ describe('an image carries every layer', () => {
     await pushImage({ store, id, remote, credentials: null })
     const other = await emptyStore()
     expect((await pullImage({ store: other, remote, credentials: null })).id).toBe(id)
-    const image = await describeImage(other, id)
+    const image = await describeImage({ store: other, spec: id })
     expect(image.trace?.messages).toHaveLength(2)
     expect(image.layers).toEqual([{ layer: 'effects', id: ledger, kind: 'ledger' }])
   })

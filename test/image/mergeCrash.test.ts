@@ -1,7 +1,10 @@
 import { existsSync, promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { type Digest, checkout, readRef, readSnapshot, sha256, snapshotWorkspace, status, updateRef } from '../../src/index.js'
+import { type Digest, checkout, snapshotWorkspace, status } from '../../src/index.js'
+import { readRef, updateRef } from '../../src/store/refs.js'
+import { readSnapshot } from '../../src/world/readObjects.js'
+import { sha256 } from '../../src/store/digest.js'
 import { applyTree } from '../../src/world/checkout.js'
 import { LIB, runNode } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -60,7 +63,7 @@ describe('a merge into the workspace cut short', () => {
     await crashMerge(h.dir, 'after-steps', 1)
     const after = await status({ dir: h.dir })
     expect(after.clean).toBe(true)
-    expect(after.branch).toBe('main')
+    expect(after.headName).toBe('main')
     const merged = await readSnapshot(h.store, after.head!)
     expect(merged.parents).toEqual([h.ours, h.theirs])
     expect(await fs.readFile(join(h.dir, 'a.txt'), 'utf8')).toBe('ours\n')

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { type Digest, Store, makeSnapshot, readSnapshot, readTree } from '../../src/index.js'
+import { type Digest, Store } from '../../src/index.js'
+import { makeSnapshot } from '../../src/world/Snapshot.js'
+import { readSnapshot, readTree } from '../../src/world/readObjects.js'
 import { mergeImages } from '../../src/image/mergeImages.js'
-import { type Run, type Step, hashPayload, openEffects, verifyLedger } from '../../src/index.js'
+import { type Run, type Step, openEffects, verifyLedger } from '../../src/index.js'
+import { hashPayload } from '../../src/trace/stepHash.js'
 import { fileEntry, treeObject } from '../../src/world/Tree.js'
 import { tempDir } from '../helpers/tmp.js'
 

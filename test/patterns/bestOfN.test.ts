@@ -5,7 +5,7 @@ import { ConflictError, UsageError, Workspace, bestOfN } from '../../src/index.j
 import { makeWorkspace } from '../helpers/tmp.js'
 import { expectNoBranches } from './leftovers.js'
 
-const open = async () => Workspace.open(await makeWorkspace({ 'answer.txt': 'none\n' }))
+const open = async () => Workspace.open({ dir: await makeWorkspace({ 'answer.txt': 'none\n' }) })
 const read = (ws: Workspace) => readFileSync(join(ws.dir, 'answer.txt'), 'utf8')
 
 describe('bestOfN', () => {

@@ -9,7 +9,7 @@ import { eventually, expectNoBranches, expectNothingLeftIn, processesWith } from
  * Every loser's process tree is gone when a pattern returns: checked at once, with no
  * waiting, since "gone later" is the bug (a losing run kept working after its outcome).
  */
-const open = async () => Workspace.open(await makeWorkspace({ 'a.txt': 'base\n' }))
+const open = async () => Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'base\n' }) })
 /** A candidate that wins once `marker`'s processes are all running, so that the losers are cancelled mid-run. */
 const winsOnce = (marker: string, count: number) => async () => {
   expect(await eventually(() => processesWith(marker).length >= count, 30_000)).toBe(true)

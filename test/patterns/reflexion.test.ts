@@ -5,7 +5,7 @@ import { PatternCallbackError, Workspace, reflexion } from '../../src/index.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 import { expectNoBranches } from './leftovers.js'
 
-const open = async () => Workspace.open(await makeWorkspace({ 'calc.js': 'a - b\n' }))
+const open = async () => Workspace.open({ dir: await makeWorkspace({ 'calc.js': 'a - b\n' }) })
 
 describe('reflexion', () => {
   it("feeds each failed attempt's critique into the next, in a fresh branch, and commits the first success", async () => {

@@ -6,7 +6,7 @@ import { PatternCancelledError, UsageError, Workspace, speculate } from '../../s
 import { makeWorkspace } from '../helpers/tmp.js'
 import { eventually, expectNoBranches, processesWith } from './leftovers.js'
 
-const open = async () => Workspace.open(await makeWorkspace({ 'a.txt': 'base\n', 'src/x.ts': 'x' }))
+const open = async () => Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'base\n', 'src/x.ts': 'x' }) })
 const write = (name: string, text: string) => async (path: string) => {
   await fs.writeFile(join(path, name), text)
   return true

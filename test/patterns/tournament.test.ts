@@ -5,7 +5,7 @@ import { PatternCallbackError, Workspace, tournament } from '../../src/index.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 import { expectNoBranches } from './leftovers.js'
 
-const open = async () => Workspace.open(await makeWorkspace({ 'essay.txt': '' }))
+const open = async () => Workspace.open({ dir: await makeWorkspace({ 'essay.txt': '' }) })
 const essay = (path: string) => readFileSync(join(path, 'essay.txt'), 'utf8')
 const lengths = [3, 9, 4, 9, 7]
 const write = async (path: string, attempt: number) => {

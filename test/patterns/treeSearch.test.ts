@@ -5,7 +5,7 @@ import { type Candidate, PatternCallbackError, Workspace, beamSearch, treeOfThou
 import { makeWorkspace } from '../helpers/tmp.js'
 import { expectNoBranches } from './leftovers.js'
 
-const open = async () => Workspace.open(await makeWorkspace({ 'path.txt': '', 'keep.txt': 'kept' }))
+const open = async () => Workspace.open({ dir: await makeWorkspace({ 'path.txt': '', 'keep.txt': 'kept' }) })
 const pathOf = (dir: string) => readFileSync(join(dir, 'path.txt'), 'utf8').trim()
 /** A thought: appends its name to path.txt, so each node's file spells the path from the root. */
 const step = (name: string, ok = true): Candidate => async (path) => {

@@ -5,7 +5,9 @@ import { Header } from 'tar'
 import { CompressStream } from 'zstd-napi'
 import { expect } from 'vitest'
 import { join, relative } from 'node:path'
-import { Store, initWorkspace, listObjects, listRefs, snapshotWorkspace } from '../../src/index.js'
+import { Store, initWorkspace, snapshotWorkspace } from '../../src/index.js'
+import { listObjects } from '../../src/store/objectGraph.js'
+import { listRefs } from '../../src/store/refs.js'
 import { type FileSpec, makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 /** A workspace with a store and one snapshot of `files`. */

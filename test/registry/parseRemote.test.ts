@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { RemoteSpecError, parseRemote, sha256 } from '../../src/index.js'
+import { RemoteSpecError } from '../../src/index.js'
+import { parseRemote } from '../../src/registry/parseRemote.js'
+import { sha256 } from '../../src/store/digest.js'
 import { segmentObjects } from '../../src/registry/segmentObjects.js'
 
 describe('parseRemote', () => {

@@ -1,16 +1,10 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import {
-  DigestMismatchError,
-  InvalidImageError,
-  UnsafePathError,
-  makeSnapshot,
-  makeTree,
-  pullImage,
-  pushImage,
-  sha256,
-} from '../../src/index.js'
+import { DigestMismatchError, InvalidImageError, UnsafePathError, pullImage, pushImage } from '../../src/index.js'
+import { makeSnapshot } from '../../src/world/Snapshot.js'
+import { makeTree } from '../../src/world/Tree.js'
+import { sha256 } from '../../src/store/digest.js'
 import { buildImageManifests } from '../../src/registry/imageManifest.js'
 import { emptyStore, expectRefusedUntouched, makeImage } from './fixtures.js'
 import { useRemotes } from './remotes.js'

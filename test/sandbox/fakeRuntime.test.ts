@@ -1,7 +1,9 @@
 import { existsSync, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, expect, it } from 'vitest'
-import { type SandboxRuntime, type SandboxSpec, Workspace, nativeRuntime, useSandboxRuntime } from '../../src/index.js'
+import { Workspace } from '../../src/index.js'
+import { type SandboxRuntime, nativeRuntime, useSandboxRuntime } from '../../src/sandbox/SandboxRuntime.js'
+import { type SandboxSpec } from '../../src/sandbox/runSandboxed.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 
 /** Branch logic against a fake sandbox runtime: what a run is given and what it reports, no namespaces involved. */
@@ -19,7 +21,7 @@ it('runs a branch command through the injected runtime: the branch view at the w
     },
   }
   restore = useSandboxRuntime(fake)
-  const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { backend: 'copy' })
+  const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }), backend: 'copy' })
   await using b = await ws.branch('faked')
   const r = await b.run('anything', { timeout: '5s' })
   expect(r).toMatchObject({ exitCode: 3, stdout: 'out', branch: 'faked', changedPaths: ['made-by-fake.txt'] })

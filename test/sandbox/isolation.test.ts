@@ -3,7 +3,8 @@ import { existsSync, promises as fs, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { SandboxError, Workspace, runSandboxed } from '../../src/index.js'
+import { SandboxError, Workspace } from '../../src/index.js'
+import { runSandboxed } from '../../src/sandbox/runSandboxed.js'
 import { useHelloServer } from '../helpers/helloServer.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
@@ -12,7 +13,7 @@ const read = (path: string) => readFileSync(path, 'utf8')
 describe('sandboxed runs', () => {
   let ws: Workspace
   beforeAll(async () => {
-    ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'src/main.ts': 'main' }))
+    ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'src/main.ts': 'main' }) })
   })
 
   it('runs inside the branch mounted at the workspace path; returns exit code, output and changed paths', async () => {
@@ -102,7 +103,7 @@ describe('sandboxed runs', () => {
     const marker = `${process.pid}.${Date.now() % 100000}`
     const script = `
       const { Workspace } = await import(${JSON.stringify(new URL('../../src/index.ts', import.meta.url).pathname)})
-      const ws = await Workspace.open(${JSON.stringify(ws.dir)})
+      const ws = await Workspace.open({ dir: ${JSON.stringify(ws.dir)} })
       const b = await ws.branch('orphaned-${marker.replace('.', '-')}')
       process.stdout.write('branch\\n')
       await b.run(['sleep', '${marker}'])`
@@ -115,7 +116,7 @@ describe('sandboxed runs', () => {
     await new Promise((r) => child.once('close', r))
     for (let i = 0; i < 600 && running(); i++) await new Promise((r) => setTimeout(r, 50))
     expect(running()).toBe(false)
-    await Workspace.open(ws.dir) // cleans up the dead process's branch
+    await Workspace.open({ dir: ws.dir }) // cleans up the dead process's branch
   })
 
   it('enforces memory, pids and cpu limits', async () => {

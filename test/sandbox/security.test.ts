@@ -16,7 +16,7 @@ const root = process.getuid?.() === 0
 let ws: Workspace
 let branch: Branch
 beforeAll(async () => {
-  ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+  ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
   branch = await ws.branch('attempts')
 })
 afterAll(() => branch.abort())
@@ -151,7 +151,7 @@ describe('secrets stay out', () => {
 
   it('never sees the store, nor a sibling branch in progress, with the store outside the workspace', async () => {
     const store = join(tempDir('outside-store'), 'store')
-    const other = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }), { store })
+    const other = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }), store })
     await using writer = await other.branch('writer')
     await writer.run('echo in-progress-secret > wip.txt')
     await using reader = await other.branch('reader')

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { Store, sha256, updateRef, verify, gc, walkGraph } from '../../src/index.js'
+import { Store, verify, gc } from '../../src/index.js'
+import { sha256 } from '../../src/store/digest.js'
+import { updateRef } from '../../src/store/refs.js'
+import { walkGraph } from '../../src/store/objectGraph.js'
 import { tempDir } from '../helpers/tmp.js'
 
 describe('object graph', () => {

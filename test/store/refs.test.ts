@@ -1,22 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import {
-  AmbiguousIdError,
-  ObjectNotFoundError,
-  RefConflictError,
-  Store,
-  UsageError,
-  checkout,
-  createTag,
-  deleteTag,
-  listRefs,
-  listTags,
-  readReflog,
-  readRef,
-  resolveId,
-  sha256,
-  snapshotWorkspace,
-  updateRef,
-} from '../../src/index.js'
+import { AmbiguousIdError, ObjectNotFoundError, RefConflictError, Store, UsageError, checkout, createTag, deleteTag, listTags, snapshotWorkspace } from '../../src/index.js'
+import { listRefs, readRef, updateRef } from '../../src/store/refs.js'
+import { readReflog } from '../../src/store/reflog.js'
+import { resolveId } from '../../src/store/resolveId.js'
+import { sha256 } from '../../src/store/digest.js'
 import { collidingBlobs } from '../helpers/ids.js'
 import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'

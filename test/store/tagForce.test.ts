@@ -1,7 +1,9 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { RefConflictError, createTag, readRef, readReflog, snapshotWorkspace } from '../../src/index.js'
+import { RefConflictError, createTag, snapshotWorkspace } from '../../src/index.js'
+import { readRef } from '../../src/store/refs.js'
+import { readReflog } from '../../src/store/reflog.js'
 import { fp } from '../helpers/cli.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 

@@ -1,21 +1,12 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import {
-  DigestMismatchError,
-  StoreCorruptError,
-  type Digest,
-  checkout,
-  gc,
-  listObjects,
-  makeSnapshot,
-  readSnapshot,
-  readTree,
-  sha256,
-  snapshotWorkspace,
-  updateRef,
-  verify,
-} from '../../src/index.js'
+import { DigestMismatchError, StoreCorruptError, type Digest, checkout, gc, snapshotWorkspace, verify } from '../../src/index.js'
+import { listObjects } from '../../src/store/objectGraph.js'
+import { makeSnapshot } from '../../src/world/Snapshot.js'
+import { readSnapshot, readTree } from '../../src/world/readObjects.js'
+import { sha256 } from '../../src/store/digest.js'
+import { updateRef } from '../../src/store/refs.js'
 import { tempDir } from '../helpers/tmp.js'
 import { countObjects, storeWorkspace } from '../helpers/workspace.js'
 

@@ -70,8 +70,8 @@ describe('CI gate', () => {
   })
 
   it('assertNoDiff passes on the golden run and throws the divergence report otherwise', async () => {
-    await expect(assertNoDiff({ entrypoint: entry, expected: 'golden.run.json', cwd: dir, env: { ...process.env, ...env } })).resolves.toMatchObject({ outcome: 'pass' })
-    await expect(assertNoDiff({ entrypoint: entry, expected: 'golden.run.json', cwd: dir, env: { ...process.env, ...env, PROMPT: 'other' } })).rejects.toThrow(/diverged.*\n.*input_divergence/s)
+    await expect(assertNoDiff({ entrypoint: entry, expected: 'golden.run.json', dir, env: { ...process.env, ...env } })).resolves.toMatchObject({ outcome: 'pass' })
+    await expect(assertNoDiff({ entrypoint: entry, expected: 'golden.run.json', dir, env: { ...process.env, ...env, PROMPT: 'other' } })).rejects.toThrow(/diverged.*\n.*input_divergence/s)
   })
 
   it('replays offline as an unprivileged user (user + network namespace, no root)', async () => {

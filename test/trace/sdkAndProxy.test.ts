@@ -1,6 +1,8 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { initWorkspace, loadRun, networkNamespaceAvailable, Recorder, ReplayDivergenceError, RunStore } from '../../src/index.js'
+import { initWorkspace, loadRun, Recorder, ReplayDivergenceError } from '../../src/index.js'
+import { networkNamespaceAvailable } from '../../src/trace/spawnAgent.js'
+import { RunStore } from '../../src/trace/RunStore.js'
 import { type FakeLlmServer, startFakeLlmServer } from '../helpers/fakeLlmServer.js'
 import { tempDir } from '../helpers/tmp.js'
 import { FIXTURES, fp } from './cli.js'
@@ -10,7 +12,7 @@ describe('Recorder SDK in-process', () => {
     const dir = tempDir('sdk')
     await initWorkspace({ dir })
     let calls = 0
-    const rec = await Recorder.start({ entrypoint: 'unit', cwd: dir, env: {} })
+    const rec = await Recorder.start({ entrypoint: 'unit', dir, env: {} })
     const q = await rec.input('question', () => 'hi')
     await rec.step('outer', { q }, async () => {
       calls++
@@ -29,7 +31,7 @@ describe('Recorder SDK in-process', () => {
       ['output', 'answer', null],
     ])
     expect(run.steps[3]!.error).toEqual({ name: 'Error', message: 'nope' })
-    expect((await loadRun({ spec: run.runId, cwd: dir })).steps).toHaveLength(5)
+    expect((await loadRun({ spec: run.runId, dir })).steps).toHaveLength(5)
 
     const replay = await Recorder.start({ entrypoint: 'unit', replay: run, env: {} })
     expect(await replay.input('question', () => 'CHANGED')).toBe('hi')
@@ -81,7 +83,7 @@ describe('agents in a child process', () => {
     await initWorkspace({ dir })
     const rec = await fp(['run', '--record', '--json', '--', process.execPath, join(FIXTURES, 'sdkAgent.mjs')], { cwd: dir, env })
     expect(rec.code, rec.stderr).toBe(0)
-    const run = await loadRun({ spec: JSON.parse(rec.stdout).runId, cwd: dir })
+    const run = await loadRun({ spec: JSON.parse(rec.stdout).runId, dir })
     expect(run.steps.map((s) => `${s.type} ${s.name}`)).toEqual(['input question', 'llm plan', 'llm openai.chat.completions', 'tool calc', 'output answer'])
     expect(run.steps[2]!.meta?.['parent']).toBe(1)
     const rep = await fp(['replay', run.runId, '--json'], { cwd: dir, env: { ...env, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' } })
@@ -115,7 +117,7 @@ describe('agents in a child process', () => {
     const result = JSON.parse(fork.stdout)
     expect(result.served).toBe(3)
     expect(server.requests.length).toBe(before) // the LLM prefix was not paid for again
-    const child = await loadRun({ spec: result.forked.runId, cwd: dir })
+    const child = await loadRun({ spec: result.forked.runId, dir })
     expect(child.parent).toBe(runId)
     expect(child.steps[3]!.error).toMatchObject({ message: 'calculator offline' })
     const diff = await fp(['diff', result.forked.runId, '--json'], { cwd: dir })
@@ -129,7 +131,7 @@ describe('agents in a child process', () => {
     const py = ['python3', join(FIXTURES, 'pyAgent.py')]
     const rec = await fp(['run', '--record', '--proxy', '--json', '--', ...py], { cwd: dir, env })
     expect(rec.code, rec.stderr).toBe(0)
-    const run = await loadRun({ spec: JSON.parse(rec.stdout).runId, cwd: dir })
+    const run = await loadRun({ spec: JSON.parse(rec.stdout).runId, dir })
     expect(run.steps.map((s) => `${s.type} ${s.name}`)).toEqual(['llm openai.chat.completions', 'llm anthropic.messages'])
     expect(run.steps[0]!.meta).toMatchObject({ url: `${server.url}/v1/chat/completions` })
     expect(JSON.stringify(run)).not.toContain('sk-test-0123456789abcdefghij')

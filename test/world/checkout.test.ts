@@ -1,7 +1,9 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { DirtyWorkspaceError, TargetNotEmptyError, checkout, readRef, readSnapshot, readTree, snapshotWorkspace, status } from '../../src/index.js'
+import { DirtyWorkspaceError, TargetNotEmptyError, checkout, snapshotWorkspace, status } from '../../src/index.js'
+import { readRef } from '../../src/store/refs.js'
+import { readSnapshot, readTree } from '../../src/world/readObjects.js'
 import { tempDir } from '../helpers/tmp.js'
 import { dirState, storeWorkspace } from '../helpers/workspace.js'
 
@@ -125,9 +127,9 @@ describe('in-place checkout', () => {
     await fs.writeFile(join(dir, 'a.txt'), 'two')
     const second = await snapshotWorkspace({ dir })
     await checkout({ dir, id: first.id })
-    expect((await status({ dir })).branch).toBeNull()
+    expect((await status({ dir })).headName).toBeNull()
     await checkout({ dir, id: 'main' })
-    expect((await status({ dir })).branch).toBe('main')
+    expect((await status({ dir })).headName).toBe('main')
     expect(await readRef(store, 'HEAD')).toBe(second.id)
     expect(await fs.readFile(join(dir, 'a.txt'), 'utf8')).toBe('two')
   })

@@ -1,20 +1,11 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import {
-  type Digest,
-  MalformedObjectError,
-  PathLimitError,
-  type Store,
-  UnsafePathError,
-  checkout,
-  makeSnapshot,
-  readRef,
-  recoverCheckout,
-  sha256,
-  snapshotWorkspace,
-  status,
-} from '../../src/index.js'
+import { type Digest, MalformedObjectError, PathLimitError, type Store, UnsafePathError, checkout, snapshotWorkspace, status } from '../../src/index.js'
+import { makeSnapshot } from '../../src/world/Snapshot.js'
+import { readRef } from '../../src/store/refs.js'
+import { recoverCheckout } from '../../src/world/checkoutJournal.js'
+import { sha256 } from '../../src/store/digest.js'
 import { fp } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
 import { dirState, listOrNull, storeWorkspace } from '../helpers/workspace.js'

@@ -3,7 +3,11 @@ import { execFileSync } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CHUNKING_THRESHOLD, Store, UsageError, checkout, readChunks, readRef, readSnapshot, readTree, sha256, snapshotWorkspace, status } from '../../src/index.js'
+import { Store, UsageError, checkout, snapshotWorkspace, status } from '../../src/index.js'
+import { CHUNKING_THRESHOLD } from '../../src/world/storeFile.js'
+import { readChunks, readSnapshot, readTree } from '../../src/world/readObjects.js'
+import { readRef } from '../../src/store/refs.js'
+import { sha256 } from '../../src/store/digest.js'
 import { tempDir } from '../helpers/tmp.js'
 import { countObjects, storeWorkspace } from '../helpers/workspace.js'
 
@@ -198,6 +202,6 @@ describe('snapshot edge cases', () => {
       ['e', 'added'],
     ])
     const empty = await storeWorkspace()
-    expect(await status({ dir: empty.dir })).toMatchObject({ clean: true, head: null, branch: 'main' })
+    expect(await status({ dir: empty.dir })).toMatchObject({ clean: true, head: null, headName: 'main' })
   })
 })

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { canonicalBytes, makeTree, sha256 } from '../../src/index.js'
+import { canonicalBytes } from '../../src/util/canonicalJson.js'
+import { makeTree } from '../../src/world/Tree.js'
+import { sha256 } from '../../src/store/digest.js'
 import { treeBytes } from '../../src/world/Tree.js'
 
 describe('treeBytes', () => {

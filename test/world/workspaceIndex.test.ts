@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process'
 import { promises as fs, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
-import { type Store, Workspace, checkout, scanWorkspace, snapshotWorkspace, workspaceLock } from '../../src/index.js'
-import { scanClock } from '../../src/world/scanWorkspace.js'
+import { type Store, Workspace, checkout, snapshotWorkspace } from '../../src/index.js'
+import { scanClock, scanWorkspace } from '../../src/world/scanWorkspace.js'
+import { workspaceLock } from '../../src/world/workspaceLock.js'
 import { tooRecent } from '../../src/world/workspaceIndex.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { dirState, storeWorkspace } from '../helpers/workspace.js'
@@ -192,7 +193,7 @@ describe('the workspace lock', () => {
   })
 
   it('is the lock a branch commit into the workspace takes', async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
     const b = await ws.branch('waits')
     await fs.writeFile(join(b.path, 'a.txt'), 'from the branch')
     const lock = await workspaceLock(ws.store)
@@ -206,15 +207,15 @@ describe('the workspace lock', () => {
   })
 
   it("makes a workspace's refresh, and a new branch's base after another process's commit, wait for it", async () => {
-    const ws = await Workspace.open(await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' }))
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' }) })
     await ws.branch('first').then((b) => b.abort()) // the base exists: the next branch after a commit advances it
-    const other = await Workspace.open(ws.dir)
+    const other = await Workspace.open({ dir: ws.dir })
     const b = await other.branch('elsewhere')
     await fs.writeFile(join(b.path, 'b.txt'), 'committed elsewhere')
     await b.commit()
     const lock = await workspaceLock(ws.store)
     let done = 0
-    const third = await Workspace.open(ws.dir)
+    const third = await Workspace.open({ dir: ws.dir })
     const refreshed = third.refresh().then(() => done++)
     const branched = ws.branch('after').then((br) => ((done += 1), br))
     await new Promise((r) => setTimeout(r, 300))

@@ -21,7 +21,7 @@ export interface CiRecordResult {
 /** `forkpoint ci record`: the entrypoint recorded, its normalised golden artifact written (the agent's stdout goes to stderr). */
 export async function ciRecordCommand({ dir, store, entrypoint, out, proxy, deterministic, ...redaction }: Where & RedactionFlags & { entrypoint: string; out: string; proxy?: boolean; deterministic?: boolean }): Promise<CiRecordResult> {
   const { ciRecord } = await import('../../trace/ciRecord.js')
-  const r = await ciRecord({ entrypoint, out, cwd: dir, storeDir: store, redact: redaction.redact, rules: redactionRules(redaction), proxy: Boolean(proxy), deterministic: Boolean(deterministic), stdout: 'stderr' })
+  const r = await ciRecord({ entrypoint, out, dir, store, redact: redaction.redact, rules: redactionRules(redaction), proxy: Boolean(proxy), deterministic: Boolean(deterministic), stdout: 'stderr' })
   return { runId: r.runId, artifact: r.artifact, steps: r.steps, exitCode: r.exitCode }
 }
 
@@ -39,7 +39,7 @@ export interface CiCheckOutput {
 /** `forkpoint ci check`: the entrypoint run (offline unless `live`) and diffed against the golden run. */
 export async function ciCheckCommand({ dir, store, ...options }: Where & { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window?: number }): Promise<CiCheckOutput> {
   const { ciCheck } = await import('../../trace/ciCheck.js')
-  const r = await ciCheck({ ...options, live: Boolean(options.live), cwd: dir, storeDir: store, stdout: 'stderr' })
+  const r = await ciCheck({ ...options, live: Boolean(options.live), dir, store, stdout: 'stderr' })
   return { outcome: r.outcome, trace: r.diff, offlineViolations: r.offlineViolations, isolation: r.isolation, agentExitCode: r.exitCode, actualArtifact: r.actualArtifact }
 }
 
@@ -51,7 +51,7 @@ export const ciCheckView: View<CiCheckOutput> = {
 /** `forkpoint ci diff`: two artifacts compared after normalising both. */
 export async function ciDiffCommand({ dir, store, ...options }: Where & { expected: string; actual: string; window?: number }): Promise<{ trace: RunDiff }> {
   const { ciDiff } = await import('../../trace/ciDiff.js')
-  return { trace: await ciDiff({ ...options, cwd: dir, storeDir: store }) }
+  return { trace: await ciDiff({ ...options, dir, store }) }
 }
 
 export const ciDiffView: View<{ trace: RunDiff }> = { human: (x) => renderRunDiff(x.trace), exit: (x) => (x.trace.status === 'exact_match' ? 0 : 1) }
@@ -59,7 +59,7 @@ export const ciDiffView: View<{ trace: RunDiff }> = { human: (x) => renderRunDif
 /** `forkpoint ci normalize`: an artifact rewritten in stable form. */
 export async function ciNormalizeCommand({ dir, store, input, out }: Where & { input: string; out?: string }): Promise<{ artifact: string; runId: string; steps: number }> {
   const { ciNormalize } = await import('../../trace/ciNormalize.js')
-  return ciNormalize({ input, ...(out ? { out } : {}), cwd: dir, storeDir: store })
+  return ciNormalize({ input, ...(out ? { out } : {}), dir, store })
 }
 
 export const ciNormalizeView: View<{ artifact: string; steps: number }> = { human: (x) => `normalised ${x.steps} steps -> ${x.artifact}` }
@@ -67,7 +67,7 @@ export const ciNormalizeView: View<{ artifact: string; steps: number }> = { huma
 /** `forkpoint ci replay`: an artifact validated against the run schema (RunArtifactError, exit 5, when it is not valid). */
 export async function ciValidateCommand({ dir, artifact }: Where & { artifact: string }): Promise<ArtifactReport> {
   const { validateArtifact } = await import('../../trace/validateArtifact.js')
-  return validateArtifact({ artifact, cwd: dir })
+  return validateArtifact({ artifact, dir })
 }
 
 export const ciValidateView: View<ArtifactReport> = { human: describeArtifact }

@@ -18,7 +18,7 @@ export const cloneView: View<CloneResult> = {
   human: (r) =>
     [
       `cloned ${short(r.id)} from ${r.remote} into ${r.into} (${r.files} files)`,
-      `  ${r.fetchedObjects} of ${r.objects} objects fetched, ${formatBytes(r.fetchedBytes)}; store ${r.storeDir}${r.branch ? `, branch ${r.branch}` : ''}`,
+      `  ${r.fetchedObjects} of ${r.objects} objects fetched, ${formatBytes(r.fetchedBytes)}; store ${r.storeDir}${r.head ? `, head ${r.head}` : ''}`,
     ].join('\n'),
 }
 

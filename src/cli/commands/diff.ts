@@ -12,7 +12,7 @@ export type DiffOutput = SnapshotDiff | { trace: RunDiff }
 /** `forkpoint diff A [B]`: run ids and *.run.json files diff as runs, anything else as snapshots (B default: the workspace). */
 export async function diffCommand({ dir, store, a, b, window }: Where & { a: string; b?: string; window?: number }): Promise<DiffOutput> {
   const { isRunSpec, compareRuns } = await import('../../trace/compareRuns.js')
-  if (isRunSpec(a) && (b === undefined || isRunSpec(b))) return { trace: await compareRuns({ a, b, window, cwd: dir, storeDir: store }) }
+  if (isRunSpec(a) && (b === undefined || isRunSpec(b))) return { trace: await compareRuns({ a, b, window, dir, store }) }
   const { diffSnapshots } = await import('../../world/diffSnapshots.js')
   return diffSnapshots({ a, b, dir, store })
 }

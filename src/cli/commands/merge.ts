@@ -57,8 +57,8 @@ function layerLines(layers: LayerReport[]): string {
 
 export function registerMerge(program: Command): void {
   common(program.command('merge [FROM]'))
-    .description('merge image FROM into HEAD (the workspace) or into a branch or tag (--into), layer by layer')
-    .option('--into <ref>', 'merge into this branch or tag in the store only (no files touched)')
+    .description('merge image FROM into HEAD (the workspace) or into a head or tag (--into), layer by layer')
+    .option('--into <ref>', 'merge into this head or tag in the store only (no files touched)')
     .option('--allow-unrelated', 'merge images that share no history, against an empty base')
     .option('-m, --message <msg>', 'message of the merge snapshot')
     .option('--continue', 'finish a merge stopped on conflicts, once the files are fixed')

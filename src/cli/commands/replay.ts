@@ -22,8 +22,8 @@ export interface ReplayOptions extends Where {
 export async function replayCommand({ dir, store, spec, command, trustCommand, liveFrom, stdout = 'inherit' }: ReplayOptions): Promise<ReplaySummary> {
   const { loadRun } = await import('../../trace/loadRun.js')
   const { replayRun } = await import('../../trace/replayRun.js')
-  const run = await loadRun({ spec, cwd: dir, storeDir: store })
-  const { replayed: _r, agentStdout: _o, ...summary } = await replayRun({ run, command, trustCommand: Boolean(trustCommand), liveFrom, cwd: dir, storeDir: store, stdout })
+  const run = await loadRun({ spec, dir, store })
+  const { replayed: _r, agentStdout: _o, ...summary } = await replayRun({ run, command, trustCommand: Boolean(trustCommand), liveFrom, dir, store, stdout })
   return summary
 }
 

@@ -80,8 +80,8 @@ export async function recordRunCommand({ dir, store, command, proxy, determinist
   const { recordCommand } = await import('../../trace/recordCommand.js')
   const result = await recordCommand({
     command,
-    cwd: dir,
-    storeDir: store,
+    dir,
+    store,
     redact: redaction.redact,
     rules: redactionRules(redaction),
     proxy: Boolean(proxy),

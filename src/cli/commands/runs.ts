@@ -8,25 +8,25 @@ import { type View, pc, print } from '../output.js'
 /** `forkpoint runs`: recorded runs, newest first. */
 export async function runsCommand({ dir, store, ...filter }: Where & ListRunsArgs): Promise<{ runs: RunSummary[] }> {
   const { listRuns } = await import('../../trace/listRuns.js')
-  return { runs: await listRuns({ ...filter, cwd: dir, storeDir: store }) }
+  return { runs: await listRuns({ ...filter, dir, store }) }
 }
 
 /** `forkpoint runs show RUN`: a run, its header and every step. */
 export async function runsShowCommand({ dir, store, spec }: Where & { spec: string }): Promise<{ run: Run }> {
   const { loadRun } = await import('../../trace/loadRun.js')
-  return { run: await loadRun({ spec, cwd: dir, storeDir: store }) }
+  return { run: await loadRun({ spec, dir, store }) }
 }
 
 /** `forkpoint runs rm RUN...`: recorded runs forgotten. */
 export async function runsRmCommand({ dir, store, specs }: Where & { specs: string[] }): Promise<{ removed: string[] }> {
   const { removeRuns } = await import('../../trace/removeRuns.js')
-  return { removed: await removeRuns({ specs, cwd: dir, storeDir: store }) }
+  return { removed: await removeRuns({ specs, dir, store }) }
 }
 
 /** `forkpoint runs export RUN -o FILE`: a run written as a portable *.run.json artifact. */
 export async function runsExportCommand({ dir, store, spec, out }: Where & { spec: string; out: string }): Promise<{ artifact: string; runId: string; steps: number }> {
   const { exportRun } = await import('../../trace/exportRun.js')
-  return exportRun({ spec, out, cwd: dir, storeDir: store })
+  return exportRun({ spec, out, dir, store })
 }
 
 export const runsView: View<{ runs: RunSummary[] }> = { human: (r) => (r.runs.length ? r.runs.map(line).join('\n') : 'no recorded runs') }

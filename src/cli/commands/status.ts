@@ -16,7 +16,7 @@ export async function statusCommand(options: StatusOptions): Promise<StatusResul
 
 export const statusView: View<StatusResult> = {
   human(r) {
-    const where = `${r.branch ? `on ${r.branch}` : 'HEAD detached'}${r.head ? ` at ${short(r.head)}` : ' (no snapshot yet)'}`
+    const where = `${r.headName ? `on ${r.headName}` : 'HEAD detached'}${r.head ? ` at ${short(r.head)}` : ' (no snapshot yet)'}`
     const merging = r.merge ? `\n${mergeNote(r.merge)}` : ''
     return r.clean ? `${where}${merging}\nclean` : `${where}${merging}\n${formatChanges(r.changes)}`
   },

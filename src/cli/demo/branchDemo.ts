@@ -8,7 +8,7 @@ export async function branchDemo(ctx: DemoContext): Promise<void> {
   const dir = join(ctx.root, 'branch-demo')
   await fs.mkdir(join(dir, 'src'), { recursive: true })
   await fs.writeFile(join(dir, 'src/app.js'), 'console.log("v1")\n')
-  const ws = await Workspace.open(dir)
+  const ws = await Workspace.open({ dir })
 
   ctx.say('branch the workspace twice, copy-on-write')
   const good = await ws.branch('good-idea')

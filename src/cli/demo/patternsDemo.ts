@@ -15,7 +15,7 @@ export async function patternsDemo(ctx: DemoContext): Promise<void> {
   const lib = await import('../../index.js')
   const dir = demoWorkspace(ctx)
   ctx.say('Explore candidate fixes in parallel branches')
-  const ws = await lib.Workspace.open(dir)
+  const ws = await lib.Workspace.open({ dir })
   const cases = PATCHES.map((p, i) => `${i}) ${p}`).join(' ')
   const patch = `case $FORKPOINT_ATTEMPT in ${PATCHES.map((p, i) => `${i}) fix='${p}';;`).join(' ')} esac; sed -i "s|return a - b|return $fix|" calc.js && node test.js`
   ctx.show(`${PATCHES.length} attempts, each patches calc.js its own way in its own branch and runs node test.js (${cases})`)

@@ -42,7 +42,7 @@ export async function storeDemo(ctx: DemoContext): Promise<void> {
   ctx.check(!again.created && again.id === second.id, 'snapshotting an unchanged workspace writes nothing and returns the same id')
 
   ctx.say('History and diff')
-  const { store } = await lib.resolveWorkspace({ dir: ws })
+  const { store } = await lib.openStore({ dir: ws })
   const history = await lib.log({ store })
   ctx.show(history.map((e) => `${e.id.slice(7, 19)} ${e.message}${e.refs.length ? ` (${e.refs.join(', ')})` : ''}`).join('\n'))
   const diff = await lib.diffSnapshots({ dir: ws, a: first.id, b: second.id })
@@ -52,6 +52,6 @@ export async function storeDemo(ctx: DemoContext): Promise<void> {
   ctx.say('Check the first snapshot out elsewhere and compare')
   const copy = join(ctx.root, 'restored')
   await lib.checkout({ dir: ws, id: first.id.slice(0, 14), into: copy })
-  const restored = await lib.scanWorkspace({ store, dir: copy, write: false })
+  const restored = await (await import('../../world/scanWorkspace.js')).scanWorkspace({ store, dir: copy, write: false })
   ctx.check(restored.tree === first.tree, `restored copy has the identical tree ${first.tree.slice(7, 19)} (bytes, modes, symlink, empty dir)`)
 }

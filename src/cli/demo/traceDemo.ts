@@ -48,19 +48,19 @@ export async function traceDemo(ctx: DemoContext): Promise<void> {
   const command = [process.execPath, 'agent.mjs']
 
   ctx.say('Record an agent run (every LLM call captured in-process, secrets redacted)')
-  const first = await lib.recordCommand({ cwd: dir, command, env, stdout: 'capture' })
+  const first = await lib.recordCommand({ dir, command, env, stdout: 'capture' })
   ctx.show(`${first.agentStdout.trim()}\nrecorded ${first.runId}: ${first.run.steps.map((s) => `${s.type} ${s.name}`).join(', ')}`)
   ctx.check(!JSON.stringify(first.run).includes('SECRET'), 'the API key is nowhere in the recording')
 
   ctx.say('Replay it offline: the model is stopped, the agent runs in its own network namespace')
   await new Promise((r) => model.server.close(r))
-  const replay = await lib.replayRun({ run: first.run, cwd: dir, env, stdout: 'capture' })
+  const replay = await lib.replayRun({ run: first.run, dir, env, stdout: 'capture' })
   ctx.show(`${replay.agentStdout.trim()}\n${replay.served}/${replay.steps} steps served from the recording (${replay.isolation})`)
   ctx.check(replay.agentStdout === first.agentStdout && replay.diff.status === 'exact_match', 'the replay is identical to the recording')
 
   ctx.say('Change the agent (a terser system prompt), record again, diff the runs')
   const again = await scriptedModel()
-  const second = await lib.recordCommand({ cwd: dir, command, env: { ...env, OPENAI_BASE_URL: again.url, SYSTEM_PROMPT: 'you are a terse coding agent' }, stdout: 'capture' })
+  const second = await lib.recordCommand({ dir, command, env: { ...env, OPENAI_BASE_URL: again.url, SYSTEM_PROMPT: 'you are a terse coding agent' }, stdout: 'capture' })
   await new Promise((r) => again.server.close(r))
   const diff = lib.diffRuns({ a: first.run, b: second.run })
   ctx.show(lib.renderRunDiff(diff))
