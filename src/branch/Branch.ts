@@ -1,5 +1,6 @@
 import { BranchNotFoundError } from '../errors/index.js'
 import { abortBranch } from './abortBranch.js'
+import { prepareBranchPath } from './branchPath.js'
 import { liveDir } from './branchStore.js'
 import { collectChanges } from './collectChanges.js'
 import { commitBranch } from './commitBranch.js'
@@ -15,6 +16,12 @@ export interface BranchOptions {
   backend?: BackendName | 'auto'
   /** Keep the branch after this process exits, until commit or abort (the CLI's branches). */
   persistent?: boolean
+  /**
+   * Mount the branch at this directory (made when missing; empty, outside the workspace)
+   * in the host's mount namespace, where every tool sees it. A persistent branch is
+   * mounted there anyway when it can be, at the store's `branches/live/<id>/mnt`.
+   */
+  path?: string
   /** For `withBranch`: how its commit treats a parent that changed meanwhile. */
   onConflict?: ConflictPolicy
 }
@@ -107,7 +114,8 @@ export class Branch implements AsyncDisposable {
 
   /** A branch of this branch: it starts from this one as it is now and commits into it. */
   async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
-    const state = await createBranch({ store: this.workspace.store, name, parent: this.id, backend: options.backend, persistent: options.persistent })
+    const path = options.path === undefined ? {} : { path: await prepareBranchPath(options.path, this.workspace.dir) }
+    const state = await createBranch({ store: this.workspace.store, name, parent: this.id, backend: options.backend, persistent: options.persistent, ...path })
     return new Branch(this.workspace, this, state)
   }
 

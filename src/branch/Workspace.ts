@@ -10,6 +10,7 @@ import { withWorkspaceLock } from '../world/workspaceLock.js'
 import { type Base, type FoundBase, advanceBase } from './advanceBase.js'
 import { Branch, type BranchOptions } from './Branch.js'
 import { pruneBaseViews } from './baseView.js'
+import { prepareBranchPath } from './branchPath.js'
 import { findState, listStates, readGeneration } from './branchStore.js'
 import { cleanupOrphans } from './cleanupOrphans.js'
 import { createBranch } from './createBranch.js'
@@ -107,7 +108,8 @@ export class Workspace {
 
   /** Make a branch of the workspace. @throws {BranchExistsError} @throws {BackendUnavailableError} */
   async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
-    const state = await createBranch({ store: this.store, name, parent: null, tree: await this.baseTree(), backend: options.backend ?? this.options.backend, persistent: options.persistent })
+    const path = options.path === undefined ? {} : { path: await prepareBranchPath(options.path, this.dir) }
+    const state = await createBranch({ store: this.store, name, parent: null, tree: await this.baseTree(), backend: options.backend ?? this.options.backend, persistent: options.persistent, ...path })
     return new Branch(this, this, state)
   }
 
@@ -144,6 +146,7 @@ export class Workspace {
         parent: s.parent === null ? null : (states.find((p) => p.id === s.parent)?.name ?? null),
         backend: s.backend,
         persistent: s.owner === null,
+        view: s.holder === null ? ('host' as const) : ('namespace' as const),
         createdAt: s.createdAt,
       })),
     )
