@@ -1,6 +1,6 @@
 import { BranchNotFoundError } from '../errors/index.js'
 import { abortBranch } from './abortBranch.js'
-import { prepareBranchPath } from './branchPath.js'
+import { atBranchPath } from './branchPath.js'
 import { liveDir } from './branchStore.js'
 import { collectChanges } from './collectChanges.js'
 import { commitBranch } from './commitBranch.js'
@@ -114,8 +114,7 @@ export class Branch implements AsyncDisposable {
 
   /** A branch of this branch: it starts from this one as it is now and commits into it. */
   async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
-    const path = options.path === undefined ? {} : { path: await prepareBranchPath(options.path, this.workspace.dir) }
-    const state = await createBranch({ store: this.workspace.store, name, parent: this.id, backend: options.backend, persistent: options.persistent, ...path })
+    const state = await atBranchPath(options.path, this.workspace.dir, (path) => createBranch({ store: this.workspace.store, name, parent: this.id, backend: options.backend, persistent: options.persistent, ...(path === undefined ? {} : { path }) }))
     return new Branch(this.workspace, this, state)
   }
 

@@ -10,7 +10,7 @@ import { withWorkspaceLock } from '../world/workspaceLock.js'
 import { type Base, type FoundBase, advanceBase } from './advanceBase.js'
 import { Branch, type BranchOptions } from './Branch.js'
 import { pruneBaseViews } from './baseView.js'
-import { prepareBranchPath } from './branchPath.js'
+import { atBranchPath } from './branchPath.js'
 import { findState, listStates, readGeneration } from './branchStore.js'
 import { cleanupOrphans } from './cleanupOrphans.js'
 import { createBranch } from './createBranch.js'
@@ -108,8 +108,8 @@ export class Workspace {
 
   /** Make a branch of the workspace. @throws {BranchExistsError} @throws {BackendUnavailableError} */
   async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
-    const path = options.path === undefined ? {} : { path: await prepareBranchPath(options.path, this.dir) }
-    const state = await createBranch({ store: this.store, name, parent: null, tree: await this.baseTree(), backend: options.backend ?? this.options.backend, persistent: options.persistent, ...path })
+    const tree = await this.baseTree()
+    const state = await atBranchPath(options.path, this.dir, (path) => createBranch({ store: this.store, name, parent: null, tree, backend: options.backend ?? this.options.backend, persistent: options.persistent, ...(path === undefined ? {} : { path }) }))
     return new Branch(this, this, state)
   }
 

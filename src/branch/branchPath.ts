@@ -1,18 +1,28 @@
 import { promises as fs } from 'node:fs'
-import { relative, resolve, isAbsolute } from 'node:path'
+import { isAbsolute, relative, resolve } from 'node:path'
 import { UsageError } from '../errors/index.js'
 
 /**
- * The directory a branch is to be mounted at (`--path`), made when missing: it must be an
- * empty directory outside the workspace (a branch inside would be scanned into its own
- * workspace's snapshots).
+ * Make a branch at `path` (`--path`), when one is asked for: an empty directory outside
+ * the workspace (a branch inside would be scanned into its own workspace's snapshots),
+ * made when missing and removed again when `make` fails.
  * @throws {UsageError}
  */
-export async function prepareBranchPath(path: string, workspace: string): Promise<string> {
+export async function atBranchPath<T>(path: string | undefined, workspace: string, make: (path: string | undefined) => Promise<T>): Promise<T> {
+  if (path === undefined) return make(undefined)
   const wanted = resolve(path)
-  await fs.mkdir(wanted, { recursive: true }).catch((err: Error) => {
+  const made = await fs.mkdir(wanted, { recursive: true }).catch((err: Error) => {
     throw new UsageError(`cannot make the branch path ${wanted}: ${err.message}`, { path: wanted })
   })
+  try {
+    return await make(await checked(wanted, workspace))
+  } catch (err) {
+    if (made !== undefined) await fs.rm(made, { recursive: true }).catch(() => undefined)
+    throw err
+  }
+}
+
+async function checked(wanted: string, workspace: string): Promise<string> {
   const [real, realWorkspace] = await Promise.all([fs.realpath(wanted), fs.realpath(workspace)])
   const rel = relative(realWorkspace, real)
   if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) throw new UsageError(`the branch path ${wanted} is inside the workspace ${workspace}: choose a directory outside it`, { path: wanted })

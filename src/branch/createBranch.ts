@@ -70,7 +70,12 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
   }
   try {
     if (parentState) state.layers = await backend.freeze(parentState, liveDir(store, parentState.id), join(dir, 'layer'))
-    Object.assign(state, await backend.create({ dir, layers: state.layers, persistent, ...(path === undefined ? {} : { path }) }))
+    const hostView = backend.hostViewFor({ persistent, ...(path === undefined ? {} : { path }) })
+    if (hostView) {
+      state.hostView = hostView
+      await writeState(store, state) // before the mount: a crash leaves a mount the next use finds
+    }
+    Object.assign(state, await backend.create({ dir, layers: state.layers, persistent, hostView }))
     await writeState(store, state)
     return state
   } catch (err) {

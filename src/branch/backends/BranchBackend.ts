@@ -3,17 +3,21 @@ import type { BackendName, BranchState, HostView, ProcessId } from '../types.js'
 /** How a branch's view was mounted: in a namespace holder, in the host's namespace, or neither (a plain directory). */
 export interface Mounted {
   holder: ProcessId | null
-  hostView?: HostView
+  hostView?: HostView | undefined
 }
 
 /** How a branch's writable view is made from its read-only base layers; each backend passes one conformance suite. */
 export interface BranchBackend {
   readonly name: BackendName
   /**
-   * Make the writable view inside the branch directory `dir` (a persistent one where every
-   * tool of the host sees it when that can be done here: at `path` when given).
+   * Where a new branch is to be mounted in the host's mount namespace, where every tool
+   * sees it (a persistent one when that can be done here; at `path` when given), or
+   * undefined. Recorded before it is mounted, so that a crash leaves no mount unfound.
+   * @throws {UsageError} @throws {BackendUnavailableError} a `path` that cannot be had
    */
-  create(args: { dir: string; layers: string[]; persistent: boolean; path?: string }): Promise<Mounted>
+  hostViewFor(args: { persistent: boolean; path?: string }): HostView | undefined
+  /** Make the writable view inside the branch directory `dir` (at `hostView` when given, else in a holder if one is needed). */
+  create(args: { dir: string; layers: string[]; persistent: boolean; hostView?: HostView | undefined }): Promise<Mounted>
   /** Mount again a persistent branch whose holder or mount is gone (a reboot). Returns the new holder. */
   revive(state: BranchState, dir: string): Promise<ProcessId | null>
   /** The writable view as mounted: inside the holder's namespace when there is a holder. */

@@ -27,8 +27,11 @@ function cloneBackend(name: 'reflink' | 'copy'): BranchBackend {
   }
   return {
     name,
-    async create({ dir, layers, path }) {
+    hostViewFor({ path }) {
       if (path !== undefined) throw new UsageError(`a branch of the ${name} backend is a directory of the store; --path needs the overlay backend`, { path })
+      return undefined
+    },
+    async create({ dir, layers }) {
       await fs.mkdir(join(dir, 'root'))
       await clone(layers[0]!, join(dir, 'root'))
       return { holder: null }

@@ -27,20 +27,26 @@ const exec = promisify(execFile)
 export const overlayBackend: BranchBackend = {
   name: 'overlay',
 
-  async create({ dir, layers, persistent, path }) {
+  hostViewFor({ persistent, path }) {
+    if (!persistent && path === undefined) return undefined
+    const via = hostMountVia()
+    if (via) return { via, path: path ?? null }
+    if (path !== undefined) throw new BackendUnavailableError(`cannot mount a branch at ${path}: ${HOST_MOUNT_NEEDS}`, { path })
+    return undefined
+  },
+
+  async create({ dir, layers, persistent, hostView }) {
     for (const d of ['upper', 'work', 'mnt', ...(layers.length > 1 ? ['base'] : [])]) mkdirSync(join(dir, d))
-    const via = persistent || path !== undefined ? hostMountVia() : null
-    if (via) {
-      const hostView: HostView = { via, path: path ?? null }
+    if (hostView) {
       try {
-        await mountOnHost(via, specs(dir, layers, hostView))
+        await mountOnHost(hostView.via, specs(dir, layers, hostView))
         return { holder: null, hostView }
       } catch (err) {
-        if (path !== undefined) throw err
+        // asked for a path, or a kernel that refuses us: there is nothing a holder would do better
+        if (hostView.path !== null) throw err
       }
     }
-    if (path !== undefined) throw new BackendUnavailableError(`cannot mount a branch at ${path}: ${HOST_MOUNT_NEEDS}`, { path })
-    return { holder: await mount(dir, layers, persistent) }
+    return { holder: await mount(dir, layers, persistent), hostView: undefined }
   },
 
   async revive(state, dir) {
@@ -71,6 +77,7 @@ export const overlayBackend: BranchBackend = {
     const targets = [overlayBackend.viewMount(state, dir), ...(state.layers.length > 1 ? [join(dir, 'base')] : [])]
     if (state.hostView) {
       await unmountFromHost(state.hostView.via, targets)
+      if (state.owner === null) await stopStrayHolders(holderPidFile(dir)) // its maker fell back to a holder, then died
       // an empty --path directory goes too, as `git worktree remove` removes its directory
       return void (await Promise.all(targets.map((t) => fs.rmdir(t).catch(() => undefined))))
     }
