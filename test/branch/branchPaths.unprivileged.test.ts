@@ -52,6 +52,7 @@ describe.runIf(process.getuid?.() === 0)('branch paths every tool can use (nobod
     expect(made.stderr).toMatch(/cannot be mounted where other tools see it.*forkpoint shell tools/)
     const json = JSON.parse(forkpoint(nobody, dir, 'branch', '--list', '--json').stdout) as { branches: Array<{ view: string }> }
     expect(json.branches).toMatchObject([{ view: 'namespace' }])
+    expect(forkpoint(nobody, dir, 'branch', '--list').stdout).toBe('tools\toverlay\t(no path other tools can use: forkpoint shell tools)\n')
     const shell = forkpoint(nobody, dir, 'shell', 'tools', '-c', 'git status --porcelain && node script.js && npm test --silent')
     expect([shell.status, shell.stdout]).toEqual([0, `script ran in ${realpathSync(dir)}\n`.repeat(2)])
     expect(forkpoint(nobody, dir, 'commit', 'tools').status).toBe(0)

@@ -16,7 +16,7 @@ export function registerBranch(program: Command): void {
       const { HOST_MOUNT_NEEDS } = await import('../../branch/backends/overlayBackend.js')
       if (opts.list || !name) {
         const branches = await listBranches({ dir: flags.dir, store: flags.store })
-        emit(flags, { branches }, (r) => r.branches.map((b) => `${b.name}\t${b.backend}\t${b.path}`).join('\n'))
+        emit(flags, { branches }, (r) => r.branches.map((b) => `${b.name}\t${b.backend}\t${b.view === 'host' ? b.path : `(no path other tools can use: forkpoint shell ${b.name})`}`).join('\n'))
         return
       }
       if (!['overlay', 'reflink', 'copy', 'auto'].includes(opts.backend)) throw new UsageError(`unknown backend ${JSON.stringify(opts.backend)} (overlay, reflink, copy or auto)`)
