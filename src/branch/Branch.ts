@@ -60,7 +60,12 @@ export class Branch implements AsyncDisposable {
     return this.#state.backend
   }
 
-  /** The branch's directory, usable by this process and any subprocess. */
+  /**
+   * The branch's directory. A persistent branch (or one given a `path`) is mounted in the
+   * host's mount namespace where that can be done, a directory every tool can use; otherwise
+   * it is `/proc/<pid>/root/...` of a namespace holder, fine for this process's file calls,
+   * but git and node resolve it to an empty directory: use `run` there (docs/branch-paths.md).
+   */
   get path(): string {
     return viewPath(this.workspace.store, this.#state)
   }
