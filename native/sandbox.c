@@ -8,6 +8,10 @@
  *       Holds a mount namespace (in a user namespace mapping the caller to its root, unless
  *       the caller is root) in which overlays are mounted on request. Requests and answers
  *       are frames on stdin and stdout.
+ *   forkpoint-sandbox mount OPTIONS TARGET [OPTIONS TARGET ...]
+ *   forkpoint-sandbox unmount TARGET ...
+ *       Mount overlays in (or take them out of) the caller's own mount namespace: root's
+ *       branch paths, which every tool of the host can use. All or none for mount.
  *   forkpoint-sandbox probe-net
  *       Exits 0 when a network namespace of our own can be had here.
  *   forkpoint-sandbox run
@@ -271,6 +275,30 @@ static int holder(int argc, char **argv) {
     else send_frame(out, "id", id, "event", "ok", NULL);
   }
   return 0; /* stdin closed: the process that started us is gone, and our mounts go with us */
+}
+
+/* ---------- mounts in the caller's namespace ---------- */
+
+static int host_mount(int argc, char **argv) {
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (mount("overlay", argv[i + 1], "overlay", 0, argv[i]) == 0) continue;
+    int err = errno;
+    for (int j = i - 2; j >= 2; j -= 2) umount2(argv[j + 1], MNT_DETACH);
+    fprintf(stderr, "cannot mount overlayfs at %s: %s\n", argv[i + 1], strerror(err));
+    return 1;
+  }
+  return 0;
+}
+
+/* Lazy, so a shell still inside does not keep it; a target not mounted (any more) is fine. */
+static int host_unmount(int argc, char **argv) {
+  int status = 0;
+  for (int i = 2; i < argc; i++) {
+    if (umount2(argv[i], MNT_DETACH) == 0 || errno == EINVAL || errno == ENOENT) continue;
+    fprintf(stderr, "cannot unmount %s: %s\n", argv[i], strerror(errno));
+    status = 1;
+  }
+  return status;
 }
 
 /* ---------- run ---------- */
@@ -692,6 +720,8 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "holder") == 0) return holder(argc, argv);
   if (argc >= 2 && strcmp(argv[1], "run") == 0) return run();
   if (argc >= 2 && strcmp(argv[1], "probe-net") == 0) return probe_net();
-  fprintf(stderr, "usage: forkpoint-sandbox holder [--persist PIDFILE] | run (request on fd 3) | probe-net\n");
+  if (argc >= 4 && argc % 2 == 0 && strcmp(argv[1], "mount") == 0) return host_mount(argc, argv);
+  if (argc >= 3 && strcmp(argv[1], "unmount") == 0) return host_unmount(argc, argv);
+  fprintf(stderr, "usage: forkpoint-sandbox holder [--persist PIDFILE] | run (request on fd 3) | mount OPTIONS TARGET ... | unmount TARGET ... | probe-net\n");
   return 2;
 }

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 # skopeo: the registry benchmark's peer; python3: the trace tests' non-Node agent (recording proxy); iproute2/util-linux: nsenter, setpriv, ipcs for branches and the tests;
 # zstd, git, rsync: benchmark baselines and tools; xfsprogs: an XFS image for the reflink branch backend tests;
 # gcc: cc compiling the sandbox runtime (native/sandbox.c); g++, make (with python3): node-gyp compiling better-sqlite3 and forkpoint's native/lstat_names.c.
-SYSTEM_PACKAGES=(docker-registry apache2-utils skopeo iproute2 util-linux zstd git rsync xfsprogs python3 gcc g++ make)
+# fuse-overlayfs (with fuse3's fusermount3): unprivileged branch paths that every tool can use (docs/branch-paths.md).
+SYSTEM_PACKAGES=(docker-registry apache2-utils skopeo iproute2 util-linux zstd git rsync xfsprogs python3 gcc g++ make fuse-overlayfs)
 
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do

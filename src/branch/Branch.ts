@@ -1,6 +1,7 @@
 import '../util/disposeSymbols.js'
 import { BranchNotFoundError } from '../errors/index.js'
 import { abortBranch } from './abortBranch.js'
+import { atBranchPath } from './branchPath.js'
 import { liveDir } from './branchStore.js'
 import { collectChanges } from './collectChanges.js'
 import { commitBranch } from './commitBranch.js'
@@ -16,6 +17,12 @@ export interface BranchOptions {
   backend?: BackendName | 'auto'
   /** Keep the branch after this process exits, until commit or abort (the CLI's branches). */
   persistent?: boolean
+  /**
+   * Mount the branch at this directory (made when missing; empty, outside the workspace)
+   * in the host's mount namespace, where every tool sees it. A persistent branch is
+   * mounted there anyway when it can be, at the store's `branches/live/<id>/mnt`.
+   */
+  path?: string
   /** For `withBranch`: how its commit treats a parent that changed meanwhile. */
   onConflict?: ConflictPolicy
 }
@@ -54,7 +61,12 @@ export class Branch implements AsyncDisposable {
     return this.#state.backend
   }
 
-  /** The branch's directory, usable by this process and any subprocess. */
+  /**
+   * The branch's directory. A persistent branch (or one given a `path`) is mounted in the
+   * host's mount namespace where that can be done, a directory every tool can use; otherwise
+   * it is `/proc/<pid>/root/...` of a namespace holder, fine for this process's file calls,
+   * but git and node resolve it to an empty directory: use `run` there (docs/branch-paths.md).
+   */
   get path(): string {
     return viewPath(this.workspace.store, this.#state)
   }
@@ -108,7 +120,7 @@ export class Branch implements AsyncDisposable {
 
   /** A branch of this branch: it starts from this one as it is now and commits into it. */
   async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
-    const state = await createBranch({ store: this.workspace.store, name, parent: this.id, backend: options.backend, persistent: options.persistent })
+    const state = await atBranchPath(options.path, this.workspace.dir, (path) => createBranch({ store: this.workspace.store, name, parent: this.id, backend: options.backend, persistent: options.persistent, ...(path === undefined ? {} : { path }) }))
     return new Branch(this.workspace, this, state)
   }
 

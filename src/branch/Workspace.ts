@@ -13,6 +13,7 @@ import { withWorkspaceLock } from '../world/workspaceLock.js'
 import { type Base, type FoundBase, advanceBase } from './advanceBase.js'
 import { Branch, type BranchOptions } from './Branch.js'
 import { pruneBaseViews } from './baseView.js'
+import { atBranchPath } from './branchPath.js'
 import { findState, listStates, readGeneration } from './branchStore.js'
 import { cleanupOrphans } from './cleanupOrphans.js'
 import { createBranch } from './createBranch.js'
@@ -119,7 +120,8 @@ export class Workspace implements AsyncDisposable {
 
   /** Make a branch of the workspace. @throws {BranchExistsError} @throws {BackendUnavailableError} */
   async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
-    const state = await createBranch({ store: this.store, name, parent: null, tree: await this.baseTree(), backend: options.backend ?? this.options.backend, persistent: options.persistent })
+    const tree = await this.baseTree()
+    const state = await atBranchPath(options.path, this.dir, (path) => createBranch({ store: this.store, name, parent: null, tree, backend: options.backend ?? this.options.backend, persistent: options.persistent, ...(path === undefined ? {} : { path }) }))
     const branch = new Branch(this, this, state)
     if (!options.persistent) this.#made.add(branch)
     return branch
@@ -158,6 +160,7 @@ export class Workspace implements AsyncDisposable {
         parent: s.parent === null ? null : (states.find((p) => p.id === s.parent)?.name ?? null),
         backend: s.backend,
         persistent: s.owner === null,
+        view: s.holder === null ? ('host' as const) : ('namespace' as const),
         createdAt: s.createdAt,
       })),
     )

@@ -24,6 +24,8 @@ export interface CreateBranchArgs {
   backend?: BackendName | 'auto'
   /** Live until commit or abort even after this process exits (the CLI's branches). */
   persistent?: boolean
+  /** Mount the branch here, in the host's mount namespace (checked by `assertBranchPath`). */
+  path?: string
 }
 
 /**
@@ -32,7 +34,7 @@ export interface CreateBranchArgs {
  * stacked on its layers. The state file is written before anything is mounted, so a crash
  * at any point leaves something the next open can clean.
  */
-export async function createBranch({ store, name, parent, tree, backend: wanted, persistent = false }: CreateBranchArgs): Promise<BranchState> {
+export async function createBranch({ store, name, parent, tree, backend: wanted, persistent = false, path }: CreateBranchArgs): Promise<BranchState> {
   const parentState = parent === null ? null : await liveState(store, parent)
   const fullName = parentState ? `${parentState.name}/${assertBranchName(name)}` : assertBranchName(name)
   if (parentState && wanted && wanted !== 'auto' && wanted !== parentState.backend) {
@@ -68,7 +70,12 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
   }
   try {
     if (parentState) state.layers = await backend.freeze(parentState, liveDir(store, parentState.id), join(dir, 'layer'))
-    state.holder = await backend.create({ dir, layers: state.layers, persistent })
+    const hostView = backend.hostViewFor({ persistent, ...(path === undefined ? {} : { path }) })
+    if (hostView) {
+      state.hostView = hostView
+      await writeState(store, state) // before the mount: a crash leaves a mount the next use finds
+    }
+    Object.assign(state, await backend.create({ dir, layers: state.layers, persistent, hostView }))
     await writeState(store, state)
     return state
   } catch (err) {

@@ -21,7 +21,7 @@ export async function liveState(store: Store, id: string): Promise<BranchState> 
 
 /** The branch's writable view as this process sees it. */
 export function viewPath(store: Store, state: BranchState): string {
-  return throughHolder(state.holder, backendByName(state.backend).viewMount(liveDir(store, state.id)))
+  return throughHolder(state.holder, backendByName(state.backend).viewMount(state, liveDir(store, state.id)))
 }
 
 /** The read-only base the branch started from, as one directory. */

@@ -17,7 +17,7 @@ export interface OverlaySpec {
 /** Overlay options take ',' ':' and '\' escaped with a backslash. */
 const escape = (path: string): string => path.replace(/[\\,:]/g, (c) => `\\${c}`)
 
-function options(spec: OverlaySpec, { durable }: { durable: boolean }): string {
+export function options(spec: OverlaySpec, { durable }: { durable: boolean }): string {
   const parts = [`lowerdir=${spec.lower.map(escape).join(':')}`]
   if (spec.upper) parts.push(`upperdir=${escape(spec.upper.upper)}`, `workdir=${escape(spec.upper.work)}`)
   // A branch that dies with this process never needs its upper layer after a crash, so

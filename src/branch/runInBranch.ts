@@ -23,6 +23,8 @@ export interface RunOptions extends SandboxLimits {
   expose?: string[]
   /** Each chunk of output as the command writes it. */
   onOutput?: SandboxSpec['onOutput']
+  /** "inherit": the command uses this process's stdin, stdout and stderr (`forkpoint shell`). */
+  stdio?: SandboxSpec['stdio']
 }
 
 export interface RunResult extends SandboxResult {
@@ -39,7 +41,7 @@ export interface RunResult extends SandboxResult {
 export async function runInBranch({ store, workspace, state, cmd, options }: { store: Store; workspace: string; state: BranchState | null; cmd: string | string[]; options: RunOptions }): Promise<RunResult> {
   const backend = state ? backendByName(state.backend) : null
   const dir = state ? liveDir(store, state.id) : null
-  const view = backend && dir ? backend.viewMount(dir) : workspace
+  const view = backend && dir && state ? backend.viewMount(state, dir) : workspace
   const upper = backend && dir ? backend.changeCandidates(dir) : null
   const watched = upper ?? view
   const skip = state ? undefined : storeNameInside(store, workspace)

@@ -28,7 +28,16 @@ export interface BranchState {
   owner: ProcessId | null
   /** The helper process holding the user + mount namespace of an unprivileged overlay, or null. */
   holder: ProcessId | null
+  /** Set when the branch is mounted in the host's own mount namespace, where every tool sees it (persistent overlay branches). */
+  hostView?: HostView
   createdAt: string
+}
+
+/** A branch mounted in the host's mount namespace: how, and where. */
+export interface HostView {
+  via: 'kernel' | 'fuse'
+  /** The directory asked for (`--path`), or null: the store's `branches/live/<id>/mnt`. */
+  path: string | null
 }
 
 /** One path the branch changed, relative to the workspace root. */
@@ -40,6 +49,13 @@ export interface BranchInfo {
   parent: string | null
   backend: BackendName
   persistent: boolean
+  /**
+   * "host": `path` is a directory of the host's file system (a clone, or an overlay mounted
+   * in the host's mount namespace) that git, node, npm and editors can use. "namespace": it
+   * is reachable only as `/proc/<pid>/root/...` of a namespace holder, where tools that
+   * resolve real paths fail; use `forkpoint shell NAME` (or `Branch.run`) instead.
+   */
+  view: 'host' | 'namespace'
   createdAt: string
 }
 

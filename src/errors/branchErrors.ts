@@ -29,7 +29,7 @@ export class BranchBusyError extends BranchError<{ name: string; children: strin
 }
 
 /** The requested backend cannot work here (no overlayfs, no reflink file system, no namespaces). */
-export class BackendUnavailableError extends BranchError<{ backend?: string; from?: string; to?: string; cause?: string }> {
+export class BackendUnavailableError extends BranchError<{ backend?: string; from?: string; to?: string; path?: string; via?: string; cause?: string }> {
   readonly exitCode = ExitCode.usage
 }
 

@@ -32,6 +32,8 @@ export interface SandboxSpec extends SandboxLimits {
   env?: NodeJS.ProcessEnv
   /** Bytes fed to the command's stdin (default: none, stdin is /dev/null). */
   input?: string | Buffer
+  /** "inherit": the command uses this process's stdin, stdout and stderr (a shell on its terminal); nothing is kept in the result. */
+  stdio?: 'inherit'
   /** A process holding the mount (and maybe user) namespace in which `view` is mounted (overlay branches). */
   namespaceHolder?: number
   /** Host paths shown read-only inside at their own path (a socket, a cache, a toolchain); nothing else of the host is. */
@@ -131,11 +133,12 @@ type Launched = Omit<SandboxResult, 'limits' | 'warnings'>
  */
 async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Promise<Launched> {
   const started = performance.now()
-  const child = spawn(runtimeBinary(), ['run'], { stdio: [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
+  const inherit = spec.stdio === 'inherit'
+  const child = spawn(runtimeBinary(), ['run'], { stdio: inherit ? ['inherit', 'inherit', 'inherit', 'pipe'] : [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
   child.stdin?.on('error', () => undefined) // a command that does not read its input
-  if (spec.input !== undefined) child.stdin!.end(spec.input)
-  const stdout = keep(child.stdout!, 'stdout', spec.onOutput)
-  const stderr = keep(child.stderr!, 'stderr', spec.onOutput)
+  if (spec.input !== undefined) child.stdin?.end(spec.input)
+  const stdout = inherit ? nothingKept : keep(child.stdout!, 'stdout', spec.onOutput)
+  const stderr = inherit ? nothingKept : keep(child.stderr!, 'stderr', spec.onOutput)
   const control = child.stdio[3] as Duplex
   let ready = false
   let setupError = ''
@@ -172,6 +175,8 @@ function killSwitches(kill: () => void, timeoutMs: number, signal: AbortSignal |
   }
   return switches
 }
+
+const nothingKept = (): { text: string; truncated: boolean } => ({ text: '', truncated: false })
 
 /** Streams each chunk on, keeps the first OUTPUT_CAP bytes. */
 function keep(stream: NodeJS.ReadableStream, name: 'stdout' | 'stderr', onOutput: SandboxSpec['onOutput']): () => { text: string; truncated: boolean } {

@@ -1,14 +1,27 @@
-import type { BackendName, BranchState, ProcessId } from '../types.js'
+import type { BackendName, BranchState, HostView, ProcessId } from '../types.js'
+
+/** How a branch's view was mounted: in a namespace holder, in the host's namespace, or neither (a plain directory). */
+export interface Mounted {
+  holder: ProcessId | null
+  hostView?: HostView | undefined
+}
 
 /** How a branch's writable view is made from its read-only base layers; each backend passes one conformance suite. */
 export interface BranchBackend {
   readonly name: BackendName
-  /** Make the writable view inside the branch directory `dir`. Returns the namespace holder, if one was needed. */
-  create(args: { dir: string; layers: string[]; persistent: boolean }): Promise<ProcessId | null>
+  /**
+   * Where a new branch is to be mounted in the host's mount namespace, where every tool
+   * sees it (a persistent one when that can be done here; at `path` when given), or
+   * undefined. Recorded before it is mounted, so that a crash leaves no mount unfound.
+   * @throws {UsageError} @throws {BackendUnavailableError} a `path` that cannot be had
+   */
+  hostViewFor(args: { persistent: boolean; path?: string }): HostView | undefined
+  /** Make the writable view inside the branch directory `dir` (at `hostView` when given, else in a holder if one is needed). */
+  create(args: { dir: string; layers: string[]; persistent: boolean; hostView?: HostView | undefined }): Promise<Mounted>
   /** Mount again a persistent branch whose holder or mount is gone (a reboot). Returns the new holder. */
   revive(state: BranchState, dir: string): Promise<ProcessId | null>
   /** The writable view as mounted: inside the holder's namespace when there is a holder. */
-  viewMount(dir: string): string
+  viewMount(state: BranchState, dir: string): string
   /** The branch's base as one read-only directory. */
   base(state: BranchState, dir: string): string
   /** Where every change of the branch shows (an overlay's upper layer), or null: compare the whole view. */

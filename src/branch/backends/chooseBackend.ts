@@ -2,6 +2,9 @@ import { constants, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { BackendUnavailableError, UsageError } from '../../errors/index.js'
 import type { Store } from '../../store/Store.js'
+import { atomicWriteSync } from '../../util/atomicWrite.js'
+import { inParentDir, readTextOrNullSync } from '../../util/fsx.js'
+import { branchesDir } from '../branchStore.js'
 import { removeTree } from '../removeTree.js'
 import { type OverlaySpec, mountShared, unmount } from '../overlayMount.js'
 import type { BackendName } from '../types.js'
@@ -19,11 +22,27 @@ export function backendByName(name: string): BranchBackend {
 
 const probes = new Map<string, Promise<boolean>>()
 
-/** Can this process make that kind of branch inside this store? Tried for real once per process. */
+/**
+ * Can this process make that kind of branch inside this store? Tried for real once per
+ * user and boot: the answer is kept in the store (`branches/probes/`), so a CLI command
+ * does not mount and unmount a probe each time (a spawn of the runtime and four mounts'
+ * worth of the kernel's namespace lock). A new boot may bring another kernel, and another
+ * user other rights: both ask again.
+ */
 export function backendWorks(store: Store, name: BackendName): Promise<boolean> {
   const key = `${store.root}\0${name}`
-  if (!probes.has(key)) probes.set(key, probe(store, name).catch(() => false))
+  if (!probes.has(key)) probes.set(key, remembered(store, name))
   return probes.get(key)!
+}
+
+async function remembered(store: Store, name: BackendName): Promise<boolean> {
+  const file = branchesDir(store, 'probes', `${name}.${process.getuid?.() ?? 'user'}`)
+  const boot = readTextOrNullSync('/proc/sys/kernel/random/boot_id')?.trim()
+  const kept = readTextOrNullSync(file)?.split(' ')
+  if (boot && kept?.[0] === boot) return kept[1] === 'works'
+  const works = await probe(store, name).catch(() => false)
+  if (boot) inParentDir(file, () => atomicWriteSync(file, [Buffer.from(`${boot} ${works ? 'works' : 'fails'}`)]))
+  return works
 }
 
 async function probe(store: Store, name: BackendName): Promise<boolean> {

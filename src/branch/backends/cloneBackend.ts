@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { BackendUnavailableError } from '../../errors/index.js'
+import { BackendUnavailableError, UsageError } from '../../errors/index.js'
 import { removeTree } from '../removeTree.js'
 import type { BranchBackend } from './BranchBackend.js'
 
@@ -27,13 +27,17 @@ function cloneBackend(name: 'reflink' | 'copy'): BranchBackend {
   }
   return {
     name,
+    hostViewFor({ path }) {
+      if (path !== undefined) throw new UsageError(`a branch of the ${name} backend is a directory of the store; --path needs the overlay backend`, { path })
+      return undefined
+    },
     async create({ dir, layers }) {
       await fs.mkdir(join(dir, 'root'))
       await clone(layers[0]!, join(dir, 'root'))
-      return null
+      return { holder: null }
     },
     revive: async () => null,
-    viewMount: (dir) => join(dir, 'root'),
+    viewMount: (_state, dir) => join(dir, 'root'),
     base: (state) => state.layers[0]!,
     changeCandidates: () => null,
     async freeze(_state, dir, into) {

@@ -2,7 +2,10 @@ import { execFile } from 'node:child_process'
 import { promises as fs, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { BackendUnavailableError } from '../../errors/index.js'
+import { hostMountVia, mountOnHost, mountStatus, unmountFromHost } from '../hostMount.js'
 import { type OverlaySpec, mountShared, startHolder, throughHolder, unmount } from '../overlayMount.js'
+import type { BranchState, HostView } from '../types.js'
 import { stopStrayHolders } from '../../sandbox/namespaceHolder.js'
 import { isAlive } from '../../sandbox/processId.js'
 import { removeTree } from '../removeTree.js'
@@ -12,21 +15,42 @@ const exec = promisify(execFile)
 
 /**
  * Kernel overlayfs: the base layers below, the branch's own `upper/` on top, mounted at
- * `mnt/` inside a namespace holder's mount namespace: this process's shared holder, or
- * for a persistent branch (which outlives this process) one of its own. Creation costs
- * the same whatever the workspace's size. A branch of a branch
- * stacks a frozen copy of its parent's upper layer on the parent's layers; its base is
- * then a read-only overlay of those layers at `base/`.
+ * `mnt/` (or a `path` asked for). A branch that outlives this process (persistent) is
+ * mounted in the host's own mount namespace where that can be done (root: kernel
+ * overlayfs; anyone else: fuse-overlayfs), so that every tool can work in it; otherwise,
+ * and for branches that end with this process, inside a namespace holder's mount
+ * namespace: this process's shared holder, or for a persistent branch one of its own.
+ * Creation costs the same whatever the workspace's size. A branch of a branch stacks a
+ * frozen copy of its parent's upper layer on the parent's layers; its base is then a
+ * read-only overlay of those layers at `base/`.
  */
 export const overlayBackend: BranchBackend = {
   name: 'overlay',
 
-  async create({ dir, layers, persistent }) {
+  hostViewFor({ persistent, path }) {
+    if (!persistent && path === undefined) return undefined
+    const via = hostMountVia()
+    if (via) return { via, path: path ?? null }
+    if (path !== undefined) throw new BackendUnavailableError(`cannot mount a branch at ${path}: ${HOST_MOUNT_NEEDS}`, { path })
+    return undefined
+  },
+
+  async create({ dir, layers, persistent, hostView }) {
     for (const d of ['upper', 'work', 'mnt', ...(layers.length > 1 ? ['base'] : [])]) mkdirSync(join(dir, d))
-    return mount(dir, layers, persistent)
+    if (hostView) {
+      try {
+        await mountOnHost(hostView.via, specs(dir, layers, hostView))
+        return { holder: null, hostView }
+      } catch (err) {
+        // asked for a path, or a kernel that refuses us: there is nothing a holder would do better
+        if (hostView.path !== null) throw err
+      }
+    }
+    return { holder: await mount(dir, layers, persistent), hostView: undefined }
   },
 
   async revive(state, dir) {
+    if (state.hostView) return remountOnHost(state, dir)
     if (state.holder && isAlive(state.holder)) return state.holder
     // A volatile overlay leaves a mark that refuses the next mount (its upper may have lost
     // writes in a crash). Its owner runs, so the machine did not crash: only the mount went.
@@ -37,7 +61,7 @@ export const overlayBackend: BranchBackend = {
     return mount(dir, state.layers, state.owner === null)
   },
 
-  viewMount: (dir) => join(dir, 'mnt'),
+  viewMount: (state, dir) => state.hostView?.path ?? join(dir, 'mnt'),
 
   base: (state, dir) => (state.layers.length === 1 ? state.layers[0]! : throughHolder(state.holder, join(dir, 'base'))),
 
@@ -50,9 +74,15 @@ export const overlayBackend: BranchBackend = {
   },
 
   async teardown(state, dir) {
+    const targets = [overlayBackend.viewMount(state, dir), ...(state.layers.length > 1 ? [join(dir, 'base')] : [])]
+    if (state.hostView) {
+      await unmountFromHost(state.hostView.via, targets)
+      if (state.owner === null) await stopStrayHolders(holderPidFile(dir)) // its maker fell back to a holder, then died
+      // an empty --path directory goes too, as `git worktree remove` removes its directory
+      return void (await Promise.all(targets.map((t) => fs.rmdir(t).catch(() => undefined))))
+    }
     if (state.holder === null) return state.owner === null ? stopStrayHolders(holderPidFile(dir)) : undefined
     const exclusive = state.owner === null || !isAlive(state.owner)
-    const targets = [join(dir, 'mnt'), ...(state.layers.length > 1 ? [join(dir, 'base')] : [])]
     await unmount(state.holder, targets, { exclusive })
     // Removing a former mount point waits on the kernel's namespace lock while other
     // unmounts finish: off the main thread, unlike the rest of the branch's removal.
@@ -60,11 +90,30 @@ export const overlayBackend: BranchBackend = {
   },
 }
 
+/** What a machine needs for branch paths that every tool can use. */
+export const HOST_MOUNT_NEEDS = 'mounting where other tools see it needs root, or fuse-overlayfs and fusermount3 with a /dev/fuse this user may open'
+
+/** The branch's overlays: the read-only base of a branch of a branch, then the writable view. */
+function specs(dir: string, layers: string[], hostView?: HostView): OverlaySpec[] {
+  const view: OverlaySpec = { target: hostView?.path ?? join(dir, 'mnt'), lower: layers, upper: { upper: join(dir, 'upper'), work: join(dir, 'work') } }
+  return layers.length > 1 ? [{ target: join(dir, 'base'), lower: layers }, view] : [view]
+}
+
 async function mount(dir: string, layers: string[], persistent: boolean) {
-  const specs: OverlaySpec[] = []
-  if (layers.length > 1) specs.push({ target: join(dir, 'base'), lower: layers })
-  specs.push({ target: join(dir, 'mnt'), lower: layers, upper: { upper: join(dir, 'upper'), work: join(dir, 'work') } })
-  return persistent ? startHolder(specs, holderPidFile(dir)) : mountShared(specs)
+  return persistent ? startHolder(specs(dir, layers), holderPidFile(dir)) : mountShared(specs(dir, layers))
+}
+
+/**
+ * Mount again what is no longer mounted of a branch in the host's namespace (after a
+ * reboot, or an unmount behind our back): its upper layer kept every change.
+ */
+async function remountOnHost(state: BranchState, dir: string): Promise<null> {
+  const { via } = state.hostView!
+  const gone = specs(dir, state.layers, state.hostView).filter((s) => mountStatus(s.target) !== 'mounted')
+  if (gone.length === 0) return null
+  await unmountFromHost(via, gone.filter((s) => mountStatus(s.target) === 'dead').map((s) => s.target))
+  await mountOnHost(via, gone)
+  return null
 }
 
 /** Where a persistent branch's holder records itself. */

@@ -7,10 +7,10 @@ import { type View, print } from '../output.js'
 const BACKENDS = ['overlay', 'reflink', 'copy', 'auto']
 
 /** `forkpoint branch NAME`: a copy-on-write branch of the workspace. */
-export async function branchCommand({ backend = 'auto', ...options }: Where & { name: string; backend?: string }): Promise<BranchInfo> {
+export async function branchCommand({ backend = 'auto', path, ...options }: Where & { name: string; backend?: string; path?: string | undefined }): Promise<BranchInfo> {
   if (!BACKENDS.includes(backend)) throw new UsageError(`unknown backend ${JSON.stringify(backend)} (overlay, reflink, copy or auto)`)
   const { makeBranch } = await import('../../branch/makeBranch.js')
-  return makeBranch({ ...options, backend: backend as BackendName | 'auto' })
+  return makeBranch({ ...options, backend: backend as BackendName | 'auto', ...(path === undefined ? {} : { path }) })
 }
 
 /** `forkpoint branch --list`: the live branches. */
@@ -19,19 +19,28 @@ export async function branchListCommand(options: Where): Promise<{ branches: Bra
   return { branches: await listBranches(options) }
 }
 
-export const branchView: View<BranchInfo> = { human: (b) => b.path }
+export const branchView: View<BranchInfo> = { human: (b) => (b.view === 'host' ? b.path : '') }
 
-export const branchListView: View<{ branches: BranchInfo[] }> = { human: (r) => r.branches.map((b) => `${b.name}\t${b.backend}\t${b.path}`).join('\n') }
+export const branchListView: View<{ branches: BranchInfo[] }> = {
+  human: (r) => r.branches.map((b) => `${b.name}\t${b.backend}\t${b.view === 'host' ? b.path : `(no path other tools can use: forkpoint shell ${b.name})`}`).join('\n'),
+}
 
 export function registerBranch(program: Command): void {
   common(program.command('branch [NAME]'))
     .description('make a copy-on-write branch of the workspace and print its path (PARENT/NAME branches a branch); --list shows live ones')
     .option('--list', 'list live branches')
     .option('--backend <name>', 'overlay, reflink, copy or auto', 'auto')
-    .action(async (name: string | undefined, opts: { list?: boolean; backend: string }, cmd: Command) => {
+    .option('--path <DIR>', 'mount the branch at DIR (empty or missing, outside the workspace) instead of inside the store')
+    .action(async (name: string | undefined, opts: { list?: boolean; backend: string; path?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const where = { dir: flags.dir, store: flags.store }
-      if (opts.list || !name) print(flags, await branchListCommand(where), branchListView)
-      else print(flags, await branchCommand({ ...where, name, backend: opts.backend }), branchView)
+      if (opts.list || !name) return print(flags, await branchListCommand(where), branchListView)
+      const branch = await branchCommand({ ...where, name, backend: opts.backend, path: opts.path })
+      // a path only this process's namespace tricks reach would break git, node and editors: offer a shell instead
+      if (branch.view === 'namespace' && !flags.json) {
+        const { HOST_MOUNT_NEEDS } = await import('../../branch/backends/overlayBackend.js')
+        process.stderr.write(`forkpoint: made branch ${branch.name}, but it cannot be mounted where other tools see it here (${HOST_MOUNT_NEEDS}); work in it with 'forkpoint shell ${branch.name}'\n`)
+      }
+      print(flags, branch, branchView)
     })
 }

@@ -20,6 +20,7 @@ import { registerRuns } from './runs.js'
 import { registerPack } from './pack.js'
 import { registerPull } from './pull.js'
 import { registerPush } from './push.js'
+import { registerShell } from './shell.js'
 import { registerShow } from './show.js'
 import { registerSnapshot } from './snapshot.js'
 import { registerSpeculate } from './speculate.js'
@@ -55,6 +56,7 @@ export const commands: Array<(program: Command) => void> = [
   registerBranch,
   registerCommit,
   registerAbort,
+  registerShell,
   registerSpeculate,
   registerExplore,
   registerDemo,
