@@ -1,8 +1,8 @@
+import { readdir } from 'node:fs/promises'
 import { UsageError } from '../errors/index.js'
 import { type Digest, shortId } from '../store/digest.js'
 import { createRefs } from '../store/createRefs.js'
 import { acquireLock } from '../store/lockFile.js'
-import { listRefs } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import { withWriteLock } from '../store/storeLock.js'
 import type { Store } from '../store/Store.js'
@@ -50,7 +50,8 @@ export async function forkImage({ store, id, n, now = () => new Date() }: { stor
   })
 }
 
+/** The index after the highest child made so far: the names of the refs are enough, their contents are not read. */
 async function nextIndex(store: Store, prefix: string): Promise<number> {
-  const taken = (await listRefs(store, `${prefix}/`)).map((r) => Number(r.name.slice(prefix.length + 1)))
-  return taken.length === 0 ? 0 : Math.max(...taken.filter(Number.isInteger)) + 1
+  const taken = (await readdir(store.path(prefix)).catch(() => [] as string[])).filter((name) => /^\d+$/.test(name)).map(Number)
+  return taken.length === 0 ? 0 : Math.max(...taken) + 1
 }
