@@ -182,6 +182,7 @@ it('exports exactly the reviewed public names', () => {
     'showObject',
     'signingKeyFromEnv',
     'snapshotAgent',
+    'snapshotForkBranch',
     'snapshotWorkspace',
     'speculate',
     'speculateCommands',

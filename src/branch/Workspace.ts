@@ -105,9 +105,14 @@ export class Workspace {
     return this.#rebasing!.done
   }
 
-  /** Make a branch of the workspace. @throws {BranchExistsError} @throws {BackendUnavailableError} */
-  async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
-    const state = await createBranch({ store: this.store, name, parent: null, tree: await this.baseTree(), backend: options.backend ?? this.options.backend, persistent: options.persistent })
+  /**
+   * Make a branch of the workspace; with `tree`, of that tree (an image's world) instead of
+   * the workspace as it is. It commits into the workspace all the same, three-way from its base.
+   * @throws {BranchExistsError} @throws {BackendUnavailableError}
+   */
+  async branch(name: string, options: BranchOptions & { tree?: Digest } = {}): Promise<Branch> {
+    const tree = options.tree ?? (await this.baseTree())
+    const state = await createBranch({ store: this.store, name, parent: null, tree, backend: options.backend ?? this.options.backend, persistent: options.persistent })
     return new Branch(this, this, state)
   }
 

@@ -7,6 +7,8 @@ import { resolveId } from '../store/resolveId.js'
 import { withWriteLock } from '../store/storeLock.js'
 import type { Store } from '../store/Store.js'
 import { readSnapshot } from '../world/readObjects.js'
+import { forkRefPrefix } from './forkBranch.js'
+import { materializeChildren } from './materializeFork.js'
 import type { Snapshot } from '../world/Snapshot.js'
 
 /** Most children one fork makes: each is an object and a ref. */
@@ -16,6 +18,19 @@ export interface ForkChild {
   index: number
   id: Digest
   ref: string
+  /** With `materialize`: the child's live copy-on-write branch, its files the image's world. */
+  branch?: { name: string; path: string }
+}
+
+export interface ForkImageArgs {
+  store: Store
+  id: string
+  n: number
+  /** Also make each child a persistent copy-on-write branch holding the image's world (`forkBranchName`). */
+  materialize?: boolean
+  /** The workspace the branches belong to (default: the store's own, else the current directory). */
+  dir?: string
+  now?: () => Date
 }
 
 /**
@@ -23,14 +38,22 @@ export interface ForkChild {
  * and whose layers are the image's (nothing is copied but one small object), with
  * `meta.fork` saying which child it is, kept by `refs/forks/<short id>/<index>`. A second
  * fork of the same image numbers on from the first. Each child is then an image like any
- * other: snapshot on top of it, diff it, merge it.
+ * other: snapshot on top of it, diff it, merge it. With `materialize`, each also gets a
+ * branch (made after the children: a branch that cannot be made aborts those made, and the
+ * children stay, as images).
  * @throws {UsageError} when `n` is not a whole number from 1 to MAX_FORK_CHILDREN
+ * @throws {BackendUnavailableError} `materialize` where no branch backend works
  */
-export async function forkImage({ store, id, n, now = () => new Date() }: { store: Store; id: string; n: number; now?: () => Date }): Promise<ForkChild[]> {
+export async function forkImage({ store, id, n, materialize = false, dir, now = () => new Date() }: ForkImageArgs): Promise<ForkChild[]> {
   if (!Number.isInteger(n) || n < 1 || n > MAX_FORK_CHILDREN) throw new UsageError(`fork: -n must be a whole number from 1 to ${MAX_FORK_CHILDREN} (got ${n})`, { n })
   const parentId = await resolveId(store, id)
   const parent = await readSnapshot(store, parentId)
-  const prefix = `refs/forks/${shortId(parentId)}`
+  const children = await makeChildren(store, parentId, parent, n, now)
+  return materialize ? materializeChildren({ dir, store, tree: parent.world.tree, children }) : children
+}
+
+async function makeChildren(store: Store, parentId: Digest, parent: Snapshot, n: number, now: () => Date): Promise<ForkChild[]> {
+  const prefix = forkRefPrefix(parentId)
   return withWriteLock(store, async () => {
     const lock = await acquireLock(`${store.path(prefix)}.lock`, { what: `forks of ${shortId(parentId)}` })
     try {
@@ -50,7 +73,6 @@ export async function forkImage({ store, id, n, now = () => new Date() }: { stor
   })
 }
 
-/** The index after the highest child made so far: the names of the refs are enough, their contents are not read. */
 async function nextIndex(store: Store, prefix: string): Promise<number> {
   const taken = (await readdir(store.path(prefix)).catch(() => [] as string[])).filter((name) => /^\d+$/.test(name)).map(Number)
   return taken.length === 0 ? 0 : Math.max(...taken) + 1

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { common, commonFlags } from '../context.js'
+import { type CommonFlags, common, commonFlags } from '../context.js'
 import { formatBytes } from '../format.js'
 import { emit, note } from '../output.js'
 import { progressBar } from '../progress.js'
@@ -17,6 +17,7 @@ interface SnapshotOpts {
   keepEnv?: string[]
   scrubEnv?: string[]
   effects?: string
+  branch?: string
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
@@ -37,8 +38,10 @@ export function registerSnapshot(program: Command): void {
     .option('--keep-env <name>', 'with --env: record this variable as it is (repeatable)', collect)
     .option('--scrub-env <name>', 'with --env: scrub this variable too (repeatable)', collect)
     .option('--effects <ledger>', 'the effects layer: a ledger object by id')
+    .option('--branch <name>', "snapshot a fork's branch (fork --materialize) as its child's next image, moving the child's ref, not HEAD")
     .action(async (opts: SnapshotOpts, cmd: Command) => {
       const flags = commonFlags(cmd)
+      if (opts.branch !== undefined) return snapshotBranch(flags, opts as SnapshotOpts & { branch: string })
       const { snapshotAgent } = await import('../../image/snapshotAgent.js')
       const bar = progressBar('hashing', flags.json)
       const result = await snapshotAgent({ dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
@@ -46,4 +49,14 @@ export function registerSnapshot(program: Command): void {
       if (!flags.json) note(`${result.created ? 'snapshot' : 'nothing changed since HEAD'}: ${result.files} files, ${formatBytes(result.bytes)}; read ${result.hashedFiles} (${formatBytes(result.hashedBytes)})`)
       emit(flags, result, (r) => r.id)
     })
+}
+
+async function snapshotBranch(flags: CommonFlags, opts: SnapshotOpts & { branch: string }): Promise<void> {
+  const { UsageError } = await import('../../errors/index.js')
+  const layerOptions = (['tag', 'env', 'keepEnv', 'scrubEnv', 'effects'] as const).filter((o) => opts[o] !== undefined)
+  if (layerOptions.length > 0 || typeof opts.trace === 'string') throw new UsageError(`snapshot --branch takes only -m, --agent and --allow-external-symlinks (the other layers are the child's)`)
+  const { snapshotForkBranch } = await import('../../image/snapshotForkBranch.js')
+  const result = await snapshotForkBranch({ dir: flags.dir, store: flags.store, branch: opts.branch, message: opts.message, agent: opts.agent, allowExternalSymlinks: opts.allowExternalSymlinks })
+  if (!flags.json && !result.created) note(`nothing changed since ${result.ref}`)
+  emit(flags, result, (r) => r.id)
 }
