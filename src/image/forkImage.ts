@@ -6,8 +6,8 @@ import { acquireLock } from '../store/lockFile.js'
 import { resolveId } from '../store/resolveId.js'
 import { withWriteLock } from '../store/storeLock.js'
 import type { Store } from '../store/Store.js'
-import { readSnapshot } from '../world/readObjects.js'
 import { forkRefPrefix } from './forkBranch.js'
+import { incomingImage } from './incomingImage.js'
 import { materializeChildren } from './materializeFork.js'
 import type { Snapshot } from '../world/Snapshot.js'
 
@@ -43,11 +43,12 @@ export interface ForkImageArgs {
  * children stay, as images).
  * @throws {UsageError} when `n` is not a whole number from 1 to MAX_FORK_CHILDREN
  * @throws {BackendUnavailableError} `materialize` where no branch backend works
+ * @throws {MalformedObjectError} @throws {LedgerTamperedError} a hostile image (exit 5): nothing is made
  */
 export async function forkImage({ store, id, n, materialize = false, dir, now = () => new Date() }: ForkImageArgs): Promise<ForkChild[]> {
   if (!Number.isInteger(n) || n < 1 || n > MAX_FORK_CHILDREN) throw new UsageError(`fork: -n must be a whole number from 1 to ${MAX_FORK_CHILDREN} (got ${n})`, { n })
   const parentId = await resolveId(store, id)
-  const parent = await readSnapshot(store, parentId)
+  const parent = await incomingImage(store, parentId)
   const children = await makeChildren(store, parentId, parent, n, now)
   return materialize ? materializeChildren({ dir, store, tree: parent.world.tree, children }) : children
 }
