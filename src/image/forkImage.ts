@@ -26,8 +26,10 @@ export interface ForkImageArgs {
   store: Store
   id: string
   n: number
-  /** Also make each child a persistent copy-on-write branch holding the image's world (`forkBranchName`). */
+  /** Also make each child a copy-on-write branch holding the image's world (`forkBranchName`). */
   materialize?: boolean
+  /** With `materialize`: branches that outlive this process until committed or aborted (the CLI's); else they end with it, as `Workspace.branch`'s do. */
+  persistent?: boolean
   /** The workspace the branches belong to (default: the store's own, else the current directory). */
   dir?: string
   now?: () => Date
@@ -45,12 +47,12 @@ export interface ForkImageArgs {
  * @throws {BackendUnavailableError} `materialize` where no branch backend works
  * @throws {MalformedObjectError} @throws {LedgerTamperedError} a hostile image (exit 5): nothing is made
  */
-export async function forkImage({ store, id, n, materialize = false, dir, now = () => new Date() }: ForkImageArgs): Promise<ForkChild[]> {
+export async function forkImage({ store, id, n, materialize = false, persistent = false, dir, now = () => new Date() }: ForkImageArgs): Promise<ForkChild[]> {
   if (!Number.isInteger(n) || n < 1 || n > MAX_FORK_CHILDREN) throw new UsageError(`fork: -n must be a whole number from 1 to ${MAX_FORK_CHILDREN} (got ${n})`, { n })
   const parentId = await resolveId(store, id)
   const parent = await incomingImage(store, parentId)
   const children = await makeChildren(store, parentId, parent, n, now)
-  return materialize ? materializeChildren({ dir, store, tree: parent.world.tree, children }) : children
+  return materialize ? materializeChildren({ dir, store, tree: parent.world.tree, children, persistent }) : children
 }
 
 async function makeChildren(store: Store, parentId: Digest, parent: Snapshot, n: number, now: () => Date): Promise<ForkChild[]> {

@@ -12,7 +12,7 @@ export function registerFork(program: Command): void {
       const { forkImage } = await import('../../image/forkImage.js')
       const { resolveWorkspace } = await import('../../world/snapshotWorkspace.js')
       const { store, workspace } = await resolveWorkspace({ dir: flags.dir, store: flags.store })
-      const children = await forkImage({ store, id, n: opts.count, materialize: opts.materialize === true, dir: workspace })
+      const children = await forkImage({ store, id, n: opts.count, materialize: opts.materialize === true, persistent: true, dir: workspace })
       emit(flags, { children }, (r) => r.children.map((c) => (c.branch ? `${c.id}\t${c.branch.path}` : c.id)).join('\n'))
     })
 }
