@@ -204,6 +204,7 @@ it('exports exactly the reviewed public names', () => {
     'validateTree',
     'verify',
     'verifyLedger',
+    'verifyLedgers',
     'walkGraph',
     'withGcLock',
     'withWorkspaceLock',
