@@ -184,6 +184,16 @@ const addTable: Array<[Add, Add, Flat, PathConflict[]]> = [
   ['symlink', 'symlink', { p: '-> ours', 'p~theirs': '-> theirs' }, [{ path: 'p', kind: 'add/add', kept: { ours: 'p', theirs: 'p~theirs' } }]],
   ['symlink', 'dir', { p: null, 'p/inner': 'theirs\n', 'p~ours': '-> ours' }, conflict('type', 'p~ours', 'p')],
   ['dir', 'dir', { p: null, 'p/inner': both().p }, addAdd('p/inner')],
+  // the same pairs the other way round
+  ['exec', 'none', { p: 'x:ours\n' }, none],
+  ['symlink', 'none', { p: '-> ours' }, none],
+  ['dir', 'none', { p: null, 'p/inner': 'ours\n' }, none],
+  ['exec', 'file', { p: 'x:ours\n', 'p~theirs': 'theirs\n' }, conflict('mode', 'p', 'p~theirs')],
+  ['symlink', 'file', { p: '-> ours', 'p~theirs': 'theirs\n' }, conflict('type', 'p', 'p~theirs')],
+  ['symlink', 'exec', { p: '-> ours', 'p~theirs': 'x:theirs\n' }, conflict('type', 'p', 'p~theirs')],
+  ['dir', 'file', { p: null, 'p/inner': 'ours\n', 'p~theirs': 'theirs\n' }, conflict('type', 'p', 'p~theirs')],
+  ['dir', 'exec', { p: null, 'p/inner': 'ours\n', 'p~theirs': 'x:theirs\n' }, conflict('type', 'p', 'p~theirs')],
+  ['dir', 'symlink', { p: null, 'p/inner': 'ours\n', 'p~theirs': '-> theirs' }, conflict('type', 'p', 'p~theirs')],
 ]
 
 describe('mergeWorld: every pair of additions of one path', () => {
