@@ -1,19 +1,28 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** Median of `runs` timings of `fn` in milliseconds (after `warmup` unmeasured runs). */
-export async function measure(fn: () => Promise<unknown> | unknown, { runs = 5, warmup = 1, before }: { runs?: number; warmup?: number; before?: () => Promise<unknown> | unknown } = {}): Promise<{ median: number; samples: number[] }> {
+/** CPU milliseconds used so far by this process and its reaped children (/proc/self/stat utime..cstime): what a busy machine's waiting does not add to. */
+export function cpuMs(): number {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')
+  const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0)
+  return (ticks * 1000) / 100
+}
+
+/** Median of `runs` timings of `fn` in milliseconds (after `warmup` unmeasured runs), and the median CPU time of the same runs. */
+export async function measure(fn: () => Promise<unknown> | unknown, { runs = 5, warmup = 1, before }: { runs?: number; warmup?: number; before?: () => Promise<unknown> | unknown } = {}): Promise<{ median: number; samples: number[]; cpu: number }> {
   const samples: number[] = []
+  const cpus: number[] = []
   for (let i = 0; i < warmup + runs; i++) {
     if (before) await before()
+    const c0 = cpuMs()
     const t0 = process.hrtime.bigint()
     await fn()
     const ms = Number(process.hrtime.bigint() - t0) / 1e6
-    if (i >= warmup) samples.push(ms)
+    if (i >= warmup) samples.push(ms), cpus.push(cpuMs() - c0)
   }
-  return { median: median(samples), samples }
+  return { median: median(samples), samples, cpu: median(cpus) }
 }
 
 type Step = () => Promise<unknown> | unknown

@@ -1,17 +1,27 @@
 /**
  * `npm run bench -- image`: forking and merging images, each beside its baseline in the same
  * run: `fork -n 100` (library and CLI) against git creating 100 branches in one
- * `update-ref --stdin`; the line-level merge of text files both sides changed against
- * `git merge-file --diff3` run on each file.
+ * `update-ref --stdin`; `fork -n 100 --materialize` of a 10k-file image against
+ * `git worktree add`; the merge of two images of a 10k-file workspace (10 files changed on
+ * each side) against `git merge` of the same two histories; the line-level merge of text
+ * files both sides changed against `git merge-file --diff3` run on each file.
  */
-import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { forkImage } from '../src/image/forkImage.js'
-import { initWorkspace, openStore, snapshotWorkspace } from '../src/index.js'
+import { merge } from '../src/image/merge.js'
+import { mergeImages } from '../src/image/mergeImages.js'
+import { abortNamedBranch } from '../src/branch/abortNamedBranch.js'
+import { checkout, initWorkspace, openStore, snapshotWorkspace } from '../src/index.js'
+import { updateRef } from '../src/store/refs.js'
 import { mergeLines } from '../src/world/mergeLines.js'
-import { type Row, measure, report } from './harness.js'
+import { type Row, compare, measure, report } from './harness.js'
+import { makeFixture } from './workspaceFixture.js'
+
+const BIG = { files: 10_000, totalBytes: 20_000_000 }
+const gitIn = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=b@x', '-c', 'gc.auto=0', ...args], { cwd, stdio: 'ignore' })
 
 const FILES = 1000
 const LINES = 200
@@ -48,17 +58,117 @@ async function forkRows(): Promise<Row[]> {
     }, { runs: 5 })
     const perChild = (ms: number) => ms / CHILDREN
     return [
-      { operation: `fork -n ${CHILDREN}`, tool: 'forkImage (library)', 'ms per child': perChild(library.median), 'vs git': library.median / branches.median, target: '< 2 ms per child' },
-      { operation: `fork -n ${CHILDREN}`, tool: 'forkpoint fork (CLI, Node start included)', 'ms per child': perChild(cli.median), 'vs git': cli.median / branches.median, target: '' },
-      { operation: `fork -n ${CHILDREN}`, tool: `git update-ref --stdin (${CHILDREN} new branches)`, 'ms per child': perChild(branches.median), 'vs git': 1, target: '' },
+      { operation: `fork -n ${CHILDREN}`, tool: 'forkImage (library)', 'ms per child': perChild(library.median), 'cpu ms per child': perChild(library.cpu), 'vs git': library.median / branches.median, target: '< 2 ms per child' },
+      { operation: `fork -n ${CHILDREN}`, tool: 'forkpoint fork (CLI, Node start included)', 'ms per child': perChild(cli.median), 'cpu ms per child': perChild(cli.cpu), 'vs git': cli.median / branches.median, target: '' },
+      { operation: `fork -n ${CHILDREN}`, tool: `git update-ref --stdin (${CHILDREN} new branches)`, 'ms per child': perChild(branches.median), 'cpu ms per child': perChild(branches.cpu), 'vs git': 1, target: '' },
     ]
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
+/** `fork -n 100 --materialize` of a 10k-file image: the first (which builds the image's base view) and the next ones; baseline `git worktree add` per child. */
+async function materializeRows(): Promise<Row[]> {
+  const root = mkdtempSync(join(tmpdir(), 'fp-bench-materialize-'))
+  try {
+    const dir = join(root, 'fp')
+    const gw = join(root, 'git')
+    makeFixture(dir, { ...BIG, seed: 7 })
+    makeFixture(gw, { ...BIG, seed: 7 })
+    await initWorkspace({ dir })
+    const { id } = await snapshotWorkspace({ dir, message: 'image' })
+    const { store } = await openStore({ dir })
+    gitIn(gw, 'init', '-q')
+    gitIn(gw, 'add', '-A')
+    gitIn(gw, 'commit', '-qm', 'image')
+    let made: string[] = []
+    const fork = (persistent: boolean) => async () => {
+      made = (await forkImage({ store, dir, id, n: CHILDREN, materialize: true, persistent })).map((c) => c.branch!.name)
+    }
+    const abortAll = async () => {
+      for (const name of made) await abortNamedBranch({ dir, store, name })
+      made = []
+    }
+    const first = await measure(fork(false), { runs: 1, warmup: 0 })
+    await abortAll()
+    const next = await measure(fork(false), { runs: 3, warmup: 0, before: abortAll })
+    await abortAll()
+    const persistent = await measure(fork(true), { runs: 3, warmup: 0, before: abortAll })
+    await abortAll()
+    let worktree = 0
+    const git = await measure(() => gitIn(gw, 'worktree', 'add', '-q', '--detach', join(root, `wt${worktree++}`), 'HEAD'), { runs: 3, warmup: 0 })
+    const perChild = (ms: number) => ms / CHILDREN
+    const op = `fork -n ${CHILDREN} --materialize, ${BIG.files} files`
+    return [
+      { operation: op, tool: "forkImage (library), first fork of the image (its base view built)", 'ms per child': perChild(first.median), 'cpu ms per child': perChild(first.cpu), 'vs git': perChild(first.median) / git.median, target: '< 5 ms per child' },
+      { operation: op, tool: 'forkImage (library), base view already there', 'ms per child': perChild(next.median), 'cpu ms per child': perChild(next.cpu), 'vs git': perChild(next.median) / git.median, target: '< 5 ms per child' },
+      { operation: op, tool: 'forkImage persistent (as the CLI makes them: a namespace holder process each)', 'ms per child': perChild(persistent.median), 'cpu ms per child': perChild(persistent.cpu), 'vs git': perChild(persistent.median) / git.median, target: '' },
+      { operation: op, tool: 'git worktree add --detach (one per child)', 'ms per child': git.median, 'cpu ms per child': git.cpu, 'vs git': 1, target: '' },
+    ]
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** Change `files` of the fixture (append a line to each): the same paths and bytes in both trees. */
+function change(dir: string, indexes: number[], tag: string): void {
+  for (const i of indexes) appendFileSync(join(dir, `d${Math.floor(i / 1000)}`, `s${Math.floor(i / 100) % 10}`, `f${i}.txt`), `\n// ${tag} ${i}\n`)
+}
+
+/** Two images of a 10k-file workspace that parted at a common one, 10 files changed on each side; the same as git commits. */
+async function mergeRows(): Promise<Row[]> {
+  const root = mkdtempSync(join(tmpdir(), 'fp-bench-imerge-'))
+  try {
+    const dir = join(root, 'fp')
+    const gw = join(root, 'git')
+    makeFixture(dir, { ...BIG, seed: 11 })
+    makeFixture(gw, { ...BIG, seed: 11 })
+    const ours = Array.from({ length: 10 }, (_, i) => i * 997)
+    const theirs = Array.from({ length: 10 }, (_, i) => 500 + i * 991)
+    await initWorkspace({ dir })
+    const { store } = await openStore({ dir })
+    const base = (await snapshotWorkspace({ dir, message: 'base' })).id
+    await updateRef({ store, name: 'refs/heads/other', id: base, message: 'branch' })
+    change(dir, ours, 'ours')
+    const oursId = (await snapshotWorkspace({ dir, message: 'ours' })).id
+    await checkout({ dir, id: 'other' })
+    change(dir, theirs, 'theirs')
+    const theirsId = (await snapshotWorkspace({ dir, message: 'theirs' })).id
+    await checkout({ dir, id: 'main' })
+    gitIn(gw, 'init', '-q', '-b', 'main')
+    gitIn(gw, 'add', '-A')
+    gitIn(gw, 'commit', '-qm', 'base')
+    gitIn(gw, 'branch', 'other')
+    change(gw, ours, 'ours')
+    gitIn(gw, 'commit', '-qam', 'ours')
+    gitIn(gw, 'checkout', '-q', 'other')
+    change(gw, theirs, 'theirs')
+    gitIn(gw, 'commit', '-qam', 'theirs')
+    gitIn(gw, 'checkout', '-q', 'main')
+    const gitOurs = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: gw }).toString().trim()
+    // timed: `git merge` alone; before each run, main is put back on ours (not timed)
+    const gitMerge = { run: () => gitIn(gw, 'merge', '-q', '--no-edit', 'other'), before: () => gitIn(gw, 'reset', '-q', '--hard', gitOurs) }
+    const resetFp = async () => {
+      await updateRef({ store, name: 'refs/heads/main', id: oursId, message: 'bench reset' })
+      await checkout({ dir, id: 'main', force: true })
+    }
+    const inStore = await compare({ run: () => mergeImages({ store, ours: oursId, theirs: theirsId }) }, gitMerge, { runs: 7 })
+    const inPlace = await compare({ run: () => merge({ dir, store, from: 'other' }), before: resetFp }, gitMerge, { runs: 7 })
+    const cli = await compare({ run: () => spawnSync(CLI, ['merge', 'other'], { cwd: dir }), before: resetFp }, gitMerge, { runs: 5 })
+    const op = `merge two images of ${BIG.files} files, 10 changed per side`
+    return [
+      { operation: op, tool: 'mergeImages (library, in the store: merged image written)', ms: inStore.a, 'git ms': inStore.b, 'vs git': inStore.ratio, target: '<= 1.0x' },
+      { operation: op, tool: 'merge (library, into HEAD: files and HEAD moved)', ms: inPlace.a, 'git ms': inPlace.b, 'vs git': inPlace.ratio, target: '<= 1.0x' },
+      { operation: op, tool: 'forkpoint merge (CLI, Node start included)', ms: cli.a, 'git ms': cli.b, 'vs git': cli.ratio, target: '' },
+    ]
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
 export async function main(): Promise<void> {
-  report('image-fork', 'Image fork', await forkRows())
+  report('image-fork', 'Image fork', [...(await forkRows()), ...(await materializeRows())])
+  report('image-merge-10k', 'Image merge: two images of a 10k-file workspace vs git merge (median ms)', await mergeRows())
   const inputs = Array.from({ length: FILES }, (_, i) => versions(i))
   const dir = mkdtempSync(join(tmpdir(), 'fp-bench-merge-'))
   const paths = inputs.map((v, i) => {

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { measure, report, type Row } from './harness.js'
+import { cpuMs, measure, report, type Row } from './harness.js'
 import { diffRuns, initWorkspace, loadRun, Recorder, recordCommand, replayRun, type Run } from '../src/index.js'
 import { parseRun } from '../src/trace/parseRun.js'
 import { runArtifactText } from '../src/trace/runArtifact.js'
@@ -22,13 +22,6 @@ import { memorySink } from '../src/trace/journal.js'
 import { hashPayload } from '../src/trace/stepHash.js'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
-
-/** CPU milliseconds used so far by this process and its reaped children (/proc/self/stat utime..cstime): load-independent. */
-function cpuMs(): number {
-  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')
-  const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0)
-  return (ticks * 1000) / 100
-}
 
 /** Median wall time and median CPU time (this process + children) of `fn`. */
 async function measureWithCpu(fn: () => Promise<unknown>, runs: number): Promise<{ wall: number; cpu: number }> {

@@ -110,6 +110,7 @@ it('exports exactly the reviewed public names', () => {
     'replayRun',
     'showObject',
     'snapshotAgent',
+    'snapshotForkBranch',
     'snapshotWorkspace',
     'speculate',
     'status',
@@ -119,6 +120,7 @@ it('exports exactly the reviewed public names', () => {
     'validateArtifact',
     'verify',
     'verifyLedger',
+    'verifyLedgers',
   ])
 })
 

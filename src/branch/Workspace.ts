@@ -118,9 +118,13 @@ export class Workspace implements AsyncDisposable {
     return this.#rebasing!.done
   }
 
-  /** Make a branch of the workspace. @throws {BranchExistsError} @throws {BackendUnavailableError} */
-  async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
-    const tree = await this.baseTree()
+  /**
+   * Make a branch of the workspace; with `tree`, of that tree (an image's world) instead of
+   * the workspace as it is. It commits into the workspace all the same, three-way from its base.
+   * @throws {BranchExistsError} @throws {BackendUnavailableError}
+   */
+  async branch(name: string, options: BranchOptions & { tree?: Digest } = {}): Promise<Branch> {
+    const tree = options.tree ?? (await this.baseTree())
     const state = await atBranchPath(options.path, this.dir, (path) => createBranch({ store: this.store, name, parent: null, tree, backend: options.backend ?? this.options.backend, persistent: options.persistent, ...(path === undefined ? {} : { path }) }))
     const branch = new Branch(this, this, state)
     if (!options.persistent) this.#made.add(branch)

@@ -73,7 +73,7 @@ async function mergeIntoRef(store: Store, workspace: string, args: MergeArgs, re
 }
 
 async function mergeIntoHead(store: Store, workspace: string, args: MergeArgs): Promise<MergeResult> {
-  await assertWorkspaceClean(store, workspace)
+  const cleanScan = await assertWorkspaceClean(store, workspace)
   const head = await readHead(store)
   const ref = await headTarget(store)
   const ours = await readRef(store, 'HEAD')
@@ -84,14 +84,14 @@ async function mergeIntoHead(store: Store, workspace: string, args: MergeArgs): 
   if (result.outcome === 'conflict') {
     await admit(store, workspace, result.tree, args)
     await recordInProgress(store, ours!, result, args)
-    await applyTree({ store, workspace, tree: result.tree, head: headText(head, ours!), force: false, allowExternalSymlinks: args.allowExternalSymlinks })
+    await applyTree({ store, workspace, tree: result.tree, head: headText(head, ours!), force: false, allowExternalSymlinks: args.allowExternalSymlinks, cleanScan })
     return { ...result, ref, inProgress: true }
   }
   const tree = (await readSnapshot(store, result.id)).world.tree
-  await admit(store, workspace, tree, args)
   await store.sync() // the merge snapshot is durable before the ref names it
   const move = { name: ref, id: result.id, expected: ours, message: `merge ${args.from}: ${result.outcome}` }
-  await applyTree({ store, workspace, tree, head: headText(head, result.id), ref: move, force: false, allowExternalSymlinks: args.allowExternalSymlinks })
+  // applyTree admits the tree before it writes a journal, a ref or a file
+  await applyTree({ store, workspace, tree, head: headText(head, result.id), ref: move, force: false, allowExternalSymlinks: args.allowExternalSymlinks, cleanScan })
   return { ...result, ref, inProgress: false }
 }
 

@@ -13,6 +13,7 @@ import type { Run } from '../trace/Run.js'
 import { mergeRuns } from '../trace/mergeRuns.js'
 import { diffTrees } from '../world/diffTrees.js'
 import { treeSource } from '../world/treeSource.js'
+import { incomingImage } from './incomingImage.js'
 import { mergeBases } from './mergeBases.js'
 
 /** How one layer came out of a merge. */
@@ -58,17 +59,19 @@ const OPAQUE_LAYER_KEYS = (s: Snapshot): string[] => Object.keys(s).filter((k) =
  * its own is taken from the side that changed it, and is a conflict when both did. Clean:
  * a snapshot with both as parents is written and returned (not yet pointed at by any ref).
  * @throws {UsageError} when the images share no history and `allowUnrelated` is not set
+ * @throws {MalformedObjectError} @throws {LedgerTamperedError} theirs has a layer of the wrong kind or a broken ledger (exit 5)
  */
 export async function mergeImages({ theirs, ours, allowUnrelated = false, message, now = () => new Date(), ...locator }: MergeImagesArgs): Promise<ImageMerge> {
   const { store } = await openStore(locator)
   const [oursId, theirsId] = await Promise.all([resolveId(store, ours), resolveId(store, theirs)])
   const bases = await mergeBases({ store, a: oursId, b: theirsId })
   if (bases.includes(theirsId)) return { outcome: 'up-to-date', id: oursId, layers: [] }
+  const t = await incomingImage(store, theirsId)
   if (bases.includes(oursId)) return { outcome: 'fast-forward', id: theirsId, layers: [] }
   if (bases.length === 0 && !allowUnrelated) {
     throw new UsageError(`${shortId(theirsId)} and ${shortId(oursId)} share no history; pass --allow-unrelated to merge them against an empty base`, { ours: oursId, theirs: theirsId })
   }
-  const [o, t] = await Promise.all([readSnapshot(store, oursId), readSnapshot(store, theirsId)])
+  const o = await readSnapshot(store, oursId)
   const base = bases.length === 0 ? null : await virtualBase(store, bases)
   const labels: ConflictLabels = { ours: shortId(oursId), base: bases.length === 1 ? shortId(bases[0]!) : 'merge base', theirs: shortId(theirsId) }
   const world = await mergeWorld({ store, base: base?.world.tree ?? null, ours: o.world.tree, theirs: t.world.tree, labels })

@@ -126,6 +126,8 @@ export async function listRefs(store: Store, prefix = 'refs/'): Promise<Array<{ 
       }
     }
   }
-  await walk(store.path('refs'))
+  // only the directory the prefix names is walked: a store's other refs (runs, forks) can be thousands
+  const dir = prefix.split('/').slice(0, -1)
+  await walk(store.path(...(dir[0] === 'refs' ? dir : ['refs'])))
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }

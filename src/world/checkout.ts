@@ -94,6 +94,8 @@ export interface ApplyTreeArgs {
   force: boolean
   allowExternalSymlinks?: boolean | undefined
   method?: CopyMethod | 'auto' | undefined
+  /** The caller's scan of the workspace, found clean under the same locks (`assertWorkspaceClean`): not scanned again. */
+  cleanScan?: ScanResult | undefined
 }
 
 /**
@@ -105,9 +107,9 @@ export interface ApplyTreeArgs {
  */
 export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number; files: number; method: CopyMethod }> {
   const { store, workspace, tree } = args
-  const scan = await scanForCheckout(store, workspace)
+  const scan = args.cleanScan ?? (await scanForCheckout(store, workspace))
   const source = treeSource(store, scan.trees)
-  if (!args.force) await assertClean(store, source, scan.tree)
+  if (!args.force && !args.cleanScan) await assertClean(store, source, scan.tree)
   const { files } = await admitTree({ source, tree, root: workspace, store: new StoreDirectory(store.root), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
   const method = args.method && args.method !== 'auto' ? args.method : await probeCopyMethod(store, workspace)
   const staging = store.tempPath('checkout')
@@ -136,10 +138,11 @@ async function scanForCheckout(store: Store, workspace: string): Promise<ScanRes
   return scanWorkspace({ store, dir: workspace, write: false, respectGitignore: await respectGitignore(store, undefined, { remember: false }) })
 }
 
-/** Refuse (DirtyWorkspaceError, exit 3) a workspace with changes since HEAD. */
-export async function assertWorkspaceClean(store: Store, workspace: string): Promise<void> {
+/** Refuse (DirtyWorkspaceError, exit 3) a workspace with changes since HEAD; the scan that found it clean, for `applyTree`. */
+export async function assertWorkspaceClean(store: Store, workspace: string): Promise<ScanResult> {
   const scan = await scanForCheckout(store, workspace)
   await assertClean(store, treeSource(store, scan.trees), scan.tree)
+  return scan
 }
 
 /**

@@ -27,7 +27,7 @@ it('passes the conformance suite and the isolation tests as an unprivileged user
   chownSync(nobodyDir, 65534, 65534)
   const report = join(mkdtempSync(join(tmpdir(), 'fp-unpriv-')), 'report.json')
   chownSync(join(report, '..'), 65534, 65534)
-  const files = ['test/branch/conformance.test.ts', 'test/branch/recovery.test.ts', 'test/sandbox/isolation.test.ts', 'test/sandbox/security.test.ts', 'test/sandbox/replayIsolation.test.ts']
+  const files = ['test/branch/conformance.test.ts', 'test/branch/recovery.test.ts', 'test/sandbox/isolation.test.ts', 'test/sandbox/security.test.ts', 'test/sandbox/replayIsolation.test.ts', 'test/image/forkMaterialize.test.ts']
   const run = spawnSync(
     'setpriv',
     ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'env', 'HOME=/tmp', `FORKPOINT_REFLINK_DIR=${nobodyDir}`, 'npx', 'vitest', 'run', '--configLoader', 'runner', '--reporter=json', `--outputFile=${report}`, ...files],

@@ -56,4 +56,16 @@ describe('forkImage', () => {
     const json = await runCli(['fork', 'HEAD', '-n', '1', '--json'], { cwd: dir })
     expect(JSON.parse(json.stdout).children).toEqual([expect.objectContaining({ index: 3, ref: expect.stringMatching(/^refs\/forks\/[0-9a-f]{12}\/3$/) })])
   })
+
+  it('refuses (exit 5) to fork an image whose effects layer is not a ledger, making no child', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'hi\n' })
+    await initWorkspace({ dir })
+    const { store } = await openStore({ dir })
+    const base = await snapshotWorkspace({ dir, message: 'base' })
+    const hostile = await store.writeObject({ ...(await readSnapshot(store, base.id)), effects: base.tree })
+    await expect(forkImage({ store, id: hostile, n: 2 })).rejects.toMatchObject({ code: 'MalformedObjectError', exitCode: 5 })
+    const cli = await runCli(['fork', hostile, '-n', '2'], { cwd: dir })
+    expect({ code: cli.code, stdout: cli.stdout, lines: cli.stderr.trim().split('\n').length }).toEqual({ code: 5, stdout: '', lines: 1 })
+    expect(await listRefs(store, 'refs/forks/')).toEqual([])
+  })
 })

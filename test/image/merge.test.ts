@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto'
 import { existsSync, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { type Digest, type Store, checkout, createTag, snapshotWorkspace, status } from '../../src/index.js'
+import { type Digest, type Snapshot, type Store, checkout, createTag, openEffects, snapshotWorkspace, status } from '../../src/index.js'
 import { makeSnapshot } from '../../src/world/Snapshot.js'
 import { readHead, readRef, updateRef } from '../../src/store/refs.js'
 import { readSnapshot } from '../../src/world/readObjects.js'
+import type { Ledger } from '../../src/effects/Ledger.js'
 import { abortMerge } from '../../src/image/abortMerge.js'
 import { continueMerge } from '../../src/image/continueMerge.js'
 import { merge } from '../../src/image/merge.js'
@@ -248,6 +249,31 @@ describe('hostile input', () => {
     const up = await h.store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [link('up', '..')] } as never)
     const from = await planted(h.store, h.base, [{ name: 'd', type: 'dir', mode: 0o755, size: 0, tree: up }, { name: 'f.txt', type: 'file', mode: 0o644, size: 2, blob: await h.store.writeBlob(Buffer.from('1\n')) }, link('x', 'd/up/d/up/..')])
     await expectRefusedWritingNothing(h, from)
+  })
+
+  /** FROM = theirs (or, for a fast-forward, a child of HEAD) with `layer` replaced. */
+  async function withLayer(h: { store: Store; theirs: Digest }, layer: string, digest: (snapshot: Snapshot) => Promise<Digest> | Digest): Promise<Digest> {
+    const snapshot = await readSnapshot(h.store, h.theirs)
+    return h.store.writeObject({ ...snapshot, parents: [h.theirs], [layer]: await digest(snapshot) })
+  }
+
+  it('refuses (exit 5) a FROM whose trace is not a run or whose effects are not a ledger, though only FROM changed the layer, merged or fast-forwarded', async () => {
+    for (const layer of ['trace', 'effects']) {
+      for (const ours of [{ 'f.txt': '2\n' }, null]) {
+        const h = await diverged({ 'f.txt': '1\n' }, ours, { 'g.txt': 'g\n' })
+        await expectRefusedWritingNothing(h, await withLayer(h, layer, (s) => s.world.tree))
+      }
+    }
+  })
+
+  it('refuses (exit 5) a FROM whose ledger has a broken chain', async () => {
+    const h = await diverged({ 'f.txt': '1\n' }, { 'f.txt': '2\n' }, { 'g.txt': 'g\n' })
+    const effects = await openEffects({ store: h.store, env: {} })
+    const send = effects.tool('email.send', async (m: { to: string }) => ({ sent: m.to }), { class: 'irreversible', key: (m) => `mail:${m.to}` })
+    for (const to of ['a@x', 'b@x', 'c@x']) await send({ to })
+    const ledger = structuredClone(await h.store.readObject<Ledger>(await effects.ledger(), 'ledger'))
+    ledger.entries[1]!.prev = 'f'.repeat(64)
+    await expectRefusedWritingNothing(h, await withLayer(h, 'effects', () => h.store.writeObject(ledger)))
   })
 
   it('refuses (exit 5) a merge whose result leads out though neither side does: ours makes a/b a link to .., theirs adds x -> a/b/../..', async () => {

@@ -151,3 +151,69 @@ describe('mergeWorld', () => {
     expect(result.conflicts).toEqual([{ path: 'd/b', kind: 'modify/delete', kept: { ours: null, theirs: 'd/b' } }])
   })
 })
+
+/** What each side may add where the base has nothing (`same`: both add the same bytes). */
+const adds = {
+  none: () => ({}),
+  file: (side: string) => ({ p: `${side}\n` }),
+  same: () => ({ p: 'same\n' }),
+  exec: (side: string) => ({ p: `x:${side}\n` }),
+  symlink: (side: string) => ({ p: `-> ${side}` }),
+  dir: (side: string) => ({ p: null, 'p/inner': `${side}\n` }),
+} satisfies Record<string, (side: string) => Flat>
+type Add = keyof typeof adds
+
+const both = (mode = '') => ({ p: `${mode}<<<<<<< ours\nours\n||||||| base\n=======\ntheirs\n>>>>>>> theirs\n` })
+const addAdd = (path = 'p'): PathConflict[] => [{ path, kind: 'add/add', kept: { ours: path, theirs: path } }]
+
+/** Every pair of additions of one path the base lacks (ours adds the first, theirs the second). */
+const addTable: Array<[Add, Add, Flat, PathConflict[]]> = [
+  ['none', 'none', {}, none],
+  ['none', 'file', { p: 'theirs\n' }, none],
+  ['none', 'exec', { p: 'x:theirs\n' }, none],
+  ['none', 'symlink', { p: '-> theirs' }, none],
+  ['none', 'dir', { p: null, 'p/inner': 'theirs\n' }, none],
+  ['file', 'none', { p: 'ours\n' }, none],
+  ['file', 'file', both(), addAdd()],
+  ['same', 'same', { p: 'same\n' }, none],
+  ['file', 'exec', { p: 'ours\n', 'p~theirs': 'x:theirs\n' }, conflict('mode', 'p', 'p~theirs')],
+  ['file', 'symlink', { p: 'ours\n', 'p~theirs': '-> theirs' }, conflict('type', 'p', 'p~theirs')],
+  ['file', 'dir', { p: null, 'p/inner': 'theirs\n', 'p~ours': 'ours\n' }, conflict('type', 'p~ours', 'p')],
+  ['exec', 'exec', both('x:'), addAdd()],
+  ['exec', 'symlink', { p: 'x:ours\n', 'p~theirs': '-> theirs' }, conflict('type', 'p', 'p~theirs')],
+  ['exec', 'dir', { p: null, 'p/inner': 'theirs\n', 'p~ours': 'x:ours\n' }, conflict('type', 'p~ours', 'p')],
+  ['symlink', 'symlink', { p: '-> ours', 'p~theirs': '-> theirs' }, [{ path: 'p', kind: 'add/add', kept: { ours: 'p', theirs: 'p~theirs' } }]],
+  ['symlink', 'dir', { p: null, 'p/inner': 'theirs\n', 'p~ours': '-> ours' }, conflict('type', 'p~ours', 'p')],
+  ['dir', 'dir', { p: null, 'p/inner': both().p }, addAdd('p/inner')],
+  // the same pairs the other way round
+  ['exec', 'none', { p: 'x:ours\n' }, none],
+  ['symlink', 'none', { p: '-> ours' }, none],
+  ['dir', 'none', { p: null, 'p/inner': 'ours\n' }, none],
+  ['exec', 'file', { p: 'x:ours\n', 'p~theirs': 'theirs\n' }, conflict('mode', 'p', 'p~theirs')],
+  ['symlink', 'file', { p: '-> ours', 'p~theirs': 'theirs\n' }, conflict('type', 'p', 'p~theirs')],
+  ['symlink', 'exec', { p: '-> ours', 'p~theirs': 'x:theirs\n' }, conflict('type', 'p', 'p~theirs')],
+  ['dir', 'file', { p: null, 'p/inner': 'ours\n', 'p~theirs': 'theirs\n' }, conflict('type', 'p', 'p~theirs')],
+  ['dir', 'exec', { p: null, 'p/inner': 'ours\n', 'p~theirs': 'x:theirs\n' }, conflict('type', 'p', 'p~theirs')],
+  ['dir', 'symlink', { p: null, 'p/inner': 'ours\n', 'p~theirs': '-> theirs' }, conflict('type', 'p', 'p~theirs')],
+]
+
+describe('mergeWorld: every pair of additions of one path', () => {
+  for (const [o, t, tree, conflicts] of addTable) {
+    it(`ours adds ${o}, theirs adds ${t}`, async () => {
+      const store = await Store.init(tempDir('merge-world'))
+      const [base, ours, theirs] = await Promise.all([{}, adds[o]('ours'), adds[t]('theirs')].map((f) => write(store, { other: 'same\n', ...f })))
+      const result = await mergeWorld({ store, base: base!, ours: ours!, theirs: theirs!, labels })
+      const merged = await read(store, result.tree)
+      delete merged.other
+      expect({ tree: merged, conflicts: result.conflicts }).toEqual({ tree, conflicts })
+    })
+  }
+
+  it('keeps both targets of a symlink both sides pointed elsewhere', async () => {
+    const store = await Store.init(tempDir('merge-world'))
+    const [base, ours, theirs] = await Promise.all([{ p: '-> base' }, { p: '-> ours' }, { p: '-> theirs' }].map((f) => write(store, f)))
+    const result = await mergeWorld({ store, base: base!, ours: ours!, theirs: theirs!, labels })
+    expect(await read(store, result.tree)).toEqual({ p: '-> ours', 'p~theirs': '-> theirs' })
+    expect(result.conflicts).toEqual([{ path: 'p', kind: 'content', kept: { ours: 'p', theirs: 'p~theirs' } }])
+  })
+})

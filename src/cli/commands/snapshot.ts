@@ -1,5 +1,7 @@
 import type { Command } from 'commander'
+import { UsageError } from '../../errors/index.js'
 import type { SnapshotAgentResult } from '../../image/snapshotAgent.js'
+import type { SnapshotForkBranchResult } from '../../image/snapshotForkBranch.js'
 import { quotePath } from '../../world/quotePath.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes } from '../format.js'
@@ -38,6 +40,19 @@ export const snapshotView: View<SnapshotAgentResult> = {
   warnings: (r) => r.skipped.map((path) => `forkpoint: skipped ${quotePath(path)} (not a file, directory or symlink)`),
 }
 
+/** `forkpoint snapshot --branch NAME`: a fork's branch as its child's next image (moving the child's ref, not HEAD). */
+export async function snapshotBranchCommand({ branch, ...options }: Omit<SnapshotOptions, 'onProgress'> & { branch: string }): Promise<SnapshotForkBranchResult> {
+  const layerOptions = (['tag', 'env', 'keepEnv', 'scrubEnv', 'effects'] as const).filter((o) => options[o] !== undefined)
+  if (layerOptions.length > 0 || typeof options.trace === 'string') throw new UsageError(`snapshot --branch takes only -m, --agent and --allow-external-symlinks (the other layers are the child's)`)
+  const { snapshotForkBranch } = await import('../../image/snapshotForkBranch.js')
+  return snapshotForkBranch({ dir: options.dir, store: options.store, branch, message: options.message, agent: options.agent, allowExternalSymlinks: options.allowExternalSymlinks })
+}
+
+export const snapshotBranchView: View<SnapshotForkBranchResult> = {
+  human: (r) => r.id,
+  notes: (r) => (r.created ? [] : [`nothing changed since ${r.ref}`]),
+}
+
 export function registerSnapshot(program: Command): void {
   common(program.command('snapshot'))
     .description('snapshot the workspace; prints the snapshot id')
@@ -54,10 +69,13 @@ export function registerSnapshot(program: Command): void {
     .option('--keep-env <name>', 'with --env: record this variable as it is (repeatable)', collect)
     .option('--scrub-env <name>', 'with --env: scrub this variable too (repeatable)', collect)
     .option('--effects <ledger>', 'the effects layer: a ledger object by id')
-    .action(async (opts: Omit<SnapshotOptions, keyof Where | 'onProgress'>, cmd: Command) => {
+    .option('--branch <name>', "snapshot a fork's branch (fork --materialize) as its child's next image, moving the child's ref, not HEAD")
+    .action(async ({ branch, ...opts }: Omit<SnapshotOptions, keyof Where | 'onProgress'> & { branch?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
+      if (branch !== undefined) return print(flags, await snapshotBranchCommand({ dir: flags.dir, store: flags.store, ...opts, branch }), snapshotBranchView)
       const bar = progressBar('hashing', flags.json)
       const result = await snapshotCommand({ dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
       print(flags, result, snapshotView)
     })
 }
+

@@ -1,27 +1,38 @@
 import type { Command } from 'commander'
 import { StoreCorruptError } from '../../errors/index.js'
+import type { VerifyLedgersResult } from '../../image/verifyLedgers.js'
 import type { VerifyResult } from '../../store/verify.js'
 import { type Where, common, commonFlags, storeAt } from '../context.js'
 import { type View, print } from '../output.js'
 
-/** `forkpoint verify`: every object re-hashed and everything reachable checked present. */
-export async function verifyCommand(where: Where): Promise<VerifyResult> {
+export type VerifyReport = VerifyResult & { ledgers: VerifyLedgersResult }
+
+/** `forkpoint verify`: every object re-hashed, everything reachable checked present, and the effects ledger of every kept image checked. */
+export async function verifyCommand(where: Where): Promise<VerifyReport> {
   const { verify } = await import('../../store/verify.js')
-  return verify({ store: await storeAt(where) })
+  const { verifyLedgers } = await import('../../image/verifyLedgers.js')
+  const store = await storeAt(where)
+  return { ...(await verify({ store })), ledgers: await verifyLedgers({ store }) }
 }
 
-export const verifyView: View<VerifyResult> = {
+export const verifyView: View<VerifyReport> = {
   human: (r) =>
     [
       ...r.problems.map((p) => (p.type === 'corrupt' ? `corrupt: ${p.digest} (hashes to ${p.actual})` : `missing: ${p.digest} (referenced by ${p.referencedBy})`)),
-      `${r.checked} objects checked, ${r.problems.length} problems`,
+      ...r.ledgers.problems.map((p) => `tampered ledger: ${p.ledger} (effects of ${p.image}): ${p.reason}`),
+      ...(r.ledgers.unkeyed.length > 0 ? [`${r.ledgers.unkeyed.length} HMAC-chained ledgers not checked: set FORKPOINT_KEY`] : []),
+      `${r.checked} objects checked, ${r.problems.length} problems; ${r.ledgers.checked} ledgers checked, ${r.ledgers.problems.length} tampered`,
     ].join('\n'),
-  exit: (r) => (r.ok ? 0 : new StoreCorruptError(`store has ${r.problems.length} bad or missing objects`, { problems: r.problems.length })),
+  exit(r) {
+    if (!r.ok) return new StoreCorruptError(`store has ${r.problems.length} bad or missing objects`, { problems: r.problems.length })
+    if (r.ledgers.problems.length > 0) return new StoreCorruptError(`${r.ledgers.problems.length} effects ledger(s) tampered with (chain broken or edited)`, { ledgers: r.ledgers.problems.length })
+    return 0
+  },
 }
 
 export function registerVerify(program: Command): void {
   common(program.command('verify'))
-    .description('re-hash every object and check that everything reachable is present (exit 5 if not)')
+    .description('re-hash every object, check that everything reachable is present, and the effects ledger of every image (exit 5 if not)')
     .action(async (_opts, cmd: Command) => {
       const flags = commonFlags(cmd)
       print(flags, await verifyCommand({ dir: flags.dir, store: flags.store }), verifyView)
