@@ -7,7 +7,7 @@ export function registerAbort(program: Command): void {
     .description('throw branch NAME (and its children) away, leaving nothing behind')
     .action(async (name: string, _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { abortNamedBranch } = await import('../../branch/abortNamedBranch.js')
-      emit(flags, await abortNamedBranch({ dir: flags.dir, store: flags.store, name }), (r) => `aborted ${r.aborted}`)
+      const { abortNamedWithEffects } = await import('../../effects/branchEffects.js')
+      emit(flags, await abortNamedWithEffects({ dir: flags.dir, store: flags.store, name }), (r) => `aborted ${r.aborted}${r.dropped.length > 0 ? `; ${r.dropped.length} deferred effect${r.dropped.length === 1 ? '' : 's'} dropped` : ''}`)
     })
 }

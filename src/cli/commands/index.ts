@@ -8,6 +8,7 @@ import { registerClone } from './clone.js'
 import { registerCommit } from './commit.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
+import { registerEffects } from './effects.js'
 import { registerExplore } from './explore.js'
 import { registerFork } from './fork.js'
 import { registerGc } from './gc.js'
@@ -57,5 +58,6 @@ export const commands: Array<(program: Command) => void> = [
   registerAbort,
   registerSpeculate,
   registerExplore,
+  registerEffects,
   registerDemo,
 ]

@@ -72,8 +72,8 @@ export function registerRun(program: Command): void {
         emit(flags, summary, (r) => `recorded ${r.runId}: ${r.steps} steps, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}`)
         return
       }
-      const { runCommand } = await import('../../branch/runCommand.js')
-      const result = await runCommand({
+      const { runWithEffects } = await import('../../effects/runWithEffects.js')
+      const result = await runWithEffects({
         dir: flags.dir,
         store: flags.store,
         cmd: command,

@@ -1,0 +1,25 @@
+import { type RunCommandOptions, runCommand } from '../branch/runCommand.js'
+import type { RunResult } from '../branch/runInBranch.js'
+import { type WorkspaceRef, openWorkspace } from '../branch/openWorkspace.js'
+import { type EffectsContext, WORKSPACE_CONTEXT } from './contextLedger.js'
+import { loadHttpPolicy } from './httpPolicy.js'
+import { withHttpEffects } from './withHttpEffects.js'
+
+/**
+ * `forkpoint run` (sandboxed) with the store's HTTP effects policy in force: with the
+ * host's network (`net: 'host'`), the agent's HTTP goes through the effects proxy (the
+ * standard proxy variables), so inside a branch its irreversible requests wait in the
+ * branch's outbox. Without network there is nothing to class; a policy file is still
+ * checked, so a malformed one fails before the agent starts.
+ * @throws {EffectsPolicyError} (exit 2) a malformed `.forkpoint/effects.json`
+ */
+export async function runWithEffects(args: WorkspaceRef & RunCommandOptions): Promise<RunResult> {
+  const ws = await openWorkspace(args)
+  if (args.net !== 'host') {
+    await loadHttpPolicy(ws.store)
+    return runCommand(args)
+  }
+  const context: EffectsContext = args.branch ? { kind: 'branch', id: (await ws.openBranch(args.branch)).id, name: args.branch } : WORKSPACE_CONTEXT
+  // a sandbox shows the agent none of forkpoint's files: the standard proxy variables only, no Node hook
+  return withHttpEffects({ store: ws.store, context, nodeHook: false }, (proxyEnv) => runCommand({ ...args, ...(proxyEnv ? { extraEnv: { ...args.extraEnv, ...proxyEnv } } : {}) }))
+}
