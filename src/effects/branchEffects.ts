@@ -2,6 +2,7 @@ import { Branch } from '../branch/Branch.js'
 import { listStates } from '../branch/branchStore.js'
 import { type WorkspaceRef, openWorkspace } from '../branch/openWorkspace.js'
 import type { CommitResult, ConflictPolicy } from '../branch/types.js'
+import { readdir } from 'node:fs/promises'
 import type { Store } from '../store/Store.js'
 import type { EffectsCommitResult } from './Effects.js'
 import type { LedgerEntry } from './Ledger.js'
@@ -24,7 +25,8 @@ export async function commitWithEffects(branch: Branch, options: { onConflict?: 
 /** Abort a branch, then record its outbox (and its children's) dropped: nothing of it is ever sent. */
 export async function abortWithEffects(branch: Branch): Promise<LedgerEntry[]> {
   const store = branch.workspace.store
-  const ids = await withDescendants(store, branch.id)
+  // most branches have no outbox: then no branch list is read
+  const ids = (await readdir(store.path('refs', 'effects', 'branches')).catch(() => [])).length > 0 ? await withDescendants(store, branch.id) : []
   await branch.abort()
   return dropAll(store, ids)
 }

@@ -27,6 +27,7 @@ export interface OutboxArgs {
 export async function commitOutbox({ store, branchId, into = null, env = process.env }: OutboxArgs): Promise<EffectsCommitResult> {
   const own: EffectsContext = { kind: 'branch', id: branchId }
   const parent: EffectsContext = into ? { kind: 'branch', id: into } : WORKSPACE_CONTEXT
+  if (!(await readRef(store, contextRef(own)))) return { executed: [], handedUp: [] } // no outbox: no lock to take
   return withOutboxLock(store, async () => {
     const branchLedger = await readRef(store, contextRef(own))
     if (!branchLedger) return { executed: [], handedUp: [] }
@@ -54,6 +55,7 @@ export async function commitOutbox({ store, branchId, into = null, env = process
 export async function dropOutbox({ store, branchId, into = null, env = process.env }: OutboxArgs): Promise<LedgerEntry[]> {
   const own: EffectsContext = { kind: 'branch', id: branchId }
   const parent: EffectsContext = into ? { kind: 'branch', id: into } : WORKSPACE_CONTEXT
+  if (!(await readRef(store, contextRef(own)))) return []
   return withOutboxLock(store, async () => {
     const branchLedger = await readRef(store, contextRef(own))
     if (!branchLedger) return []
