@@ -56,6 +56,7 @@ export {
   LedgerTamperedError,
   EffectKeyConflictError,
   EffectToolMissingError,
+  EffectsPolicyError,
 } from './errors/index.js'
 export { InputNotFoundError } from './errors/index.js'
 
@@ -147,6 +148,12 @@ export { verifyLedger, type VerifyLedgerArgs } from './effects/verifyLedger.js'
 export { mergeLedgers, type MergeLedgersArgs } from './effects/mergeLedgers.js'
 export { isDeferredEffect, type DeferredEffect, type EffectsMode, type ToolOptions } from './effects/types.js'
 export type { Ledger, LedgerEntry, EffectClass, EffectStatus } from './effects/Ledger.js'
+export { loadHttpPolicy, parseHttpPolicy, classifyRequest, type HttpPolicy, type HttpRule } from './effects/httpPolicy.js'
+export { commitWithEffects, abortWithEffects, type CommitWithEffectsResult } from './effects/branchEffects.js'
+export { withHttpEffects, type WithHttpEffectsArgs } from './effects/withHttpEffects.js'
+export { runWithEffects } from './effects/runWithEffects.js'
+export { listEffects, type ListEffectsArgs, type EffectsListing } from './effects/listEffects.js'
+export type { EffectsContext } from './effects/contextLedger.js'
 // branch
 export { Workspace, type OpenWorkspaceOptions } from './branch/Workspace.js'
 export { Branch, type BranchOptions } from './branch/Branch.js'
