@@ -22,7 +22,7 @@ export interface EffectsProxy {
 export interface StartEffectsProxyArgs {
   effects: HttpEffects
   policy: HttpPolicy
-  /** Also load the Node hook into Node agents (NODE_OPTIONS); off where the agent cannot see forkpoint's files (a sandbox). @default true */
+  /** Also load the Node hook into Node agents (NODE_OPTIONS); off where the agent cannot see forkpoint's files (a sandbox) or where forkpoint/register's capture does the same (`run --record`). @default true */
   nodeHook?: boolean
   /** The environment whose NODE_OPTIONS the hook is added to. @default process.env */
   env?: NodeJS.ProcessEnv
@@ -57,7 +57,9 @@ export async function startEffectsProxy({ effects, policy, nodeHook = true, env 
       // every request reaches the proxy, which passes on what the policy does not class
       NO_PROXY: '',
       no_proxy: '',
-      ...(nodeHook ? { [EFFECTS_PROXY_ENV]: url, NODE_OPTIONS: `--import=${pathToFileURL(builtEntry('effects', 'nodeHook.js')).href} ${env['NODE_OPTIONS'] ?? ''}`.trim() } : {}),
+      // read by the Node hook, and by forkpoint/register's capture (`run --record`), which send live calls here
+      [EFFECTS_PROXY_ENV]: url,
+      ...(nodeHook ? { NODE_OPTIONS: `--import=${pathToFileURL(builtEntry('effects', 'nodeHook.js')).href} ${env['NODE_OPTIONS'] ?? ''}`.trim() } : {}),
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -4,6 +4,9 @@ import { type WorkspaceRef, openWorkspace } from '../branch/openWorkspace.js'
 import { type EffectsContext, WORKSPACE_CONTEXT } from './contextLedger.js'
 import { loadHttpPolicy } from './httpPolicy.js'
 import { withHttpEffects } from './withHttpEffects.js'
+import { resolve } from 'node:path'
+import { type RecordCommandArgs, type RecordResult, recordCommand } from '../trace/recordCommand.js'
+import { resolveStore } from '../trace/resolveStore.js'
 
 /**
  * `forkpoint run` (sandboxed) with the store's HTTP effects policy in force: with the
@@ -22,4 +25,18 @@ export async function runWithEffects(args: WorkspaceRef & RunCommandOptions): Pr
   const context: EffectsContext = args.branch ? { kind: 'branch', id: (await ws.openBranch(args.branch)).id, name: args.branch } : WORKSPACE_CONTEXT
   // a sandbox shows the agent none of forkpoint's files: the standard proxy variables only, no Node hook
   return withHttpEffects({ store: ws.store, context, nodeHook: false }, (proxyEnv) => runCommand({ ...args, ...(proxyEnv ? { extraEnv: { ...args.extraEnv, ...proxyEnv } } : {}) }))
+}
+
+/**
+ * `forkpoint run --record` with the store's HTTP effects policy in force, in the workspace
+ * (requests run at once, once per key for the classes that say so, answered from the ledger
+ * after that): Node agents' captured calls and other languages' proxied ones (HTTP_PROXY)
+ * go through the effects proxy; the run records what the agent got.
+ * @throws {EffectsPolicyError} (exit 2) a malformed `.forkpoint/effects.json`
+ */
+export async function recordWithEffects(args: RecordCommandArgs): Promise<RecordResult> {
+  const cwd = resolve(args.cwd ?? process.cwd())
+  const store = await resolveStore({ ...args, cwd })
+  const env = args.env ?? process.env
+  return withHttpEffects({ store, context: WORKSPACE_CONTEXT, nodeHook: false, env }, (proxyEnv) => recordCommand({ ...args, store, ...(proxyEnv ? { env: { ...env, ...proxyEnv } } : {}) }))
 }

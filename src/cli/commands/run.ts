@@ -55,8 +55,8 @@ export function registerRun(program: Command): void {
       if (opts.record) {
         const used = [...SANDBOX_FLAGS.filter((f) => opts[f] !== undefined), ...(opts.env.length > 0 ? ['env'] : []), ...(opts.expose.length > 0 ? ['expose'] : [])]
         if (used.length > 0) throw new UsageError(`--record cannot be combined with sandbox options yet (${used.map((f) => `--${f}`).join(', ')})`)
-        const { recordCommand } = await import('../../trace/recordCommand.js')
-        const result = await recordCommand({
+        const { recordWithEffects } = await import('../../effects/runWithEffects.js')
+        const result = await recordWithEffects({
           command,
           cwd: flags.dir,
           storeDir: flags.store,
