@@ -28,7 +28,7 @@ export interface StartEffectsProxyArgs {
   env?: NodeJS.ProcessEnv
 }
 
-const NOT_FORWARDED = /^(host|connection|keep-alive|proxy-.*|transfer-encoding|content-length|te|trailer|upgrade|x-forkpoint-url)$/i
+const NOT_FORWARDED = new RegExp(`^(host|connection|keep-alive|proxy-.*|transfer-encoding|content-length|te|trailer|upgrade|${TARGET_HEADER})$`, 'i')
 
 /**
  * An HTTP proxy on 127.0.0.1 for an agent in any language: each request the policy classes

@@ -6,8 +6,9 @@
 import { BatchInterceptor } from '@mswjs/interceptors'
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
+import { EFFECTS_PROXY_ENV, TARGET_HEADER } from './effectsProxy.js'
 
-const proxy = process.env['FORKPOINT_EFFECTS_PROXY']
+const proxy = process.env[EFFECTS_PROXY_ENV]
 if (proxy) {
   const realFetch = globalThis.fetch.bind(globalThis)
   const interceptor = new BatchInterceptor({ name: 'forkpoint-effects', interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()] })
@@ -15,7 +16,7 @@ if (proxy) {
   interceptor.on('request', async ({ request, controller }) => {
     if (request.url.startsWith(proxy)) return
     const headers = new Headers([...request.headers].filter(([k]) => !k.startsWith('x-interceptors-')))
-    headers.set('x-forkpoint-url', request.url)
+    headers.set(TARGET_HEADER, request.url)
     const body = request.body ? Buffer.from(await request.clone().arrayBuffer()) : null
     try {
       controller.respondWith(await realFetch(`${proxy}/`, { method: request.method, headers, body, redirect: 'manual' }))
