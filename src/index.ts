@@ -57,6 +57,7 @@ export {
   EffectKeyConflictError,
   EffectToolMissingError,
   InputNotFoundError,
+  EffectsPolicyError,
 } from './errors/index.js'
 
 // workspace and store: every call locates its store with { dir?, store? } (StoreLocator)
@@ -142,6 +143,11 @@ export { verifyLedger, type VerifyLedgerArgs } from './effects/verifyLedger.js'
 export { mergeLedgers, type MergeLedgersArgs } from './effects/mergeLedgers.js'
 export { isDeferredEffect, type DeferredEffect, type EffectsMode, type ToolOptions } from './effects/types.js'
 export type { Ledger, LedgerEntry, EffectClass, EffectStatus } from './effects/Ledger.js'
+export type { HttpPolicy, HttpRule } from './effects/httpPolicy.js'
+export { commitWithEffects, abortWithEffects, type CommitWithEffectsResult } from './effects/branchEffects.js'
+export { withHttpEffects, type WithHttpEffectsArgs } from './effects/withHttpEffects.js'
+export { listEffects, type ListEffectsArgs, type EffectsListing } from './effects/listEffects.js'
+export type { EffectsContext } from './effects/contextLedger.js'
 
 // registries and pack files
 export { pushImage, type PushArgs, type PushResult } from './registry/pushImage.js'

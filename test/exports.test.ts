@@ -26,6 +26,7 @@ it('exports exactly the reviewed public names', () => {
     'DirtyWorkspaceError',
     'EffectKeyConflictError',
     'EffectToolMissingError',
+    'EffectsPolicyError',
     'EncryptionKeyError',
     'ExitCode',
     'ForkpointError',
@@ -66,6 +67,7 @@ it('exports exactly the reviewed public names', () => {
     'UsageError',
     'Workspace',
     'abortMerge',
+    'abortWithEffects',
     'assertNoDiff',
     'beamSearch',
     'bestOfN',
@@ -76,6 +78,7 @@ it('exports exactly the reviewed public names', () => {
     'ciNormalize',
     'ciRecord',
     'cloneImage',
+    'commitWithEffects',
     'compareRuns',
     'continueMerge',
     'createTag',
@@ -90,8 +93,10 @@ it('exports exactly the reviewed public names', () => {
     'initWorkspace',
     'isDeferredEffect',
     'isForkpointError',
+    'listEffects',
     'listRuns',
     'listTags',
+    'loadHttpPolicy',
     'loadRun',
     'log',
     'merge',
@@ -121,6 +126,7 @@ it('exports exactly the reviewed public names', () => {
     'verify',
     'verifyLedger',
     'verifyLedgers',
+    'withHttpEffects',
   ])
 })
 

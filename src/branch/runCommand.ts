@@ -12,12 +12,14 @@ export interface RunCommandOptions extends RunOptions {
   passEnv?: string[]
   /** A file of NAME=VALUE lines added to the environment (`--env-file`). */
   envFile?: string
+  /** Variables set on top of all that (the effects proxy's). */
+  extraEnv?: Record<string, string>
 }
 
 /** `Workspace.run` for a workspace named by directory (and a branch by name). @throws {SandboxError} @throws {BranchNotFoundError} @throws {UsageError} an unreadable env file */
-export async function runCommand({ cmd, branch, dir, store, passEnv, envFile, ...options }: StoreLocator & RunCommandOptions): Promise<RunResult> {
+export async function runCommand({ cmd, branch, dir, store, passEnv, envFile, extraEnv, ...options }: StoreLocator & RunCommandOptions): Promise<RunResult> {
   const ws = await Workspace.open({ dir, store })
-  const env = options.env ?? { ...sandboxEnv(process.env, passEnv), ...(envFile ? parseEnvFile(readEnvFile(envFile)) : {}) }
+  const env = { ...(options.env ?? { ...sandboxEnv(process.env, passEnv), ...(envFile ? parseEnvFile(readEnvFile(envFile)) : {}) }), ...extraEnv }
   return ws.run(cmd, { ...options, env, ...(branch ? { branch } : {}) })
 }
 

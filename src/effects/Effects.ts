@@ -91,6 +91,11 @@ export class Effects implements AsyncDisposable {
     return new Effects({ ...this.ctx, ledger: this.state, mode, parent: this })
   }
 
+  /** A child handle continuing `ledger` (a branch's stored outbox, verified by the caller); its commit runs its outbox and merges it back here. */
+  attach(ledger: Ledger, { mode = 'speculative' }: { mode?: EffectsMode } = {}): Effects {
+    return new Effects({ ...this.ctx, ledger, mode, parent: this })
+  }
+
   /**
    * The context commits: run each deferred effect once per key (skipping a key a sibling
    * already ran: its recorded entry is taken instead), then merge this ledger into the parent.

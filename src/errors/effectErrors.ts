@@ -25,3 +25,6 @@ export class EffectKeyConflictError extends ForkpointError<{ idempotencyKey: str
 
 /** A deferred effect must run (commit) but its tool is not registered on the handle. `data.tool` names it. */
 export class EffectToolMissingError extends UsageError<{ tool: string }> {}
+
+/** `.forkpoint/effects.json` (the HTTP effects policy) cannot be used: not JSON, or a rule that is not valid. `data.file` names it. */
+export class EffectsPolicyError extends UsageError<{ file: string }> {}

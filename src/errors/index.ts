@@ -44,4 +44,4 @@ export {
   SignatureError,
 } from './registryErrors.js'
 export { InputNotFoundError } from './inputErrors.js'
-export { LedgerTamperedError, EffectKeyConflictError, EffectToolMissingError } from './effectErrors.js'
+export { LedgerTamperedError, EffectKeyConflictError, EffectToolMissingError, EffectsPolicyError } from './effectErrors.js'

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { Branch } from '../branch/Branch.js'
-import type { CommitResult, ConflictPolicy } from '../branch/types.js'
+import type { ConflictPolicy } from '../branch/types.js'
 import type { Workspace } from '../branch/Workspace.js'
+import { abortWithEffects, type CommitWithEffectsResult, commitWithEffects } from '../effects/branchEffects.js'
+import type { Effects } from '../effects/Effects.js'
 import type { Target } from './types.js'
 
 /**
@@ -11,9 +13,20 @@ import type { Target } from './types.js'
 export class BranchPool {
   readonly #live = new Set<Branch>()
   readonly #prefix: string
+  /** Each branch's effects handle, forked from its parent's (or the pattern's `effects`): committed with the branch, dropped with it. */
+  readonly #effects = new Map<Branch, Effects>()
 
-  constructor(readonly target: Target, pattern: string) {
+  constructor(
+    readonly target: Target,
+    pattern: string,
+    private readonly effects?: Effects,
+  ) {
     this.#prefix = `${pattern.toLowerCase()}-${randomBytes(3).toString('hex')}`
+  }
+
+  /** The effects handle of a branch of this pool (when the pattern was given `effects`). */
+  effectsOf(branch: Branch): Effects | undefined {
+    return this.#effects.get(branch)
   }
 
   get workspace(): Workspace {
@@ -28,26 +41,33 @@ export class BranchPool {
   async create(parent: Target, index: number): Promise<Branch> {
     const branch = await parent.branch(`${this.#prefix}-${index}`)
     this.#live.add(branch)
+    const above = parent instanceof Branch ? this.#effects.get(parent) : this.effects
+    if (above) this.#effects.set(branch, above.fork())
     return branch
   }
 
+  /** Abort a branch: its deferred effects (HTTP outbox and handle) are dropped, never run. */
   async abort(branch: Branch): Promise<void> {
     this.#live.delete(branch)
-    await branch.abort()
+    await this.#drop(branch)
   }
 
   /**
    * Commit `leaf` into its parent, that one into its own, and so on up to the target; every
    * other branch of the pool is aborted first (a branch with live children cannot commit).
+   * Each commit takes the branch's deferred effects along: up into its parent, and run, once,
+   * when the chain reaches a target that is not speculative.
    */
-  async commitChain(leaf: Branch, onConflict: ConflictPolicy): Promise<CommitResult> {
+  async commitChain(leaf: Branch, onConflict: ConflictPolicy): Promise<CommitWithEffectsResult> {
     const chain: Branch[] = []
     for (let b: Target = leaf; b !== this.target && b instanceof Branch; b = b.parent) chain.push(b)
     await this.abortAll((b) => !chain.includes(b))
-    let result: CommitResult | undefined
+    let result: CommitWithEffectsResult | undefined
     for (const branch of chain) {
-      result = await branch.commit({ onConflict }) // a failed commit leaves it live, for close() to abort
+      result = await commitWithEffects(branch, { onConflict }) // a failed commit leaves it live, for close() to abort
       this.#live.delete(branch)
+      await this.#effects.get(branch)?.commit()
+      this.#effects.delete(branch)
     }
     return result!
   }
@@ -65,7 +85,21 @@ export class BranchPool {
     const chosen = [...this.#live].filter(which)
     const tops = chosen.filter((b) => !(b.parent instanceof Branch && chosen.includes(b.parent)))
     for (const b of chosen) this.#live.delete(b)
-    const failed = (await Promise.allSettled(tops.map((b) => b.abort()))).find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    const failed = (await Promise.allSettled(tops.map((b) => this.#drop(b, chosen)))).find((r): r is PromiseRejectedResult => r.status === 'rejected')
     if (failed) throw failed.reason
   }
+
+  /** Abort `branch` (and its children) and drop their deferred effects; `also`: handles of other branches torn down with it. */
+  async #drop(branch: Branch, also: Branch[] = []): Promise<void> {
+    await abortWithEffects(branch)
+    for (const b of [branch, ...also.filter((c) => isBelow(c, branch))]) {
+      await this.#effects.get(b)?.drop()
+      this.#effects.delete(b)
+    }
+  }
+}
+
+function isBelow(child: Branch, ancestor: Branch): boolean {
+  for (let p: Target = child.parent; p instanceof Branch; p = p.parent) if (p === ancestor) return true
+  return false
 }

@@ -28,7 +28,7 @@ export function definePattern<V>(name: PatternName, options: PatternOptions, bod
   return {
     name,
     async apply(target, { signal } = {}) {
-      const pool = new BranchPool(target, name)
+      const pool = new BranchPool(target, name, resolved.effects)
       const cancelled = (results: CandidateResult[]) => new PatternCancelledError(`${name} was cancelled; every branch was aborted`, { results })
       const run: PatternRun = {
         pool,

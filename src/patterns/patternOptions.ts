@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { UsageError } from '../errors/index.js'
 import { parseDuration } from '../sandbox/limits.js'
+import type { Effects } from '../effects/Effects.js'
 import type { PatternOptions } from './types.js'
 
 /** The common options, checked once, with their defaults. */
@@ -9,14 +10,16 @@ export interface ResolvedOptions {
   maxParallel: number
   isolate: boolean
   onConflict: 'merge' | 'fail'
+  effects: Effects | undefined
 }
 
-export function resolveOptions({ timeout, maxParallel = availableParallelism(), isolate = true, onConflict = 'merge' }: PatternOptions): ResolvedOptions {
+export function resolveOptions({ timeout, maxParallel = availableParallelism(), isolate = true, onConflict = 'merge', effects }: PatternOptions): ResolvedOptions {
   return {
     timeoutMs: timeout === undefined ? null : parseDuration(timeout),
     maxParallel: positiveCount(maxParallel, 'maxParallel'),
     isolate,
     onConflict,
+    effects,
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Branch } from '../branch/Branch.js'
 import type { RunResult } from '../branch/runInBranch.js'
 import { UsageError } from '../errors/index.js'
+import { withHttpEffects } from '../effects/withHttpEffects.js'
 import { runPlain } from './runPlain.js'
 import type { Candidate, CommandTask, TaskContext, TaskResult } from './types.js'
 
@@ -21,8 +22,13 @@ export async function runCandidate(candidate: Candidate, { branch, index, signal
   if (!spec || (typeof spec.cmd !== 'string' && !Array.isArray(spec.cmd))) throw new UsageError('a candidate is a function, a command line, or { cmd }', {})
   const { cmd, score, env, ...limits } = spec
   const runEnv = { ...process.env, ...env, FORKPOINT_ATTEMPT: String(index), ...(context.feedback === undefined ? {} : { FORKPOINT_FEEDBACK: context.feedback }) }
-  const run = (what: string | string[]) => (isolate ? branch.run(what, { ...limits, env: runEnv, signal }) : runPlain(what, { branch, env: runEnv, signal }))
-  const main = await run(cmd)
+  const run = (what: string | string[], proxyEnv: Record<string, string> | null = null) => {
+    const withProxy = { ...runEnv, ...proxyEnv }
+    return isolate ? branch.run(what, { ...limits, env: withProxy, signal }) : runPlain(what, { branch, env: withProxy, signal })
+  }
+  // the candidate's HTTP goes through an effects proxy of its branch: irreversible requests wait in the branch's outbox
+  const effectsContext = { kind: 'branch' as const, id: branch.id, name: branch.name }
+  const main = await withHttpEffects({ store: branch.workspace.store, context: effectsContext, nodeHook: !isolate }, (proxyEnv) => run(cmd, proxyEnv))
   const value: CommandValue = { exitCode: main.exitCode, stdout: main.stdout, stderr: main.stderr, changedPaths: main.changedPaths, durationMs: main.durationMs }
   const success = value.exitCode === 0
   return { success, score: score === undefined ? Number(success) : await scoreOf(await run(score)), value }

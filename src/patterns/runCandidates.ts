@@ -119,7 +119,8 @@ export async function runCandidates({ pool, specs, options, signal, firstWins = 
     }
 
     async function work(branch: Branch, signal: AbortSignal): Promise<Verdict> {
-      const context = { branch, depth: spec.depth ?? 1, ...(spec.feedback === undefined ? {} : { feedback: spec.feedback }), ...(spec.parentResult ? { parent: spec.parentResult } : {}) }
+      const effects = pool.effectsOf(branch)
+      const context = { branch, depth: spec.depth ?? 1, ...(spec.feedback === undefined ? {} : { feedback: spec.feedback }), ...(spec.parentResult ? { parent: spec.parentResult } : {}), ...(effects ? { effects } : {}) }
       const verdict = await runCandidate(spec.candidate, { branch, index: spec.index, signal, context, isolate: options.isolate })
       if (!evaluate || !verdict.success) return verdict
       const provisional = finish(branch, 'succeeded', { score: verdict.score, ...(verdict.value === undefined ? {} : { value: verdict.value }) })

@@ -2,6 +2,7 @@ import type { Branch } from '../branch/Branch.js'
 import type { RunOptions } from '../branch/runInBranch.js'
 import type { CommitResult, ConflictPolicy } from '../branch/types.js'
 import type { Workspace } from '../branch/Workspace.js'
+import type { Effects } from '../effects/Effects.js'
 
 /** Where a pattern's branches are made and its winner is committed: the workspace, or a branch of it. */
 export type Target = Workspace | Branch
@@ -17,6 +18,8 @@ export interface TaskContext {
   /** Reflexion: the critique of the previous failed attempt. Tree searches: the node this one extends. */
   feedback?: string
   parent?: CandidateResult
+  /** With the pattern's `effects` option: this candidate's own handle (speculative). Only the winner's deferred effects run, once; the others' are dropped. */
+  effects?: Effects
 }
 
 /**
@@ -100,6 +103,12 @@ export interface PatternOptions {
   isolate?: boolean
   /** How the winner's commit treats a target that changed meanwhile (default "merge"). */
   onConflict?: ConflictPolicy
+  /**
+   * An effects handle (`openEffects`): each function candidate gets a fork of it as
+   * `context.effects`; the winner's is committed with its branch (its deferred effects run,
+   * once), the others are dropped. Command candidates' HTTP follows the store's policy file.
+   */
+  effects?: Effects
 }
 
 /** A configured pattern, applied to a workspace or branch. */

@@ -49,7 +49,7 @@ export function installHttpCapture(): () => void {
       return
     }
     try {
-      const res = await realFetch(req.url, { method: req.method, headers: req.headers, body: req.body, redirect: 'manual' })
+      const res = await liveFetch(realFetch, req)
       const captured: HttpResponseData = { status: res.status, statusText: res.statusText, headers: Object.fromEntries(res.headers), chunks: [] }
       controller.respondWith(teeBody(res, captured, () => call.finish(responseOutput(spec.api, captured))))
     } catch (err) {
@@ -61,6 +61,18 @@ export function installHttpCapture(): () => void {
     process.off('exit', finishUnfinished)
     interceptor.dispose()
   }
+}
+
+/**
+ * A live call: straight out, or, when `forkpoint run` put an effects policy in force
+ * (FORKPOINT_EFFECTS_PROXY), through the effects proxy, which classes it (and may answer
+ * from the ledger); the step records what the agent got.
+ */
+function liveFetch(realFetch: typeof fetch, req: HttpRequestData): Promise<Response> {
+  const effectsProxy = process.env['FORKPOINT_EFFECTS_PROXY']
+  const init = { method: req.method, body: req.body, redirect: 'manual' as const }
+  if (!effectsProxy) return realFetch(req.url, { ...init, headers: req.headers })
+  return realFetch(`${effectsProxy}/`, { ...init, headers: { ...req.headers, 'x-forkpoint-url': req.url } })
 }
 
 /**

@@ -20,7 +20,7 @@ export interface HttpResponseData {
 }
 
 /** Headers that change on every call or describe the transport, not the exchange: left out of step inputs. */
-const VOLATILE_REQUEST_HEADERS = /^(host|content-length|connection|keep-alive|user-agent|accept-encoding|transfer-encoding|date|traceparent|tracestate|idempotency-key|x-request-id|x-stainless-.*|sec-fetch-.*|accept-language)$/i
+export const VOLATILE_REQUEST_HEADERS = /^(host|content-length|connection|keep-alive|user-agent|accept-encoding|transfer-encoding|date|traceparent|tracestate|idempotency-key|x-request-id|x-stainless-.*|sec-fetch-.*|accept-language)$/i
 /** Response headers not replayed: framing is redone, bodies are served decoded, the rest is per call. */
 const DROPPED_RESPONSE_HEADERS = /^(content-length|content-encoding|transfer-encoding|connection|keep-alive|date)$/i
 

@@ -1,18 +1,21 @@
 import type { Command } from 'commander'
+import type { LedgerEntry } from '../../effects/Ledger.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
 
 export interface AbortResult {
   aborted: string
+  /** the deferred effects of its outbox (and its children's), recorded dropped: never sent */
+  dropped: LedgerEntry[]
 }
 
-/** `forkpoint abort NAME`: branch NAME (and its children) thrown away. */
+/** `forkpoint abort NAME`: branch NAME (and its children) thrown away, their deferred effects dropped. */
 export async function abortCommand(options: Where & { name: string }): Promise<AbortResult> {
-  const { abortNamedBranch } = await import('../../branch/abortNamedBranch.js')
-  return abortNamedBranch(options)
+  const { abortNamedWithEffects } = await import('../../effects/branchEffects.js')
+  return abortNamedWithEffects(options)
 }
 
-export const abortView: View<AbortResult> = { human: (r) => `aborted ${r.aborted}` }
+export const abortView: View<AbortResult> = { human: (r) => `aborted ${r.aborted}${r.dropped.length > 0 ? `; ${r.dropped.length} deferred effect${r.dropped.length === 1 ? '' : 's'} dropped` : ''}` }
 
 export function registerAbort(program: Command): void {
   common(program.command('abort <NAME>'))

@@ -1,15 +1,15 @@
 import type { Command } from 'commander'
-import type { CommitResult } from '../../branch/types.js'
+import type { CommitWithEffectsResult } from '../../effects/branchEffects.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
 
-/** `forkpoint commit NAME`: branch NAME applied to its parent and ended. */
-export async function commitCommand({ failIfStale, ...options }: Where & { name: string; failIfStale?: boolean }): Promise<CommitResult> {
-  const { commitNamedBranch } = await import('../../branch/commitNamedBranch.js')
-  return commitNamedBranch({ ...options, onConflict: failIfStale ? 'fail' : 'merge' })
+/** `forkpoint commit NAME`: branch NAME applied to its parent and ended, then its deferred effects sent (or handed to the parent branch). */
+export async function commitCommand({ failIfStale, ...options }: Where & { name: string; failIfStale?: boolean }): Promise<CommitWithEffectsResult> {
+  const { commitNamedWithEffects } = await import('../../effects/branchEffects.js')
+  return commitNamedWithEffects({ ...options, onConflict: failIfStale ? 'fail' : 'merge' })
 }
 
-export const commitView: View<CommitResult> = { human: (r) => `committed ${r.name}: ${r.written.length} written, ${r.deleted.length} deleted (${r.durationMs.toFixed(0)} ms)` }
+export const commitView: View<CommitWithEffectsResult> = { human: (r) => `committed ${r.name}: ${r.written.length} written, ${r.deleted.length} deleted (${r.durationMs.toFixed(0)} ms)${sentLine(r.effects)}` }
 
 export function registerCommit(program: Command): void {
   common(program.command('commit <NAME>'))
@@ -19,4 +19,9 @@ export function registerCommit(program: Command): void {
       const flags = commonFlags(cmd)
       print(flags, await commitCommand({ dir: flags.dir, store: flags.store, name, ...opts }), commitView)
     })
+}
+
+function sentLine({ executed, handedUp }: { executed: unknown[]; handedUp: unknown[] }): string {
+  if (executed.length > 0) return `; ${executed.length} deferred effect${executed.length === 1 ? '' : 's'} sent`
+  return handedUp.length > 0 ? `; ${handedUp.length} deferred effect${handedUp.length === 1 ? '' : 's'} passed to the parent branch` : ''
 }

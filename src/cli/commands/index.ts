@@ -8,6 +8,7 @@ import { registerClone } from './clone.js'
 import { registerCommit } from './commit.js'
 import { registerDemo } from './demo.js'
 import { registerDiff } from './diff.js'
+import { registerEffects } from './effects.js'
 import { registerExplore } from './explore.js'
 import { registerFork } from './fork.js'
 import { registerGc } from './gc.js'
@@ -59,5 +60,6 @@ export const commands: Array<(program: Command) => void> = [
   registerShell,
   registerSpeculate,
   registerExplore,
+  registerEffects,
   registerDemo,
 ]

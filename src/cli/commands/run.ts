@@ -47,10 +47,10 @@ export interface SandboxRunOptions extends Where {
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void
 }
 
-/** `forkpoint run CMD`: the command run sandboxed (the branch at the workspace path, no network by default). */
+/** `forkpoint run CMD`: the command run sandboxed (the branch at the workspace path, no network by default), under the workspace's HTTP effects policy. */
 export async function runSandboxedCommand({ dir, store, command, env, envFrom, ...options }: SandboxRunOptions): Promise<RunResult> {
-  const { runCommand } = await import('../../branch/runCommand.js')
-  return runCommand({ dir, store, cmd: command, passEnv: env, envFile: envFrom, ...options })
+  const { runWithEffects } = await import('../../effects/runWithEffects.js')
+  return runWithEffects({ dir, store, cmd: command, passEnv: env, envFile: envFrom, ...options })
 }
 
 export function sandboxRunView(timeout: string | undefined): View<RunResult> {
@@ -75,10 +75,10 @@ export interface RecordRunOptions extends Where, RedactionFlags {
   stdout?: AgentStdout
 }
 
-/** `forkpoint run --record CMD`: the agent run and recorded as a run. */
+/** `forkpoint run --record CMD`: the agent run and recorded as a run, under the workspace's HTTP effects policy. */
 export async function recordRunCommand({ dir, store, command, proxy, deterministic, entrypoint, out, stdout = 'inherit', ...redaction }: RecordRunOptions): Promise<RecordSummary> {
-  const { recordCommand } = await import('../../trace/recordCommand.js')
-  const result = await recordCommand({
+  const { recordWithEffects } = await import('../../effects/runWithEffects.js')
+  const result = await recordWithEffects({
     command,
     dir,
     store,

@@ -1,0 +1,33 @@
+import type { Store } from '../store/Store.js'
+import type { EffectsContext } from './contextLedger.js'
+import { startEffectsProxy } from './effectsProxy.js'
+import { HttpEffects } from './HttpEffects.js'
+import { loadHttpPolicy } from './httpPolicy.js'
+
+export interface WithHttpEffectsArgs {
+  store: Store
+  /** The workspace (requests run at once) or a branch (irreversible ones wait in its outbox). */
+  context: EffectsContext
+  /** Whether the agent can load the Node hook (it sees forkpoint's files: not in a sandbox). @default true */
+  nodeHook?: boolean
+  env?: NodeJS.ProcessEnv
+}
+
+/**
+ * Run `work` with the store's HTTP effects policy in force for one context: an effects
+ * proxy on 127.0.0.1, whose variables `work` gives the agent. Without a policy file,
+ * `work` gets null and nothing is started.
+ * @throws {EffectsPolicyError} (exit 2) the policy file is malformed; `work` does not run
+ */
+export async function withHttpEffects<T>({ store, context, nodeHook = true, env = process.env }: WithHttpEffectsArgs, work: (proxyEnv: Record<string, string> | null) => Promise<T>): Promise<T> {
+  const policy = await loadHttpPolicy(store)
+  if (!policy) return work(null)
+  const effects = await HttpEffects.open({ store, context, policy, env })
+  const proxy = await startEffectsProxy({ effects, policy, nodeHook, env })
+  try {
+    return await work(proxy.env)
+  } finally {
+    await proxy.close()
+    await effects.settled()
+  }
+}

@@ -1,0 +1,165 @@
+import { spawn } from 'node:child_process'
+import { chownSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { CLI, fp, fpJson } from '../helpers/cli.js'
+import { useCountingServer } from '../helpers/countingServer.js'
+import { makeWorkspace } from '../helpers/tmp.js'
+
+const mail = useCountingServer()
+
+/** A workspace with a store and a policy that makes POST /send on the counting service irreversible. */
+async function workspace(): Promise<string> {
+  const dir = await makeWorkspace({ 'notes.txt': 'hello\n' })
+  expect((await fp(dir, 'init')).code).toBe(0)
+  writeFileSync(join(dir, '.forkpoint', 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
+  return dir
+}
+
+/** The agent: curl (any language: it only honours HTTP_PROXY) POSTing an email, printing status, headers and body. */
+const sendEmail = (to: string, extra: string[] = []) => ['curl', '-s', '-i', '-X', 'POST', '-H', 'content-type: application/json', ...extra, '-d', JSON.stringify({ to }), mail.url('/send')]
+
+async function inBranch(dir: string, name: string, agent: string[]) {
+  expect((await fp(dir, 'branch', name)).code).toBe(0)
+  return fp(dir, 'run', '--branch', name, '--net', 'host', '--', ...agent)
+}
+
+function placeholderOf(stdout: string): { status: number; headers: string; body: { forkpoint: Record<string, unknown> } } {
+  const [head, body] = stdout.replace(/\r/g, '').split('\n\n')
+  return { status: Number(/^HTTP\/1\.1 (\d+)/.exec(head!)![1]), headers: head!, body: JSON.parse(body!) }
+}
+
+describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => {
+  it('defers an irreversible request with the documented placeholder, and sends it once, with its Idempotency-Key, when the branch commits', async () => {
+    const dir = await workspace()
+    const run = await inBranch(dir, 'welcome', sendEmail('ada@example.com'))
+    expect(run.code).toBe(0)
+    expect(mail.received).toEqual([])
+
+    const placeholder = placeholderOf(run.stdout)
+    expect(placeholder.status).toBe(202)
+    expect(placeholder.headers).toMatch(/^x-forkpoint-deferred: 1$/im)
+    const key = placeholder.body.forkpoint['idempotencyKey'] as string
+    expect(key).toMatch(/^http:[0-9a-f]{64}$/)
+    expect(placeholder.headers).toMatch(new RegExp(`^idempotency-key: ${key}$`, 'im'))
+    expect(placeholder.body.forkpoint).toMatchObject({ deferred: true, tool: `http POST 127.0.0.1:${mail.port()}/send`, seq: 0, context: 'branch welcome' })
+
+    const pending = await fpJson<{ source: string; entries: Array<{ status: string; idempotencyKey: string }> }>(dir, 'effects', 'welcome', '--pending')
+    expect(pending.json.source).toBe('branch welcome')
+    expect(pending.json.entries.map((e) => [e.status, e.idempotencyKey])).toEqual([['deferred', key]])
+
+    const commit = await fp(dir, 'commit', 'welcome')
+    expect([commit.code, commit.stdout]).toEqual([0, expect.stringMatching(/1 deferred effect sent/)])
+    expect(mail.received).toEqual([{ method: 'POST', path: '/send', idempotencyKey: key, body: JSON.stringify({ to: 'ada@example.com' }) }])
+
+    const ledger = await fpJson<{ source: string; entries: Array<{ status: string }> }>(dir, 'effects')
+    expect(ledger.json.source).toBe('workspace')
+    expect(ledger.json.entries.map((e) => e.status)).toEqual(['deferred', 'executed'])
+    expect((await fpJson<{ entries: unknown[] }>(dir, 'effects', '--pending')).json.entries).toEqual([])
+  })
+
+  it("keeps the agent's own Idempotency-Key, and a branch made later gets the recorded response of a key already sent, without a call", async () => {
+    const dir = await workspace()
+    const agent = sendEmail('bob@example.com', ['-H', 'Idempotency-Key: welcome-bob'])
+    expect(placeholderOf((await inBranch(dir, 'first', agent)).stdout).body.forkpoint['idempotencyKey']).toBe('welcome-bob')
+    expect((await fp(dir, 'commit', 'first')).code).toBe(0)
+    expect(mail.received.map((r) => r.idempotencyKey)).toEqual(['welcome-bob'])
+
+    // a fork of the agent repeats the request: it gets what the service answered the first time
+    const again = await inBranch(dir, 'again', agent)
+    const [head, body] = again.stdout.replace(/\r/g, '').split('\n\n')
+    expect(head).toMatch(/^HTTP\/1\.1 200/)
+    expect(JSON.parse(body!)).toEqual({ id: 'msg-1' })
+    expect((await fp(dir, 'commit', 'again')).code).toBe(0)
+    expect(mail.received).toHaveLength(1)
+  })
+
+  it('drops the outbox on abort: nothing is sent, and the ledger records it dropped', async () => {
+    const dir = await workspace()
+    expect(placeholderOf((await inBranch(dir, 'doomed', sendEmail('eve@example.com'))).stdout).status).toBe(202)
+    const abort = await fp(dir, 'abort', 'doomed')
+    expect([abort.code, abort.stdout]).toEqual([0, 'aborted doomed; 1 deferred effect dropped\n'])
+    expect(mail.received).toEqual([])
+    const ledger = await fpJson<{ entries: Array<{ status: string; class: string }> }>(dir, 'effects')
+    expect(ledger.json.entries.map((e) => [e.status, e.class])).toEqual([['deferred', 'irreversible'], ['dropped', 'irreversible']])
+    expect(readdirSync(join(dir, '.forkpoint', 'refs', 'effects', 'branches'))).toEqual([])
+  })
+
+  it('keeps the outbox when the agent process is killed, and sends it when the branch commits', async () => {
+    const dir = await workspace()
+    const crash = await inBranch(dir, 'crashy', ['sh', '-c', `${sendEmail('kim@example.com').map((a) => `'${a}'`).join(' ')} >/dev/null; kill -9 $$`])
+    expect(crash.code).toBe(137)
+    const pending = await fpJson<{ entries: Array<{ status: string }> }>(dir, 'effects', 'crashy', '--pending')
+    expect(pending.json.entries.map((e) => e.status)).toEqual(['deferred'])
+    expect(mail.received).toEqual([])
+    expect((await fp(dir, 'commit', 'crashy')).code).toBe(0)
+    expect(mail.received.map((r) => r.body)).toEqual([JSON.stringify({ to: 'kim@example.com' })])
+  })
+
+  it('lets GET and unlisted requests through at once, in a branch too', async () => {
+    const dir = await workspace()
+    const get = await inBranch(dir, 'reader', ['curl', '-s', mail.url('/send')])
+    expect(get.stdout).toBe('{"id":"msg-1"}')
+    const post = await fp(dir, 'run', '--branch', 'reader', '--net', 'host', '--', 'curl', '-s', '-X', 'POST', mail.url('/other'))
+    expect(post.stdout).toBe('{"id":"msg-2"}')
+    expect(mail.received.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /send', 'POST /other'])
+    expect((await fpJson<{ entries: unknown[] }>(dir, 'effects', 'reader')).json.entries).toEqual([])
+  })
+
+  it('lists a ledger as text: the workspace, an image, a branch', async () => {
+    const dir = await workspace()
+    expect((await fp(dir, 'effects')).stdout).toBe('workspace: no ledger yet\n')
+    await inBranch(dir, 'listed', sendEmail('lin@example.com'))
+    const listed = await fp(dir, 'effects', 'listed', '--pending')
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).toMatch(new RegExp(`^branch listed: outbox sha256:[0-9a-f]{12}, 1 entry\\n  #0  deferred  irreversible  http POST 127\\.0\\.0\\.1:${mail.port()}/send  key http:[0-9a-f]{64}\\n$`))
+    expect((await fp(dir, 'commit', 'listed')).code).toBe(0)
+    expect((await fp(dir, 'effects', '--pending')).stdout).toMatch(/^workspace: outbox sha256:[0-9a-f]{12}: nothing pending\n$/)
+    const snap = await fp(dir, 'snapshot', '-m', 'after', '--effects', 'refs/effects/workspace')
+    expect(snap.code).toBe(0)
+    const image = await fp(dir, 'effects', 'HEAD')
+    expect(image.stdout).toMatch(/^image sha256:[0-9a-f]{64}: ledger sha256:[0-9a-f]{12}, 2 entries\n  #0  deferred .*\n  #1  executed .*\n$/)
+    const tree = (await fpJson<{ object: { world: { tree: string } } }>(dir, 'show', 'HEAD')).json.object.world.tree
+    const notALedger = await fp(dir, 'effects', tree)
+    expect([notALedger.code, notALedger.stderr]).toEqual([5, expect.stringMatching(/a tree object: give an image, a ledger or a live branch\n$/)])
+  })
+
+  it('refuses a malformed policy file with exit 2 and a one-line message, before the agent runs', async () => {
+    const dir = await workspace()
+    writeFileSync(join(dir, '.forkpoint', 'effects.json'), '{"rules": [{"host": "127.0.0.1:*", "class": "sometimes"}]}')
+    expect((await fp(dir, 'branch', 'b')).code).toBe(0)
+    const run = await fp(dir, 'run', '--branch', 'b', '--net', 'host', '--', 'sh', '-c', 'echo ran > ran.txt')
+    expect(run.code).toBe(2)
+    expect(run.stderr).toBe(`forkpoint: ${join(dir, '.forkpoint', 'effects.json')}: rules[0].class must be one of read, idempotent, irreversible (see docs/effects.md, "The HTTP policy")\n`)
+    expect((await fp(dir, 'run', '--branch', 'b', '--', 'sh', '-c', 'echo ran > ran.txt')).code).toBe(2) // without network too
+    expect(() => statSync(join(dir, 'ran.txt'))).toThrow()
+  })
+
+  it('works unprivileged', async () => {
+    const dir = await makeWorkspace({ 'notes.txt': 'hello\n' })
+    for (const path of [dir, join(dir, 'notes.txt')]) chownSync(path, 65534, 65534)
+    const nobody = (...args: string[]) => runAs(dir, ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', CLI, ...args])
+    expect((await nobody('init')).code).toBe(0)
+    writeFileSync(join(dir, '.forkpoint', 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
+    chownSync(join(dir, '.forkpoint', 'effects.json'), 65534, 65534)
+    expect((await nobody('branch', 'mine')).code).toBe(0)
+    const run = await nobody('run', '--branch', 'mine', '--net', 'host', '--', ...sendEmail('uma@example.com'))
+    expect([run.code, placeholderOf(run.stdout).status]).toEqual([0, 202])
+    expect(mail.received).toEqual([])
+    expect((await nobody('commit', 'mine')).code).toBe(0)
+    expect(mail.received.map((r) => r.body)).toEqual([JSON.stringify({ to: 'uma@example.com' })])
+  })
+})
+
+/** Run argv to completion without blocking this process (the counting service answers from it). */
+function runAs(cwd: string, argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { PATH: process.env['PATH'], NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+  })
+}
