@@ -77,7 +77,7 @@ describe('pulled data is untrusted', () => {
     const layout = remote.slice('file://'.length, remote.lastIndexOf(':'))
     const { fileTransport } = await import('../../src/registry/fileTransport.js')
     const { collectImage } = await import('../../src/registry/collectImage.js')
-    const objects = (await collectImage(image.store, image.id)).filter((o) => o.digest !== sha256('b'))
+    const objects = (await collectImage(image.store, image.id)).objects.filter((o) => o.digest !== sha256('b'))
     const forged = buildImageManifests({ root: image.id, objects, config: 'image' })
     const transport = fileTransport(layout)
     for (const segment of forged.segments) await transport.putManifest(segment)

@@ -9,8 +9,9 @@ export function registerPush(program: Command): void {
     .description('send an image to a remote (file:///dir, oci://host/repo[:tag], s3://bucket/prefix[:tag]); only missing objects travel')
     .option('--sign', 'add an Ed25519 signature (key: PEM text or file in $FORKPOINT_SIGNING_KEY)')
     .option('--insecure', 'plain HTTP to a registry that is not on loopback')
-    .option('--concurrency <n>', 'blobs in flight at once', (v) => Number.parseInt(v, 10))
-    .action(async (id: string, remote: string, opts: { sign?: boolean; insecure?: boolean; concurrency?: number }, cmd: Command) => {
+    .option('--repack', 'send the whole image as one new pack (an image spanning more than 16 packs is repacked anyway)')
+    .option('--depth <n>', 'send the snapshot with only N snapshots of history (1: no parents)', (v) => Number(v))
+    .action(async (id: string, remote: string, opts: { sign?: boolean; insecure?: boolean; repack?: boolean; depth?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { pushImage } = await import('../../registry/pushImage.js')
       const { signingKeyFromEnv } = await import('../../registry/signing.js')
@@ -22,13 +23,14 @@ export function registerPush(program: Command): void {
         store: flags.store,
         insecure: opts.insecure ?? false,
         ...(opts.sign ? { signingKey: signingKeyFromEnv() } : {}),
-        ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
+        ...(opts.repack ? { repack: true } : {}),
+        ...(opts.depth !== undefined ? { depth: opts.depth } : {}),
         ...(bar.onProgress ? { onProgress: bar.onProgress } : {}),
       }).finally(() => bar.stop())
       emit(flags, result, (r) =>
         [
           `pushed ${short(r.id)} to ${r.remote}:${r.tag}${r.signed ? ' (signed)' : ''}`,
-          `  ${r.sentObjects} of ${r.objects} objects sent: ${formatBytes(r.sentBytes)} with the manifests, for an image of ${formatBytes(r.totalBytes)}`,
+          `  ${r.sentObjects} of ${r.objects} objects sent: ${formatBytes(r.sentBytes)} with the manifests, for an image of ${formatBytes(r.totalBytes)} in ${r.packs} pack${r.packs === 1 ? '' : 's'}${r.repacked ? ' (repacked)' : ''}${r.shallow.length > 0 ? ', shallow' : ''}`,
           `  manifest ${r.manifest}`,
         ].join('\n'),
       )

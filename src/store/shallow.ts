@@ -1,0 +1,24 @@
+import { atomicWrite } from '../util/atomicWrite.js'
+import { readTextOrNull } from '../util/fsx.js'
+import { type Digest, isDigest } from './digest.js'
+import type { Store } from './Store.js'
+
+/**
+ * The store's `shallow` file: snapshots whose parents the store does not hold because
+ * they came in a shallow image (`push --depth`), one id a line, as git's `.git/shallow`.
+ * A walk of the object graph follows these snapshots' parents where the store has them
+ * (a later, deeper pull may bring them) and does not call them missing where it does not.
+ */
+export async function readShallow(store: Store): Promise<Set<Digest>> {
+  const text = await readTextOrNull(store.path('shallow'))
+  return new Set((text ?? '').split('\n').filter((line): line is Digest => isDigest(line)))
+}
+
+/** Record more shallow snapshots (call under the store's write lock). */
+export async function addShallow(store: Store, snapshots: Iterable<Digest>): Promise<void> {
+  const all = await readShallow(store)
+  const before = all.size
+  for (const s of snapshots) all.add(s)
+  if (all.size === before) return
+  await atomicWrite(store.path('shallow'), [...all].sort().map((d) => `${d}\n`).join(''), { fsync: true })
+}
