@@ -1,5 +1,6 @@
-import { InvalidPackError } from '../errors/index.js'
+import { InvalidImageError, InvalidPackError } from '../errors/index.js'
 import { type Digest, isDigest } from '../store/digest.js'
+import { raiseHint } from './limits.js'
 
 /**
  * What a pack holds. A pack is a run of zstd frames; `frames` gives each frame's
@@ -48,8 +49,8 @@ const count = (n: unknown): n is number => Number.isSafeInteger(n) && (n as numb
 
 /**
  * Parse and check an untrusted pack index: frames tile the pack exactly (no gap, no
- * overlap, lengths summing to the pack's size), no frame decompresses to more than
- * `maxFrameBytes`, objects are unique, in order, do not overlap and each lies inside
+ * overlap, lengths summing to the pack's size), no frame declares more than
+ * `maxFrameBytes` (the image size limit), objects are unique, in order, do not overlap and each lies inside
  * one frame. Anything else is refused (exit 5) before a byte of the pack is read.
  */
 export function parsePackIndex(bytes: Buffer, where: string, maxFrameBytes: number): ReadIndex {
@@ -73,7 +74,9 @@ export function checkPackIndex(value: unknown, where: string, maxFrameBytes: num
   let start = 0
   for (const f of raw.frames) {
     if (!Array.isArray(f) || !count(f[0]) || !count(f[1]) || f[0] === 0) throw new InvalidPackError(`${where}: malformed frame ${JSON.stringify(f)}`)
-    if (f[1] > maxFrameBytes) throw new InvalidPackError(`${where}: a frame declares ${f[1]} bytes, more than the cap of ${maxFrameBytes}: refusing the pack`, { size: f[1], max: maxFrameBytes })
+    if (f[1] > maxFrameBytes) {
+      throw new InvalidImageError(`${where}: a frame declares ${f[1]} bytes, more than the limit of ${maxFrameBytes}: refusing the pack (${raiseHint('maxImageBytes')})`, { size: f[1], max: maxFrameBytes })
+    }
     frames.push({ offset, length: f[0], start, size: f[1] })
     offset += f[0]
     start += f[1]

@@ -37,7 +37,7 @@ export async function loadPacks({ store, transport, manifest, where, limits, onF
   const loaded: LoadedPack[] = []
   await forEachLimit(indexes, 8, async (ref) => {
     const bytes = await readPackIndex(store, transport, ref, limits, onFetched)
-    const index = parsePackIndex(bytes, `pack index ${ref.digest}`, limits.maxObjectBytes)
+    const index = parsePackIndex(bytes, `pack index ${ref.digest}`, limits.maxImageBytes)
     if (packs.get(index.pack) !== index.packSize) throw new InvalidImageError(`${where}: pack index ${ref.digest} describes pack ${index.pack} of ${index.packSize} bytes, which the manifest does not list so`, { index: ref.digest, pack: index.pack })
     loaded.push({ pair: { pack: { digest: index.pack, size: index.packSize }, index: ref }, index })
   })

@@ -52,5 +52,5 @@ export function parseHeader(bytes: Buffer, file: string, limits: Limits): { root
   if (header?.kind !== 'pack' || header.schemaVersion !== 2 || !isDigest(header.root) || !Array.isArray(header.shallow) || !header.shallow.every(isDigest)) {
     throw new InvalidPackError(`${file}: its header is malformed`, { file })
   }
-  return { root: header.root, shallow: header.shallow, index: checkPackIndex(header.index, `${file}'s index`, limits.maxObjectBytes) }
+  return { root: header.root, shallow: header.shallow, index: checkPackIndex(header.index, `${file}'s index`, limits.maxImageBytes) }
 }
