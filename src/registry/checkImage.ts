@@ -18,6 +18,8 @@ export interface CheckImageArgs {
   allowExternalSymlinks?: boolean
   /** Snapshots of a shallow image: their parents may be absent. */
   shallow?: ReadonlySet<Digest>
+  /** Snapshots the store holds without their parents, which this image brings: walked as if staged. */
+  deepen?: ReadonlySet<Digest>
 }
 
 interface Found {
@@ -33,7 +35,7 @@ interface Found {
  * well-formed, entries point at objects of the right kind and size, and no symlink
  * leaves the tree. Returns the objects children-first (the safe order to commit them).
  */
-export async function checkImage({ root, locate, allowExternalSymlinks = false, shallow = new Set() }: CheckImageArgs): Promise<Digest[]> {
+export async function checkImage({ root, locate, allowExternalSymlinks = false, shallow = new Set(), deepen = new Set() }: CheckImageArgs): Promise<Digest[]> {
   const found = new Map<Digest, Found>()
   const order: Digest[] = []
   const done = new Set<Digest>()
@@ -60,8 +62,8 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false, 
     }
     const item = await load(top.digest, top.from, locate)
     found.set(top.digest, item)
-    // objects already in the store were checked when they arrived, and so was what they reach
-    if (item.object && item.staged) for (const child of new Set(objectEdges(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
+    // objects already in the store were checked when they arrived, and so was what they reach (but the history a shallow store lacks)
+    if (item.object && (item.staged || deepen.has(top.digest))) for (const child of new Set(objectEdges(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
   }
   validateKinds(root, found)
   for (const [digest, { object, staged }] of found) {

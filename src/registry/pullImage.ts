@@ -7,12 +7,12 @@ import { withWriteLock } from '../store/storeLock.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import { resolveWorkspace } from '../world/snapshotWorkspace.js'
 import { checkImage } from './checkImage.js'
+import { recordShallow, shallowToDeepen } from './recordShallow.js'
 import type { BlobRef } from './Descriptor.js'
 import { type ParsedIndex, isPacksManifest, parseImageIndex, parseSegmentManifest } from './imageManifest.js'
 import { type LoadedPack, loadPacks } from './loadPacks.js'
 import type { PackSource } from './readPackRanges.js'
 import { stagePackedObjects } from './stagePackedObjects.js'
-import { addShallow } from '../store/shallow.js'
 import { checkDeclaredSizes } from './checkDeclaredSizes.js'
 import { type Limits, resolveLimits } from './limits.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
@@ -91,11 +91,11 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
       signal: args.signal,
       onProgress: args.onProgress,
     })
-    const shallow = new Set(index.shallow)
-    const order = await checkImage({ root: index.root, locate: (d) => staging.locate(d), allowExternalSymlinks: args.allowExternalSymlinks ?? false, shallow })
+    const deepen = await shallowToDeepen(store, index.shallow)
+    const order = await checkImage({ root: index.root, locate: (d) => staging.locate(d), allowExternalSymlinks: args.allowExternalSymlinks ?? false, shallow: new Set(index.shallow), deepen })
     await withWriteLock(store, async () => {
       added = await staging.commit(order)
-      await addShallow(store, index.shallow)
+      await recordShallow(store, index.shallow, deepen)
       await store.sync()
       if ((await readRef(store, tagRef(tag))) !== index.root) {
         await updateRef({ store, name: tagRef(tag), id: index.root, message: `pull ${remoteLocation(remote)} ${manifest}` })

@@ -3,12 +3,12 @@ import { resolve } from 'node:path'
 import { InvalidPackError } from '../errors/index.js'
 import { type Digest, shortId } from '../store/digest.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
-import { addShallow } from '../store/shallow.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { statInput } from '../util/statInput.js'
 import { resolveWorkspace } from '../world/snapshotWorkspace.js'
 import { checkImage } from './checkImage.js'
+import { recordShallow, shallowToDeepen } from './recordShallow.js'
 import { type Limits, resolveLimits } from './limits.js'
 import { HEADER_PREFIX_BYTES, SKIPPABLE_MAGIC, ZSTD_MAGIC, headerLength, parseHeader } from './packFile.js'
 import { assertTag } from './parseRemote.js'
@@ -59,12 +59,13 @@ export async function unpackImage({ input, tag, limits, allowExternalSymlinks = 
   const staging = await Staging.open(store, `unpack\0${file}\0${st.size}\0${st.mtimeMs}`)
   try {
     const image = await readPackFile(store, staging, file, caps)
-    const order = await checkImage({ root: image.root, locate: (d) => staging.locate(d), allowExternalSymlinks, shallow: new Set(image.shallow) })
+    const deepen = await shallowToDeepen(store, image.shallow)
+    const order = await checkImage({ root: image.root, locate: (d) => staging.locate(d), allowExternalSymlinks, shallow: new Set(image.shallow), deepen })
     const name = assertTag(tag ?? `unpacked-${shortId(image.root)}`)
     let added = 0
     await withWriteLock(store, async () => {
       added = await staging.commit(order)
-      await addShallow(store, image.shallow)
+      await recordShallow(store, image.shallow, deepen)
       await store.sync()
       if ((await readRef(store, tagRef(name))) !== image.root) {
         await updateRef({ store, name: tagRef(name), id: image.root, message: `unpack ${file}` })

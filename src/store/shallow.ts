@@ -1,3 +1,4 @@
+import { promises as fs } from 'node:fs'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readTextOrNull } from '../util/fsx.js'
 import { type Digest, isDigest } from './digest.js'
@@ -14,11 +15,14 @@ export async function readShallow(store: Store): Promise<Set<Digest>> {
   return new Set((text ?? '').split('\n').filter((line): line is Digest => isDigest(line)))
 }
 
-/** Record more shallow snapshots (call under the store's write lock). */
-export async function addShallow(store: Store, snapshots: Iterable<Digest>): Promise<void> {
+/** Record snapshots that came without their parents, and forget ones whose parents came since (call under the store's write lock). */
+export async function updateShallow(store: Store, { add = [], remove = [] }: { add?: Iterable<Digest>; remove?: Iterable<Digest> }): Promise<void> {
   const all = await readShallow(store)
-  const before = all.size
-  for (const s of snapshots) all.add(s)
-  if (all.size === before) return
-  await atomicWrite(store.path('shallow'), [...all].sort().map((d) => `${d}\n`).join(''), { fsync: true })
+  const before = [...all].sort().join()
+  for (const s of add) all.add(s)
+  for (const s of remove) all.delete(s)
+  const after = [...all].sort()
+  if (after.join() === before) return
+  if (after.length === 0) await fs.rm(store.path('shallow'), { force: true })
+  else await atomicWrite(store.path('shallow'), after.map((d) => `${d}\n`).join(''), { fsync: true })
 }
