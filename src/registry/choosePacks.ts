@@ -9,6 +9,14 @@ import type { LoadedPack } from './loadPacks.js'
  */
 export const REPACK_THRESHOLD = 16
 
+/**
+ * A pack is used only if the image needs at least this share of its bytes: a pull reads
+ * every object of the image's packs that the store lacks, so a pack shared with an
+ * unrelated image would make it fetch that image too. Below the share, the objects are
+ * sent again in the new pack.
+ */
+export const MIN_SHARE = 0.5
+
 export interface PackPlan {
   /** Packs on the remote the image uses as they are. */
   reuse: LoadedPack[]
@@ -25,15 +33,19 @@ export function choosePacks({ objects, known, repack }: { objects: BlobRef[]; kn
     for (const o of pack.index.objects) if (!holder.has(o.digest)) holder.set(o.digest, i)
   })
   const bytesFrom = new Map<number, number>()
-  const send: BlobRef[] = []
   for (const o of objects) {
     const i = holder.get(o.digest)
-    if (i === undefined) send.push(o)
-    else bytesFrom.set(i, (bytesFrom.get(i) ?? 0) + o.size)
+    if (i !== undefined) bytesFrom.set(i, (bytesFrom.get(i) ?? 0) + o.size)
   }
+  for (const [i, bytes] of bytesFrom) if (bytes < MIN_SHARE * packBytes(known[i]!)) bytesFrom.delete(i)
+  const send = objects.filter((o) => !bytesFrom.has(holder.get(o.digest) ?? -1))
   const used = [...bytesFrom.keys()].sort((a, b) => a - b)
   if (used.length + (send.length > 0 ? 1 : 0) <= REPACK_THRESHOLD) return { reuse: used.map((i) => known[i]!), send, repacked: false }
   const keep = used.reduce((best, i) => (bytesFrom.get(i)! > bytesFrom.get(best)! ? i : best))
   const kept = new Set(known[keep]!.index.objects.map((o) => o.digest))
   return { reuse: [known[keep]!], send: objects.filter((o) => !kept.has(o.digest)), repacked: true }
+}
+
+function packBytes(pack: LoadedPack): number {
+  return pack.index.objects.reduce((n, o) => n + o.size, 0)
 }

@@ -42,6 +42,18 @@ describe.each(TRANSPORTS)('packs through %s', (kind) => {
     expect(await remotePacks(other)).toEqual(await remotePacks(remote))
   })
 
+  it('does not reuse a pack the image needs little of (its pull would fetch the rest too)', async () => {
+    const big = await makeImage({ ...randomFiles(20, 32 * 1024, 21), 'shared.txt': 'in both images' })
+    const small = await makeImage({ 'shared.txt': 'in both images', 'own.txt': 'only here' })
+    const remote = remotes.remote(kind)
+    await pushImage({ store: big.store, id: big.id, remote, credentials })
+    const other = remote.replace(/:v1(\?|$)/, ':small$1')
+    const pushed = await pushImage({ store: small.store, id: small.id, remote: other, credentials })
+    expect(pushed).toMatchObject({ packs: 1, sentObjects: pushed.objects })
+    const pulled = await pullImage({ store: await emptyStore(), remote: other, credentials })
+    expect(pulled.fetchedBytes).toBeLessThan(8192)
+  })
+
   it(`repacks: --repack sends one pack; past ${REPACK_THRESHOLD} packs a push repacks by itself; pulls still check out`, async () => {
     const image = await makeImage({ 'a.txt': 'start', ...randomFiles(4, 4096, 2) })
     const remote = remotes.remote(kind)

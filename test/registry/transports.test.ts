@@ -43,9 +43,8 @@ describe.each(TRANSPORTS)('transport %s', (kind) => {
     expect(tail?.offset).toBe(60_000)
     expect((await readAll(tail!.body)).equals(bytes.subarray(60_000))).toBe(true)
     const middle = await t.openBlob(blob.digest, 30_000, { length: 1000 })
-    const got = await readAll(middle!.body)
-    expect(got.equals(bytes.subarray(30_000, 31_000)) || (middle!.offset === 0 && got.subarray(30_000, 31_000).equals(bytes.subarray(30_000, 31_000)))).toBe(true)
     expect(middle!.offset).toBe(30_000) // every transport here serves byte ranges
+    expect((await readAll(middle!.body)).equals(bytes.subarray(30_000, 31_000))).toBe(true)
     await t.putBlob(blob, blob.path) // idempotent
     expect(await t.statBlob(blob.digest)).toBe(bytes.length)
   })
