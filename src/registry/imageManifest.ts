@@ -3,7 +3,6 @@ import { type Digest, isDigest, sha256 } from '../store/digest.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { type BlobRef, type Descriptor, assertDescriptor } from './Descriptor.js'
 import { MediaType, ROOT_ANNOTATION, SHALLOW_ANNOTATION } from './mediaTypes.js'
-import { segmentObjects } from './segmentObjects.js'
 
 /** A manifest ready to send: its exact bytes and the descriptor naming them. */
 export interface BuiltManifest {
@@ -27,49 +26,11 @@ export function configBlob(style: ConfigStyle): { descriptor: Descriptor; bytes:
   return { descriptor: { mediaType, digest: sha256(bytes), size: bytes.length }, bytes }
 }
 
-function built(mediaType: string, body: object, artifactType?: string): BuiltManifest {
+export function built(mediaType: string, body: object, artifactType?: string): BuiltManifest {
   const bytes = canonicalBytes(body)
   const descriptor: Descriptor = { mediaType, digest: sha256(bytes), size: bytes.length }
   if (artifactType) descriptor.artifactType = artifactType
   return { descriptor, bytes }
-}
-
-/**
- * The manifests of one image: segment manifests whose layers are the objects (so every
- * object is referenced, for registry GC and OCI copy tools), and the index that names the
- * segments and, in an annotation, the root object. Same image, same bytes.
- */
-export function buildImageManifests({ root, objects, config }: { root: Digest; objects: BlobRef[]; config: ConfigStyle }): {
-  index: BuiltManifest
-  segments: BuiltManifest[]
-} {
-  const configDescriptor = configBlob(config).descriptor
-  const segments = segmentObjects(objects).map((segment) =>
-    built(
-      MediaType.manifest,
-      {
-        schemaVersion: 2,
-        mediaType: MediaType.manifest,
-        artifactType: MediaType.objects,
-        config: configDescriptor,
-        layers: segment.map((o) => ({ mediaType: MediaType.object, digest: o.digest, size: o.size })),
-      },
-      MediaType.objects,
-    ),
-  )
-  const totalBytes = objects.reduce((n, o) => n + o.size, 0)
-  const index = built(
-    MediaType.index,
-    {
-      schemaVersion: 2,
-      mediaType: MediaType.index,
-      artifactType: MediaType.image,
-      manifests: segments.map((s) => s.descriptor),
-      annotations: { [ROOT_ANNOTATION]: root, 'dev.forkpoint.objects': String(objects.length), 'dev.forkpoint.bytes': String(totalBytes) },
-    },
-    MediaType.image,
-  )
-  return { index, segments }
 }
 
 /** A pack and its index, as an image's manifest lists them. */
