@@ -1,37 +1,23 @@
 /**
- * `npm run bench -- registry [--quick]`: push and pull of a 10,000-file / ~100 MB image
- * to a local OCI registry (docker-registry on 127.0.0.1), cold and after changing one
- * file, against `tar | zstd` of the workspace sent to the same registry as one blob and
- * `skopeo copy` of an equivalent one-layer OCI layout, in the same run.
+ * `npm run bench -- registry [--quick] [--only 10k|100k]`: push and pull of an image as
+ * packs to a local OCI registry (Debian's docker-registry on 127.0.0.1), for a 10,000-file
+ * / ~100 MB workspace and a 100,000-small-file one, each beside its baseline in the same
+ * run (interleaved): a cold push against `tar | zstd` of the workspace into a one-layer
+ * OCI layout plus `skopeo copy` of it to the same registry; a cold pull (into an empty
+ * store, then checked out) against `skopeo copy` back plus `zstd -d | tar -x`; then a
+ * one-file change pushed and pulled again.
  */
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Store, initWorkspace, pullImage, pushImage, snapshotWorkspace } from '../src/index.js'
+import { Store, cloneImage, initWorkspace, pullImage, pushImage, snapshotWorkspace } from '../src/index.js'
 import { startRegistry } from '../test/helpers/registryServer.js'
-import { type Row, measure, report } from './harness.js'
+import { type Row, compare, measure, report } from './harness.js'
 import { makeFixture } from './workspaceFixture.js'
 
 const sh = (cmd: string, cwd?: string) => execFileSync('bash', ['-c', cmd], { cwd, stdio: ['ignore', 'ignore', 'inherit'] })
-const sha = (file: string) => `sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}`
-
-/** Upload one file as a blob with the plain distribution API (what any client does for a single layer). */
-async function uploadBlob(host: string, repo: string, file: string): Promise<string> {
-  const digest = sha(file)
-  const start = await fetch(`http://${host}/v2/${repo}/blobs/uploads/`, { method: 'POST' })
-  const url = new URL(start.headers.get('location')!, `http://${host}`)
-  url.searchParams.set('digest', digest)
-  const put = await fetch(url, { method: 'PUT', body: readFileSync(file), headers: { 'content-type': 'application/octet-stream' } })
-  if (put.status !== 201) throw new Error(`upload failed: ${put.status}`)
-  return digest
-}
-
-async function downloadBlob(host: string, repo: string, digest: string, file: string): Promise<void> {
-  const response = await fetch(`http://${host}/v2/${repo}/blobs/${digest}`)
-  writeFileSync(file, Buffer.from(await response.arrayBuffer()))
-}
 
 /** A one-layer OCI image layout of `src` (tar + zstd layer), what skopeo copies. */
 function ociLayout(src: string, layout: string): void {
@@ -65,111 +51,102 @@ function ociLayout(src: string, layout: string): void {
   )
 }
 
-function layerSize(layout: string): number {
+/** The one layer of a layout skopeo copied: unpacked into `out`. */
+function unpackLayer(layout: string, out: string): void {
   const index = JSON.parse(readFileSync(join(layout, 'index.json'), 'utf8')) as { manifests: Array<{ digest: string }> }
-  const manifest = JSON.parse(readFileSync(join(layout, 'blobs', 'sha256', index.manifests[0]!.digest.slice(7)), 'utf8')) as { layers: Array<{ size: number }> }
-  return manifest.layers[0]!.size
+  const manifest = JSON.parse(readFileSync(join(layout, 'blobs', 'sha256', index.manifests[0]!.digest.slice(7)), 'utf8')) as { layers: Array<{ digest: string }> }
+  mkdirSync(out, { recursive: true })
+  sh(`zstd -dc ${join(layout, 'blobs', 'sha256', manifest.layers[0]!.digest.slice(7))} | tar -C ${out} -xf -`)
+}
+
+async function scenario(name: string, files: number, totalBytes: number, runs: number, host: string, root: string, rows: Row[]): Promise<void> {
+  const dir = join(root, name.replace(/\W+/g, '-'))
+  const ws = join(dir, 'ws')
+  makeFixture(ws, { files, totalBytes })
+  await initWorkspace({ dir: ws })
+  const v1 = await snapshotWorkspace({ dir: ws, message: 'v1' })
+  const plain = join(dir, 'plain')
+  sh(`cp -a ${ws} ${plain} && rm -rf ${join(plain, '.forkpoint')}`)
+  let n = 0
+  const repo = (what: string) => `${host}/bench/${files}-${what}${++n}`
+  const row = (operation: string, ms: number, baseline: string, baselineMs: number | null, sent: number | null, total: number, target: string) =>
+    rows.push({
+      workspace: name,
+      operation,
+      forkpoint_ms: Math.round(ms),
+      baseline,
+      baseline_ms: baselineMs === null ? '–' : Math.round(baselineMs),
+      ratio: baselineMs === null ? '–' : (ms / baselineMs).toFixed(2),
+      sent_MB: sent === null ? '–' : (sent / 1e6).toFixed(3),
+      share_of_image: sent === null ? '–' : `${((100 * sent) / total).toFixed(2)}%`,
+      target,
+    })
+
+  // cold push: a new repository each run
+  let pushed = { totalBytes: 0, sentBytes: 0, objects: 0 }
+  let fpRepo = ''
+  const layout = join(dir, 'layout')
+  const push = await compare(
+    { run: async () => (pushed = await pushImage({ dir: ws, id: v1.id, remote: `oci://${(fpRepo = repo('fp'))}:v1`, credentials: null })) },
+    {
+      run: () => {
+        ociLayout(plain, layout)
+        sh(`skopeo copy -q --dest-tls-verify=false oci:${layout}:v1 docker://${repo('skopeo')}:v1`)
+      },
+    },
+    { runs, warmup: 0 },
+  )
+  row('cold push', push.a, 'tar + zstd, skopeo copy', push.b, pushed.sentBytes, pushed.totalBytes, '≤ 1.0x')
+
+  // cold pull into an empty store, checked out; baseline: skopeo copy back + zstd -d | tar -x
+  const skopeoRepo = `${host}/bench/${files}-skopeo${n}`
+  let pulled = { fetchedBytes: 0, totalBytes: 0 }
+  let k = 0
+  const fresh = () => join(dir, `pull-${++k}`)
+  const pull = await compare(
+    { run: async () => (pulled = await cloneImage({ remote: `oci://${fpRepo}:v1`, into: fresh(), credentials: null })) },
+    {
+      run: () => {
+        const to = fresh()
+        sh(`skopeo copy -q --src-tls-verify=false docker://${skopeoRepo}:v1 oci:${to}-layout:v1`)
+        unpackLayer(`${to}-layout`, to)
+      },
+    },
+    { runs, warmup: 0 },
+  )
+  row('cold pull (clone: pull + checkout)', pull.a, 'skopeo copy, zstd -d + tar -x', pull.b, pulled.fetchedBytes, pulled.totalBytes, '≤ 1.0x')
+  for (const d of readdirSync(dir)) if (d.startsWith('pull-')) rmSync(join(dir, d), { recursive: true, force: true })
+
+  // one file changed: push it and pull it into a store that has the first image
+  const store = join(dir, 'store')
+  await Store.init(store)
+  await pullImage({ store, remote: `oci://${fpRepo}:v1`, credentials: null })
+  const times: number[] = []
+  let warm = { sentBytes: 0, totalBytes: 0 }
+  let warmPull = { fetchedBytes: 0, totalBytes: 0 }
+  const pullTimes: number[] = []
+  for (let i = 0; i < runs; i++) {
+    appendFileSync(join(ws, 'd0', 's0', 'f0.txt'), `change ${i}\n`)
+    const next = await snapshotWorkspace({ dir: ws, message: `change ${i}` })
+    times.push((await measure(async () => (warm = await pushImage({ dir: ws, id: next.id, remote: `oci://${fpRepo}:v1`, credentials: null })), { runs: 1, warmup: 0 })).median)
+    pullTimes.push((await measure(async () => (warmPull = await pullImage({ store, remote: `oci://${fpRepo}:v1`, credentials: null })), { runs: 1, warmup: 0 })).median)
+  }
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!
+  row('push, 1 file changed', median(times), 'cold push', push.a, warm.sentBytes, warm.totalBytes, '< 1% sent, ≤ 0.2x')
+  row('pull of the changed image (first one local)', median(pullTimes), '–', null, warmPull.fetchedBytes, warmPull.totalBytes, '< 1% fetched')
+  rmSync(dir, { recursive: true, force: true })
 }
 
 export async function main(args: string[]): Promise<void> {
   const quick = args.includes('--quick')
-  const files = quick ? 1000 : 10_000
-  const totalBytes = quick ? 10e6 : 100e6
-  const runs = quick ? 1 : 3
+  const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : null
   const root = mkdtempSync(join(tmpdir(), 'fp-bench-registry-'))
   const registry = await startRegistry({ dir: join(root, 'registry') })
-  const host = registry.host
   const rows: Row[] = []
-  const add = (tool: string, operation: string, ms: number, sent: number, total: number) =>
-    rows.push({ tool, operation, ms: Math.round(ms), sent_MB: sent / 1e6, share_of_image: `${((100 * sent) / total).toFixed(2)}%` })
   try {
-    const ws = join(root, 'ws')
-    makeFixture(ws, { files, totalBytes })
-    await initWorkspace({ dir: ws })
-    const v1 = await snapshotWorkspace({ dir: ws, message: 'v1' })
-    const skopeoWs = join(root, 'skopeo-src')
-    sh(`cp -a ${ws} ${skopeoWs} && rm -rf ${join(skopeoWs, '.forkpoint')}`)
-
-    // forkpoint: cold push (a new repository each run), cold pull (an empty store each run)
-    let n = 0
-    let cold = { totalBytes: 0, sentBytes: 0 }
-    const coldPush = await measure(async () => (cold = await pushImage({ dir: ws, id: v1.id, remote: `oci://${host}/bench/fp${++n}:v1`, credentials: null })), { runs, warmup: 0 })
-    add('forkpoint push', 'cold', coldPush.median, cold.sentBytes, cold.totalBytes)
-    const recv = join(root, 'recv')
-    let pulled = { fetchedBytes: 0, totalBytes: 0 }
-    const coldPull = await measure(async () => (pulled = await pullImage({ store: recv, remote: `oci://${host}/bench/fp1:v1`, credentials: null })), {
-      runs,
-      warmup: 0,
-      before: async () => {
-        rmSync(recv, { recursive: true, force: true })
-        await Store.init(recv)
-      },
-    })
-    add('forkpoint pull', 'cold', coldPull.median, pulled.fetchedBytes, pulled.totalBytes)
-
-    // forkpoint: one file changed, push and pull again (each run changes it once more)
-    let change = 0
-    let warm = { sentBytes: 0, totalBytes: 0 }
-    let warmPulled = { fetchedBytes: 0, totalBytes: 0 }
-    const pushTimes: number[] = []
-    const pullTimes: number[] = []
-    for (let i = 0; i < runs; i++) {
-      appendFileSync(join(ws, 'd0', 's0', 'f0.txt'), `change ${++change}\n`)
-      const next = await snapshotWorkspace({ dir: ws, message: `change ${change}` })
-      pushTimes.push((await measure(async () => (warm = await pushImage({ dir: ws, id: next.id, remote: `oci://${host}/bench/fp1:v1`, credentials: null })), { runs: 1, warmup: 0 })).median)
-      pullTimes.push((await measure(async () => (warmPulled = await pullImage({ store: recv, remote: `oci://${host}/bench/fp1:v1`, credentials: null })), { runs: 1, warmup: 0 })).median)
-    }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-    add('forkpoint push', '1 file changed', median(pushTimes), warm.sentBytes, warm.totalBytes)
-    add('forkpoint pull', '1 file changed', median(pullTimes), warmPulled.fetchedBytes, warmPulled.totalBytes)
-    if (warm.sentBytes >= warm.totalBytes / 100) throw new Error(`incremental push sent ${warm.sentBytes} of ${warm.totalBytes} bytes: not under 1%`)
-
-    // tar | zstd of the workspace, sent to the same registry as one blob, fetched and unpacked
-    const archive = join(root, 'ws.tar.zst')
-    let digest = ''
-    const tarPush = await measure(
-      async () => {
-        sh(`tar -C ${skopeoWs} -cf - . | zstd -3 -T0 -q -f -o ${archive}`)
-        digest = await uploadBlob(host, `bench/tar${++n}`, archive)
-      },
-      { runs, warmup: 0 },
-    )
-    const archiveSize = statSync(archive).size
-    add('tar+zstd, upload blob', 'cold', tarPush.median, archiveSize, archiveSize)
-    add('tar+zstd, upload blob', '1 file changed (whole archive again)', tarPush.median, archiveSize, archiveSize)
-    const out = join(root, 'tar-out')
-    const tarPull = await measure(
-      async () => {
-        await downloadBlob(host, `bench/tar${n}`, digest, archive)
-        sh(`zstd -dc ${archive} | tar -C ${out} -xf -`)
-      },
-      { runs, warmup: 0, before: () => (rmSync(out, { recursive: true, force: true }), mkdirSync(out)) },
-    )
-    add('download blob, unzstd+untar', 'cold', tarPull.median, archiveSize, archiveSize)
-
-    // skopeo copy of an equivalent one-layer OCI layout (layout built outside the timing)
-    const layout = join(root, 'layout')
-    ociLayout(skopeoWs, layout)
-    const layer = layerSize(layout)
-    const skopeoPush = await measure(() => sh(`skopeo copy -q --dest-tls-verify=false oci:${layout}:v1 docker://${host}/bench/skopeo${++n}:v1`), { runs, warmup: 0 })
-    add('skopeo copy (layout -> registry)', 'cold', skopeoPush.median, layer, layer)
-    appendFileSync(join(skopeoWs, 'd0', 's0', 'f0.txt'), 'change\n')
-    ociLayout(skopeoWs, layout)
-    const skopeoWarm = await measure(() => sh(`skopeo copy -q --dest-tls-verify=false oci:${layout}:v1 docker://${host}/bench/skopeo${n}:v1`), { runs: 1, warmup: 0 })
-    add('skopeo copy (layout -> registry)', '1 file changed', skopeoWarm.median, layerSize(layout), layerSize(layout))
-    const pullLayout = join(root, 'pulled-layout')
-    const skopeoPull = await measure(() => sh(`skopeo copy -q --src-tls-verify=false docker://${host}/bench/skopeo${n}:v1 oci:${pullLayout}:v1`), {
-      runs,
-      warmup: 0,
-      before: () => rmSync(pullLayout, { recursive: true, force: true }),
-    })
-    add('skopeo copy (registry -> layout)', 'cold', skopeoPull.median, layerSize(layout), layerSize(layout))
-
-    report('registry', `Registry: push and pull of a ${files}-file / ${(totalBytes / 1e6).toFixed(0)} MB image to docker-registry on 127.0.0.1 (median of ${runs})`, rows, {
-      files,
-      totalBytes,
-      objects: (cold as { objects?: number }).objects,
-    })
+    if (only !== '100k') await scenario('10k files / 100 MB', quick ? 1000 : 10_000, quick ? 10e6 : 100e6, quick ? 1 : 3, registry.host, root, rows)
+    if (only !== '10k') await scenario('100k small files', quick ? 5000 : 100_000, quick ? 5e6 : 10e6, quick ? 1 : 2, registry.host, root, rows)
+    report(only ? `registry-${only}` : 'registry', 'Registry: push and pull as packs to docker-registry on 127.0.0.1, beside tar | zstd + skopeo (median, interleaved)', rows)
   } finally {
     await registry.stop()
     rmSync(root, { recursive: true, force: true })

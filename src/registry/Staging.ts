@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs'
+import { promises as fs, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DigestMismatchError, InvalidImageError } from '../errors/index.js'
 import { type Digest, digestHex, hashFile, sha256 } from '../store/digest.js'
@@ -90,6 +90,19 @@ export class Staging {
     }
     await this.accept(blob, part, transport.location)
     return received
+  }
+
+  /** Stage an object whose bytes were checked against its digest already (an object out of a pack). */
+  stageChecked(digest: Digest, bytes: Buffer): void {
+    const part = `${this.path(digest)}.part`
+    writeFileSync(part, bytes, { mode: OBJECT_MODE })
+    renameSync(part, this.path(digest))
+  }
+
+  /** Every object staged so far. */
+  async staged(): Promise<Set<Digest>> {
+    const names = await fs.readdir(this.dir)
+    return new Set(names.filter((n) => /^[0-9a-f]{64}$/.test(n)).map((n): Digest => `sha256:${n}`))
   }
 
   /** Verify a finished file and move it to its staged name, or delete it and throw (exit 5). */

@@ -1,6 +1,6 @@
 /** What push and pull report while they work (for progress bars). */
 export interface TransferProgress {
-  phase: 'checking' | 'sending' | 'receiving' | 'verifying'
+  phase: 'checking' | 'packing' | 'sending' | 'receiving' | 'verifying'
   objects: number
   totalObjects: number
   bytes: number

@@ -30,8 +30,8 @@ export interface Transport {
   statBlob(digest: Digest): Promise<number | null>
   /** Send a blob from a local file. `resumeState` is a file where an interrupted upload may keep its place. */
   putBlob(blob: { digest: Digest; size: number }, source: string, options?: TransferOptions & { resumeState?: string }): Promise<void>
-  /** Read a blob from `offset`; null when the remote does not have it. */
-  openBlob(digest: Digest, offset: number, options?: TransferOptions): Promise<BlobStream | null>
+  /** Read a blob from `offset` (`length` bytes, or to its end); null when the remote does not have it. */
+  openBlob(digest: Digest, offset: number, options?: TransferOptions & { length?: number }): Promise<BlobStream | null>
   hasManifest(digest: Digest): Promise<boolean>
   /** Store a manifest (its bytes are its identity) and, when `tag` is given, point the tag at it. */
   putManifest(manifest: BuiltManifest, tag?: string): Promise<void>

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { InvalidImageError, UnsafePathError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
-import { objectEdges } from '../store/objectGraph.js'
+import { objectEdges, shallowParents } from '../store/objectGraph.js'
 import { parseStructured, verified } from '../store/Store.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
 import { assertLayerKinds } from '../world/layerKinds.js'
@@ -16,6 +16,10 @@ export interface CheckImageArgs {
   /** Where an object's bytes are (staged or already in the store), or null when nowhere. */
   locate: (digest: Digest) => Promise<Located | null>
   allowExternalSymlinks?: boolean
+  /** Snapshots of a shallow image: their parents may be absent. */
+  shallow?: ReadonlySet<Digest>
+  /** Snapshots the store holds without their parents, which this image brings: walked as if staged. */
+  deepen?: ReadonlySet<Digest>
 }
 
 interface Found {
@@ -31,7 +35,7 @@ interface Found {
  * well-formed, entries point at objects of the right kind and size, and no symlink
  * leaves the tree. Returns the objects children-first (the safe order to commit them).
  */
-export async function checkImage({ root, locate, allowExternalSymlinks = false }: CheckImageArgs): Promise<Digest[]> {
+export async function checkImage({ root, locate, allowExternalSymlinks = false, shallow = new Set(), deepen = new Set() }: CheckImageArgs): Promise<Digest[]> {
   const found = new Map<Digest, Found>()
   const order: Digest[] = []
   const done = new Set<Digest>()
@@ -51,10 +55,15 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false }
       continue
     }
     top.expanded = true
+    const optional = top.from !== 'root' && shallow.has(top.from) && shallowParents(found.get(top.from)!.object!).has(top.digest)
+    if (optional && (await locate(top.digest)) === null) {
+      stack.pop() // a parent a shallow image leaves out
+      continue
+    }
     const item = await load(top.digest, top.from, locate)
     found.set(top.digest, item)
-    // objects already in the store were checked when they arrived, and so was what they reach
-    if (item.object && item.staged) for (const child of new Set(objectEdges(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
+    // objects already in the store were checked when they arrived, and so was what they reach (but the history a shallow store lacks)
+    if (item.object && (item.staged || deepen.has(top.digest))) for (const child of new Set(objectEdges(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
   }
   validateKinds(root, found)
   for (const [digest, { object, staged }] of found) {

@@ -1,14 +1,21 @@
 import { promises as fs } from 'node:fs'
-import { StoreCorruptError } from '../errors/index.js'
+import { StoreCorruptError, UsageError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { walkGraph } from '../store/objectGraph.js'
 import type { Store } from '../store/Store.js'
+import type { Snapshot } from '../world/Snapshot.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import type { BlobRef } from './Descriptor.js'
 
-/** Every object of the image rooted at `root`, with its size; refuses an incomplete local image. */
-export async function collectImage(store: Store, root: Digest): Promise<BlobRef[]> {
-  const { reachable, missing } = await walkGraph(store, [root])
+/**
+ * Every object of the image rooted at `root`, with its size; refuses an incomplete local
+ * image. With `depth`, only the root and its ancestors up to `depth` snapshots deep
+ * (`depth` 1: the root alone); `shallow` names the snapshots whose parents were left out.
+ */
+export async function collectImage(store: Store, root: Digest, depth = Infinity): Promise<{ objects: BlobRef[]; shallow: Digest[] }> {
+  if (depth !== Infinity && (!Number.isSafeInteger(depth) || depth < 1)) throw new UsageError(`depth must be a whole number of snapshots, 1 or more, not ${depth}`, { depth })
+  const cutAt = Number.isFinite(depth) ? await snapshotsAtDepth(store, root, depth) : new Set<Digest>()
+  const { reachable, missing } = await walkGraph(store, [root], { cutAt })
   if (missing.size > 0) {
     const [digest, from] = missing.entries().next().value as [Digest, Digest | 'root']
     throw new StoreCorruptError(`cannot send ${root}: object ${digest} (named by ${from}) is missing from the store; run 'forkpoint verify'`, {
@@ -20,5 +27,27 @@ export async function collectImage(store: Store, root: Digest): Promise<BlobRef[
   await forEachLimit([...reachable], 32, async (digest) => {
     objects.push({ digest, size: (await fs.stat(store.objectPath(digest))).size })
   })
-  return objects
+  return { objects, shallow: [...cutAt] }
+}
+
+/** The snapshots `depth` parents from the root (by the shortest path) that have parents: where a shallow image is cut. */
+async function snapshotsAtDepth(store: Store, root: Digest, depth: number): Promise<Set<Digest>> {
+  const cut = new Set<Digest>()
+  const seen = new Set<Digest>([root])
+  let level: Digest[] = [root]
+  for (let d = 1; level.length > 0; d++) {
+    const next: Digest[] = []
+    for (const id of level) {
+      const { parents } = await store.readObject<Snapshot>(id, 'snapshot')
+      const unseen = parents.filter((p) => !seen.has(p))
+      if (d >= depth) {
+        if (parents.length > 0) cut.add(id)
+        continue
+      }
+      for (const p of unseen) seen.add(p)
+      next.push(...unseen)
+    }
+    level = next
+  }
+  return cut
 }

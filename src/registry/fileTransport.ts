@@ -70,11 +70,11 @@ export function fileTransport(root: string, limits: Limits = DEFAULT_LIMITS): Tr
     async putBlob(blob, source, { signal, onBytes }: TransferOptions = {}) {
       await writeBlobFrom(blob.digest, (tmp) => pipeline(createVerifiedReadStream(source, blob, { onBytes }), createWriteStream(tmp), { signal }))
     },
-    async openBlob(digest, offset): Promise<BlobStream | null> {
+    async openBlob(digest, offset, { length }: { length?: number } = {}): Promise<BlobStream | null> {
       const handle = await openRegularFile(blobPath(digest))
       if (handle === null) return null
       const start = Math.min(offset, (await handle.stat()).size)
-      return { offset: start, body: handle.createReadStream({ start }) }
+      return { offset: start, body: handle.createReadStream(length === undefined ? { start } : { start, end: start + length - 1 }) }
     },
     hasManifest: async (digest) => (await statBlob(digest)) !== null,
     async putManifest({ descriptor, bytes }: BuiltManifest, tag?: string) {

@@ -2,8 +2,7 @@ import { InvalidImageError } from '../errors/index.js'
 import { type Digest, isDigest, sha256 } from '../store/digest.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { type BlobRef, type Descriptor, assertDescriptor } from './Descriptor.js'
-import { MediaType, ROOT_ANNOTATION } from './mediaTypes.js'
-import { segmentObjects } from './segmentObjects.js'
+import { MediaType, ROOT_ANNOTATION, SHALLOW_ANNOTATION } from './mediaTypes.js'
 
 /** A manifest ready to send: its exact bytes and the descriptor naming them. */
 export interface BuiltManifest {
@@ -27,55 +26,83 @@ export function configBlob(style: ConfigStyle): { descriptor: Descriptor; bytes:
   return { descriptor: { mediaType, digest: sha256(bytes), size: bytes.length }, bytes }
 }
 
-function built(mediaType: string, body: object, artifactType?: string): BuiltManifest {
+export function built(mediaType: string, body: object, artifactType?: string): BuiltManifest {
   const bytes = canonicalBytes(body)
   const descriptor: Descriptor = { mediaType, digest: sha256(bytes), size: bytes.length }
   if (artifactType) descriptor.artifactType = artifactType
   return { descriptor, bytes }
 }
 
+/** A pack and its index, as an image's manifest lists them. */
+export interface PackPair {
+  pack: BlobRef
+  index: BlobRef
+}
+
 /**
- * The manifests of one image: segment manifests whose layers are the objects (so every
- * object is referenced, for registry GC and OCI copy tools), and the index that names the
- * segments and, in an annotation, the root object. Same image, same bytes.
+ * The manifests of one image stored as packs: one manifest whose layers are each pack's
+ * index and the pack (so registry GC keeps them and OCI copy tools carry them), and the
+ * index that names it and, in annotations, the root object and the snapshots whose
+ * history was cut (a shallow image). Same packs, same bytes.
  */
-export function buildImageManifests({ root, objects, config }: { root: Digest; objects: BlobRef[]; config: ConfigStyle }): {
-  index: BuiltManifest
-  segments: BuiltManifest[]
-} {
-  const configDescriptor = configBlob(config).descriptor
-  const segments = segmentObjects(objects).map((segment) =>
-    built(
-      MediaType.manifest,
-      {
-        schemaVersion: 2,
-        mediaType: MediaType.manifest,
-        artifactType: MediaType.objects,
-        config: configDescriptor,
-        layers: segment.map((o) => ({ mediaType: MediaType.object, digest: o.digest, size: o.size })),
-      },
-      MediaType.objects,
-    ),
-  )
-  const totalBytes = objects.reduce((n, o) => n + o.size, 0)
-  const index = built(
-    MediaType.index,
+export function buildPackedImage({ root, packs, config, objects, bytes, shallow }: {
+  root: Digest
+  packs: PackPair[]
+  config: ConfigStyle
+  objects: number
+  bytes: number
+  shallow: Digest[]
+}): { index: BuiltManifest; manifest: BuiltManifest } {
+  const manifest = built(
+    MediaType.manifest,
     {
       schemaVersion: 2,
-      mediaType: MediaType.index,
-      artifactType: MediaType.image,
-      manifests: segments.map((s) => s.descriptor),
-      annotations: { [ROOT_ANNOTATION]: root, 'dev.forkpoint.objects': String(objects.length), 'dev.forkpoint.bytes': String(totalBytes) },
+      mediaType: MediaType.manifest,
+      artifactType: MediaType.packs,
+      config: configBlob(config).descriptor,
+      layers: packs.flatMap((p) => [
+        { mediaType: MediaType.packIndex, digest: p.index.digest, size: p.index.size },
+        { mediaType: MediaType.pack, digest: p.pack.digest, size: p.pack.size },
+      ]),
     },
-    MediaType.image,
+    MediaType.packs,
   )
-  return { index, segments }
+  const annotations: Record<string, string> = { [ROOT_ANNOTATION]: root, 'dev.forkpoint.objects': String(objects), 'dev.forkpoint.bytes': String(bytes) }
+  if (shallow.length > 0) annotations[SHALLOW_ANNOTATION] = [...shallow].sort().join(',')
+  const index = built(MediaType.index, { schemaVersion: 2, mediaType: MediaType.index, artifactType: MediaType.image, manifests: [manifest.descriptor], annotations }, MediaType.image)
+  return { index, manifest }
+}
+
+/** The packs of a packs manifest: each pack's index blob, and every pack blob with its size. */
+export function parsePacksManifest(bytes: Buffer, where: string): { indexes: BlobRef[]; packs: Map<Digest, number> } {
+  const manifest = parseJson(bytes, where)
+  if (manifest['artifactType'] !== MediaType.packs || !Array.isArray(manifest['layers'])) throw new InvalidImageError(`${where} is not a forkpoint packs manifest`)
+  const indexes: BlobRef[] = []
+  const packs = new Map<Digest, number>()
+  manifest['layers'].forEach((l, i) => {
+    const d = assertDescriptor(l, `${where} layers[${i}]`)
+    if (d.mediaType === MediaType.packIndex) indexes.push({ digest: d.digest, size: d.size })
+    else if (d.mediaType === MediaType.pack) packs.set(d.digest, d.size)
+    else throw new InvalidImageError(`${where}: layer ${d.digest} is a ${d.mediaType}`)
+  })
+  return { indexes, packs }
+}
+
+/** Whether a manifest of an image is a packs manifest (else an older per-object segment). */
+export function isPacksManifest(bytes: Buffer): boolean {
+  return parseJson(bytes, 'manifest')['artifactType'] === MediaType.packs
 }
 
 /** What a pull learns from the tagged index. */
 export interface ParsedIndex {
   root: Digest
+  /** The packs manifest, or the segment manifests of an image pushed one object per blob. */
   segments: Descriptor[]
+  /** Snapshots whose parents the image leaves out. */
+  shallow: Digest[]
+  /** The object count and bytes the index announces (for reports only: nothing is trusted from them). */
+  objects: number
+  bytes: number
 }
 
 function parseJson(bytes: Buffer, where: string): Record<string, unknown> {
@@ -103,7 +130,11 @@ export function parseImageIndex(bytes: Buffer, where: string): ParsedIndex {
   for (const s of segments) {
     if (s.mediaType !== MediaType.manifest) throw new InvalidImageError(`${where}: segment ${s.digest} is a ${s.mediaType}`)
   }
-  return { root, segments }
+  const cut = (index['annotations'] as Record<string, unknown> | undefined)?.[SHALLOW_ANNOTATION]
+  const shallow = typeof cut === 'string' && cut !== '' ? cut.split(',') : []
+  if (!shallow.every(isDigest)) throw new InvalidImageError(`${where}: malformed ${SHALLOW_ANNOTATION} annotation`)
+  const announced = (key: string) => Number((index['annotations'] as Record<string, unknown>)[key] ?? 0) || 0
+  return { root, segments, shallow: shallow as Digest[], objects: announced('dev.forkpoint.objects'), bytes: announced('dev.forkpoint.bytes') }
 }
 
 export function parseSegmentManifest(bytes: Buffer, where: string): BlobRef[] {

@@ -7,6 +7,12 @@ export const MediaType = {
   image: 'application/vnd.forkpoint.image.v1',
   /** The artifactType of each segment manifest: a share of the image's objects as layers. */
   objects: 'application/vnd.forkpoint.objects.v1',
+  /** The artifactType of the manifest whose layers are an image's packs and their indexes. */
+  packs: 'application/vnd.forkpoint.packs.v1',
+  /** A pack: zstd frames of many objects. */
+  pack: 'application/vnd.forkpoint.pack.v1+zstd',
+  /** A pack's index: where each object is in it. */
+  packIndex: 'application/vnd.forkpoint.pack.index.v1+json',
   /** A segment's config when the registry refuses the image config. */
   objectsConfig: 'application/vnd.forkpoint.objects.config.v1+json',
   /** Each object, as a layer. */
@@ -17,6 +23,8 @@ export const MediaType = {
 } as const
 
 export const ROOT_ANNOTATION = 'dev.forkpoint.root'
+/** Snapshots of a shallow image whose parents were left out (`push --depth`), comma-separated. */
+export const SHALLOW_ANNOTATION = 'dev.forkpoint.shallow'
 export const REF_NAME_ANNOTATION = 'org.opencontainers.image.ref.name'
 
 /** Manifest media types a pull asks for. */

@@ -5,6 +5,7 @@ import { DigestCheck, type Expected } from '../store/verifiedRead.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readTextOrNull } from '../util/fsx.js'
 import type { BuiltManifest } from './imageManifest.js'
+import { byteRange } from './byteRange.js'
 import { DEFAULT_LIMITS, type Limits, raiseHint } from './limits.js'
 import { MANIFEST_ACCEPT } from './mediaTypes.js'
 import type { OciClient } from './ociClient.js'
@@ -94,8 +95,8 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
       await finishUpload(await startUpload(options.signal), blob.digest, body, options.signal)
       options.onBytes?.(body.length)
     },
-    async openBlob(digest, offset, { signal }: TransferOptions = {}): Promise<BlobStream | null> {
-      const headers: Record<string, string> = offset > 0 ? { range: `bytes=${offset}-` } : {}
+    async openBlob(digest, offset, { signal, length }: TransferOptions & { length?: number } = {}): Promise<BlobStream | null> {
+      const headers: Record<string, string> = offset > 0 || length !== undefined ? { range: byteRange(offset, length) } : {}
       const response = await client.request('GET', client.url(`blobs/${digest}`), { headers, signal })
       if (response.status === 404) {
         await response.body?.cancel()

@@ -1,19 +1,14 @@
-import { createWriteStream, promises as fs } from 'node:fs'
+import { createReadStream, createWriteStream, promises as fs } from 'node:fs'
 import { resolve } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import type { Header as TarHeader } from 'tar'
-import { type Digest, digestHex } from '../store/digest.js'
+import type { Digest } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
-import { createVerifiedReadStream } from '../store/verifiedRead.js'
-import type { Store } from '../store/Store.js'
 import { tempSibling } from '../util/atomicWrite.js'
-import { requirePackage } from '../util/requirePackage.js'
-import { canonicalBytes } from '../util/canonicalJson.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { collectImage } from './collectImage.js'
-import type { BlobRef } from './Descriptor.js'
-import { PACK_MANIFEST_NAME, type PackManifest } from './PackManifest.js'
+import { encodeHeader } from './packFile.js'
+import { writePack } from './writePack.js'
 
 export interface PackArgs extends StoreLocator {
   /** A snapshot id, short id, head, tag or `HEAD~N`. */
@@ -22,6 +17,8 @@ export interface PackArgs extends StoreLocator {
   output: string
   /** zstd level, 1 to 19. */
   level?: number
+  /** The snapshot's history only this many snapshots deep (1: the snapshot alone). */
+  depth?: number
 }
 
 export interface PackResult {
@@ -31,54 +28,33 @@ export interface PackResult {
   /** Bytes of the objects, and of the compressed pack. */
   bytes: number
   packBytes: number
+  shallow: Digest[]
 }
-
-const EPOCH = new Date(0)
 
 /**
- * Write an image as one file: a tar of `forkpoint-pack.json` (root and object list) and
- * `objects/sha256/<hex>` for every object, in digest order with fixed owners, modes and
- * times, compressed with zstd. The same image always gives the same bytes.
+ * Write an image as one file: the same pack a push sends (objects in digest order in
+ * zstd frames, with an index), preceded by a header naming the root (see packFile.ts).
+ * The same image always gives the same bytes.
  */
-export async function packImage({ id, output, level = 3, ...where }: PackArgs): Promise<PackResult> {
+export async function packImage({ id, output, level = 3, depth, ...where }: PackArgs): Promise<PackResult> {
   const { store } = await openStore(where)
   const root = await resolveId(store, id)
-  const objects = (await collectImage(store, root)).sort((a, b) => (a.digest < b.digest ? -1 : 1))
-  const manifest: PackManifest = { kind: 'pack', schemaVersion: 1, root, objects }
+  const { objects, shallow } = await collectImage(store, root, depth)
   const target = resolve(output)
+  const body = tempSibling(target)
   const tmp = tempSibling(target)
-  // tar and zstd are loaded here, not with the library: most callers never pack
-  const { Header } = requirePackage('tar') as typeof import('tar')
-  const { CompressStream } = requirePackage('zstd-napi') as typeof import('zstd-napi')
-  const header = (path: string, size: number) => tarHeader(Header, path, size)
   try {
-    // the frame checksum lets unpack catch a damaged byte anywhere, tar padding included
-    await pipeline(Readable.from(tarEntries(store, header, canonicalBytes(manifest), objects)), new CompressStream({ compressionLevel: level, checksumFlag: true }), createWriteStream(tmp))
+    const pack = writePack(store, objects, body, { level })
+    const header = encodeHeader({ kind: 'pack', schemaVersion: 2, root, shallow, index: pack.index })
+    await pipeline(Readable.from(concat(header, body)), createWriteStream(tmp))
     await fs.rename(tmp, target)
   } finally {
-    await fs.rm(tmp, { force: true })
+    await Promise.all([fs.rm(tmp, { force: true }), fs.rm(body, { force: true })])
   }
-  return { id: root, output: target, objects: objects.length, bytes: objects.reduce((n, o) => n + o.size, 0), packBytes: (await fs.stat(target)).size }
+  return { id: root, output: target, objects: objects.length, bytes: objects.reduce((n, o) => n + o.size, 0), packBytes: (await fs.stat(target)).size, shallow }
 }
 
-function tarHeader(Header: typeof TarHeader, path: string, size: number): Buffer {
-  const h = new Header({ path, size, mode: 0o444, uid: 0, gid: 0, uname: '', gname: '', mtime: EPOCH, type: 'File' })
-  h.encode()
-  return h.block!
-}
-
-function padding(size: number): Buffer {
-  return Buffer.alloc((512 - (size % 512)) % 512)
-}
-
-async function* tarEntries(store: Store, header: (path: string, size: number) => Buffer, manifest: Buffer, objects: BlobRef[]): AsyncGenerator<Buffer> {
-  yield header(PACK_MANIFEST_NAME, manifest.length)
-  yield manifest
-  yield padding(manifest.length)
-  for (const object of objects) {
-    yield header(`objects/sha256/${digestHex(object.digest)}`, object.size)
-    for await (const chunk of createVerifiedReadStream(store.objectPath(object.digest), object)) yield chunk as Buffer
-    yield padding(object.size)
-  }
-  yield Buffer.alloc(1024) // two zero blocks end the archive
+async function* concat(header: Buffer, body: string): AsyncGenerator<Buffer> {
+  yield header
+  for await (const chunk of createReadStream(body)) yield chunk as Buffer
 }

@@ -1,13 +1,18 @@
 import type { KeyObject } from 'node:crypto'
-import { DigestMismatchError, RemoteImageNotFoundError, SignatureError } from '../errors/index.js'
+import { DigestMismatchError, InvalidImageError, InvalidPackError, RemoteImageNotFoundError, SignatureError } from '../errors/index.js'
 import { type Digest, sha256, shortId } from '../store/digest.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import { withWriteLock } from '../store/storeLock.js'
+import type { Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { checkImage } from './checkImage.js'
+import { recordShallow, shallowToDeepen } from './recordShallow.js'
 import type { BlobRef } from './Descriptor.js'
-import { parseImageIndex, parseSegmentManifest } from './imageManifest.js'
+import { type ParsedIndex, isPacksManifest, parseImageIndex, parseSegmentManifest } from './imageManifest.js'
+import { type LoadedPack, loadPacks } from './loadPacks.js'
+import type { PackSource } from './readPackRanges.js'
+import { stagePackedObjects } from './stagePackedObjects.js'
 import { checkDeclaredSizes } from './checkDeclaredSizes.js'
 import { type Limits, resolveLimits } from './limits.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
@@ -43,15 +48,19 @@ export interface PullResult {
   /** Objects and bytes that travelled (the rest the store had); bytes include manifests. */
   fetchedObjects: number
   fetchedBytes: number
+  /** Snapshots whose parents the image leaves out (a shallow image). */
+  shallow: Digest[]
   verified: boolean
 }
 
 /**
- * Pull an image: fetch only the objects the store lacks, verifying each digest on
- * arrival, into a staging area; check the whole image (complete, well-formed, no
- * escaping symlinks); only then move the objects into the store, children first, and
- * point the tag at it. Anything wrong throws (exit 5) with the store unchanged. An
- * interrupted pull resumes where it stopped.
+ * Pull an image: fetch only the packs, or byte ranges of packs, holding objects the
+ * store lacks (an image pushed before packs: those objects one by one), verifying each
+ * object's digest on arrival, into a staging area; check the whole image (complete but
+ * for the history a shallow image leaves out, well-formed, no escaping symlinks); only
+ * then move the objects into the store, children first, and point the tag at it.
+ * Anything wrong throws (exit 5) with the store unchanged. An interrupted pull keeps
+ * the objects it staged and fetches only the frames holding the rest.
  */
 export async function pullImage(args: PullArgs): Promise<PullResult> {
   const { store } = await openStore(args)
@@ -62,33 +71,29 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
   const index = parseImageIndex(bytes, `image ${manifest}`)
   const verified = args.verifyKey !== undefined
   if (args.verifyKey !== undefined) await verifySignature(transport, manifest, loadPublicKey(args.verifyKey))
-  const listed = new Map<Digest, BlobRef>()
-  let fetchedBytes = bytes.length // manifests count as transferred bytes too
-  await forEachLimit(index.segments, 8, async (segment) => {
-    const { bytes, fetched } = await readSegment(store, transport, segment)
-    if (fetched) fetchedBytes += bytes.length
-    for (const o of parseSegmentManifest(bytes, `segment ${segment.digest}`)) listed.set(o.digest, o)
-  })
+  const fetched = { bytes: bytes.length } // manifests and indexes count as transferred bytes too
+  const { packs, segmentObjects } = await readManifests(store, transport, index, limits, fetched)
   const staging = await Staging.open(store, `${remoteLocation(remote)}\0${manifest}`)
-  const missing: BlobRef[] = []
   const tag = localTag(args.tag, remote, manifest)
+  let added = 0
   try {
-    // asked only now: a pull of the same image we waited for may have brought them
-    await forEachLimit([...listed.values()], 32, async (o) => {
-      if (!(await store.has(o.digest))) missing.push(o)
+    // asked only now: a pull of the same image we waited for may have brought the objects
+    fetched.bytes += await stageSegmentObjects(store, staging, transport, segmentObjects, limits, manifest, args)
+    await checkPackSizes(transport, packs)
+    fetched.bytes += await stagePackedObjects({
+      store,
+      staging,
+      packs: packs.map(({ index: packIndex }) => ({ index: packIndex, source: remotePack(transport, packIndex.pack) })),
+      limits,
+      where: `image ${manifest}`,
+      signal: args.signal,
+      onProgress: args.onProgress,
     })
-    checkDeclaredSizes(missing, limits, `image ${manifest}`)
-    const progress = progressCounter('receiving', missing.length, missing.reduce((n, o) => n + o.size, 0), args.onProgress)
-    await forEachLimit(missing, args.concurrency ?? 8, async (o) => {
-      args.signal?.throwIfAborted()
-      const received = await staging.download(transport, o, { signal: args.signal, onBytes: (n) => progress.addBytes(n) })
-      fetchedBytes += received
-      progress.objectDone()
-    })
-    progress.finish()
-    const order = await checkImage({ root: index.root, locate: (d) => staging.locate(d), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
+    const deepen = await shallowToDeepen(store, index.shallow)
+    const order = await checkImage({ root: index.root, locate: (d) => staging.locate(d), allowExternalSymlinks: args.allowExternalSymlinks ?? false, shallow: new Set(index.shallow), deepen })
     await withWriteLock(store, async () => {
-      await staging.commit(order)
+      added = await staging.commit(order)
+      await recordShallow(store, index.shallow, deepen)
       await store.sync()
       if ((await readRef(store, tagRef(tag))) !== index.root) {
         await updateRef({ store, name: tagRef(tag), id: index.root, message: `pull ${remoteLocation(remote)} ${manifest}` })
@@ -104,12 +109,61 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
     remote: remoteLocation(remote),
     manifest,
     tag,
-    objects: listed.size,
-    totalBytes: [...listed.values()].reduce((n, o) => n + o.size, 0),
-    fetchedObjects: missing.length,
-    fetchedBytes,
+    objects: segmentObjects.size > 0 ? segmentObjects.size : index.objects,
+    totalBytes: segmentObjects.size > 0 ? [...segmentObjects.values()].reduce((n, o) => n + o.size, 0) : index.bytes,
+    fetchedObjects: added,
+    fetchedBytes: fetched.bytes,
+    shallow: index.shallow,
     verified,
   }
+}
+
+/** The image's packs (with their checked indexes) and, for an image pushed one object per blob, its object list. */
+async function readManifests(store: Store, transport: Transport, index: ParsedIndex, limits: Limits, fetched: { bytes: number }): Promise<{ packs: LoadedPack[]; segmentObjects: Map<Digest, BlobRef> }> {
+  const packs: LoadedPack[] = []
+  const segmentObjects = new Map<Digest, BlobRef>()
+  await forEachLimit(index.segments, 8, async (segment) => {
+    const read = await readSegment(store, transport, segment)
+    if (read.fetched) fetched.bytes += read.bytes.length
+    if (isPacksManifest(read.bytes)) {
+      packs.push(...(await loadPacks({ store, transport, manifest: read.bytes, where: `manifest ${segment.digest}`, limits, onFetched: (n) => (fetched.bytes += n) })))
+    } else {
+      for (const o of parseSegmentManifest(read.bytes, `segment ${segment.digest}`)) segmentObjects.set(o.digest, o)
+    }
+  })
+  return { packs, segmentObjects }
+}
+
+/** Every pack is exactly the size its manifest declares (a bigger one is refused before a byte of it is read). */
+async function checkPackSizes(transport: Transport, packs: LoadedPack[]): Promise<void> {
+  await forEachLimit(packs, 8, async ({ pair }) => {
+    const size = await transport.statBlob(pair.pack.digest)
+    if (size === null) throw new InvalidImageError(`the image names pack ${pair.pack.digest}, which ${transport.location} does not have`, { digest: pair.pack.digest })
+    if (size !== pair.pack.size) throw new InvalidPackError(`pack ${pair.pack.digest} in ${transport.location} is ${size} bytes, not the ${pair.pack.size} its manifest declares: refusing it`, { digest: pair.pack.digest, size })
+  })
+}
+
+/** A pack on the remote, read by byte ranges. */
+function remotePack(transport: Transport, pack: Digest): PackSource {
+  return { where: `pack ${pack} in ${transport.location}`, open: (offset, length, signal) => transport.openBlob(pack, offset, { length, signal }) }
+}
+
+/** An image pushed before packs (one blob per object): fetch the objects the store lacks one by one, as then. */
+async function stageSegmentObjects(store: Store, staging: Staging, transport: Transport, listed: Map<Digest, BlobRef>, limits: Limits, manifest: Digest, args: PullArgs): Promise<number> {
+  const missing: BlobRef[] = []
+  await forEachLimit([...listed.values()], 32, async (o) => {
+    if (!(await store.has(o.digest))) missing.push(o)
+  })
+  checkDeclaredSizes(missing, limits, `image ${manifest}`)
+  const progress = progressCounter('receiving', missing.length, missing.reduce((n, o) => n + o.size, 0), args.onProgress)
+  let bytes = 0
+  await forEachLimit(missing, args.concurrency ?? 8, async (o) => {
+    args.signal?.throwIfAborted()
+    bytes += await staging.download(transport, o, { signal: args.signal, onBytes: (n) => progress.addBytes(n) })
+    progress.objectDone()
+  })
+  progress.finish()
+  return bytes
 }
 
 /** The local tag: as asked, else the remote tag, `pulled-<id>` for a pull by digest, `latest` for none. */

@@ -4,19 +4,22 @@ import { RegistryRequestError } from '../errors/index.js'
 import { type Digest, digestHex, sha256 } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
-import { forEachLimit } from '../util/forEachLimit.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { collectImage } from './collectImage.js'
-import { findMissingObjects } from './findMissingObjects.js'
 import type { BlobRef } from './Descriptor.js'
-import { type BuiltManifest, type ConfigStyle, buildImageManifests, configBlob } from './imageManifest.js'
+import { type BuiltManifest, type ConfigStyle, type PackPair, buildPackedImage, configBlob } from './imageManifest.js'
+import { resolveLimits } from './limits.js'
+import { type LoadedPack, rememberPackIndex } from './loadPacks.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
 import { parseRemote, remoteLocation } from './parseRemote.js'
+import { choosePacks } from './choosePacks.js'
 import { refTagName } from './refTagName.js'
+import { repositoryPacks } from './repositoryPacks.js'
 import { rememberSegment } from './segmentCache.js'
 import { buildSignature, loadPrivateKey, signatureTag } from './signing.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
 import type { Transport } from './Transport.js'
+import { writePack } from './writePack.js'
 
 export interface PushArgs extends ConnectOptions, StoreLocator {
   /** What to push: a snapshot id, short id, head, tag or `HEAD~N`. */
@@ -25,8 +28,12 @@ export interface PushArgs extends ConnectOptions, StoreLocator {
   remote: string
   /** Ed25519 private key (PEM text, PEM file path or KeyObject): also push a signature of the image. */
   signingKey?: string | KeyObject
-  /** Blobs in flight at once. */
-  concurrency?: number
+  /** Send the whole image as one new pack, whatever the remote holds already. */
+  repack?: boolean
+  /** Send the snapshot and its history only this many snapshots deep (1: the snapshot alone). */
+  depth?: number
+  /** zstd level of the new pack, 1 to 19. */
+  level?: number
   signal?: AbortSignal
   onProgress?: ProgressListener
 }
@@ -39,17 +46,24 @@ export interface PushResult {
   manifest: Digest
   objects: number
   totalBytes: number
-  /** Objects and bytes that actually travelled (the rest the remote had); bytes include manifests. */
+  /** Objects that travelled in the new pack (the rest the remote's packs held), and the bytes sent, manifests and indexes included. */
   sentObjects: number
   sentBytes: number
+  /** Packs the image spans on the remote, and whether this push repacked (asked, or past the threshold). */
+  packs: number
+  repacked: boolean
+  /** Snapshots whose parents were left out (`depth`). */
+  shallow: Digest[]
   signed: boolean
 }
 
 /**
- * Push an image (a snapshot and everything it reaches) to a remote, sending only the
- * objects the remote lacks: segment manifests the remote already holds vouch for all
- * their objects, the rest are checked one by one. Blobs go up first, then segment
- * manifests, then the tagged index, so a tag never names something incomplete.
+ * Push an image (a snapshot and everything it reaches, or its history only `depth`
+ * deep) to a remote as packs: the packs the repository's images hold already are
+ * learned from their indexes, and one new pack carries exactly the objects they lack.
+ * The pack and its index go up first, then the manifest naming the image's packs, then
+ * the tagged index, so a tag never names something incomplete. The pack's bytes depend
+ * only on its objects, so an interrupted push finds the pack it sent and sends it once.
  */
 export async function pushImage(args: PushArgs): Promise<PushResult> {
   const { store } = await openStore(args)
@@ -57,17 +71,23 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   const id = await resolveId(store, args.id)
   const tag = remote.reference && 'tag' in remote.reference ? remote.reference.tag : await refTagName(store, args.id)
   const transport = await openTransport(remote, args)
-  const objects = await collectImage(store, id)
-  const totalBytes = objects.reduce((n, o) => n + o.size, 0)
+  const limits = resolveLimits(args.limits)
+  const { objects, shallow } = await collectImage(store, id, args.depth)
+  const known = await repositoryPacks({ store, transport, tag, limits })
+  const plan = choosePacks({ objects, known, repack: args.repack ?? false })
   const sent = { objects: 0, bytes: 0 }
-  const push = (config: ConfigStyle) => pushManifests({ store, transport, root: id, objects, config, tag, args, sent })
+  const fresh = plan.send.length > 0 ? await sendPack(store, transport, plan.send, args, sent) : null
+  args.signal?.throwIfAborted()
+  const packs: PackPair[] = [...plan.reuse.map((p: LoadedPack) => p.pair), ...(fresh ? [fresh] : [])]
+  const totalBytes = objects.reduce((n, o) => n + o.size, 0)
+  const push = (config: ConfigStyle) => pushManifests({ store, transport, config, tag, sent, image: { root: id, packs, config, objects: objects.length, bytes: totalBytes, shallow } })
   let config: ConfigStyle = 'image'
   let index: BuiltManifest
   try {
     index = await push(config)
   } catch (err) {
     if (!(err instanceof RegistryRequestError) || err.data['status'] !== 400) throw err
-    config = 'custom' // a registry that refuses the image config: push again with our own (objects are there already)
+    config = 'custom' // a registry that refuses the image config: push again with our own (the packs are there already)
     index = await push(config)
   }
   if (args.signingKey) await pushSignature(store, transport, index, loadPrivateKey(args.signingKey), config)
@@ -80,46 +100,58 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
     totalBytes,
     sentObjects: sent.objects,
     sentBytes: sent.bytes,
+    packs: packs.length,
+    repacked: plan.repacked,
+    shallow,
     signed: Boolean(args.signingKey),
   }
 }
 
-interface PushContext {
-  store: Store
-  transport: Transport
-  root: Digest
-  objects: BlobRef[]
-  config: ConfigStyle
-  tag: string
-  args: PushArgs
-  sent: { objects: number; bytes: number }
+/** Write the objects as one pack (in the store's tmp/), send it and its index unless the remote has them. */
+async function sendPack(store: Store, transport: Transport, objects: BlobRef[], args: PushArgs, sent: { objects: number; bytes: number }): Promise<PackPair> {
+  const file = store.tempPath('pack')
+  try {
+    const packing = progressCounter('packing', objects.length, objects.reduce((n, o) => n + o.size, 0), args.onProgress)
+    const pack = writePack(store, objects, file, { level: args.level ?? 3, onBytes: (n) => packing.addBytes(n) })
+    packing.finish()
+    const ref = { digest: pack.digest, size: pack.size }
+    if ((await transport.statBlob(pack.digest)) !== pack.size) {
+      const sending = progressCounter('sending', objects.length, pack.size, args.onProgress)
+      await transport.putBlob(ref, file, {
+        signal: args.signal,
+        onBytes: (n) => sending.addBytes(n),
+        resumeState: store.path('tmp', `upload-${digestHex(sha256(`${transport.location}\0${pack.digest}`)).slice(0, 24)}.json`),
+      })
+      sending.finish()
+      sent.objects += objects.length
+      sent.bytes += pack.size
+    }
+    const index = { digest: sha256(pack.indexBytes), size: pack.indexBytes.length }
+    sent.bytes += await putBytesBlob(store, transport, { descriptor: index, bytes: pack.indexBytes })
+    await rememberPackIndex(store, index, pack.indexBytes)
+    return { pack: ref, index }
+  } finally {
+    await fs.rm(file, { force: true })
+  }
 }
 
-async function pushManifests({ store, transport, root, objects, config, tag, args, sent }: PushContext): Promise<BuiltManifest> {
-  const { index, segments } = buildImageManifests({ root, objects, config })
-  const missing = await findMissingObjects({ store, transport, segments, tag, onProgress: args.onProgress })
-  const toSend = missing.objects
-  const sending = progressCounter('sending', toSend.length, toSend.reduce((n, o) => n + o.size, 0), args.onProgress)
-  await forEachLimit(toSend, args.concurrency ?? 8, async (object) => {
-    args.signal?.throwIfAborted()
-    await transport.putBlob(object, store.objectPath(object.digest), {
-      signal: args.signal,
-      onBytes: (n) => sending.addBytes(n),
-      resumeState: store.path('tmp', `upload-${digestHex(sha256(`${transport.location}\0${object.digest}`)).slice(0, 24)}.json`),
-    })
-    sent.objects++
-    sent.bytes += object.size
-    sending.objectDone()
-  })
-  sending.finish()
+async function pushManifests({ store, transport, config, tag, sent, image }: {
+  store: Store
+  transport: Transport
+  config: ConfigStyle
+  tag: string
+  sent: { objects: number; bytes: number }
+  image: Parameters<typeof buildPackedImage>[0]
+}): Promise<BuiltManifest> {
+  const { index, manifest } = buildPackedImage({ ...image, config })
   sent.bytes += await putBytesBlob(store, transport, configBlob(config))
-  for (const segment of missing.segments) {
-    await transport.putManifest(segment)
-    sent.bytes += segment.bytes.length // manifests count as sent bytes too
+  if (!(await transport.hasManifest(manifest.descriptor.digest))) {
+    await transport.putManifest(manifest)
+    sent.bytes += manifest.bytes.length // manifests count as sent bytes too
   }
   await transport.putManifest(index, tag)
   sent.bytes += index.bytes.length
-  for (const segment of segments) await rememberSegment(store, segment)
+  await rememberSegment(store, manifest)
   return index
 }
 

@@ -13,6 +13,7 @@ import { createVerifiedReadStream } from '../store/verifiedRead.js'
 import type { BuiltManifest } from './imageManifest.js'
 import { DEFAULT_LIMITS, type Limits, raiseHint } from './limits.js'
 import type { S3Options } from './parseRemote.js'
+import { byteRange } from './byteRange.js'
 import { readCapped } from './readCapped.js'
 import { echoBody } from './redactSecrets.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
@@ -74,8 +75,8 @@ export function s3Transport({ bucket, prefix, options, limits = DEFAULT_LIMITS, 
       })
       if (refused) throw refused
     },
-    async openBlob(digest, offset, { signal }: TransferOptions = {}): Promise<BlobStream | null> {
-      const range = offset > 0 ? `bytes=${offset}-` : undefined
+    async openBlob(digest, offset, { signal, length }: TransferOptions & { length?: number } = {}): Promise<BlobStream | null> {
+      const range = offset > 0 || length !== undefined ? byteRange(offset, length) : undefined
       const out = await call(`fetching ${digest}`, () => s3.send(new GetObjectCommand({ Bucket: bucket, Key: blobKey(digest), Range: range }), { abortSignal: signal }))
       if (!out?.Body) return null
       const start = out.ContentRange ? Number(/bytes (\d+)-/.exec(out.ContentRange)?.[1] ?? 0) : 0

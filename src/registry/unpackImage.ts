@@ -1,23 +1,20 @@
-import { type WriteStream, createReadStream, createWriteStream } from 'node:fs'
+import { createReadStream, promises as fs } from 'node:fs'
 import { resolve } from 'node:path'
-import { finished, pipeline } from 'node:stream/promises'
-import type { ReadEntry } from 'tar'
-import { InvalidPackError, UnsafePathError } from '../errors/index.js'
+import { InvalidPackError } from '../errors/index.js'
 import { type Digest, shortId } from '../store/digest.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { statInput } from '../util/statInput.js'
-import { requirePackage } from '../util/requirePackage.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { checkImage } from './checkImage.js'
-import type { BlobRef } from './Descriptor.js'
-import { ByteBudget } from './ByteBudget.js'
-import { checkDeclaredSizes } from './checkDeclaredSizes.js'
-import { type Limits, raiseHint, resolveLimits } from './limits.js'
-import { PACK_MANIFEST_NAME, PACK_OBJECT_RE, type PackManifest, parsePackManifest } from './PackManifest.js'
+import { recordShallow, shallowToDeepen } from './recordShallow.js'
+import { type Limits, resolveLimits } from './limits.js'
+import { HEADER_PREFIX_BYTES, SKIPPABLE_MAGIC, ZSTD_MAGIC, headerLength, parseHeader } from './packFile.js'
 import { assertTag } from './parseRemote.js'
+import { readLegacyPack } from './readLegacyPack.js'
 import { Staging } from './Staging.js'
+import { stagePackedObjects } from './stagePackedObjects.js'
 
 export interface UnpackArgs extends StoreLocator {
   /** The pack file. */
@@ -35,131 +32,82 @@ export interface UnpackResult {
   objects: number
   /** Objects the store did not have yet. */
   added: number
+  shallow: Digest[]
+}
+
+interface Unpacked {
+  root: Digest
+  objects: number
+  shallow: Digest[]
 }
 
 /**
- * Read a pack into the store. Every entry is checked before its bytes are kept: only
- * regular files named `forkpoint-pack.json` (first) or `objects/sha256/<hex>`, listed in
- * the manifest with that exact size, within the limits; links, directories, other
- * names (`../x`, `/etc/x`) are refused (exit 5), and so is a pack that decompresses to
- * more than its manifest declares. Objects are staged and verified, the whole image
- * checked, and only then moved into the store.
+ * Read a pack file into the store: its header and index are checked (frames tile the
+ * pack, entries do not overlap, the file is exactly as long as declared), the frames
+ * holding objects the store lacks are decompressed no further than they declare, every
+ * object is checked against its digest, staged, the whole image checked, and only then
+ * moved into the store. Pack files of the first format (a tar) are still read. Anything
+ * wrong is refused (exit 5) with the store unchanged.
  */
 export async function unpackImage({ input, tag, limits, allowExternalSymlinks = false, ...where }: UnpackArgs): Promise<UnpackResult> {
   const { store } = await openStore(where)
   const file = resolve(input)
   const st = await statInput(file)
+  const caps = resolveLimits(limits)
   const staging = await Staging.open(store, `unpack\0${file}\0${st.size}\0${st.mtimeMs}`)
   try {
-    const manifest = await readPack(store, staging, file, resolveLimits(limits))
-    const order = await checkImage({ root: manifest.root, locate: (d) => staging.locate(d), allowExternalSymlinks })
-    const name = assertTag(tag ?? `unpacked-${shortId(manifest.root)}`)
+    const image = await readPackFile(store, staging, file, caps)
+    const deepen = await shallowToDeepen(store, image.shallow)
+    const order = await checkImage({ root: image.root, locate: (d) => staging.locate(d), allowExternalSymlinks, shallow: new Set(image.shallow), deepen })
+    const name = assertTag(tag ?? `unpacked-${shortId(image.root)}`)
     let added = 0
     await withWriteLock(store, async () => {
       added = await staging.commit(order)
+      await recordShallow(store, image.shallow, deepen)
       await store.sync()
-      if ((await readRef(store, tagRef(name))) !== manifest.root) {
-        await updateRef({ store, name: tagRef(name), id: manifest.root, message: `unpack ${file}` })
+      if ((await readRef(store, tagRef(name))) !== image.root) {
+        await updateRef({ store, name: tagRef(name), id: image.root, message: `unpack ${file}` })
       }
     })
-    return { id: manifest.root, tag: name, objects: manifest.objects.length, added }
+    return { id: image.root, tag: name, objects: image.objects, added, shallow: image.shallow }
   } finally {
     await staging.discard()
   }
 }
 
-async function readPack(store: Store, staging: Staging, file: string, limits: Limits): Promise<PackManifest> {
-  let manifest: PackManifest | null = null
-  const listed = new Map<Digest, BlobRef>()
-  const seen = new Set<Digest>()
-  const pending: Array<Promise<unknown>> = []
-  const unended = new Set<WriteStream>()
-  let failure: unknown = null
-  // tar and zstd are loaded here, not with the library: most callers never unpack
-  const { Parser } = requirePackage('tar') as typeof import('tar')
-  const { DecompressStream } = requirePackage('zstd-napi') as typeof import('zstd-napi')
-  const parser = new Parser({ strict: true })
-  const budget = new ByteBudget(TAR_BLOCK * 2 + limits.maxPackManifestBytes, (limit) => new InvalidPackError(`${file} decompresses to more than the ${limit} bytes its manifest declares: refusing it`, { file, limit }))
-
-  const refuse = (entry: ReadEntry, error: Error) => {
-    failure ??= error
-    entry.resume()
-    parser.abort(error)
-  }
-
-  parser.on('entry', (entry: ReadEntry) => {
-    if (failure) return entry.resume()
-    if (entry.type !== 'File' && entry.type !== 'OldFile') return refuse(entry, new UnsafePathError(`pack entry ${JSON.stringify(entry.path)} is a ${entry.type}: only regular files are allowed`, { path: entry.path }))
-    if (manifest === null) {
-      if (entry.path !== PACK_MANIFEST_NAME) return refuse(entry, new InvalidPackError(`not a forkpoint pack: first entry is ${JSON.stringify(entry.path)}`))
-      if (entry.size > limits.maxPackManifestBytes) {
-        return refuse(entry, new InvalidPackError(`${file}: ${PACK_MANIFEST_NAME} is ${entry.size} bytes, more than the limit of ${limits.maxPackManifestBytes} (${raiseHint('maxPackManifestBytes')})`))
-      }
-      const parts: Buffer[] = []
-      entry.on('data', (d: Buffer) => parts.push(d))
-      entry.on('end', () => {
-        try {
-          const parsed = parsePackManifest(Buffer.concat(parts))
-          checkDeclaredSizes(parsed.objects, limits, `pack ${file}`)
-          for (const o of parsed.objects) listed.set(o.digest, o)
-          budget.limit = packLength(entry.size, parsed.objects)
-          manifest = parsed
-        } catch (err) {
-          failure ??= err
-          parser.abort(asError(err))
-        }
-      })
-      return
+/** Stage a pack file's objects, whichever format it is in. */
+async function readPackFile(store: Store, staging: Staging, file: string, limits: Limits): Promise<Unpacked> {
+  const handle = await fs.open(file, 'r')
+  let prefix: Buffer
+  let size: number
+  try {
+    size = (await handle.stat()).size
+    prefix = Buffer.alloc(HEADER_PREFIX_BYTES)
+    await handle.read(prefix, 0, HEADER_PREFIX_BYTES, 0)
+    if (size < HEADER_PREFIX_BYTES) throw new InvalidPackError(`${file} is not a valid pack (truncated or damaged): ${size} bytes`, { file })
+    const magic = prefix.readUInt32LE(0)
+    if (magic === ZSTD_MAGIC) {
+      const manifest = await readLegacyPack(store, staging, file, limits)
+      return { root: manifest.root, objects: manifest.objects.length, shallow: [] }
     }
-    const hex = PACK_OBJECT_RE.exec(entry.path)?.[1]
-    if (!hex) return refuse(entry, new UnsafePathError(`pack entry ${JSON.stringify(entry.path)} is not an object name: refusing the pack`, { path: entry.path }))
-    const digest: Digest = `sha256:${hex}`
-    const blob = listed.get(digest)
-    if (!blob || seen.has(digest)) return refuse(entry, new InvalidPackError(`pack entry ${entry.path} is ${blob ? 'duplicated' : 'not in the pack manifest'}`))
-    if (entry.size !== blob.size) {
-      return refuse(entry, new InvalidPackError(`pack entry ${entry.path} is ${entry.size} bytes, but the manifest says ${blob.size}`, { path: entry.path }))
+    if (magic !== SKIPPABLE_MAGIC) throw new InvalidPackError(`${file} is not a forkpoint pack`, { file })
+    const length = headerLength(prefix, file, limits)
+    const body = Buffer.alloc(length)
+    const { bytesRead } = await handle.read(body, 0, length, HEADER_PREFIX_BYTES)
+    if (bytesRead < length) throw new InvalidPackError(`${file} is not a valid pack (truncated or damaged): it ends inside its header`, { file })
+    const { root, shallow, index } = parseHeader(body, file, limits)
+    const base = HEADER_PREFIX_BYTES + length
+    if (size !== base + index.packSize) {
+      const what = size > base + index.packSize ? 'bigger than its header declares' : 'truncated or damaged'
+      throw new InvalidPackError(`${file} is not a valid pack (${what}): ${size - base} bytes of frames, not ${index.packSize}`, { file })
     }
-    seen.add(digest)
-    const part = `${staging.path(digest)}.part`
-    const out = createWriteStream(part)
-    unended.add(out)
-    entry.on('end', () => unended.delete(out))
-    entry.pipe(out)
-    // settled at once into a value, so a refusal waits for the others without going unhandled
-    const accepted = finished(out).then(() => staging.accept(blob, part, file))
-    pending.push(accepted.then(() => null, (err: unknown) => err))
-  })
-
-  await pipeline(createReadStream(file), new DecompressStream(), budget, parser).catch((err: unknown) => {
-    failure ??= err
-  })
-  // a pack cut short ends inside an entry, which then never ends: fail its file so nothing waits for it forever
-  for (const out of unended) out.destroy(asError(failure ?? new InvalidPackError(`${file} ends inside an object`)))
-  const refusals = (await Promise.all(pending)).filter((err) => err !== null)
-  if (failure) throw wrapParseError(failure, file)
-  if (refusals.length > 0) throw refusals[0]
-  if (manifest === null) throw new InvalidPackError(`${file} holds no ${PACK_MANIFEST_NAME}`)
-  for (const o of listed.values()) {
-    if (!seen.has(o.digest) && !(await store.has(o.digest))) throw new InvalidPackError(`the pack lists ${o.digest} but does not hold it`, { digest: o.digest })
+    const source = {
+      where: file,
+      open: async (offset: number, len: number) => ({ offset, body: createReadStream(file, { start: base + offset, end: base + offset + len - 1 }) }),
+    }
+    await stagePackedObjects({ store, staging, packs: [{ index, source }], limits, where: `pack ${file}` })
+    return { root, objects: index.objects.length, shallow }
+  } finally {
+    await handle.close()
   }
-  return manifest
-}
-
-function wrapParseError(err: unknown, file: string): unknown {
-  if (err instanceof InvalidPackError || err instanceof UnsafePathError || (err as { exitCode?: number }).exitCode !== undefined) return err
-  return new InvalidPackError(`${file} is not a valid pack (truncated or damaged): ${(err as Error).message ?? String(err)}`, { file }, { cause: err })
-}
-
-function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err))
-}
-
-const TAR_BLOCK = 512
-/** Readers may pad an archive to whole 10 KiB records after its two end blocks. */
-const TAR_RECORD = 20 * TAR_BLOCK
-
-/** The most bytes a tar of this manifest and these objects can decompress to. */
-function packLength(manifestBytes: number, objects: BlobRef[]): number {
-  const entry = (size: number) => TAR_BLOCK + Math.ceil(size / TAR_BLOCK) * TAR_BLOCK
-  return objects.reduce((n, o) => n + entry(o.size), entry(manifestBytes)) + TAR_RECORD
 }

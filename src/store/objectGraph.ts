@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { errnoCode } from '../util/fsx.js'
 import { type Digest, isDigest, sha256 } from './digest.js'
+import { readShallow } from './shallow.js'
 import type { Store } from './Store.js'
 import { parseStructured } from './Store.js'
 import type { StructuredObject } from './StructuredObject.js'
@@ -65,32 +66,49 @@ export interface GraphWalk {
 }
 
 /**
- * Everything reachable from `roots`, and what is missing on the way. A caller that has
+ * Everything reachable from `roots`, and what is missing on the way. Parents of the
+ * store's shallow snapshots are followed where present and never missing; parents of
+ * `cutAt` snapshots are not followed at all (a shallow push). A caller that has
  * just re-hashed every object passes the ones that failed as `hashedCorrupt`, and the
  * walk trusts the others instead of hashing them again.
  */
-export async function walkGraph(store: Store, roots: Iterable<Digest>, { hashedCorrupt }: { hashedCorrupt?: ReadonlySet<Digest> } = {}): Promise<GraphWalk> {
+export async function walkGraph(store: Store, roots: Iterable<Digest>, { hashedCorrupt, cutAt }: { hashedCorrupt?: ReadonlySet<Digest>; cutAt?: ReadonlySet<Digest> } = {}): Promise<GraphWalk> {
+  const cut = await readShallow(store)
   const reachable = new Set<Digest>()
   const missing = new Map<Digest, Digest | 'root'>()
   const corrupt = new Set<Digest>()
-  const queue: Array<[Digest, Digest | 'root']> = [...roots].map((d) => [d, 'root'])
+  const absent = new Set<Digest>()
+  const queue: Array<[Digest, Digest | 'root', boolean]> = [...roots].map((d) => [d, 'root', false])
   while (queue.length > 0) {
     const batch = queue.splice(0, 64)
     await Promise.all(
-      batch.map(async ([digest, from]) => {
-        if (reachable.has(digest) || missing.has(digest)) return
+      batch.map(async ([digest, from, optional]) => {
+        if (reachable.has(digest) || missing.has(digest) || (optional && absent.has(digest))) return
         const object = await readIfStructured(store, digest, hashedCorrupt)
         if (object === 'missing') {
-          missing.set(digest, from)
+          if (optional) absent.add(digest)
+          else missing.set(digest, from)
           return
         }
         reachable.add(digest)
         if (object === 'corrupt') corrupt.add(digest)
-        else if (object) for (const child of objectEdges(object)) if (!reachable.has(child)) queue.push([child, digest])
+        else if (object) {
+          const parents = cut.has(digest) || cutAt?.has(digest) ? shallowParents(object) : new Set<Digest>()
+          for (const child of objectEdges(object)) {
+            if (cutAt?.has(digest) && parents.has(child)) continue
+            if (!reachable.has(child)) queue.push([child, digest, parents.has(child)])
+          }
+        }
       }),
     )
   }
   return { reachable, missing, corrupt }
+}
+
+/** The parents of a snapshot of a shallow image: followed where present, never missing. */
+export function shallowParents(object: StructuredObject): Set<Digest> {
+  const parents = (object as { parents?: unknown }).parents
+  return new Set(object.kind === 'snapshot' && Array.isArray(parents) ? parents.filter(isDigest) : [])
 }
 
 /** Every object file in the store, by digest. */

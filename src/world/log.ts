@@ -2,6 +2,7 @@ import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Digest } from '../store/digest.js'
 import { listRefs, readRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
+import { readShallow } from '../store/shallow.js'
 import type { Store } from '../store/Store.js'
 import { readSnapshot } from './readObjects.js'
 import type { Snapshot } from './Snapshot.js'
@@ -28,12 +29,14 @@ export async function log({ from = 'HEAD', limit = Infinity, ...locator }: Store
   const labels = await refLabels(store)
   const seen = new Map<Digest, Snapshot>()
   const frontier: Digest[] = [start]
+  const shallow = await readShallow(store)
   while (frontier.length > 0) {
     const id = frontier.pop()!
     if (seen.has(id)) continue
     const snap = await readSnapshot(store, id)
     seen.set(id, snap)
-    frontier.push(...snap.parents)
+    // a shallow image's history ends here: parents it left out are not there to read
+    for (const p of snap.parents) if (!shallow.has(id) || (await store.has(p))) frontier.push(p)
   }
   return topoNewestFirst(seen)
     .slice(0, limit)

@@ -2,11 +2,10 @@ import { generateKeyPairSync } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sha256 } from '../../src/store/digest.js'
 import { fp, fpJson, runCli } from '../helpers/cli.js'
 import { type RegistryServer, startRegistry } from '../helpers/registryServer.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
-import { treeListing } from './fixtures.js'
+import { remotePacks, treeListing } from './fixtures.js'
 
 let registry: RegistryServer
 let authRegistry: RegistryServer
@@ -52,11 +51,14 @@ describe('forkpoint push / pull / clone / pack / unpack', () => {
     const dir = await snapshotted({ 'a.txt': 'to be tampered with' })
     const remote = `oci://${registry.host}/demo/tampered:v1`
     expect((await fp(dir, 'push', 'HEAD', remote)).code).toBe(0)
-    await fs.writeFile(registry.blobDataPath(sha256('to be tampered with')), 'evil')
+    const [pack] = await remotePacks(remote)
+    const data = await fs.readFile(registry.blobDataPath(pack!))
+    data[data.length - 3] = data[data.length - 3]! ^ 0x40
+    await fs.writeFile(registry.blobDataPath(pack!), data)
     const other = tempDir('other')
     const pulled = await fp(other, '--store', join(other, 'store'), 'clone', remote, '--into', join(other, 'out'))
     expect(pulled.code).toBe(5)
-    expect(pulled.stderr).toMatch(/^forkpoint: object sha256:\w+ from oci:\/\/.* refusing it/)
+    expect(pulled.stderr).toMatch(/^forkpoint: pack sha256:\w+ in oci:\/\/\S+ does not decompress/)
     await expect(fs.stat(join(other, 'out'))).rejects.toThrow()
 
     const denied = await fp(dir, 'push', 'HEAD', `oci://${authRegistry.host}/demo/agent:v1`)

@@ -104,3 +104,16 @@ export async function writePack(entries: Entry[], trailing: Buffer = Buffer.allo
   await pipeline(Readable.from(blocks), new CompressStream(), createWriteStream(file))
   return file
 }
+
+/** The digests of the packs the image tagged at `remote` spans, from its manifests. */
+export async function remotePacks(remote: string): Promise<Array<`sha256:${string}`>> {
+  const { openTransport } = await import('../../src/registry/openTransport.js')
+  const { parseRemote } = await import('../../src/registry/parseRemote.js')
+  const { parseImageIndex, parsePacksManifest } = await import('../../src/registry/imageManifest.js')
+  const parsed = parseRemote(remote)
+  const transport = await openTransport(parsed, { credentials: null })
+  const reference = parsed.reference && 'tag' in parsed.reference ? parsed.reference.tag : 'latest'
+  const index = parseImageIndex((await transport.getManifest(reference))!.bytes, 'index')
+  const manifest = (await transport.getManifest(index.segments[0]!.digest))!.bytes
+  return [...parsePacksManifest(manifest, 'manifest').packs.keys()]
+}

@@ -95,7 +95,7 @@ describe('OCI client protocol', () => {
     const pulled = await pullImage({ store: await emptyStore(), remote, credentials })
     expect(pulled.id).toBe(image.id)
     expect(seen.tokens).toBeGreaterThan(0)
-    expect(seen.redirects).toBeGreaterThanOrEqual(pushed.objects)
+    expect(seen.redirects).toBeGreaterThanOrEqual(2) // the pack's index and (a range of) the pack
     expect(seen.directRequests).toBe(seen.redirects)
     expect(seen.directWithAuth).toBe(0)
   })

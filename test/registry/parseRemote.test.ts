@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import { RemoteSpecError } from '../../src/index.js'
 import { parseRemote } from '../../src/registry/parseRemote.js'
 import { sha256 } from '../../src/store/digest.js'
-import { segmentObjects } from '../../src/registry/segmentObjects.js'
 
 describe('parseRemote', () => {
   it('parses the three transports with tags and digests', () => {
@@ -24,18 +23,5 @@ describe('parseRemote', () => {
     for (const bad of ['ftp://x/y', 'oci://hostonly', 'oci://h/Upper', 'file://relative', 'oci://h/a:bad/tag!', `oci://h/a@sha256:xyz`, 's3://B/x']) {
       expect(() => parseRemote(bad), bad).toThrow(RemoteSpecError)
     }
-  })
-})
-
-describe('segmentObjects', () => {
-  it('keeps every segment but the changed ones when one object changes', () => {
-    const objects = Array.from({ length: 5000 }, (_, i) => ({ digest: sha256(`object ${i}`), size: i }))
-    const before = segmentObjects(objects)
-    const after = segmentObjects([...objects.slice(1), { digest: sha256('a new object'), size: 1 }])
-    const key = (s: typeof before[number]) => s.map((o) => o.digest).join()
-    const kept = new Set(before.map(key))
-    expect(before.length).toBeGreaterThan(20)
-    expect(after.filter((s) => !kept.has(key(s))).length).toBeLessThanOrEqual(2)
-    expect(before.flat().length).toBe(5000)
   })
 })

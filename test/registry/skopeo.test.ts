@@ -3,9 +3,8 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { cloneImage, pushImage } from '../../src/index.js'
-import { sha256 } from '../../src/store/digest.js'
 import { tempDir } from '../helpers/tmp.js'
-import { makeImage, treeListing } from './fixtures.js'
+import { makeImage, remotePacks, treeListing } from './fixtures.js'
 import { useRemotes } from './remotes.js'
 
 const remotes = useRemotes()
@@ -24,12 +23,13 @@ describe('standard OCI tools read our images', () => {
     const file = remotes.remote('file')
     await pushImage({ store: image.store, id: image.id, remote: file, credentials: null })
     const fromLayout = JSON.parse(await skopeo('inspect', `oci:${layoutOf(file)}:v1`)) as { Layers: string[] }
-    expect(fromLayout.Layers).toContain(sha256('inspect me'))
+    expect(fromLayout.Layers).toHaveLength(2) // the pack's index and the pack
+    expect(fromLayout.Layers).toContain((await remotePacks(file))[0])
 
     const oci = remotes.remote('oci')
     await pushImage({ store: image.store, id: image.id, remote: oci, credentials: null })
     const fromRegistry = JSON.parse(await skopeo('inspect', '--tls-verify=false', `docker://${oci.slice('oci://'.length)}`)) as { Layers: string[] }
-    expect(fromRegistry.Layers).toContain(sha256('inspect me'))
+    expect(fromRegistry.Layers).toContain((await remotePacks(oci))[0])
   })
 
   it('a layout written by skopeo copy --all (from a layout or the registry) can be cloned', async () => {

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest'
 import { openTransport } from '../../src/registry/openTransport.js'
 import { parseRemote } from '../../src/registry/parseRemote.js'
 import { sha256 } from '../../src/store/digest.js'
-import { buildImageManifests, configBlob } from '../../src/registry/imageManifest.js'
+import { configBlob } from '../../src/registry/imageManifest.js'
+import { buildImageManifests } from './legacyFormat.js'
 import type { Transport } from '../../src/registry/Transport.js'
 import { tempDir } from '../helpers/tmp.js'
 import { TRANSPORTS, useRemotes } from './remotes.js'
@@ -44,6 +45,9 @@ describe.each(TRANSPORTS)('transport %s', (kind) => {
     const tail = await t.openBlob(blob.digest, 60_000)
     expect(tail?.offset).toBe(60_000)
     expect((await readAll(tail!.body)).equals(bytes.subarray(60_000))).toBe(true)
+    const middle = await t.openBlob(blob.digest, 30_000, { length: 1000 })
+    expect(middle!.offset).toBe(30_000) // every transport here serves byte ranges
+    expect((await readAll(middle!.body)).equals(bytes.subarray(30_000, 31_000))).toBe(true)
     await t.putBlob(blob, blob.path) // idempotent
     expect(await t.statBlob(blob.digest)).toBe(bytes.length)
   })

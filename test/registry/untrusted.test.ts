@@ -1,12 +1,18 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { DigestMismatchError, InvalidImageError, UnsafePathError, pullImage, pushImage } from '../../src/index.js'
+import { CorruptDataError, DigestMismatchError, InvalidImageError, InvalidPackError, UnsafePathError, pullImage, pushImage, type Digest, type Store } from '../../src/index.js'
 import { makeSnapshot } from '../../src/world/Snapshot.js'
 import { makeTree } from '../../src/world/Tree.js'
 import { sha256 } from '../../src/store/digest.js'
-import { buildImageManifests } from '../../src/registry/imageManifest.js'
-import { emptyStore, expectRefusedUntouched, makeImage } from './fixtures.js'
+import { collectImage } from '../../src/registry/collectImage.js'
+import { fileTransport } from '../../src/registry/fileTransport.js'
+import { buildPackedImage, configBlob } from '../../src/registry/imageManifest.js'
+import { buildImageManifests } from './legacyFormat.js'
+import { writePack } from '../../src/registry/writePack.js'
+import type { BlobRef } from '../../src/registry/Descriptor.js'
+import { tempDir } from '../helpers/tmp.js'
+import { emptyStore, expectRefusedUntouched, makeImage, remotePacks } from './fixtures.js'
 import { useRemotes } from './remotes.js'
 
 const remotes = useRemotes()
@@ -17,6 +23,22 @@ async function expectRefused(remote: string, errorClass: new (...args: never[]) 
   return (await expectRefusedUntouched((store) => pullImage({ store, remote, credentials }), errorClass)).error
 }
 
+/** Put a pack of `objects` and an image naming it as tag `forged` into a layout, by hand; returns the index digest. */
+async function pushForged(store: Store, layout: string, root: Digest, objects: BlobRef[]): Promise<Digest> {
+  const transport = fileTransport(layout)
+  const file = join(tempDir('forged'), 'pack')
+  const pack = writePack(store, objects, file)
+  await transport.putBlob({ digest: pack.digest, size: pack.size }, file)
+  const indexFile = `${file}.index`
+  await fs.writeFile(indexFile, pack.indexBytes)
+  const index = { digest: sha256(pack.indexBytes), size: pack.indexBytes.length }
+  await transport.putBlob(index, indexFile)
+  const built = buildPackedImage({ root, packs: [{ pack: { digest: pack.digest, size: pack.size }, index }], config: 'image', objects: objects.length, bytes: 0, shallow: [] })
+  await transport.putManifest(built.manifest)
+  await transport.putManifest(built.index, 'forged')
+  return built.index.descriptor.digest
+}
+
 async function pushedToRegistry(files: Record<string, string>) {
   const image = await makeImage(files)
   const remote = remotes.remote('oci')
@@ -25,19 +47,25 @@ async function pushedToRegistry(files: Record<string, string>) {
 }
 
 describe('pulled data is untrusted', () => {
-  it('refuses a tampered blob in the registry (exit 5, store untouched)', async () => {
+  it('refuses a tampered pack in the registry (exit 5, store untouched)', async () => {
     const { remote } = await pushedToRegistry({ 'secret.txt': 'the original content', 'other.txt': 'x' })
-    await fs.writeFile(remotes.registry().blobDataPath(sha256('the original content')), 'the tampered content')
-    const error = await expectRefused(remote, DigestMismatchError)
-    expect(error.message).toContain(sha256('the original content'))
+    const [pack] = await remotePacks(remote)
+    const data = remotes.registry().blobDataPath(pack!)
+    const bytes = await fs.readFile(data)
+    const at = Math.floor(bytes.length / 2)
+    bytes[at] = bytes[at]! ^ 0x40
+    await fs.writeFile(data, bytes)
+    const error = await expectRefused(remote, CorruptDataError)
+    expect(error.message).toContain(pack)
   })
 
-  it('refuses a truncated blob in the registry', async () => {
+  it('refuses a truncated pack in the registry', async () => {
     const content = 'a fairly long file body that will be cut short'.repeat(100)
     const { remote } = await pushedToRegistry({ 'long.txt': content })
-    await fs.truncate(remotes.registry().blobDataPath(sha256(content)), 100)
-    const error = await expectRefused(remote, DigestMismatchError)
-    expect(error.message).toMatch(/truncated/)
+    const [pack] = await remotePacks(remote)
+    await fs.truncate(remotes.registry().blobDataPath(pack!), 40)
+    const error = await expectRefused(remote, InvalidPackError)
+    expect(error.message).toMatch(/truncated|not the \d+ its manifest declares/)
   })
 
   it('refuses a manifest whose bytes do not match its digest (by tag and by digest)', async () => {
@@ -54,29 +82,46 @@ describe('pulled data is untrusted', () => {
     await expectRefused(`file://${layout}@${impostor}`, DigestMismatchError)
   })
 
-  it('refuses a manifest that names an object the remote does not have', async () => {
+  it('refuses a manifest that names a pack the remote does not have', async () => {
     const image = await makeImage({ 'a.txt': 'a', 'b.txt': 'b' })
     const remote = remotes.remote('file')
     await pushImage({ store: image.store, id: image.id, remote, credentials })
     const layout = remote.slice('file://'.length, remote.lastIndexOf(':'))
-    await fs.rm(join(layout, 'blobs/sha256', sha256('b').slice(7)))
+    const [pack] = await remotePacks(remote)
+    await fs.rm(join(layout, 'blobs/sha256', pack!.slice(7)))
     const error = await expectRefused(remote, InvalidImageError)
-    expect(error.message).toContain(sha256('b'))
+    expect(error.message).toContain(pack)
   })
 
-  it('refuses an image whose object list leaves out an object its trees need', async () => {
+  it('refuses an image whose packs leave out an object its trees need', async () => {
     const image = await makeImage({ 'a.txt': 'a', 'b.txt': 'b' })
     const remote = remotes.remote('file')
     const pushed = await pushImage({ store: image.store, id: image.id, remote, credentials })
     const layout = remote.slice('file://'.length, remote.lastIndexOf(':'))
-    const { fileTransport } = await import('../../src/registry/fileTransport.js')
-    const { collectImage } = await import('../../src/registry/collectImage.js')
-    const objects = (await collectImage(image.store, image.id)).filter((o) => o.digest !== sha256('b'))
-    const forged = buildImageManifests({ root: image.id, objects, config: 'image' })
+    const objects = (await collectImage(image.store, image.id)).objects.filter((o) => o.digest !== sha256('b'))
+    const forged = await pushForged(image.store, layout, image.id, objects)
+    expect(forged).not.toBe(pushed.manifest)
+    const error = await expectRefused(`file://${layout}:forged`, InvalidImageError)
+    expect(error.message).toMatch(/neither in the image nor in the local store/)
+  })
+
+  it('reads an image pushed one object per blob (the first format), and still refuses one that leaves out an object', async () => {
+    const image = await makeImage({ 'a.txt': 'a', 'b.txt': 'b' })
+    const layout = tempDir('layout')
     const transport = fileTransport(layout)
-    for (const segment of forged.segments) await transport.putManifest(segment)
-    await transport.putManifest(forged.index, 'forged')
-    expect(forged.index.descriptor.digest).not.toBe(pushed.manifest)
+    const all = (await collectImage(image.store, image.id)).objects
+    for (const o of all) await transport.putBlob(o, image.store.objectPath(o.digest))
+    const config = configBlob('image')
+    const configFile = join(tempDir('config'), 'c')
+    await fs.writeFile(configFile, config.bytes)
+    await transport.putBlob(config.descriptor, configFile)
+    for (const [tag, objects] of [['whole', all], ['forged', all.filter((o) => o.digest !== sha256('b'))]] as const) {
+      const old = buildImageManifests({ root: image.id, objects: [...objects], config: 'image' })
+      for (const segment of old.segments) await transport.putManifest(segment)
+      await transport.putManifest(old.index, tag)
+    }
+    const pulled = await pullImage({ store: await emptyStore(), remote: `file://${layout}:whole`, credentials })
+    expect(pulled).toMatchObject({ id: image.id, objects: all.length, fetchedObjects: all.length })
     const error = await expectRefused(`file://${layout}:forged`, InvalidImageError)
     expect(error.message).toMatch(/neither in the image nor in the local store/)
   })

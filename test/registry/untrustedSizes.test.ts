@@ -6,7 +6,7 @@ import { sha256 } from '../../src/store/digest.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { fp, runCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
-import { emptyStore, expectRefusedUntouched, makeImage, writePack } from './fixtures.js'
+import { emptyStore, expectRefusedUntouched, makeImage, remotePacks, writePack } from './fixtures.js'
 import { useRemotes } from './remotes.js'
 
 const remotes = useRemotes()
@@ -49,7 +49,8 @@ describe('a file:// layout is read without following symlinks', () => {
     await expectPullRefused(`file://${layout}@${manifest}`, InvalidImageError)
 
     const other = await pushedLayout()
-    const object = join(other.layout, 'blobs/sha256', sha256('alpha').slice(7))
+    const [pack] = await remotePacks(other.remote)
+    const object = join(other.layout, 'blobs/sha256', pack!.slice(7))
     await fs.rm(object)
     await fs.symlink('/etc/hostname', object)
     await expectPullRefused(other.remote, UnsafePathError)

@@ -4,20 +4,21 @@ import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../format.js'
 import { type View, print } from '../output.js'
 
-/** `forkpoint pack ID -o FILE`: an image as one file; the same image gives the same bytes. */
-export async function packCommand({ level, ...options }: Where & { id: string; output: string; level?: number }): Promise<PackResult> {
+/** `forkpoint pack ID -o FILE`: an image as one file (the pack a push sends, with a header); the same image gives the same bytes. */
+export async function packCommand({ level, depth, ...options }: Where & { id: string; output: string; level?: number; depth?: number }): Promise<PackResult> {
   const { packImage } = await import('../../registry/packImage.js')
-  return packImage({ ...options, ...(level ? { level } : {}) })
+  return packImage({ ...options, ...(level ? { level } : {}), ...(depth !== undefined ? { depth } : {}) })
 }
 
 export const packView: View<PackResult> = { human: (r) => `packed ${short(r.id)} into ${r.output}: ${r.objects} objects, ${formatBytes(r.bytes)} -> ${formatBytes(r.packBytes)}` }
 
 export function registerPack(program: Command): void {
   common(program.command('pack <ID>'))
-    .description('write an image as one file (tar of its objects, zstd); the same image gives the same bytes')
+    .description('write an image as one file (the pack a push sends, with a header); the same image gives the same bytes')
     .requiredOption('-o, --output <file>', 'the pack file to write')
     .option('--level <n>', 'zstd level 1-19', (v) => Number.parseInt(v, 10))
-    .action(async (id: string, opts: { output: string; level?: number }, cmd: Command) => {
+    .option('--depth <n>', 'only N snapshots of history (1: no parents)', (v) => Number(v))
+    .action(async (id: string, opts: { output: string; level?: number; depth?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       print(flags, await packCommand({ id, dir: flags.dir, store: flags.store, ...opts }), packView)
     })

@@ -12,19 +12,23 @@ export interface PushOptions extends Where {
   /** sign with the key in $FORKPOINT_SIGNING_KEY */
   sign?: boolean
   insecure?: boolean
-  concurrency?: number
+  /** send the whole image as one new pack */
+  repack?: boolean
+  /** history only this many snapshots deep (1: no parents) */
+  depth?: number
   onProgress?: ProgressListener
 }
 
 /** `forkpoint push ID REMOTE`: an image sent to a remote; `onProgress` hears the transfer as it goes. */
-export async function pushCommand({ sign, insecure, concurrency, onProgress, ...options }: PushOptions): Promise<PushResult> {
+export async function pushCommand({ sign, insecure, repack, depth, onProgress, ...options }: PushOptions): Promise<PushResult> {
   const { pushImage } = await import('../../registry/pushImage.js')
   const { signingKeyFromEnv } = await import('../../registry/signing.js')
   return pushImage({
     ...options,
     insecure: insecure ?? false,
     ...(sign ? { signingKey: signingKeyFromEnv() } : {}),
-    ...(concurrency ? { concurrency } : {}),
+    ...(repack ? { repack: true } : {}),
+    ...(depth !== undefined ? { depth } : {}),
     ...(onProgress ? { onProgress } : {}),
   })
 }
@@ -33,7 +37,7 @@ export const pushView: View<PushResult> = {
   human: (r) =>
     [
       `pushed ${short(r.id)} to ${r.remote}:${r.tag}${r.signed ? ' (signed)' : ''}`,
-      `  ${r.sentObjects} of ${r.objects} objects sent: ${formatBytes(r.sentBytes)} with the manifests, for an image of ${formatBytes(r.totalBytes)}`,
+      `  ${r.sentObjects} of ${r.objects} objects sent: ${formatBytes(r.sentBytes)} with the manifests, for an image of ${formatBytes(r.totalBytes)} in ${r.packs} pack${r.packs === 1 ? '' : 's'}${r.repacked ? ' (repacked)' : ''}${r.shallow.length > 0 ? ', shallow' : ''}`,
       `  manifest ${r.manifest}`,
     ].join('\n'),
 }
@@ -43,8 +47,9 @@ export function registerPush(program: Command): void {
     .description('send an image to a remote (file:///dir, oci://host/repo[:tag], s3://bucket/prefix[:tag]); only missing objects travel')
     .option('--sign', 'add an Ed25519 signature (key: PEM text or file in $FORKPOINT_SIGNING_KEY)')
     .option('--insecure', 'plain HTTP to a registry that is not on loopback')
-    .option('--concurrency <n>', 'blobs in flight at once', (v) => Number.parseInt(v, 10))
-    .action(async (id: string, remote: string, opts: { sign?: boolean; insecure?: boolean; concurrency?: number }, cmd: Command) => {
+    .option('--repack', 'send the whole image as one new pack (an image spanning more than 16 packs is repacked anyway)')
+    .option('--depth <n>', 'send the snapshot with only N snapshots of history (1: no parents)', (v) => Number(v))
+    .action(async (id: string, remote: string, opts: { sign?: boolean; insecure?: boolean; repack?: boolean; depth?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const bar = transferBar(flags.json)
       const result = await pushCommand({ id, remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() => bar.stop())

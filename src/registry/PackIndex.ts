@@ -1,0 +1,102 @@
+import { InvalidImageError, InvalidPackError } from '../errors/index.js'
+import { type Digest, isDigest } from '../store/digest.js'
+import { raiseHint } from './limits.js'
+
+/**
+ * What a pack holds. A pack is a run of zstd frames; `frames` gives each frame's
+ * compressed length and decompressed size, in order (so offsets are running sums), and
+ * `objects` gives each object's digest, its offset in the decompressed stream and its
+ * size, sorted by offset. Every object lies inside one frame, so any run of frames can
+ * be fetched (a byte range) and decompressed on its own.
+ */
+export interface PackIndex {
+  kind: 'pack-index'
+  schemaVersion: 1
+  /** The pack this index describes: its digest and compressed size. */
+  pack: Digest
+  packSize: number
+  /** `[compressed length, decompressed size]` of each frame. */
+  frames: Array<[number, number]>
+  /** `[digest, offset, size]`, offset in the decompressed stream. */
+  objects: Array<[Digest, number, number]>
+}
+
+/** A frame with its place in the pack (compressed) and in the decompressed stream. */
+export interface Frame {
+  offset: number
+  length: number
+  start: number
+  size: number
+}
+
+/** An object located: which frame holds it and where. */
+export interface PackedObject {
+  digest: Digest
+  size: number
+  offset: number
+  frame: number
+}
+
+/** A checked index: frames and objects with their places worked out. */
+export interface ReadIndex {
+  pack: Digest
+  packSize: number
+  frames: Frame[]
+  objects: PackedObject[]
+}
+
+const count = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0
+
+/**
+ * Parse and check an untrusted pack index: frames tile the pack exactly (no gap, no
+ * overlap, lengths summing to the pack's size), no frame declares more than
+ * `maxFrameBytes` (the image size limit), objects are unique, in order, do not overlap and each lies inside
+ * one frame. Anything else is refused (exit 5) before a byte of the pack is read.
+ */
+export function parsePackIndex(bytes: Buffer, where: string, maxFrameBytes: number): ReadIndex {
+  let raw: unknown
+  try {
+    raw = JSON.parse(bytes.toString('utf8'))
+  } catch {
+    throw new InvalidPackError(`${where} is not JSON`)
+  }
+  return checkPackIndex(raw, where, maxFrameBytes)
+}
+
+/** `parsePackIndex` of an index already parsed from JSON (a pack file's header holds one). */
+export function checkPackIndex(value: unknown, where: string, maxFrameBytes: number): ReadIndex {
+  const raw = value as PackIndex
+  if (raw?.kind !== 'pack-index' || !isDigest(raw.pack) || !count(raw.packSize) || !Array.isArray(raw.frames) || !Array.isArray(raw.objects)) {
+    throw new InvalidPackError(`${where} is not a pack index`)
+  }
+  const frames: Frame[] = []
+  let offset = 0
+  let start = 0
+  for (const f of raw.frames) {
+    if (!Array.isArray(f) || !count(f[0]) || !count(f[1]) || f[0] === 0) throw new InvalidPackError(`${where}: malformed frame ${JSON.stringify(f)}`)
+    if (f[1] > maxFrameBytes) {
+      throw new InvalidImageError(`${where}: a frame declares ${f[1]} bytes, more than the limit of ${maxFrameBytes}: refusing the pack (${raiseHint('maxImageBytes')})`, { size: f[1], max: maxFrameBytes })
+    }
+    frames.push({ offset, length: f[0], start, size: f[1] })
+    offset += f[0]
+    start += f[1]
+  }
+  if (offset !== raw.packSize) throw new InvalidPackError(`${where}: its frames add up to ${offset} bytes, but the pack is ${raw.packSize}`)
+  const objects: PackedObject[] = []
+  const seen = new Set<Digest>()
+  let end = 0
+  let frame = 0
+  for (const o of raw.objects) {
+    if (!Array.isArray(o) || !isDigest(o[0]) || !count(o[1]) || !count(o[2])) throw new InvalidPackError(`${where}: malformed entry ${JSON.stringify(o).slice(0, 100)}`)
+    const [digest, at, size] = o
+    if (seen.has(digest)) throw new InvalidPackError(`${where} lists ${digest} twice`, { digest })
+    if (at < end) throw new InvalidPackError(`${where}: entry ${digest} overlaps the one before it`, { digest })
+    while (frame < frames.length && frames[frame]!.start + frames[frame]!.size <= at && !(size === 0 && frames[frame]!.start + frames[frame]!.size === at)) frame++
+    const f = frames[frame]
+    if (f === undefined || at < f.start || at + size > f.start + f.size) throw new InvalidPackError(`${where}: entry ${digest} does not lie inside one frame of the pack`, { digest })
+    seen.add(digest)
+    objects.push({ digest, size, offset: at, frame })
+    end = at + size
+  }
+  return { pack: raw.pack, packSize: raw.packSize, frames, objects }
+}

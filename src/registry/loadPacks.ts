@@ -1,0 +1,71 @@
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { DigestMismatchError, InvalidImageError } from '../errors/index.js'
+import { digestHex, sha256 } from '../store/digest.js'
+import type { Store } from '../store/Store.js'
+import { atomicWrite } from '../util/atomicWrite.js'
+import { forEachLimit } from '../util/forEachLimit.js'
+import { readOrNull } from '../util/fsx.js'
+import type { BlobRef } from './Descriptor.js'
+import { type PackPair, parsePacksManifest } from './imageManifest.js'
+import { type Limits, raiseHint } from './limits.js'
+import { type ReadIndex, parsePackIndex } from './PackIndex.js'
+import { readCapped } from './readCapped.js'
+import type { Transport } from './Transport.js'
+
+/** A pack of an image with its checked index. */
+export interface LoadedPack {
+  pair: PackPair
+  index: ReadIndex
+}
+
+/**
+ * The packs a packs manifest lists, each with its index read and checked (an index names
+ * its pack, which the manifest must list with the same size). Indexes are immutable, so
+ * the ones seen before come from the store's `tmp/registry-cache/` and only new ones are
+ * fetched; `onFetched` counts their bytes.
+ */
+export async function loadPacks({ store, transport, manifest, where, limits, onFetched }: {
+  store: Store
+  transport: Transport
+  manifest: Buffer
+  where: string
+  limits: Limits
+  onFetched?: (bytes: number) => void
+}): Promise<LoadedPack[]> {
+  const { indexes, packs } = parsePacksManifest(manifest, where)
+  const loaded: LoadedPack[] = []
+  await forEachLimit(indexes, 8, async (ref) => {
+    const bytes = await readPackIndex(store, transport, ref, limits, onFetched)
+    const index = parsePackIndex(bytes, `pack index ${ref.digest}`, limits.maxImageBytes)
+    if (packs.get(index.pack) !== index.packSize) throw new InvalidImageError(`${where}: pack index ${ref.digest} describes pack ${index.pack} of ${index.packSize} bytes, which the manifest does not list so`, { index: ref.digest, pack: index.pack })
+    loaded.push({ pair: { pack: { digest: index.pack, size: index.packSize }, index: ref }, index })
+  })
+  // in the manifest's order, whatever order the indexes arrived in
+  const order = new Map(indexes.map((ref, i) => [ref.digest, i]))
+  return loaded.sort((a, b) => order.get(a.pair.index.digest)! - order.get(b.pair.index.digest)!)
+}
+
+const cachePath = (store: Store, ref: BlobRef) => join(store.path('tmp', 'registry-cache'), digestHex(ref.digest))
+
+/** A pack index's bytes, verified against its digest: from the cache, else fetched (capped) and cached. */
+async function readPackIndex(store: Store, transport: Transport, ref: BlobRef, limits: Limits, onFetched?: (bytes: number) => void): Promise<Buffer> {
+  const cached = await readOrNull(cachePath(store, ref))
+  if (cached && sha256(cached) === ref.digest) return cached
+  if (ref.size > limits.maxPackManifestBytes) {
+    throw new InvalidImageError(`pack index ${ref.digest} is ${ref.size} bytes, more than the limit of ${limits.maxPackManifestBytes}: refusing it (${raiseHint('maxPackManifestBytes')})`, { digest: ref.digest })
+  }
+  const stream = await transport.openBlob(ref.digest, 0)
+  if (stream === null) throw new InvalidImageError(`the image names pack index ${ref.digest}, which ${transport.location} does not have`, { digest: ref.digest })
+  const bytes = await readCapped(stream.body, ref.size, `pack index ${ref.digest} from ${transport.location}`)
+  if (sha256(bytes) !== ref.digest) throw new DigestMismatchError(`pack index ${ref.digest} from ${transport.location} hashes to ${sha256(bytes)}: refusing it`, { digest: ref.digest })
+  onFetched?.(bytes.length)
+  await rememberPackIndex(store, ref, bytes)
+  return bytes
+}
+
+/** Keep a pack index we built or verified, so later pushes and pulls need not fetch it. */
+export async function rememberPackIndex(store: Store, ref: BlobRef, bytes: Buffer): Promise<void> {
+  await fs.mkdir(store.path('tmp', 'registry-cache'), { recursive: true })
+  await atomicWrite(cachePath(store, ref), bytes)
+}

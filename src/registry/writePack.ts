@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto'
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
+import type { Compressor } from 'zstd-napi'
+import type { Digest } from '../store/digest.js'
+import { DigestCheck } from '../store/verifiedRead.js'
+import type { Store } from '../store/Store.js'
+import { canonicalBytes } from '../util/canonicalJson.js'
+import { requirePackage } from '../util/requirePackage.js'
+import type { BlobRef } from './Descriptor.js'
+import type { PackIndex } from './PackIndex.js'
+
+/** Objects are gathered into frames of about this many bytes before each is compressed. */
+export const FRAME_BYTES = 1024 * 1024
+
+export interface WrittenPack {
+  digest: Digest
+  size: number
+  index: PackIndex
+  /** The index's canonical bytes (what travels as the index blob). */
+  indexBytes: Buffer
+}
+
+/**
+ * Write `objects` (read from the store, each verified as it is read) as a pack at
+ * `file`: objects in digest order, gathered into zstd frames of about FRAME_BYTES (an
+ * object larger than that gets a frame of its own), each frame with its checksum. The
+ * same objects and level always give the same bytes, so an interrupted push finds the
+ * pack it sent already there.
+ */
+export function writePack(store: Store, objects: BlobRef[], file: string, { level = 3, onBytes }: { level?: number; onBytes?: ((n: number) => void) | undefined } = {}): WrittenPack {
+  const { Compressor } = requirePackage('zstd-napi') as typeof import('zstd-napi')
+  const compressor: Compressor = new Compressor()
+  compressor.setParameters({ compressionLevel: level, checksumFlag: true })
+  const sorted = [...objects].sort((a, b) => (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0))
+  const hash = createHash('sha256')
+  const frames: Array<[number, number]> = []
+  const entries: Array<[Digest, number, number]> = []
+  const fd = openSync(file, 'w', 0o600)
+  let pending: Buffer[] = []
+  let pendingBytes = 0
+  let offset = 0
+  let size = 0
+  const flush = () => {
+    if (pending.length === 0) return
+    const frame = compressor.compress(Buffer.concat(pending, pendingBytes))
+    writeSync(fd, frame)
+    hash.update(frame)
+    frames.push([frame.length, pendingBytes])
+    size += frame.length
+    onBytes?.(pendingBytes)
+    pending = []
+    pendingBytes = 0
+  }
+  try {
+    for (const object of sorted) {
+      if (pendingBytes > 0 && pendingBytes + object.size > FRAME_BYTES) flush()
+      const bytes = readFileSync(store.objectPath(object.digest))
+      const check = new DigestCheck(object, `(${store.objectPath(object.digest)})`)
+      check.update(bytes)
+      check.check()
+      entries.push([object.digest, offset, object.size])
+      pending.push(bytes)
+      pendingBytes += bytes.length
+      offset += bytes.length
+    }
+    flush()
+  } finally {
+    closeSync(fd)
+  }
+  const digest: Digest = `sha256:${hash.digest('hex')}`
+  const index: PackIndex = { kind: 'pack-index', schemaVersion: 1, pack: digest, packSize: size, frames, objects: entries }
+  return { digest, size, index, indexBytes: canonicalBytes(index) }
+}

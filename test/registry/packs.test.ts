@@ -1,0 +1,145 @@
+import { execFile } from 'node:child_process'
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { checkout, gc, log, packImage, pullImage, pushImage, snapshotWorkspace, unpackImage, verify } from '../../src/index.js'
+import { REPACK_THRESHOLD } from '../../src/registry/choosePacks.js'
+import type { TransferProgress } from '../../src/registry/TransferProgress.js'
+import { tempDir } from '../helpers/tmp.js'
+import { emptyStore, makeImage, randomFiles, remotePacks, treeListing } from './fixtures.js'
+import { TRANSPORTS, useRemotes } from './remotes.js'
+
+const remotes = useRemotes()
+const credentials = null
+const run = promisify(execFile)
+
+/** An image with a history of `n` snapshots (each changes one file). */
+async function history(n: number) {
+  const image = await makeImage({ 'a.txt': 'v0', 'b.txt': 'stays' })
+  const ids = [image.id]
+  for (let i = 1; i < n; i++) {
+    await fs.writeFile(join(image.dir, 'a.txt'), `v${i}`)
+    ids.push((await snapshotWorkspace({ dir: image.dir, message: `v${i}` })).id)
+  }
+  return { ...image, ids }
+}
+
+describe.each(TRANSPORTS)('packs through %s', (kind) => {
+  it('a push sends one pack, reports its progress in bytes, and a later push only what the repository’s packs lack', async () => {
+    const image = await makeImage(randomFiles(20, 64 * 1024, 5))
+    const remote = remotes.remote(kind)
+    const events: TransferProgress[] = []
+    const first = await pushImage({ store: image.store, id: image.id, remote, credentials, onProgress: (p) => events.push(p) })
+    expect(first).toMatchObject({ packs: 1, sentObjects: first.objects, repacked: false })
+    const sending = events.filter((e) => e.phase === 'sending')
+    expect(sending.at(-1)!.bytes).toBe(sending.at(-1)!.totalBytes) // bytes of the compressed pack
+    expect(events.some((e) => e.phase === 'packing' && e.bytes === first.totalBytes)).toBe(true)
+    // another tag of the same repository learns from the packs already there
+    const other = remote.replace(/:v1(\?|$)/, ':v2$1')
+    const again = await pushImage({ store: image.store, id: image.id, remote: other, credentials })
+    expect(again).toMatchObject({ packs: 1, sentObjects: 0 })
+    expect(await remotePacks(other)).toEqual(await remotePacks(remote))
+  })
+
+  it('does not reuse a pack the image needs little of (its pull would fetch the rest too)', async () => {
+    const big = await makeImage({ ...randomFiles(20, 32 * 1024, 21), 'shared.txt': 'in both images' })
+    const small = await makeImage({ 'shared.txt': 'in both images', 'own.txt': 'only here' })
+    const remote = remotes.remote(kind)
+    await pushImage({ store: big.store, id: big.id, remote, credentials })
+    const other = remote.replace(/:v1(\?|$)/, ':small$1')
+    const pushed = await pushImage({ store: small.store, id: small.id, remote: other, credentials })
+    expect(pushed).toMatchObject({ packs: 1, sentObjects: pushed.objects })
+    const pulled = await pullImage({ store: await emptyStore(), remote: other, credentials })
+    expect(pulled.fetchedBytes).toBeLessThan(8192)
+  })
+
+  it(`repacks: --repack sends one pack; past ${REPACK_THRESHOLD} packs a push repacks by itself; pulls still check out`, async () => {
+    const image = await makeImage({ 'a.txt': 'start', ...randomFiles(4, 4096, 2) })
+    const remote = remotes.remote(kind)
+    let pushed = await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const counts: number[] = [pushed.packs]
+    for (let i = 1; i <= REPACK_THRESHOLD; i++) {
+      await fs.writeFile(join(image.dir, 'a.txt'), `change ${i}`)
+      const next = await snapshotWorkspace({ dir: image.dir, message: `change ${i}` })
+      pushed = await pushImage({ store: image.store, id: next.id, remote, credentials })
+      counts.push(pushed.packs)
+    }
+    expect(counts.slice(0, REPACK_THRESHOLD)).toEqual(Array.from({ length: REPACK_THRESHOLD }, (_, i) => i + 1))
+    expect(pushed).toMatchObject({ repacked: true, packs: 2 }) // the biggest pack kept, the rest sent again in one
+    const store = await emptyStore()
+    expect((await pullImage({ store, remote, credentials })).id).toBe(pushed.id)
+
+    const forced = await pushImage({ store: image.store, id: pushed.id, remote, credentials, repack: true })
+    expect(forced).toMatchObject({ repacked: true, packs: 1, sentObjects: forced.objects })
+    const fresh = await pullImage({ store: await emptyStore(), remote, credentials })
+    expect(fresh).toMatchObject({ id: pushed.id, fetchedObjects: forced.objects })
+    expect((await pullImage({ store, remote, credentials })).fetchedObjects).toBe(0) // the repacked image is what the store had
+  })
+
+  it('push --depth sends a shallow image; its pull checks out, logs, verifies and survives gc; a full push later deepens it', async () => {
+    const image = await history(3)
+    const remote = remotes.remote(kind)
+    const shallow = await pushImage({ store: image.store, id: image.ids[2]!, remote, credentials, depth: 1 })
+    expect(shallow.shallow).toEqual([image.ids[2]])
+    const full = await pushImage({ store: image.store, id: image.ids[2]!, remote: remotes.remote(kind), credentials })
+    expect(shallow.objects).toBeLessThan(full.objects)
+
+    const store = await emptyStore()
+    const pulled = await pullImage({ store, remote, credentials })
+    expect(pulled).toMatchObject({ id: image.ids[2], shallow: [image.ids[2]] })
+    expect((await log({ store, from: 'v1' })).map((e) => e.id)).toEqual([image.ids[2]])
+    expect((await verify({ store })).ok).toBe(true)
+    await gc({ store, prune: 'now' })
+    const out = join(tempDir('out'), 'tree')
+    await checkout({ store, id: 'v1', into: out })
+    expect(await fs.readFile(join(out, 'a.txt'), 'utf8')).toBe('v2')
+    // a shallow store can push on what it has
+    expect((await pushImage({ store, id: 'v1', remote: remotes.remote(kind), credentials })).objects).toBe(shallow.objects)
+
+    await pushImage({ store: image.store, id: image.ids[2]!, remote, credentials })
+    await pullImage({ store, remote, credentials })
+    expect((await log({ store, from: 'v1' })).map((e) => e.id)).toEqual([...image.ids].reverse())
+    expect((await verify({ store })).ok).toBe(true)
+  })
+})
+
+describe('resume at pack granularity', () => {
+  it('a push interrupted after its pack went up sends no pack the second time', async () => {
+    const image = await makeImage(randomFiles(20, 32 * 1024, 11))
+    const remote = remotes.remote('oci')
+    let refused = 0
+    const cutBeforeManifests: typeof fetch = async (input, init) => {
+      if (init?.method === 'PUT' && String(input instanceof Request ? input.url : input).includes('/manifests/')) {
+        refused++
+        throw new TypeError('network connection lost')
+      }
+      return fetch(input, init)
+    }
+    await expect(pushImage({ store: image.store, id: image.id, remote, credentials, fetch: cutBeforeManifests })).rejects.toThrow()
+    expect(refused).toBeGreaterThan(0)
+    const second = await pushImage({ store: image.store, id: image.id, remote, credentials })
+    expect(second.sentObjects).toBe(0)
+    expect(second.sentBytes).toBeLessThan(4096) // the index and manifests only
+    expect((await pullImage({ store: await emptyStore(), remote, credentials })).id).toBe(image.id)
+  })
+})
+
+describe('pack files are the same packs', () => {
+  it('round-trips with --depth, and standard zstd reads the objects out of it', async () => {
+    const image = await history(3)
+    const file = join(tempDir('packs'), 'image.fpk')
+    const packed = await packImage({ store: image.store, id: image.ids[2]!, output: file, depth: 2 })
+    expect(packed.shallow).toEqual([image.ids[1]])
+    const store = await emptyStore()
+    const unpacked = await unpackImage({ store, input: file, tag: 'shipped' })
+    expect(unpacked).toMatchObject({ id: image.ids[2], added: packed.objects, shallow: [image.ids[1]] })
+    expect((await log({ store, from: 'shipped' })).map((e) => e.id)).toEqual([image.ids[2], image.ids[1]])
+    const out = join(tempDir('out'), 'tree')
+    await checkout({ store, id: 'shipped', into: out })
+    expect(await treeListing(out)).toEqual(await treeListing(image.dir))
+    const { stdout } = await run('zstd', ['-dc', file], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 })
+    expect(stdout.length).toBe(packed.bytes)
+    expect(stdout.includes(Buffer.from('stays'))).toBe(true)
+  })
+})
