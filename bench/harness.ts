@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** Median of `runs` timings of `fn` in milliseconds (after `warmup` unmeasured runs). */
-export async function measure(fn: () => Promise<unknown> | unknown, { runs = 5, warmup = 1, before }: { runs?: number; warmup?: number; before?: () => Promise<unknown> | unknown } = {}): Promise<{ median: number; samples: number[] }> {
+export async function measure(fn: () => unknown, { runs = 5, warmup = 1, before }: { runs?: number; warmup?: number; before?: () => unknown } = {}): Promise<{ median: number; samples: number[] }> {
   const samples: number[] = []
   for (let i = 0; i < warmup + runs; i++) {
     if (before) await before()
@@ -16,7 +16,7 @@ export async function measure(fn: () => Promise<unknown> | unknown, { runs = 5, 
   return { median: median(samples), samples }
 }
 
-type Step = () => Promise<unknown> | unknown
+type Step = () => unknown
 
 /**
  * `measure` of two operations with their runs interleaved (a, b, a, b, ...), so that a

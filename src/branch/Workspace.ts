@@ -102,7 +102,7 @@ export class Workspace {
       this.#rebasing = rebasing
       done.finally(() => this.#rebasing === rebasing && (this.#rebasing = null)).catch(() => undefined)
     }
-    return this.#rebasing!.done
+    return this.#rebasing.done
   }
 
   /** Make a branch of the workspace. @throws {BranchExistsError} @throws {BackendUnavailableError} */

@@ -18,7 +18,7 @@ export function common(cmd: Command): Command {
 
 /** Merge a command's own flags with the program's global ones. */
 export function commonFlags(cmd: Command): CommonFlags {
-  const all = cmd.optsWithGlobals() as { json?: boolean; store?: string; dir?: string }
+  const all = cmd.optsWithGlobals<{ json?: boolean; store?: string; dir?: string }>()
   const flags: CommonFlags = { json: Boolean(all.json), dir: resolve(all.dir ?? process.cwd()) }
   const store = all.store ?? process.env['FORKPOINT_STORE']
   if (store) flags.store = resolve(store)
