@@ -11,7 +11,7 @@ export function cpuMs(): number {
 }
 
 /** Median of `runs` timings of `fn` in milliseconds (after `warmup` unmeasured runs), and the median CPU time of the same runs. */
-export async function measure(fn: () => Promise<unknown> | unknown, { runs = 5, warmup = 1, before }: { runs?: number; warmup?: number; before?: () => Promise<unknown> | unknown } = {}): Promise<{ median: number; samples: number[]; cpu: number }> {
+export async function measure(fn: () => unknown, { runs = 5, warmup = 1, before }: { runs?: number; warmup?: number; before?: () => unknown } = {}): Promise<{ median: number; samples: number[]; cpu: number }> {
   const samples: number[] = []
   const cpus: number[] = []
   for (let i = 0; i < warmup + runs; i++) {
@@ -20,12 +20,15 @@ export async function measure(fn: () => Promise<unknown> | unknown, { runs = 5, 
     const t0 = process.hrtime.bigint()
     await fn()
     const ms = Number(process.hrtime.bigint() - t0) / 1e6
-    if (i >= warmup) samples.push(ms), cpus.push(cpuMs() - c0)
+    if (i >= warmup) {
+      samples.push(ms)
+      cpus.push(cpuMs() - c0)
+    }
   }
   return { median: median(samples), samples, cpu: median(cpus) }
 }
 
-type Step = () => Promise<unknown> | unknown
+type Step = () => unknown
 
 /**
  * `measure` of two operations with their runs interleaved (a, b, a, b, ...), so that a

@@ -173,7 +173,9 @@ export async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fp-bench-merge-'))
   const paths = inputs.map((v, i) => {
     const p = { base: join(dir, `${i}.base`), ours: join(dir, `${i}.ours`), theirs: join(dir, `${i}.theirs`) }
-    writeFileSync(p.base, v.base), writeFileSync(p.ours, v.ours), writeFileSync(p.theirs, v.theirs)
+    writeFileSync(p.base, v.base)
+    writeFileSync(p.ours, v.ours)
+    writeFileSync(p.theirs, v.theirs)
     return p
   })
   try {

@@ -124,10 +124,10 @@ async function replaySpeed(rows: Row[]): Promise<void> {
 }
 
 function syntheticRun(n: number, divergeAt: number, runId: string): Run {
-  const steps = Array.from({ length: n }, (_, idx) => {
+  const steps = Array.from({ length: n }, (_, idx): Run['steps'][number] => {
     const input = { i: idx, prompt: `step ${idx}: ${idx === divergeAt ? 'changed' : 'same'} prompt` }
     const output = { text: `result ${idx}` }
-    return { idx, name: idx % 3 === 0 ? 'llm chat' : 'tool search', type: (idx % 3 === 0 ? 'llm' : 'tool') as 'llm' | 'tool', input, output, inputHash: hashPayload(input), outputHash: hashPayload(output), startedAt: '2025-01-01T00:00:00.000Z', durationMs: 1 }
+    return { idx, name: idx % 3 === 0 ? 'llm chat' : 'tool search', type: idx % 3 === 0 ? 'llm' : 'tool', input, output, inputHash: hashPayload(input), outputHash: hashPayload(output), startedAt: '2025-01-01T00:00:00.000Z', durationMs: 1 }
   })
   return { kind: 'run', schemaVersion: 1, runId, entrypoint: 'bench', startedAt: '2025-01-01T00:00:00.000Z', endedAt: '2025-01-01T00:00:01.000Z', status: 'ok', redaction: 'secrets', meta: {}, steps }
 }

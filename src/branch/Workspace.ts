@@ -115,7 +115,7 @@ export class Workspace implements AsyncDisposable {
       this.#rebasing = rebasing
       done.finally(() => this.#rebasing === rebasing && (this.#rebasing = null)).catch(() => undefined)
     }
-    return this.#rebasing!.done
+    return this.#rebasing.done
   }
 
   /**

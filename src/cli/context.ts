@@ -23,7 +23,7 @@ export function common(cmd: Command): Command {
 
 /** Merge a command's own flags with the program's global ones (`-C DIR` has already made DIR the current directory). */
 export function commonFlags(cmd: Command): CommonFlags {
-  const all = cmd.optsWithGlobals() as { json?: boolean; store?: string }
+  const all = cmd.optsWithGlobals<{ json?: boolean; store?: string }>()
   const flags: CommonFlags = { json: Boolean(all.json), dir: process.cwd() }
   const store = all.store ?? process.env['FORKPOINT_STORE']
   if (store) flags.store = resolve(store)

@@ -24,7 +24,7 @@ export async function main(argv: string[]): Promise<number> {
   })
   // `-C DIR` means "as if started in DIR" (as git's does), so every relative path on the line resolves there
   program.hook('preAction', (_program, action) => {
-    const dir = (action.optsWithGlobals() as { dir?: string }).dir
+    const dir = action.optsWithGlobals<{ dir?: string }>().dir
     if (dir) enterDir(dir)
   })
   for (const register of commands) register(program)

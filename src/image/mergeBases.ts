@@ -20,7 +20,12 @@ async function ancestry(starts: Digest[], parentsOf: ParentsOf): Promise<Set<Dig
   for (let frontier = [...seen]; frontier.length > 0; ) {
     const next: Digest[] = []
     for (const parents of await Promise.all(frontier.map(parentsOf))) {
-      for (const parent of parents) if (!seen.has(parent)) seen.add(parent), next.push(parent)
+      for (const parent of parents) {
+        if (!seen.has(parent)) {
+          seen.add(parent)
+          next.push(parent)
+        }
+      }
     }
     frontier = next
   }

@@ -129,7 +129,7 @@ async function mergeTraces(store: Store, ours: Digest, theirs: Digest, baseTree:
   const changedPaths = (await diffTrees({ source: treeSource(store), a: baseTree, b: theirTree })).map((c) => c.path)
   const merged = mergeRuns({ ours: mine, theirs: yours, changedPaths, now })
   const shared = (merged.meta['merge'] as { sharedSteps: number }).sharedSteps
-  return { digest: await store.writeObject(merged as unknown as StructuredObject), shared, ours: mine.steps.length - shared, theirs: yours.steps.length - shared }
+  return { digest: await store.writeObject(merged), shared, ours: mine.steps.length - shared, theirs: yours.steps.length - shared }
 }
 
 /** Both ledgers' union (`mergeLedgers`); null when one key ran with two different results. A tampered ledger throws (exit 5). */

@@ -31,7 +31,7 @@ export async function runCandidate(candidate: Candidate, { branch, index, signal
   const main = await withHttpEffects({ store: branch.workspace.store, context: effectsContext, nodeHook: !isolate }, (proxyEnv) => run(cmd, proxyEnv))
   const value: CommandValue = { exitCode: main.exitCode, stdout: main.stdout, stderr: main.stderr, changedPaths: main.changedPaths, durationMs: main.durationMs }
   const success = value.exitCode === 0
-  return { success, score: score === undefined ? Number(success) : await scoreOf(await run(score)), value }
+  return { success, score: score === undefined ? Number(success) : scoreOf(await run(score)), value }
 }
 
 function checkVerdict(result: TaskResult): Verdict {

@@ -90,7 +90,7 @@ export async function readLegacyPack(store: Store, staging: Staging, file: strin
   for (const out of unended) out.destroy(asError(failure ?? new InvalidPackError(`${file} ends inside an object`)))
   const refusals = (await Promise.all(pending)).filter((err) => err !== null)
   if (failure) throw wrapParseError(failure, file)
-  if (refusals.length > 0) throw refusals[0]
+  if (refusals.length > 0) throw asError(refusals[0])
   if (manifest === null) throw new InvalidPackError(`${file} holds no ${PACK_MANIFEST_NAME}`)
   for (const o of listed.values()) {
     if (!seen.has(o.digest) && !(await store.has(o.digest))) throw new InvalidPackError(`the pack lists ${o.digest} but does not hold it`, { digest: o.digest })

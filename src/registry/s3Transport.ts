@@ -60,7 +60,7 @@ export function s3Transport({ bucket, prefix, options, limits = DEFAULT_LIMITS, 
     async putBlob(blob, source, { signal, onBytes }: TransferOptions = {}) {
       const body = createVerifiedReadStream(source, blob, { onBytes })
       // the SDK reports a failed body as a failed request: the body's own refusal is the news
-      let refused: unknown = null
+      let refused = null as Error | null
       const stop = new AbortController()
       body.on('error', (err) => {
         refused = err

@@ -78,19 +78,19 @@ class Holder {
 async function spawnHolder(pidFile?: string): Promise<{ child: ChildProcess; holder: Holder }> {
   const child = spawn(runtimeBinary(), ['holder', ...(pidFile ? ['--persist', pidFile] : [])], { stdio: ['pipe', 'pipe', 'pipe'], detached: pidFile !== undefined })
   let err = ''
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()))
   await new Promise<void>((resolve, reject) => {
     const onReady = frameReader((f) => {
       if (f['event'] !== 'ready') return
-      child.stdout!.off('data', onReady)
+      child.stdout.off('data', onReady)
       child.removeAllListeners('exit')
       resolve()
     })
-    child.stdout!.on('data', onReady)
+    child.stdout.on('data', onReady)
     child.once('error', reject)
     child.once('exit', (code) => reject(new SandboxError(`cannot hold a mount namespace${privileged ? '' : ' in a user namespace'} (exit ${code}): ${err.trim()}`, { stderr: err })))
   })
-  child.stderr!.destroy()
+  child.stderr.destroy()
   child.unref()
   return { child, holder: new Holder(child) }
 }

@@ -160,7 +160,7 @@ async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Pro
 }
 
 /** A run's kill switches: its wall-clock limit and the caller's signal. `dispose` once it has ended. */
-function killSwitches(kill: () => void, timeoutMs: number, signal: AbortSignal | undefined): { timedOut: boolean; killed: boolean; dispose(): void } {
+function killSwitches(kill: () => void, timeoutMs: number, signal: AbortSignal | undefined): { timedOut: boolean; killed: boolean; dispose: () => void } {
   const switches = { timedOut: false, killed: false, dispose }
   const fire = () => {
     switches.killed = true

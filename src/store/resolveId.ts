@@ -57,7 +57,7 @@ async function firstParent(store: Store, id: Digest, n: number, spec: string): P
   for (let i = 0; i < n; i++) {
     const obj = await store.readObject(current)
     const parents = obj['parents']
-    const parent = Array.isArray(parents) ? parents[0] : undefined
+    const parent: unknown = Array.isArray(parents) ? parents[0] : undefined
     if (!isDigest(parent)) throw new ObjectNotFoundError(`${spec}: history is only ${i} deep`, { spec })
     current = parent
   }

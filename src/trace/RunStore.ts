@@ -118,9 +118,13 @@ export class RunStore {
   list({ limit = 20, entrypoint, status, step }: ListRunsArgs = {}): RunSummary[] {
     const where: string[] = []
     const params: unknown[] = []
-    if (entrypoint) where.push('entrypoint = ?') && params.push(entrypoint)
-    if (status) where.push('status = ?') && params.push(status)
-    if (step) where.push("run_id IN (SELECT run_id FROM run_steps WHERE name LIKE ? ESCAPE '\\')") && params.push(`%${step.replace(/[\\%_]/g, '\\$&')}%`)
+    const filter = (clause: string, value: unknown) => {
+      where.push(clause)
+      params.push(value)
+    }
+    if (entrypoint) filter('entrypoint = ?', entrypoint)
+    if (status) filter('status = ?', status)
+    if (step) filter("run_id IN (SELECT run_id FROM run_steps WHERE name LIKE ? ESCAPE '\\')", `%${step.replace(/[\\%_]/g, '\\$&')}%`)
     const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, run_id DESC LIMIT ?`
     return (this.db.prepare(sql).all(...params, limit) as Row[]).map(summary)
   }

@@ -33,7 +33,7 @@ export function createSession({ policy, sink, replay, env = process.env }: { pol
 
 function recordedRules(run: Run): RedactionRules {
   const rules = run.meta['redactionRules']
-  return typeof rules === 'object' && rules !== null && !Array.isArray(rules) ? (rules as RedactionRules) : {}
+  return typeof rules === 'object' && rules !== null && !Array.isArray(rules) ? rules : {}
 }
 
 export function parseRedactionMode(text: string | undefined): RedactionMode {

@@ -24,9 +24,9 @@ export function pinClockAndRandom({ epochMs, seed }: DeterministicSettings): voi
   let ticks = 0
   const now = () => epochMs + ticks++
   const PinnedDate = new Proxy(RealDate, {
-    construct: (target, args, newTarget) => Reflect.construct(target, args.length === 0 ? [now()] : args, newTarget),
+    construct: (target, args, newTarget) => Reflect.construct(target, args.length === 0 ? [now()] : args, newTarget) as object,
     apply: () => new RealDate(now()).toString(),
-    get: (target, prop, receiver) => (prop === 'now' ? now : Reflect.get(target, prop, receiver)),
+    get: (target, prop, receiver) => (prop === 'now' ? now : (Reflect.get(target, prop, receiver) as unknown)),
   })
   globalThis.Date = PinnedDate
   Math.random = sfc32(seed)

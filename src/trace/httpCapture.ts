@@ -23,6 +23,7 @@ export function installHttpCapture(): () => void {
   const realFetch = globalThis.fetch.bind(globalThis)
   const interceptor = new BatchInterceptor({ name: 'forkpoint-capture', interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()] })
   interceptor.apply()
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the interceptors await 'request' listeners (emitAsync)
   interceptor.on('request', async ({ request, controller }) => {
     const session = Session.current()
     if (!session) return
@@ -37,14 +38,14 @@ export function installHttpCapture(): () => void {
     try {
       call = session.begin(spec)
     } catch (err) {
-      controller.errorWith(err as Error)
+      controller.errorWith(err)
       return
     }
     if (call.recorded) {
       try {
         controller.respondWith(toResponse(recordedResponse(call.servedOutput())))
       } catch (err) {
-        controller.errorWith(err as Error)
+        controller.errorWith(err)
       }
       return
     }
@@ -54,7 +55,7 @@ export function installHttpCapture(): () => void {
       controller.respondWith(teeBody(res, captured, () => call.finish(responseOutput(spec.api, captured))))
     } catch (err) {
       call.fail(err)
-      controller.errorWith(err as Error)
+      controller.errorWith(err)
     }
   })
   return () => {
@@ -97,7 +98,7 @@ function teeBody(res: Response, captured: HttpResponseData, done: () => void): R
     return new FetchResponse(null, { status: res.status, statusText: res.statusText, headers })
   }
   unfinished.add(finish)
-  const reader = res.body.getReader()
+  const reader = res.body.getReader() as ReadableStreamDefaultReader<Uint8Array>
   let cancelled = false
   const body = new ReadableStream<Uint8Array>({
     start(ctrl) {

@@ -13,6 +13,7 @@ export function installOfflineGuard(onViolation: (err: OfflineViolationError) =>
     onViolation(err)
     return err
   }
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with connect.apply(this, args)
   const connect = net.Socket.prototype.connect as (...args: unknown[]) => net.Socket
   net.Socket.prototype.connect = function guardedConnect(this: net.Socket, ...args: unknown[]) {
     const first = args[0]
@@ -23,7 +24,7 @@ export function installOfflineGuard(onViolation: (err: OfflineViolationError) =>
     const err = refuse(target)
     process.nextTick(() => this.destroy(err))
     return this
-  } as typeof net.Socket.prototype.connect
+  }
 
   const blockedLookup = (hostname: string, ...rest: unknown[]) => {
     const cb = rest.at(-1) as ((err: Error) => void) | undefined
@@ -37,7 +38,7 @@ export function installOfflineGuard(onViolation: (err: OfflineViolationError) =>
   const rejectLookup = async (hostname: string) => {
     throw refuse(`${hostname} (dns)`)
   }
-  dns.promises.lookup = rejectLookup as unknown as typeof dns.promises.lookup
+  dns.promises.lookup = rejectLookup
   for (const name of ['resolve', 'resolve4', 'resolve6', 'resolveAny', 'reverse'] as const) {
     ;(dns.promises as unknown as Record<string, unknown>)[name] = rejectLookup
   }

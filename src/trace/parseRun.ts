@@ -30,7 +30,7 @@ export function parseRunJson(source: Buffer | string, where = 'run artifact'): u
  * its payloads. Diff compares payloads, not hashes, so a hand-edited artifact still
  * diffs by what it says. Throws RunArtifactError (exit 5) naming the first problem.
  */
-export function parseRun(source: Buffer | string | unknown, where = 'run artifact', { verifyHashes = false, owned: ownedObject = false }: { verifyHashes?: boolean; owned?: boolean } = {}): Run {
+export function parseRun(source: unknown, where = 'run artifact', { verifyHashes = false, owned: ownedObject = false }: { verifyHashes?: boolean; owned?: boolean } = {}): Run {
   // bytes are parsed here, so their steps are ours to complete in place; so are an object's when the caller says so
   const isText = typeof source === 'string' || Buffer.isBuffer(source)
   const owned = ownedObject || isText
@@ -52,7 +52,7 @@ export function parseRun(source: Buffer | string | unknown, where = 'run artifac
   if (run['meta'] === undefined) run['meta'] = {}
   if (!isObj(run['meta'])) fail('meta must be an object')
   const encrypted = run['redaction'] === 'encrypt'
-  if (encrypted && (!isObj(run['encryption']) || typeof (run['encryption'] as Obj)['keyCheck'] !== 'string')) fail('an encrypted run needs encryption.keyCheck')
+  if (encrypted && (!isObj(run['encryption']) || typeof run['encryption']['keyCheck'] !== 'string')) fail('an encrypted run needs encryption.keyCheck')
   if (!Array.isArray(run['steps'])) return fail('steps must be an array')
   run['steps'] = (run['steps'] as unknown[]).map((s, i) => checkStep(s, i, encrypted, verifyHashes, owned, fail))
   return run as unknown as Run

@@ -8,7 +8,7 @@ import { shellQuote } from './shellQuote.js'
 export function recordedCommandOf(run: Run): string[] | null {
   const command = run.meta['command']
   if (!Array.isArray(command) || command.length === 0 || !command.every((a) => typeof a === 'string')) return null
-  return command as string[]
+  return command
 }
 
 /**

@@ -94,7 +94,7 @@ async function handle(session: Session, upstreams: ProxyUpstreams, req: Incoming
     const out = Object.fromEntries([...upstream.headers].filter(([k]) => k !== 'content-encoding' && k !== 'content-length' && k !== 'transfer-encoding'))
     res.writeHead(upstream.status, upstream.statusText, out)
     if (upstream.body) {
-      for await (const chunk of upstream.body) {
+      for await (const chunk of upstream.body as ReadableStream<Uint8Array>) {
         captured.chunks.push(Buffer.from(chunk))
         res.write(chunk)
       }

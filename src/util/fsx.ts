@@ -3,7 +3,7 @@ import { dirname } from 'node:path'
 
 /** Node's errno code of a thrown fs error, or undefined. */
 export function errnoCode(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined
+  return typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : undefined
 }
 
 /** Read a file, or null when it does not exist. Any other failure is real and thrown. */

@@ -61,7 +61,10 @@ function shortestEdits(a: readonly string[], b: readonly string[]): [Uint8Array,
     for (let k = -d; k <= d; k += 2) {
       let x = fromBelow(k, d, reach) ? reach[offset + k + 1]! : reach[offset + k - 1]! + 1
       let y = x - k
-      while (x < n && y < m && a[x] === b[y]) x++, y++
+      while (x < n && y < m && a[x] === b[y]) {
+        x++
+        y++
+      }
       reach[offset + k] = x
       if (x >= n && y >= m) break search
     }
@@ -78,7 +81,10 @@ function shortestEdits(a: readonly string[], b: readonly string[]): [Uint8Array,
     const previousK = down ? k + 1 : k - 1
     const previousX = row(previousK)
     const previousY = previousX - previousK
-    while (x > previousX && y > previousY) x--, y--
+    while (x > previousX && y > previousY) {
+      x--
+      y--
+    }
     if (down) changedB[--y] = 1
     else changedA[--x] = 1
   }
@@ -169,7 +175,8 @@ function hunksOf(changedBase: Uint8Array, changedSide: Uint8Array): LineHunk[] {
   let j = 0
   while (i < changedBase.length || j < changedSide.length) {
     if (i < changedBase.length && j < changedSide.length && !changedBase[i] && !changedSide[j]) {
-      i++, j++
+      i++
+      j++
       continue
     }
     const baseStart = i

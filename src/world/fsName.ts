@@ -24,7 +24,7 @@ export function bytesOfName(name: string): Buffer {
   let from = 0
   for (const m of name.matchAll(ESCAPED_BYTE)) {
     parts.push(Buffer.from(name.slice(from, m.index), 'utf8'), Buffer.of(m[0].charCodeAt(0) - 0xdc00))
-    from = m.index! + 1
+    from = m.index + 1
   }
   parts.push(Buffer.from(name.slice(from), 'utf8'))
   return Buffer.concat(parts)

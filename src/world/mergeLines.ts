@@ -70,12 +70,17 @@ function regionsOf(ours: LineHunk[], theirs: LineHunk[], sameText: (o: LineHunk,
   while (i < ours.length || j < theirs.length) {
     const o = ours[i]
     const t = theirs[j]
-    if (o && (!t || end(o) < t.baseStart)) add({ from: 'ours', baseStart: o.baseStart, baseEnd: end(o), ours: [o], theirs: [] }), i++
-    else if (t && (!o || end(t) < o.baseStart)) add({ from: 'theirs', baseStart: t.baseStart, baseEnd: end(t), ours: [], theirs: [t] }), j++
-    else if (o && t) {
+    if (o && (!t || end(o) < t.baseStart)) {
+      add({ from: 'ours', baseStart: o.baseStart, baseEnd: end(o), ours: [o], theirs: [] })
+      i++
+    } else if (t && (!o || end(t) < o.baseStart)) {
+      add({ from: 'theirs', baseStart: t.baseStart, baseEnd: end(t), ours: [], theirs: [t] })
+      j++
+    } else if (o && t) {
       const same = o.baseStart === t.baseStart && o.baseCount === t.baseCount && o.sideCount === t.sideCount && sameText(o, t)
       add({ from: same ? 'same' : 'conflict', baseStart: Math.min(o.baseStart, t.baseStart), baseEnd: Math.max(end(o), end(t)), ours: [o], theirs: [t] })
-      i++, j++
+      i++
+      j++
     }
   }
   return regions

@@ -53,7 +53,7 @@ export async function mergeWorld({ store, base, ours, theirs, labels }: { store:
 }
 
 async function mergeDir(ctx: Context, base: Digest | null, ours: Digest | null, theirs: Digest | null, prefix: string): Promise<{ digest: Digest; empty: boolean }> {
-  const [b, o, t] = await Promise.all([base, ours, theirs].map((d) => (d ? ctx.source(d) : EMPTY_TREE)))
+  const [b, o, t] = await Promise.all([base, ours, theirs].map(async (d) => (d ? ctx.source(d) : EMPTY_TREE)))
   const entries: TreeEntry[] = []
   const taken = new Set([...o!.entries, ...t!.entries].map((e) => e.name))
   const keepBeside = (entry: TreeEntry, label: string): string => {
@@ -142,7 +142,7 @@ const contentOf = (e: FileEntry): Digest => ('blob' in e ? e.blob : e.chunks)
 /** The three versions' bytes when all are text a line merge can take (an absent base is empty), else null. */
 async function textsOf(store: Store, files: Array<FileEntry | undefined>): Promise<[Buffer, Buffer, Buffer] | null> {
   if (files.some((f) => f && (!('blob' in f) || f.size > MAX_LINE_MERGE_BYTES))) return null
-  const bytes = await Promise.all(files.map((f) => (f && 'blob' in f ? store.readBlob(f.blob) : Buffer.alloc(0))))
+  const bytes = await Promise.all(files.map(async (f) => (f && 'blob' in f ? store.readBlob(f.blob) : Buffer.alloc(0))))
   return bytes.some(looksBinary) ? null : (bytes as [Buffer, Buffer, Buffer])
 }
 

@@ -52,7 +52,7 @@ export interface ScanResult extends ScanCounts {
    * caller added, such as a snapshot object, in the same sync), then save the new index,
    * which may then vouch for them. A no-op for a scan that wrote nothing.
    */
-  persist(): Promise<void>
+  persist: () => Promise<void>
 }
 
 interface PendingFile {

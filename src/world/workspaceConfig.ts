@@ -14,7 +14,7 @@ export function readWorkspaceConfig(store: Store): WorkspaceConfig {
   const text = readTextOrNullSync(store.path(CONFIG))
   try {
     const parsed = text === null ? {} : (JSON.parse(text) as unknown)
-    return typeof parsed === 'object' && parsed !== null ? (parsed as WorkspaceConfig) : {}
+    return typeof parsed === 'object' && parsed !== null ? parsed : {}
   } catch {
     return {} // unreadable: the defaults, as if never set
   }

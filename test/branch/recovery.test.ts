@@ -51,7 +51,7 @@ describe('concurrent committers', () => {
     await fs.writeFile(join(branches[2]!.path, 'b.txt'), 'z')
     const results = await Promise.allSettled(branches.map((b) => b.commit()))
     expect(results[0]!.status).toBe('fulfilled')
-    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(['ConflictError'])
+    expect(results.filter((r) => r.status === 'rejected').map((r) => r.reason.code)).toEqual(['ConflictError'])
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('x')
     expect(['y', 'z']).toContain(readFileSync(join(ws.dir, 'b.txt'), 'utf8'))
     for (const b of branches) await b.abort()

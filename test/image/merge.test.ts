@@ -107,7 +107,7 @@ describe('merge into HEAD (the workspace)', () => {
 
   it('refuses unrelated images (exit 2) unless --allow-unrelated, then merges against an empty base', async () => {
     const h = await diverged({ 'f.txt': '1\n' }, { 'f.txt': '2\n' }, null)
-    const loneTree = await h.store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: 'lone.txt', type: 'file', mode: 0o644, size: 5, blob: await h.store.writeBlob(Buffer.from('lone\n')) }] } as never)
+    const loneTree = await h.store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: 'lone.txt', type: 'file', mode: 0o644, size: 5, blob: await h.store.writeBlob(Buffer.from('lone\n')) }] })
     const lone = await h.store.writeObject(makeSnapshot({ parents: [], tree: loneTree, message: 'lone' }))
     await expect(merge({ dir: h.dir, from: lone })).rejects.toMatchObject({ code: 'UsageError', exitCode: 2 })
     const cli = await fp(h.dir, 'merge', lone)
@@ -150,7 +150,7 @@ describe('a merge that stops on conflicts', () => {
 
   it('--continue writes the other layers as the merge decided them: a trace only theirs changed is theirs', async () => {
     const h = await diverged({ 'f.txt': '1\n2\n3\n' }, { 'f.txt': '1\nours\n3\n' }, null)
-    const trace = await h.store.writeObject({ kind: 'run', schemaVersion: 1, runId: 'run-theirs', steps: [] } as never)
+    const trace = await h.store.writeObject({ kind: 'run', schemaVersion: 1, runId: 'run-theirs', steps: [] })
     await checkout({ dir: h.dir, id: 'other' })
     await write(h.dir, { 'f.txt': '1\ntheirs\n3\n' })
     const theirs = (await snapshotWorkspace({ dir: h.dir, layers: { trace } })).id
@@ -221,7 +221,7 @@ describe('merge --into a ref', () => {
 describe('hostile input', () => {
   /** FROM = a snapshot on top of `base` whose root tree is `entries` as given (unchecked). */
   async function planted(store: Store, base: Digest, entries: unknown[]): Promise<Digest> {
-    const tree = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries } as never)
+    const tree = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries })
     return store.writeObject(makeSnapshot({ parents: [base], tree, message: 'hostile' }))
   }
   const link = (name: string, target: string) => ({ name, type: 'symlink', mode: 0o777, size: Buffer.byteLength(target), target })
@@ -246,7 +246,7 @@ describe('hostile input', () => {
 
   it('refuses (exit 5) a FROM with a chain of symlinks climbing out', async () => {
     const h = await diverged({ 'f.txt': '1\n' }, { 'f.txt': '2\n' }, null)
-    const up = await h.store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [link('up', '..')] } as never)
+    const up = await h.store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [link('up', '..')] })
     const from = await planted(h.store, h.base, [{ name: 'd', type: 'dir', mode: 0o755, size: 0, tree: up }, { name: 'f.txt', type: 'file', mode: 0o644, size: 2, blob: await h.store.writeBlob(Buffer.from('1\n')) }, link('x', 'd/up/d/up/..')])
     await expectRefusedWritingNothing(h, from)
   })

@@ -1,7 +1,7 @@
 import { existsSync, promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { type Digest, checkout, snapshotWorkspace, status } from '../../src/index.js'
+import { checkout, snapshotWorkspace, status } from '../../src/index.js'
 import { readRef, updateRef } from '../../src/store/refs.js'
 import { readSnapshot } from '../../src/world/readObjects.js'
 import { sha256 } from '../../src/store/digest.js'
@@ -76,7 +76,7 @@ describe('applyTree with a ref to move', () => {
     const h = await diverged()
     const before = await dirState(h.dir)
     const tree = (await readSnapshot(h.store, h.theirs)).world.tree
-    const move = { name: 'refs/heads/main', id: h.theirs, expected: sha256('moved meanwhile') as Digest, message: 'merge' }
+    const move = { name: 'refs/heads/main', id: h.theirs, expected: sha256('moved meanwhile'), message: 'merge' }
     await expect(applyTree({ store: h.store, workspace: h.dir, tree, head: 'ref: refs/heads/main\n', ref: move, force: false })).rejects.toMatchObject({ code: 'RefConflictError', exitCode: 3 })
     expect(await dirState(h.dir)).toEqual(before)
     expect(await readRef(h.store, 'HEAD')).toBe(h.ours)

@@ -29,7 +29,7 @@ function step(idx: number, name: string, type: Step['type'], input: string, outp
 async function run(store: Store, runId: string, rows: Array<[string, Step['type'], string, string]>, encrypted = false): Promise<Digest> {
   const value: Run = { kind: 'run', schemaVersion: 1, runId, entrypoint: 'agent', startedAt: new Date(0).toISOString(), endedAt: new Date(0).toISOString(), status: 'ok', redaction: encrypted ? 'encrypt' : 'secrets', steps: rows.map((r, i) => step(i, ...r)), meta: {} }
   if (encrypted) value.encryption = { alg: 'aes-256-gcm', kdf: 'raw', keyCheck: 'x' }
-  return store.writeObject(value as never)
+  return store.writeObject(value)
 }
 
 async function fileText(store: Store, tree: Digest, name: string): Promise<string> {

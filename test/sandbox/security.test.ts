@@ -203,7 +203,7 @@ describe('the process tree and output', () => {
     const r = await ws.run('echo first; while [ ! -e go ]; do sleep 0.05; done; rm go; echo second', {
       timeout: '60s',
       onOutput: (stream, chunk) => {
-        chunks.push(`${stream}:${chunk}`)
+        chunks.push(`${stream}:${chunk.toString()}`)
         if (String(chunk).includes('first')) void fs.writeFile(go, '')
       },
     })

@@ -11,7 +11,7 @@ import { tempDir } from '../helpers/tmp.js'
 
 /** The pid of a process that has already exited. */
 function deadPid(): number {
-  return spawnSync('true').pid!
+  return spawnSync('true').pid
 }
 
 async function leaveLock(path: string, pid: number): Promise<void> {

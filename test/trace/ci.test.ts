@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { chmodSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -78,14 +79,12 @@ describe('CI gate', () => {
     const udir = tempDir('ci-nobody')
     chmodSync(udir, 0o777)
     const asNobody = (args: string[]) => fp(['--help'], { cwd: udir }).then(() => new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      import('node:child_process').then(({ spawn }) => {
-        const child = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', CLI, ...args], { cwd: udir, env: { ...process.env, ...env, HOME: udir } })
-        let stdout = ''
-        let stderr = ''
-        child.stdout.on('data', (c: Buffer) => (stdout += c))
-        child.stderr.on('data', (c: Buffer) => (stderr += c))
-        child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-      })
+      const child = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', CLI, ...args], { cwd: udir, env: { ...process.env, ...env, HOME: udir } })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+      child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
     }))
     expect((await asNobody(['init'])).code).toBe(0)
     const rec = await asNobody(['run', '--record', '--json', '--', process.execPath, entry])

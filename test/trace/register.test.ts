@@ -11,7 +11,7 @@ function node(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ co
   return new Promise((done) => {
     const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
-    child.stderr.on('data', (c: Buffer) => (stderr += c))
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
     child.on('close', (code) => done({ code: code ?? -1, stderr }))
   })
 }

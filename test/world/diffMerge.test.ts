@@ -14,7 +14,7 @@ async function build(store: Store, spec: Spec): Promise<Digest> {
     if (typeof v === 'string') entries.push({ name, type: 'file', mode: 0o644, size: v.length, blob: await store.writeBlob(Buffer.from(v)) })
     else if ('x' in v && typeof v.x === 'string') entries.push({ name, type: 'file', mode: 0o755, size: v.x.length, blob: await store.writeBlob(Buffer.from(v.x)) })
     else if ('link' in v && typeof v.link === 'string') entries.push({ name, type: 'symlink', mode: 0o777, size: v.link.length, target: v.link })
-    else entries.push({ name, type: 'dir', mode: 0o755, size: 0, tree: await build(store, v as Spec) })
+    else entries.push({ name, type: 'dir', mode: 0o755, size: 0, tree: await build(store, v) })
   }
   return store.writeObject({ ...makeTree(entries) })
 }

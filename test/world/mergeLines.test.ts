@@ -16,7 +16,7 @@ function gitMerge(base: Buffer, ours: Buffer, theirs: Buffer): { bytes: Buffer; 
   writeFileSync(o, ours)
   writeFileSync(t, theirs)
   const git = spawnSync('git', ['merge-file', '-p', '--diff3', '-L', 'ours', '-L', 'base', '-L', 'theirs', o, b, t])
-  if (git.status === null || git.status < 0 || git.status > 127) throw new Error(`git merge-file failed: ${git.stderr}`)
+  if (git.status === null || git.status < 0 || git.status > 127) throw new Error(`git merge-file failed: ${git.stderr.toString()}`)
   return { bytes: git.stdout, clean: git.status === 0 }
 }
 
