@@ -12,7 +12,7 @@ describe('every closable implements Symbol.asyncDispose', () => {
 
   it('Workspace: aborts the live branches it made, keeps persistent and ended ones', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a' })
-    let paths: string[] = []
+    let paths: string[]
     {
       await using ws = await Workspace.open({ dir })
       const [live, kept, done] = [await ws.branch('live'), await ws.branch('kept', { persistent: true }), await ws.branch('done')]
@@ -36,7 +36,7 @@ describe('every closable implements Symbol.asyncDispose', () => {
 
   it('Store: makes what it wrote durable', async () => {
     const { store: existing } = await storeWorkspace()
-    let scoped: Store | null = null
+    let scoped: Store
     {
       await using store = await Store.open(existing.root)
       await store.writeBlob(Buffer.from('written in scope'))
@@ -57,7 +57,7 @@ describe('every closable implements Symbol.asyncDispose', () => {
   it('Effects: a context neither committed nor dropped drops what it deferred', async () => {
     const { store } = await storeWorkspace()
     let sent = 0
-    let scoped: Effects | null = null
+    let scoped: Effects
     {
       await using effects = await openEffects({ store, mode: 'speculative', env: {} })
       await effects.tool('email.send', async () => ++sent, { class: 'irreversible', key: () => 'mail:1' })({})

@@ -27,7 +27,7 @@ export async function contextLedger(store: Store, context: EffectsContext): Prom
   const own = await readRef(store, contextRef(context))
   if (own || context.kind === 'branch') return own ?? contextLedger(store, WORKSPACE_CONTEXT)
   const head = await readRef(store, 'HEAD')
-  return head ? ((await readSnapshot(store, head)).effects ?? null) as Digest | null : null
+  return head ? ((await readSnapshot(store, head)).effects ?? null) : null
 }
 
 export async function saveContextLedger(store: Store, context: EffectsContext, ledger: Digest, message: string): Promise<void> {

@@ -13,6 +13,8 @@ if (proxy) {
   const realFetch = globalThis.fetch.bind(globalThis)
   const interceptor = new BatchInterceptor({ name: 'forkpoint-effects', interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()] })
   interceptor.apply()
+  // the interceptor awaits its listeners (emitAsync): the request waits for this one's answer
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises
   interceptor.on('request', async ({ request, controller }) => {
     if (request.url.startsWith(proxy)) return
     const headers = new Headers([...request.headers].filter(([k]) => !k.startsWith('x-interceptors-')))
@@ -21,7 +23,7 @@ if (proxy) {
     try {
       controller.respondWith(await realFetch(`${proxy}/`, { method: request.method, headers, body, redirect: 'manual' }))
     } catch (err) {
-      controller.errorWith(err as Error)
+      controller.errorWith(err)
     }
   })
 }

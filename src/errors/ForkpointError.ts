@@ -17,6 +17,8 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
 export type NoData = Record<string, never>
 
 /** A constructor's `data` argument: required when the class's data has a required field. */
+// `{} extends Data` is how TypeScript asks "are all of Data's fields optional?"
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export type DataArgs<Data> = {} extends Data ? [data?: Data, options?: { cause?: unknown }] : [data: Data, options?: { cause?: unknown }]
 
 /** `Data`: the facts this class of error carries, one type per class (see each class). */

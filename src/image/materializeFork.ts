@@ -15,7 +15,7 @@ export async function materializeChildren({ dir, store, tree, children, persiste
   const made = await Promise.allSettled(children.map((c) => ws.branch(forkBranchName(c.ref), { tree, persistent })))
   const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failed) {
-    await Promise.all(made.map((r) => (r.status === 'fulfilled' ? r.value.abort() : undefined)))
+    await Promise.all(made.filter((r) => r.status === 'fulfilled').map((r) => r.value.abort()))
     throw failed.reason
   }
   const branches = made.map((r) => (r as PromiseFulfilledResult<Branch>).value)

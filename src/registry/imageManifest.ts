@@ -134,7 +134,7 @@ export function parseImageIndex(bytes: Buffer, where: string): ParsedIndex {
   const shallow = typeof cut === 'string' && cut !== '' ? cut.split(',') : []
   if (!shallow.every(isDigest)) throw new InvalidImageError(`${where}: malformed ${SHALLOW_ANNOTATION} annotation`)
   const announced = (key: string) => Number((index['annotations'] as Record<string, unknown>)[key] ?? 0) || 0
-  return { root, segments, shallow: shallow as Digest[], objects: announced('dev.forkpoint.objects'), bytes: announced('dev.forkpoint.bytes') }
+  return { root, segments, shallow, objects: announced('dev.forkpoint.objects'), bytes: announced('dev.forkpoint.bytes') }
 }
 
 export function parseSegmentManifest(bytes: Buffer, where: string): BlobRef[] {

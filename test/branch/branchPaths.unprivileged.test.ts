@@ -16,7 +16,7 @@ afterEach(() => stop?.())
 describe.runIf(process.getuid?.() === 0)('branch paths every tool can use (nobody)', () => {
   it('with a /dev/fuse it may open: fuse-overlayfs at a path where git status, node and npm test work', async () => {
     const ns = await fuseNamespace('666')
-    stop = ns.kill
+    stop = () => ns.kill()
     const nobody: Runner = { user: 'nobody', namespaceOf: ns.pid }
     const dir = await toolWorkspace(nobody)
     const made = forkpoint(nobody, dir, 'branch', 'tools')
@@ -43,7 +43,7 @@ describe.runIf(process.getuid?.() === 0)('branch paths every tool can use (nobod
 
   it('where nothing can mount, says so, prints no path, and forkpoint shell works in the branch', async () => {
     const ns = await fuseNamespace('600')
-    stop = ns.kill
+    stop = () => ns.kill()
     const nobody: Runner = { user: 'nobody', namespaceOf: ns.pid }
     const dir = await toolWorkspace(nobody)
     const made = forkpoint(nobody, dir, 'branch', 'tools')

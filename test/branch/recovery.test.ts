@@ -133,7 +133,7 @@ describe('a shared namespace holder that dies', () => {
  * where before it mounts: the host view in the state, the holder in its pid file.
  */
 describe('a persistent branch whose maker crashed between recording where it mounts and mounting it', () => {
-  const stray = async (ws: Workspace, name: string): Promise<{ id: string; gone(): Promise<boolean> }> => {
+  const stray = async (ws: Workspace, name: string): Promise<{ id: string; gone: () => Promise<boolean> }> => {
     const b = await ws.branch(name, { persistent: true })
     const path = join(ws.store.root, 'branches', 'live', b.id, 'state.json')
     const state = JSON.parse(readFileSync(path, 'utf8'))

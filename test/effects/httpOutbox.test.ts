@@ -118,7 +118,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     const snap = await fp(dir, 'snapshot', '-m', 'after', '--effects', 'refs/effects/workspace')
     expect(snap.code).toBe(0)
     const image = await fp(dir, 'effects', 'HEAD')
-    expect(image.stdout).toMatch(/^image sha256:[0-9a-f]{64}: ledger sha256:[0-9a-f]{12}, 2 entries\n  #0  deferred .*\n  #1  executed .*\n$/)
+    expect(image.stdout).toMatch(/^image sha256:[0-9a-f]{64}: ledger sha256:[0-9a-f]{12}, 2 entries\n {2}#0 {2}deferred .*\n {2}#1 {2}executed .*\n$/)
     const tree = (await fpJson<{ object: { world: { tree: string } } }>(dir, 'show', 'HEAD')).json.object.world.tree
     const notALedger = await fp(dir, 'effects', tree)
     expect([notALedger.code, notALedger.stderr]).toEqual([5, expect.stringMatching(/a tree object: give an image, a ledger or a live branch\n$/)])

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import * as errors from '../../src/errors/index.js'
 import * as api from '../../src/index.js'
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each class types its own data
 type ErrorClass = new (message: string, ...args: any[]) => api.ForkpointError<object>
 
 /** Every concrete error class the public API exports. */

@@ -62,7 +62,7 @@ describe('resolveId', () => {
     expect(err).toBeInstanceOf(AmbiguousIdError)
     expect((err as AmbiguousIdError).exitCode).toBe(2)
     expect((err as AmbiguousIdError).message).toMatch(/ambiguous/)
-    expect(((err as AmbiguousIdError).data['matches'] as string[]).sort()).toEqual([dx, dy].sort())
+    expect((err as AmbiguousIdError).data['matches'].sort()).toEqual([dx, dy].sort())
     // One more character than they share picks one out.
     let n = 5
     while (dx.slice(7, 7 + n) === dy.slice(7, 7 + n)) n++
