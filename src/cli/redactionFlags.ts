@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander'
-import { type RedactionRules, Redactor } from '../trace/Redactor.js'
+import { type RedactionRules, Redactor } from '../trace/redact/Redactor.js'
 
 /** `--redact MODE` and the user rules, shared by the commands that record. */
 export function redactionOptions(cmd: Command): Command {

@@ -1,6 +1,6 @@
 import { createHash, createHmac, hkdfSync } from 'node:crypto'
 import { EncryptionKeyError, LedgerTamperedError } from '../errors/index.js'
-import { PayloadCipher } from '../trace/payloadCipher.js'
+import { PayloadCipher } from '../trace/redact/payloadCipher.js'
 import type { ChainInfo } from './Ledger.js'
 
 const SUBKEY_INFO = 'forkpoint effects ledger chain v1'

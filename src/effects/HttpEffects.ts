@@ -1,5 +1,5 @@
 import type { Store } from '../store/Store.js'
-import type { HttpRequestData, HttpResponseData } from '../trace/httpExchange.js'
+import type { HttpRequestData, HttpResponseData } from '../trace/capture/httpExchange.js'
 import { type EffectsContext, contextLedger, saveContextLedger } from './contextLedger.js'
 import type { Effects } from './Effects.js'
 import { type HttpEffectArgs, type HttpEffectResult, deferredResponse, httpEffectArgs, httpResponseOf, httpToolName, sendHttpEffect } from './httpEffect.js'

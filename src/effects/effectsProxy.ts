@@ -2,7 +2,7 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import { type AddressInfo, type Socket, connect } from 'node:net'
 import { pathToFileURL } from 'node:url'
 import { isForkpointError } from '../errors/index.js'
-import type { HttpRequestData, HttpResponseData } from '../trace/httpExchange.js'
+import type { HttpRequestData, HttpResponseData } from '../trace/capture/httpExchange.js'
 import { builtEntry } from '../util/builtEntry.js'
 import type { HttpEffects } from './HttpEffects.js'
 import { type HttpPolicy, policyNamesHost } from './httpPolicy.js'

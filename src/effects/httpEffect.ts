@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import type { HttpRequestData, HttpResponseData } from '../trace/httpExchange.js'
-import { VOLATILE_REQUEST_HEADERS } from '../trace/httpExchange.js'
+import type { HttpRequestData, HttpResponseData } from '../trace/capture/httpExchange.js'
+import { VOLATILE_REQUEST_HEADERS } from '../trace/capture/httpExchange.js'
 import { canonicalJson } from '../util/canonicalJson.js'
 import type { LedgerEntry } from './Ledger.js'
 

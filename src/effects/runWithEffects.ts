@@ -5,7 +5,7 @@ import { openStore, type StoreLocator } from '../store/findStore.js'
 import { type EffectsContext, WORKSPACE_CONTEXT } from './contextLedger.js'
 import { loadHttpPolicy } from './httpPolicy.js'
 import { withHttpEffects } from './withHttpEffects.js'
-import { type RecordCommandArgs, type RecordResult, recordCommand } from '../trace/recordCommand.js'
+import { type RecordCommandArgs, type RecordResult, recordCommand } from '../trace/record/recordCommand.js'
 
 /**
  * `forkpoint run` (sandboxed) with the store's HTTP effects policy in force: with the

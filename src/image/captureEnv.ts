@@ -1,4 +1,4 @@
-import { ANY_SECRET_PATTERN, SECRET_MARK, SENSITIVE_ENV_NAME } from '../trace/secretPatterns.js'
+import { ANY_SECRET_PATTERN, SECRET_MARK, SENSITIVE_ENV_NAME } from '../trace/redact/secretPatterns.js'
 
 export interface EnvChoice {
   /** Names recorded as they are, even when they look secret. */

@@ -4,7 +4,7 @@ import { makeSnapshot } from '../../src/world/Snapshot.js'
 import { readSnapshot, readTree } from '../../src/world/readObjects.js'
 import { mergeImages } from '../../src/image/mergeImages.js'
 import { type Run, type Step, openEffects, verifyLedger } from '../../src/index.js'
-import { hashPayload } from '../../src/trace/stepHash.js'
+import { hashPayload } from '../../src/trace/core/stepHash.js'
 import { fileEntry, treeObject } from '../../src/world/Tree.js'
 import { tempDir } from '../helpers/tmp.js'
 

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { networkNamespaceAvailable, spawnAgent } from '../../src/trace/spawnAgent.js'
+import { networkNamespaceAvailable, spawnAgent } from '../../src/trace/record/spawnAgent.js'
 import { useHelloServer } from '../helpers/helloServer.js'
 
 /** Replay's network isolation goes through the sandbox runtime too (no `unshare`, no `ip`). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { diffRuns, type DivergenceStatus } from '../../src/index.js'
-import { hashPayload } from '../../src/trace/stepHash.js'
-import { jsonDiff } from '../../src/trace/jsonDiff.js'
+import { hashPayload } from '../../src/trace/core/stepHash.js'
+import { jsonDiff } from '../../src/trace/diff/jsonDiff.js'
 import { makeRun, type StepSpec } from './runFixtures.js'
 
 const base: StepSpec[] = [

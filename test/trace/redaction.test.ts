@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { initWorkspace } from '../../src/index.js'
-import { Redactor } from '../../src/trace/Redactor.js'
+import { Redactor } from '../../src/trace/redact/Redactor.js'
 import { type FakeLlmServer, startFakeLlmServer } from '../helpers/fakeLlmServer.js'
 import { tempDir } from '../helpers/tmp.js'
 import { FIXTURES, filesContaining, fp } from './cli.js'

@@ -1,10 +1,10 @@
 import type { Command } from 'commander'
-import type { CiOutcome } from '../../trace/ciCheck.js'
-import type { RunDiff } from '../../trace/diffRuns.js'
-import type { Isolation } from '../../trace/spawnAgent.js'
-import type { ArtifactReport } from '../../trace/validateArtifact.js'
-import { describeArtifact } from '../../trace/describeArtifact.js'
-import { renderRunDiff } from '../../trace/renderRunDiff.js'
+import type { CiOutcome } from '../../trace/ci/ciCheck.js'
+import type { RunDiff } from '../../trace/diff/diffRuns.js'
+import type { Isolation } from '../../trace/record/spawnAgent.js'
+import type { ArtifactReport } from '../../trace/ci/validateArtifact.js'
+import { describeArtifact } from '../../trace/ci/describeArtifact.js'
+import { renderRunDiff } from '../../trace/diff/renderRunDiff.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
 import { type RedactionFlags, redactionOptions, redactionRules } from '../redactionFlags.js'
@@ -20,7 +20,7 @@ export interface CiRecordResult {
 
 /** `forkpoint ci record`: the entrypoint recorded, its normalised golden artifact written (the agent's stdout goes to stderr). */
 export async function ciRecordCommand({ dir, store, entrypoint, out, proxy, deterministic, ...redaction }: Where & RedactionFlags & { entrypoint: string; out: string; proxy?: boolean; deterministic?: boolean }): Promise<CiRecordResult> {
-  const { ciRecord } = await import('../../trace/ciRecord.js')
+  const { ciRecord } = await import('../../trace/ci/ciRecord.js')
   const r = await ciRecord({ entrypoint, out, dir, store, redact: redaction.redact, rules: redactionRules(redaction), proxy: Boolean(proxy), deterministic: Boolean(deterministic), stdout: 'stderr' })
   return { runId: r.runId, artifact: r.artifact, steps: r.steps, exitCode: r.exitCode }
 }
@@ -38,7 +38,7 @@ export interface CiCheckOutput {
 
 /** `forkpoint ci check`: the entrypoint run (offline unless `live`) and diffed against the golden run. */
 export async function ciCheckCommand({ dir, store, ...options }: Where & { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window?: number }): Promise<CiCheckOutput> {
-  const { ciCheck } = await import('../../trace/ciCheck.js')
+  const { ciCheck } = await import('../../trace/ci/ciCheck.js')
   const r = await ciCheck({ ...options, live: Boolean(options.live), dir, store, stdout: 'stderr' })
   return { outcome: r.outcome, trace: r.diff, offlineViolations: r.offlineViolations, isolation: r.isolation, agentExitCode: r.exitCode, actualArtifact: r.actualArtifact }
 }
@@ -50,7 +50,7 @@ export const ciCheckView: View<CiCheckOutput> = {
 
 /** `forkpoint ci diff`: two artifacts compared after normalising both. */
 export async function ciDiffCommand({ dir, store, ...options }: Where & { expected: string; actual: string; window?: number }): Promise<{ trace: RunDiff }> {
-  const { ciDiff } = await import('../../trace/ciDiff.js')
+  const { ciDiff } = await import('../../trace/ci/ciDiff.js')
   return { trace: await ciDiff({ ...options, dir, store }) }
 }
 
@@ -58,7 +58,7 @@ export const ciDiffView: View<{ trace: RunDiff }> = { human: (x) => renderRunDif
 
 /** `forkpoint ci normalize`: an artifact rewritten in stable form. */
 export async function ciNormalizeCommand({ dir, store, input, out }: Where & { input: string; out?: string }): Promise<{ artifact: string; runId: string; steps: number }> {
-  const { ciNormalize } = await import('../../trace/ciNormalize.js')
+  const { ciNormalize } = await import('../../trace/ci/ciNormalize.js')
   return ciNormalize({ input, ...(out ? { out } : {}), dir, store })
 }
 
@@ -66,7 +66,7 @@ export const ciNormalizeView: View<{ artifact: string; steps: number }> = { huma
 
 /** `forkpoint ci replay`: an artifact validated against the run schema (RunArtifactError, exit 5, when it is not valid). */
 export async function ciValidateCommand({ dir, artifact }: Where & { artifact: string }): Promise<ArtifactReport> {
-  const { validateArtifact } = await import('../../trace/validateArtifact.js')
+  const { validateArtifact } = await import('../../trace/ci/validateArtifact.js')
   return validateArtifact({ artifact, dir })
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
-import type { RunDiff } from '../../trace/diffRuns.js'
-import { renderRunDiff } from '../../trace/renderRunDiff.js'
+import type { RunDiff } from '../../trace/diff/diffRuns.js'
+import { renderRunDiff } from '../../trace/diff/renderRunDiff.js'
 import type { SnapshotDiff } from '../../world/diffSnapshots.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatChanges, short } from '../format.js'
@@ -11,7 +11,7 @@ export type DiffOutput = SnapshotDiff | { trace: RunDiff }
 
 /** `forkpoint diff A [B]`: run ids and *.run.json files diff as runs, anything else as snapshots (B default: the workspace). */
 export async function diffCommand({ dir, store, a, b, window }: Where & { a: string; b?: string; window?: number }): Promise<DiffOutput> {
-  const { isRunSpec, compareRuns } = await import('../../trace/compareRuns.js')
+  const { isRunSpec, compareRuns } = await import('../../trace/diff/compareRuns.js')
   if (isRunSpec(a) && (b === undefined || isRunSpec(b))) return { trace: await compareRuns({ a, b, window, dir, store }) }
   const { diffSnapshots } = await import('../../world/diffSnapshots.js')
   return diffSnapshots({ a, b, dir, store })

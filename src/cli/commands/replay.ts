@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
-import type { ReplayResult } from '../../trace/replayRun.js'
-import type { AgentStdout } from '../../trace/spawnAgent.js'
+import type { ReplayResult } from '../../trace/replay/replayRun.js'
+import type { AgentStdout } from '../../trace/record/spawnAgent.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
 
@@ -20,8 +20,8 @@ export interface ReplayOptions extends Where {
 
 /** `forkpoint replay RUN`: a recorded run re-executed offline, every response served from the recording. */
 export async function replayCommand({ dir, store, spec, command, trustCommand, liveFrom, stdout = 'inherit' }: ReplayOptions): Promise<ReplaySummary> {
-  const { loadRun } = await import('../../trace/loadRun.js')
-  const { replayRun } = await import('../../trace/replayRun.js')
+  const { loadRun } = await import('../../trace/core/loadRun.js')
+  const { replayRun } = await import('../../trace/replay/replayRun.js')
   const run = await loadRun({ spec, dir, store })
   const { replayed: _r, agentStdout: _o, ...summary } = await replayRun({ run, command, trustCommand: Boolean(trustCommand), liveFrom, dir, store, stdout })
   return summary

@@ -1,31 +1,31 @@
 import type { Command } from 'commander'
 import type { Run, RunSummary } from '../../index.js'
-import type { ListRunsArgs } from '../../trace/RunStore.js'
-import { printable } from '../../trace/printable.js'
+import type { ListRunsArgs } from '../../trace/core/RunStore.js'
+import { printable } from '../../trace/core/printable.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, pc, print } from '../output.js'
 
 /** `forkpoint runs`: recorded runs, newest first. */
 export async function runsCommand({ dir, store, ...filter }: Where & ListRunsArgs): Promise<{ runs: RunSummary[] }> {
-  const { listRuns } = await import('../../trace/listRuns.js')
+  const { listRuns } = await import('../../trace/core/listRuns.js')
   return { runs: await listRuns({ ...filter, dir, store }) }
 }
 
 /** `forkpoint runs show RUN`: a run, its header and every step. */
 export async function runsShowCommand({ dir, store, spec }: Where & { spec: string }): Promise<{ run: Run }> {
-  const { loadRun } = await import('../../trace/loadRun.js')
+  const { loadRun } = await import('../../trace/core/loadRun.js')
   return { run: await loadRun({ spec, dir, store }) }
 }
 
 /** `forkpoint runs rm RUN...`: recorded runs forgotten. */
 export async function runsRmCommand({ dir, store, specs }: Where & { specs: string[] }): Promise<{ removed: string[] }> {
-  const { removeRuns } = await import('../../trace/removeRuns.js')
+  const { removeRuns } = await import('../../trace/core/removeRuns.js')
   return { removed: await removeRuns({ specs, dir, store }) }
 }
 
 /** `forkpoint runs export RUN -o FILE`: a run written as a portable *.run.json artifact. */
 export async function runsExportCommand({ dir, store, spec, out }: Where & { spec: string; out: string }): Promise<{ artifact: string; runId: string; steps: number }> {
-  const { exportRun } = await import('../../trace/exportRun.js')
+  const { exportRun } = await import('../../trace/core/exportRun.js')
   return exportRun({ spec, out, dir, store })
 }
 

@@ -1,0 +1,206 @@
+import type Database from 'better-sqlite3'
+import { RunArtifactError, RunNotFoundError, UsageError } from '../../errors/index.js'
+import { type Digest, isDigest } from '../../store/digest.js'
+import { deleteRef, readRef, updateRef } from '../../store/refs.js'
+import type { Store } from '../../store/Store.js'
+import { withWriteLock } from '../../store/storeLock.js'
+import { requirePackage } from '../../util/requirePackage.js'
+import { parseRun } from './parseRun.js'
+import type { Run, RunStatus } from './Run.js'
+
+/** One row of `forkpoint runs`. */
+export interface RunSummary {
+  runId: string
+  digest: Digest | null
+  entrypoint: string
+  status: RunStatus
+  startedAt: string
+  endedAt: string
+  steps: number
+  llmCalls: number
+  toolCalls: number
+  errors: number
+  parent: string | null
+  redaction: string
+}
+
+export interface ListRunsArgs {
+  /** Newest first; at most this many (default 20). */
+  limit?: number
+  entrypoint?: string
+  status?: RunStatus
+  /** Only runs with a step whose name contains this text. */
+  step?: string
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS runs (
+  run_id TEXT PRIMARY KEY, digest TEXT, body BLOB, entrypoint TEXT NOT NULL, status TEXT NOT NULL,
+  started_at TEXT NOT NULL, ended_at TEXT NOT NULL, steps INTEGER NOT NULL, llm_calls INTEGER NOT NULL,
+  tool_calls INTEGER NOT NULL, errors INTEGER NOT NULL, parent TEXT, redaction TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at DESC, run_id DESC);
+CREATE TABLE IF NOT EXISTS run_steps (run_id TEXT NOT NULL, idx INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL,
+  PRIMARY KEY (run_id, idx)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS run_steps_name ON run_steps(name);
+`
+
+interface Row {
+  run_id: string
+  digest: string | null
+  entrypoint: string
+  status: RunStatus
+  started_at: string
+  ended_at: string
+  steps: number
+  llm_calls: number
+  tool_calls: number
+  errors: number
+  parent: string | null
+  redaction: string
+}
+
+/**
+ * Recorded runs: each finished run is a `run` object in the object store (kept alive by
+ * `refs/runs/<runId>`, so snapshots and registries can carry it and gc keeps it), and a
+ * row in `runs.db` (SQLite) for listing and search. Opened on a bare `.db` path (no
+ * object store), the run bodies live in the database itself.
+ */
+export class RunStore {
+  private constructor(
+    readonly db: Database.Database,
+    readonly store: Store | null,
+  ) {}
+
+  /** The run store of an object store (`<store>/runs.db`). */
+  static open({ store }: { store: Store }): RunStore {
+    return new RunStore(openDb(store.path('runs.db')), store)
+  }
+
+  /** A standalone run store in one SQLite file (runs kept in the file). */
+  static openFile({ path }: { path: string }): RunStore {
+    return new RunStore(openDb(path), null)
+  }
+
+  close(): void {
+    this.db.close()
+  }
+
+  /** Store a finished run; returns its object digest (null for a standalone db). */
+  async save(run: Run): Promise<Digest | null> {
+    let digest: Digest | null = null
+    if (this.store) {
+      const store = this.store
+      digest = await withWriteLock(store, async () => {
+        const d = await store.writeObject(run)
+        await updateRef({ store, name: `refs/runs/${run.runId}`, id: d, message: `run: ${run.entrypoint}` })
+        return d
+      })
+    }
+    this.index(run, digest, digest ? null : Buffer.from(JSON.stringify(run)))
+    return digest
+  }
+
+  private index(run: Run, digest: Digest | null, body: Buffer | null): void {
+    const count = (pred: (s: Run['steps'][number]) => boolean) => run.steps.reduce((n, s) => n + (pred(s) ? 1 : 0), 0)
+    const insertStep = this.db.prepare('INSERT INTO run_steps (run_id, idx, name, type) VALUES (?, ?, ?, ?)')
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM run_steps WHERE run_id = ?').run(run.runId)
+      this.db
+        .prepare(
+          `INSERT OR REPLACE INTO runs (run_id, digest, body, entrypoint, status, started_at, ended_at, steps, llm_calls, tool_calls, errors, parent, redaction)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(run.runId, digest, body, run.entrypoint, run.status, run.startedAt, run.endedAt, run.steps.length, count((s) => s.type === 'llm'), count((s) => s.type === 'tool'), count((s) => s.error !== undefined), run.parent ?? null, run.redaction)
+      for (const s of run.steps) insertStep.run(run.runId, s.idx, s.name, s.type)
+    })()
+  }
+
+  list({ limit = 20, entrypoint, status, step }: ListRunsArgs = {}): RunSummary[] {
+    const where: string[] = []
+    const params: unknown[] = []
+    const filter = (clause: string, value: unknown) => {
+      where.push(clause)
+      params.push(value)
+    }
+    if (entrypoint) filter('entrypoint = ?', entrypoint)
+    if (status) filter('status = ?', status)
+    if (step) filter("run_id IN (SELECT run_id FROM run_steps WHERE name LIKE ? ESCAPE '\\')", `%${step.replace(/[\\%_]/g, '\\$&')}%`)
+    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, run_id DESC LIMIT ?`
+    return (this.db.prepare(sql).all(...params, limit) as Row[]).map(summary)
+  }
+
+  /** The run id `spec` names: a full id, a unique prefix (with or without `run-`), or `latest`. */
+  resolve(spec: string): string {
+    if (spec === 'latest' || spec === 'last') {
+      const row = this.db.prepare('SELECT run_id FROM runs ORDER BY started_at DESC, run_id DESC LIMIT 1').get() as { run_id: string } | undefined
+      if (!row) throw new RunNotFoundError('there are no recorded runs yet')
+      return row.run_id
+    }
+    const prefix = spec.startsWith('run-') ? spec : `run-${spec}`
+    const rows = this.db.prepare("SELECT run_id FROM runs WHERE run_id >= ? AND run_id < ? || '~' LIMIT 2").all(prefix, prefix) as Array<{ run_id: string }>
+    if (rows.length === 0) throw new RunNotFoundError(`no run ${spec} (see 'forkpoint runs')`, { spec })
+    if (rows.length > 1 && rows[0]!.run_id !== prefix) throw new UsageError(`run id ${spec} is ambiguous; give more characters`, { spec })
+    return rows[0]!.run_id
+  }
+
+  /** The run stored under exactly this id, or null. */
+  find(runId: string): string | null {
+    const row = this.db.prepare('SELECT run_id FROM runs WHERE run_id = ?').get(runId) as { run_id: string } | undefined
+    return row?.run_id ?? null
+  }
+
+  /**
+   * Forget a run: its row and its `refs/runs/` ref. Its object stays until gc finds no
+   * ref and no unexpired reflog entry naming it (`gc --prune=now` takes it at once).
+   * Returns the run id.
+   */
+  async remove(spec: string): Promise<string> {
+    const runId = this.resolve(spec)
+    if (this.store) await deleteRef(this.store, `refs/runs/${runId}`)
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM run_steps WHERE run_id = ?').run(runId)
+      this.db.prepare('DELETE FROM runs WHERE run_id = ?').run(runId)
+    })()
+    return runId
+  }
+
+  async get(spec: string): Promise<Run> {
+    const runId = this.resolve(spec)
+    const row = this.db.prepare('SELECT digest, body FROM runs WHERE run_id = ?').get(runId) as { digest: string | null; body: Buffer | null }
+    if (row.body) return parseRun(row.body, `run ${runId}`)
+    if (!this.store) throw new RunArtifactError(`run ${runId} has no stored body`)
+    const digest = isDigest(row.digest) ? row.digest : await readRef(this.store, `refs/runs/${runId}`)
+    if (!digest) throw new RunArtifactError(`run ${runId} is indexed but its object is gone (was the store pruned?)`, { runId })
+    return parseRun(await this.store.readBlob(digest), `run ${runId}`)
+  }
+}
+
+function summary(r: Row): RunSummary {
+  return {
+    runId: r.run_id,
+    digest: isDigest(r.digest) ? r.digest : null,
+    entrypoint: r.entrypoint,
+    status: r.status,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    steps: r.steps,
+    llmCalls: r.llm_calls,
+    toolCalls: r.tool_calls,
+    errors: r.errors,
+    parent: r.parent,
+    redaction: r.redaction,
+  }
+}
+
+function openDb(path: string): Database.Database {
+  try {
+    const SQLite = requirePackage('better-sqlite3') as typeof Database
+    const db = new SQLite(path)
+    db.pragma('journal_mode = WAL')
+    db.pragma('busy_timeout = 10000')
+    db.exec(SCHEMA)
+    return db
+  } catch (err) {
+    throw new RunArtifactError(`cannot open the run index ${path}: ${(err as Error).message}`, { path }, { cause: err })
+  }
+}

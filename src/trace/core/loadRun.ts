@@ -1,0 +1,27 @@
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { readRunArtifact } from './readRunArtifact.js'
+import type { Run } from './Run.js'
+import { RunStore } from './RunStore.js'
+import { openStore, type StoreLocator } from '../../store/findStore.js'
+
+/** Whether `spec` names an artifact file rather than a stored run id. */
+export function isRunFile(spec: string, cwd = process.cwd()): boolean {
+  return spec.endsWith('.json') || spec.includes('/') || existsSync(resolve(cwd, spec))
+}
+
+/**
+ * A run named by a `*.run.json` path or a run id (full, unique prefix, or `latest`) in
+ * the store. Artifacts are validated as `ci replay --artifact` validates them, step
+ * hashes included, and migrated (RunArtifactError, exit 5, when bad); `rehash` (for
+ * `ci normalize`) recomputes the hashes of a hand-edited artifact instead.
+ */
+export async function loadRun({ spec, rehash, ...where }: { spec: string; rehash?: boolean } & StoreLocator): Promise<Run> {
+  if (isRunFile(spec, where.dir)) return readRunArtifact(resolve(where.dir ?? process.cwd(), spec), { rehash }).run
+  const runs = RunStore.open({ store: (await openStore(where)).store })
+  try {
+    return await runs.get(spec)
+  } finally {
+    runs.close()
+  }
+}

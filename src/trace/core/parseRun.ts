@@ -1,0 +1,97 @@
+import { RunArtifactError } from '../../errors/index.js'
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../../util/jsonDepth.js'
+import { isSealed } from '../redact/payloadCipher.js'
+import { type Run, RUN_ID_RE, RUN_SCHEMA_VERSION, type Step, STEP_TYPES } from './Run.js'
+import { hashPayload } from './stepHash.js'
+
+const STATUSES = ['ok', 'failed', 'running']
+const MODES = ['secrets', 'content', 'encrypt']
+
+type Obj = Record<string, unknown>
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/** The JSON of a run artifact's bytes (RunArtifactError, exit 5, when they are not JSON). */
+export function parseRunJson(source: Buffer | string, where = 'run artifact'): unknown {
+  if (jsonTextTooDeep(source)) throw new RunArtifactError(`${where} is not a valid run: it nests deeper than ${MAX_JSON_DEPTH} levels`, { where, limit: MAX_JSON_DEPTH })
+  try {
+    return JSON.parse(source.toString())
+  } catch (err) {
+    throw new RunArtifactError(`${where} is not valid JSON (${(err as Error).message}); re-export it with 'forkpoint runs export'`, { where })
+  }
+}
+
+/**
+ * Parse and check a run artifact (`*.run.json` bytes or a parsed object), migrating
+ * older schema versions. Unknown fields are kept. Missing step hashes are computed;
+ * with `verifyHashes` (schema validation) every plain step's hashes are checked against
+ * its payloads. Diff compares payloads, not hashes, so a hand-edited artifact still
+ * diffs by what it says. Throws RunArtifactError (exit 5) naming the first problem.
+ */
+export function parseRun(source: unknown, where = 'run artifact', { verifyHashes = false, owned: ownedObject = false }: { verifyHashes?: boolean; owned?: boolean } = {}): Run {
+  // bytes are parsed here, so their steps are ours to complete in place; so are an object's when the caller says so
+  const isText = typeof source === 'string' || Buffer.isBuffer(source)
+  const owned = ownedObject || isText
+  const raw = isText ? parseRunJson(source, where) : source
+  const fail = (what: string): never => {
+    throw new RunArtifactError(`${where} is not a valid run: ${what}`, { where, problem: what })
+  }
+  if (!isObj(raw)) return fail('expected a JSON object')
+  if (raw['kind'] !== 'run') fail(`kind is ${JSON.stringify(raw['kind'])}, expected "run"`)
+  const version = raw['schemaVersion']
+  if (!Number.isInteger(version) || (version as number) < 0) fail('schemaVersion must be a non-negative integer')
+  if ((version as number) > RUN_SCHEMA_VERSION) fail(`schemaVersion ${String(version)} is newer than this forkpoint understands (${RUN_SCHEMA_VERSION}); upgrade forkpoint`)
+  const run = (version as number) === 0 ? migrateV0(raw) : { ...raw }
+  for (const field of ['runId', 'entrypoint', 'startedAt', 'endedAt'] as const) if (typeof run[field] !== 'string') fail(`${field} must be a string`)
+  if (!RUN_ID_RE.test(run['runId'] as string)) fail(`runId ${JSON.stringify(run['runId'])} is not a run id (run- and 20 lowercase hex digits)`)
+  if (run['parent'] !== undefined && !RUN_ID_RE.test(String(run['parent']))) fail(`parent ${JSON.stringify(run['parent'])} is not a run id`)
+  if (!STATUSES.includes(run['status'] as string)) fail(`status must be one of ${STATUSES.join(', ')}`)
+  if (!MODES.includes(run['redaction'] as string)) fail(`redaction must be one of ${MODES.join(', ')}`)
+  if (run['meta'] === undefined) run['meta'] = {}
+  if (!isObj(run['meta'])) fail('meta must be an object')
+  const encrypted = run['redaction'] === 'encrypt'
+  if (encrypted && (!isObj(run['encryption']) || typeof run['encryption']['keyCheck'] !== 'string')) fail('an encrypted run needs encryption.keyCheck')
+  if (!Array.isArray(run['steps'])) return fail('steps must be an array')
+  run['steps'] = (run['steps'] as unknown[]).map((s, i) => checkStep(s, i, encrypted, verifyHashes, owned, fail))
+  return run as unknown as Run
+}
+
+function checkStep(raw: unknown, i: number, encrypted: boolean, verifyHashes: boolean, owned: boolean, fail: (what: string) => never): Step {
+  if (!isObj(raw)) return fail(`step ${i} is not an object`)
+  const at = `step ${i}`
+  if (raw['idx'] !== i) fail(`${at} has idx ${JSON.stringify(raw['idx'])}; steps must be numbered 0, 1, 2… in order`)
+  if (typeof raw['name'] !== 'string' || raw['name'] === '') fail(`${at} needs a non-empty name`)
+  if (!STEP_TYPES.includes(raw['type'] as never)) fail(`${at} type ${JSON.stringify(raw['type'])} is not one of ${STEP_TYPES.join(', ')}`)
+  if (!('input' in raw) || !('output' in raw)) fail(`${at} needs input and output (null when there is none)`)
+  if (typeof raw['startedAt'] !== 'string') fail(`${at} startedAt must be an ISO date string`)
+  if (typeof raw['durationMs'] !== 'number' || !(raw['durationMs'] >= 0)) fail(`${at} durationMs must be a number >= 0`)
+  if (raw['meta'] !== undefined && !isObj(raw['meta'])) fail(`${at} meta must be an object`)
+  const error = raw['error']
+  if (error !== undefined && error !== null && !(isObj(error) && typeof error['message'] === 'string') && !(encrypted && isSealed(error))) {
+    fail(`${at} error must be {name, message}`)
+  }
+  // steps we parsed ourselves are ours to fix up in place (100,000-step artifacts load faster)
+  const step = (owned ? raw : { ...raw }) as unknown as Step
+  if (error === null) delete step.error
+  if (encrypted) {
+    if (!isSealed(raw['input']) || !isSealed(raw['output'])) fail(`${at} of an encrypted run holds unencrypted payloads`)
+    if (typeof raw['inputHash'] !== 'string' || typeof raw['outputHash'] !== 'string') fail(`${at} of an encrypted run needs inputHash and outputHash`)
+  } else {
+    for (const field of ['input', 'output'] as const) {
+      const key = `${field}Hash` as const
+      const stored = raw[key]
+      if (typeof stored === 'string' && /^[0-9a-f]{64}$/.test(stored) && !verifyHashes) continue
+      const actual = hashPayload(raw[field])
+      if (verifyHashes && typeof stored === 'string' && stored !== actual) fail(`${at} ${key} does not match its ${field} (edited by hand? 'forkpoint ci normalize' rewrites the hashes)`)
+      step[key] = actual
+    }
+  }
+  return step
+}
+
+/** Version 0 (before redaction modes and stored hashes): steps carried `error: null` and no hashes. */
+function migrateV0(raw: Obj): Obj {
+  return { ...raw, schemaVersion: RUN_SCHEMA_VERSION, redaction: raw['redaction'] ?? 'secrets', meta: raw['meta'] ?? {} }
+}

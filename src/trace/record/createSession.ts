@@ -1,0 +1,43 @@
+import { ReplayNotPossibleError, UsageError } from '../../errors/index.js'
+import type { JournalSink } from './journal.js'
+import { PayloadCipher } from '../redact/payloadCipher.js'
+import { type RedactionPolicy, type RedactionRules, Redactor } from '../redact/Redactor.js'
+import { ReplayMatcher } from '../replay/ReplayMatcher.js'
+import type { RedactionMode, Run } from '../core/Run.js'
+import { type MissPolicy, Session } from './Session.js'
+import { StepSealer } from '../redact/StepSealer.js'
+
+export interface ReplaySource {
+  run: Run
+  liveFrom?: number | undefined
+  onMiss?: MissPolicy
+}
+
+/**
+ * A session that records with `policy`, or (with `replay`) serves the recorded run and
+ * records what it serves, redacting exactly as the recording did so live requests hash
+ * to the recorded signatures.
+ */
+export function createSession({ policy, sink, replay, env = process.env }: { policy: RedactionPolicy; sink: JournalSink; replay?: ReplaySource | undefined; env?: NodeJS.ProcessEnv }): Session {
+  const mode: RedactionMode = replay ? replay.run.redaction : policy.mode
+  const rules = replay ? recordedRules(replay.run) : policy.rules
+  if (replay && mode === 'content') {
+    throw new ReplayNotPossibleError(`run ${replay.run.runId} was recorded with --redact content: its payloads are hashes, so it can be diffed but not replayed`)
+  }
+  const cipher = mode === 'encrypt' ? PayloadCipher.fromEnv(env, replay ? `replaying encrypted run ${replay.run.runId}` : '--redact encrypt') : null
+  if (cipher && replay?.run.encryption) cipher.assertMatches(replay.run.encryption)
+  const sealer = new StepSealer(new Redactor({ mode, rules: rules ?? {}, env }), cipher)
+  const matcher = replay ? new ReplayMatcher(replay.run, replay.liveFrom) : null
+  return new Session(sealer, sink, matcher, replay?.onMiss ?? 'fail')
+}
+
+function recordedRules(run: Run): RedactionRules {
+  const rules = run.meta['redactionRules']
+  return typeof rules === 'object' && rules !== null && !Array.isArray(rules) ? rules : {}
+}
+
+export function parseRedactionMode(text: string | undefined): RedactionMode {
+  const mode = text ?? 'secrets'
+  if (mode !== 'secrets' && mode !== 'content' && mode !== 'encrypt') throw new UsageError(`--redact must be secrets, content or encrypt (got ${JSON.stringify(mode)})`)
+  return mode
+}
