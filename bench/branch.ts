@@ -59,7 +59,16 @@ async function timeBackend(parent: string, files: number, backend: BackendName, 
     commit.push(now() - t)
   }
   rmSync(dir, { recursive: true, force: true })
-  return { files, method: `forkpoint ${backend}`, 'first branch (ms)': first, 'create (ms)': median(create), '1-file commit (ms)': median(commit), 'abort (ms)': median(abort), 'sandboxed true (ms)': median(run), 'branch after a commit (ms)': median(afterCommit) }
+  return {
+    files,
+    method: `forkpoint ${backend}`,
+    'first branch (ms)': first,
+    'create (ms)': median(create),
+    '1-file commit (ms)': median(commit),
+    'abort (ms)': median(abort),
+    'sandboxed true (ms)': median(run),
+    'branch after a commit (ms)': median(afterCommit),
+  }
 }
 
 function timeBaseline(parent: string, files: number, runs: number): Row[] {
@@ -160,5 +169,9 @@ export async function main(args: string[]): Promise<void> {
     rmSync(parent, { recursive: true, force: true })
   }
   const who = process.getuid?.() === 0 ? 'root' : 'an unprivileged user (overlay in a user namespace)'
-  report(cliOnly ? 'branch-cli' : 'branch', `Branches, medians in ms, as ${who}; "first branch" = first scan (hashing every file) + shared base view; "branch after a commit" = the commit's paths scanned again + the base view advanced at them`, rows)
+  report(
+    cliOnly ? 'branch-cli' : 'branch',
+    `Branches, medians in ms, as ${who}; "first branch" = first scan (hashing every file) + shared base view; "branch after a commit" = the commit's paths scanned again + the base view advanced at them`,
+    rows,
+  )
 }

@@ -17,7 +17,10 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const CLI = join(ROOT, 'bin', 'forkpoint')
 const MODULES = join(ROOT, 'dist', 'cli', 'main.js')
 
-const node = (cwd: string, ...args: string[]) => () => execFileSync(process.execPath, args, { cwd, stdio: 'ignore' })
+const node =
+  (cwd: string, ...args: string[]) =>
+  () =>
+    execFileSync(process.execPath, args, { cwd, stdio: 'ignore' })
 
 export async function main(args: string[]): Promise<void> {
   const runs = args.includes('--quick') ? 5 : 20

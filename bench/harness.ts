@@ -11,7 +11,10 @@ export function cpuMs(): number {
 }
 
 /** Median of `runs` timings of `fn` in milliseconds (after `warmup` unmeasured runs), and the median CPU time of the same runs. */
-export async function measure(fn: () => unknown, { runs = 5, warmup = 1, before }: { runs?: number; warmup?: number; before?: () => unknown } = {}): Promise<{ median: number; samples: number[]; cpu: number }> {
+export async function measure(
+  fn: () => unknown,
+  { runs = 5, warmup = 1, before }: { runs?: number; warmup?: number; before?: () => unknown } = {},
+): Promise<{ median: number; samples: number[]; cpu: number }> {
   const samples: number[] = []
   const cpus: number[] = []
   for (let i = 0; i < warmup + runs; i++) {
@@ -75,11 +78,7 @@ export function report(name: string, title: string, rows: Row[], extra: Record<s
   const columns = Object.keys(rows[0] ?? {})
   const fmt = (v: string | number) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : v)
   const load = `load average ${loadAtStart.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)}`
-  const lines = [
-    `| ${columns.join(' | ')} |`,
-    `| ${columns.map(() => '---').join(' | ')} |`,
-    ...rows.map((r) => `| ${columns.map((c) => fmt(r[c] ?? '')).join(' | ')} |`),
-  ]
+  const lines = [`| ${columns.join(' | ')} |`, `| ${columns.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${columns.map((c) => fmt(r[c] ?? '')).join(' | ')} |`)]
   console.log(`\n${title} (${load})\n\n${lines.join('\n')}\n`)
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results', `${name}.json`)
   mkdirSync(dirname(out), { recursive: true })

@@ -51,16 +51,40 @@ async function forkRows(): Promise<Row[]> {
     let round = 0
     const library = await measure(() => forkImage({ store, id, n: CHILDREN }), { runs: 5 })
     const cli = await measure(() => spawnSync(CLI, ['fork', id, '-n', String(CHILDREN)], { cwd: dir }), { runs: 5 })
-    const branches = await measure(() => {
-      round++
-      const input = Array.from({ length: CHILDREN }, (_, i) => `create refs/heads/fork-${round}-${i} ${head}\n`).join('')
-      spawnSync('git', ['-C', dir, 'update-ref', '--stdin'], { input })
-    }, { runs: 5 })
+    const branches = await measure(
+      () => {
+        round++
+        const input = Array.from({ length: CHILDREN }, (_, i) => `create refs/heads/fork-${round}-${i} ${head}\n`).join('')
+        spawnSync('git', ['-C', dir, 'update-ref', '--stdin'], { input })
+      },
+      { runs: 5 },
+    )
     const perChild = (ms: number) => ms / CHILDREN
     return [
-      { operation: `fork -n ${CHILDREN}`, tool: 'forkImage (library)', 'ms per child': perChild(library.median), 'cpu ms per child': perChild(library.cpu), 'vs git': library.median / branches.median, target: '< 2 ms per child' },
-      { operation: `fork -n ${CHILDREN}`, tool: 'forkpoint fork (CLI, Node start included)', 'ms per child': perChild(cli.median), 'cpu ms per child': perChild(cli.cpu), 'vs git': cli.median / branches.median, target: '' },
-      { operation: `fork -n ${CHILDREN}`, tool: `git update-ref --stdin (${CHILDREN} new branches)`, 'ms per child': perChild(branches.median), 'cpu ms per child': perChild(branches.cpu), 'vs git': 1, target: '' },
+      {
+        operation: `fork -n ${CHILDREN}`,
+        tool: 'forkImage (library)',
+        'ms per child': perChild(library.median),
+        'cpu ms per child': perChild(library.cpu),
+        'vs git': library.median / branches.median,
+        target: '< 2 ms per child',
+      },
+      {
+        operation: `fork -n ${CHILDREN}`,
+        tool: 'forkpoint fork (CLI, Node start included)',
+        'ms per child': perChild(cli.median),
+        'cpu ms per child': perChild(cli.cpu),
+        'vs git': cli.median / branches.median,
+        target: '',
+      },
+      {
+        operation: `fork -n ${CHILDREN}`,
+        tool: `git update-ref --stdin (${CHILDREN} new branches)`,
+        'ms per child': perChild(branches.median),
+        'cpu ms per child': perChild(branches.cpu),
+        'vs git': 1,
+        target: '',
+      },
     ]
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -100,9 +124,30 @@ async function materializeRows(): Promise<Row[]> {
     const perChild = (ms: number) => ms / CHILDREN
     const op = `fork -n ${CHILDREN} --materialize, ${BIG.files} files`
     return [
-      { operation: op, tool: "forkImage (library), first fork of the image (its base view built)", 'ms per child': perChild(first.median), 'cpu ms per child': perChild(first.cpu), 'vs git': perChild(first.median) / git.median, target: '< 5 ms per child' },
-      { operation: op, tool: 'forkImage (library), base view already there', 'ms per child': perChild(next.median), 'cpu ms per child': perChild(next.cpu), 'vs git': perChild(next.median) / git.median, target: '< 5 ms per child' },
-      { operation: op, tool: 'forkImage persistent (as the CLI makes them: a namespace holder process each)', 'ms per child': perChild(persistent.median), 'cpu ms per child': perChild(persistent.cpu), 'vs git': perChild(persistent.median) / git.median, target: '' },
+      {
+        operation: op,
+        tool: 'forkImage (library), first fork of the image (its base view built)',
+        'ms per child': perChild(first.median),
+        'cpu ms per child': perChild(first.cpu),
+        'vs git': perChild(first.median) / git.median,
+        target: '< 5 ms per child',
+      },
+      {
+        operation: op,
+        tool: 'forkImage (library), base view already there',
+        'ms per child': perChild(next.median),
+        'cpu ms per child': perChild(next.cpu),
+        'vs git': perChild(next.median) / git.median,
+        target: '< 5 ms per child',
+      },
+      {
+        operation: op,
+        tool: 'forkImage persistent (as the CLI makes them: a namespace holder process each)',
+        'ms per child': perChild(persistent.median),
+        'cpu ms per child': perChild(persistent.cpu),
+        'vs git': perChild(persistent.median) / git.median,
+        target: '',
+      },
       { operation: op, tool: 'git worktree add --detach (one per child)', 'ms per child': git.median, 'cpu ms per child': git.cpu, 'vs git': 1, target: '' },
     ]
   } finally {
@@ -184,8 +229,22 @@ export async function main(): Promise<void> {
     const clean = inputs.every((v) => mergeLines(v).clean)
     const sameAsGit = paths.filter((p, i) => spawnSync('git', ['merge-file', '-p', '--diff3', p.ours, p.base, p.theirs]).stdout.equals(mergeLines(inputs[i]!).bytes)).length
     const rows: Row[] = [
-      { operation: `line-level merge of ${FILES} text files (${LINES} lines, both sides changed)`, tool: 'forkpoint mergeLines (in process)', ms: ours.median, 'vs git': ours.median / git.median, clean: String(clean), 'same bytes as git': `${sameAsGit}/${FILES}` },
-      { operation: `line-level merge of ${FILES} text files (${LINES} lines, both sides changed)`, tool: 'git merge-file --diff3, once per file', ms: git.median, 'vs git': 1, clean: 'true', 'same bytes as git': '-' },
+      {
+        operation: `line-level merge of ${FILES} text files (${LINES} lines, both sides changed)`,
+        tool: 'forkpoint mergeLines (in process)',
+        ms: ours.median,
+        'vs git': ours.median / git.median,
+        clean: String(clean),
+        'same bytes as git': `${sameAsGit}/${FILES}`,
+      },
+      {
+        operation: `line-level merge of ${FILES} text files (${LINES} lines, both sides changed)`,
+        tool: 'git merge-file --diff3, once per file',
+        ms: git.median,
+        'vs git': 1,
+        clean: 'true',
+        'same bytes as git': '-',
+      },
     ]
     report('image-merge', 'Image merge: line-level merge', rows)
   } finally {

@@ -20,7 +20,9 @@ const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'forkpoin
 const N = 16
 
 function sh(cmd: string, cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  return new Promise((resolve, reject) => spawn('sh', ['-c', cmd], { cwd, env, stdio: 'ignore' }).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}`)))))
+  return new Promise((resolve, reject) =>
+    spawn('sh', ['-c', cmd], { cwd, env, stdio: 'ignore' }).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}`)))),
+  )
 }
 
 async function scenario(root: string, pristine: string, ws: Workspace, label: string, command: string, runs: number): Promise<Row[]> {
@@ -37,15 +39,21 @@ async function scenario(root: string, pristine: string, ws: Workspace, label: st
     },
     { runs: Math.min(runs, 3), before: () => execFileSync('sh', ['-c', `rm -rf ${root}/copy*`]) },
   )
-  const cli = await measure(() => {
-    const r = spawnSync(CLI, ['explore', '-n', String(N), '--parallel', String(N), '--', command], { cwd: ws.dir, stdio: 'ignore' })
-    if (r.status !== 0) throw new Error(`forkpoint explore exited ${r.status}`)
-  }, { runs })
+  const cli = await measure(
+    () => {
+      const r = spawnSync(CLI, ['explore', '-n', String(N), '--parallel', String(N), '--', command], { cwd: ws.dir, stdio: 'ignore' })
+      if (r.status !== 0) throw new Error(`forkpoint explore exited ${r.status}`)
+    },
+    { runs },
+  )
   const library = await measure(() => bestOfN(command, { n: N, maxParallel: N }).apply(ws), { runs })
   const plain = await measure(() => bestOfN(command, { n: N, maxParallel: N, isolate: false }).apply(ws), { runs })
-  const sandboxes = await measure(() => Promise.all(Array.from({ length: N }, (_, i) => runSandboxed({ view: pristine, workspace: pristine, cmd: command, env: attempt(i) }))), { runs })
+  const sandboxes = await measure(() => Promise.all(Array.from({ length: N }, (_, i) => runSandboxed({ view: pristine, workspace: pristine, cmd: command, env: attempt(i) }))), {
+    runs,
+  })
   const start = await measure(() => spawnSync(CLI, ['--version'], { stdio: 'ignore' }), { runs })
-  const add = (what: string, ms: number) => rows.push({ command: label, run: what, median_ms: ms, vs_parallel_no_branching: ms / parallel.median, vs_sequential_cp_a: ms / sequential.median })
+  const add = (what: string, ms: number) =>
+    rows.push({ command: label, run: what, median_ms: ms, vs_parallel_no_branching: ms / parallel.median, vs_sequential_cp_a: ms / sequential.median })
   add(`forkpoint explore -n ${N} --parallel ${N} (CLI)`, cli.median)
   add(`bestOfN n=${N} (library, workspace open, sandboxed)`, library.median)
   add(`bestOfN n=${N} (library, isolate: false: plain processes in the branches)`, plain.median)
@@ -70,7 +78,10 @@ export async function main(args: string[]): Promise<void> {
       ...(await scenario(root, pristine, ws, 'trivial: echo $FORKPOINT_ATTEMPT > out.txt', 'echo $FORKPOINT_ATTEMPT > out.txt', quick ? 2 : 5)),
       ...(await scenario(root, pristine, ws, '1 s of work: sleep 1; echo > out.txt', 'sleep 1; echo $FORKPOINT_ATTEMPT > out.txt', quick ? 1 : 3)),
     ]
-    report('patterns', `explore -n ${N} over ${files.toLocaleString('en')} files (median ms; ratios against the baselines; target <= 1.2x parallel, no branching)`, rows, { files, cores: availableParallelism() })
+    report('patterns', `explore -n ${N} over ${files.toLocaleString('en')} files (median ms; ratios against the baselines; target <= 1.2x parallel, no branching)`, rows, {
+      files,
+      cores: availableParallelism(),
+    })
   } finally {
     rmSync(root, { recursive: true, force: true })
   }

@@ -25,7 +25,11 @@ function ociLayout(src: string, layout: string): void {
   mkdirSync(join(layout, 'blobs', 'sha256'), { recursive: true })
   const layer = join(layout, 'layer.tar.zst')
   sh(`tar -C ${src} -cf - . | zstd -3 -T0 -q -o ${layer}`)
-  const diffId = `sha256:${execFileSync('bash', ['-c', `zstd -dc ${layer} | sha256sum`]).toString().split(' ')[0]}`
+  const diffId = `sha256:${
+    execFileSync('bash', ['-c', `zstd -dc ${layer} | sha256sum`])
+      .toString()
+      .split(' ')[0]
+  }`
   const put = (bytes: Buffer) => {
     const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`
     writeFileSync(join(layout, 'blobs', 'sha256', digest.slice(7)), bytes)
@@ -47,7 +51,10 @@ function ociLayout(src: string, layout: string): void {
   writeFileSync(join(layout, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}')
   writeFileSync(
     join(layout, 'index.json'),
-    JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', ...manifest, annotations: { 'org.opencontainers.image.ref.name': 'v1' } }] }),
+    JSON.stringify({
+      schemaVersion: 2,
+      manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', ...manifest, annotations: { 'org.opencontainers.image.ref.name': 'v1' } }],
+    }),
   )
 }
 

@@ -36,8 +36,21 @@ async function scenario(label: string, files: number, totalBytes: number, runs: 
 
     // cold: a fresh store / repository every run
     const cold = await compare(
-      { run: () => snapshotWorkspace({ dir: fp, message: 'cold' }), before: async () => { rmSync(join(fp, '.forkpoint'), { recursive: true, force: true }); await Store.init(join(fp, '.forkpoint')) } },
-      { run: gitCommit(gw, 'cold'), before: () => { rmSync(join(gw, '.git'), { recursive: true, force: true }); git(gw, 'init', '-q'); git(gw, 'config', 'gc.auto', '0') } },
+      {
+        run: () => snapshotWorkspace({ dir: fp, message: 'cold' }),
+        before: async () => {
+          rmSync(join(fp, '.forkpoint'), { recursive: true, force: true })
+          await Store.init(join(fp, '.forkpoint'))
+        },
+      },
+      {
+        run: gitCommit(gw, 'cold'),
+        before: () => {
+          rmSync(join(gw, '.git'), { recursive: true, force: true })
+          git(gw, 'init', '-q')
+          git(gw, 'config', 'gc.auto', '0')
+        },
+      },
       { runs, warmup: 0 },
     )
     add('cold snapshot (library)', cold.a, 'git add -A && git commit', cold.b, '<= 0.5x')
@@ -45,7 +58,11 @@ async function scenario(label: string, files: number, totalBytes: number, runs: 
     // warm: change one file, snapshot again
     let n = 0
     const touch = (dir: string) => () => appendFileSync(join(dir, 'd0', 's0', 'f0.txt'), `change ${++n}\n`)
-    const warm = await compare({ run: () => snapshotWorkspace({ dir: fp, message: 'warm' }), before: touch(fp) }, { run: gitCommit(gw, 'warm'), before: touch(gw) }, { runs: runs * 2 })
+    const warm = await compare(
+      { run: () => snapshotWorkspace({ dir: fp, message: 'warm' }), before: touch(fp) },
+      { run: gitCommit(gw, 'warm'), before: touch(gw) },
+      { runs: runs * 2 },
+    )
     add('warm snapshot, 1 file changed (library)', warm.a, 'git add -A && git commit', warm.b, '<= 1.0x')
     const warmCli = await compare({ run: () => cli(fp, 'snapshot', '-m', 'warm'), before: touch(fp) }, { run: gitCommit(gw, 'warm'), before: touch(gw) }, { runs: runs * 2 })
     add('warm snapshot, 1 file changed (CLI)', warmCli.a, 'git add -A && git commit', warmCli.b, '<= 2.0x')
@@ -75,7 +92,15 @@ async function scenario(label: string, files: number, totalBytes: number, runs: 
     await snapshotWorkspace({ dir: fp, message: 'settle' })
     const before = count()
     const again = await snapshotWorkspace({ dir: fp, message: 'unchanged' })
-    rows.push({ workspace: label, operation: 'snapshot of unchanged workspace', forkpoint_ms: 0, baseline: 'new objects written', baseline_ms: count() - before, ratio: again.created ? 1 : 0, target: '0 objects, same id' })
+    rows.push({
+      workspace: label,
+      operation: 'snapshot of unchanged workspace',
+      forkpoint_ms: 0,
+      baseline: 'new objects written',
+      baseline_ms: count() - before,
+      ratio: again.created ? 1 : 0,
+      target: '0 objects, same id',
+    })
     return rows
   } finally {
     rmSync(root, { recursive: true, force: true })

@@ -97,12 +97,15 @@ async function replaySpeed(rows: Row[]): Promise<void> {
   const done = await rec.finish()
   if (done.kind !== 'recorded') throw new Error('unexpected')
   const run = done.run
-  const inProcess = await measure(async () => {
-    const replay = await Recorder.start({ entrypoint: 'bench', replay: run, env: {} })
-    for (let i = 0; i < 10_000; i++) await replay.tool('lookup', payload(i), () => -1)
-    const r = await replay.finish()
-    if (r.kind !== 'recorded' || r.diff?.status !== 'exact_match') throw new Error('replay diverged')
-  }, { runs: 5 })
+  const inProcess = await measure(
+    async () => {
+      const replay = await Recorder.start({ entrypoint: 'bench', replay: run, env: {} })
+      for (let i = 0; i < 10_000; i++) await replay.tool('lookup', payload(i), () => -1)
+      const r = await replay.finish()
+      if (r.kind !== 'recorded' || r.diff?.status !== 'exact_match') throw new Error('replay diverged')
+    },
+    { runs: 5 },
+  )
   rows.push({ case: 'replay 10,000 steps in-process (serve + compare)', p50_ms: inProcess.median, p99_ms: Math.max(...inProcess.samples), target: '< 1000 ms' })
 
   const dir = mkdtempSync(join(tmpdir(), 'fp-bench-replay-'))
@@ -119,7 +122,12 @@ async function replaySpeed(rows: Row[]): Promise<void> {
     if (r.served !== 10_000 || r.diff.status !== 'exact_match') throw new Error(`served ${r.served}`)
   }, 3)
   rows.push({ case: 'forkpoint run --record of a 10,000-step node agent (baseline: live)', p50_ms: recordE2e.wall, p99_ms: '', target: `cpu ${recordE2e.cpu.toFixed(0)} ms` })
-  rows.push({ case: `forkpoint replay of it, offline in a network namespace (node start included)`, p50_ms: replayE2e.wall, p99_ms: '', target: `< 1000 ms; cpu ${replayE2e.cpu.toFixed(0)} ms` })
+  rows.push({
+    case: `forkpoint replay of it, offline in a network namespace (node start included)`,
+    p50_ms: replayE2e.wall,
+    p99_ms: '',
+    target: `< 1000 ms; cpu ${replayE2e.cpu.toFixed(0)} ms`,
+  })
   rmSync(dir, { recursive: true, force: true })
 }
 
@@ -127,9 +135,30 @@ function syntheticRun(n: number, divergeAt: number, runId: string): Run {
   const steps = Array.from({ length: n }, (_, idx): Run['steps'][number] => {
     const input = { i: idx, prompt: `step ${idx}: ${idx === divergeAt ? 'changed' : 'same'} prompt` }
     const output = { text: `result ${idx}` }
-    return { idx, name: idx % 3 === 0 ? 'llm chat' : 'tool search', type: idx % 3 === 0 ? 'llm' : 'tool', input, output, inputHash: hashPayload(input), outputHash: hashPayload(output), startedAt: '2025-01-01T00:00:00.000Z', durationMs: 1 }
+    return {
+      idx,
+      name: idx % 3 === 0 ? 'llm chat' : 'tool search',
+      type: idx % 3 === 0 ? 'llm' : 'tool',
+      input,
+      output,
+      inputHash: hashPayload(input),
+      outputHash: hashPayload(output),
+      startedAt: '2025-01-01T00:00:00.000Z',
+      durationMs: 1,
+    }
   })
-  return { kind: 'run', schemaVersion: 1, runId, entrypoint: 'bench', startedAt: '2025-01-01T00:00:00.000Z', endedAt: '2025-01-01T00:00:01.000Z', status: 'ok', redaction: 'secrets', meta: {}, steps }
+  return {
+    kind: 'run',
+    schemaVersion: 1,
+    runId,
+    entrypoint: 'bench',
+    startedAt: '2025-01-01T00:00:00.000Z',
+    endedAt: '2025-01-01T00:00:01.000Z',
+    status: 'ok',
+    redaction: 'secrets',
+    meta: {},
+    steps,
+  }
 }
 
 async function diffSpeed(rows: Row[]): Promise<void> {
@@ -149,8 +178,18 @@ async function diffSpeed(rows: Row[]): Promise<void> {
       const d = diffRuns({ a: parseRun(readFileSync(fa)), b: parseRun(readFileSync(fb)) })
       if (d.idxA !== n - 5) throw new Error('unexpected')
     }, 3)
-    rows.push({ case: `diff ${n.toLocaleString('en')}-step runs diverging 5 from the end: compare only`, p50_ms: inMemory.median, p99_ms: Math.max(...inMemory.samples), target: '' })
-    rows.push({ case: `  … from two *.run.json files (read, parse, validate, compare)`, p50_ms: fromFiles.wall, p99_ms: '', target: `${n === 100_000 ? '< 2000 ms; ' : ''}cpu ${fromFiles.cpu.toFixed(0)} ms` })
+    rows.push({
+      case: `diff ${n.toLocaleString('en')}-step runs diverging 5 from the end: compare only`,
+      p50_ms: inMemory.median,
+      p99_ms: Math.max(...inMemory.samples),
+      target: '',
+    })
+    rows.push({
+      case: `  … from two *.run.json files (read, parse, validate, compare)`,
+      p50_ms: fromFiles.wall,
+      p99_ms: '',
+      target: `${n === 100_000 ? '< 2000 ms; ' : ''}cpu ${fromFiles.cpu.toFixed(0)} ms`,
+    })
   }
   rmSync(dir, { recursive: true, force: true })
 }

@@ -13,10 +13,12 @@ const project = await tempProject({ 'word.txt': '' })
 try {
   const ws = await Workspace.open({ dir: project.dir })
   const word = (path: string) => readFileSync(join(path, 'word.txt'), 'utf8')
-  const letter = (c: string): Candidate => async (path) => {
-    await fs.writeFile(join(path, 'word.txt'), word(path) + c)
-    return true
-  }
+  const letter =
+    (c: string): Candidate =>
+    async (path) => {
+      await fs.writeFile(join(path, 'word.txt'), word(path) + c)
+      return true
+    }
   const evaluate = (path: string) => [...word(path)].filter((c, i) => TARGET[i] === c).length
   const outcome = await beamSearch([...'fdx'].map(letter), {
     expand: () => [...'okr'].map(letter),
@@ -24,7 +26,12 @@ try {
     beamWidth: 2,
     maxDepth: TARGET.length,
   }).apply(ws)
-  console.log(table(outcome.results.filter((r) => r.status !== 'succeeded' || r.index === outcome.winner || r.depth === 1), outcome.winner))
+  console.log(
+    table(
+      outcome.results.filter((r) => r.status !== 'succeeded' || r.index === outcome.winner || r.depth === 1),
+      outcome.winner,
+    ),
+  )
   console.log(`${outcome.results.length} nodes explored`)
   console.log(`committed: ${outcome.committed} -> ${project.read('word.txt')}`)
 } finally {

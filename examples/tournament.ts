@@ -7,8 +7,14 @@ import { join } from 'node:path'
 import { Workspace, tournament } from '../src/index.js'
 import { table, tempProject } from './workspace.js'
 
-const SLOGANS = ['fork() for AI agents', 'Branch your agent, keep the winner', 'Explore in parallel, commit the best one', 'Undo for agents', 'Snapshots, branches and replays for every agent']
-const project = await tempProject({ 'SLOGAN': '' })
+const SLOGANS = [
+  'fork() for AI agents',
+  'Branch your agent, keep the winner',
+  'Explore in parallel, commit the best one',
+  'Undo for agents',
+  'Snapshots, branches and replays for every agent',
+]
+const project = await tempProject({ SLOGAN: '' })
 try {
   const ws = await Workspace.open({ dir: project.dir })
   const slogan = (path: string) => readFileSync(join(path, 'SLOGAN'), 'utf8')

@@ -11,12 +11,17 @@ import { table, tempProject } from './workspace.js'
 const project = await tempProject({ 'config.ini': '' })
 try {
   const ws = await Workspace.open({ dir: project.dir })
-  const setting = (line: string): Candidate => async (path) => {
-    await fs.appendFile(join(path, 'config.ini'), `${line}\n`)
-    return true
-  }
+  const setting =
+    (line: string): Candidate =>
+    async (path) => {
+      await fs.appendFile(join(path, 'config.ini'), `${line}\n`)
+      return true
+    }
   const wanted = ['cache=on', 'workers=4', 'retries=3'] // what the "evaluator" knows is good
-  const evaluate = (path: string) => readFileSync(join(path, 'config.ini'), 'utf8').split('\n').filter((l) => wanted.includes(l)).length
+  const evaluate = (path: string) =>
+    readFileSync(join(path, 'config.ini'), 'utf8')
+      .split('\n')
+      .filter((l) => wanted.includes(l)).length
   const outcome = await treeOfThoughts([setting('cache=off'), setting('cache=on'), setting('workers=1')], {
     expand: ({ depth }) => (depth === 1 ? [setting('workers=1'), setting('workers=4')] : [setting('retries=0'), setting('retries=3')]),
     evaluate,

@@ -112,7 +112,21 @@ export { tournament, type TournamentOptions, type Judge } from './patterns/tourn
 export type { TreeSearchOptions, Expand } from './patterns/searchLevels.js'
 export type { Evaluate } from './patterns/runCandidates.js'
 export type { CommandValue } from './patterns/runCandidate.js'
-export type { Candidate, CandidateResult, CandidateStatus, CommandTask, Match, Outcome, Pattern, PatternName, PatternOptions, Target, Task, TaskContext, TaskResult } from './patterns/types.js'
+export type {
+  Candidate,
+  CandidateResult,
+  CandidateStatus,
+  CommandTask,
+  Match,
+  Outcome,
+  Pattern,
+  PatternName,
+  PatternOptions,
+  Target,
+  Task,
+  TaskContext,
+  TaskResult,
+} from './patterns/types.js'
 
 // recorded runs: record, replay, diff, the CI gate
 export type { Run, Step, StepType, StepError, RunStatus, RedactionMode, JsonValue } from './trace/core/Run.js'

@@ -63,7 +63,10 @@ describe('every closable implements Symbol.asyncDispose', () => {
       await effects.tool('email.send', async () => ++sent, { class: 'irreversible', key: () => 'mail:1' })({})
       scoped = effects
     }
-    expect(scoped.entries().map((e) => [e.idempotencyKey, e.status])).toEqual([['mail:1', 'deferred'], ['mail:1', 'dropped']])
+    expect(scoped.entries().map((e) => [e.idempotencyKey, e.status])).toEqual([
+      ['mail:1', 'deferred'],
+      ['mail:1', 'dropped'],
+    ])
     expect(scoped.pending()).toEqual([])
     expect(sent).toBe(0)
   })

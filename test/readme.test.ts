@@ -17,7 +17,10 @@ describe('README', () => {
   it('has only TypeScript blocks and the Quick start, whose commands are the package scripts that exist', () => {
     expect(blocks.filter((b) => b.lang !== 'ts').map((b) => b.lang)).toEqual(['sh'])
     const quickStart = blocks.find((b) => b.lang === 'sh')!.code
-    const commands = quickStart.split('\n').filter(Boolean).map((line) => line.replace(/\s+#.*$/, ''))
+    const commands = quickStart
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.replace(/\s+#.*$/, ''))
     expect(commands).toEqual(['npm run setup && npm run demo', 'npm run setup && npm test'])
     for (const script of ['setup', 'demo', 'test']) expect(packageJson.scripts[script]).toBeTruthy()
     expect(readFileSync(join(ROOT, '.ci', 'run'), 'utf8')).toContain('npm run setup && npm test')

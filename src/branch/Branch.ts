@@ -120,7 +120,9 @@ export class Branch implements AsyncDisposable {
 
   /** A branch of this branch: it starts from this one as it is now and commits into it. */
   async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
-    const state = await atBranchPath(options.path, this.workspace.dir, (path) => createBranch({ store: this.workspace.store, name, parent: this.id, backend: options.backend, persistent: options.persistent, ...(path === undefined ? {} : { path }) }))
+    const state = await atBranchPath(options.path, this.workspace.dir, (path) =>
+      createBranch({ store: this.workspace.store, name, parent: this.id, backend: options.backend, persistent: options.persistent, ...(path === undefined ? {} : { path }) }),
+    )
     return new Branch(this.workspace, this, state)
   }
 

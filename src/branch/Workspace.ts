@@ -63,7 +63,8 @@ export class Workspace implements AsyncDisposable {
    */
   static async open(options: OpenWorkspaceOptions = {}): Promise<Workspace> {
     // the earlier call Workspace.open(dir) would otherwise silently open the current directory's store
-    if (typeof options !== 'object') throw new UsageError(`Workspace.open takes { dir, store? }, not ${JSON.stringify(options)}: Workspace.open({ dir: ${JSON.stringify(options)} })`, { value: String(options) })
+    if (typeof options !== 'object')
+      throw new UsageError(`Workspace.open takes { dir, store? }, not ${JSON.stringify(options)}: Workspace.open({ dir: ${JSON.stringify(options)} })`, { value: String(options) })
     const { store, workspace } = await openOrInitStore(options)
     const ws = new Workspace(workspace, store, options)
     await recoverCheckout(ws.store, ws.dir)
@@ -125,7 +126,17 @@ export class Workspace implements AsyncDisposable {
    */
   async branch(name: string, options: BranchOptions & { tree?: Digest } = {}): Promise<Branch> {
     const tree = options.tree ?? (await this.baseTree())
-    const state = await atBranchPath(options.path, this.dir, (path) => createBranch({ store: this.store, name, parent: null, tree, backend: options.backend ?? this.options.backend, persistent: options.persistent, ...(path === undefined ? {} : { path }) }))
+    const state = await atBranchPath(options.path, this.dir, (path) =>
+      createBranch({
+        store: this.store,
+        name,
+        parent: null,
+        tree,
+        backend: options.backend ?? this.options.backend,
+        persistent: options.persistent,
+        ...(path === undefined ? {} : { path }),
+      }),
+    )
     const branch = new Branch(this, this, state)
     if (!options.persistent) this.#made.add(branch)
     return branch

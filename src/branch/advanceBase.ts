@@ -31,7 +31,19 @@ export interface FoundBase extends Base {
  * `persist`. Null when that cannot be known (a commit's record is gone, an ignore file
  * changed, the old tree was collected): the caller rescans.
  */
-export async function advanceBase({ store, workspace, from, generation, respectGitignore }: { store: Store; workspace: string; from: Base; generation: number; respectGitignore?: boolean | undefined }): Promise<FoundBase | null> {
+export async function advanceBase({
+  store,
+  workspace,
+  from,
+  generation,
+  respectGitignore,
+}: {
+  store: Store
+  workspace: string
+  from: Base
+  generation: number
+  respectGitignore?: boolean | undefined
+}): Promise<FoundBase | null> {
   const paths = await committedPaths(store, from.generation, generation)
   if (paths === null || paths.some((p) => RULE_FILES.has(p.slice(p.lastIndexOf('/') + 1)))) return null
   const changes = await scanPaths({ store, dir: workspace, paths, respectGitignore })

@@ -25,7 +25,8 @@ export async function atBranchPath<T>(path: string | undefined, workspace: strin
 async function checked(wanted: string, workspace: string): Promise<string> {
   const [real, realWorkspace] = await Promise.all([fs.realpath(wanted), fs.realpath(workspace)])
   const rel = relative(realWorkspace, real)
-  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) throw new UsageError(`the branch path ${wanted} is inside the workspace ${workspace}: choose a directory outside it`, { path: wanted })
+  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel)))
+    throw new UsageError(`the branch path ${wanted} is inside the workspace ${workspace}: choose a directory outside it`, { path: wanted })
   const entries = await fs.readdir(real).catch(() => null)
   if (entries === null) throw new UsageError(`the branch path ${wanted} is not a directory`, { path: wanted })
   if (entries.length > 0) throw new UsageError(`the branch path ${wanted} is not empty`, { path: wanted })

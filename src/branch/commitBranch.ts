@@ -29,17 +29,32 @@ import type { BranchState, CommitResult, ConflictPolicy } from './types.js'
  * @throws {BranchBusyError} the branch has live children
  * @throws {UnsafePathError} a symlink it puts leads out (unless `allowExternalSymlinks`)
  */
-export async function commitBranch({ store, workspace, id, onConflict = 'merge', allowExternalSymlinks = false }: { store: Store; workspace: string; id: string; onConflict?: ConflictPolicy; allowExternalSymlinks?: boolean }): Promise<CommitResult> {
+export async function commitBranch({
+  store,
+  workspace,
+  id,
+  onConflict = 'merge',
+  allowExternalSymlinks = false,
+}: {
+  store: Store
+  workspace: string
+  id: string
+  onConflict?: ConflictPolicy
+  allowExternalSymlinks?: boolean
+}): Promise<CommitResult> {
   const started = performance.now()
   const state = await liveState(store, id)
   await assertNoChildren(store, state)
   const parent = await parentView(store, workspace, state.parent)
-  const lock = state.parent === null ? await workspaceLock(store) : await acquireLock(branchesDir(store, 'locks', `${state.parent}.lock`), { what: 'the commit lock of the parent branch' })
+  const lock =
+    state.parent === null ? await workspaceLock(store) : await acquireLock(branchesDir(store, 'locks', `${state.parent}.lock`), { what: 'the commit lock of the parent branch' })
   let result: CommitResult
   try {
     const generation = await readGeneration(store, state.parent)
     if (onConflict === 'fail' && generation !== state.parentGeneration) {
-      throw new BranchStaleError(`branch ${state.name} is stale: a sibling committed into its parent first (onConflict "fail"); abort it or commit with "merge"`, { name: state.name })
+      throw new BranchStaleError(`branch ${state.name} is stale: a sibling committed into its parent first (onConflict "fail"); abort it or commit with "merge"`, {
+        name: state.name,
+      })
     }
     const view = viewPath(store, state)
     const base = basePath(store, state)
@@ -48,10 +63,22 @@ export async function commitBranch({ store, workspace, id, onConflict = 'merge',
     const merge = (path: string) => mergeFileChange({ store, base, view, parent, path })
     const plan = await planCommit({ changes, view, base, parent, merge })
     if (plan.conflicts.length > 0) {
-      throw new ConflictError(`cannot commit ${state.name}: ${plan.conflicts.length} path(s) also changed in the parent since the branch was made, in ways that do not merge: ${plan.conflicts.slice(0, 10).join(', ')}`, { name: state.name, paths: plan.conflicts })
+      throw new ConflictError(
+        `cannot commit ${state.name}: ${plan.conflicts.length} path(s) also changed in the parent since the branch was made, in ways that do not merge: ${plan.conflicts.slice(0, 10).join(', ')}`,
+        { name: state.name, paths: plan.conflicts },
+      )
     }
     const ops: CommitOp[] = plan.apply.map((c) => (c.type === 'delete' ? c : { ...c, temp: sibling(c.path, 'new', state.id), aside: sibling(c.path, 'old', state.id) }))
-    const journal: CommitJournal = { kind: 'commit-journal', schemaVersion: 1, phase: 'staging', branch: state.id, parent: state.parent, committer: self, generation: generation + 1, ops }
+    const journal: CommitJournal = {
+      kind: 'commit-journal',
+      schemaVersion: 1,
+      phase: 'staging',
+      branch: state.id,
+      parent: state.parent,
+      committer: self,
+      generation: generation + 1,
+      ops,
+    }
     await writeCommitJournal(store, journal)
     try {
       for (const op of ops) {
@@ -65,7 +92,12 @@ export async function commitBranch({ store, workspace, id, onConflict = 'merge',
       await fs.rm(liveDir(store, state.id, 'commit.json'), { force: true })
       throw err
     }
-    if (state.parent === null) await recordCommittedPaths(store, journal.generation, changes.map((c) => c.path))
+    if (state.parent === null)
+      await recordCommittedPaths(
+        store,
+        journal.generation,
+        changes.map((c) => c.path),
+      )
     await writeCommitJournal(store, { ...journal, phase: 'applying' })
     await applyCommit(store, parent, journal)
     result = {
@@ -90,6 +122,9 @@ function candidatesOf(store: Store, state: BranchState): string | null {
 async function assertNoChildren(store: Store, state: BranchState): Promise<void> {
   const children = (await listStates(store)).filter((s) => s.parent === state.id)
   if (children.length > 0) {
-    throw new BranchBusyError(`branch ${state.name} has live branches (${children.map((c) => c.name).join(', ')}): commit or abort them first`, { name: state.name, children: children.map((c) => c.name) })
+    throw new BranchBusyError(`branch ${state.name} has live branches (${children.map((c) => c.name).join(', ')}): commit or abort them first`, {
+      name: state.name,
+      children: children.map((c) => c.name),
+    })
   }
 }

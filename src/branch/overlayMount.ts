@@ -40,7 +40,12 @@ function unavailable(err: unknown): never {
  * records itself in `pidFile` (see `stopStrayHolders`).
  */
 export function startHolder(specs: OverlaySpec[], pidFile: string): Promise<ProcessId> {
-  return sandboxRuntime().startHolder(specs.map((s) => [options(s, { durable: true }), s.target]), pidFile).catch(unavailable)
+  return sandboxRuntime()
+    .startHolder(
+      specs.map((s) => [options(s, { durable: true }), s.target]),
+      pidFile,
+    )
+    .catch(unavailable)
 }
 
 /**
@@ -79,9 +84,11 @@ export async function unmount(holder: ProcessId, targets: string[], { exclusive 
   if (!isAlive(holder)) return
   const user = await ownUserNamespace(holder.pid)
   for (const target of targets) {
-    await exec('nsenter', [`--target=${holder.pid}`, ...(user ? ['--user', '--preserve-credentials'] : []), '--mount', 'umount', '-l', target]).catch((err: { stderr?: string }) => {
-      if (isAlive(holder) && !/not mounted/.test(err.stderr ?? '')) throw err
-    })
+    await exec('nsenter', [`--target=${holder.pid}`, ...(user ? ['--user', '--preserve-credentials'] : []), '--mount', 'umount', '-l', target]).catch(
+      (err: { stderr?: string }) => {
+        if (isAlive(holder) && !/not mounted/.test(err.stderr ?? '')) throw err
+      },
+    )
   }
 }
 

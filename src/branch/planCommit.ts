@@ -21,7 +21,19 @@ export type MergePath = (path: string) => Promise<MergedFile | null>
  * conflict when it does not merge; any other is a conflict. A path whose directory the
  * parent no longer has (or has replaced by a file or symlink) is a conflict too.
  */
-export async function planCommit({ changes, view, base, parent, merge }: { changes: BranchChange[]; view: string; base: string; parent: string; merge: MergePath }): Promise<CommitPlan> {
+export async function planCommit({
+  changes,
+  view,
+  base,
+  parent,
+  merge,
+}: {
+  changes: BranchChange[]
+  view: string
+  base: string
+  parent: string
+  merge: MergePath
+}): Promise<CommitPlan> {
   const plan: CommitPlan = { apply: [], alreadyThere: [], conflicts: [], merged: new Map() }
   for (const change of changes) {
     const there = join(parent, change.path)
@@ -42,7 +54,9 @@ async function mergeOrConflict(plan: CommitPlan, change: BranchChange, merge: Me
 
 /** Every directory on the way to `rel` is a real directory (never a symlink to elsewhere). */
 async function ancestorsAreDirectories(root: string, rel: string): Promise<boolean> {
-  const parts = dirname(rel).split('/').filter((p) => p !== '.' && p !== '')
+  const parts = dirname(rel)
+    .split('/')
+    .filter((p) => p !== '.' && p !== '')
   for (let i = 1; i <= parts.length; i++) {
     if (!(await lstatOrNull(join(root, ...parts.slice(0, i))))?.isDirectory()) return false
   }

@@ -38,7 +38,19 @@ export interface RunResult extends SandboxResult {
  * Run a command sandboxed with a branch (or, without one, the workspace itself, its store
  * kept out of reach) mounted at the workspace's own path.
  */
-export async function runInBranch({ store, workspace, state, cmd, options }: { store: Store; workspace: string; state: BranchState | null; cmd: string | string[]; options: RunOptions }): Promise<RunResult> {
+export async function runInBranch({
+  store,
+  workspace,
+  state,
+  cmd,
+  options,
+}: {
+  store: Store
+  workspace: string
+  state: BranchState | null
+  cmd: string | string[]
+  options: RunOptions
+}): Promise<RunResult> {
   const backend = state ? backendByName(state.backend) : null
   const dir = state ? liveDir(store, state.id) : null
   const view = backend && dir && state ? backend.viewMount(state, dir) : workspace

@@ -11,7 +11,13 @@ import { Workspace } from './Workspace.js'
  * Returns the shell's exit code.
  * @throws {BranchNotFoundError} @throws {SandboxError}
  */
-export async function shellInBranch({ branch, command, net, passEnv, ...ref }: StoreLocator & { branch: string; command?: string; net?: NetMode; passEnv?: string[] }): Promise<number> {
+export async function shellInBranch({
+  branch,
+  command,
+  net,
+  passEnv,
+  ...ref
+}: StoreLocator & { branch: string; command?: string; net?: NetMode; passEnv?: string[] }): Promise<number> {
   const ws = await Workspace.open(ref)
   const argv = command === undefined ? [existsSync('/bin/bash') ? 'bash' : 'sh', '-i'] : ['sh', '-c', command]
   const result = await ws.run(argv, { branch, env: sandboxEnv(process.env, passEnv), stdio: 'inherit', timeout: 0, ...(net ? { net } : {}) })

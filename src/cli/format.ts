@@ -25,7 +25,8 @@ const MARK: Record<Change['status'], string> = { added: pc.green('A'), deleted: 
 export function formatChanges(changes: Change[]): string {
   return changes
     .map((c) => {
-      const side = (e: Change['old']) => (!e ? '' : e.type === 'symlink' ? `-> ${quotePath(e.target ?? '')}` : e.type === 'dir' ? 'dir' : `${formatBytes(e.size)}${e.mode === 0o755 ? ' +x' : ''}`)
+      const side = (e: Change['old']) =>
+        !e ? '' : e.type === 'symlink' ? `-> ${quotePath(e.target ?? '')}` : e.type === 'dir' ? 'dir' : `${formatBytes(e.size)}${e.mode === 0o755 ? ' +x' : ''}`
       const detail = c.old && c.new ? `${side(c.old)} => ${side(c.new)}` : side(c.old ?? c.new)
       return `${MARK[c.status]} ${quotePath(c.path)}${c.new?.type === 'dir' || (!c.new && c.old?.type === 'dir') ? '/' : ''}  ${pc.dim(detail)}`
     })

@@ -15,7 +15,11 @@ export function formatOutcome(outcome: Outcome<CommandValue>): string {
   ])
   const header = ['#', 'status', 'score', 'time', 'detail']
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-  const line = (cells: string[], colour = (_: string) => _) => cells.map((c, i) => (i === 1 ? colour(c.padEnd(widths[i]!)) : c.padEnd(widths[i]!))).join('  ').trimEnd()
+  const line = (cells: string[], colour = (_: string) => _) =>
+    cells
+      .map((c, i) => (i === 1 ? colour(c.padEnd(widths[i]!)) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd()
   const table = [pc.bold(line(header)), ...rows.map((row, i) => line(row, COLOUR[outcome.results[i]!.status]))].join('\n')
   return `${table}\n${verdict(outcome)}`
 }

@@ -12,7 +12,10 @@ export function progressBar(label: string, json: boolean): { onProgress?: (done:
     onProgress(done, total) {
       if (!bar) {
         const cliProgress = loadCliProgress()
-        bar = new cliProgress.SingleBar({ format: `${label} [{bar}] {value}/{total} {eta_formatted}`, stream: process.stderr, clearOnComplete: true }, cliProgress.Presets.shades_classic)
+        bar = new cliProgress.SingleBar(
+          { format: `${label} [{bar}] {value}/{total} {eta_formatted}`, stream: process.stderr, clearOnComplete: true },
+          cliProgress.Presets.shades_classic,
+        )
         bar.start(total, 0)
       }
       bar.update(done)

@@ -5,7 +5,14 @@ import { type RedactionRules, Redactor } from '../trace/redact/Redactor.js'
 export function redactionOptions(cmd: Command): Command {
   const collect = (v: string, prev: string[] = []) => [...prev, v]
   return cmd
-    .addOption(new Option('--redact <mode>', 'secrets (default): drop secrets only; content: also hash prompts and responses (diffable, not replayable); encrypt: AES-256-GCM with FORKPOINT_KEY').choices(['secrets', 'content', 'encrypt']).default('secrets'))
+    .addOption(
+      new Option(
+        '--redact <mode>',
+        'secrets (default): drop secrets only; content: also hash prompts and responses (diffable, not replayable); encrypt: AES-256-GCM with FORKPOINT_KEY',
+      )
+        .choices(['secrets', 'content', 'encrypt'])
+        .default('secrets'),
+    )
     .option('--redact-key <key>', 'also treat this object key / header as secret (repeatable)', collect)
     .option('--redact-path <jsonpath>', 'also redact this JSON path, e.g. $.messages[*].content, $.headers.x-trace, $..password (repeatable)', collect)
     .option('--redact-pattern <regex>', 'also redact every match of this regex (repeatable)', collect)

@@ -37,7 +37,10 @@ export class ChainHasher {
     const current = ChainHasher.fromEnv(env)
     if (info.alg === 'sha256') {
       if (current.info.alg === 'sha256') return current
-      throw new LedgerTamperedError(`${where} has an unkeyed chain but FORKPOINT_KEY is set: refusing a ledger whose HMAC may have been stripped`, { ledger: where, reason: 'unkeyed' })
+      throw new LedgerTamperedError(`${where} has an unkeyed chain but FORKPOINT_KEY is set: refusing a ledger whose HMAC may have been stripped`, {
+        ledger: where,
+        reason: 'unkeyed',
+      })
     }
     if (current.info.alg === 'sha256') throw new EncryptionKeyError(`${where} is HMAC-chained: set FORKPOINT_KEY to the key it was written with`)
     if (current.info.keyCheck !== info.keyCheck) {

@@ -160,7 +160,10 @@ export class Effects implements AsyncDisposable {
       return this.adopt(recorded)
     }
     const tool = this.ctx.tools.get(entry.tool)
-    if (!tool) throw new EffectToolMissingError(`deferred effect ${entry.tool} (key ${JSON.stringify(entry.idempotencyKey)}) cannot run: register the tool on this handle first`, { tool: entry.tool })
+    if (!tool)
+      throw new EffectToolMissingError(`deferred effect ${entry.tool} (key ${JSON.stringify(entry.idempotencyKey)}) cannot run: register the tool on this handle first`, {
+        tool: entry.tool,
+      })
     await this.execute(tool.fn, await readArgs(this.ctx.store, entry.argsHash, `ledger entry ${entry.seq}`), { ...recordOf(entry), at: this.at() })
     const done = this.state.entries.at(-1)!
     this.ctx.parent?.adopt(done)

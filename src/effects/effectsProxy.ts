@@ -71,7 +71,7 @@ export async function startEffectsProxy({ effects, policy, nodeHook = true, env 
 
 async function handle(effects: HttpEffects, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const named = req.headers[TARGET_HEADER]
-  const url = typeof named === 'string' ? named : req.url ?? ''
+  const url = typeof named === 'string' ? named : (req.url ?? '')
   if (!/^https?:\/\//i.test(url)) return fail(res, 400, new Error(`forkpoint effects proxy: ${url} is not a proxy request (point HTTP_PROXY at this proxy)`))
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
@@ -81,7 +81,11 @@ async function handle(effects: HttpEffects, req: IncomingMessage, res: ServerRes
   const answer = await effects.handle(request)
   if (answer) return send(res, answer)
   const upstream = await fetch(url, { method: request.method, headers, body: request.body, redirect: 'manual' })
-  res.writeHead(upstream.status, upstream.statusText, Object.fromEntries([...upstream.headers].filter(([k]) => !/^(content-encoding|content-length|transfer-encoding|connection)$/i.test(k))))
+  res.writeHead(
+    upstream.status,
+    upstream.statusText,
+    Object.fromEntries([...upstream.headers].filter(([k]) => !/^(content-encoding|content-length|transfer-encoding|connection)$/i.test(k))),
+  )
   if (upstream.body) for await (const chunk of upstream.body) res.write(chunk)
   res.end()
 }
@@ -96,7 +100,9 @@ function tunnel(policy: HttpPolicy, req: IncomingMessage, client: Socket, head: 
   const target = req.url ?? ''
   client.on('error', () => undefined)
   if (policyNamesHost(policy, target)) {
-    client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nforkpoint effects proxy: ${target} is named by the effects policy; an HTTPS tunnel would hide its requests from the outbox (use http:// or the Node hook)\n`)
+    client.end(
+      `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nforkpoint effects proxy: ${target} is named by the effects policy; an HTTPS tunnel would hide its requests from the outbox (use http:// or the Node hook)\n`,
+    )
     return
   }
   const [host, port] = splitHostPort(target)

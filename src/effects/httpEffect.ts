@@ -52,7 +52,11 @@ export function httpEffectArgs(req: HttpRequestData): HttpEffectArgs {
   }
   const method = req.method.toUpperCase()
   const body = req.body && req.body.length > 0 ? req.body.toString('base64') : null
-  const idempotencyKey = given || `http:${createHash('sha256').update(canonicalJson({ method, url: req.url, body })).digest('hex')}`
+  const idempotencyKey =
+    given ||
+    `http:${createHash('sha256')
+      .update(canonicalJson({ method, url: req.url, body }))
+      .digest('hex')}`
   return { method, url: req.url, headers, body, idempotencyKey }
 }
 

@@ -67,7 +67,9 @@ export function parseHttpPolicy(text: string, file: string): HttpPolicy {
 export function classifyRequest(policy: HttpPolicy, method: string, url: string): { class: EffectClass; listed: boolean } | null {
   const { host, hostname, pathname } = new URL(url)
   const verb = method.toUpperCase()
-  const rule = policy.rules.find((r) => (r.method === '*' || r.method === verb) && (glob(r.host, '.').test(host) || glob(r.host, '.').test(hostname)) && glob(r.path, '/').test(pathname))
+  const rule = policy.rules.find(
+    (r) => (r.method === '*' || r.method === verb) && (glob(r.host, '.').test(host) || glob(r.host, '.').test(hostname)) && glob(r.path, '/').test(pathname),
+  )
   if (rule) return { class: rule.class, listed: true }
   if (READ_METHODS.has(verb) || policy.default === 'read') return null
   return { class: policy.default, listed: false }

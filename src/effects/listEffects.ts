@@ -49,6 +49,10 @@ async function locate(store: Store, id: string | undefined): Promise<{ source: s
   const digest = await resolveId(store, id)
   const object = await store.readObject(digest)
   if (object.kind === 'ledger') return { source: `ledger ${digest}`, ledger: digest }
-  if (object.kind === 'snapshot') return { source: `image ${digest}`, ledger: ((object as { effects?: Digest }).effects ?? null) }
-  throw new MalformedObjectError(`${id} names ${digest}, a ${object.kind} object: give an image, a ledger or a live branch`, { digest, expected: 'snapshot or ledger', actual: object.kind })
+  if (object.kind === 'snapshot') return { source: `image ${digest}`, ledger: (object as { effects?: Digest }).effects ?? null }
+  throw new MalformedObjectError(`${id} names ${digest}, a ${object.kind} object: give an image, a ledger or a live branch`, {
+    digest,
+    expected: 'snapshot or ledger',
+    actual: object.kind,
+  })
 }

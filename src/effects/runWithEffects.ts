@@ -36,5 +36,7 @@ export async function runWithEffects(args: StoreLocator & RunCommandOptions): Pr
 export async function recordWithEffects(args: RecordCommandArgs): Promise<RecordResult> {
   const { store } = await openStore(args)
   const env = args.env ?? process.env
-  return withHttpEffects({ store, context: WORKSPACE_CONTEXT, nodeHook: false, env }, (proxyEnv) => recordCommand({ ...args, store, ...(proxyEnv ? { env: { ...env, ...proxyEnv } } : {}) }))
+  return withHttpEffects({ store, context: WORKSPACE_CONTEXT, nodeHook: false, env }, (proxyEnv) =>
+    recordCommand({ ...args, store, ...(proxyEnv ? { env: { ...env, ...proxyEnv } } : {}) }),
+  )
 }

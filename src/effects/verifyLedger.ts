@@ -31,7 +31,13 @@ export async function verifyLedger({ ledger: digest, env = process.env, ...locat
   checkChain(ledger, ChainHasher.forLedger(ledger.chain, env, where), where)
   const conflict = findKeyConflict(ledger.entries)
   if (conflict) {
-    throw new LedgerTamperedError(`${where} records key ${JSON.stringify(conflict.idempotencyKey)} executed with two different ${conflict.reason}s`, { ledger: where, reason: 'conflict', idempotencyKey: conflict.idempotencyKey, differs: conflict.reason, hashes: conflict.hashes })
+    throw new LedgerTamperedError(`${where} records key ${JSON.stringify(conflict.idempotencyKey)} executed with two different ${conflict.reason}s`, {
+      ledger: where,
+      reason: 'conflict',
+      idempotencyKey: conflict.idempotencyKey,
+      differs: conflict.reason,
+      hashes: conflict.hashes,
+    })
   }
   for (const entry of ledger.entries) {
     const at = `${where} entry ${entry.seq}`

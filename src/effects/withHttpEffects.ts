@@ -19,7 +19,10 @@ export interface WithHttpEffectsArgs {
  * `work` gets null and nothing is started.
  * @throws {EffectsPolicyError} (exit 2) the policy file is malformed; `work` does not run
  */
-export async function withHttpEffects<T>({ store, context, nodeHook = true, env = process.env }: WithHttpEffectsArgs, work: (proxyEnv: Record<string, string> | null) => Promise<T>): Promise<T> {
+export async function withHttpEffects<T>(
+  { store, context, nodeHook = true, env = process.env }: WithHttpEffectsArgs,
+  work: (proxyEnv: Record<string, string> | null) => Promise<T>,
+): Promise<T> {
   const policy = await loadHttpPolicy(store)
   if (!policy) return work(null)
   const effects = await HttpEffects.open({ store, context, policy, env })

@@ -23,25 +23,8 @@ export {
   AgentFailedError,
 } from './traceErrors.js'
 export { JsonTooDeepError } from './jsonErrors.js'
-export {
-  BranchError,
-  ConflictError,
-  BranchStaleError,
-  BranchNotFoundError,
-  BranchExistsError,
-  BranchBusyError,
-  BackendUnavailableError,
-  SandboxError,
-} from './branchErrors.js'
+export { BranchError, ConflictError, BranchStaleError, BranchNotFoundError, BranchExistsError, BranchBusyError, BackendUnavailableError, SandboxError } from './branchErrors.js'
 export { PatternError, PatternCancelledError, PatternCallbackError } from './patternErrors.js'
-export {
-  RemoteSpecError,
-  RegistryRequestError,
-  RegistryAuthError,
-  RemoteImageNotFoundError,
-  InvalidImageError,
-  InvalidPackError,
-  SignatureError,
-} from './registryErrors.js'
+export { RemoteSpecError, RegistryRequestError, RegistryAuthError, RemoteImageNotFoundError, InvalidImageError, InvalidPackError, SignatureError } from './registryErrors.js'
 export { InputNotFoundError } from './inputErrors.js'
 export { LedgerTamperedError, EffectKeyConflictError, EffectToolMissingError, EffectsPolicyError } from './effectErrors.js'

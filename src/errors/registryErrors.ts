@@ -19,7 +19,17 @@ export class RemoteImageNotFoundError extends ForkpointError<{ remote: string; r
 }
 
 /** A manifest that is not a forkpoint image, is malformed, or names objects the remote lacks. */
-export class InvalidImageError extends CorruptDataError<{ digest?: string; from?: string; descriptor?: object; size?: number; total?: number; max?: number; path?: string; index?: string; pack?: string }> {}
+export class InvalidImageError extends CorruptDataError<{
+  digest?: string
+  from?: string
+  descriptor?: object
+  size?: number
+  total?: number
+  max?: number
+  path?: string
+  index?: string
+  pack?: string
+}> {}
 
 /** A pack file that is not one, or holds a hostile entry (link, bad name, oversized). */
 export class InvalidPackError extends CorruptDataError<{ file?: string; path?: string; digest?: string; limit?: number; size?: number; offset?: number }> {}

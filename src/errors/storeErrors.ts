@@ -31,4 +31,12 @@ export class RefConflictError extends ForkpointError<{ ref?: string; actual?: st
 }
 
 /** `verify` (or a read) found bad or missing objects. */
-export class StoreCorruptError extends CorruptDataError<{ digest?: string; path?: string; root?: string; problems?: number; ledgers?: number; corrupt?: string[]; missing?: string[] }> {}
+export class StoreCorruptError extends CorruptDataError<{
+  digest?: string
+  path?: string
+  root?: string
+  problems?: number
+  ledgers?: number
+  corrupt?: string[]
+  missing?: string[]
+}> {}

@@ -10,7 +10,13 @@ export class RunNotFoundError extends UsageError<{ spec?: string; path?: string;
  * During replay the agent made a call the recording does not hold (or skipped or
  * changed one). `data.step` names it; `data.diff` is the run diff (a `RunDiff`) when the whole run was compared.
  */
-export class ReplayDivergenceError extends ForkpointError<{ step?: string; type?: string; inputHash?: string; expected?: { idx: number; name: string } | number | null; diff?: object }> {
+export class ReplayDivergenceError extends ForkpointError<{
+  step?: string
+  type?: string
+  inputHash?: string
+  expected?: { idx: number; name: string } | number | null
+  diff?: object
+}> {
   readonly exitCode = ExitCode.conflict
 }
 

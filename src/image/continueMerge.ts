@@ -36,14 +36,26 @@ export async function continueMerge(args: StoreLocator & { allowExternalSymlinks
   if (!state) throw new UsageError('merge --continue: no merge is in progress')
   const marked = await filesWithMarkers(workspace, state)
   if (marked.length > 0) {
-    throw new MergeConflictError(`merge --continue: conflict markers remain in ${marked.map(quotePath).join(', ')}: fix them first (or 'forkpoint merge --abort')`, { paths: marked })
+    throw new MergeConflictError(`merge --continue: conflict markers remain in ${marked.map(quotePath).join(', ')}: fix them first (or 'forkpoint merge --abort')`, {
+      paths: marked,
+    })
   }
   const draft = await readSnapshot(store, state.draft)
   const layers = Object.fromEntries(Object.entries(draft).filter(([key]) => !NOT_LAYERS.has(key)))
-  const result = await snapshotWorkspace({ store, dir: workspace, message: state.message, allowExternalSymlinks: args.allowExternalSymlinks, merging: { parents: [state.ours, state.theirs], env: draft.world.env, layers } })
+  const result = await snapshotWorkspace({
+    store,
+    dir: workspace,
+    message: state.message,
+    allowExternalSymlinks: args.allowExternalSymlinks,
+    merging: { parents: [state.ours, state.theirs], env: draft.world.env, layers },
+  })
   await clearMergeState(store)
-  const world: LayerReport = { layer: 'world', outcome: 'merged', summary: `world: resolved (${state.conflicts.length} path${state.conflicts.length === 1 ? '' : 's'} fixed by hand)` }
-  return { outcome: 'merged', id: result.id, bases: state.bases, layers: [world, ...state.layers.filter((l) => l.layer !== 'world') as LayerReport[]] }
+  const world: LayerReport = {
+    layer: 'world',
+    outcome: 'merged',
+    summary: `world: resolved (${state.conflicts.length} path${state.conflicts.length === 1 ? '' : 's'} fixed by hand)`,
+  }
+  return { outcome: 'merged', id: result.id, bases: state.bases, layers: [world, ...(state.layers.filter((l) => l.layer !== 'world') as LayerReport[])] }
 }
 
 /** The text conflicts (one file with markers at the path) whose file still has a marker line. */

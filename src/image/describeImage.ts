@@ -52,7 +52,14 @@ export async function readRunObject(store: Store, digest: Digest): Promise<Run> 
 }
 
 function describeTrace(id: Digest, run: Run): NonNullable<ImageDescription['trace']> {
-  return { id, runId: run.runId, entrypoint: run.entrypoint, status: run.status, steps: run.steps.map(({ idx, name, type }) => ({ idx, name, type })), messages: transcriptMessages(run) }
+  return {
+    id,
+    runId: run.runId,
+    entrypoint: run.entrypoint,
+    status: run.status,
+    steps: run.steps.map(({ idx, name, type }) => ({ idx, name, type })),
+    messages: transcriptMessages(run),
+  }
 }
 
 /** Regular files and their bytes in a tree. */

@@ -63,11 +63,18 @@ async function makeChildren(store: Store, parentId: Digest, parent: Snapshot, n:
       const createdAt = now().toISOString()
       const children: ForkChild[] = []
       for (let index = first; index < first + n; index++) {
-        const child: Snapshot = { ...parent, parents: [parentId], meta: { ...parent.meta, message: `fork ${index} of ${shortId(parentId)}`, createdAt, fork: { of: parentId, index } } }
+        const child: Snapshot = {
+          ...parent,
+          parents: [parentId],
+          meta: { ...parent.meta, message: `fork ${index} of ${shortId(parentId)}`, createdAt, fork: { of: parentId, index } },
+        }
         children.push({ index, id: await store.writeObject(child), ref: `${prefix}/${index}` })
       }
       await store.sync() // the children are durable before any ref names them
-      await createRefs(store, children.map((c) => ({ name: c.ref, id: c.id })))
+      await createRefs(
+        store,
+        children.map((c) => ({ name: c.ref, id: c.id })),
+      )
       return children
     } finally {
       await lock.release()

@@ -10,7 +10,19 @@ import type { ForkChild } from './forkImage.js'
  * tree (built once, whatever the workspace holds now), made in parallel. If one cannot be
  * made, those that were are aborted and the error is thrown.
  */
-export async function materializeChildren({ dir, store, tree, children, persistent }: { dir?: string | undefined; store: Store; tree: Digest; children: ForkChild[]; persistent: boolean }): Promise<ForkChild[]> {
+export async function materializeChildren({
+  dir,
+  store,
+  tree,
+  children,
+  persistent,
+}: {
+  dir?: string | undefined
+  store: Store
+  tree: Digest
+  children: ForkChild[]
+  persistent: boolean
+}): Promise<ForkChild[]> {
   const ws = await Workspace.open({ dir, store })
   const made = await Promise.allSettled(children.map((c) => ws.branch(forkBranchName(c.ref), { tree, persistent })))
   const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected')

@@ -116,6 +116,17 @@ async function recordInProgress(store: Store, ours: Digest, result: Extract<Imag
   const id = await store.writeObject(draft)
   await deleteRef(store, MERGE_DRAFT_REF) // left by a merge that stopped before its state was written
   await createRefs(store, [{ name: MERGE_DRAFT_REF, id }])
-  const state: MergeState = { kind: 'merge-state', schemaVersion: 1, ours, theirs, bases: result.bases, draft: id, conflicts: result.conflicts, layerConflicts: result.layerConflicts, layers: result.layers, message }
+  const state: MergeState = {
+    kind: 'merge-state',
+    schemaVersion: 1,
+    ours,
+    theirs,
+    bases: result.bases,
+    draft: id,
+    conflicts: result.conflicts,
+    layerConflicts: result.layerConflicts,
+    layers: result.layers,
+    message,
+  }
   await writeMergeState(store, state)
 }

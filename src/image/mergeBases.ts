@@ -17,7 +17,7 @@ function parentReader(store: Store): ParentsOf {
 /** The snapshots `starts` are and everything they descend from. */
 async function ancestry(starts: Digest[], parentsOf: ParentsOf): Promise<Set<Digest>> {
   const seen = new Set<Digest>(starts)
-  for (let frontier = [...seen]; frontier.length > 0; ) {
+  for (let frontier = [...seen]; frontier.length > 0;) {
     const next: Digest[] = []
     for (const parents of await Promise.all(frontier.map(parentsOf))) {
       for (const parent of parents) {

@@ -69,7 +69,10 @@ export async function mergeImages({ theirs, ours, allowUnrelated = false, messag
   const t = await incomingImage(store, theirsId)
   if (bases.includes(oursId)) return { outcome: 'fast-forward', id: theirsId, layers: [] }
   if (bases.length === 0 && !allowUnrelated) {
-    throw new UsageError(`${shortId(theirsId)} and ${shortId(oursId)} share no history; pass --allow-unrelated to merge them against an empty base`, { ours: oursId, theirs: theirsId })
+    throw new UsageError(`${shortId(theirsId)} and ${shortId(oursId)} share no history; pass --allow-unrelated to merge them against an empty base`, {
+      ours: oursId,
+      theirs: theirsId,
+    })
   }
   const o = await readSnapshot(store, oursId)
   const base = bases.length === 0 ? null : await virtualBase(store, bases)
@@ -86,7 +89,11 @@ export async function mergeImages({ theirs, ours, allowUnrelated = false, messag
       const trace = await mergeTraces(store, o.trace!, t.trace!, base?.world.tree ?? null, t.world.tree, now)
       if (trace) {
         picked[key] = trace.digest
-        layers.push({ layer: key, outcome: 'merged', summary: `trace: merged (${trace.shared} shared steps, ours' ${trace.ours} after them, theirs' ${trace.theirs} summed up in one step)` })
+        layers.push({
+          layer: key,
+          outcome: 'merged',
+          summary: `trace: merged (${trace.shared} shared steps, ours' ${trace.ours} after them, theirs' ${trace.theirs} summed up in one step)`,
+        })
         continue
       }
     }
@@ -103,7 +110,11 @@ export async function mergeImages({ theirs, ours, allowUnrelated = false, messag
     }
     if (side === 'conflict') layerConflicts.push(key)
     else if ((side === 'theirs' ? t[key] : o[key]) !== undefined) picked[key] = side === 'theirs' ? t[key] : o[key]
-    layers.push({ layer: key, outcome: side, summary: `${key}: ${side === 'conflict' ? 'conflict (both sides changed it)' : side === 'unchanged' ? 'unchanged' : `taken from ${side}`}` })
+    layers.push({
+      layer: key,
+      outcome: side,
+      summary: `${key}: ${side === 'conflict' ? 'conflict (both sides changed it)' : side === 'unchanged' ? 'unchanged' : `taken from ${side}`}`,
+    })
   }
   if (world.conflicts.length > 0 || layerConflicts.length > 0) {
     const oursWhereBothChanged = Object.fromEntries(layerConflicts.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]))
@@ -122,7 +133,14 @@ export async function mergeImages({ theirs, ours, allowUnrelated = false, messag
  * would sit unsealed among sealed ones), which leaves the layer a conflict.
  * @throws {MalformedObjectError} when a trace layer is not a run
  */
-async function mergeTraces(store: Store, ours: Digest, theirs: Digest, baseTree: Digest | null, theirTree: Digest, now: () => Date): Promise<{ digest: Digest; shared: number; ours: number; theirs: number } | null> {
+async function mergeTraces(
+  store: Store,
+  ours: Digest,
+  theirs: Digest,
+  baseTree: Digest | null,
+  theirTree: Digest,
+  now: () => Date,
+): Promise<{ digest: Digest; shared: number; ours: number; theirs: number } | null> {
   // a trace layer is a run: anything else is a hostile or broken image (exit 5)
   const [mine, yours] = (await Promise.all([ours, theirs].map((d) => store.readObject<StructuredObject>(d, 'run')))) as unknown as [Run, Run]
   if (mine.encryption || yours.encryption) return null
@@ -154,7 +172,13 @@ async function virtualBase(store: Store, bases: Digest[]): Promise<Snapshot> {
     const other = await readSnapshot(store, next)
     const below = await mergeBases({ store, a: bases[0]!, b: next })
     const deeper = below.length === 0 ? null : await virtualBase(store, below)
-    const world = await mergeWorld({ store, base: deeper?.world.tree ?? null, ours: merged.world.tree, theirs: other.world.tree, labels: { ours: 'base 1', base: 'base of bases', theirs: 'base 2' } })
+    const world = await mergeWorld({
+      store,
+      base: deeper?.world.tree ?? null,
+      ours: merged.world.tree,
+      theirs: other.world.tree,
+      labels: { ours: 'base 1', base: 'base of bases', theirs: 'base 2' },
+    })
     merged = { ...merged, world: { ...merged.world, tree: world.tree } }
   }
   return merged
@@ -175,7 +199,11 @@ function mergeEnv(base: Record<string, string>, ours: Record<string, string>, th
 function worldReport(conflicts: PathConflict[], lineMerged: string[], onlyTheirs: 'theirs' | null): LayerReport {
   if (conflicts.length > 0) {
     const paths = conflicts.map((c) => c.path)
-    return { layer: 'world', outcome: 'conflict', summary: `world: conflict (${paths.length} path${paths.length === 1 ? '' : 's'}: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''})` }
+    return {
+      layer: 'world',
+      outcome: 'conflict',
+      summary: `world: conflict (${paths.length} path${paths.length === 1 ? '' : 's'}: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''})`,
+    }
   }
   const merged = lineMerged.length > 0 ? `, ${lineMerged.length} merged line by line` : ''
   return { layer: 'world', outcome: onlyTheirs ?? 'merged', summary: `world: clean${merged}` }

@@ -54,7 +54,8 @@ async function chooseTrace(store: Store, spec: string | false | undefined, cwd: 
 async function ledgerLayer(store: Store, spec: string): Promise<Digest> {
   const digest = await resolveId(store, spec)
   const kind = await storedKind(store, digest)
-  if (kind !== 'ledger') throw new MalformedObjectError(`--effects ${spec} names ${digest}, a ${kind} object; the effects layer must be a ledger`, { digest, expected: 'ledger', actual: kind })
+  if (kind !== 'ledger')
+    throw new MalformedObjectError(`--effects ${spec} names ${digest}, a ${kind} object; the effects layer must be a ledger`, { digest, expected: 'ledger', actual: kind })
   return digest
 }
 

@@ -42,7 +42,14 @@ export interface SnapshotForkBranchResult {
  * @throws {UsageError} not a fork's branch @throws {BranchNotFoundError} @throws {InputNotFoundError} the child's ref is gone
  * @throws {UnsafePathError} a symlink the branch put leads out @throws {RefConflictError} the ref moved meanwhile
  */
-export async function snapshotForkBranch({ dir, store: storeArg, branch: name, message, agent, allowExternalSymlinks = false }: SnapshotForkBranchArgs): Promise<SnapshotForkBranchResult> {
+export async function snapshotForkBranch({
+  dir,
+  store: storeArg,
+  branch: name,
+  message,
+  agent,
+  allowExternalSymlinks = false,
+}: SnapshotForkBranchArgs): Promise<SnapshotForkBranchResult> {
   const ref = forkRefOfBranch(name)
   const ws = await Workspace.open({ dir, store: storeArg })
   const branch = await ws.openBranch(name)

@@ -16,5 +16,11 @@ export interface BestOfNOptions extends PatternOptions {
  */
 export function bestOfN<V = unknown>(task: Candidate<V>, { n = 4, ...options }: BestOfNOptions = {}): Pattern<V> {
   const count = positiveCount(n, 'n')
-  return definePattern<V>('bestOfN', options, (p) => runAll(p, Array.from({ length: count }, () => task), false))
+  return definePattern<V>('bestOfN', options, (p) =>
+    runAll(
+      p,
+      Array.from({ length: count }, () => task),
+      false,
+    ),
+  )
 }

@@ -54,7 +54,9 @@ export function definePattern<V>(name: PatternName, options: PatternOptions, bod
 
 /** Kept successes, best first: highest score, then lowest index. */
 export function rank<T extends Attempt>(attempts: T[]): Array<T & { branch: Branch }> {
-  return attempts.filter((a): a is T & { branch: Branch } => a.result.success && a.branch !== null).sort((a, b) => b.result.score! - a.result.score! || a.result.index - b.result.index)
+  return attempts
+    .filter((a): a is T & { branch: Branch } => a.result.success && a.branch !== null)
+    .sort((a, b) => b.result.score! - a.result.score! || a.result.index - b.result.index)
 }
 
 /** Commit the best kept success, if there is one. */

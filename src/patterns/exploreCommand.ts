@@ -25,8 +25,22 @@ export interface ExploreCommandArgs extends StoreLocator {
  * of the workspace; the highest-scoring success is committed.
  * @throws {PatternCancelledError} @throws {ConflictError} @throws {SandboxError}
  */
-export async function exploreCommand({ dir = process.cwd(), store, cmd, n = 4, score, maxParallel, timeout, net = 'none', isolate = true, signal }: ExploreCommandArgs): Promise<Outcome<CommandValue>> {
+export async function exploreCommand({
+  dir = process.cwd(),
+  store,
+  cmd,
+  n = 4,
+  score,
+  maxParallel,
+  timeout,
+  net = 'none',
+  isolate = true,
+  signal,
+}: ExploreCommandArgs): Promise<Outcome<CommandValue>> {
   const ws = await Workspace.open({ dir, store })
   const task = { cmd, net, ...(score === undefined ? {} : { score }) }
-  return bestOfN<CommandValue>(task, { n, isolate, ...(maxParallel === undefined ? {} : { maxParallel }), ...(timeout === undefined ? {} : { timeout }) }).apply(ws, signal ? { signal } : {})
+  return bestOfN<CommandValue>(task, { n, isolate, ...(maxParallel === undefined ? {} : { maxParallel }), ...(timeout === undefined ? {} : { timeout }) }).apply(
+    ws,
+    signal ? { signal } : {},
+  )
 }

@@ -16,7 +16,10 @@ export interface Verdict {
 export type CommandValue = Pick<RunResult, 'exitCode' | 'stdout' | 'stderr' | 'changedPaths' | 'durationMs'>
 
 /** Run one candidate in its branch: call the function, or run the command (and its score command). */
-export async function runCandidate(candidate: Candidate, { branch, index, signal, context, isolate }: { branch: Branch; index: number; signal: AbortSignal; context: TaskContext; isolate: boolean }): Promise<Verdict> {
+export async function runCandidate(
+  candidate: Candidate,
+  { branch, index, signal, context, isolate }: { branch: Branch; index: number; signal: AbortSignal; context: TaskContext; isolate: boolean },
+): Promise<Verdict> {
   if (typeof candidate === 'function') return checkVerdict(await candidate(branch.path, index, signal, context))
   const spec: CommandTask = typeof candidate === 'string' ? { cmd: candidate } : candidate
   if (!spec || (typeof spec.cmd !== 'string' && !Array.isArray(spec.cmd))) throw new UsageError('a candidate is a function, a command line, or { cmd }', {})

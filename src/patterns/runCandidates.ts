@@ -67,7 +67,12 @@ export async function runCandidates({ pool, specs, options, signal, firstWins = 
 
   async function runOne(spec: CandidateSpec): Promise<Attempt> {
     const started = performance.now()
-    const base = { index: spec.index, ...(spec.depth === undefined ? {} : { depth: spec.depth }), ...(spec.parentResult ? { parent: spec.parentResult.index } : {}), ...(spec.feedback === undefined ? {} : { feedback: spec.feedback }) }
+    const base = {
+      index: spec.index,
+      ...(spec.depth === undefined ? {} : { depth: spec.depth }),
+      ...(spec.parentResult ? { parent: spec.parentResult.index } : {}),
+      ...(spec.feedback === undefined ? {} : { feedback: spec.feedback }),
+    }
     const finish = (branch: Branch | null, status: CandidateStatus, fields: Partial<CandidateResult> = {}): CandidateResult => ({
       ...base,
       status,
@@ -103,7 +108,8 @@ export async function runCandidates({ pool, specs, options, signal, firstWins = 
       const cancel = () => own.abort(stop.signal.reason)
       stop.signal.addEventListener('abort', cancel, { once: true })
       if (stop.signal.aborted) cancel()
-      const timer = options.timeoutMs === null ? undefined : setTimeout(() => own.abort(new DOMException(`timed out after ${options.timeoutMs} ms`, 'TimeoutError')), options.timeoutMs)
+      const timer =
+        options.timeoutMs === null ? undefined : setTimeout(() => own.abort(new DOMException(`timed out after ${options.timeoutMs} ms`, 'TimeoutError')), options.timeoutMs)
       const body = settle(work(branch, own.signal))
       const ended = await Promise.race([body, aborted(own.signal)])
       clearTimeout(timer)
@@ -120,7 +126,13 @@ export async function runCandidates({ pool, specs, options, signal, firstWins = 
 
     async function work(branch: Branch, signal: AbortSignal): Promise<Verdict> {
       const effects = pool.effectsOf(branch)
-      const context = { branch, depth: spec.depth ?? 1, ...(spec.feedback === undefined ? {} : { feedback: spec.feedback }), ...(spec.parentResult ? { parent: spec.parentResult } : {}), ...(effects ? { effects } : {}) }
+      const context = {
+        branch,
+        depth: spec.depth ?? 1,
+        ...(spec.feedback === undefined ? {} : { feedback: spec.feedback }),
+        ...(spec.parentResult ? { parent: spec.parentResult } : {}),
+        ...(effects ? { effects } : {}),
+      }
       const verdict = await runCandidate(spec.candidate, { branch, index: spec.index, signal, context, isolate: options.isolate })
       if (!evaluate || !verdict.success) return verdict
       const provisional = finish(branch, 'succeeded', { score: verdict.score, ...(verdict.value === undefined ? {} : { value: verdict.value }) })
@@ -135,7 +147,10 @@ type Settled = { verdict: Verdict } | { error: unknown }
 
 /** Never rejects, so an abandoned candidate cannot raise an unhandled rejection. */
 function settle(p: Promise<Verdict>): Promise<Settled> {
-  return p.then((verdict) => ({ verdict }), (error: unknown) => ({ error }))
+  return p.then(
+    (verdict) => ({ verdict }),
+    (error: unknown) => ({ error }),
+  )
 }
 
 function aborted(signal: AbortSignal): Promise<'aborted'> {

@@ -33,7 +33,13 @@ export async function runPlain(cmd: string | string[], { branch, env, signal }: 
     await tree.end()
     await closed // every writer is gone: the pipes hold all there is
     const changedPaths = (await branch.changes()).map((c) => c.path)
-    return { exitCode: exitStatus(code, sig), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), changedPaths, durationMs: performance.now() - started }
+    return {
+      exitCode: exitStatus(code, sig),
+      stdout: Buffer.concat(out).toString('utf8'),
+      stderr: Buffer.concat(err).toString('utf8'),
+      changedPaths,
+      durationMs: performance.now() - started,
+    }
   } finally {
     signal.removeEventListener('abort', kill)
     await tree.end()

@@ -26,18 +26,31 @@ interface Node extends Attempt {
  * children, and so on to `maxDepth`. The best node seen (a tie goes to the deeper) is
  * committed through its ancestors; branches off the beam are aborted level by level.
  */
-export async function searchLevels<V>(p: PatternRun, strategies: Candidate<V>[], { expand, evaluate, maxDepth, beamWidth }: { expand: Expand; evaluate?: Evaluate; maxDepth: number; beamWidth: number }): Promise<Omit<Outcome<V>, 'pattern'>> {
+export async function searchLevels<V>(
+  p: PatternRun,
+  strategies: Candidate<V>[],
+  { expand, evaluate, maxDepth, beamWidth }: { expand: Expand; evaluate?: Evaluate; maxDepth: number; beamWidth: number },
+): Promise<Omit<Outcome<V>, 'pattern'>> {
   const results: CandidateResult<V>[] = []
   const seen: Node[] = []
   const runLevel = async (level: Array<{ candidate: Candidate; up: Node | null }>, depth: number): Promise<Node[]> => {
-    const specs = level.map(({ candidate, up }, i) => ({ index: results.length + i, candidate, parent: up?.branch ?? p.pool.target, depth, ...(up ? { parentResult: up.result } : {}) }))
+    const specs = level.map(({ candidate, up }, i) => ({
+      index: results.length + i,
+      candidate,
+      parent: up?.branch ?? p.pool.target,
+      depth,
+      ...(up ? { parentResult: up.result } : {}),
+    }))
     const attempts = await p.run({ specs, ...(evaluate ? { evaluate } : {}) })
     results.push(...(attempts.map((a) => a.result) as CandidateResult<V>[]))
     const ranked = rank(attempts.map((a, i) => ({ ...a, up: level[i]!.up })))
     seen.push(...ranked)
     return ranked.slice(0, beamWidth)
   }
-  let beam = await runLevel(strategies.map((candidate) => ({ candidate, up: null })), 1)
+  let beam = await runLevel(
+    strategies.map((candidate) => ({ candidate, up: null })),
+    1,
+  )
   let best = beam[0] ?? null
   await prune(p, seen, beam, best)
   for (let depth = 2; depth <= maxDepth && beam.length > 0 && !p.signal?.aborted; depth++) {

@@ -20,8 +20,20 @@ export interface SpeculateCommandsArgs extends StoreLocator {
  * to exit 0 is committed and the others are killed and aborted.
  * @throws {PatternCancelledError} @throws {ConflictError} @throws {SandboxError}
  */
-export async function speculateCommands({ dir = process.cwd(), store, commands, maxParallel, timeout, net = 'none', isolate = true, signal }: SpeculateCommandsArgs): Promise<Outcome<CommandValue>> {
+export async function speculateCommands({
+  dir = process.cwd(),
+  store,
+  commands,
+  maxParallel,
+  timeout,
+  net = 'none',
+  isolate = true,
+  signal,
+}: SpeculateCommandsArgs): Promise<Outcome<CommandValue>> {
   const ws = await Workspace.open({ dir, store })
   const candidates = commands.map((cmd) => ({ cmd, net }))
-  return speculate<CommandValue>(candidates, { isolate, ...(maxParallel === undefined ? {} : { maxParallel }), ...(timeout === undefined ? {} : { timeout }) }).apply(ws, signal ? { signal } : {})
+  return speculate<CommandValue>(candidates, { isolate, ...(maxParallel === undefined ? {} : { maxParallel }), ...(timeout === undefined ? {} : { timeout }) }).apply(
+    ws,
+    signal ? { signal } : {},
+  )
 }

@@ -21,11 +21,7 @@ export function parsePackManifest(bytes: Buffer): PackManifest {
   } catch {
     throw new InvalidPackError(`${PACK_MANIFEST_NAME} is not JSON`)
   }
-  const ok =
-    m?.kind === 'pack' &&
-    isDigest(m.root) &&
-    Array.isArray(m.objects) &&
-    m.objects.every((o) => isDigest(o?.digest) && Number.isSafeInteger(o.size) && o.size >= 0)
+  const ok = m?.kind === 'pack' && isDigest(m.root) && Array.isArray(m.objects) && m.objects.every((o) => isDigest(o?.digest) && Number.isSafeInteger(o.size) && o.size >= 0)
   if (!ok) throw new InvalidPackError(`${PACK_MANIFEST_NAME} is malformed`)
   return m
 }

@@ -75,7 +75,10 @@ export function checkPackIndex(value: unknown, where: string, maxFrameBytes: num
   for (const f of raw.frames) {
     if (!Array.isArray(f) || !count(f[0]) || !count(f[1]) || f[0] === 0) throw new InvalidPackError(`${where}: malformed frame ${JSON.stringify(f)}`)
     if (f[1] > maxFrameBytes) {
-      throw new InvalidImageError(`${where}: a frame declares ${f[1]} bytes, more than the limit of ${maxFrameBytes}: refusing the pack (${raiseHint('maxImageBytes')})`, { size: f[1], max: maxFrameBytes })
+      throw new InvalidImageError(`${where}: a frame declares ${f[1]} bytes, more than the limit of ${maxFrameBytes}: refusing the pack (${raiseHint('maxImageBytes')})`, {
+        size: f[1],
+        max: maxFrameBytes,
+      })
     }
     frames.push({ offset, length: f[0], start, size: f[1] })
     offset += f[0]
@@ -93,7 +96,8 @@ export function checkPackIndex(value: unknown, where: string, maxFrameBytes: num
     if (at < end) throw new InvalidPackError(`${where}: entry ${digest} overlaps the one before it`, { digest })
     while (frame < frames.length && frames[frame]!.start + frames[frame]!.size <= at && !(size === 0 && frames[frame]!.start + frames[frame]!.size === at)) frame++
     const f = frames[frame]
-    if (f === undefined || at < f.start || at + size > f.start + f.size) throw new InvalidPackError(`${where}: entry ${digest} does not lie inside one frame of the pack`, { digest })
+    if (f === undefined || at < f.start || at + size > f.start + f.size)
+      throw new InvalidPackError(`${where}: entry ${digest} does not lie inside one frame of the pack`, { digest })
     seen.add(digest)
     objects.push({ digest, size, offset: at, frame })
     end = at + size

@@ -7,11 +7,17 @@ export function checkDeclaredSizes(objects: Iterable<BlobRef>, limits: Limits, s
   let total = 0
   for (const o of objects) {
     if (o.size > limits.maxObjectBytes) {
-      throw new InvalidImageError(`${source} declares object ${o.digest} of ${o.size} bytes, more than the limit of ${limits.maxObjectBytes}: refusing it (${raiseHint('maxObjectBytes')})`, { digest: o.digest, size: o.size, max: limits.maxObjectBytes })
+      throw new InvalidImageError(
+        `${source} declares object ${o.digest} of ${o.size} bytes, more than the limit of ${limits.maxObjectBytes}: refusing it (${raiseHint('maxObjectBytes')})`,
+        { digest: o.digest, size: o.size, max: limits.maxObjectBytes },
+      )
     }
     total += o.size
   }
   if (total > limits.maxImageBytes) {
-    throw new InvalidImageError(`${source} declares ${total} bytes of objects, more than the limit of ${limits.maxImageBytes}: refusing it (${raiseHint('maxImageBytes')})`, { total, max: limits.maxImageBytes })
+    throw new InvalidImageError(`${source} declares ${total} bytes of objects, more than the limit of ${limits.maxImageBytes}: refusing it (${raiseHint('maxImageBytes')})`, {
+      total,
+      max: limits.maxImageBytes,
+    })
   }
 }

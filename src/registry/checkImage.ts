@@ -63,11 +63,13 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false, 
     const item = await load(top.digest, top.from, locate)
     found.set(top.digest, item)
     // objects already in the store were checked when they arrived, and so was what they reach (but the history a shallow store lacks)
-    if (item.object && (item.staged || deepen.has(top.digest))) for (const child of new Set(objectEdges(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
+    if (item.object && (item.staged || deepen.has(top.digest)))
+      for (const child of new Set(objectEdges(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
   }
   validateKinds(root, found)
   for (const [digest, { object, staged }] of found) {
-    if (staged && object?.kind === 'snapshot') await assertLayerKinds(validateSnapshot(object, `snapshot ${digest}`), `snapshot ${digest}`, (d) => (found.has(d) ? (found.get(d)!.object?.kind ?? 'blob') : null))
+    if (staged && object?.kind === 'snapshot')
+      await assertLayerKinds(validateSnapshot(object, `snapshot ${digest}`), `snapshot ${digest}`, (d) => (found.has(d) ? (found.get(d)!.object?.kind ?? 'blob') : null))
   }
   const rootObject = found.get(root)!.object
   if (rootObject?.kind === 'snapshot' && !allowExternalSymlinks) {
@@ -159,10 +161,13 @@ async function checkSymlinks(treeId: Digest, prefix: string, found: Map<Digest, 
     else if (entry.type === 'symlink') {
       const resolution = await resolveLink(links, rel.split('/'), entry.target)
       if (resolution === 'inside') continue
-      throw new UnsafePathError(`symlink ${rel} -> ${entry.target} ${resolution === 'outside' ? 'points outside the tree' : 'goes through too many links'}: refusing the image (allow with --allow-external-symlinks)`, {
-        path: rel,
-        target: entry.target,
-      })
+      throw new UnsafePathError(
+        `symlink ${rel} -> ${entry.target} ${resolution === 'outside' ? 'points outside the tree' : 'goes through too many links'}: refusing the image (allow with --allow-external-symlinks)`,
+        {
+          path: rel,
+          target: entry.target,
+        },
+      )
     }
   }
 }

@@ -91,9 +91,7 @@ export function fileTransport(root: string, limits: Limits = DEFAULT_LIMITS): Tr
       }
     },
     async getManifest(reference) {
-      const digest = isDigest(reference)
-        ? reference
-        : (await readIndex()).manifests.find((m) => m.annotations?.[REF_NAME_ANNOTATION] === reference)?.digest
+      const digest = isDigest(reference) ? reference : (await readIndex()).manifests.find((m) => m.annotations?.[REF_NAME_ANNOTATION] === reference)?.digest
       if (!digest) return null
       const bytes = await readSmall(blobPath(digest), `manifest ${digest}`)
       return bytes && { bytes, claimed: digest }

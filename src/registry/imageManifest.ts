@@ -45,7 +45,14 @@ export interface PackPair {
  * index that names it and, in annotations, the root object and the snapshots whose
  * history was cut (a shallow image). Same packs, same bytes.
  */
-export function buildPackedImage({ root, packs, config, objects, bytes, shallow }: {
+export function buildPackedImage({
+  root,
+  packs,
+  config,
+  objects,
+  bytes,
+  shallow,
+}: {
   root: Digest
   packs: PackPair[]
   config: ConfigStyle
@@ -69,7 +76,11 @@ export function buildPackedImage({ root, packs, config, objects, bytes, shallow 
   )
   const annotations: Record<string, string> = { [ROOT_ANNOTATION]: root, 'dev.forkpoint.objects': String(objects), 'dev.forkpoint.bytes': String(bytes) }
   if (shallow.length > 0) annotations[SHALLOW_ANNOTATION] = [...shallow].sort().join(',')
-  const index = built(MediaType.index, { schemaVersion: 2, mediaType: MediaType.index, artifactType: MediaType.image, manifests: [manifest.descriptor], annotations }, MediaType.image)
+  const index = built(
+    MediaType.index,
+    { schemaVersion: 2, mediaType: MediaType.index, artifactType: MediaType.image, manifests: [manifest.descriptor], annotations },
+    MediaType.image,
+  )
   return { index, manifest }
 }
 

@@ -25,7 +25,14 @@ export interface LoadedPack {
  * the ones seen before come from the store's `tmp/registry-cache/` and only new ones are
  * fetched; `onFetched` counts their bytes.
  */
-export async function loadPacks({ store, transport, manifest, where, limits, onFetched }: {
+export async function loadPacks({
+  store,
+  transport,
+  manifest,
+  where,
+  limits,
+  onFetched,
+}: {
   store: Store
   transport: Transport
   manifest: Buffer
@@ -38,7 +45,11 @@ export async function loadPacks({ store, transport, manifest, where, limits, onF
   await forEachLimit(indexes, 8, async (ref) => {
     const bytes = await readPackIndex(store, transport, ref, limits, onFetched)
     const index = parsePackIndex(bytes, `pack index ${ref.digest}`, limits.maxImageBytes)
-    if (packs.get(index.pack) !== index.packSize) throw new InvalidImageError(`${where}: pack index ${ref.digest} describes pack ${index.pack} of ${index.packSize} bytes, which the manifest does not list so`, { index: ref.digest, pack: index.pack })
+    if (packs.get(index.pack) !== index.packSize)
+      throw new InvalidImageError(`${where}: pack index ${ref.digest} describes pack ${index.pack} of ${index.packSize} bytes, which the manifest does not list so`, {
+        index: ref.digest,
+        pack: index.pack,
+      })
     loaded.push({ pair: { pack: { digest: index.pack, size: index.packSize }, index: ref }, index })
   })
   // in the manifest's order, whatever order the indexes arrived in
@@ -53,12 +64,16 @@ async function readPackIndex(store: Store, transport: Transport, ref: BlobRef, l
   const cached = await readOrNull(cachePath(store, ref))
   if (cached && sha256(cached) === ref.digest) return cached
   if (ref.size > limits.maxPackManifestBytes) {
-    throw new InvalidImageError(`pack index ${ref.digest} is ${ref.size} bytes, more than the limit of ${limits.maxPackManifestBytes}: refusing it (${raiseHint('maxPackManifestBytes')})`, { digest: ref.digest })
+    throw new InvalidImageError(
+      `pack index ${ref.digest} is ${ref.size} bytes, more than the limit of ${limits.maxPackManifestBytes}: refusing it (${raiseHint('maxPackManifestBytes')})`,
+      { digest: ref.digest },
+    )
   }
   const stream = await transport.openBlob(ref.digest, 0)
   if (stream === null) throw new InvalidImageError(`the image names pack index ${ref.digest}, which ${transport.location} does not have`, { digest: ref.digest })
   const bytes = await readCapped(stream.body, ref.size, `pack index ${ref.digest} from ${transport.location}`)
-  if (sha256(bytes) !== ref.digest) throw new DigestMismatchError(`pack index ${ref.digest} from ${transport.location} hashes to ${sha256(bytes)}: refusing it`, { digest: ref.digest })
+  if (sha256(bytes) !== ref.digest)
+    throw new DigestMismatchError(`pack index ${ref.digest} from ${transport.location} hashes to ${sha256(bytes)}: refusing it`, { digest: ref.digest })
   onFetched?.(bytes.length)
   await rememberPackIndex(store, ref, bytes)
   return bytes

@@ -29,7 +29,13 @@ export async function openTransport(remote: Remote, options: ConnectOptions = {}
       return fileTransport(remote.root, limits)
     case 'oci': {
       const credentials = options.credentials !== undefined ? options.credentials : (remote.credentials ?? (await findCredentials(remote.host)))
-      const client = new OciClient({ host: remote.host, repository: remote.repository, insecure: options.insecure ?? false, credentials, ...(options.fetch ? { fetch: options.fetch } : {}) })
+      const client = new OciClient({
+        host: remote.host,
+        repository: remote.repository,
+        insecure: options.insecure ?? false,
+        credentials,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+      })
       return ociTransport(client, remoteLocation(remote), limits)
     }
     case 's3': {

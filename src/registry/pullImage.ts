@@ -90,7 +90,13 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
       onProgress: args.onProgress,
     })
     const deepen = await shallowToDeepen(store, index.shallow)
-    const order = await checkImage({ root: index.root, locate: (d) => staging.locate(d), allowExternalSymlinks: args.allowExternalSymlinks ?? false, shallow: new Set(index.shallow), deepen })
+    const order = await checkImage({
+      root: index.root,
+      locate: (d) => staging.locate(d),
+      allowExternalSymlinks: args.allowExternalSymlinks ?? false,
+      shallow: new Set(index.shallow),
+      deepen,
+    })
     await withWriteLock(store, async () => {
       added = await staging.commit(order)
       await recordShallow(store, index.shallow, deepen)
@@ -119,7 +125,13 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
 }
 
 /** The image's packs (with their checked indexes) and, for an image pushed one object per blob, its object list. */
-async function readManifests(store: Store, transport: Transport, index: ParsedIndex, limits: Limits, fetched: { bytes: number }): Promise<{ packs: LoadedPack[]; segmentObjects: Map<Digest, BlobRef> }> {
+async function readManifests(
+  store: Store,
+  transport: Transport,
+  index: ParsedIndex,
+  limits: Limits,
+  fetched: { bytes: number },
+): Promise<{ packs: LoadedPack[]; segmentObjects: Map<Digest, BlobRef> }> {
   const packs: LoadedPack[] = []
   const segmentObjects = new Map<Digest, BlobRef>()
   await forEachLimit(index.segments, 8, async (segment) => {
@@ -139,7 +151,11 @@ async function checkPackSizes(transport: Transport, packs: LoadedPack[]): Promis
   await forEachLimit(packs, 8, async ({ pair }) => {
     const size = await transport.statBlob(pair.pack.digest)
     if (size === null) throw new InvalidImageError(`the image names pack ${pair.pack.digest}, which ${transport.location} does not have`, { digest: pair.pack.digest })
-    if (size !== pair.pack.size) throw new InvalidPackError(`pack ${pair.pack.digest} in ${transport.location} is ${size} bytes, not the ${pair.pack.size} its manifest declares: refusing it`, { digest: pair.pack.digest, size })
+    if (size !== pair.pack.size)
+      throw new InvalidPackError(`pack ${pair.pack.digest} in ${transport.location} is ${size} bytes, not the ${pair.pack.size} its manifest declares: refusing it`, {
+        digest: pair.pack.digest,
+        size,
+      })
   })
 }
 
@@ -149,13 +165,26 @@ function remotePack(transport: Transport, pack: Digest): PackSource {
 }
 
 /** An image pushed before packs (one blob per object): fetch the objects the store lacks one by one, as then. */
-async function stageSegmentObjects(store: Store, staging: Staging, transport: Transport, listed: Map<Digest, BlobRef>, limits: Limits, manifest: Digest, args: PullArgs): Promise<number> {
+async function stageSegmentObjects(
+  store: Store,
+  staging: Staging,
+  transport: Transport,
+  listed: Map<Digest, BlobRef>,
+  limits: Limits,
+  manifest: Digest,
+  args: PullArgs,
+): Promise<number> {
   const missing: BlobRef[] = []
   await forEachLimit([...listed.values()], 32, async (o) => {
     if (!(await store.has(o.digest))) missing.push(o)
   })
   checkDeclaredSizes(missing, limits, `image ${manifest}`)
-  const progress = progressCounter('receiving', missing.length, missing.reduce((n, o) => n + o.size, 0), args.onProgress)
+  const progress = progressCounter(
+    'receiving',
+    missing.length,
+    missing.reduce((n, o) => n + o.size, 0),
+    args.onProgress,
+  )
   let bytes = 0
   await forEachLimit(missing, args.concurrency ?? 8, async (o) => {
     args.signal?.throwIfAborted()

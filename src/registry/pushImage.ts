@@ -80,7 +80,8 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   args.signal?.throwIfAborted()
   const packs: PackPair[] = [...plan.reuse.map((p: LoadedPack) => p.pair), ...(fresh ? [fresh] : [])]
   const totalBytes = objects.reduce((n, o) => n + o.size, 0)
-  const push = (config: ConfigStyle) => pushManifests({ store, transport, config, tag, sent, image: { root: id, packs, config, objects: objects.length, bytes: totalBytes, shallow } })
+  const push = (config: ConfigStyle) =>
+    pushManifests({ store, transport, config, tag, sent, image: { root: id, packs, config, objects: objects.length, bytes: totalBytes, shallow } })
   let config: ConfigStyle = 'image'
   let index: BuiltManifest
   try {
@@ -111,7 +112,12 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
 async function sendPack(store: Store, transport: Transport, objects: BlobRef[], args: PushArgs, sent: { objects: number; bytes: number }): Promise<PackPair> {
   const file = store.tempPath('pack')
   try {
-    const packing = progressCounter('packing', objects.length, objects.reduce((n, o) => n + o.size, 0), args.onProgress)
+    const packing = progressCounter(
+      'packing',
+      objects.length,
+      objects.reduce((n, o) => n + o.size, 0),
+      args.onProgress,
+    )
     const pack = writePack(store, objects, file, { level: args.level ?? 3, onBytes: (n) => packing.addBytes(n) })
     packing.finish()
     const ref = { digest: pack.digest, size: pack.size }
@@ -135,7 +141,14 @@ async function sendPack(store: Store, transport: Transport, objects: BlobRef[], 
   }
 }
 
-async function pushManifests({ store, transport, config, tag, sent, image }: {
+async function pushManifests({
+  store,
+  transport,
+  config,
+  tag,
+  sent,
+  image,
+}: {
   store: Store
   transport: Transport
   config: ConfigStyle

@@ -32,7 +32,10 @@ export async function readLegacyPack(store: Store, staging: Staging, file: strin
   const { Parser } = requirePackage('tar') as typeof import('tar')
   const { DecompressStream } = requirePackage('zstd-napi') as typeof import('zstd-napi')
   const parser = new Parser({ strict: true })
-  const budget = new ByteBudget(TAR_BLOCK * 2 + limits.maxPackManifestBytes, (limit) => new InvalidPackError(`${file} decompresses to more than the ${limit} bytes its manifest declares: refusing it`, { file, limit }))
+  const budget = new ByteBudget(
+    TAR_BLOCK * 2 + limits.maxPackManifestBytes,
+    (limit) => new InvalidPackError(`${file} decompresses to more than the ${limit} bytes its manifest declares: refusing it`, { file, limit }),
+  )
 
   const refuse = (entry: ReadEntry, error: Error) => {
     failure ??= error
@@ -42,11 +45,17 @@ export async function readLegacyPack(store: Store, staging: Staging, file: strin
 
   parser.on('entry', (entry: ReadEntry) => {
     if (failure) return entry.resume()
-    if (entry.type !== 'File' && entry.type !== 'OldFile') return refuse(entry, new UnsafePathError(`pack entry ${JSON.stringify(entry.path)} is a ${entry.type}: only regular files are allowed`, { path: entry.path }))
+    if (entry.type !== 'File' && entry.type !== 'OldFile')
+      return refuse(entry, new UnsafePathError(`pack entry ${JSON.stringify(entry.path)} is a ${entry.type}: only regular files are allowed`, { path: entry.path }))
     if (manifest === null) {
       if (entry.path !== PACK_MANIFEST_NAME) return refuse(entry, new InvalidPackError(`not a forkpoint pack: first entry is ${JSON.stringify(entry.path)}`))
       if (entry.size > limits.maxPackManifestBytes) {
-        return refuse(entry, new InvalidPackError(`${file}: ${PACK_MANIFEST_NAME} is ${entry.size} bytes, more than the limit of ${limits.maxPackManifestBytes} (${raiseHint('maxPackManifestBytes')})`))
+        return refuse(
+          entry,
+          new InvalidPackError(
+            `${file}: ${PACK_MANIFEST_NAME} is ${entry.size} bytes, more than the limit of ${limits.maxPackManifestBytes} (${raiseHint('maxPackManifestBytes')})`,
+          ),
+        )
       }
       const parts: Buffer[] = []
       entry.on('data', (d: Buffer) => parts.push(d))
@@ -80,7 +89,12 @@ export async function readLegacyPack(store: Store, staging: Staging, file: strin
     entry.pipe(out)
     // settled at once into a value, so a refusal waits for the others without going unhandled
     const accepted = finished(out).then(() => staging.accept(blob, part, file))
-    pending.push(accepted.then(() => null, (err: unknown) => err))
+    pending.push(
+      accepted.then(
+        () => null,
+        (err: unknown) => err,
+      ),
+    )
   })
 
   await pipeline(createReadStream(file), new DecompressStream(), budget, parser).catch((err: unknown) => {

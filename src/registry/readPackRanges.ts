@@ -35,7 +35,15 @@ interface Range {
  * does not decompress, decompresses to more than declared, or yields an object that
  * does not hash to its name is refused (exit 5).
  */
-export async function readPackRanges({ source, index, wanted, accept, signal, onBytes, concurrency = 4 }: {
+export async function readPackRanges({
+  source,
+  index,
+  wanted,
+  accept,
+  signal,
+  onBytes,
+  concurrency = 4,
+}: {
   source: PackSource
   index: ReadIndex
   wanted: (object: PackedObject) => boolean
@@ -80,11 +88,20 @@ function planRanges(index: ReadIndex, wanted: (object: PackedObject) => boolean)
   return ranges
 }
 
-async function readRange(source: PackSource, range: Range, accept: (object: PackedObject, bytes: Buffer) => Promise<void> | void, signal: AbortSignal | undefined, onBytes: (n: number) => void): Promise<void> {
+async function readRange(
+  source: PackSource,
+  range: Range,
+  accept: (object: PackedObject, bytes: Buffer) => Promise<void> | void,
+  signal: AbortSignal | undefined,
+  onBytes: (n: number) => void,
+): Promise<void> {
   const stream = await source.open(range.offset, range.length, signal)
   if (stream === null) throw new InvalidPackError(`${source.where} is not there`)
   const { DecompressStream } = requirePackage('zstd-napi') as typeof import('zstd-napi')
-  const budget = new ByteBudget(range.size, (limit) => new InvalidPackError(`${source.where}: frames at ${range.offset} decompress to more than the ${limit} bytes its index declares: refusing it`, { limit }))
+  const budget = new ByteBudget(
+    range.size,
+    (limit) => new InvalidPackError(`${source.where}: frames at ${range.offset} decompress to more than the ${limit} bytes its index declares: refusing it`, { limit }),
+  )
   let pos = range.start
   let t = 0
   let parts: Buffer[] = []
@@ -121,10 +138,16 @@ async function readRange(source: PackSource, range: Range, accept: (object: Pack
     })
   } catch (err) {
     if (err instanceof ForkpointError || signal?.aborted) throw err
-    throw new InvalidPackError(`${source.where} does not decompress at ${range.offset} (a wrong index or a damaged pack): ${(err as Error).message}`, { offset: range.offset }, { cause: err })
+    throw new InvalidPackError(
+      `${source.where} does not decompress at ${range.offset} (a wrong index or a damaged pack): ${(err as Error).message}`,
+      { offset: range.offset },
+      { cause: err },
+    )
   }
   if (pos !== range.start + range.size || t < targets.length) {
-    throw new InvalidPackError(`${source.where}: frames at ${range.offset} decompress to ${pos - range.start} bytes, not the ${range.size} its index declares`, { offset: range.offset })
+    throw new InvalidPackError(`${source.where}: frames at ${range.offset} decompress to ${pos - range.start} bytes, not the ${range.size} its index declares`, {
+      offset: range.offset,
+    })
   }
 }
 

@@ -14,10 +14,7 @@ const SECRET_FIELD_RE = /("?(?:password|passwd|secret|token|access_token|refresh
 export function redactSecrets(text: string, secrets: Iterable<string> = []): string {
   let out = text
   for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]')
-  return out
-    .replace(USERINFO_RE, '$1')
-    .replace(AUTH_SCHEME_RE, '$1$2[redacted]')
-    .replace(SECRET_FIELD_RE, '$1[redacted]')
+  return out.replace(USERINFO_RE, '$1').replace(AUTH_SCHEME_RE, '$1$2[redacted]').replace(SECRET_FIELD_RE, '$1[redacted]')
 }
 
 /** A remote's answer for an error message: redacted, on one line, at most MAX_ECHOED_CHARS. */

@@ -1,12 +1,5 @@
 import type { Readable } from 'node:stream'
-import {
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3'
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
 import { ForkpointError, RegistryAuthError, RegistryRequestError } from '../errors/index.js'
 import { type Digest, digestHex, isDigest } from '../store/digest.js'
 import { createVerifiedReadStream } from '../store/verifiedRead.js'
@@ -24,7 +17,19 @@ import type { BlobStream, TransferOptions, Transport } from './Transport.js'
  * manifest digest), so concurrent pushes of different tags never overwrite each other.
  * Credentials come from the AWS SDK's usual chain; `endpoint` serves S3-compatible stores.
  */
-export function s3Transport({ bucket, prefix, options, limits = DEFAULT_LIMITS, client }: { bucket: string; prefix: string; options: S3Options; limits?: Limits; client?: S3Client }): Transport {
+export function s3Transport({
+  bucket,
+  prefix,
+  options,
+  limits = DEFAULT_LIMITS,
+  client,
+}: {
+  bucket: string
+  prefix: string
+  options: S3Options
+  limits?: Limits
+  client?: S3Client
+}): Transport {
   const s3 = client ?? new S3Client(s3Config(options))
   const key = (...parts: string[]) => [prefix, ...parts].filter((p) => p !== '').join('/')
   const blobKey = (digest: Digest) => key('blobs', 'sha256', digestHex(digest))

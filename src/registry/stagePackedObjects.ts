@@ -14,7 +14,15 @@ import { type ProgressListener, progressCounter } from './TransferProgress.js'
  * read, each object is checked against its digest on the way. Returns the compressed
  * bytes read. Sizes are capped (`checkDeclaredSizes`) before a byte is fetched.
  */
-export async function stagePackedObjects({ store, staging, packs, limits, where, signal, onProgress }: {
+export async function stagePackedObjects({
+  store,
+  staging,
+  packs,
+  limits,
+  where,
+  signal,
+  onProgress,
+}: {
   store: Store
   staging: Staging
   packs: Array<{ index: ReadIndex; source: PackSource }>

@@ -27,7 +27,12 @@ export interface WrittenPack {
  * same objects and level always give the same bytes, so an interrupted push finds the
  * pack it sent already there.
  */
-export function writePack(store: Store, objects: BlobRef[], file: string, { level = 3, onBytes }: { level?: number; onBytes?: ((n: number) => void) | undefined } = {}): WrittenPack {
+export function writePack(
+  store: Store,
+  objects: BlobRef[],
+  file: string,
+  { level = 3, onBytes }: { level?: number; onBytes?: ((n: number) => void) | undefined } = {},
+): WrittenPack {
   const { Compressor } = requirePackage('zstd-napi') as typeof import('zstd-napi')
   const compressor: Compressor = new Compressor()
   compressor.setParameters({ compressionLevel: level, checksumFlag: true })

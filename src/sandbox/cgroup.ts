@@ -32,7 +32,10 @@ export async function makeRunCgroup(controller: Controller, limit: number): Prom
     }
     try {
       await fs.writeFile(join(dir, LIMIT_FILES[parent.version][controller]), String(limit))
-      if (controller === 'memory') await fs.writeFile(join(dir, parent.version === 'v2' ? 'memory.swap.max' : 'memory.memsw.limit_in_bytes'), parent.version === 'v2' ? '0' : String(limit)).catch(() => undefined)
+      if (controller === 'memory')
+        await fs
+          .writeFile(join(dir, parent.version === 'v2' ? 'memory.swap.max' : 'memory.memsw.limit_in_bytes'), parent.version === 'v2' ? '0' : String(limit))
+          .catch(() => undefined)
       return { controller, procs: join(dir, 'cgroup.procs'), remove: () => removeCgroup(dir) }
     } catch {
       await fs.rmdir(dir).catch(() => undefined)
@@ -67,7 +70,10 @@ async function delegated(dir: string, controller: Controller): Promise<boolean> 
 }
 
 async function writable(dir: string): Promise<boolean> {
-  return fs.access(dir, constants.W_OK).then(() => true, () => false)
+  return fs.access(dir, constants.W_OK).then(
+    () => true,
+    () => false,
+  )
 }
 
 /** rmdir once the killed processes have left it (the kernel takes a moment to empty it). */

@@ -29,7 +29,10 @@ class Holder {
   constructor(child: ChildProcess) {
     this.#child = child
     this.id = processId(child.pid!)
-    child.stdout!.on('data', frameReader((answer) => this.#answer(answer)))
+    child.stdout!.on(
+      'data',
+      frameReader((answer) => this.#answer(answer)),
+    )
     // A request written as it dies fails with EPIPE here; its answer is the 'close' below.
     child.stdin!.on('error', () => undefined)
     // After 'close', not 'exit': the answers it wrote before dying are read by then.
@@ -43,7 +46,17 @@ class Holder {
 
   /** Mount (`m`: options, target) or unmount (`u`: target); throws SandboxError with the holder's reason. */
   async request(op: 'm' | 'u', ...args: string[]): Promise<void> {
-    const fields: Fields = op === 'm' ? [['op', 'mount'], ['options', args[0]!], ['target', args[1]!]] : [['op', 'unmount'], ['target', args[0]!]]
+    const fields: Fields =
+      op === 'm'
+        ? [
+            ['op', 'mount'],
+            ['options', args[0]!],
+            ['target', args[1]!],
+          ]
+        : [
+            ['op', 'unmount'],
+            ['target', args[0]!],
+          ]
     const answer = await this.send(fields)
     if (answer['event'] !== 'ok') throw new SandboxError(`${op === 'm' ? 'mount' : 'unmount'} failed: ${answer['message'] ?? 'no answer'}`, { args })
   }
@@ -88,7 +101,9 @@ async function spawnHolder(pidFile?: string): Promise<{ child: ChildProcess; hol
     })
     child.stdout.on('data', onReady)
     child.once('error', reject)
-    child.once('exit', (code) => reject(new SandboxError(`cannot hold a mount namespace${privileged ? '' : ' in a user namespace'} (exit ${code}): ${err.trim()}`, { stderr: err })))
+    child.once('exit', (code) =>
+      reject(new SandboxError(`cannot hold a mount namespace${privileged ? '' : ' in a user namespace'} (exit ${code}): ${err.trim()}`, { stderr: err })),
+    )
   })
   child.stderr.destroy()
   child.unref()

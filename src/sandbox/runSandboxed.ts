@@ -120,8 +120,12 @@ function envFields(env: NodeJS.ProcessEnv): Fields {
 
 function weakLimits(limits: SandboxResult['limits'], spec: SandboxSpec, as: number): string[] {
   const warnings: string[] = []
-  if (limits.memory === 'rlimit') warnings.push(`memory ${spec.memory} is only a per-process address-space limit (RLIMIT_AS; no memory cgroup is ours to use here): processes together can use more (the sandbox's tmpfs is capped at ${as} bytes)`)
-  if (limits.pids === 'rlimit') warnings.push(`pids ${spec.pids} is only RLIMIT_NPROC (no pids cgroup is ours to use here): it counts every process of this user, inside the sandbox or not`)
+  if (limits.memory === 'rlimit')
+    warnings.push(
+      `memory ${spec.memory} is only a per-process address-space limit (RLIMIT_AS; no memory cgroup is ours to use here): processes together can use more (the sandbox's tmpfs is capped at ${as} bytes)`,
+    )
+  if (limits.pids === 'rlimit')
+    warnings.push(`pids ${spec.pids} is only RLIMIT_NPROC (no pids cgroup is ours to use here): it counts every process of this user, inside the sandbox or not`)
   return warnings
 }
 
@@ -134,7 +138,9 @@ type Launched = Omit<SandboxResult, 'limits' | 'warnings'>
 async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Promise<Launched> {
   const started = performance.now()
   const inherit = spec.stdio === 'inherit'
-  const child = spawn(runtimeBinary(), ['run'], { stdio: inherit ? ['inherit', 'inherit', 'inherit', 'pipe'] : [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'] })
+  const child = spawn(runtimeBinary(), ['run'], {
+    stdio: inherit ? ['inherit', 'inherit', 'inherit', 'pipe'] : [spec.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'],
+  })
   child.stdin?.on('error', () => undefined) // a command that does not read its input
   if (spec.input !== undefined) child.stdin?.end(spec.input)
   const stdout = inherit ? nothingKept : keep(child.stdout!, 'stdout', spec.onOutput)
@@ -143,10 +149,13 @@ async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Pro
   let ready = false
   let setupError = ''
   control.on('error', () => undefined)
-  control.on('data', frameReader((f) => {
-    if (f['event'] === 'ready') ready = true
-    if (f['event'] === 'error') setupError = f['message'] ?? 'unknown error'
-  }))
+  control.on(
+    'data',
+    frameReader((f) => {
+      if (f['event'] === 'ready') ready = true
+      if (f['event'] === 'error') setupError = f['message'] ?? 'unknown error'
+    }),
+  )
   control.write(encodeFrame(fields))
   const switches = killSwitches(() => child.kill('SIGTERM'), timeoutMs, spec.signal)
   const exitCode = await new Promise<number>((resolve, reject) => {
@@ -156,7 +165,14 @@ async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Pro
   if (!ready && !switches.killed) throw new SandboxError(`the sandbox could not be set up: ${setupError || `exit ${exitCode}`}`, { exitCode, stderr: stderr().text })
   const out = stdout()
   const err = stderr()
-  return { exitCode: switches.timedOut ? 137 : exitCode, stdout: out.text, stderr: err.text, truncated: out.truncated || err.truncated, durationMs: performance.now() - started, timedOut: switches.timedOut }
+  return {
+    exitCode: switches.timedOut ? 137 : exitCode,
+    stdout: out.text,
+    stderr: err.text,
+    truncated: out.truncated || err.truncated,
+    durationMs: performance.now() - started,
+    timedOut: switches.timedOut,
+  }
 }
 
 /** A run's kill switches: its wall-clock limit and the caller's signal. `dispose` once it has ended. */

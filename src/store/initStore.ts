@@ -15,7 +15,10 @@ export interface InitResult {
 export async function initWorkspace({ dir = process.cwd(), store = process.env['FORKPOINT_STORE'] || undefined }: StoreLocator = {}): Promise<InitResult> {
   const workspace = resolve(dir)
   const storeDir = store === undefined ? join(workspace, STORE_DIR_NAME) : typeof store === 'string' ? resolve(dir, store) : store.root
-  const already = await Store.open(storeDir).then(() => true, () => false)
+  const already = await Store.open(storeDir).then(
+    () => true,
+    () => false,
+  )
   await Store.init(storeDir)
   return { storeDir, workspace, created: !already, gitignoreUpdated: await ignoreStoreInGitignore(workspace, storeDir) }
 }

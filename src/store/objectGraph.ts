@@ -72,7 +72,11 @@ export interface GraphWalk {
  * just re-hashed every object passes the ones that failed as `hashedCorrupt`, and the
  * walk trusts the others instead of hashing them again.
  */
-export async function walkGraph(store: Store, roots: Iterable<Digest>, { hashedCorrupt, cutAt }: { hashedCorrupt?: ReadonlySet<Digest>; cutAt?: ReadonlySet<Digest> } = {}): Promise<GraphWalk> {
+export async function walkGraph(
+  store: Store,
+  roots: Iterable<Digest>,
+  { hashedCorrupt, cutAt }: { hashedCorrupt?: ReadonlySet<Digest>; cutAt?: ReadonlySet<Digest> } = {},
+): Promise<GraphWalk> {
   const cut = await readShallow(store)
   const reachable = new Set<Digest>()
   const missing = new Map<Digest, Digest | 'root'>()

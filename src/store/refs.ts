@@ -16,9 +16,7 @@ const REF_COMPONENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/
 /** Refuse names that could escape `refs/` or collide with lock and temp files. */
 export function assertRefName(name: string): string {
   const parts = name.split('/')
-  const ok =
-    (name === 'HEAD' || parts[0] === 'refs') &&
-    parts.every((p) => REF_COMPONENT.test(p) && !p.endsWith('.lock') && !p.includes('..'))
+  const ok = (name === 'HEAD' || parts[0] === 'refs') && parts.every((p) => REF_COMPONENT.test(p) && !p.endsWith('.lock') && !p.includes('..'))
   if (!ok) throw new UsageError(`invalid ref name: ${JSON.stringify(name)}`, { name })
   return name
 }

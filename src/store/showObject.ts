@@ -4,9 +4,7 @@ import { resolveId } from './resolveId.js'
 import { parseStructured } from './Store.js'
 import type { StructuredObject } from './StructuredObject.js'
 
-export type ShownObject =
-  | { id: Digest; kind: 'blob'; size: number }
-  | { id: Digest; kind: string; size: number; object: StructuredObject }
+export type ShownObject = { id: Digest; kind: 'blob'; size: number } | { id: Digest; kind: string; size: number; object: StructuredObject }
 
 /** Any object by id or prefix: structured objects parsed, blobs described by size. */
 export async function showObject({ id, ...locator }: StoreLocator & { id: string }): Promise<ShownObject> {

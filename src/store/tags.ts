@@ -20,7 +20,11 @@ export async function createTag({ name, id = 'HEAD', force = false, ...locator }
   const current = await readRef(store, tagRef(name))
   if (current === target) return { name, id: target }
   if (current !== null && !force) {
-    throw new RefConflictError(`tag ${name} already exists at ${shortId(current)}: use 'forkpoint tag -f ${name} ${id}' to move it`, { ref: tagRef(name), actual: current, expected: null })
+    throw new RefConflictError(`tag ${name} already exists at ${shortId(current)}: use 'forkpoint tag -f ${name} ${id}' to move it`, {
+      ref: tagRef(name),
+      actual: current,
+      expected: null,
+    })
   }
   await updateRef({ store, name: tagRef(name), id: target, message: `tag ${name}`, ...(force ? {} : { expected: null }) })
   return { name, id: target }

@@ -46,7 +46,11 @@ export class DigestCheck {
  * The last chunk is held back until the check passes, so a receiver that waits for the
  * promised length (an upload, a rename after the pipeline) never completes a bad object.
  */
-export function createVerifiedReadStream(path: string, expected: Expected, { where = `(${path})`, onBytes }: { where?: string; onBytes?: ((n: number) => void) | undefined } = {}): Transform {
+export function createVerifiedReadStream(
+  path: string,
+  expected: Expected,
+  { where = `(${path})`, onBytes }: { where?: string; onBytes?: ((n: number) => void) | undefined } = {},
+): Transform {
   const check = new DigestCheck(expected, where)
   let held: Buffer | null = null
   const verifying = new Transform({

@@ -3,9 +3,7 @@ import { type Digest, hashFile } from './digest.js'
 import { gcRoots } from './gcRoots.js'
 import { listObjects, walkGraph } from './objectGraph.js'
 
-export type VerifyProblem =
-  | { type: 'corrupt'; digest: Digest; actual: Digest }
-  | { type: 'missing'; digest: Digest; referencedBy: Digest | 'root' }
+export type VerifyProblem = { type: 'corrupt'; digest: Digest; actual: Digest } | { type: 'missing'; digest: Digest; referencedBy: Digest | 'root' }
 
 export interface VerifyResult {
   ok: boolean

@@ -36,7 +36,7 @@ export function atomicWriteSync(path: string, parts: readonly Uint8Array[], opts
   const tmp = tempSibling(path)
   const fd = openSync(tmp, 'w', 0o644)
   try {
-    for (const part of parts) for (let off = 0; off < part.length; ) off += writeSync(fd, part, off)
+    for (const part of parts) for (let off = 0; off < part.length;) off += writeSync(fd, part, off)
     if (opts.fsync) fsyncSync(fd)
   } finally {
     closeSync(fd)

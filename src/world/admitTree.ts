@@ -68,7 +68,10 @@ function fitName(entry: TreeEntry, path: string, prefixBytes: number, depth: num
 
 function assertNotAStore(args: AdmitTreeArgs, entry: TreeEntry, path: string): void {
   const abs = joinPath(args.root, path)
-  const isStore = entry.name === STORE_DIR_NAME || args.store?.is(abs) || (args.store !== undefined && entry.type === 'dir' && existsSync(fsPath(`${abs}/objects`)) && existsSync(fsPath(`${abs}/HEAD`)))
+  const isStore =
+    entry.name === STORE_DIR_NAME ||
+    args.store?.is(abs) ||
+    (args.store !== undefined && entry.type === 'dir' && existsSync(fsPath(`${abs}/objects`)) && existsSync(fsPath(`${abs}/HEAD`)))
   if (isStore) throw new UnsafePathError(`refusing the tree: its entry ${quotePath(path)} would write into a forkpoint store`, { path })
 }
 

@@ -66,7 +66,15 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
   if (existing && existing.length > 0) throw new TargetNotEmptyError(`checkout target ${target} exists and is not empty`, { target })
   const temp = join(dirname(target), `.${basename(target)}.forkpoint-tmp-${randomBytes(4).toString('hex')}`)
   try {
-    const result = await materializeTree({ store, source: treeSource(store), tree, into: temp, method: args.method, allowExternalSymlinks: args.allowExternalSymlinks, onProgress: args.onProgress })
+    const result = await materializeTree({
+      store,
+      source: treeSource(store),
+      tree,
+      into: temp,
+      method: args.method,
+      allowExternalSymlinks: args.allowExternalSymlinks,
+      onProgress: args.onProgress,
+    })
     await fs.rename(temp, target)
     return { id, tree, target, mode: 'into', changed: result.files, files: result.files, method: result.method }
   } catch (err) {
@@ -120,10 +128,11 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
     await plan(store, source, await source(scan.tree), await source(tree), '', { staging, steps, method })
     const journal: CheckoutJournal = { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: args.head, ...(args.ref ? { ref: args.ref } : {}) }
     await writeJournal(store, journal)
-    if (args.ref) await moveJournalRef(store, args.ref).catch(async (err: unknown) => {
-      await dropJournal(store)
-      throw err
-    })
+    if (args.ref)
+      await moveJournalRef(store, args.ref).catch(async (err: unknown) => {
+        await dropJournal(store)
+        throw err
+      })
     journaled = true
     await runJournal(store, journal)
     return { changed: steps.length, files, method }
@@ -156,7 +165,10 @@ export async function assertClean(store: Store, source: TreeSource, scanned: Dig
   const changes = await diffTrees({ source, a: headTree, b: scanned })
   if (changes.length === 0) return
   const paths = changes.map((c) => c.path)
-  throw new DirtyWorkspaceError(`the workspace has uncommitted changes (${paths.slice(0, 5).map(quotePath).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`, { paths })
+  throw new DirtyWorkspaceError(
+    `the workspace has uncommitted changes (${paths.slice(0, 5).map(quotePath).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`,
+    { paths },
+  )
 }
 
 interface PlanContext {
@@ -167,7 +179,10 @@ interface PlanContext {
 
 /** The steps that turn tree `from` into tree `to` under `prefix`, with new content staged (`admitTree` accepted `to`). */
 async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, prefix: string, ctx: PlanContext): Promise<void> {
-  for (const { name, entries: [cur, next] } of zipEntries(from, to)) {
+  for (const {
+    name,
+    entries: [cur, next],
+  } of zipEntries(from, to)) {
     if (sameEntry(cur, next)) continue
     const path = joinPath(prefix, name)
     if (cur?.type === 'dir' && next?.type === 'dir') {

@@ -17,10 +17,7 @@ import { assertNoLinkedAncestor } from './safePath.js'
  * finished by the next command that opens the workspace: the target ends as it was
  * (interrupted before the journal was written) or as the snapshot, never half.
  */
-export type CheckoutStep =
-  | { op: 'remove'; path: string }
-  | { op: 'mkdir'; path: string }
-  | { op: 'place'; path: string; staged: string }
+export type CheckoutStep = { op: 'remove'; path: string } | { op: 'mkdir'; path: string } | { op: 'place'; path: string; staged: string }
 
 export interface CheckoutJournal {
   kind: 'checkout-journal'

@@ -59,7 +59,7 @@ export function nextCut(data: Uint8Array, start: number, end: number, final: boo
 /** Split a whole buffer into chunks. */
 export function chunkBuffer(data: Uint8Array, opts: ChunkerOptions = DEFAULT_CHUNKING): Uint8Array[] {
   const chunks: Uint8Array[] = []
-  for (let pos = 0; pos < data.length; ) {
+  for (let pos = 0; pos < data.length;) {
     const len = nextCut(data, pos, data.length, true, opts)
     chunks.push(data.subarray(pos, pos + len))
     pos += len
@@ -81,7 +81,7 @@ export async function* chunkStream(source: AsyncIterable<Uint8Array>, opts: Chun
     }
     pending = pending.subarray(pos)
   }
-  for (let pos = 0; pos < pending.length; ) {
+  for (let pos = 0; pos < pending.length;) {
     const len = nextCut(pending, pos, pending.length, true, opts)
     yield pending.subarray(pos, pos + len)
     pos += len

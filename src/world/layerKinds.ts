@@ -20,7 +20,12 @@ export async function assertLayerKinds(snapshot: Snapshot, where: string, kindOf
     if (digest === undefined) continue
     const actual = await kindOf(digest)
     if (actual !== kind) {
-      throw new MalformedObjectError(`${where}: its ${layer} layer ${digest} must be a ${kind} object, but it is ${actual === null ? 'missing' : `a ${actual}`}`, { layer, digest, expected: kind, actual })
+      throw new MalformedObjectError(`${where}: its ${layer} layer ${digest} must be a ${kind} object, but it is ${actual === null ? 'missing' : `a ${actual}`}`, {
+        layer,
+        digest,
+        expected: kind,
+        actual,
+      })
     }
   }
 }

@@ -40,7 +40,15 @@ export async function log({ from = 'HEAD', limit = Infinity, ...locator }: Store
   }
   return topoNewestFirst(seen)
     .slice(0, limit)
-    .map(([id, s]) => ({ id, parents: s.parents, tree: s.world.tree, message: s.meta.message, ...(s.meta.agent ? { agent: s.meta.agent } : {}), createdAt: s.meta.createdAt, refs: labels.get(id) ?? [] }))
+    .map(([id, s]) => ({
+      id,
+      parents: s.parents,
+      tree: s.world.tree,
+      message: s.meta.message,
+      ...(s.meta.agent ? { agent: s.meta.agent } : {}),
+      createdAt: s.meta.createdAt,
+      refs: labels.get(id) ?? [],
+    }))
 }
 
 /** Children always before their parents; among the ready ones, the newest first. */

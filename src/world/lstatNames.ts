@@ -54,7 +54,10 @@ export const nodeLstat: LstatBackend = {
         }
         let now: Float64Array
         try {
-          now = nodeLstat.lstatNames(c.dirPaths[dir] ? `${root}/${c.dirPaths[dir]}` : root, fileRows.map((row) => c.names[row]!))
+          now = nodeLstat.lstatNames(
+            c.dirPaths[dir] ? `${root}/${c.dirPaths[dir]}` : root,
+            fileRows.map((row) => c.names[row]!),
+          )
         } catch {
           return false
         }

@@ -116,7 +116,8 @@ export async function writeFileEntry(store: Store, abs: string, entry: FileEntry
   } catch (err) {
     if (errnoCode(err) !== 'EEXIST') await fs.rm(fsPath(abs), { force: true })
     const digest = contentDigest(entry)
-    if (err instanceof DigestMismatchError) throw new DigestMismatchError(`refusing to write ${quotePath(rel)}: ${err.message}`, { digest: err.data['digest'] ?? digest, path: rel })
+    if (err instanceof DigestMismatchError)
+      throw new DigestMismatchError(`refusing to write ${quotePath(rel)}: ${err.message}`, { digest: err.data['digest'] ?? digest, path: rel })
     // A tree naming an object the store lacks is a damaged store (exit 5), not a bug.
     if ((errnoCode(err) === 'ENOENT' || err instanceof ObjectNotFoundError) && !(await store.has(digest))) {
       throw new StoreCorruptError(`object ${digest} is missing from the store, needed for ${quotePath(rel)} (run 'forkpoint verify')`, { digest, path: rel })

@@ -23,7 +23,9 @@ const DEFAULT_LABELS: ConflictLabels = { ours: 'ours', base: 'base', theirs: 'th
  */
 export function mergeLines({ base, ours, theirs, labels = DEFAULT_LABELS }: { base: Buffer; ours: Buffer; theirs: Buffer; labels?: ConflictLabels }): LineMerge {
   const [baseLines, ourLines, theirLines] = [base, ours, theirs].map(splitLines) as [string[], string[], string[]]
-  const regions = regionsOf(diffLines(baseLines, ourLines), diffLines(baseLines, theirLines), (o, t) => sameLines(ourLines.slice(o.sideStart, o.sideStart + o.sideCount), theirLines.slice(t.sideStart, t.sideStart + t.sideCount)))
+  const regions = regionsOf(diffLines(baseLines, ourLines), diffLines(baseLines, theirLines), (o, t) =>
+    sameLines(ourLines.slice(o.sideStart, o.sideStart + o.sideCount), theirLines.slice(t.sideStart, t.sideStart + t.sideCount)),
+  )
   const eol = usesCrlf(ourLines) ? '\r\n' : '\n'
   const out: string[] = []
   let conflicts = 0

@@ -46,7 +46,19 @@ interface Context {
  * `NAME~LABEL` (a directory always keeps the path), each listed as a conflict. Nothing is
  * lost either way, so the caller can write the tree out and let a human finish.
  */
-export async function mergeWorld({ store, base, ours, theirs, labels }: { store: Store; base: Digest | null; ours: Digest; theirs: Digest; labels: ConflictLabels }): Promise<WorldMerge> {
+export async function mergeWorld({
+  store,
+  base,
+  ours,
+  theirs,
+  labels,
+}: {
+  store: Store
+  base: Digest | null
+  ours: Digest
+  theirs: Digest
+  labels: ConflictLabels
+}): Promise<WorldMerge> {
   const ctx: Context = { store, source: treeSource(store), labels, conflicts: [], lineMerged: [] }
   const { digest: tree } = await mergeDir(ctx, base, ours, theirs, '')
   return { tree, conflicts: ctx.conflicts, lineMerged: ctx.lineMerged }
@@ -62,7 +74,10 @@ async function mergeDir(ctx: Context, base: Digest | null, ours: Digest | null, 
     entries.push({ ...entry, name })
     return joinPath(prefix, name)
   }
-  for (const { name, entries: [be, oe, te] } of zipEntries(b!, o!, t!)) {
+  for (const {
+    name,
+    entries: [be, oe, te],
+  } of zipEntries(b!, o!, t!)) {
     const path = joinPath(prefix, name)
     const merged = await mergeEntry(ctx, path, be, oe, te, keepBeside)
     if (merged) entries.push(merged)
@@ -74,7 +89,14 @@ async function mergeDir(ctx: Context, base: Digest | null, ours: Digest | null, 
 
 type KeepBeside = (entry: TreeEntry, label: string) => string
 
-async function mergeEntry(ctx: Context, path: string, be: TreeEntry | undefined, oe: TreeEntry | undefined, te: TreeEntry | undefined, keepBeside: KeepBeside): Promise<TreeEntry | undefined> {
+async function mergeEntry(
+  ctx: Context,
+  path: string,
+  be: TreeEntry | undefined,
+  oe: TreeEntry | undefined,
+  te: TreeEntry | undefined,
+  keepBeside: KeepBeside,
+): Promise<TreeEntry | undefined> {
   if (sameEntry(oe, te)) return oe
   if (sameEntry(be, oe)) return te
   if (sameEntry(be, te)) return oe
@@ -90,7 +112,14 @@ async function mergeEntry(ctx: Context, path: string, be: TreeEntry | undefined,
   return keepBoth(ctx, path, oe.type !== te.type ? 'type' : be ? 'content' : 'add/add', oe, te, keepBeside)
 }
 
-async function mergeSubdir(ctx: Context, path: string, name: string, be: TreeEntry | undefined, oe: TreeEntry | undefined, te: TreeEntry | undefined): Promise<TreeEntry | undefined> {
+async function mergeSubdir(
+  ctx: Context,
+  path: string,
+  name: string,
+  be: TreeEntry | undefined,
+  oe: TreeEntry | undefined,
+  te: TreeEntry | undefined,
+): Promise<TreeEntry | undefined> {
   const dir = (e: TreeEntry | undefined) => (e?.type === 'dir' ? e.tree : null)
   const { digest, empty } = await mergeDir(ctx, dir(be), dir(oe), dir(te), path)
   return empty && (!oe || !te) ? undefined : dirEntry(name, digest)

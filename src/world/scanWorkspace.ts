@@ -104,7 +104,18 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
       bytes += next.size(row)
     }
   }
-  return { tree: next.dirTree(top), files, bytes, hashedFiles: walk.pending.length, hashedBytes, listedDirs: walk.listedDirs, skipped: walk.skipped, trees, symlinks: symlinksOf(next, walk.clean.length), persist }
+  return {
+    tree: next.dirTree(top),
+    files,
+    bytes,
+    hashedFiles: walk.pending.length,
+    hashedBytes,
+    listedDirs: walk.listedDirs,
+    skipped: walk.skipped,
+    trees,
+    symlinks: symlinksOf(next, walk.clean.length),
+    persist,
+  }
 }
 
 function walkWorkspace(opts: ScanOptions, root: string, store: StoreDirectory, previous: PreviousIndex, scanStartMs: number, listAll: boolean) {
@@ -208,7 +219,10 @@ class Walk {
     const rules = outer.enter(abs, rel, (file) => listed.names.some((name, i) => name === file && listed.kinds[i] === FILE_ROW))
     // Rows from the index passed these very rules (see reuseRows).
     const { names, kinds, targets, alwaysList } = listed.fromIndex ? { ...listed, alwaysList: false } : this.kept(listed, abs, rel, rules)
-    const stats = lstat.lstatNames(abs, names.filter((_, i) => kinds[i] === FILE_ROW))
+    const stats = lstat.lstatNames(
+      abs,
+      names.filter((_, i) => kinds[i] === FILE_ROW),
+    )
     let clean = before >= 0
     let fileSlot = 0
     const first = this.next.rows
@@ -307,7 +321,13 @@ async function hashPending(opts: ScanOptions, next: NextIndex, pending: PendingF
   const small = pending.filter((p) => next.size(p.row) < CHUNKING_THRESHOLD)
   const large = pending.filter((p) => next.size(p.row) >= CHUNKING_THRESHOLD)
   const progress = (done: number) => opts.onProgress?.(done, pending.length)
-  const hashed = await hashSmallFiles({ store: opts.store, paths: small.map((p) => p.abs), bytes: small.reduce((n, p) => n + next.size(p.row), 0), write: opts.write, onProgress: progress })
+  const hashed = await hashSmallFiles({
+    store: opts.store,
+    paths: small.map((p) => p.abs),
+    bytes: small.reduce((n, p) => n + next.size(p.row), 0),
+    write: opts.write,
+    onProgress: progress,
+  })
   let bytes = 0
   small.forEach(({ row }, i) => {
     next.setContentBytes(row, hashed.digests.subarray(i * 32, (i + 1) * 32), hashed.sizes[i]!, scanStartMs)

@@ -68,7 +68,10 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
       const head = await readRef(store, 'HEAD')
       const parent = head ? await readSnapshot(store, head) : null
       if (args.merging && head !== args.merging.parents[0]) {
-        throw new RefConflictError(`HEAD moved to ${head ?? 'nothing'} since the merge began at ${args.merging.parents[0]}: 'forkpoint merge --abort', then merge again`, { actual: head, expected: args.merging.parents[0] })
+        throw new RefConflictError(`HEAD moved to ${head ?? 'nothing'} since the merge began at ${args.merging.parents[0]}: 'forkpoint merge --abort', then merge again`, {
+          actual: head,
+          expected: args.merging.parents[0],
+        })
       }
       // a merge's layers and env are what the merge decided; otherwise HEAD's carry over until new ones are given
       const layers = args.merging ? { ...args.layers } : { ...carriedLayers(parent), ...args.layers }
@@ -78,7 +81,14 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
         if (tag) await updateRef({ store, name: tag, id: head, message: 'tag' })
         return { id: head, tree: scan.tree, parents: parent.parents, created: false, ...counts(scan) }
       }
-      const made = makeSnapshot({ parents: args.merging?.parents ?? (head ? [head] : []), tree: scan.tree, message: args.message ?? 'snapshot', agent: args.agent, layers, ...(env ? { env } : {}) })
+      const made = makeSnapshot({
+        parents: args.merging?.parents ?? (head ? [head] : []),
+        tree: scan.tree,
+        message: args.message ?? 'snapshot',
+        agent: args.agent,
+        layers,
+        ...(env ? { env } : {}),
+      })
       const snapshot: Snapshot = { ...made, ...args.merging?.layers }
       const id = await store.writeObject(snapshot)
       await scan.persist() // one sync for the scan's objects and the snapshot's, before the ref moves
@@ -115,4 +125,3 @@ function carriedLayers(parent: Snapshot | null): Partial<Record<SnapshotLayer, D
 function counts(scan: ScanResult): ScanCounts {
   return { files: scan.files, bytes: scan.bytes, hashedFiles: scan.hashedFiles, hashedBytes: scan.hashedBytes, listedDirs: scan.listedDirs, skipped: scan.skipped }
 }
-

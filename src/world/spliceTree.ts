@@ -10,7 +10,11 @@ import { type TreeEntry, treeObject } from './Tree.js'
  * Null when a path's parent is not a directory of the tree (the caller must rescan).
  */
 export async function spliceTree(store: Store, tree: Digest, changes: Map<string, TreeEntry | null>): Promise<Digest | null> {
-  return splice(store, tree, outermost(changes).map(([path, entry]) => ({ parts: path.split('/'), entry })))
+  return splice(
+    store,
+    tree,
+    outermost(changes).map(([path, entry]) => ({ parts: path.split('/'), entry })),
+  )
 }
 
 /** The changes not inside another changed path (that one's entry already holds them). */

@@ -4,7 +4,21 @@ import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWriteSync } from '../util/atomicWrite.js'
 import { type FilesCheck, STAT_SLOT, lstat, statStillHolds } from './lstatNames.js'
-import { ALWAYS_LIST, CHUNKED, DIGEST_BYTES, DIR_ROW, DIR_RACY, DIR_STAT_FIELDS, type IndexColumns, KIND_MASK, type ReadIndex, RACY, STAT_FIELDS, decodeIndex, encodeIndex } from './indexFile.js'
+import {
+  ALWAYS_LIST,
+  CHUNKED,
+  DIGEST_BYTES,
+  DIR_ROW,
+  DIR_RACY,
+  DIR_STAT_FIELDS,
+  type IndexColumns,
+  KIND_MASK,
+  type ReadIndex,
+  RACY,
+  STAT_FIELDS,
+  decodeIndex,
+  encodeIndex,
+} from './indexFile.js'
 
 /** A few coarse-clock ticks (one tick is at most 10 ms at HZ=100). */
 const RACY_WINDOW_MS = 50
@@ -125,7 +139,20 @@ export function dirFlags(st: Stats, alwaysList: boolean, scanStartMs: number): n
 
 function emptyColumns(workspace: string): ReadIndex {
   const none = { dirStats: new Float64Array(0), dirFlags: new Uint8Array(0), rulesKey: new Uint8Array(DIGEST_BYTES) }
-  return { workspace, nameBytes: new Uint8Array(0), rows: 0, names: [], targets: [], kinds: new Uint8Array(0), stats: new Float64Array(0), digests: new Uint8Array(0), dirPaths: [], dirRows: new Uint32Array(0), dirTrees: new Uint8Array(0), ...none }
+  return {
+    workspace,
+    nameBytes: new Uint8Array(0),
+    rows: 0,
+    names: [],
+    targets: [],
+    kinds: new Uint8Array(0),
+    stats: new Float64Array(0),
+    digests: new Uint8Array(0),
+    dirPaths: [],
+    dirRows: new Uint32Array(0),
+    dirTrees: new Uint8Array(0),
+    ...none,
+  }
 }
 
 /** The index a scan builds, row by row, to save when the scan wrote a snapshot. */

@@ -15,7 +15,10 @@ const fullScan = async (ws: Workspace) => (await Workspace.open({ dir: ws.dir })
 
 describe('the base after a commit', () => {
   it('is the old base with the committed paths scanned again: the same tree as a full rescan, its view advanced in place', async () => {
-    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'src/main.ts': 'main', 'src/lib/util.ts': 'util', 'docs/x.md': 'x', 'old-link': { symlink: 'a.txt' } }), backend: 'overlay' })
+    const ws = await Workspace.open({
+      dir: await makeWorkspace({ 'a.txt': 'a', 'src/main.ts': 'main', 'src/lib/util.ts': 'util', 'docs/x.md': 'x', 'old-link': { symlink: 'a.txt' } }),
+      backend: 'overlay',
+    })
     await (await ws.branch('warm')).abort()
     expect(bases(ws)).toHaveLength(1)
     const b = await ws.branch('change')
@@ -41,7 +44,7 @@ describe('the base after a commit', () => {
   })
 
   it('follows a committed path that changed its type: directory to file or symlink, file to directory, symlink retargeted', async () => {
-    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'd/sub/f': 'f', 'e/h': 'h', 'l': { symlink: 'a.txt' } }), backend: 'overlay' })
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'd/sub/f': 'f', 'e/h': 'h', l: { symlink: 'a.txt' } }), backend: 'overlay' })
     await (await ws.branch('warm')).abort()
     const b = await ws.branch('retype')
     await fs.rm(join(b.path, 'd'), { recursive: true })
@@ -140,7 +143,20 @@ describe('the base after a commit', () => {
     const view = join(ws.store.root, 'branches', 'bases', old!)
     const id = 'registering'
     await fs.mkdir(join(ws.store.root, 'branches', 'live', id), { recursive: true })
-    const state = { kind: 'branch-state', schemaVersion: 1, id, name: id, parent: null, backend: 'overlay', baseTree: 'x', layers: [view], parentGeneration: 0, owner: self, holder: null, createdAt: new Date().toISOString() }
+    const state = {
+      kind: 'branch-state',
+      schemaVersion: 1,
+      id,
+      name: id,
+      parent: null,
+      backend: 'overlay',
+      baseTree: 'x',
+      layers: [view],
+      parentGeneration: 0,
+      owner: self,
+      holder: null,
+      createdAt: new Date().toISOString(),
+    }
     await fs.writeFile(join(ws.store.root, 'branches', 'live', id, 'state.json'), JSON.stringify(state))
     await lock.release()
     await opening

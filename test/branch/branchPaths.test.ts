@@ -12,7 +12,10 @@ import { type Runner, forkpoint, toolWorkspace, toolsIn } from './toolsInBranch.
  * As `nobody`: branchPaths.unprivileged.test.ts.
  */
 const root: Runner = { user: 'root' }
-const mounted = (path: string): boolean => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((l) => l.split(' ')[4] === path)
+const mounted = (path: string): boolean =>
+  readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[4] === path)
 
 describe.runIf(process.getuid?.() === 0)('branch paths every tool can use (root)', () => {
   it('prints a path where git status, node script.js and npm test work, and commit brings their changes back', async () => {

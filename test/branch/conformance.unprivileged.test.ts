@@ -27,14 +27,44 @@ it('passes the conformance suite and the isolation tests as an unprivileged user
   chownSync(nobodyDir, 65534, 65534)
   const report = join(mkdtempSync(join(tmpdir(), 'fp-unpriv-')), 'report.json')
   chownSync(join(report, '..'), 65534, 65534)
-  const files = ['test/branch/conformance.test.ts', 'test/branch/recovery.test.ts', 'test/sandbox/isolation.test.ts', 'test/sandbox/security.test.ts', 'test/sandbox/replayIsolation.test.ts', 'test/image/forkMaterialize.test.ts']
+  const files = [
+    'test/branch/conformance.test.ts',
+    'test/branch/recovery.test.ts',
+    'test/sandbox/isolation.test.ts',
+    'test/sandbox/security.test.ts',
+    'test/sandbox/replayIsolation.test.ts',
+    'test/image/forkMaterialize.test.ts',
+  ]
   const run = spawnSync(
     'setpriv',
-    ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'env', 'HOME=/tmp', `FORKPOINT_REFLINK_DIR=${nobodyDir}`, 'npx', 'vitest', 'run', '--configLoader', 'runner', '--reporter=json', `--outputFile=${report}`, ...files],
+    [
+      '--reuid=nobody',
+      '--regid=nogroup',
+      '--clear-groups',
+      'env',
+      'HOME=/tmp',
+      `FORKPOINT_REFLINK_DIR=${nobodyDir}`,
+      'npx',
+      'vitest',
+      'run',
+      '--configLoader',
+      'runner',
+      '--reporter=json',
+      `--outputFile=${report}`,
+      ...files,
+    ],
     { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 280_000 },
   )
-  const result = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; testResults: Array<{ assertionResults: Array<{ fullName: string; status: string; failureMessages: string[] }> }> }
-  const failures = result.testResults.flatMap((f) => f.assertionResults.filter((a) => a.status !== 'passed').map((a) => `${a.fullName}: ${a.failureMessages.join('\n').slice(0, 400)}`))
+  const result = JSON.parse(readFileSync(report, 'utf8')) as {
+    numPassedTests: number
+    numFailedTests: number
+    numPendingTests: number
+    numTodoTests: number
+    testResults: Array<{ assertionResults: Array<{ fullName: string; status: string; failureMessages: string[] }> }>
+  }
+  const failures = result.testResults.flatMap((f) =>
+    f.assertionResults.filter((a) => a.status !== 'passed').map((a) => `${a.fullName}: ${a.failureMessages.join('\n').slice(0, 400)}`),
+  )
   expect(failures).toEqual([])
   expect(result.numFailedTests + result.numPendingTests + result.numTodoTests).toBe(0)
   expect(result.numPassedTests).toBeGreaterThanOrEqual(50)

@@ -11,13 +11,15 @@ export function expectNothingLeft(ws: Workspace): void {
   const live = join(ws.store.root, 'branches', 'live')
   expect(existsSync(live) ? readdirSync(live) : []).toEqual([])
   expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(ws.store.root)
-  const holders = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(ws.store.root) && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ')
-    } catch {
-      return false
-    }
-  })
+  const holders = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(ws.store.root) && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ')
+      } catch {
+        return false
+      }
+    })
   expect(holders).toEqual([])
 }
 

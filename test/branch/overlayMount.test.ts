@@ -6,7 +6,10 @@ import { mountShared } from '../../src/branch/overlayMount.js'
 import { sharedHolder } from '../../src/sandbox/namespaceHolder.js'
 import { tempDir } from '../helpers/tmp.js'
 
-const mountedIn = (pid: number, target: string) => readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n').some((l) => l.split(' ')[4] === target)
+const mountedIn = (pid: number, target: string) =>
+  readFileSync(`/proc/${pid}/mountinfo`, 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[4] === target)
 
 it('leaves nothing mounted when one of the overlays of a branch cannot be mounted', async () => {
   const dir = tempDir('overlay')

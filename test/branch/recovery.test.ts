@@ -17,7 +17,19 @@ describe('interrupted commits', () => {
     const b = await ws.branch('half')
     const temp = sibling('a.txt', 'new', b.id)
     await fs.writeFile(join(ws.dir, temp), 'from branch')
-    await writeCommitJournal(ws.store, { kind: 'commit-journal', schemaVersion: 1, phase: 'applying', branch: b.id, parent: null, committer: dead, generation: 1, ops: [{ type: 'put', path: 'a.txt', temp, aside: sibling('a.txt', 'old', b.id) }, { type: 'delete', path: 'gone.txt' }] })
+    await writeCommitJournal(ws.store, {
+      kind: 'commit-journal',
+      schemaVersion: 1,
+      phase: 'applying',
+      branch: b.id,
+      parent: null,
+      committer: dead,
+      generation: 1,
+      ops: [
+        { type: 'put', path: 'a.txt', temp, aside: sibling('a.txt', 'old', b.id) },
+        { type: 'delete', path: 'gone.txt' },
+      ],
+    })
     const again = await Workspace.open({ dir: ws.dir })
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('from branch')
     expect(existsSync(join(ws.dir, 'gone.txt'))).toBe(false)
@@ -32,7 +44,16 @@ describe('interrupted commits', () => {
     await fs.writeFile(join(b.path, 'a.txt'), 'branch')
     const temp = sibling('a.txt', 'new', b.id)
     await fs.writeFile(join(ws.dir, temp), 'partial')
-    await writeCommitJournal(ws.store, { kind: 'commit-journal', schemaVersion: 1, phase: 'staging', branch: b.id, parent: null, committer: dead, generation: 1, ops: [{ type: 'put', path: 'a.txt', temp, aside: sibling('a.txt', 'old', b.id) }] })
+    await writeCommitJournal(ws.store, {
+      kind: 'commit-journal',
+      schemaVersion: 1,
+      phase: 'staging',
+      branch: b.id,
+      parent: null,
+      committer: dead,
+      generation: 1,
+      ops: [{ type: 'put', path: 'a.txt', temp, aside: sibling('a.txt', 'old', b.id) }],
+    })
     const again = await Workspace.open({ dir: ws.dir })
     expect(existsSync(join(ws.dir, temp))).toBe(false)
     expect(readFileSync(join(ws.dir, 'a.txt'), 'utf8')).toBe('a')

@@ -42,7 +42,12 @@ export async function toolWorkspace(runner: Runner): Promise<string> {
     'package.json': JSON.stringify({ name: 'tools', version: '1.0.0', scripts: { test: 'node script.js' } }),
   })
   if (runner.user === 'nobody') chownTree(dir)
-  for (const argv of [['git', 'init', '-q', '.'], ['git', 'add', '.'], ['git', '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init'], [CLI, 'init']]) {
+  for (const argv of [
+    ['git', 'init', '-q', '.'],
+    ['git', 'add', '.'],
+    ['git', '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init'],
+    [CLI, 'init'],
+  ]) {
     const ran = runAs(runner, dir, argv)
     if (ran.status !== 0) throw new Error(`${argv.join(' ')}: ${ran.stderr}`)
   }

@@ -29,7 +29,7 @@ function oneLine(stderr: string): string {
 
 describe('forkpoint CLI end to end', () => {
   it('init, snapshot, status, log, show, diff, checkout, tag, gc, verify: human and --json', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'one\n', 'bin/run': { content: '#!/bin/sh\n', mode: 0o755 }, 'ln': { symlink: 'a.txt' }, 'empty': { dir: true } })
+    const ws = await makeWorkspace({ 'a.txt': 'one\n', 'bin/run': { content: '#!/bin/sh\n', mode: 0o755 }, ln: { symlink: 'a.txt' }, empty: { dir: true } })
 
     const init = await fpJson(ws, 'init')
     expect(init.code).toBe(0)
@@ -108,7 +108,7 @@ describe('forkpoint CLI end to end', () => {
     expect(await fs.readFile(join(into, 'a.txt'), 'utf8')).toBe('one\n')
     expect(await fs.readlink(join(into, 'ln'))).toBe('a.txt')
     expect((await fs.stat(join(into, 'bin/run'))).mode & 0o777).toBe(0o755)
-    expect((await fs.readdir(join(into, 'empty')))).toEqual([])
+    expect(await fs.readdir(join(into, 'empty'))).toEqual([])
 
     // checkout in place: refused when dirty (exit 3), forced with --force
     await fs.writeFile(join(ws, 'a.txt'), 'uncommitted')
@@ -134,7 +134,12 @@ describe('forkpoint CLI end to end', () => {
       ],
     })
     expect((await fpJson<Json>(ws, 'tag', '-d', 'old')).json).toEqual({ schemaVersion: 1, deleted: 'old' })
-    expect((await fp(ws, 'tag')).stdout.trim().split('\n').map((l) => l.split('\t')[0])).toEqual(['v1', 'v2'])
+    expect(
+      (await fp(ws, 'tag')).stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0]),
+    ).toEqual(['v1', 'v2'])
     const badTag = await fp(ws, 'tag', '../escape')
     expect(badTag.code).toBe(2)
     expect(oneLine(badTag.stderr)).toMatch(/invalid ref name/)
@@ -166,8 +171,17 @@ describe('forkpoint CLI end to end', () => {
 describe('forkpoint CLI errors: one line on stderr, the right exit code', () => {
   it('not a store -> 2: every command refuses it (in-process); the CLI prints one line, or the error as JSON', async () => {
     const dir = tempDir('nostore')
-    const calls = [() => statusCommand({ dir }), () => snapshotCommand({ dir }), () => logCommand({ dir }), () => verifyCommand({ dir }), () => gcCommand({ dir }), () => tagListCommand({ dir }), () => showCommand({ dir, id: 'HEAD' })]
-    for (const call of calls) await expect(call()).rejects.toMatchObject({ code: 'StoreNotFoundError', exitCode: 2, message: expect.stringMatching(/no forkpoint store.*forkpoint init/) })
+    const calls = [
+      () => statusCommand({ dir }),
+      () => snapshotCommand({ dir }),
+      () => logCommand({ dir }),
+      () => verifyCommand({ dir }),
+      () => gcCommand({ dir }),
+      () => tagListCommand({ dir }),
+      () => showCommand({ dir, id: 'HEAD' }),
+    ]
+    for (const call of calls)
+      await expect(call()).rejects.toMatchObject({ code: 'StoreNotFoundError', exitCode: 2, message: expect.stringMatching(/no forkpoint store.*forkpoint init/) })
     const r = await fp(dir, 'status')
     expect(r.code).toBe(2)
     expect(oneLine(r.stderr)).toMatch(/no forkpoint store.*forkpoint init/)
@@ -182,7 +196,13 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
     const dir = await makeWorkspace({ 'a.txt': 'a' })
     await initCommand({ dir })
     await snapshotCommand({ dir })
-    const calls = [() => showCommand({ dir, id: 'deadbeef' }), () => checkoutCommand({ dir, id: 'nope', into: join(tempDir('x'), 'y') }), () => diffCommand({ dir, a: 'HEAD~5' }), () => tagCommand({ dir, name: 't', id: 'missing' }), () => logCommand({ dir, ref: sha256('x') })]
+    const calls = [
+      () => showCommand({ dir, id: 'deadbeef' }),
+      () => checkoutCommand({ dir, id: 'nope', into: join(tempDir('x'), 'y') }),
+      () => diffCommand({ dir, a: 'HEAD~5' }),
+      () => tagCommand({ dir, name: 't', id: 'missing' }),
+      () => logCommand({ dir, ref: sha256('x') }),
+    ]
     for (const call of calls) await expect(call()).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/unknown id|no object|only \d deep/) })
     const unknown = await fp(dir, 'show', 'deadbeef')
     expect(unknown.code).toBe(2)
@@ -239,7 +259,10 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
     await snapshotCommand({ dir })
     await fs.rm((await Store.open(join(dir, '.forkpoint'))).objectPath(sha256('lost')))
     const parent = tempDir('missing')
-    await expect(checkoutCommand({ dir, id: 'HEAD', into: join(parent, 'out') })).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(new RegExp(`${sha256('lost')} is missing.*forkpoint verify`)) })
+    await expect(checkoutCommand({ dir, id: 'HEAD', into: join(parent, 'out') })).rejects.toMatchObject({
+      exitCode: 5,
+      message: expect.stringMatching(new RegExp(`${sha256('lost')} is missing.*forkpoint verify`)),
+    })
     expect(await fs.readdir(parent)).toEqual([])
   })
 
@@ -251,7 +274,11 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
     const tree = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: '..', type: 'file', mode: 0o644, size: 1, blob }] })
     const snap = await store.writeObject({ kind: 'snapshot', schemaVersion: 1, parents: [], world: { tree }, meta: { message: 'evil', createdAt: new Date().toISOString() } })
     const target = join(tempDir('unsafe'), 'out')
-    await expect(checkoutCommand({ dir: ws, id: snap, into: target })).rejects.toMatchObject({ code: 'UnsafePathError', exitCode: 5, message: expect.stringMatching(/unsafe name/) })
+    await expect(checkoutCommand({ dir: ws, id: snap, into: target })).rejects.toMatchObject({
+      code: 'UnsafePathError',
+      exitCode: 5,
+      message: expect.stringMatching(/unsafe name/),
+    })
     const j = await fp(ws, 'checkout', snap, '--into', target, '--json')
     expect(j.code).toBe(5)
     expect(JSON.parse(oneLine(j.stderr))).toMatchObject({ error: { code: 'UnsafePathError', exitCode: 5 } })

@@ -26,7 +26,10 @@ describe('bin/forkpoint', () => {
     const ws = await makeWorkspace({ 'a.txt': 'a' })
     const certs = join(ws, 'no-such-ca.pem')
     expect((await runCli(['init'], { cwd: ws })).code).toBe(0)
-    const r = await runCli(['run', '--env', 'NODE_EXTRA_CA_CERTS', '--', 'sh', '-c', 'printf "%s|%s" "$NODE_EXTRA_CA_CERTS" "${FORKPOINT_DEFERRED_CA_CERTS-unset}"'], { cwd: ws, env: { NODE_EXTRA_CA_CERTS: certs } })
+    const r = await runCli(['run', '--env', 'NODE_EXTRA_CA_CERTS', '--', 'sh', '-c', 'printf "%s|%s" "$NODE_EXTRA_CA_CERTS" "${FORKPOINT_DEFERRED_CA_CERTS-unset}"'], {
+      cwd: ws,
+      env: { NODE_EXTRA_CA_CERTS: certs },
+    })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toBe(`${certs}|unset`)
   })

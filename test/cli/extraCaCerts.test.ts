@@ -74,7 +74,11 @@ describe.skipIf(ip === undefined)('HTTPS behind a CA that only NODE_EXTRA_CA_CER
       const ws = await makeWorkspace({ 'a.txt': 'a' })
       expect((await runCli(['init'], { cwd: ws })).code).toBe(0)
       const marker = `team/killed${process.pid}`
-      const pull = spawn(CLI, ['pull', `oci://${ip}:${port}/${marker}:v1`], { cwd: ws, env: { PATH: process.env['PATH'], HOME: process.env['HOME'], NODE_EXTRA_CA_CERTS: ca.caFile }, stdio: 'ignore' })
+      const pull = spawn(CLI, ['pull', `oci://${ip}:${port}/${marker}:v1`], {
+        cwd: ws,
+        env: { PATH: process.env['PATH'], HOME: process.env['HOME'], NODE_EXTRA_CA_CERTS: ca.caFile },
+        stdio: 'ignore',
+      })
       expect(await eventually(() => connected)).toBe(true)
       const exited = new Promise((r) => pull.once('exit', r))
       pull.kill('SIGKILL')

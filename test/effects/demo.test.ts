@@ -19,17 +19,21 @@ describe("forkpoint demo: the agent image's story", () => {
   it.each([
     ['as root', false],
     ['unprivileged', true],
-  ])('snapshots, forks 4 ways, merges the winner layer by layer, and the mail service gets exactly one call (%s)', async (_who, asNobody) => {
-    const { code, out } = await demo(asNobody)
-    expect(code, out).toBe(0)
-    expect(out).toMatch(/world: 2 files {3}trace: 4 messages {3}effects: 1 entry/)
-    expect(out.match(/^ {4}fork \d: sha256:[0-9a-f]{12} {2}\(refs\/forks\/[0-9a-f]{12}\/\d\)$/gm)).toHaveLength(4)
-    expect(out.match(/HTTP 202 \(deferred: held in the outbox of branch fork-\d/g)).toHaveLength(2)
-    expect(out).toMatch(/✓ two forks "sent" an email, the service has received none yet/)
-    expect(out).toMatch(/fork 1 wins \(score 3\); its outbox sent 1 email/)
-    expect(out).toMatch(/^ {4}world: clean\n {4}effects: taken from theirs\n {4}trace: merged/m)
-    expect(out).toMatch(/^ {4}dropped {2}ticket-42-escalation\n {4}executed ticket-42-refund$/m)
-    expect(out).toMatch(/✓ the mail service received exactly one call: the winner’s, with its Idempotency-Key/)
-    expect(out).toMatch(/demo finished in/)
-  }, 600_000)
+  ])(
+    'snapshots, forks 4 ways, merges the winner layer by layer, and the mail service gets exactly one call (%s)',
+    async (_who, asNobody) => {
+      const { code, out } = await demo(asNobody)
+      expect(code, out).toBe(0)
+      expect(out).toMatch(/world: 2 files {3}trace: 4 messages {3}effects: 1 entry/)
+      expect(out.match(/^ {4}fork \d: sha256:[0-9a-f]{12} {2}\(refs\/forks\/[0-9a-f]{12}\/\d\)$/gm)).toHaveLength(4)
+      expect(out.match(/HTTP 202 \(deferred: held in the outbox of branch fork-\d/g)).toHaveLength(2)
+      expect(out).toMatch(/✓ two forks "sent" an email, the service has received none yet/)
+      expect(out).toMatch(/fork 1 wins \(score 3\); its outbox sent 1 email/)
+      expect(out).toMatch(/^ {4}world: clean\n {4}effects: taken from theirs\n {4}trace: merged/m)
+      expect(out).toMatch(/^ {4}dropped {2}ticket-42-escalation\n {4}executed ticket-42-refund$/m)
+      expect(out).toMatch(/✓ the mail service received exactly one call: the winner’s, with its Idempotency-Key/)
+      expect(out).toMatch(/demo finished in/)
+    },
+    600_000,
+  )
 })

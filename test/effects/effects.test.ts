@@ -73,10 +73,14 @@ describe('irreversible tools', () => {
   it('a failure while committing leaves the effect pending for the next commit', async () => {
     const effects = await openEffects({ store: await newStore(), mode: 'speculative', env: {} })
     let failures = 1
-    const send = effects.tool('email.send', async (m: Mail) => {
-      if (failures-- > 0) throw new Error('smtp down')
-      return `sent ${m.to}`
-    }, { class: 'irreversible', key: byRecipient })
+    const send = effects.tool(
+      'email.send',
+      async (m: Mail) => {
+        if (failures-- > 0) throw new Error('smtp down')
+        return `sent ${m.to}`
+      },
+      { class: 'irreversible', key: byRecipient },
+    )
     await send({ to: 'a@x', body: 'hi' })
     await expect(effects.commit()).rejects.toThrow('smtp down')
     expect(effects.pending()).toHaveLength(1)
@@ -178,7 +182,9 @@ describe('arguments and results', () => {
   it('arguments that are not JSON are a usage error (exit 2): the tool is not called, nothing is recorded', async () => {
     const effects = await openEffects({ store: await newStore(), env: {} })
     const put = counted<{ size: bigint }>('put')
-    const err = await effects.tool('file.put', put.fn, { class: 'idempotent' })({ size: 1n }).catch((e: unknown) => e)
+    const err = await effects
+      .tool('file.put', put.fn, { class: 'idempotent' })({ size: 1n })
+      .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(UsageError)
     expect((err as UsageError).exitCode).toBe(2)
     expect([put.calls(), effects.entries().length]).toEqual([0, 0])

@@ -17,7 +17,19 @@ async function workspace(): Promise<string> {
 }
 
 /** The agent: curl (any language: it only honours HTTP_PROXY) POSTing an email, printing status, headers and body. */
-const sendEmail = (to: string, extra: string[] = []) => ['curl', '-s', '-i', '-X', 'POST', '-H', 'content-type: application/json', ...extra, '-d', JSON.stringify({ to }), mail.url('/send')]
+const sendEmail = (to: string, extra: string[] = []) => [
+  'curl',
+  '-s',
+  '-i',
+  '-X',
+  'POST',
+  '-H',
+  'content-type: application/json',
+  ...extra,
+  '-d',
+  JSON.stringify({ to }),
+  mail.url('/send'),
+]
 
 async function inBranch(dir: string, name: string, agent: string[]) {
   expect((await fp(dir, 'branch', name)).code).toBe(0)
@@ -81,13 +93,22 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     expect([abort.code, abort.stdout]).toEqual([0, 'aborted doomed; 1 deferred effect dropped\n'])
     expect(mail.received).toEqual([])
     const ledger = await fpJson<{ entries: Array<{ status: string; class: string }> }>(dir, 'effects')
-    expect(ledger.json.entries.map((e) => [e.status, e.class])).toEqual([['deferred', 'irreversible'], ['dropped', 'irreversible']])
+    expect(ledger.json.entries.map((e) => [e.status, e.class])).toEqual([
+      ['deferred', 'irreversible'],
+      ['dropped', 'irreversible'],
+    ])
     expect(readdirSync(join(dir, '.forkpoint', 'refs', 'effects', 'branches'))).toEqual([])
   })
 
   it('keeps the outbox when the agent process is killed, and sends it when the branch commits', async () => {
     const dir = await workspace()
-    const crash = await inBranch(dir, 'crashy', ['sh', '-c', `${sendEmail('kim@example.com').map((a) => `'${a}'`).join(' ')} >/dev/null; kill -9 $$`])
+    const crash = await inBranch(dir, 'crashy', [
+      'sh',
+      '-c',
+      `${sendEmail('kim@example.com')
+        .map((a) => `'${a}'`)
+        .join(' ')} >/dev/null; kill -9 $$`,
+    ])
     expect(crash.code).toBe(137)
     const pending = await fpJson<{ entries: Array<{ status: string }> }>(dir, 'effects', 'crashy', '--pending')
     expect(pending.json.entries.map((e) => e.status)).toEqual(['deferred'])
@@ -112,7 +133,9 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     await inBranch(dir, 'listed', sendEmail('lin@example.com'))
     const listed = await fp(dir, 'effects', 'listed', '--pending')
     expect(listed.code).toBe(0)
-    expect(listed.stdout).toMatch(new RegExp(`^branch listed: outbox sha256:[0-9a-f]{12}, 1 entry\\n  #0  deferred  irreversible  http POST 127\\.0\\.0\\.1:${mail.port()}/send  key http:[0-9a-f]{64}\\n$`))
+    expect(listed.stdout).toMatch(
+      new RegExp(`^branch listed: outbox sha256:[0-9a-f]{12}, 1 entry\\n  #0  deferred  irreversible  http POST 127\\.0\\.0\\.1:${mail.port()}/send  key http:[0-9a-f]{64}\\n$`),
+    )
     expect((await fp(dir, 'commit', 'listed')).code).toBe(0)
     expect((await fp(dir, 'effects', '--pending')).stdout).toMatch(/^workspace: outbox sha256:[0-9a-f]{12}: nothing pending\n$/)
     const snap = await fp(dir, 'snapshot', '-m', 'after', '--effects', 'refs/effects/workspace')
@@ -130,7 +153,9 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     expect((await fp(dir, 'branch', 'b')).code).toBe(0)
     const run = await fp(dir, 'run', '--branch', 'b', '--net', 'host', '--', 'sh', '-c', 'echo ran > ran.txt')
     expect(run.code).toBe(2)
-    expect(run.stderr).toBe(`forkpoint: ${join(dir, '.forkpoint', 'effects.json')}: rules[0].class must be one of read, idempotent, irreversible (see docs/effects.md, "The HTTP policy")\n`)
+    expect(run.stderr).toBe(
+      `forkpoint: ${join(dir, '.forkpoint', 'effects.json')}: rules[0].class must be one of read, idempotent, irreversible (see docs/effects.md, "The HTTP policy")\n`,
+    )
     expect((await fp(dir, 'run', '--branch', 'b', '--', 'sh', '-c', 'echo ran > ran.txt')).code).toBe(2) // without network too
     expect(() => statSync(join(dir, 'ran.txt'))).toThrow()
   })

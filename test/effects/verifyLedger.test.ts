@@ -33,7 +33,10 @@ function forged(ledger: Ledger, env: NodeJS.ProcessEnv): Ledger {
 }
 
 async function refusal(promise: Promise<unknown>): Promise<LedgerTamperedError> {
-  const err = await promise.then(() => null, (e: unknown) => e)
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  )
   expect(err).toBeInstanceOf(LedgerTamperedError)
   expect((err as LedgerTamperedError).exitCode).toBe(5)
   return err as LedgerTamperedError
@@ -42,7 +45,7 @@ async function refusal(promise: Promise<unknown>): Promise<LedgerTamperedError> 
 const sha256Hex = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
 
 describe('ledger chain', () => {
-  it('links each entry to the SHA-256 of the previous entry\'s canonical bytes, and verifies', async () => {
+  it("links each entry to the SHA-256 of the previous entry's canonical bytes, and verifies", async () => {
     const store = await newStore()
     const digest = await recordedLedger(store)
     const ledger = await verifyLedger({ store, ledger: digest, env: {} })
@@ -145,7 +148,7 @@ describe('hostile input', () => {
 })
 
 describe('in the object graph', () => {
-  it('a ledger keeps its args and results reachable; digests inside an agent\'s data are not references', async () => {
+  it("a ledger keeps its args and results reachable; digests inside an agent's data are not references", async () => {
     const store = await newStore()
     const effects = await openEffects({ store, env: {} })
     const look = effects.tool('registry.lookup', async (a: { image: string }) => ({ found: a.image }), { class: 'read' })

@@ -7,7 +7,9 @@ describe('error data is typed per class', () => {
     const conflict = new ConflictError('m', { name: 'b', paths: ['a.txt'] })
     expectTypeOf(conflict.data).toEqualTypeOf<{ name: string; paths: string[] }>()
     expectTypeOf(new AmbiguousIdError('m', { spec: 'ab', matches: [] }).data.matches).toEqualTypeOf<string[]>()
-    expectTypeOf(new LedgerTamperedError('m', { ledger: 'x', reason: 'chain' }).data.reason).toEqualTypeOf<'malformed' | 'chain' | 'head' | 'key' | 'unkeyed' | 'reference' | 'conflict' | 'seq' | 'prev'>()
+    expectTypeOf(new LedgerTamperedError('m', { ledger: 'x', reason: 'chain' }).data.reason).toEqualTypeOf<
+      'malformed' | 'chain' | 'head' | 'key' | 'unkeyed' | 'reference' | 'conflict' | 'seq' | 'prev'
+    >()
     expectTypeOf(conflict.toJSON().error.data).toEqualTypeOf<{ name: string; paths: string[] }>()
     expectTypeOf<ForkpointError['data']>().not.toEqualTypeOf<Record<string, unknown>>()
     expect(conflict.data.paths).toEqual(['a.txt'])

@@ -17,8 +17,7 @@ describe('errors', () => {
   })
 
   /** Abstract family bases (BranchError, ...) carry no exit code of their own; their subclasses do. */
-  const isFamilyBase = (Cls: ErrorClass) =>
-    new Cls('probe').exitCode === undefined && errorClasses.some(([, Other]) => Other !== Cls && Other.prototype instanceof Cls)
+  const isFamilyBase = (Cls: ErrorClass) => new Cls('probe').exitCode === undefined && errorClasses.some(([, Other]) => Other !== Cls && Other.prototype instanceof Cls)
 
   it('every class without an exit code is an abstract family base that others extend', () => {
     for (const [name, Cls] of errorClasses) if (new Cls('probe').exitCode === undefined) expect(isFamilyBase(Cls), name).toBe(true)

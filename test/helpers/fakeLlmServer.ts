@@ -32,10 +32,11 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
   return {
     url,
     requests,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections()
-      server.close(() => r())
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
   }
 }
 
@@ -55,12 +56,21 @@ async function handle(req: IncomingMessage, res: ServerResponse, log: SeenReques
     const created = Math.floor(Date.now() / 1000)
     if (body?.['stream']) {
       return sse(res, [
-        ...answer.split(' ').map((word, i) => ({ data: { id, object: 'chat.completion.chunk', created, model: body['model'], choices: [{ index: 0, delta: { content: i === 0 ? word : ` ${word}` } }] } })),
+        ...answer.split(' ').map((word, i) => ({
+          data: { id, object: 'chat.completion.chunk', created, model: body['model'], choices: [{ index: 0, delta: { content: i === 0 ? word : ` ${word}` } }] },
+        })),
         { data: { id, object: 'chat.completion.chunk', created, model: body['model'], choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] } },
         { raw: '[DONE]' },
       ])
     }
-    return json(res, 200, { id, object: 'chat.completion', created, model: body?.['model'], choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 4 } })
+    return json(res, 200, {
+      id,
+      object: 'chat.completion',
+      created,
+      model: body?.['model'],
+      choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 5, completion_tokens: 4 },
+    })
   }
   if (path === '/v1/messages') {
     const id = `msg_${randomUUID().replace(/-/g, '').slice(0, 20)}`
@@ -68,12 +78,22 @@ async function handle(req: IncomingMessage, res: ServerResponse, log: SeenReques
       return sse(res, [
         { event: 'message_start', data: { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body['model'], content: [] } } },
         { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
-        ...answer.split(' ').map((word, i) => ({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: i === 0 ? word : ` ${word}` } } })),
+        ...answer
+          .split(' ')
+          .map((word, i) => ({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: i === 0 ? word : ` ${word}` } } })),
         { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
         { event: 'message_stop', data: { type: 'message_stop' } },
       ])
     }
-    return json(res, 200, { id, type: 'message', role: 'assistant', model: body?.['model'], content: [{ type: 'text', text: answer }], stop_reason: 'end_turn', usage: { input_tokens: 5, output_tokens: 4 } })
+    return json(res, 200, {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model: body?.['model'],
+      content: [{ type: 'text', text: answer }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 5, output_tokens: 4 },
+    })
   }
   if (path === '/v1/echo') return json(res, 200, { echo: body, at: new Date().toISOString() })
   return json(res, 404, { error: { message: `no route ${path}` } })

@@ -67,7 +67,10 @@ async function waitUntilUp(host: string, child: ChildProcess, stderr: () => stri
   const deadline = Date.now() + 15_000
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`docker-registry exited: ${stderr()}`)
-    const ok = await fetch(`http://${host}/v2/`).then((r) => r.status === 200 || r.status === 401, () => false)
+    const ok = await fetch(`http://${host}/v2/`).then(
+      (r) => r.status === 200 || r.status === 401,
+      () => false,
+    )
     if (ok) return
     await new Promise((r) => setTimeout(r, 50))
   }

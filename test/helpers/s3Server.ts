@@ -17,7 +17,14 @@ export async function startS3({ bucket, dir }: { bucket: string; dir: string }):
   const endpoint = `http://127.0.0.1:${port}`
   process.env['AWS_ACCESS_KEY_ID'] = 'S3RVER'
   process.env['AWS_SECRET_ACCESS_KEY'] = 'S3RVER'
-  const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } })
+  const client = new S3Client({
+    region: 'us-east-1',
+    endpoint,
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  })
   await client.send(new CreateBucketCommand({ Bucket: bucket }))
   return { endpoint, client, stop: () => server.close() }
 }

@@ -38,7 +38,10 @@ describe('fork --materialize', () => {
     expect(await readRef(store, first.ref)).toBe(snap.id)
     expect((await readSnapshot(store, snap.id)).meta.message).toBe('fork work')
     const diff = await diffSnapshots({ dir, store, a: first.id, b: snap.id })
-    expect(diff.changes.map((c) => [c.path, c.status])).toEqual([['new.txt', 'added'], ['src/b.txt', 'modified']])
+    expect(diff.changes.map((c) => [c.path, c.status])).toEqual([
+      ['new.txt', 'added'],
+      ['src/b.txt', 'modified'],
+    ])
     // nothing changed since: no new image
     expect(await snapshotForkBranch({ dir, store, branch: first.branch!.name })).toMatchObject({ id: snap.id, created: false })
 
@@ -76,7 +79,10 @@ describe('fork --materialize', () => {
     expect((await fp(dir, 'snapshot', '-m', 'image')).code).toBe(0)
     const forked = await fp(dir, 'fork', 'HEAD', '-n', '2', '--materialize')
     expect(forked.code).toBe(0)
-    const lines = forked.stdout.trim().split('\n').map((l) => l.split('\t'))
+    const lines = forked.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'))
     expect(lines).toHaveLength(2)
     for (const [id, path] of lines) {
       expect(id).toMatch(/^sha256:[0-9a-f]{64}$/)

@@ -25,7 +25,14 @@ async function fullImage(): Promise<{ dir: string; store: Store; id: `sha256:${s
   const { dir, store } = await storeWorkspace({ 'a.txt': 'hi\n', 'src/b.ts': 'export {}\n' })
   await fs.writeFile(join(dir, 'chat.jsonl'), TRANSCRIPT)
   const ledger = await store.writeObject({ kind: 'ledger', schemaVersion: 1, entries: [] })
-  const result = await snapshotAgent({ dir, trace: 'chat.jsonl', env: { HOME: '/home/me', OPENAI_API_KEY: 'sk-secret-value-123456' }, effects: ledger, agent: 'coder', message: 'full' })
+  const result = await snapshotAgent({
+    dir,
+    trace: 'chat.jsonl',
+    env: { HOME: '/home/me', OPENAI_API_KEY: 'sk-secret-value-123456' },
+    effects: ledger,
+    agent: 'coder',
+    message: 'full',
+  })
   return { dir, store, id: result.id, ledger }
 }
 
@@ -55,12 +62,29 @@ describe('show', () => {
     expect(human).toMatch(/trace: run-[0-9a-f]{20} \(sha256:[0-9a-f]{64}\), transcript chat\.jsonl, ok, 2 messages\n {2}\[0\] user: hi\n {2}\[1\] assistant: hello/)
     expect(human).toContain(`effects: ${ledger} (ledger)`)
     const json = await showCommand({ dir, id })
-    expect(json).toMatchObject({ id, kind: 'snapshot', world: { files: 3, env: { HOME: '/home/me' } }, trace: { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant' }] }, layers: [{ layer: 'effects', id: ledger, kind: 'ledger' }] })
+    expect(json).toMatchObject({
+      id,
+      kind: 'snapshot',
+      world: { files: 3, env: { HOME: '/home/me' } },
+      trace: { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant' }] },
+      layers: [{ layer: 'effects', id: ledger, kind: 'ledger' }],
+    })
   })
 
   it('shows a trace that is not a transcript as steps', async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'hi\n' })
-    const run: Run = { kind: 'run', schemaVersion: 1, runId: makeRunId(), entrypoint: 'node agent.js', startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), status: 'ok', redaction: 'secrets', meta: {}, steps: [{ idx: 0, name: 'fs.read', type: 'tool', input: { path: 'a' }, output: 'x', inputHash: '', outputHash: '', startedAt: new Date().toISOString(), durationMs: 1 }] }
+    const run: Run = {
+      kind: 'run',
+      schemaVersion: 1,
+      runId: makeRunId(),
+      entrypoint: 'node agent.js',
+      startedAt: new Date().toISOString(),
+      endedAt: new Date().toISOString(),
+      status: 'ok',
+      redaction: 'secrets',
+      meta: {},
+      steps: [{ idx: 0, name: 'fs.read', type: 'tool', input: { path: 'a' }, output: 'x', inputHash: '', outputHash: '', startedAt: new Date().toISOString(), durationMs: 1 }],
+    }
     await fs.writeFile(join(dir, 'r.run.json'), JSON.stringify({ ...run, steps: run.steps.map(({ inputHash: _i, outputHash: _o, ...s }) => s) }))
     const id = (await snapshotAgent({ dir, trace: 'r.run.json' })).id
     expect(await shownText(dir, id)).toContain('node agent.js, ok, 1 steps\n  [0] tool fs.read')
@@ -92,7 +116,18 @@ describe('checkoutAgent', () => {
   it('writes a recorded run as its artifact, through the CLI', async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'hi\n' })
     const now = new Date().toISOString()
-    const run: Run = { kind: 'run', schemaVersion: 1, runId: makeRunId(), entrypoint: 'node agent.js', startedAt: now, endedAt: now, status: 'ok', redaction: 'secrets', meta: {}, steps: [] }
+    const run: Run = {
+      kind: 'run',
+      schemaVersion: 1,
+      runId: makeRunId(),
+      entrypoint: 'node agent.js',
+      startedAt: now,
+      endedAt: now,
+      status: 'ok',
+      redaction: 'secrets',
+      meta: {},
+      steps: [],
+    }
     const runs = RunStore.open({ store })
     await runs.save(run)
     runs.close()

@@ -20,11 +20,15 @@ const TRANSCRIPT = '{"role":"user","content":"send the report"}\n{"role":"assist
  * newer writer this version does not know.
  */
 async function everyLayer(): Promise<{ store: Store; id: Digest }> {
-  const { dir, store } = await storeWorkspace({ 'a.txt': 'hi\n', 'bin/run': { content: '#!/bin/sh\n', mode: 0o755 }, 'link': { symlink: 'a.txt' } })
+  const { dir, store } = await storeWorkspace({ 'a.txt': 'hi\n', 'bin/run': { content: '#!/bin/sh\n', mode: 0o755 }, link: { symlink: 'a.txt' } })
   await fs.writeFile(join(dir, 'chat.jsonl'), TRANSCRIPT)
   const effects = await openEffects({ store, env: {}, now: tickingClock() })
   await effects.tool('email.send', counted<{ to: string }>('sent').fn, { class: 'irreversible', key: (m) => `mail:${m.to}` })({ to: 'boss@x' })
-  const layers = { model: await store.writeBlob(Buffer.from('adapter weights')), cache: await store.writeBlob(Buffer.from('kv cache')), machine: await store.writeBlob(Buffer.from('machine image')) }
+  const layers = {
+    model: await store.writeBlob(Buffer.from('adapter weights')),
+    cache: await store.writeBlob(Buffer.from('kv cache')),
+    machine: await store.writeBlob(Buffer.from('machine image')),
+  }
   const made = await snapshotAgent({ dir, trace: 'chat.jsonl', env: { HOME: '/home/me' }, effects: await effects.ledger(), layers, message: 'every layer' })
   // a newer writer's layer: kept and carried though unknown
   const snapshot = { ...(await readSnapshot(store, made.id)), tools: await store.writeBlob(Buffer.from('tool registry')) }
@@ -55,7 +59,11 @@ describe('an image with every layer', () => {
       const { into, state: pulled } = await out(other)
       expect(pulled).toEqual((await out(store)).state)
       expect(await fs.readFile(join(into, 'trace.jsonl'), 'utf8')).toBe(TRANSCRIPT)
-      expect(Object.keys(pulled).filter((p) => p.startsWith('layers/')).sort()).toEqual(['layers/cache.bin', 'layers/effects.json', 'layers/machine.bin', 'layers/model.bin', 'layers/tools.bin'])
+      expect(
+        Object.keys(pulled)
+          .filter((p) => p.startsWith('layers/'))
+          .sort(),
+      ).toEqual(['layers/cache.bin', 'layers/effects.json', 'layers/machine.bin', 'layers/model.bin', 'layers/tools.bin'])
     })
   }
 })

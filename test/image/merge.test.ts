@@ -62,7 +62,7 @@ async function hashed(dir: string): Promise<Record<string, string>> {
 const read = (dir: string, path: string) => fs.readFile(join(dir, path), 'utf8')
 
 describe('merge into HEAD (the workspace)', () => {
-  it('merges a diverged history: the files merged line by line, HEAD\'s branch at a snapshot with both parents', async () => {
+  it("merges a diverged history: the files merged line by line, HEAD's branch at a snapshot with both parents", async () => {
     const h = await diverged({ 'f.txt': '1\n2\n3\n' }, { 'f.txt': 'one\n2\n3\n', 'a.txt': 'a\n' }, { 'f.txt': '1\n2\nthree\n', 'b.txt': 'b\n' })
     const result = await merge({ dir: h.dir, from: 'other' })
     expect(result).toMatchObject({ outcome: 'merged', ref: 'refs/heads/main', inProgress: false })
@@ -87,7 +87,7 @@ describe('merge into HEAD (the workspace)', () => {
     expect((await status({ dir: h.dir })).clean).toBe(true)
   })
 
-  it('does nothing when FROM is already in HEAD\'s history', async () => {
+  it("does nothing when FROM is already in HEAD's history", async () => {
     const h = await diverged({ 'f.txt': '1\n' }, { 'f.txt': '2\n' }, null)
     const before = await hashed(h.dir)
     expect(await merge({ dir: h.dir, from: 'other' })).toMatchObject({ outcome: 'up-to-date', id: h.ours })
@@ -107,7 +107,11 @@ describe('merge into HEAD (the workspace)', () => {
 
   it('refuses unrelated images (exit 2) unless --allow-unrelated, then merges against an empty base', async () => {
     const h = await diverged({ 'f.txt': '1\n' }, { 'f.txt': '2\n' }, null)
-    const loneTree = await h.store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: 'lone.txt', type: 'file', mode: 0o644, size: 5, blob: await h.store.writeBlob(Buffer.from('lone\n')) }] })
+    const loneTree = await h.store.writeObject({
+      kind: 'tree',
+      schemaVersion: 1,
+      entries: [{ name: 'lone.txt', type: 'file', mode: 0o644, size: 5, blob: await h.store.writeBlob(Buffer.from('lone\n')) }],
+    })
     const lone = await h.store.writeObject(makeSnapshot({ parents: [], tree: loneTree, message: 'lone' }))
     await expect(merge({ dir: h.dir, from: lone })).rejects.toMatchObject({ code: 'UsageError', exitCode: 2 })
     const cli = await fp(h.dir, 'merge', lone)
@@ -121,7 +125,7 @@ describe('merge into HEAD (the workspace)', () => {
 })
 
 describe('a merge that stops on conflicts', () => {
-  it('leaves git\'s diff3 markers in the file and the merge in progress; --continue refuses while markers remain, then writes the merge with both parents', async () => {
+  it("leaves git's diff3 markers in the file and the merge in progress; --continue refuses while markers remain, then writes the merge with both parents", async () => {
     const h = await diverged({ 'f.txt': '1\n2\n3\n', 'k.txt': 'k\n' }, { 'f.txt': '1\nours\n3\n' }, { 'f.txt': '1\ntheirs\n3\n', 'k.txt': 'kk\n' })
     const result = await merge({ dir: h.dir, from: 'other' })
     expect(result).toMatchObject({ outcome: 'conflict', inProgress: true })
@@ -182,7 +186,11 @@ describe('a merge that stops on conflicts', () => {
   })
 
   it('--abort puts the workspace back byte for byte, whatever the user did in between', async () => {
-    const h = await diverged({ 'f.txt': '1\n2\n3\n', 'img.bin': Buffer.from([0, 0]), 'd/x.txt': 'x\n' }, { 'f.txt': '1\nours\n3\n', 'img.bin': Buffer.from([0, 1]) }, { 'f.txt': '1\ntheirs\n3\n', 'img.bin': Buffer.from([0, 2]), 'd/y.txt': 'y\n' })
+    const h = await diverged(
+      { 'f.txt': '1\n2\n3\n', 'img.bin': Buffer.from([0, 0]), 'd/x.txt': 'x\n' },
+      { 'f.txt': '1\nours\n3\n', 'img.bin': Buffer.from([0, 1]) },
+      { 'f.txt': '1\ntheirs\n3\n', 'img.bin': Buffer.from([0, 2]), 'd/y.txt': 'y\n' },
+    )
     const before = await hashed(h.dir)
     expect((await merge({ dir: h.dir, from: 'other' })).outcome).toBe('conflict')
     expect(await hashed(h.dir)).not.toEqual(before)
@@ -247,7 +255,11 @@ describe('hostile input', () => {
   it('refuses (exit 5) a FROM with a chain of symlinks climbing out', async () => {
     const h = await diverged({ 'f.txt': '1\n' }, { 'f.txt': '2\n' }, null)
     const up = await h.store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [link('up', '..')] })
-    const from = await planted(h.store, h.base, [{ name: 'd', type: 'dir', mode: 0o755, size: 0, tree: up }, { name: 'f.txt', type: 'file', mode: 0o644, size: 2, blob: await h.store.writeBlob(Buffer.from('1\n')) }, link('x', 'd/up/d/up/..')])
+    const from = await planted(h.store, h.base, [
+      { name: 'd', type: 'dir', mode: 0o755, size: 0, tree: up },
+      { name: 'f.txt', type: 'file', mode: 0o644, size: 2, blob: await h.store.writeBlob(Buffer.from('1\n')) },
+      link('x', 'd/up/d/up/..'),
+    ])
     await expectRefusedWritingNothing(h, from)
   })
 
@@ -277,7 +289,7 @@ describe('hostile input', () => {
   })
 
   it('refuses (exit 5) a merge whose result leads out though neither side does: ours makes a/b a link to .., theirs adds x -> a/b/../..', async () => {
-    const h = await diverged({ 'a/b/f.txt': 'f\n' }, { 'a/b': { symlink: '..' } }, { 'x': { symlink: 'a/b/../..' } })
+    const h = await diverged({ 'a/b/f.txt': 'f\n' }, { 'a/b': { symlink: '..' } }, { x: { symlink: 'a/b/../..' } })
     await expectRefusedWritingNothing(h, 'other')
     // the same merge into a branch in the store is refused too: no ref ever names such a tree
     await expect(merge({ dir: h.dir, from: 'other', into: 'main' })).rejects.toMatchObject({ code: 'UnsafePathError', exitCode: 5 })
@@ -287,7 +299,11 @@ describe('hostile input', () => {
 
 describe('forkpoint merge (CLI)', () => {
   it('prints one line per layer; a conflict exits 3 and --continue finishes it; --json gives the whole merge', async () => {
-    const h = await diverged({ 'f.txt': '1\n2\n3\n', 'g.txt': '1\n2\n3\n' }, { 'f.txt': '1\nours\n3\n', 'g.txt': 'one\n2\n3\n' }, { 'f.txt': '1\ntheirs\n3\n', 'g.txt': '1\n2\nthree\n' })
+    const h = await diverged(
+      { 'f.txt': '1\n2\n3\n', 'g.txt': '1\n2\n3\n' },
+      { 'f.txt': '1\nours\n3\n', 'g.txt': 'one\n2\n3\n' },
+      { 'f.txt': '1\ntheirs\n3\n', 'g.txt': '1\n2\nthree\n' },
+    )
     const stopped = await fp(h.dir, 'merge', 'other')
     expect(stopped.code).toBe(3)
     expect(stopped.stdout).toContain('world: conflict (1 path: f.txt)')

@@ -12,7 +12,10 @@ async function history(spec: Record<string, string[]>): Promise<{ store: Store; 
   const tree = await store.writeObject({ ...makeTree([]) })
   const ids: Record<string, Digest> = {}
   const repo = tempDir('bases-git')
-  const git = (...args: string[]) => execFileSync('git', ['-C', repo, ...args], { env: { ...process.env, GIT_AUTHOR_DATE: '2026-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z' } }).toString().trim()
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', repo, ...args], { env: { ...process.env, GIT_AUTHOR_DATE: '2026-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z' } })
+      .toString()
+      .trim()
   git('init', '-q')
   const emptyTree = git('mktree')
   const commits: Record<string, string> = {}
@@ -23,7 +26,10 @@ async function history(spec: Record<string, string[]>): Promise<{ store: Store; 
   const byCommit = new Map(Object.entries(commits).map(([name, c]) => [c, name]))
   const gitBases = (a: string, b: string) => {
     try {
-      return git('merge-base', '--all', commits[a]!, commits[b]!).split('\n').map((c) => byCommit.get(c)!).sort()
+      return git('merge-base', '--all', commits[a]!, commits[b]!)
+        .split('\n')
+        .map((c) => byCommit.get(c)!)
+        .sort()
     } catch {
       return [] // unrelated: git exits 1
     }
@@ -46,7 +52,14 @@ describe('mergeBases', () => {
       lone: [],
       lone2: ['lone'],
     })
-    const pairs: Array<[string, string]> = [['a1', 'b1'], ['a1', 'a3'], ['a3', 'b3'], ['a2', 'b2'], ['root', 'root'], ['a3', 'lone2']]
+    const pairs: Array<[string, string]> = [
+      ['a1', 'b1'],
+      ['a1', 'a3'],
+      ['a3', 'b3'],
+      ['a2', 'b2'],
+      ['root', 'root'],
+      ['a3', 'lone2'],
+    ]
     for (const [a, b] of pairs) {
       const ours = names(ids, await mergeBases({ store, a: ids[a]!, b: ids[b]! }))
       expect({ pair: [a, b], bases: ours }).toEqual({ pair: [a, b], bases: git(a, b) })
@@ -64,7 +77,9 @@ describe('mergeBases', () => {
     ids.side = await snapshot([ids.c2999!], 'side')
     ids.other = await snapshot([ids.c2999!], 'other')
     let reads = 0
-    const counting = new Proxy(store, { get: (target, key, receiver) => (key === 'readObject' ? (reads++, Reflect.get(target, key, receiver)) : Reflect.get(target, key, receiver)) })
+    const counting = new Proxy(store, {
+      get: (target, key, receiver) => (key === 'readObject' ? (reads++, Reflect.get(target, key, receiver)) : Reflect.get(target, key, receiver)),
+    })
     expect(names(ids, await mergeBases({ store: counting, a: ids.side, b: ids.other }))).toEqual(['c2999'])
     expect(reads).toBeLessThan(2 * 3002)
   })

@@ -58,7 +58,7 @@ describe('a merge into the workspace cut short', () => {
     expect(await dirState(h.dir)).toEqual(before)
   })
 
-  it('after placing one file: the next command finishes it, HEAD\'s branch at the merge and the files merged', async () => {
+  it("after placing one file: the next command finishes it, HEAD's branch at the merge and the files merged", async () => {
     const h = await diverged()
     await crashMerge(h.dir, 'after-steps', 1)
     const after = await status({ dir: h.dir })
@@ -77,7 +77,10 @@ describe('applyTree with a ref to move', () => {
     const before = await dirState(h.dir)
     const tree = (await readSnapshot(h.store, h.theirs)).world.tree
     const move = { name: 'refs/heads/main', id: h.theirs, expected: sha256('moved meanwhile'), message: 'merge' }
-    await expect(applyTree({ store: h.store, workspace: h.dir, tree, head: 'ref: refs/heads/main\n', ref: move, force: false })).rejects.toMatchObject({ code: 'RefConflictError', exitCode: 3 })
+    await expect(applyTree({ store: h.store, workspace: h.dir, tree, head: 'ref: refs/heads/main\n', ref: move, force: false })).rejects.toMatchObject({
+      code: 'RefConflictError',
+      exitCode: 3,
+    })
     expect(await dirState(h.dir)).toEqual(before)
     expect(await readRef(h.store, 'HEAD')).toBe(h.ours)
     expect(existsSync(h.store.path('checkout-journal.json'))).toBe(false)

@@ -15,7 +15,12 @@ async function world(store: Store, files: Record<string, string>): Promise<Diges
   return digest
 }
 
-async function image(store: Store, parents: Digest[], files: Record<string, string>, extra: { env?: Record<string, string>; trace?: Digest; effects?: Digest } = {}): Promise<Digest> {
+async function image(
+  store: Store,
+  parents: Digest[],
+  files: Record<string, string>,
+  extra: { env?: Record<string, string>; trace?: Digest; effects?: Digest } = {},
+): Promise<Digest> {
   const layers = { ...(extra.trace ? { trace: extra.trace } : {}), ...(extra.effects ? { effects: extra.effects } : {}) }
   const snapshot = makeSnapshot({ parents, tree: await world(store, files), message: 'm', createdAt: new Date(0), env: extra.env, layers })
   return store.writeObject(snapshot)
@@ -27,7 +32,18 @@ function step(idx: number, name: string, type: Step['type'], input: string, outp
 
 /** A run object in the store whose steps are `[name, type, input, output]` rows. */
 async function run(store: Store, runId: string, rows: Array<[string, Step['type'], string, string]>, encrypted = false): Promise<Digest> {
-  const value: Run = { kind: 'run', schemaVersion: 1, runId, entrypoint: 'agent', startedAt: new Date(0).toISOString(), endedAt: new Date(0).toISOString(), status: 'ok', redaction: encrypted ? 'encrypt' : 'secrets', steps: rows.map((r, i) => step(i, ...r)), meta: {} }
+  const value: Run = {
+    kind: 'run',
+    schemaVersion: 1,
+    runId,
+    entrypoint: 'agent',
+    startedAt: new Date(0).toISOString(),
+    endedAt: new Date(0).toISOString(),
+    status: 'ok',
+    redaction: encrypted ? 'encrypt' : 'secrets',
+    steps: rows.map((r, i) => step(i, ...r)),
+    meta: {},
+  }
   if (encrypted) value.encryption = { alg: 'aes-256-gcm', kdf: 'raw', keyCheck: 'x' }
   return store.writeObject(value)
 }
@@ -105,12 +121,31 @@ describe('mergeImages', () => {
 
   it('merges the conversation: the shared steps, ours after them, then one step summing up what theirs did', async () => {
     const store = await Store.init(tempDir('merge-images'))
-    const shared: Array<[string, Step['type'], string, string]> = [['read task', 'input', 'task', 'fix the bug'], ['plan', 'llm', 'task', 'try A or B']]
+    const shared: Array<[string, Step['type'], string, string]> = [
+      ['read task', 'input', 'task', 'fix the bug'],
+      ['plan', 'llm', 'task', 'try A or B'],
+    ]
     const base = await image(store, [], { 'f.txt': '1\n' }, { trace: await run(store, 'run-00000000000000000001', shared) })
-    const ours = await image(store, [base], { 'f.txt': '1\n', 'a.txt': 'A\n' }, { trace: await run(store, 'run-00000000000000000002', [...shared, ['edit', 'tool', 'a.txt', 'ok']]) })
-    const theirs = await image(store, [base], { 'f.txt': '2\n' }, {
-      trace: await run(store, 'run-00000000000000000003', [...shared, ['search', 'tool', 'q', 'hits'], ['edit', 'tool', 'f.txt', 'ok'], ['search', 'tool', 'q2', 'hits'], ['think', 'llm', 'x', 'y']]),
-    })
+    const ours = await image(
+      store,
+      [base],
+      { 'f.txt': '1\n', 'a.txt': 'A\n' },
+      { trace: await run(store, 'run-00000000000000000002', [...shared, ['edit', 'tool', 'a.txt', 'ok']]) },
+    )
+    const theirs = await image(
+      store,
+      [base],
+      { 'f.txt': '2\n' },
+      {
+        trace: await run(store, 'run-00000000000000000003', [
+          ...shared,
+          ['search', 'tool', 'q', 'hits'],
+          ['edit', 'tool', 'f.txt', 'ok'],
+          ['search', 'tool', 'q2', 'hits'],
+          ['think', 'llm', 'x', 'y'],
+        ]),
+      },
+    )
     const result = await mergeImages({ store, ours, theirs, now: () => new Date(86_400_000) })
     expect(result.outcome).toBe('merged')
     if (result.outcome !== 'merged') return

@@ -32,13 +32,27 @@ async function runOf(store: Store, digest: string): Promise<Run> {
 }
 
 function recordedRun(startedAt: Date, endedAt: Date): Run {
-  return { kind: 'run', schemaVersion: 1, runId: makeRunId(startedAt.getTime()), entrypoint: 'node agent.js', startedAt: startedAt.toISOString(), endedAt: endedAt.toISOString(), status: 'ok', redaction: 'secrets', steps: [], meta: {} }
+  return {
+    kind: 'run',
+    schemaVersion: 1,
+    runId: makeRunId(startedAt.getTime()),
+    entrypoint: 'node agent.js',
+    startedAt: startedAt.toISOString(),
+    endedAt: endedAt.toISOString(),
+    status: 'ok',
+    redaction: 'secrets',
+    steps: [],
+    meta: {},
+  }
 }
 
 describe('snapshot --trace', () => {
   it('turns an OpenAI-style transcript into a run whose steps carry the messages, and gives the same bytes back', async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'hi\n' })
-    for (const [name, text] of [['openai.jsonl', `${OPENAI}\n`], ['anthropic.jsonl', ANTHROPIC]] as const) {
+    for (const [name, text] of [
+      ['openai.jsonl', `${OPENAI}\n`],
+      ['anthropic.jsonl', ANTHROPIC],
+    ] as const) {
       await fs.writeFile(join(dir, name), text)
       const result = await snapshotAgent({ dir, trace: name, env: false, allowEmpty: true })
       const snapshot = await readSnapshot(store, result.id)
@@ -129,12 +143,22 @@ describe('snapshot --env, --agent, --effects', () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'hi\n' })
     const env = { HOME: '/home/me', GITHUB_TOKEN: 'ghp_x', URL: 'https://u:hunter22@example.com/', LANG: 'C', API_KEY: 'keepme', DEBUG_LEVEL: '3' }
     const r = await snapshotAgent({ dir, env, keepEnv: ['API_KEY'], scrubEnv: ['LANG'] })
-    expect((await readSnapshot(store, r.id)).world.env).toEqual({ HOME: '/home/me', GITHUB_TOKEN: '[redacted secret]', URL: '[redacted secret]', LANG: '[redacted secret]', API_KEY: 'keepme', DEBUG_LEVEL: '3' })
+    expect((await readSnapshot(store, r.id)).world.env).toEqual({
+      HOME: '/home/me',
+      GITHUB_TOKEN: '[redacted secret]',
+      URL: '[redacted secret]',
+      LANG: '[redacted secret]',
+      API_KEY: 'keepme',
+      DEBUG_LEVEL: '3',
+    })
   })
 
   it('through the CLI: --env, --keep-env, --scrub-env and --agent', async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'hi\n' })
-    const r = await runCli(['snapshot', '--json', '--env', '--keep-env', 'MY_TOKEN', '--scrub-env', 'PLAIN', '--agent', 'coder-7'], { cwd: dir, env: { MY_TOKEN: 'tok', OTHER_SECRET: 'shh', PLAIN: 'p', VISIBLE: 'v' } })
+    const r = await runCli(['snapshot', '--json', '--env', '--keep-env', 'MY_TOKEN', '--scrub-env', 'PLAIN', '--agent', 'coder-7'], {
+      cwd: dir,
+      env: { MY_TOKEN: 'tok', OTHER_SECRET: 'shh', PLAIN: 'p', VISIBLE: 'v' },
+    })
     expect(r.code).toBe(0)
     const snapshot = await readSnapshot(store, JSON.parse(r.stdout).id)
     expect(snapshot.meta.agent).toBe('coder-7')

@@ -2,10 +2,13 @@ import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { ROOT } from '../helpers/cli.js'
 
-
 /** scripts/buildNative.mjs with a node-gyp that cannot run (as on a machine without one). */
 function buildWithoutNodeGyp(...args: string[]) {
-  return spawnSync(process.execPath, ['scripts/buildNative.mjs', ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, npm_config_node_gyp: '/nonexistent/node-gyp.js' } })
+  return spawnSync(process.execPath, ['scripts/buildNative.mjs', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_node_gyp: '/nonexistent/node-gyp.js' },
+  })
 }
 
 describe('building the compiled lstat', () => {

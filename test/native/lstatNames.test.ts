@@ -42,7 +42,15 @@ describe('the compiled lstat (native/lstat_names.c)', () => {
   })
 
   it("gives Node's numbers for every kind of entry, sub-millisecond times, odd names and gone ones", async () => {
-    const dir = await makeWorkspace({ 'plain.txt': 'p', 'run.sh': { content: '#!/bin/sh\n', mode: 0o755 }, 'link': { symlink: '/nowhere' }, 'sub/x': 'x', 'naïve ünïcode ☃.txt': 'u', 'new\nline': 'n', ' space ': 's' })
+    const dir = await makeWorkspace({
+      'plain.txt': 'p',
+      'run.sh': { content: '#!/bin/sh\n', mode: 0o755 },
+      link: { symlink: '/nowhere' },
+      'sub/x': 'x',
+      'naïve ünïcode ☃.txt': 'u',
+      'new\nline': 'n',
+      ' space ': 's',
+    })
     await fs.utimes(join(dir, 'plain.txt'), 1_700_000_000.123456, 1_700_000_000.9876542)
     execFileSync('mkfifo', [join(dir, 'fifo')])
     const names = ['plain.txt', 'run.sh', 'link', 'sub', 'naïve ünïcode ☃.txt', 'new\nline', ' space ', 'fifo', 'gone']
@@ -58,7 +66,7 @@ describe('the compiled lstat (native/lstat_names.c)', () => {
   })
 
   it('treats a directory that is gone, or is a file, as Node does', async () => {
-    const dir = await makeWorkspace({ 'file': 'f' })
+    const dir = await makeWorkspace({ file: 'f' })
     expect(both(join(dir, 'missing'), ['a', 'b'])).toEqual({ native: [VANISHED, 0, 0, 0, 0, VANISHED, 0, 0, 0, 0], node: [VANISHED, 0, 0, 0, 0, VANISHED, 0, 0, 0, 0] })
     expect(() => compiled().lstatNames(join(dir, 'file'), ['a'])).toThrow(expect.objectContaining({ code: 'ENOTDIR' }))
     expect(() => nodeLstat.lstatNames(join(dir, 'file'), ['a'])).toThrow(expect.objectContaining({ code: 'ENOTDIR' }))
@@ -67,7 +75,7 @@ describe('the compiled lstat (native/lstat_names.c)', () => {
   it("answers the index's files check as Node's lstat does, change by change", async () => {
     const files: Record<string, string> = {}
     for (let d = 0; d < 12; d++) for (let f = 0; f < 30; f++) files[`d${d}/s${d % 3}/f${f}.txt`] = `${d}.${f}`
-    const { dir } = await storeWorkspace({ ...files, 'top.txt': 't', 'link': { symlink: 'top.txt' } })
+    const { dir } = await storeWorkspace({ ...files, 'top.txt': 't', link: { symlink: 'top.txt' } })
     await new Promise((r) => setTimeout(r, 120)) // past the racy window
     await snapshotWorkspace({ dir })
     const index = await indexOf(dir)
@@ -75,11 +83,15 @@ describe('the compiled lstat (native/lstat_names.c)', () => {
     expect(Object.values(all).every(Boolean)).toBe(true)
     expect(answers(compiled(), index)).toEqual(all)
     const changes: Array<[string, string, () => Promise<unknown>]> = [
-      ['content rewritten, same size, mtime put back (ctime moves)', 'd3/s0', async () => {
-        const st = await fs.stat(join(dir, 'd3/s0/f4.txt'))
-        await fs.writeFile(join(dir, 'd3/s0/f4.txt'), '3.5')
-        await fs.utimes(join(dir, 'd3/s0/f4.txt'), st.atime, st.mtime)
-      }],
+      [
+        'content rewritten, same size, mtime put back (ctime moves)',
+        'd3/s0',
+        async () => {
+          const st = await fs.stat(join(dir, 'd3/s0/f4.txt'))
+          await fs.writeFile(join(dir, 'd3/s0/f4.txt'), '3.5')
+          await fs.utimes(join(dir, 'd3/s0/f4.txt'), st.atime, st.mtime)
+        },
+      ],
       ['the exec bit', 'd5/s2', () => fs.chmod(join(dir, 'd5/s2/f0.txt'), 0o755)],
       ['a file removed', 'd7/s1', () => fs.rm(join(dir, 'd7/s1/f29.txt'))],
       ['a file replaced by a directory', 'd11/s2', () => fs.rm(join(dir, 'd11/s2/f3.txt')).then(() => fs.mkdir(join(dir, 'd11/s2/f3.txt')))],
@@ -166,7 +178,12 @@ describe('both lstats', () => {
   })
 
   it("are chosen by FORKPOINT_NATIVE (0: Node's)", () => {
-    const chosen = (value: string) => execFileSync(process.execPath, ['--import', 'tsx', '-e', "import('./src/world/lstatNames.ts').then((m) => console.log(m.lstat.name))"], { cwd: ROOT, env: { ...process.env, FORKPOINT_NATIVE: value }, encoding: 'utf8' }).trim()
+    const chosen = (value: string) =>
+      execFileSync(process.execPath, ['--import', 'tsx', '-e', "import('./src/world/lstatNames.ts').then((m) => console.log(m.lstat.name))"], {
+        cwd: ROOT,
+        env: { ...process.env, FORKPOINT_NATIVE: value },
+        encoding: 'utf8',
+      }).trim()
     expect([chosen('0'), chosen('1')]).toEqual(['node', 'native'])
   })
 })

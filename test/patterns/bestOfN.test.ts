@@ -47,10 +47,13 @@ describe('bestOfN', () => {
 
   it('commits nothing when every attempt fails', async () => {
     const ws = await open()
-    const outcome = await bestOfN(async (path) => {
-      await fs.writeFile(join(path, 'answer.txt'), 'wrong\n')
-      return false
-    }, { n: 3 }).apply(ws)
+    const outcome = await bestOfN(
+      async (path) => {
+        await fs.writeFile(join(path, 'answer.txt'), 'wrong\n')
+        return false
+      },
+      { n: 3 },
+    ).apply(ws)
     expect(outcome).toMatchObject({ pattern: 'bestOfN', committed: false })
     expect(outcome.results.every((r) => r.status === 'failed' && r.score === 0)).toBe(true)
     expect(read(ws)).toBe('none\n')
@@ -97,11 +100,14 @@ describe('bestOfN', () => {
 
   it('throws the ConflictError of a winner whose paths changed in the workspace meanwhile, leaving nothing behind', async () => {
     const ws = await open()
-    const err = await bestOfN(async (path) => {
-      await fs.writeFile(join(path, 'answer.txt'), 'from the branch\n')
-      await fs.writeFile(join(ws.dir, 'answer.txt'), 'edited meanwhile\n')
-      return true
-    }, { n: 1 })
+    const err = await bestOfN(
+      async (path) => {
+        await fs.writeFile(join(path, 'answer.txt'), 'from the branch\n')
+        await fs.writeFile(join(ws.dir, 'answer.txt'), 'edited meanwhile\n')
+        return true
+      },
+      { n: 1 },
+    )
       .apply(ws)
       .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(ConflictError)

@@ -54,4 +54,3 @@ export async function eventually(cond: () => boolean, ms = 30_000): Promise<bool
   }
   return cond()
 }
-

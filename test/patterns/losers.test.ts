@@ -62,7 +62,11 @@ describe("a pattern returns only once every loser's processes are gone", () => {
     const dir = await makeWorkspace({ 'a.txt': 'base\n' })
     const marker = `65.${process.pid}1`
     const wins = `while [ "$(pgrep -fc 'sleep ${marker.replace('.', '\\.')}')" -lt 22 ]; do sleep 0.05; done; echo won > won.txt`
-    const r = spawnSync(CLI, ['speculate', '--no-isolate', '--parallel', '2', '-c', tree(marker), '-c', wins], { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } })
+    const r = spawnSync(CLI, ['speculate', '--no-isolate', '--parallel', '2', '-c', tree(marker), '-c', wins], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1' },
+    })
     expect(r.status, r.stderr).toBe(0)
     expect(processesWith(marker)).toEqual([])
     expectNothingLeftIn(dir)

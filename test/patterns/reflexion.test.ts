@@ -50,7 +50,9 @@ describe('reflexion', () => {
 
   it('gives a command candidate the critique of its failed run in FORKPOINT_FEEDBACK', async () => {
     const ws = await open()
-    const outcome = await reflexion('if [ -n "$FORKPOINT_FEEDBACK" ]; then echo "$FORKPOINT_FEEDBACK" > feedback.txt; else echo "wrong sign" >&2; exit 1; fi', { maxRetries: 1 }).apply(ws)
+    const outcome = await reflexion('if [ -n "$FORKPOINT_FEEDBACK" ]; then echo "$FORKPOINT_FEEDBACK" > feedback.txt; else echo "wrong sign" >&2; exit 1; fi', {
+      maxRetries: 1,
+    }).apply(ws)
     expect(outcome.winner).toBe(1)
     expect(readFileSync(join(ws.dir, 'feedback.txt'), 'utf8')).toBe('attempt 0 exited 1:\nwrong sign\n')
     await expectNoBranches(ws)

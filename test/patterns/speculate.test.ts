@@ -39,7 +39,7 @@ describe('speculate', () => {
     await expectNoBranches(ws)
   })
 
-  it("kills a losing sandboxed command: its processes are gone when speculate returns", async () => {
+  it('kills a losing sandboxed command: its processes are gone when speculate returns', async () => {
     const ws = await open()
     const marker = `31.${process.pid}7`
     const winner = async (path: string) => {
@@ -92,7 +92,12 @@ describe('speculate', () => {
       await fs.writeFile(join(path, 'a.txt'), text)
       return { success: true, score }
     }
-    const outcome = await speculate([scored(1, 'one'), scored(5, 'five'), scored(5, 'five again'), scored(9, 'failed'), scored(2, 'two')].map((c, i) => (i === 3 ? async () => ({ success: false, score: 9 }) : c)), { firstWins: false }).apply(ws)
+    const outcome = await speculate(
+      [scored(1, 'one'), scored(5, 'five'), scored(5, 'five again'), scored(9, 'failed'), scored(2, 'two')].map((c, i) =>
+        i === 3 ? async () => ({ success: false, score: 9 }) : c,
+      ),
+      { firstWins: false },
+    ).apply(ws)
     expect(outcome.winner).toBe(1)
     expect(outcome.results.map((r) => r.score)).toEqual([1, 5, 5, 9, 2])
     expect(outcome.results[3]!.status).toBe('failed')
@@ -190,7 +195,10 @@ describe('speculate', () => {
     const controller = new AbortController()
     const marker = `53.${process.pid}1`
     setTimeout(() => controller.abort(), 300)
-    const run = speculate([`sleep ${marker}`, async (_p: string, _i: number, signal: AbortSignal) => new Promise<boolean>((r) => signal.addEventListener('abort', () => r(true)))]).apply(ws, { signal: controller.signal })
+    const run = speculate([
+      `sleep ${marker}`,
+      async (_p: string, _i: number, signal: AbortSignal) => new Promise<boolean>((r) => signal.addEventListener('abort', () => r(true))),
+    ]).apply(ws, { signal: controller.signal })
     const err = await run.catch((e: unknown) => e)
     expect(err).toBeInstanceOf(PatternCancelledError)
     expect((err as PatternCancelledError).exitCode).toBe(1)

@@ -21,14 +21,25 @@ describe('speculate / explore with HTTP effects (CLI)', () => {
     const barrier = tempDir('barrier')
     // each candidate sends (its own key), then waits until all four have, so every one of them "sent" before any wins
     const candidate = `curl -s -X POST -H "Idempotency-Key: welcome-$FORKPOINT_ATTEMPT" -d "from $FORKPOINT_ATTEMPT" ${mail.url('/send')} && touch ${barrier}/$FORKPOINT_ATTEMPT && while [ $(ls ${barrier} | wc -l) -lt 4 ]; do sleep 0.1; done`
-    const r = await fpJson<{ committed: boolean; winner: number; commit: { effects: { executed: Array<{ idempotencyKey: string }> } } }>(dir, 'speculate', '--no-isolate', '--parallel', '4', ...[0, 1, 2, 3].flatMap(() => ['-c', candidate]))
+    const r = await fpJson<{ committed: boolean; winner: number; commit: { effects: { executed: Array<{ idempotencyKey: string }> } } }>(
+      dir,
+      'speculate',
+      '--no-isolate',
+      '--parallel',
+      '4',
+      ...[0, 1, 2, 3].flatMap(() => ['-c', candidate]),
+    )
     expect(r.code).toBe(0)
     expect(r.json.committed).toBe(true)
     const winnerKey = `welcome-${r.json.winner}`
     expect(r.json.commit.effects.executed.map((e) => e.idempotencyKey)).toEqual([winnerKey])
     expect(mail.received.map((m) => [m.idempotencyKey, m.body])).toEqual([[winnerKey, `from ${r.json.winner}`]])
     const ledger = await fpJson<{ entries: Array<{ status: string; idempotencyKey: string }> }>(dir, 'effects')
-    const byStatus = (s: string) => ledger.json.entries.filter((e) => e.status === s).map((e) => e.idempotencyKey).sort()
+    const byStatus = (s: string) =>
+      ledger.json.entries
+        .filter((e) => e.status === s)
+        .map((e) => e.idempotencyKey)
+        .sort()
     expect(byStatus('executed')).toEqual([winnerKey])
     expect(byStatus('dropped')).toEqual([0, 1, 2, 3].map((i) => `welcome-${i}`).filter((k) => k !== winnerKey))
   })
@@ -52,10 +63,14 @@ describe('speculate with an effects handle (library)', () => {
     const ws = await Workspace.open({ dir })
     const root = await openEffects({ store: ws.store })
     const sendVia = (effects: Effects) =>
-      effects.tool('email.send', async (to: string) => (await (await fetch(mail.url('/send'), { method: 'POST', headers: { 'idempotency-key': `welcome:${to}` }, body: to })).json()) as { id: string }, {
-        class: 'irreversible',
-        key: (to) => `welcome:${to}`,
-      })
+      effects.tool(
+        'email.send',
+        async (to: string) => (await (await fetch(mail.url('/send'), { method: 'POST', headers: { 'idempotency-key': `welcome:${to}` }, body: to })).json()) as { id: string },
+        {
+          class: 'irreversible',
+          key: (to) => `welcome:${to}`,
+        },
+      )
     const seen: unknown[] = []
     const outcome = await speculate(
       [0, 1, 2, 3].map((i) => async (_path: string, _n: number, _signal: AbortSignal, context: TaskContext) => {

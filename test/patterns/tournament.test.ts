@@ -64,7 +64,9 @@ describe('tournament', () => {
 
   it('rejects a judge that answers something else than 0 or 1, leaving nothing behind', async () => {
     const ws = await open()
-    const err = await tournament(write, { n: 2, judge: () => 2 as unknown as 0 }).apply(ws).catch((e: unknown) => e)
+    const err = await tournament(write, { n: 2, judge: () => 2 as unknown as 0 })
+      .apply(ws)
+      .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(PatternCallbackError)
     expect(essay(ws.dir)).toBe('')
     await expectNoBranches(ws)

@@ -8,16 +8,20 @@ import { expectNoBranches } from './leftovers.js'
 const open = async () => Workspace.open({ dir: await makeWorkspace({ 'path.txt': '', 'keep.txt': 'kept' }) })
 const pathOf = (dir: string) => readFileSync(join(dir, 'path.txt'), 'utf8').trim()
 /** A thought: appends its name to path.txt, so each node's file spells the path from the root. */
-const step = (name: string, ok = true): Candidate => async (path) => {
-  const before = pathOf(path)
-  await fs.writeFile(join(path, 'path.txt'), before ? `${before}>${name}\n` : `${name}\n`)
-  return ok
-}
+const step =
+  (name: string, ok = true): Candidate =>
+  async (path) => {
+    const before = pathOf(path)
+    await fs.writeFile(join(path, 'path.txt'), before ? `${before}>${name}\n` : `${name}\n`)
+    return ok
+  }
 const scoresBy = (table: Record<string, number>) => (path: string) => table[pathOf(path)] ?? 0
-const expandWith = (children: Record<string, string[]>, expanded: string[] = []) => ({ path }: { path: string }) => {
-  expanded.push(pathOf(path))
-  return (children[pathOf(path)] ?? []).map((n) => step(n))
-}
+const expandWith =
+  (children: Record<string, string[]>, expanded: string[] = []) =>
+  ({ path }: { path: string }) => {
+    expanded.push(pathOf(path))
+    return (children[pathOf(path)] ?? []).map((n) => step(n))
+  }
 
 describe('treeOfThoughts', () => {
   it('expands the best branch level by level in nested branches and commits the path through its ancestors', async () => {
@@ -58,7 +62,15 @@ describe('treeOfThoughts', () => {
 
   it('stops at maxDepth, when expand returns nothing, or when every child fails (committing the parent)', async () => {
     const ws = await open()
-    const failing = await treeOfThoughts([step('A')], { expand: () => [step('bad', false), async () => { throw new Error('no') }], maxDepth: 5 }).apply(ws)
+    const failing = await treeOfThoughts([step('A')], {
+      expand: () => [
+        step('bad', false),
+        async () => {
+          throw new Error('no')
+        },
+      ],
+      maxDepth: 5,
+    }).apply(ws)
     expect(failing.results.map((r) => r.status)).toEqual(['succeeded', 'failed', 'error'])
     expect(pathOf(ws.dir)).toBe('A')
     await fs.writeFile(join(ws.dir, 'path.txt'), '')

@@ -42,7 +42,10 @@ describe('registry authentication (htpasswd)', () => {
     await fs.writeFile(join(dockerConfig, 'config.json'), JSON.stringify({ auths: { [registry.host]: { auth: Buffer.from('alice:s3cret-pass').toString('base64') } } }))
     expect(await findCredentials(registry.host, { DOCKER_CONFIG: dockerConfig })).toEqual(user)
     expect(await findCredentials('elsewhere:5000', { DOCKER_CONFIG: dockerConfig })).toBeNull()
-    expect(await findCredentials('any', { FORKPOINT_REGISTRY_USERNAME: 'bob', FORKPOINT_REGISTRY_PASSWORD: 'pw', DOCKER_CONFIG: dockerConfig })).toEqual({ username: 'bob', password: 'pw' })
+    expect(await findCredentials('any', { FORKPOINT_REGISTRY_USERNAME: 'bob', FORKPOINT_REGISTRY_PASSWORD: 'pw', DOCKER_CONFIG: dockerConfig })).toEqual({
+      username: 'bob',
+      password: 'pw',
+    })
 
     const image = await makeImage({ 'a.txt': 'via docker config' })
     const saved = process.env['DOCKER_CONFIG']

@@ -72,10 +72,7 @@ export function randomFiles(count: number, size: number, seed = 1): Record<strin
  * Run `receive` against a fresh empty store and expect a refusal of class `errorClass`
  * with exit code 5 that leaves the store exactly as it was. Returns the error and the store.
  */
-export async function expectRefusedUntouched(
-  receive: (store: Store) => Promise<unknown>,
-  errorClass: new (...args: never[]) => Error,
-): Promise<{ error: Error; store: Store }> {
+export async function expectRefusedUntouched(receive: (store: Store) => Promise<unknown>, errorClass: new (...args: never[]) => Error): Promise<{ error: Error; store: Store }> {
   const store = await emptyStore()
   const before = await storeState(store)
   const error = (await receive(store).then(

@@ -65,7 +65,14 @@ async function layoutImage(pack: Forged & { body: Buffer }): Promise<string> {
   }
   const packRef = { ...(await put(pack.body)), size: pack.index.packSize }
   const indexRef = await put(canonicalBytes(pack.index))
-  const { index, manifest } = buildPackedImage({ root: sha256(NOTE), packs: [{ pack: { digest: pack.index.pack, size: packRef.size }, index: indexRef }], config: 'image', objects: 2, bytes: 0, shallow: [] })
+  const { index, manifest } = buildPackedImage({
+    root: sha256(NOTE),
+    packs: [{ pack: { digest: pack.index.pack, size: packRef.size }, index: indexRef }],
+    config: 'image',
+    objects: 2,
+    bytes: 0,
+    shallow: [],
+  })
   if (pack.index.pack !== packRef.digest) await fs.rename(join(layout, 'blobs/sha256', packRef.digest.slice(7)), join(layout, 'blobs/sha256', pack.index.pack.slice(7)))
   await transport.putManifest(manifest)
   await transport.putManifest(index, 'v1')
@@ -118,7 +125,10 @@ describe('hostile packs are refused with exit 5 and the store unchanged', () => 
       const store = await emptyStore()
       await store.writeBlob(NOTE)
       const before = await storeState(store)
-      const error = await receive(store).then(() => null, (e: unknown) => e as Error & { exitCode: number })
+      const error = await receive(store).then(
+        () => null,
+        (e: unknown) => e as Error & { exitCode: number },
+      )
       expect(error).toBeInstanceOf(InvalidPackError)
       expect(error?.exitCode).toBe(5)
       expect(error?.message).toMatch(/does not decompress/)

@@ -7,7 +7,6 @@ import type { BlobRef } from '../../src/registry/Descriptor.js'
 import { type BuiltManifest, type ConfigStyle, built, configBlob } from '../../src/registry/imageManifest.js'
 import { MediaType, ROOT_ANNOTATION } from '../../src/registry/mediaTypes.js'
 
-
 /** On average one boundary every 128 objects; never more than 4096 in one segment. */
 const BOUNDARY_ODDS = 128
 const MAX_SEGMENT = 4096
@@ -75,4 +74,3 @@ export function buildImageManifests({ root, objects, config }: { root: Digest; o
   )
   return { index, segments }
 }
-

@@ -102,7 +102,12 @@ describe('OCI client protocol', () => {
 
   it('reports a refused token request clearly', async () => {
     const image = await makeImage({ 'a.txt': 'x' })
-    const error = await pushImage({ store: image.store, id: image.id, remote: `oci://localhost:${port}/team/other:v1`, credentials: { username: 'alice', password: 'wrong' } }).catch((e: unknown) => e)
+    const error = await pushImage({
+      store: image.store,
+      id: image.id,
+      remote: `oci://localhost:${port}/team/other:v1`,
+      credentials: { username: 'alice', password: 'wrong' },
+    }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(RegistryAuthError)
     expect((error as Error).message).toContain('refused user alice')
   })

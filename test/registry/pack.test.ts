@@ -63,7 +63,9 @@ describe('pack and unpack', () => {
     const tampered = Buffer.from(body.toString().replace('note', 'nope'))
     await expectUnpackRefused(await writePack([manifestEntry(objects), { path: `objects/sha256/${hex}`, body: tampered }]), DigestMismatchError)
     const store = await emptyStore()
-    await expect(unpackImage({ store, input: await writePack([manifestEntry(objects), { path: `objects/sha256/${hex}`, body }]), limits: { maxObjectBytes: 8 } })).rejects.toBeInstanceOf(InvalidImageError)
+    await expect(
+      unpackImage({ store, input: await writePack([manifestEntry(objects), { path: `objects/sha256/${hex}`, body }]), limits: { maxObjectBytes: 8 } }),
+    ).rejects.toBeInstanceOf(InvalidImageError)
     expect((await unpackImage({ store, input: await writePack([manifestEntry(objects), { path: `objects/sha256/${hex}`, body }]) })).id).toBe(sha256(body))
   })
 

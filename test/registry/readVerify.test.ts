@@ -54,7 +54,10 @@ describe('reads for use verify what they read', () => {
     expect((await fp(dir, 'snapshot', '-m', 'one')).code).toBe(0)
     const hex = sha256(ORIGINAL).slice(7)
     await fs.writeFile(join(dir, '.forkpoint', 'objects', 'sha256', hex.slice(0, 2), hex.slice(2)), SAME_LENGTH)
-    for (const args of [['pack', 'HEAD', '-o', join(tempDir('pack'), 'x.fpk')], ['push', 'HEAD', remotes.remote('oci')]]) {
+    for (const args of [
+      ['pack', 'HEAD', '-o', join(tempDir('pack'), 'x.fpk')],
+      ['push', 'HEAD', remotes.remote('oci')],
+    ]) {
       const r = await fp(dir, ...args)
       expect(r.code, r.stderr).toBe(5)
       expect(r.stderr).toContain(`object ${sha256(ORIGINAL)}`)

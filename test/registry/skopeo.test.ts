@@ -33,7 +33,7 @@ describe('standard OCI tools read our images', () => {
   })
 
   it('a layout written by skopeo copy --all (from a layout or the registry) can be cloned', async () => {
-    const image = await makeImage({ 'a.txt': 'copied', 'd/b.txt': 'along', 'l': { symlink: 'a.txt' } })
+    const image = await makeImage({ 'a.txt': 'copied', 'd/b.txt': 'along', l: { symlink: 'a.txt' } })
     const file = remotes.remote('file')
     const oci = remotes.remote('oci')
     await pushImage({ store: image.store, id: image.id, remote: file, credentials: null })

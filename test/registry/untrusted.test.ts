@@ -115,7 +115,10 @@ describe('pulled data is untrusted', () => {
     const configFile = join(tempDir('config'), 'c')
     await fs.writeFile(configFile, config.bytes)
     await transport.putBlob(config.descriptor, configFile)
-    for (const [tag, objects] of [['whole', all], ['forged', all.filter((o) => o.digest !== sha256('b'))]] as const) {
+    for (const [tag, objects] of [
+      ['whole', all],
+      ['forged', all.filter((o) => o.digest !== sha256('b'))],
+    ] as const) {
       const old = buildImageManifests({ root: image.id, objects: [...objects], config: 'image' })
       for (const segment of old.segments) await transport.putManifest(segment)
       await transport.putManifest(old.index, tag)

@@ -26,7 +26,13 @@ const expectPullRefused = (remote: string, errorClass: new (...args: never[]) =>
 async function oneObjectPack(body: Buffer, trailing?: Buffer): Promise<string> {
   const digest = sha256(body)
   const manifest = canonicalBytes({ kind: 'pack', schemaVersion: 1, root: digest, objects: [{ digest, size: body.length }] })
-  return writePack([{ path: 'forkpoint-pack.json', body: manifest }, { path: `objects/sha256/${digest.slice(7)}`, body }], trailing)
+  return writePack(
+    [
+      { path: 'forkpoint-pack.json', body: manifest },
+      { path: `objects/sha256/${digest.slice(7)}`, body },
+    ],
+    trailing,
+  )
 }
 
 describe('a file:// layout is read without following symlinks', () => {

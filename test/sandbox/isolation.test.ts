@@ -61,7 +61,11 @@ describe('sandboxed runs', () => {
 
   describe('network', () => {
     const port = useHelloServer()
-    const probe = () => [process.execPath, '-e', `require('net').connect(${port()}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', (e) => { console.log(e.code); process.exit(3) })`]
+    const probe = () => [
+      process.execPath,
+      '-e',
+      `require('net').connect(${port()}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', (e) => { console.log(e.code); process.exit(3) })`,
+    ]
 
     it('net "none" cannot reach even the host 127.0.0.1', async () => {
       const r = await ws.run(probe(), { net: 'none' })

@@ -25,7 +25,15 @@ it('leaves no process behind when the runtime is killed at any point of its setu
     const child = spawn(runtimeBinary(), ['run'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] })
     const control = child.stdio[3] as NodeJS.WritableStream & { on(e: string, f: () => void): void }
     control.on('error', () => undefined)
-    control.write(encodeFrame([['view', ws], ['workspace', ws], ['env', `PATH=${process.env['PATH']}`], ['argv', 'sleep'], ['argv', '1000']]))
+    control.write(
+      encodeFrame([
+        ['view', ws],
+        ['workspace', ws],
+        ['env', `PATH=${process.env['PATH']}`],
+        ['argv', 'sleep'],
+        ['argv', '1000'],
+      ]),
+    )
     await new Promise((r) => setTimeout(r, i % 10))
     child.kill('SIGKILL')
     await new Promise((r) => child.once('close', r))

@@ -88,7 +88,11 @@ describe('no privilege over the host', () => {
     try {
       const inside = await ws.run('ipcs -q')
       expect(inside.stdout.split('\n').some((l) => l.split(/\s+/)[1] === made)).toBe(false)
-      expect(spawnSync('ipcs', ['-q'], { encoding: 'utf8' }).stdout.split('\n').some((l) => l.split(/\s+/)[1] === made)).toBe(true)
+      expect(
+        spawnSync('ipcs', ['-q'], { encoding: 'utf8' })
+          .stdout.split('\n')
+          .some((l) => l.split(/\s+/)[1] === made),
+      ).toBe(true)
     } finally {
       spawnSync('ipcrm', ['-q', made!])
     }
@@ -103,7 +107,11 @@ describe('no host socket unless exposed', () => {
     servers.push(server)
   }
   afterAll(() => Promise.all(servers.map((s) => new Promise((r) => s.close(r)))))
-  const connect = (path: string) => [process.execPath, '-e', `require('net').connect(${JSON.stringify(path)}).on('data', (d) => { console.log(String(d)); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(3) })`]
+  const connect = (path: string) => [
+    process.execPath,
+    '-e',
+    `require('net').connect(${JSON.stringify(path)}).on('data', (d) => { console.log(String(d)); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(3) })`,
+  ]
 
   it.each(root ? ['/run', '/var/lib', tmpdir()] : [tmpdir()])('a unix socket under %s answers only when exposed', async (dir) => {
     const path = join(root && dir !== tmpdir() ? dir : tempDir('sock'), `fp-${process.pid}-${Math.floor(Math.random() * 1e6)}.sock`)
@@ -141,7 +149,9 @@ describe('secrets stay out', () => {
     const canary = join(homedir(), `fp-home-canary-${process.pid}`)
     await fs.writeFile(canary, 'caller')
     try {
-      const r = await ws.run(`echo mine > $HOME/f && cat $HOME/f; echo t > /tmp/t && cat /tmp/t; cat ${canary} /etc/shadow /root/.ssh/id_rsa /etc/ssh/ssh_host_ed25519_key 2>/dev/null | wc -c`)
+      const r = await ws.run(
+        `echo mine > $HOME/f && cat $HOME/f; echo t > /tmp/t && cat /tmp/t; cat ${canary} /etc/shadow /root/.ssh/id_rsa /etc/ssh/ssh_host_ed25519_key 2>/dev/null | wc -c`,
+      )
       expect(r.stdout).toBe('mine\nt\n0\n')
       expect(existsSync(join(homedir(), 'f'))).toBe(false)
     } finally {

@@ -38,7 +38,7 @@ describe('locks', () => {
     expect((err as LockTimeoutError).message).toContain(`held by pid ${process.pid}`)
   })
 
-  it("callers of one process take a lock in turn, each as soon as the one before releases it; one that waits on its own caller times out", async () => {
+  it('callers of one process take a lock in turn, each as soon as the one before releases it; one that waits on its own caller times out', async () => {
     const store = await Store.init(tempDir())
     const path = store.path('locks', 'queue.lock')
     const order: number[] = []

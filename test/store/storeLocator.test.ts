@@ -1,7 +1,26 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { Store, StoreNotFoundError, UsageError, Workspace, createTag, describeImage, forkImage, gc, initWorkspace, listRuns, listTags, log, openEffects, showObject, snapshotWorkspace, status, verify, verifyLedger } from '../../src/index.js'
+import {
+  Store,
+  StoreNotFoundError,
+  UsageError,
+  Workspace,
+  createTag,
+  describeImage,
+  forkImage,
+  gc,
+  initWorkspace,
+  listRuns,
+  listTags,
+  log,
+  openEffects,
+  showObject,
+  snapshotWorkspace,
+  status,
+  verify,
+  verifyLedger,
+} from '../../src/index.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 describe('one store locator: { dir?, store? } in every call', () => {

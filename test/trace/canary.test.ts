@@ -51,7 +51,7 @@ describe('a canary secret in every input channel', () => {
       await run(['runs', 'export', 'latest', '-o', 'exported/again.run.json'])
       // the recorded command carried the secret (redacted): replay is given it again
       const replay = await run(['replay', 'latest', '--json', '--', ...agent])
-      if (mode !== "content") expect(replay.code, replay.stderr).toBe(0)
+      if (mode !== 'content') expect(replay.code, replay.stderr).toBe(0)
       await run(['replay', 'out.run.json', '--', ...agent])
       await run(['diff', 'latest', 'out.run.json'])
       await run(['ci', 'replay', '--artifact', 'out.run.json'])

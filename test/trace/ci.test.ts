@@ -56,7 +56,10 @@ describe('CI gate', () => {
     expect([1, 4]).toContain(res.code)
     const raw = await fp(['ci', 'check', '--entrypoint', entry, '--expected', 'golden.run.json', '--json', '--actual-out', 'actual.run.json'], {
       cwd: dir,
-      env: { ...env, NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent("import net from 'node:net'; process.on('exit', () => {}); setTimeout(() => net.connect(9, '127.0.0.1').on('error', () => {}), 0)")}` },
+      env: {
+        ...env,
+        NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent("import net from 'node:net'; process.on('exit', () => {}); setTimeout(() => net.connect(9, '127.0.0.1').on('error', () => {}), 0)")}`,
+      },
     })
     expect(raw.code, raw.stderr).toBe(4)
     expect(JSON.parse(raw.stdout).offlineViolations).toEqual(['127.0.0.1:9'])
@@ -72,20 +75,26 @@ describe('CI gate', () => {
 
   it('assertNoDiff passes on the golden run and throws the divergence report otherwise', async () => {
     await expect(assertNoDiff({ entrypoint: entry, expected: 'golden.run.json', dir, env: { ...process.env, ...env } })).resolves.toMatchObject({ outcome: 'pass' })
-    await expect(assertNoDiff({ entrypoint: entry, expected: 'golden.run.json', dir, env: { ...process.env, ...env, PROMPT: 'other' } })).rejects.toThrow(/diverged.*\n.*input_divergence/s)
+    await expect(assertNoDiff({ entrypoint: entry, expected: 'golden.run.json', dir, env: { ...process.env, ...env, PROMPT: 'other' } })).rejects.toThrow(
+      /diverged.*\n.*input_divergence/s,
+    )
   })
 
   it('replays offline as an unprivileged user (user + network namespace, no root)', async () => {
     const udir = tempDir('ci-nobody')
     chmodSync(udir, 0o777)
-    const asNobody = (args: string[]) => fp(['--help'], { cwd: udir }).then(() => new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', CLI, ...args], { cwd: udir, env: { ...process.env, ...env, HOME: udir } })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
-      child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-    }))
+    const asNobody = (args: string[]) =>
+      fp(['--help'], { cwd: udir }).then(
+        () =>
+          new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+            const child = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', CLI, ...args], { cwd: udir, env: { ...process.env, ...env, HOME: udir } })
+            let stdout = ''
+            let stderr = ''
+            child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
+            child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+            child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+          }),
+      )
     expect((await asNobody(['init'])).code).toBe(0)
     const rec = await asNobody(['run', '--record', '--json', '--', process.execPath, entry])
     expect(rec.code, rec.stderr).toBe(0)

@@ -17,7 +17,10 @@ describe('an agent that does not read a response body', () => {
   })
   afterAll(async () => server.close())
 
-  for (const [how, tail] of [['ends on its own', ''], ['calls process.exit', 'process.exit(0)']] as const) {
+  for (const [how, tail] of [
+    ['ends on its own', ''],
+    ['calls process.exit', 'process.exit(0)'],
+  ] as const) {
     it(`still records the exchange, and its replay serves it (the agent ${how})`, async () => {
       const dir = tempDir('unread-body')
       await initWorkspace({ dir })
@@ -42,7 +45,7 @@ describe('ci record and ci check exit codes', () => {
     const dir = tempDir('ci-exit')
     await initWorkspace({ dir })
     writeFileSync(join(dir, 'ok.mjs'), "console.log('fine')\n")
-    writeFileSync(join(dir, 'fail.mjs'), "await new Promise((r) => setTimeout(r, 1)); process.exitCode = 7\n")
+    writeFileSync(join(dir, 'fail.mjs'), 'await new Promise((r) => setTimeout(r, 1)); process.exitCode = 7\n')
     const missing = await fp(['ci', 'record', '--entrypoint', 'nope.mjs', '--out', 'golden.run.json'], { cwd: dir })
     expect(missing.code).toBe(2)
     expect(missing.stderr).toMatch(/^forkpoint: --entrypoint nope\.mjs: no such file/)
@@ -73,8 +76,10 @@ describe('run specs and generated ids', () => {
   it('diff takes latest for a run, as the README says RUN may be', async () => {
     const dir = tempDir('diff-latest')
     await initWorkspace({ dir })
-    const agent = "const r = await fetch(process.env.ECHO_URL, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: process.env.N }) }); await r.text()"
-    const record = (n: string) => fp(['run', '--record', '--json', '--', process.execPath, '--input-type=module', '-e', agent], { cwd: dir, env: { ECHO_URL: `${server.url}/v1/echo`, N: n } })
+    const agent =
+      "const r = await fetch(process.env.ECHO_URL, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: process.env.N }) }); await r.text()"
+    const record = (n: string) =>
+      fp(['run', '--record', '--json', '--', process.execPath, '--input-type=module', '-e', agent], { cwd: dir, env: { ECHO_URL: `${server.url}/v1/echo`, N: n } })
     const first = JSON.parse((await record('1')).stdout).runId as string
     expect((await record('2')).code).toBe(0)
     const diff = await fp(['diff', first, 'latest', '--json'], { cwd: dir })
@@ -98,7 +103,9 @@ describe('run specs and generated ids', () => {
     const api = createServer((req, res) => {
       req.resume().on('end', () => {
         res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ id: `chatcmpl-${++n}`, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }] }))
+        res.end(
+          JSON.stringify({ id: `chatcmpl-${++n}`, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }] }),
+        )
       })
     })
     await new Promise<void>((r) => api.listen(0, '127.0.0.1', r))

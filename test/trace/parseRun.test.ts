@@ -67,7 +67,11 @@ describe('run artifacts', () => {
     const valid = await fp(['ci', 'replay', '--artifact', 'good.run.json', '--json'], { cwd: dir })
     expect(valid.code).toBe(0)
     expect(JSON.parse(valid.stdout)).toMatchObject({ steps: 1, schemaVersion: 1, replayable: true })
-    for (const args of [['ci', 'replay', '--artifact', 'bad.run.json'], ['diff', 'good.run.json', 'bad.run.json'], ['ci', 'diff', '--expected', 'good.run.json', '--actual', 'torn.run.json']]) {
+    for (const args of [
+      ['ci', 'replay', '--artifact', 'bad.run.json'],
+      ['diff', 'good.run.json', 'bad.run.json'],
+      ['ci', 'diff', '--expected', 'good.run.json', '--actual', 'torn.run.json'],
+    ]) {
       const res = await fp(args, { cwd: dir })
       expect(res.code, args.join(' ')).toBe(5)
       expect(res.stderr).toMatch(/^forkpoint: .*\.run\.json is not (a valid run|valid JSON)/)

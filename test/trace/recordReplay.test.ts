@@ -21,7 +21,13 @@ describe('record and replay offline (in-process capture)', () => {
     server = await startFakeLlmServer()
     dir = tempDir('trace-e2e')
     await initWorkspace({ dir })
-    env = { OPENAI_BASE_URL: `${server.url}/v1`, ANTHROPIC_BASE_URL: server.url, OPENAI_API_KEY: 'sk-test-0123456789abcdefghij', ANTHROPIC_API_KEY: 'anthropic-test-key-0123', ECHO_URL: `${server.url}/v1/echo` }
+    env = {
+      OPENAI_BASE_URL: `${server.url}/v1`,
+      ANTHROPIC_BASE_URL: server.url,
+      OPENAI_API_KEY: 'sk-test-0123456789abcdefghij',
+      ANTHROPIC_API_KEY: 'anthropic-test-key-0123',
+      ECHO_URL: `${server.url}/v1/echo`,
+    }
     const rec = await fp(['run', '--record', '--json', '--', process.execPath, agent], { cwd: dir, env })
     expect(rec.code, rec.stderr).toBe(0)
     runId = (JSON.parse(rec.stdout) as { runId: string }).runId
@@ -41,7 +47,12 @@ describe('record and replay offline (in-process capture)', () => {
       expect.stringMatching(/^tool http POST 127\.0\.0\.1:\d+\/v1\/echo$/),
     ])
     const [chat, chatStream, , claudeStream] = run.steps
-    expect(chat.input).toMatchObject({ api: 'openai.chat.completions', model: 'gpt-test', temperature: 0, messages: [{ role: 'system' }, { role: 'user', content: 'what is 2+2?' }] })
+    expect(chat.input).toMatchObject({
+      api: 'openai.chat.completions',
+      model: 'gpt-test',
+      temperature: 0,
+      messages: [{ role: 'system' }, { role: 'user', content: 'what is 2+2?' }],
+    })
     expect(chat.output.text).toBe('answer to: what is 2+2? ✓')
     // chunk boundaries are the network's; the events and the exact joined bytes are ours to keep
     expect(chatStream.output.events.length).toBeGreaterThan(3)
@@ -67,7 +78,9 @@ describe('record and replay offline (in-process capture)', () => {
   it('fails an unrecorded call during replay with exit 3 naming the step', async () => {
     const changed = await fp(['replay', runId, '--', process.execPath, agent], { cwd: dir, env: { ...env, AGENT_QUESTION: 'what is 3+3?' } })
     expect(changed.code).toBe(3)
-    expect(changed.stderr).toMatch(/replay diverged: the agent made llm call "openai\.chat\.completions" .* not in the recording; the recording expects step 0 "openai\.chat\.completions" next/)
+    expect(changed.stderr).toMatch(
+      /replay diverged: the agent made llm call "openai\.chat\.completions" .* not in the recording; the recording expects step 0 "openai\.chat\.completions" next/,
+    )
     const extra = await fp(['replay', runId, '--', process.execPath, '-e', "await fetch('http://127.0.0.1:9/unrecorded'); console.log('reached')"], { cwd: dir, env })
     expect(extra.code).toBe(3)
     expect(extra.stdout).not.toContain('reached')
@@ -98,7 +111,20 @@ describe('record and replay offline (in-process capture)', () => {
     const { trace } = JSON.parse(diff.stdout)
     expect(trace).toMatchObject({ status: 'input_divergence', idxA: 2, idxB: 2, lastEqualIdx: 1 })
     expect(trace.inputDiff).toEqual([{ op: 'replace', path: '$.messages[0].content', old: 'what is 2+2?', new: 'what is 5+5?' }])
-    expect(Object.keys(trace).sort()).toEqual(['contextA', 'contextB', 'explanation', 'idxA', 'idxB', 'inputDiff', 'lastEqualIdx', 'outputDiff', 'resync', 'runA', 'runB', 'status'])
+    expect(Object.keys(trace).sort()).toEqual([
+      'contextA',
+      'contextB',
+      'explanation',
+      'idxA',
+      'idxB',
+      'inputDiff',
+      'lastEqualIdx',
+      'outputDiff',
+      'resync',
+      'runA',
+      'runB',
+      'status',
+    ])
     const text2 = await fp(['diff', 'first.run.json', 'second.run.json'], { cwd: dir })
     expect(text2.stdout).toContain('diverged: input_divergence')
     expect(text2.stdout).toContain('~ $.messages[0].content: "what is 2+2?" -> "what is 5+5?"')

@@ -40,7 +40,10 @@ describe('redaction at capture time', () => {
       const dir = tempDir(`redact-${mode}`)
       await initWorkspace({ dir })
       const runEnv = { ...env, ...(mode === 'encrypt' ? { FORKPOINT_KEY: KEY } : {}) }
-      const rec = await fp(['run', '--record', '--json', '--redact', mode, '-o', 'out.run.json', '--', process.execPath, agent, '--api-key', CANARY.argv], { cwd: dir, env: runEnv })
+      const rec = await fp(['run', '--record', '--json', '--redact', mode, '-o', 'out.run.json', '--', process.execPath, agent, '--api-key', CANARY.argv], {
+        cwd: dir,
+        env: runEnv,
+      })
       expect(rec.code, rec.stderr).toBe(0)
       expect(JSON.parse(rec.stdout).steps).toBe(5)
       // the server really saw every secret: they were live in the requests
@@ -89,7 +92,10 @@ describe('redaction at capture time', () => {
 
 describe('Redactor', () => {
   it('redacts sensitive keys, known values everywhere, secret-shaped text and user rules', () => {
-    const r = new Redactor({ env: { DB_PASSWORD: 'hunter2hunter2', HOME: '/root' }, rules: { keys: ['ssn'], paths: ['$.messages[*].name'], patterns: ['\\b\\d{3}-\\d{2}-\\d{4}\\b'] } })
+    const r = new Redactor({
+      env: { DB_PASSWORD: 'hunter2hunter2', HOME: '/root' },
+      rules: { keys: ['ssn'], paths: ['$.messages[*].name'], patterns: ['\\b\\d{3}-\\d{2}-\\d{4}\\b'] },
+    })
     const out = r.redact({
       headers: { Authorization: 'Bearer abcdefghijklmnop', 'X-Api-Key': 'k-123456789' },
       max_tokens: 10,

@@ -28,7 +28,13 @@ describe('node --import forkpoint/register', () => {
     await initWorkspace({ dir })
     mkdirSync(join(dir, 'node_modules'))
     symlinkSync(resolve(import.meta.dirname, '../..'), join(dir, 'node_modules', 'forkpoint'))
-    const env = { OPENAI_BASE_URL: `${server.url}/v1`, ANTHROPIC_BASE_URL: server.url, OPENAI_API_KEY: 'sk-test-0123456789abcdefghij', ANTHROPIC_API_KEY: 'anthropic-test-key-0123', FORKPOINT_TRACE_JOURNAL: '' }
+    const env = {
+      OPENAI_BASE_URL: `${server.url}/v1`,
+      ANTHROPIC_BASE_URL: server.url,
+      OPENAI_API_KEY: 'sk-test-0123456789abcdefghij',
+      ANTHROPIC_API_KEY: 'anthropic-test-key-0123',
+      FORKPOINT_TRACE_JOURNAL: '',
+    }
     const res = await node(['--import', 'forkpoint/register', join(FIXTURES, 'llmAgent.mjs')], dir, env)
     expect(res.code, res.stderr).toBe(0)
     expect(res.stderr).toMatch(/forkpoint: recorded run-[0-9a-f]{20} \(4 steps\)/)

@@ -18,7 +18,11 @@ describe('Recorder SDK in-process', () => {
       calls++
       return rec.tool('inner', { n: 1 }, () => 41 + 1)
     })
-    await expect(rec.tool('flaky', {}, () => { throw new Error('nope') })).rejects.toThrow('nope')
+    await expect(
+      rec.tool('flaky', {}, () => {
+        throw new Error('nope')
+      }),
+    ).rejects.toThrow('nope')
     await rec.output('answer', 'done')
     const done = await rec.finish()
     if (done.kind !== 'recorded') throw new Error('expected a recorded run')
@@ -35,7 +39,12 @@ describe('Recorder SDK in-process', () => {
 
     const replay = await Recorder.start({ entrypoint: 'unit', replay: run, env: {} })
     expect(await replay.input('question', () => 'CHANGED')).toBe('hi')
-    expect(await replay.step('outer', { q: 'hi' }, () => { calls++; return 0 })).toBe(42)
+    expect(
+      await replay.step('outer', { q: 'hi' }, () => {
+        calls++
+        return 0
+      }),
+    ).toBe(42)
     await expect(replay.tool('flaky', {}, () => 1)).rejects.toThrow('nope')
     await replay.output('answer', 'done')
     const replayed = await replay.finish()

@@ -57,12 +57,27 @@ describe('Redactor: learned values and patterns', () => {
     expect(r.redactText('Authorization: Bearer CANARYlearned42TAILsecret99 end')).toBe('Authorization: Bearer [redacted secret] end')
     expect(r.redact({ note: 'try Bearer CANARYlearned42-more.tail please' })).toEqual({ note: 'try Bearer [redacted secret] please' })
     expect(r.redactText('the key CANARYlearned42 alone, and again CANARYlearned42')).toBe('the key [redacted secret] alone, and again [redacted secret]')
-    expect(r.redactText('https://u:CANARYlearned42@host/x?token=abc123&key=CANARYlearned42zz')).toBe('https://u:[redacted secret]@host/x?token=[redacted secret]&key=[redacted secret]')
+    expect(r.redactText('https://u:CANARYlearned42@host/x?token=abc123&key=CANARYlearned42zz')).toBe(
+      'https://u:[redacted secret]@host/x?token=[redacted secret]&key=[redacted secret]',
+    )
   })
 
   it('the environment heuristic covers every documented word, DBPASS included', () => {
     expect([...SENSITIVE_ENV_WORDS]).toEqual(['PASS', 'PASSWD', 'PASSWORD', 'SECRET', 'TOKEN', 'KEY', 'CREDENTIAL', 'PRIVATE', 'SESSION', 'COOKIE', 'AUTH'])
-    for (const name of ['DBPASS', 'MYSQL_PASSWD', 'PGPASSWORD', 'APP_SECRET', 'GH_TOKEN', 'STRIPE_KEY', 'GOOGLE_CREDENTIALS', 'SSH_PRIVATE', 'SESSION_ID', 'COOKIE_JAR', 'AUTH_HEADER', 'dbpass']) {
+    for (const name of [
+      'DBPASS',
+      'MYSQL_PASSWD',
+      'PGPASSWORD',
+      'APP_SECRET',
+      'GH_TOKEN',
+      'STRIPE_KEY',
+      'GOOGLE_CREDENTIALS',
+      'SSH_PRIVATE',
+      'SESSION_ID',
+      'COOKIE_JAR',
+      'AUTH_HEADER',
+      'dbpass',
+    ]) {
       const value = `CANARY-${name}-0123456789`
       const r = new Redactor({ env: { [name]: value, HOME: '/root/home/dir' } })
       expect(r.redactText(`connect with ${value} now`), name).toBe('connect with [redacted secret] now')
@@ -103,7 +118,10 @@ describe('--redact-path rules', () => {
     try {
       const canary = 'CANARYtraceheader8d2f4a'
       const agent = `const r = await fetch(${JSON.stringify(`${server.url}/v1/echo`)}, { method: 'POST', headers: { 'x-trace': process.env.TRACE_VALUE, 'content-type': 'application/json' }, body: '{}' }); await r.text()`
-      const rec = await fp(['run', '--record', '--redact-path', '$.headers.x-trace', '--', process.execPath, '--input-type=module', '-e', agent], { cwd: dir, env: { TRACE_VALUE: canary } })
+      const rec = await fp(['run', '--record', '--redact-path', '$.headers.x-trace', '--', process.execPath, '--input-type=module', '-e', agent], {
+        cwd: dir,
+        env: { TRACE_VALUE: canary },
+      })
       expect(rec.code, rec.stderr).toBe(0)
       expect(JSON.stringify(server.requests.at(-1)!.headers)).toContain(canary)
       expect(filesContaining(dir, canary)).toEqual([])

@@ -40,7 +40,9 @@ describe('replay of a run from a file or another store', () => {
     writeFileSync(join(other, 'shared.run.json'), JSON.stringify(hostile))
     const refused = await fp(['replay', 'shared.run.json'], { cwd: other })
     expect(refused.code).toBe(2)
-    expect(refused.stderr).toMatch(/^forkpoint: run run-[0-9a-f]{20} was not recorded in this store, and replaying it would run its recorded command: .*writeFileSync.*--trust-command/)
+    expect(refused.stderr).toMatch(
+      /^forkpoint: run run-[0-9a-f]{20} was not recorded in this store, and replaying it would run its recorded command: .*writeFileSync.*--trust-command/,
+    )
     expect(refused.stderr.split('\n').filter(Boolean)).toHaveLength(1)
     expect(existsSync(join(other, 'pwned'))).toBe(false)
 
@@ -88,7 +90,8 @@ describe('deeply nested JSON', () => {
       ['runs show', () => runsShowCommand({ dir, spec: 'deep.run.json' })],
       ['replay', () => replayCommand({ dir, spec: 'deep.run.json', command: [process.execPath, '-e', '1'] })],
     ]
-    for (const [name, call] of calls) await expect(call(), name).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(/deep\.run\.json is not a valid run: it nests deeper than 1000 levels$/) })
+    for (const [name, call] of calls)
+      await expect(call(), name).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(/deep\.run\.json is not a valid run: it nests deeper than 1000 levels$/) })
     const res = await fp(['ci', 'replay', '--artifact', 'deep.run.json'], { cwd: dir })
     expect(res.code, res.stderr).toBe(5)
     expect(res.stderr).toMatch(/^forkpoint: .*deep\.run\.json is not a valid run: it nests deeper than 1000 levels\n$/)
@@ -124,8 +127,17 @@ describe('control characters from a run', () => {
   it('diff and runs show print step names, ids and paths with escapes, never raw control characters', async () => {
     const dir = tempDir('ansi')
     const evil = '\u001b[2J\u001b[31mEVIL\u001b[0m\r\u202e\u0007'
-    const a = makeRun([['tool', evil, { [`k${evil}`]: 1 }, 'ok'], ['llm', 'plan', { q: 1 }, 'a']])
-    const b = makeRun([['tool', evil, { [`k${evil}`]: 2 }, 'ok'], ['llm', 'plan', { q: 1 }, 'a']], 'run-0000000000000000000b')
+    const a = makeRun([
+      ['tool', evil, { [`k${evil}`]: 1 }, 'ok'],
+      ['llm', 'plan', { q: 1 }, 'a'],
+    ])
+    const b = makeRun(
+      [
+        ['tool', evil, { [`k${evil}`]: 2 }, 'ok'],
+        ['llm', 'plan', { q: 1 }, 'a'],
+      ],
+      'run-0000000000000000000b',
+    )
     writeFileSync(join(dir, 'a.run.json'), runArtifactText(a))
     writeFileSync(join(dir, 'b.run.json'), runArtifactText(b))
     const diff = await fp(['diff', 'a.run.json', 'b.run.json'], { cwd: dir })

@@ -14,7 +14,7 @@ const project = {
   'src/deep/er/b.ts': 'export const b = 2\n',
   'empty/nested-empty': { dir: true as const },
   'link-to-a': { symlink: 'src/a.ts' },
-  'dangling': { symlink: 'does/not/exist' },
+  dangling: { symlink: 'does/not/exist' },
   'dir-link': { symlink: 'src' },
   'binary.bin': Buffer.from([0, 1, 2, 255, 254, 0, 10, 13]),
 }
@@ -104,7 +104,7 @@ describe('in-place checkout', () => {
   })
 
   it('turns a directory into a symlink and a symlink into a directory, both ways', async () => {
-    const { dir } = await storeWorkspace({ 'real/f.txt': 'f', 'alias': { symlink: 'real' }, 'other/g.txt': 'g' })
+    const { dir } = await storeWorkspace({ 'real/f.txt': 'f', alias: { symlink: 'real' }, 'other/g.txt': 'g' })
     const first = await snapshotWorkspace({ dir })
     const stateA = await dirState(dir)
     await fs.rm(join(dir, 'alias'))

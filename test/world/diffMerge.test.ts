@@ -26,8 +26,16 @@ async function newStore(): Promise<Store> {
 describe('diffTrees', () => {
   it('reports added, deleted, modified, mode and typechange, with sizes and link targets', async () => {
     const store = await newStore()
-    const a = await build(store, { 'keep.txt': 'same', 'mod.txt': 'old', 'del.txt': 'bye', 'chmod.sh': 'echo', 'ln': { link: 'x' }, 'f2l': 'file', 'retarget': { link: 'a' } })
-    const b = await build(store, { 'keep.txt': 'same', 'mod.txt': 'newer', 'add.txt': 'hi', 'chmod.sh': { x: 'echo' }, 'ln': { link: 'x' }, 'f2l': { link: 'file' }, 'retarget': { link: 'b' } })
+    const a = await build(store, { 'keep.txt': 'same', 'mod.txt': 'old', 'del.txt': 'bye', 'chmod.sh': 'echo', ln: { link: 'x' }, f2l: 'file', retarget: { link: 'a' } })
+    const b = await build(store, {
+      'keep.txt': 'same',
+      'mod.txt': 'newer',
+      'add.txt': 'hi',
+      'chmod.sh': { x: 'echo' },
+      ln: { link: 'x' },
+      f2l: { link: 'file' },
+      retarget: { link: 'b' },
+    })
     const changes = await diffTrees({ source: treeSource(store), a, b })
     expect(changes).toEqual([
       { path: 'add.txt', status: 'added', new: { type: 'file', mode: 0o644, size: 2 } },
@@ -42,8 +50,8 @@ describe('diffTrees', () => {
 
   it('shows directories through their contents, and empty directories as themselves', async () => {
     const store = await newStore()
-    const a = await build(store, { 'gone': { 'x.txt': 'x', 'deep': { 'y.txt': 'y' } }, 'emptied': { 'z.txt': 'z' }, 'was-empty': {}, 'd2f': { 'in.txt': 'i' } })
-    const b = await build(store, { 'emptied': {}, 'new-empty': {}, 'came': { 'n.txt': 'n' }, 'd2f': 'now a file' })
+    const a = await build(store, { gone: { 'x.txt': 'x', deep: { 'y.txt': 'y' } }, emptied: { 'z.txt': 'z' }, 'was-empty': {}, d2f: { 'in.txt': 'i' } })
+    const b = await build(store, { emptied: {}, 'new-empty': {}, came: { 'n.txt': 'n' }, d2f: 'now a file' })
     const changes = await diffTrees({ source: treeSource(store), a, b })
     expect(changes.map((c) => [c.path, c.status, c.old?.type ?? c.new?.type])).toEqual([
       ['came/n.txt', 'added', 'file'],
@@ -59,7 +67,7 @@ describe('diffTrees', () => {
 
   it('treats a missing side as the empty tree', async () => {
     const store = await newStore()
-    const b = await build(store, { 'a.txt': 'a', 'e': {} })
+    const b = await build(store, { 'a.txt': 'a', e: {} })
     expect((await diffTrees({ source: treeSource(store), a: null, b })).map((c) => [c.path, c.status])).toEqual([
       ['a.txt', 'added'],
       ['e', 'added'],

@@ -61,18 +61,38 @@ const cases: Case[] = [
   { title: 'unsorted entries', error: MalformedObjectError, entries: async (s) => [await fileEntry(s, 'b'), await fileEntry(s, 'a')] },
   { title: 'a set-uid file mode', error: MalformedObjectError, entries: async (s) => [{ ...(await fileEntry(s, 'x')), mode: 0o4755 }] },
   { title: 'an unknown entry type', error: MalformedObjectError, entries: async (s) => [{ ...(await fileEntry(s, 'x')), type: 'fifo' }] },
-  { title: 'a directory whose tree is a blob', error: MalformedObjectError, entries: async (s) => [{ name: 'd', type: 'dir', mode: 0o755, size: 0, tree: await s.writeBlob(Buffer.from('not a tree')) }] },
+  {
+    title: 'a directory whose tree is a blob',
+    error: MalformedObjectError,
+    entries: async (s) => [{ name: 'd', type: 'dir', mode: 0o755, size: 0, tree: await s.writeBlob(Buffer.from('not a tree')) }],
+  },
   { title: 'an absolute symlink', error: UnsafePathError, entries: async (_s, sentinel) => [symlink('esc', sentinel)] },
   { title: 'a symlink climbing out (../../x)', error: UnsafePathError, entries: async (_s) => [symlink('esc', '../../x')] },
   { title: 'a nested symlink climbing out', error: UnsafePathError, entries: async (s) => [await dirEntry(s, 'a', [await dirEntry(s, 'b', [symlink('esc', '../../../x')])])] },
   { title: 'a name of 300 bytes', error: PathLimitError, entries: async (s) => [await fileEntry(s, 'a.txt'), await fileEntry(s, 'n'.repeat(300))] },
   { title: 'a tree 3,000 directories deep', error: PathLimitError, entries: async (s) => [await deepDir(s, 3000)] },
-  { title: 'a .forkpoint directory planting a tag', error: UnsafePathError, entries: async (s) => [await dirEntry(s, '.forkpoint', [await dirEntry(s, 'refs', [await dirEntry(s, 'tags', [await fileEntry(s, 'planted', `${sha256('x')}\n`)])])])] },
+  {
+    title: 'a .forkpoint directory planting a tag',
+    error: UnsafePathError,
+    entries: async (s) => [await dirEntry(s, '.forkpoint', [await dirEntry(s, 'refs', [await dirEntry(s, 'tags', [await fileEntry(s, 'planted', `${sha256('x')}\n`)])])])],
+  },
   { title: 'a .forkpoint file', error: UnsafePathError, entries: async (s) => [await fileEntry(s, '.forkpoint')] },
-  { title: 'a .forkpoint one level down', error: UnsafePathError, entries: async (s) => [await dirEntry(s, 'sub', [await dirEntry(s, '.forkpoint', [await fileEntry(s, 'HEAD')])])] },
-  { title: 'a symlink climbing out through a -> . (a/a/a/../../../..)', error: UnsafePathError, entries: async () => [symlink('a', '.'), symlink('c', 'a/a/a/a/a/a/a/a/../../../../../../../../etc')] },
+  {
+    title: 'a .forkpoint one level down',
+    error: UnsafePathError,
+    entries: async (s) => [await dirEntry(s, 'sub', [await dirEntry(s, '.forkpoint', [await fileEntry(s, 'HEAD')])])],
+  },
+  {
+    title: 'a symlink climbing out through a -> . (a/a/a/../../../..)',
+    error: UnsafePathError,
+    entries: async () => [symlink('a', '.'), symlink('c', 'a/a/a/a/a/a/a/a/../../../../../../../../etc')],
+  },
   { title: 'a chain of symlinks climbing out', error: UnsafePathError, entries: async (s) => [await dirEntry(s, 'd', [symlink('up', '..')]), symlink('x', 'd/up/d/up/..')] },
-  { title: 'a symlink into a linked directory climbing out', error: UnsafePathError, entries: async (s) => [await dirEntry(s, 'd', [await dirEntry(s, 'e', [])]), symlink('l', 'd/e'), symlink('x', 'l/../../..')] },
+  {
+    title: 'a symlink into a linked directory climbing out',
+    error: UnsafePathError,
+    entries: async (s) => [await dirEntry(s, 'd', [await dirEntry(s, 'e', [])]), symlink('l', 'd/e'), symlink('x', 'l/../../..')],
+  },
   { title: 'a symlink loop', error: UnsafePathError, entries: async () => [symlink('x', 'y'), symlink('y', 'x')] },
 ]
 
@@ -201,7 +221,7 @@ describe('a directory swapped for a symlink between planning and running an in-p
 
 describe('a file swapped for a symlink to outside between planning and running an in-place checkout', () => {
   it('replaces, removes or turns into a directory the link itself, never what it points to', async () => {
-    const { dir, store } = await storeWorkspace({ 'a.txt': 'old', 'gone.txt': 'g', 'newdir': 'file' })
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'old', 'gone.txt': 'g', newdir: 'file' })
     await snapshotWorkspace({ dir })
     const sentinel = await makeSentinel()
     const staging = store.tempPath('checkout')
@@ -214,7 +234,11 @@ describe('a file swapped for a symlink to outside between planning and running a
     ]
     const target = sha256('target')
     await fs.writeFile(store.path('checkout-journal.json'), JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging, steps, head: `${target}\n` }))
-    for (const [name, to] of [['a.txt', join(sentinel.dir, 'precious')], ['gone.txt', sentinel.dir], ['newdir', sentinel.dir]] as const) {
+    for (const [name, to] of [
+      ['a.txt', join(sentinel.dir, 'precious')],
+      ['gone.txt', sentinel.dir],
+      ['newdir', sentinel.dir],
+    ] as const) {
       await fs.rm(join(dir, name))
       await fs.symlink(to, join(dir, name))
     }
@@ -222,7 +246,7 @@ describe('a file swapped for a symlink to outside between planning and running a
     await sentinel.intact()
     expect(await dirState(dir)).toEqual({
       'a.txt': { type: 'file', mode: 0o644, content: Buffer.from('new content').toString('base64') },
-      'newdir': { type: 'dir', mode: 0o755 },
+      newdir: { type: 'dir', mode: 0o755 },
     })
     expect(await readRef(store, 'HEAD')).toBe(target)
   })

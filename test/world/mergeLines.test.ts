@@ -90,7 +90,12 @@ describe('mergeLines', () => {
   })
 
   it('writes a conflict with all three versions, labelled', () => {
-    const result = mergeLines({ base: Buffer.from('a\nb\nc\n'), ours: Buffer.from('a\nmine\nc\n'), theirs: Buffer.from('a\nyours\nc\n'), labels: { ours: 'HEAD', base: 'merge base', theirs: 'attempt-2' } })
+    const result = mergeLines({
+      base: Buffer.from('a\nb\nc\n'),
+      ours: Buffer.from('a\nmine\nc\n'),
+      theirs: Buffer.from('a\nyours\nc\n'),
+      labels: { ours: 'HEAD', base: 'merge base', theirs: 'attempt-2' },
+    })
     expect(result).toEqual({ clean: false, conflicts: 1, bytes: Buffer.from('a\n<<<<<<< HEAD\nmine\n||||||| merge base\nb\n=======\nyours\n>>>>>>> attempt-2\nc\n') })
   })
 

@@ -9,7 +9,11 @@ import { tempDir } from '../helpers/tmp.js'
 type Flat = Record<string, string | null>
 
 async function write(store: Store, flat: Flat, prefix = ''): Promise<Digest> {
-  const names = new Set(Object.keys(flat).filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length).split('/')[0]!))
+  const names = new Set(
+    Object.keys(flat)
+      .filter((p) => p.startsWith(prefix))
+      .map((p) => p.slice(prefix.length).split('/')[0]!),
+  )
   const entries: TreeEntry[] = []
   for (const name of names) {
     const path = prefix + name
@@ -133,12 +137,15 @@ describe('mergeWorld', () => {
   it('merges files added on both sides line by line against an empty base, and never overwrites a name it keeps a version under', async () => {
     const store = await Store.init(tempDir('merge-world'))
     const base = await write(store, {})
-    const ours = await write(store, { 'new.txt': 'a\n', 'link': '-> one', 'link~theirs': 'taken\n' })
-    const theirs = await write(store, { 'new.txt': 'b\n', 'link': '-> two' })
+    const ours = await write(store, { 'new.txt': 'a\n', link: '-> one', 'link~theirs': 'taken\n' })
+    const theirs = await write(store, { 'new.txt': 'b\n', link: '-> two' })
     const result = await mergeWorld({ store, base, ours, theirs, labels })
     const tree = await read(store, result.tree)
     expect(tree).toEqual({ 'new.txt': '<<<<<<< ours\na\n||||||| base\n=======\nb\n>>>>>>> theirs\n', link: '-> one', 'link~theirs': 'taken\n', 'link~theirs~2': '-> two' })
-    expect(result.conflicts.map((c) => [c.path, c.kind])).toEqual([['link', 'add/add'], ['new.txt', 'add/add']])
+    expect(result.conflicts.map((c) => [c.path, c.kind])).toEqual([
+      ['link', 'add/add'],
+      ['new.txt', 'add/add'],
+    ])
   })
 
   it('merges inside a directory one side deleted: untouched files go, changed ones are kept as modify/delete', async () => {

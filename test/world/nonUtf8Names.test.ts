@@ -13,7 +13,10 @@ import { storeWorkspace } from '../helpers/workspace.js'
 const BAD = Buffer.from('bad\xffname', 'latin1') // not UTF-8
 const BAD_DIR = Buffer.from('d\xe9j\xe0', 'latin1') // Latin-1 "déjà"
 const at = (dir: string, ...parts: Buffer[]) => Buffer.concat([Buffer.from(`${dir}/`), ...parts.flatMap((p, i) => (i ? [Buffer.from('/'), p] : [p]))])
-const namesIn = (dir: Buffer | string) => readdirSync(dir, { encoding: 'buffer' }).map((b) => b.toString('hex')).sort()
+const namesIn = (dir: Buffer | string) =>
+  readdirSync(dir, { encoding: 'buffer' })
+    .map((b) => b.toString('hex'))
+    .sort()
 
 async function plantNames(dir: string): Promise<void> {
   await fs.writeFile(at(dir, BAD), 'x')
@@ -24,7 +27,15 @@ async function plantNames(dir: string): Promise<void> {
 
 describe('file names that are not UTF-8', () => {
   it('round-trips every byte string through the escape, and refuses names no scan gives', () => {
-    for (const bytes of [BAD, BAD_DIR, Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xf4, 0x90, 0x80, 0x80]), Buffer.from('déjà ✓ 😀'), Buffer.from([0xef, 0xbf, 0xbd, 0xff])]) {
+    for (const bytes of [
+      BAD,
+      BAD_DIR,
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from([0xc0, 0xaf]),
+      Buffer.from([0xf4, 0x90, 0x80, 0x80]),
+      Buffer.from('déjà ✓ 😀'),
+      Buffer.from([0xef, 0xbf, 0xbd, 0xff]),
+    ]) {
       const name = nameFromBytes(bytes)
       expect(bytesOfName(name).equals(bytes)).toBe(true)
       expect(isCanonicalName(name)).toBe(true)
@@ -42,7 +53,9 @@ describe('file names that are not UTF-8', () => {
     await snapshotWorkspace({ dir, store, message: 'first' })
     await plantNames(dir)
     const dirty = await status({ dir, store })
-    expect(dirty.changes.map((c) => bytesOfName(c.path).toString('latin1')).sort()).toEqual([BAD.toString('latin1'), `${BAD_DIR.toString('latin1')}/${BAD.toString('latin1')}`, 'link\xfe'].sort())
+    expect(dirty.changes.map((c) => bytesOfName(c.path).toString('latin1')).sort()).toEqual(
+      [BAD.toString('latin1'), `${BAD_DIR.toString('latin1')}/${BAD.toString('latin1')}`, 'link\xfe'].sort(),
+    )
     const snap = await snapshotWorkspace({ dir, store, message: 'bytes' })
     expect((await status({ dir, store })).clean).toBe(true)
     const tree = await readTree(store, (await readSnapshot(store, snap.id)).world.tree)

@@ -63,8 +63,14 @@ describe('an in-place checkout journal that cannot be replayed', () => {
     await fs.writeFile(join(staging, '0'), 'x')
     // As an interrupted checkout leaves it: a.txt already removed, then a step that can never run.
     await fs.rm(join(dir, 'a.txt'))
-    const steps = [{ op: 'remove', path: 'a.txt' }, { op: 'place', path: 'n'.repeat(300), staged: join(staging, '0') }]
-    await fs.writeFile(store.path('checkout-journal.json'), JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging, steps, head: 'ref: refs/heads/other\n' }))
+    const steps = [
+      { op: 'remove', path: 'a.txt' },
+      { op: 'place', path: 'n'.repeat(300), staged: join(staging, '0') },
+    ]
+    await fs.writeFile(
+      store.path('checkout-journal.json'),
+      JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging, steps, head: 'ref: refs/heads/other\n' }),
+    )
 
     const first = await fp(dir, 'status')
     expect(first.code).not.toBe(0)

@@ -94,7 +94,7 @@ async function storedBytes(storeDir: string): Promise<number> {
 
 describe('unchanged workspace and the stat cache', () => {
   it('a second snapshot of an unchanged workspace writes no object and returns the same id and tree', async () => {
-    const { dir, store } = await storeWorkspace({ 'a.txt': 'a', 'd/b.txt': 'b', 'e': { dir: true } })
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a', 'd/b.txt': 'b', e: { dir: true } })
     const first = await snapshotWorkspace({ dir })
     const objects = await countObjects(store)
     const again = await snapshotWorkspace({ dir })
@@ -157,9 +157,7 @@ describe('unchanged workspace and the stat cache', () => {
     await settle()
     await snapshotWorkspace({ dir })
     await fs.chmod(join(dir, 'x.sh'), 0o755)
-    expect((await status({ dir })).changes).toEqual([
-      { path: 'x.sh', status: 'mode', old: { type: 'file', mode: 0o644, size: 4 }, new: { type: 'file', mode: 0o755, size: 4 } },
-    ])
+    expect((await status({ dir })).changes).toEqual([{ path: 'x.sh', status: 'mode', old: { type: 'file', mode: 0o644, size: 4 }, new: { type: 'file', mode: 0o755, size: 4 } }])
   })
 })
 
@@ -196,7 +194,7 @@ describe('snapshot edge cases', () => {
   })
 
   it('sees every file as added before the first snapshot, and an empty workspace as clean', async () => {
-    const { dir } = await storeWorkspace({ 'a.txt': 'a', 'e': { dir: true } })
+    const { dir } = await storeWorkspace({ 'a.txt': 'a', e: { dir: true } })
     expect((await status({ dir })).changes.map((c) => [c.path, c.status])).toEqual([
       ['a.txt', 'added'],
       ['e', 'added'],

@@ -38,7 +38,7 @@ describe('workspace commands as a new user meets them', () => {
   })
 
   it('snapshot and clone report the same file count for the same tree', async () => {
-    const dir = await makeWorkspace({ 'a.txt': 'a', 'b/c.txt': 'c', 'd/': { dir: true }, 'link': { symlink: 'a.txt' } })
+    const dir = await makeWorkspace({ 'a.txt': 'a', 'b/c.txt': 'c', 'd/': { dir: true }, link: { symlink: 'a.txt' } })
     await initCommand({ dir })
     const snap = await snapshotCommand({ dir })
     const layout = join(tempDir('layout'), 'oci')
@@ -50,7 +50,7 @@ describe('workspace commands as a new user meets them', () => {
   })
 
   it("status uses git's letters: M for a mode change, T for a type change", async () => {
-    const dir = await snapshotted({ 'run.sh': 'echo', 'f': 'file' })
+    const dir = await snapshotted({ 'run.sh': 'echo', f: 'file' })
     await fs.chmod(join(dir, 'run.sh'), 0o755)
     await fs.rm(join(dir, 'f'))
     await fs.symlink('run.sh', join(dir, 'f'))

@@ -28,14 +28,17 @@ const write = (dir: string, rel: string, content: string) => fs.mkdir(join(dir, 
 
 describe('the workspace index', () => {
   it('gives after every kind of change the tree a scan without it gives', async () => {
-    const { dir, store } = await storeWorkspace({ 'a.txt': 'a', 'src/x.ts': 'x', 'src/deep/y.ts': 'y', 'src/deep/z.ts': 'z', 'docs/readme.md': 'r', 'link': { symlink: 'a.txt' } })
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a', 'src/x.ts': 'x', 'src/deep/y.ts': 'y', 'src/deep/z.ts': 'z', 'docs/readme.md': 'r', link: { symlink: 'a.txt' } })
     const changes: Array<[string, () => Promise<unknown>]> = [
       ['nothing', async () => {}],
-      ['same size, new bytes, mtime put back', async () => {
-        const st = await fs.stat(join(dir, 'src/deep/y.ts'))
-        await fs.writeFile(join(dir, 'src/deep/y.ts'), 'Y')
-        await fs.utimes(join(dir, 'src/deep/y.ts'), st.atime, st.mtime)
-      }],
+      [
+        'same size, new bytes, mtime put back',
+        async () => {
+          const st = await fs.stat(join(dir, 'src/deep/y.ts'))
+          await fs.writeFile(join(dir, 'src/deep/y.ts'), 'Y')
+          await fs.utimes(join(dir, 'src/deep/y.ts'), st.atime, st.mtime)
+        },
+      ],
       ['a file added deep down', () => write(dir, 'src/deep/new.ts', 'new')],
       ['a file deleted', () => fs.rm(join(dir, 'src/deep/z.ts'))],
       ['a file renamed in its directory', () => fs.rename(join(dir, 'src/x.ts'), join(dir, 'src/w.ts'))],
@@ -44,7 +47,10 @@ describe('the workspace index', () => {
       ['a file replaced by a directory of its name', () => fs.rm(join(dir, 'docs/readme.md')).then(() => write(dir, 'docs/readme.md/inner', 'i'))],
       ['a directory replaced by a symlink', () => fs.rm(join(dir, 'docs'), { recursive: true }).then(() => fs.symlink('src', join(dir, 'docs')))],
       ['an empty directory added', () => fs.mkdir(join(dir, 'empty/nested'), { recursive: true })],
-      ['an ignore rule leaving out a file of a directory that then stays as it is', () => write(dir, '.forkpointignore', '*.log\n').then(() => write(dir, 'src/deep/keep.log', 'kept'))],
+      [
+        'an ignore rule leaving out a file of a directory that then stays as it is',
+        () => write(dir, '.forkpointignore', '*.log\n').then(() => write(dir, 'src/deep/keep.log', 'kept')),
+      ],
       ['the rule edited in place, letting that file back in', () => fs.writeFile(join(dir, '.forkpointignore'), '# nothing ignored\n')],
       ['an ignore rule for a nested file', () => write(dir, '.forkpointignore', 'new.ts\n')],
       ['the ignore rule dropped', () => fs.rm(join(dir, '.forkpointignore'))],

@@ -69,7 +69,10 @@ export async function chooseBackend(store: Store, wanted?: BackendName | 'auto')
   if (wanted && wanted !== 'auto') {
     const backend = backendByName(wanted)
     if (!(await backendWorks(store, backend.name))) {
-      throw new BackendUnavailableError(`the ${wanted} branch backend does not work here (${wanted === 'reflink' ? 'the store is not on a reflink file system (btrfs, XFS)' : 'overlayfs cannot be mounted, even in a user namespace'})`, { backend: wanted })
+      throw new BackendUnavailableError(
+        `the ${wanted} branch backend does not work here (${wanted === 'reflink' ? 'the store is not on a reflink file system (btrfs, XFS)' : 'overlayfs cannot be mounted, even in a user namespace'})`,
+        { backend: wanted },
+      )
     }
     return backend
   }

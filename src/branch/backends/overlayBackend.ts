@@ -111,7 +111,10 @@ async function remountOnHost(state: BranchState, dir: string): Promise<null> {
   const { via } = state.hostView!
   const gone = specs(dir, state.layers, state.hostView).filter((s) => mountStatus(s.target) !== 'mounted')
   if (gone.length === 0) return null
-  await unmountFromHost(via, gone.filter((s) => mountStatus(s.target) === 'dead').map((s) => s.target))
+  await unmountFromHost(
+    via,
+    gone.filter((s) => mountStatus(s.target) === 'dead').map((s) => s.target),
+  )
   await mountOnHost(via, gone)
   return null
 }

@@ -15,7 +15,9 @@ export async function abortCommand(options: Where & { name: string }): Promise<A
   return abortNamedWithEffects(options)
 }
 
-export const abortView: View<AbortResult> = { human: (r) => `aborted ${r.aborted}${r.dropped.length > 0 ? `; ${r.dropped.length} deferred effect${r.dropped.length === 1 ? '' : 's'} dropped` : ''}` }
+export const abortView: View<AbortResult> = {
+  human: (r) => `aborted ${r.aborted}${r.dropped.length > 0 ? `; ${r.dropped.length} deferred effect${r.dropped.length === 1 ? '' : 's'} dropped` : ''}`,
+}
 
 export function registerAbort(program: Command): void {
   common(program.command('abort <NAME>'))

@@ -39,7 +39,9 @@ export function registerBranch(program: Command): void {
       // a path only this process's namespace tricks reach would break git, node and editors: offer a shell instead
       if (branch.view === 'namespace' && !flags.json) {
         const { HOST_MOUNT_NEEDS } = await import('../../branch/backends/overlayBackend.js')
-        process.stderr.write(`forkpoint: made branch ${branch.name}, but it cannot be mounted where other tools see it here (${HOST_MOUNT_NEEDS}); work in it with 'forkpoint shell ${branch.name}'\n`)
+        process.stderr.write(
+          `forkpoint: made branch ${branch.name}, but it cannot be mounted where other tools see it here (${HOST_MOUNT_NEEDS}); work in it with 'forkpoint shell ${branch.name}'\n`,
+        )
       }
       print(flags, branch, branchView)
     })

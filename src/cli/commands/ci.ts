@@ -19,9 +19,27 @@ export interface CiRecordResult {
 }
 
 /** `forkpoint ci record`: the entrypoint recorded, its normalised golden artifact written (the agent's stdout goes to stderr). */
-export async function ciRecordCommand({ dir, store, entrypoint, out, proxy, deterministic, ...redaction }: Where & RedactionFlags & { entrypoint: string; out: string; proxy?: boolean; deterministic?: boolean }): Promise<CiRecordResult> {
+export async function ciRecordCommand({
+  dir,
+  store,
+  entrypoint,
+  out,
+  proxy,
+  deterministic,
+  ...redaction
+}: Where & RedactionFlags & { entrypoint: string; out: string; proxy?: boolean; deterministic?: boolean }): Promise<CiRecordResult> {
   const { ciRecord } = await import('../../trace/ci/ciRecord.js')
-  const r = await ciRecord({ entrypoint, out, dir, store, redact: redaction.redact, rules: redactionRules(redaction), proxy: Boolean(proxy), deterministic: Boolean(deterministic), stdout: 'stderr' })
+  const r = await ciRecord({
+    entrypoint,
+    out,
+    dir,
+    store,
+    redact: redaction.redact,
+    rules: redactionRules(redaction),
+    proxy: Boolean(proxy),
+    deterministic: Boolean(deterministic),
+    stdout: 'stderr',
+  })
   return { runId: r.runId, artifact: r.artifact, steps: r.steps, exitCode: r.exitCode }
 }
 
@@ -37,7 +55,11 @@ export interface CiCheckOutput {
 }
 
 /** `forkpoint ci check`: the entrypoint run (offline unless `live`) and diffed against the golden run. */
-export async function ciCheckCommand({ dir, store, ...options }: Where & { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window?: number }): Promise<CiCheckOutput> {
+export async function ciCheckCommand({
+  dir,
+  store,
+  ...options
+}: Where & { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window?: number }): Promise<CiCheckOutput> {
   const { ciCheck } = await import('../../trace/ci/ciCheck.js')
   const r = await ciCheck({ ...options, live: Boolean(options.live), dir, store, stdout: 'stderr' })
   return { outcome: r.outcome, trace: r.diff, offlineViolations: r.offlineViolations, isolation: r.isolation, agentExitCode: r.exitCode, actualArtifact: r.actualArtifact }

@@ -29,7 +29,9 @@ export function registerClone(program: Command): void {
     .action(async (remote: string, opts: PullFlags & { into: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const bar = transferBar(flags.json)
-      const result = await cloneCommand({ remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() => bar.stop())
+      const result = await cloneCommand({ remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() =>
+        bar.stop(),
+      )
       print(flags, result, cloneView)
     })
 }

@@ -9,7 +9,9 @@ export async function commitCommand({ failIfStale, ...options }: Where & { name:
   return commitNamedWithEffects({ ...options, onConflict: failIfStale ? 'fail' : 'merge' })
 }
 
-export const commitView: View<CommitWithEffectsResult> = { human: (r) => `committed ${r.name}: ${r.written.length} written, ${r.deleted.length} deleted (${r.durationMs.toFixed(0)} ms)${sentLine(r.effects)}` }
+export const commitView: View<CommitWithEffectsResult> = {
+  human: (r) => `committed ${r.name}: ${r.written.length} written, ${r.deleted.length} deleted (${r.durationMs.toFixed(0)} ms)${sentLine(r.effects)}`,
+}
 
 export function registerCommit(program: Command): void {
   common(program.command('commit <NAME>'))

@@ -16,7 +16,7 @@ export function effectsView(pending: boolean): View<EffectsListing> {
 
 export function registerEffects(program: Command): void {
   common(program.command('effects [ID]'))
-    .description("list the effects ledger of an image, a live branch or (default) the workspace; --pending: only the outbox")
+    .description('list the effects ledger of an image, a live branch or (default) the workspace; --pending: only the outbox')
     .option('--pending', 'only the deferred effects waiting for a commit (the outbox)')
     .action(async (id: string | undefined, opts: { pending?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)

@@ -17,7 +17,15 @@ export interface ExploreOptions extends Where, PatternFlags {
 /** `forkpoint explore`: best-of-N, the command run N times in parallel branches and the best success committed. */
 export async function exploreCommand({ dir, store, command, attempts, score, signal, ...flags }: ExploreOptions): Promise<Outcome<CommandValue>> {
   const { exploreCommand: explore } = await import('../../patterns/exploreCommand.js')
-  return explore({ dir, store, cmd: command.length === 1 ? command[0]! : command, n: Number(attempts), ...(score ? { score } : {}), ...patternFlags(flags), ...(signal ? { signal } : {}) })
+  return explore({
+    dir,
+    store,
+    cmd: command.length === 1 ? command[0]! : command,
+    n: Number(attempts),
+    ...(score ? { score } : {}),
+    ...patternFlags(flags),
+    ...(signal ? { signal } : {}),
+  })
 }
 
 export function registerExplore(program: Command): void {

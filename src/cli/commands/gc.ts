@@ -17,7 +17,9 @@ export async function gcCommand({ dryRun, prune, ...where }: Where & { dryRun?: 
 }
 
 export function gcView(dryRun: boolean): View<GcOutput> {
-  return { human: (r) => `${dryRun ? 'would remove' : 'removed'} ${r.removed} objects (${formatBytes(r.freedBytes)}) and ${r.expiredReflogEntries} reflog entries; ${r.kept} reachable` }
+  return {
+    human: (r) => `${dryRun ? 'would remove' : 'removed'} ${r.removed} objects (${formatBytes(r.freedBytes)}) and ${r.expiredReflogEntries} reflog entries; ${r.kept} reachable`,
+  }
 }
 
 export function registerGc(program: Command): void {

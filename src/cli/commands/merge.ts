@@ -42,7 +42,13 @@ export const mergeView: View<MergeResult> = {
   },
   warnings(r) {
     if (r.outcome !== 'conflict') return []
-    return [pc.dim(r.inProgress ? "merge stopped on conflicts: fix the files, then 'forkpoint merge --continue', or 'forkpoint merge --abort'" : `merge into ${r.ref} has conflicts: nothing was written`)]
+    return [
+      pc.dim(
+        r.inProgress
+          ? "merge stopped on conflicts: fix the files, then 'forkpoint merge --continue', or 'forkpoint merge --abort'"
+          : `merge into ${r.ref} has conflicts: nothing was written`,
+      ),
+    ]
   },
   exit: (r) => (r.outcome === 'conflict' ? 3 : 0),
 }

@@ -52,7 +52,9 @@ export function registerPush(program: Command): void {
     .action(async (id: string, remote: string, opts: { sign?: boolean; insecure?: boolean; repack?: boolean; depth?: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const bar = transferBar(flags.json)
-      const result = await pushCommand({ id, remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() => bar.stop())
+      const result = await pushCommand({ id, remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() =>
+        bar.stop(),
+      )
       print(flags, result, pushView)
     })
 }

@@ -41,7 +41,7 @@ export function registerReplay(program: Command): void {
     .description('re-execute a recorded run offline, every response served from the recording (exit 3 on divergence, 4 on network access)')
     .argument('<run>', 'run id, unique prefix, latest, or a *.run.json file')
     .argument('[command...]', 'the agent command after -- (default: the recorded one)')
-    .option('--trust-command', "run the recorded command of a run from a file or another store (it runs whatever the run names)")
+    .option('--trust-command', 'run the recorded command of a run from a file or another store (it runs whatever the run names)')
     .option('--live-from <step>', 'serve steps before STEP from the recording, run the rest live and record a new run', (v) => Number.parseInt(v, 10))
     .action(async (spec: string, command: string[], opts: { liveFrom?: number; trustCommand?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)

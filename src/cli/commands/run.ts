@@ -57,7 +57,10 @@ export function sandboxRunView(timeout: string | undefined): View<RunResult> {
   return {
     // the output was streamed as written; under --json it is in the result
     human: () => '',
-    warnings: (r) => [...r.warnings.map((w) => `forkpoint: warning: ${w}`), ...(r.timedOut ? [`forkpoint: timed out after ${timeout ?? DEFAULT_TIMEOUT}; the process tree was killed`] : [])],
+    warnings: (r) => [
+      ...r.warnings.map((w) => `forkpoint: warning: ${w}`),
+      ...(r.timedOut ? [`forkpoint: timed out after ${timeout ?? DEFAULT_TIMEOUT}; the process tree was killed`] : []),
+    ],
     exit: (r) => r.exitCode,
   }
 }
@@ -94,7 +97,9 @@ export async function recordRunCommand({ dir, store, command, proxy, determinist
   return summary
 }
 
-export const recordRunView: View<RecordSummary> = { human: (r) => `recorded ${r.runId}: ${r.steps} steps, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}` }
+export const recordRunView: View<RecordSummary> = {
+  human: (r) => `recorded ${r.runId}: ${r.steps} steps, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}`,
+}
 
 /**
  * One command, two jobs: `--record` records an agent run (trace layer); otherwise the
@@ -127,7 +132,19 @@ export function registerRun(program: Command): void {
         const used = [...SANDBOX_FLAGS.filter((f) => opts[f] !== undefined), ...(opts.env.length > 0 ? ['env'] : []), ...(opts.expose.length > 0 ? ['expose'] : [])]
         if (used.length > 0) throw new UsageError(`--record cannot be combined with sandbox options yet (${used.map((f) => `--${f}`).join(', ')})`)
         const { redact, redactKey, redactPath, redactPattern, proxy, deterministic, entrypoint, out } = opts
-        const summary = await recordRunCommand({ ...where, command, redact, redactKey, redactPath, redactPattern, proxy, deterministic, entrypoint, out, stdout: flags.json ? 'stderr' : 'inherit' })
+        const summary = await recordRunCommand({
+          ...where,
+          command,
+          redact,
+          redactKey,
+          redactPath,
+          redactPattern,
+          proxy,
+          deterministic,
+          entrypoint,
+          out,
+          stdout: flags.json ? 'stderr' : 'inherit',
+        })
         print(flags, summary, recordRunView)
         return
       }

@@ -74,6 +74,9 @@ function line(r: RunSummary): string {
 
 function render(run: Run): string {
   const head = `${pc.yellow(printable(run.runId))} ${printable(run.entrypoint)} ${run.status} ${run.startedAt} .. ${run.endedAt} redaction=${printable(run.redaction)}${run.parent ? ` parent=${printable(run.parent)}` : ''}`
-  const steps = run.steps.map((s) => `  ${String(s.idx).padStart(4)} ${s.type.padEnd(6)} ${printable(s.name)}${s.error !== undefined ? pc.red(' error') : ''} ${pc.dim(`${s.durationMs.toFixed(1)}ms in:${s.inputHash.slice(0, 12)} out:${s.outputHash.slice(0, 12)}`)}`)
+  const steps = run.steps.map(
+    (s) =>
+      `  ${String(s.idx).padStart(4)} ${s.type.padEnd(6)} ${printable(s.name)}${s.error !== undefined ? pc.red(' error') : ''} ${pc.dim(`${s.durationMs.toFixed(1)}ms in:${s.inputHash.slice(0, 12)} out:${s.outputHash.slice(0, 12)}`)}`,
+  )
   return [head, ...steps].join('\n')
 }

@@ -43,9 +43,17 @@ export const snapshotView: View<SnapshotAgentResult> = {
 /** `forkpoint snapshot --branch NAME`: a fork's branch as its child's next image (moving the child's ref, not HEAD). */
 export async function snapshotBranchCommand({ branch, ...options }: Omit<SnapshotOptions, 'onProgress'> & { branch: string }): Promise<SnapshotForkBranchResult> {
   const layerOptions = (['tag', 'env', 'keepEnv', 'scrubEnv', 'effects'] as const).filter((o) => options[o] !== undefined)
-  if (layerOptions.length > 0 || typeof options.trace === 'string') throw new UsageError(`snapshot --branch takes only -m, --agent and --allow-external-symlinks (the other layers are the child's)`)
+  if (layerOptions.length > 0 || typeof options.trace === 'string')
+    throw new UsageError(`snapshot --branch takes only -m, --agent and --allow-external-symlinks (the other layers are the child's)`)
   const { snapshotForkBranch } = await import('../../image/snapshotForkBranch.js')
-  return snapshotForkBranch({ dir: options.dir, store: options.store, branch, message: options.message, agent: options.agent, allowExternalSymlinks: options.allowExternalSymlinks })
+  return snapshotForkBranch({
+    dir: options.dir,
+    store: options.store,
+    branch,
+    message: options.message,
+    agent: options.agent,
+    allowExternalSymlinks: options.allowExternalSymlinks,
+  })
 }
 
 export const snapshotBranchView: View<SnapshotForkBranchResult> = {
@@ -78,4 +86,3 @@ export function registerSnapshot(program: Command): void {
       print(flags, result, snapshotView)
     })
 }
-

@@ -7,7 +7,13 @@ import { print } from '../output.js'
 import { cancelOnSignals, type PatternFlags, patternFlags, withPatternOptions } from '../patternFlags.js'
 
 /** `forkpoint speculate`: the commands raced in parallel branches; the first to exit 0 is committed. */
-export async function speculateCommand({ dir, store, command, signal, ...flags }: Where & PatternFlags & { command: string[]; signal?: AbortSignal }): Promise<Outcome<CommandValue>> {
+export async function speculateCommand({
+  dir,
+  store,
+  command,
+  signal,
+  ...flags
+}: Where & PatternFlags & { command: string[]; signal?: AbortSignal }): Promise<Outcome<CommandValue>> {
   const { speculateCommands } = await import('../../patterns/speculateCommands.js')
   return speculateCommands({ dir, store, commands: command, ...patternFlags(flags), ...(signal ? { signal } : {}) })
 }

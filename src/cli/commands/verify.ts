@@ -25,7 +25,8 @@ export const verifyView: View<VerifyReport> = {
     ].join('\n'),
   exit(r) {
     if (!r.ok) return new StoreCorruptError(`store has ${r.problems.length} bad or missing objects`, { problems: r.problems.length })
-    if (r.ledgers.problems.length > 0) return new StoreCorruptError(`${r.ledgers.problems.length} effects ledger(s) tampered with (chain broken or edited)`, { ledgers: r.ledgers.problems.length })
+    if (r.ledgers.problems.length > 0)
+      return new StoreCorruptError(`${r.ledgers.problems.length} effects ledger(s) tampered with (chain broken or edited)`, { ledgers: r.ledgers.problems.length })
     return 0
   },
 }

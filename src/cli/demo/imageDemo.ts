@@ -70,7 +70,10 @@ export async function imageDemo(ctx: DemoContext): Promise<void> {
     const conversation = join(ctx.root, 'conversation.jsonl')
     await fs.writeFile(conversation, CONVERSATION.map((m) => JSON.stringify(m)).join('\n') + '\n')
     const effects = await lib.openEffects({ store })
-    const lookup = effects.tool('crm.lookup', (q: { ticket: number }) => ({ ticket: q.ticket, customer: 'ada@example.com', plan: 'pro' }), { class: 'idempotent', key: (q) => `crm:${q.ticket}` })
+    const lookup = effects.tool('crm.lookup', (q: { ticket: number }) => ({ ticket: q.ticket, customer: 'ada@example.com', plan: 'pro' }), {
+      class: 'idempotent',
+      key: (q) => `crm:${q.ticket}`,
+    })
     await lookup({ ticket: 42 })
     const base = await lib.snapshotAgent({ dir, trace: conversation, effects: await effects.ledger(), agent: 'support-agent', message: 'before the fork' })
     ctx.show(`image ${base.id}\n  world: ${base.files} files   trace: ${CONVERSATION.length} messages   effects: 1 entry (crm.lookup, executed)`)
@@ -111,17 +114,25 @@ export async function imageDemo(ctx: DemoContext): Promise<void> {
     const { executed } = await commitOutbox({ store, branchId: won.id })
     await won.abort()
     const winnerConversation = join(ctx.root, 'winner.jsonl')
-    await fs.writeFile(winnerConversation, [...CONVERSATION, { role: 'assistant', content: 'Refund issued and the customer emailed.' }].map((m) => JSON.stringify(m)).join('\n') + '\n')
+    await fs.writeFile(
+      winnerConversation,
+      [...CONVERSATION, { role: 'assistant', content: 'Refund issued and the customer emailed.' }].map((m) => JSON.stringify(m)).join('\n') + '\n',
+    )
     const ledger = (await lib.listEffects({ store })).ledger!
     const trace = await traceLayer({ store, spec: winnerConversation, cwd: ctx.root })
-    const image = await store.writeObject(makeSnapshot({ parents: [forks[winner]!.id], tree, message: `fork ${winner}: refund`, agent: 'support-agent', layers: { trace, effects: ledger } }))
+    const image = await store.writeObject(
+      makeSnapshot({ parents: [forks[winner]!.id], tree, message: `fork ${winner}: refund`, agent: 'support-agent', layers: { trace, effects: ledger } }),
+    )
     ctx.show(`fork ${winner} wins (score ${scores[winner]}); its outbox sent ${executed.length} email; the other forks' outboxes dropped\nits image: ${image.slice(0, 19)}`)
 
     ctx.say('Merge the winner into main, layer by layer')
     const merged = await lib.merge({ dir, from: image })
     ctx.show(merged.layers.map((l) => l.summary).join('\n'))
     ctx.check(merged.outcome === 'merged', 'a clean three-way merge of every layer')
-    ctx.check((await fs.readFile(join(dir, 'reply.md'), 'utf8')).includes('Refund') && (await fs.readFile(join(dir, 'notes.md'), 'utf8')).includes('VIP'), "the workspace has the winner's reply and main's note")
+    ctx.check(
+      (await fs.readFile(join(dir, 'reply.md'), 'utf8')).includes('Refund') && (await fs.readFile(join(dir, 'notes.md'), 'utf8')).includes('VIP'),
+      "the workspace has the winner's reply and main's note",
+    )
     const entries = (await lib.listEffects({ store, id: 'HEAD' })).entries
     const emails = entries.filter((e) => e.tool.startsWith('http POST'))
     ctx.show(emails.map((e) => `${e.status.padEnd(8)} ${e.idempotencyKey}`).join('\n'))

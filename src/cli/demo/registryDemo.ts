@@ -11,7 +11,9 @@ export async function registryDemo(ctx: DemoContext): Promise<void> {
 
   ctx.say('Push the image to a registry (an OCI image layout directory)')
   const pushed = await lib.pushImage({ dir: ws, id: 'HEAD', remote })
-  ctx.show(`pushed ${pushed.id.slice(7, 19)} as ${pushed.remote}:${pushed.tag}\n${pushed.sentObjects} objects, ${pushed.sentBytes} bytes; manifest ${pushed.manifest.slice(0, 19)}…`)
+  ctx.show(
+    `pushed ${pushed.id.slice(7, 19)} as ${pushed.remote}:${pushed.tag}\n${pushed.sentObjects} objects, ${pushed.sentBytes} bytes; manifest ${pushed.manifest.slice(0, 19)}…`,
+  )
 
   ctx.say('A teammate clones it into another store and directory')
   const teammate = join(ctx.root, 'teammate')

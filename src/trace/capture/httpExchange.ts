@@ -20,7 +20,8 @@ export interface HttpResponseData {
 }
 
 /** Headers that change on every call or describe the transport, not the exchange: left out of step inputs. */
-export const VOLATILE_REQUEST_HEADERS = /^(host|content-length|connection|keep-alive|user-agent|accept-encoding|transfer-encoding|date|traceparent|tracestate|idempotency-key|x-request-id|x-stainless-.*|sec-fetch-.*|accept-language)$/i
+export const VOLATILE_REQUEST_HEADERS =
+  /^(host|content-length|connection|keep-alive|user-agent|accept-encoding|transfer-encoding|date|traceparent|tracestate|idempotency-key|x-request-id|x-stainless-.*|sec-fetch-.*|accept-language)$/i
 /** Response headers not replayed: framing is redone, bodies are served decoded, the rest is per call. */
 const DROPPED_RESPONSE_HEADERS = /^(content-length|content-encoding|transfer-encoding|connection|keep-alive|date)$/i
 
@@ -72,7 +73,13 @@ export function responseOutput(api: LlmApi | null, res: HttpResponseData): JsonV
 export function recordedResponse(output: JsonValue): HttpResponseData {
   const o = (output ?? {}) as { status?: number; statusText?: string; headers?: Record<string, string>; body?: { text?: string; base64?: string; chunks?: string[] } }
   const body = o.body ?? {}
-  const chunks = body.chunks ? body.chunks.map((c) => Buffer.from(c, 'utf8')) : body.base64 !== undefined ? [Buffer.from(body.base64, 'base64')] : body.text !== undefined ? [Buffer.from(body.text, 'utf8')] : []
+  const chunks = body.chunks
+    ? body.chunks.map((c) => Buffer.from(c, 'utf8'))
+    : body.base64 !== undefined
+      ? [Buffer.from(body.base64, 'base64')]
+      : body.text !== undefined
+        ? [Buffer.from(body.text, 'utf8')]
+        : []
   return { status: o.status ?? 200, statusText: o.statusText ?? '', headers: o.headers ?? {}, chunks }
 }
 

@@ -44,7 +44,10 @@ export function assistantText(api: LlmApi, response: JsonValue, events: SseEvent
   }
   if (!isObj(response)) return null
   if (api.provider === 'anthropic' && Array.isArray(response['content'])) {
-    const parts = response['content'].filter(isObj).map((c) => (typeof c['text'] === 'string' ? c['text'] : '')).join('')
+    const parts = response['content']
+      .filter(isObj)
+      .map((c) => (typeof c['text'] === 'string' ? c['text'] : ''))
+      .join('')
     return parts || null
   }
   const choice = Array.isArray(response['choices']) ? response['choices'][0] : undefined

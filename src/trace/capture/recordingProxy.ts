@@ -47,10 +47,11 @@ export async function startRecordingProxy({ session, upstreams, socketPath }: { 
   return {
     url,
     env: url ? proxyEnv(url) : {},
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
   }
 }
 

@@ -5,7 +5,13 @@ import { PayloadCipher } from '../redact/payloadCipher.js'
 import type { StoreLocator } from '../../store/findStore.js'
 
 /** Diff two runs (artifacts or ids) after normalising both, as CI compares them. */
-export async function ciDiff({ expected, actual, window = 10, env = process.env, ...where }: { expected: string; actual: string; window?: number; env?: NodeJS.ProcessEnv } & StoreLocator): Promise<RunDiff> {
+export async function ciDiff({
+  expected,
+  actual,
+  window = 10,
+  env = process.env,
+  ...where
+}: { expected: string; actual: string; window?: number; env?: NodeJS.ProcessEnv } & StoreLocator): Promise<RunDiff> {
   const a = await loadRun({ ...where, spec: expected })
   const b = await loadRun({ ...where, spec: actual })
   const cipher = PayloadCipher.forRuns(env, a, b)

@@ -29,5 +29,8 @@ export async function ciRecord({ entrypoint, out, command, ...rest }: CiRecordAr
 function agentFailed(entrypoint: string, result: RecordResult): AgentFailedError {
   const failed = result.run.steps.find((s) => s.error !== undefined && typeof s.error === 'object')
   const why = failed ? `; its first failed step is ${failed.idx} "${printable(failed.name)}": ${printable((failed.error as StepError).message)}` : ''
-  return new AgentFailedError(`the agent ${entrypoint} exited ${result.exitCode} while being recorded${why}; no golden run was written (the failed run is ${result.runId})`, { exitCode: result.exitCode, runId: result.runId })
+  return new AgentFailedError(`the agent ${entrypoint} exited ${result.exitCode} while being recorded${why}; no golden run was written (the failed run is ${result.runId})`, {
+    exitCode: result.exitCode,
+    runId: result.runId,
+  })
 }

@@ -110,7 +110,21 @@ export class RunStore {
           `INSERT OR REPLACE INTO runs (run_id, digest, body, entrypoint, status, started_at, ended_at, steps, llm_calls, tool_calls, errors, parent, redaction)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(run.runId, digest, body, run.entrypoint, run.status, run.startedAt, run.endedAt, run.steps.length, count((s) => s.type === 'llm'), count((s) => s.type === 'tool'), count((s) => s.error !== undefined), run.parent ?? null, run.redaction)
+        .run(
+          run.runId,
+          digest,
+          body,
+          run.entrypoint,
+          run.status,
+          run.startedAt,
+          run.endedAt,
+          run.steps.length,
+          count((s) => s.type === 'llm'),
+          count((s) => s.type === 'tool'),
+          count((s) => s.error !== undefined),
+          run.parent ?? null,
+          run.redaction,
+        )
       for (const s of run.steps) insertStep.run(run.runId, s.idx, s.name, s.type)
     })()
   }

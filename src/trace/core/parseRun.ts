@@ -84,7 +84,8 @@ function checkStep(raw: unknown, i: number, encrypted: boolean, verifyHashes: bo
       const stored = raw[key]
       if (typeof stored === 'string' && /^[0-9a-f]{64}$/.test(stored) && !verifyHashes) continue
       const actual = hashPayload(raw[field])
-      if (verifyHashes && typeof stored === 'string' && stored !== actual) fail(`${at} ${key} does not match its ${field} (edited by hand? 'forkpoint ci normalize' rewrites the hashes)`)
+      if (verifyHashes && typeof stored === 'string' && stored !== actual)
+        fail(`${at} ${key} does not match its ${field} (edited by hand? 'forkpoint ci normalize' rewrites the hashes)`)
       step[key] = actual
     }
   }

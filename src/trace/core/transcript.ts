@@ -43,11 +43,33 @@ export function transcriptToRun(bytes: Buffer, path: string, { now = new Date(),
     }
     const message = parseMessage(row, `${where} line ${i + 1}`)
     const input = redactor.redact(message)
-    steps.push({ idx: steps.length, name: `message.${message['role'] as string}`, type: stepType(message), input, output: null, inputHash: hashPayload(input), outputHash: hashPayload(null), startedAt: at, durationMs: 0, meta: { line: i + 1, text: redactor.redactText(row) } })
+    steps.push({
+      idx: steps.length,
+      name: `message.${message['role'] as string}`,
+      type: stepType(message),
+      input,
+      output: null,
+      inputHash: hashPayload(input),
+      outputHash: hashPayload(null),
+      startedAt: at,
+      durationMs: 0,
+      meta: { line: i + 1, text: redactor.redactText(row) },
+    })
   })
   if (steps.length === 0) throw new RunArtifactError(`${where} holds no messages`, { path })
   const transcript: TranscriptLayout = { format: formatOf(steps), file: where, lines: rows.length, blank, finalNewline }
-  return { kind: 'run', schemaVersion: RUN_SCHEMA_VERSION, runId: makeRunId(now.getTime()), entrypoint: `transcript ${where}`, startedAt: at, endedAt: at, status: 'ok', redaction: 'secrets', steps, meta: { transcript: transcript as unknown as JsonValue } }
+  return {
+    kind: 'run',
+    schemaVersion: RUN_SCHEMA_VERSION,
+    runId: makeRunId(now.getTime()),
+    entrypoint: `transcript ${where}`,
+    startedAt: at,
+    endedAt: at,
+    status: 'ok',
+    redaction: 'secrets',
+    steps,
+    meta: { transcript: transcript as unknown as JsonValue },
+  }
 }
 
 /** The transcript a run was made from, as the exact text it came in; null for a run that was not a transcript. */

@@ -14,7 +14,13 @@ export function isRunSpec(spec: string): boolean {
  * the run `a` was forked or replayed from. Encrypted payloads are opened when
  * `FORKPOINT_KEY` is set, else compared by hash.
  */
-export async function compareRuns({ a, b, window = 10, env = process.env, ...where }: { a: string; b?: string | undefined; window?: number; env?: NodeJS.ProcessEnv } & StoreLocator): Promise<RunDiff> {
+export async function compareRuns({
+  a,
+  b,
+  window = 10,
+  env = process.env,
+  ...where
+}: { a: string; b?: string | undefined; window?: number; env?: NodeJS.ProcessEnv } & StoreLocator): Promise<RunDiff> {
   if (!Number.isInteger(window) || window < 0) throw new UsageError('--window must be a whole number of steps')
   const runB = await loadRun({ ...where, spec: b ?? a })
   const runA = await loadRun({ ...where, spec: b === undefined ? parentOf(runB.parent, a) : a })

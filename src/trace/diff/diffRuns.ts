@@ -83,13 +83,40 @@ export function diffRuns({ a, b, window = 10, context = 3, cipher = null }: Diff
   const open = (s: Step, field: 'input' | 'output'): JsonValue => (isSealed(s[field]) ? (cipher ? cipher.open(s[field], field) : null) : s[field])
   const describe = (s: Step) => `${s.type} "${s.name}"`
   if (i === A.length && j === B.length) {
-    return { ...base, status: 'exact_match', idxA: null, idxB: null, explanation: `the runs match: ${A.length} steps, same calls, inputs, outputs and errors`, inputDiff: null, outputDiff: null, resync: null }
+    return {
+      ...base,
+      status: 'exact_match',
+      idxA: null,
+      idxB: null,
+      explanation: `the runs match: ${A.length} steps, same calls, inputs, outputs and errors`,
+      inputDiff: null,
+      outputDiff: null,
+      resync: null,
+    }
   }
   if (j === B.length) {
-    return { ...base, status: 'missing_steps', idxA: i, idxB: null, explanation: `run B ends after ${B.length} steps; A continues with ${A.length - i} more, from step ${i} ${describe(A[i]!)}`, inputDiff: null, outputDiff: null, resync: null }
+    return {
+      ...base,
+      status: 'missing_steps',
+      idxA: i,
+      idxB: null,
+      explanation: `run B ends after ${B.length} steps; A continues with ${A.length - i} more, from step ${i} ${describe(A[i]!)}`,
+      inputDiff: null,
+      outputDiff: null,
+      resync: null,
+    }
   }
   if (i === A.length) {
-    return { ...base, status: 'extra_steps', idxA: null, idxB: j, explanation: `run B has ${B.length - j} steps more than A at its end, from step ${j} ${describe(B[j]!)}`, inputDiff: null, outputDiff: null, resync: null }
+    return {
+      ...base,
+      status: 'extra_steps',
+      idxA: null,
+      idxB: j,
+      explanation: `run B has ${B.length - j} steps more than A at its end, from step ${j} ${describe(B[j]!)}`,
+      inputDiff: null,
+      outputDiff: null,
+      resync: null,
+    }
   }
   const sa = A[i]!
   const sb = B[j]!
@@ -98,25 +125,79 @@ export function diffRuns({ a, b, window = 10, context = 3, cipher = null }: Diff
     if (errorKey(sa) !== errorKey(sb)) {
       const what = sa.error === undefined ? 'fails in B only' : sb.error === undefined ? 'fails in A only' : 'fails differently'
       const both = (s: Step) => ({ output: open(s, 'output'), error: (isSealed(s.error) ? null : (s.error ?? null)) as JsonValue })
-      return { ...base, status: 'error_divergence', idxA: i, idxB: j, explanation: `step ${i} ${describe(sa)}: same call, ${what}`, inputDiff: null, outputDiff: jsonDiff(both(sa), both(sb)), resync }
+      return {
+        ...base,
+        status: 'error_divergence',
+        idxA: i,
+        idxB: j,
+        explanation: `step ${i} ${describe(sa)}: same call, ${what}`,
+        inputDiff: null,
+        outputDiff: jsonDiff(both(sa), both(sb)),
+        resync,
+      }
     }
     const outputDiff = plainOrNull(sa, sb, 'output', open)
-    return { ...base, status: 'output_divergence', idxA: i, idxB: j, explanation: `step ${i} ${describe(sa)}: same input, different output${summarise(outputDiff)}`, inputDiff: null, outputDiff, resync }
+    return {
+      ...base,
+      status: 'output_divergence',
+      idxA: i,
+      idxB: j,
+      explanation: `step ${i} ${describe(sa)}: same input, different output${summarise(outputDiff)}`,
+      inputDiff: null,
+      outputDiff,
+      resync,
+    }
   }
   const inserted = lookAhead(B, j, window, sa)
   const deleted = lookAhead(A, i, window, sb)
   if (inserted !== null && (deleted === null || inserted <= deleted)) {
-    return { ...base, status: 'extra_steps', idxA: i, idxB: j, explanation: `run B inserts ${inserted} step(s) before A's step ${i} ${describe(sa)}, starting with ${describe(sb)}`, inputDiff: null, outputDiff: null, resync: { idxA: i, idxB: j + inserted } }
+    return {
+      ...base,
+      status: 'extra_steps',
+      idxA: i,
+      idxB: j,
+      explanation: `run B inserts ${inserted} step(s) before A's step ${i} ${describe(sa)}, starting with ${describe(sb)}`,
+      inputDiff: null,
+      outputDiff: null,
+      resync: { idxA: i, idxB: j + inserted },
+    }
   }
   if (deleted !== null) {
-    return { ...base, status: 'missing_steps', idxA: i, idxB: j, explanation: `run B skips ${deleted} step(s) of A from step ${i} ${describe(sa)}; both continue with ${describe(sb)}`, inputDiff: null, outputDiff: null, resync: { idxA: i + deleted, idxB: j } }
+    return {
+      ...base,
+      status: 'missing_steps',
+      idxA: i,
+      idxB: j,
+      explanation: `run B skips ${deleted} step(s) of A from step ${i} ${describe(sa)}; both continue with ${describe(sb)}`,
+      inputDiff: null,
+      outputDiff: null,
+      resync: { idxA: i + deleted, idxB: j },
+    }
   }
   const resync = i + 1 < A.length && j + 1 < B.length && sameSignature(A[i + 1]!, B[j + 1]!) ? { idxA: i + 1, idxB: j + 1 } : null
   if (sa.name === sb.name) {
     const inputDiff = plainOrNull(sa, sb, 'input', open)
-    return { ...base, status: 'input_divergence', idxA: i, idxB: j, explanation: `step ${i} ${describe(sa)}: same step, different input${summarise(inputDiff)}`, inputDiff, outputDiff: null, resync }
+    return {
+      ...base,
+      status: 'input_divergence',
+      idxA: i,
+      idxB: j,
+      explanation: `step ${i} ${describe(sa)}: same step, different input${summarise(inputDiff)}`,
+      inputDiff,
+      outputDiff: null,
+      resync,
+    }
   }
-  return { ...base, status: 'op_divergence', idxA: i, idxB: j, explanation: `step ${i}: A calls ${describe(sa)} where B calls ${describe(sb)}`, inputDiff: null, outputDiff: null, resync }
+  return {
+    ...base,
+    status: 'op_divergence',
+    idxA: i,
+    idxB: j,
+    explanation: `step ${i}: A calls ${describe(sa)} where B calls ${describe(sb)}`,
+    inputDiff: null,
+    outputDiff: null,
+    resync,
+  }
 }
 
 function plainOrNull(sa: Step, sb: Step, field: 'input' | 'output', open: (s: Step, f: 'input' | 'output') => JsonValue): DiffOp[] | null {
@@ -127,7 +208,10 @@ function plainOrNull(sa: Step, sb: Step, field: 'input' | 'output', open: (s: St
 function summarise(ops: DiffOp[] | null): string {
   if (ops === null) return ' (encrypted: set FORKPOINT_KEY to see what changed)'
   if (ops.length === 0) return ''
-  const first = ops.slice(0, 3).map((o) => o.path).join(', ')
+  const first = ops
+    .slice(0, 3)
+    .map((o) => o.path)
+    .join(', ')
   return ` (${ops.length} change${ops.length === 1 ? '' : 's'}: ${first}${ops.length > 3 ? ', …' : ''})`
 }
 

@@ -4,9 +4,7 @@ import { childPath } from '../redact/Redactor.js'
 
 /** One difference between two JSON values, at a path like `$.messages[1].content`. */
 export type DiffOp =
-  | { op: 'remove'; path: string; value: JsonValue }
-  | { op: 'add'; path: string; value: JsonValue }
-  | { op: 'replace'; path: string; old: JsonValue; new: JsonValue }
+  { op: 'remove'; path: string; value: JsonValue } | { op: 'add'; path: string; value: JsonValue } | { op: 'replace'; path: string; old: JsonValue; new: JsonValue }
 
 /**
  * The structural differences from `a` to `b`: removals first, then additions, then

@@ -27,7 +27,19 @@ const sameStep = (a: Step, b: Step): boolean => a.name === b.name && a.type === 
  * step summing up what theirs did after the two parted, so the agent resuming from the
  * merged image knows of it without replaying it.
  */
-export function mergeRuns({ ours, theirs, changedPaths = [], summarize = summarizeSteps, now = () => new Date() }: { ours: Run; theirs: Run; changedPaths?: readonly string[]; summarize?: RunSummarizer; now?: () => Date }): Run {
+export function mergeRuns({
+  ours,
+  theirs,
+  changedPaths = [],
+  summarize = summarizeSteps,
+  now = () => new Date(),
+}: {
+  ours: Run
+  theirs: Run
+  changedPaths?: readonly string[]
+  summarize?: RunSummarizer
+  now?: () => Date
+}): Run {
   let shared = 0
   while (shared < ours.steps.length && shared < theirs.steps.length && sameStep(ours.steps[shared]!, theirs.steps[shared]!)) shared++
   const theirsAfter = theirs.steps.slice(shared)

@@ -11,7 +11,10 @@ export function renderRunDiff(diff: RunDiff): string {
     lines.push('', 'context:')
     lines.push(...column('A', diff.contextA, diff.idxA), ...column('B', diff.contextB, diff.idxB))
   }
-  for (const [title, ops] of [['input changes', diff.inputDiff], ['output changes', diff.outputDiff]] as const) {
+  for (const [title, ops] of [
+    ['input changes', diff.inputDiff],
+    ['output changes', diff.outputDiff],
+  ] as const) {
     if (ops && ops.length > 0) lines.push('', `${title}:`, ...ops.slice(0, 20).map(renderOp), ...(ops.length > 20 ? [`  … ${ops.length - 20} more`] : []))
   }
   if (diff.resync) lines.push('', `runs line up again at A step ${diff.resync.idxA} / B step ${diff.resync.idxB}`)
@@ -20,7 +23,9 @@ export function renderRunDiff(diff: RunDiff): string {
 }
 
 function column(label: string, steps: StepSummary[], at: number | null): string[] {
-  return steps.map((s) => `  ${s.idx === at ? '>' : ' '} ${label} ${String(s.idx).padStart(5)}  ${s.type.padEnd(6)} ${s.name}${s.error ? '  (error)' : ''}  in:${s.inputHash} out:${s.outputHash}`)
+  return steps.map(
+    (s) => `  ${s.idx === at ? '>' : ' '} ${label} ${String(s.idx).padStart(5)}  ${s.type.padEnd(6)} ${s.name}${s.error ? '  (error)' : ''}  in:${s.inputHash} out:${s.outputHash}`,
+  )
 }
 
 function renderOp(op: DiffOp): string {

@@ -28,9 +28,7 @@ export interface RecorderOptions extends StoreLocator {
 }
 
 /** What `finish()` gives back: the run this Recorder recorded, or (inside `forkpoint run`/`replay`) the note that the parent records it. */
-export type RecorderResult =
-  | { kind: 'recorded'; run: Run; digest: Digest | null; artifact: string | null; diff: RunDiff | null }
-  | { kind: 'attached' }
+export type RecorderResult = { kind: 'recorded'; run: Run; digest: Digest | null; artifact: string | null; diff: RunDiff | null } | { kind: 'attached' }
 
 /**
  * The recording SDK. Each `step` runs its function and records name, input, output or

@@ -91,11 +91,30 @@ export class Session {
     const where = expected ? `the recording expects step ${expected.idx} "${expected.name}" next` : 'the recording has no steps left'
     if (this.onMiss === 'offline-error') {
       const err = new OfflineViolationError(`offline: ${spec.type} "${spec.name}" is not in the recording (${where})`, { step: spec.name })
-      this.write({ t: 'step', key, ...(parent ? { parent } : {}), name: spec.name, type: spec.type, input: input.stored, output: null, error: this.sealer.sealError(err), inputHash: input.hash, outputHash: this.sealer.seal(null, 'output').hash, at, durationMs: 0 })
+      this.write({
+        t: 'step',
+        key,
+        ...(parent ? { parent } : {}),
+        name: spec.name,
+        type: spec.type,
+        input: input.stored,
+        output: null,
+        error: this.sealer.sealError(err),
+        inputHash: input.hash,
+        outputHash: this.sealer.seal(null, 'output').hash,
+        at,
+        durationMs: 0,
+      })
       throw err
     }
     const message = `replay diverged: the agent made ${spec.type} call "${spec.name}" (input ${input.hash.slice(0, 12)}) that is not in the recording; ${where}`
-    this.write({ t: 'divergence', at, message, step: { name: spec.name, type: spec.type, inputHash: input.hash }, expected: expected && { idx: expected.idx, name: expected.name } })
+    this.write({
+      t: 'divergence',
+      at,
+      message,
+      step: { name: spec.name, type: spec.type, inputHash: input.hash },
+      expected: expected && { idx: expected.idx, name: expected.name },
+    })
     const err = new ReplayDivergenceError(message, { step: spec.name, type: spec.type, inputHash: input.hash, expected: expected?.idx ?? null })
     this.onDivergence?.(err)
     throw err

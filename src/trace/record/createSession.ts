@@ -18,7 +18,17 @@ export interface ReplaySource {
  * records what it serves, redacting exactly as the recording did so live requests hash
  * to the recorded signatures.
  */
-export function createSession({ policy, sink, replay, env = process.env }: { policy: RedactionPolicy; sink: JournalSink; replay?: ReplaySource | undefined; env?: NodeJS.ProcessEnv }): Session {
+export function createSession({
+  policy,
+  sink,
+  replay,
+  env = process.env,
+}: {
+  policy: RedactionPolicy
+  sink: JournalSink
+  replay?: ReplaySource | undefined
+  env?: NodeJS.ProcessEnv
+}): Session {
   const mode: RedactionMode = replay ? replay.run.redaction : policy.mode
   const rules = replay ? recordedRules(replay.run) : policy.rules
   if (replay && mode === 'content') {

@@ -39,7 +39,23 @@ export function networkNamespaceAvailable(): boolean {
  * system stays the caller's) when the kernel allows one (`bridgeSocket`: 127.0.0.1 is
  * bridged to the replay proxy's unix socket, nothing else).
  */
-export async function spawnAgent({ command, env, cwd, offline = false, bridgeSocket, stdout = 'inherit', signal }: { command: string[]; env: NodeJS.ProcessEnv; cwd: string; offline?: boolean; bridgeSocket?: string; stdout?: AgentStdout; signal?: AbortSignal }): Promise<AgentExit> {
+export async function spawnAgent({
+  command,
+  env,
+  cwd,
+  offline = false,
+  bridgeSocket,
+  stdout = 'inherit',
+  signal,
+}: {
+  command: string[]
+  env: NodeJS.ProcessEnv
+  cwd: string
+  offline?: boolean
+  bridgeSocket?: string
+  stdout?: AgentStdout
+  signal?: AbortSignal
+}): Promise<AgentExit> {
   if (command.length === 0) throw new UsageError('no agent command given (put it after --)')
   const netns = offline && networkNamespaceAvailable()
   const bridge = bridgeSocket ? [process.execPath, builtEntry('trace/capture', 'netnsBridge.js'), bridgeSocket, '--'] : []

@@ -21,7 +21,22 @@ export interface RedactionPolicy {
 }
 
 /** Values under these keys describe the shape of an exchange, not its content: content mode keeps them. */
-const STRUCTURAL_KEYS = new Set(['model', 'role', 'type', 'api', 'provider', 'method', 'status', 'finish_reason', 'stop_reason', 'object', 'content-type', 'encoding', 'event', 'name'])
+const STRUCTURAL_KEYS = new Set([
+  'model',
+  'role',
+  'type',
+  'api',
+  'provider',
+  'method',
+  'status',
+  'finish_reason',
+  'stop_reason',
+  'object',
+  'content-type',
+  'encoding',
+  'event',
+  'name',
+])
 
 /**
  * Removes secrets from everything before it is recorded; in `content` mode also replaces

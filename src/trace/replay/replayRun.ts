@@ -90,7 +90,16 @@ export async function replayRun(args: ReplayRunArgs): Promise<ReplayResult> {
   const cipher = PayloadCipher.forRuns(env, run)
   const diff = diffRuns({ a: run, b: replayed, cipher })
   const served = replayed.steps.filter((s) => s.meta?.['replayed'] === true).length
-  const base = { runId: run.runId, diff, exitCode: outcome.exit.exitCode, isolation: outcome.exit.isolation, steps: replayed.steps.length, served, replayed, agentStdout: outcome.exit.stdout }
+  const base = {
+    runId: run.runId,
+    diff,
+    exitCode: outcome.exit.exitCode,
+    isolation: outcome.exit.isolation,
+    steps: replayed.steps.length,
+    served,
+    replayed,
+    agentStdout: outcome.exit.stdout,
+  }
   if (liveFrom !== undefined) {
     const runs = RunStore.open({ store })
     try {
