@@ -96,7 +96,6 @@ it('exports exactly the reviewed public names', () => {
     'listEffects',
     'listRuns',
     'listTags',
-    'loadHttpPolicy',
     'loadRun',
     'log',
     'merge',
