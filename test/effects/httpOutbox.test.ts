@@ -125,6 +125,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     expect(post.stdout).toBe('{"id":"msg-2"}')
     expect(mail.received.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /send', 'POST /other'])
     expect((await fpJson<{ entries: unknown[] }>(dir, 'effects', 'reader')).json.entries).toEqual([])
+    expect((await fp(dir, 'abort', 'reader')).code).toBe(0)
   })
 
   it('lists a ledger as text: the workspace, an image, a branch', async () => {
@@ -158,6 +159,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     )
     expect((await fp(dir, 'run', '--branch', 'b', '--', 'sh', '-c', 'echo ran > ran.txt')).code).toBe(2) // without network too
     expect(() => statSync(join(dir, 'ran.txt'))).toThrow()
+    expect((await fp(dir, 'abort', 'b')).code).toBe(0)
   })
 
   it('works unprivileged', async () => {

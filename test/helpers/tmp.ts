@@ -1,12 +1,28 @@
-import { mkdtempSync, promises as fs } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, promises as fs } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll } from 'vitest'
 
 const made: string[] = []
 afterAll(async () => {
+  detachMountsUnder(made)
   await Promise.all(made.map((d) => fs.rm(d, { recursive: true, force: true })))
 })
+
+/**
+ * A branch a test left live is mounted where every tool sees it (docs/branch-paths.md), and
+ * a mount point cannot be removed: detach what is mounted under the test's directories first.
+ */
+function detachMountsUnder(dirs: string[]): void {
+  const points = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[4])
+    .filter((point): point is string => point !== undefined && dirs.some((d) => point.startsWith(`${d}/`)))
+  for (const point of points.reverse()) {
+    if (spawnSync('umount', ['-l', point]).status !== 0) spawnSync('fusermount3', ['-u', '-z', point])
+  }
+}
 
 /** A fresh temporary directory, removed after the test file. */
 export function tempDir(label = 'fp'): string {
