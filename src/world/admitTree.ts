@@ -7,7 +7,7 @@ import { quotePath } from './quotePath.js'
 import type { StoreDirectory } from './storeDirectory.js'
 import type { Tree, TreeEntry } from './Tree.js'
 import { type LinkLookup, MAX_LINK_HOPS, resolveLink, treeLookup } from './treeLinks.js'
-import { joinPath } from './treeSource.js'
+import { joinPath, sameEntry } from './treeSource.js'
 
 /** Linux's limits (limits.h): bytes in one name, and in a whole path with its NUL. */
 export const NAME_MAX = 255
@@ -24,6 +24,13 @@ export interface AdmitTreeArgs {
   store?: StoreDirectory
   /** Let symlinks that lead out of the tree through. */
   allowExternalSymlinks: boolean
+  /**
+   * The tree a scan of `root` found there now (an in-place checkout or merge): a subtree it
+   * holds at the same path (an entry, or a whole directory) is on disk already and nothing
+   * will be written there, so it is not checked again (a merge of 10 files into a 10k-file
+   * workspace checks the 10 files).
+   */
+  onDisk?: Digest
 }
 
 /**
@@ -41,20 +48,49 @@ export interface AdmitTreeArgs {
 export async function admitTree(args: AdmitTreeArgs): Promise<{ files: number }> {
   const links = treeLookup(args.source, args.tree)
   const rootBytes = bytesOfName(args.root).length
+  const countFiles = fileCounter(args.source)
   let files = 0
-  const walk = async (digest: Digest, prefix: string[], bytes: number): Promise<void> => {
+  const walk = async (digest: Digest, onDisk: Digest | undefined, prefix: string[], bytes: number): Promise<void> => {
+    if (digest === onDisk) {
+      files += await countFiles(digest)
+      return
+    }
+    const there = onDisk === undefined ? undefined : new Map((await args.source(onDisk)).entries.map((e) => [e.name, e]))
     for (const entry of (await args.source(digest)).entries) {
+      const old = there?.get(entry.name)
+      if (old !== undefined && sameEntry(old, entry)) {
+        files += entry.type === 'file' ? 1 : entry.type === 'dir' ? await countFiles(entry.tree) : 0
+        continue
+      }
       const parts = [...prefix, entry.name]
       const path = parts.join('/')
       const pathBytes = bytes + 1 + fitName(entry, path, bytes, parts.length)
       assertNotAStore(args, entry, path)
       if (entry.type === 'symlink' && !args.allowExternalSymlinks) await assertLinkInside(links, parts, entry.target)
-      if (entry.type === 'dir') await walk(entry.tree, parts, pathBytes)
-      else if (entry.type === 'file') files++
+      if (entry.type === 'dir') {
+        await walk(entry.tree, old?.type === 'dir' ? old.tree : undefined, parts, pathBytes)
+      } else if (entry.type === 'file') files++
     }
   }
-  await walk(args.tree, [], rootBytes)
+  await walk(args.tree, args.onDisk, [], rootBytes)
   return { files }
+}
+
+/** How many regular files a tree holds, each subtree counted once. */
+function fileCounter(source: (digest: Digest) => Promise<Tree>): (digest: Digest) => Promise<number> {
+  const counted = new Map<Digest, number>()
+  const count = async (digest: Digest): Promise<number> => {
+    let n = counted.get(digest)
+    if (n !== undefined) return n
+    n = 0
+    for (const entry of (await source(digest)).entries) {
+      if (entry.type === 'file') n++
+      else if (entry.type === 'dir') n += await count(entry.tree)
+    }
+    counted.set(digest, n)
+    return n
+  }
+  return count
 }
 
 /** The entry's name length in bytes, after checking it, its path and its depth against the limits. */
