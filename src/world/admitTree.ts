@@ -30,7 +30,7 @@ export interface AdmitTreeArgs {
    * will be written there, so it is not checked again (a merge of 10 files into a 10k-file
    * workspace checks the 10 files).
    */
-  onDisk?: Digest
+  onDisk?: { tree: Digest; /** regular files in `tree` */ files: number }
 }
 
 /**
@@ -49,31 +49,28 @@ export async function admitTree(args: AdmitTreeArgs): Promise<{ files: number }>
   const links = treeLookup(args.source, args.tree)
   const rootBytes = bytesOfName(args.root).length
   const countFiles = fileCounter(args.source)
-  let files = 0
-  const walk = async (digest: Digest, onDisk: Digest | undefined, prefix: string[], bytes: number): Promise<void> => {
-    if (digest === onDisk) {
-      files += await countFiles(digest)
-      return
-    }
-    const there = onDisk === undefined ? undefined : new Map((await args.source(onDisk)).entries.map((e) => [e.name, e]))
+  const filesIn = (entry: TreeEntry | undefined): Promise<number> | number => (entry?.type === 'file' ? 1 : entry?.type === 'dir' ? countFiles(entry.tree) : 0)
+  // checks `digest`'s entries that differ from `onDisk`'s; returns how many more files it holds
+  const walk = async (digest: Digest, onDisk: Digest | undefined, prefix: string[], bytes: number): Promise<number> => {
+    if (digest === onDisk) return 0
+    const there = new Map(onDisk === undefined ? [] : (await args.source(onDisk)).entries.map((e) => [e.name, e]))
+    let more = 0
     for (const entry of (await args.source(digest)).entries) {
-      const old = there?.get(entry.name)
-      if (old !== undefined && sameEntry(old, entry)) {
-        files += entry.type === 'file' ? 1 : entry.type === 'dir' ? await countFiles(entry.tree) : 0
-        continue
-      }
+      const old = there.get(entry.name)
+      there.delete(entry.name)
+      if (sameEntry(old, entry)) continue
       const parts = [...prefix, entry.name]
       const path = parts.join('/')
       const pathBytes = bytes + 1 + fitName(entry, path, bytes, parts.length)
       assertNotAStore(args, entry, path)
       if (entry.type === 'symlink' && !args.allowExternalSymlinks) await assertLinkInside(links, parts, entry.target)
-      if (entry.type === 'dir') {
-        await walk(entry.tree, old?.type === 'dir' ? old.tree : undefined, parts, pathBytes)
-      } else if (entry.type === 'file') files++
+      if (entry.type === 'dir' && old?.type === 'dir') more += await walk(entry.tree, old.tree, parts, pathBytes)
+      else more += (entry.type === 'dir' ? await walk(entry.tree, undefined, parts, pathBytes) : (filesIn(entry) as number)) - (await filesIn(old))
     }
+    for (const gone of there.values()) more -= await filesIn(gone)
+    return more
   }
-  await walk(args.tree, args.onDisk, [], rootBytes)
-  return { files }
+  return { files: (args.onDisk?.files ?? 0) + (await walk(args.tree, args.onDisk?.tree, [], rootBytes)) }
 }
 
 /** How many regular files a tree holds, each subtree counted once. */
