@@ -35,3 +35,14 @@ export function redactionRules(opts: RedactionFlags): RedactionRules {
   Redactor.checkRules(rules)
   return rules
 }
+
+/** How a recording command records: redaction, the proxy, pinned time and randomness. */
+export interface RecordingFlags extends RedactionFlags {
+  proxy?: boolean
+  deterministic?: boolean
+}
+
+/** The recording options of `run --record` and `ci record`, from their flags. */
+export function recordingOptions(flags: RecordingFlags): { redact: RedactionFlags['redact']; rules: RedactionRules; proxy: boolean; deterministic: boolean } {
+  return { redact: flags.redact, rules: redactionRules(flags), proxy: Boolean(flags.proxy), deterministic: Boolean(flags.deterministic) }
+}

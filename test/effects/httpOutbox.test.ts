@@ -1,20 +1,11 @@
-import { spawn } from 'node:child_process'
 import { chownSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI, fp, fpJson } from '../helpers/cli.js'
-import { useCountingServer } from '../helpers/countingServer.js'
+import { CLI, fp, fpJson, runProgram } from '../helpers/cli.js'
+import { useCountingServer, workspaceDeferringSend } from '../helpers/countingServer.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 
 const mail = useCountingServer()
-
-/** A workspace with a store and a policy that makes POST /send on the counting service irreversible. */
-async function workspace(): Promise<string> {
-  const dir = await makeWorkspace({ 'notes.txt': 'hello\n' })
-  expect((await fp(dir, 'init')).code).toBe(0)
-  writeFileSync(join(dir, '.forkpoint', 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
-  return dir
-}
 
 /** The agent: curl (any language: it only honours HTTP_PROXY) POSTing an email, printing status, headers and body. */
 const sendEmail = (to: string, extra: string[] = []) => [
@@ -43,7 +34,7 @@ function placeholderOf(stdout: string): { status: number; headers: string; body:
 
 describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => {
   it('defers an irreversible request with the documented placeholder, and sends it once, with its Idempotency-Key, when the branch commits', async () => {
-    const dir = await workspace()
+    const dir = await workspaceDeferringSend()
     const run = await inBranch(dir, 'welcome', sendEmail('ada@example.com'))
     expect(run.code).toBe(0)
     expect(mail.received).toEqual([])
@@ -71,7 +62,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
   })
 
   it("keeps the agent's own Idempotency-Key, and a branch made later gets the recorded response of a key already sent, without a call", async () => {
-    const dir = await workspace()
+    const dir = await workspaceDeferringSend()
     const agent = sendEmail('bob@example.com', ['-H', 'Idempotency-Key: welcome-bob'])
     expect(placeholderOf((await inBranch(dir, 'first', agent)).stdout).body.forkpoint['idempotencyKey']).toBe('welcome-bob')
     expect((await fp(dir, 'commit', 'first')).code).toBe(0)
@@ -87,7 +78,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
   })
 
   it('drops the outbox on abort: nothing is sent, and the ledger records it dropped', async () => {
-    const dir = await workspace()
+    const dir = await workspaceDeferringSend()
     expect(placeholderOf((await inBranch(dir, 'doomed', sendEmail('eve@example.com'))).stdout).status).toBe(202)
     const abort = await fp(dir, 'abort', 'doomed')
     expect([abort.code, abort.stdout]).toEqual([0, 'aborted doomed; 1 deferred effect dropped\n'])
@@ -101,7 +92,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
   })
 
   it('keeps the outbox when the agent process is killed, and sends it when the branch commits', async () => {
-    const dir = await workspace()
+    const dir = await workspaceDeferringSend()
     const crash = await inBranch(dir, 'crashy', [
       'sh',
       '-c',
@@ -118,7 +109,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
   })
 
   it('lets GET and unlisted requests through at once, in a branch too', async () => {
-    const dir = await workspace()
+    const dir = await workspaceDeferringSend()
     const get = await inBranch(dir, 'reader', ['curl', '-s', mail.url('/send')])
     expect(get.stdout).toBe('{"id":"msg-1"}')
     const post = await fp(dir, 'run', '--branch', 'reader', '--net', 'host', '--', 'curl', '-s', '-X', 'POST', mail.url('/other'))
@@ -129,7 +120,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
   })
 
   it('lists a ledger as text: the workspace, an image, a branch', async () => {
-    const dir = await workspace()
+    const dir = await workspaceDeferringSend()
     expect((await fp(dir, 'effects')).stdout).toBe('workspace: no ledger yet\n')
     await inBranch(dir, 'listed', sendEmail('lin@example.com'))
     const listed = await fp(dir, 'effects', 'listed', '--pending')
@@ -149,7 +140,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
   })
 
   it('refuses a malformed policy file with exit 2 and a one-line message, before the agent runs', async () => {
-    const dir = await workspace()
+    const dir = await workspaceDeferringSend()
     writeFileSync(join(dir, '.forkpoint', 'effects.json'), '{"rules": [{"host": "127.0.0.1:*", "class": "sometimes"}]}')
     expect((await fp(dir, 'branch', 'b')).code).toBe(0)
     const run = await fp(dir, 'run', '--branch', 'b', '--net', 'host', '--', 'sh', '-c', 'echo ran > ran.txt')
@@ -165,7 +156,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
   it('works unprivileged', async () => {
     const dir = await makeWorkspace({ 'notes.txt': 'hello\n' })
     for (const path of [dir, join(dir, 'notes.txt')]) chownSync(path, 65534, 65534)
-    const nobody = (...args: string[]) => runAs(dir, ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', CLI, ...args])
+    const nobody = (...args: string[]) => runProgram(['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', CLI, ...args], { cwd: dir })
     expect((await nobody('init')).code).toBe(0)
     writeFileSync(join(dir, '.forkpoint', 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
     chownSync(join(dir, '.forkpoint', 'effects.json'), 65534, 65534)
@@ -177,16 +168,3 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     expect(mail.received.map((r) => r.body)).toEqual([JSON.stringify({ to: 'uma@example.com' })])
   })
 })
-
-/** Run argv to completion without blocking this process (the counting service answers from it). */
-function runAs(cwd: string, argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { PATH: process.env['PATH'], NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-  })
-}

@@ -30,6 +30,11 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env
 }
 
+/** Run any program to completion and collect its output, in the environment the CLI tests use. */
+export function runProgram(argv: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+  return run(argv[0]!, argv.slice(1), options)
+}
+
 /** Run a node process to completion and collect its output. */
 export function runNode(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
   return run(process.execPath, args, options)

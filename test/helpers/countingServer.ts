@@ -1,6 +1,10 @@
+import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, beforeEach } from 'vitest'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest'
+import { fp } from './cli.js'
+import { makeWorkspace } from './tmp.js'
 
 /** What a counting service received: one entry per request. */
 export interface Received {
@@ -34,4 +38,12 @@ export function useCountingServer(): { url: (path?: string) => string; port: () 
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
   beforeEach(() => void received.splice(0))
   return { url: (path = '/send') => `http://127.0.0.1:${port}${path}`, port: () => port, received }
+}
+
+/** A workspace with a store and an HTTP effects policy that makes POST /send (the counting service's "email") irreversible. */
+export async function workspaceDeferringSend(): Promise<string> {
+  const dir = await makeWorkspace({ 'notes.txt': 'hello\n' })
+  expect((await fp(dir, 'init')).code).toBe(0)
+  writeFileSync(join(dir, '.forkpoint', 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
+  return dir
 }

@@ -1,23 +1,14 @@
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type Effects, type TaskContext, Workspace, openEffects, speculate } from '../../src/index.js'
 import { fp, fpJson } from '../helpers/cli.js'
-import { useCountingServer } from '../helpers/countingServer.js'
-import { makeWorkspace, tempDir } from '../helpers/tmp.js'
+import { useCountingServer, workspaceDeferringSend } from '../helpers/countingServer.js'
+import { tempDir } from '../helpers/tmp.js'
 
 const mail = useCountingServer()
 
-async function workspace(): Promise<string> {
-  const dir = await makeWorkspace({ 'notes.txt': 'hello\n' })
-  expect((await fp(dir, 'init')).code).toBe(0)
-  writeFileSync(join(dir, '.forkpoint', 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
-  return dir
-}
-
 describe('speculate / explore with HTTP effects (CLI)', () => {
   it('4 candidates all send: the service receives exactly one call, the winner’s; the losers’ are dropped', async () => {
-    const dir = await workspace()
+    const dir = await workspaceDeferringSend()
     const barrier = tempDir('barrier')
     // each candidate sends (its own key), then waits until all four have, so every one of them "sent" before any wins
     const candidate = `curl -s -X POST -H "Idempotency-Key: welcome-$FORKPOINT_ATTEMPT" -d "from $FORKPOINT_ATTEMPT" ${mail.url('/send')} && touch ${barrier}/$FORKPOINT_ATTEMPT && while [ $(ls ${barrier} | wc -l) -lt 4 ]; do sleep 0.1; done`
@@ -45,7 +36,7 @@ describe('speculate / explore with HTTP effects (CLI)', () => {
   })
 
   it('explore, sandboxed with the host network: 4 attempts send the same email, one call', async () => {
-    const dir = await workspace()
+    const dir = await workspaceDeferringSend()
     const send = ['curl', '-s', '-X', 'POST', '-H', 'Idempotency-Key: newsletter-7', '-d', 'issue 7', mail.url('/send')]
     const r = await fp(dir, 'explore', '-n', '4', '--net', 'host', '--json', '--', ...send)
     expect([r.code, JSON.parse(r.stdout).committed]).toEqual([0, true])
@@ -59,7 +50,7 @@ describe('speculate / explore with HTTP effects (CLI)', () => {
 
 describe('speculate with an effects handle (library)', () => {
   it("runs only the winner's deferred effects, once; a replay from the saved ledger calls nothing", async () => {
-    const dir = await workspace()
+    const dir = await workspaceDeferringSend()
     const ws = await Workspace.open({ dir })
     const root = await openEffects({ store: ws.store })
     const sendVia = (effects: Effects) =>

@@ -7,7 +7,7 @@ import { describeArtifact } from '../../trace/ci/describeArtifact.js'
 import { renderRunDiff } from '../../trace/diff/renderRunDiff.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
-import { type RedactionFlags, redactionOptions, redactionRules } from '../redactionFlags.js'
+import { type RecordingFlags, recordingOptions, redactionOptions } from '../redactionFlags.js'
 
 const CI_EXIT: Record<CiOutcome, number> = { pass: 0, diff: 1, offline_violation: 4 }
 
@@ -19,27 +19,9 @@ export interface CiRecordResult {
 }
 
 /** `forkpoint ci record`: the entrypoint recorded, its normalised golden artifact written (the agent's stdout goes to stderr). */
-export async function ciRecordCommand({
-  dir,
-  store,
-  entrypoint,
-  out,
-  proxy,
-  deterministic,
-  ...redaction
-}: Where & RedactionFlags & { entrypoint: string; out: string; proxy?: boolean; deterministic?: boolean }): Promise<CiRecordResult> {
+export async function ciRecordCommand({ dir, store, entrypoint, out, ...flags }: Where & RecordingFlags & { entrypoint: string; out: string }): Promise<CiRecordResult> {
   const { ciRecord } = await import('../../trace/ci/ciRecord.js')
-  const r = await ciRecord({
-    entrypoint,
-    out,
-    dir,
-    store,
-    redact: redaction.redact,
-    rules: redactionRules(redaction),
-    proxy: Boolean(proxy),
-    deterministic: Boolean(deterministic),
-    stdout: 'stderr',
-  })
+  const r = await ciRecord({ entrypoint, out, dir, store, ...recordingOptions(flags), stdout: 'stderr' })
   return { runId: r.runId, artifact: r.artifact, steps: r.steps, exitCode: r.exitCode }
 }
 
@@ -103,7 +85,7 @@ export function registerCi(program: Command): void {
     .requiredOption('--out <file>', 'the artifact to write (*.run.json)')
     .option('--proxy', 'record through the local proxy (any language)')
     .option('--deterministic', 'pin Date and Math.random')
-    .action(async (opts: RedactionFlags & { entrypoint: string; out: string; proxy?: boolean; deterministic?: boolean }, cmd: Command) => {
+    .action(async (opts: RecordingFlags & { entrypoint: string; out: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       print(flags, await ciRecordCommand({ dir: flags.dir, store: flags.store, ...opts }), ciRecordView)
     })

@@ -7,12 +7,10 @@ import type { RecordResult } from '../../trace/record/recordCommand.js'
 import type { AgentStdout } from '../../trace/record/spawnAgent.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
-import { type RedactionFlags, redactionOptions, redactionRules } from '../redactionFlags.js'
+import { type RecordingFlags, recordingOptions, redactionOptions } from '../redactionFlags.js'
 
-interface RunFlags extends RedactionFlags {
+interface RunFlags extends RecordingFlags {
   record?: boolean
-  proxy?: boolean
-  deterministic?: boolean
   entrypoint?: string
   out?: string
   branch?: string
@@ -68,10 +66,8 @@ export function sandboxRunView(timeout: string | undefined): View<RunResult> {
 /** What a recording did, without the run itself and the agent's output. */
 export type RecordSummary = Omit<RecordResult, 'run' | 'agentStdout'>
 
-export interface RecordRunOptions extends Where, RedactionFlags {
+export interface RecordRunOptions extends Where, RecordingFlags {
   command: string[]
-  proxy?: boolean
-  deterministic?: boolean
   entrypoint?: string
   out?: string
   /** where the agent's stdout goes (default: inherited) */
@@ -79,20 +75,9 @@ export interface RecordRunOptions extends Where, RedactionFlags {
 }
 
 /** `forkpoint run --record CMD`: the agent run and recorded as a run, under the workspace's HTTP effects policy. */
-export async function recordRunCommand({ dir, store, command, proxy, deterministic, entrypoint, out, stdout = 'inherit', ...redaction }: RecordRunOptions): Promise<RecordSummary> {
+export async function recordRunCommand({ dir, store, command, entrypoint, out, stdout = 'inherit', ...flags }: RecordRunOptions): Promise<RecordSummary> {
   const { recordWithEffects } = await import('../../effects/runWithEffects.js')
-  const result = await recordWithEffects({
-    command,
-    dir,
-    store,
-    redact: redaction.redact,
-    rules: redactionRules(redaction),
-    proxy: Boolean(proxy),
-    deterministic: Boolean(deterministic),
-    ...(entrypoint ? { entrypoint } : {}),
-    ...(out ? { out } : {}),
-    stdout,
-  })
+  const result = await recordWithEffects({ command, dir, store, ...recordingOptions(flags), ...(entrypoint ? { entrypoint } : {}), ...(out ? { out } : {}), stdout })
   const { run: _run, agentStdout: _out, ...summary } = result
   return summary
 }
