@@ -118,7 +118,14 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
   const scan = args.cleanScan ?? (await scanForCheckout(store, workspace))
   const source = treeSource(store, scan.trees)
   if (!args.force && !args.cleanScan) await assertClean(store, source, scan.tree)
-  const { files } = await admitTree({ source, tree, root: workspace, store: new StoreDirectory(store.root), allowExternalSymlinks: args.allowExternalSymlinks ?? false, onDisk: { tree: scan.tree, files: scan.files } })
+  const { files } = await admitTree({
+    source,
+    tree,
+    root: workspace,
+    store: new StoreDirectory(store.root),
+    allowExternalSymlinks: args.allowExternalSymlinks ?? false,
+    onDisk: { tree: scan.tree, files: scan.files },
+  })
   const method = args.method && args.method !== 'auto' ? args.method : await probeCopyMethod(store, workspace)
   const staging = store.tempPath('checkout')
   await fs.mkdir(staging)
