@@ -1,6 +1,5 @@
 import { type Command, Option } from 'commander'
 import { resolve } from 'node:path'
-import type { Store } from '../store/Store.js'
 
 /** Where a command works: the workspace directory and, when given, the store. */
 export interface Where {
@@ -28,10 +27,4 @@ export function commonFlags(cmd: Command): CommonFlags {
   const store = all.store ?? process.env['FORKPOINT_STORE']
   if (store) flags.store = resolve(store)
   return flags
-}
-
-/** The store a command works on, found from `where` as every command finds it. */
-export async function storeAt(where: Where): Promise<Store> {
-  const { openStore } = await import('../store/findStore.js')
-  return (await openStore(where)).store
 }

@@ -24,7 +24,8 @@ export interface ImageDescription {
 }
 
 /** What `forkpoint show` prints: an image layer by layer (each layer checked for its kind), any other object as it is. */
-export async function describeObject({ store, id }: { store: Store; id: string }): Promise<ImageDescription | ShownObject> {
+export async function describeObject({ id, ...locator }: StoreLocator & { id: string }): Promise<ImageDescription | ShownObject> {
+  const { store } = await openStore(locator)
   const shown = await showObject({ store, id })
   return shown.kind === 'snapshot' ? describeImage({ store, spec: shown.id }) : shown
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import type { Digest } from '../../store/digest.js'
 import type { GcResult } from '../../store/gc.js'
-import { type Where, common, commonFlags, storeAt } from '../context.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes } from '../format.js'
 import { type View, print } from '../output.js'
 
@@ -11,8 +11,7 @@ export type GcOutput = Omit<GcResult, 'removed'> & { removed: number; removedIds
 /** `forkpoint gc`: old reflog entries expired, then unreachable objects removed (or, `dryRun`, only counted). */
 export async function gcCommand({ dryRun, prune, ...where }: Where & { dryRun?: boolean; prune?: string }): Promise<GcOutput> {
   const { gc } = await import('../../store/gc.js')
-  const store = await storeAt(where)
-  const result = await gc({ store, dryRun: dryRun ?? false, ...(prune ? { prune } : {}) })
+  const result = await gc({ ...where, dryRun: dryRun ?? false, ...(prune ? { prune } : {}) })
   return { ...result, removed: result.removed.length, removedIds: result.removed }
 }
 

@@ -1,14 +1,13 @@
 import type { Command } from 'commander'
 import type { LogEntry } from '../../world/log.js'
-import { type Where, common, commonFlags, storeAt } from '../context.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../format.js'
 import { type View, pc, print } from '../output.js'
 
 /** `forkpoint log [REF]`: the history of snapshots, newest first. */
 export async function logCommand({ ref, limit, ...where }: Where & { ref?: string; limit?: number }): Promise<{ entries: LogEntry[] }> {
   const { log } = await import('../../world/log.js')
-  const store = await storeAt(where)
-  return { entries: await log({ store, from: ref ?? 'HEAD', limit: limit ?? Infinity }) }
+  return { entries: await log({ ...where, from: ref ?? 'HEAD', limit: limit ?? Infinity }) }
 }
 
 export function logView(graph: boolean): View<{ entries: LogEntry[] }> {

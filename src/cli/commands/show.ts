@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import type { ImageDescription } from '../../image/describeImage.js'
 import type { ShownObject } from '../../store/showObject.js'
-import { type Where, common, commonFlags, storeAt } from '../context.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes } from '../format.js'
 import { type View, print } from '../output.js'
 import { renderImage } from '../renderImage.js'
@@ -9,7 +9,7 @@ import { renderImage } from '../renderImage.js'
 /** `forkpoint show ID`: an image layer by layer, any other object as it is stored. */
 export async function showCommand({ id, ...where }: Where & { id: string }): Promise<ImageDescription | ShownObject> {
   const { describeObject } = await import('../../image/describeImage.js')
-  return describeObject({ store: await storeAt(where), id })
+  return describeObject({ ...where, id })
 }
 
 export const showView: View<ImageDescription | ShownObject> = {

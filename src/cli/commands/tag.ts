@@ -1,26 +1,26 @@
 import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
 import type { TagInfo } from '../../store/tags.js'
-import { type Where, common, commonFlags, storeAt } from '../context.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../format.js'
 import { type View, print } from '../output.js'
 
 /** `forkpoint tag`: every tag. */
 export async function tagListCommand(where: Where): Promise<{ tags: TagInfo[] }> {
   const { listTags } = await import('../../store/tags.js')
-  return { tags: await listTags({ store: await storeAt(where) }) }
+  return { tags: await listTags(where) }
 }
 
 /** `forkpoint tag NAME [ID]`: tag NAME pointed at ID (default HEAD); an existing tag moves only with `force` (else exit 3). */
 export async function tagCommand({ name, id, force, ...where }: Where & { name: string; id?: string; force?: boolean }): Promise<TagInfo> {
   const { createTag } = await import('../../store/tags.js')
-  return createTag({ store: await storeAt(where), name, force: force ?? false, ...(id ? { id } : {}) })
+  return createTag({ ...where, name, force: force ?? false, ...(id ? { id } : {}) })
 }
 
 /** `forkpoint tag -d NAME`: tag NAME deleted. */
 export async function tagDeleteCommand({ name, ...where }: Where & { name: string }): Promise<{ deleted: string }> {
   const { deleteTag } = await import('../../store/tags.js')
-  await deleteTag({ store: await storeAt(where), name })
+  await deleteTag({ ...where, name })
   return { deleted: name }
 }
 

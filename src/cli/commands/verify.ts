@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { StoreCorruptError } from '../../errors/index.js'
 import type { VerifyLedgersResult } from '../../image/verifyLedgers.js'
 import type { VerifyResult } from '../../store/verify.js'
-import { type Where, common, commonFlags, storeAt } from '../context.js'
+import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
 
 export type VerifyReport = VerifyResult & { ledgers: VerifyLedgersResult }
@@ -11,7 +11,8 @@ export type VerifyReport = VerifyResult & { ledgers: VerifyLedgersResult }
 export async function verifyCommand(where: Where): Promise<VerifyReport> {
   const { verify } = await import('../../store/verify.js')
   const { verifyLedgers } = await import('../../image/verifyLedgers.js')
-  const store = await storeAt(where)
+  const { openStore } = await import('../../store/findStore.js')
+  const { store } = await openStore(where)
   return { ...(await verify({ store })), ledgers: await verifyLedgers({ store }) }
 }
 

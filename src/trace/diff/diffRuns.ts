@@ -82,41 +82,31 @@ export function diffRuns({ a, b, window = 10, context = 3, cipher = null }: Diff
   const base = { runA: a.runId, runB: b.runId, lastEqualIdx: i > 0 ? i - 1 : null, contextA: around(A, i, context), contextB: around(B, j, context) }
   const open = (s: Step, field: 'input' | 'output'): JsonValue => (isSealed(s[field]) ? (cipher ? cipher.open(s[field], field) : null) : s[field])
   const describe = (s: Step) => `${s.type} "${s.name}"`
+  const found = (
+    status: DivergenceStatus,
+    idxA: number | null,
+    idxB: number | null,
+    explanation: string,
+    diffs: Partial<Pick<RunDiff, 'inputDiff' | 'outputDiff' | 'resync'>> = {},
+  ): RunDiff => ({
+    ...base,
+    status,
+    idxA,
+    idxB,
+    explanation,
+    inputDiff: null,
+    outputDiff: null,
+    resync: null,
+    ...diffs,
+  })
   if (i === A.length && j === B.length) {
-    return {
-      ...base,
-      status: 'exact_match',
-      idxA: null,
-      idxB: null,
-      explanation: `the runs match: ${A.length} steps, same calls, inputs, outputs and errors`,
-      inputDiff: null,
-      outputDiff: null,
-      resync: null,
-    }
+    return found('exact_match', null, null, `the runs match: ${A.length} steps, same calls, inputs, outputs and errors`)
   }
   if (j === B.length) {
-    return {
-      ...base,
-      status: 'missing_steps',
-      idxA: i,
-      idxB: null,
-      explanation: `run B ends after ${B.length} steps; A continues with ${A.length - i} more, from step ${i} ${describe(A[i]!)}`,
-      inputDiff: null,
-      outputDiff: null,
-      resync: null,
-    }
+    return found('missing_steps', i, null, `run B ends after ${B.length} steps; A continues with ${A.length - i} more, from step ${i} ${describe(A[i]!)}`)
   }
   if (i === A.length) {
-    return {
-      ...base,
-      status: 'extra_steps',
-      idxA: null,
-      idxB: j,
-      explanation: `run B has ${B.length - j} steps more than A at its end, from step ${j} ${describe(B[j]!)}`,
-      inputDiff: null,
-      outputDiff: null,
-      resync: null,
-    }
+    return found('extra_steps', null, j, `run B has ${B.length - j} steps more than A at its end, from step ${j} ${describe(B[j]!)}`)
   }
   const sa = A[i]!
   const sb = B[j]!
@@ -125,79 +115,29 @@ export function diffRuns({ a, b, window = 10, context = 3, cipher = null }: Diff
     if (errorKey(sa) !== errorKey(sb)) {
       const what = sa.error === undefined ? 'fails in B only' : sb.error === undefined ? 'fails in A only' : 'fails differently'
       const both = (s: Step) => ({ output: open(s, 'output'), error: (isSealed(s.error) ? null : (s.error ?? null)) as JsonValue })
-      return {
-        ...base,
-        status: 'error_divergence',
-        idxA: i,
-        idxB: j,
-        explanation: `step ${i} ${describe(sa)}: same call, ${what}`,
-        inputDiff: null,
-        outputDiff: jsonDiff(both(sa), both(sb)),
-        resync,
-      }
+      return found('error_divergence', i, j, `step ${i} ${describe(sa)}: same call, ${what}`, { outputDiff: jsonDiff(both(sa), both(sb)), resync })
     }
     const outputDiff = plainOrNull(sa, sb, 'output', open)
-    return {
-      ...base,
-      status: 'output_divergence',
-      idxA: i,
-      idxB: j,
-      explanation: `step ${i} ${describe(sa)}: same input, different output${summarise(outputDiff)}`,
-      inputDiff: null,
-      outputDiff,
-      resync,
-    }
+    return found('output_divergence', i, j, `step ${i} ${describe(sa)}: same input, different output${summarise(outputDiff)}`, { outputDiff, resync })
   }
   const inserted = lookAhead(B, j, window, sa)
   const deleted = lookAhead(A, i, window, sb)
   if (inserted !== null && (deleted === null || inserted <= deleted)) {
-    return {
-      ...base,
-      status: 'extra_steps',
-      idxA: i,
-      idxB: j,
-      explanation: `run B inserts ${inserted} step(s) before A's step ${i} ${describe(sa)}, starting with ${describe(sb)}`,
-      inputDiff: null,
-      outputDiff: null,
+    return found('extra_steps', i, j, `run B inserts ${inserted} step(s) before A's step ${i} ${describe(sa)}, starting with ${describe(sb)}`, {
       resync: { idxA: i, idxB: j + inserted },
-    }
+    })
   }
   if (deleted !== null) {
-    return {
-      ...base,
-      status: 'missing_steps',
-      idxA: i,
-      idxB: j,
-      explanation: `run B skips ${deleted} step(s) of A from step ${i} ${describe(sa)}; both continue with ${describe(sb)}`,
-      inputDiff: null,
-      outputDiff: null,
+    return found('missing_steps', i, j, `run B skips ${deleted} step(s) of A from step ${i} ${describe(sa)}; both continue with ${describe(sb)}`, {
       resync: { idxA: i + deleted, idxB: j },
-    }
+    })
   }
   const resync = i + 1 < A.length && j + 1 < B.length && sameSignature(A[i + 1]!, B[j + 1]!) ? { idxA: i + 1, idxB: j + 1 } : null
   if (sa.name === sb.name) {
     const inputDiff = plainOrNull(sa, sb, 'input', open)
-    return {
-      ...base,
-      status: 'input_divergence',
-      idxA: i,
-      idxB: j,
-      explanation: `step ${i} ${describe(sa)}: same step, different input${summarise(inputDiff)}`,
-      inputDiff,
-      outputDiff: null,
-      resync,
-    }
+    return found('input_divergence', i, j, `step ${i} ${describe(sa)}: same step, different input${summarise(inputDiff)}`, { inputDiff, resync })
   }
-  return {
-    ...base,
-    status: 'op_divergence',
-    idxA: i,
-    idxB: j,
-    explanation: `step ${i}: A calls ${describe(sa)} where B calls ${describe(sb)}`,
-    inputDiff: null,
-    outputDiff: null,
-    resync,
-  }
+  return found('op_divergence', i, j, `step ${i}: A calls ${describe(sa)} where B calls ${describe(sb)}`, { resync })
 }
 
 function plainOrNull(sa: Step, sb: Step, field: 'input' | 'output', open: (s: Step, f: 'input' | 'output') => JsonValue): DiffOp[] | null {
