@@ -169,15 +169,18 @@ export class Workspace implements AsyncDisposable {
   async branches(): Promise<BranchInfo[]> {
     const states = await listStates(this.store)
     return Promise.all(
-      states.map(async (s) => ({
-        name: s.name,
-        path: viewPath(this.store, await liveState(this.store, s.id)),
-        parent: s.parent === null ? null : (states.find((p) => p.id === s.parent)?.name ?? null),
-        backend: s.backend,
-        persistent: s.owner === null,
-        view: s.holder === null ? ('host' as const) : ('namespace' as const),
-        createdAt: s.createdAt,
-      })),
+      states.map(async (s) => {
+        const live = await liveState(this.store, s.id)
+        return {
+          name: s.name,
+          path: viewPath(this.store, live),
+          parent: s.parent === null ? null : (states.find((p) => p.id === s.parent)?.name ?? null),
+          backend: s.backend,
+          persistent: s.owner === null,
+          view: live.holder === null ? ('host' as const) : ('namespace' as const),
+          createdAt: s.createdAt,
+        }
+      }),
     )
   }
 

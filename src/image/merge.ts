@@ -5,7 +5,7 @@ import { headRef, deleteRef, headTarget, readHead, readRef, tagRef, updateRef } 
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
-import { admitTree } from '../world/admitTree.js'
+import { type AdmitTreeArgs, admitTree } from '../world/admitTree.js'
 import { applyTree, assertWorkspaceClean } from '../world/checkout.js'
 import { recoverCheckout } from '../world/checkoutJournal.js'
 import { MERGE_DRAFT_REF, type MergeState, mergeInProgress, writeMergeState } from '../world/mergeState.js'
@@ -82,7 +82,7 @@ async function mergeIntoHead(store: Store, workspace: string, args: MergeArgs): 
     : { outcome: 'fast-forward', id: await resolveId(store, args.from), layers: [] } // nothing to merge into yet
   if (result.outcome === 'up-to-date') return { ...result, ref, inProgress: false }
   if (result.outcome === 'conflict') {
-    await admit(store, workspace, result.tree, args)
+    await admit(store, workspace, result.tree, args, { tree: cleanScan.tree, files: cleanScan.files })
     await recordInProgress(store, ours!, result, args)
     await applyTree({ store, workspace, tree: result.tree, head: headText(head, ours!), force: false, allowExternalSymlinks: args.allowExternalSymlinks, cleanScan })
     return { ...result, ref, inProgress: true }
@@ -101,8 +101,15 @@ function headText(head: Awaited<ReturnType<typeof readHead>>, id: Digest): strin
 }
 
 /** Refuse a result tree that could not be checked out here (a path out of the workspace, into the store, too long) before anything is written from it. */
-async function admit(store: Store, workspace: string, tree: Digest, args: MergeArgs): Promise<void> {
-  await admitTree({ source: treeSource(store), tree, root: workspace, store: new StoreDirectory(store.root), allowExternalSymlinks: args.allowExternalSymlinks ?? false })
+async function admit(store: Store, workspace: string, tree: Digest, args: MergeArgs, onDisk?: AdmitTreeArgs['onDisk']): Promise<void> {
+  await admitTree({
+    source: treeSource(store),
+    tree,
+    root: workspace,
+    store: new StoreDirectory(store.root),
+    allowExternalSymlinks: args.allowExternalSymlinks ?? false,
+    ...(onDisk ? { onDisk } : {}),
+  })
 }
 
 /** The draft (parents, conflict tree, decided layers) kept by a ref, then the state that names it. */

@@ -74,9 +74,8 @@ async function branchTree(store: Store, branch: Branch, allowExternalSymlinks: b
   const { baseTree } = await liveState(store, branch.id)
   const changes = await branch.changes()
   if (!allowExternalSymlinks) await assertPutLinksInside(branch.path, changes)
-  const puts = changes.filter((c) => c.type === 'put').map((c) => c.path)
-  const entries = await scanPaths({ store, dir: branch.path, paths: puts, respectGitignore: await respectGitignore(store, undefined, { remember: false }) })
-  for (const c of changes) if (c.type === 'delete') entries.set(c.path, null)
+  // a deleted path is absent from the branch: scanPaths maps it to null
+  const entries = await scanPaths({ store, dir: branch.path, paths: changes.map((c) => c.path), respectGitignore: await respectGitignore(store, undefined, { remember: false }) })
   const tree = await spliceTree(store, baseTree, entries)
   if (tree === null) throw new InternalError(`branch ${branch.name}: a changed path lies under no directory of its base tree`)
   return tree

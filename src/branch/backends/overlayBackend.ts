@@ -109,13 +109,18 @@ async function mount(dir: string, layers: string[], persistent: boolean) {
  */
 async function remountOnHost(state: BranchState, dir: string): Promise<null> {
   const { via } = state.hostView!
-  const gone = specs(dir, state.layers, state.hostView).filter((s) => mountStatus(s.target) !== 'mounted')
+  const gone = specs(dir, state.layers, state.hostView)
+    .map((spec) => ({ spec, status: mountStatus(spec.target) }))
+    .filter((g) => g.status !== 'mounted')
   if (gone.length === 0) return null
   await unmountFromHost(
     via,
-    gone.filter((s) => mountStatus(s.target) === 'dead').map((s) => s.target),
+    gone.filter((g) => g.status === 'dead').map((g) => g.spec.target),
   )
-  await mountOnHost(via, gone)
+  await mountOnHost(
+    via,
+    gone.map((g) => g.spec),
+  )
   return null
 }
 
