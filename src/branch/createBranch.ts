@@ -24,7 +24,7 @@ export interface CreateBranchArgs {
   backend?: BackendName | 'auto'
   /** Live until commit or abort even after this process exits (the CLI's branches). */
   persistent?: boolean
-  /** Mount the branch here, in the host's mount namespace (checked by `assertBranchPath`). */
+  /** Mount the branch here, in the host's mount namespace (checked by `atBranchPath`). */
   path?: string
 }
 

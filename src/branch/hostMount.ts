@@ -7,11 +7,12 @@ import { privileged } from '../sandbox/namespaceHolder.js'
 import { runtimeBinary } from '../sandbox/runtimeBinary.js'
 import { errnoCode } from '../util/fsx.js'
 import { type OverlaySpec, options } from './overlayMount.js'
+import type { HostView } from './types.js'
 
 const exec = promisify(execFile)
 
 /** How a branch is mounted in the host's own mount namespace: kernel overlayfs (root) or fuse-overlayfs (anyone, where FUSE is usable). */
-export type HostMountVia = 'kernel' | 'fuse'
+export type HostMountVia = HostView['via']
 
 /**
  * How this process can mount a branch where every tool of the host sees it, or null: root

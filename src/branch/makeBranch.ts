@@ -3,7 +3,7 @@ import { Workspace } from './Workspace.js'
 import type { BackendName, BranchInfo } from './types.js'
 
 /**
- * Make a persistent branch (it outlives this process; `commitNamedBranch` or
+ * Make a persistent branch (it outlives this process; `commitNamedWithEffects` or
  * `abortNamedBranch` ends it). `a/b` makes `b` as a branch of the live branch `a`.
  * @throws {BranchExistsError} @throws {BranchNotFoundError} the parent @throws {BackendUnavailableError}
  */

@@ -1,4 +1,4 @@
-export { ExitCode, ForkpointError, UsageError, InternalError, CorruptDataError, isForkpointError, type NoData, type DataArgs, type UsageErrorData } from './ForkpointError.js'
+export { ExitCode, ForkpointError, UsageError, InternalError, CorruptDataError, isForkpointError } from './ForkpointError.js'
 export {
   StoreNotFoundError,
   ObjectNotFoundError,

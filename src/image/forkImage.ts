@@ -13,7 +13,7 @@ import { materializeChildren } from './materializeFork.js'
 import type { Snapshot } from '../world/Snapshot.js'
 
 /** Most children one fork makes: each is an object and a ref. */
-export const MAX_FORK_CHILDREN = 10_000
+const MAX_FORK_CHILDREN = 10_000
 
 export interface ForkChild {
   index: number

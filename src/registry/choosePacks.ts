@@ -15,7 +15,7 @@ export const REPACK_THRESHOLD = 16
  * unrelated image would make it fetch that image too. Below the share, the objects are
  * sent again in the new pack.
  */
-export const MIN_SHARE = 0.5
+const MIN_SHARE = 0.5
 
 export interface PackPlan {
   /** Packs on the remote the image uses as they are. */

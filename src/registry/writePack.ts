@@ -10,7 +10,7 @@ import type { BlobRef } from './Descriptor.js'
 import type { PackIndex } from './PackIndex.js'
 
 /** Objects are gathered into frames of about this many bytes before each is compressed. */
-export const FRAME_BYTES = 1024 * 1024
+const FRAME_BYTES = 1024 * 1024
 
 export interface WrittenPack {
   digest: Digest

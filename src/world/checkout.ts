@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { DirtyWorkspaceError, TargetNotEmptyError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
-import { readRef } from '../store/refs.js'
+import { headRef, readRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
@@ -84,8 +84,8 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
 }
 
 async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree: Digest, args: CheckoutArgs): Promise<CheckoutResult> {
-  const headTip = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, `refs/heads/${args.id}`).catch(() => null)
-  const head = headTip === id ? `ref: refs/heads/${args.id}\n` : `${id}\n`
+  const headTip = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, headRef(args.id)).catch(() => null)
+  const head = headTip === id ? `ref: ${headRef(args.id)}\n` : `${id}\n`
   const applied = await applyTree({ store, workspace, tree, head, force: args.force ?? false, allowExternalSymlinks: args.allowExternalSymlinks, method: args.method })
   return { id, tree, target: workspace, mode: 'in-place', ...applied }
 }
