@@ -1,16 +1,13 @@
-import { promises as fs } from 'node:fs'
-import { join } from 'node:path'
 import { DigestMismatchError, InvalidImageError } from '../errors/index.js'
-import { digestHex, sha256 } from '../store/digest.js'
+import { sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
-import { atomicWrite } from '../util/atomicWrite.js'
 import { forEachLimit } from '../util/forEachLimit.js'
-import { readOrNull } from '../util/fsx.js'
 import type { BlobRef } from './Descriptor.js'
 import { type PackPair, parsePacksManifest } from './imageManifest.js'
 import { type Limits, raiseHint } from './limits.js'
 import { type ReadIndex, parsePackIndex } from './PackIndex.js'
 import { readCapped } from './readCapped.js'
+import { cachedBlob, rememberBlob } from './registryCache.js'
 import type { Transport } from './Transport.js'
 
 /** A pack of an image with its checked index. */
@@ -57,12 +54,10 @@ export async function loadPacks({
   return loaded.sort((a, b) => order.get(a.pair.index.digest)! - order.get(b.pair.index.digest)!)
 }
 
-const cachePath = (store: Store, ref: BlobRef) => join(store.path('tmp', 'registry-cache'), digestHex(ref.digest))
-
 /** A pack index's bytes, verified against its digest: from the cache, else fetched (capped) and cached. */
 async function readPackIndex(store: Store, transport: Transport, ref: BlobRef, limits: Limits, onFetched?: (bytes: number) => void): Promise<Buffer> {
-  const cached = await readOrNull(cachePath(store, ref))
-  if (cached && sha256(cached) === ref.digest) return cached
+  const cached = await cachedBlob(store, ref.digest)
+  if (cached) return cached
   if (ref.size > limits.maxPackManifestBytes) {
     throw new InvalidImageError(
       `pack index ${ref.digest} is ${ref.size} bytes, more than the limit of ${limits.maxPackManifestBytes}: refusing it (${raiseHint('maxPackManifestBytes')})`,
@@ -72,8 +67,8 @@ async function readPackIndex(store: Store, transport: Transport, ref: BlobRef, l
   const stream = await transport.openBlob(ref.digest, 0)
   if (stream === null) throw new InvalidImageError(`the image names pack index ${ref.digest}, which ${transport.location} does not have`, { digest: ref.digest })
   const bytes = await readCapped(stream.body, ref.size, `pack index ${ref.digest} from ${transport.location}`)
-  if (sha256(bytes) !== ref.digest)
-    throw new DigestMismatchError(`pack index ${ref.digest} from ${transport.location} hashes to ${sha256(bytes)}: refusing it`, { digest: ref.digest })
+  const actual = sha256(bytes)
+  if (actual !== ref.digest) throw new DigestMismatchError(`pack index ${ref.digest} from ${transport.location} hashes to ${actual}: refusing it`, { digest: ref.digest })
   onFetched?.(bytes.length)
   await rememberPackIndex(store, ref, bytes)
   return bytes
@@ -81,6 +76,5 @@ async function readPackIndex(store: Store, transport: Transport, ref: BlobRef, l
 
 /** Keep a pack index we built or verified, so later pushes and pulls need not fetch it. */
 export async function rememberPackIndex(store: Store, ref: BlobRef, bytes: Buffer): Promise<void> {
-  await fs.mkdir(store.path('tmp', 'registry-cache'), { recursive: true })
-  await atomicWrite(cachePath(store, ref), bytes)
+  await rememberBlob(store, ref.digest, bytes)
 }
