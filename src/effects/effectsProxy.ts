@@ -2,15 +2,12 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import { type AddressInfo, type Socket, connect } from 'node:net'
 import { pathToFileURL } from 'node:url'
 import { isForkpointError } from '../errors/index.js'
+import { EFFECTS_PROXY_ENV, TARGET_HEADER } from '../trace/capture/effectsProxyProtocol.js'
 import type { HttpRequestData, HttpResponseData } from '../trace/capture/httpExchange.js'
 import { builtEntry } from '../util/builtEntry.js'
 import type { HttpEffects } from './HttpEffects.js'
+import { RESPONSE_HOP_HEADERS } from './httpEffect.js'
 import { type HttpPolicy, policyNamesHost } from './httpPolicy.js'
-
-/** The header the Node hook (nodeHook.ts) names a request's real URL with, sending it to the proxy in origin form. */
-export const TARGET_HEADER = 'x-forkpoint-url'
-/** Tells the Node hook inside the agent where the proxy is. */
-export const EFFECTS_PROXY_ENV = 'FORKPOINT_EFFECTS_PROXY'
 
 export interface EffectsProxy {
   url: string
@@ -81,11 +78,7 @@ async function handle(effects: HttpEffects, req: IncomingMessage, res: ServerRes
   const answer = await effects.handle(request)
   if (answer) return send(res, answer)
   const upstream = await fetch(url, { method: request.method, headers, body: request.body, redirect: 'manual' })
-  res.writeHead(
-    upstream.status,
-    upstream.statusText,
-    Object.fromEntries([...upstream.headers].filter(([k]) => !/^(content-encoding|content-length|transfer-encoding|connection)$/i.test(k))),
-  )
+  res.writeHead(upstream.status, upstream.statusText, Object.fromEntries([...upstream.headers].filter(([k]) => !RESPONSE_HOP_HEADERS.test(k))))
   if (upstream.body) for await (const chunk of upstream.body) res.write(chunk)
   res.end()
 }

@@ -5,6 +5,9 @@ import { canonicalJson } from '../util/canonicalJson.js'
 import type { LedgerEntry } from './Ledger.js'
 
 /** An HTTP request as a ledger records it (the arguments of its `http …` tool): enough to send it again later. */
+
+/** Response headers that describe one hop's framing, not the body an agent is given. */
+export const RESPONSE_HOP_HEADERS = /^(content-length|content-encoding|transfer-encoding|connection|keep-alive)$/i
 export interface HttpEffectArgs {
   method: string
   url: string
@@ -69,7 +72,7 @@ export async function sendHttpEffect(args: HttpEffectArgs): Promise<HttpEffectRe
     redirect: 'manual',
   })
   const body = Buffer.from(await res.arrayBuffer())
-  const headers = Object.fromEntries([...res.headers].filter(([k]) => !/^(content-length|content-encoding|transfer-encoding|connection|keep-alive)$/i.test(k)))
+  const headers = Object.fromEntries([...res.headers].filter(([k]) => !RESPONSE_HOP_HEADERS.test(k)))
   return { status: res.status, statusText: res.statusText, headers, body: body.toString('base64') }
 }
 

@@ -80,8 +80,18 @@ export function policyNamesHost(policy: HttpPolicy, host: string): boolean {
   return policy.rules.some((r) => glob(r.host, '.').test(host) || glob(r.host, '.').test(host.replace(/:\d+$/, '')))
 }
 
+/** Each rule's patterns as compiled once: the proxy classes every request against them. */
+const compiled = new Map<string, RegExp>()
+
 /** `*` matches within one `sep`-separated part, `**` across parts; everything else is literal. */
 function glob(pattern: string, sep: string): RegExp {
+  const key = `${sep}${pattern}`
+  let re = compiled.get(key)
+  if (re === undefined) compiled.set(key, (re = compileGlob(pattern, sep)))
+  return re
+}
+
+function compileGlob(pattern: string, sep: string): RegExp {
   const within = `[^${sep === '/' ? '/' : '.'}]*`
   const body = pattern
     .split('**')

@@ -6,7 +6,7 @@
 import { BatchInterceptor } from '@mswjs/interceptors'
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
-import { EFFECTS_PROXY_ENV, TARGET_HEADER } from './effectsProxy.js'
+import { EFFECTS_PROXY_ENV, TARGET_HEADER } from '../trace/capture/effectsProxyProtocol.js'
 
 const proxy = process.env[EFFECTS_PROXY_ENV]
 if (proxy) {

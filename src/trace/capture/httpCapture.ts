@@ -3,6 +3,7 @@ import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
 import { type HttpRequestData, type HttpResponseData, describeRequest, recordedResponse, responseOutput } from './httpExchange.js'
 import { Session } from '../record/Session.js'
+import { EFFECTS_PROXY_ENV, TARGET_HEADER } from './effectsProxyProtocol.js'
 
 /** Exchanges whose body is still arriving, each with what finishes its step. */
 const unfinished = new Set<() => void>()
@@ -70,10 +71,10 @@ export function installHttpCapture(): () => void {
  * from the ledger); the step records what the agent got.
  */
 function liveFetch(realFetch: typeof fetch, req: HttpRequestData): Promise<Response> {
-  const effectsProxy = process.env['FORKPOINT_EFFECTS_PROXY']
+  const effectsProxy = process.env[EFFECTS_PROXY_ENV]
   const init = { method: req.method, body: req.body, redirect: 'manual' as const }
   if (!effectsProxy) return realFetch(req.url, { ...init, headers: req.headers })
-  return realFetch(`${effectsProxy}/`, { ...init, headers: { ...req.headers, 'x-forkpoint-url': req.url } })
+  return realFetch(`${effectsProxy}/`, { ...init, headers: { ...req.headers, [TARGET_HEADER]: req.url } })
 }
 
 /**
