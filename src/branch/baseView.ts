@@ -1,11 +1,12 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { digestHex, type Digest } from '../store/digest.js'
+import { digestHex, isDigest, type Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { errnoCode, exists } from '../util/fsx.js'
 import { materializeTree, writeFileEntry } from '../world/materializeTree.js'
 import { fsPath } from '../world/fsName.js'
+import { replacedEntries } from '../world/diffTrees.js'
 import { outermost } from '../world/spliceTree.js'
 import type { TreeEntry } from '../world/Tree.js'
 import { treeSource } from '../world/treeSource.js'
@@ -27,13 +28,44 @@ export async function ensureBaseView(store: Store, tree: Digest): Promise<string
   // The branches of a pattern are made in parallel: one build of a view, not one each.
   let build = inFlight.get(dir)
   if (!build) {
-    build = withWriteLock(store, () => buildBaseView(store, tree, dir)).finally(() => inFlight.delete(dir))
+    build = withWriteLock(store, () => advanceOrBuild(store, tree, dir)).finally(() => inFlight.delete(dir))
     inFlight.set(dir, build)
   }
   return build
 }
 
 const inFlight = new Map<string, Promise<string>>()
+
+/**
+ * A new view is made from the newest one no live branch uses when there is one (it would
+ * be pruned anyway): changed where the trees differ, which for the next image of an agent
+ * (a few files changed) costs a few links instead of one per file. Else it is built whole.
+ */
+async function advanceOrBuild(store: Store, tree: Digest, dir: string): Promise<string> {
+  const from = await newestUnusedView(store)
+  const changes = from === null ? null : await replacedEntries({ source: treeSource(store), a: from, b: tree }).catch(() => null) // its tree collected: build
+  return from === null || changes === null ? buildBaseView(store, tree, dir) : advanceBaseView(store, from, tree, changes)
+}
+
+/** The tree of the most recently made view no live branch stands on, or null. */
+async function newestUnusedView(store: Store): Promise<Digest | null> {
+  const inUse = new Set((await listStates(store)).flatMap((s) => s.layers))
+  const unused = (await viewsNewestFirst(store)).find((view) => !inUse.has(view))
+  const tree = unused === undefined ? null : `sha256:${unused.slice(unused.lastIndexOf('/') + 1)}`
+  return isDigest(tree) ? tree : null
+}
+
+/** The base views there are, the most recently made first. */
+async function viewsNewestFirst(store: Store): Promise<string[]> {
+  const root = branchesDir(store, 'bases')
+  const views = await Promise.all(
+    (await fs.readdir(root).catch(() => [] as string[])).map(async (name) => ({ dir: join(root, name), mtime: (await fs.stat(join(root, name)).catch(() => null))?.mtimeMs })),
+  )
+  return views
+    .filter((v): v is { dir: string; mtime: number } => v.mtime !== undefined)
+    .sort((x, y) => y.mtime - x.mtime)
+    .map((v) => v.dir)
+}
 
 /** Lay the view out aside and rename it into place; the caller holds the store's write lock. */
 async function buildBaseView(store: Store, tree: Digest, dir: string): Promise<string> {
@@ -71,6 +103,8 @@ export async function advanceBaseView(store: Store, from: Digest, to: Digest, ch
       if (entry) await writeEntry(store, join(taken, path), entry)
     }
     await fs.rename(taken, dir)
+    const now = new Date()
+    await fs.utimes(dir, now, now) // made now: pruning and advancing choose views by it
   } catch (err) {
     await removeTree(taken)
     if (!['EEXIST', 'ENOTEMPTY'].includes(errnoCode(err) ?? '')) throw err
@@ -115,12 +149,9 @@ export async function pruneBaseViews(store: Store): Promise<void> {
   const taken: string[] = []
   try {
     const inUse = new Set((await listStates(store)).flatMap((s) => s.layers))
-    const views = await Promise.all(
-      (await fs.readdir(root).catch(() => [] as string[])).map(async (name) => ({ dir: `${root}/${name}`, mtime: (await fs.stat(`${root}/${name}`)).mtimeMs })),
-    )
-    const newest = views.reduce<{ dir: string; mtime: number } | null>((a, b) => (a === null || b.mtime > a.mtime ? b : a), null)
-    for (const { dir } of views) {
-      if (inUse.has(dir) || dir === newest?.dir) continue
+    const older = (await viewsNewestFirst(store)).slice(1)
+    for (const dir of older) {
+      if (inUse.has(dir)) continue
       const aside = store.tempPath('base-pruned')
       await fs.rename(dir, aside)
       taken.push(aside)

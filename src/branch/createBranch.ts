@@ -41,33 +41,21 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
     throw new UsageError(`branch ${fullName} must use its parent's backend (${parentState.backend}), not ${wanted}`, { backend: wanted })
   }
   const backend = parentState ? backendByName(parentState.backend) : await chooseBackend(store, wanted)
-  const id = newBranchId()
-  const dir = liveDir(store, id)
-  const { lock, baseLayers } = await lockWithBase(store, parentState ? null : (tree ?? missingTree()))
-  let state: BranchState
-  try {
-    if ((await listStates(store)).some((s) => s.name === fullName)) {
-      throw new BranchExistsError(`a live branch named ${JSON.stringify(fullName)} already exists (commit or abort it first)`, { name: fullName })
-    }
-    await fs.mkdir(dir, { recursive: true })
-    state = {
-      kind: 'branch-state',
-      schemaVersion: 1,
-      id,
-      name: fullName,
-      parent,
-      backend: backend.name,
-      baseTree: parentState?.baseTree ?? tree!,
-      layers: baseLayers ?? [],
-      parentGeneration: await readGeneration(store, parent),
-      owner: persistent ? null : self,
-      holder: null,
-      createdAt: new Date().toISOString(),
-    }
-    await writeState(store, state)
-  } finally {
-    await lock.release()
-  }
+  const state = await register(store, { name: fullName, parent, tree: parentState ? null : (tree ?? missingTree()) }, ({ layers, parentGeneration }) => ({
+    kind: 'branch-state',
+    schemaVersion: 1,
+    id: newBranchId(),
+    name: fullName,
+    parent,
+    backend: backend.name,
+    baseTree: parentState?.baseTree ?? tree!,
+    layers,
+    parentGeneration,
+    owner: persistent ? null : self,
+    holder: null,
+    createdAt: new Date().toISOString(),
+  }))
+  const dir = liveDir(store, state.id)
   try {
     if (parentState) state.layers = await backend.freeze(parentState, liveDir(store, parentState.id), join(dir, 'layer'))
     const hostView = backend.hostViewFor({ persistent, ...(path === undefined ? {} : { path }) })
@@ -84,18 +72,83 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
   }
 }
 
+/** The state of a branch being made, given what its registration found. */
+type Draft = (found: { layers: string[]; parentGeneration: number }) => BranchState
+
+interface Registration {
+  name: string
+  parent: string | null
+  /** The base view the branch stands on (a branch of the workspace), or null. */
+  view: string | null
+  draft: Draft
+  done: (state: BranchState | 'view-gone') => void
+  failed: (err: unknown) => void
+}
+
+/** Registrations of this process waiting for the creation lock, per store: the next holder takes them all. */
+const waiting = new Map<string, Registration[]>()
+
 /**
- * The creation lock, with the base view of `tree` (when branching the workspace) checked
- * to exist under it: a view can be taken away to be advanced to a newer tree only while
- * no branch is registered on it, which is decided under the same lock.
+ * Register a branch: its name checked unique among the live ones and its state written,
+ * under the creation lock. When a branch of the workspace stands on a base view, the view
+ * is checked to exist under the same lock: a view can be taken away to be advanced to a
+ * newer tree only while no branch is registered on it, which is decided under this lock.
+ * Branches made at once (a fork's, a pattern's) are registered together, with one read of
+ * the live states, not one each.
  */
-async function lockWithBase(store: Store, tree: Digest | null): Promise<{ lock: Lock; baseLayers: string[] | null }> {
+async function register(store: Store, { name, parent, tree }: { name: string; parent: string | null; tree: Digest | null }, draft: Draft): Promise<BranchState> {
   for (;;) {
     const view = tree === null ? null : await ensureBaseView(store, tree)
-    const lock = await creationLock(store)
-    if (view === null || (await exists(view))) return { lock, baseLayers: view === null ? null : [view] }
+    const registered = await new Promise<BranchState | 'view-gone'>((done, failed) => {
+      let batch = waiting.get(store.root)
+      if (!batch) {
+        waiting.set(store.root, (batch = []))
+        void registerWaiting(store)
+      }
+      batch.push({ name, parent, view, draft, done, failed })
+    })
+    if (registered !== 'view-gone') return registered
+  }
+}
+
+async function registerWaiting(store: Store): Promise<void> {
+  let lock: Lock
+  try {
+    lock = await creationLock(store)
+  } catch (err) {
+    for (const r of takeWaiting(store)) r.failed(err)
+    return
+  }
+  const batch = takeWaiting(store) // later arrivals make the next batch, which waits for this lock
+  try {
+    const names = new Set((await listStates(store)).map((s) => s.name))
+    for (const r of batch) {
+      try {
+        r.done(r.view !== null && !(await exists(r.view)) ? 'view-gone' : await writeNewState(store, r, names))
+      } catch (err) {
+        r.failed(err)
+      }
+    }
+  } catch (err) {
+    for (const r of batch) r.failed(err) // a no-op for those already settled
+  } finally {
     await lock.release()
   }
+}
+
+function takeWaiting(store: Store): Registration[] {
+  const batch = waiting.get(store.root) ?? []
+  waiting.delete(store.root)
+  return batch
+}
+
+async function writeNewState(store: Store, { name, parent, view, draft }: Registration, names: Set<string>): Promise<BranchState> {
+  if (names.has(name)) throw new BranchExistsError(`a live branch named ${JSON.stringify(name)} already exists (commit or abort it first)`, { name })
+  names.add(name)
+  const state = draft({ layers: view === null ? [] : [view], parentGeneration: await readGeneration(store, parent) })
+  await fs.mkdir(liveDir(store, state.id), { recursive: true })
+  await writeState(store, state)
+  return state
 }
 
 function missingTree(): never {

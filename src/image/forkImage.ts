@@ -10,6 +10,7 @@ import type { Store } from '../store/Store.js'
 import { forkRefPrefix } from './forkBranch.js'
 import { incomingImage } from './incomingImage.js'
 import { materializeChildren } from './materializeFork.js'
+import { ensureBaseView } from '../branch/baseView.js'
 import type { Snapshot } from '../world/Snapshot.js'
 
 /** Most children one fork makes: each is an object and a ref. */
@@ -50,8 +51,12 @@ export async function forkImage({ id, n, materialize = false, persistent = false
   if (!Number.isInteger(n) || n < 1 || n > MAX_FORK_CHILDREN) throw new UsageError(`fork: -n must be a whole number from 1 to ${MAX_FORK_CHILDREN} (got ${n})`, { n })
   const parentId = await resolveId(store, id)
   const parent = await incomingImage(store, parentId)
-  const children = await makeChildren(store, parentId, parent, n, now)
-  return materialize ? materializeChildren({ dir: workspace, store, tree: parent.world.tree, children, persistent }) : children
+  if (!materialize) return makeChildren(store, parentId, parent, n, now)
+  // the base view the branches stand on is laid out (in the thread pool) while the children are written
+  const [children, view] = await Promise.allSettled([makeChildren(store, parentId, parent, n, now), ensureBaseView(store, parent.world.tree)])
+  if (children.status === 'rejected') throw children.reason
+  if (view.status === 'rejected') throw view.reason
+  return materializeChildren({ dir: workspace, store, tree: parent.world.tree, children: children.value, persistent })
 }
 
 async function makeChildren(store: Store, parentId: Digest, parent: Snapshot, n: number, now: () => Date): Promise<ForkChild[]> {

@@ -69,3 +69,23 @@ function contentEqual(x: TreeEntry, y: TreeEntry): boolean {
 function info(e: TreeEntry): EntryInfo {
   return e.type === 'symlink' ? { type: e.type, mode: e.mode, size: e.size, target: e.target } : { type: e.type, mode: e.mode, size: e.size }
 }
+
+/**
+ * What turns tree `a` into tree `b` entry by entry, as few and as high up as can be: each
+ * path whose entry differs (b's entry, or null where b has none), a directory standing for
+ * all below it unless both sides have one there. Unchanged subtrees are skipped unread.
+ */
+export async function replacedEntries({ source, a, b }: { source: TreeSource; a: Digest; b: Digest }): Promise<Map<string, TreeEntry | null>> {
+  const out = new Map<string, TreeEntry | null>()
+  const walkReplaced = async (x: Tree, y: Tree, prefix: string): Promise<void> => {
+    for (const { name, entries } of zipEntries(x, y)) {
+      const [before, after] = entries
+      if (sameEntry(before, after)) continue
+      const path = joinPath(prefix, name)
+      if (before?.type === 'dir' && after?.type === 'dir') await walkReplaced(await source(before.tree), await source(after.tree), path)
+      else out.set(path, after ?? null)
+    }
+  }
+  if (a !== b) await walkReplaced(await source(a), await source(b), '')
+  return out
+}

@@ -12,6 +12,19 @@ const bases = (ws: Workspace) => readdirSync(join(ws.store.root, 'branches', 'ba
 const baseTreeOf = (ws: Workspace, id: string): string => JSON.parse(read(join(ws.store.root, 'branches', 'live', id, 'state.json'))).baseTree
 /** What a full scan of the workspace gives now (another Workspace object, so nothing is shared). */
 const fullScan = async (ws: Workspace) => (await Workspace.open({ dir: ws.dir })).refresh()
+/** Every path below `dir` but the store, with its type, exec bit and content or target. */
+async function listing(dir: string, prefix = ''): Promise<string[]> {
+  const out: string[] = []
+  for (const name of (await fs.readdir(join(dir, prefix))).sort()) {
+    const rel = prefix ? `${prefix}/${name}` : name
+    if (rel === '.forkpoint') continue
+    const st = await fs.lstat(join(dir, rel))
+    if (st.isSymbolicLink()) out.push(`${rel} -> ${await fs.readlink(join(dir, rel))}`)
+    else if (st.isDirectory()) out.push(`${rel}/`, ...(await listing(dir, rel)))
+    else out.push(`${rel} ${st.mode & 0o111 ? 'x' : '-'} ${read(join(dir, rel))}`)
+  }
+  return out
+}
 
 describe('the base after a commit', () => {
   it('is the old base with the committed paths scanned again: the same tree as a full rescan, its view advanced in place', async () => {
@@ -130,11 +143,12 @@ describe('the base after a commit', () => {
 
   it('is not pruned by an open while a branch is being registered on it (pruning takes the creation lock)', async () => {
     const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }), backend: 'overlay' })
-    await (await ws.branch('old')).abort()
+    const standing = await ws.branch('old') // keeps the old view from being advanced into the new one
     const [old] = bases(ws)
     await fs.writeFile(join(ws.dir, 'a.txt'), 'edited')
     await ws.refresh()
     await (await ws.branch('new')).abort()
+    await standing.abort()
     expect(bases(ws)).toHaveLength(2)
     const lock = await creationLock(ws.store)
     const opening = Workspace.open({ dir: ws.dir }) // prunes the views no live branch uses
@@ -162,5 +176,42 @@ describe('the base after a commit', () => {
     await opening
     expect(existsSync(view)).toBe(true)
     await fs.rm(join(ws.store.root, 'branches', 'live', id), { recursive: true })
+  })
+})
+
+describe('the base view of another tree', () => {
+  it('is made from a view no branch uses by changing it where the trees differ, and holds exactly the new tree', async () => {
+    const ws = await Workspace.open({
+      dir: await makeWorkspace({ 'a.txt': 'a', 'src/main.ts': 'main', 'src/lib/util.ts': 'util', 'gone/x.md': 'x', 'becomes-dir': 'file', link: { symlink: 'a.txt' } }),
+      backend: 'overlay',
+    })
+    await (await ws.branch('first')).abort()
+    expect(bases(ws)).toHaveLength(1)
+    await fs.writeFile(join(ws.dir, 'src/main.ts'), 'main v2')
+    await fs.rm(join(ws.dir, 'gone'), { recursive: true })
+    await fs.rm(join(ws.dir, 'becomes-dir'))
+    await fs.mkdir(join(ws.dir, 'becomes-dir/deep'), { recursive: true })
+    await fs.writeFile(join(ws.dir, 'becomes-dir/deep/f.txt'), 'deep')
+    await fs.writeFile(join(ws.dir, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 })
+    await fs.rm(join(ws.dir, 'link'))
+    await fs.symlink('src/main.ts', join(ws.dir, 'link'))
+    await ws.refresh()
+    const next = await ws.branch('next')
+    expect(bases(ws)).toHaveLength(1) // the unused view became the new one
+    expect(await listing(next.path)).toEqual(await listing(ws.dir))
+    await next.abort()
+  })
+
+  it('is built whole beside a view a live branch stands on', async () => {
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'b' }), backend: 'overlay' })
+    const standing = await ws.branch('standing')
+    await fs.writeFile(join(ws.dir, 'a.txt'), 'a2')
+    await ws.refresh()
+    const next = await ws.branch('next')
+    expect(bases(ws)).toHaveLength(2)
+    expect(await listing(next.path)).toEqual(await listing(ws.dir))
+    expect(read(join(standing.path, 'a.txt'))).toBe('a')
+    await next.abort()
+    await standing.abort()
   })
 })

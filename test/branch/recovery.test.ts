@@ -99,6 +99,16 @@ describe('hostile input', () => {
     await b.abort()
   })
 
+  it('makes one of two branches asked for at once under the same name, and each of many with names of their own', async () => {
+    const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
+    const same = await Promise.allSettled([ws.branch('twin'), ws.branch('twin')])
+    expect(same.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
+    expect(same.find((r) => r.status === 'rejected')).toMatchObject({ reason: { code: 'BranchExistsError', exitCode: 2 } })
+    const many = await Promise.all(Array.from({ length: 12 }, (_, i) => ws.branch(`many-${i}`)))
+    expect(new Set((await ws.branches()).map((b) => b.name))).toEqual(new Set(['twin', ...many.map((b) => b.name)]))
+    for (const b of [...many, ...same.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))]) await b.abort()
+  })
+
   it('refuses to commit or abort out of order', async () => {
     const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
     const b = await ws.branch('p')
