@@ -9,6 +9,7 @@ import { type LinkLookup, resolveLink, treeLookup } from '../world/treeLinks.js'
 import { validateSnapshot } from '../world/Snapshot.js'
 import { type Tree, validateChunks, validateTree } from '../world/Tree.js'
 import { joinPath } from '../world/treeSource.js'
+import { forEachLimit } from '../util/forEachLimit.js'
 import type { Located } from './Staging.js'
 
 export interface CheckImageArgs {
@@ -40,6 +41,14 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false, 
   const order: Digest[] = []
   const done = new Set<Digest>()
   const stack: Array<{ digest: Digest; from: Digest | 'root'; expanded: boolean }> = [{ digest: root, from: 'root', expanded: false }]
+  // what has been read ahead of the walk (null: located nowhere): the children of an object are read side by side
+  const read = new Map<Digest, Found | null>()
+  const readAhead = (digests: Digest[]) =>
+    forEachLimit(
+      digests.filter((d) => !read.has(d)),
+      32,
+      async (d) => void read.set(d, await load(d, locate)),
+    )
   while (stack.length > 0) {
     const top = stack[stack.length - 1]!
     if (top.expanded) {
@@ -56,15 +65,21 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false, 
     }
     top.expanded = true
     const optional = top.from !== 'root' && shallow.has(top.from) && shallowParents(found.get(top.from)!.object!).has(top.digest)
-    if (optional && (await locate(top.digest)) === null) {
+    await readAhead([top.digest])
+    const item = read.get(top.digest)!
+    if (item === null && optional) {
       stack.pop() // a parent a shallow image leaves out
       continue
     }
-    const item = await load(top.digest, top.from, locate)
+    if (item === null)
+      throw new InvalidImageError(`object ${top.digest} (named by ${top.from}) is neither in the image nor in the local store`, { digest: top.digest, from: top.from })
     found.set(top.digest, item)
     // objects already in the store were checked when they arrived, and so was what they reach (but the history a shallow store lacks)
-    if (item.object && (item.staged || deepen.has(top.digest)))
-      for (const child of new Set(objectEdges(item.object))) if (!found.has(child)) stack.push({ digest: child, from: top.digest, expanded: false })
+    if (item.object && (item.staged || deepen.has(top.digest))) {
+      const children = [...new Set(objectEdges(item.object))].filter((child) => !found.has(child))
+      await readAhead(children)
+      for (const child of children) stack.push({ digest: child, from: top.digest, expanded: false })
+    }
   }
   validateKinds(root, found)
   for (const [digest, { object, staged }] of found) {
@@ -79,11 +94,10 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false, 
   return order
 }
 
-async function load(digest: Digest, from: Digest | 'root', locate: CheckImageArgs['locate']): Promise<Found> {
+/** An object's size and, when it is structured, its parsed form; null when it is located nowhere. */
+async function load(digest: Digest, locate: CheckImageArgs['locate']): Promise<Found | null> {
   const located = await locate(digest)
-  if (located === null) {
-    throw new InvalidImageError(`object ${digest} (named by ${from}) is neither in the image nor in the local store`, { digest, from })
-  }
+  if (located === null) return null
   const handle = await fs.open(located.path, 'r')
   try {
     const { size } = await handle.stat()

@@ -17,7 +17,8 @@ import { readSnapshot } from './readObjects.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
-import type { Tree } from './Tree.js'
+import type { FileEntry, Tree } from './Tree.js'
+import { forEachLimit } from '../util/forEachLimit.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
 import { respectGitignore } from './workspaceConfig.js'
 import { withWorkspaceLock } from './workspaceLock.js'
@@ -132,7 +133,10 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
   let journaled = false
   try {
     const steps: CheckoutStep[] = []
-    await plan(store, source, await source(scan.tree), await source(tree), '', { staging, steps, method })
+    const toStage: StagedFile[] = []
+    await plan(source, await source(scan.tree), await source(tree), '', { staging, steps, files: toStage })
+    // the plan is a walk of trees; the files it stages are written side by side
+    await forEachLimit(toStage, 32, ({ staged, entry, path }) => writeFileEntry(store, staged, entry, method, path))
     const journal: CheckoutJournal = { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: args.head, ...(args.ref ? { ref: args.ref } : {}) }
     await writeJournal(store, journal)
     if (args.ref)
@@ -181,11 +185,18 @@ export async function assertClean(store: Store, source: TreeSource, scanned: Dig
 interface PlanContext {
   staging: string
   steps: CheckoutStep[]
-  method: CopyMethod
+  /** The files to stage for the `place` steps (symlinks are made as the plan goes). */
+  files: StagedFile[]
 }
 
-/** The steps that turn tree `from` into tree `to` under `prefix`, with new content staged (`admitTree` accepted `to`). */
-async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, prefix: string, ctx: PlanContext): Promise<void> {
+interface StagedFile {
+  staged: string
+  entry: FileEntry
+  path: string
+}
+
+/** The steps that turn tree `from` into tree `to` under `prefix`, with the new content to stage (`admitTree` accepted `to`). */
+async function plan(source: TreeSource, from: Tree, to: Tree, prefix: string, ctx: PlanContext): Promise<void> {
   for (const {
     name,
     entries: [cur, next],
@@ -193,7 +204,7 @@ async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, pref
     if (sameEntry(cur, next)) continue
     const path = joinPath(prefix, name)
     if (cur?.type === 'dir' && next?.type === 'dir') {
-      await plan(store, source, await source(cur.tree), await source(next.tree), path, ctx)
+      await plan(source, await source(cur.tree), await source(next.tree), path, ctx)
       continue
     }
     // Only a path that disappears gets a remove step: an entry being replaced is overwritten
@@ -205,12 +216,12 @@ async function plan(store: Store, source: TreeSource, from: Tree, to: Tree, pref
     }
     if (next.type === 'dir') {
       ctx.steps.push({ op: 'mkdir', path })
-      await plan(store, source, EMPTY_TREE, await source(next.tree), path, ctx)
+      await plan(source, EMPTY_TREE, await source(next.tree), path, ctx)
       continue
     }
     const staged = join(ctx.staging, String(ctx.steps.length))
     if (next.type === 'symlink') await fs.symlink(fsPath(next.target), staged)
-    else await writeFileEntry(store, staged, next, ctx.method, path)
+    else ctx.files.push({ staged, entry: next, path })
     ctx.steps.push({ op: 'place', path, staged })
   }
 }
