@@ -1,21 +1,23 @@
-import { promises as fs } from 'node:fs'
 import { StoreCorruptError, UsageError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { walkGraph } from '../store/objectGraph.js'
 import type { Store } from '../store/Store.js'
 import type { Snapshot } from '../world/Snapshot.js'
-import { forEachLimit } from '../util/forEachLimit.js'
 import type { BlobRef } from './Descriptor.js'
 
 /**
  * Every object of the image rooted at `root`, with its size; refuses an incomplete local
- * image. With `depth`, only the root and its ancestors up to `depth` snapshots deep
+ * image (but for file contents in `blobsElsewhere`, which the remote holds already). With `depth`, only the root and its ancestors up to `depth` snapshots deep
  * (`depth` 1: the root alone); `shallow` names the snapshots whose parents were left out.
  */
-export async function collectImage(store: Store, root: Digest, depth = Infinity): Promise<{ objects: BlobRef[]; shallow: Digest[] }> {
+export async function collectImage(
+  store: Store,
+  root: Digest,
+  { depth = Infinity, blobsElsewhere }: { depth?: number | undefined; blobsElsewhere?: ReadonlyMap<Digest, number> } = {},
+): Promise<{ objects: BlobRef[]; shallow: Digest[] }> {
   if (depth !== Infinity && (!Number.isSafeInteger(depth) || depth < 1)) throw new UsageError(`depth must be a whole number of snapshots, 1 or more, not ${depth}`, { depth })
   const cutAt = Number.isFinite(depth) ? await snapshotsAtDepth(store, root, depth) : new Set<Digest>()
-  const { reachable, missing } = await walkGraph(store, [root], { cutAt })
+  const { reachable, missing } = await walkGraph(store, [root], { cutAt, ...(blobsElsewhere ? { blobsElsewhere } : {}) })
   if (missing.size > 0) {
     const [digest, from] = missing.entries().next().value as [Digest, Digest | 'root']
     throw new StoreCorruptError(`cannot send ${root}: object ${digest} (named by ${from}) is missing from the store; run 'forkpoint verify'`, {
@@ -23,11 +25,7 @@ export async function collectImage(store: Store, root: Digest, depth = Infinity)
       missing: [...missing.keys()].slice(0, 20),
     })
   }
-  const objects: BlobRef[] = []
-  await forEachLimit([...reachable], 32, async (digest) => {
-    objects.push({ digest, size: (await fs.stat(store.objectPath(digest))).size })
-  })
-  return { objects, shallow: [...cutAt] }
+  return { objects: [...reachable].map(([digest, size]) => ({ digest, size })), shallow: [...cutAt] }
 }
 
 /** The snapshots `depth` parents from the root (by the shortest path) that have parents: where a shallow image is cut. */

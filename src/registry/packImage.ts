@@ -39,7 +39,7 @@ export interface PackResult {
 export async function packImage({ id, output, level = 3, depth, ...where }: PackArgs): Promise<PackResult> {
   const { store } = await openStore(where)
   const root = await resolveId(store, id)
-  const { objects, shallow } = await collectImage(store, root, depth)
+  const { objects, shallow } = await collectImage(store, root, { depth })
   const target = resolve(output)
   const body = tempSibling(target)
   const tmp = tempSibling(target)

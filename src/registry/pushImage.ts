@@ -72,8 +72,10 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   const tag = remote.reference && 'tag' in remote.reference ? remote.reference.tag : await refTagName(store, args.id)
   const transport = await openTransport(remote, args)
   const limits = resolveLimits(args.limits)
-  const { objects, shallow } = await collectImage(store, id, args.depth)
   const known = await repositoryPacks({ store, transport, tag, limits })
+  // what the repository holds is not looked for locally: an image one file away from the last reads its trees only
+  const blobsElsewhere = new Map(known.flatMap((p) => p.index.objects.map((o) => [o.digest, o.size] as const)))
+  const { objects, shallow } = await collectImage(store, id, { depth: args.depth, blobsElsewhere })
   const plan = choosePacks({ objects, known, repack: args.repack ?? false })
   const sent = { objects: 0, bytes: 0 }
   const fresh = plan.send.length > 0 ? await sendPack(store, transport, plan.send, args, sent) : null

@@ -32,10 +32,11 @@ export function childDigests(object: unknown, out: Digest[] = []): Digest[] {
 
 /**
  * Structured objects are canonical JSON beginning with `{"`; blobs are anything else.
- * A blob that happens to be such JSON is walked too, which can only keep more alive.
+ * A blob that happens to be such JSON is walked too, which can only keep more alive;
+ * but a tree's file contents are blobs by what names them, and only looked for (`statBlob`).
  */
-async function readIfStructured(store: Store, digest: Digest, hashedCorrupt?: ReadonlySet<Digest>): Promise<StructuredObject | null | 'corrupt' | 'missing'> {
-  if (hashedCorrupt?.has(digest)) return 'corrupt'
+async function readIfStructured(store: Store, digest: Digest, hashedCorrupt?: ReadonlySet<Digest>): Promise<Read> {
+  if (hashedCorrupt?.has(digest)) return { object: 'corrupt', size: (await fs.stat(store.objectPath(digest))).size }
   const handle = await fs.open(store.objectPath(digest), 'r').catch((err: unknown) => {
     if (errnoCode(err) === 'ENOENT') return null
     throw err
@@ -43,22 +44,42 @@ async function readIfStructured(store: Store, digest: Digest, hashedCorrupt?: Re
   if (handle === null) return 'missing'
   try {
     const head = Buffer.alloc(2)
+    const { size } = await handle.stat()
     await handle.read(head, 0, 2, 0)
-    if (head.toString('latin1') !== '{"') return null
+    if (head.toString('latin1') !== '{"') return { object: null, size }
     const bytes = await handle.readFile()
-    if (!hashedCorrupt && sha256(bytes) !== digest) return 'corrupt'
+    if (!hashedCorrupt && sha256(bytes) !== digest) return { object: 'corrupt', size }
     try {
-      return parseStructured(bytes, digest)
+      return { object: parseStructured(bytes, digest), size }
     } catch {
-      return null
+      return { object: null, size }
     }
   } finally {
     await handle.close()
   }
 }
 
+/** A file's content, named so by a tree: a blob whatever its bytes, so only its presence and size are read. */
+async function statBlob(store: Store, digest: Digest): Promise<Read> {
+  const st = await fs.stat(store.objectPath(digest)).catch((err: unknown) => {
+    if (errnoCode(err) === 'ENOENT') return null
+    throw err
+  })
+  return st === null ? 'missing' : { object: null, size: st.size }
+}
+
+type Read = { object: StructuredObject | null | 'corrupt'; size: number } | 'missing'
+
+/** The digests a tree names as file content (`entries[].blob`). */
+function fileBlobs(object: StructuredObject): Set<Digest> {
+  const entries = object.kind === 'tree' ? (object as { entries?: unknown }).entries : null
+  if (!Array.isArray(entries)) return new Set()
+  return new Set(entries.map((e: { blob?: unknown }) => e?.blob).filter(isDigest))
+}
+
 export interface GraphWalk {
-  reachable: Set<Digest>
+  /** Every object reached, with its size in bytes. */
+  reachable: Map<Digest, number>
   /** Objects named by a reachable object (or a root) but absent from the store. */
   missing: Map<Digest, Digest | 'root'>
   /** Reachable structured objects whose bytes no longer match their digest (their edges are unknown). */
@@ -75,32 +96,49 @@ export interface GraphWalk {
 export async function walkGraph(
   store: Store,
   roots: Iterable<Digest>,
-  { hashedCorrupt, cutAt }: { hashedCorrupt?: ReadonlySet<Digest>; cutAt?: ReadonlySet<Digest> } = {},
+  {
+    hashedCorrupt,
+    cutAt,
+    blobsElsewhere,
+  }: {
+    hashedCorrupt?: ReadonlySet<Digest>
+    cutAt?: ReadonlySet<Digest>
+    /** File contents whose size is known without the store (a remote holds them): not looked for. */
+    blobsElsewhere?: ReadonlyMap<Digest, number>
+  } = {},
 ): Promise<GraphWalk> {
   const cut = await readShallow(store)
-  const reachable = new Set<Digest>()
+  const reachable = new Map<Digest, number>()
   const missing = new Map<Digest, Digest | 'root'>()
   const corrupt = new Set<Digest>()
   const absent = new Set<Digest>()
-  const queue: Array<[Digest, Digest | 'root', boolean]> = [...roots].map((d) => [d, 'root', false])
+  const queue: Array<{ digest: Digest; from: Digest | 'root'; optional: boolean; blob: boolean }> = [...roots].map((digest) => ({
+    digest,
+    from: 'root',
+    optional: false,
+    blob: false,
+  }))
   while (queue.length > 0) {
     const batch = queue.splice(0, 64)
     await Promise.all(
-      batch.map(async ([digest, from, optional]) => {
+      batch.map(async ({ digest, from, optional, blob }) => {
         if (reachable.has(digest) || missing.has(digest) || (optional && absent.has(digest))) return
-        const object = await readIfStructured(store, digest, hashedCorrupt)
-        if (object === 'missing') {
+        const elsewhere = blob ? blobsElsewhere?.get(digest) : undefined
+        const read = elsewhere !== undefined ? { object: null, size: elsewhere } : blob ? await statBlob(store, digest) : await readIfStructured(store, digest, hashedCorrupt)
+        if (read === 'missing') {
           if (optional) absent.add(digest)
           else missing.set(digest, from)
           return
         }
-        reachable.add(digest)
+        reachable.set(digest, read.size)
+        const { object } = read
         if (object === 'corrupt') corrupt.add(digest)
         else if (object) {
           const parents = cut.has(digest) || cutAt?.has(digest) ? shallowParents(object) : new Set<Digest>()
+          const blobs = fileBlobs(object)
           for (const child of objectEdges(object)) {
             if (cutAt?.has(digest) && parents.has(child)) continue
-            if (!reachable.has(child)) queue.push([child, digest, parents.has(child)])
+            if (!reachable.has(child)) queue.push({ digest: child, from: digest, optional: parents.has(child), blob: blobs.has(child) })
           }
         }
       }),

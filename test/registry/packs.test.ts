@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { checkout, gc, log, packImage, pullImage, pushImage, snapshotWorkspace, unpackImage, verify } from '../../src/index.js'
 import { REPACK_THRESHOLD } from '../../src/registry/choosePacks.js'
 import type { TransferProgress } from '../../src/registry/TransferProgress.js'
+import { sha256 } from '../../src/store/digest.js'
 import { tempDir } from '../helpers/tmp.js'
 import { emptyStore, makeImage, randomFiles, remotePacks, treeListing } from './fixtures.js'
 import { TRANSPORTS, useRemotes } from './remotes.js'
@@ -141,5 +142,30 @@ describe('pack files are the same packs', () => {
     const { stdout } = await run('zstd', ['-dc', file], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 })
     expect(stdout.length).toBe(packed.bytes)
     expect(stdout.includes(Buffer.from('stays'))).toBe(true)
+  })
+})
+
+describe('what a push reads of the local image', () => {
+  it('does not look for file contents the repository holds already, and refuses contents neither side has (exit 5)', async () => {
+    const image = await makeImage({ 'a.txt': 'a', 'b.txt': 'b stays' })
+    const remote = remotes.remote('file')
+    await pushImage({ store: image.store, id: image.id, remote, credentials })
+    await fs.writeFile(join(image.dir, 'a.txt'), 'a2')
+    const v2 = await snapshotWorkspace({ dir: image.dir, message: 'v2' })
+    await fs.rm(image.store.objectPath(sha256('b stays'))) // gone here, in the repository's pack
+    const pushed = await pushImage({ store: image.store, id: v2.id, remote, credentials })
+    expect(pushed.sentObjects).toBeLessThan(pushed.objects)
+    const store = await emptyStore()
+    await pullImage({ store, remote, credentials })
+    const out = join(tempDir('out'), 'w')
+    await checkout({ store, id: 'v1', into: out })
+    expect(await treeListing(out)).toEqual(await treeListing(image.dir))
+
+    await fs.writeFile(join(image.dir, 'c.txt'), 'new here')
+    const v3 = await snapshotWorkspace({ dir: image.dir, message: 'v3' })
+    await fs.rm(image.store.objectPath(sha256('new here')))
+    await expect(pushImage({ store: image.store, id: v3.id, remote, credentials })).rejects.toMatchObject({ code: 'StoreCorruptError', exitCode: 5 })
+    await pullImage({ store, remote, credentials }) // the tag still names v2, whole
+    expect((await log({ store, from: 'v1', limit: 1 }))[0]!.id).toBe(v2.id)
   })
 })
