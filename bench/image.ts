@@ -14,6 +14,8 @@ import { forkImage } from '../src/image/forkImage.js'
 import { merge } from '../src/image/merge.js'
 import { mergeImages } from '../src/image/mergeImages.js'
 import { abortNamedBranch } from '../src/branch/abortNamedBranch.js'
+import { ensureBaseView } from '../src/branch/baseView.js'
+import { readSnapshot } from '../src/world/readObjects.js'
 import { checkout, initWorkspace, openStore, snapshotWorkspace } from '../src/index.js'
 import { updateRef } from '../src/store/refs.js'
 import { mergeLines } from '../src/world/mergeLines.js'
@@ -127,6 +129,7 @@ async function materializeRows(): Promise<Row[]> {
       before: async () => {
         await newImage()
         rmSync(join(store.root, 'branches', 'bases'), { recursive: true, force: true })
+        execFileSync('sync') // the removal's writeback (and discards) done before the clock starts, not during
       },
     })
     // the loop of an agent: the last image's view, no longer used, is changed into the new one's
@@ -174,6 +177,36 @@ async function materializeRows(): Promise<Row[]> {
         target: '',
       },
       { operation: op, tool: 'git worktree add --detach (one per child)', 'ms per child': git.median, 'cpu ms per child': git.cpu, 'vs git': 1, target: '' },
+    ]
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** The one-time part of a first fork: an image's base view built whole (no view to start from), beside `cp -al` of the same files. */
+async function baseViewRows(): Promise<Row[]> {
+  const root = mkdtempSync(join(tmpdir(), 'fp-bench-baseview-'))
+  try {
+    const dir = join(root, 'fp')
+    makeFixture(dir, { ...BIG, seed: 7 })
+    await initWorkspace({ dir })
+    const { id } = await snapshotWorkspace({ dir, message: 'image' })
+    const { store } = await openStore({ dir })
+    const { tree } = (await readSnapshot(store, id)).world
+    const removed = (path: string) => {
+      rmSync(path, { recursive: true, force: true })
+      execFileSync('sync') // the removal's writeback done before the clock starts
+    }
+    const copy = join(root, 'cp')
+    const { a: ours, b: cp } = await compare(
+      { run: () => ensureBaseView(store, tree), before: () => removed(join(store.root, 'branches', 'bases')) },
+      { run: () => void execFileSync('sh', ['-c', `mkdir ${copy} && cp -al ${dir}/d* ${copy}/`]), before: () => removed(copy) },
+      { runs: 5, warmup: 1 },
+    )
+    const op = `base view of a ${BIG.files}-file image, built whole`
+    return [
+      { operation: op, tool: 'ensureBaseView (library: the tree checked, then a hard link per file)', ms: ours, 'vs cp -al': ours / cp },
+      { operation: op, tool: 'cp -al of the same files', ms: cp, 'vs cp -al': 1 },
     ]
   } finally {
     rmSync(root, { recursive: true, force: true })
@@ -239,7 +272,10 @@ async function mergeRows(): Promise<Row[]> {
 /** `npm run bench -- image [fork|merge|lines ...]`: the sections named, or all three. */
 export async function main(args: string[]): Promise<void> {
   const wanted = (section: string) => args.length === 0 || args.includes(section)
-  if (wanted('fork')) report('image-fork', 'Image fork', [...(await forkRows()), ...(await materializeRows())])
+  if (wanted('fork')) {
+    report('image-fork', 'Image fork', [...(await forkRows()), ...(await materializeRows())])
+    report('image-base-view', 'Image fork: the base view a first fork builds (median ms, interleaved)', await baseViewRows())
+  }
   if (wanted('merge')) report('image-merge-10k', 'Image merge: two images of a 10k-file workspace vs git merge (median ms)', await mergeRows())
   if (wanted('lines')) await lineMergeRows()
 }
