@@ -8,7 +8,7 @@ export type Digest = `sha256:${string}`
 const DIGEST_RE = /^sha256:[0-9a-f]{64}$/
 
 export function isDigest(value: unknown): value is Digest {
-  return typeof value === 'string' && DIGEST_RE.test(value)
+  return typeof value === 'string' && value.length === 71 && DIGEST_RE.test(value) // the length first: walks test every string of every object
 }
 
 export function assertDigest(value: unknown, what = 'digest'): Digest {
