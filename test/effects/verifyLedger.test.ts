@@ -156,7 +156,7 @@ describe('in the object graph', () => {
     const digest = await effects.ledger()
     const [entry] = (await verifyLedger({ store, ledger: digest, env: {} })).entries
     const { reachable, missing } = await walkGraph(store, [digest])
-    expect([...reachable].sort()).toEqual([digest, entry!.argsHash, entry!.resultHash].sort())
+    expect([...reachable.keys()].sort()).toEqual([digest, entry!.argsHash, entry!.resultHash].sort())
     expect(missing.size).toBe(0)
   })
 })
