@@ -14,7 +14,8 @@ import { branchesDir, listStates } from './branchStore.js'
 import { creationLock } from './creationLock.js'
 import { removeTree } from './removeTree.js'
 
-const baseViewPath = (store: Store, tree: Digest): string => branchesDir(store, 'bases', digestHex(tree))
+/** Where the base view of a tree is (or will be). */
+export const baseViewPath = (store: Store, tree: Digest): string => branchesDir(store, 'bases', digestHex(tree))
 
 /**
  * The read-only base view of a tree: hard links to the store's immutable objects (copies

@@ -5,9 +5,8 @@ import type { Digest } from '../store/digest.js'
 import type { Lock } from '../store/lockFile.js'
 import type { Store } from '../store/Store.js'
 import { chooseBackend, backendByName } from './backends/chooseBackend.js'
-import { ensureBaseView } from './baseView.js'
+import { baseViewPath, ensureBaseView } from './baseView.js'
 import { creationLock } from './creationLock.js'
-import { exists } from '../util/fsx.js'
 import { assertBranchName, liveDir, listStates, newBranchId, readGeneration, writeState } from './branchStore.js'
 import { destroyBranch } from './destroyBranch.js'
 import { liveState } from './liveBranch.js'
@@ -41,15 +40,17 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
     throw new UsageError(`branch ${fullName} must use its parent's backend (${parentState.backend}), not ${wanted}`, { backend: wanted })
   }
   const backend = parentState ? backendByName(parentState.backend) : await chooseBackend(store, wanted)
-  const state = await register(store, { name: fullName, parent, tree: parentState ? null : (tree ?? missingTree()) }, ({ layers, parentGeneration }) => ({
+  const baseTree = parentState ? null : (tree ?? missingTree())
+  const state = await register(store, { name: fullName, parent }, (parentGeneration) => ({
     kind: 'branch-state',
     schemaVersion: 1,
     id: newBranchId(),
     name: fullName,
     parent,
     backend: backend.name,
-    baseTree: parentState?.baseTree ?? tree!,
-    layers,
+    baseTree: parentState?.baseTree ?? baseTree!,
+    // a branch of the workspace names its base view before the view is made or found: from then on it cannot be taken away
+    layers: baseTree === null ? [] : [baseViewPath(store, baseTree)],
     parentGeneration,
     owner: persistent ? null : self,
     holder: null,
@@ -57,6 +58,7 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
   }))
   const dir = liveDir(store, state.id)
   try {
+    if (baseTree !== null) await ensureBaseView(store, baseTree)
     if (parentState) state.layers = await backend.freeze(parentState, liveDir(store, parentState.id), join(dir, 'layer'))
     const hostView = backend.hostViewFor({ persistent, ...(path === undefined ? {} : { path }) })
     if (hostView) {
@@ -72,16 +74,14 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
   }
 }
 
-/** The state of a branch being made, given what its registration found. */
-type Draft = (found: { layers: string[]; parentGeneration: number }) => BranchState
+/** The state of a branch being made, given the commit count of its parent when registered. */
+type Draft = (parentGeneration: number) => BranchState
 
 interface Registration {
   name: string
   parent: string | null
-  /** The base view the branch stands on (a branch of the workspace), or null. */
-  view: string | null
   draft: Draft
-  done: (state: BranchState | 'view-gone') => void
+  done: (state: BranchState) => void
   failed: (err: unknown) => void
 }
 
@@ -90,25 +90,20 @@ const waiting = new Map<string, Registration[]>()
 
 /**
  * Register a branch: its name checked unique among the live ones and its state written,
- * under the creation lock. When a branch of the workspace stands on a base view, the view
- * is checked to exist under the same lock: a view can be taken away to be advanced to a
- * newer tree only while no branch is registered on it, which is decided under this lock.
- * Branches made at once (a fork's, a pattern's) are registered together, with one read of
- * the live states, not one each.
+ * under the creation lock. A base view is taken away (to be advanced) or pruned only while
+ * no registered branch names it, which is decided under the same lock; so a branch
+ * registers first and makes or finds its view after. Branches made at once (a fork's, a
+ * pattern's) are registered together, with one read of the live states, not one each.
  */
-async function register(store: Store, { name, parent, tree }: { name: string; parent: string | null; tree: Digest | null }, draft: Draft): Promise<BranchState> {
-  for (;;) {
-    const view = tree === null ? null : await ensureBaseView(store, tree)
-    const registered = await new Promise<BranchState | 'view-gone'>((done, failed) => {
-      let batch = waiting.get(store.root)
-      if (!batch) {
-        waiting.set(store.root, (batch = []))
-        void registerWaiting(store)
-      }
-      batch.push({ name, parent, view, draft, done, failed })
-    })
-    if (registered !== 'view-gone') return registered
-  }
+function register(store: Store, { name, parent }: { name: string; parent: string | null }, draft: Draft): Promise<BranchState> {
+  return new Promise<BranchState>((done, failed) => {
+    let batch = waiting.get(store.root)
+    if (!batch) {
+      waiting.set(store.root, (batch = []))
+      void registerWaiting(store)
+    }
+    batch.push({ name, parent, draft, done, failed })
+  })
 }
 
 async function registerWaiting(store: Store): Promise<void> {
@@ -124,7 +119,7 @@ async function registerWaiting(store: Store): Promise<void> {
     const names = new Set((await listStates(store)).map((s) => s.name))
     for (const r of batch) {
       try {
-        r.done(r.view !== null && !(await exists(r.view)) ? 'view-gone' : await writeNewState(store, r, names))
+        r.done(await writeNewState(store, r, names))
       } catch (err) {
         r.failed(err)
       }
@@ -142,10 +137,10 @@ function takeWaiting(store: Store): Registration[] {
   return batch
 }
 
-async function writeNewState(store: Store, { name, parent, view, draft }: Registration, names: Set<string>): Promise<BranchState> {
+async function writeNewState(store: Store, { name, parent, draft }: Registration, names: Set<string>): Promise<BranchState> {
   if (names.has(name)) throw new BranchExistsError(`a live branch named ${JSON.stringify(name)} already exists (commit or abort it first)`, { name })
   names.add(name)
-  const state = draft({ layers: view === null ? [] : [view], parentGeneration: await readGeneration(store, parent) })
+  const state = draft(await readGeneration(store, parent))
   await fs.mkdir(liveDir(store, state.id), { recursive: true })
   await writeState(store, state)
   return state

@@ -52,11 +52,11 @@ export async function forkImage({ id, n, materialize = false, persistent = false
   const parentId = await resolveId(store, id)
   const parent = await incomingImage(store, parentId)
   if (!materialize) return makeChildren(store, parentId, parent, n, now)
-  // the base view the branches stand on is laid out (in the thread pool) while the children are written
-  const [children, view] = await Promise.allSettled([makeChildren(store, parentId, parent, n, now), ensureBaseView(store, parent.world.tree)])
-  if (children.status === 'rejected') throw children.reason
-  if (view.status === 'rejected') throw view.reason
-  return materializeChildren({ dir: workspace, store, tree: parent.world.tree, children: children.value, persistent })
+  // The base view the branches stand on is laid out while the children are written and the
+  // branches register; each branch waits for this same build before its mount, and fails with it.
+  ensureBaseView(store, parent.world.tree).catch(() => undefined)
+  const children = await makeChildren(store, parentId, parent, n, now)
+  return materializeChildren({ dir: workspace, store, tree: parent.world.tree, children, persistent })
 }
 
 async function makeChildren(store: Store, parentId: Digest, parent: Snapshot, n: number, now: () => Date): Promise<ForkChild[]> {
