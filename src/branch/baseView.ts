@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { digestHex, isDigest, type Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
@@ -43,17 +43,13 @@ const inFlight = new Map<string, Promise<string>>()
  * (a few files changed) costs a few links instead of one per file. Else it is built whole.
  */
 async function advanceOrBuild(store: Store, tree: Digest, dir: string): Promise<string> {
-  const from = await newestUnusedView(store)
-  const changes = from === null ? null : await replacedEntries({ source: treeSource(store), a: from, b: tree }).catch(() => null) // its tree collected: build
-  return from === null || changes === null ? buildBaseView(store, tree, dir) : advanceBaseView(store, from, tree, changes)
-}
-
-/** The tree of the most recently made view no live branch stands on, or null. */
-async function newestUnusedView(store: Store): Promise<Digest | null> {
-  const inUse = new Set((await listStates(store)).flatMap((s) => s.layers))
-  const unused = (await viewsNewestFirst(store)).find((view) => !inUse.has(view))
-  const tree = unused === undefined ? null : `sha256:${unused.slice(unused.lastIndexOf('/') + 1)}`
-  return isDigest(tree) ? tree : null
+  const taken = await takeUnused(store, (unused) => unused[0])
+  const changes = taken === null ? null : await replacedEntries({ source: treeSource(store), a: taken.tree, b: tree }).catch(() => null) // its tree collected
+  if (taken === null || changes === null) {
+    if (taken) await removeTree(taken.path)
+    return buildBaseView(store, tree, dir)
+  }
+  return changeInto(store, taken.path, dir, changes)
 }
 
 /** The base views there are, the most recently made first. */
@@ -96,8 +92,13 @@ async function buildBaseView(store: Store, tree: Digest, dir: string): Promise<s
 export async function advanceBaseView(store: Store, from: Digest, to: Digest, changes: Map<string, TreeEntry | null>): Promise<string> {
   const dir = baseViewPath(store, to)
   if (await exists(dir)) return dir
-  const taken = await takeUnused(store, baseViewPath(store, from))
-  if (taken === null) return buildBaseView(store, to, dir)
+  const view = baseViewPath(store, from)
+  const taken = await takeUnused(store, (unused) => unused.find((v) => v === view))
+  return taken === null ? buildBaseView(store, to, dir) : changeInto(store, taken.path, dir, changes)
+}
+
+/** Change a taken view at the paths of `changes` only, and rename it to `dir`. */
+async function changeInto(store: Store, taken: string, dir: string, changes: Map<string, TreeEntry | null>): Promise<string> {
   try {
     for (const [path, entry] of outermost(changes)) {
       await removeTree(join(taken, path))
@@ -113,20 +114,32 @@ export async function advanceBaseView(store: Store, from: Digest, to: Digest, ch
   return dir
 }
 
-/** Move a base view no live branch uses out of `bases/` (into the store's tmp); null when in use or gone. */
-async function takeUnused(store: Store, view: string): Promise<string | null> {
+/**
+ * Move the view `choose` picks among those no live branch uses (newest first) out of
+ * `bases/`, into the store's tmp, and say which tree it was of; null when it picks none.
+ * Decided under the creation lock, under which branches register the views they name.
+ */
+async function takeUnused(store: Store, choose: (unusedNewestFirst: string[]) => string | undefined): Promise<{ path: string; tree: Digest } | null> {
   const lock = await creationLock(store)
   try {
-    if ((await listStates(store)).some((s) => s.layers.includes(view))) return null
+    const inUse = await viewsInUse(store)
+    const view = choose((await viewsNewestFirst(store)).filter((v) => !inUse.has(v)))
+    const tree = view === undefined ? null : `sha256:${basename(view)}`
+    if (view === undefined || !isDigest(tree)) return null
     const taken = store.tempPath('base-advancing')
     await fs.rename(view, taken)
-    return taken
+    return { path: taken, tree }
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return null
     throw err
   } finally {
     await lock.release()
   }
+}
+
+/** The views some live branch names. */
+async function viewsInUse(store: Store): Promise<Set<string>> {
+  return new Set((await listStates(store)).flatMap((s) => s.layers))
 }
 
 async function writeEntry(store: Store, abs: string, entry: TreeEntry): Promise<void> {
@@ -149,7 +162,7 @@ export async function pruneBaseViews(store: Store): Promise<void> {
   const lock = await creationLock(store)
   const taken: string[] = []
   try {
-    const inUse = new Set((await listStates(store)).flatMap((s) => s.layers))
+    const inUse = await viewsInUse(store)
     const older = (await viewsNewestFirst(store)).slice(1)
     for (const dir of older) {
       if (inUse.has(dir)) continue
