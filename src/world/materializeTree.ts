@@ -107,7 +107,7 @@ async function linkUnverified(opts: MaterializeOptions, jobs: FileJob[], progres
   const rest: FileJob[] = []
   let sliceEnd = performance.now() + SLICE_MS
   for (const job of jobs) {
-    if ('blob' in job.entry && job.entry.mode === FILE_MODE && linkedSync(opts.store.objectPath(job.entry.blob), join(opts.into, job.rel))) progress()
+    if ('blob' in job.entry && job.entry.mode === FILE_MODE && linkedOrNot(opts.store.objectPath(job.entry.blob), join(opts.into, job.rel))) progress()
     else rest.push(job)
     if (performance.now() > sliceEnd) {
       await new Promise((resolve) => setImmediate(resolve))
@@ -117,19 +117,19 @@ async function linkUnverified(opts: MaterializeOptions, jobs: FileJob[], progres
   return rest
 }
 
-function linkedSync(object: string, abs: string): boolean {
+/** `linked`, with any failure a false: the general way tries the job again and reports what fails. */
+function linkedOrNot(object: string, abs: string): boolean {
   try {
-    linkSync(object, fsPath(abs))
-    return true
+    return linked(object, abs)
   } catch {
     return false
   }
 }
 
-/** Hard-link an object; false when it already has as many links as the file system allows (ext4: 65000). */
-async function linked(object: string, abs: string): Promise<boolean> {
+/** Hard-link an object (synchronously: one system call); false when it already has as many links as the file system allows (ext4: 65000). */
+function linked(object: string, abs: string): boolean {
   try {
-    await fs.link(object, fsPath(abs))
+    linkSync(object, fsPath(abs))
     return true
   } catch (err) {
     if (errnoCode(err) === 'EMLINK') return false
@@ -169,7 +169,7 @@ async function writeBlob(store: Store, abs: string, entry: Extract<FileEntry, { 
   }
   if (verify) await assertObjectIntact(store, entry.blob)
   const object = store.objectPath(entry.blob)
-  if (method === 'hardlink' && entry.mode === FILE_MODE && (await linked(object, abs))) return
+  if (method === 'hardlink' && entry.mode === FILE_MODE && linked(object, abs)) return
   const clone = method === 'reflink' ? constants.COPYFILE_FICLONE_FORCE : 0
   await fs.copyFile(object, fsPath(abs), clone | constants.COPYFILE_EXCL)
   // the copy carries the object file's mode (0644); only other modes need a change
