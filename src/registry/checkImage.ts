@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { InvalidImageError, UnsafePathError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
-import { objectEdges, shallowParents } from '../store/objectGraph.js'
+import { objectEdges, readObjectFile, shallowParents } from '../store/objectGraph.js'
 import { parseStructured, verified } from '../store/Store.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
 import { assertLayerKinds } from '../world/layerKinds.js'
@@ -94,27 +94,12 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false, 
   return order
 }
 
-/** An object's size and, when it is structured, its parsed form; null when it is located nowhere. */
+/** An object's size and, when it is structured, its parsed form; null when it is located nowhere. Staged objects were hashed as they arrived. */
 async function load(digest: Digest, locate: CheckImageArgs['locate']): Promise<Found | null> {
   const located = await locate(digest)
   if (located === null) return null
-  const handle = await fs.open(located.path, 'r')
-  try {
-    const { size } = await handle.stat()
-    const head = Buffer.alloc(2)
-    await handle.read(head, 0, 2, 0)
-    if (head.toString('latin1') !== '{"') return { staged: located.staged, size, object: null }
-    const bytes = await handle.readFile()
-    let object: StructuredObject | null = null
-    try {
-      object = parseStructured(bytes, digest)
-    } catch {
-      object = null // JSON-looking file content: a blob like any other
-    }
-    return { staged: located.staged, size, object }
-  } finally {
-    await handle.close()
-  }
+  const file = await readObjectFile(located.path, digest, { hash: false })
+  return file && { staged: located.staged, size: file.size, object: file.object }
 }
 
 function expectKind(found: Map<Digest, Found>, digest: Digest, kind: string, where: string): StructuredObject {
