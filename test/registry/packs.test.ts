@@ -155,6 +155,8 @@ describe('what a push reads of the local image', () => {
     await fs.rm(image.store.objectPath(sha256('b stays'))) // gone here, in the repository's pack
     const pushed = await pushImage({ store: image.store, id: v2.id, remote, credentials })
     expect(pushed.sentObjects).toBeLessThan(pushed.objects)
+    // sending the whole image again needs every object here
+    await expect(pushImage({ store: image.store, id: v2.id, remote, credentials, repack: true })).rejects.toMatchObject({ code: 'StoreCorruptError', exitCode: 5 })
     const store = await emptyStore()
     await pullImage({ store, remote, credentials })
     const out = join(tempDir('out'), 'w')
