@@ -40,7 +40,9 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
     throw new UsageError(`branch ${fullName} must use its parent's backend (${parentState.backend}), not ${wanted}`, { backend: wanted })
   }
   const backend = parentState ? backendByName(parentState.backend) : await chooseBackend(store, wanted)
-  const baseTree = parentState ? null : (tree ?? missingTree())
+  const baseTree = parentState ? parentState.baseTree : (tree ?? missingTree())
+  // a branch of the workspace stands on the base view of its tree, a branch of a branch on its parent's layers
+  const view = parentState ? null : baseViewPath(store, baseTree)
   const state = await register(store, { name: fullName, parent }, (parentGeneration) => ({
     kind: 'branch-state',
     schemaVersion: 1,
@@ -48,9 +50,9 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
     name: fullName,
     parent,
     backend: backend.name,
-    baseTree: parentState?.baseTree ?? baseTree!,
-    // a branch of the workspace names its base view before the view is made or found: from then on it cannot be taken away
-    layers: baseTree === null ? [] : [baseViewPath(store, baseTree)],
+    baseTree,
+    // named before the view is made or found: from then on it cannot be taken away
+    layers: view ? [view] : [],
     parentGeneration,
     owner: persistent ? null : self,
     holder: null,
@@ -58,7 +60,7 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
   }))
   const dir = liveDir(store, state.id)
   try {
-    if (baseTree !== null) await ensureBaseView(store, baseTree)
+    if (view) await ensureBaseView(store, baseTree)
     if (parentState) state.layers = await backend.freeze(parentState, liveDir(store, parentState.id), join(dir, 'layer'))
     const hostView = backend.hostViewFor({ persistent, ...(path === undefined ? {} : { path }) })
     if (hostView) {

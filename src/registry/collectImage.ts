@@ -7,8 +7,9 @@ import type { BlobRef } from './Descriptor.js'
 
 /**
  * Every object of the image rooted at `root`, with its size; refuses an incomplete local
- * image (but for file contents in `blobsElsewhere`, which the remote holds already). With `depth`, only the root and its ancestors up to `depth` snapshots deep
- * (`depth` 1: the root alone); `shallow` names the snapshots whose parents were left out.
+ * image (but for file contents in `blobsElsewhere`, which the remote holds already). With
+ * `depth`, only the root and its ancestors up to `depth` snapshots deep (`depth` 1: the
+ * root alone); `shallow` names the snapshots whose parents were left out.
  */
 export async function collectImage(
   store: Store,
