@@ -128,8 +128,7 @@ async function materializeRows(): Promise<Row[]> {
       warmup: 0,
       before: async () => {
         await newImage()
-        rmSync(join(store.root, 'branches', 'bases'), { recursive: true, force: true })
-        execFileSync('sync') // the removal's writeback (and discards) done before the clock starts, not during
+        removeSettled(join(store.root, 'branches', 'bases'))
       },
     })
     // the loop of an agent: the last image's view, no longer used, is changed into the new one's
@@ -193,14 +192,10 @@ async function baseViewRows(): Promise<Row[]> {
     const { id } = await snapshotWorkspace({ dir, message: 'image' })
     const { store } = await openStore({ dir })
     const { tree } = (await readSnapshot(store, id)).world
-    const removed = (path: string) => {
-      rmSync(path, { recursive: true, force: true })
-      execFileSync('sync') // the removal's writeback done before the clock starts
-    }
     const copy = join(root, 'cp')
     const { a: ours, b: cp } = await compare(
-      { run: () => ensureBaseView(store, tree), before: () => removed(join(store.root, 'branches', 'bases')) },
-      { run: () => void execFileSync('sh', ['-c', `mkdir ${copy} && cp -al ${dir}/d* ${copy}/`]), before: () => removed(copy) },
+      { run: () => ensureBaseView(store, tree), before: () => removeSettled(join(store.root, 'branches', 'bases')) },
+      { run: () => void execFileSync('sh', ['-c', `mkdir ${copy} && cp -al ${dir}/d* ${copy}/`]), before: () => removeSettled(copy) },
       { runs: 5, warmup: 1 },
     )
     const op = `base view of a ${BIG.files}-file image, built whole`
@@ -211,6 +206,12 @@ async function baseViewRows(): Promise<Row[]> {
   } finally {
     rmSync(root, { recursive: true, force: true })
   }
+}
+
+/** Remove a tree and let the disk finish with it (writeback, discards) before the clock starts, not during. */
+function removeSettled(path: string): void {
+  rmSync(path, { recursive: true, force: true })
+  execFileSync('sync')
 }
 
 /** Change `files` of the fixture (append a line to each): the same paths and bytes in both trees. */
