@@ -25,20 +25,27 @@ export interface PackPlan {
   repacked: boolean
 }
 
-/** Which of the remote's packs an image can use, and what it must send (everything, with `repack`). */
-export function choosePacks({ objects, known, repack }: { objects: BlobRef[]; known: LoadedPack[]; repack: boolean }): PackPlan {
-  if (repack) return { reuse: [], send: objects, repacked: true }
-  const holder = new Map<Digest, number>()
+/** Each object the remote's packs hold: the first of `known` that holds it, and its size. */
+export type HeldObjects = ReadonlyMap<Digest, { pack: number; size: number }>
+
+export function heldObjects(known: LoadedPack[]): HeldObjects {
+  const held = new Map<Digest, { pack: number; size: number }>()
   known.forEach((pack, i) => {
-    for (const o of pack.index.objects) if (!holder.has(o.digest)) holder.set(o.digest, i)
+    for (const o of pack.index.objects) if (!held.has(o.digest)) held.set(o.digest, { pack: i, size: o.size })
   })
+  return held
+}
+
+/** Which of the remote's packs an image can use, and what it must send (everything, with `repack`). */
+export function choosePacks({ objects, known, held, repack }: { objects: BlobRef[]; known: LoadedPack[]; held: HeldObjects; repack: boolean }): PackPlan {
+  if (repack) return { reuse: [], send: objects, repacked: true }
   const bytesFrom = new Map<number, number>()
   for (const o of objects) {
-    const i = holder.get(o.digest)
+    const i = held.get(o.digest)?.pack
     if (i !== undefined) bytesFrom.set(i, (bytesFrom.get(i) ?? 0) + o.size)
   }
   for (const [i, bytes] of bytesFrom) if (bytes < MIN_SHARE * packBytes(known[i]!)) bytesFrom.delete(i)
-  const send = objects.filter((o) => !bytesFrom.has(holder.get(o.digest) ?? -1))
+  const send = objects.filter((o) => !bytesFrom.has(held.get(o.digest)?.pack ?? -1))
   const used = [...bytesFrom.keys()].sort((a, b) => a - b)
   if (used.length + (send.length > 0 ? 1 : 0) <= REPACK_THRESHOLD) return { reuse: used.map((i) => known[i]!), send, repacked: false }
   const keep = used.reduce((best, i) => (bytesFrom.get(i)! > bytesFrom.get(best)! ? i : best))

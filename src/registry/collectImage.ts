@@ -14,7 +14,7 @@ import type { BlobRef } from './Descriptor.js'
 export async function collectImage(
   store: Store,
   root: Digest,
-  { depth = Infinity, blobsElsewhere }: { depth?: number | undefined; blobsElsewhere?: ReadonlyMap<Digest, number> } = {},
+  { depth = Infinity, blobsElsewhere }: { depth?: number | undefined; blobsElsewhere?: ReadonlyMap<Digest, { size: number }> } = {},
 ): Promise<{ objects: BlobRef[]; shallow: Digest[] }> {
   if (depth !== Infinity && (!Number.isSafeInteger(depth) || depth < 1)) throw new UsageError(`depth must be a whole number of snapshots, 1 or more, not ${depth}`, { depth })
   const cutAt = Number.isFinite(depth) ? await snapshotsAtDepth(store, root, depth) : new Set<Digest>()

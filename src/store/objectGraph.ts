@@ -121,7 +121,7 @@ export async function walkGraph(
     hashedCorrupt?: ReadonlySet<Digest>
     cutAt?: ReadonlySet<Digest>
     /** File contents whose size is known without the store (a remote holds them): not looked for. */
-    blobsElsewhere?: ReadonlyMap<Digest, number>
+    blobsElsewhere?: ReadonlyMap<Digest, { size: number }>
   } = {},
 ): Promise<GraphWalk> {
   const cut = await readShallow(store)
@@ -155,7 +155,7 @@ export async function walkGraph(
           for (const child of objectEdges(object)) {
             if (cutAt?.has(digest) && parents.has(child)) continue
             if (reachable.has(child)) continue
-            const elsewhere = blobs.has(child) ? blobsElsewhere?.get(child) : undefined
+            const elsewhere = blobs.has(child) ? blobsElsewhere?.get(child)?.size : undefined
             if (elsewhere !== undefined)
               reachable.set(child, elsewhere) // nothing to read: not queued
             else queue.push({ digest: child, from: digest, optional: parents.has(child), blob: blobs.has(child) })
