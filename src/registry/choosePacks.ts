@@ -25,20 +25,10 @@ export interface PackPlan {
   repacked: boolean
 }
 
-/** Each object the remote's packs hold: the first of `known` that holds it, and its size. */
-export type HeldObjects = ReadonlyMap<Digest, { pack: number; size: number }>
-
-export function heldObjects(known: LoadedPack[]): HeldObjects {
-  const held = new Map<Digest, { pack: number; size: number }>()
-  known.forEach((pack, i) => {
-    for (const o of pack.index.objects) if (!held.has(o.digest)) held.set(o.digest, { pack: i, size: o.size })
-  })
-  return held
-}
-
 /** Which of the remote's packs an image can use, and what it must send (everything, with `repack`). */
-export function choosePacks({ objects, known, held, repack }: { objects: BlobRef[]; known: LoadedPack[]; held: HeldObjects; repack: boolean }): PackPlan {
+export function choosePacks({ objects, known, repack }: { objects: BlobRef[]; known: LoadedPack[]; repack: boolean }): PackPlan {
   if (repack) return { reuse: [], send: objects, repacked: true }
+  const held = heldObjects(known)
   const bytesFrom = new Map<number, number>()
   for (const o of objects) {
     const i = held.get(o.digest)?.pack
@@ -51,6 +41,15 @@ export function choosePacks({ objects, known, held, repack }: { objects: BlobRef
   const keep = used.reduce((best, i) => (bytesFrom.get(i)! > bytesFrom.get(best)! ? i : best))
   const kept = new Set(known[keep]!.index.objects.map((o) => o.digest))
   return { reuse: [known[keep]!], send: objects.filter((o) => !kept.has(o.digest)), repacked: true }
+}
+
+/** Each object the remote's packs hold: the first of `known` that holds it. */
+function heldObjects(known: LoadedPack[]): Map<Digest, { pack: number }> {
+  const held = new Map<Digest, { pack: number }>()
+  known.forEach((pack, i) => {
+    for (const o of pack.index.objects) if (!held.has(o.digest)) held.set(o.digest, { pack: i })
+  })
+  return held
 }
 
 function packBytes(pack: LoadedPack): number {

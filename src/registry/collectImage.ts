@@ -7,18 +7,15 @@ import type { BlobRef } from './Descriptor.js'
 
 /**
  * Every object of the image rooted at `root`, with its size; refuses an incomplete local
- * image (but for file contents in `blobsElsewhere`, which the remote holds already). With
+ * image. File contents are sized by their trees and not looked for: the pack writer reads
+ * and checks each one it sends, and refuses a missing one (exit 5). With
  * `depth`, only the root and its ancestors up to `depth` snapshots deep (`depth` 1: the
  * root alone); `shallow` names the snapshots whose parents were left out.
  */
-export async function collectImage(
-  store: Store,
-  root: Digest,
-  { depth = Infinity, blobsElsewhere }: { depth?: number | undefined; blobsElsewhere?: ReadonlyMap<Digest, { size: number }> } = {},
-): Promise<{ objects: BlobRef[]; shallow: Digest[] }> {
+export async function collectImage(store: Store, root: Digest, { depth = Infinity }: { depth?: number | undefined } = {}): Promise<{ objects: BlobRef[]; shallow: Digest[] }> {
   if (depth !== Infinity && (!Number.isSafeInteger(depth) || depth < 1)) throw new UsageError(`depth must be a whole number of snapshots, 1 or more, not ${depth}`, { depth })
   const cutAt = Number.isFinite(depth) ? await snapshotsAtDepth(store, root, depth) : new Set<Digest>()
-  const { reachable, missing } = await walkGraph(store, [root], { cutAt, ...(blobsElsewhere ? { blobsElsewhere } : {}) })
+  const { reachable, missing } = await walkGraph(store, [root], { cutAt, sizesFromTrees: true })
   if (missing.size > 0) {
     const [digest, from] = missing.entries().next().value as [Digest, Digest | 'root']
     throw new StoreCorruptError(`cannot send ${root}: object ${digest} (named by ${from}) is missing from the store; run 'forkpoint verify'`, {

@@ -12,7 +12,7 @@ import { resolveLimits } from './limits.js'
 import { type LoadedPack, rememberPackIndex } from './loadPacks.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
 import { parseRemote, remoteLocation } from './parseRemote.js'
-import { choosePacks, heldObjects } from './choosePacks.js'
+import { choosePacks } from './choosePacks.js'
 import { refTagName } from './refTagName.js'
 import { repositoryPacks } from './repositoryPacks.js'
 import { rememberSegment } from './segmentCache.js'
@@ -73,10 +73,8 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   const transport = await openTransport(remote, args)
   const limits = resolveLimits(args.limits)
   const known = await repositoryPacks({ store, transport, tag, limits })
-  const held = heldObjects(known)
-  // what the repository holds is not looked for locally: an image one file away from the last reads its trees only
-  const { objects, shallow } = await collectImage(store, id, { depth: args.depth, blobsElsewhere: held })
-  const plan = choosePacks({ objects, known, held, repack: args.repack ?? false })
+  const { objects, shallow } = await collectImage(store, id, { depth: args.depth })
+  const plan = choosePacks({ objects, known, repack: args.repack ?? false })
   const sent = { objects: 0, bytes: 0 }
   const fresh = plan.send.length > 0 ? await sendPack(store, transport, plan.send, args, sent) : null
   args.signal?.throwIfAborted()

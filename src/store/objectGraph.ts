@@ -86,12 +86,14 @@ async function statBlob(store: Store, digest: Digest): Promise<Read> {
 
 type Read = { object: StructuredObject | null | 'corrupt'; size: number } | 'missing'
 
-/** The digests a tree names as file content (`entries[].blob`). */
-function fileBlobs(object: StructuredObject): Set<Digest> {
+/** The digests a tree names as file content (`entries[].blob`), with the sizes it gives them. */
+function fileBlobs(object: StructuredObject): Map<Digest, number> {
   const entries = object.kind === 'tree' ? (object as { entries?: unknown }).entries : null
-  if (!Array.isArray(entries)) return new Set()
+  const blobs = new Map<Digest, number>()
+  if (!Array.isArray(entries)) return blobs
   // only ever asked about edges, which are digests already: no need to test these again
-  return new Set(entries.map((e: { blob?: unknown }) => e?.blob).filter((blob): blob is Digest => typeof blob === 'string'))
+  for (const e of entries as Array<{ blob?: unknown; size?: unknown }>) if (typeof e?.blob === 'string') blobs.set(e.blob as Digest, Number(e.size))
+  return blobs
 }
 
 export interface GraphWalk {
@@ -116,12 +118,15 @@ export async function walkGraph(
   {
     hashedCorrupt,
     cutAt,
-    blobsElsewhere,
+    sizesFromTrees = false,
   }: {
     hashedCorrupt?: ReadonlySet<Digest>
     cutAt?: ReadonlySet<Digest>
-    /** File contents whose size is known without the store (a remote holds them): not looked for. */
-    blobsElsewhere?: ReadonlyMap<Digest, { size: number }>
+    /**
+     * File contents take the size their (hashed) tree gives them and are not looked for: a
+     * caller that reads every blob afterwards, checking each (a push), learns of a missing one then.
+     */
+    sizesFromTrees?: boolean
   } = {},
 ): Promise<GraphWalk> {
   const cut = await readShallow(store)
@@ -155,9 +160,8 @@ export async function walkGraph(
           for (const child of objectEdges(object)) {
             if (cutAt?.has(digest) && parents.has(child)) continue
             if (reachable.has(child)) continue
-            const elsewhere = blobs.has(child) ? blobsElsewhere?.get(child)?.size : undefined
-            if (elsewhere !== undefined)
-              reachable.set(child, elsewhere) // nothing to read: not queued
+            if (sizesFromTrees && blobs.has(child))
+              reachable.set(child, blobs.get(child)!) // nothing to read: not queued
             else queue.push({ digest: child, from: digest, optional: parents.has(child), blob: blobs.has(child) })
           }
         }

@@ -1,4 +1,4 @@
-import { promises as fs, mkdirSync, readFileSync } from 'node:fs'
+import { closeSync, promises as fs, mkdirSync, openSync, readFileSync, readSync } from 'node:fs'
 import { dirname } from 'node:path'
 
 /** Node's errno code of a thrown fs error, or undefined. */
@@ -33,6 +33,33 @@ export function readOrNullSync(path: string): Buffer | null {
   } catch (err) {
     if (['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '')) return null
     throw err
+  }
+}
+
+/**
+ * The first `expected + 1` bytes of a file (so one that is longer shows it), or null when it
+ * does not exist: `readOrNullSync` for a file whose size is known, without the stat and the
+ * read at the end that finding the size costs (a third of reading many small files).
+ */
+export function readSizedOrNullSync(path: string, expected: number): Buffer | null {
+  let fd: number
+  try {
+    fd = openSync(path, 'r')
+  } catch (err) {
+    if (['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '')) return null
+    throw err
+  }
+  try {
+    const buffer = Buffer.allocUnsafe(expected + 1)
+    let have = 0
+    while (have < buffer.length) {
+      const n = readSync(fd, buffer, have, buffer.length - have, have)
+      if (n === 0) break
+      have += n
+    }
+    return buffer.subarray(0, have)
+  } finally {
+    closeSync(fd)
   }
 }
 
