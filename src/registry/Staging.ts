@@ -1,16 +1,30 @@
-import { existsSync, promises as fs, renameSync, writeFileSync } from 'node:fs'
+import { createReadStream, existsSync, promises as fs, mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DigestMismatchError, InvalidImageError } from '../errors/index.js'
 import { type Digest, digestHex, hashFile, sha256 } from '../store/digest.js'
+import { LocalPacks } from '../store/LocalPacks.js'
 import { type Lock, acquireLock } from '../store/lockFile.js'
+import { objectEdges, objectFromBytes, readObjectFile, readStoredObject, shallowParents } from '../store/objectGraph.js'
+import { type ReadIndex, packIndexOf } from '../store/PackIndex.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
+import type { StructuredObject } from '../store/StructuredObject.js'
+import { canonicalBytes } from '../util/canonicalJson.js'
 import type { BlobRef } from './Descriptor.js'
-import type { TransferOptions, Transport } from './Transport.js'
+import { type PackSource, readPackRanges } from './readPackRanges.js'
+import type { BlobStream, TransferOptions, Transport } from './Transport.js'
 
-/** Where an object of an incoming image is: staged (untrusted until checked) or already in the store. */
-export interface Located {
-  path: string
+/** An object of an incoming image as its check sees it: staged (untrusted until checked) or already in the store, its size, and its parsed form when structured. */
+export interface Described {
   staged: boolean
+  size: number
+  object: StructuredObject | null
+}
+
+/** A pack fetched whole, checked, to be kept whole by the store. */
+interface WholePack {
+  index: ReadIndex
+  file: string
+  objects: Map<Digest, Described>
 }
 
 /**
@@ -23,6 +37,7 @@ export class Staging {
   readonly dir: string
   private readonly store: Store
   private readonly lock: Lock
+  private whole: WholePack | null = null
 
   private constructor(store: Store, dir: string, lock: Lock) {
     this.store = store
@@ -52,10 +67,43 @@ export class Staging {
     return existsSync(this.path(digest))
   }
 
-  /** The file holding an object: staged, else in the store, else null. */
-  async locate(digest: Digest): Promise<Located | null> {
-    if (this.has(digest)) return { path: this.path(digest), staged: true }
-    return (await this.store.has(digest)) ? { path: this.store.objectPath(digest), staged: false } : null
+  /** An object as the image's check needs it: staged (as a file or in the whole pack), else in the store, else null. */
+  async describe(digest: Digest): Promise<Described | null> {
+    const inPack = this.whole?.objects.get(digest)
+    if (inPack) return inPack
+    const staged = this.has(digest)
+    const file = staged ? await readObjectFile(this.path(digest), digest, { hash: false }) : await readStoredObject(this.store, digest, { hash: false })
+    return file && { staged, size: file.size, object: file.object }
+  }
+
+  /**
+   * Fetch a pack whole into the staging area (continuing a partial download), check it as
+   * any pack is checked (`readPackRanges`: every object against its digest), and hold it to
+   * be kept whole by the store at the commit, one file instead of one per object. Returns
+   * the bytes transferred.
+   */
+  async stageWholePack(source: PackSource, index: ReadIndex, { signal, onBytes, onObject }: TransferOptions & { onObject?: (digest: Digest) => void } = {}): Promise<number> {
+    const pack = { digest: index.pack, size: index.packSize }
+    const fetched = await this.fetchBlob(pack, (offset) => source.open(offset, index.packSize - offset, signal), source.where, onBytes)
+    const file = this.path(index.pack)
+    const objects = new Map<Digest, Described>()
+    try {
+      await readPackRanges({
+        source: { where: source.where, open: async (offset) => localStream(file, offset) },
+        index,
+        wanted: () => true,
+        accept: (o, bytes) => {
+          objects.set(o.digest, { staged: true, size: o.size, object: objectFromBytes(bytes, o.digest, { hash: false }).object })
+          onObject?.(o.digest)
+        },
+        signal,
+      })
+    } catch (err) {
+      if (!signal?.aborted) await fs.rm(file, { force: true }) // a pack that fails its check is not worth resuming
+      throw err
+    }
+    this.whole = { index, file, objects }
+    return fetched
   }
 
   /**
@@ -63,13 +111,17 @@ export class Staging {
    * if it has exactly the promised size and digest. Returns the bytes transferred.
    */
   async download(transport: Transport, blob: BlobRef, { signal, onBytes }: TransferOptions = {}): Promise<number> {
+    return this.fetchBlob(blob, (offset) => transport.openBlob(blob.digest, offset, { signal }), transport.location, onBytes)
+  }
+
+  private async fetchBlob(blob: BlobRef, open: (offset: number) => Promise<BlobStream | null>, where: string, onBytes?: (n: number) => void): Promise<number> {
     if (this.has(blob.digest)) return 0
     const part = `${this.path(blob.digest)}.part`
     let have = (await fs.stat(part).catch(() => null))?.size ?? 0
     if (have > blob.size) have = 0
-    const stream = have === blob.size && have > 0 ? null : await transport.openBlob(blob.digest, have, { signal })
+    const stream = have === blob.size && have > 0 ? null : await open(have)
     if (stream === null && have !== blob.size) {
-      throw new InvalidImageError(`the image names object ${blob.digest}, which ${transport.location} does not have`, { digest: blob.digest })
+      throw new InvalidImageError(`the image names object ${blob.digest}, which ${where} does not have`, { digest: blob.digest })
     }
     let received = 0
     if (stream) {
@@ -79,7 +131,7 @@ export class Staging {
         for await (const chunk of stream.body) {
           if (have + received + chunk.length > blob.size) {
             await fs.rm(part, { force: true })
-            throw new DigestMismatchError(`object ${blob.digest} from ${transport.location} is larger than the ${blob.size} bytes its manifest says`, { digest: blob.digest })
+            throw new DigestMismatchError(`object ${blob.digest} from ${where} is larger than the ${blob.size} bytes its manifest says`, { digest: blob.digest })
           }
           await handle.write(chunk)
           received += chunk.length
@@ -89,7 +141,7 @@ export class Staging {
         await handle.close()
       }
     }
-    await this.accept(blob, part, transport.location)
+    await this.accept(blob, part, where)
     return received
   }
 
@@ -120,12 +172,16 @@ export class Staging {
   }
 
   /**
-   * Move staged objects into the store, in the given order (children before parents);
-   * returns how many were new. Two stats and a rename each, synchronously: for the
-   * thousands of a cold pull, a thread-pool trip per stat cost more than the renames.
+   * Move staged objects into the store: the whole pack first (if its objects name only
+   * each other and what the store holds, else as files: `keepWholeIfClosed`; `shallow`:
+   * the image's snapshots whose parents it leaves out), then the files in the given
+   * order (children before parents), so no object is in the store before what it names.
+   * Returns how many objects were new. Two stats and a rename a file, synchronously: for
+   * the thousands of a cold pull, a thread-pool trip per stat cost more than the renames.
    */
-  async commit(order: Digest[]): Promise<number> {
-    let moved = 0
+  async commit(order: Digest[], shallow: ReadonlySet<Digest>): Promise<number> {
+    await this.keepWholeIfClosed(shallow)
+    let moved = this.whole ? await this.commitWholePack(this.whole) : 0
     for (const digest of order) {
       if (!this.has(digest) || existsSync(this.store.objectPath(digest))) continue
       await this.store.moveIntoPlace(this.path(digest), this.store.objectPath(digest))
@@ -134,9 +190,53 @@ export class Staging {
     return moved
   }
 
+  /**
+   * Keep the whole pack whole only if its objects name nothing outside it but what the
+   * store holds (or what a shallow image leaves out): else its objects are staged as
+   * files like the rest, so the commit's order holds for them too.
+   */
+  private async keepWholeIfClosed(shallow: ReadonlySet<Digest>): Promise<void> {
+    const whole = this.whole
+    if (whole === null) return
+    for (const [digest, { object }] of whole.objects) {
+      if (object === null) continue
+      const optional = shallow.has(digest) ? shallowParents(object) : new Set<Digest>()
+      for (const child of objectEdges(object)) {
+        if (whole.objects.has(child) || optional.has(child) || this.store.holds(child)) continue
+        await readPackRanges({
+          source: { where: `pack ${whole.index.pack}`, open: async (offset) => localStream(whole.file, offset) },
+          index: whole.index,
+          wanted: () => true,
+          accept: (o, bytes) => this.stageChecked(o.digest, bytes),
+        })
+        this.whole = null
+        await fs.rm(whole.file, { force: true })
+        return
+      }
+    }
+  }
+
+  private async commitWholePack({ index, file, objects }: WholePack): Promise<number> {
+    let added = 0
+    for (const digest of objects.keys()) if (!this.store.holds(digest)) added++
+    mkdirSync(this.store.packs.dir, { recursive: true })
+    await this.store.moveIntoPlace(file, LocalPacks.packFile(this.store.packs.dir, index.pack))
+    const indexTmp = `${file}.idx`
+    writeFileSync(indexTmp, canonicalBytes(packIndexOf(index)), { mode: OBJECT_MODE })
+    await this.store.moveIntoPlace(indexTmp, LocalPacks.indexFile(this.store.packs.dir, index.pack)) // the pack's commit
+    this.store.packs.reload()
+    this.whole = null
+    return added
+  }
+
   /** Remove the staging area (after a commit, or when it cannot be resumed) and let others in. */
   async discard(): Promise<void> {
     await fs.rm(this.dir, { recursive: true, force: true })
     await this.close()
   }
+}
+
+/** A local file's bytes from `offset`, as a transport's blob stream. */
+async function localStream(file: string, offset: number): Promise<BlobStream> {
+  return { offset, body: createReadStream(file, { start: offset }) }
 }

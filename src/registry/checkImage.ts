@@ -1,21 +1,19 @@
-import { promises as fs } from 'node:fs'
 import { InvalidImageError, UnsafePathError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
-import { objectEdges, readObjectFile, shallowParents } from '../store/objectGraph.js'
-import { parseStructured, verified } from '../store/Store.js'
-import type { StructuredObject } from '../store/StructuredObject.js'
+import { objectEdges, shallowParents } from '../store/objectGraph.js'
 import { assertLayerKinds } from '../world/layerKinds.js'
 import { type LinkLookup, resolveLink, treeLookup } from '../world/treeLinks.js'
 import { validateSnapshot } from '../world/Snapshot.js'
 import { type Tree, validateChunks, validateTree } from '../world/Tree.js'
 import { joinPath } from '../world/treeSource.js'
 import { forEachLimit } from '../util/forEachLimit.js'
-import type { Located } from './Staging.js'
+import type { StructuredObject } from '../store/StructuredObject.js'
+import type { Described } from './Staging.js'
 
 export interface CheckImageArgs {
   root: Digest
-  /** Where an object's bytes are (staged or already in the store), or null when nowhere. */
-  locate: (digest: Digest) => Promise<Located | null>
+  /** An object as the check needs it (staged or already in the store), or null when it is nowhere. */
+  describe: (digest: Digest) => Promise<Described | null>
   allowExternalSymlinks?: boolean
   /** Snapshots of a shallow image: their parents may be absent. */
   shallow?: ReadonlySet<Digest>
@@ -23,11 +21,7 @@ export interface CheckImageArgs {
   deepen?: ReadonlySet<Digest>
 }
 
-interface Found {
-  staged: boolean
-  size: number
-  object: StructuredObject | null
-}
+type Found = Described
 
 /**
  * Check an untrusted image before any of it becomes visible: every object reachable
@@ -36,7 +30,7 @@ interface Found {
  * well-formed, entries point at objects of the right kind and size, and no symlink
  * leaves the tree. Returns the objects children-first (the safe order to commit them).
  */
-export async function checkImage({ root, locate, allowExternalSymlinks = false, shallow = new Set(), deepen = new Set() }: CheckImageArgs): Promise<Digest[]> {
+export async function checkImage({ root, describe, allowExternalSymlinks = false, shallow = new Set(), deepen = new Set() }: CheckImageArgs): Promise<Digest[]> {
   const found = new Map<Digest, Found>()
   const order: Digest[] = []
   const done = new Set<Digest>()
@@ -47,7 +41,7 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false, 
     forEachLimit(
       digests.filter((d) => !read.has(d)),
       32,
-      async (d) => void read.set(d, await load(d, locate)),
+      async (d) => void read.set(d, await describe(d)),
     )
   while (stack.length > 0) {
     const top = stack[stack.length - 1]!
@@ -89,17 +83,9 @@ export async function checkImage({ root, locate, allowExternalSymlinks = false, 
   const rootObject = found.get(root)!.object
   if (rootObject?.kind === 'snapshot' && !allowExternalSymlinks) {
     const world = validateSnapshot(rootObject, `snapshot ${root}`).world.tree
-    await checkSymlinks(world, '', found, new Set(), treeLookup(treeReader(found, locate), world))
+    await checkSymlinks(world, '', found, new Set(), treeLookup(treeReader(found, describe), world))
   }
   return order
-}
-
-/** An object's size and, when it is structured, its parsed form; null when it is located nowhere. Staged objects were hashed as they arrived. */
-async function load(digest: Digest, locate: CheckImageArgs['locate']): Promise<Found | null> {
-  const located = await locate(digest)
-  if (located === null) return null
-  const file = await readObjectFile(located.path, digest, { hash: false })
-  return file && { staged: located.staged, size: file.size, object: file.object }
 }
 
 function expectKind(found: Map<Digest, Found>, digest: Digest, kind: string, where: string): StructuredObject {
@@ -134,13 +120,11 @@ function validateKinds(root: Digest, found: Map<Digest, Found>): void {
 }
 
 /** Trees of the image as found while checking it, and from the local store past that. */
-function treeReader(found: Map<Digest, Found>, locate: CheckImageArgs['locate']): (digest: Digest) => Promise<Tree> {
+function treeReader(found: Map<Digest, Found>, describe: CheckImageArgs['describe']): (digest: Digest) => Promise<Tree> {
   return async (digest) => {
-    const known = found.get(digest)?.object
-    if (known?.kind === 'tree') return known as unknown as Tree
-    const located = await locate(digest)
-    if (located === null) throw new InvalidImageError(`tree ${digest} is neither in the image nor in the local store`, { digest })
-    return validateTree(parseStructured(verified(digest, await fs.readFile(located.path)), digest, 'tree'), `tree ${digest}`)
+    const object = found.get(digest)?.object ?? (await describe(digest))?.object
+    if (object?.kind !== 'tree') throw new InvalidImageError(`tree ${digest} is neither in the image nor in the local store`, { digest })
+    return validateTree(object, `tree ${digest}`)
   }
 }
 

@@ -1,3 +1,4 @@
+import type { FrameLimit } from '../store/PackIndex.js'
 import { UsageError } from '../errors/index.js'
 
 /**
@@ -58,4 +59,9 @@ export function resolveLimits(overrides: Partial<Limits> = {}, env: NodeJS.Proce
 /** How to raise a limit, for error messages. */
 export function raiseHint(key: keyof Limits): string {
   return `set ${ENV[key]} to allow more`
+}
+
+/** The frame size a pack index may declare: no more than an image may hold. */
+export function frameLimit(limits: Limits): FrameLimit {
+  return { max: limits.maxImageBytes, hint: raiseHint('maxImageBytes') }
 }

@@ -4,8 +4,8 @@ import type { Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import type { BlobRef } from './Descriptor.js'
 import { type PackPair, parsePacksManifest } from './imageManifest.js'
-import { type Limits, raiseHint } from './limits.js'
-import { type ReadIndex, parsePackIndex } from './PackIndex.js'
+import { type Limits, frameLimit, raiseHint } from './limits.js'
+import { type ReadIndex, parsePackIndex } from '../store/PackIndex.js'
 import { readCapped } from './readCapped.js'
 import { cachedBlob, rememberBlob } from './registryCache.js'
 import type { Transport } from './Transport.js'
@@ -41,7 +41,7 @@ export async function loadPacks({
   const loaded: LoadedPack[] = []
   await forEachLimit(indexes, 8, async (ref) => {
     const bytes = await readPackIndex(store, transport, ref, limits, onFetched)
-    const index = parsePackIndex(bytes, `pack index ${ref.digest}`, limits.maxImageBytes)
+    const index = parsePackIndex(bytes, `pack index ${ref.digest}`, frameLimit(limits))
     if (packs.get(index.pack) !== index.packSize)
       throw new InvalidImageError(`${where}: pack index ${ref.digest} describes pack ${index.pack} of ${index.packSize} bytes, which the manifest does not list so`, {
         index: ref.digest,

@@ -1,8 +1,8 @@
 import { InvalidPackError } from '../errors/index.js'
 import { type Digest, isDigest } from '../store/digest.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import { type Limits, raiseHint } from './limits.js'
-import { type PackIndex, type ReadIndex, checkPackIndex } from './PackIndex.js'
+import { type Limits, frameLimit, raiseHint } from './limits.js'
+import { type PackIndex, type ReadIndex, checkPackIndex } from '../store/PackIndex.js'
 
 /**
  * A pack file (`forkpoint pack`) is a pack as it travels to a remote, preceded by a zstd
@@ -52,5 +52,5 @@ export function parseHeader(bytes: Buffer, file: string, limits: Limits): { root
   if (header?.kind !== 'pack' || header.schemaVersion !== 2 || !isDigest(header.root) || !Array.isArray(header.shallow) || !header.shallow.every(isDigest)) {
     throw new InvalidPackError(`${file}: its header is malformed`, { file })
   }
-  return { root: header.root, shallow: header.shallow, index: checkPackIndex(header.index, `${file}'s index`, limits.maxImageBytes) }
+  return { root: header.root, shallow: header.shallow, index: checkPackIndex(header.index, `${file}'s index`, frameLimit(limits)) }
 }

@@ -92,13 +92,13 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
     const deepen = await shallowToDeepen(store, index.shallow)
     const order = await checkImage({
       root: index.root,
-      locate: (d) => staging.locate(d),
+      describe: (d) => staging.describe(d),
       allowExternalSymlinks: args.allowExternalSymlinks ?? false,
       shallow: new Set(index.shallow),
       deepen,
     })
     await withWriteLock(store, async () => {
-      added = await staging.commit(order)
+      added = await staging.commit(order, new Set(index.shallow))
       await recordShallow(store, index.shallow, deepen)
       await store.sync()
       if ((await readRef(store, tagRef(tag))) !== index.root) {

@@ -5,7 +5,7 @@ import { sha256 } from '../store/digest.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import { requirePackage } from '../util/requirePackage.js'
 import { ByteBudget } from './ByteBudget.js'
-import type { PackedObject, ReadIndex } from './PackIndex.js'
+import type { PackedObject, ReadIndex } from '../store/PackIndex.js'
 import type { BlobStream } from './Transport.js'
 
 /** Where a pack's bytes come from: a remote blob or a pack file. */

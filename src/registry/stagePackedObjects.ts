@@ -3,16 +3,24 @@ import type { Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import { checkDeclaredSizes } from './checkDeclaredSizes.js'
 import type { Limits } from './limits.js'
-import type { PackedObject, ReadIndex } from './PackIndex.js'
+import type { PackedObject, ReadIndex } from '../store/PackIndex.js'
 import { type PackSource, readPackRanges } from './readPackRanges.js'
 import type { Staging } from './Staging.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
 
 /**
+ * A pack fetched whole anyway (a wanted object in every frame) with at least this many
+ * wanted objects is kept whole by the store, one file instead of one per object: a cold
+ * pull then writes each object once, at the checkout. Smaller ones go in as files.
+ */
+export const KEEP_WHOLE_MIN_OBJECTS = 256
+
+/**
  * Bring every object of these packs that the store lacks (and that is not staged from
  * an earlier, interrupted try) into the staging area: only the frames holding them are
- * read, each object is checked against its digest on the way. Returns the compressed
- * bytes read. Sizes are capped (`checkDeclaredSizes`) before a byte is fetched.
+ * read, each object is checked against its digest on the way; the largest pack that
+ * qualifies (KEEP_WHOLE_MIN_OBJECTS) is fetched whole and held to be kept whole. Returns
+ * the compressed bytes read. Sizes are capped (`checkDeclaredSizes`) before a byte is fetched.
  */
 export async function stagePackedObjects({
   store,
@@ -43,8 +51,17 @@ export async function stagePackedObjects({
   checkDeclaredSizes(wantedObjects, limits, where)
   const frameBytes = packs.reduce((n, { index }) => n + [...new Set(index.objects.filter(wanted(index)).map((o) => o.frame))].reduce((m, f) => m + index.frames[f]!.length, 0), 0)
   const progress = progressCounter('receiving', wantedObjects.length, frameBytes, onProgress)
+  const whole = packToKeepWhole(packs, wanted)
   let bytes = 0
   for (const { index, source } of packs) {
+    if (index === whole) {
+      bytes += await staging.stageWholePack(source, index, {
+        signal,
+        onBytes: (n) => progress.addBytes(n),
+        onObject: (digest) => (owner.get(digest) === index && lacking.has(digest) ? progress.objectDone() : undefined),
+      })
+      continue
+    }
     bytes += await readPackRanges({
       source,
       index,
@@ -59,4 +76,16 @@ export async function stagePackedObjects({
   }
   progress.finish()
   return bytes
+}
+
+/** The pack to keep whole, if any: of those fetched whole anyway with enough wanted objects, the one with the most wanted bytes. */
+function packToKeepWhole(packs: Array<{ index: ReadIndex }>, wanted: (index: ReadIndex) => (o: PackedObject) => boolean): ReadIndex | null {
+  let best: { index: ReadIndex; bytes: number } | null = null
+  for (const { index } of packs) {
+    const objects = index.objects.filter(wanted(index))
+    const frames = new Set(objects.map((o) => o.frame))
+    const bytes = objects.reduce((n, o) => n + o.size, 0)
+    if (objects.length >= KEEP_WHOLE_MIN_OBJECTS && frames.size === index.frames.length && bytes > (best?.bytes ?? -1)) best = { index, bytes }
+  }
+  return best?.index ?? null
 }

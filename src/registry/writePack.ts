@@ -5,11 +5,10 @@ import type { Digest } from '../store/digest.js'
 import { DigestCheck } from '../store/verifiedRead.js'
 import type { Store } from '../store/Store.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import { readSizedOrNullSync } from '../util/fsx.js'
 import { StoreCorruptError } from '../errors/index.js'
 import { requirePackage } from '../util/requirePackage.js'
 import type { BlobRef } from './Descriptor.js'
-import type { PackIndex } from './PackIndex.js'
+import type { PackIndex } from '../store/PackIndex.js'
 
 /** Objects are gathered into frames of about this many bytes before each is compressed. */
 const FRAME_BYTES = 1024 * 1024
@@ -61,7 +60,7 @@ export function writePack(
   try {
     for (const object of sorted) {
       if (pendingBytes > 0 && pendingBytes + object.size > FRAME_BYTES) flush()
-      const bytes = readSizedOrNullSync(store.objectPath(object.digest), object.size)
+      const bytes = store.readSizedSync(object.digest, object.size)
       // a push does not look locally for what the repository holds; if a pack of it is not reused after all, that object must be here
       if (bytes === null) throw new StoreCorruptError(`object ${object.digest} is missing from the store, needed for the pack; run 'forkpoint verify'`, { digest: object.digest })
       const check = new DigestCheck(object, `(${store.objectPath(object.digest)})`)

@@ -2,12 +2,13 @@ import { existsSync, promises as fs, renameSync, statSync, writeFileSync } from 
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import { errnoCode, inParentDir, readOrNull, readOrNullSync } from '../util/fsx.js'
+import { errnoCode, inParentDir, readOrNull, readOrNullSync, readSizedOrNullSync } from '../util/fsx.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
 import '../util/disposeSymbols.js'
 import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreNotFoundError } from '../errors/index.js'
 import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
+import { LocalPacks } from './LocalPacks.js'
 import type { StructuredObject } from './StructuredObject.js'
 
 /** Up to this many objects written since the last sync are fsynced one by one; more, and the whole file system is synced at once. */
@@ -23,11 +24,14 @@ export const OBJECT_MODE = 0o644
 /**
  * A content-addressed object store on the local file system:
  * `objects/sha256/ab/cdef…` holds each object's exact bytes, uncompressed so checkout can
- * reflink or copy straight from it. Writes are temp file + rename, so a reader never sees
- * a partial object; reads check the digest. Disposing it (`await using`) syncs what it wrote.
+ * reflink or copy straight from it; `objects/packs/` the packs a pull kept whole
+ * (`LocalPacks`), read where an object has no file of its own. Writes are temp file +
+ * rename, so a reader never sees a partial object; reads check the digest. Disposing
+ * it (`await using`) syncs what it wrote.
  */
 export class Store implements AsyncDisposable {
   readonly root: string
+  readonly packs: LocalPacks
   /** Objects written (or found, perhaps just written by another process) since the last `sync()`. */
   private unsynced: string[] = []
 
@@ -42,6 +46,7 @@ export class Store implements AsyncDisposable {
 
   private constructor(root: string) {
     this.root = root
+    this.packs = new LocalPacks(join(root, 'objects', 'packs'))
   }
 
   /** Create the store's layout (idempotent) and open it. */
@@ -87,9 +92,36 @@ export class Store implements AsyncDisposable {
       await fs.access(this.objectPath(digest))
       return true
     } catch (err) {
-      if (errnoCode(err) === 'ENOENT') return false
+      if (errnoCode(err) === 'ENOENT') return this.packs.locate(digest) !== undefined
       throw err
     }
+  }
+
+  /** Whether the store has an object, asked synchronously (a stat, and a lookup in the packs). */
+  holds(digest: Digest): boolean {
+    return existsSync(this.objectPath(digest)) || this.packs.locate(digest) !== undefined
+  }
+
+  /** An object's size in bytes (its file's, or its pack's record), or null when the store lacks it. */
+  sizeOf(digest: Digest): number | null {
+    return statSync(this.objectPath(digest), { throwIfNoEntry: false })?.size ?? this.packs.locate(digest)?.object.size ?? null
+  }
+
+  /** An object's bytes, unchecked (the caller checks them), read knowing its size: `readSizedOrNullSync`; null when the store lacks it. */
+  readSizedSync(digest: Digest, size: number): Buffer | null {
+    return readSizedOrNullSync(this.objectPath(digest), size) ?? this.packs.read(digest)
+  }
+
+  /**
+   * The object's own file, for a use that hands the file on (a hard link, a clone):
+   * written out of its pack first when it has none. Throws ObjectNotFoundError when the
+   * store lacks it, DigestMismatchError when its packed bytes are corrupt.
+   */
+  objectFile(digest: Digest): string {
+    const path = this.objectPath(digest)
+    if (existsSync(path)) return path
+    this.writeVerifiedSync(digest, verified(digest, this.packs.read(digest)))
+    return path
   }
 
   /** Store raw bytes; returns their digest. Does not fsync: call `sync()` once at the end. */
@@ -140,13 +172,15 @@ export class Store implements AsyncDisposable {
   /** Read an object's bytes and check them against the digest. */
   async readBlob(digest: Digest): Promise<Buffer> {
     assertDigest(digest)
-    return verified(digest, await readOrNull(this.objectPath(digest)))
+    const packed = this.packs.peek(digest) // a lookup: cheaper than the failed open of a file the object does not have
+    return verified(digest, packed ? this.packs.readAt(packed) : ((await readOrNull(this.objectPath(digest))) ?? this.packs.read(digest)))
   }
 
   /** Read and parse a structured object (small: read synchronously); `kind` checks what the caller expects. */
   async readObject<T extends StructuredObject = StructuredObject>(digest: Digest, kind?: T['kind']): Promise<T> {
     assertDigest(digest)
-    return parseStructured<T>(verified(digest, readOrNullSync(this.objectPath(digest))), digest, kind)
+    const packed = this.packs.peek(digest)
+    return parseStructured<T>(verified(digest, packed ? this.packs.readAt(packed) : (readOrNullSync(this.objectPath(digest)) ?? this.packs.read(digest))), digest, kind)
   }
 
   /**

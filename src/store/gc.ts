@@ -72,6 +72,9 @@ export async function gc({ dryRun = false, prune = DEFAULT_PRUNE, now = new Date
       removed.push(digest)
       if (!dryRun) await fs.rm(path, { force: true })
     }
+    const packed = await sweepPacks(store, reachable, new Set(removed), dryRun)
+    removed.push(...packed.removed)
+    freedBytes += packed.freedBytes
     if (!dryRun) {
       await removeStaleTemps(store)
       for (const temp of temps) await removeIfStale(temp) // an object is written as a dot-file in its shard, then renamed
@@ -79,6 +82,35 @@ export async function gc({ dryRun = false, prune = DEFAULT_PRUNE, now = new Date
     }
     return { kept: reachable.size, expiredReflogEntries, removed, freedBytes }
   })
+}
+
+/**
+ * A kept pack holding objects nothing reaches is dropped, its reachable objects first
+ * written out as files of their own (and made durable): packs are never rewritten in
+ * place, and the packs a pull keeps are whole images, seldom partly dead.
+ */
+async function sweepPacks(
+  store: Store,
+  reachable: ReadonlyMap<Digest, number>,
+  removedFiles: ReadonlySet<Digest>,
+  dryRun: boolean,
+): Promise<{ removed: Digest[]; freedBytes: number }> {
+  const removed: Digest[] = []
+  let freedBytes = 0
+  for (const pack of store.packs.list()) {
+    const dead = pack.index.objects.filter((o) => !reachable.has(o.digest))
+    if (dead.length === 0) continue
+    for (const o of dead) {
+      if (removedFiles.has(o.digest)) continue // counted with the files
+      removed.push(o.digest)
+      freedBytes += o.size
+    }
+    if (dryRun) continue
+    for (const o of pack.index.objects) if (reachable.has(o.digest)) store.objectFile(o.digest)
+    await store.sync()
+    store.packs.remove(pack)
+  }
+  return { removed, freedBytes }
 }
 
 async function removeStaleTemps(store: Store): Promise<void> {

@@ -1,3 +1,4 @@
+import { StoreCorruptError } from '../errors/index.js'
 import { promises as fs } from 'node:fs'
 import { errnoCode } from '../util/fsx.js'
 import { type Digest, isDigest, sha256 } from './digest.js'
@@ -55,33 +56,56 @@ export async function readObjectFile(path: string, digest: Digest, { hash }: { h
     const { size } = await handle.stat()
     const head = Buffer.alloc(2)
     await handle.read(head, 0, 2, 0)
-    if (head.toString('latin1') !== '{"') return { size, object: null, intact: true }
-    const bytes = await handle.readFile()
-    if (hash && sha256(bytes) !== digest) return { size, object: null, intact: false }
-    try {
-      return { size, object: parseStructured(bytes, digest), intact: true }
-    } catch {
-      return { size, object: null, intact: true }
-    }
+    return isStructured(head) ? objectFromBytes(await handle.readFile(), digest, { hash }) : { size, object: null, intact: true }
   } finally {
     await handle.close()
   }
 }
 
+/** `readObjectFile` of bytes in hand (a packed object's). */
+export function objectFromBytes(bytes: Buffer, digest: Digest, { hash }: { hash: boolean }): ObjectFile {
+  const size = bytes.length
+  if (!isStructured(bytes)) return { size, object: null, intact: true }
+  if (hash && sha256(bytes) !== digest) return { size, object: null, intact: false }
+  try {
+    return { size, object: parseStructured(bytes, digest), intact: true }
+  } catch {
+    return { size, object: null, intact: true }
+  }
+}
+
+function isStructured(bytes: Buffer): boolean {
+  return bytes.length >= 2 && bytes[0] === 0x7b && bytes[1] === 0x22 // {"
+}
+
+/**
+ * An object of the store as a walk sees it (`readObjectFile`), from its file or its pack;
+ * null when the store lacks it. A packed object whose frame is damaged is not intact.
+ */
+export async function readStoredObject(store: Store, digest: Digest, { hash }: { hash: boolean }): Promise<ObjectFile | null> {
+  const file = await readObjectFile(store.objectPath(digest), digest, { hash })
+  if (file !== null) return file
+  const at = store.packs.locate(digest)
+  if (at === undefined) return null
+  try {
+    return objectFromBytes(store.packs.readAt(at), digest, { hash })
+  } catch (err) {
+    if (err instanceof StoreCorruptError) return { size: at.object.size, object: null, intact: false }
+    throw err
+  }
+}
+
 /** An object of the walk: read (structured objects parsed), its corruption decided by `hashedCorrupt` when the caller hashed everything already. */
 async function readForWalk(store: Store, digest: Digest, hashedCorrupt?: ReadonlySet<Digest>): Promise<Read> {
-  const file = await readObjectFile(store.objectPath(digest), digest, { hash: !hashedCorrupt })
+  const file = await readStoredObject(store, digest, { hash: !hashedCorrupt })
   if (file === null) return 'missing'
   return (hashedCorrupt?.has(digest) ?? !file.intact) ? { object: 'corrupt', size: file.size } : file
 }
 
 /** A file's content, named so by a tree: a blob whatever its bytes, so only its presence and size are read. */
-async function statBlob(store: Store, digest: Digest): Promise<Read> {
-  const st = await fs.stat(store.objectPath(digest)).catch((err: unknown) => {
-    if (errnoCode(err) === 'ENOENT') return null
-    throw err
-  })
-  return st === null ? 'missing' : { object: null, size: st.size }
+function statBlob(store: Store, digest: Digest): Read {
+  const size = store.sizeOf(digest)
+  return size === null ? 'missing' : { object: null, size }
 }
 
 type Read = { object: StructuredObject | null | 'corrupt'; size: number } | 'missing'
@@ -145,7 +169,7 @@ export async function walkGraph(
     await Promise.all(
       batch.map(async ({ digest, from, optional, blob }) => {
         if (reachable.has(digest) || missing.has(digest) || (optional && absent.has(digest))) return
-        const read = blob ? await statBlob(store, digest) : await readForWalk(store, digest, hashedCorrupt)
+        const read = blob ? statBlob(store, digest) : await readForWalk(store, digest, hashedCorrupt)
         if (read === 'missing') {
           if (optional) absent.add(digest)
           else missing.set(digest, from)

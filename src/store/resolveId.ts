@@ -43,7 +43,8 @@ async function resolvePrefix(store: Store, hex: string, spec: string): Promise<D
   const dir = store.path('objects', 'sha256', hex.slice(0, 2))
   const rest = hex.slice(2)
   const names = await fs.readdir(dir).catch(() => [] as string[])
-  const matches = names.filter((n) => n.startsWith(rest)).map((n) => `sha256:${hex.slice(0, 2)}${n}` as Digest)
+  const loose = names.filter((n) => n.startsWith(rest)).map((n) => `sha256:${hex.slice(0, 2)}${n}` as Digest)
+  const matches = [...new Set([...loose, ...store.packs.withPrefix(hex)])]
   if (matches.length === 1) return matches[0]!
   if (matches.length === 0) throw new ObjectNotFoundError(`unknown id or ref: ${spec}`, { spec })
   throw new AmbiguousIdError(`short id ${spec} is ambiguous: it matches ${matches.length} objects; give more characters`, {

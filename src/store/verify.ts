@@ -1,9 +1,10 @@
+import { StoreCorruptError } from '../errors/index.js'
 import { openStore, type StoreLocator } from './findStore.js'
-import { type Digest, hashFile } from './digest.js'
+import { type Digest, hashFile, sha256 } from './digest.js'
 import { gcRoots } from './gcRoots.js'
 import { listObjects, walkGraph } from './objectGraph.js'
 
-export type VerifyProblem = { type: 'corrupt'; digest: Digest; actual: Digest } | { type: 'missing'; digest: Digest; referencedBy: Digest | 'root' }
+export type VerifyProblem = { type: 'corrupt'; digest: Digest; actual: Digest | 'damaged' } | { type: 'missing'; digest: Digest; referencedBy: Digest | 'root' }
 
 export interface VerifyResult {
   ok: boolean
@@ -11,7 +12,7 @@ export interface VerifyResult {
   problems: VerifyProblem[]
 }
 
-/** Re-hash every object, then walk from the roots to find objects that are referenced but absent. */
+/** Re-hash every object (files and packed), then walk from the roots to find objects that are referenced but absent. */
 export async function verify(locator: StoreLocator = {}): Promise<VerifyResult> {
   const { store } = await openStore(locator)
   const problems: VerifyProblem[] = []
@@ -24,8 +25,26 @@ export async function verify(locator: StoreLocator = {}): Promise<VerifyResult> 
       }),
     )
   }
+  let checked = objects.length
+  for (const pack of store.packs.list()) {
+    for (const object of pack.index.objects) {
+      const actual = packedDigest(() => sha256(store.packs.readAt({ pack, object })))
+      if (actual !== object.digest) problems.push({ type: 'corrupt', digest: object.digest, actual })
+      checked++
+    }
+  }
   const hashedCorrupt = new Set(problems.map((p) => p.digest))
   const { missing } = await walkGraph(store, await gcRoots(store), { hashedCorrupt })
   for (const [digest, referencedBy] of missing) problems.push({ type: 'missing', digest, referencedBy })
-  return { ok: problems.length === 0, checked: objects.length, problems }
+  return { ok: problems.length === 0, checked, problems }
+}
+
+/** A packed object's digest, or `damaged` when its frame no longer decompresses. */
+function packedDigest(hash: () => Digest): Digest | 'damaged' {
+  try {
+    return hash()
+  } catch (err) {
+    if (err instanceof StoreCorruptError) return 'damaged'
+    throw err
+  }
 }

@@ -1,4 +1,4 @@
-import { constants, linkSync, mkdirSync, promises as fs, symlinkSync } from 'node:fs'
+import { constants, existsSync, linkSync, mkdirSync, promises as fs, symlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { DigestMismatchError, ObjectNotFoundError, StoreCorruptError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
@@ -62,11 +62,22 @@ export async function materializeTree(opts: MaterializeOptions): Promise<Materia
   const progress = () => opts.onProgress?.(++done, jobs.length)
   const rest = method === 'hardlink' && opts.verify === false ? await linkUnverified(opts, jobs, progress) : jobs
   // the first failure stops new copies and returns only once those under way are done, so a caller's cleanup is final
-  await forEachLimit(rest, opts.concurrency ?? 32, async (job) => {
+  await forEachLimit(inPackOrder(opts.store, rest), opts.concurrency ?? 32, async (job) => {
     await writeFileEntry(opts.store, join(opts.into, job.rel), job.entry, method, job.rel, opts.verify ?? true)
     progress()
   })
   return { files: jobs.length, bytes: jobs.reduce((n, j) => n + j.entry.size, 0), method }
+}
+
+/** Files whose objects are packed, in their packs' order (each frame is then decompressed once), after the others. */
+function inPackOrder(store: Store, jobs: FileJob[]): FileJob[] {
+  if (store.packs.list().length === 0) return jobs
+  const place = (job: FileJob) => {
+    const at = 'blob' in job.entry ? store.packs.locate(job.entry.blob) : undefined
+    return at ? `${at.pack.digest}:${String(at.object.offset).padStart(16, '0')}` : ''
+  }
+  const keyed = jobs.map((job) => ({ job, key: place(job) }))
+  return keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(({ job }) => job)
 }
 
 function memoized(source: TreeSource): TreeSource {
@@ -162,13 +173,14 @@ export async function writeFileEntry(store: Store, abs: string, entry: FileEntry
 }
 
 async function writeBlob(store: Store, abs: string, entry: Extract<FileEntry, { blob: Digest }>, method: CopyMethod, verify: boolean): Promise<void> {
-  if (method === 'copy') {
+  // a packed object has no file to clone: its bytes are written
+  if (method === 'copy' || (method === 'reflink' && !existsSync(store.objectPath(entry.blob)))) {
     await fs.writeFile(fsPath(abs), await store.readBlob(entry.blob), { flag: 'wx', mode: entry.mode })
     await fs.chmod(fsPath(abs), entry.mode) // past the umask
     return
   }
+  const object = store.objectFile(entry.blob) // a packed one is given a file of its own
   if (verify) await assertObjectIntact(store, entry.blob)
-  const object = store.objectPath(entry.blob)
   if (method === 'hardlink' && entry.mode === FILE_MODE && linked(object, abs)) return
   const clone = method === 'reflink' ? constants.COPYFILE_FICLONE_FORCE : 0
   await fs.copyFile(object, fsPath(abs), clone | constants.COPYFILE_EXCL)

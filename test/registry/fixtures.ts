@@ -1,4 +1,4 @@
-import { createWriteStream, promises as fs } from 'node:fs'
+import { createWriteStream, existsSync, promises as fs, readdirSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { Header } from 'tar'
@@ -23,10 +23,11 @@ export async function emptyStore(): Promise<Store> {
   return Store.init(join(tempDir('recv'), '.forkpoint'))
 }
 
-/** What a store holds that a reader can see: objects and refs (for "untouched" checks). */
-export async function storeState(store: Store): Promise<{ objects: string[]; refs: string[] }> {
+/** What a store holds that a reader can see: objects (as files and in kept packs) and refs (for "untouched" checks). */
+export async function storeState(store: Store): Promise<{ objects: string[]; packs: string[]; refs: string[] }> {
   return {
     objects: (await listObjects(store)).sort(),
+    packs: existsSync(store.packs.dir) ? readdirSync(store.packs.dir).sort() : [],
     refs: (await listRefs(store)).map((r) => `${r.name}=${r.id}`),
   }
 }

@@ -1,6 +1,5 @@
 import { InvalidImageError, InvalidPackError } from '../errors/index.js'
-import { type Digest, isDigest } from '../store/digest.js'
-import { raiseHint } from './limits.js'
+import { type Digest, isDigest } from './digest.js'
 
 /**
  * What a pack holds. A pack is a run of zstd frames; `frames` gives each frame's
@@ -47,24 +46,33 @@ export interface ReadIndex {
 
 const count = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0
 
+/** The most bytes a frame may declare, and how to allow more (for the message). */
+export interface FrameLimit {
+  max: number
+  hint: string
+}
+
+/** A pack of our own store, checked when it came: any frame size. */
+export const NO_FRAME_LIMIT: FrameLimit = { max: Infinity, hint: '' }
+
 /**
  * Parse and check an untrusted pack index: frames tile the pack exactly (no gap, no
  * overlap, lengths summing to the pack's size), no frame declares more than
- * `maxFrameBytes` (the image size limit), objects are unique, in order, do not overlap and each lies inside
+ * `limit.max` (the image size limit), objects are unique, in order, do not overlap and each lies inside
  * one frame. Anything else is refused (exit 5) before a byte of the pack is read.
  */
-export function parsePackIndex(bytes: Buffer, where: string, maxFrameBytes: number): ReadIndex {
+export function parsePackIndex(bytes: Buffer, where: string, limit: FrameLimit): ReadIndex {
   let raw: unknown
   try {
     raw = JSON.parse(bytes.toString('utf8'))
   } catch {
     throw new InvalidPackError(`${where} is not JSON`)
   }
-  return checkPackIndex(raw, where, maxFrameBytes)
+  return checkPackIndex(raw, where, limit)
 }
 
 /** `parsePackIndex` of an index already parsed from JSON (a pack file's header holds one). */
-export function checkPackIndex(value: unknown, where: string, maxFrameBytes: number): ReadIndex {
+export function checkPackIndex(value: unknown, where: string, limit: FrameLimit): ReadIndex {
   const raw = value as PackIndex
   if (raw?.kind !== 'pack-index' || !isDigest(raw.pack) || !count(raw.packSize) || !Array.isArray(raw.frames) || !Array.isArray(raw.objects)) {
     throw new InvalidPackError(`${where} is not a pack index`)
@@ -74,10 +82,10 @@ export function checkPackIndex(value: unknown, where: string, maxFrameBytes: num
   let start = 0
   for (const f of raw.frames) {
     if (!Array.isArray(f) || !count(f[0]) || !count(f[1]) || f[0] === 0) throw new InvalidPackError(`${where}: malformed frame ${JSON.stringify(f)}`)
-    if (f[1] > maxFrameBytes) {
-      throw new InvalidImageError(`${where}: a frame declares ${f[1]} bytes, more than the limit of ${maxFrameBytes}: refusing the pack (${raiseHint('maxImageBytes')})`, {
+    if (f[1] > limit.max) {
+      throw new InvalidImageError(`${where}: a frame declares ${f[1]} bytes, more than the limit of ${limit.max}: refusing the pack (${limit.hint})`, {
         size: f[1],
-        max: maxFrameBytes,
+        max: limit.max,
       })
     }
     frames.push({ offset, length: f[0], start, size: f[1] })
@@ -103,4 +111,16 @@ export function checkPackIndex(value: unknown, where: string, maxFrameBytes: num
     end = at + size
   }
   return { pack: raw.pack, packSize: raw.packSize, frames, objects }
+}
+
+/** The index of a checked pack, as it is written (what `checkPackIndex` reads back). */
+export function packIndexOf(index: ReadIndex): PackIndex {
+  return {
+    kind: 'pack-index',
+    schemaVersion: 1,
+    pack: index.pack,
+    packSize: index.packSize,
+    frames: index.frames.map((f): [number, number] => [f.length, f.size]),
+    objects: index.objects.map((o): [Digest, number, number] => [o.digest, o.offset, o.size]),
+  }
 }

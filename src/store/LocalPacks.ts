@@ -1,0 +1,157 @@
+import { closeSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Decompressor } from 'zstd-napi'
+import { StoreCorruptError } from '../errors/index.js'
+import { requirePackage } from '../util/requirePackage.js'
+import { type Digest, digestHex } from './digest.js'
+import { NO_FRAME_LIMIT, type PackedObject, type ReadIndex, parsePackIndex } from './PackIndex.js'
+
+/** A pack the store keeps: its file, its index file, and the index. */
+export interface LocalPack {
+  digest: Digest
+  file: string
+  indexFile: string
+  index: ReadIndex
+}
+
+/** Where a packed object is. */
+export interface PackedAt {
+  pack: LocalPack
+  object: PackedObject
+}
+
+/** Decompressed frames kept: a reader going through a pack in its order decompresses each frame once. */
+const CACHED_FRAMES = 4
+
+/**
+ * The packs a pull kept whole, in `objects/packs/`: `<hex>.pack` holds a registry pack's
+ * bytes as they came (zstd frames), `<hex>.idx` its index, checked when the pack came in
+ * and written after the pack: an index is the pack's commit, so a pack without one is a
+ * leftover. Objects in them are read by decompressing their frame and checking their
+ * digest. The indexes are read at the first lookup, and again when a lookup misses and
+ * the directory has changed since (another process kept or dropped a pack).
+ */
+export class LocalPacks {
+  readonly dir: string
+  private byDigest = new Map<Digest, PackedAt>()
+  private packs: LocalPack[] = []
+  private loadedAt: number | null = null
+  private frames: Array<{ pack: Digest; frame: number; bytes: Buffer }> = []
+  private decompressor: Decompressor | null = null
+
+  constructor(dir: string) {
+    this.dir = dir
+  }
+
+  static packFile(dir: string, digest: Digest): string {
+    return join(dir, `${digestHex(digest)}.pack`)
+  }
+
+  static indexFile(dir: string, digest: Digest): string {
+    return join(dir, `${digestHex(digest)}.idx`)
+  }
+
+  /** Where an object is packed by what was read of the indexes (not read again): for a reader that tries the packs first. */
+  peek(digest: Digest): PackedAt | undefined {
+    if (this.loadedAt === null) this.load()
+    return this.byDigest.get(digest)
+  }
+
+  /** Where an object is packed, or undefined. */
+  locate(digest: Digest): PackedAt | undefined {
+    if (this.loadedAt === null) this.load()
+    const at = this.byDigest.get(digest)
+    if (at !== undefined || !this.changed()) return at
+    this.load()
+    return this.byDigest.get(digest)
+  }
+
+  /** Every pack kept. */
+  list(): LocalPack[] {
+    this.refresh()
+    return [...this.packs]
+  }
+
+  /** Digests of packed objects beginning with `hex`. */
+  withPrefix(hex: string): Digest[] {
+    this.refresh()
+    return [...this.byDigest.keys()].filter((d) => digestHex(d).startsWith(hex))
+  }
+
+  /** A packed object's bytes as the pack holds them (the store checks them against the digest), or null when no pack holds it. */
+  read(digest: Digest): Buffer | null {
+    const at = this.locate(digest)
+    return at === undefined ? null : this.readAt(at)
+  }
+
+  readAt({ pack, object }: PackedAt): Buffer {
+    const frame = this.frame(pack, object.frame)
+    const start = object.offset - pack.index.frames[object.frame]!.start
+    return Buffer.from(frame.subarray(start, start + object.size)) // a copy: the frame is not kept alive by it
+  }
+
+  /** Drop a pack: its index first, so it stops being one before its bytes go. */
+  remove(pack: LocalPack): void {
+    rmSync(pack.indexFile, { force: true })
+    rmSync(pack.file, { force: true })
+    this.load()
+  }
+
+  /** Forget what was read (after this process kept a pack). */
+  reload(): void {
+    this.load()
+  }
+
+  private refresh(): void {
+    if (this.loadedAt === null || this.changed()) this.load()
+  }
+
+  private changed(): boolean {
+    return (statSync(this.dir, { throwIfNoEntry: false })?.mtimeMs ?? 0) !== this.loadedAt
+  }
+
+  private load(): void {
+    this.loadedAt = statSync(this.dir, { throwIfNoEntry: false })?.mtimeMs ?? 0
+    this.byDigest = new Map()
+    this.packs = []
+    this.frames = []
+    const names = this.loadedAt === 0 ? [] : readdirSync(this.dir)
+    for (const name of names.filter((n) => /^[0-9a-f]{64}\.idx$/.test(n)).sort()) {
+      const digest: Digest = `sha256:${name.slice(0, 64)}`
+      const file = LocalPacks.packFile(this.dir, digest)
+      if (!names.includes(`${name.slice(0, 64)}.pack`)) continue
+      const indexFile = join(this.dir, name)
+      const index = parsePackIndex(readFileSync(indexFile), `pack index ${indexFile}`, NO_FRAME_LIMIT)
+      if (index.pack !== digest) throw new StoreCorruptError(`pack index ${indexFile} describes pack ${index.pack}, not the one it is named for`, { path: indexFile })
+      const pack: LocalPack = { digest, file, indexFile, index }
+      this.packs.push(pack)
+      for (const object of index.objects) if (!this.byDigest.has(object.digest)) this.byDigest.set(object.digest, { pack, object })
+    }
+  }
+
+  private frame(pack: LocalPack, n: number): Buffer {
+    const cached = this.frames.find((f) => f.pack === pack.digest && f.frame === n)
+    if (cached) return cached.bytes
+    const { offset, length, size } = pack.index.frames[n]!
+    const compressed = Buffer.allocUnsafe(length)
+    const fd = openSync(pack.file, 'r')
+    let read: number
+    try {
+      read = readSync(fd, compressed, 0, length, offset)
+    } finally {
+      closeSync(fd)
+    }
+    let bytes: Buffer
+    try {
+      if (read !== length) throw new Error(`${read} of ${length} bytes there`)
+      this.decompressor ??= new (requirePackage('zstd-napi') as typeof import('zstd-napi')).Decompressor()
+      bytes = this.decompressor.decompress(compressed)
+      if (bytes.length !== size) throw new Error(`it decompresses to ${bytes.length} bytes, not ${size}`)
+    } catch (err) {
+      throw new StoreCorruptError(`pack ${pack.file} is damaged at frame ${n}: ${(err as Error).message} (run 'forkpoint verify')`, { path: pack.file }, { cause: err })
+    }
+    this.frames.unshift({ pack: pack.digest, frame: n, bytes })
+    this.frames.length = Math.min(this.frames.length, CACHED_FRAMES)
+    return bytes
+  }
+}
