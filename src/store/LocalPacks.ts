@@ -20,8 +20,12 @@ export interface PackedAt {
   object: PackedObject
 }
 
-/** Decompressed frames kept: a reader going through a pack in its order decompresses each frame once. */
-const CACHED_FRAMES = 4
+/**
+ * Decompressed frames kept (of ~1 MiB each): a reader going through a pack in its order
+ * decompresses each frame once, and a walk of an image's trees, which lie all over the
+ * pack (it is in digest order), finds most of them in frames it decompressed already.
+ */
+const CACHED_FRAMES = 16
 
 /**
  * The packs a pull kept whole, in `objects/packs/`: `<hex>.pack` holds a registry pack's

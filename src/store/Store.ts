@@ -88,6 +88,7 @@ export class Store implements AsyncDisposable {
   }
 
   async has(digest: Digest): Promise<boolean> {
+    if (this.packs.peek(digest)) return true // a lookup: cheaper than the failed access of a file the object does not have
     try {
       await fs.access(this.objectPath(digest))
       return true
@@ -99,7 +100,7 @@ export class Store implements AsyncDisposable {
 
   /** Whether the store has an object, asked synchronously (a stat, and a lookup in the packs). */
   holds(digest: Digest): boolean {
-    return existsSync(this.objectPath(digest)) || this.packs.locate(digest) !== undefined
+    return this.packs.peek(digest) !== undefined || existsSync(this.objectPath(digest)) || this.packs.locate(digest) !== undefined
   }
 
   /** An object's size in bytes (its file's, or its pack's record), or null when the store lacks it. */

@@ -19,6 +19,7 @@ import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { FileEntry, Tree } from './Tree.js'
 import { forEachLimit } from '../util/forEachLimit.js'
+import { inPackOrder } from './inPackOrder.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
 import { respectGitignore } from './workspaceConfig.js'
 import { withWorkspaceLock } from './workspaceLock.js'
@@ -136,7 +137,11 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
     const toStage: StagedFile[] = []
     await plan(source, await source(scan.tree), await source(tree), '', { staging, steps, files: toStage })
     // the plan is a walk of trees; the files it stages are written side by side
-    await forEachLimit(toStage, 32, ({ staged, entry, path }) => writeFileEntry(store, staged, entry, method, path))
+    await forEachLimit(
+      inPackOrder(store, toStage, (file) => file.entry),
+      32,
+      ({ staged, entry, path }) => writeFileEntry(store, staged, entry, method, path),
+    )
     const journal: CheckoutJournal = { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: args.head, ...(args.ref ? { ref: args.ref } : {}) }
     await writeJournal(store, journal)
     if (args.ref)

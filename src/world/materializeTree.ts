@@ -7,6 +7,7 @@ import { OBJECT_MODE, type Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import { errnoCode } from '../util/fsx.js'
 import { fsPath } from './fsName.js'
+import { inPackOrder } from './inPackOrder.js'
 import { readChunks } from './readObjects.js'
 import { admitTree } from './admitTree.js'
 import { quotePath } from './quotePath.js'
@@ -62,22 +63,15 @@ export async function materializeTree(opts: MaterializeOptions): Promise<Materia
   const progress = () => opts.onProgress?.(++done, jobs.length)
   const rest = method === 'hardlink' && opts.verify === false ? await linkUnverified(opts, jobs, progress) : jobs
   // the first failure stops new copies and returns only once those under way are done, so a caller's cleanup is final
-  await forEachLimit(inPackOrder(opts.store, rest), opts.concurrency ?? 32, async (job) => {
-    await writeFileEntry(opts.store, join(opts.into, job.rel), job.entry, method, job.rel, opts.verify ?? true)
-    progress()
-  })
+  await forEachLimit(
+    inPackOrder(opts.store, rest, (job) => job.entry),
+    opts.concurrency ?? 32,
+    async (job) => {
+      await writeFileEntry(opts.store, join(opts.into, job.rel), job.entry, method, job.rel, opts.verify ?? true)
+      progress()
+    },
+  )
   return { files: jobs.length, bytes: jobs.reduce((n, j) => n + j.entry.size, 0), method }
-}
-
-/** Files whose objects are packed, in their packs' order (each frame is then decompressed once), after the others. */
-function inPackOrder(store: Store, jobs: FileJob[]): FileJob[] {
-  if (store.packs.list().length === 0) return jobs
-  const place = (job: FileJob) => {
-    const at = 'blob' in job.entry ? store.packs.locate(job.entry.blob) : undefined
-    return at ? `${at.pack.digest}:${String(at.object.offset).padStart(16, '0')}` : ''
-  }
-  const keyed = jobs.map((job) => ({ job, key: place(job) }))
-  return keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(({ job }) => job)
 }
 
 function memoized(source: TreeSource): TreeSource {
