@@ -72,7 +72,7 @@ export class Staging {
     const inPack = this.whole?.objects.get(digest)
     if (inPack) return inPack
     const staged = this.has(digest)
-    const file = staged ? await readObjectFile(this.path(digest), digest, { hash: false }) : await readStoredObject(this.store, digest, { hash: false })
+    const file = staged ? readObjectFile(this.path(digest), digest, { hash: false }) : readStoredObject(this.store, digest, { hash: false })
     return file && { staged, size: file.size, object: file.object }
   }
 

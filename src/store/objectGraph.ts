@@ -1,5 +1,5 @@
 import { StoreCorruptError } from '../errors/index.js'
-import { promises as fs } from 'node:fs'
+import { closeSync, promises as fs, fstatSync, openSync, readSync } from 'node:fs'
 import { errnoCode } from '../util/fsx.js'
 import { type Digest, isDigest, sha256 } from './digest.js'
 import { readShallow } from './shallow.js'
@@ -46,19 +46,30 @@ export interface ObjectFile {
  * more alive (but a tree's file contents are blobs by what names them, and only looked for:
  * `statBlob`).
  */
-export async function readObjectFile(path: string, digest: Digest, { hash }: { hash: boolean }): Promise<ObjectFile | null> {
-  const handle = await fs.open(path, 'r').catch((err: unknown) => {
+export function readObjectFile(path: string, digest: Digest, { hash }: { hash: boolean }): ObjectFile | null {
+  let fd: number
+  try {
+    fd = openSync(path, 'r')
+  } catch (err) {
     if (errnoCode(err) === 'ENOENT') return null
     throw err
-  })
-  if (handle === null) return null
+  }
+  // synchronously: a walk reads thousands of small trees, and each of the five calls through the thread pool cost more than the call
   try {
-    const { size } = await handle.stat()
+    const { size } = fstatSync(fd)
     const head = Buffer.alloc(2)
-    await handle.read(head, 0, 2, 0)
-    return isStructured(head) ? objectFromBytes(await handle.readFile(), digest, { hash }) : { size, object: null, intact: true }
+    readSync(fd, head, 0, 2, 0)
+    if (!isStructured(head)) return { size, object: null, intact: true }
+    const bytes = Buffer.allocUnsafe(size)
+    let have = 0
+    while (have < size) {
+      const n = readSync(fd, bytes, have, size - have, have)
+      if (n === 0) break
+      have += n
+    }
+    return objectFromBytes(bytes.subarray(0, have), digest, { hash })
   } finally {
-    await handle.close()
+    closeSync(fd)
   }
 }
 
@@ -82,8 +93,8 @@ function isStructured(bytes: Buffer): boolean {
  * An object of the store as a walk sees it (`readObjectFile`), from its file or its pack;
  * null when the store lacks it. A packed object whose frame is damaged is not intact.
  */
-export async function readStoredObject(store: Store, digest: Digest, { hash }: { hash: boolean }): Promise<ObjectFile | null> {
-  const file = await readObjectFile(store.objectPath(digest), digest, { hash })
+export function readStoredObject(store: Store, digest: Digest, { hash }: { hash: boolean }): ObjectFile | null {
+  const file = readObjectFile(store.objectPath(digest), digest, { hash })
   if (file !== null) return file
   const at = store.packs.locate(digest)
   if (at === undefined) return null
@@ -96,8 +107,8 @@ export async function readStoredObject(store: Store, digest: Digest, { hash }: {
 }
 
 /** An object of the walk: read (structured objects parsed), its corruption decided by `hashedCorrupt` when the caller hashed everything already. */
-async function readForWalk(store: Store, digest: Digest, hashedCorrupt?: ReadonlySet<Digest>): Promise<Read> {
-  const file = await readStoredObject(store, digest, { hash: !hashedCorrupt })
+function readForWalk(store: Store, digest: Digest, hashedCorrupt?: ReadonlySet<Digest>): Read {
+  const file = readStoredObject(store, digest, { hash: !hashedCorrupt })
   if (file === null) return 'missing'
   return (hashedCorrupt?.has(digest) ?? !file.intact) ? { object: 'corrupt', size: file.size } : file
 }
@@ -169,7 +180,7 @@ export async function walkGraph(
     await Promise.all(
       batch.map(async ({ digest, from, optional, blob }) => {
         if (reachable.has(digest) || missing.has(digest) || (optional && absent.has(digest))) return
-        const read = blob ? statBlob(store, digest) : await readForWalk(store, digest, hashedCorrupt)
+        const read = blob ? statBlob(store, digest) : readForWalk(store, digest, hashedCorrupt)
         if (read === 'missing') {
           if (optional) absent.add(digest)
           else missing.set(digest, from)
