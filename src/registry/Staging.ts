@@ -67,8 +67,8 @@ export class Staging {
     return existsSync(this.path(digest))
   }
 
-  /** An object as the image's check needs it: staged (as a file or in the whole pack), else in the store, else null. */
-  async describe(digest: Digest): Promise<Described | null> {
+  /** An object as the image's check needs it: staged (as a file or in the whole pack), else in the store, else null (read synchronously, as walks read). */
+  describe(digest: Digest): Described | null {
     const inPack = this.whole?.objects.get(digest)
     if (inPack) return inPack
     const staged = this.has(digest)
@@ -89,7 +89,7 @@ export class Staging {
     const objects = new Map<Digest, Described>()
     try {
       await readPackRanges({
-        source: { where: source.where, open: async (offset) => localStream(file, offset) },
+        source: localPack(file, source.where),
         index,
         wanted: () => true,
         accept: (o, bytes) => {
@@ -202,9 +202,9 @@ export class Staging {
       if (object === null) continue
       const optional = shallow.has(digest) ? shallowParents(object) : new Set<Digest>()
       for (const child of objectEdges(object)) {
-        if (whole.objects.has(child) || optional.has(child) || this.store.holds(child)) continue
+        if (whole.objects.has(child) || optional.has(child) || (await this.store.has(child))) continue
         await readPackRanges({
-          source: { where: `pack ${whole.index.pack}`, open: async (offset) => localStream(whole.file, offset) },
+          source: localPack(whole.file, `pack ${whole.index.pack}`),
           index: whole.index,
           wanted: () => true,
           accept: (o, bytes) => this.stageChecked(o.digest, bytes),
@@ -218,7 +218,7 @@ export class Staging {
 
   private async commitWholePack({ index, file, objects }: WholePack): Promise<number> {
     let added = 0
-    for (const digest of objects.keys()) if (!this.store.holds(digest)) added++
+    for (const digest of objects.keys()) if (!(await this.store.has(digest))) added++
     mkdirSync(this.store.packs.dir, { recursive: true })
     await this.store.moveIntoPlace(file, LocalPacks.packFile(this.store.packs.dir, index.pack))
     const indexTmp = `${file}.idx`
@@ -236,7 +236,7 @@ export class Staging {
   }
 }
 
-/** A local file's bytes from `offset`, as a transport's blob stream. */
-async function localStream(file: string, offset: number): Promise<BlobStream> {
-  return { offset, body: createReadStream(file, { start: offset }) }
+/** A pack staged as a file, read like a remote one. */
+function localPack(file: string, where: string): PackSource {
+  return { where, open: async (offset) => ({ offset, body: createReadStream(file, { start: offset }) }) }
 }

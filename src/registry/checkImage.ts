@@ -6,22 +6,19 @@ import { type LinkLookup, resolveLink, treeLookup } from '../world/treeLinks.js'
 import { validateSnapshot } from '../world/Snapshot.js'
 import { type Tree, validateChunks, validateTree } from '../world/Tree.js'
 import { joinPath } from '../world/treeSource.js'
-import { forEachLimit } from '../util/forEachLimit.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
 import type { Described } from './Staging.js'
 
 export interface CheckImageArgs {
   root: Digest
   /** An object as the check needs it (staged or already in the store), or null when it is nowhere. */
-  describe: (digest: Digest) => Promise<Described | null>
+  describe: (digest: Digest) => Described | null
   allowExternalSymlinks?: boolean
   /** Snapshots of a shallow image: their parents may be absent. */
   shallow?: ReadonlySet<Digest>
   /** Snapshots the store holds without their parents, which this image brings: walked as if staged. */
   deepen?: ReadonlySet<Digest>
 }
-
-type Found = Described
 
 /**
  * Check an untrusted image before any of it becomes visible: every object reachable
@@ -31,18 +28,10 @@ type Found = Described
  * leaves the tree. Returns the objects children-first (the safe order to commit them).
  */
 export async function checkImage({ root, describe, allowExternalSymlinks = false, shallow = new Set(), deepen = new Set() }: CheckImageArgs): Promise<Digest[]> {
-  const found = new Map<Digest, Found>()
+  const found = new Map<Digest, Described>()
   const order: Digest[] = []
   const done = new Set<Digest>()
   const stack: Array<{ digest: Digest; from: Digest | 'root'; expanded: boolean }> = [{ digest: root, from: 'root', expanded: false }]
-  // what has been read ahead of the walk (null: located nowhere): the children of an object are read side by side
-  const read = new Map<Digest, Found | null>()
-  const readAhead = (digests: Digest[]) =>
-    forEachLimit(
-      digests.filter((d) => !read.has(d)),
-      32,
-      async (d) => void read.set(d, await describe(d)),
-    )
   while (stack.length > 0) {
     const top = stack[stack.length - 1]!
     if (top.expanded) {
@@ -59,8 +48,7 @@ export async function checkImage({ root, describe, allowExternalSymlinks = false
     }
     top.expanded = true
     const optional = top.from !== 'root' && shallow.has(top.from) && shallowParents(found.get(top.from)!.object!).has(top.digest)
-    await readAhead([top.digest])
-    const item = read.get(top.digest)!
+    const item = describe(top.digest)
     if (item === null && optional) {
       stack.pop() // a parent a shallow image leaves out
       continue
@@ -71,7 +59,6 @@ export async function checkImage({ root, describe, allowExternalSymlinks = false
     // objects already in the store were checked when they arrived, and so was what they reach (but the history a shallow store lacks)
     if (item.object && (item.staged || deepen.has(top.digest))) {
       const children = [...new Set(objectEdges(item.object))].filter((child) => !found.has(child))
-      await readAhead(children)
       for (const child of children) stack.push({ digest: child, from: top.digest, expanded: false })
     }
   }
@@ -88,14 +75,14 @@ export async function checkImage({ root, describe, allowExternalSymlinks = false
   return order
 }
 
-function expectKind(found: Map<Digest, Found>, digest: Digest, kind: string, where: string): StructuredObject {
+function expectKind(found: Map<Digest, Described>, digest: Digest, kind: string, where: string): StructuredObject {
   const object = found.get(digest)?.object
   if (object?.kind !== kind) throw new InvalidImageError(`${where} names ${digest} as a ${kind}, but it is ${object ? `a ${object.kind}` : 'a blob'}`)
   return object
 }
 
 /** Every snapshot, tree and chunk list well-formed and pointing at objects of the right kind and size. */
-function validateKinds(root: Digest, found: Map<Digest, Found>): void {
+function validateKinds(root: Digest, found: Map<Digest, Described>): void {
   if (!found.get(root)?.object) throw new InvalidImageError(`image root ${root} is not a structured object`)
   for (const [digest, { object, staged }] of found) {
     if (!staged) continue
@@ -120,9 +107,9 @@ function validateKinds(root: Digest, found: Map<Digest, Found>): void {
 }
 
 /** Trees of the image as found while checking it, and from the local store past that. */
-function treeReader(found: Map<Digest, Found>, describe: CheckImageArgs['describe']): (digest: Digest) => Promise<Tree> {
+function treeReader(found: Map<Digest, Described>, describe: CheckImageArgs['describe']): (digest: Digest) => Promise<Tree> {
   return async (digest) => {
-    const object = found.get(digest)?.object ?? (await describe(digest))?.object
+    const object = found.get(digest)?.object ?? describe(digest)?.object
     if (object?.kind !== 'tree') throw new InvalidImageError(`tree ${digest} is neither in the image nor in the local store`, { digest })
     return validateTree(object, `tree ${digest}`)
   }
@@ -133,7 +120,7 @@ function treeReader(found: Map<Digest, Found>, describe: CheckImageArgs['describ
  * through the tree's own links (`a -> .` then `c -> a/a/../../etc`), resolved as the kernel
  * would walk it (`resolveLink`).
  */
-async function checkSymlinks(treeId: Digest, prefix: string, found: Map<Digest, Found>, seen: Set<string>, links: LinkLookup): Promise<void> {
+async function checkSymlinks(treeId: Digest, prefix: string, found: Map<Digest, Described>, seen: Set<string>, links: LinkLookup): Promise<void> {
   if (!found.get(treeId)?.staged) return // a tree from the store; checkout checks symlinks again as it writes
   const key = `${treeId}\0${prefix}`
   if (seen.has(key)) return // the same tree at the same path was checked already

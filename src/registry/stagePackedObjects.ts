@@ -1,6 +1,5 @@
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
-import { forEachLimit } from '../util/forEachLimit.js'
 import { checkDeclaredSizes } from './checkDeclaredSizes.js'
 import type { Limits } from './limits.js'
 import type { PackedObject, ReadIndex } from '../store/PackIndex.js'
@@ -43,9 +42,7 @@ export async function stagePackedObjects({
   const owner = new Map<Digest, ReadIndex>()
   for (const { index } of packs) for (const o of index.objects) if (!owner.has(o.digest) && !staged.has(o.digest)) owner.set(o.digest, index)
   const lacking = new Set<Digest>()
-  await forEachLimit([...owner.keys()], 64, async (digest) => {
-    if (!(await store.has(digest))) lacking.add(digest)
-  })
+  for (const digest of owner.keys()) if (!(await store.has(digest))) lacking.add(digest)
   const wanted = (index: ReadIndex) => (o: PackedObject) => owner.get(o.digest) === index && lacking.has(o.digest)
   const wantedObjects = packs.flatMap(({ index }) => index.objects.filter(wanted(index)))
   checkDeclaredSizes(wantedObjects, limits, where)

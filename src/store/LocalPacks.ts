@@ -94,6 +94,16 @@ export class LocalPacks {
     return Buffer.from(frame.subarray(start, start + object.size)) // a copy: the frame is not kept alive by it
   }
 
+  /** `readAt`, with a frame that no longer decompresses as its index says answered `damaged` (for `verify` and walks, which report it). */
+  readOrDamaged(at: PackedAt): Buffer | 'damaged' {
+    try {
+      return this.readAt(at)
+    } catch (err) {
+      if (err instanceof StoreCorruptError) return 'damaged'
+      throw err
+    }
+  }
+
   /** Drop a pack: its index first, so it stops being one before its bytes go. */
   remove(pack: LocalPack): void {
     rmSync(pack.indexFile, { force: true })

@@ -2,7 +2,7 @@ import { existsSync, promises as fs, renameSync, statSync, writeFileSync } from 
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import { errnoCode, inParentDir, readOrNull, readOrNullSync, readSizedOrNullSync } from '../util/fsx.js'
+import { inParentDir, readOrNull, readOrNullSync, readSizedOrNullSync } from '../util/fsx.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
 import '../util/disposeSymbols.js'
@@ -87,19 +87,11 @@ export class Store implements AsyncDisposable {
     return tempSibling(join(this.root, 'tmp', label))
   }
 
+  /**
+   * Whether the store has an object: a lookup in the kept packs, else a stat, synchronously
+   * (a pull asks it of thousands, and a trip through the thread pool costs more than a stat).
+   */
   async has(digest: Digest): Promise<boolean> {
-    if (this.packs.peek(digest)) return true // a lookup: cheaper than the failed access of a file the object does not have
-    try {
-      await fs.access(this.objectPath(digest))
-      return true
-    } catch (err) {
-      if (errnoCode(err) === 'ENOENT') return this.packs.locate(digest) !== undefined
-      throw err
-    }
-  }
-
-  /** Whether the store has an object, asked synchronously (a stat, and a lookup in the packs). */
-  holds(digest: Digest): boolean {
     return this.packs.peek(digest) !== undefined || existsSync(this.objectPath(digest)) || this.packs.locate(digest) !== undefined
   }
 
@@ -110,7 +102,7 @@ export class Store implements AsyncDisposable {
 
   /** An object's bytes, unchecked (the caller checks them), read knowing its size: `readSizedOrNullSync`; null when the store lacks it. */
   readSizedSync(digest: Digest, size: number): Buffer | null {
-    return readSizedOrNullSync(this.objectPath(digest), size) ?? this.packs.read(digest)
+    return this.bytesOf(digest, (path) => readSizedOrNullSync(path, size))
   }
 
   /**
@@ -173,15 +165,24 @@ export class Store implements AsyncDisposable {
   /** Read an object's bytes and check them against the digest. */
   async readBlob(digest: Digest): Promise<Buffer> {
     assertDigest(digest)
-    const packed = this.packs.peek(digest) // a lookup: cheaper than the failed open of a file the object does not have
+    const packed = this.packs.peek(digest) // as `bytesOf`, the file read asynchronously: a blob may be large
     return verified(digest, packed ? this.packs.readAt(packed) : ((await readOrNull(this.objectPath(digest))) ?? this.packs.read(digest)))
   }
 
   /** Read and parse a structured object (small: read synchronously); `kind` checks what the caller expects. */
   async readObject<T extends StructuredObject = StructuredObject>(digest: Digest, kind?: T['kind']): Promise<T> {
     assertDigest(digest)
+    return parseStructured<T>(verified(digest, this.bytesOf(digest, readOrNullSync)), digest, kind)
+  }
+
+  /**
+   * An object's bytes, unchecked: from the pack that holds it as far as this process knows
+   * (a lookup is cheaper than the failed open of a file the object does not have), else its
+   * file, else a pack kept since; null when the store lacks it.
+   */
+  private bytesOf(digest: Digest, readFile: (path: string) => Buffer | null): Buffer | null {
     const packed = this.packs.peek(digest)
-    return parseStructured<T>(verified(digest, packed ? this.packs.readAt(packed) : (readOrNullSync(this.objectPath(digest)) ?? this.packs.read(digest))), digest, kind)
+    return packed ? this.packs.readAt(packed) : (readFile(this.objectPath(digest)) ?? this.packs.read(digest))
   }
 
   /**

@@ -1,6 +1,5 @@
-import { StoreCorruptError } from '../errors/index.js'
-import { closeSync, promises as fs, fstatSync, openSync, readSync } from 'node:fs'
-import { errnoCode } from '../util/fsx.js'
+import { closeSync, promises as fs, fstatSync, openSync } from 'node:fs'
+import { errnoCode, readIntoSync } from '../util/fsx.js'
 import { type Digest, isDigest, sha256 } from './digest.js'
 import { readShallow } from './shallow.js'
 import type { Store } from './Store.js'
@@ -57,17 +56,8 @@ export function readObjectFile(path: string, digest: Digest, { hash }: { hash: b
   // synchronously: a walk reads thousands of small trees, and each of the five calls through the thread pool cost more than the call
   try {
     const { size } = fstatSync(fd)
-    const head = Buffer.alloc(2)
-    readSync(fd, head, 0, 2, 0)
-    if (!isStructured(head)) return { size, object: null, intact: true }
-    const bytes = Buffer.allocUnsafe(size)
-    let have = 0
-    while (have < size) {
-      const n = readSync(fd, bytes, have, size - have, have)
-      if (n === 0) break
-      have += n
-    }
-    return objectFromBytes(bytes.subarray(0, have), digest, { hash })
+    if (!isStructured(readIntoSync(fd, Buffer.alloc(2)))) return { size, object: null, intact: true }
+    return objectFromBytes(readIntoSync(fd, Buffer.allocUnsafe(size)), digest, { hash })
   } finally {
     closeSync(fd)
   }
@@ -98,12 +88,8 @@ export function readStoredObject(store: Store, digest: Digest, { hash }: { hash:
   if (file !== null) return file
   const at = store.packs.locate(digest)
   if (at === undefined) return null
-  try {
-    return objectFromBytes(store.packs.readAt(at), digest, { hash })
-  } catch (err) {
-    if (err instanceof StoreCorruptError) return { size: at.object.size, object: null, intact: false }
-    throw err
-  }
+  const bytes = store.packs.readOrDamaged(at)
+  return bytes === 'damaged' ? { size: at.object.size, object: null, intact: false } : objectFromBytes(bytes, digest, { hash })
 }
 
 /** An object of the walk: read (structured objects parsed), its corruption decided by `hashedCorrupt` when the caller hashed everything already. */
@@ -175,33 +161,30 @@ export async function walkGraph(
     optional: false,
     blob: false,
   }))
-  while (queue.length > 0) {
-    const batch = queue.splice(0, 64)
-    await Promise.all(
-      batch.map(async ({ digest, from, optional, blob }) => {
-        if (reachable.has(digest) || missing.has(digest) || (optional && absent.has(digest))) return
-        const read = blob ? statBlob(store, digest) : readForWalk(store, digest, hashedCorrupt)
-        if (read === 'missing') {
-          if (optional) absent.add(digest)
-          else missing.set(digest, from)
-          return
-        }
-        reachable.set(digest, read.size)
-        const { object } = read
-        if (object === 'corrupt') corrupt.add(digest)
-        else if (object) {
-          const parents = cut.has(digest) || cutAt?.has(digest) ? shallowParents(object) : new Set<Digest>()
-          const blobs = fileBlobs(object)
-          for (const child of objectEdges(object)) {
-            if (cutAt?.has(digest) && parents.has(child)) continue
-            if (reachable.has(child)) continue
-            if (sizesFromTrees && blobs.has(child))
-              reachable.set(child, blobs.get(child)!) // nothing to read: not queued
-            else queue.push({ digest: child, from: digest, optional: parents.has(child), blob: blobs.has(child) })
-          }
-        }
-      }),
-    )
+  // one object after another: reads are synchronous (see readObjectFile)
+  for (let i = 0; i < queue.length; i++) {
+    const { digest, from, optional, blob } = queue[i]!
+    if (reachable.has(digest) || missing.has(digest) || (optional && absent.has(digest))) continue
+    const read = blob ? statBlob(store, digest) : readForWalk(store, digest, hashedCorrupt)
+    if (read === 'missing') {
+      if (optional) absent.add(digest)
+      else missing.set(digest, from)
+      continue
+    }
+    reachable.set(digest, read.size)
+    const { object } = read
+    if (object === 'corrupt') corrupt.add(digest)
+    else if (object) {
+      const parents = cut.has(digest) || cutAt?.has(digest) ? shallowParents(object) : new Set<Digest>()
+      const blobs = fileBlobs(object)
+      for (const child of objectEdges(object)) {
+        if (cutAt?.has(digest) && parents.has(child)) continue
+        if (reachable.has(child)) continue
+        if (sizesFromTrees && blobs.has(child))
+          reachable.set(child, blobs.get(child)!) // nothing to read: not queued
+        else queue.push({ digest: child, from: digest, optional: parents.has(child), blob: blobs.has(child) })
+      }
+    }
   }
   return { reachable, missing, corrupt }
 }

@@ -1,4 +1,3 @@
-import { StoreCorruptError } from '../errors/index.js'
 import { openStore, type StoreLocator } from './findStore.js'
 import { type Digest, hashFile, sha256 } from './digest.js'
 import { gcRoots } from './gcRoots.js'
@@ -28,7 +27,8 @@ export async function verify(locator: StoreLocator = {}): Promise<VerifyResult> 
   let checked = objects.length
   for (const pack of store.packs.list()) {
     for (const object of pack.index.objects) {
-      const actual = packedDigest(() => sha256(store.packs.readAt({ pack, object })))
+      const bytes = store.packs.readOrDamaged({ pack, object })
+      const actual = bytes === 'damaged' ? bytes : sha256(bytes)
       if (actual !== object.digest) problems.push({ type: 'corrupt', digest: object.digest, actual })
       checked++
     }
@@ -37,14 +37,4 @@ export async function verify(locator: StoreLocator = {}): Promise<VerifyResult> 
   const { missing } = await walkGraph(store, await gcRoots(store), { hashedCorrupt })
   for (const [digest, referencedBy] of missing) problems.push({ type: 'missing', digest, referencedBy })
   return { ok: problems.length === 0, checked, problems }
-}
-
-/** A packed object's digest, or `damaged` when its frame no longer decompresses. */
-function packedDigest(hash: () => Digest): Digest | 'damaged' {
-  try {
-    return hash()
-  } catch (err) {
-    if (err instanceof StoreCorruptError) return 'damaged'
-    throw err
-  }
 }

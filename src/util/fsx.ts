@@ -50,17 +50,21 @@ export function readSizedOrNullSync(path: string, expected: number): Buffer | nu
     throw err
   }
   try {
-    const buffer = Buffer.allocUnsafe(expected + 1)
-    let have = 0
-    while (have < buffer.length) {
-      const n = readSync(fd, buffer, have, buffer.length - have, have)
-      if (n === 0) break
-      have += n
-    }
-    return buffer.subarray(0, have)
+    return readIntoSync(fd, Buffer.allocUnsafe(expected + 1))
   } finally {
     closeSync(fd)
   }
+}
+
+/** Fill `buffer` from the start of an open file, as far as the file goes: the part read. */
+export function readIntoSync(fd: number, buffer: Buffer): Buffer {
+  let have = 0
+  while (have < buffer.length) {
+    const n = readSync(fd, buffer, have, buffer.length - have, have)
+    if (n === 0) break
+    have += n
+  }
+  return buffer.subarray(0, have)
 }
 
 export function readTextOrNullSync(path: string): string | null {
