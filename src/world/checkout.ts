@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs } from 'node:fs'
+import { lstatSync, mkdirSync, promises as fs, symlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { DirtyWorkspaceError, TargetNotEmptyError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
@@ -10,19 +10,18 @@ import { withWriteLock } from '../store/storeLock.js'
 import { type CheckoutJournal, type CheckoutStep, type JournalRef, dropJournal, moveJournalRef, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
 import { admitTree } from './admitTree.js'
 import { diffTrees } from './diffTrees.js'
-import { type CopyMethod, materializeTree, probeCopyMethod, writeFileEntry } from './materializeTree.js'
+import { type CopyMethod, type FileWrite, layOut, materializeTree, probeCopyMethod, writeFiles } from './materializeTree.js'
 import { fsPath } from './fsName.js'
 import { quotePath } from './quotePath.js'
 import { readSnapshot } from './readObjects.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
-import type { FileEntry, Tree } from './Tree.js'
-import { forEachLimit } from '../util/forEachLimit.js'
-import { inPackOrder } from './inPackOrder.js'
+import type { Tree } from './Tree.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
 import { respectGitignore } from './workspaceConfig.js'
 import { withWorkspaceLock } from './workspaceLock.js'
+import { errnoCode } from '../util/fsx.js'
 
 export interface CheckoutArgs extends StoreLocator {
   /** A snapshot id, short id, head, tag or `HEAD~N`. */
@@ -133,16 +132,10 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
   await fs.mkdir(staging)
   let journaled = false
   try {
-    const steps: CheckoutStep[] = []
-    const toStage: StagedFile[] = []
-    await plan(source, await source(scan.tree), await source(tree), '', { staging, steps, files: toStage })
-    // the plan is a walk of trees; the files it stages are written side by side
-    await forEachLimit(
-      inPackOrder(store, toStage, (file) => file.entry),
-      32,
-      ({ staged, entry, path }) => writeFileEntry(store, staged, entry, method, path),
-    )
-    const journal: CheckoutJournal = { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps, head: args.head, ...(args.ref ? { ref: args.ref } : {}) }
+    const ctx: PlanContext = { workspace, staging, steps: [], files: [], changed: 0 }
+    await plan(source, await source(scan.tree), await source(tree), '', ctx)
+    await writeFiles(store, ctx.files, method)
+    const journal: CheckoutJournal = { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps: ctx.steps, head: args.head, ...(args.ref ? { ref: args.ref } : {}) }
     await writeJournal(store, journal)
     if (args.ref)
       await moveJournalRef(store, args.ref).catch(async (err: unknown) => {
@@ -151,7 +144,7 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
       })
     journaled = true
     await runJournal(store, journal)
-    return { changed: steps.length, files, method }
+    return { changed: ctx.changed, files, method }
   } catch (err) {
     // Once journaled, the staged files belong to the journal: the next command finishes the checkout.
     if (!journaled) await fs.rm(staging, { recursive: true, force: true })
@@ -188,16 +181,13 @@ export async function assertClean(store: Store, source: TreeSource, scanned: Dig
 }
 
 interface PlanContext {
+  workspace: string
   staging: string
   steps: CheckoutStep[]
-  /** The files to stage for the `place` steps (symlinks are made as the plan goes). */
-  files: StagedFile[]
-}
-
-interface StagedFile {
-  staged: string
-  entry: FileEntry
-  path: string
+  /** The files to stage for the `place` steps (directories and symlinks are made as the plan goes). */
+  files: FileWrite[]
+  /** Paths written or removed. */
+  changed: number
 }
 
 /** The steps that turn tree `from` into tree `to` under `prefix`, with the new content to stage (`admitTree` accepted `to`). */
@@ -212,6 +202,7 @@ async function plan(source: TreeSource, from: Tree, to: Tree, prefix: string, ct
       await plan(source, await source(cur.tree), await source(next.tree), path, ctx)
       continue
     }
+    ctx.changed++
     // Only a path that disappears gets a remove step: an entry being replaced is overwritten
     // by the mkdir or place step itself, so replaying a journal after a crash never removes
     // what an earlier run already placed (and whose staged file is gone).
@@ -219,14 +210,30 @@ async function plan(source: TreeSource, from: Tree, to: Tree, prefix: string, ct
       ctx.steps.push({ op: 'remove', path })
       continue
     }
-    if (next.type === 'dir') {
+    const staged = join(ctx.staging, String(ctx.steps.length))
+    if (next.type === 'dir' && !cur && !onDisk(ctx.workspace, path)) {
+      // a directory new to the workspace is staged whole and placed with one rename
+      mkdirSync(staged)
+      ctx.changed += await layOut(source, next.tree, staged, path, ctx.files)
+      ctx.steps.push({ op: 'place', path, staged })
+    } else if (next.type === 'dir') {
+      // over a file, or over a directory the scan ignores (whose contents stay)
       ctx.steps.push({ op: 'mkdir', path })
       await plan(source, EMPTY_TREE, await source(next.tree), path, ctx)
-      continue
+    } else {
+      if (next.type === 'symlink') symlinkSync(fsPath(next.target), staged)
+      else ctx.files.push({ abs: staged, entry: next, rel: path })
+      ctx.steps.push({ op: 'place', path, staged })
     }
-    const staged = join(ctx.staging, String(ctx.steps.length))
-    if (next.type === 'symlink') await fs.symlink(fsPath(next.target), staged)
-    else ctx.files.push({ staged, entry: next, path })
-    ctx.steps.push({ op: 'place', path, staged })
+  }
+}
+
+/** Whether anything is at `path` now (a file where a parent directory should be means nothing is). */
+function onDisk(workspace: string, path: string): boolean {
+  try {
+    return lstatSync(fsPath(join(workspace, path)), { throwIfNoEntry: false }) !== undefined
+  } catch (err) {
+    if (errnoCode(err) === 'ENOTDIR') return false
+    throw err
   }
 }

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs'
+import { lstatSync, mkdirSync, promises as fs, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { ForkpointError, InternalError } from '../errors/index.js'
 import { CHECKOUT_JOURNAL } from '../store/gc.js'
@@ -57,10 +57,20 @@ export async function moveJournalRef(store: Store, ref: JournalRef): Promise<voi
   await updateRef({ store, name: ref.name, id: ref.id, expected: ref.expected, message: ref.message })
 }
 
+/** How long steps run before they let the event loop serve others. */
+const SLICE_MS = 10
+
 /** Move the journal's ref, run every step, then set HEAD and drop the journal and the staging area. */
 export async function runJournal(store: Store, journal: CheckoutJournal): Promise<void> {
   if (journal.ref) await moveJournalRef(store, journal.ref)
-  for (const step of journal.steps) await runStep(journal.workspace, step)
+  let sliceEnd = performance.now() + SLICE_MS
+  for (const step of journal.steps) {
+    await runStep(journal.workspace, step)
+    if (performance.now() > sliceEnd) {
+      await new Promise((resolve) => setImmediate(resolve))
+      sliceEnd = performance.now() + SLICE_MS
+    }
+  }
   const old = await readRef(store, 'HEAD').catch(() => null)
   await atomicWrite(store.path('HEAD'), journal.head, { fsync: true })
   // Compared with what HEAD held, so a replayed journal does not log the move twice.
@@ -70,6 +80,7 @@ export async function runJournal(store: Store, journal: CheckoutJournal): Promis
   await fs.rm(journalPath(store), { force: true })
 }
 
+/** One step; a mkdir or a place synchronously (a system call or two: less than a trip through the thread pool), a removal of what may be a big tree not. */
 async function runStep(workspace: string, step: CheckoutStep): Promise<void> {
   assertNoLinkedAncestor(workspace, step.path)
   const abs = fsPath(join(workspace, step.path))
@@ -78,20 +89,20 @@ async function runStep(workspace: string, step: CheckoutStep): Promise<void> {
       await fs.rm(abs, { recursive: true, force: true })
       return
     case 'mkdir': {
-      const st = await fs.lstat(abs).catch(() => null)
+      const st = lstatSync(abs, { throwIfNoEntry: false })
       if (st?.isDirectory()) return
-      if (st) await fs.rm(abs, { force: true })
-      await fs.mkdir(abs)
+      if (st) rmSync(abs, { force: true })
+      mkdirSync(abs)
       return
     }
     case 'place':
       try {
-        await fs.rename(step.staged, abs)
+        renameSync(step.staged, abs)
       } catch (err) {
         if (errnoCode(err) === 'ENOENT') return // placed before an interruption
-        if (errnoCode(err) !== 'EISDIR' && errnoCode(err) !== 'ENOTEMPTY') throw err
+        if (errnoCode(err) !== 'EISDIR' && errnoCode(err) !== 'ENOTEMPTY' && errnoCode(err) !== 'ENOTDIR') throw err
         await fs.rm(abs, { recursive: true, force: true })
-        await fs.rename(step.staged, abs)
+        renameSync(step.staged, abs)
       }
   }
 }

@@ -46,32 +46,23 @@ export interface MaterializeResult {
   method: CopyMethod
 }
 
-interface FileJob {
-  rel: string
+/** A file to write: where, what, and its path in the tree (for messages). */
+export interface FileWrite {
+  abs: string
   entry: FileEntry
+  rel: string
 }
 
-/** Write a tree out as a new directory (after `admitTree` accepts it all): directories, symlinks, then files in parallel. */
+/** Write a tree out as a new directory (after `admitTree` accepts it all): directories, symlinks, then files. */
 export async function materializeTree(opts: MaterializeOptions): Promise<MaterializeResult> {
   const method = opts.method === undefined || opts.method === 'auto' ? await probeCopyMethod(opts.store, dirname(opts.into)) : opts.method
-  const jobs: FileJob[] = []
-  opts = { ...opts, source: memoized(opts.source) } // admitTree and layOut read each tree once
-  await admitTree({ source: opts.source, tree: opts.tree, root: opts.into, allowExternalSymlinks: opts.allowExternalSymlinks ?? false })
+  const source = memoized(opts.source) // admitTree and layOut read each tree once
+  await admitTree({ source, tree: opts.tree, root: opts.into, allowExternalSymlinks: opts.allowExternalSymlinks ?? false })
   await fs.mkdir(fsPath(opts.into))
-  await layOut(opts, opts.tree, '', jobs)
-  let done = 0
-  const progress = () => opts.onProgress?.(++done, jobs.length)
-  const rest = method === 'hardlink' && opts.verify === false ? await linkUnverified(opts, jobs, progress) : jobs
-  // the first failure stops new copies and returns only once those under way are done, so a caller's cleanup is final
-  await forEachLimit(
-    inPackOrder(opts.store, rest, (job) => job.entry),
-    opts.concurrency ?? 32,
-    async (job) => {
-      await writeFileEntry(opts.store, join(opts.into, job.rel), job.entry, method, job.rel, opts.verify ?? true)
-      progress()
-    },
-  )
-  return { files: jobs.length, bytes: jobs.reduce((n, j) => n + j.entry.size, 0), method }
+  const files: FileWrite[] = []
+  await layOut(source, opts.tree, opts.into, '', files)
+  await writeFiles(opts.store, files, method, opts)
+  return { files: files.length, bytes: files.reduce((n, f) => n + f.entry.size, 0), method }
 }
 
 function memoized(source: TreeSource): TreeSource {
@@ -83,37 +74,68 @@ function memoized(source: TreeSource): TreeSource {
   }
 }
 
-async function layOut(opts: MaterializeOptions, tree: Digest, prefix: string, jobs: FileJob[]): Promise<void> {
-  for (const entry of (await opts.source(tree)).entries) {
+/**
+ * Make `tree`'s directories and symlinks in `into` (which exists), and add its files to
+ * `files`, named `prefix/...` in messages. Returns how many entries it laid out, all levels.
+ */
+export async function layOut(source: TreeSource, tree: Digest, into: string, prefix: string, files: FileWrite[]): Promise<number> {
+  let entries = 0
+  for (const entry of (await source(tree)).entries) {
+    entries++
+    const abs = join(into, entry.name)
     const rel = joinPath(prefix, entry.name)
-    const abs = join(opts.into, rel)
     // directories and symlinks one after another, synchronously: each takes microseconds, a trip through the thread pool more
     if (entry.type === 'dir') {
       mkdirSync(fsPath(abs))
-      await layOut(opts, entry.tree, rel, jobs)
+      entries += await layOut(source, entry.tree, abs, rel, files)
     } else if (entry.type === 'symlink') {
       symlinkSync(fsPath(entry.target), fsPath(abs))
     } else {
-      jobs.push({ rel, entry })
+      files.push({ abs, entry, rel })
     }
   }
+  return entries
+}
+
+/**
+ * Write files whose paths do not exist yet, in pack order, 32 at a time. The first
+ * failure stops new writes; the call returns only once those under way are done, so a
+ * caller's cleanup is final.
+ */
+export async function writeFiles(
+  store: Store,
+  files: FileWrite[],
+  method: CopyMethod,
+  opts: Pick<MaterializeOptions, 'verify' | 'concurrency' | 'onProgress'> = {},
+): Promise<void> {
+  let done = 0
+  const progress = () => opts.onProgress?.(++done, files.length)
+  const rest = method === 'hardlink' && opts.verify === false ? await linkUnverified(store, files, progress) : files
+  await forEachLimit(
+    inPackOrder(store, rest, (file) => file.entry),
+    opts.concurrency ?? 32,
+    async (file) => {
+      await writeFileEntry(store, file.abs, file.entry, method, file.rel, opts.verify ?? true)
+      progress()
+    },
+  )
 }
 
 /** How long linking runs before it lets the event loop serve others. */
 const SLICE_MS = 10
 
 /**
- * Link the plain files of `jobs` (a base view's: thousands, unverified) synchronously, a
+ * Link the plain files of `files` (a base view's: thousands, unverified) synchronously, a
  * slice at a time, as `cp -al` does: a link takes microseconds, a trip through Node's
- * thread pool more. Returns the jobs left for the general way: other modes, chunked
+ * thread pool more. Returns the files left for the general way: other modes, chunked
  * files, and any link that failed (which the general way retries, and reports as it does).
  */
-async function linkUnverified(opts: MaterializeOptions, jobs: FileJob[], progress: () => void): Promise<FileJob[]> {
-  const rest: FileJob[] = []
+async function linkUnverified(store: Store, files: FileWrite[], progress: () => void): Promise<FileWrite[]> {
+  const rest: FileWrite[] = []
   let sliceEnd = performance.now() + SLICE_MS
-  for (const job of jobs) {
-    if ('blob' in job.entry && job.entry.mode === FILE_MODE && linkedOrNot(opts.store.objectPath(job.entry.blob), join(opts.into, job.rel))) progress()
-    else rest.push(job)
+  for (const file of files) {
+    if ('blob' in file.entry && file.entry.mode === FILE_MODE && linkedOrNot(store.objectPath(file.entry.blob), file.abs)) progress()
+    else rest.push(file)
     if (performance.now() > sliceEnd) {
       await new Promise((resolve) => setImmediate(resolve))
       sliceEnd = performance.now() + SLICE_MS

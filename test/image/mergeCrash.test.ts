@@ -6,26 +6,9 @@ import { readRef, updateRef } from '../../src/store/refs.js'
 import { readSnapshot } from '../../src/world/readObjects.js'
 import { sha256 } from '../../src/store/digest.js'
 import { applyTree } from '../../src/world/checkout.js'
-import { LIB, runNode } from '../helpers/cli.js'
-import { tempDir } from '../helpers/tmp.js'
+import { LIB } from '../helpers/cli.js'
+import { type CrashPoint, runUntilCrash } from '../helpers/crasher.js'
 import { dirState, storeWorkspace } from '../helpers/workspace.js'
-
-/** A child process that merges `other` into HEAD and kills itself (SIGKILL) before the journal is written, or after the K-th file placed in the workspace. */
-const CRASHER = `
-import { promises } from 'node:fs'
-const [mergeLib, dir, mode, k] = process.argv.slice(2)
-const { merge } = await import(mergeLib)
-const rename = promises.rename
-let placed = 0
-promises.rename = async (from, to) => {
-  if (mode === 'before-journal' && String(to).endsWith('checkout-journal.json')) process.kill(process.pid, 'SIGKILL')
-  const result = await rename(from, to)
-  if (mode === 'after-steps' && String(to).startsWith(dir + '/') && !String(to).startsWith(dir + '/.forkpoint/') && ++placed === Number(k)) process.kill(process.pid, 'SIGKILL')
-  return result
-}
-await merge({ dir, from: 'other' })
-console.log('finished without crashing')
-`
 
 /** main and other parted at a base; each changed other files, so the merge is clean and places several. */
 async function diverged() {
@@ -41,26 +24,22 @@ async function diverged() {
   return { dir, store, ours, theirs }
 }
 
-async function crashMerge(dir: string, mode: 'before-journal' | 'after-steps', k = 0): Promise<void> {
-  const script = join(tempDir('crasher'), 'crash.mjs')
-  await fs.writeFile(script, CRASHER)
-  const r = await runNode([script, join(dirname(LIB), 'image', 'merge.js'), dir, mode, String(k)], { cwd: dir })
-  expect(r.stdout).not.toContain('finished without crashing')
-  expect(r.code).not.toBe(0)
+async function crashMerge(dir: string, point: CrashPoint): Promise<void> {
+  await runUntilCrash(join(dirname(LIB), 'image', 'merge.js'), dir, "await lib.merge({ dir, from: 'other' })", point)
 }
 
 describe('a merge into the workspace cut short', () => {
   it('before its journal is written: HEAD and the files are as they were', async () => {
     const h = await diverged()
     const before = await dirState(h.dir)
-    await crashMerge(h.dir, 'before-journal')
+    await crashMerge(h.dir, { at: 'before-journal' })
     expect(await status({ dir: h.dir })).toMatchObject({ clean: true, head: h.ours })
     expect(await dirState(h.dir)).toEqual(before)
   })
 
   it("after placing one file: the next command finishes it, HEAD's branch at the merge and the files merged", async () => {
     const h = await diverged()
-    await crashMerge(h.dir, 'after-steps', 1)
+    await crashMerge(h.dir, { at: 'after-steps', placed: 1 })
     const after = await status({ dir: h.dir })
     expect(after.clean).toBe(true)
     expect(after.headName).toBe('main')

@@ -84,6 +84,37 @@ describe('in-place checkout', () => {
     expect((await status({ dir })).clean).toBe(true)
   })
 
+  it('places a new directory whole, counting each path in it as changed', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a' })
+    const first = await snapshotWorkspace({ dir })
+    await fs.mkdir(join(dir, 'new/deeper'), { recursive: true })
+    await fs.writeFile(join(dir, 'new/deeper/x.txt'), 'x')
+    await fs.writeFile(join(dir, 'new/y.txt'), 'y')
+    await fs.symlink('y.txt', join(dir, 'new/link'))
+    const second = await snapshotWorkspace({ dir })
+    const stateB = await dirState(dir)
+    await checkout({ dir, id: first.id })
+    await expect(fs.stat(join(dir, 'new'))).rejects.toMatchObject({ code: 'ENOENT' })
+    expect(await checkout({ dir, id: second.id })).toMatchObject({ changed: 5, files: 3 })
+    expect(await dirState(dir)).toEqual(stateB)
+  })
+
+  it('keeps what the scan ignores in a directory the snapshot adds', async () => {
+    const { dir } = await storeWorkspace({ '.gitignore': 'build/\n', 'a.txt': 'a' })
+    const ignoring = await snapshotWorkspace({ dir, respectGitignore: true })
+    await fs.rm(join(dir, '.gitignore'))
+    await fs.mkdir(join(dir, 'build'))
+    await fs.writeFile(join(dir, 'build/keep.txt'), 'tracked')
+    const tracking = await snapshotWorkspace({ dir })
+    await checkout({ dir, id: ignoring.id })
+    await fs.mkdir(join(dir, 'build'))
+    await fs.writeFile(join(dir, 'build/out.o'), 'ignored')
+    expect((await status({ dir })).clean).toBe(true)
+    await checkout({ dir, id: tracking.id })
+    expect((await fs.readdir(join(dir, 'build'))).sort()).toEqual(['keep.txt', 'out.o'])
+    expect(await fs.readFile(join(dir, 'build/out.o'), 'utf8')).toBe('ignored')
+  })
+
   it('refuses a dirty workspace without force (DirtyWorkspaceError, exit 3) and overwrites it with force', async () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'one' })
     const first = await snapshotWorkspace({ dir })

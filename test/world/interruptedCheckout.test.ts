@@ -1,43 +1,17 @@
-import { promises as fs } from 'node:fs'
+import nodeFs, { promises as fs } from 'node:fs'
+import { syncBuiltinESMExports } from 'node:module'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { type Digest, checkout, gc, snapshotWorkspace, status } from '../../src/index.js'
 import { readRef } from '../../src/store/refs.js'
 import { sha256 } from '../../src/store/digest.js'
-import { LIB, runNode } from '../helpers/cli.js'
+import { LIB } from '../helpers/cli.js'
+import { type CrashPoint, runUntilCrash } from '../helpers/crasher.js'
 import { tempDir } from '../helpers/tmp.js'
 import { type DirState, dirState, listOrNull, storeWorkspace } from '../helpers/workspace.js'
 
-/**
- * A child process that runs an in-place checkout and kills itself with SIGKILL (a real
- * crash: no catch, no finally) at a chosen point: after the K-th rename into the
- * workspace (each journal step that places a file is one), or just before the journal
- * file itself is written.
- */
-const CRASHER = `
-import { promises } from 'node:fs'
-const [lib, dir, id, mode, k] = process.argv.slice(2)
-const { checkout } = await import(lib)
-const rename = promises.rename
-let placed = 0
-promises.rename = async (from, to) => {
-  if (mode === 'before-journal' && String(to).endsWith('checkout-journal.json')) process.kill(process.pid, 'SIGKILL')
-  const result = await rename(from, to)
-  if (mode === 'after-steps' && String(to).startsWith(dir + '/') && !String(to).startsWith(dir + '/.forkpoint/') && ++placed === Number(k)) {
-    process.kill(process.pid, 'SIGKILL')
-  }
-  return result
-}
-await checkout({ dir, id, force: true })
-console.log('finished without crashing')
-`
-
-async function crashCheckout(dir: string, id: Digest, mode: 'before-journal' | 'after-steps', k = 0): Promise<void> {
-  const script = join(tempDir('crasher'), 'crash.mjs')
-  await fs.writeFile(script, CRASHER)
-  const r = await runNode([script, LIB, dir, id, mode, String(k)], { cwd: dir })
-  expect(r.stdout).not.toContain('finished without crashing')
-  expect(r.code).not.toBe(0)
+async function crashCheckout(dir: string, id: Digest, point: CrashPoint): Promise<void> {
+  await runUntilCrash(LIB, dir, `await lib.checkout({ dir, id: ${JSON.stringify(id)}, force: true })`, point)
 }
 
 /** Two snapshots whose difference needs every kind of step: remove, mkdir, place over, place new. */
@@ -63,7 +37,7 @@ async function twoSnapshots(): Promise<{ dir: string; a: Digest; b: Digest; stat
 describe('an in-place checkout interrupted by a crash', () => {
   it('before its journal was written leaves the workspace and HEAD as they were', async () => {
     const { dir, store, a, b, stateA } = await twoSnapshots()
-    await crashCheckout(dir, b, 'before-journal')
+    await crashCheckout(dir, b, { at: 'before-journal' })
     expect(await dirState(dir)).toEqual(stateA)
     expect(await readRef(store, 'HEAD')).toBe(a)
     const st = await status({ dir })
@@ -71,12 +45,12 @@ describe('an in-place checkout interrupted by a crash', () => {
     expect(await dirState(dir)).toEqual(stateA)
   })
 
-  // Crash after 1, 2, ... of the 5 file placements (the last: all placed, HEAD not yet moved).
+  // Crash after 1, 2, ... of the 5 placements (a new directory is placed whole) (the last: all placed, HEAD not yet moved).
   for (const k of [1, 2, 3, 4, 5]) {
     const recoverer = (['status', 'snapshot', 'checkout'] as const)[k % 3]!
-    it(`after ${k} placed file(s) is finished by the next ${recoverer}`, async () => {
+    it(`after ${k} placement(s) is finished by the next ${recoverer}`, async () => {
       const { dir, store, b, stateA, stateB } = await twoSnapshots()
-      await crashCheckout(dir, b, 'after-steps', k)
+      await crashCheckout(dir, b, { at: 'after-steps', placed: k })
       expect(await fs.stat(store.path('checkout-journal.json'))).toBeTruthy()
       expect(await dirState(dir)).not.toEqual(stateA) // it really was cut short midway
       if (recoverer === 'status') expect((await status({ dir })).clean).toBe(true)
@@ -93,7 +67,7 @@ describe('an in-place checkout interrupted by a crash', () => {
 describe('a crashed checkout left for a while', () => {
   it('keeps its staged files through gc, so the next command still finishes it', async () => {
     const { dir, store, b, stateB } = await twoSnapshots()
-    await crashCheckout(dir, b, 'after-steps', 2)
+    await crashCheckout(dir, b, { at: 'after-steps', placed: 2 })
     const twoHoursAgo = new Date(Date.now() - 2 * 3600_000)
     for (const name of await fs.readdir(store.path('tmp'))) await fs.utimes(store.path('tmp', name), twoHoursAgo, twoHoursAgo)
     await gc({ store })
@@ -106,16 +80,18 @@ describe('a crashed checkout left for a while', () => {
 describe('an in-place checkout failing midway (an I/O error, not a crash)', () => {
   it('keeps its journal and staged files, so the next command still finishes it', async () => {
     const { dir, store, b, stateB } = await twoSnapshots()
-    const rename = fs.rename
+    const rename = nodeFs.renameSync
     let calls = 0
-    const spy = vi.spyOn(fs, 'rename').mockImplementation(async (from, to) => {
+    const spy = vi.spyOn(nodeFs, 'renameSync').mockImplementation((from, to) => {
       if (String(to).startsWith(`${dir}/sub/`) && calls++ === 0) throw Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' })
-      return rename(from, to)
+      rename(from, to)
     })
+    syncBuiltinESMExports()
     try {
       await expect(checkout({ dir, id: b })).rejects.toThrow(/EIO/)
     } finally {
       spy.mockRestore()
+      syncBuiltinESMExports()
     }
     expect((await status({ dir })).clean).toBe(true)
     expect(await dirState(dir)).toEqual(stateB)
