@@ -10,12 +10,17 @@ import type { BlobRef } from './Descriptor.js'
  * image. File contents are sized by their trees and not looked for: the pack writer reads
  * and checks each one it sends, and refuses a missing one (exit 5). With
  * `depth`, only the root and its ancestors up to `depth` snapshots deep (`depth` 1: the
- * root alone); `shallow` names the snapshots whose parents were left out.
+ * root alone); `shallow` names the snapshots whose parents were left out, `structured`
+ * the objects that are not file contents.
  */
-export async function collectImage(store: Store, root: Digest, { depth = Infinity }: { depth?: number | undefined } = {}): Promise<{ objects: BlobRef[]; shallow: Digest[] }> {
+export async function collectImage(
+  store: Store,
+  root: Digest,
+  { depth = Infinity }: { depth?: number | undefined } = {},
+): Promise<{ objects: BlobRef[]; shallow: Digest[]; structured: Set<Digest> }> {
   if (depth !== Infinity && (!Number.isSafeInteger(depth) || depth < 1)) throw new UsageError(`depth must be a whole number of snapshots, 1 or more, not ${depth}`, { depth })
   const cutAt = Number.isFinite(depth) ? await snapshotsAtDepth(store, root, depth) : new Set<Digest>()
-  const { reachable, missing } = await walkGraph(store, [root], { cutAt, sizesFromTrees: true })
+  const { reachable, missing, structured } = await walkGraph(store, [root], { cutAt, sizesFromTrees: true })
   if (missing.size > 0) {
     const [digest, from] = missing.entries().next().value as [Digest, Digest | 'root']
     throw new StoreCorruptError(`cannot send ${root}: object ${digest} (named by ${from}) is missing from the store; run 'forkpoint verify'`, {
@@ -23,7 +28,7 @@ export async function collectImage(store: Store, root: Digest, { depth = Infinit
       missing: [...missing.keys()].slice(0, 20),
     })
   }
-  return { objects: [...reachable].map(([digest, size]) => ({ digest, size })), shallow: [...cutAt] }
+  return { objects: [...reachable].map(([digest, size]) => ({ digest, size })), shallow: [...cutAt], structured }
 }
 
 /** The snapshots `depth` parents from the root (by the shortest path) that have parents: where a shallow image is cut. */

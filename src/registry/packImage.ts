@@ -32,19 +32,19 @@ export interface PackResult {
 }
 
 /**
- * Write an image as one file: the same pack a push sends (objects in digest order in
- * zstd frames, with an index), preceded by a header naming the root (see packFile.ts).
+ * Write an image as one file: the same pack a push sends (structured objects, then file
+ * contents, in zstd frames, with an index), preceded by a header naming the root (see packFile.ts).
  * The same image always gives the same bytes.
  */
 export async function packImage({ id, output, level = 3, depth, ...where }: PackArgs): Promise<PackResult> {
   const { store } = await openStore(where)
   const root = await resolveId(store, id)
-  const { objects, shallow } = await collectImage(store, root, { depth })
+  const { objects, shallow, structured } = await collectImage(store, root, { depth })
   const target = resolve(output)
   const body = tempSibling(target)
   const tmp = tempSibling(target)
   try {
-    const pack = writePack(store, objects, body, { level })
+    const pack = await writePack(store, objects, body, { level, structured })
     const header = encodeHeader({ kind: 'pack', schemaVersion: 2, root, shallow, index: pack.index })
     await pipeline(Readable.from(concat(header, body)), createWriteStream(tmp))
     await fs.rename(tmp, target)

@@ -73,10 +73,10 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   const transport = await openTransport(remote, args)
   const limits = resolveLimits(args.limits)
   const known = await repositoryPacks({ store, transport, tag, limits })
-  const { objects, shallow } = await collectImage(store, id, { depth: args.depth })
+  const { objects, shallow, structured } = await collectImage(store, id, { depth: args.depth })
   const plan = choosePacks({ objects, known, repack: args.repack ?? false })
   const sent = { objects: 0, bytes: 0 }
-  const fresh = plan.send.length > 0 ? await sendPack(store, transport, plan.send, args, sent) : null
+  const fresh = plan.send.length > 0 ? await sendPack(store, transport, { objects: plan.send, structured }, args, sent) : null
   args.signal?.throwIfAborted()
   const packs: PackPair[] = [...plan.reuse.map((p: LoadedPack) => p.pair), ...(fresh ? [fresh] : [])]
   const totalBytes = objects.reduce((n, o) => n + o.size, 0)
@@ -109,7 +109,13 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
 }
 
 /** Write the objects as one pack (in the store's tmp/), send it and its index unless the remote has them. */
-async function sendPack(store: Store, transport: Transport, objects: BlobRef[], args: PushArgs, sent: { objects: number; bytes: number }): Promise<PackPair> {
+async function sendPack(
+  store: Store,
+  transport: Transport,
+  { objects, structured }: { objects: BlobRef[]; structured: ReadonlySet<Digest> },
+  args: PushArgs,
+  sent: { objects: number; bytes: number },
+): Promise<PackPair> {
   const file = store.tempPath('pack')
   try {
     const packing = progressCounter(
@@ -118,7 +124,7 @@ async function sendPack(store: Store, transport: Transport, objects: BlobRef[], 
       objects.reduce((n, o) => n + o.size, 0),
       args.onProgress,
     )
-    const pack = writePack(store, objects, file, { level: args.level ?? 3, onBytes: (n) => packing.addBytes(n) })
+    const pack = await writePack(store, objects, file, { level: args.level ?? 3, structured, onBytes: (n) => packing.addBytes(n) })
     packing.finish()
     const ref = { digest: pack.digest, size: pack.size }
     if ((await transport.statBlob(pack.digest)) !== pack.size) {

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto'
 import { closeSync, openSync, writeSync } from 'node:fs'
-import type { Compressor } from 'zstd-napi'
 import type { Digest } from '../store/digest.js'
 import { DigestCheck } from '../store/verifiedRead.js'
 import type { Store } from '../store/Store.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { StoreCorruptError } from '../errors/index.js'
-import { requirePackage } from '../util/requirePackage.js'
+import { openFrameQueue } from './frameCompressor.js'
 import type { BlobRef } from './Descriptor.js'
 import type { PackIndex } from '../store/PackIndex.js'
 
@@ -23,43 +22,63 @@ export interface WrittenPack {
 
 /**
  * Write `objects` (read from the store, each verified as it is read) as a pack at
- * `file`: objects in digest order, gathered into zstd frames of about FRAME_BYTES (an
- * object larger than that gets a frame of its own), each frame with its checksum. The
+ * `file`: the `structured` ones first, then the rest, each part in digest order, gathered
+ * into zstd frames of about FRAME_BYTES (an object larger than that gets a frame of its
+ * own), each frame with its checksum. The
  * same objects and level always give the same bytes, so an interrupted push finds the
  * pack it sent already there.
  */
-export function writePack(
+export async function writePack(
   store: Store,
   objects: BlobRef[],
   file: string,
-  { level = 3, onBytes }: { level?: number; onBytes?: ((n: number) => void) | undefined } = {},
-): WrittenPack {
-  const { Compressor } = requirePackage('zstd-napi') as typeof import('zstd-napi')
-  const compressor: Compressor = new Compressor()
-  compressor.setParameters({ compressionLevel: level, checksumFlag: true })
-  const sorted = [...objects].sort((a, b) => (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0))
+  {
+    level = 3,
+    onBytes,
+    structured = new Set(),
+  }: {
+    level?: number
+    onBytes?: ((n: number) => void) | undefined
+    /** Snapshots, trees and the like: a checkout reads every tree before any file, so together they fill a frame or a few, not one frame per tree. */
+    structured?: ReadonlySet<Digest>
+  } = {},
+): Promise<WrittenPack> {
+  const rank = (o: BlobRef) => (structured.has(o.digest) ? 0 : 1)
+  const sorted = [...objects].sort((a, b) => rank(a) - rank(b) || (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0))
   const hash = createHash('sha256')
   const frames: Array<[number, number]> = []
   const entries: Array<[Digest, number, number]> = []
+  const compressing = openFrameQueue(
+    level,
+    sorted.reduce((n, o) => n + o.size, 0),
+  )
+  const rawSizes: number[] = [] // of the frames given to `compressing` and not yet written, in order
   const fd = openSync(file, 'w', 0o600)
   let pending: Buffer[] = []
   let pendingBytes = 0
   let offset = 0
   let size = 0
-  const flush = () => {
+  const write = (compressed: Buffer[]) => {
+    for (const frame of compressed) {
+      const rawSize = rawSizes.shift()!
+      writeSync(fd, frame)
+      hash.update(frame)
+      frames.push([frame.length, rawSize])
+      size += frame.length
+      onBytes?.(rawSize)
+    }
+  }
+  const flush = async () => {
     if (pending.length === 0) return
-    const frame = compressor.compress(Buffer.concat(pending, pendingBytes))
-    writeSync(fd, frame)
-    hash.update(frame)
-    frames.push([frame.length, pendingBytes])
-    size += frame.length
-    onBytes?.(pendingBytes)
+    rawSizes.push(pendingBytes)
+    const raw = Buffer.concat(pending, pendingBytes)
     pending = []
     pendingBytes = 0
+    write(await compressing.add(raw))
   }
   try {
     for (const object of sorted) {
-      if (pendingBytes > 0 && pendingBytes + object.size > FRAME_BYTES) flush()
+      if (pendingBytes > 0 && pendingBytes + object.size > FRAME_BYTES) await flush()
       const bytes = store.readSizedSync(object.digest, object.size)
       // a push does not look locally for what the repository holds; if a pack of it is not reused after all, that object must be here
       if (bytes === null) throw new StoreCorruptError(`object ${object.digest} is missing from the store, needed for the pack; run 'forkpoint verify'`, { digest: object.digest })
@@ -71,9 +90,11 @@ export function writePack(
       pendingBytes += bytes.length
       offset += bytes.length
     }
-    flush()
+    await flush()
+    write(await compressing.finish())
   } finally {
     closeSync(fd)
+    await compressing.close()
   }
   const digest: Digest = `sha256:${hash.digest('hex')}`
   const index: PackIndex = { kind: 'pack-index', schemaVersion: 1, pack: digest, packSize: size, frames, objects: entries }

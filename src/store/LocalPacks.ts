@@ -22,8 +22,8 @@ export interface PackedAt {
 
 /**
  * Decompressed frames kept (of ~1 MiB each): a reader going through a pack in its order
- * decompresses each frame once, and a walk of an image's trees, which lie all over the
- * pack (it is in digest order), finds most of them in frames it decompressed already.
+ * decompresses each frame once, and a walk of an image's trees, which a pack holds
+ * together in its first frames, decompresses each of those once.
  */
 const CACHED_FRAMES = 16
 

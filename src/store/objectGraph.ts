@@ -124,6 +124,8 @@ export interface GraphWalk {
   missing: Map<Digest, Digest | 'root'>
   /** Reachable structured objects whose bytes no longer match their digest (their edges are unknown). */
   corrupt: Set<Digest>
+  /** Reachable structured objects read intact (snapshots, trees, chunk lists...), in the order the walk reached them. */
+  structured: Set<Digest>
 }
 
 /**
@@ -154,6 +156,7 @@ export async function walkGraph(
   const reachable = new Map<Digest, number>()
   const missing = new Map<Digest, Digest | 'root'>()
   const corrupt = new Set<Digest>()
+  const structured = new Set<Digest>()
   const absent = new Set<Digest>()
   const queue: Array<{ digest: Digest; from: Digest | 'root'; optional: boolean; blob: boolean }> = [...roots].map((digest) => ({
     digest,
@@ -175,6 +178,7 @@ export async function walkGraph(
     const { object } = read
     if (object === 'corrupt') corrupt.add(digest)
     else if (object) {
+      structured.add(digest)
       const parents = cut.has(digest) || cutAt?.has(digest) ? shallowParents(object) : new Set<Digest>()
       const blobs = fileBlobs(object)
       for (const child of objectEdges(object)) {
@@ -186,7 +190,7 @@ export async function walkGraph(
       }
     }
   }
-  return { reachable, missing, corrupt }
+  return { reachable, missing, corrupt, structured }
 }
 
 /** The parents of a snapshot of a shallow image: followed where present, never missing. */

@@ -5,6 +5,9 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { checkout, gc, log, packImage, pullImage, pushImage, snapshotWorkspace, unpackImage, verify } from '../../src/index.js'
 import { REPACK_THRESHOLD } from '../../src/registry/choosePacks.js'
+import { collectImage } from '../../src/registry/collectImage.js'
+import { frameCompressor } from '../../src/registry/frameCompressor.js'
+import { writePack } from '../../src/registry/writePack.js'
 import type { TransferProgress } from '../../src/registry/TransferProgress.js'
 import { sha256 } from '../../src/store/digest.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -142,6 +145,32 @@ describe('pack files are the same packs', () => {
     const { stdout } = await run('zstd', ['-dc', file], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 })
     expect(stdout.length).toBe(packed.bytes)
     expect(stdout.includes(Buffer.from('stays'))).toBe(true)
+  })
+})
+
+describe('how a pack is laid out', () => {
+  it('puts the snapshot and trees first, then file contents; a big pack compressed on two threads has the bytes one thread gives', async () => {
+    // 24 MiB of incompressible files: past the size where a second thread compresses frames
+    const image = await makeImage({ 'a/x.txt': 'x', 'b/c/y.txt': 'y', ...randomFiles(24, 1024 * 1024, 7) })
+    const { objects, structured } = await collectImage(image.store, image.id)
+    expect(structured.has(image.id)).toBe(true)
+    expect(structured.size).toBeGreaterThanOrEqual(5) // the snapshot and the trees /, a/, b/, b/c/
+    const file = join(tempDir('pack'), 'pack')
+    const pack = await writePack(image.store, objects, file, { structured })
+    const order = pack.index.objects.map(([digest]) => digest)
+    expect(new Set(order.slice(0, structured.size))).toEqual(structured)
+    const sizes = new Map(objects.map((o) => [o.digest, o.size]))
+    const raw = Buffer.concat(order.map((digest) => image.store.readSizedSync(digest, sizes.get(digest)!)!))
+    const bytes = await fs.readFile(file)
+    const oneThread = frameCompressor(3)
+    let at = 0
+    let start = 0
+    for (const [length, size] of pack.index.frames) {
+      expect(oneThread.compress(raw.subarray(start, start + size)).equals(bytes.subarray(at, at + length))).toBe(true)
+      at += length
+      start += size
+    }
+    expect(at).toBe(bytes.length)
   })
 })
 

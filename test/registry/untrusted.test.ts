@@ -27,7 +27,7 @@ async function expectRefused(remote: string, errorClass: new (...args: never[]) 
 async function pushForged(store: Store, layout: string, root: Digest, objects: BlobRef[]): Promise<Digest> {
   const transport = fileTransport(layout)
   const file = join(tempDir('forged'), 'pack')
-  const pack = writePack(store, objects, file)
+  const pack = await writePack(store, objects, file)
   await transport.putBlob({ digest: pack.digest, size: pack.size }, file)
   const indexFile = `${file}.index`
   await fs.writeFile(indexFile, pack.indexBytes)
