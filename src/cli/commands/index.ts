@@ -14,6 +14,7 @@ import { registerFork } from './fork.js'
 import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
+import { registerMcp } from './mcp.js'
 import { registerMerge } from './merge.js'
 import { registerReplay } from './replay.js'
 import { registerRun } from './run.js'
@@ -58,6 +59,7 @@ export const commands: Array<(program: Command) => void> = [
   registerCommit,
   registerAbort,
   registerShell,
+  registerMcp,
   registerSpeculate,
   registerExplore,
   registerEffects,
