@@ -135,3 +135,14 @@ it('docs/public-api.md names every export once, and nothing else', () => {
   const listed = [...doc.matchAll(/^- `(\w+)` — /gm)].map((m) => m[1])
   expect([...listed].sort()).toEqual(Object.keys(api).sort())
 })
+
+// Adapters are subpath exports of the built package, each with its framework an optional peer.
+it('forkpoint/ai-sdk resolves, from the built package, to the middleware and its recorder', async () => {
+  const { execFile } = await import('node:child_process')
+  const { promisify } = await import('node:util')
+  const script = "import('forkpoint/ai-sdk').then((m) => console.log(Object.keys(m).sort().join(',')))"
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT })
+  expect(stdout.trim()).toBe('forkpointMiddleware,recordModel')
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { peerDependenciesMeta: Record<string, { optional: boolean }> }
+  expect(pkg.peerDependenciesMeta['ai']).toEqual({ optional: true })
+})
