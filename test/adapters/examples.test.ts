@@ -1,0 +1,21 @@
+import { spawnSync } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+
+/** What each adapter's example must print: the behaviour it shows. */
+const EXPECTED: Record<string, RegExp[]> = {
+  'aiSdk.ts': [/^replayed offline: \[/m, /^diff of the two recordings: output_divergence at step 0$/m],
+  'mcp.ts': [/^try-multiply: test failed, aborted$/m, /^try-add: test passed, committed$/m, /^calc\.js now: return a \+ b;/m],
+}
+
+describe('adapter examples', () => {
+  it('has one runnable example per adapter', () => {
+    expect(readdirSync('examples/adapters').sort()).toEqual(Object.keys(EXPECTED).sort())
+  })
+
+  it.each(Object.keys(EXPECTED))('%s runs offline and shows what it claims', (file) => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', `examples/adapters/${file}`], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } })
+    expect([r.status, r.stderr]).toEqual([0, ''])
+    for (const line of EXPECTED[file]!) expect(r.stdout).toMatch(line)
+  })
+})
