@@ -137,12 +137,15 @@ it('docs/public-api.md names every export once, and nothing else', () => {
 })
 
 // Adapters are subpath exports of the built package, each with its framework an optional peer.
-it('forkpoint/ai-sdk resolves, from the built package, to the middleware and its recorder', async () => {
+it.each([
+  ['forkpoint/ai-sdk', 'ai', 'forkpointMiddleware,recordModel'],
+  ['forkpoint/openai-agents', '@openai/agents', 'forkpointTraceProcessor,recordModel,recordingModelProvider'],
+])('%s resolves from the built package; its framework (%s) is an optional peer', async (subpath, framework, names) => {
   const { execFile } = await import('node:child_process')
   const { promisify } = await import('node:util')
-  const script = "import('forkpoint/ai-sdk').then((m) => console.log(Object.keys(m).sort().join(',')))"
+  const script = `import('${subpath}').then((m) => console.log(Object.keys(m).sort().join(',')))`
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT })
-  expect(stdout.trim()).toBe('forkpointMiddleware,recordModel')
+  expect(stdout.trim()).toBe(names)
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { peerDependenciesMeta: Record<string, { optional: boolean }> }
-  expect(pkg.peerDependenciesMeta['ai']).toEqual({ optional: true })
+  expect(pkg.peerDependenciesMeta[framework]).toEqual({ optional: true })
 })

@@ -3,7 +3,6 @@ import { generateText, simulateReadableStream, streamText, wrapLanguageModel } f
 import { MockLanguageModelV3 } from 'ai/test'
 import { describe, expect, it } from 'vitest'
 import { forkpointMiddleware, recordModel } from '../../src/adapters/aiSdk/index.js'
-import { decode, encode } from '../../src/adapters/aiSdk/codec.js'
 import { ReplayDivergenceError, UsageError, compareRuns, listRuns } from '../../src/index.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
@@ -112,26 +111,5 @@ describe('the Vercel AI SDK middleware', () => {
     const [newer, older] = await listRuns({ dir, entrypoint: 'geo' })
     const diff = await compareRuns({ dir, a: older!.runId, b: newer!.runId })
     expect(diff).toMatchObject({ status: 'output_divergence', idxA: 0, idxB: 0 })
-  })
-})
-
-describe('the codec between AI SDK values and a run', () => {
-  it('round-trips dates, bytes, URLs, errors, odd numbers and keys that look like its markers', () => {
-    const value = {
-      at: new Date('2026-01-02T03:04:05.678Z'),
-      file: new Uint8Array([0, 1, 254, 255]),
-      url: new URL('https://example.com/a?b=c'),
-      nested: [{ $date: 'not a date', $$x: 1 }, Number.POSITIVE_INFINITY, null],
-      error: Object.assign(new Error('boom'), { name: 'APICallError' }),
-      skipped: undefined,
-      signal: new AbortController().signal,
-    }
-    const back = decode(JSON.parse(JSON.stringify(encode(value))) as never) as Record<string, unknown>
-    expect(back['at']).toEqual(value.at)
-    expect(back['file']).toEqual(value.file)
-    expect(back['url']).toEqual(value.url)
-    expect(back['nested']).toEqual([{ $date: 'not a date', $$x: 1 }, Number.POSITIVE_INFINITY, null])
-    expect(back['error']).toMatchObject({ name: 'APICallError', message: 'boom' })
-    expect(Object.keys(back).sort()).toEqual(['at', 'error', 'file', 'nested', 'url'])
   })
 })

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 /** What each adapter's example must print: the behaviour it shows. */
 const EXPECTED: Record<string, RegExp[]> = {
   'aiSdk.ts': [/^replayed offline: \[/m, /^diff of the two recordings: output_divergence at step 0$/m],
+  'openaiAgents.ts': [/^record: The weather: snow in Oslo\.$/m, /^replay: The weather: snow in Oslo\.$/m, /^traced run: tool weather$/m],
   'mcp.ts': [/^try-multiply: test failed, aborted$/m, /^try-add: test passed, committed$/m, /^calc\.js now: return a \+ b;/m],
 }
 

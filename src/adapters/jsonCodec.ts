@@ -1,7 +1,7 @@
-import type { JsonValue } from '../../trace/core/Run.js'
+import type { JsonValue } from '../trace/core/Run.js'
 
 /**
- * What the AI SDK passes and returns holds Dates (response timestamps), bytes (file
+ * What agent frameworks pass and return hold Dates (response timestamps), bytes (file
  * parts), URLs and Errors (stream error parts); a run holds JSON. Each is written as a
  * one-key marker object (`{"$date": ...}`), and a key of the caller's own that starts
  * with `$` gets one more `$`, so no caller's object is ever read back as a marker.

@@ -1,0 +1,199 @@
+import { Usage } from '@openai/agents'
+import type { Model, ModelProvider, ModelRequest, ModelResponse, Span, StreamEvent, Trace, TracingProcessor } from '@openai/agents'
+import type { JsonValue, StepType } from '../../trace/core/Run.js'
+import { Recorder, type RecorderOptions } from '../../trace/record/Recorder.js'
+import { decode, encode } from '../jsonCodec.js'
+
+export { recordModel, type ModelRecordingMode, type RecordModelOptions } from '../recordModel.js'
+
+/**
+ * A ModelProvider whose models record each call as an `llm` step of `recorder`'s run
+ * and, when the recorder replays, answer from the recording without calling the model
+ * (a streamed response is played back event by event).
+ *
+ * @example
+ * const runner = new Runner({ modelProvider: recordingModelProvider({ provider: new OpenAIProvider(), recorder }) })
+ */
+export function recordingModelProvider({ provider, recorder }: { provider: ModelProvider; recorder: Recorder }): ModelProvider {
+  return {
+    async getModel(name?: string) {
+      return recordingModel(await provider.getModel(name), name || 'default', recorder)
+    },
+  }
+}
+
+function recordingModel(model: Model, name: string, recorder: Recorder): Model {
+  return {
+    async getResponse(request: ModelRequest): Promise<ModelResponse> {
+      let live: ModelResponse | undefined
+      const output = await recorder.llm(`${name} response`, requestInput(request), async () => encode((live = await model.getResponse(request))))
+      return live ?? revive(decode(output) as ModelResponse)
+    },
+    async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
+      const events = new EventQueue<StreamEvent>()
+      const recorded = recorder.llm(`${name} stream`, requestInput(request), async () => {
+        const seen: JsonValue[] = []
+        try {
+          for await (const event of model.getStreamedResponse(request)) {
+            seen.push(encode(event))
+            events.push(event)
+          }
+        } catch (err) {
+          events.fail(err)
+          throw err
+        }
+        events.end()
+        return seen
+      })
+      recorded.catch(() => {}) // a live failure reaches the caller through the queue
+      const served = await Promise.race([events.started.then(() => null), recorded])
+      if (served !== null) {
+        for (const event of decode(served) as StreamEvent[]) yield event
+        return
+      }
+      yield* events
+    },
+  }
+}
+
+/** The request as a step input: what the model is asked, without the abort signal and the tracing switch. */
+function requestInput({ signal: _signal, tracing: _tracing, ...request }: ModelRequest): JsonValue {
+  return encode(request)
+}
+
+/** A recorded response with its usage a `Usage` again (the runner adds usages up). */
+function revive(response: ModelResponse): ModelResponse {
+  return { ...response, usage: new Usage(response.usage) }
+}
+
+/** Events handed from the recording step to the caller's iteration as they come. */
+class EventQueue<T> implements AsyncIterable<T> {
+  private readonly items: T[] = []
+  private done = false
+  private error: { err: unknown } | null = null
+  private wake: (() => void) | null = null
+  private markStarted!: () => void
+  /** Settles when the live stream gives its first event (or ends, or fails). */
+  readonly started = new Promise<void>((resolve) => (this.markStarted = resolve))
+
+  push(item: T): void {
+    this.items.push(item)
+    this.signal()
+  }
+
+  end(): void {
+    this.done = true
+    this.signal()
+  }
+
+  fail(err: unknown): void {
+    this.error = { err }
+    this.signal()
+  }
+
+  private signal(): void {
+    this.markStarted()
+    this.wake?.()
+    this.wake = null
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    for (;;) {
+      if (this.items.length > 0) yield this.items.shift()!
+      else if (this.error) throw this.error.err
+      else if (this.done) return
+      else await new Promise<void>((resolve) => (this.wake = resolve))
+    }
+  }
+}
+
+/** Span kinds recorded as steps, with the step type each becomes; the others (agent, task, turn) only group. */
+const STEP_TYPES: Partial<Record<string, StepType>> = {
+  generation: 'llm',
+  response: 'llm',
+  transcription: 'llm',
+  speech: 'llm',
+  function: 'tool',
+  mcp_tools: 'tool',
+  handoff: 'step',
+  guardrail: 'step',
+  custom: 'step',
+}
+
+/**
+ * A TracingProcessor that writes each trace as a run of the store (`entrypoint`: the
+ * trace's name): every generation, response, function call, handoff, guardrail and
+ * custom span becomes a step, in the order the spans end, with its error if it failed.
+ * Register it with `addTraceProcessor` (beside OpenAI's exporter) or `setTraceProcessors`.
+ */
+export function forkpointTraceProcessor(options: Omit<RecorderOptions, 'entrypoint' | 'replay'> = {}): TracingProcessor {
+  // per trace, its recorder and the chain of its writes, so steps land in the order spans end and before the run is finished
+  const open = new Map<string, { queue: Promise<Recorder>; failed: boolean }>()
+  const finishing = new Set<Promise<unknown>>()
+  const append = (traceId: string, write: (recorder: Recorder) => Promise<unknown>) => {
+    const entry = open.get(traceId)
+    if (entry) entry.queue = entry.queue.then(async (recorder) => (await write(recorder), recorder))
+  }
+  const finish = (traceId: string, status: 'ok' | 'failed') => {
+    const entry = open.get(traceId)
+    if (!entry) return Promise.resolve()
+    open.delete(traceId)
+    const done = entry.queue.then((recorder) => recorder.finish({ status: entry.failed ? 'failed' : status }))
+    finishing.add(done)
+    return done.finally(() => finishing.delete(done))
+  }
+  return {
+    async onTraceStart(trace: Trace) {
+      open.set(trace.traceId, { queue: Recorder.start({ ...options, entrypoint: trace.name }), failed: false })
+    },
+    async onTraceEnd(trace: Trace) {
+      await finish(trace.traceId, 'ok')
+    },
+    async onSpanStart() {},
+    async onSpanEnd(span: Span<never>) {
+      const data = span.spanData as { type: string } & Record<string, unknown>
+      const type = STEP_TYPES[data.type]
+      const entry = open.get(span.traceId)
+      if (!entry || !type) return
+      const { name, input, output } = describeSpan(data)
+      const error = span.error
+      if (error) entry.failed = true
+      const run = () => (error ? Promise.reject(Object.assign(new Error(error.message), { data: error.data })) : output)
+      append(span.traceId, (recorder) => recorder.step(name, input, run, type).catch(() => {})) // a failure is in the step
+    },
+    async shutdown() {
+      await Promise.all([...open.keys()].map((traceId) => finish(traceId, 'failed')))
+    },
+    async forceFlush() {
+      await Promise.all([...open.values()].map((entry) => entry.queue))
+      await Promise.all([...finishing])
+    },
+  }
+}
+
+/** A span's step: its name, and its data split into input and output. */
+function describeSpan(data: { type: string } & Record<string, unknown>): { name: string; input: JsonValue; output: JsonValue } {
+  const { type, ...rest } = data
+  switch (type) {
+    case 'function':
+      return { name: String(data['name']), input: parsedOrText(data['input']), output: parsedOrText(data['output']) }
+    case 'generation':
+      return { name: `generation ${String(data['model'] ?? '')}`.trim(), input: encode(data['input'] ?? null), output: encode({ output: data['output'], usage: data['usage'] }) }
+    case 'response':
+      return { name: 'response', input: encode(data['_input'] ?? null), output: encode({ response_id: data['response_id'], response: data['_response'] }) }
+    case 'handoff':
+      return { name: `handoff ${String(data['from_agent'])} -> ${String(data['to_agent'])}`, input: null, output: encode(rest) }
+    default:
+      return { name: `${type}${typeof data['name'] === 'string' ? ` ${data['name']}` : ''}`, input: null, output: encode(rest) }
+  }
+}
+
+/** A function span's input and output are JSON text when the tool takes and gives JSON. */
+function parsedOrText(value: unknown): JsonValue {
+  if (typeof value !== 'string') return encode(value ?? null)
+  try {
+    return JSON.parse(value) as JsonValue
+  } catch {
+    return value
+  }
+}
