@@ -11,6 +11,10 @@ import { forkpointTraceProcessor, recordModel, recordingModelProvider } from '..
 import { initWorkspace, listRuns, loadRun } from '../../src/index.js'
 import { tempProject } from '../workspace.js'
 
+function notStreamed(): never {
+  throw new Error('not used here')
+}
+
 /** Asks for the weather, then says what the tool told it. */
 const scripted: Model = {
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
@@ -20,11 +24,9 @@ const scripted: Model = {
     const result = (told as { output?: { text?: string } }).output?.text ?? ''
     return { usage, output: [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `The weather: ${result}.` }] }] }
   },
-  getStreamedResponse: () => {
-    throw new Error('not used here')
-  },
+  getStreamedResponse: notStreamed,
 }
-const offline: Model = { getResponse: () => Promise.reject(new Error('no network during replay')), getStreamedResponse: scripted.getStreamedResponse }
+const offline: Model = { getResponse: () => Promise.reject(new Error('no network during replay')), getStreamedResponse: notStreamed }
 const weather = tool({ name: 'weather', description: 'the weather in a city', parameters: z.object({ city: z.string() }), execute: async ({ city }) => `snow in ${city}` })
 const agent = new Agent({ name: 'forecaster', instructions: 'Say the weather.', tools: [weather] })
 
