@@ -18,7 +18,7 @@ export function encode(value: unknown): JsonValue {
     const out: { [key: string]: JsonValue } = {}
     for (const [key, item] of Object.entries(value)) {
       if (item === undefined || typeof item === 'function' || item instanceof AbortSignal) continue
-      out[key.startsWith('$') ? `$${key}` : key] = encode(item)
+      define(out, key.startsWith('$') ? `$${key}` : key, encode(item))
     }
     return out
   }
@@ -48,6 +48,11 @@ export function decode(value: JsonValue): unknown {
     }
   }
   const out: Record<string, unknown> = {}
-  for (const [key, item] of Object.entries(value)) out[key.startsWith('$$') ? key.slice(1) : key] = decode(item)
+  for (const [key, item] of Object.entries(value)) define(out, key.startsWith('$$') ? key.slice(1) : key, decode(item))
   return out
+}
+
+/** Set a key as data, whatever its name: `__proto__` from parsed JSON is a key like any other, not the object's prototype. */
+function define(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
 }

@@ -1,5 +1,7 @@
 import { UsageError } from '../errors/index.js'
 import { Recorder, type RecorderOptions } from '../trace/record/Recorder.js'
+import { Session } from '../trace/record/Session.js'
+import { TRACE_ENV } from '../trace/record/traceEnv.js'
 
 export type ModelRecordingMode = 'record' | 'replay' | 'auto'
 
@@ -9,15 +11,17 @@ export interface RecordModelOptions extends Omit<RecorderOptions, 'replay'> {
 }
 
 /**
- * A Recorder for model calls in the mode asked. Replay serves the latest recorded run of
- * the entrypoint, in process: the model is not called, and a call the recording lacks
- * is an error (ReplayDivergenceError, exit 3). `finish()` stores the run (record) or
- * compares it with the recording (replay).
+ * A Recorder for model calls in the mode asked. Replay serves the latest run of the
+ * entrypoint that ended well, in process: the model is not called, and a call the
+ * recording lacks is an error (ReplayDivergenceError, exit 3). `finish()` stores the run
+ * (record) or compares it with the recording (replay). Inside `forkpoint run --record`
+ * or `forkpoint replay`, auto joins the run that command makes (recorded or served there).
  */
 export async function recordModel({ mode = 'auto', ...options }: RecordModelOptions): Promise<Recorder> {
-  if (mode === 'record') return Recorder.start(options)
+  const inCommand = Session.current() !== null || Boolean((options.env ?? process.env)[TRACE_ENV.journal])
+  if (mode === 'record' || (mode === 'auto' && inCommand)) return Recorder.start(options)
   const { listRuns } = await import('../trace/core/listRuns.js')
-  const [latest] = await listRuns({ dir: options.dir, store: options.store, entrypoint: options.entrypoint, limit: 1 })
+  const [latest] = await listRuns({ dir: options.dir, store: options.store, entrypoint: options.entrypoint, status: 'ok', limit: 1 })
   if (!latest) {
     if (mode === 'auto') return Recorder.start(options)
     throw new UsageError(`no recorded run of ${JSON.stringify(options.entrypoint)} to replay: record one first (mode 'record' or 'auto')`, {

@@ -1,4 +1,4 @@
-/** The second thread of `openFrameCompressor`: compresses each frame it is sent and sends it back. */
+/** The second thread of `openFrameQueue`: compresses each frame it is sent and sends it back. */
 import { parentPort, workerData } from 'node:worker_threads'
 import { frameCompressor } from './frameCompressor.js'
 

@@ -49,9 +49,10 @@ export function openFrameQueue(level: number, totalBytes: number): FrameQueue {
   }
   return {
     async add(raw) {
-      if (helper && lent < HELPER_QUEUE) {
+      if (helper?.alive() && lent < HELPER_QUEUE) {
         lent++
-        const item: (typeof queue)[number] = { frame: null, ready: helper.compress(raw) }
+        // a failed helper costs time, not the push: the frame is compressed here instead, to the same bytes
+        const item: (typeof queue)[number] = { frame: null, ready: helper.compress(raw).catch(() => local.compress(raw)) }
         item.ready = item.ready.then((frame) => {
           lent--
           return (item.frame = frame)
@@ -77,7 +78,7 @@ export function openFrameQueue(level: number, totalBytes: number): FrameQueue {
   }
 }
 
-function startHelper(level: number): { worker: Worker; compress: (raw: Buffer) => Promise<Buffer> } | null {
+function startHelper(level: number): { worker: Worker; alive: () => boolean; compress: (raw: Buffer) => Promise<Buffer> } | null {
   let entry: string
   try {
     entry = builtEntry('registry', 'compressWorker.js')
@@ -87,7 +88,9 @@ function startHelper(level: number): { worker: Worker; compress: (raw: Buffer) =
   const { Worker } = requirePackage('node:worker_threads') as typeof import('node:worker_threads')
   const worker = new Worker(entry, { workerData: { level } })
   const waiting = new Map<number, { resolve: (frame: Buffer) => void; reject: (err: Error) => void }>()
+  let dead: Error | null = null
   const failAll = (err: Error) => {
+    dead ??= err
     for (const { reject } of waiting.values()) reject(err)
     waiting.clear()
   }
@@ -100,8 +103,10 @@ function startHelper(level: number): { worker: Worker; compress: (raw: Buffer) =
   let next = 0
   return {
     worker,
+    alive: () => dead === null,
     compress: (raw) =>
       new Promise<Buffer>((resolve, reject) => {
+        if (dead) return reject(dead)
         const id = next++
         waiting.set(id, { resolve, reject })
         worker.postMessage({ id, raw })

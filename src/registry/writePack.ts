@@ -48,12 +48,12 @@ export async function writePack(
   const hash = createHash('sha256')
   const frames: Array<[number, number]> = []
   const entries: Array<[Digest, number, number]> = []
+  const fd = openSync(file, 'w', 0o600)
   const compressing = openFrameQueue(
     level,
     sorted.reduce((n, o) => n + o.size, 0),
   )
   const rawSizes: number[] = [] // of the frames given to `compressing` and not yet written, in order
-  const fd = openSync(file, 'w', 0o600)
   let pending: Buffer[] = []
   let pendingBytes = 0
   let offset = 0
@@ -93,8 +93,11 @@ export async function writePack(
     await flush()
     write(await compressing.finish())
   } finally {
-    closeSync(fd)
-    await compressing.close()
+    try {
+      closeSync(fd)
+    } finally {
+      await compressing.close()
+    }
   }
   const digest: Digest = `sha256:${hash.digest('hex')}`
   const index: PackIndex = { kind: 'pack-index', schemaVersion: 1, pack: digest, packSize: size, frames, objects: entries }

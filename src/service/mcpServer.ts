@@ -1,5 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { ForkpointError } from '../errors/index.js'
 import type { StoreLocator } from '../store/findStore.js'
@@ -162,13 +162,35 @@ async function answer(call: () => Promise<object>): Promise<CallToolResult> {
   }
 }
 
-/** `forkpoint mcp`: serve the tools over stdin/stdout until the client closes them. */
+/**
+ * `forkpoint mcp`: serve the tools over stdin/stdout until the client closes stdin; the
+ * requests read by then are answered first (a commit or a sandboxed run is not cut off,
+ * and a client that writes its requests and closes gets its answers).
+ */
 export async function serveMcpStdio(where: StoreLocator): Promise<void> {
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js')
   const server = createMcpServer(where)
   const transport = new StdioServerTransport()
   const closed = new Promise<void>((resolve) => (transport.onclose = resolve))
   await server.connect(transport)
-  process.stdin.once('end', () => void server.close())
+  // requests received and not yet answered, by id
+  const unanswered = new Set<string | number>()
+  let ending = false
+  const closeWhenAnswered = () => ending && unanswered.size === 0 && void server.close()
+  const receive = transport.onmessage!
+  transport.onmessage = (message: JSONRPCMessage) => {
+    if ('method' in message && 'id' in message) unanswered.add(message.id)
+    receive(message)
+  }
+  const send = transport.send.bind(transport)
+  transport.send = async (message: JSONRPCMessage) => {
+    await send(message)
+    if (!('method' in message) && 'id' in message && message.id !== undefined) unanswered.delete(message.id)
+    closeWhenAnswered()
+  }
+  process.stdin.once('end', () => {
+    ending = true
+    closeWhenAnswered()
+  })
   await closed
 }

@@ -210,21 +210,20 @@ async function plan(source: TreeSource, from: Tree, to: Tree, prefix: string, ct
       ctx.steps.push({ op: 'remove', path })
       continue
     }
-    const staged = join(ctx.staging, String(ctx.steps.length))
-    if (next.type === 'dir' && !cur && !onDisk(ctx.workspace, path)) {
-      // a directory new to the workspace is staged whole and placed with one rename
-      mkdirSync(staged)
-      ctx.changed += await layOut(source, next.tree, staged, path, ctx.files)
-      ctx.steps.push({ op: 'place', path, staged })
-    } else if (next.type === 'dir') {
+    if (next.type === 'dir' && (cur || onDisk(ctx.workspace, path))) {
       // over a file, or over a directory the scan ignores (whose contents stay)
       ctx.steps.push({ op: 'mkdir', path })
       await plan(source, EMPTY_TREE, await source(next.tree), path, ctx)
-    } else {
-      if (next.type === 'symlink') symlinkSync(fsPath(next.target), staged)
-      else ctx.files.push({ abs: staged, entry: next, rel: path })
-      ctx.steps.push({ op: 'place', path, staged })
+      continue
     }
+    const staged = join(ctx.staging, String(ctx.steps.length))
+    if (next.type === 'dir') {
+      // a directory new to the workspace is staged whole and placed with one rename
+      mkdirSync(staged)
+      ctx.changed += await layOut(source, next.tree, staged, path, ctx.files)
+    } else if (next.type === 'symlink') symlinkSync(fsPath(next.target), staged)
+    else ctx.files.push({ abs: staged, entry: next, rel: path })
+    ctx.steps.push({ op: 'place', path, staged })
   }
 }
 

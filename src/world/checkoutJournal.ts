@@ -8,6 +8,7 @@ import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { errnoCode, readTextOrNullSync } from '../util/fsx.js'
+import { timeSlices } from '../util/timeSlices.js'
 import { fsPath } from './fsName.js'
 import { assertNoLinkedAncestor } from './safePath.js'
 
@@ -57,19 +58,14 @@ export async function moveJournalRef(store: Store, ref: JournalRef): Promise<voi
   await updateRef({ store, name: ref.name, id: ref.id, expected: ref.expected, message: ref.message })
 }
 
-/** How long steps run before they let the event loop serve others. */
-const SLICE_MS = 10
-
 /** Move the journal's ref, run every step, then set HEAD and drop the journal and the staging area. */
 export async function runJournal(store: Store, journal: CheckoutJournal): Promise<void> {
   if (journal.ref) await moveJournalRef(store, journal.ref)
-  let sliceEnd = performance.now() + SLICE_MS
+  const pause = timeSlices()
   for (const step of journal.steps) {
     await runStep(journal.workspace, step)
-    if (performance.now() > sliceEnd) {
-      await new Promise((resolve) => setImmediate(resolve))
-      sliceEnd = performance.now() + SLICE_MS
-    }
+    const due = pause()
+    if (due) await due
   }
   const old = await readRef(store, 'HEAD').catch(() => null)
   await atomicWrite(store.path('HEAD'), journal.head, { fsync: true })

@@ -6,6 +6,7 @@ import { assertObjectIntact } from '../store/objectIntact.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import { errnoCode } from '../util/fsx.js'
+import { timeSlices } from '../util/timeSlices.js'
 import { fsPath } from './fsName.js'
 import { inPackOrder } from './inPackOrder.js'
 import { readChunks } from './readObjects.js'
@@ -121,9 +122,6 @@ export async function writeFiles(
   )
 }
 
-/** How long linking runs before it lets the event loop serve others. */
-const SLICE_MS = 10
-
 /**
  * Link the plain files of `files` (a base view's: thousands, unverified) synchronously, a
  * slice at a time, as `cp -al` does: a link takes microseconds, a trip through Node's
@@ -132,14 +130,12 @@ const SLICE_MS = 10
  */
 async function linkUnverified(store: Store, files: FileWrite[], progress: () => void): Promise<FileWrite[]> {
   const rest: FileWrite[] = []
-  let sliceEnd = performance.now() + SLICE_MS
+  const pause = timeSlices()
   for (const file of files) {
     if ('blob' in file.entry && file.entry.mode === FILE_MODE && linkedOrNot(store.objectPath(file.entry.blob), file.abs)) progress()
     else rest.push(file)
-    if (performance.now() > sliceEnd) {
-      await new Promise((resolve) => setImmediate(resolve))
-      sliceEnd = performance.now() + SLICE_MS
-    }
+    const due = pause()
+    if (due) await due
   }
   return rest
 }

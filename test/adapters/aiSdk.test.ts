@@ -96,6 +96,41 @@ describe('the Vercel AI SDK middleware', () => {
     expect(await listRuns({ dir, entrypoint: 'auto-bot' })).toHaveLength(1) // a replay stores no run
   })
 
+  it('passes a cancel to the model’s stream and keeps the parts read so far', async () => {
+    const { dir } = await storeWorkspace()
+    let cancelled = false
+    const endless = new MockLanguageModelV3({
+      doStream: async () => ({
+        stream: new ReadableStream<LanguageModelV3StreamPart>({
+          start: (c) => c.enqueue({ type: 'stream-start', warnings: [] }),
+          pull: (c) => c.enqueue({ type: 'text-delta', id: 't', delta: 'more ' }),
+          cancel: () => void (cancelled = true),
+        }),
+      }),
+    })
+    const recorder = await recordModel({ dir, entrypoint: 'cancelled', mode: 'record' })
+    const model = wrapLanguageModel({ model: endless, middleware: forkpointMiddleware({ recorder }) })
+    const { stream } = await model.doStream({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'Go on' }] }] })
+    const reader = stream.getReader()
+    for (let i = 0; i < 3; i++) await reader.read()
+    await reader.cancel()
+    expect(cancelled).toBe(true)
+    const finished = await recorder.finish()
+    const output = finished.kind === 'recorded' ? (finished.run.steps[0]!.output as { parts: unknown[] }) : null
+    expect(output?.parts.length).toBeGreaterThanOrEqual(3)
+  })
+
+  it('auto replays the latest run that ended well, not a failed one', async () => {
+    const { dir } = await storeWorkspace()
+    const failed = await recordModel({ dir, entrypoint: 'flaky', mode: 'record' })
+    await failed.finish({ status: 'failed' })
+    const next = await recordModel({ dir, entrypoint: 'flaky' })
+    const model = wrapLanguageModel({ model: answering('live'), middleware: forkpointMiddleware({ recorder: next }) })
+    expect((await generateText({ model, prompt: 'Hi' })).text).toBe('live') // recorded, not replayed from the failed run
+    const done = await next.finish()
+    expect(done.kind === 'recorded' && done.diff).toBeNull()
+  })
+
   it('refuses to replay when nothing was recorded', async () => {
     const { dir } = await storeWorkspace()
     await expect(recordModel({ dir, entrypoint: 'never', mode: 'replay' })).rejects.toBeInstanceOf(UsageError)

@@ -20,4 +20,12 @@ describe('the codec between framework values and a run', () => {
     expect(back['error']).toMatchObject({ name: 'APICallError', message: 'boom' })
     expect(Object.keys(back).sort()).toEqual(['at', 'error', 'file', 'nested', 'url'])
   })
+
+  it('keeps a __proto__ key as data, never as the prototype', () => {
+    const parsed = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as object
+    const back = decode(JSON.parse(JSON.stringify(encode(parsed))) as never) as Record<string, unknown>
+    expect(Object.getPrototypeOf(back)).toBe(Object.prototype)
+    expect((back as { polluted?: boolean }).polluted).toBeUndefined()
+    expect(Object.keys(back).sort()).toEqual(['__proto__', 'a'])
+  })
 })

@@ -13,7 +13,10 @@ import {
   tool,
   withGenerationSpan,
 } from '@openai/agents'
-import { afterAll, describe, expect, it } from 'vitest'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 import { forkpointTraceProcessor, recordModel, recordingModelProvider } from '../../src/adapters/openaiAgents/index.js'
 import { ReplayDivergenceError, compareRuns, listRuns, loadRun } from '../../src/index.js'
@@ -117,7 +120,49 @@ describe('the OpenAI Agents model provider', () => {
   })
 })
 
+describe('the OpenAI Agents stream wrapper', () => {
+  it('stops the model’s stream when the caller stops reading', async () => {
+    const { dir } = await storeWorkspace()
+    let stopped = false
+    const endless: Model = {
+      getResponse: () => Promise.reject(new Error('not used')),
+      async *getStreamedResponse() {
+        try {
+          for (;;) yield { type: 'output_text_delta', delta: 'more ' }
+        } finally {
+          stopped = true
+        }
+      },
+    }
+    const recorder = await recordModel({ dir, entrypoint: 'stopped', mode: 'record' })
+    const model = await recordingModelProvider({ provider: provider(endless), recorder }).getModel('m')
+    let read = 0
+    for await (const event of model.getStreamedResponse({} as ModelRequest)) if (event.type === 'output_text_delta' && ++read === 3) break
+    expect(stopped).toBe(true)
+    const finished = await recorder.finish()
+    expect(finished.kind === 'recorded' && finished.run.steps.map((s) => s.name)).toEqual(['m stream'])
+  })
+})
+
 describe('the OpenAI Agents trace processor', () => {
+  it('says on stderr when it cannot write a trace, and the agent still succeeds', async () => {
+    const nowhere = await mkdtemp(join(tmpdir(), 'no-store-'))
+    const said: string[] = []
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (said.push(String(chunk)), true))
+    try {
+      setTraceProcessors([forkpointTraceProcessor({ dir: nowhere })])
+      setTracingDisabled(false)
+      const result = await new Runner({ modelProvider: provider(new ScriptedModel('fine')), workflowName: 'unwritable' }).run(agent(), 'Weather?')
+      await getGlobalTraceProvider().forceFlush()
+      expect(result.finalOutput).toBe('fine')
+    } finally {
+      setTracingDisabled(true)
+      setTraceProcessors([])
+      write.mockRestore()
+    }
+    expect(said.join('')).toMatch(/^forkpoint: could not write trace "unwritable" as a run: /m)
+  })
+
   it('writes each trace as a run: model calls as llm steps, tool calls as tool steps; two runs diff to where they part', async () => {
     const { dir } = await storeWorkspace()
     setTraceProcessors([forkpointTraceProcessor({ dir })])

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -129,8 +130,11 @@ describe('the MCP server', () => {
     await expect(client.callTool({ name: 'no-such-tool', arguments: {} })).resolves.toMatchObject({ isError: true })
   })
 
-  it('serves over stdio from `forkpoint mcp`, a command’s output kept off the protocol', async () => {
+  it('serves over stdio from `forkpoint mcp`, a command’s output kept off the protocol and its stdin', async () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'a' })
+    // an agent that reads its stdin to the end: replayed through the server, it must not wait on the protocol's
+    const reader = "let n = 0; process.stdin.on('data', (d) => (n += d.length)).on('end', () => console.log('stdin bytes: ' + n))"
+    expect((await fp(dir, 'run', '--record', '--', process.execPath, '-e', reader)).code).toBe(0)
     const transport = new StdioClientTransport({ command: CLI, args: ['mcp'], cwd: dir, stderr: 'pipe' })
     const client = new Client({ name: 'test', version: '1.0.0' })
     await client.connect(transport)
@@ -139,8 +143,33 @@ describe('the MCP server', () => {
       const snap = await call<{ id: string }>(client, 'snapshot', { message: 'over stdio' })
       expect(await call(client, 'run', { command: ['sh', '-c', 'echo loud; echo louder >&2'] })).toMatchObject({ stdout: 'loud\n', stderr: 'louder\n' })
       expect(await call(client, 'status')).toMatchObject({ head: snap.id })
+      expect(await call(client, 'replay', { run: 'latest' })).toMatchObject({ stdout: 'stdin bytes: 0\n' })
     } finally {
       await client.close()
     }
+  })
+
+  it('answers the calls a client wrote before closing stdin, then exits', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a' })
+    const messages = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run', arguments: { command: ['sh', '-c', 'sleep 1; echo slow'] } } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'snapshot', arguments: { message: 'piped' } } },
+    ]
+    const child = spawn(CLI, ['mcp'], { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    child.stdin.end(messages.map((m) => JSON.stringify(m)).join('\n') + '\n')
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+    expect(code).toBe(0)
+    const replies = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number; result: CallToolResult })
+    expect(replies.map((r) => r.id).sort()).toEqual([1, 2, 3])
+    const text = (id: number) => (replies.find((r) => r.id === id)!.result.content[0] as { text: string }).text
+    expect(JSON.parse(text(2))).toMatchObject({ exitCode: 0, stdout: 'slow\n' })
+    expect(await call(await connect(dir), 'log', {})).toMatchObject({ entries: [{ message: 'piped' }] })
   })
 })

@@ -34,10 +34,7 @@ export function forkpointMiddleware({ recorder }: { recorder: Recorder }): Langu
       const live = new Promise<LanguageModelV3StreamResult>((resolve) => (started = resolve))
       const recorded = recorder.llm(stepName(model, 'stream'), encode(params), async (): Promise<RecordedStream> => {
         const { stream, ...rest } = await doStream()
-        const [forCaller, forRun] = stream.tee()
-        started!({ stream: forCaller, ...rest })
-        const parts: JsonValue[] = []
-        for await (const part of forRun as unknown as AsyncIterable<LanguageModelV3StreamPart>) parts.push(encode(part))
+        const parts = await new Promise<JsonValue[]>((resolve, reject) => started!({ stream: recording(stream, resolve, reject), ...rest }))
         return { parts, rest: encode(rest) }
       })
       // a live stream's step ends when the stream does, which the caller awaits by reading it; its failure is in the run
@@ -47,6 +44,41 @@ export function forkpointMiddleware({ recorder }: { recorder: Recorder }): Langu
       return { ...(decode(first.served.rest) as object), stream: playBack(decode(first.served.parts) as LanguageModelV3StreamPart[]) }
     },
   }
+}
+
+/**
+ * The stream the caller reads: each part as it comes from the model, kept for the run.
+ * The run gets the parts when the stream ends, or the ones read when the caller cancels
+ * (the cancel reaches the model's stream).
+ */
+function recording(
+  stream: ReadableStream<LanguageModelV3StreamPart>,
+  done: (parts: JsonValue[]) => void,
+  failed: (err: unknown) => void,
+): ReadableStream<LanguageModelV3StreamPart> {
+  const reader = stream.getReader()
+  const parts: JsonValue[] = []
+  return new ReadableStream<LanguageModelV3StreamPart>({
+    async pull(controller) {
+      try {
+        const next = await reader.read()
+        if (next.done) {
+          controller.close()
+          done(parts)
+          return
+        }
+        parts.push(encode(next.value))
+        controller.enqueue(next.value)
+      } catch (err) {
+        controller.error(err)
+        failed(err)
+      }
+    },
+    async cancel(reason) {
+      await reader.cancel(reason)
+      done(parts)
+    },
+  })
 }
 
 /** The step's name: which model, which kind of call (the name is part of what replay matches). */

@@ -31,12 +31,14 @@ function recordingModel(model: Model, name: string, recorder: Recorder): Model {
     },
     async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
       const events = new EventQueue<StreamEvent>()
+      let upstream: AsyncIterator<StreamEvent> | undefined
       const recorded = recorder.llm(`${name} stream`, requestInput(request), async () => {
         const seen: JsonValue[] = []
+        upstream = model.getStreamedResponse(request)[Symbol.asyncIterator]()
         try {
-          for await (const event of model.getStreamedResponse(request)) {
-            seen.push(encode(event))
-            events.push(event)
+          for (let next = await upstream.next(); !next.done; next = await upstream.next()) {
+            seen.push(encode(next.value))
+            events.push(next.value)
           }
         } catch (err) {
           events.fail(err)
@@ -51,7 +53,15 @@ function recordingModel(model: Model, name: string, recorder: Recorder): Model {
         for (const event of decode(served) as StreamEvent[]) yield event
         return
       }
-      yield* events
+      try {
+        yield* events
+      } finally {
+        // the runner stopped reading (a guardrail tripped, an error): stop the model's stream too, and let its step end
+        if (!events.ended) {
+          await upstream?.return?.()
+          await recorded.catch(() => {}) // the step ends with the events read, before the caller goes on
+        }
+      }
     },
   }
 }
@@ -70,6 +80,9 @@ function revive(response: ModelResponse): ModelResponse {
 class EventQueue<T> implements AsyncIterable<T> {
   private readonly items: T[] = []
   private done = false
+  get ended(): boolean {
+    return this.done || this.error !== null
+  }
   private error: { err: unknown } | null = null
   private wake: (() => void) | null = null
   private markStarted!: () => void
@@ -132,7 +145,7 @@ export function forkpointTraceProcessor(options: Omit<RecorderOptions, 'entrypoi
   const finishing = new Set<Promise<unknown>>()
   const append = (traceId: string, write: (recorder: Recorder) => Promise<unknown>) => {
     const entry = open.get(traceId)
-    if (entry) entry.queue = entry.queue.then(async (recorder) => (await write(recorder), recorder))
+    if (entry) entry.queue = quiet(entry.queue.then(async (recorder) => (await write(recorder), recorder)))
   }
   const finish = (traceId: string, status: 'ok' | 'failed') => {
     const entry = open.get(traceId)
@@ -144,10 +157,10 @@ export function forkpointTraceProcessor(options: Omit<RecorderOptions, 'entrypoi
   }
   return {
     async onTraceStart(trace: Trace) {
-      open.set(trace.traceId, { queue: Recorder.start({ ...options, entrypoint: trace.name }), failed: false })
+      open.set(trace.traceId, { queue: quiet(Recorder.start({ ...options, entrypoint: trace.name })), failed: false })
     },
     async onTraceEnd(trace: Trace) {
-      await finish(trace.traceId, 'ok')
+      await finish(trace.traceId, 'ok').catch((err: unknown) => warn(trace.name, err))
     },
     async onSpanStart() {},
     async onSpanEnd(span: Span<never>) {
@@ -162,13 +175,28 @@ export function forkpointTraceProcessor(options: Omit<RecorderOptions, 'entrypoi
       append(span.traceId, (recorder) => recorder.step(name, input, run, type).catch(() => {})) // a failure is in the step
     },
     async shutdown() {
-      await Promise.all([...open.keys()].map((traceId) => finish(traceId, 'failed')))
+      await Promise.all([...open.keys()].map((traceId) => finish(traceId, 'failed').catch((err: unknown) => warn(traceId, err))))
     },
     async forceFlush() {
-      await Promise.all([...open.values()].map((entry) => entry.queue))
-      await Promise.all([...finishing])
+      await Promise.allSettled([...open.values()].map((entry) => entry.queue))
+      await Promise.allSettled([...finishing])
     },
   }
+}
+
+/** A promise whose failure is reported where it is awaited (onTraceEnd), never as an unhandled rejection meanwhile. */
+function quiet<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {})
+  return promise
+}
+
+/**
+ * A trace that could not be written (no store found, the run index busy) is said on
+ * stderr, as the SDK's own exporter does: the SDK does not await some of a processor's
+ * calls, and an agent that ran well must not fail for its trace.
+ */
+function warn(trace: string, err: unknown): void {
+  process.stderr.write(`forkpoint: could not write trace ${JSON.stringify(trace)} as a run: ${err instanceof Error ? err.message : String(err)}\n`)
 }
 
 /** A span's step: its name, and its data split into input and output. */

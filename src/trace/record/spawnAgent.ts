@@ -9,7 +9,11 @@ import { exitStatus } from '../../util/exitStatus.js'
 /** How the agent's network was closed: a network namespace of its own (plus the in-process guard), or the guard alone. */
 export type Isolation = 'none' | 'netns' | 'guard'
 
-/** Where the agent's stdout goes: ours, our stderr (so `--json` stdout stays clean), or captured. */
+/**
+ * Where the agent's stdout goes: ours, our stderr (so `--json` stdout stays clean), or
+ * captured. A captured agent runs for a program, not a terminal, and gets no stdin: ours
+ * may be that program's channel (the MCP server's JSON-RPC).
+ */
 export type AgentStdout = 'inherit' | 'stderr' | 'capture'
 
 export interface AgentExit {
@@ -59,7 +63,7 @@ export async function spawnAgent({
   if (command.length === 0) throw new UsageError('no agent command given (put it after --)')
   const netns = offline && networkNamespaceAvailable()
   const bridge = bridgeSocket ? [process.execPath, builtEntry('trace/capture', 'netnsBridge.js'), bridgeSocket, '--'] : []
-  const stdio = ['inherit', stdout === 'inherit' ? 'inherit' : 'pipe', stdout === 'capture' ? 'pipe' : 'inherit'] as const
+  const stdio = [stdout === 'capture' ? 'ignore' : 'inherit', stdout === 'inherit' ? 'inherit' : 'pipe', stdout === 'capture' ? 'pipe' : 'inherit'] as const
   const child = netns ? inNetworkNamespace([...bridge, ...command], env, cwd, stdio) : spawn(command[0]!, command.slice(1), { cwd, env, stdio: [...stdio] })
   let out = ''
   let err = ''
@@ -82,7 +86,7 @@ export async function spawnAgent({
 }
 
 /** The runtime in `root=host` mode: it unshares the network (and, unprivileged, a user namespace), brings lo up, and execs argv in place. */
-function inNetworkNamespace(argv: string[], env: NodeJS.ProcessEnv, cwd: string, stdio: readonly ['inherit', 'inherit' | 'pipe', 'inherit' | 'pipe']): ChildProcess {
+function inNetworkNamespace(argv: string[], env: NodeJS.ProcessEnv, cwd: string, stdio: readonly ['inherit' | 'ignore', 'inherit' | 'pipe', 'inherit' | 'pipe']): ChildProcess {
   const child = spawn(runtimeBinary(), ['run'], { cwd, stdio: [...stdio, 'pipe'] })
   const control = child.stdio[3] as Duplex
   control.on('error', () => undefined)
