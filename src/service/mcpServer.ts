@@ -5,8 +5,8 @@ import { ForkpointError } from '../errors/index.js'
 import type { StoreLocator } from '../store/findStore.js'
 import { requirePackage } from '../util/requirePackage.js'
 
-/** A tool's handler: the server's store locator and the checked arguments in, a JSON-able result out. */
-type Handler<Args> = (where: StoreLocator, args: Args) => Promise<object>
+/** A tool's handler: the server's store locator, the checked arguments and the client's cancel in, a JSON-able result out. */
+type Handler<Args> = (where: StoreLocator, args: Args, signal: AbortSignal) => Promise<object>
 
 const id = z.string().min(1).describe('a snapshot id, short id, head, tag or HEAD~N')
 const branchName = z.string().min(1).describe('a branch name (PARENT/NAME for a branch of a branch)')
@@ -91,9 +91,10 @@ const TOOLS = {
       net: z.enum(['none', 'host']).optional(),
       timeout: z.string().optional().describe('e.g. 30s, 5m'),
     },
-    run: (async (where, { command, branch, net, timeout }) => {
+    run: (async (where, { command, branch, net, timeout }, signal) => {
       const { runWithEffects } = await import('../effects/runWithEffects.js')
-      return runWithEffects({ ...where, cmd: command, ...(branch ? { branch } : {}), ...(net ? { net } : {}), ...(timeout ? { timeout } : {}) })
+      // a client's cancel kills the command's process tree
+      return runWithEffects({ ...where, cmd: command, signal, ...(branch ? { branch } : {}), ...(net ? { net } : {}), ...(timeout ? { timeout } : {}) })
     }) as Handler<{ command: string[]; branch?: string | undefined; net?: 'none' | 'host' | undefined; timeout?: string | undefined }>,
   },
   fork: {
@@ -141,7 +142,9 @@ export function createMcpServer(where: StoreLocator): McpServer {
   const server = new McpServer({ name: 'forkpoint', version: (requirePackage('../../package.json') as { version: string }).version })
   for (const name of TOOL_NAMES) {
     const tool = TOOLS[name]
-    server.registerTool(name, { description: tool.description, inputSchema: tool.input }, async (args: unknown) => answer(() => (tool.run as Handler<unknown>)(where, args)))
+    server.registerTool(name, { description: tool.description, inputSchema: tool.input }, async (args: unknown, extra: { signal: AbortSignal }) =>
+      answer(() => (tool.run as Handler<unknown>)(where, args, extra.signal)),
+    )
   }
   return server
 }

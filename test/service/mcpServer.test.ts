@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -9,6 +9,18 @@ import { describe, expect, it } from 'vitest'
 import { TOOL_NAMES, createMcpServer } from '../../src/service/mcpServer.js'
 import { CLI, fp } from '../helpers/cli.js'
 import { storeWorkspace } from '../helpers/workspace.js'
+
+/** Whether a process with exactly this command line runs. */
+function running(commandLine: string): boolean {
+  return spawnSync('pgrep', ['-f', `^${commandLine}$`]).status === 0
+}
+
+/** Wait until `check` holds, polling to a generous deadline (a busy machine is slow, never wrong). */
+async function pollUntil(check: () => boolean | Promise<boolean>): Promise<void> {
+  for (const deadline = Date.now() + 120_000; !(await check()); await new Promise((r) => setTimeout(r, 50))) {
+    if (Date.now() > deadline) throw new Error(`still not so after 120 s: ${check.toString()}`)
+  }
+}
 
 /** A client connected in-process to a server for the workspace `dir`. */
 async function connect(dir: string): Promise<Client> {
@@ -86,6 +98,19 @@ describe('the MCP server', () => {
     await call(client, 'abort', { name: 'discard' })
     expect(await fs.readFile(join(dir, 'a.txt'), 'utf8')).toBe('a')
     expect((await call<{ exitCode: number }>(client, 'run', { command: ['sh', '-c', 'exit 3'] })).exitCode).toBe(3)
+  })
+
+  it('kills a sandboxed command when the client cancels its call', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a' })
+    const client = await connect(dir)
+    const marker = `${process.pid}${Date.now() % 100000}` // a sleep no other process runs
+    const cancel = new AbortController()
+    const call = client.callTool({ name: 'run', arguments: { command: ['sh', '-c', `touch started; exec sleep 7${marker}`] } }, undefined, { signal: cancel.signal })
+    await pollUntil(async () => (await fs.stat(join(dir, 'started')).catch(() => null)) !== null)
+    await pollUntil(() => running(`sleep 7${marker}`))
+    cancel.abort()
+    await expect(call).rejects.toThrow()
+    await pollUntil(() => !running(`sleep 7${marker}`))
   })
 
   it('lists recorded runs and replays one offline, its output in the result', async () => {
