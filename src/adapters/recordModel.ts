@@ -1,7 +1,5 @@
 import { UsageError } from '../errors/index.js'
 import { Recorder, type RecorderOptions } from '../trace/record/Recorder.js'
-import { Session } from '../trace/record/Session.js'
-import { TRACE_ENV } from '../trace/record/traceEnv.js'
 
 export type ModelRecordingMode = 'record' | 'replay' | 'auto'
 
@@ -18,8 +16,7 @@ export interface RecordModelOptions extends Omit<RecorderOptions, 'replay'> {
  * or `forkpoint replay`, auto joins the run that command makes (recorded or served there).
  */
 export async function recordModel({ mode = 'auto', ...options }: RecordModelOptions): Promise<Recorder> {
-  const inCommand = Session.current() !== null || Boolean((options.env ?? process.env)[TRACE_ENV.journal])
-  if (mode === 'record' || (mode === 'auto' && inCommand)) return Recorder.start(options)
+  if (mode === 'record' || (mode === 'auto' && Recorder.insideCommand(options.env))) return Recorder.start(options)
   const { listRuns } = await import('../trace/core/listRuns.js')
   const [latest] = await listRuns({ dir: options.dir, store: options.store, entrypoint: options.entrypoint, status: 'ok', limit: 1 })
   if (!latest) {

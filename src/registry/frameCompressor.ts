@@ -7,7 +7,9 @@ import { requirePackage } from '../util/requirePackage.js'
 
 /**
  * Below this many bytes a pack is compressed on one thread: starting the second one (a
- * worker loading zstd) costs about what compressing this much saves.
+ * worker loading zstd, to its first reply) took 35-42 ms, and text like the benchmark's
+ * compresses at about 4.6 ms a MiB here (460 ms for 100 MB), so a second thread saves
+ * about that much at 16 MiB (throwaway measurements, 2026-11-26).
  */
 const HELPER_MIN_BYTES = 16 * 1024 * 1024
 
@@ -22,12 +24,18 @@ export function frameCompressor(level: number): Compressor {
   return compressor
 }
 
+/** A compressed frame, with the size of the bytes it holds. */
+export interface Frame {
+  bytes: Buffer
+  rawSize: number
+}
+
 /** Compresses a pack's frames and gives them back in the order they came. */
 export interface FrameQueue {
   /** Queue a frame's bytes; returns the compressed frames now ready, in order. */
-  add(raw: Buffer): Promise<Buffer[]>
+  add(raw: Buffer): Promise<Frame[]>
   /** Every frame not yet returned, in order. */
-  finish(): Promise<Buffer[]>
+  finish(): Promise<Frame[]>
   close(): Promise<void>
 }
 
@@ -40,10 +48,10 @@ export interface FrameQueue {
 export function openFrameQueue(level: number, totalBytes: number): FrameQueue {
   const local = frameCompressor(level)
   const helper = totalBytes >= HELPER_MIN_BYTES && availableParallelism() > 1 ? startHelper(level) : null
-  const queue: Array<{ frame: Buffer | null; ready: Promise<Buffer> }> = []
+  const queue: Array<{ frame: Frame | null; ready: Promise<unknown> }> = []
   let lent = 0
-  const take = (): Buffer[] => {
-    const out: Buffer[] = []
+  const take = (): Frame[] => {
+    const out: Frame[] = []
     while (queue[0]?.frame) out.push(queue.shift()!.frame!)
     return out
   }
@@ -52,16 +60,18 @@ export function openFrameQueue(level: number, totalBytes: number): FrameQueue {
       if (helper?.alive() && lent < HELPER_QUEUE) {
         lent++
         // a failed helper costs time, not the push: the frame is compressed here instead, to the same bytes
-        const item: (typeof queue)[number] = { frame: null, ready: helper.compress(raw).catch(() => local.compress(raw)) }
-        item.ready = item.ready.then((frame) => {
-          lent--
-          return (item.frame = frame)
-        })
+        const item: (typeof queue)[number] = { frame: null, ready: Promise.resolve() }
+        item.ready = helper
+          .compress(raw)
+          .catch(() => local.compress(raw))
+          .then((bytes) => {
+            lent--
+            item.frame = { bytes, rawSize: raw.length }
+          })
         item.ready.catch(() => {}) // a failure is thrown where the frame is awaited, in order
         queue.push(item)
       } else {
-        const frame = local.compress(raw)
-        queue.push({ frame, ready: Promise.resolve(frame) })
+        queue.push({ frame: { bytes: local.compress(raw), rawSize: raw.length }, ready: Promise.resolve() })
       }
       // the helper's replies come in through the event loop
       if (helper) await new Promise((resolve) => setImmediate(resolve))

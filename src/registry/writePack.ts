@@ -5,7 +5,7 @@ import { DigestCheck } from '../store/verifiedRead.js'
 import type { Store } from '../store/Store.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { StoreCorruptError } from '../errors/index.js'
-import { openFrameQueue } from './frameCompressor.js'
+import { type Frame, openFrameQueue } from './frameCompressor.js'
 import type { BlobRef } from './Descriptor.js'
 import type { PackIndex } from '../store/PackIndex.js'
 
@@ -24,9 +24,8 @@ export interface WrittenPack {
  * Write `objects` (read from the store, each verified as it is read) as a pack at
  * `file`: the `structured` ones first, then the rest, each part in digest order, gathered
  * into zstd frames of about FRAME_BYTES (an object larger than that gets a frame of its
- * own), each frame with its checksum. The
- * same objects and level always give the same bytes, so an interrupted push finds the
- * pack it sent already there.
+ * own), each frame with its checksum. The same objects and level always give the same
+ * bytes, so an interrupted push finds the pack it sent already there.
  */
 export async function writePack(
   store: Store,
@@ -43,8 +42,8 @@ export async function writePack(
     structured?: ReadonlySet<Digest>
   } = {},
 ): Promise<WrittenPack> {
-  const rank = (o: BlobRef) => (structured.has(o.digest) ? 0 : 1)
-  const sorted = [...objects].sort((a, b) => rank(a) - rank(b) || (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0))
+  const byDigest = (a: BlobRef, b: BlobRef) => (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0)
+  const sorted = [...objects.filter((o) => structured.has(o.digest)).sort(byDigest), ...objects.filter((o) => !structured.has(o.digest)).sort(byDigest)]
   const hash = createHash('sha256')
   const frames: Array<[number, number]> = []
   const entries: Array<[Digest, number, number]> = []
@@ -53,24 +52,21 @@ export async function writePack(
     level,
     sorted.reduce((n, o) => n + o.size, 0),
   )
-  const rawSizes: number[] = [] // of the frames given to `compressing` and not yet written, in order
   let pending: Buffer[] = []
   let pendingBytes = 0
   let offset = 0
   let size = 0
-  const write = (compressed: Buffer[]) => {
-    for (const frame of compressed) {
-      const rawSize = rawSizes.shift()!
-      writeSync(fd, frame)
-      hash.update(frame)
-      frames.push([frame.length, rawSize])
-      size += frame.length
+  const write = (compressed: Frame[]) => {
+    for (const { bytes, rawSize } of compressed) {
+      writeSync(fd, bytes)
+      hash.update(bytes)
+      frames.push([bytes.length, rawSize])
+      size += bytes.length
       onBytes?.(rawSize)
     }
   }
   const flush = async () => {
     if (pending.length === 0) return
-    rawSizes.push(pendingBytes)
     const raw = Buffer.concat(pending, pendingBytes)
     pending = []
     pendingBytes = 0

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { lstatSync, mkdirSync, promises as fs, symlinkSync } from 'node:fs'
+import { mkdirSync, promises as fs, symlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { DirtyWorkspaceError, TargetNotEmptyError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
@@ -11,7 +11,7 @@ import { type CheckoutJournal, type CheckoutStep, type JournalRef, dropJournal, 
 import { admitTree } from './admitTree.js'
 import { diffTrees } from './diffTrees.js'
 import { type CopyMethod, type FileWrite, layOut, materializeTree, probeCopyMethod, writeFiles } from './materializeTree.js'
-import { fsPath } from './fsName.js'
+import { fsPath, lstatPath } from './fsName.js'
 import { quotePath } from './quotePath.js'
 import { readSnapshot } from './readObjects.js'
 import { StoreDirectory } from './storeDirectory.js'
@@ -230,7 +230,7 @@ async function plan(source: TreeSource, from: Tree, to: Tree, prefix: string, ct
 /** Whether anything is at `path` now (a file where a parent directory should be means nothing is). */
 function onDisk(workspace: string, path: string): boolean {
   try {
-    return lstatSync(fsPath(join(workspace, path)), { throwIfNoEntry: false }) !== undefined
+    return lstatPath(join(workspace, path)) !== undefined
   } catch (err) {
     if (errnoCode(err) === 'ENOTDIR') return false
     throw err

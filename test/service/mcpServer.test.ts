@@ -1,5 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process'
-import { promises as fs } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -8,19 +8,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import { TOOL_NAMES, createMcpServer } from '../../src/service/mcpServer.js'
 import { CLI, fp } from '../helpers/cli.js'
+import { eventually, processesWith } from '../patterns/leftovers.js'
 import { storeWorkspace } from '../helpers/workspace.js'
-
-/** Whether a process with exactly this command line runs. */
-function running(commandLine: string): boolean {
-  return spawnSync('pgrep', ['-f', `^${commandLine}$`]).status === 0
-}
-
-/** Wait until `check` holds, polling to a generous deadline (a busy machine is slow, never wrong). */
-async function pollUntil(check: () => boolean | Promise<boolean>): Promise<void> {
-  for (const deadline = Date.now() + 120_000; !(await check()); await new Promise((r) => setTimeout(r, 50))) {
-    if (Date.now() > deadline) throw new Error(`still not so after 120 s: ${check.toString()}`)
-  }
-}
 
 /** A client connected in-process to a server for the workspace `dir`. */
 async function connect(dir: string): Promise<Client> {
@@ -106,11 +95,11 @@ describe('the MCP server', () => {
     const marker = `${process.pid}${Date.now() % 100000}` // a sleep no other process runs
     const cancel = new AbortController()
     const call = client.callTool({ name: 'run', arguments: { command: ['sh', '-c', `touch started; exec sleep 7${marker}`] } }, undefined, { signal: cancel.signal })
-    await pollUntil(async () => (await fs.stat(join(dir, 'started')).catch(() => null)) !== null)
-    await pollUntil(() => running(`sleep 7${marker}`))
+    expect(await eventually(() => existsSync(join(dir, 'started')), 120_000)).toBe(true)
+    expect(await eventually(() => processesWith(`7${marker}`).length > 0, 120_000)).toBe(true)
     cancel.abort()
     await expect(call).rejects.toThrow()
-    await pollUntil(() => !running(`sleep 7${marker}`))
+    expect(await eventually(() => processesWith(`7${marker}`).length === 0, 120_000)).toBe(true)
   })
 
   it('lists recorded runs and replays one offline, its output in the result', async () => {

@@ -1,6 +1,7 @@
-import type { LanguageModelV3GenerateResult, LanguageModelV3Middleware, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from '@ai-sdk/provider'
+import type { LanguageModelV3GenerateResult, LanguageModelV3Middleware, LanguageModelV3StreamPart } from '@ai-sdk/provider'
 import type { JsonValue } from '../../trace/core/Run.js'
 import type { Recorder } from '../../trace/record/Recorder.js'
+import { startModelCall } from '../modelCall.js'
 import { decode, encode } from '../jsonCodec.js'
 
 export { recordModel, type ModelRecordingMode, type RecordModelOptions } from '../recordModel.js'
@@ -23,25 +24,28 @@ interface RecordedStream {
 export function forkpointMiddleware({ recorder }: { recorder: Recorder }): LanguageModelV3Middleware {
   return {
     specificationVersion: 'v3',
+    // the call's parameters are the input (encode leaves the abort signal out)
     async wrapGenerate({ doGenerate, params, model }) {
-      let live: LanguageModelV3GenerateResult | undefined
-      // the call's parameters are the input (encode leaves the abort signal out)
-      const output = await recorder.llm(stepName(model, 'generate'), encode(params), async () => encode((live = await doGenerate())))
-      return live ?? (decode(output) as LanguageModelV3GenerateResult)
+      const call = await startModelCall(recorder, stepName(model, 'generate'), encode(params), doGenerate)
+      if ('served' in call) return decode(call.served) as LanguageModelV3GenerateResult
+      call.end(encode(call.live))
+      return call.live
     },
     async wrapStream({ doStream, params, model }) {
-      let started: ((result: LanguageModelV3StreamResult) => void) | undefined
-      const live = new Promise<LanguageModelV3StreamResult>((resolve) => (started = resolve))
-      const recorded = recorder.llm(stepName(model, 'stream'), encode(params), async (): Promise<RecordedStream> => {
-        const { stream, ...rest } = await doStream()
-        const parts = await new Promise<JsonValue[]>((resolve, reject) => started!({ stream: recording(stream, resolve, reject), ...rest }))
-        return { parts, rest: encode(rest) }
-      })
-      // a live stream's step ends when the stream does, which the caller awaits by reading it; its failure is in the run
-      recorded.catch(() => {})
-      const first = await Promise.race([live, recorded.then((served) => ({ served }))])
-      if (!('served' in first)) return first
-      return { ...(decode(first.served.rest) as object), stream: playBack(decode(first.served.parts) as LanguageModelV3StreamPart[]) }
+      const call = await startModelCall(recorder, stepName(model, 'stream'), encode(params), doStream)
+      if ('served' in call) {
+        const { parts, rest } = call.served as unknown as RecordedStream
+        return { ...(decode(rest) as object), stream: playBack(decode(parts) as LanguageModelV3StreamPart[]) }
+      }
+      const { stream, ...rest } = call.live
+      return {
+        ...rest,
+        stream: recording(
+          stream,
+          (parts) => call.end({ parts, rest: encode(rest) }),
+          (err) => call.fail(err),
+        ),
+      }
     },
   }
 }

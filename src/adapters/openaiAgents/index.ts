@@ -3,6 +3,7 @@ import type { Model, ModelProvider, ModelRequest, ModelResponse, Span, StreamEve
 import type { JsonValue, StepType } from '../../trace/core/Run.js'
 import { Recorder, type RecorderOptions } from '../../trace/record/Recorder.js'
 import { decode, encode } from '../jsonCodec.js'
+import { startModelCall } from '../modelCall.js'
 
 export { recordModel, type ModelRecordingMode, type RecordModelOptions } from '../recordModel.js'
 
@@ -25,42 +26,34 @@ export function recordingModelProvider({ provider, recorder }: { provider: Model
 function recordingModel(model: Model, name: string, recorder: Recorder): Model {
   return {
     async getResponse(request: ModelRequest): Promise<ModelResponse> {
-      let live: ModelResponse | undefined
-      const output = await recorder.llm(`${name} response`, requestInput(request), async () => encode((live = await model.getResponse(request))))
-      return live ?? revive(decode(output) as ModelResponse)
+      const call = await startModelCall(recorder, `${name} response`, requestInput(request), () => model.getResponse(request))
+      if ('served' in call) return revive(decode(call.served) as ModelResponse)
+      call.end(encode(call.live))
+      return call.live
     },
     async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
-      const events = new EventQueue<StreamEvent>()
-      let upstream: AsyncIterator<StreamEvent> | undefined
-      const recorded = recorder.llm(`${name} stream`, requestInput(request), async () => {
-        const seen: JsonValue[] = []
-        upstream = model.getStreamedResponse(request)[Symbol.asyncIterator]()
-        try {
-          for (let next = await upstream.next(); !next.done; next = await upstream.next()) {
-            seen.push(encode(next.value))
-            events.push(next.value)
-          }
-        } catch (err) {
-          events.fail(err)
-          throw err
-        }
-        events.end()
-        return seen
-      })
-      recorded.catch(() => {}) // a live failure reaches the caller through the queue
-      const served = await Promise.race([events.started.then(() => null), recorded])
-      if (served !== null) {
-        for (const event of decode(served) as StreamEvent[]) yield event
+      const call = await startModelCall(recorder, `${name} stream`, requestInput(request), async () => model.getStreamedResponse(request)[Symbol.asyncIterator]())
+      if ('served' in call) {
+        for (const event of decode(call.served) as StreamEvent[]) yield event
         return
       }
+      const events = call.live
+      const seen: JsonValue[] = []
+      let read = false
       try {
-        yield* events
-      } finally {
-        // the runner stopped reading (a guardrail tripped, an error): stop the model's stream too, and let its step end
-        if (!events.ended) {
-          await upstream?.return?.()
-          await recorded.catch(() => {}) // the step ends with the events read, before the caller goes on
+        for (let next = await events.next(); !next.done; next = await events.next()) {
+          seen.push(encode(next.value))
+          yield next.value
         }
+        read = true
+      } catch (err) {
+        call.fail(err)
+        throw err
+      } finally {
+        // the runner stopped reading (a guardrail tripped, an error): stop the model's stream too; the step keeps what was read
+        if (!read) await events.return?.()
+        call.end(seen)
+        await call.written
       }
     },
   }
@@ -74,50 +67,6 @@ function requestInput({ signal: _signal, tracing: _tracing, ...request }: ModelR
 /** A recorded response with its usage a `Usage` again (the runner adds usages up). */
 function revive(response: ModelResponse): ModelResponse {
   return { ...response, usage: new Usage(response.usage) }
-}
-
-/** Events handed from the recording step to the caller's iteration as they come. */
-class EventQueue<T> implements AsyncIterable<T> {
-  private readonly items: T[] = []
-  private done = false
-  get ended(): boolean {
-    return this.done || this.error !== null
-  }
-  private error: { err: unknown } | null = null
-  private wake: (() => void) | null = null
-  private markStarted!: () => void
-  /** Settles when the live stream gives its first event (or ends, or fails). */
-  readonly started = new Promise<void>((resolve) => (this.markStarted = resolve))
-
-  push(item: T): void {
-    this.items.push(item)
-    this.signal()
-  }
-
-  end(): void {
-    this.done = true
-    this.signal()
-  }
-
-  fail(err: unknown): void {
-    this.error = { err }
-    this.signal()
-  }
-
-  private signal(): void {
-    this.markStarted()
-    this.wake?.()
-    this.wake = null
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    for (;;) {
-      if (this.items.length > 0) yield this.items.shift()!
-      else if (this.error) throw this.error.err
-      else if (this.done) return
-      else await new Promise<void>((resolve) => (this.wake = resolve))
-    }
-  }
 }
 
 /** Span kinds recorded as steps, with the step type each becomes; the others (agent, task, turn) only group. */

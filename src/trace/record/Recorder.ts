@@ -52,6 +52,11 @@ export class Recorder implements AsyncDisposable {
     private readonly owned: { options: RecorderOptions; sink: ReturnType<typeof memorySink>; startedAt: Date } | null,
   ) {}
 
+  /** Whether a Recorder started now would join the run of a surrounding `forkpoint run --record` or `replay`. */
+  static insideCommand(env: NodeJS.ProcessEnv = process.env): boolean {
+    return Session.current() !== null || Boolean(env[TRACE_ENV.journal])
+  }
+
   static async start(options: RecorderOptions): Promise<Recorder> {
     const env = options.env ?? process.env
     if (!Session.current() && env[TRACE_ENV.journal]) (await import('./installFromEnv.js')).installFromEnv(env)
