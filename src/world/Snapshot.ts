@@ -3,7 +3,7 @@ import { type Digest, isDigest } from '../store/digest.js'
 
 /**
  * The agent image: the workspace tree plus optional layers that higher layers fill
- * (trace, effects, model, cache, machine), each a digest of its own object. Unknown
+ * (trace, effects, checkpoints, model, cache, machine), each a digest of its own object. Unknown
  * fields from newer writers are kept as they are.
  */
 export interface Snapshot {
@@ -13,6 +13,8 @@ export interface Snapshot {
   world: { tree: Digest; env?: Record<string, string> }
   trace?: Digest
   effects?: Digest
+  /** An agent framework's checkpoints (a LangGraph thread's): the head of a `checkpoint-log`. */
+  checkpoints?: Digest
   model?: Digest
   cache?: Digest
   machine?: Digest
@@ -21,7 +23,7 @@ export interface Snapshot {
   [unknown: string]: unknown
 }
 
-export const SNAPSHOT_LAYERS = ['trace', 'effects', 'model', 'cache', 'machine'] as const
+export const SNAPSHOT_LAYERS = ['trace', 'effects', 'checkpoints', 'model', 'cache', 'machine'] as const
 export type SnapshotLayer = (typeof SNAPSHOT_LAYERS)[number]
 
 export function makeSnapshot(args: {

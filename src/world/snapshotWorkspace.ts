@@ -58,12 +58,7 @@ export interface SnapshotResult extends ScanCounts {
 export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<SnapshotResult> {
   const { store, workspace } = await openStore(args)
   const tag = args.tag === undefined ? undefined : tagRef(args.tag) // a bad name fails before anything is written
-  await recoverCheckout(store, workspace)
-  const gitignore = await respectGitignore(store, args.respectGitignore, { remember: true })
-  return withWriteLock(store, async () => {
-    // Taken inside the writer registration; no holder of the workspace lock waits for writers or gc: no cycle.
-    const scan = await withWorkspaceLock(store, () => scanWorkspace({ store, dir: workspace, write: true, respectGitignore: gitignore, onProgress: args.onProgress }))
-    if (!args.allowExternalSymlinks) await assertSymlinksInside(store, scan)
+  return withWorldScan({ ...args, store, workspace }, async (scan) => {
     for (let attempt = 0; ; attempt++) {
       const head = await readRef(store, 'HEAD')
       const parent = head ? await readSnapshot(store, head) : null
@@ -101,6 +96,28 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
       if (tag) await updateRef({ store, name: tag, id, message: 'tag' })
       return { id, tree: scan.tree, parents: snapshot.parents, created: true, ...counts(scan) }
     }
+  })
+}
+
+export interface WorldScanArgs extends Pick<SnapshotArgs, 'respectGitignore' | 'allowExternalSymlinks' | 'onProgress'> {
+  store: Store
+  workspace: string
+}
+
+/**
+ * Scan the workspace into trees (their objects written; `scan.persist()` makes them durable)
+ * and hand the scan to `use` while the store's write lock keeps gc away from them: the one
+ * way in for every snapshot of the world, HEAD's or another ref's (a LangGraph thread's).
+ */
+export async function withWorldScan<T>(args: WorldScanArgs, use: (scan: ScanResult) => Promise<T>): Promise<T> {
+  const { store, workspace } = args
+  await recoverCheckout(store, workspace)
+  const gitignore = await respectGitignore(store, args.respectGitignore, { remember: true })
+  return withWriteLock(store, async () => {
+    // Taken inside the writer registration; no holder of the workspace lock waits for writers or gc: no cycle.
+    const scan = await withWorkspaceLock(store, () => scanWorkspace({ store, dir: workspace, write: true, respectGitignore: gitignore, onProgress: args.onProgress }))
+    if (!args.allowExternalSymlinks) await assertSymlinksInside(store, scan)
+    return use(scan)
   })
 }
 

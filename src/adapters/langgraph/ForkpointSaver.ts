@@ -1,0 +1,373 @@
+import type { RunnableConfig } from '@langchain/core/runnables'
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+  TASKS,
+  WRITES_IDX_MAP,
+  copyCheckpoint,
+  maxChannelVersion,
+} from '@langchain/langgraph-checkpoint'
+import { UsageError } from '../../errors/index.js'
+import { type ForkChild, forkImage } from '../../image/forkImage.js'
+import type { Digest } from '../../store/digest.js'
+import { type StoreLocator, openStore } from '../../store/findStore.js'
+import { acquireLock } from '../../store/lockFile.js'
+import { deleteRef, listRefs, readRef, updateRef } from '../../store/refs.js'
+import type { Store } from '../../store/Store.js'
+import { withWriteLock } from '../../store/storeLock.js'
+import { readSnapshot } from '../../world/readObjects.js'
+import { SNAPSHOT_LAYERS, type Snapshot, type SnapshotLayer, makeSnapshot } from '../../world/Snapshot.js'
+import { withWorldScan } from '../../world/snapshotWorkspace.js'
+import { EMPTY_TREE } from '../../world/treeSource.js'
+import { type CheckpointLog, type KnownHistory, type LogEntry, type StoredCheckpoint, ThreadHistory, type Typed, loadHistory } from './checkpointLog.js'
+import { THREAD_REFS, describe, threadIdOf, threadRef } from './threadRef.js'
+
+export interface ForkpointSaverOptions extends StoreLocator {
+  /**
+   * Snapshot the workspace's files into the image of every checkpoint (the default), so
+   * going back to a checkpoint can bring its files back too. `false`: each image carries
+   * the files of the thread's previous one (an agent that keeps no files).
+   */
+  captureWorkspace?: boolean
+  /** The images' `meta.agent` (default `langgraph`). */
+  agent?: string
+  serde?: SerializerProtocol
+}
+
+export interface ForkThreadOptions {
+  /** How many forks (1 to 10,000). */
+  n: number
+  /** Fork from this checkpoint (the image made when it was put), not the thread's latest state. */
+  checkpointId?: string
+  checkpointNs?: string
+}
+
+export interface ForkedThread {
+  /** `<thread id>-fork-<index>`: pass it as `thread_id` to go on from the fork. */
+  threadId: string
+  /** The fork's image: the files and checkpoints it starts from. */
+  image: Digest
+  index: number
+}
+
+interface ThreadState {
+  image: Digest
+  known: KnownHistory | null
+}
+
+const ENTRY_OPS_MESSAGE: Record<LogEntry['op'], string> = { put: 'checkpoint', writes: 'writes of' }
+
+/**
+ * A LangGraph checkpointer that keeps threads in the forkpoint store: every checkpoint
+ * and every task's writes are a step of the thread's history, and the thread's latest
+ * image (`refs/threads/<thread id>`) holds that history as its `checkpoints` layer beside
+ * the workspace's files. So a thread is an image like any other: `forkpoint log`, `diff`,
+ * `checkout`, `push` and `merge` work on it, and `forkThread` forks it.
+ *
+ * @example
+ * const graph = builder.compile({ checkpointer: new ForkpointSaver() })
+ */
+export class ForkpointSaver extends BaseCheckpointSaver {
+  readonly #locator: StoreLocator
+  readonly #captureWorkspace: boolean
+  readonly #agent: string
+  #opened: Promise<{ store: Store; workspace: string }> | null = null
+  readonly #threads = new Map<string, ThreadState>()
+  readonly #queues = new Map<string, Promise<unknown>>()
+
+  constructor({ captureWorkspace = true, agent = 'langgraph', serde, ...locator }: ForkpointSaverOptions = {}) {
+    super(serde)
+    this.#locator = locator
+    this.#captureWorkspace = captureWorkspace
+    this.#agent = agent
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const { thread_id: threadId, checkpoint_id: checkpointId } = config.configurable ?? {}
+    const ns = namespaceOf(config)
+    if (threadId === undefined) return undefined
+    const { store } = await this.#open()
+    const history = await this.#history(store, threadRef(threadId))
+    if (checkpointId !== undefined) assertId('checkpoint_id', checkpointId)
+    const stored = checkpointId ? history.get(ns, checkpointId) : history.newestFirst(ns)[0]
+    return stored && this.#tuple(store, threadId, history, stored)
+  }
+
+  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const { thread_id: threadId, checkpoint_ns: onlyNs, checkpoint_id: onlyId } = config.configurable ?? {}
+    if (onlyNs !== undefined) namespaceOf(config)
+    const before: unknown = options.before?.configurable?.checkpoint_id
+    const { store } = await this.#open()
+    const refs = threadId !== undefined ? [threadRef(threadId)] : (await listRefs(store, THREAD_REFS)).map((r) => r.name)
+    let left = options.limit ?? Infinity
+    for (const ref of refs) {
+      const history = await this.#history(store, ref)
+      for (const ns of history.namespaces()) {
+        if (onlyNs !== undefined && ns !== onlyNs) continue
+        for (const stored of history.newestFirst(ns)) {
+          if (left <= 0) return
+          if (onlyId && stored.id !== onlyId) continue
+          if (typeof before === 'string' && stored.id >= before) continue
+          const metadata = await this.#load<CheckpointMetadata>(store, stored.metadata)
+          if (options.filter && !Object.entries(options.filter).every(([key, value]) => (metadata as Record<string, unknown>)[key] === value)) continue
+          left--
+          yield await this.#tuple(store, threadIdOf(ref), history, stored, metadata)
+        }
+      }
+    }
+  }
+
+  /** Stores the checkpoint without its channel values, and the value of each channel `newVersions` names at its new version: a value that did not change is not stored again. */
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    const threadId = requireThread(config, 'put a checkpoint')
+    const ns = namespaceOf(config)
+    assertId('checkpoint.id', checkpoint.id)
+    const parent: unknown = config.configurable?.checkpoint_id
+    const { channel_values: values, ...rest } = copyCheckpoint(checkpoint)
+    const [[checkpointType, checkpointBytes], [metadataType, metadataBytes]] = await Promise.all([this.serde.dumpsTyped({ ...rest, channel_values: {} }), this.serde.dumpsTyped(metadata)])
+    const changed = await Promise.all(
+      Object.entries(newVersions).map(async ([channel, version]) => ({ channel, version, typed: Object.hasOwn(values, channel) ? await this.serde.dumpsTyped(values[channel]) : null })),
+    )
+    await this.#append(threadId, this.#captureWorkspace, async (store) => ({
+      op: 'put',
+      ns,
+      id: checkpoint.id,
+      parent: typeof parent === 'string' && parent !== '' ? parent : null,
+      checkpoint: { type: checkpointType, blob: await store.writeBlob(checkpointBytes) },
+      metadata: { type: metadataType, blob: await store.writeBlob(metadataBytes) },
+      values: await Promise.all(
+        changed.map(async ({ channel, version, typed }) => ({ channel, version, value: typed && { type: typed[0], blob: await store.writeBlob(typed[1]) } })),
+      ),
+    }))
+    return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } }
+  }
+
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ''): Promise<void> {
+    const threadId = requireThread(config, 'put writes')
+    const ns = namespaceOf(config)
+    const checkpointId: unknown = config.configurable?.checkpoint_id
+    assertId('checkpoint_id', checkpointId)
+    assertId('task id', taskId)
+    const serialized = await Promise.all(writes.map(([channel, value]) => this.serde.dumpsTyped(value)))
+    await this.#append(threadId, false, async (store) => ({
+      op: 'writes',
+      ns,
+      id: checkpointId,
+      taskId,
+      taskPath,
+      writes: await Promise.all(
+        writes.map(async ([channel], idx) => {
+          const [type, bytes] = serialized[idx]!
+          return { idx: WRITES_IDX_MAP[channel] ?? idx, channel, value: { type, blob: await store.writeBlob(bytes) } }
+        }),
+      ),
+    }))
+  }
+
+  /** Forget a thread: its ref goes; its images stay reachable through the reflog until `forkpoint gc` expires them. */
+  async deleteThread(threadId: string): Promise<void> {
+    const ref = threadRef(threadId)
+    await this.#serially(ref, async () => {
+      const { store } = await this.#open()
+      const lock = await acquireLock(threadLockPath(store, ref), { what: `thread ${threadId}` })
+      try {
+        await deleteRef(store, ref)
+        this.#threads.delete(ref)
+      } finally {
+        await lock.release()
+      }
+    })
+  }
+
+  /**
+   * Fork a thread into `n` new ones, each starting from the thread's image (its files and
+   * checkpoints): `forkImage` makes the children, and each gets a thread ref of its own.
+   * Going on with a fork's `threadId` leaves the thread and the other forks as they were.
+   * @throws {UsageError} no such thread or checkpoint; a fork's thread id is taken
+   */
+  async forkThread(threadId: string, { n, checkpointId, checkpointNs = '' }: ForkThreadOptions): Promise<ForkedThread[]> {
+    const ref = threadRef(threadId)
+    const { store } = await this.#open()
+    const head = await readRef(store, ref)
+    if (!head) throw new UsageError(`no thread ${JSON.stringify(threadId)} in this store`, { field: 'thread_id' })
+    const image = checkpointId === undefined ? head : await this.#imageOfPut(store, head, checkpointNs, checkpointId)
+    const children = await forkImage({ store, id: image, n })
+    return Promise.all(children.map((child) => this.#adoptFork(store, threadId, child)))
+  }
+
+  /** The image a thread is at now, or null when there is no such thread. */
+  async threadImage(threadId: string): Promise<Digest | null> {
+    const { store } = await this.#open()
+    return readRef(store, threadRef(threadId))
+  }
+
+  async #adoptFork(store: Store, threadId: string, child: ForkChild): Promise<ForkedThread> {
+    const forkId = `${threadId}-fork-${child.index}`
+    await updateRef({ store, name: threadRef(forkId), id: child.id, expected: null, message: `fork of thread ${threadId}` }).catch((err: unknown) => {
+      if ((err as { code?: string }).code !== 'RefConflictError') throw err
+      throw new UsageError(`thread ${JSON.stringify(forkId)} already exists; fork ${child.index} is image ${child.id}`, { field: 'thread_id' })
+    })
+    return { threadId: forkId, image: child.id, index: child.index }
+  }
+
+  /** Walk the thread's images back to the one whose newest step is the put of that checkpoint. */
+  async #imageOfPut(store: Store, head: Digest, ns: string, id: string): Promise<Digest> {
+    for (let at: Digest | undefined = head; at; ) {
+      const image: Snapshot = await readSnapshot(store, at)
+      if (!image.checkpoints) break
+      const { entry } = await store.readObject<CheckpointLog>(image.checkpoints, 'checkpoint-log')
+      if (entry.op === 'put' && entry.ns === ns && entry.id === id) return at
+      at = image.parents[0]
+    }
+    throw new UsageError(`no checkpoint ${id}${ns ? ` in namespace ${JSON.stringify(ns)}` : ''} in this thread's history`, { field: 'checkpoint_id' })
+  }
+
+  async #tuple(store: Store, threadId: string, history: ThreadHistory, stored: StoredCheckpoint, metadata?: CheckpointMetadata): Promise<CheckpointTuple> {
+    const { ns, id, parent } = stored
+    const checkpoint = await this.#load<Checkpoint>(store, stored.checkpoint)
+    checkpoint.channel_values = {}
+    for (const { channel, value } of history.valuesAt(ns, checkpoint.channel_versions ?? {})) checkpoint.channel_values[channel] = await this.#load(store, value)
+    if (checkpoint.v < 4 && parent !== null) await this.#migratePendingSends(store, history, checkpoint, ns, parent)
+    const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
+      history.writesOf(ns, id).map(async (w): Promise<CheckpointPendingWrite> => [w.taskId, w.channel, await this.#load(store, w.value)]),
+    )
+    const tuple: CheckpointTuple = {
+      config: { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: id } },
+      checkpoint,
+      metadata: metadata ?? (await this.#load<CheckpointMetadata>(store, stored.metadata)),
+      pendingWrites,
+    }
+    if (parent !== null) tuple.parentConfig = { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: parent } }
+    return tuple
+  }
+
+  /** Checkpoints before format 4 kept pending sends as their parent's writes to TASKS; LangGraph reads them from the channel. */
+  async #migratePendingSends(store: Store, history: ThreadHistory, checkpoint: Checkpoint, ns: string, parent: string): Promise<void> {
+    const sends = history.writesOf(ns, parent).filter((w) => w.channel === TASKS)
+    checkpoint.channel_values ??= {}
+    checkpoint.channel_values[TASKS] = await Promise.all(sends.map((w) => this.#load(store, w.value)))
+    checkpoint.channel_versions ??= {}
+    const versions = Object.values(checkpoint.channel_versions)
+    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined)
+  }
+
+  async #load<T>(store: Store, typed: Typed): Promise<T> {
+    return (await this.serde.loadsTyped(typed.type, await store.readBlob(typed.blob))) as T
+  }
+
+  /**
+   * Add one step to a thread: under the thread's lock (other processes) and queue (this
+   * one), chain a log object onto the thread's, write the image that holds it (the
+   * workspace scanned anew when `scan`, else the files of the thread's last image), make
+   * it all durable, then move the thread's ref.
+   */
+  async #append(threadId: string, scan: boolean, makeEntry: (store: Store) => Promise<LogEntry>): Promise<void> {
+    const ref = threadRef(threadId)
+    await this.#serially(ref, async () => {
+      const { store, workspace } = await this.#open()
+      const step = async (tree: Digest | null, persist: () => Promise<void>): Promise<void> => {
+        const lock = await acquireLock(threadLockPath(store, ref), { what: `thread ${threadId}` })
+        try {
+          const current = await readRef(store, ref)
+          const state = current ? await this.#state(store, ref, current) : null
+          const entry = await makeEntry(store)
+          const log = await store.writeObject({ kind: 'checkpoint-log', schemaVersion: 1, framework: 'langgraph', previous: state?.known?.log ?? null, entry } satisfies CheckpointLog)
+          const image = await this.#writeImage(store, current, tree, log, `${ENTRY_OPS_MESSAGE[entry.op]} ${entry.id}${entry.ns ? ` (${entry.ns})` : ''} of thread ${threadId}`)
+          await persist()
+          await updateRef({ store, name: ref, id: image, expected: current, message: `langgraph: ${entry.op} ${entry.id}` })
+          const history = state?.known?.history ?? new ThreadHistory()
+          history.apply(entry)
+          this.#threads.set(ref, { image, known: { log, history } })
+        } finally {
+          await lock.release()
+        }
+      }
+      if (scan) await withWorldScan({ store, workspace }, (world) => step(world.tree, () => world.persist()))
+      else await withWriteLock(store, () => step(null, () => store.sync()))
+    })
+  }
+
+  /** The thread's next image: on top of its last (or, for a new thread, of HEAD), with its layers and env, the new files if scanned, and the new history. */
+  async #writeImage(store: Store, current: Digest | null, tree: Digest | null, log: Digest, message: string): Promise<Digest> {
+    const parentId = current ?? (await readRef(store, 'HEAD'))
+    const parent = parentId ? await readSnapshot(store, parentId) : null
+    const layers: Partial<Record<SnapshotLayer, Digest>> = {}
+    for (const layer of SNAPSHOT_LAYERS) if (parent?.[layer] !== undefined) layers[layer] = parent[layer]
+    layers.checkpoints = log
+    const env = parent?.world.env
+    const snapshot = makeSnapshot({
+      parents: parentId ? [parentId] : [],
+      tree: tree ?? parent?.world.tree ?? (await store.writeObject({ ...EMPTY_TREE })),
+      message,
+      agent: this.#agent,
+      layers,
+      ...(env ? { env } : {}),
+    })
+    return store.writeObject(snapshot)
+  }
+
+  async #history(store: Store, ref: string): Promise<ThreadHistory> {
+    const image = await readRef(store, ref)
+    return (image && (await this.#state(store, ref, image)).known?.history) ?? new ThreadHistory()
+  }
+
+  /** What the thread at `image` holds; read from the store only as far as the last state this saver knew. */
+  async #state(store: Store, ref: string, image: Digest): Promise<ThreadState> {
+    const cached = this.#threads.get(ref)
+    if (cached?.image === image) return cached
+    const { checkpoints } = await readSnapshot(store, image)
+    const known = checkpoints ? { log: checkpoints, history: await loadHistory(store, checkpoints, cached?.known ?? undefined) } : null
+    const state = { image, known }
+    this.#threads.set(ref, state)
+    return state
+  }
+
+  async #serially<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.#queues.get(key) ?? Promise.resolve()
+    const run = before.then(fn, fn)
+    const settled = run.catch(() => undefined)
+    this.#queues.set(key, settled)
+    try {
+      return await run
+    } finally {
+      if (this.#queues.get(key) === settled) this.#queues.delete(key)
+    }
+  }
+
+  #open(): Promise<{ store: Store; workspace: string }> {
+    this.#opened ??= openStore(this.#locator)
+    return this.#opened
+  }
+}
+
+function threadLockPath(store: Store, ref: string): string {
+  return `${store.path(ref)}.thread.lock`
+}
+
+function requireThread(config: RunnableConfig, what: string): string {
+  const threadId: unknown = config.configurable?.thread_id
+  if (threadId === undefined) {
+    throw new UsageError(`cannot ${what}: config.configurable has no thread_id; run the graph with { configurable: { thread_id: '...' } } so the checkpointer knows which thread to keep`, {
+      field: 'thread_id',
+    })
+  }
+  threadRef(threadId)
+  return threadId as string
+}
+
+function namespaceOf(config: RunnableConfig): string {
+  const ns: unknown = config.configurable?.checkpoint_ns ?? ''
+  if (typeof ns !== 'string') throw new UsageError(`checkpoint_ns must be a string (got ${describe(ns)})`, { field: 'checkpoint_ns' })
+  return ns
+}
+
+function assertId(field: string, value: unknown): asserts value is string {
+  if (typeof value !== 'string' || value === '') throw new UsageError(`${field} must be a non-empty string (got ${describe(value)})`, { field })
+}

@@ -1,0 +1,1 @@
+export { ForkpointSaver, type ForkpointSaverOptions, type ForkThreadOptions, type ForkedThread } from './ForkpointSaver.js'
