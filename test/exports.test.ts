@@ -140,6 +140,7 @@ it('docs/public-api.md names every export once, and nothing else', () => {
 it.each([
   ['forkpoint/ai-sdk', 'ai', 'forkpointMiddleware,recordModel'],
   ['forkpoint/openai-agents', '@openai/agents', 'forkpointTraceProcessor,recordModel,recordingModelProvider'],
+  ['forkpoint/langgraph', '@langchain/langgraph-checkpoint', 'ForkpointSaver'],
 ])('%s resolves from the built package; its framework (%s) is an optional peer', async (subpath, framework, names) => {
   const { execFile } = await import('node:child_process')
   const { promisify } = await import('node:util')

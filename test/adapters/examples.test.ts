@@ -6,6 +6,13 @@ import { describe, expect, it } from 'vitest'
 const EXPECTED: Record<string, RegExp[]> = {
   'aiSdk.ts': [/^replayed offline: \[/m, /^diff of the two recordings: output_divergence at step 0$/m],
   'openaiAgents.ts': [/^record: The weather: snow in Oslo\.$/m, /^replay: The weather: snow in Oslo\.$/m, /^traced run: tool weather$/m],
+  'langgraph.ts': [
+    /^thread fix-add: planned$/m,
+    /^fix-add-fork-0: \*: test failed$/m,
+    /^fix-add-fork-1: \+: test passed$/m,
+    /^diff of the forks: calc\.js modified$/m,
+    /^fix-add itself: planned$/m,
+  ],
   'mcp.ts': [/^try-multiply: test failed, aborted$/m, /^try-add: test passed, committed$/m, /^calc\.js now: return a \+ b;/m],
 }
 

@@ -15,11 +15,13 @@ import {
   maxChannelVersion,
 } from '@langchain/langgraph-checkpoint'
 import { UsageError } from '../../errors/index.js'
-import { type ForkChild, forkImage } from '../../image/forkImage.js'
+import { forkImage } from '../../image/forkImage.js'
+import { incomingImage } from '../../image/incomingImage.js'
 import type { Digest } from '../../store/digest.js'
 import { type StoreLocator, openStore } from '../../store/findStore.js'
 import { acquireLock } from '../../store/lockFile.js'
 import { deleteRef, listRefs, readRef, updateRef } from '../../store/refs.js'
+import { resolveId } from '../../store/resolveId.js'
 import type { Store } from '../../store/Store.js'
 import { withWriteLock } from '../../store/storeLock.js'
 import { readSnapshot } from '../../world/readObjects.js'
@@ -90,14 +92,16 @@ export class ForkpointSaver extends BaseCheckpointSaver {
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    const { thread_id: threadId, checkpoint_id: checkpointId } = config.configurable ?? {}
+    const threadId: unknown = config.configurable?.thread_id
+    const checkpointId: unknown = config.configurable?.checkpoint_id
     const ns = namespaceOf(config)
     if (threadId === undefined) return undefined
-    const { store } = await this.#open()
-    const history = await this.#history(store, threadRef(threadId))
+    const ref = threadRef(threadId)
     if (checkpointId !== undefined) assertId('checkpoint_id', checkpointId)
+    const { store } = await this.#open()
+    const history = await this.#history(store, ref)
     const stored = checkpointId ? history.get(ns, checkpointId) : history.newestFirst(ns)[0]
-    return stored && this.#tuple(store, threadId, history, stored)
+    return stored && this.#tuple(store, threadIdOf(ref), history, stored)
   }
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -131,9 +135,16 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     assertId('checkpoint.id', checkpoint.id)
     const parent: unknown = config.configurable?.checkpoint_id
     const { channel_values: values, ...rest } = copyCheckpoint(checkpoint)
-    const [[checkpointType, checkpointBytes], [metadataType, metadataBytes]] = await Promise.all([this.serde.dumpsTyped({ ...rest, channel_values: {} }), this.serde.dumpsTyped(metadata)])
+    const [[checkpointType, checkpointBytes], [metadataType, metadataBytes]] = await Promise.all([
+      this.serde.dumpsTyped({ ...rest, channel_values: {} }),
+      this.serde.dumpsTyped(metadata),
+    ])
     const changed = await Promise.all(
-      Object.entries(newVersions).map(async ([channel, version]) => ({ channel, version, typed: Object.hasOwn(values, channel) ? await this.serde.dumpsTyped(values[channel]) : null })),
+      Object.entries(newVersions).map(async ([channel, version]) => ({
+        channel,
+        version,
+        typed: Object.hasOwn(values, channel) ? await this.serde.dumpsTyped(values[channel]) : null,
+      })),
     )
     await this.#append(threadId, this.#captureWorkspace, async (store) => ({
       op: 'put',
@@ -155,7 +166,7 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     const checkpointId: unknown = config.configurable?.checkpoint_id
     assertId('checkpoint_id', checkpointId)
     assertId('task id', taskId)
-    const serialized = await Promise.all(writes.map(([channel, value]) => this.serde.dumpsTyped(value)))
+    const serialized = await Promise.all(writes.map(([, value]) => this.serde.dumpsTyped(value)))
     await this.#append(threadId, false, async (store) => ({
       op: 'writes',
       ns,
@@ -199,7 +210,12 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     if (!head) throw new UsageError(`no thread ${JSON.stringify(threadId)} in this store`, { field: 'thread_id' })
     const image = checkpointId === undefined ? head : await this.#imageOfPut(store, head, checkpointNs, checkpointId)
     const children = await forkImage({ store, id: image, n })
-    return Promise.all(children.map((child) => this.#adoptFork(store, threadId, child)))
+    return Promise.all(
+      children.map(async (child) => {
+        const forkId = `${threadId}-fork-${child.index}`
+        return { threadId: forkId, image: await this.threadFrom(forkId, child.id), index: child.index }
+      }),
+    )
   }
 
   /** The image a thread is at now, or null when there is no such thread. */
@@ -208,18 +224,28 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     return readRef(store, threadRef(threadId))
   }
 
-  async #adoptFork(store: Store, threadId: string, child: ForkChild): Promise<ForkedThread> {
-    const forkId = `${threadId}-fork-${child.index}`
-    await updateRef({ store, name: threadRef(forkId), id: child.id, expected: null, message: `fork of thread ${threadId}` }).catch((err: unknown) => {
+  /**
+   * Start thread `threadId` at an image that holds a thread (one pulled from a registry, a
+   * fork made by `forkpoint fork`): the thread goes on from that image's checkpoints.
+   * @throws {UsageError} the thread exists, or the image holds no checkpoints
+   * @throws {MalformedObjectError} the image's checkpoints layer is not a checkpoint log (exit 5)
+   */
+  async threadFrom(threadId: string, image: string): Promise<Digest> {
+    const ref = threadRef(threadId)
+    const { store } = await this.#open()
+    const id = await resolveId(store, image)
+    const snapshot = await incomingImage(store, id)
+    if (!snapshot.checkpoints) throw new UsageError(`image ${id} holds no LangGraph thread (it has no checkpoints layer)`, { field: 'image' })
+    await updateRef({ store, name: ref, id, expected: null, message: `thread from ${id}` }).catch((err: unknown) => {
       if ((err as { code?: string }).code !== 'RefConflictError') throw err
-      throw new UsageError(`thread ${JSON.stringify(forkId)} already exists; fork ${child.index} is image ${child.id}`, { field: 'thread_id' })
+      throw new UsageError(`thread ${JSON.stringify(threadId)} already exists; delete it or choose another thread id`, { field: 'thread_id' })
     })
-    return { threadId: forkId, image: child.id, index: child.index }
+    return id
   }
 
   /** Walk the thread's images back to the one whose newest step is the put of that checkpoint. */
   async #imageOfPut(store: Store, head: Digest, ns: string, id: string): Promise<Digest> {
-    for (let at: Digest | undefined = head; at; ) {
+    for (let at: Digest | undefined = head; at;) {
       const image: Snapshot = await readSnapshot(store, at)
       if (!image.checkpoints) break
       const { entry } = await store.readObject<CheckpointLog>(image.checkpoints, 'checkpoint-log')
@@ -278,7 +304,13 @@ export class ForkpointSaver extends BaseCheckpointSaver {
           const current = await readRef(store, ref)
           const state = current ? await this.#state(store, ref, current) : null
           const entry = await makeEntry(store)
-          const log = await store.writeObject({ kind: 'checkpoint-log', schemaVersion: 1, framework: 'langgraph', previous: state?.known?.log ?? null, entry } satisfies CheckpointLog)
+          const log = await store.writeObject({
+            kind: 'checkpoint-log',
+            schemaVersion: 1,
+            framework: 'langgraph',
+            previous: state?.known?.log ?? null,
+            entry,
+          } satisfies CheckpointLog)
           const image = await this.#writeImage(store, current, tree, log, `${ENTRY_OPS_MESSAGE[entry.op]} ${entry.id}${entry.ns ? ` (${entry.ns})` : ''} of thread ${threadId}`)
           await persist()
           await updateRef({ store, name: ref, id: image, expected: current, message: `langgraph: ${entry.op} ${entry.id}` })
@@ -354,9 +386,12 @@ function threadLockPath(store: Store, ref: string): string {
 function requireThread(config: RunnableConfig, what: string): string {
   const threadId: unknown = config.configurable?.thread_id
   if (threadId === undefined) {
-    throw new UsageError(`cannot ${what}: config.configurable has no thread_id; run the graph with { configurable: { thread_id: '...' } } so the checkpointer knows which thread to keep`, {
-      field: 'thread_id',
-    })
+    throw new UsageError(
+      `cannot ${what}: config.configurable has no thread_id; run the graph with { configurable: { thread_id: '...' } } so the checkpointer knows which thread to keep`,
+      {
+        field: 'thread_id',
+      },
+    )
   }
   threadRef(threadId)
   return threadId as string

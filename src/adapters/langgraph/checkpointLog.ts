@@ -192,7 +192,13 @@ function isWrite(value: unknown): boolean {
 function isChannelValue(value: unknown): boolean {
   const v = value as Record<string, unknown> | null
   const version = v?.['version']
-  return typeof v === 'object' && v !== null && typeof v['channel'] === 'string' && (typeof version === 'string' || Number.isFinite(version)) && (v['value'] === null || isTyped(v['value']))
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v['channel'] === 'string' &&
+    (typeof version === 'string' || Number.isFinite(version)) &&
+    (v['value'] === null || isTyped(v['value']))
+  )
 }
 
 function isTyped(value: unknown): value is Typed {

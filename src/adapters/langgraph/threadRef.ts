@@ -20,9 +20,12 @@ export function threadRef(threadId: unknown): string {
   if (PLAIN.test(threadId) && threadId.length <= MAX_PLAIN && !threadId.endsWith('.lock') && !threadId.includes('..')) return THREAD_REFS + threadId
   const bytes = Buffer.from(threadId, 'utf8')
   if (bytes.length > MAX_HEX_BYTES) {
-    throw new UsageError(`thread_id ${JSON.stringify(threadId.slice(0, 40))}… is ${bytes.length} bytes; forkpoint keeps a thread id of letters, digits, '.', '_' and '-' up to ${MAX_PLAIN} characters, any other up to ${MAX_HEX_BYTES} bytes`, {
-      field: 'thread_id',
-    })
+    throw new UsageError(
+      `thread_id ${JSON.stringify(threadId.slice(0, 40))}… is ${bytes.length} bytes; forkpoint keeps a thread id of letters, digits, '.', '_' and '-' up to ${MAX_PLAIN} characters, any other up to ${MAX_HEX_BYTES} bytes`,
+      {
+        field: 'thread_id',
+      },
+    )
   }
   return `${THREAD_REFS}_${bytes.toString('hex')}`
 }
