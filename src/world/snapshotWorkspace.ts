@@ -133,7 +133,7 @@ function unchanged(parent: Snapshot, tree: Digest, layers: SnapshotArgs['layers'
 }
 
 /** An image keeps its layers from one snapshot to the next until one is given anew. */
-function carriedLayers(parent: Snapshot | null): Partial<Record<SnapshotLayer, Digest>> {
+export function carriedLayers(parent: Snapshot | null): Partial<Record<SnapshotLayer, Digest>> {
   const layers: Partial<Record<SnapshotLayer, Digest>> = {}
   for (const layer of SNAPSHOT_LAYERS) if (parent?.[layer] !== undefined) layers[layer] = parent[layer]
   return layers

@@ -15,21 +15,19 @@ import {
   maxChannelVersion,
 } from '@langchain/langgraph-checkpoint'
 import { UsageError } from '../../errors/index.js'
+import { appendImage } from '../../image/appendImage.js'
 import { forkImage } from '../../image/forkImage.js'
 import { incomingImage } from '../../image/incomingImage.js'
 import type { Digest } from '../../store/digest.js'
 import { type StoreLocator, openStore } from '../../store/findStore.js'
-import { acquireLock } from '../../store/lockFile.js'
 import { deleteRef, listRefs, readRef, updateRef } from '../../store/refs.js'
 import { resolveId } from '../../store/resolveId.js'
 import type { Store } from '../../store/Store.js'
-import { withWriteLock } from '../../store/storeLock.js'
 import { readSnapshot } from '../../world/readObjects.js'
-import { SNAPSHOT_LAYERS, type Snapshot, type SnapshotLayer, makeSnapshot } from '../../world/Snapshot.js'
-import { withWorldScan } from '../../world/snapshotWorkspace.js'
-import { EMPTY_TREE } from '../../world/treeSource.js'
+import type { Snapshot } from '../../world/Snapshot.js'
 import { type CheckpointLog, type KnownHistory, type LogEntry, type StoredCheckpoint, ThreadHistory, type Typed, loadHistory } from './checkpointLog.js'
-import { THREAD_REFS, describe, threadIdOf, threadRef } from './threadRef.js'
+import { describeValue } from '../../util/describeValue.js'
+import { THREAD_REFS, threadIdOf, threadRef } from './threadRef.js'
 
 export interface ForkpointSaverOptions extends StoreLocator {
   /**
@@ -63,8 +61,6 @@ interface ThreadState {
   image: Digest
   known: KnownHistory | null
 }
-
-const ENTRY_OPS_MESSAGE: Record<LogEntry['op'], string> = { put: 'checkpoint', writes: 'writes of' }
 
 /**
  * A LangGraph checkpointer that keeps threads in the forkpoint store: every checkpoint
@@ -146,7 +142,7 @@ export class ForkpointSaver extends BaseCheckpointSaver {
         typed: Object.hasOwn(values, channel) ? await this.serde.dumpsTyped(values[channel]) : null,
       })),
     )
-    await this.#append(threadId, this.#captureWorkspace, async (store) => ({
+    await this.#append(threadId, this.#captureWorkspace, `checkpoint ${checkpoint.id}${ns ? ` (${ns})` : ''}`, async (store) => ({
       op: 'put',
       ns,
       id: checkpoint.id,
@@ -167,7 +163,7 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     assertId('checkpoint_id', checkpointId)
     assertId('task id', taskId)
     const serialized = await Promise.all(writes.map(([, value]) => this.serde.dumpsTyped(value)))
-    await this.#append(threadId, false, async (store) => ({
+    await this.#append(threadId, false, `writes of ${checkpointId}${ns ? ` (${ns})` : ''}`, async (store) => ({
       op: 'writes',
       ns,
       id: checkpointId,
@@ -186,14 +182,8 @@ export class ForkpointSaver extends BaseCheckpointSaver {
   async deleteThread(threadId: string): Promise<void> {
     const ref = threadRef(threadId)
     await this.#serially(ref, async () => {
-      const { store } = await this.#open()
-      const lock = await acquireLock(threadLockPath(store, ref), { what: `thread ${threadId}` })
-      try {
-        await deleteRef(store, ref)
-        this.#threads.delete(ref)
-      } finally {
-        await lock.release()
-      }
+      await deleteRef((await this.#open()).store, ref)
+      this.#threads.delete(ref)
     })
   }
 
@@ -289,60 +279,35 @@ export class ForkpointSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Add one step to a thread: under the thread's lock (other processes) and queue (this
-   * one), chain a log object onto the thread's, write the image that holds it (the
-   * workspace scanned anew when `scan`, else the files of the thread's last image), make
-   * it all durable, then move the thread's ref.
+   * Add one step to a thread: one log object chained onto the thread's, in a new image of
+   * the thread (the workspace scanned anew when `scan`); steps of one thread are queued in
+   * this process, and `appendImage` keeps other processes' out while it builds on the ref.
    */
-  async #append(threadId: string, scan: boolean, makeEntry: (store: Store) => Promise<LogEntry>): Promise<void> {
+  async #append(threadId: string, scan: boolean, what: string, makeEntry: (store: Store) => Promise<LogEntry>): Promise<void> {
     const ref = threadRef(threadId)
     await this.#serially(ref, async () => {
       const { store, workspace } = await this.#open()
-      const step = async (tree: Digest | null, persist: () => Promise<void>): Promise<void> => {
-        const lock = await acquireLock(threadLockPath(store, ref), { what: `thread ${threadId}` })
-        try {
-          const current = await readRef(store, ref)
-          const state = current ? await this.#state(store, ref, current) : null
+      let step: { entry: LogEntry; log: Digest; known: KnownHistory | null } | undefined
+      const image = await appendImage({
+        store,
+        workspace,
+        ref,
+        scan,
+        agent: this.#agent,
+        message: `${what} of thread ${threadId}`,
+        layers: async (current) => {
+          const known = current ? (await this.#state(store, ref, current)).known : null
           const entry = await makeEntry(store)
-          const log = await store.writeObject({
-            kind: 'checkpoint-log',
-            schemaVersion: 1,
-            framework: 'langgraph',
-            previous: state?.known?.log ?? null,
-            entry,
-          } satisfies CheckpointLog)
-          const image = await this.#writeImage(store, current, tree, log, `${ENTRY_OPS_MESSAGE[entry.op]} ${entry.id}${entry.ns ? ` (${entry.ns})` : ''} of thread ${threadId}`)
-          await persist()
-          await updateRef({ store, name: ref, id: image, expected: current, message: `langgraph: ${entry.op} ${entry.id}` })
-          const history = state?.known?.history ?? new ThreadHistory()
-          history.apply(entry)
-          this.#threads.set(ref, { image, known: { log, history } })
-        } finally {
-          await lock.release()
-        }
-      }
-      if (scan) await withWorldScan({ store, workspace }, (world) => step(world.tree, () => world.persist()))
-      else await withWriteLock(store, () => step(null, () => store.sync()))
+          const log = await store.writeObject({ kind: 'checkpoint-log', schemaVersion: 1, framework: 'langgraph', previous: known?.log ?? null, entry } satisfies CheckpointLog)
+          step = { entry, log, known }
+          return { checkpoints: log }
+        },
+      })
+      const { entry, log, known } = step!
+      const history = known?.history ?? new ThreadHistory()
+      history.apply(entry)
+      this.#threads.set(ref, { image, known: { log, history } })
     })
-  }
-
-  /** The thread's next image: on top of its last (or, for a new thread, of HEAD), with its layers and env, the new files if scanned, and the new history. */
-  async #writeImage(store: Store, current: Digest | null, tree: Digest | null, log: Digest, message: string): Promise<Digest> {
-    const parentId = current ?? (await readRef(store, 'HEAD'))
-    const parent = parentId ? await readSnapshot(store, parentId) : null
-    const layers: Partial<Record<SnapshotLayer, Digest>> = {}
-    for (const layer of SNAPSHOT_LAYERS) if (parent?.[layer] !== undefined) layers[layer] = parent[layer]
-    layers.checkpoints = log
-    const env = parent?.world.env
-    const snapshot = makeSnapshot({
-      parents: parentId ? [parentId] : [],
-      tree: tree ?? parent?.world.tree ?? (await store.writeObject({ ...EMPTY_TREE })),
-      message,
-      agent: this.#agent,
-      layers,
-      ...(env ? { env } : {}),
-    })
-    return store.writeObject(snapshot)
   }
 
   async #history(store: Store, ref: string): Promise<ThreadHistory> {
@@ -379,10 +344,6 @@ export class ForkpointSaver extends BaseCheckpointSaver {
   }
 }
 
-function threadLockPath(store: Store, ref: string): string {
-  return `${store.path(ref)}.thread.lock`
-}
-
 function requireThread(config: RunnableConfig, what: string): string {
   const threadId: unknown = config.configurable?.thread_id
   if (threadId === undefined) {
@@ -399,10 +360,10 @@ function requireThread(config: RunnableConfig, what: string): string {
 
 function namespaceOf(config: RunnableConfig): string {
   const ns: unknown = config.configurable?.checkpoint_ns ?? ''
-  if (typeof ns !== 'string') throw new UsageError(`checkpoint_ns must be a string (got ${describe(ns)})`, { field: 'checkpoint_ns' })
+  if (typeof ns !== 'string') throw new UsageError(`checkpoint_ns must be a string (got ${describeValue(ns)})`, { field: 'checkpoint_ns' })
   return ns
 }
 
 function assertId(field: string, value: unknown): asserts value is string {
-  if (typeof value !== 'string' || value === '') throw new UsageError(`${field} must be a non-empty string (got ${describe(value)})`, { field })
+  if (typeof value !== 'string' || value === '') throw new UsageError(`${field} must be a non-empty string (got ${describeValue(value)})`, { field })
 }
