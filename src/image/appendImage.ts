@@ -27,7 +27,7 @@ export interface AppendImageArgs {
 /**
  * Write an image on top of the one `ref` names (on top of HEAD when the ref is new, so
  * the line starts from the workspace's history) and move the ref to it: HEAD stays where
- * it is. One writer per ref at a time, in any process (a lock file beside the ref); every
+ * it is. One writer per ref at a time, in any process (a lock file under the store's `locks/`); every
  * object is durable before the ref moves. The way adapters keep a line of images of their own.
  */
 export async function appendImage(args: AppendImageArgs): Promise<Digest> {
@@ -37,7 +37,8 @@ export async function appendImage(args: AppendImageArgs): Promise<Digest> {
 }
 
 async function writeOnRef({ store, ref, message, agent, layers }: AppendImageArgs, tree: Digest | null, persist: () => Promise<void>): Promise<Digest> {
-  const lock = await acquireLock(`${store.path(ref)}.append.lock`, { what: `images of ${ref}` })
+  // under locks/, not beside the ref: `<ref>.append.lock` would be the ref lock of the ref named `<ref>.append`
+  const lock = await acquireLock(`${store.path('locks', ref)}.lock`, { what: `images of ${ref}` })
   try {
     const current = await readRef(store, ref)
     const parentId = current ?? (await readRef(store, 'HEAD'))

@@ -34,6 +34,8 @@ export class Store implements AsyncDisposable {
   readonly packs: LocalPacks
   /** Objects written (or found, perhaps just written by another process) since the last `sync()`. */
   private unsynced: string[] = []
+  /** The syncs running, as one promise that never rejects. */
+  private syncing: Promise<void> = Promise.resolve()
 
   /** The objects `sync()` would make durable; a helper thread hands its list to the main thread's store. */
   takeUnsynced(): string[] {
@@ -191,7 +193,14 @@ export class Store implements AsyncDisposable {
    * cheaper than an fsync per object but a flush of everything else dirty there too.
    */
   async sync(): Promise<void> {
-    const written = this.takeUnsynced()
+    // an earlier sync still running may hold objects of this caller's: it must end before this one returns
+    const earlier = this.syncing
+    const mine = this.flush(this.takeUnsynced())
+    this.syncing = Promise.allSettled([earlier, mine]).then(() => undefined)
+    await Promise.all([earlier, mine])
+  }
+
+  private async flush(written: string[]): Promise<void> {
     if (written.length > FSYNC_EACH_LIMIT) {
       const { execFile } = requirePackage('node:child_process') as typeof import('node:child_process')
       await promisify(execFile)('sync', ['-f', join(this.root, 'objects')])

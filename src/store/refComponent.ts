@@ -15,6 +15,9 @@ const MAX_HEX_BYTES = 100
  */
 export function refComponent(name: unknown, what: string): string {
   if (typeof name !== 'string' || name === '') throw new UsageError(`${what} must be a non-empty string (got ${describeValue(name)})`, { field: what })
+  // a lone surrogate has no UTF-8: '\ud800' and '\udc00' would both be written as U+FFFD and share a ref
+  if (Buffer.from(name, 'utf8').toString('utf8') !== name)
+    throw new UsageError(`${what} ${JSON.stringify(name)} holds a lone UTF-16 surrogate; give it as well-formed text`, { field: what })
   if (PLAIN.test(name) && name.length <= MAX_PLAIN && !name.endsWith('.lock') && !name.includes('..')) return name
   const bytes = Buffer.from(name, 'utf8')
   if (bytes.length > MAX_HEX_BYTES) {

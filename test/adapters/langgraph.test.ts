@@ -2,6 +2,7 @@ import { Annotation, END, START, StateGraph } from '@langchain/langgraph'
 import { emptyCheckpoint } from '@langchain/langgraph-checkpoint'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { ForkpointSaver } from '../../src/adapters/langgraph/index.js'
 import { ExitCode } from '../../src/errors/ForkpointError.js'
@@ -10,7 +11,7 @@ import { type Digest, checkout, diffSnapshots, log, pullImage, pushImage, snapsh
 import { readRef, updateRef } from '../../src/store/refs.js'
 import type { Store } from '../../src/store/Store.js'
 import { readSnapshot } from '../../src/world/readObjects.js'
-import { fpJson } from '../helpers/cli.js'
+import { ROOT, fpJson, runNode } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
@@ -101,6 +102,9 @@ describe('ForkpointSaver with a real LangGraph graph', () => {
     const diff = await diffSnapshots({ store, a: left, b: right })
     expect(diff.changes.map((c) => [c.path, c.status])).toEqual([['draft.md', 'modified']])
     await expect(saver.forkThread('t', { n: 1 })).resolves.toEqual([expect.objectContaining({ threadId: 't-fork-2' })])
+    // the thread goes on, and is forked again: the fork names go on from the free ones, not from its new image's count
+    await graph.invoke({ topic: 'more' }, thread('t'))
+    expect((await saver.forkThread('t', { n: 2 })).map((f) => f.threadId)).toEqual(['t-fork-3', 't-fork-4'])
   })
 
   it('forks from an earlier checkpoint: the fork starts from that checkpoint and the files of that moment', async () => {
@@ -138,6 +142,21 @@ describe('ForkpointSaver with a real LangGraph graph', () => {
     expect(history.filter((s) => s.next.length === 0)).toHaveLength(2) // the first ending is kept beside the new one
   })
 
+  it('keeps each branch of a thread its own values: an update at an old checkpoint does not change the checkpoints after it', async () => {
+    const { dir, store } = await storeWorkspace({})
+    const graph = agentGraph(dir, new ForkpointSaver({ dir, store, captureWorkspace: false }))
+    await graph.invoke({ topic: 'one' }, thread('t'))
+    const history = await stateHistory(graph, 't')
+    const [ending, drafted] = [history[0]!, history.find((s) => s.next[0] === 'review')!]
+    // LangGraph gives the edited channel the same version number the old ending's step gave it
+    await graph.updateState(drafted.config, { steps: ['EDITED'] })
+    expect((await graph.getState(ending.config)).values['steps']).toEqual(['draft one', 'review'])
+    expect((await graph.getState(thread('t'))).values['steps']).toEqual(['draft one', 'EDITED'])
+    // and a saver that reads it all from the store agrees
+    const fresh = agentGraph(dir, new ForkpointSaver({ dir, store }))
+    expect((await fresh.getState(ending.config)).values['steps']).toEqual(['draft one', 'review'])
+  })
+
   it('travels: a thread pushed to a registry and pulled into another store goes on there', async () => {
     const { dir, store } = await storeWorkspace({ 'notes.md': 'n\n' })
     await agentGraph(dir, new ForkpointSaver({ dir, store })).invoke({ topic: 'travel' }, thread('t'))
@@ -158,13 +177,21 @@ describe('ForkpointSaver with a real LangGraph graph', () => {
   it('names any thread id: ones a ref cannot spell are kept in hex and listed back as they were', async () => {
     const { dir, store } = await storeWorkspace({})
     const saver = new ForkpointSaver({ dir, store, captureWorkspace: false })
-    const ids = ['user/42 ünï', '.hidden', 'x..y', 'a.lock', 'plain-id_1.2']
+    const ids = ['user/42 ünï', '.hidden', 'x..y', 'a.lock', 'plain-id_1.2', 'x.append']
     for (const id of ids) await saver.put(thread(id), { ...emptyCheckpoint(), id: `c-${ids.indexOf(id)}` }, { source: 'input', step: -1, parents: {} }, {})
     const listed = []
     for await (const tuple of saver.list({})) listed.push(tuple.config.configurable!['thread_id'])
     expect(listed.sort()).toEqual([...ids].sort())
     expect(await readRef(store, 'refs/threads/plain-id_1.2')).not.toBeNull()
     await expect(saver.put(thread('x'.repeat(500)), emptyCheckpoint(), { source: 'input', step: -1, parents: {} }, {})).rejects.toThrow(UsageError)
+
+    // a lone surrogate has no UTF-8 of its own: refused, not folded into U+FFFD with others
+    await expect(saver.put(thread('a\ud800'), emptyCheckpoint(), { source: 'input', step: -1, parents: {} }, {})).rejects.toThrow(/lone UTF-16 surrogate/)
+    // a ref under refs/threads/ that no thread id makes is not listed as a thread
+    await updateRef({ store, name: 'refs/threads/_zz', id: (await saver.threadImage('.hidden'))!, message: 'by hand' })
+    const again = []
+    for await (const tuple of saver.list({})) again.push(tuple.config.configurable!['thread_id'])
+    expect(again.sort()).toEqual([...ids].sort())
 
     await saver.deleteThread('user/42 ünï')
     expect(await saver.getTuple(thread('user/42 ünï'))).toBeUndefined()
@@ -205,7 +232,7 @@ describe('ForkpointSaver with a real LangGraph graph', () => {
     expect((err as MalformedObjectError).exitCode).toBe(ExitCode.corrupt)
   })
 
-  it('loses no step when two savers (two processes, as far as the thread lock knows) write one thread at once', async () => {
+  it('loses no step when two savers in one process write one thread at once', async () => {
     const { dir, store } = await storeWorkspace({})
     const meta = { source: 'loop' as const, step: 0, parents: {} }
     const savers = [new ForkpointSaver({ dir, store, captureWorkspace: false }), new ForkpointSaver({ dir, store, captureWorkspace: false })]
@@ -221,6 +248,21 @@ describe('ForkpointSaver with a real LangGraph graph', () => {
     const ids = []
     for await (const tuple of new ForkpointSaver({ dir, store }).list(thread('t'))) ids.push(tuple.checkpoint.id)
     expect(ids.sort()).toHaveLength(30)
+  })
+
+  it('loses no step when two processes write one thread at once, each scanning the workspace', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const helper = fileURLToPath(new URL('../helpers/langgraphPuts.ts', import.meta.url))
+    const results = await Promise.all(['left', 'right'].map((ns) => runNode(['--import', 'tsx', helper, dir, ns, '12'], { cwd: ROOT })))
+    expect(results.map((r) => [r.code, r.stderr])).toEqual([
+      [0, ''],
+      [0, ''],
+    ])
+    const ids = []
+    for await (const tuple of new ForkpointSaver({ dir, store }).list(thread('t'))) ids.push(tuple.checkpoint.id)
+    expect(ids).toHaveLength(24)
+    // one image per step, each on the one before: the thread's line has no gap and no fork
+    expect((await log({ store, from: 'refs/threads/t' })).filter((i) => i.agent === 'langgraph')).toHaveLength(24)
   })
 
   it('the CLI sees a thread as an image: log and show name its checkpoints layer', async () => {

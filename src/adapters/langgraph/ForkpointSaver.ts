@@ -12,6 +12,7 @@ import {
   TASKS,
   WRITES_IDX_MAP,
   copyCheckpoint,
+  getCheckpointId,
   maxChannelVersion,
 } from '@langchain/langgraph-checkpoint'
 import { UsageError } from '../../errors/index.js'
@@ -25,7 +26,7 @@ import { resolveId } from '../../store/resolveId.js'
 import type { Store } from '../../store/Store.js'
 import { readSnapshot } from '../../world/readObjects.js'
 import type { Snapshot } from '../../world/Snapshot.js'
-import { type CheckpointLog, type KnownHistory, type LogEntry, type StoredCheckpoint, ThreadHistory, type Typed, loadHistory } from './checkpointLog.js'
+import { type CheckpointLog, type KnownHistory, type LogEntry, type StoredCheckpoint, ThreadHistory, type Typed, loadHistory, readCheckpointLog } from './checkpointLog.js'
 import { describeValue } from '../../util/describeValue.js'
 import { THREAD_REFS, threadIdOf, threadRef } from './threadRef.js'
 
@@ -89,11 +90,10 @@ export class ForkpointSaver extends BaseCheckpointSaver {
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const threadId: unknown = config.configurable?.thread_id
-    const checkpointId: unknown = config.configurable?.checkpoint_id
+    const checkpointId = getCheckpointId(config) // '' and absent: the latest; LangGraph's older `thread_ts` too
     const ns = namespaceOf(config)
     if (threadId === undefined) return undefined
     const ref = threadRef(threadId)
-    if (checkpointId !== undefined) assertId('checkpoint_id', checkpointId)
     const { store } = await this.#open()
     const history = await this.#history(store, ref)
     const stored = checkpointId ? history.get(ns, checkpointId) : history.newestFirst(ns)[0]
@@ -105,7 +105,8 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     if (onlyNs !== undefined) namespaceOf(config)
     const before: unknown = options.before?.configurable?.checkpoint_id
     const { store } = await this.#open()
-    const refs = threadId !== undefined ? [threadRef(threadId)] : (await listRefs(store, THREAD_REFS)).map((r) => r.name)
+    // a ref under refs/threads/ that threadRef would not have made (written by hand) is no thread of ours
+    const refs = threadId !== undefined ? [threadRef(threadId)] : (await listRefs(store, THREAD_REFS)).map((r) => r.name).filter(isThreadRef)
     let left = options.limit ?? Infinity
     for (const ref of refs) {
       const history = await this.#history(store, ref)
@@ -124,33 +125,31 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     }
   }
 
-  /** Stores the checkpoint without its channel values, and the value of each channel `newVersions` names at its new version: a value that did not change is not stored again. */
+  /**
+   * Stores the checkpoint without its channel values, and the value of each channel
+   * `newVersions` names at its new version: a value that did not change is not stored again.
+   * Takes its place in the thread's queue before anything is awaited, so the log holds puts
+   * and writes in the order LangGraph made them (it does not wait for one before the next).
+   */
   async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const threadId = requireThread(config, 'put a checkpoint')
     const ns = namespaceOf(config)
     assertId('checkpoint.id', checkpoint.id)
     const parent: unknown = config.configurable?.checkpoint_id
     const { channel_values: values, ...rest } = copyCheckpoint(checkpoint)
-    const [[checkpointType, checkpointBytes], [metadataType, metadataBytes]] = await Promise.all([
-      this.serde.dumpsTyped({ ...rest, channel_values: {} }),
-      this.serde.dumpsTyped(metadata),
-    ])
-    const changed = await Promise.all(
-      Object.entries(newVersions).map(async ([channel, version]) => ({
-        channel,
-        version,
-        typed: Object.hasOwn(values, channel) ? await this.serde.dumpsTyped(values[channel]) : null,
-      })),
-    )
     await this.#append(threadId, this.#captureWorkspace, `checkpoint ${checkpoint.id}${ns ? ` (${ns})` : ''}`, async (store) => ({
       op: 'put',
       ns,
       id: checkpoint.id,
       parent: typeof parent === 'string' && parent !== '' ? parent : null,
-      checkpoint: { type: checkpointType, blob: await store.writeBlob(checkpointBytes) },
-      metadata: { type: metadataType, blob: await store.writeBlob(metadataBytes) },
+      checkpoint: await this.#store(store, { ...rest, channel_values: {} }),
+      metadata: await this.#store(store, metadata),
       values: await Promise.all(
-        changed.map(async ({ channel, version, typed }) => ({ channel, version, value: typed && { type: typed[0], blob: await store.writeBlob(typed[1]) } })),
+        Object.entries(newVersions).map(async ([channel, version]) => ({
+          channel,
+          version,
+          value: Object.hasOwn(values, channel) ? await this.#store(store, values[channel]) : null,
+        })),
       ),
     }))
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } }
@@ -162,7 +161,6 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     const checkpointId: unknown = config.configurable?.checkpoint_id
     assertId('checkpoint_id', checkpointId)
     assertId('task id', taskId)
-    const serialized = await Promise.all(writes.map(([, value]) => this.serde.dumpsTyped(value)))
     await this.#append(threadId, false, `writes of ${checkpointId}${ns ? ` (${ns})` : ''}`, async (store) => ({
       op: 'writes',
       ns,
@@ -170,12 +168,19 @@ export class ForkpointSaver extends BaseCheckpointSaver {
       taskId,
       taskPath,
       writes: await Promise.all(
-        writes.map(async ([channel], idx) => {
-          const [type, bytes] = serialized[idx]!
-          return { idx: WRITES_IDX_MAP[channel] ?? idx, channel, value: { type, blob: await store.writeBlob(bytes) } }
-        }),
+        writes.map(async ([channel, value], idx) => ({
+          idx: Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : idx,
+          channel,
+          value: await this.#store(store, value),
+        })),
       ),
     }))
+  }
+
+  /** A value as the serializer writes it, in the store. */
+  async #store(store: Store, value: unknown): Promise<Typed> {
+    const [type, bytes] = await this.serde.dumpsTyped(value)
+    return { type, blob: await store.writeBlob(bytes) }
   }
 
   /** Forget a thread: its ref goes; its images stay reachable through the reflog until `forkpoint gc` expires them. */
@@ -199,13 +204,9 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     const head = await readRef(store, ref)
     if (!head) throw new UsageError(`no thread ${JSON.stringify(threadId)} in this store`, { field: 'thread_id' })
     const image = checkpointId === undefined ? head : await this.#imageOfPut(store, head, checkpointNs, checkpointId)
+    const names = await freeForkNames(store, threadId, n) // checked before any fork is made
     const children = await forkImage({ store, id: image, n })
-    return Promise.all(
-      children.map(async (child) => {
-        const forkId = `${threadId}-fork-${child.index}`
-        return { threadId: forkId, image: await this.threadFrom(forkId, child.id), index: child.index }
-      }),
-    )
+    return Promise.all(children.map(async (child, i) => ({ threadId: names[i]!, image: await this.threadFrom(names[i]!, child.id), index: child.index })))
   }
 
   /** The image a thread is at now, or null when there is no such thread. */
@@ -238,7 +239,7 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     for (let at: Digest | undefined = head; at;) {
       const image: Snapshot = await readSnapshot(store, at)
       if (!image.checkpoints) break
-      const { entry } = await store.readObject<CheckpointLog>(image.checkpoints, 'checkpoint-log')
+      const { entry } = await readCheckpointLog(store, image.checkpoints)
       if (entry.op === 'put' && entry.ns === ns && entry.id === id) return at
       at = image.parents[0]
     }
@@ -249,7 +250,7 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     const { ns, id, parent } = stored
     const checkpoint = await this.#load<Checkpoint>(store, stored.checkpoint)
     checkpoint.channel_values = {}
-    for (const { channel, value } of history.valuesAt(ns, checkpoint.channel_versions ?? {})) checkpoint.channel_values[channel] = await this.#load(store, value)
+    for (const { channel, value } of history.valuesAt(stored, checkpoint.channel_versions ?? {})) checkpoint.channel_values[channel] = await this.#load(store, value)
     if (checkpoint.v < 4 && parent !== null) await this.#migratePendingSends(store, history, checkpoint, ns, parent)
     const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
       history.writesOf(ns, id).map(async (w): Promise<CheckpointPendingWrite> => [w.taskId, w.channel, await this.#load(store, w.value)]),
@@ -339,8 +340,30 @@ export class ForkpointSaver extends BaseCheckpointSaver {
   }
 
   #open(): Promise<{ store: Store; workspace: string }> {
-    this.#opened ??= openStore(this.#locator)
+    // a store not there yet (no 'forkpoint init') is looked for again next time
+    this.#opened ??= openStore(this.#locator).catch((err: unknown) => {
+      this.#opened = null
+      throw err
+    })
     return this.#opened
+  }
+}
+
+/** `<thread>-fork-<i>` for the n lowest i whose thread does not exist yet. */
+async function freeForkNames(store: Store, threadId: string, n: number): Promise<string[]> {
+  const names: string[] = []
+  for (let i = 0; names.length < n; i++) {
+    const name = `${threadId}-fork-${i}`
+    if ((await readRef(store, threadRef(name))) === null) names.push(name)
+  }
+  return names
+}
+
+function isThreadRef(ref: string): boolean {
+  try {
+    return threadRef(threadIdOf(ref)) === ref
+  } catch {
+    return false
   }
 }
 

@@ -75,13 +75,17 @@ export interface StoredCheckpoint {
 export class ThreadHistory {
   readonly #checkpoints = new Map<string, Map<string, StoredCheckpoint>>()
   readonly #writes = new Map<string, Map<string, StoredWrite>>()
-  readonly #values = new Map<string, Typed | null>()
+  /** By (namespace, channel, version): the value each checkpoint that set it stored. Two branches of a thread can give one channel the same version. */
+  readonly #values = new Map<string, Array<{ setBy: string; value: Typed | null }>>()
 
   apply(entry: LogEntry): void {
     if (entry.op === 'put') {
       const { op: _op, values, ...checkpoint } = entry
       this.#namespace(entry.ns).set(entry.id, checkpoint)
-      for (const { channel, version, value } of values) this.#values.set(JSON.stringify([entry.ns, channel, version]), value)
+      for (const { channel, version, value } of values) {
+        const key = JSON.stringify([entry.ns, channel, version])
+        this.#values.set(key, [...(this.#values.get(key) ?? []), { setBy: entry.id, value }])
+      }
       return
     }
     const key = JSON.stringify([entry.ns, entry.id])
@@ -115,14 +119,32 @@ export class ThreadHistory {
     return keyed.sort((a, b) => compareWritesSortKeys(a.key, b.key)).map(({ write }) => write)
   }
 
-  /** The stored value of each channel at the version `versions` gives it; a channel with none stored (or stored empty) is left out. */
-  valuesAt(ns: string, versions: Record<string, number | string>): Array<{ channel: string; value: Typed }> {
+  /**
+   * The value of each channel at the version the checkpoint gives it, as the nearest of the
+   * checkpoint and its ancestors that stored that version set it (another branch of the
+   * thread may have stored the same version with another value); a channel with none stored,
+   * or stored empty, is left out.
+   */
+  valuesAt(at: StoredCheckpoint, versions: Record<string, number | string>): Array<{ channel: string; value: Typed }> {
+    const nearness = new Map<string, number>()
+    for (let c: StoredCheckpoint | undefined = at, depth = 0; c && !nearness.has(c.id); c = c.parent === null ? undefined : this.get(at.ns, c.parent), depth++)
+      nearness.set(c.id, depth)
     const found: Array<{ channel: string; value: Typed }> = []
     for (const [channel, version] of Object.entries(versions)) {
-      const value = this.#values.get(JSON.stringify([ns, channel, version]))
-      if (value) found.push({ channel, value })
+      const stored = (this.#values.get(JSON.stringify([at.ns, channel, version])) ?? []).filter((s) => nearness.has(s.setBy))
+      const nearest = stored.sort((a, b) => nearness.get(a.setBy)! - nearness.get(b.setBy)!)[0]
+      if (nearest?.value) found.push({ channel, value: nearest.value })
     }
     return found
+  }
+
+  /** A copy to extend while readers may hold this one. */
+  clone(): ThreadHistory {
+    const copy = new ThreadHistory()
+    for (const [ns, checkpoints] of this.#checkpoints) copy.#checkpoints.set(ns, new Map(checkpoints))
+    for (const [key, writes] of this.#writes) copy.#writes.set(key, new Map(writes))
+    for (const [key, values] of this.#values) copy.#values.set(key, [...values])
+    return copy
   }
 
   #namespace(ns: string): Map<string, StoredCheckpoint> {
@@ -153,7 +175,7 @@ export async function loadHistory(store: Store, head: Digest, known?: KnownHisto
     entries.push(log.entry)
     at = log.previous
   }
-  const history = at !== null && known ? known.history : new ThreadHistory()
+  const history = at !== null && known ? known.history.clone() : new ThreadHistory()
   for (let i = entries.length - 1; i >= 0; i--) history.apply(entries[i]!)
   return history
 }
@@ -166,6 +188,7 @@ export async function readCheckpointLog(store: Store, digest: Digest): Promise<C
 }
 
 function logProblem(log: CheckpointLog): string | null {
+  if (log.schemaVersion !== 1 || log.framework !== 'langgraph') return `it is schema ${String(log.schemaVersion)} of ${JSON.stringify(log.framework)}, not schema 1 of "langgraph"`
   if (log.previous !== null && !isDigest(log.previous)) return 'previous is not a digest'
   const entry: unknown = log.entry
   if (typeof entry !== 'object' || entry === null) return 'it has no entry'
