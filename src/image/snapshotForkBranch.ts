@@ -10,7 +10,7 @@ import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { readSnapshot } from '../world/readObjects.js'
 import { scanPaths } from '../world/scanPaths.js'
-import type { Snapshot } from '../world/Snapshot.js'
+import type { Snapshot, SnapshotLayer } from '../world/Snapshot.js'
 import { spliceTree } from '../world/spliceTree.js'
 import { respectGitignore } from '../world/workspaceConfig.js'
 import { forkRefOfBranch } from './forkBranch.js'
@@ -22,6 +22,8 @@ export interface SnapshotForkBranchArgs extends StoreLocator {
   agent?: string
   /** Record symlinks that lead out of the branch (refused otherwise). */
   allowExternalSymlinks?: boolean
+  /** Layers the new image sets (a trace, say); the others carry over from the child's last image. */
+  layers?: Partial<Record<SnapshotLayer, Digest>>
 }
 
 export interface SnapshotForkBranchResult {
@@ -49,6 +51,7 @@ export async function snapshotForkBranch({
   message,
   agent,
   allowExternalSymlinks = false,
+  layers = {},
 }: SnapshotForkBranchArgs): Promise<SnapshotForkBranchResult> {
   const ref = forkRefOfBranch(name)
   const ws = await Workspace.open({ dir, store: storeArg })
@@ -59,9 +62,10 @@ export async function snapshotForkBranch({
     const head = await readRef(store, ref)
     if (head === null) throw new ObjectNotFoundError(`${ref}, the ref of branch ${name}'s child, no longer exists`, { name: ref })
     const parent = await readSnapshot(store, head)
-    if (parent.world.tree === tree) return { id: head, tree, parents: parent.parents, ref, created: false }
+    const sameLayers = Object.entries(layers).every(([layer, id]) => parent[layer] === id)
+    if (parent.world.tree === tree && sameLayers) return { id: head, tree, parents: parent.parents, ref, created: false }
     const meta: Snapshot['meta'] = { message: message ?? `snapshot of branch ${name}`, createdAt: new Date().toISOString(), ...(agent ? { agent } : {}) }
-    const snapshot: Snapshot = { ...parent, parents: [head], world: { ...parent.world, tree }, meta }
+    const snapshot: Snapshot = { ...parent, ...layers, parents: [head], world: { ...parent.world, tree }, meta }
     const id = await store.writeObject(snapshot)
     await store.sync() // the tree's and the snapshot's objects, before the ref names them
     await updateRef({ store, name: ref, id, expected: head, message: `snapshot: ${meta.message}` })

@@ -4,6 +4,7 @@ import { registerBranch } from './branch.js'
 import { registerCheckout } from './checkout.js'
 import { registerCheckoutAgent } from './checkoutAgent.js'
 import { registerCi } from './ci.js'
+import { registerClaude } from './claude.js'
 import { registerClone } from './clone.js'
 import { registerCommit } from './commit.js'
 import { registerDemo } from './demo.js'
@@ -60,6 +61,7 @@ export const commands: Array<(program: Command) => void> = [
   registerAbort,
   registerShell,
   registerMcp,
+  registerClaude,
   registerSpeculate,
   registerExplore,
   registerEffects,

@@ -33,10 +33,23 @@ export function describeRequest(req: HttpRequestData): StepSpec & { api: LlmApi 
   const api = recogniseLlmApi(method, url.pathname, headers)
   const body = requestBody(req.body, headers['content-type'])
   if (api && typeof body === 'object' && body !== null && !Array.isArray(body) && !('base64' in body)) {
-    return { name: api.name, type: 'llm', input: { api: api.name, ...body }, meta: { url: req.url, method, headers }, api }
+    return { name: api.name, type: 'llm', input: { api: api.name, ...withoutCallerIdentity(api, body) }, meta: { url: req.url, method, headers }, api }
   }
   const kept = Object.fromEntries(Object.entries(headers).filter(([k]) => !VOLATILE_REQUEST_HEADERS.test(k)))
   return { name: `http ${method} ${url.host}${url.pathname}`, type: 'tool', input: { method, url: req.url, headers: kept, body }, api: null }
+}
+
+/**
+ * An Anthropic request's `metadata.user_id` says who calls (Claude Code puts its session id
+ * there), not what is asked: left out of the step, a second session asking the same thing
+ * matches the recording.
+ */
+function withoutCallerIdentity(api: LlmApi, body: { [key: string]: JsonValue }): { [key: string]: JsonValue } {
+  const metadata = body['metadata']
+  if (api.provider !== 'anthropic' || typeof metadata !== 'object' || metadata === null || Array.isArray(metadata) || !('user_id' in metadata)) return body
+  const { user_id: _caller, ...rest } = metadata
+  const { metadata: _metadata, ...others } = body
+  return Object.keys(rest).length > 0 ? { ...others, metadata: rest } : others
 }
 
 function requestBody(body: Buffer | null, contentType = ''): JsonValue {

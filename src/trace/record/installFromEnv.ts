@@ -9,7 +9,7 @@ import { createSession } from './createSession.js'
 import { parseDeterministic, pinClockAndRandom } from './deterministic.js'
 import { installHttpCapture } from '../capture/httpCapture.js'
 import type { IngestHeader } from './ingestJournal.js'
-import { fileSink } from './journal.js'
+import { type JournalSink, fileSink } from './journal.js'
 import { installOfflineGuard } from '../replay/offlineGuard.js'
 import { parseRun } from '../core/parseRun.js'
 import type { RedactionRules } from '../redact/Redactor.js'
@@ -37,16 +37,10 @@ export function installFromEnv(env: NodeJS.ProcessEnv = process.env): void {
 function install(env: NodeJS.ProcessEnv): void {
   const standalone = !env[TRACE_ENV.journal]
   const journal = env[TRACE_ENV.journal] || join(tmpdir(), `forkpoint-journal-${process.pid}-${randomBytes(4).toString('hex')}.ndjson`)
-  const replayPath = env[TRACE_ENV.replay]
-  const run = replayPath ? parseRun(readFileSync(replayPath), replayPath) : undefined
   const deterministic = parseDeterministic(env[TRACE_ENV.deterministic])
   if (deterministic) pinClockAndRandom(deterministic)
   const sink = fileSink(journal)
-  const liveFrom = env[TRACE_ENV.liveFrom] ? Number(env[TRACE_ENV.liveFrom]) : undefined
-  const onMiss = env[TRACE_ENV.onMiss] === 'offline-error' ? 'offline-error' : 'fail'
-  const rulesText = env[TRACE_ENV.redactRules]
-  const rules = rulesText ? (JSON.parse(rulesText) as RedactionRules) : {}
-  const session = createSession({ policy: { mode: parseRedactionMode(env[TRACE_ENV.redact]), rules }, sink, replay: run && { run, liveFrom, onMiss }, env })
+  const session = sessionFromEnv(env, sink)
   if (env[TRACE_ENV.offline] === '1') {
     installOfflineGuard((err) => sink.write({ t: 'offline', at: preciseNow(), message: err.message, target: String(err.data['target']) }))
   }
@@ -59,6 +53,17 @@ function install(env: NodeJS.ProcessEnv): void {
     sink.close()
     if (standalone) ingestAtExit(journal, startedAt, code, session.sealer.cipher?.info())
   })
+}
+
+/** The session a forkpoint parent's environment asks for (redaction, and the run to serve when it replays), writing to `sink`. */
+export function sessionFromEnv(env: NodeJS.ProcessEnv, sink: JournalSink): Session {
+  const replayPath = env[TRACE_ENV.replay]
+  const run = replayPath ? parseRun(readFileSync(replayPath), replayPath) : undefined
+  const liveFrom = env[TRACE_ENV.liveFrom] ? Number(env[TRACE_ENV.liveFrom]) : undefined
+  const onMiss = env[TRACE_ENV.onMiss] === 'offline-error' ? 'offline-error' : 'fail'
+  const rulesText = env[TRACE_ENV.redactRules]
+  const rules = rulesText ? (JSON.parse(rulesText) as RedactionRules) : {}
+  return createSession({ policy: { mode: parseRedactionMode(env[TRACE_ENV.redact]), rules }, sink, replay: run && { run, liveFrom, onMiss }, env })
 }
 
 function ingestAtExit(journal: string, startedAt: Date, code: number, encryption: IngestHeader['encryption']): void {

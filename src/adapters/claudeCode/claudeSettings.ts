@@ -1,0 +1,104 @@
+import { existsSync, promises as fs } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { InternalError, UsageError } from '../../errors/index.js'
+import { openStore, type StoreLocator } from '../../store/findStore.js'
+import { shellQuote } from '../../trace/core/shellQuote.js'
+import { atomicWrite } from '../../util/atomicWrite.js'
+import { HOOKED_EVENTS } from './hookEvent.js'
+
+export interface ClaudeHooksArgs extends StoreLocator {
+  /** The command the hooks run (default: this package's `bin/forkpoint claude hook`, by absolute path). */
+  command?: string
+}
+
+export interface ClaudeHooksResult {
+  /** The settings file: `<workspace>/.claude/settings.json`. */
+  settings: string
+  /** False when the file already said exactly this. */
+  changed: boolean
+}
+
+type HookGroup = { matcher?: string; hooks: Array<{ type: string; command?: string }> }
+type Settings = { hooks?: Record<string, HookGroup[]>; [other: string]: unknown }
+
+/**
+ * Point the workspace's Claude Code hooks at forkpoint: PreToolUse and PostToolUse (every
+ * tool) and Stop run `forkpoint claude hook`. Everything else in the file, other hooks
+ * included, stays as it was; installing again replaces forkpoint's own hooks, never adds twice.
+ * @throws {UsageError} a settings file that is not a JSON object (nothing is written)
+ */
+export async function installClaudeHooks(args: ClaudeHooksArgs = {}): Promise<ClaudeHooksResult> {
+  const command = args.command ?? defaultHookCommand()
+  return editSettings(args, (hooks) => {
+    for (const event of HOOKED_EVENTS) {
+      const group: HookGroup = { ...(event === 'Stop' ? {} : { matcher: '*' }), hooks: [{ type: 'command', command }] }
+      hooks[event] = [...withoutOurs(hooks[event] ?? []), group]
+    }
+  })
+}
+
+/** Take forkpoint's hooks out of the workspace's Claude Code settings, leaving the rest. */
+export async function uninstallClaudeHooks(args: StoreLocator = {}): Promise<ClaudeHooksResult> {
+  return editSettings(args, (hooks) => {
+    for (const event of Object.keys(hooks)) {
+      const kept = withoutOurs(hooks[event]!)
+      if (kept.length > 0) hooks[event] = kept
+      else delete hooks[event]
+    }
+  })
+}
+
+async function editSettings(locator: StoreLocator, edit: (hooks: Record<string, HookGroup[]>) => void): Promise<ClaudeHooksResult> {
+  const { workspace } = await openStore(locator)
+  const path = join(workspace, '.claude', 'settings.json')
+  const before = await fs.readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? null : Promise.reject(err)))
+  const settings = parseSettings(before, path)
+  const hooks = { ...settings.hooks }
+  edit(hooks)
+  const next: Settings = { ...settings, hooks }
+  if (Object.keys(hooks).length === 0) delete next.hooks
+  const text = `${JSON.stringify(next, null, 2)}\n`
+  if (text === before) return { settings: path, changed: false }
+  await fs.mkdir(dirname(path), { recursive: true })
+  await atomicWrite(path, text)
+  return { settings: path, changed: true }
+}
+
+function parseSettings(text: string | null, path: string): Settings {
+  if (text === null) return {}
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (err) {
+    throw new UsageError(`${path} is not JSON (${(err as Error).message}); fix or move it, then install again: nothing was changed`, { path })
+  }
+  const hooks = (value as Settings | null)?.hooks
+  const ok =
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    (hooks === undefined || (typeof hooks === 'object' && hooks !== null && Object.values(hooks).every(Array.isArray)))
+  if (!ok) throw new UsageError(`${path} must be a JSON object whose "hooks" maps events to lists; nothing was changed`, { path })
+  return value as Settings
+}
+
+/** A group with forkpoint's hook taken out (and dropped when nothing is left in it). */
+function withoutOurs(groups: HookGroup[]): HookGroup[] {
+  return groups
+    .map((group) => ({ ...group, hooks: (group.hooks ?? []).filter((hook) => !isOurs(hook.command)) }))
+    .filter((group, i) => group.hooks.length > 0 || (groups[i]!.hooks ?? []).length === 0)
+}
+
+function isOurs(command: string | undefined): boolean {
+  return typeof command === 'string' && /forkpoint'? claude hook$/.test(command)
+}
+
+/** `bin/forkpoint claude hook` of this package, by absolute path: hooks run without forkpoint on PATH. */
+function defaultHookCommand(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const bin = join(dir, 'bin', 'forkpoint')
+    if (existsSync(bin) && existsSync(join(dir, 'package.json'))) return `${shellQuote([bin])} claude hook`
+    if (dirname(dir) === dir) throw new InternalError('cannot find bin/forkpoint of this package; pass the hook command')
+  }
+}

@@ -1,0 +1,129 @@
+import { existsSync, promises as fs } from 'node:fs'
+import { appendImage } from '../../image/appendImage.js'
+import { snapshotForkBranch } from '../../image/snapshotForkBranch.js'
+import type { Digest } from '../../store/digest.js'
+import { openStore } from '../../store/findStore.js'
+import { refComponent } from '../../store/refComponent.js'
+import type { Store } from '../../store/Store.js'
+import { makeRunId, type Run } from '../../trace/core/Run.js'
+import { RunStore } from '../../trace/core/RunStore.js'
+import { assembleRun } from '../../trace/record/assembleRun.js'
+import { sessionFromEnv } from '../../trace/record/installFromEnv.js'
+import { type JournalEntry, fileSink, memorySink, readJournal } from '../../trace/record/journal.js'
+import { TRACE_ENV } from '../../trace/record/traceEnv.js'
+import type { ClaudeHookEvent } from './hookEvent.js'
+import { sessionRef } from './sessionRef.js'
+
+export const ENTRYPOINT = 'claude-code'
+/** Set by `forkClaudeSession` for the sessions it starts: the fork's branch, whose files a hook snapshots. */
+export const FORK_BRANCH_ENV = 'FORKPOINT_CLAUDE_BRANCH'
+
+export interface HookOutcome {
+  event: ClaudeHookEvent['hook_event_name']
+  /** The image this hook wrote (null: nothing had changed in a fork's branch). */
+  image: Digest | null
+  /** The ref that image is on: `refs/claude/<session>`, or a fork's `refs/forks/<id>/<i>`. */
+  ref: string
+  /** Stop: the run it closed (null when the turn made no tool call, or a `forkpoint run --record` around Claude Code keeps the run). */
+  run: string | null
+}
+
+/**
+ * What forkpoint's Claude Code hooks do. PreToolUse and PostToolUse snapshot the files
+ * (the workspace, or the fork's branch Claude Code runs in) onto the session's line of
+ * images; PostToolUse (and PostToolUseFailure) also records the call (`tool_name`,
+ * `tool_input`, `tool_response` or the error) as a `tool` step of the session's run; Stop closes that run and puts it in the image
+ * as its trace. Inside `forkpoint run --record` (or `replay`) the steps join the run the
+ * command records (or are checked against the recording) and the command closes the run.
+ */
+export async function handleClaudeHook({ event, env = process.env }: { event: ClaudeHookEvent; env?: NodeJS.ProcessEnv }): Promise<HookOutcome> {
+  const { store, workspace } = await openStore({ dir: event.cwd, store: env['FORKPOINT_STORE'] || undefined })
+  const joined = Boolean(env[TRACE_ENV.journal])
+  if (event.hook_event_name === 'PostToolUse' || event.hook_event_name === 'PostToolUseFailure') await recordToolStep(store, event, env)
+  const closed = event.hook_event_name === 'Stop' && !joined ? await closeRun(store, event.session_id, env) : null
+  const layers = closed ? { trace: closed.digest } : {}
+  const message = `${describeEvent(event)} (claude session ${event.session_id.slice(0, 8)})`
+  const branch = env[FORK_BRANCH_ENV]
+  if (branch) {
+    const made = await snapshotForkBranch({ store, branch, message, agent: ENTRYPOINT, layers })
+    return { event: event.hook_event_name, image: made.created ? made.id : null, ref: made.ref, run: closed?.runId ?? null }
+  }
+  const ref = sessionRef(event.session_id)
+  const image = await appendImage({ store, workspace, ref, scan: true, message, agent: ENTRYPOINT, layers: async () => layers })
+  return { event: event.hook_event_name, image, ref, run: closed?.runId ?? null }
+}
+
+function describeEvent(event: ClaudeHookEvent): string {
+  if (event.hook_event_name === 'Stop') return 'stop'
+  const call = event.tool_use_id ? ` ${event.tool_use_id}` : ''
+  if (event.hook_event_name === 'PostToolUseFailure') return `after ${event.tool_name}${call} failed`
+  return `${event.hook_event_name === 'PreToolUse' ? 'before' : 'after'} ${event.tool_name}${call}`
+}
+
+/** Where a session's steps wait for its Stop, when no `forkpoint run --record` collects them. */
+function sessionJournal(store: Store, sessionId: string): string {
+  return store.path('claude', `${refComponent(sessionId, 'session_id')}.journal`)
+}
+
+type ToolEnded = Extract<ClaudeHookEvent, { hook_event_name: 'PostToolUse' | 'PostToolUseFailure' }>
+
+/** The error a failed tool call is recorded with. */
+class ClaudeToolError extends Error {
+  override name = 'ClaudeToolError'
+}
+
+/**
+ * One `tool` step (its error, for a call that failed), redacted as the run's policy says,
+ * appended to the session's journal (or, during a replay, checked against the recording).
+ */
+async function recordToolStep(store: Store, event: ToolEnded, env: NodeJS.ProcessEnv): Promise<void> {
+  const journal = env[TRACE_ENV.journal] || sessionJournal(store, event.session_id)
+  await fs.mkdir(store.path('claude'), { recursive: true })
+  const sink = fileSink(journal)
+  try {
+    const session = sessionFromEnv(env, sink)
+    const outcome = () => {
+      if (event.hook_event_name === 'PostToolUseFailure') throw new ClaudeToolError(event.error)
+      return event.tool_response
+    }
+    await session.call({ name: event.tool_name, type: 'tool', input: event.tool_input }, outcome).catch((err: unknown) => {
+      // the tool's own failure (live, or served from a recording by name) is the step's; any other is the hook's
+      if ((err as Error).name !== 'ClaudeToolError') throw err
+    })
+  } finally {
+    sink.close()
+  }
+}
+
+/** The session's steps since its last Stop as a run in the store; its journal is set aside first, so a step written meanwhile waits for the next Stop. */
+async function closeRun(store: Store, sessionId: string, env: NodeJS.ProcessEnv): Promise<{ runId: string; digest: Digest } | null> {
+  const journal = sessionJournal(store, sessionId)
+  if (!existsSync(journal)) return null
+  const closing = `${journal}.${process.pid}.closing`
+  await fs.rename(journal, closing)
+  const entries = readJournal(closing)
+  const run = sessionRun(entries, sessionId, env)
+  const runs = RunStore.open({ store })
+  try {
+    const digest = await runs.save(run)
+    await fs.rm(closing, { force: true })
+    return digest ? { runId: run.runId, digest } : null
+  } finally {
+    runs.close()
+  }
+}
+
+function sessionRun(entries: JournalEntry[], sessionId: string, env: NodeJS.ProcessEnv): Run {
+  const startedAt = new Date(Math.min(...entries.map((e) => e.at), Date.now()))
+  const { sealer } = sessionFromEnv(env, memorySink())
+  return assembleRun(entries, {
+    runId: makeRunId(startedAt.getTime()),
+    entrypoint: ENTRYPOINT,
+    startedAt,
+    endedAt: new Date(),
+    status: 'ok',
+    redaction: sealer.redactor.mode,
+    encryption: sealer.cipher?.info(),
+    meta: { capture: 'claude-code hooks', session: sessionId },
+  })
+}
