@@ -22,6 +22,8 @@ export interface AppendImageArgs {
    * what the ref held (null: nothing yet), so that two writers never build on the same image.
    */
   layers: (current: Digest | null) => Promise<Partial<Record<SnapshotLayer, Digest>>>
+  /** Write nothing when the files and the layers are those of the ref's image already (returns its id). */
+  skipUnchanged?: boolean
 }
 
 /**
@@ -36,7 +38,7 @@ export async function appendImage(args: AppendImageArgs): Promise<Digest> {
   return withWriteLock(store, () => writeOnRef(args, null, () => store.sync()))
 }
 
-async function writeOnRef({ store, ref, message, agent, layers }: AppendImageArgs, tree: Digest | null, persist: () => Promise<void>): Promise<Digest> {
+async function writeOnRef({ store, ref, message, agent, layers, skipUnchanged = false }: AppendImageArgs, tree: Digest | null, persist: () => Promise<void>): Promise<Digest> {
   // under locks/, not beside the ref: `<ref>.append.lock` would be the ref lock of the ref named `<ref>.append`
   const lock = await acquireLock(`${store.path('locks', ref)}.lock`, { what: `images of ${ref}` })
   try {
@@ -44,6 +46,10 @@ async function writeOnRef({ store, ref, message, agent, layers }: AppendImageArg
     const parentId = current ?? (await readRef(store, 'HEAD'))
     const parent = parentId ? await readSnapshot(store, parentId) : null
     const set = await layers(current)
+    if (skipUnchanged && current && parent && (tree ?? parent.world.tree) === parent.world.tree && Object.entries(set).every(([layer, id]) => parent[layer] === id)) {
+      await persist()
+      return current
+    }
     const env = parent?.world.env
     const image = makeSnapshot({
       parents: parentId ? [parentId] : [],

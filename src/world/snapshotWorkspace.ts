@@ -31,6 +31,8 @@ export interface SnapshotArgs extends StoreLocator {
   /** Record symlinks that lead out of the workspace (refused otherwise: docs/world-integrity.md). */
   allowExternalSymlinks?: boolean
   onProgress?: (done: number, total: number) => void
+  /** Scan the world another way than in full (the service's watcher); see `WorldScanner`. */
+  scanner?: WorldScanner
   /** Conclude a merge: these parents (the first must be HEAD) and the image's other fields as the merge decided them. */
   merging?: MergingSnapshot
 }
@@ -99,10 +101,18 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
   })
 }
 
-export interface WorldScanArgs extends Pick<SnapshotArgs, 'respectGitignore' | 'allowExternalSymlinks' | 'onProgress'> {
+export interface WorldScanArgs extends Pick<SnapshotArgs, 'respectGitignore' | 'allowExternalSymlinks' | 'onProgress' | 'scanner'> {
   store: Store
   workspace: string
 }
+
+/** How the world is scanned: in full (`scanWorkspace`, the default), or from what a file watcher knows changed (the service's). */
+export type WorldScanner = (args: {
+  store: Store
+  workspace: string
+  respectGitignore: boolean
+  onProgress?: ((done: number, total: number) => void) | undefined
+}) => Promise<ScanResult>
 
 /**
  * Scan the workspace into trees (their objects written; `scan.persist()` makes them durable)
@@ -115,7 +125,8 @@ export async function withWorldScan<T>(args: WorldScanArgs, use: (scan: ScanResu
   const gitignore = await respectGitignore(store, args.respectGitignore, { remember: true })
   return withWriteLock(store, async () => {
     // Taken inside the writer registration; no holder of the workspace lock waits for writers or gc: no cycle.
-    const scan = await withWorkspaceLock(store, () => scanWorkspace({ store, dir: workspace, write: true, respectGitignore: gitignore, onProgress: args.onProgress }))
+    const scanner = args.scanner ?? (({ respectGitignore, onProgress }) => scanWorkspace({ store, dir: workspace, write: true, respectGitignore, onProgress }))
+    const scan = await withWorkspaceLock(store, () => scanner({ store, workspace, respectGitignore: gitignore, onProgress: args.onProgress }))
     if (!args.allowExternalSymlinks) await assertSymlinksInside(store, scan)
     return use(scan)
   })

@@ -24,7 +24,7 @@ export interface ScriptedApi {
 }
 
 /** The real Claude Code binary from the npm registry (`@anthropic-ai/claude-agent-sdk`'s Linux build). */
-export const CLAUDE_BIN = join(dirname(createRequire(import.meta.url).resolve('@anthropic-ai/claude-agent-sdk-linux-x64/package.json')), 'claude')
+export const CLAUDE_BIN = join(dirname(createRequire(import.meta.url).resolve(`@anthropic-ai/claude-agent-sdk-${process.platform}-${process.arch}/package.json`)), 'claude')
 
 /** An environment for the binary: its own HOME, the scripted API, nothing that reaches for the internet. */
 export function claudeEnv(home: string, api: string): Record<string, string> {

@@ -52,6 +52,12 @@ export async function uninstallClaudeHooks(args: StoreLocator = {}): Promise<Cla
 async function editSettings(locator: StoreLocator, edit: (hooks: Record<string, HookGroup[]>) => void): Promise<ClaudeHooksResult> {
   const { workspace } = await openStore(locator)
   const path = join(workspace, '.claude', 'settings.json')
+  // a link would be replaced by a file (its target's secrets copied into the workspace, its mode lost), or lead the write out of the workspace
+  for (const link of [dirname(path), path]) {
+    if ((await fs.lstat(link).catch(() => null))?.isSymbolicLink())
+      throw new UsageError(`${link} is a symlink; forkpoint edits only a settings file of the workspace's own: nothing was changed`, { path: link })
+  }
+  const mode = (await fs.stat(path).catch(() => null))?.mode
   const before = await fs.readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? null : Promise.reject(err)))
   const settings = parseSettings(before, path)
   const hooks = { ...settings.hooks }
@@ -62,6 +68,7 @@ async function editSettings(locator: StoreLocator, edit: (hooks: Record<string, 
   if (text === before) return { settings: path, changed: false }
   await fs.mkdir(dirname(path), { recursive: true })
   await atomicWrite(path, text)
+  if (mode !== undefined) await fs.chmod(path, mode & 0o777)
   return { settings: path, changed: true }
 }
 
@@ -74,12 +81,14 @@ function parseSettings(text: string | null, path: string): Settings {
     throw new UsageError(`${path} is not JSON (${(err as Error).message}); fix or move it, then install again: nothing was changed`, { path })
   }
   const hooks = (value as Settings | null)?.hooks
+  const isGroup = (g: unknown) => typeof g === 'object' && g !== null && !Array.isArray(g) && Array.isArray((g as HookGroup).hooks)
   const ok =
     typeof value === 'object' &&
     value !== null &&
     !Array.isArray(value) &&
-    (hooks === undefined || (typeof hooks === 'object' && hooks !== null && Object.values(hooks).every(Array.isArray)))
-  if (!ok) throw new UsageError(`${path} must be a JSON object whose "hooks" maps events to lists; nothing was changed`, { path })
+    (hooks === undefined ||
+      (typeof hooks === 'object' && hooks !== null && !Array.isArray(hooks) && Object.values(hooks).every((groups) => Array.isArray(groups) && groups.every(isGroup))))
+  if (!ok) throw new UsageError(`${path} must be a JSON object whose "hooks" maps events to lists of {matcher, hooks: [...]}; nothing was changed`, { path })
   return value as Settings
 }
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
-import { promises as fs } from 'node:fs'
+import { accessSync, constants, promises as fs } from 'node:fs'
 import { homedir } from 'node:os'
-import { join } from 'node:path'
+import { delimiter, join } from 'node:path'
 import { InputNotFoundError, UsageError } from '../../errors/index.js'
 import { forkImage } from '../../image/forkImage.js'
 import type { Digest } from '../../store/digest.js'
@@ -59,6 +59,7 @@ export async function forkClaudeSession(args: ForkClaudeSessionArgs): Promise<Cl
   const text = await fs.readFile(transcript).catch(() => {
     throw new InputNotFoundError(`the transcript of session ${session} is not at ${transcript}; fork it from the machine and HOME it ran in`, { path: transcript })
   })
+  if (prompt !== undefined) assertRunnable(claude, env)
   const children = await forkImage({ store, id: image, n, materialize: true, persistent: true })
   const forks = await Promise.all(
     children.map(async (child): Promise<ClaudeFork> => {
@@ -71,23 +72,41 @@ export async function forkClaudeSession(args: ForkClaudeSessionArgs): Promise<Cl
     }),
   )
   if (prompt === undefined) return forks
-  return Promise.all(forks.map(async (fork) => ({ ...fork, ended: await runSession(fork, env) })))
+  // the forks' hooks must find this store, wherever it is
+  const forkEnv = { ...env, FORKPOINT_STORE: store.root }
+  return Promise.all(forks.map(async (fork) => ({ ...fork, ended: await runSession(fork, forkEnv) })))
 }
 
-/** Where Claude Code keeps the sessions of a working directory: its path with every other character than a letter or digit as '-'. */
+/** Refuse before any fork is made when the Claude Code binary is not there to run. @throws {InputNotFoundError} */
+function assertRunnable(program: string, env: NodeJS.ProcessEnv): void {
+  const candidates = program.includes('/') ? [program] : (env['PATH'] ?? '').split(delimiter).map((dir) => join(dir, program))
+  const found = candidates.some((path) => {
+    try {
+      accessSync(path, constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
+  })
+  if (!found)
+    throw new InputNotFoundError(`cannot run ${program}: no such program${program.includes('/') ? '' : ' on PATH'} (--claude BIN names Claude Code's binary)`, { path: program })
+}
+
+/** Where Claude Code keeps the sessions of a working directory: its path with every other character than a letter or digit as '-' (Claude Code shortens keys over 200 characters, so a workspace path must stay under about 150). */
 function projectKey(dir: string): string {
   return dir.replace(/[^A-Za-z0-9]/g, '-')
 }
 
 function runSession(fork: ClaudeFork, env: NodeJS.ProcessEnv): Promise<NonNullable<ClaudeFork['ended']>> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const [program, ...rest] = fork.command
     const child = spawn(program!, rest, { cwd: fork.branch.path, env: { ...env, [FORK_BRANCH_ENV]: fork.branch.name }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.on('error', reject)
+    // a session that cannot start is its fork's outcome, not an error that would hide the branches already made
+    child.on('error', (err) => resolve({ exitCode: null, sessionId: null, result: null, stderr: err.message }))
     child.on('close', (exitCode) => {
       const summary = parseSummary(stdout)
       resolve({ exitCode, sessionId: summary?.session_id ?? null, result: summary?.result ?? null, stderr })

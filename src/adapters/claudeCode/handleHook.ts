@@ -1,4 +1,7 @@
 import { existsSync, promises as fs } from 'node:fs'
+import { isAbsolute, relative, resolve } from 'node:path'
+import { UsageError } from '../../errors/index.js'
+import { acquireLock } from '../../store/lockFile.js'
 import { appendImage } from '../../image/appendImage.js'
 import { snapshotForkBranch } from '../../image/snapshotForkBranch.js'
 import type { Digest } from '../../store/digest.js'
@@ -38,18 +41,24 @@ export interface HookOutcome {
  */
 export async function handleClaudeHook({ event, env = process.env }: { event: ClaudeHookEvent; env?: NodeJS.ProcessEnv }): Promise<HookOutcome> {
   const { store, workspace } = await openStore({ dir: event.cwd, store: env['FORKPOINT_STORE'] || undefined })
+  const branch = env[FORK_BRANCH_ENV]
+  if (!branch && isInside(store.root, resolve(event.cwd))) {
+    // a fork's branch lies in the store: without its name the workspace, not the branch, would be snapshotted
+    throw new UsageError(`${event.cwd} is inside the store (a fork's branch?) but ${FORK_BRANCH_ENV} is not set: start a fork's session as 'forkpoint claude fork' prints it`, {
+      name: event.cwd,
+    })
+  }
   const joined = Boolean(env[TRACE_ENV.journal])
   if (event.hook_event_name === 'PostToolUse' || event.hook_event_name === 'PostToolUseFailure') await recordToolStep(store, event, env)
   const closed = event.hook_event_name === 'Stop' && !joined ? await closeRun(store, event.session_id, env) : null
   const layers = closed ? { trace: closed.digest } : {}
   const message = `${describeEvent(event)} (claude session ${event.session_id.slice(0, 8)})`
-  const branch = env[FORK_BRANCH_ENV]
   if (branch) {
     const made = await snapshotForkBranch({ store, branch, message, agent: ENTRYPOINT, layers })
     return { event: event.hook_event_name, image: made.created ? made.id : null, ref: made.ref, run: closed?.runId ?? null }
   }
   const ref = sessionRef(event.session_id)
-  const image = await appendImage({ store, workspace, ref, scan: true, message, agent: ENTRYPOINT, layers: async () => layers })
+  const image = await appendImage({ store, workspace, ref, scan: true, message, agent: ENTRYPOINT, layers: async () => layers, skipUnchanged: true })
   return { event: event.hook_event_name, image, ref, run: closed?.runId ?? null }
 }
 
@@ -77,8 +86,13 @@ class ClaudeToolError extends Error {
  * appended to the session's journal (or, during a replay, checked against the recording).
  */
 async function recordToolStep(store: Store, event: ToolEnded, env: NodeJS.ProcessEnv): Promise<void> {
-  const journal = env[TRACE_ENV.journal] || sessionJournal(store, event.session_id)
+  const joined = env[TRACE_ENV.journal]
+  if (joined) return appendToolStep(joined, event, env)
   await fs.mkdir(store.path('claude'), { recursive: true })
+  await withSessionLock(store, event.session_id, () => appendToolStep(sessionJournal(store, event.session_id), event, env))
+}
+
+async function appendToolStep(journal: string, event: ToolEnded, env: NodeJS.ProcessEnv): Promise<void> {
   const sink = fileSink(journal)
   try {
     const session = sessionFromEnv(env, sink)
@@ -86,7 +100,8 @@ async function recordToolStep(store: Store, event: ToolEnded, env: NodeJS.Proces
       if (event.hook_event_name === 'PostToolUseFailure') throw new ClaudeToolError(event.error)
       return event.tool_response
     }
-    await session.call({ name: event.tool_name, type: 'tool', input: event.tool_input }, outcome).catch((err: unknown) => {
+    // serve: false: during a replay the call is matched (in order, by input) but what the tool really did is recorded, so the replay's diff compares it
+    await session.call({ name: event.tool_name, type: 'tool', input: event.tool_input, serve: false }, outcome).catch((err: unknown) => {
       // the tool's own failure (live, or served from a recording by name) is the step's; any other is the hook's
       if ((err as Error).name !== 'ClaudeToolError') throw err
     })
@@ -95,26 +110,44 @@ async function recordToolStep(store: Store, event: ToolEnded, env: NodeJS.Proces
   }
 }
 
-/** The session's steps since its last Stop as a run in the store; its journal is set aside first, so a step written meanwhile waits for the next Stop. */
+/** The session's steps since its last Stop as a run in the store (null when there are none); under the session's lock, so no step is written meanwhile, and the journal goes only once the run is saved. */
 async function closeRun(store: Store, sessionId: string, env: NodeJS.ProcessEnv): Promise<{ runId: string; digest: Digest } | null> {
   const journal = sessionJournal(store, sessionId)
-  if (!existsSync(journal)) return null
-  const closing = `${journal}.${process.pid}.closing`
-  await fs.rename(journal, closing)
-  const entries = readJournal(closing)
-  const run = sessionRun(entries, sessionId, env)
-  const runs = RunStore.open({ store })
+  return withSessionLock(store, sessionId, async () => {
+    if (!existsSync(journal)) return null
+    const entries = readJournal(journal)
+    if (!entries.some((e) => e.t === 'step')) {
+      await fs.rm(journal, { force: true })
+      return null
+    }
+    const run = sessionRun(entries, sessionId, env)
+    const runs = RunStore.open({ store })
+    try {
+      const digest = await runs.save(run)
+      await fs.rm(journal, { force: true })
+      return digest ? { runId: run.runId, digest } : null
+    } finally {
+      runs.close()
+    }
+  })
+}
+
+async function withSessionLock<T>(store: Store, sessionId: string, fn: () => Promise<T>): Promise<T> {
+  const lock = await acquireLock(store.path('locks', 'claude', `${refComponent(sessionId, 'session_id')}.lock`), { what: `the journal of claude session ${sessionId}` })
   try {
-    const digest = await runs.save(run)
-    await fs.rm(closing, { force: true })
-    return digest ? { runId: run.runId, digest } : null
+    return await fn()
   } finally {
-    runs.close()
+    await lock.release()
   }
 }
 
+function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path)
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))
+}
+
 function sessionRun(entries: JournalEntry[], sessionId: string, env: NodeJS.ProcessEnv): Run {
-  const startedAt = new Date(Math.min(...entries.map((e) => e.at), Date.now()))
+  const startedAt = new Date(entries.reduce((min, e) => Math.min(min, e.at), Date.now()))
   const { sealer } = sessionFromEnv(env, memorySink())
   return assembleRun(entries, {
     runId: makeRunId(startedAt.getTime()),

@@ -3,6 +3,7 @@ import type { ClaudeFork } from '../../adapters/claudeCode/forkSession.js'
 import type { ClaudeHooksResult } from '../../adapters/claudeCode/claudeSettings.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
+import { shellQuote } from '../../trace/core/shellQuote.js'
 
 /** A hook's input is one JSON document; a tool's response can be a large file, not this. */
 const MAX_HOOK_INPUT = 64 * 1024 * 1024
@@ -28,7 +29,7 @@ export const claudeForkView: View<{ forks: ClaudeFork[] }> = {
         [
           f.index,
           f.branch.path,
-          f.ended ? `${f.ended.sessionId ?? '-'}\texit ${f.ended.exitCode ?? 'signal'}` : `FORKPOINT_CLAUDE_BRANCH=${f.branch.name} ${f.command.join(' ')}`,
+          f.ended ? `${f.ended.sessionId ?? '-'}\texit ${f.ended.exitCode ?? 'signal'}` : `FORKPOINT_CLAUDE_BRANCH=${f.branch.name} ${shellQuote(f.command)}`,
         ].join('\t'),
       )
       .join('\n'),
@@ -64,7 +65,7 @@ async function readStdin(): Promise<string> {
 export function registerClaude(program: Command): void {
   const claude = common(program.command('claude')).description('Claude Code: hooks that snapshot and record every tool call, and forks of a session')
   common(claude.command('install'))
-    .description("add forkpoint's hooks (PreToolUse, PostToolUse, Stop) to the workspace's .claude/settings.json, keeping everything else")
+    .description("add forkpoint's hooks (PreToolUse, PostToolUse, PostToolUseFailure, Stop) to the workspace's .claude/settings.json, keeping everything else")
     .option('--uninstall', "take forkpoint's hooks out again")
     .option('--command <cmd>', 'the command the hooks run (default: this forkpoint, by absolute path, `claude hook`)')
     .action(async (opts: { uninstall?: boolean; command?: string }, cmd: Command) => {
@@ -75,7 +76,13 @@ export function registerClaude(program: Command): void {
         claudeInstallView,
       )
     })
-  claude.command('hook').description('what the installed hooks run: reads the event from stdin; exits 1 (never 2, which would block the tool) on failure').action(claudeHook)
+  claude
+    .command('hook')
+    .description('what the installed hooks run: reads the event from stdin; exits 1 (never 2, which would block the tool) on failure')
+    // arguments are not checked: a usage error would be exit 2, which Claude Code takes as "block this tool call"
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(claudeHook)
   common(claude.command('fork <SESSION> [ARGS...]'))
     .description("N sessions from SESSION's latest image, each in a copy-on-write branch; with -p, run them (claude --resume SESSION --fork-session -p PROMPT ARGS)")
     .requiredOption('-n, --count <N>', 'how many forks', (v) => Number(v))

@@ -20,6 +20,7 @@ import { registerMerge } from './merge.js'
 import { registerReplay } from './replay.js'
 import { registerRun } from './run.js'
 import { registerRuns } from './runs.js'
+import { registerServe } from './serve.js'
 import { registerPack } from './pack.js'
 import { registerPull } from './pull.js'
 import { registerPush } from './push.js'
@@ -61,6 +62,7 @@ export const commands: Array<(program: Command) => void> = [
   registerAbort,
   registerShell,
   registerMcp,
+  registerServe,
   registerClaude,
   registerSpeculate,
   registerExplore,

@@ -1,0 +1,183 @@
+import { z } from 'zod'
+import { UsageError } from '../errors/index.js'
+import type { StoreLocator } from '../store/findStore.js'
+import type { WorldScanner } from '../world/snapshotWorkspace.js'
+
+/** What an operation gets besides its arguments: the caller's cancel, where to report progress, and the service's warm scanner. */
+export interface OperationContext {
+  signal: AbortSignal
+  onProgress?: ((progress: object) => void) | undefined
+  scanner?: WorldScanner | undefined
+}
+
+/** An operation's handler: the store locator, the checked arguments and the context in, a JSON-able result out. */
+type Handler<Args> = (where: StoreLocator, args: Args, ctx: OperationContext) => Promise<object>
+
+const id = z.string().min(1).describe('a snapshot id, short id, head, tag or HEAD~N')
+const branchName = z.string().min(1).describe('a branch name (PARENT/NAME for a branch of a branch)')
+
+/**
+ * The CLI's workspace operations, as the MCP server's tools and the HTTP service's
+ * endpoints, each on the store the server was started for. Results are the operation's
+ * JSON (what the CLI prints with `--json`, less its `schemaVersion`); each loads its
+ * modules when first called, as the CLI does. `mcp: false`: an endpoint, not a tool.
+ */
+export const OPERATIONS = {
+  snapshot: {
+    description: 'Snapshot the workspace (files, and the run recorded since the last snapshot) as a new image; HEAD moves to it.',
+    input: { message: z.string().optional().describe('what this snapshot is') },
+    run: (async (where, { message }, { scanner, onProgress }) => {
+      const { snapshotAgent } = await import('../image/snapshotAgent.js')
+      const progress = onProgress && ((done: number, total: number) => onProgress({ done, total }))
+      return snapshotAgent({ ...where, ...(message === undefined ? {} : { message }), ...(scanner ? { scanner } : {}), ...(progress ? { onProgress: progress } : {}) })
+    }) as Handler<{ message?: string | undefined }>,
+  },
+  status: {
+    description: "The workspace's changes since HEAD, HEAD's id and branch, and a merge in progress if any.",
+    input: {},
+    run: (async (where) => {
+      const { status } = await import('../world/status.js')
+      return status(where)
+    }) as Handler<object>,
+  },
+  diff: {
+    description: 'What changed between two snapshots (b defaults to the workspace), or between two recorded runs up to their first divergence.',
+    input: { a: z.string().min(1).describe('a snapshot or a run'), b: z.string().min(1).optional().describe('a snapshot or a run') },
+    run: (async (where, { a, b }) => {
+      const { isRunSpec, compareRuns } = await import('../trace/diff/compareRuns.js')
+      if (isRunSpec(a) && (b === undefined || isRunSpec(b))) return { trace: await compareRuns({ ...where, a, b }) }
+      const { diffSnapshots } = await import('../world/diffSnapshots.js')
+      return diffSnapshots({ ...where, a, b })
+    }) as Handler<{ a: string; b?: string | undefined }>,
+  },
+  log: {
+    description: 'The history from a snapshot (default HEAD), newest first.',
+    input: { ref: id.optional(), limit: z.number().int().min(1).optional().describe('at most this many (default 50)') },
+    run: (async (where, { ref, limit }) => {
+      const { log } = await import('../world/log.js')
+      return { entries: await log({ ...where, from: ref ?? 'HEAD', limit: limit ?? 50 }) }
+    }) as Handler<{ ref?: string | undefined; limit?: number | undefined }>,
+  },
+  checkout: {
+    description: "Put a snapshot's files in the workspace and move HEAD to it; refuses to overwrite uncommitted changes unless force.",
+    input: { id, force: z.boolean().optional().describe('discard uncommitted changes') },
+    run: (async (where, { id, force }) => {
+      const { checkout } = await import('../world/checkout.js')
+      return checkout({ ...where, id, force: force ?? false })
+    }) as Handler<{ id: string; force?: boolean | undefined }>,
+  },
+  branch: {
+    description: 'Make a copy-on-write branch of the workspace: try something there, then commit it or abort it.',
+    input: { name: branchName, backend: z.enum(['overlay', 'reflink', 'copy', 'auto']).optional() },
+    run: (async (where, { name, backend }) => {
+      const { makeBranch } = await import('../branch/makeBranch.js')
+      return makeBranch({ ...where, name, backend: backend ?? 'auto' })
+    }) as Handler<{ name: string; backend?: 'overlay' | 'reflink' | 'copy' | 'auto' | undefined }>,
+  },
+  commit: {
+    description: "Apply a branch to its parent and end it (three-way; a conflict is an error), then send the branch's deferred effects.",
+    input: { name: branchName, failIfStale: z.boolean().optional().describe('refuse if a sibling committed first') },
+    run: (async (where, { name, failIfStale }) => {
+      const { commitNamedWithEffects } = await import('../effects/branchEffects.js')
+      return commitNamedWithEffects({ ...where, name, onConflict: failIfStale ? 'fail' : 'merge' })
+    }) as Handler<{ name: string; failIfStale?: boolean | undefined }>,
+  },
+  abort: {
+    description: 'End a branch without applying it; its deferred effects are dropped.',
+    input: { name: branchName },
+    run: (async (where, { name }) => {
+      const { abortNamedWithEffects } = await import('../effects/branchEffects.js')
+      return abortNamedWithEffects({ ...where, name })
+    }) as Handler<{ name: string }>,
+  },
+  run: {
+    description: 'Run a command sandboxed (a branch, or the workspace, at the workspace path; no network unless net is host); returns its exit code, output and changed paths.',
+    input: {
+      command: z.array(z.string()).min(1).describe('the program and its arguments'),
+      branch: branchName.optional(),
+      net: z.enum(['none', 'host']).optional(),
+      timeout: z.string().optional().describe('e.g. 30s, 5m'),
+    },
+    run: (async (where, { command, branch, net, timeout }, { signal }) => {
+      const { runWithEffects } = await import('../effects/runWithEffects.js')
+      // a client's cancel kills the command's process tree
+      return runWithEffects({ ...where, cmd: command, signal, ...(branch ? { branch } : {}), ...(net ? { net } : {}), ...(timeout ? { timeout } : {}) })
+    }) as Handler<{ command: string[]; branch?: string | undefined; net?: 'none' | 'host' | undefined; timeout?: string | undefined }>,
+  },
+  fork: {
+    description: 'Make N children of an image, each an image of its own to snapshot on, diff and merge.',
+    input: { id: id.optional(), count: z.number().int().min(1).max(1000) },
+    run: (async (where, { id, count }) => {
+      const { forkImage } = await import('../image/forkImage.js')
+      return { children: await forkImage({ ...where, id: id ?? 'HEAD', n: count }) }
+    }) as Handler<{ id?: string | undefined; count: number }>,
+  },
+  merge: {
+    description: 'Merge an image into HEAD and the workspace, layer by layer (files three-way); a conflict leaves the merge in progress.',
+    input: { from: id },
+    run: (async (where, { from }) => {
+      const { merge } = await import('../image/merge.js')
+      return merge({ ...where, from })
+    }) as Handler<{ from: string }>,
+  },
+  runs: {
+    description: 'The recorded runs, newest first.',
+    input: { limit: z.number().int().min(1).optional().describe('at most this many (default 20)') },
+    run: (async (where, { limit }) => {
+      const { listRuns } = await import('../trace/core/listRuns.js')
+      return { runs: await listRuns({ ...where, ...(limit ? { limit } : {}) }) }
+    }) as Handler<{ limit?: number | undefined }>,
+  },
+  replay: {
+    description: 'Re-execute a recorded run offline, every response served from the recording; an error names the first step that differs.',
+    input: { run: z.string().min(1).describe('a run id, unique prefix, or latest') },
+    run: (async (where, { run: spec }) => {
+      const { loadRun } = await import('../trace/core/loadRun.js')
+      const { replayRun } = await import('../trace/replay/replayRun.js')
+      const run = await loadRun({ ...where, spec })
+      const { replayed: _replayed, agentStdout, ...summary } = await replayRun({ ...where, run, trustCommand: false, stdout: 'capture' })
+      return { ...summary, stdout: agentStdout }
+    }) as Handler<{ run: string }>,
+  },
+  show: {
+    mcp: false,
+    description: 'An image layer by layer, or any object.',
+    input: { id },
+    run: (async (where, { id }) => {
+      const { describeObject } = await import('../image/describeImage.js')
+      return describeObject({ ...where, id })
+    }) as Handler<{ id: string }>,
+  },
+  push: {
+    mcp: false,
+    description: 'Send an image and its history to a remote (file:///dir[:tag], oci://host/repo[:tag], s3://bucket/prefix[:tag]); only what the remote lacks travels.',
+    input: { id, remote: z.string().min(1) },
+    run: (async (where, { id, remote }, { signal, onProgress }) => {
+      const { pushImage } = await import('../registry/pushImage.js')
+      return pushImage({ ...where, id, remote, signal, ...(onProgress ? { onProgress } : {}) })
+    }) as Handler<{ id: string; remote: string }>,
+  },
+  pull: {
+    mcp: false,
+    description: 'Fetch an image from a remote into the store (tagged as the remote tag).',
+    input: { remote: z.string().min(1), tag: z.string().min(1).optional() },
+    run: (async (where, { remote, tag }, { signal, onProgress }) => {
+      const { pullImage } = await import('../registry/pullImage.js')
+      return pullImage({ ...where, remote, signal, ...(tag ? { tag } : {}), ...(onProgress ? { onProgress } : {}) })
+    }) as Handler<{ remote: string; tag?: string | undefined }>,
+  },
+} satisfies Record<string, { mcp?: false; description: string; input: Record<string, z.ZodType>; run: Handler<never> }>
+
+export type OperationName = keyof typeof OPERATIONS
+export const OPERATION_NAMES = Object.keys(OPERATIONS) as OperationName[]
+
+/** Run an operation on arguments not yet checked: the zod check, then the handler. @throws {UsageError} arguments the operation's schema refuses */
+export async function runOperation(name: OperationName, where: StoreLocator, args: unknown, ctx: OperationContext): Promise<object> {
+  const op = OPERATIONS[name]
+  const parsed = z
+    .object(op.input)
+    .strict()
+    .safeParse(args ?? {})
+  if (!parsed.success) throw new UsageError(`${name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ')}`, { field: name })
+  return (op.run as Handler<unknown>)(where, parsed.data, ctx)
+}

@@ -1,0 +1,138 @@
+import { promises as fs, readFileSync } from 'node:fs'
+import { basename, relative, sep } from 'node:path'
+import type { AsyncSubscription, Event } from '@parcel/watcher'
+import type { Digest } from '../store/digest.js'
+import type { Store } from '../store/Store.js'
+import { IGNORE_FILES } from '../world/ignoreRules.js'
+import { type TreeTotals, rescanPaths } from '../world/rescanPaths.js'
+import type { ScanResult } from '../world/scanWorkspace.js'
+import { scanWorkspace } from '../world/scanWorkspace.js'
+import { type WorldScanner, withWorldScan } from '../world/snapshotWorkspace.js'
+import { requirePackage } from '../util/requirePackage.js'
+
+/** How long a snapshot waits for the watcher to report its cookie before it scans in full instead. */
+const COOKIE_DEADLINE_MS = 10_000
+
+/**
+ * The kernel's inotify queue holds this many events; past it, it drops them. @parcel/watcher
+ * reads the overflow event and says nothing (src/linux/InotifyBackend.cc: `// overflow`,
+ * `continue`), but a queue that overflowed was drained whole into one batch: a batch of at
+ * least half the queue is taken as an overflow.
+ */
+function overflowBatch(): number {
+  const limit = Number(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8').trim())
+  return Number.isInteger(limit) && limit > 0 ? Math.max(1, Math.floor(limit / 2)) : 8192
+}
+
+/** Where the store's own writes are: never part of the world, and too many to be told of. */
+const STORE_NOISE = ['objects', 'branches', 'tmp', 'logs', 'locks', 'refs', 'claude']
+
+/**
+ * The workspace as the service keeps it warm: the tree of its last scan, and the paths a
+ * native file watcher (@parcel/watcher: inotify here) has reported changed since. A
+ * snapshot then reads only those paths (`rescanPaths`). Before it trusts the list it
+ * writes a cookie file into the store and waits for the watcher to report it: the
+ * watcher's events come in order, so every change made before the snapshot was asked for
+ * has been reported by then (the watcher batches events for 50 ms after another: that is
+ * the floor of a snapshot that follows a change). When the watcher reports an error or
+ * may have dropped events (an overflow), when an ignore file changes, or when the cookie
+ * does not come back in time, the next snapshot scans in full.
+ */
+export class WarmWorld {
+  #known: { tree: Digest; totals: TreeTotals; gitignore: boolean } | null = null
+  #dirty = new Set<string>()
+  #lost: string | null = 'not scanned yet'
+  #cookies = new Map<string, () => void>()
+  #cookieCount = 0
+  #subscription: AsyncSubscription | null = null
+  readonly #overflowBatch = overflowBatch()
+
+  private constructor(
+    readonly store: Store,
+    readonly workspace: string,
+    private readonly cookieDir: string | null,
+  ) {}
+
+  /** Watch `workspace`; its store's directory must lie inside it for the watcher to be trusted (else every snapshot scans in full). */
+  static async start(store: Store, workspace: string): Promise<WarmWorld> {
+    const inside = !relative(workspace, store.root).startsWith('..')
+    const cookieDir = inside ? store.path('service', 'cookies') : null
+    const world = new WarmWorld(store, workspace, cookieDir)
+    if (cookieDir) {
+      await fs.rm(cookieDir, { recursive: true, force: true })
+      await fs.mkdir(cookieDir, { recursive: true })
+      const watcher = requirePackage('@parcel/watcher') as typeof import('@parcel/watcher')
+      world.#subscription = await watcher.subscribe(workspace, (err, events) => (err ? world.lose(`the watcher failed: ${err.message}`) : world.#take(events)), {
+        ignore: STORE_NOISE.map((dir) => store.path(dir)),
+      })
+      // after subscribing, so nothing changed during this scan goes unreported
+      await withWorldScan({ store, workspace, scanner: world.scanner }, (scan) => scan.persist())
+    }
+    return world
+  }
+
+  /** Why the next snapshot scans in full, or null when the watcher's list is trusted. */
+  get lost(): string | null {
+    return this.#lost
+  }
+
+  /** Forget what the watcher said: the next snapshot scans in full (an overflow, a watcher error). */
+  lose(reason: string): void {
+    this.#lost ??= reason
+    this.#dirty.clear()
+  }
+
+  /** The scanner for `snapshotWorkspace`: from the changed paths when they can be trusted, else in full. */
+  readonly scanner: WorldScanner = async ({ store, workspace, respectGitignore, onProgress }) => {
+    if (this.cookieDir && !(await this.#settle())) this.lose('the watcher did not report its cookie in time')
+    const known = this.#known
+    const paths = [...this.#dirty]
+    this.#dirty.clear()
+    const lost = this.#lost
+    this.#lost = null
+    const warm =
+      lost === null && known && known.gitignore === respectGitignore
+        ? await rescanPaths({ store, workspace, tree: known.tree, totals: known.totals, paths, respectGitignore })
+        : null
+    const scan: ScanResult = warm ?? (await scanWorkspace({ store, dir: workspace, write: true, respectGitignore, onProgress }))
+    this.#known = { tree: scan.tree, totals: { files: scan.files, bytes: scan.bytes }, gitignore: respectGitignore }
+    if (!this.cookieDir) this.#lost = 'the store lies outside the workspace: nothing to time the watcher by'
+    return scan
+  }
+
+  async close(): Promise<void> {
+    await this.#subscription?.unsubscribe()
+    this.#subscription = null
+  }
+
+  #take(events: Event[]): void {
+    if (events.length >= this.#overflowBatch) this.lose(`the watcher reported ${events.length} changes at once: its queue may have overflowed`)
+    for (const event of events) {
+      const rel = relative(this.workspace, event.path).split(sep).join('/')
+      if (this.cookieDir && event.path.startsWith(this.cookieDir + sep)) {
+        this.#cookies.get(basename(event.path))?.()
+        continue
+      }
+      if (rel === '' || rel.startsWith('..') || event.path === this.store.root || event.path.startsWith(this.store.root + sep)) continue
+      if ((IGNORE_FILES as readonly string[]).includes(basename(rel))) this.lose(`${rel} changed: the ignore rules may differ`)
+      else if (this.#lost === null) this.#dirty.add(rel)
+    }
+  }
+
+  /** Write a cookie and wait until the watcher reports it; false when it does not in time. */
+  async #settle(): Promise<boolean> {
+    const name = `cookie-${process.pid}-${++this.#cookieCount}`
+    const reported = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), COOKIE_DEADLINE_MS)
+      this.#cookies.set(name, () => {
+        clearTimeout(timer)
+        resolve(true)
+      })
+    })
+    await fs.writeFile(`${this.cookieDir!}/${name}`, '')
+    const ok = await reported
+    this.#cookies.delete(name)
+    await fs.rm(`${this.cookieDir!}/${name}`, { force: true })
+    return ok
+  }
+}

@@ -1,0 +1,78 @@
+import type { Digest } from '../store/digest.js'
+import type { Store } from '../store/Store.js'
+import type { ScanResult } from './scanWorkspace.js'
+import { scanPaths } from './scanPaths.js'
+import { outermost, spliceTree } from './spliceTree.js'
+import type { TreeEntry } from './Tree.js'
+import { type TreeSource, joinPath, treeSource } from './treeSource.js'
+
+/** What a workspace's tree holds in all: what a full scan counts, kept up to date from change to change. */
+export interface TreeTotals {
+  files: number
+  bytes: number
+}
+
+export interface RescanArgs {
+  store: Store
+  workspace: string
+  /** The workspace's tree as it was before the changes. */
+  tree: Digest
+  totals: TreeTotals
+  /** The paths that changed since (relative, '/'-separated): created, modified, deleted, renamed from or to. */
+  paths: string[]
+  respectGitignore: boolean
+}
+
+/**
+ * The workspace's tree from an older one and the paths changed since, as a full scan would
+ * make it, reading only those paths: each is scanned again (a directory whole) and spliced
+ * in. Null when the changes do not fit the older tree (a path under something that is not
+ * a directory there): the caller scans in full.
+ */
+export async function rescanPaths({ store, workspace, tree, totals, paths, respectGitignore }: RescanArgs): Promise<ScanResult | null> {
+  const scanned = await scanPaths({ store, dir: workspace, paths, respectGitignore })
+  const spliced = await spliceTree(store, tree, scanned)
+  if (spliced === null) return null
+  const source = treeSource(store)
+  let { files, bytes } = totals
+  let hashedFiles = 0
+  let hashedBytes = 0
+  const symlinks: Array<{ path: string; target: string }> = []
+  for (const [path, entry] of outermost(scanned)) {
+    const old = await entryAt(source, tree, path.split('/'))
+    const gone = old ? await entryTotals(source, old, path, null) : { files: 0, bytes: 0 }
+    const come = entry ? await entryTotals(source, entry, path, symlinks) : { files: 0, bytes: 0 }
+    files += come.files - gone.files
+    bytes += come.bytes - gone.bytes
+    hashedFiles += come.files
+    hashedBytes += come.bytes
+  }
+  return { tree: spliced, trees: new Map(), symlinks, persist: () => store.sync(), files, bytes, hashedFiles, hashedBytes, listedDirs: 0, skipped: [] }
+}
+
+/** The entry at a path of a tree, or null when there is none. */
+async function entryAt(source: TreeSource, tree: Digest, parts: string[]): Promise<TreeEntry | null> {
+  let at: Digest = tree
+  for (let i = 0; ; i++) {
+    const entry = (await source(at)).entries.find((e) => e.name === parts[i])
+    if (!entry || i === parts.length - 1) return entry ?? null
+    if (entry.type !== 'dir') return null
+    at = entry.tree
+  }
+}
+
+/** The files and bytes an entry holds (a directory's whole subtree), and the symlinks in it when asked. */
+async function entryTotals(source: TreeSource, entry: TreeEntry, path: string, symlinks: Array<{ path: string; target: string }> | null): Promise<TreeTotals> {
+  if (entry.type === 'file') return { files: 1, bytes: entry.size }
+  if (entry.type === 'symlink') {
+    symlinks?.push({ path, target: entry.target })
+    return { files: 0, bytes: 0 }
+  }
+  const totals = { files: 0, bytes: 0 }
+  for (const child of (await source(entry.tree)).entries) {
+    const sub = await entryTotals(source, child, joinPath(path, child.name), symlinks)
+    totals.files += sub.files
+    totals.bytes += sub.bytes
+  }
+  return totals
+}
