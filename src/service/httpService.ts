@@ -55,8 +55,9 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
   if (address.kind === 'unix') await claimSocket(address.path)
   const world = args.watch === false ? null : await WarmWorld.start(store, workspace)
   const version = (requirePackage('../../package.json') as { version: string }).version
+  const context: Context = { where, world, token: args.token ?? null, version, served: 0 }
   const server = createServer((req, res) => {
-    handle(req, res, { where, world, token: args.token ?? null, version }).catch((err: unknown) => sendError(res, err))
+    handle(req, res, context).catch((err: unknown) => sendError(res, err))
   })
   const url = await listen(server, address)
   return {
@@ -78,6 +79,8 @@ interface Context {
   world: WarmWorld | null
   token: string | null
   version: string
+  /** Operations answered so far (health says it: how a client knows its calls reach this service). */
+  served: number
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
@@ -89,12 +92,13 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
   const path = (req.url ?? '/').split('?')[0]!
   if (req.method === 'GET' && path === '/openapi.json') return sendJson(res, 200, openApiDocument(ctx.version, { bearer: ctx.token !== null }))
   if (req.method === 'GET' && path === '/v1/health')
-    return sendJson(res, 200, { ok: true, version: ctx.version, workspace: ctx.where.dir, scan: ctx.world === null ? 'full' : (ctx.world.lost ?? 'warm') })
+    return sendJson(res, 200, { ok: true, version: ctx.version, workspace: ctx.where.dir, served: ctx.served, scan: ctx.world === null ? 'full' : (ctx.world.lost ?? 'warm') })
   const name = /^\/v1\/([a-z]+)$/.exec(path)?.[1]
   if (req.method !== 'POST' || !name || !(OPERATION_NAMES as string[]).includes(name)) {
     return sendJson(res, 404, new UsageError(`no such endpoint: ${req.method ?? ''} ${path} (POST /v1/<operation>: ${OPERATION_NAMES.join(', ')}; GET /openapi.json)`).toJSON())
   }
   const args = await readJson(req)
+  ctx.served++
   const abort = new AbortController()
   res.on('close', () => res.writableFinished || abort.abort()) // the client went away before its answer
   const streaming = (req.headers.accept ?? '').includes('text/event-stream')
@@ -134,7 +138,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 function asForkpointError(err: unknown): ForkpointError<object> {
-  return err instanceof ForkpointError ? err : new InternalError(`internal error: ${(err as Error)?.message ?? String(err)}`, { cause: String(err) })
+  return err instanceof ForkpointError ? (err as ForkpointError<object>) : new InternalError(`internal error: ${(err as Error)?.message ?? String(err)}`, { cause: String(err) })
 }
 
 function sendError(res: ServerResponse, err: unknown): void {

@@ -166,7 +166,7 @@ export const OPERATIONS = {
       return pullImage({ ...where, remote, signal, ...(tag ? { tag } : {}), ...(onProgress ? { onProgress } : {}) })
     }) as Handler<{ remote: string; tag?: string | undefined }>,
   },
-} satisfies Record<string, { mcp?: false; description: string; input: Record<string, z.ZodType>; run: Handler<never> }>
+} as const
 
 export type OperationName = keyof typeof OPERATIONS
 export const OPERATION_NAMES = Object.keys(OPERATIONS) as OperationName[]

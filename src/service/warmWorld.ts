@@ -101,7 +101,8 @@ export class WarmWorld {
   }
 
   async close(): Promise<void> {
-    await this.#subscription?.unsubscribe()
+    // the watcher fails to remove the watch of a directory the kernel has dropped already (a deleted one); nothing is left to undo then
+    await this.#subscription?.unsubscribe().catch(() => undefined)
     this.#subscription = null
   }
 
