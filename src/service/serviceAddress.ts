@@ -5,9 +5,11 @@ import type { Store } from '../store/Store.js'
 /** Where the service listens: a Unix socket (the default, in the store), or TCP. */
 export type ServiceAddress = { kind: 'unix'; path: string } | { kind: 'tcp'; host: string; port: number; loopback: boolean }
 
-/** The socket a store's service listens on by default, and where the CLI looks for it. */
+/** The socket a store's service listens on by default, and where the CLI looks for it, in the store. */
+export const STORE_SERVICE_SOCKET = 'service.sock'
+
 export function defaultSocket(store: Store): string {
-  return store.path('service.sock')
+  return store.path(STORE_SERVICE_SOCKET)
 }
 
 /**

@@ -57,10 +57,18 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     expect(service.address).toBe(`unix:${join(dir, '.forkpoint', 'service.sock')}`)
     expect((await fs.stat(service.address.slice(5))).mode & 0o777).toBe(0o600)
 
-    const doc = (await call(service.address, 'GET', '/openapi.json')).json() as { openapi: string; paths: Record<string, { post?: { requestBody: { content: Record<string, { schema: { properties?: object } }> } } }> }
+    const doc = (await call(service.address, 'GET', '/openapi.json')).json() as {
+      openapi: string
+      paths: Record<string, { post?: { requestBody: { content: Record<string, { schema: { properties?: object } }> } } }>
+    }
     expect(doc.openapi).toBe('3.1.0')
     expect(Object.keys(doc.paths).sort()).toEqual(
-      ['/v1/health', ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'abort', 'run', 'fork', 'merge', 'runs', 'replay', 'show', 'push', 'pull'].map((op) => `/v1/${op}`)].sort(),
+      [
+        '/v1/health',
+        ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'abort', 'run', 'fork', 'merge', 'runs', 'replay', 'show', 'push', 'pull'].map(
+          (op) => `/v1/${op}`,
+        ),
+      ].sort(),
     )
     expect(doc.paths['/v1/checkout']!.post!.requestBody.content['application/json']!.schema.properties).toHaveProperty('force')
 
@@ -74,7 +82,9 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     const cli = spawnSync(CLI, ['checkout', 'nope', '--json'], { cwd: dir, encoding: 'utf8' })
     const refused = await post(service.address, 'checkout', { id: 'nope' })
     expect([refused.status, refused.json()]).toEqual([400, JSON.parse(cli.stderr)])
-    expect((await post(service.address, 'log', { limit: 'ten' })).json()).toMatchObject({ error: { code: 'UsageError', exitCode: 2, message: expect.stringMatching(/^log: limit/) } })
+    expect((await post(service.address, 'log', { limit: 'ten' })).json()).toMatchObject({
+      error: { code: 'UsageError', exitCode: 2, message: expect.stringMatching(/^log: limit/) },
+    })
     expect((await call(service.address, 'POST', '/v1/snapshot', { body: '{ nope' })).status).toBe(400)
     expect((await post(service.address, 'format')).status).toBe(404)
     await expect(startService({ dir })).rejects.toThrow(/a service already answers/)
@@ -100,7 +110,10 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
     const service = await serve({ dir })
     const streamed = await post(service.address, 'snapshot', { message: 'streamed' }, { accept: 'text/event-stream' })
-    const events = streamed.body.trim().split('\n\n').map((block) => block.split('\n')[0]!.slice('event: '.length))
+    const events = streamed.body
+      .trim()
+      .split('\n\n')
+      .map((block) => block.split('\n')[0]!.slice('event: '.length))
     expect(events.at(-1)).toBe('result')
     expect(JSON.parse(streamed.body.trim().split('\n').at(-1)!.slice('data: '.length))).toMatchObject({ created: true })
 
@@ -185,7 +198,8 @@ describe('the warm workspace: what the watcher reports gives the snapshot a full
       const address = `unix:${join(dir, '.forkpoint', 'service.sock')}`
       await Promise.all(Array.from({ length: 400 }, (_, i) => fs.writeFile(join(dir, `burst-${i}.txt`), `${i}\n`)))
       let health = (await call(address, 'GET', '/v1/health')).json()
-      for (const until = Date.now() + 30_000; health['scan'] === 'warm' && Date.now() < until; health = (await call(address, 'GET', '/v1/health')).json()) await new Promise((r) => setTimeout(r, 20))
+      for (const until = Date.now() + 30_000; health['scan'] === 'warm' && Date.now() < until; health = (await call(address, 'GET', '/v1/health')).json())
+        await new Promise((r) => setTimeout(r, 20))
       expect(health['scan']).toMatch(/overflow/)
       const made = (await post(address, 'snapshot')).json()
       expect(made['tree']).toBe(await fullScanTree(dir, store))
@@ -197,4 +211,3 @@ describe('the warm workspace: what the watcher reports gives the snapshot a full
     }
   })
 })
-

@@ -30,6 +30,13 @@ const collect = (value: string, previous: string[] = []): string[] => [...previo
 
 /** `forkpoint snapshot`: the workspace (and the layers asked for) as a snapshot. */
 export async function snapshotCommand(options: SnapshotOptions): Promise<SnapshotAgentResult> {
+  // a plain snapshot goes to the store's running service, which knows from its watcher what changed
+  const { dir, store, onProgress: _progress, message, ...layers } = options
+  if (Object.values(layers).every((v) => v === undefined)) {
+    const { callService } = await import('../../service/callService.js')
+    const served = await callService({ dir, store }, 'snapshot', message === undefined ? {} : { message })
+    if (served) return served as SnapshotAgentResult
+  }
   const { snapshotAgent } = await import('../../image/snapshotAgent.js')
   return snapshotAgent(options)
 }

@@ -1,0 +1,79 @@
+/**
+ * `npm run bench -- service [--quick]`: a snapshot with one file changed through the
+ * running service (`forkpoint serve`: an HTTP request on its Unix socket; the watcher
+ * knows what changed), beside `git add -A && git commit` of the same change in a git
+ * repository of the same files, interleaved, at 10k and 100k files; and, for reference,
+ * the same snapshot by a CLI process with no service (a full scan, its stat cache warm).
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { startService } from '../src/service/httpService.js'
+import { type Row, compare, measure, report } from './harness.js'
+import { makeFixture } from './workspaceFixture.js'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+const CLI = join(ROOT, 'bin', 'forkpoint')
+
+function postSnapshot(socketPath: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, method: 'POST', path: '/v1/snapshot', headers: { 'content-type': 'application/json' } }, (res) => {
+      let body = ''
+      res.on('data', (d: Buffer) => (body += d.toString()))
+      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(body))))
+    })
+    req.on('error', reject)
+    req.end('{}')
+  })
+}
+
+export async function main(args: string[]): Promise<void> {
+  const quick = args.includes('--quick')
+  const runs = quick ? 5 : 15
+  const rows: Row[] = []
+  for (const files of quick ? [10_000] : [10_000, 100_000]) {
+    const ws = mkdtempSync(join(tmpdir(), 'fp-bench-service-'))
+    const repo = mkdtempSync(join(tmpdir(), 'fp-bench-git-'))
+    try {
+      makeFixture(ws, { files, totalBytes: files * 1024 })
+      makeFixture(repo, { files, totalBytes: files * 1024 })
+      execFileSync(CLI, ['init'], { cwd: ws, stdio: 'ignore' })
+      execFileSync(CLI, ['snapshot', '-m', 'base'], { cwd: ws, stdio: 'ignore' })
+      const git = (...a: string[]) => execFileSync('git', ['-c', 'user.name=b', '-c', 'user.email=b@b', ...a], { cwd: repo, stdio: 'ignore' })
+      git('init', '-q')
+      git('add', '-A')
+      git('commit', '-q', '-m', 'base')
+      let n = 0
+      const change = (dir: string) => () => writeFileSync(join(dir, 'd0', 's0', 'f0.txt'), `change ${++n}\n`)
+      const service = await startService({ dir: ws })
+      try {
+        const socket = service.address.slice('unix:'.length)
+        const r = await compare(
+          { before: change(ws), run: () => postSnapshot(socket) },
+          {
+            before: change(repo),
+            run: () => {
+              git('add', '-A')
+              git('commit', '-q', '-m', 'x')
+            },
+          },
+          { runs, warmup: 2 },
+        )
+        await service.close()
+        // the CLI finds no service now: a process of its own and a full scan (its stat cache warm)
+        const cli = await measure(() => execFileSync(CLI, ['snapshot'], { cwd: ws, stdio: 'ignore' }), { runs: quick ? 3 : 5, before: change(ws) })
+        rows.push({ files, service_ms: r.a, git_add_commit_ms: r.b, ratio: r.ratio, cli_without_service_ms: cli.median })
+      } catch (err) {
+        await service.close()
+        throw err
+      }
+    } finally {
+      rmSync(ws, { recursive: true, force: true })
+      rmSync(repo, { recursive: true, force: true })
+    }
+  }
+  report('service', 'Snapshot with one file changed: through forkpoint serve vs git add -A && git commit (median ms; ratio = service / git)', rows)
+}

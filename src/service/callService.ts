@@ -1,0 +1,34 @@
+import { existsSync } from 'node:fs'
+import { request } from 'node:http'
+import { ServiceOperationError } from '../errors/index.js'
+import { type StoreLocator, locateStore } from '../store/findStore.js'
+import { STORE_SERVICE_SOCKET } from './serviceAddress.js'
+import type { OperationName } from './operations.js'
+
+/**
+ * The result of an operation as the store's running service (`forkpoint serve`) gives it,
+ * or null when no service answers on the store's socket (none started, or one that died:
+ * the caller runs the operation itself). How the CLI reaches the warm service.
+ * @throws {ServiceOperationError} the operation failed in the service: its error, as the CLI would have thrown it
+ */
+export async function callService(where: StoreLocator, operation: OperationName, args: object): Promise<object | null> {
+  const location = locateStore(where)
+  const socketPath = location && `${location.storeDir}/${STORE_SERVICE_SOCKET}`
+  if (!socketPath || !existsSync(socketPath)) return null
+  const answer = await new Promise<{ status: number; body: string } | null>((resolve, reject) => {
+    const req = request({ socketPath, method: 'POST', path: `/v1/${operation}`, headers: { 'content-type': 'application/json' } }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (d: string) => (body += d))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      res.on('error', reject)
+    })
+    // a socket no service listens on (it died): not an error, the operation runs here instead
+    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? resolve(null) : reject(err)))
+    req.end(JSON.stringify(args))
+  })
+  if (answer === null) return null
+  const parsed = JSON.parse(answer.body) as { error?: { code: string; exitCode: number; message: string; data?: object } }
+  if (answer.status !== 200 && parsed.error) throw new ServiceOperationError(parsed.error)
+  return parsed
+}
