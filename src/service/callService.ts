@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { request } from 'node:http'
-import { ServiceOperationError } from '../errors/index.js'
+import * as errors from '../errors/index.js'
+import { ForkpointError, InternalError } from '../errors/index.js'
 import { type StoreLocator, locateStore } from '../store/findStore.js'
 import { STORE_SERVICE_SOCKET } from './serviceAddress.js'
 import type { OperationName } from './operations.js'
@@ -9,7 +10,7 @@ import type { OperationName } from './operations.js'
  * The result of an operation as the store's running service (`forkpoint serve`) gives it,
  * or null when no service answers on the store's socket (none started, or one that died:
  * the caller runs the operation itself). How the CLI reaches the warm service.
- * @throws {ServiceOperationError} the operation failed in the service: its error, as the CLI would have thrown it
+ * @throws {ForkpointError} the operation failed in the service: the same class of error, message and data, as running it here would have thrown
  */
 export async function callService(where: StoreLocator, operation: OperationName, args: object): Promise<object | null> {
   const location = locateStore(where)
@@ -29,6 +30,18 @@ export async function callService(where: StoreLocator, operation: OperationName,
   })
   if (answer === null) return null
   const parsed = JSON.parse(answer.body) as { error?: { code: string; exitCode: number; message: string; data?: object } }
-  if (answer.status !== 200 && parsed.error) throw new ServiceOperationError(parsed.error)
+  if (answer.status !== 200 && parsed.error) throw revive(parsed.error)
   return parsed
+}
+
+type Answered = { code: string; exitCode: number; message: string; data?: object }
+
+/** The error the service answered with, as its own class again (an error class of ours by that name, with that exit code), else an internal error naming it. */
+function revive(answered: Answered): ForkpointError<object> {
+  const Class = (errors as Record<string, unknown>)[answered.code]
+  if (typeof Class === 'function' && Class.prototype instanceof ForkpointError) {
+    const err = new (Class as new (message: string, data?: object) => ForkpointError<object>)(answered.message, answered.data ?? {})
+    if (err.exitCode === answered.exitCode) return err
+  }
+  return new InternalError(`the service failed with ${answered.code}: ${answered.message}`, { cause: answered.code })
 }

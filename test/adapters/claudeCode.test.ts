@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -58,16 +57,7 @@ async function fileIn(store: Store, image: Digest, path: string): Promise<string
 }
 
 function hook(dir: string, input: string, env: Record<string, string> = {}, extra: string[] = []): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(CLI, ['claude', 'hook', ...extra], { cwd: dir, env: { PATH: process.env['PATH'], NO_COLOR: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-    child.stdin.end(input)
-  })
+  return runCli(['claude', 'hook', ...extra], { cwd: dir, env, input })
 }
 
 describe('forkpoint claude install', () => {

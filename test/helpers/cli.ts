@@ -40,19 +40,20 @@ export function runNode(args: string[], options: { cwd: string; env?: Record<str
   return run(process.execPath, args, options)
 }
 
-/** `forkpoint ARGS` with extra environment. */
-export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+/** `forkpoint ARGS` with extra environment (and, with `input`, that on its stdin). */
+export function runCli(args: string[], options: { cwd: string; env?: Record<string, string>; input?: string }): Promise<CliResult> {
   return run(CLI, args, options)
 }
 
-function run(file: string, args: string[], { cwd, env }: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+function run(file: string, args: string[], { cwd, env, input }: { cwd: string; env?: Record<string, string>; input?: string }): Promise<CliResult> {
   assertBuilt()
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(file, args, { cwd, env: cleanEnv(env), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] })
+    child.stdin?.end(input)
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
     child.on('error', reject)
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
   })
