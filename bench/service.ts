@@ -3,7 +3,9 @@
  * running service (`forkpoint serve`: an HTTP request on its Unix socket; the watcher
  * knows what changed), beside `git add -A && git commit` of the same change in a git
  * repository of the same files, interleaved, at 10k and 100k files; and, for reference,
- * the same snapshot by a CLI process with no service (a full scan, its stat cache warm).
+ * the same snapshot by a CLI process with no service (a full scan, its stat cache warm);
+ * and a Claude Code hook (`forkpoint claude hook`, a PreToolUse after a change) with the
+ * service running against the same hook without it.
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -51,6 +53,10 @@ export async function main(args: string[]): Promise<void> {
       const service = await startService({ dir: ws })
       try {
         const socket = service.address.slice('unix:'.length)
+        const hookEvent = (i: number) =>
+          JSON.stringify({ hook_event_name: 'PreToolUse', session_id: 'bench', cwd: ws, tool_name: 'Write', tool_input: { i }, tool_use_id: `t${i}` })
+        const hook = () => execFileSync(CLI, ['claude', 'hook'], { cwd: ws, input: hookEvent(n), stdio: ['pipe', 'ignore', 'ignore'] })
+        const hookServed = await measure(hook, { runs: quick ? 3 : 7, before: change(ws) })
         const r = await compare(
           { before: change(ws), run: () => postSnapshot(socket) },
           {
@@ -65,7 +71,16 @@ export async function main(args: string[]): Promise<void> {
         await service.close()
         // the CLI finds no service now: a process of its own and a full scan (its stat cache warm)
         const cli = await measure(() => execFileSync(CLI, ['snapshot'], { cwd: ws, stdio: 'ignore' }), { runs: quick ? 3 : 5, before: change(ws) })
-        rows.push({ files, service_ms: r.a, git_add_commit_ms: r.b, ratio: r.ratio, cli_without_service_ms: cli.median })
+        const hookAlone = await measure(hook, { runs: quick ? 3 : 7, before: change(ws) })
+        rows.push({
+          files,
+          service_ms: r.a,
+          git_add_commit_ms: r.b,
+          ratio: r.ratio,
+          cli_without_service_ms: cli.median,
+          claude_hook_with_service_ms: hookServed.median,
+          claude_hook_without_service_ms: hookAlone.median,
+        })
       } catch (err) {
         await service.close()
         throw err

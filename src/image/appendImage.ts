@@ -5,7 +5,7 @@ import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { readSnapshot } from '../world/readObjects.js'
 import { type SnapshotLayer, makeSnapshot } from '../world/Snapshot.js'
-import { carriedLayers, withWorldScan } from '../world/snapshotWorkspace.js'
+import { type WorldScanner, carriedLayers, withWorldScan } from '../world/snapshotWorkspace.js'
 import { EMPTY_TREE } from '../world/treeSource.js'
 
 export interface AppendImageArgs {
@@ -24,6 +24,8 @@ export interface AppendImageArgs {
   layers: (current: Digest | null) => Promise<Partial<Record<SnapshotLayer, Digest>>>
   /** Write nothing when the files and the layers are those of the ref's image already (returns its id). */
   skipUnchanged?: boolean
+  /** How the workspace is scanned when `scan` (default: in full; the service passes its watcher's). */
+  scanner?: WorldScanner | undefined
 }
 
 /**
@@ -34,7 +36,7 @@ export interface AppendImageArgs {
  */
 export async function appendImage(args: AppendImageArgs): Promise<Digest> {
   const { store, workspace, scan } = args
-  if (scan) return withWorldScan({ store, workspace }, (world) => writeOnRef(args, world.tree, () => world.persist()))
+  if (scan) return withWorldScan({ store, workspace, scanner: args.scanner }, (world) => writeOnRef(args, world.tree, () => world.persist()))
   return withWriteLock(store, () => writeOnRef(args, null, () => store.sync()))
 }
 

@@ -139,6 +139,28 @@ export const OPERATIONS = {
       return { ...summary, stdout: agentStdout }
     }) as Handler<{ run: string }>,
   },
+  image: {
+    mcp: false,
+    description:
+      "Write an image of the workspace (its files as the service's watcher knows them) onto an adapter's line of images, refs/claude/<session> or refs/threads/<thread>; HEAD stays. What Claude Code's hooks ask of a running service.",
+    input: {
+      ref: z.string().regex(/^refs\/(claude|threads)\/[A-Za-z0-9_][A-Za-z0-9._-]*$/, 'an adapter line: refs/claude/<session> or refs/threads/<thread>'),
+      message: z.string().min(1),
+      agent: z.string().min(1),
+      trace: z
+        .string()
+        .regex(/^sha256:[0-9a-f]{64}$/)
+        .optional()
+        .describe('a run object to set as the trace layer'),
+    },
+    run: (async (where, { ref, message, agent, trace }, { scanner }) => {
+      const { appendImage } = await import('../image/appendImage.js')
+      const { openStore } = await import('../store/findStore.js')
+      const { store, workspace } = await openStore(where)
+      const layers = trace ? { trace: trace as `sha256:${string}` } : {}
+      return { id: await appendImage({ store, workspace, ref, scan: true, scanner, message, agent, layers: async () => layers, skipUnchanged: true }) }
+    }) as Handler<{ ref: string; message: string; agent: string; trace?: string | undefined }>,
+  },
   show: {
     mcp: false,
     description: 'An image layer by layer, or any object.',

@@ -1,6 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
+import { request } from 'node:http'
 import { afterAll, describe, expect, it } from 'vitest'
+import { startService } from '../../src/service/httpService.js'
 import { type Digest, checkout, diffSnapshots, log } from '../../src/index.js'
 import { readRef } from '../../src/store/refs.js'
 import type { Store } from '../../src/store/Store.js'
@@ -232,6 +234,33 @@ describe('the hooks, driven by the real Claude Code binary', () => {
     const r = await hook(dir, JSON.stringify({ hook_event_name: 'Stop', session_id: 's', cwd: inBranch }))
     expect([r.code, r.stderr]).toEqual([1, expect.stringMatching(/inside the store .* FORKPOINT_CLAUDE_BRANCH is not set/)])
     expect(await readRef(store, 'refs/claude/s')).toBeNull()
+  })
+
+  it('ask a running service for their snapshots, which its watcher makes without a scan', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const service = await startService({ dir })
+    try {
+      await fs.writeFile(join(dir, 'b.txt'), 'b\n')
+      const event = { hook_event_name: 'PreToolUse', session_id: 'served', cwd: dir, tool_name: 'Write', tool_input: {}, tool_use_id: 't1' }
+      expect((await hook(dir, JSON.stringify(event))).code).toBe(0)
+      const health = await new Promise<Record<string, unknown>>((resolve) =>
+        request({ socketPath: service.address.slice(5), path: '/v1/health' }, (res) => {
+          let body = ''
+          res.on('data', (d: Buffer) => (body += d.toString()))
+          res.on('end', () => resolve(JSON.parse(body) as Record<string, unknown>))
+        }).end(),
+      )
+      expect(health['served']).toBe(1)
+      const image = (await readRef(store, 'refs/claude/served'))!
+      expect(await fileIn(store, image, 'b.txt')).toBe('b\n')
+      // and the same with the service gone: the hook scans for itself
+      await service.close()
+      await fs.writeFile(join(dir, 'c.txt'), 'c\n')
+      expect((await hook(dir, JSON.stringify({ ...event, tool_use_id: 't2' }))).code).toBe(0)
+      expect(await fileIn(store, (await readRef(store, 'refs/claude/served'))!, 'c.txt')).toBe('c\n')
+    } finally {
+      await service.close()
+    }
   })
 
   it('never block the agent: a hook that cannot do its work exits 1, not 2, saying why', async () => {

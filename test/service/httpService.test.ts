@@ -65,7 +65,7 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
         '/v1/health',
-        ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'abort', 'run', 'fork', 'merge', 'runs', 'replay', 'show', 'push', 'pull'].map(
+        ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'abort', 'run', 'fork', 'merge', 'runs', 'replay', 'image', 'show', 'push', 'pull'].map(
           (op) => `/v1/${op}`,
         ),
       ].sort(),

@@ -3,6 +3,7 @@ import { isAbsolute, relative, resolve } from 'node:path'
 import { UsageError } from '../../errors/index.js'
 import { acquireLock } from '../../store/lockFile.js'
 import { appendImage } from '../../image/appendImage.js'
+import { callService } from '../../service/callService.js'
 import { snapshotForkBranch } from '../../image/snapshotForkBranch.js'
 import type { Digest } from '../../store/digest.js'
 import { openStore } from '../../store/findStore.js'
@@ -58,7 +59,9 @@ export async function handleClaudeHook({ event, env = process.env }: { event: Cl
     return { event: event.hook_event_name, image: made.created ? made.id : null, ref: made.ref, run: closed?.runId ?? null }
   }
   const ref = sessionRef(event.session_id)
-  const image = await appendImage({ store, workspace, ref, scan: true, message, agent: ENTRYPOINT, layers: async () => layers, skipUnchanged: true })
+  // a running service knows from its watcher what changed: the hook need not scan the workspace
+  const served = (await callService({ dir: workspace, store }, 'image', { ref, message, agent: ENTRYPOINT, ...layers })) as { id: Digest } | null
+  const image = served?.id ?? (await appendImage({ store, workspace, ref, scan: true, message, agent: ENTRYPOINT, layers: async () => layers, skipUnchanged: true }))
   return { event: event.hook_event_name, image, ref, run: closed?.runId ?? null }
 }
 
