@@ -7,7 +7,7 @@
  * and a Claude Code hook (`forkpoint claude hook`, a PreToolUse after a change) with the
  * service running against the same hook without it.
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -29,6 +29,15 @@ function postSnapshot(socketPath: string): Promise<void> {
     })
     req.on('error', reject)
     req.end('{}')
+  })
+}
+
+function runHook(cwd: string, input: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CLI, ['claude', 'hook'], { cwd, stdio: ['pipe', 'ignore', 'inherit'] })
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`claude hook exited ${code}`))))
+    child.stdin.end(input)
   })
 }
 
@@ -55,7 +64,8 @@ export async function main(args: string[]): Promise<void> {
         const socket = service.address.slice('unix:'.length)
         const hookEvent = (i: number) =>
           JSON.stringify({ hook_event_name: 'PreToolUse', session_id: 'bench', cwd: ws, tool_name: 'Write', tool_input: { i }, tool_use_id: `t${i}` })
-        const hook = () => execFileSync(CLI, ['claude', 'hook'], { cwd: ws, input: hookEvent(n), stdio: ['pipe', 'ignore', 'ignore'] })
+        // asynchronously: the service answering the hook runs in this process
+        const hook = () => runHook(ws, hookEvent(n))
         const hookServed = await measure(hook, { runs: quick ? 3 : 7, before: change(ws) })
         const r = await compare(
           { before: change(ws), run: () => postSnapshot(socket) },
