@@ -75,7 +75,7 @@ describe('forkpoint claude install', () => {
       hooks: Record<string, Array<{ matcher?: string; hooks: Array<{ command: string }> }>>
     }
     expect(settings.model).toBe('opus')
-    expect(Object.keys(settings.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreToolUse', 'Stop'])
+    expect(Object.keys(settings.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreToolUse', 'SessionEnd', 'Stop'])
     expect(settings.hooks['PreToolUse']!.map((g) => [g.matcher, g.hooks[0]!.command])).toEqual([
       ['Bash', 'my-guard'],
       ['*', HOOK],

@@ -5,7 +5,7 @@ import { InternalError, UsageError } from '../../errors/index.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { shellQuote } from '../../trace/core/shellQuote.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
-import { HOOKED_EVENTS } from './hookEvent.js'
+import { HOOKED_EVENTS, endsRun } from './hookEvent.js'
 
 export interface ClaudeHooksArgs extends StoreLocator {
   /** The command the hooks run (default: this package's `bin/forkpoint claude hook`, by absolute path). */
@@ -32,7 +32,7 @@ export async function installClaudeHooks(args: ClaudeHooksArgs = {}): Promise<Cl
   const command = args.command ?? defaultHookCommand()
   return editSettings(args, (hooks) => {
     for (const event of HOOKED_EVENTS) {
-      const group: HookGroup = { ...(event === 'Stop' ? {} : { matcher: '*' }), hooks: [{ type: 'command', command }] }
+      const group: HookGroup = { ...(endsRun(event) ? {} : { matcher: '*' }), hooks: [{ type: 'command', command }] }
       hooks[event] = [...withoutOurs(hooks[event] ?? []), group]
     }
   })

@@ -15,7 +15,7 @@ import { assembleRun } from '../../trace/record/assembleRun.js'
 import { sessionFromEnv } from '../../trace/record/installFromEnv.js'
 import { type JournalEntry, fileSink, memorySink, readJournal } from '../../trace/record/journal.js'
 import { TRACE_ENV } from '../../trace/record/traceEnv.js'
-import type { ClaudeHookEvent } from './hookEvent.js'
+import { type ClaudeHookEvent, endsRun } from './hookEvent.js'
 import { sessionRef } from './sessionRef.js'
 
 export const ENTRYPOINT = 'claude-code'
@@ -51,7 +51,7 @@ export async function handleClaudeHook({ event, env = process.env }: { event: Cl
   }
   const joined = Boolean(env[TRACE_ENV.journal])
   if (event.hook_event_name === 'PostToolUse' || event.hook_event_name === 'PostToolUseFailure') await recordToolStep(store, event, env)
-  const closed = event.hook_event_name === 'Stop' && !joined ? await closeRun(store, event.session_id, env) : null
+  const closed = endsRun(event.hook_event_name) && !joined ? await closeRun(store, event.session_id, env) : null
   const layers = closed ? { trace: closed.digest } : {}
   const message = `${describeEvent(event)} (claude session ${event.session_id.slice(0, 8)})`
   if (branch) {
@@ -67,6 +67,7 @@ export async function handleClaudeHook({ event, env = process.env }: { event: Cl
 
 function describeEvent(event: ClaudeHookEvent): string {
   if (event.hook_event_name === 'Stop') return 'stop'
+  if (event.hook_event_name === 'SessionEnd') return 'session end'
   const call = event.tool_use_id ? ` ${event.tool_use_id}` : ''
   if (event.hook_event_name === 'PostToolUseFailure') return `after ${event.tool_name}${call} failed`
   return `${event.hook_event_name === 'PreToolUse' ? 'before' : 'after'} ${event.tool_name}${call}`

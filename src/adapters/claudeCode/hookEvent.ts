@@ -14,8 +14,14 @@ export type ClaudeHookEvent =
   | (HookBase & { hook_event_name: 'PostToolUse'; tool_name: string; tool_input: unknown; tool_response: unknown; tool_use_id?: string })
   | (HookBase & { hook_event_name: 'PostToolUseFailure'; tool_name: string; tool_input: unknown; error: string; tool_use_id?: string })
   | (HookBase & { hook_event_name: 'Stop' })
+  | (HookBase & { hook_event_name: 'SessionEnd' })
 
-export const HOOKED_EVENTS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop'] as const
+export const HOOKED_EVENTS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'SessionEnd'] as const
+
+/** The events that end a turn's run: Stop, and SessionEnd for a session that ends without one (the user interrupted the last turn). */
+export function endsRun(name: ClaudeHookEvent['hook_event_name']): name is 'Stop' | 'SessionEnd' {
+  return name === 'Stop' || name === 'SessionEnd'
+}
 
 /**
  * A hook's input, checked: JSON with a session id, a working directory, and for tool
@@ -37,7 +43,7 @@ export function parseHookEvent(text: string): ClaudeHookEvent {
   for (const field of ['session_id', 'cwd'] as const) {
     if (typeof e[field] !== 'string' || e[field] === '') throw new UsageError(`the hook input's ${field} must be a non-empty string (got ${describeValue(e[field])})`, { field })
   }
-  if (name !== 'Stop') {
+  if (!endsRun(name as ClaudeHookEvent['hook_event_name'])) {
     if (typeof e['tool_name'] !== 'string' || e['tool_name'] === '')
       throw new UsageError(`a ${String(name)} hook input needs tool_name (got ${describeValue(e['tool_name'])})`, { field: 'tool_name' })
     if (!('tool_input' in e)) throw new UsageError(`a ${String(name)} hook input needs tool_input`, { field: 'tool_input' })

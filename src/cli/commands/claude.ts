@@ -65,7 +65,7 @@ async function readStdin(): Promise<string> {
 export function registerClaude(program: Command): void {
   const claude = common(program.command('claude')).description('Claude Code: hooks that snapshot and record every tool call, and forks of a session')
   common(claude.command('install'))
-    .description("add forkpoint's hooks (PreToolUse, PostToolUse, PostToolUseFailure, Stop) to the workspace's .claude/settings.json, keeping everything else")
+    .description("add forkpoint's hooks (PreToolUse, PostToolUse, PostToolUseFailure, Stop, SessionEnd) to the workspace's .claude/settings.json, keeping everything else")
     .option('--uninstall', "take forkpoint's hooks out again")
     .option('--command <cmd>', 'the command the hooks run (default: this forkpoint, by absolute path, `claude hook`)')
     .action(async (opts: { uninstall?: boolean; command?: string }, cmd: Command) => {
