@@ -236,6 +236,22 @@ describe('the hooks, driven by the real Claude Code binary', () => {
     expect(await readRef(store, 'refs/claude/s')).toBeNull()
   })
 
+  it('close the steps of a turn that ended without Stop (an interrupted one) at SessionEnd, as its own run', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const base = { session_id: 'cut', cwd: dir }
+    const call = { ...base, hook_event_name: 'PostToolUse', tool_name: 'Read', tool_input: { file_path: 'a.txt' }, tool_response: { content: 'a' }, tool_use_id: 't1' }
+    expect((await hook(dir, JSON.stringify(call))).code).toBe(0)
+    expect((await hook(dir, JSON.stringify({ ...base, hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' }))).code).toBe(0)
+    const images = await log({ store, from: 'refs/claude/cut' })
+    expect(images[0]!.message).toMatch(/^session end/)
+    const trace = (await readSnapshot(store, images[0]!.id)).trace!
+    const run = await loadRun({ store, spec: (await store.readObject(trace, 'run'))['runId'] as string })
+    expect(run.steps.map((s) => s.name)).toEqual(['Read'])
+    // nothing is left waiting: a later Stop of the session closes no run
+    expect((await hook(dir, JSON.stringify({ ...base, hook_event_name: 'Stop' }))).code).toBe(0)
+    expect((await readSnapshot(store, (await readRef(store, 'refs/claude/cut'))!)).trace).toBe(trace)
+  })
+
   it('ask a running service for their snapshots, which its watcher makes without a scan', async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
     const service = await startService({ dir })
