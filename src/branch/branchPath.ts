@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
-import { isAbsolute, relative, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { UsageError } from '../errors/index.js'
+import { isInside } from '../util/isInside.js'
 
 /**
  * Make a branch at `path` (`--path`), when one is asked for: an empty directory outside
@@ -24,9 +25,7 @@ export async function atBranchPath<T>(path: string | undefined, workspace: strin
 
 async function checked(wanted: string, workspace: string): Promise<string> {
   const [real, realWorkspace] = await Promise.all([fs.realpath(wanted), fs.realpath(workspace)])
-  const rel = relative(realWorkspace, real)
-  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel)))
-    throw new UsageError(`the branch path ${wanted} is inside the workspace ${workspace}: choose a directory outside it`, { path: wanted })
+  if (isInside(realWorkspace, real)) throw new UsageError(`the branch path ${wanted} is inside the workspace ${workspace}: choose a directory outside it`, { path: wanted })
   const entries = await fs.readdir(real).catch(() => null)
   if (entries === null) throw new UsageError(`the branch path ${wanted} is not a directory`, { path: wanted })
   if (entries.length > 0) throw new UsageError(`the branch path ${wanted} is not empty`, { path: wanted })

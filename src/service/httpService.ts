@@ -5,7 +5,7 @@ import { type AddressInfo, connect } from 'node:net'
 import { ForkpointError, InternalError, UsageError } from '../errors/index.js'
 import { ExitCode } from '../errors/ForkpointError.js'
 import { type StoreLocator, openStore } from '../store/findStore.js'
-import { requirePackage } from '../util/requirePackage.js'
+import { packageVersion } from '../util/ownPackage.js'
 import { openApiDocument } from './openApi.js'
 import { OPERATION_NAMES, type OperationName, runOperation } from './operations.js'
 import { type ServiceAddress, defaultSocket, parseListen } from './serviceAddress.js'
@@ -54,7 +54,7 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
   }
   if (address.kind === 'unix') await claimSocket(address.path)
   const world = args.watch === false ? null : await WarmWorld.start(store, workspace)
-  const version = (requirePackage('../../package.json') as { version: string }).version
+  const version = packageVersion()
   const context: Context = { where, world, token: args.token ?? null, version, served: 0 }
   const server = createServer((req, res) => {
     handle(req, res, context).catch((err: unknown) => sendError(res, err))
@@ -101,13 +101,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
   ctx.served++
   const abort = new AbortController()
   res.on('close', () => res.writableFinished || abort.abort()) // the client went away before its answer
-  const streaming = (req.headers.accept ?? '').includes('text/event-stream')
-  if (!streaming) return sendJson(res, 200, await runOperation(name as OperationName, ctx.where, args, { signal: abort.signal, scanner: ctx.world?.scanner }))
+  const run = (onProgress?: (progress: object) => void) => runOperation(name as OperationName, ctx.where, args, { signal: abort.signal, scanner: ctx.world?.scanner, onProgress })
+  if (!(req.headers.accept ?? '').includes('text/event-stream')) return sendJson(res, 200, await run())
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' })
   const event = (type: string, data: unknown) => res.writableEnded || res.destroyed || res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`)
   try {
-    const result = await runOperation(name as OperationName, ctx.where, args, { signal: abort.signal, scanner: ctx.world?.scanner, onProgress: (p) => event('progress', p) })
-    event('result', result)
+    event('result', await run((progress) => event('progress', progress)))
   } catch (err) {
     event('error', asForkpointError(err).toJSON().error)
   }

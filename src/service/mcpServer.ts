@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { ForkpointError } from '../errors/index.js'
 import type { StoreLocator } from '../store/findStore.js'
-import { requirePackage } from '../util/requirePackage.js'
+import { packageVersion } from '../util/ownPackage.js'
 import { OPERATIONS, OPERATION_NAMES, type OperationContext } from './operations.js'
 
 /** The operations MCP clients get as tools (the HTTP service has a few more). */
@@ -10,7 +10,7 @@ export const TOOL_NAMES = OPERATION_NAMES.filter((name) => (OPERATIONS[name] as 
 
 /** An MCP server whose tools act on the store `where` locates. */
 export function createMcpServer(where: StoreLocator): McpServer {
-  const server = new McpServer({ name: 'forkpoint', version: (requirePackage('../../package.json') as { version: string }).version })
+  const server = new McpServer({ name: 'forkpoint', version: packageVersion() })
   for (const name of TOOL_NAMES) {
     const tool = OPERATIONS[name]
     server.registerTool(name, { description: tool.description, inputSchema: tool.input }, async (args: unknown, extra: { signal: AbortSignal }) =>

@@ -8,6 +8,7 @@ import { type TreeTotals, rescanPaths } from '../world/rescanPaths.js'
 import type { ScanResult } from '../world/scanWorkspace.js'
 import { scanWorkspace } from '../world/scanWorkspace.js'
 import { type WorldScanner, withWorldScan } from '../world/snapshotWorkspace.js'
+import { isInside } from '../util/isInside.js'
 import { requirePackage } from '../util/requirePackage.js'
 
 /** How long a snapshot waits for the watcher to report its cookie before it scans in full instead. */
@@ -55,8 +56,7 @@ export class WarmWorld {
 
   /** Watch `workspace`; its store's directory must lie inside it for the watcher to be trusted (else every snapshot scans in full). */
   static async start(store: Store, workspace: string): Promise<WarmWorld> {
-    const inside = !relative(workspace, store.root).startsWith('..')
-    const cookieDir = inside ? store.path('service', 'cookies') : null
+    const cookieDir = isInside(workspace, store.root) ? store.path('service', 'cookies') : null
     const world = new WarmWorld(store, workspace, cookieDir)
     if (cookieDir) {
       await fs.rm(cookieDir, { recursive: true, force: true })
@@ -73,7 +73,7 @@ export class WarmWorld {
 
   /** Why the next snapshot scans in full, or null when the watcher's list is trusted. */
   get lost(): string | null {
-    return this.#lost
+    return this.cookieDir ? this.#lost : 'the store lies outside the workspace: nothing to time the watcher by'
   }
 
   /** Forget what the watcher said: the next snapshot scans in full (an overflow, a watcher error). */
@@ -84,19 +84,16 @@ export class WarmWorld {
 
   /** The scanner for `snapshotWorkspace`: from the changed paths when they can be trusted, else in full. */
   readonly scanner: WorldScanner = async ({ store, workspace, respectGitignore, onProgress }) => {
-    if (this.cookieDir && !(await this.#settle())) this.lose('the watcher did not report its cookie in time')
-    const known = this.#known
+    const known = this.#known?.gitignore === respectGitignore ? this.#known : null
+    // the cookie is waited for only when the list will be used: a full scan needs no list
+    if (known && this.lost === null && !(await this.#settle())) this.lose('the watcher did not report its cookie in time')
+    const trusted = known !== null && this.lost === null
     const paths = [...this.#dirty]
     this.#dirty.clear()
-    const lost = this.#lost
-    this.#lost = null
-    const warm =
-      lost === null && known && known.gitignore === respectGitignore
-        ? await rescanPaths({ store, workspace, tree: known.tree, totals: known.totals, paths, respectGitignore })
-        : null
+    this.#lost = null // what the watcher reports from here on is the next snapshot's list
+    const warm = trusted ? await rescanPaths({ store, workspace, tree: known.tree, totals: known.totals, paths, respectGitignore }) : null
     const scan: ScanResult = warm ?? (await scanWorkspace({ store, dir: workspace, write: true, respectGitignore, onProgress }))
     this.#known = { tree: scan.tree, totals: { files: scan.files, bytes: scan.bytes }, gitignore: respectGitignore }
-    if (!this.cookieDir) this.#lost = 'the store lies outside the workspace: nothing to time the watcher by'
     return scan
   }
 
@@ -109,12 +106,12 @@ export class WarmWorld {
   #take(events: Event[]): void {
     if (events.length >= this.#overflowBatch) this.lose(`the watcher reported ${events.length} changes at once: its queue may have overflowed`)
     for (const event of events) {
-      const rel = relative(this.workspace, event.path).split(sep).join('/')
-      if (this.cookieDir && event.path.startsWith(this.cookieDir + sep)) {
+      if (this.cookieDir && isInside(this.cookieDir, event.path)) {
         this.#cookies.get(basename(event.path))?.()
         continue
       }
-      if (rel === '' || rel.startsWith('..') || event.path === this.store.root || event.path.startsWith(this.store.root + sep)) continue
+      const rel = relative(this.workspace, event.path).split(sep).join('/')
+      if (rel === '' || !isInside(this.workspace, event.path) || isInside(this.store.root, event.path)) continue
       if ((IGNORE_FILES as readonly string[]).includes(basename(rel))) this.lose(`${rel} changed: the ignore rules may differ`)
       else if (this.#lost === null) this.#dirty.add(rel)
     }

@@ -1,10 +1,10 @@
-import { existsSync, promises as fs } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { InternalError, UsageError } from '../../errors/index.js'
+import { UsageError } from '../../errors/index.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { shellQuote } from '../../trace/core/shellQuote.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
+import { PACKAGE_ROOT } from '../../util/ownPackage.js'
 import { HOOKED_EVENTS, endsRun } from './hookEvent.js'
 
 export interface ClaudeHooksArgs extends StoreLocator {
@@ -105,9 +105,5 @@ function isOurs(command: string | undefined): boolean {
 
 /** `bin/forkpoint claude hook` of this package, by absolute path: hooks run without forkpoint on PATH. */
 function defaultHookCommand(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    const bin = join(dir, 'bin', 'forkpoint')
-    if (existsSync(bin) && existsSync(join(dir, 'package.json'))) return `${shellQuote([bin])} claude hook`
-    if (dirname(dir) === dir) throw new InternalError('cannot find bin/forkpoint of this package; pass the hook command')
-  }
+  return `${shellQuote([join(PACKAGE_ROOT, 'bin', 'forkpoint')])} claude hook`
 }

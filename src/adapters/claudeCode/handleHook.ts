@@ -1,6 +1,7 @@
 import { existsSync, promises as fs } from 'node:fs'
-import { isAbsolute, relative, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { UsageError } from '../../errors/index.js'
+import { isInside } from '../../util/isInside.js'
 import { acquireLock } from '../../store/lockFile.js'
 import { appendImage } from '../../image/appendImage.js'
 import { callService } from '../../service/callService.js'
@@ -143,11 +144,6 @@ async function withSessionLock<T>(store: Store, sessionId: string, fn: () => Pro
   } finally {
     await lock.release()
   }
-}
-
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path)
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))
 }
 
 function sessionRun(entries: JournalEntry[], sessionId: string, env: NodeJS.ProcessEnv): Run {
