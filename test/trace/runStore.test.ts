@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { gc, initWorkspace, loadRun, openStore, verify } from '../../src/index.js'
 import { listRefs } from '../../src/store/refs.js'
+import { runNode } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
 import { FIXTURES, fp } from './cli.js'
 
@@ -29,5 +30,20 @@ describe('runs in the store', () => {
     expect((await verify({ store })).problems ?? []).toEqual([])
     expect((await loadRun({ spec: runId, dir })).runId).toBe(runId)
     expect((await fp(['show', digest, '--json'], { cwd: dir })).stdout).toContain('"kind": "run"')
+  })
+
+  // Two processes creating runs.db at once can each hold a read lock and ask for the write lock
+  // the switch to WAL needs; SQLite then answers SQLITE_BUSY at once, without waiting (seen in CI).
+  it('processes creating the same run index at once all open it', async () => {
+    const dir = tempDir('runs-db-race')
+    const opener = `
+      const { RunStore } = await import(${JSON.stringify(new URL('../../dist/trace/core/RunStore.js', import.meta.url).href)})
+      const startAt = Number(process.argv[1])
+      while (Date.now() < startAt) {} // all processes start their opens together
+      for (let i = 0; i < 25; i++) RunStore.openFile({ path: ${JSON.stringify(dir)} + '/runs-' + i + '.db' }).close()
+      console.log('opened')`
+    const startAt = String(Date.now() + 1500)
+    const results = await Promise.all(Array.from({ length: 4 }, () => runNode(['--input-type=module', '-e', opener, startAt], { cwd: dir })))
+    for (const r of results) expect(r.stderr + r.stdout).toBe('opened\n')
   })
 })

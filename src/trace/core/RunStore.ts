@@ -206,15 +206,41 @@ function summary(r: Row): RunSummary {
   }
 }
 
+/**
+ * Two processes opening a new `runs.db` at once can each hold a read lock while asking for the
+ * write lock that switching to WAL needs; SQLite then answers SQLITE_BUSY at once instead of
+ * waiting (it would deadlock), so the open is retried until the other one is done.
+ */
 function openDb(path: string): Database.Database {
+  const deadline = Date.now() + OPEN_PATIENCE_MS
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return openDbOnce(path)
+    } catch (err) {
+      const busy = String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')
+      if (!busy || Date.now() > deadline) {
+        throw new RunArtifactError(`cannot open the run index ${path}: ${(err as Error).message}`, { path }, { cause: err })
+      }
+      sleepSync(Math.min(5 * 2 ** attempt, 200) * (0.5 + Math.random()))
+    }
+  }
+}
+
+const OPEN_PATIENCE_MS = 60_000
+
+function openDbOnce(path: string): Database.Database {
+  const SQLite = requirePackage('better-sqlite3') as typeof Database
+  const db = new SQLite(path, { timeout: 10_000 })
   try {
-    const SQLite = requirePackage('better-sqlite3') as typeof Database
-    const db = new SQLite(path)
-    db.pragma('journal_mode = WAL')
-    db.pragma('busy_timeout = 10000')
+    if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL')
     db.exec(SCHEMA)
     return db
   } catch (err) {
-    throw new RunArtifactError(`cannot open the run index ${path}: ${(err as Error).message}`, { path }, { cause: err })
+    db.close()
+    throw err
   }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 }
