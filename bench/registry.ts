@@ -5,7 +5,8 @@
  * run (interleaved): a cold push against `tar | zstd` of the workspace into a one-layer
  * OCI layout plus `skopeo copy` of it to the same registry; a cold pull (into an empty
  * store, then checked out) against `skopeo copy` back plus `zstd -d | tar -x`; then a
- * one-file change pushed and pulled again.
+ * one-file change pushed (beside `git push` of the same change to a bare repository) and
+ * pulled again.
  */
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -128,18 +129,31 @@ async function scenario(name: string, files: number, totalBytes: number, runs: n
   const store = join(dir, 'store')
   await Store.init(store)
   await pullImage({ store, remote: `oci://${fpRepo}:v1`, credentials: null })
+  // the same change committed to a git repository of the workspace and pushed to a bare one
+  const bare = join(dir, 'bare.git')
+  // no background gc on either side: it would race the clean-up (and the timings)
+  const git = (cmd: string) => sh(`git -c user.name=bench -c user.email=bench@localhost -c gc.auto=0 -c maintenance.auto=false ${cmd}`, plain)
+  sh(`git init -q --bare ${bare} && git -C ${bare} config receive.autogc false`)
+  git('init -q -b main')
+  git('add -A')
+  git('commit -q -m v1')
+  git(`push -q ${bare} main`)
   const times: number[] = []
+  const gitTimes: number[] = []
   let warm = { sentBytes: 0, totalBytes: 0 }
   let warmPull = { fetchedBytes: 0, totalBytes: 0 }
   const pullTimes: number[] = []
-  for (let i = 0; i < runs; i++) {
-    appendFileSync(join(ws, 'd0', 's0', 'f0.txt'), `change ${i}\n`)
+  for (let i = 0; i < Math.max(runs, 5); i++) {
+    for (const tree of [ws, plain]) appendFileSync(join(tree, 'd0', 's0', 'f0.txt'), `change ${i}\n`)
     const next = await snapshotWorkspace({ dir: ws, message: `change ${i}` })
     times.push((await measure(async () => (warm = await pushImage({ dir: ws, id: next.id, remote: `oci://${fpRepo}:v1`, credentials: null })), { runs: 1, warmup: 0 })).median)
+    git(`commit -q -am 'change ${i}'`)
+    gitTimes.push((await measure(() => git(`push -q ${bare} main`), { runs: 1, warmup: 0 })).median)
     pullTimes.push((await measure(async () => (warmPull = await pullImage({ store, remote: `oci://${fpRepo}:v1`, credentials: null })), { runs: 1, warmup: 0 })).median)
   }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!
   row('push, 1 file changed', median(times), 'cold push', push.a, warm.sentBytes, warm.totalBytes, '< 1% sent, ≤ 0.2x')
+  row('push, 1 file changed', median(times), 'git push of the change to a bare repository', median(gitTimes), warm.sentBytes, warm.totalBytes, '≤ 3x (proposed)')
   row('pull of the changed image (first one local)', median(pullTimes), '–', null, warmPull.fetchedBytes, warmPull.totalBytes, '< 1% fetched')
   rmSync(dir, { recursive: true, force: true })
 }

@@ -4,6 +4,7 @@ import { walkGraph } from '../store/objectGraph.js'
 import type { Store } from '../store/Store.js'
 import type { Snapshot } from '../world/Snapshot.js'
 import type { BlobRef } from './Descriptor.js'
+import type { DigestSet } from './DigestSet.js'
 
 /**
  * Every object of the image rooted at `root`, with its size; refuses an incomplete local
@@ -11,16 +12,17 @@ import type { BlobRef } from './Descriptor.js'
  * and checks each one it sends, and refuses a missing one (exit 5). With
  * `depth`, only the root and its ancestors up to `depth` snapshots deep (`depth` 1: the
  * root alone); `shallow` names the snapshots whose parents were left out, `structured`
- * the objects that are not file contents.
+ * the objects that are not file contents. With `known` (an image the remote holds), only
+ * what lies beyond it, and `reachedKnown` says where the walk met it.
  */
 export async function collectImage(
   store: Store,
   root: Digest,
-  { depth = Infinity }: { depth?: number | undefined } = {},
-): Promise<{ objects: BlobRef[]; shallow: Digest[]; structured: Set<Digest> }> {
+  { depth = Infinity, known }: { depth?: number | undefined; known?: DigestSet } = {},
+): Promise<{ objects: BlobRef[]; shallow: Digest[]; structured: Set<Digest>; reachedKnown: Set<Digest> }> {
   if (depth !== Infinity && (!Number.isSafeInteger(depth) || depth < 1)) throw new UsageError(`depth must be a whole number of snapshots, 1 or more, not ${depth}`, { depth })
   const cutAt = Number.isFinite(depth) ? await snapshotsAtDepth(store, root, depth) : new Set<Digest>()
-  const { reachable, missing, structured } = await walkGraph(store, [root], { cutAt, sizesFromTrees: true })
+  const { reachable, missing, structured, reachedKnown } = await walkGraph(store, [root], { cutAt, sizesFromTrees: true, known })
   if (missing.size > 0) {
     const [digest, from] = missing.entries().next().value as [Digest, Digest | 'root']
     throw new StoreCorruptError(`cannot send ${root}: object ${digest} (named by ${from}) is missing from the store; run 'forkpoint verify'`, {
@@ -28,7 +30,7 @@ export async function collectImage(
       missing: [...missing.keys()].slice(0, 20),
     })
   }
-  return { objects: [...reachable].map(([digest, size]) => ({ digest, size })), shallow: [...cutAt], structured }
+  return { objects: [...reachable].map(([digest, size]) => ({ digest, size })), shallow: [...cutAt], structured, reachedKnown }
 }
 
 /** The snapshots `depth` parents from the root (by the shortest path) that have parents: where a shallow image is cut. */

@@ -99,6 +99,23 @@ export function parsePacksManifest(bytes: Buffer, where: string): { indexes: Blo
   return { indexes, packs }
 }
 
+/**
+ * The packs of a packs manifest as pairs, in the order this code writes them (each pack's
+ * index, then the pack); null when the layers are not laid out so.
+ */
+export function pairedPacks(bytes: Buffer, where: string): PackPair[] | null {
+  const manifest = parseJson(bytes, where)
+  const layers = manifest['layers']
+  if (manifest['artifactType'] !== MediaType.packs || !Array.isArray(layers) || layers.length % 2 !== 0) return null
+  const pairs: PackPair[] = []
+  for (let i = 0; i < layers.length; i += 2) {
+    const [index, pack] = [assertDescriptor(layers[i], `${where} layers[${i}]`), assertDescriptor(layers[i + 1], `${where} layers[${i + 1}]`)]
+    if (index.mediaType !== MediaType.packIndex || pack.mediaType !== MediaType.pack) return null
+    pairs.push({ index: { digest: index.digest, size: index.size }, pack: { digest: pack.digest, size: pack.size } })
+  }
+  return pairs
+}
+
 /** Whether a manifest of an image is a packs manifest (else an older per-object segment). */
 export function isPacksManifest(bytes: Buffer): boolean {
   return parseJson(bytes, 'manifest')['artifactType'] === MediaType.packs

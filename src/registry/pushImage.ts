@@ -5,16 +5,15 @@ import { type Digest, digestHex, sha256 } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
-import { collectImage } from './collectImage.js'
 import type { BlobRef } from './Descriptor.js'
 import { type BuiltManifest, type ConfigStyle, type PackPair, buildPackedImage, configBlob } from './imageManifest.js'
 import { resolveLimits } from './limits.js'
-import { type LoadedPack, rememberPackIndex } from './loadPacks.js'
+import { rememberPackIndex } from './loadPacks.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
 import { parseRemote, remoteLocation } from './parseRemote.js'
-import { choosePacks } from './choosePacks.js'
+import { rememberRemoteImage } from './knownRemoteImage.js'
+import { planPush } from './planPush.js'
 import { refTagName } from './refTagName.js'
-import { repositoryPacks } from './repositoryPacks.js'
 import { rememberSegment } from './segmentCache.js'
 import { buildSignature, loadPrivateKey, signatureTag } from './signing.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
@@ -52,6 +51,8 @@ export interface PushResult {
   /** Packs the image spans on the remote, and whether this push repacked (asked, or past the threshold). */
   packs: number
   repacked: boolean
+  /** Whether the push continued the image this store last pushed to the tag: only what the snapshot added since was walked, that image's packs reused unread. */
+  continued: boolean
   /** Snapshots whose parents were left out (`depth`). */
   shallow: Digest[]
   signed: boolean
@@ -61,6 +62,8 @@ export interface PushResult {
  * Push an image (a snapshot and everything it reaches, or its history only `depth`
  * deep) to a remote as packs: the packs the repository's images hold already are
  * learned from their indexes, and one new pack carries exactly the objects they lack.
+ * When the tag names the image this store pushed there last, and the snapshot descends
+ * from it, only what lies beyond that image is walked and sent (planPush).
  * The pack and its index go up first, then the manifest naming the image's packs, then
  * the tagged index, so a tag never names something incomplete. The pack's bytes depend
  * only on its objects, so an interrupted push finds the pack it sent and sends it once.
@@ -71,17 +74,13 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   const id = await resolveId(store, args.id)
   const tag = remote.reference && 'tag' in remote.reference ? remote.reference.tag : await refTagName(store, args.id)
   const transport = await openTransport(remote, args)
-  const limits = resolveLimits(args.limits)
-  const known = await repositoryPacks({ store, transport, tag, limits })
-  const { objects, shallow, structured } = await collectImage(store, id, { depth: args.depth })
-  const plan = choosePacks({ objects, known, repack: args.repack ?? false })
+  const plan = await planPush({ store, transport, tag, id, limits: resolveLimits(args.limits), repack: args.repack ?? false, depth: args.depth })
   const sent = { objects: 0, bytes: 0 }
-  const fresh = plan.send.length > 0 ? await sendPack(store, transport, { objects: plan.send, structured }, args, sent) : null
+  const fresh = plan.send.length > 0 ? await sendPack(store, transport, { objects: plan.send, structured: plan.structured }, args, sent) : null
   args.signal?.throwIfAborted()
-  const packs: PackPair[] = [...plan.reuse.map((p: LoadedPack) => p.pair), ...(fresh ? [fresh] : [])]
-  const totalBytes = objects.reduce((n, o) => n + o.size, 0)
+  const packs: PackPair[] = [...plan.reuse, ...(fresh ? [fresh] : [])]
   const push = (config: ConfigStyle) =>
-    pushManifests({ store, transport, config, tag, sent, image: { root: id, packs, config, objects: objects.length, bytes: totalBytes, shallow } })
+    pushManifests({ store, transport, config, tag, sent, image: { root: id, packs, config, objects: plan.objects, bytes: plan.bytes, shallow: plan.shallow } })
   let config: ConfigStyle = 'image'
   let index: BuiltManifest
   try {
@@ -91,19 +90,21 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
     config = 'custom' // a registry that refuses the image config: push again with our own (the packs are there already)
     index = await push(config)
   }
+  if (plan.members) await rememberRemoteImage(store, transport.location, tag, { index: index.descriptor.digest, bytes: plan.bytes, objects: plan.members })
   if (args.signingKey) await pushSignature(store, transport, index, loadPrivateKey(args.signingKey), config)
   return {
     id,
     remote: remoteLocation(remote),
     tag,
     manifest: index.descriptor.digest,
-    objects: objects.length,
-    totalBytes,
+    objects: plan.objects,
+    totalBytes: plan.bytes,
     sentObjects: sent.objects,
     sentBytes: sent.bytes,
     packs: packs.length,
     repacked: plan.repacked,
-    shallow,
+    continued: plan.continued,
+    shallow: plan.shallow,
     signed: Boolean(args.signingKey),
   }
 }

@@ -126,6 +126,8 @@ export interface GraphWalk {
   corrupt: Set<Digest>
   /** Reachable structured objects read intact (snapshots, trees, chunk lists...), in the order the walk reached them. */
   structured: Set<Digest>
+  /** Objects of `known` the walk reached (and went no further). */
+  reachedKnown: Set<Digest>
 }
 
 /**
@@ -133,7 +135,9 @@ export interface GraphWalk {
  * store's shallow snapshots are followed where present and never missing; parents of
  * `cutAt` snapshots are not followed at all (a shallow push). A caller that has
  * just re-hashed every object passes the ones that failed as `hashedCorrupt`, and the
- * walk trusts the others instead of hashing them again.
+ * walk trusts the others instead of hashing them again. Objects of `known` (a set closed
+ * under reachability: an image a remote holds) are neither read nor reported, and the
+ * walk goes no further there: what it reports is what lies beyond them.
  */
 export async function walkGraph(
   store: Store,
@@ -142,6 +146,7 @@ export async function walkGraph(
     hashedCorrupt,
     cutAt,
     sizesFromTrees = false,
+    known,
   }: {
     hashedCorrupt?: ReadonlySet<Digest>
     cutAt?: ReadonlySet<Digest>
@@ -150,6 +155,7 @@ export async function walkGraph(
      * caller that reads every blob afterwards, checking each (a push), learns of a missing one then.
      */
     sizesFromTrees?: boolean
+    known?: { has(digest: Digest): boolean }
   } = {},
 ): Promise<GraphWalk> {
   const cut = await readShallow(store)
@@ -158,6 +164,12 @@ export async function walkGraph(
   const corrupt = new Set<Digest>()
   const structured = new Set<Digest>()
   const absent = new Set<Digest>()
+  const reachedKnown = new Set<Digest>()
+  const isKnown = (digest: Digest): boolean => {
+    if (!known?.has(digest)) return false
+    reachedKnown.add(digest)
+    return true
+  }
   const queue: Array<{ digest: Digest; from: Digest | 'root'; optional: boolean; blob: boolean }> = [...roots].map((digest) => ({
     digest,
     from: 'root',
@@ -167,7 +179,7 @@ export async function walkGraph(
   // one object after another: reads are synchronous (see readObjectFile)
   for (let i = 0; i < queue.length; i++) {
     const { digest, from, optional, blob } = queue[i]!
-    if (reachable.has(digest) || missing.has(digest) || (optional && absent.has(digest))) continue
+    if (reachable.has(digest) || missing.has(digest) || (optional && absent.has(digest)) || isKnown(digest)) continue
     const read = blob ? statBlob(store, digest) : readForWalk(store, digest, hashedCorrupt)
     if (read === 'missing') {
       if (optional) absent.add(digest)
@@ -183,14 +195,14 @@ export async function walkGraph(
       const blobs = fileBlobs(object)
       for (const child of objectEdges(object)) {
         if (cutAt?.has(digest) && parents.has(child)) continue
-        if (reachable.has(child)) continue
+        if (reachable.has(child) || isKnown(child)) continue
         if (sizesFromTrees && blobs.has(child))
           reachable.set(child, blobs.get(child)!) // nothing to read: not queued
         else queue.push({ digest: child, from: digest, optional: parents.has(child), blob: blobs.has(child) })
       }
     }
   }
-  return { reachable, missing, corrupt, structured }
+  return { reachable, missing, corrupt, structured, reachedKnown }
 }
 
 /** The parents of a snapshot of a shallow image: followed where present, never missing. */

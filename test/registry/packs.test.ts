@@ -81,6 +81,58 @@ describe.each(TRANSPORTS)('packs through %s', (kind) => {
     expect((await pullImage({ store, remote, credentials })).fetchedObjects).toBe(0) // the repacked image is what the store had
   })
 
+  it('a push that continues the image this store pushed to the tag walks and sends only what changed, and tags the same image a full push would', async () => {
+    const image = await makeImage({ 'a.txt': 'v0', ...randomFiles(12, 4096, 31) })
+    const remote = remotes.remote(kind)
+    expect(await pushImage({ store: image.store, id: image.id, remote, credentials })).toMatchObject({ continued: false, packs: 1 })
+    await fs.writeFile(join(image.dir, 'a.txt'), 'v1')
+    const v1 = await snapshotWorkspace({ dir: image.dir, message: 'v1' })
+    const pushed = await pushImage({ store: image.store, id: v1.id, remote, credentials })
+    const whole = await collectImage(image.store, v1.id)
+    const before = new Set((await collectImage(image.store, image.id)).objects.map((o) => o.digest))
+    const added = whole.objects.filter((o) => !before.has(o.digest))
+    expect(pushed).toMatchObject({ continued: true, packs: 2, sentObjects: added.length, objects: whole.objects.length })
+    expect(pushed.totalBytes).toBe(whole.objects.reduce((n, o) => n + o.size, 0))
+    const full = await pushImage({ store: image.store, id: v1.id, remote: remotes.remote(kind), credentials })
+    expect(full).toMatchObject({ continued: false, objects: pushed.objects, totalBytes: pushed.totalBytes })
+
+    const store = await emptyStore()
+    expect(await pullImage({ store, remote, credentials })).toMatchObject({ id: v1.id, objects: pushed.objects, totalBytes: pushed.totalBytes })
+    const out = join(tempDir('continued'), 'tree')
+    await checkout({ store, id: v1.id, into: out })
+    expect(await treeListing(out)).toEqual(await treeListing(image.dir))
+    expect((await verify({ store })).ok).toBe(true)
+  })
+
+  it('learns from the pack indexes instead when the tag moved, the record is damaged, the snapshot does not descend from the tagged image, or that image is shallow', async () => {
+    const image = await history(3)
+    const remote = remotes.remote(kind)
+    const pushOf = (id: string, extra: { depth?: number } = {}) => pushImage({ store: image.store, id, remote, credentials, ...extra })
+    await pushOf(image.ids[0]!)
+    // another store moves the tag
+    const stranger = await makeImage({ 'other.txt': 'someone else' })
+    await pushImage({ store: stranger.store, id: stranger.id, remote, credentials })
+    expect(await pushOf(image.ids[1]!)).toMatchObject({ continued: false, id: image.ids[1] })
+    // a damaged record
+    const cache = image.store.path('tmp', 'registry-cache')
+    const [record] = (await fs.readdir(cache)).filter((f) => f.startsWith('pushed-'))
+    const bytes = await fs.readFile(join(cache, record!))
+    bytes.writeUInt8(bytes[50]! ^ 1, 50)
+    await fs.writeFile(join(cache, record!), bytes)
+    expect(await pushOf(image.ids[2]!)).toMatchObject({ continued: false, id: image.ids[2] })
+    // back to an ancestor, then shallow, then on from the shallow image
+    const back = await pushOf(image.ids[1]!)
+    expect(back).toMatchObject({ continued: false, objects: (await collectImage(image.store, image.ids[1]!)).objects.length })
+    expect(await pushOf(image.ids[2]!, { depth: 1 })).toMatchObject({ continued: false, shallow: [image.ids[2]] })
+    await fs.writeFile(join(image.dir, 'a.txt'), 'after the shallow push')
+    const next = await snapshotWorkspace({ dir: image.dir, message: 'next' })
+    expect(await pushOf(next.id)).toMatchObject({ continued: false, shallow: [] })
+    expect(await pushOf(next.id)).toMatchObject({ continued: true, sentObjects: 0 })
+    const store = await emptyStore()
+    expect((await pullImage({ store, remote, credentials })).id).toBe(next.id)
+    expect((await log({ store, from: next.id })).map((e) => e.id)).toEqual([next.id, ...[...image.ids].reverse()])
+  })
+
   it('push --depth sends a shallow image; its pull checks out, logs, verifies and survives gc; a full push later deepens it', async () => {
     const image = await history(3)
     const remote = remotes.remote(kind)

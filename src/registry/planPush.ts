@@ -1,0 +1,98 @@
+import { type Digest, sha256 } from '../store/digest.js'
+import type { Store } from '../store/Store.js'
+import { REPACK_THRESHOLD, choosePacks } from './choosePacks.js'
+import { collectImage } from './collectImage.js'
+import type { BlobRef } from './Descriptor.js'
+import { DigestSet } from './DigestSet.js'
+import { type PackPair, pairedPacks, parseImageIndex } from './imageManifest.js'
+import { readKnownRemoteImage } from './knownRemoteImage.js'
+import type { Limits } from './limits.js'
+import { repositoryPacks } from './repositoryPacks.js'
+import { readSegment } from './segmentCache.js'
+import type { Transport } from './Transport.js'
+
+/** What a push sends and what the image it tags is made of. */
+export interface PushPlan {
+  /** Packs on the remote the image uses as they are. */
+  reuse: PackPair[]
+  /** Objects for the one new pack, and which of them are structured (packed first). */
+  send: BlobRef[]
+  structured: ReadonlySet<Digest>
+  /** The whole image: its object count and bytes, and the snapshots whose parents it leaves out. */
+  objects: number
+  bytes: number
+  shallow: Digest[]
+  repacked: boolean
+  /** Whether the push continues the image this store last pushed to the tag (only what is new was walked). */
+  continued: boolean
+  /** Every object of the image, remembered after the push for the next one; null for a shallow image. */
+  members: DigestSet | null
+}
+
+export interface PlanArgs {
+  store: Store
+  transport: Transport
+  tag: string
+  id: Digest
+  limits: Limits
+  repack: boolean
+  depth: number | undefined
+}
+
+/** The plan of a push: continuing the image the tag names when this store pushed it, else from the repository's pack indexes. */
+export async function planPush(args: PlanArgs): Promise<PushPlan> {
+  return (await continuePushedImage(args)) ?? (await planFromIndexes(args))
+}
+
+/**
+ * The common case of an agent pushing after each change: the tag still names the image
+ * this store last pushed there, and the new snapshot descends from it. The walk stops
+ * at that image's objects (their set, kept by the last push), so it reads only what
+ * changed, and the image keeps its packs without their indexes being read: one new
+ * pack is added. Objects that only other tags' packs hold are sent again; nothing is
+ * missed, since everything beyond the known image is sent.
+ */
+async function continuePushedImage({ store, transport, tag, id, repack, depth }: PlanArgs): Promise<PushPlan | null> {
+  if (repack || depth !== undefined) return null
+  const known = await readKnownRemoteImage(store, transport.location, tag)
+  if (known === null) return null
+  const current = await transport.getManifest(tag)
+  if (current === null || sha256(current.bytes) !== known.index) return null
+  const index = parseImageIndex(current.bytes, `tag ${tag}`)
+  if (index.shallow.length > 0 || index.segments.length !== 1) return null
+  const reuse = pairedPacks((await readSegment(store, transport, index.segments[0]!)).bytes, `manifest ${index.segments[0]!.digest}`)
+  if (reuse === null || reuse.length >= REPACK_THRESHOLD) return null
+  const walk = await collectImage(store, id, { known: known.objects })
+  // everything the known image holds is part of the new one only if the walk met its root
+  if (!walk.reachedKnown.has(index.root)) return null
+  const added = walk.objects.reduce((n, o) => n + o.size, 0)
+  return {
+    reuse,
+    send: walk.objects,
+    structured: walk.structured,
+    objects: known.objects.size + walk.objects.length,
+    bytes: known.bytes + added,
+    shallow: [],
+    repacked: false,
+    continued: true,
+    members: known.objects.with(walk.objects.map((o) => o.digest)),
+  }
+}
+
+/** Any push: the whole image walked, the packs of every tag in the repository learned from their indexes. */
+async function planFromIndexes({ store, transport, tag, id, limits, repack, depth }: PlanArgs): Promise<PushPlan> {
+  const known = await repositoryPacks({ store, transport, tag, limits })
+  const { objects, shallow, structured } = await collectImage(store, id, { depth })
+  const plan = choosePacks({ objects, known, repack })
+  return {
+    reuse: plan.reuse.map((p) => p.pair),
+    send: plan.send,
+    structured,
+    objects: objects.length,
+    bytes: objects.reduce((n, o) => n + o.size, 0),
+    shallow,
+    repacked: plan.repacked,
+    continued: false,
+    members: shallow.length === 0 ? DigestSet.of(objects.map((o) => o.digest)) : null,
+  }
+}
