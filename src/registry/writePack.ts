@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto'
 import { closeSync, openSync, writeSync } from 'node:fs'
 import type { Digest } from '../store/digest.js'
-import { DigestCheck } from '../store/verifiedRead.js'
 import type { Store } from '../store/Store.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import { StoreCorruptError } from '../errors/index.js'
-import { type Frame, openFrameQueue } from './frameCompressor.js'
+import { type Frame, openFrameQueue } from './frameBuilder.js'
 import type { BlobRef } from './Descriptor.js'
 import type { PackIndex } from '../store/PackIndex.js'
 
@@ -47,17 +45,22 @@ export async function writePack(
   const hash = createHash('sha256')
   const frames: Array<[number, number]> = []
   const entries: Array<[Digest, number, number]> = []
-  const fd = openSync(file, 'w', 0o600)
-  const compressing = openFrameQueue(
-    level,
-    sorted.reduce((n, o) => n + o.size, 0),
-  )
-  let pending: Buffer[] = []
-  let pendingBytes = 0
   let offset = 0
+  for (const o of sorted) {
+    entries.push([o.digest, offset, o.size])
+    offset += o.size
+  }
+  const fd = openSync(file, 'w', 0o600)
+  const building = openFrameQueue({
+    level,
+    totalBytes: offset,
+    objects: sorted.length,
+    reader: { read: (o) => store.readSizedSync(o.digest, o.size), where: (o) => store.objectPath(o.digest) },
+    objectsDir: store.objectsDir,
+  })
   let size = 0
-  const write = (compressed: Frame[]) => {
-    for (const { bytes, rawSize } of compressed) {
+  const write = (built: Frame[]) => {
+    for (const { bytes, rawSize } of built) {
       writeSync(fd, bytes)
       hash.update(bytes)
       frames.push([bytes.length, rawSize])
@@ -65,37 +68,34 @@ export async function writePack(
       onBytes?.(rawSize)
     }
   }
-  const flush = async () => {
-    if (pending.length === 0) return
-    const raw = Buffer.concat(pending, pendingBytes)
-    pending = []
-    pendingBytes = 0
-    write(await compressing.add(raw))
-  }
   try {
-    for (const object of sorted) {
-      if (pendingBytes > 0 && pendingBytes + object.size > FRAME_BYTES) await flush()
-      const bytes = store.readSizedSync(object.digest, object.size)
-      // a push does not look locally for what the repository holds; if a pack of it is not reused after all, that object must be here
-      if (bytes === null) throw new StoreCorruptError(`object ${object.digest} is missing from the store, needed for the pack; run 'forkpoint verify'`, { digest: object.digest })
-      const check = new DigestCheck(object, `(${store.objectPath(object.digest)})`)
-      check.update(bytes)
-      check.check()
-      entries.push([object.digest, offset, object.size])
-      pending.push(bytes)
-      pendingBytes += bytes.length
-      offset += bytes.length
-    }
-    await flush()
-    write(await compressing.finish())
+    for (const frame of frameGroups(sorted)) write(await building.add(frame))
+    write(await building.finish())
   } finally {
     try {
       closeSync(fd)
     } finally {
-      await compressing.close()
+      await building.close()
     }
   }
   const digest: Digest = `sha256:${hash.digest('hex')}`
   const index: PackIndex = { kind: 'pack-index', schemaVersion: 1, pack: digest, packSize: size, frames, objects: entries }
   return { digest, size, index, indexBytes: canonicalBytes(index) }
+}
+
+/** The objects in frames of about FRAME_BYTES, in order (an object larger than that gets a frame of its own). */
+function frameGroups(objects: BlobRef[]): BlobRef[][] {
+  const groups: BlobRef[][] = []
+  let current: BlobRef[] = []
+  let bytes = 0
+  for (const object of objects) {
+    if (bytes > 0 && bytes + object.size > FRAME_BYTES) {
+      groups.push(current)
+      ;[current, bytes] = [[], 0]
+    }
+    current.push(object)
+    bytes += object.size
+  }
+  if (current.length > 0) groups.push(current)
+  return groups
 }

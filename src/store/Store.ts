@@ -7,8 +7,9 @@ import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
 import '../util/disposeSymbols.js'
 import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreNotFoundError } from '../errors/index.js'
-import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
+import { type Digest, assertDigest, sha256 } from './digest.js'
 import { LocalPacks } from './LocalPacks.js'
+import { objectPathIn } from './objectPath.js'
 import type { StructuredObject } from './StructuredObject.js'
 
 /** Up to this many objects written since the last sync are fsynced one by one; more, and the whole file system is synced at once. */
@@ -31,6 +32,8 @@ export const OBJECT_MODE = 0o644
  */
 export class Store implements AsyncDisposable {
   readonly root: string
+  /** `objects/sha256` of the store; object paths are built on it by concatenation (a `join` per object cost a push of 100k objects 135 ms). */
+  readonly objectsDir: string
   readonly packs: LocalPacks
   /** Objects written (or found, perhaps just written by another process) since the last `sync()`. */
   private unsynced: string[] = []
@@ -48,6 +51,7 @@ export class Store implements AsyncDisposable {
 
   private constructor(root: string) {
     this.root = root
+    this.objectsDir = join(root, 'objects', 'sha256')
     this.packs = new LocalPacks(join(root, 'objects', 'packs'))
   }
 
@@ -80,8 +84,7 @@ export class Store implements AsyncDisposable {
   }
 
   objectPath(digest: Digest): string {
-    const hex = digestHex(digest)
-    return join(this.root, 'objects', 'sha256', hex.slice(0, 2), hex.slice(2))
+    return objectPathIn(this.objectsDir, digest)
   }
 
   /** A fresh temp path inside the store, on the same file system as the objects. */

@@ -23,11 +23,30 @@ function canonical(value: unknown, depth: number): string {
     case 'object':
       if (value === null) return 'null'
       assertDepth(depth + 1)
-      if (Array.isArray(value)) return `[${value.map((v) => canonical(v, depth + 1)).join(',')}]`
+      if (Array.isArray(value)) {
+        // arrays of scalars (a pack index's 100k entries) print as JSON.stringify prints them: one call, not one per value
+        if (scalarsOnly(value, depth + 1)) return JSON.stringify(value)
+        return `[${Array.from(value, (v) => canonical(v, depth + 1)).join(',')}]` // Array.from visits holes, which map skips
+      }
       return canonicalObject(value as Record<string, unknown>, depth + 1)
     default:
       throw new TypeError(`canonical JSON cannot hold a value of type ${typeof value}`)
   }
+}
+
+/** Whether an array holds only strings, booleans, nulls, finite numbers and such arrays (within the depth limit): what JSON.stringify prints canonically. */
+function scalarsOnly(array: unknown[], depth: number): boolean {
+  assertDepth(depth)
+  for (let i = 0; i < array.length; i++) {
+    const v = array[i]
+    const printable = Array.isArray(v)
+      ? scalarsOnly(v, depth + 1)
+      : typeof v === 'number'
+        ? Number.isFinite(v)
+        : typeof v === 'string' || typeof v === 'boolean' || v === null
+    if (!printable) return false
+  }
+  return true
 }
 
 function canonicalObject(obj: Record<string, unknown>, depth: number): string {

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process'
-import { promises as fs } from 'node:fs'
+import { existsSync, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { checkout, gc, log, packImage, pullImage, pushImage, snapshotWorkspace, unpackImage, verify } from '../../src/index.js'
+import { Store, checkout, cloneImage, gc, log, packImage, pullImage, pushImage, snapshotWorkspace, unpackImage, verify } from '../../src/index.js'
 import { REPACK_THRESHOLD } from '../../src/registry/choosePacks.js'
 import { collectImage } from '../../src/registry/collectImage.js'
-import { frameCompressor } from '../../src/registry/frameCompressor.js'
+import { frameCompressor } from '../../src/registry/frameBuilder.js'
 import { writePack } from '../../src/registry/writePack.js'
 import type { TransferProgress } from '../../src/registry/TransferProgress.js'
 import { sha256 } from '../../src/store/digest.js'
@@ -223,6 +223,44 @@ describe('how a pack is laid out', () => {
       start += size
     }
     expect(at).toBe(bytes.length)
+  })
+})
+
+describe('a pack of many objects, built on two threads', () => {
+  it('has the bytes one thread gives, reads objects the store keeps only in a pack, and refuses a corrupt object file (exit 5)', async () => {
+    const image = await makeImage(randomFiles(9000, 48, 13)) // past the object count where a second thread reads
+    const { objects, structured } = await collectImage(image.store, image.id)
+    const onOneThread = async (store: Store, file: string) => {
+      const pack = await writePack(store, objects, file, { structured })
+      const sizes = new Map(objects.map((o) => [o.digest, o.size]))
+      const raw = Buffer.concat(pack.index.objects.map(([digest]) => store.readSizedSync(digest, sizes.get(digest)!)!))
+      const bytes = await fs.readFile(file)
+      const oneThread = frameCompressor(3)
+      let [at, start] = [0, 0]
+      for (const [length, size] of pack.index.frames) {
+        expect(oneThread.compress(raw.subarray(start, start + size)).equals(bytes.subarray(at, at + length))).toBe(true)
+        ;[at, start] = [at + length, start + size]
+      }
+      expect(at).toBe(bytes.length)
+      return pack
+    }
+    const dir = tempDir('many')
+    const fromFiles = await onOneThread(image.store, join(dir, 'files.pack'))
+    expect(fromFiles.index.frames.length).toBeGreaterThan(1)
+
+    // a clone keeps the image in one pack of its own: no object files for the second thread to read
+    const remote = remotes.remote('file')
+    await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const cloned = join(tempDir('cloned'), 'ws')
+    await cloneImage({ remote, into: cloned, credentials })
+    const clonedStore = await Store.open(join(cloned, '.forkpoint'))
+    expect(clonedStore.packs.list().length).toBe(1)
+    expect(existsSync(clonedStore.objectPath(objects.at(-1)!.digest))).toBe(false)
+    expect((await onOneThread(clonedStore, join(dir, 'packed.pack'))).digest).toBe(fromFiles.digest)
+
+    const victim = objects.find((o) => !structured.has(o.digest) && o.size === 48)!
+    await fs.writeFile(image.store.objectPath(victim.digest), Buffer.alloc(48, 1))
+    await expect(writePack(image.store, objects, join(dir, 'corrupt.pack'), { structured })).rejects.toMatchObject({ code: 'DigestMismatchError', exitCode: 5 })
   })
 })
 

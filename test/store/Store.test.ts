@@ -44,4 +44,16 @@ describe('canonicalJson', () => {
     expect(canonicalJson([1e21, 0.1, false, 1])).toBe('[1e+21,0.1,false,1]')
     expect(() => canonicalJson(Number.NaN)).toThrow(TypeError)
   })
+
+  it('prints arrays of scalars (printed in one call) as it prints any value: -0 as 0, nested arrays, and refuses what it refuses elsewhere', () => {
+    expect(canonicalJson([['sha256:ab', 0, 12], [-0, null, true, '\u2028"']])).toBe('[["sha256:ab",0,12],[0,null,true,"\u2028\\""]]')
+    expect(canonicalJson([[1, { b: 2, a: 1 }]])).toBe('[[1,{"a":1,"b":2}]]')
+    expect(() => canonicalJson([[1, Number.POSITIVE_INFINITY]])).toThrow(TypeError)
+    expect(() => canonicalJson([1, undefined])).toThrow(TypeError)
+    // eslint-disable-next-line no-sparse-arrays
+    expect(() => canonicalJson([1, , 2])).toThrow(TypeError)
+    let deep: unknown[] = [1]
+    for (let i = 0; i < 2000; i++) deep = [deep]
+    expect(() => canonicalJson(deep)).toThrow(/deep/)
+  })
 })

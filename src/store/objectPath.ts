@@ -1,0 +1,7 @@
+import { type Digest, digestHex } from './digest.js'
+
+/** An object's file in a store's `objects/sha256` directory (also for a thread that has no Store). */
+export function objectPathIn(objectsDir: string, digest: Digest): string {
+  const hex = digestHex(digest)
+  return `${objectsDir}/${hex.slice(0, 2)}/${hex.slice(2)}`
+}
