@@ -37,7 +37,7 @@ export async function readKnownRemoteImage(store: Store, location: string, tag: 
   if (sha256(body) !== `sha256:${file.subarray(file.length - HASH).toString('hex')}`) return null
   const objects = DigestSet.fromSorted(body.subarray(HEADER))
   if (objects === null) return null
-  return { index: `sha256:${body.subarray(0, 32).toString('hex')}` as Digest, bytes: Number(body.readBigUInt64LE(32)), objects }
+  return { index: `sha256:${body.subarray(0, 32).toString('hex')}`, bytes: Number(body.readBigUInt64LE(32)), objects }
 }
 
 export async function rememberRemoteImage(store: Store, location: string, tag: string, image: KnownRemoteImage): Promise<void> {

@@ -39,11 +39,7 @@ function scalarsOnly(array: unknown[], depth: number): boolean {
   assertDepth(depth)
   for (let i = 0; i < array.length; i++) {
     const v = array[i]
-    const printable = Array.isArray(v)
-      ? scalarsOnly(v, depth + 1)
-      : typeof v === 'number'
-        ? Number.isFinite(v)
-        : typeof v === 'string' || typeof v === 'boolean' || v === null
+    const printable = Array.isArray(v) ? scalarsOnly(v, depth + 1) : typeof v === 'number' ? Number.isFinite(v) : typeof v === 'string' || typeof v === 'boolean' || v === null
     if (!printable) return false
   }
   return true

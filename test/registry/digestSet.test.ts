@@ -3,16 +3,13 @@ import { describe, expect, it } from 'vitest'
 import { DigestSet } from '../../src/registry/DigestSet.js'
 import type { Digest } from '../../src/store/digest.js'
 
-const digest = (hex: string) => `sha256:${hex}` as Digest
+const digest = (hex: string): Digest => `sha256:${hex}`
 const random = () => digest(randomBytes(32).toString('hex'))
 
 describe('DigestSet', () => {
   it('sorts as the hex strings do, drops repeats, and answers membership, also for digests sharing their leading bytes', () => {
     const shared = randomBytes(8).toString('hex')
-    const digests = [
-      ...Array.from({ length: 3000 }, random),
-      ...Array.from({ length: 40 }, () => digest(shared + randomBytes(24).toString('hex'))),
-    ]
+    const digests = [...Array.from({ length: 3000 }, random), ...Array.from({ length: 40 }, () => digest(shared + randomBytes(24).toString('hex')))]
     const withRepeats = [...digests, digests[3]!, digests[3010]!, digests[0]!]
     const set = DigestSet.of(withRepeats)
     const sorted = [...new Set(digests)].map((d) => d.slice(7)).sort()

@@ -46,7 +46,12 @@ describe('canonicalJson', () => {
   })
 
   it('prints arrays of scalars (printed in one call) as it prints any value: -0 as 0, nested arrays, and refuses what it refuses elsewhere', () => {
-    expect(canonicalJson([['sha256:ab', 0, 12], [-0, null, true, '\u2028"']])).toBe('[["sha256:ab",0,12],[0,null,true,"\u2028\\""]]')
+    expect(
+      canonicalJson([
+        ['sha256:ab', 0, 12],
+        [-0, null, true, '\u2028"'],
+      ]),
+    ).toBe('[["sha256:ab",0,12],[0,null,true,"\u2028\\""]]')
     expect(canonicalJson([[1, { b: 2, a: 1 }]])).toBe('[[1,{"a":1,"b":2}]]')
     expect(() => canonicalJson([[1, Number.POSITIVE_INFINITY]])).toThrow(TypeError)
     expect(() => canonicalJson([1, undefined])).toThrow(TypeError)
