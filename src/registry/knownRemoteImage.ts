@@ -4,48 +4,71 @@ import { type Digest, digestHex, sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readOrNull } from '../util/fsx.js'
+import { collectImage } from './collectImage.js'
 import { DigestSet } from './DigestSet.js'
 
 /**
- * What this store last pushed to a remote tag: the tagged index's digest, and every
- * object of that image with their total size. While the tag still names that index, the
- * next push of a descendant walks only what is new (it stops at objects of this set)
- * and reuses the image's packs without reading their indexes.
+ * What this store last pushed to, or pulled from, a remote tag: the tagged index's
+ * digest, the image's root, and every object of that image with their total size. While
+ * the tag still names that index, the next push of a descendant walks only what is new
+ * (it stops at objects of this set) and reuses the image's packs without reading their
+ * indexes.
  */
 export interface KnownRemoteImage {
   index: Digest
+  root: Digest
   bytes: number
   objects: DigestSet
 }
 
 /**
  * One file per remote tag in the store's `tmp/registry-cache/` (gc expires it with the
- * rest of tmp/): the index digest (32 bytes), the total size (u64 LE), the sorted
- * digests, and a sha256 of all that, so a damaged file reads as none.
+ * rest of tmp/): the index digest and the root (32 bytes each), the total size (u64 LE),
+ * the sorted digests, and a sha256 of all that, so a damaged file reads as none.
  */
 function recordPath(store: Store, location: string, tag: string): string {
-  return store.path('tmp', 'registry-cache', `pushed-${digestHex(sha256(`${location}\0${tag}`)).slice(0, 32)}`)
+  return store.path('tmp', 'registry-cache', `known-${digestHex(sha256(`${location}\0${tag}`)).slice(0, 32)}`)
 }
 
 const HASH = 32
-const HEADER = 32 + 8
+const HEADER = 32 + 32 + 8
+
+const digestAt = (bytes: Buffer, at: number): Digest => `sha256:${bytes.subarray(at, at + 32).toString('hex')}`
 
 export async function readKnownRemoteImage(store: Store, location: string, tag: string): Promise<KnownRemoteImage | null> {
   const file = await readOrNull(recordPath(store, location, tag))
   if (file === null || file.length < HEADER + HASH) return null
   const body = file.subarray(0, file.length - HASH)
-  if (sha256(body) !== `sha256:${file.subarray(file.length - HASH).toString('hex')}`) return null
+  if (sha256(body) !== digestAt(file, file.length - HASH)) return null
   const objects = DigestSet.fromSorted(body.subarray(HEADER))
   if (objects === null) return null
-  return { index: `sha256:${body.subarray(0, 32).toString('hex')}`, bytes: Number(body.readBigUInt64LE(32)), objects }
+  return { index: digestAt(body, 0), root: digestAt(body, 32), bytes: Number(body.readBigUInt64LE(64)), objects }
 }
 
 export async function rememberRemoteImage(store: Store, location: string, tag: string, image: KnownRemoteImage): Promise<void> {
   const header = Buffer.alloc(HEADER)
   header.write(digestHex(image.index), 0, 'hex')
-  header.writeBigUInt64LE(BigInt(image.bytes), 32)
+  header.write(digestHex(image.root), 32, 'hex')
+  header.writeBigUInt64LE(BigInt(image.bytes), 64)
   const body = Buffer.concat([header, image.objects.buffer])
   const path = recordPath(store, location, tag)
   await fs.mkdir(join(path, '..'), { recursive: true })
   await atomicWrite(path, Buffer.concat([body, Buffer.from(digestHex(sha256(body)), 'hex')]))
+}
+
+/**
+ * Remember the image a pull just brought in whole (not shallow) from a remote tag, so
+ * that a push from this store (a clone's first) continues it. Its objects are walked
+ * from the tag's previous record when that image is an ancestor (an incremental pull
+ * walks what it brought), else in full.
+ */
+export async function rememberPulledImage(store: Store, location: string, tag: string, { index, root }: { index: Digest; root: Digest }): Promise<void> {
+  const previous = await readKnownRemoteImage(store, location, tag)
+  const beyond = previous && (await collectImage(store, root, { known: previous.objects }))
+  const continued = previous !== null && beyond !== null && beyond.reachedKnown.has(previous.root)
+  const walk = continued ? beyond : await collectImage(store, root)
+  const bytes = walk.objects.reduce((n, o) => n + o.size, continued ? previous.bytes : 0)
+  const digests = walk.objects.map((o) => o.digest)
+  const objects = continued ? previous.objects.with(digests) : DigestSet.of(digests)
+  await rememberRemoteImage(store, location, tag, { index, root, bytes, objects })
 }

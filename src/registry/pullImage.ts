@@ -18,6 +18,7 @@ import { type Limits, resolveLimits } from './limits.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
 import { type Remote, assertTag, parseRemote, remoteLocation } from './parseRemote.js'
 import { readCapped } from './readCapped.js'
+import { rememberPulledImage } from './knownRemoteImage.js'
 import { readSegment } from './segmentCache.js'
 import { checkSignature, loadPublicKey, signatureLayer, signatureTag } from './signing.js'
 import { Staging } from './Staging.js'
@@ -110,6 +111,8 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
     throw err
   }
   await staging.discard()
+  const remoteTag = pulledTag(remote)
+  if (remoteTag !== null && index.shallow.length === 0) await rememberPulledImage(store, transport.location, remoteTag, { index: manifest, root: index.root })
   return {
     id: index.root,
     remote: remoteLocation(remote),
@@ -195,15 +198,19 @@ async function stageSegmentObjects(
   return bytes
 }
 
+/** The remote tag pulled (`latest` when none is named); null for a pull by digest. */
+function pulledTag(remote: Remote): string | null {
+  return remote.reference === null ? 'latest' : 'tag' in remote.reference ? remote.reference.tag : null
+}
+
 /** The local tag: as asked, else the remote tag, `pulled-<id>` for a pull by digest, `latest` for none. */
 function localTag(asked: string | undefined, remote: Remote, manifest: Digest): string {
-  const reference = remote.reference
-  return assertTag(asked ?? (reference === null ? 'latest' : 'tag' in reference ? reference.tag : `pulled-${shortId(manifest)}`))
+  return assertTag(asked ?? pulledTag(remote) ?? `pulled-${shortId(manifest)}`)
 }
 
 /** The image's index by tag or digest; its digest is computed here, never taken from the remote. */
 async function fetchIndex(transport: Transport, remote: Remote, limits: Limits): Promise<{ manifest: Digest; bytes: Buffer }> {
-  const reference = remote.reference === null ? 'latest' : 'tag' in remote.reference ? remote.reference.tag : remote.reference.digest
+  const reference = remote.reference !== null && 'digest' in remote.reference ? remote.reference.digest : (pulledTag(remote) ?? 'latest')
   const fetched = await transport.getManifest(reference)
   if (fetched === null) throw new RemoteImageNotFoundError(`no image ${reference} in ${transport.location}`, { remote: transport.location, reference })
   const manifest = sha256(fetched.bytes)

@@ -90,7 +90,7 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
     config = 'custom' // a registry that refuses the image config: push again with our own (the packs are there already)
     index = await push(config)
   }
-  if (plan.members) await rememberRemoteImage(store, transport.location, tag, { index: index.descriptor.digest, bytes: plan.bytes, objects: plan.members })
+  if (plan.members) await rememberRemoteImage(store, transport.location, tag, { index: index.descriptor.digest, root: id, bytes: plan.bytes, objects: plan.members })
   if (args.signingKey) await pushSignature(store, transport, index, loadPrivateKey(args.signingKey), config)
   return {
     id,

@@ -104,6 +104,31 @@ describe.each(TRANSPORTS)('packs through %s', (kind) => {
     expect((await verify({ store })).ok).toBe(true)
   })
 
+  it('a clone or a pull remembers the image, so the next push from that store continues it too', async () => {
+    const image = await makeImage({ 'a.txt': 'v0', ...randomFiles(8, 4096, 41) })
+    const remote = remotes.remote(kind)
+    await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const mate = join(tempDir('mate'), 'ws')
+    await cloneImage({ remote, into: mate, credentials })
+    await fs.writeFile(join(mate, 'a.txt'), 'from the clone')
+    const theirs = await snapshotWorkspace({ dir: mate, message: 'theirs' })
+    const mateStore = await Store.open(join(mate, '.forkpoint'))
+    const fromClone = await pushImage({ store: mateStore, id: theirs.id, remote, credentials })
+    expect(fromClone).toMatchObject({ continued: true, objects: (await collectImage(mateStore, theirs.id)).objects.length })
+    expect(fromClone.sentObjects).toBeLessThan(6) // the blob, the root tree, the snapshot (and layers it names)
+
+    // the first store pulls that (its walk continues from what it pushed), then pushes on from it
+    await pullImage({ store: image.store, remote, credentials })
+    await checkout({ dir: image.dir, id: theirs.id, force: true })
+    await fs.writeFile(join(image.dir, 'b.txt'), 'back home')
+    const ours = await snapshotWorkspace({ dir: image.dir, message: 'ours' })
+    const back = await pushImage({ store: image.store, id: ours.id, remote, credentials })
+    expect(back).toMatchObject({ continued: true, objects: (await collectImage(image.store, ours.id)).objects.length })
+    const store = await emptyStore()
+    expect((await pullImage({ store, remote, credentials })).id).toBe(ours.id)
+    expect((await log({ store, from: ours.id })).map((e) => e.id)).toEqual([ours.id, theirs.id, image.id])
+  })
+
   it('learns from the pack indexes instead when the tag moved, the record is damaged, the snapshot does not descend from the tagged image, or that image is shallow', async () => {
     const image = await history(3)
     const remote = remotes.remote(kind)
@@ -115,7 +140,7 @@ describe.each(TRANSPORTS)('packs through %s', (kind) => {
     expect(await pushOf(image.ids[1]!)).toMatchObject({ continued: false, id: image.ids[1] })
     // a damaged record
     const cache = image.store.path('tmp', 'registry-cache')
-    const [record] = (await fs.readdir(cache)).filter((f) => f.startsWith('pushed-'))
+    const [record] = (await fs.readdir(cache)).filter((f) => f.startsWith('known-'))
     const bytes = await fs.readFile(join(cache, record!))
     bytes.writeUInt8(bytes[50]! ^ 1, 50)
     await fs.writeFile(join(cache, record!), bytes)
