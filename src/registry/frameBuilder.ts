@@ -72,6 +72,8 @@ export interface FrameQueue {
   add(objects: BlobRef[]): Promise<Frame[]>
   /** Every frame not yet returned, in order. */
   finish(): Promise<Frame[]>
+  /** Whether a second thread took part (it was worth starting, and could start). */
+  readonly threads: 1 | 2
   close(): Promise<void>
 }
 
@@ -104,12 +106,14 @@ export function openFrameQueue({
   const helper = worthHelping && availableParallelism() > 1 ? startHelper(level, objectsDir) : null
   const queue: Array<{ frame: Frame | null; ready: Promise<unknown> }> = []
   let lent = 0
+  let closed = false
   const take = (): Frame[] => {
     const out: Frame[] = []
     while (queue[0]?.frame) out.push(queue.shift()!.frame!)
     return out
   }
   return {
+    threads: helper ? 2 : 1,
     async add(frameObjects) {
       if (helper?.alive() && lent < HELPER_QUEUE) {
         lent++
@@ -120,6 +124,7 @@ export function openFrameQueue({
           .catch(() => null)
           .then((frame) => {
             lent--
+            if (closed) return // the pack failed, and closing stopped the helper: nothing more to build
             item.frame = frame ?? buildHere(frameObjects)
           })
         item.ready.catch(() => {}) // a failure is thrown where the frame is awaited, in order
@@ -137,6 +142,7 @@ export function openFrameQueue({
       return take()
     },
     async close() {
+      closed = true
       await helper?.worker.terminate()
     },
   }

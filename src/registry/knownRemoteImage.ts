@@ -56,19 +56,51 @@ export async function rememberRemoteImage(store: Store, location: string, tag: s
   await atomicWrite(path, Buffer.concat([body, Buffer.from(digestHex(sha256(body)), 'hex')]))
 }
 
+/** An image seen as a known one plus what lies beyond it. */
+export interface ExtendedImage {
+  /** The walk beyond the known image: what a push of it sends. */
+  beyond: Awaited<ReturnType<typeof collectImage>>
+  objects: number
+  bytes: number
+  members: DigestSet
+}
+
+/**
+ * The image at `root` as `known` plus the objects beyond it, or null unless the walk
+ * from `root` meets the known image's root: only then is all of the known image part of
+ * this one, and the counts exact.
+ */
+export async function extendKnownImage(store: Store, root: Digest, known: KnownRemoteImage): Promise<ExtendedImage | null> {
+  const beyond = await collectImage(store, root, { known: known.objects })
+  if (!beyond.reachedKnown.has(known.root)) return null
+  return {
+    beyond,
+    objects: known.objects.size + beyond.objects.length,
+    bytes: beyond.objects.reduce((n, o) => n + o.size, known.bytes),
+    members: known.objects.with(beyond.objects.map((o) => o.digest)),
+  }
+}
+
 /**
  * Remember the image a pull just brought in whole (not shallow) from a remote tag, so
  * that a push from this store (a clone's first) continues it. Its objects are walked
  * from the tag's previous record when that image is an ancestor (an incremental pull
- * walks what it brought), else in full.
+ * walks what it brought), else in full. `held` says which objects the image's packs
+ * hold: the pull accepts an object the store had already, and if the remote lacks one,
+ * recording the image would have a push never send it.
  */
-export async function rememberPulledImage(store: Store, location: string, tag: string, { index, root }: { index: Digest; root: Digest }): Promise<void> {
+export async function rememberPulledImage(
+  store: Store,
+  location: string,
+  tag: string,
+  { index, root, held }: { index: Digest; root: Digest; held: (digest: Digest) => boolean },
+): Promise<void> {
   const previous = await readKnownRemoteImage(store, location, tag)
-  const beyond = previous && (await collectImage(store, root, { known: previous.objects }))
-  const continued = previous !== null && beyond !== null && beyond.reachedKnown.has(previous.root)
-  const walk = continued ? beyond : await collectImage(store, root)
-  const bytes = walk.objects.reduce((n, o) => n + o.size, continued ? previous.bytes : 0)
-  const digests = walk.objects.map((o) => o.digest)
-  const objects = continued ? previous.objects.with(digests) : DigestSet.of(digests)
-  await rememberRemoteImage(store, location, tag, { index, root, bytes, objects })
+  const extended = previous && (await extendKnownImage(store, root, previous))
+  const walked = extended ? extended.beyond.objects : (await collectImage(store, root)).objects
+  if (!walked.every((o) => held(o.digest))) return
+  const image = extended
+    ? { bytes: extended.bytes, objects: extended.members }
+    : { bytes: walked.reduce((n, o) => n + o.size, 0), objects: DigestSet.of(walked.map((o) => o.digest)) }
+  await rememberRemoteImage(store, location, tag, { index, root, ...image })
 }

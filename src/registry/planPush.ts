@@ -5,7 +5,7 @@ import { collectImage } from './collectImage.js'
 import type { BlobRef } from './Descriptor.js'
 import { DigestSet } from './DigestSet.js'
 import { type PackPair, pairedPacks, parseImageIndex } from './imageManifest.js'
-import { readKnownRemoteImage } from './knownRemoteImage.js'
+import { extendKnownImage, readKnownRemoteImage } from './knownRemoteImage.js'
 import type { Limits } from './limits.js'
 import { repositoryPacks } from './repositoryPacks.js'
 import { readSegment } from './segmentCache.js'
@@ -46,8 +46,9 @@ export async function planPush(args: PlanArgs): Promise<PushPlan> {
 
 /**
  * The common case of an agent pushing after each change: the tag still names the image
- * this store last pushed there, and the new snapshot descends from it. The walk stops
- * at that image's objects (their set, kept by the last push), so it reads only what
+ * this store last pushed there (or pulled from there), and the new snapshot descends
+ * from it. The walk stops at that image's objects (their set, kept by that push or
+ * pull), so it reads only what
  * changed, and the image keeps its packs without their indexes being read: one new
  * pack is added. Objects that only other tags' packs hold are sent again; nothing is
  * missed, since everything beyond the known image is sent.
@@ -62,20 +63,18 @@ async function continuePushedImage({ store, transport, tag, id, repack, depth }:
   if (index.shallow.length > 0 || index.segments.length !== 1) return null
   const reuse = pairedPacks((await readSegment(store, transport, index.segments[0]!)).bytes, `manifest ${index.segments[0]!.digest}`)
   if (reuse === null || reuse.length >= REPACK_THRESHOLD) return null
-  const walk = await collectImage(store, id, { known: known.objects })
-  // everything the known image holds is part of the new one only if the walk met its root
-  if (!walk.reachedKnown.has(index.root)) return null
-  const added = walk.objects.reduce((n, o) => n + o.size, 0)
+  const extended = await extendKnownImage(store, id, known)
+  if (extended === null) return null
   return {
     reuse,
-    send: walk.objects,
-    structured: walk.structured,
-    objects: known.objects.size + walk.objects.length,
-    bytes: known.bytes + added,
+    send: extended.beyond.objects,
+    structured: extended.beyond.structured,
+    objects: extended.objects,
+    bytes: extended.bytes,
     shallow: [],
     repacked: false,
     continued: true,
-    members: known.objects.with(walk.objects.map((o) => o.digest)),
+    members: extended.members,
   }
 }
 

@@ -112,7 +112,10 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
   }
   await staging.discard()
   const remoteTag = pulledTag(remote)
-  if (remoteTag !== null && index.shallow.length === 0) await rememberPulledImage(store, transport.location, remoteTag, { index: manifest, root: index.root })
+  if (remoteTag !== null && index.shallow.length === 0) {
+    const held = new Set<Digest>([...packs.flatMap((p) => p.index.objects.map((o) => o.digest)), ...segmentObjects.keys()])
+    await rememberPulledImage(store, transport.location, remoteTag, { index: manifest, root: index.root, held: (d) => held.has(d) })
+  }
   return {
     id: index.root,
     remote: remoteLocation(remote),
@@ -198,9 +201,14 @@ async function stageSegmentObjects(
   return bytes
 }
 
-/** The remote tag pulled (`latest` when none is named); null for a pull by digest. */
+/** What the pull asks the remote for: the digest, the tag, or `latest` when none is named. */
+function remoteReference({ reference }: Remote): string {
+  return reference === null ? 'latest' : 'tag' in reference ? reference.tag : reference.digest
+}
+
+/** The remote tag pulled; null for a pull by digest. */
 function pulledTag(remote: Remote): string | null {
-  return remote.reference === null ? 'latest' : 'tag' in remote.reference ? remote.reference.tag : null
+  return remote.reference !== null && 'digest' in remote.reference ? null : remoteReference(remote)
 }
 
 /** The local tag: as asked, else the remote tag, `pulled-<id>` for a pull by digest, `latest` for none. */
@@ -210,7 +218,7 @@ function localTag(asked: string | undefined, remote: Remote, manifest: Digest): 
 
 /** The image's index by tag or digest; its digest is computed here, never taken from the remote. */
 async function fetchIndex(transport: Transport, remote: Remote, limits: Limits): Promise<{ manifest: Digest; bytes: Buffer }> {
-  const reference = remote.reference !== null && 'digest' in remote.reference ? remote.reference.digest : (pulledTag(remote) ?? 'latest')
+  const reference = remoteReference(remote)
   const fetched = await transport.getManifest(reference)
   if (fetched === null) throw new RemoteImageNotFoundError(`no image ${reference} in ${transport.location}`, { remote: transport.location, reference })
   const manifest = sha256(fetched.bytes)

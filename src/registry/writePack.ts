@@ -16,6 +16,8 @@ export interface WrittenPack {
   index: PackIndex
   /** The index's canonical bytes (what travels as the index blob). */
   indexBytes: Buffer
+  /** The threads that built it. */
+  threads: 1 | 2
 }
 
 /**
@@ -80,7 +82,7 @@ export async function writePack(
   }
   const digest: Digest = `sha256:${hash.digest('hex')}`
   const index: PackIndex = { kind: 'pack-index', schemaVersion: 1, pack: digest, packSize: size, frames, objects: entries }
-  return { digest, size, index, indexBytes: canonicalBytes(index) }
+  return { digest, size, index, indexBytes: canonicalBytes(index), threads: building.threads }
 }
 
 /** The objects in frames of about FRAME_BYTES, in order (an object larger than that gets a frame of its own). */

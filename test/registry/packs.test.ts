@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process'
 import { existsSync, promises as fs } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { Store, checkout, cloneImage, gc, log, packImage, pullImage, pushImage, snapshotWorkspace, unpackImage, verify } from '../../src/index.js'
 import { REPACK_THRESHOLD } from '../../src/registry/choosePacks.js'
+import { readKnownRemoteImage, rememberPulledImage } from '../../src/registry/knownRemoteImage.js'
 import { collectImage } from '../../src/registry/collectImage.js'
 import { frameCompressor } from '../../src/registry/frameBuilder.js'
 import { writePack } from '../../src/registry/writePack.js'
@@ -272,6 +274,7 @@ describe('a pack of many objects, built on two threads', () => {
     const dir = tempDir('many')
     const fromFiles = await onOneThread(image.store, join(dir, 'files.pack'))
     expect(fromFiles.index.frames.length).toBeGreaterThan(1)
+    expect(fromFiles.threads).toBe(availableParallelism() > 1 ? 2 : 1) // the worker is built (npm run build) and started
 
     // a clone keeps the image in one pack of its own: no object files for the second thread to read
     const remote = remotes.remote('file')
@@ -286,6 +289,21 @@ describe('a pack of many objects, built on two threads', () => {
     const victim = objects.find((o) => !structured.has(o.digest) && o.size === 48)!
     await fs.writeFile(image.store.objectPath(victim.digest), Buffer.alloc(48, 1))
     await expect(writePack(image.store, objects, join(dir, 'corrupt.pack'), { structured })).rejects.toMatchObject({ code: 'DigestMismatchError', exitCode: 5 })
+  })
+})
+
+describe('what a pull records for the next push', () => {
+  it('nothing, when the image’s packs lack an object the store had already (a continued push would never send it)', async () => {
+    const image = await makeImage({ 'a.txt': 'a', 'b.txt': 'b' })
+    const pulled = { index: sha256('an index'), root: image.id }
+    const location = 'file:///elsewhere'
+    await rememberPulledImage(image.store, location, 'v1', { ...pulled, held: (d) => d !== sha256('b') })
+    expect(await readKnownRemoteImage(image.store, location, 'v1')).toBeNull()
+    await rememberPulledImage(image.store, location, 'v1', { ...pulled, held: () => true })
+    const known = await readKnownRemoteImage(image.store, location, 'v1')
+    expect(known).toMatchObject({ index: pulled.index, root: image.id })
+    expect(known!.objects.has(sha256('b'))).toBe(true)
+    expect(known!.objects.size).toBe((await collectImage(image.store, image.id)).objects.length)
   })
 })
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { RunArtifactError, RunNotFoundError, UsageError } from '../../errors/index.js'
+import { LockTimeoutError, RunArtifactError, RunNotFoundError, UsageError } from '../../errors/index.js'
 import { type Digest, isDigest } from '../../store/digest.js'
 import { deleteRef, readRef, updateRef } from '../../store/refs.js'
 import type { Store } from '../../store/Store.js'
@@ -209,7 +209,8 @@ function summary(r: Row): RunSummary {
 /**
  * Two processes opening a new `runs.db` at once can each hold a read lock while asking for the
  * write lock that switching to WAL needs; SQLite then answers SQLITE_BUSY at once instead of
- * waiting (it would deadlock), so the open is retried until the other one is done.
+ * waiting (it would deadlock), so the open is retried until the other one is done: for a
+ * minute, plus the busy timeout of the last try.
  */
 function openDb(path: string): Database.Database {
   const deadline = Date.now() + OPEN_PATIENCE_MS
@@ -218,9 +219,8 @@ function openDb(path: string): Database.Database {
       return openDbOnce(path)
     } catch (err) {
       const busy = String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')
-      if (!busy || Date.now() > deadline) {
-        throw new RunArtifactError(`cannot open the run index ${path}: ${(err as Error).message}`, { path }, { cause: err })
-      }
+      if (!busy) throw new RunArtifactError(`cannot open the run index ${path}: ${(err as Error).message}`, { path }, { cause: err })
+      if (Date.now() > deadline) throw new LockTimeoutError(`the run index ${path} stayed locked by another process for a minute`, { path }, { cause: err })
       sleepSync(Math.min(5 * 2 ** attempt, 200) * (0.5 + Math.random()))
     }
   }
