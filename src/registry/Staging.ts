@@ -182,8 +182,9 @@ export class Staging {
   async commit(order: Digest[], shallow: ReadonlySet<Digest>): Promise<number> {
     await this.keepWholeIfClosed(shallow)
     let moved = this.whole ? await this.commitWholePack(this.whole) : 0
+    const staged = await this.staged()
     for (const digest of order) {
-      if (!this.has(digest) || existsSync(this.store.objectPath(digest))) continue
+      if (!staged.has(digest) || existsSync(this.store.objectPath(digest))) continue
       await this.store.moveIntoPlace(this.path(digest), this.store.objectPath(digest))
       moved++
     }
@@ -217,8 +218,7 @@ export class Staging {
   }
 
   private async commitWholePack({ index, file, objects }: WholePack): Promise<number> {
-    let added = 0
-    for (const digest of objects.keys()) if (!(await this.store.has(digest))) added++
+    const added = this.store.lacking([...objects.keys()]).size
     mkdirSync(this.store.packs.dir, { recursive: true })
     await this.store.moveIntoPlace(file, LocalPacks.packFile(this.store.packs.dir, index.pack))
     const indexTmp = `${file}.idx`

@@ -1,19 +1,21 @@
-import { existsSync, promises as fs, renameSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, promises as fs, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import { inParentDir, readOrNull, readOrNullSync, readSizedOrNullSync } from '../util/fsx.js'
+import { errnoCode, inParentDir, readOrNull, readOrNullSync, readSizedOrNullSync } from '../util/fsx.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
 import '../util/disposeSymbols.js'
 import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreNotFoundError } from '../errors/index.js'
-import { type Digest, assertDigest, sha256 } from './digest.js'
+import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
 import { LocalPacks } from './LocalPacks.js'
 import { objectPathIn } from './objectPath.js'
 import type { StructuredObject } from './StructuredObject.js'
 
 /** Up to this many objects written since the last sync are fsynced one by one; more, and the whole file system is synced at once. */
 const FSYNC_EACH_LIMIT = 128
+/** Below this many, `lacking` stats each object. */
+const LIST_MIN = 1024
 const SHARDS = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
 
 /**
@@ -98,6 +100,31 @@ export class Store implements AsyncDisposable {
    */
   async has(digest: Digest): Promise<boolean> {
     return this.packs.peek(digest) !== undefined || existsSync(this.objectPath(digest)) || this.packs.locate(digest) !== undefined
+  }
+
+  /**
+   * The digests of `digests` the store lacks. Asked about thousands (a clone), one
+   * listing of each object directory answers them instead of a stat each (a stat that
+   * finds nothing took about 4 µs here: 110 ms of a 10k-file clone); asked about few, or
+   * about a fraction of a big store, a stat each is cheaper, so the size of one object
+   * directory decides.
+   */
+  lacking(digests: readonly Digest[]): Set<Digest> {
+    const files = digests.length >= LIST_MIN && this.estimatedObjectFiles() < 4 * digests.length ? this.objectFileNames() : null
+    const hasFile = (d: Digest) => (files ? files.has(digestHex(d)) : existsSync(this.objectPath(d)))
+    return new Set(digests.filter((d) => this.packs.peek(d) === undefined && !hasFile(d) && this.packs.locate(d) === undefined))
+  }
+
+  /** The object files' hex names, from one listing of each object directory. */
+  private objectFileNames(): Set<string> {
+    const names = new Set<string>()
+    for (const shard of SHARDS) for (const name of shardNames(this.objectsDir, shard)) names.add(shard + name)
+    return names
+  }
+
+  /** How many object files the store has, from the first object directory's. */
+  private estimatedObjectFiles(): number {
+    return shardNames(this.objectsDir, SHARDS[0]!).length * SHARDS.length
   }
 
   /** An object's size in bytes (its file's, or its pack's record), or null when the store lacks it. */
@@ -258,4 +285,14 @@ export function verified(digest: Digest, bytes: Buffer | null): Buffer {
 /** The error for an object whose bytes no longer hash to its name. */
 export function corruptObject(digest: Digest, actual: Digest): DigestMismatchError {
   return new DigestMismatchError(`object ${digest} is corrupt: its bytes hash to ${actual} (run 'forkpoint verify')`, { digest })
+}
+
+/** The names in one object directory (none when it is missing). */
+function shardNames(objectsDir: string, shard: string): string[] {
+  try {
+    return readdirSync(join(objectsDir, shard))
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return []
+    throw err
+  }
 }

@@ -14,6 +14,15 @@ describe('Store', () => {
     expect(await store.has(digest)).toBe(true)
   })
 
+  it('says which objects it lacks, by a stat each for a few and by listing its directories for many', async () => {
+    const store = await Store.init(tempDir())
+    const held = await Promise.all(Array.from({ length: 20 }, (_, i) => store.writeBlob(Buffer.from(`held ${i}`))))
+    const absent = Array.from({ length: 1500 }, (_, i) => sha256(`absent ${i}`))
+    expect(store.lacking([...held.slice(0, 3), ...absent.slice(0, 3)])).toEqual(new Set(absent.slice(0, 3)))
+    expect(store.lacking([...held, ...absent])).toEqual(new Set(absent))
+    expect(store.lacking([])).toEqual(new Set())
+  })
+
   it('stores structured objects in canonical JSON', async () => {
     const store = await Store.init(tempDir())
     const digest = await store.writeObject({ schemaVersion: 1, kind: 'note', b: 2, a: [true, -0] })
