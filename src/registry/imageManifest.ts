@@ -84,18 +84,25 @@ export function buildPackedImage({
   return { index, manifest }
 }
 
-/** The packs of a packs manifest: each pack's index blob, and every pack blob with its size. */
-export function parsePacksManifest(bytes: Buffer, where: string): { indexes: BlobRef[]; packs: Map<Digest, number> } {
+/** The layers of a packs manifest: pack indexes and packs, each descriptor checked. */
+function packsLayers(bytes: Buffer, where: string): Descriptor[] {
   const manifest = parseJson(bytes, where)
   if (manifest['artifactType'] !== MediaType.packs || !Array.isArray(manifest['layers'])) throw new InvalidImageError(`${where} is not a forkpoint packs manifest`)
+  return manifest['layers'].map((l, i) => {
+    const d = assertDescriptor(l, `${where} layers[${i}]`)
+    if (d.mediaType !== MediaType.packIndex && d.mediaType !== MediaType.pack) throw new InvalidImageError(`${where}: layer ${d.digest} is a ${d.mediaType}`)
+    return d
+  })
+}
+
+/** The packs of a packs manifest: each pack's index blob, and every pack blob with its size. */
+export function parsePacksManifest(bytes: Buffer, where: string): { indexes: BlobRef[]; packs: Map<Digest, number> } {
   const indexes: BlobRef[] = []
   const packs = new Map<Digest, number>()
-  manifest['layers'].forEach((l, i) => {
-    const d = assertDescriptor(l, `${where} layers[${i}]`)
+  for (const d of packsLayers(bytes, where)) {
     if (d.mediaType === MediaType.packIndex) indexes.push({ digest: d.digest, size: d.size })
-    else if (d.mediaType === MediaType.pack) packs.set(d.digest, d.size)
-    else throw new InvalidImageError(`${where}: layer ${d.digest} is a ${d.mediaType}`)
-  })
+    else packs.set(d.digest, d.size)
+  }
   return { indexes, packs }
 }
 
@@ -104,13 +111,11 @@ export function parsePacksManifest(bytes: Buffer, where: string): { indexes: Blo
  * index, then the pack); null when the layers are not laid out so.
  */
 export function pairedPacks(bytes: Buffer, where: string): PackPair[] | null {
-  const manifest = parseJson(bytes, where)
-  const layers = manifest['layers']
-  if (manifest['artifactType'] !== MediaType.packs || !Array.isArray(layers) || layers.length % 2 !== 0) return null
+  const layers = packsLayers(bytes, where)
   const pairs: PackPair[] = []
   for (let i = 0; i < layers.length; i += 2) {
-    const [index, pack] = [assertDescriptor(layers[i], `${where} layers[${i}]`), assertDescriptor(layers[i + 1], `${where} layers[${i + 1}]`)]
-    if (index.mediaType !== MediaType.packIndex || pack.mediaType !== MediaType.pack) return null
+    const [index, pack] = [layers[i]!, layers[i + 1]]
+    if (index.mediaType !== MediaType.packIndex || pack?.mediaType !== MediaType.pack) return null
     pairs.push({ index: { digest: index.digest, size: index.size }, pack: { digest: pack.digest, size: pack.size } })
   }
   return pairs

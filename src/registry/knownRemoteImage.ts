@@ -1,11 +1,9 @@
-import { promises as fs } from 'node:fs'
-import { join } from 'node:path'
 import { type Digest, digestHex, sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
-import { atomicWrite } from '../util/atomicWrite.js'
 import { readOrNull } from '../util/fsx.js'
 import { collectImage } from './collectImage.js'
 import { DigestSet } from './DigestSet.js'
+import { cachePath, writeCached } from './registryCache.js'
 
 /**
  * What this store last pushed to, or pulled from, a remote tag: the tagged index's
@@ -26,8 +24,8 @@ export interface KnownRemoteImage {
  * rest of tmp/): the index digest and the root (32 bytes each), the total size (u64 LE),
  * the sorted digests, and a sha256 of all that, so a damaged file reads as none.
  */
-function recordPath(store: Store, location: string, tag: string): string {
-  return store.path('tmp', 'registry-cache', `known-${digestHex(sha256(`${location}\0${tag}`)).slice(0, 32)}`)
+function recordName(location: string, tag: string): string {
+  return `known-${digestHex(sha256(`${location}\0${tag}`)).slice(0, 32)}`
 }
 
 const HASH = 32
@@ -36,7 +34,7 @@ const HEADER = 32 + 32 + 8
 const digestAt = (bytes: Buffer, at: number): Digest => `sha256:${bytes.subarray(at, at + 32).toString('hex')}`
 
 export async function readKnownRemoteImage(store: Store, location: string, tag: string): Promise<KnownRemoteImage | null> {
-  const file = await readOrNull(recordPath(store, location, tag))
+  const file = await readOrNull(cachePath(store, recordName(location, tag)))
   if (file === null || file.length < HEADER + HASH) return null
   const body = file.subarray(0, file.length - HASH)
   if (sha256(body) !== digestAt(file, file.length - HASH)) return null
@@ -51,9 +49,7 @@ export async function rememberRemoteImage(store: Store, location: string, tag: s
   header.write(digestHex(image.root), 32, 'hex')
   header.writeBigUInt64LE(BigInt(image.bytes), 64)
   const body = Buffer.concat([header, image.objects.buffer])
-  const path = recordPath(store, location, tag)
-  await fs.mkdir(join(path, '..'), { recursive: true })
-  await atomicWrite(path, Buffer.concat([body, Buffer.from(digestHex(sha256(body)), 'hex')]))
+  await writeCached(store, recordName(location, tag), Buffer.concat([body, Buffer.from(digestHex(sha256(body)), 'hex')]))
 }
 
 /** An image seen as a known one plus what lies beyond it. */

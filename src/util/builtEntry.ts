@@ -1,17 +1,16 @@
 import { existsSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { InternalError } from '../errors/index.js'
+import { PACKAGE_ROOT } from './ownPackage.js'
 
 /**
  * The built JS file of an entry module that a child process or worker thread loads
- * (`trace/register.js`, `world/hashWorker.js`, ...): the nearest `<layer>/<name>` or
- * `dist/<layer>/<name>` above this file, which finds it from dist/ (the library), from the
- * bundled CLI (dist/cli/) and from source (src/, as tests run).
+ * (`trace/register.js`, `world/hashWorker.js`, ...): `dist/<layer>/<name>` of this
+ * package, whether the caller runs from dist/ (the library), the bundled CLI or src/ (as
+ * tests run).
  */
 export function builtEntry(layer: string, name: string): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    for (const candidate of [join(dir, layer, name), join(dir, 'dist', layer, name)]) if (existsSync(candidate)) return candidate
-    if (dirname(dir) === dir) throw new InternalError(`${layer}/${name} is not built; run 'npm run build' first`)
-  }
+  const entry = join(PACKAGE_ROOT, 'dist', layer, name)
+  if (!existsSync(entry)) throw new InternalError(`${layer}/${name} is not built; run 'npm run build' first`)
+  return entry
 }
