@@ -35,9 +35,9 @@ export const OPERATIONS = {
   status: {
     description: "The workspace's changes since HEAD, HEAD's id and branch, and a merge in progress if any.",
     input: {},
-    run: (async (where) => {
+    run: (async (where, _, { scanner }) => {
       const { status } = await import('../world/status.js')
-      return status(where)
+      return status({ ...where, scanner })
     }) as Handler<object>,
   },
   diff: {
@@ -139,27 +139,18 @@ export const OPERATIONS = {
       return { ...summary, stdout: agentStdout }
     }) as Handler<{ run: string }>,
   },
-  image: {
+  scan: {
     mcp: false,
     description:
-      "Write an image of the workspace (its files as the service's watcher knows them) onto an adapter's line of images, refs/claude/<session> or refs/threads/<thread>; HEAD stays. What Claude Code's hooks ask of a running service.",
-    input: {
-      ref: z.string().regex(/^refs\/(claude|threads)\/[A-Za-z0-9_][A-Za-z0-9._-]*$/, 'an adapter line: refs/claude/<session> or refs/threads/<thread>'),
-      message: z.string().min(1),
-      agent: z.string().min(1),
-      trace: z
-        .string()
-        .regex(/^sha256:[0-9a-f]{64}$/)
-        .optional()
-        .describe('a run object to set as the trace layer'),
-    },
-    run: (async (where, { ref, message, agent, trace }, { scanner }) => {
-      const { appendImage } = await import('../image/appendImage.js')
-      const { openStore } = await import('../store/findStore.js')
+      "Scan the workspace as the service's watcher knows it (reading only what changed) and make its trees durable: the tree, its counts and every symlink. For a client that builds an image of its own on the scan (Claude Code's hooks, the LangGraph checkpointer, through `servedScanner`): the client holds the workspace lock and a writer registration of the store while it asks, so this scan takes neither.",
+    input: { respectGitignore: z.boolean().describe('apply .gitignore files') },
+    run: (async (where, { respectGitignore }, { scanner }) => {
+      const [{ openStore }, { fullScanner }] = await Promise.all([import('../store/findStore.js'), import('../world/snapshotWorkspace.js')])
       const { store, workspace } = await openStore(where)
-      const layers = trace ? { trace: trace as `sha256:${string}` } : {}
-      return { id: await appendImage({ store, workspace, ref, scan: true, scanner, message, agent, layers: async () => layers, skipUnchanged: true }) }
-    }) as Handler<{ ref: string; message: string; agent: string; trace?: string | undefined }>,
+      const { trees: _trees, persist, ...scan } = await (scanner ?? fullScanner)({ store, workspace, respectGitignore })
+      await persist()
+      return scan
+    }) as Handler<{ respectGitignore: boolean }>,
   },
   show: {
     mcp: false,

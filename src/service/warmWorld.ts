@@ -1,14 +1,15 @@
 import { promises as fs, readFileSync } from 'node:fs'
 import { basename, relative, sep } from 'node:path'
 import type { AsyncSubscription, Event } from '@parcel/watcher'
+import { ObjectNotFoundError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { IGNORE_FILES } from '../world/ignoreRules.js'
 import { type TreeTotals, rescanPaths } from '../world/rescanPaths.js'
 import type { ScanResult } from '../world/scanWorkspace.js'
-import { scanWorkspace } from '../world/scanWorkspace.js'
-import { type WorldScanner, withWorldScan } from '../world/snapshotWorkspace.js'
+import { type WorldScanner, fullScanner, withWorldScan } from '../world/snapshotWorkspace.js'
 import { isInside } from '../util/isInside.js'
+import { TaskQueues } from '../util/TaskQueues.js'
 import { requirePackage } from '../util/requirePackage.js'
 
 /** How long a snapshot waits for the watcher to report its cookie before it scans in full instead. */
@@ -46,6 +47,7 @@ export class WarmWorld {
   #cookies = new Map<string, () => void>()
   #cookieCount = 0
   #subscription: AsyncSubscription | null = null
+  readonly #scans = new TaskQueues()
   readonly #overflowBatch = overflowBatch()
 
   private constructor(
@@ -82,8 +84,13 @@ export class WarmWorld {
     this.#dirty.clear()
   }
 
-  /** The scanner for `snapshotWorkspace`: from the changed paths when they can be trusted, else in full. */
-  readonly scanner: WorldScanner = async ({ store, workspace, respectGitignore, onProgress }) => {
+  /**
+   * The scanner for `withWorldScan`: from the changed paths when they can be trusted, else
+   * in full. One scan at a time (each takes the list the one before left).
+   */
+  readonly scanner: WorldScanner = (args) => this.#scans.run('scan', () => this.#scan(args))
+
+  async #scan({ store, workspace, respectGitignore, onProgress }: Parameters<WorldScanner>[0]): Promise<ScanResult> {
     const known = this.#known?.gitignore === respectGitignore ? this.#known : null
     // the cookie is waited for only when the list will be used: a full scan needs no list
     if (known && this.lost === null && !(await this.#settle())) this.lose('the watcher did not report its cookie in time')
@@ -91,10 +98,24 @@ export class WarmWorld {
     const paths = [...this.#dirty]
     this.#dirty.clear()
     this.#lost = null // what the watcher reports from here on is the next snapshot's list
-    const warm = trusted ? await rescanPaths({ store, workspace, tree: known.tree, totals: known.totals, paths, respectGitignore }) : null
-    const scan: ScanResult = warm ?? (await scanWorkspace({ store, dir: workspace, write: true, respectGitignore, onProgress }))
-    this.#known = { tree: scan.tree, totals: { files: scan.files, bytes: scan.bytes }, gitignore: respectGitignore }
+    const warm = trusted ? await this.#rescan(known, paths, respectGitignore) : null
+    const scan: ScanResult = warm ?? (await fullScanner({ store, workspace, respectGitignore, onProgress }))
+    this.#known = { tree: scan.tree, totals: { files: scan.files, bytes: scan.bytes, symlinks: scan.symlinks }, gitignore: respectGitignore }
     return scan
+  }
+
+  /**
+   * `rescanPaths` from the last scan's tree; null (scan in full) when that tree, or a tree
+   * under it, is gone: nothing refers to the tree of a `status` that found changes, and a
+   * `gc` takes it.
+   */
+  async #rescan(known: { tree: Digest; totals: TreeTotals }, paths: string[], respectGitignore: boolean): Promise<ScanResult | null> {
+    try {
+      return await rescanPaths({ store: this.store, workspace: this.workspace, tree: known.tree, totals: known.totals, paths, respectGitignore })
+    } catch (err) {
+      if (err instanceof ObjectNotFoundError) return null
+      throw err
+    }
   }
 
   async close(): Promise<void> {

@@ -2,14 +2,21 @@ import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import type { ScanResult } from './scanWorkspace.js'
 import { scanPaths } from './scanPaths.js'
-import { outermost, spliceTree } from './spliceTree.js'
+import { ancestors, outermost, spliceTree } from './spliceTree.js'
 import type { TreeEntry } from './Tree.js'
 import { type TreeSource, joinPath, treeSource } from './treeSource.js'
 
-/** What a workspace's tree holds in all: what a full scan counts, kept up to date from change to change. */
+/** What a workspace's tree holds in all, as a full scan reports it, kept up to date from change to change. */
 export interface TreeTotals {
   files: number
   bytes: number
+  /** Every symlink of the tree: each snapshot checks them all (`withWorldScan`), not only the changed ones. */
+  symlinks: Symlink[]
+}
+
+interface Symlink {
+  path: string
+  target: string
 }
 
 export interface RescanArgs {
@@ -34,11 +41,13 @@ export async function rescanPaths({ store, workspace, tree, totals, paths, respe
   const spliced = await spliceTree(store, tree, scanned)
   if (spliced === null) return null
   const source = treeSource(store)
+  const changed = outermost(scanned)
+  const rescanned = new Set(changed.map(([path]) => path))
+  const symlinks = totals.symlinks.filter(({ path }) => !rescanned.has(path) && !ancestors(path).some((a) => rescanned.has(a)))
   let { files, bytes } = totals
   let hashedFiles = 0
   let hashedBytes = 0
-  const symlinks: Array<{ path: string; target: string }> = []
-  for (const [path, entry] of outermost(scanned)) {
+  for (const [path, entry] of changed) {
     const old = await entryAt(source, tree, path.split('/'))
     const gone = old ? await entryTotals(source, old, path, null) : { files: 0, bytes: 0 }
     const come = entry ? await entryTotals(source, entry, path, symlinks) : { files: 0, bytes: 0 }
@@ -62,7 +71,7 @@ async function entryAt(source: TreeSource, tree: Digest, parts: string[]): Promi
 }
 
 /** The files and bytes an entry holds (a directory's whole subtree), and the symlinks in it when asked. */
-async function entryTotals(source: TreeSource, entry: TreeEntry, path: string, symlinks: Array<{ path: string; target: string }> | null): Promise<TreeTotals> {
+async function entryTotals(source: TreeSource, entry: TreeEntry, path: string, symlinks: Symlink[] | null): Promise<{ files: number; bytes: number }> {
   if (entry.type === 'file') return { files: 1, bytes: entry.size }
   if (entry.type === 'symlink') {
     symlinks?.push({ path, target: entry.target })

@@ -104,6 +104,8 @@ export async function snapshotWorkspace(args: SnapshotArgs = {}): Promise<Snapsh
 export interface WorldScanArgs extends Pick<SnapshotArgs, 'respectGitignore' | 'allowExternalSymlinks' | 'onProgress' | 'scanner'> {
   store: Store
   workspace: string
+  /** Remember `respectGitignore` when it is given (default true: a snapshot does, `status` does not). */
+  rememberGitignore?: boolean
 }
 
 /** How the world is scanned: in full (`scanWorkspace`, the default), or from what a file watcher knows changed (the service's). */
@@ -114,6 +116,9 @@ export type WorldScanner = (args: {
   onProgress?: ((done: number, total: number) => void) | undefined
 }) => Promise<ScanResult>
 
+/** The scanner that reads the whole workspace (what the stat cache cannot vouch for), writing its objects. */
+export const fullScanner: WorldScanner = ({ store, workspace, respectGitignore, onProgress }) => scanWorkspace({ store, dir: workspace, write: true, respectGitignore, onProgress })
+
 /**
  * Scan the workspace into trees (their objects written; `scan.persist()` makes them durable)
  * and hand the scan to `use` while the store's write lock keeps gc away from them: the one
@@ -122,10 +127,10 @@ export type WorldScanner = (args: {
 export async function withWorldScan<T>(args: WorldScanArgs, use: (scan: ScanResult) => Promise<T>): Promise<T> {
   const { store, workspace } = args
   await recoverCheckout(store, workspace)
-  const gitignore = await respectGitignore(store, args.respectGitignore, { remember: true })
+  const gitignore = await respectGitignore(store, args.respectGitignore, { remember: args.rememberGitignore ?? true })
   return withWriteLock(store, async () => {
     // Taken inside the writer registration; no holder of the workspace lock waits for writers or gc: no cycle.
-    const scanner = args.scanner ?? (({ respectGitignore, onProgress }) => scanWorkspace({ store, dir: workspace, write: true, respectGitignore, onProgress }))
+    const scanner = args.scanner ?? fullScanner
     const scan = await withWorkspaceLock(store, () => scanner({ store, workspace, respectGitignore: gitignore, onProgress: args.onProgress }))
     if (!args.allowExternalSymlinks) await assertSymlinksInside(store, scan)
     return use(scan)

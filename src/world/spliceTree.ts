@@ -51,7 +51,8 @@ async function splice(store: Store, tree: Digest, changes: Change[]): Promise<Di
   return digest
 }
 
-function ancestors(path: string): string[] {
+/** The paths of the directories above `path`, outermost first. */
+export function ancestors(path: string): string[] {
   const parts = path.split('/')
   return parts.slice(1).map((_, i) => parts.slice(0, i + 1).join('/'))
 }

@@ -5,7 +5,8 @@ import { recoverCheckout } from './checkoutJournal.js'
 import { type Change, diffTrees } from './diffTrees.js'
 import { mergeInProgress, readMergeState } from './mergeState.js'
 import { readSnapshot } from './readObjects.js'
-import { scanWorkspace } from './scanWorkspace.js'
+import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
+import { type WorldScanner, withWorldScan } from './snapshotWorkspace.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { treeSource } from './treeSource.js'
 import { respectGitignore } from './workspaceConfig.js'
@@ -21,11 +22,30 @@ export interface StatusResult {
   merge: { theirs: Digest | null; conflicts: string[] } | null
 }
 
-/** What changed in the workspace since HEAD. Reads only files the stat cache cannot vouch for; writes nothing. */
-export async function status(args: StoreLocator & { respectGitignore?: boolean } = {}): Promise<StatusResult> {
+export interface StatusArgs extends StoreLocator {
+  respectGitignore?: boolean
+  /**
+   * Scan the workspace this way (the service's watcher) instead of in full: its trees are
+   * written to the store, as a snapshot's are, and it is remembered for the next scan.
+   */
+  scanner?: WorldScanner | undefined
+}
+
+/** What changed in the workspace since HEAD. Reads only files the stat cache (or the scanner) cannot vouch for; writes nothing without a scanner. */
+export async function status(args: StatusArgs = {}): Promise<StatusResult> {
   const { store, workspace } = await openStore(args)
+  const { scanner } = args
+  if (scanner)
+    return withWorldScan({ store, workspace, scanner, allowExternalSymlinks: true, respectGitignore: args.respectGitignore, rememberGitignore: false }, async (scan) => {
+      await scan.persist() // the scanner builds its next scan on this one's trees
+      return statusOf(store, workspace, scan)
+    })
   await recoverCheckout(store, workspace)
   const scan = await scanWorkspace({ store, dir: workspace, write: false, respectGitignore: await respectGitignore(store, args.respectGitignore, { remember: false }) })
+  return statusOf(store, workspace, scan)
+}
+
+async function statusOf(store: Store, workspace: string, scan: ScanResult): Promise<StatusResult> {
   const h = await readHead(store)
   const head = h.type === 'symbolic' ? await readRef(store, h.ref) : h.id
   const headTree = head ? (await readSnapshot(store, head)).world.tree : null

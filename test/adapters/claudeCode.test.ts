@@ -1,6 +1,5 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { request } from 'node:http'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startService } from '../../src/service/httpService.js'
 import { type Digest, checkout, diffSnapshots, log } from '../../src/index.js'
@@ -11,6 +10,7 @@ import type { StepError } from '../../src/trace/core/Run.js'
 import { readSnapshot } from '../../src/world/readObjects.js'
 import { CLI, type CliResult, fp, fpJson, runCli, runProgram } from '../helpers/cli.js'
 import { CLAUDE_BIN, type ScriptedApi, type Seen, type Turn, claudeEnv, startScriptedClaudeApi } from '../helpers/scriptedClaudeApi.js'
+import { serviceHealth } from '../helpers/serviceHealth.js'
 import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
@@ -259,13 +259,7 @@ describe('the hooks, driven by the real Claude Code binary', () => {
       await fs.writeFile(join(dir, 'b.txt'), 'b\n')
       const event = { hook_event_name: 'PreToolUse', session_id: 'served', cwd: dir, tool_name: 'Write', tool_input: {}, tool_use_id: 't1' }
       expect((await hook(dir, JSON.stringify(event))).code).toBe(0)
-      const health = await new Promise<Record<string, unknown>>((resolve) =>
-        request({ socketPath: service.address.slice(5), path: '/v1/health' }, (res) => {
-          let body = ''
-          res.on('data', (d: Buffer) => (body += d.toString()))
-          res.on('end', () => resolve(JSON.parse(body) as Record<string, unknown>))
-        }).end(),
-      )
+      const health = await serviceHealth(service.address)
       expect(health['served']).toBe(1)
       const image = (await readRef(store, 'refs/claude/served'))!
       expect(await fileIn(store, image, 'b.txt')).toBe('b\n')

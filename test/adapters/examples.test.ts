@@ -13,6 +13,12 @@ const EXPECTED: Record<string, RegExp[]> = {
     /^diff of the forks: calc\.js modified$/m,
     /^fix-add itself: planned$/m,
   ],
+  'claudeCode.ts': [
+    /^image: stop\nimage: after Edit toolu_1\nimage: before Edit toolu_1\nimage: before the session$/m,
+    /^diff of the edit: calc\.js modified$/m,
+    /^the session's run: tool Edit, tool Bash$/m,
+    /^HEAD stays: before the session$/m,
+  ],
   'mcp.ts': [/^try-multiply: test failed, aborted$/m, /^try-add: test passed, committed$/m, /^calc\.js now: return a \+ b;/m],
 }
 

@@ -11,7 +11,10 @@ import { type Digest, checkout, diffSnapshots, log, pullImage, pushImage, snapsh
 import { readRef, updateRef } from '../../src/store/refs.js'
 import type { Store } from '../../src/store/Store.js'
 import { readSnapshot } from '../../src/world/readObjects.js'
+import { scanWorkspace } from '../../src/world/scanWorkspace.js'
+import { startService } from '../../src/service/httpService.js'
 import { ROOT, fpJson, runNode } from '../helpers/cli.js'
+import { serviceHealth } from '../helpers/serviceHealth.js'
 import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
@@ -78,6 +81,23 @@ describe('ForkpointSaver with a real LangGraph graph', () => {
 
     const again = await graph.invoke({ topic: 'merges' }, thread('essay'))
     expect(again.steps).toEqual(['draft forks', 'review', 'draft merges', 'review'])
+  })
+
+  it("asks a running service for the workspace's files, which its watcher knows without a scan", async () => {
+    const { dir, store } = await storeWorkspace({ 'README.md': 'project\n' })
+    const service = await startService({ dir })
+    try {
+      const out = await agentGraph(dir, new ForkpointSaver({ dir, store })).invoke({ topic: 'served' }, thread('served'))
+      expect(out.steps).toEqual(['draft served', 'review'])
+      const health = await serviceHealth(service.address)
+      expect(health).toMatchObject({ scan: 'warm' })
+      expect(health['served']).toBeGreaterThanOrEqual(3) // a scan for each checkpoint the graph saved
+      const head = (await readRef(store, 'refs/threads/served'))!
+      expect(await fileIn(store, head, 'draft.md')).toBe('# served\nreviewed after 1 step(s)\n')
+      expect((await readSnapshot(store, head)).world.tree).toBe((await scanWorkspace({ store, dir, write: false, respectGitignore: false })).tree)
+    } finally {
+      await service.close()
+    }
   })
 
   it('forks a thread: each fork goes on alone from the thread image, files and checkpoints, and the thread stays as it was', async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/errors/index.js'
 import { startService, type RunningService } from '../../src/service/httpService.js'
+import { gc } from '../../src/store/gc.js'
 import { scanWorkspace } from '../../src/world/scanWorkspace.js'
 import { CLI, runCli } from '../helpers/cli.js'
 import { nonLoopbackAddress } from '../helpers/tlsRegistry.js'
@@ -65,7 +66,7 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
         '/v1/health',
-        ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'abort', 'run', 'fork', 'merge', 'runs', 'replay', 'image', 'show', 'push', 'pull'].map(
+        ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'abort', 'run', 'fork', 'merge', 'runs', 'replay', 'scan', 'show', 'push', 'pull'].map(
           (op) => `/v1/${op}`,
         ),
       ].sort(),
@@ -143,6 +144,24 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     expect((await runCli(['snapshot', '--json'], { cwd: dir })).code).toBe(0) // its socket is gone: the CLI snapshots itself
   })
 
+  it("is where the CLI's plain status goes while it runs, which the watcher answers without a scan", async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n', 'b.txt': 'b\n' })
+    await runCli(['snapshot'], { cwd: dir })
+    const service = await serve({ dir })
+    await fs.writeFile(join(dir, 'a.txt'), 'changed\n')
+    await fs.rm(join(dir, 'b.txt'))
+    const viaService = await runCli(['status', '--json'], { cwd: dir })
+    const changes = [
+      { path: 'a.txt', status: 'modified' },
+      { path: 'b.txt', status: 'deleted' },
+    ]
+    expect([viaService.code, JSON.parse(viaService.stdout)]).toEqual([0, expect.objectContaining({ clean: false, changes: changes.map((c) => expect.objectContaining(c)) })])
+    expect((await call(service.address, 'GET', '/v1/health')).json()).toMatchObject({ served: 1, scan: 'warm' })
+    const here = await runCli(['status', '--no-respect-gitignore', '--json'], { cwd: dir }) // an option: the CLI scans itself
+    expect(JSON.parse(here.stdout)).toEqual(JSON.parse(viaService.stdout))
+    expect((await call(service.address, 'GET', '/v1/health')).json()).toMatchObject({ served: 1 })
+  })
+
   it('keeps serving 50 clients at once on loopback', async () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
     const service = await serve({ dir, listen: '127.0.0.1:0' })
@@ -198,6 +217,33 @@ describe('the warm workspace: what the watcher reports gives the snapshot a full
     expect(scan).toMatch(/\.forkpointignore changed/)
     const made = (await post(service.address, 'snapshot')).json()
     expect(made['tree']).toBe(await fullScanTree(dir, store))
+  })
+
+  it('after a gc took the tree of the last status (nothing refers to it), by scanning in full', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n', 'dir/inner.txt': 'inner\n' })
+    const service = await serve({ dir })
+    await post(service.address, 'snapshot')
+    await fs.writeFile(join(dir, 'dir/inner.txt'), 'only the status saw this\n')
+    expect((await post(service.address, 'status')).json()).toMatchObject({ clean: false })
+    await fs.writeFile(join(dir, 'dir/inner.txt'), 'inner\n')
+    const collected = await gc({ store, prune: 'now' })
+    expect(collected.removed.length).toBeGreaterThan(0) // the status's trees and blob
+    await fs.writeFile(join(dir, 'a.txt'), 'changed\n')
+    const made = (await post(service.address, 'snapshot')).json()
+    expect(made).toMatchObject({ tree: await fullScanTree(dir, store) })
+  })
+
+  it('refuses a symlink that leaves the workspace at every snapshot, not only the one after it appeared', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const service = await serve({ dir })
+    await post(service.address, 'snapshot')
+    await fs.symlink('/etc/passwd', join(dir, 'out'))
+    const refusal = { error: expect.objectContaining({ message: expect.stringMatching(/out/) }) }
+    expect((await post(service.address, 'snapshot')).json()).toMatchObject(refusal)
+    await fs.writeFile(join(dir, 'a.txt'), 'changed\n')
+    expect((await post(service.address, 'snapshot')).json()).toMatchObject(refusal)
+    expect((await post(service.address, 'status')).json()).toMatchObject({ changes: expect.arrayContaining([expect.objectContaining({ path: 'out' })]) })
+    expect((await post(service.address, 'snapshot')).json()).toMatchObject(refusal)
   })
 
   it('after the kernel dropped events (an inotify queue overflow), by scanning in full', async () => {

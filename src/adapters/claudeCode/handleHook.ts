@@ -4,7 +4,7 @@ import { UsageError } from '../../errors/index.js'
 import { isInside } from '../../util/isInside.js'
 import { acquireLock } from '../../store/lockFile.js'
 import { appendImage } from '../../image/appendImage.js'
-import { callService } from '../../service/callService.js'
+import { servedScanner } from '../../service/servedScanner.js'
 import { snapshotForkBranch } from '../../image/snapshotForkBranch.js'
 import type { Digest } from '../../store/digest.js'
 import { openStore } from '../../store/findStore.js'
@@ -61,8 +61,7 @@ export async function handleClaudeHook({ event, env = process.env }: { event: Cl
   }
   const ref = sessionRef(event.session_id)
   // a running service knows from its watcher what changed: the hook need not scan the workspace
-  const served = (await callService({ dir: workspace, store }, 'image', { ref, message, agent: ENTRYPOINT, ...layers })) as { id: Digest } | null
-  const image = served?.id ?? (await appendImage({ store, workspace, ref, scan: true, message, agent: ENTRYPOINT, layers: async () => layers, skipUnchanged: true }))
+  const image = await appendImage({ store, workspace, ref, scan: true, scanner: servedScanner, message, agent: ENTRYPOINT, layers: async () => layers, skipUnchanged: true })
   return { event: event.hook_event_name, image, ref, run: closed?.runId ?? null }
 }
 

@@ -17,6 +17,8 @@ import {
 } from '@langchain/langgraph-checkpoint'
 import { UsageError } from '../../errors/index.js'
 import { appendImage } from '../../image/appendImage.js'
+import { servedScanner } from '../../service/servedScanner.js'
+import { TaskQueues } from '../../util/TaskQueues.js'
 import { forkImage } from '../../image/forkImage.js'
 import { incomingImage } from '../../image/incomingImage.js'
 import type { Digest } from '../../store/digest.js'
@@ -79,7 +81,7 @@ export class ForkpointSaver extends BaseCheckpointSaver {
   readonly #agent: string
   #opened: Promise<{ store: Store; workspace: string }> | null = null
   readonly #threads = new Map<string, ThreadState>()
-  readonly #queues = new Map<string, Promise<unknown>>()
+  readonly #queues = new TaskQueues()
 
   constructor({ captureWorkspace = true, agent = 'langgraph', serde, ...locator }: ForkpointSaverOptions = {}) {
     super(serde)
@@ -186,7 +188,7 @@ export class ForkpointSaver extends BaseCheckpointSaver {
   /** Forget a thread: its ref goes; its images stay reachable through the reflog until `forkpoint gc` expires them. */
   async deleteThread(threadId: string): Promise<void> {
     const ref = threadRef(threadId)
-    await this.#serially(ref, async () => {
+    await this.#queues.run(ref, async () => {
       await deleteRef((await this.#open()).store, ref)
       this.#threads.delete(ref)
     })
@@ -286,7 +288,7 @@ export class ForkpointSaver extends BaseCheckpointSaver {
    */
   async #append(threadId: string, scan: boolean, what: string, makeEntry: (store: Store) => Promise<LogEntry>): Promise<void> {
     const ref = threadRef(threadId)
-    await this.#serially(ref, async () => {
+    await this.#queues.run(ref, async () => {
       const { store, workspace } = await this.#open()
       let step: { entry: LogEntry; log: Digest; known: KnownHistory | null } | undefined
       const image = await appendImage({
@@ -294,6 +296,7 @@ export class ForkpointSaver extends BaseCheckpointSaver {
         workspace,
         ref,
         scan,
+        scanner: servedScanner,
         agent: this.#agent,
         message: `${what} of thread ${threadId}`,
         layers: async (current) => {
@@ -325,18 +328,6 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     const state = { image, known }
     this.#threads.set(ref, state)
     return state
-  }
-
-  async #serially<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const before = this.#queues.get(key) ?? Promise.resolve()
-    const run = before.then(fn, fn)
-    const settled = run.catch(() => undefined)
-    this.#queues.set(key, settled)
-    try {
-      return await run
-    } finally {
-      if (this.#queues.get(key) === settled) this.#queues.delete(key)
-    }
   }
 
   #open(): Promise<{ store: Store; workspace: string }> {

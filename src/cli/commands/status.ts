@@ -10,6 +10,12 @@ export interface StatusOptions extends Where {
 
 /** `forkpoint status`: the workspace's changes since HEAD. */
 export async function statusCommand(options: StatusOptions): Promise<StatusResult> {
+  // the store's running service knows from its watcher what changed
+  if (options.respectGitignore === undefined) {
+    const { callService } = await import('../../service/callService.js')
+    const served = await callService({ dir: options.dir, store: options.store }, 'status', {})
+    if (served) return served as StatusResult
+  }
   const { status } = await import('../../world/status.js')
   return status(options)
 }
