@@ -1,5 +1,6 @@
-import { closeSync, promises as fs, mkdirSync, openSync, readFileSync, readSync } from 'node:fs'
+import { close, closeSync, fchmod, promises as fs, mkdirSync, open, openSync, readFileSync, readSync, write } from 'node:fs'
 import { dirname } from 'node:path'
+import { promisify } from 'node:util'
 
 /** Node's errno code of a thrown fs error, or undefined. */
 export function errnoCode(err: unknown): string | undefined {
@@ -98,4 +99,24 @@ export async function exists(path: string): Promise<boolean> {
 /** Remove a file, ignoring one that is already gone. */
 export async function removeIfExists(path: string): Promise<void> {
   await fs.rm(path, { force: true, recursive: true })
+}
+
+const openFd = promisify(open)
+const writeFd = promisify(write)
+const fchmodFd = promisify(fchmod)
+const closeFd = promisify(close)
+
+/**
+ * Create a file that must not exist yet holding `bytes`, its mode exactly `mode` (past the
+ * umask). On file descriptors, not `fs.promises`: a checkout writes thousands of files,
+ * and a FileHandle's making and finalizing cost more of this thread than the writing.
+ */
+export async function writeNewFile(path: string | Buffer, bytes: Uint8Array, mode: number): Promise<void> {
+  const fd = await openFd(path, 'wx', mode)
+  try {
+    for (let at = 0; at < bytes.length;) at += (await writeFd(fd, bytes, at, bytes.length - at)).bytesWritten
+    await fchmodFd(fd, mode)
+  } finally {
+    await closeFd(fd)
+  }
 }

@@ -5,7 +5,7 @@ import type { Digest } from '../store/digest.js'
 import { assertObjectIntact } from '../store/objectIntact.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
-import { errnoCode } from '../util/fsx.js'
+import { errnoCode, writeNewFile } from '../util/fsx.js'
 import { timeSlices } from '../util/timeSlices.js'
 import { fsPath } from './fsName.js'
 import { inPackOrder } from './inPackOrder.js'
@@ -187,9 +187,7 @@ export async function writeFileEntry(store: Store, abs: string, entry: FileEntry
 async function writeBlob(store: Store, abs: string, entry: Extract<FileEntry, { blob: Digest }>, method: CopyMethod, verify: boolean): Promise<void> {
   // a packed object has no file to clone: its bytes are written
   if (method === 'copy' || (method === 'reflink' && !existsSync(store.objectPath(entry.blob)))) {
-    await fs.writeFile(fsPath(abs), await store.readBlob(entry.blob), { flag: 'wx', mode: entry.mode })
-    await fs.chmod(fsPath(abs), entry.mode) // past the umask
-    return
+    return writeNewFile(fsPath(abs), await store.readBlob(entry.blob), entry.mode)
   }
   const object = store.objectFile(entry.blob) // a packed one is given a file of its own
   if (verify) await assertObjectIntact(store, entry.blob)
