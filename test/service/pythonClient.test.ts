@@ -65,4 +65,19 @@ print(json.dumps({"without": without, "with": Client(url=os.environ["URL"], toke
     )
     expect(out).toEqual({ without: 'UsageError', with: dir })
   })
+
+  it('imports nothing outside the standard library', async () => {
+    const out = await python(
+      `
+import ast, json, sys
+tree = ast.parse(open("clients/python/forkpoint_client.py").read())
+names = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+names |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
+print(json.dumps({"imports": sorted(names), "outside": sorted(n for n in names if n not in sys.stdlib_module_names)}))
+`,
+      {},
+    )
+    expect(out['imports']).toContain('http')
+    expect(out['outside']).toEqual([])
+  })
 })
