@@ -172,16 +172,18 @@ async function scenario(name: string, files: number, totalBytes: number, runs: n
 
 /**
  * Wait out the file system's memory of deleted files. This machine's ext4 has no journal,
- * and ext4 without one will not reuse an inode deleted in the last minute or so
- * (`recently_deleted()`), checking every such inode as it allocates a new one: in a
- * `perf record` of `zstd -d | tar -x` of the 10k-file image run after a deletion, 63% of
- * the time went to that check, and the same extraction took 0.90 s in a quiet file system
- * and 2.4-3.7 s after one (throwaway, 21:36 UTC). Both sides of a comparison create
- * thousands of files, so the benchmark deletes nothing until it is done and starts
- * timing only once the deletions before it (earlier runs, tests) are forgotten.
+ * and ext4 without one will not reuse an inode deleted in the last 60 s (the last 6
+ * minutes while its inode table block is not yet written back: `recently_deleted()`),
+ * checking such inodes one by one as it allocates new ones: in a `perf record` of
+ * `zstd -d | tar -x` of the 10k-file image run after a deletion, 63% of the time went to
+ * that check, and the same extraction took 0.90 s in a quiet file system and 2.4-3.7 s
+ * after one (throwaway, 21:36 UTC). Both sides of a comparison create thousands of files,
+ * so the benchmark deletes nothing until it is done, and starts timing once the deletions
+ * before it (earlier runs, tests) are written back and a minute old.
  */
 async function settleDeletions(): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, 120_000))
+  sh('sync')
+  await new Promise((resolve) => setTimeout(resolve, 65_000))
 }
 
 export async function main(args: string[]): Promise<void> {
