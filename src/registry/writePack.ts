@@ -22,10 +22,12 @@ export interface WrittenPack {
 
 /**
  * Write `objects` (read from the store, each verified as it is read) as a pack at
- * `file`: the `structured` ones first, then the rest, each part in digest order, gathered
- * into zstd frames of about FRAME_BYTES (an object larger than that gets a frame of its
- * own), each frame with its checksum. The same objects and level always give the same
- * bytes, so an interrupted push finds the pack it sent already there.
+ * `file`: the `structured` ones first, in digest order, then the rest in the order given
+ * (an image's walk meets a directory's files together: a checkout, which writes in pack
+ * order, then creates one directory's files after another), gathered into zstd frames of
+ * about FRAME_BYTES (an object larger than that gets a frame of its own), each frame with
+ * its checksum. The same objects in the same order and level always give the same bytes,
+ * so an interrupted push, walking the same image again, finds the pack it sent already there.
  */
 export async function writePack(
   store: Store,
@@ -43,7 +45,7 @@ export async function writePack(
   } = {},
 ): Promise<WrittenPack> {
   const byDigest = (a: BlobRef, b: BlobRef) => (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0)
-  const sorted = [...objects.filter((o) => structured.has(o.digest)).sort(byDigest), ...objects.filter((o) => !structured.has(o.digest)).sort(byDigest)]
+  const sorted = [...objects.filter((o) => structured.has(o.digest)).sort(byDigest), ...objects.filter((o) => !structured.has(o.digest))]
   const hash = createHash('sha256')
   const frames: Array<[number, number]> = []
   const entries: Array<[Digest, number, number]> = []
