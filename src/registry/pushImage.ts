@@ -66,7 +66,8 @@ export interface PushResult {
  * from it, only what lies beyond that image is walked and sent (planPush).
  * The pack and its index go up first, then the manifest naming the image's packs, then
  * the tagged index, so a tag never names something incomplete. The pack's bytes depend
- * only on its objects, so an interrupted push finds the pack it sent and sends it once.
+ * only on the image walked (its objects, in the walk's order), so an interrupted push,
+ * walking it again, finds the pack it sent and sends it once.
  */
 export async function pushImage(args: PushArgs): Promise<PushResult> {
   const { store } = await openStore(args)

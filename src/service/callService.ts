@@ -3,13 +3,14 @@ import { request } from 'node:http'
 import * as errors from '../errors/index.js'
 import { ForkpointError, InternalError } from '../errors/index.js'
 import { type StoreLocator, locateStore } from '../store/findStore.js'
-import { STORE_SERVICE_SOCKET } from './serviceAddress.js'
+import { STORE_SERVICE_SOCKET, WORKSPACE_HEADER } from './serviceAddress.js'
 import type { OperationName } from './operations.js'
 
 /**
  * The result of an operation as the store's running service (`forkpoint serve`) gives it,
- * or null when no service answers on the store's socket (none started, or one that died:
- * the caller runs the operation itself). How the CLI reaches the warm service.
+ * or null when no service answers on the store's socket (none started, or one that died)
+ * or the one that answers keeps another workspace than the caller's: the caller runs the
+ * operation itself. How the CLI reaches the warm service.
  * @throws {ForkpointError} the operation failed in the service: the same class of error, message and data, as running it here would have thrown
  */
 export async function callService(where: StoreLocator, operation: OperationName, args: object): Promise<object | null> {
@@ -17,7 +18,8 @@ export async function callService(where: StoreLocator, operation: OperationName,
   const socketPath = location && `${location.storeDir}/${STORE_SERVICE_SOCKET}`
   if (!socketPath || !existsSync(socketPath)) return null
   const answer = await new Promise<{ status: number; body: string } | null>((resolve, reject) => {
-    const req = request({ socketPath, method: 'POST', path: `/v1/${operation}`, headers: { 'content-type': 'application/json' } }, (res) => {
+    const headers = { 'content-type': 'application/json', [WORKSPACE_HEADER]: encodeURIComponent(location.workspace) }
+    const req = request({ socketPath, method: 'POST', path: `/v1/${operation}`, headers }, (res) => {
       let body = ''
       res.setEncoding('utf8')
       res.on('data', (d: string) => (body += d))
@@ -28,7 +30,7 @@ export async function callService(where: StoreLocator, operation: OperationName,
     req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? resolve(null) : reject(err)))
     req.end(JSON.stringify(args))
   })
-  if (answer === null) return null
+  if (answer === null || answer.status === 421) return null // 421: the service keeps another workspace of this store
   const parsed = JSON.parse(answer.body) as { error?: { code: string; exitCode: number; message: string; data?: object } }
   if (answer.status !== 200 && parsed.error) throw revive(parsed.error)
   return parsed

@@ -8,7 +8,7 @@ import { type StoreLocator, openStore } from '../store/findStore.js'
 import { packageVersion } from '../util/ownPackage.js'
 import { openApiDocument } from './openApi.js'
 import { OPERATION_NAMES, type OperationName, runOperation } from './operations.js'
-import { type ServiceAddress, defaultSocket, parseListen } from './serviceAddress.js'
+import { type ServiceAddress, WORKSPACE_HEADER, defaultSocket, parseListen } from './serviceAddress.js'
 import { WarmWorld } from './warmWorld.js'
 
 /** A request body is one JSON document of arguments. */
@@ -96,6 +96,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
   const name = /^\/v1\/([a-z]+)$/.exec(path)?.[1]
   if (req.method !== 'POST' || !name || !(OPERATION_NAMES as string[]).includes(name)) {
     return sendJson(res, 404, new UsageError(`no such endpoint: ${req.method ?? ''} ${path} (POST /v1/<operation>: ${OPERATION_NAMES.join(', ')}; GET /openapi.json)`).toJSON())
+  }
+  const caller = req.headers[WORKSPACE_HEADER]
+  if (typeof caller === 'string' && decodeURIComponent(caller) !== ctx.where.dir) {
+    return sendJson(res, 421, new UsageError(`this service keeps the workspace ${String(ctx.where.dir)}, not ${decodeURIComponent(caller)}`).toJSON())
   }
   const args = await readJson(req)
   ctx.served++

@@ -142,14 +142,22 @@ export const OPERATIONS = {
   scan: {
     mcp: false,
     description:
-      "Scan the workspace as the service's watcher knows it (reading only what changed) and make its trees durable: the tree, its counts and every symlink. For a client that builds an image of its own on the scan (Claude Code's hooks, the LangGraph checkpointer, through `servedScanner`): the client holds the workspace lock and a writer registration of the store while it asks, so this scan takes neither.",
+      "Scan the workspace as the service's watcher knows it (reading only what changed) and make its trees durable: the tree, its counts and every symlink. For a client that builds an image of its own on the scan (Claude Code's hooks, the LangGraph checkpointer, through `servedScanner`): the client holds the workspace lock while it asks, which this scan therefore does not take. It registers as a writer of the store, as the client has, so that gc keeps what it writes; with a gc waiting to run it is refused at once (the client scans itself).",
     input: { respectGitignore: z.boolean().describe('apply .gitignore files') },
     run: (async (where, { respectGitignore }, { scanner }) => {
-      const [{ openStore }, { fullScanner }] = await Promise.all([import('../store/findStore.js'), import('../world/snapshotWorkspace.js')])
+      const [{ openStore }, { fullScanner }, { withWriteLock }] = await Promise.all([
+        import('../store/findStore.js'),
+        import('../world/snapshotWorkspace.js'),
+        import('../store/storeLock.js'),
+      ])
       const { store, workspace } = await openStore(where)
-      const { trees: _trees, persist, ...scan } = await (scanner ?? fullScanner)({ store, workspace, respectGitignore })
-      await persist()
-      return scan
+      const scan = async () => {
+        const { trees: _trees, persist, ...result } = await (scanner ?? fullScanner)({ store, workspace, respectGitignore })
+        await persist()
+        return result
+      }
+      // not waiting: the gc waits for the client's registration, and the client for this answer
+      return withWriteLock(store, scan, { timeoutMs: 0 })
     }) as Handler<{ respectGitignore: boolean }>,
   },
   show: {

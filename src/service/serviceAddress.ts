@@ -31,3 +31,6 @@ function isLoopback(host: string): boolean {
   if (host === 'localhost' || host === '::1') return true
   return isIP(host) === 4 && host.startsWith('127.')
 }
+
+/** The caller's workspace (URI-encoded), sent by `callService`: a service keeping another one answers 421 and the caller runs the operation itself. */
+export const WORKSPACE_HEADER = 'x-forkpoint-workspace'

@@ -88,7 +88,14 @@ export class WarmWorld {
    * The scanner for `withWorldScan`: from the changed paths when they can be trusted, else
    * in full. One scan at a time (each takes the list the one before left).
    */
-  readonly scanner: WorldScanner = (args) => this.#scans.run('scan', () => this.#scan(args))
+  readonly scanner: WorldScanner = (args) =>
+    this.#scans.run('scan', () =>
+      this.#scan(args).catch((err: unknown) => {
+        // the list was taken and the last tree kept: trusted again, they would miss those changes
+        this.lose(`the last scan failed: ${err instanceof Error ? err.message : String(err)}`)
+        throw err
+      }),
+    )
 
   async #scan({ store, workspace, respectGitignore, onProgress }: Parameters<WorldScanner>[0]): Promise<ScanResult> {
     const known = this.#known?.gitignore === respectGitignore ? this.#known : null

@@ -183,6 +183,10 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     expect((await call(service.address, 'GET', '/v1/health')).json()).toMatchObject({ served: 1, scan: 'warm' })
     const here = await runCli(['status', '--no-respect-gitignore', '--json'], { cwd: dir }) // an option: the CLI scans itself
     expect(JSON.parse(here.stdout)).toEqual(JSON.parse(viaService.stdout))
+    // a workspace of the same store that is not the service's: the service declines (421), the CLI scans itself
+    await fs.mkdir(join(dir, 'sub'))
+    const elsewhere = await runCli(['status', '--store', join(dir, '.forkpoint'), '--json'], { cwd: join(dir, 'sub') })
+    expect([elsewhere.code, JSON.parse(elsewhere.stdout)['workspace']]).toEqual([0, join(dir, 'sub')])
     expect((await call(service.address, 'GET', '/v1/health')).json()).toMatchObject({ served: 1 })
   })
 
