@@ -75,7 +75,8 @@ async function scenario(name: string, files: number, totalBytes: number, runs: n
   const v1 = await snapshotWorkspace({ dir: ws, message: 'v1' })
   const plain = join(dir, 'plain')
   sh(`cp -a ${ws} ${plain} && rm -rf ${join(plain, '.forkpoint')}`)
-  if (runs > 1) await settleDeletions() // that rm, and whatever ran before; syncs the fixture's writeback too
+  if (runs > 1)
+    await settleDeletions() // that rm, and whatever ran before; syncs the fixture's writeback too
   else sh('sync')
   let n = 0
   const repo = (what: string) => `${host}/bench/${files}-${what}${++n}`
