@@ -7,6 +7,7 @@ import { validateSnapshot } from '../world/Snapshot.js'
 import { type Tree, validateChunks, validateTree } from '../world/Tree.js'
 import { joinPath } from '../world/treeSource.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
+import type { BlobRef } from './Descriptor.js'
 import type { Described } from './Staging.js'
 
 export interface CheckImageArgs {
@@ -20,14 +21,21 @@ export interface CheckImageArgs {
   deepen?: ReadonlySet<Digest>
 }
 
+export interface CheckedImage {
+  /** The objects children-first: the safe order to commit them. */
+  order: Digest[]
+  /** Every object of the image with its size, when all of them were staged (none taken from the store unwalked); else null. */
+  whole: BlobRef[] | null
+}
+
 /**
  * Check an untrusted image before any of it becomes visible: every object reachable
  * from the root is present (staged or local; local objects were checked when they came
  * and are not walked again), staged snapshots, trees and chunk lists are
  * well-formed, entries point at objects of the right kind and size, and no symlink
- * leaves the tree. Returns the objects children-first (the safe order to commit them).
+ * leaves the tree.
  */
-export async function checkImage({ root, describe, allowExternalSymlinks = false, shallow = new Set(), deepen = new Set() }: CheckImageArgs): Promise<Digest[]> {
+export async function checkImage({ root, describe, allowExternalSymlinks = false, shallow = new Set(), deepen = new Set() }: CheckImageArgs): Promise<CheckedImage> {
   const found = new Map<Digest, Described>()
   const order: Digest[] = []
   const done = new Set<Digest>()
@@ -72,7 +80,8 @@ export async function checkImage({ root, describe, allowExternalSymlinks = false
     const world = validateSnapshot(rootObject, `snapshot ${root}`).world.tree
     await checkSymlinks(world, '', found, new Set(), treeLookup(treeReader(found, describe), world))
   }
-  return order
+  const whole = [...found.values()].every((item) => item.staged) ? [...found].map(([digest, { size }]) => ({ digest, size })) : null
+  return { order, whole }
 }
 
 function expectKind(found: Map<Digest, Described>, digest: Digest, kind: string, where: string): StructuredObject {

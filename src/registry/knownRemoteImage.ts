@@ -2,6 +2,7 @@ import { type Digest, digestHex, sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { readOrNull } from '../util/fsx.js'
 import { collectImage } from './collectImage.js'
+import type { BlobRef } from './Descriptor.js'
 import { DigestSet } from './DigestSet.js'
 import { cachePath, writeCached } from './registryCache.js'
 
@@ -79,24 +80,30 @@ export async function extendKnownImage(store: Store, root: Digest, known: KnownR
 
 /**
  * Remember the image a pull just brought in whole (not shallow) from a remote tag, so
- * that a push from this store (a clone's first) continues it. Its objects are walked
- * from the tag's previous record when that image is an ancestor (an incremental pull
- * walks what it brought), else in full. `held` says which objects the image's packs
- * hold: the pull accepts an object the store had already, and if the remote lacks one,
- * recording the image would have a push never send it.
+ * that a push from this store (a clone's first) continues it. `checked` is the image as
+ * the pull's check walked it, when every object of it came from the remote (a clone): it
+ * is recorded as it is. Otherwise the objects are walked, from the tag's previous record
+ * when that image is an ancestor (an incremental pull walks what it brought), else in
+ * full, and `held` (the objects the image's packs hold) must hold them all: the pull
+ * accepts an object the store had already, and if the remote lacks one, recording the
+ * image would have a push never send it.
  */
 export async function rememberPulledImage(
   store: Store,
   location: string,
   tag: string,
-  { index, root, held }: { index: Digest; root: Digest; held: (digest: Digest) => boolean },
+  { index, root, checked, held }: { index: Digest; root: Digest; checked?: BlobRef[] | null; held: (digest: Digest) => boolean },
 ): Promise<void> {
+  const record = (objects: BlobRef[], known: { bytes: number; objects: DigestSet } | null) =>
+    rememberRemoteImage(store, location, tag, {
+      index,
+      root,
+      bytes: objects.reduce((n, o) => n + o.size, known?.bytes ?? 0),
+      objects: known ? known.objects.with(objects.map((o) => o.digest)) : DigestSet.of(objects.map((o) => o.digest)),
+    })
+  if (checked) return record(checked, null)
   const previous = await readKnownRemoteImage(store, location, tag)
   const extended = previous && (await extendKnownImage(store, root, previous))
   const walked = extended ? extended.beyond.objects : (await collectImage(store, root)).objects
-  if (!walked.every((o) => held(o.digest))) return
-  const image = extended
-    ? { bytes: extended.bytes, objects: extended.members }
-    : { bytes: walked.reduce((n, o) => n + o.size, 0), objects: DigestSet.of(walked.map((o) => o.digest)) }
-  await rememberRemoteImage(store, location, tag, { index, root, ...image })
+  if (walked.every((o) => held(o.digest))) await record(walked, extended ? previous : null)
 }

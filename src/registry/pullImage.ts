@@ -6,7 +6,7 @@ import { withWriteLock } from '../store/storeLock.js'
 import type { Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
-import { checkImage } from './checkImage.js'
+import { type CheckedImage, checkImage } from './checkImage.js'
 import { recordShallow, shallowToDeepen } from './recordShallow.js'
 import type { BlobRef } from './Descriptor.js'
 import { type ParsedIndex, isPacksManifest, parseImageIndex, parseSegmentManifest } from './imageManifest.js'
@@ -77,6 +77,7 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
   const staging = await Staging.open(store, `${remoteLocation(remote)}\0${manifest}`)
   const tag = localTag(args.tag, remote, manifest)
   let added = 0
+  let checked: CheckedImage
   try {
     // asked only now: a pull of the same image we waited for may have brought the objects
     fetched.bytes += await stageSegmentObjects(store, staging, transport, segmentObjects, limits, manifest, args)
@@ -91,7 +92,7 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
       onProgress: args.onProgress,
     })
     const deepen = await shallowToDeepen(store, index.shallow)
-    const order = await checkImage({
+    checked = await checkImage({
       root: index.root,
       describe: (d) => staging.describe(d),
       allowExternalSymlinks: args.allowExternalSymlinks ?? false,
@@ -99,7 +100,7 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
       deepen,
     })
     await withWriteLock(store, async () => {
-      added = await staging.commit(order, new Set(index.shallow))
+      added = await staging.commit(checked.order, new Set(index.shallow))
       await recordShallow(store, index.shallow, deepen)
       await store.sync()
       if ((await readRef(store, tagRef(tag))) !== index.root) {
@@ -113,8 +114,9 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
   await staging.discard()
   const remoteTag = pulledTag(remote)
   if (remoteTag !== null && index.shallow.length === 0) {
-    const held = new Set<Digest>([...packs.flatMap((p) => p.index.objects.map((o) => o.digest)), ...segmentObjects.keys()])
-    await rememberPulledImage(store, transport.location, remoteTag, { index: manifest, root: index.root, held: (d) => held.has(d) })
+    let held: Set<Digest> | undefined // built only if asked: a clone's record needs no lookup
+    const inPacks = (d: Digest) => (held ??= new Set([...packs.flatMap((p) => p.index.objects.map((o) => o.digest)), ...segmentObjects.keys()])).has(d)
+    await rememberPulledImage(store, transport.location, remoteTag, { index: manifest, root: index.root, checked: checked.whole, held: inPacks })
   }
   return {
     id: index.root,
