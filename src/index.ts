@@ -57,6 +57,7 @@ export {
   EffectKeyConflictError,
   EffectToolMissingError,
   InputNotFoundError,
+  MalformedTensorFileError,
   EffectsPolicyError,
 } from './errors/index.js'
 
@@ -91,6 +92,19 @@ export { mergeImages, type ImageMerge, type LayerReport, type MergeImagesArgs } 
 export { merge, type MergeArgs, type MergeResult } from './image/merge.js'
 export { continueMerge, type ContinueMergeResult } from './image/continueMerge.js'
 export { abortMerge } from './image/abortMerge.js'
+// model layer: adapter weights in safetensors, merged with linear / TIES / DARE
+export {
+  parseSafetensors,
+  writeSafetensors,
+  decodeFloats,
+  encodeFloats,
+  type Dtype,
+  type FloatDtype,
+  type SafetensorsFile,
+  type TensorInfo,
+  type TensorToWrite,
+} from './image/model/safetensors.js'
+export { mergeTensor, MODEL_MERGE_METHODS, type ModelMergeMethod, type ModelMergeOptions } from './image/model/mergeTensors.js'
 export type { PathConflict } from './world/mergeWorld.js'
 export { mergeLines, type ConflictLabels, type LineMerge } from './world/mergeLines.js'
 

@@ -27,4 +27,5 @@ export { BranchError, ConflictError, BranchStaleError, BranchNotFoundError, Bran
 export { PatternError, PatternCancelledError, PatternCallbackError } from './patternErrors.js'
 export { RemoteSpecError, RegistryRequestError, RegistryAuthError, RemoteImageNotFoundError, InvalidImageError, InvalidPackError, SignatureError } from './registryErrors.js'
 export { InputNotFoundError } from './inputErrors.js'
+export { MalformedTensorFileError } from './modelErrors.js'
 export { LedgerTamperedError, EffectKeyConflictError, EffectToolMissingError, EffectsPolicyError } from './effectErrors.js'

@@ -8,6 +8,9 @@ import { runArtifactText } from '../trace/core/runArtifact.js'
 import { transcriptText } from '../trace/core/transcript.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { checkout } from '../world/checkout.js'
+import { materializeTree } from '../world/materializeTree.js'
+import { treeSource } from '../world/treeSource.js'
+import { readModelLayer } from './model/modelLayer.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { readRunObject } from './describeImage.js'
 import { otherLayers } from './imageLayers.js'
@@ -29,7 +32,7 @@ export interface CheckoutAgentResult {
 
 /**
  * Every layer of an image, back in the form it came in, so an agent resumes from it:
- * `world/` the files, `env.json` the environment, `trace.jsonl` the chat transcript exactly
+ * `world/` the files, `model/` the model layer's files, `env.json` the environment, `trace.jsonl` the chat transcript exactly
  * as given (or `trace.run.json`, the run artifact), `layers/<layer>.json` each other
  * layer's object as its stored bytes, and `image.json` the snapshot object itself. Written
  * beside the target and renamed into place: a refused image (a layer of the wrong kind,
@@ -49,6 +52,11 @@ export async function checkoutAgent(args: CheckoutAgentArgs): Promise<CheckoutAg
     const write = async (name: string, bytes: string | Buffer): Promise<void> => {
       await atomicWrite(join(temp, name), bytes)
       written.push(name)
+    }
+    if (snapshot.model) {
+      const { tree } = await readModelLayer(store, snapshot.model)
+      await materializeTree({ store, source: treeSource(store), tree, into: join(temp, 'model'), method: 'copy' })
+      written.push('model/')
     }
     if (snapshot.world.env) await write('env.json', `${JSON.stringify(snapshot.world.env, null, 2)}\n`)
     if (snapshot.trace) {

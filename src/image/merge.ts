@@ -16,6 +16,7 @@ import { StoreDirectory } from '../world/storeDirectory.js'
 import { treeSource } from '../world/treeSource.js'
 import { withWorkspaceLock } from '../world/workspaceLock.js'
 import { type ImageMerge, mergeImages } from './mergeImages.js'
+import type { ModelMergeOptions } from './model/mergeTensors.js'
 
 export interface MergeArgs extends StoreLocator {
   /** The image merged in: an id, short id, head, tag or `HEAD~N`. */
@@ -26,6 +27,8 @@ export interface MergeArgs extends StoreLocator {
   message?: string
   allowExternalSymlinks?: boolean
   now?: () => Date
+  /** How a model layer both sides changed is merged (unset: a conflict). */
+  modelMerge?: ModelMergeOptions
 }
 
 /** The image merge, the ref it moved (or would have), and whether it stopped with the merge in progress. */
@@ -62,7 +65,7 @@ async function mergeIntoRef(store: Store, workspace: string, args: MergeArgs, re
   return withWriteLock(store, async () => {
     const ours = await readRef(store, ref)
     if (ours === null) throw new UsageError(`merge --into: ${ref} does not exist`, { ref })
-    const result = await mergeImages({ store, ours, theirs: args.from, allowUnrelated: args.allowUnrelated, message: args.message, now: args.now })
+    const result = await mergeImages({ store, ours, theirs: args.from, allowUnrelated: args.allowUnrelated, message: args.message, now: args.now, modelMerge: args.modelMerge })
     if (result.outcome === 'fast-forward' || result.outcome === 'merged') {
       await admit(store, workspace, (await readSnapshot(store, result.id)).world.tree, args)
       await store.sync()
@@ -78,7 +81,7 @@ async function mergeIntoHead(store: Store, workspace: string, args: MergeArgs): 
   const ref = await headTarget(store)
   const ours = await readRef(store, 'HEAD')
   const result: ImageMerge = ours
-    ? await mergeImages({ store, ours, theirs: args.from, allowUnrelated: args.allowUnrelated, message: args.message, now: args.now })
+    ? await mergeImages({ store, ours, theirs: args.from, allowUnrelated: args.allowUnrelated, message: args.message, now: args.now, modelMerge: args.modelMerge })
     : { outcome: 'fast-forward', id: await resolveId(store, args.from), layers: [] } // nothing to merge into yet
   if (result.outcome === 'up-to-date') return { ...result, ref, inProgress: false }
   if (result.outcome === 'conflict') {

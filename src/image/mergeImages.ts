@@ -15,11 +15,13 @@ import { diffTrees } from '../world/diffTrees.js'
 import { treeSource } from '../world/treeSource.js'
 import { incomingImage } from './incomingImage.js'
 import { mergeBases } from './mergeBases.js'
+import { mergeModelLayers } from './model/mergeModels.js'
+import type { ModelMergeOptions } from './model/mergeTensors.js'
 
 /** How one layer came out of a merge. */
 export interface LayerReport {
   layer: string
-  outcome: 'unchanged' | 'ours' | 'theirs' | 'merged' | 'conflict'
+  outcome: 'unchanged' | 'ours' | 'theirs' | 'merged' | 'conflict' | 'dropped'
   /** One line for people: `world: clean (3 paths)`, `world: conflict (1 path: src/a.ts)`. */
   summary: string
 }
@@ -46,6 +48,8 @@ export interface MergeImagesArgs extends StoreLocator {
   allowUnrelated?: boolean
   message?: string
   now?: () => Date
+  /** How a model layer both sides changed is merged (unset: it is a conflict). */
+  modelMerge?: ModelMergeOptions
 }
 
 /** Layers other than the world: the trace merges its runs, the effects their ledgers; the rest, with no merge of their own yet, are kept from the side that changed them. */
@@ -61,7 +65,7 @@ const OPAQUE_LAYER_KEYS = (s: Snapshot): string[] => Object.keys(s).filter((k) =
  * @throws {UsageError} when the images share no history and `allowUnrelated` is not set
  * @throws {MalformedObjectError} @throws {LedgerTamperedError} theirs has a layer of the wrong kind or a broken ledger (exit 5)
  */
-export async function mergeImages({ theirs, ours, allowUnrelated = false, message, now = () => new Date(), ...locator }: MergeImagesArgs): Promise<ImageMerge> {
+export async function mergeImages({ theirs, ours, allowUnrelated = false, message, now = () => new Date(), modelMerge, ...locator }: MergeImagesArgs): Promise<ImageMerge> {
   const { store } = await openStore(locator)
   const [oursId, theirsId] = await Promise.all([resolveId(store, ours), resolveId(store, theirs)])
   const bases = await mergeBases({ store, a: oursId, b: theirsId })
@@ -85,6 +89,24 @@ export async function mergeImages({ theirs, ours, allowUnrelated = false, messag
   for (const key of [...new Set([...OPAQUE_LAYER_KEYS(o), ...OPAQUE_LAYER_KEYS(t)])].sort()) {
     const [b, mine, yours] = [base?.[key], o[key], t[key]].map((v) => JSON.stringify(v))
     const side = mine === yours ? 'unchanged' : b === mine ? 'theirs' : b === yours ? 'ours' : 'conflict'
+    if (key === 'cache' && side !== 'unchanged') {
+      // a KV-cache holds the tokens of one conversation: after a merge neither side's is the merged one's
+      layers.push({ layer: key, outcome: 'dropped', summary: 'cache: dropped (the sides differ; the next turn evaluates the prompt again)' })
+      continue
+    }
+    if (side === 'conflict' && key === 'model') {
+      const model = await mergeModelLayers(store, base?.model, o.model!, t.model!, modelMerge)
+      if (model.outcome === 'merged') {
+        picked[key] = model.digest
+        layers.push({ layer: key, outcome: 'merged', summary: `model: merged with ${modelMerge!.method} (${model.tensors} tensors in ${model.files} files combined)` })
+        continue
+      }
+      const paths = model.conflicts
+      const hint = modelMerge ? '' : '; pass --model-merge linear|ties|dare|dare-ties'
+      layers.push({ layer: key, outcome: 'conflict', summary: `model: conflict (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}${hint})` })
+      layerConflicts.push(key)
+      continue
+    }
     if (side === 'conflict' && key === 'trace') {
       const trace = await mergeTraces(store, o.trace!, t.trace!, base?.world.tree ?? null, t.world.tree, now)
       if (trace) {

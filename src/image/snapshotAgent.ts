@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import { openStore } from '../store/findStore.js'
 import { MalformedObjectError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
@@ -9,6 +10,7 @@ import type { SnapshotLayer } from '../world/Snapshot.js'
 import { type SnapshotArgs, type SnapshotResult, snapshotWorkspace } from '../world/snapshotWorkspace.js'
 import { captureEnv, type EnvChoice } from './captureEnv.js'
 import { storedKind } from './readImage.js'
+import { storeModelDir } from './model/modelLayer.js'
 import { runSinceSnapshot, traceLayer } from './traceLayer.js'
 
 export interface SnapshotAgentArgs extends Omit<SnapshotArgs, 'env'> {
@@ -23,6 +25,8 @@ export interface SnapshotAgentArgs extends Omit<SnapshotArgs, 'env'> {
   scrubEnv?: string[]
   /** The effects layer: a `ledger` object by id. */
   effects?: string
+  /** The model layer: a directory of adapter or model files (safetensors, configs). */
+  model?: string
 }
 
 export interface SnapshotAgentResult extends SnapshotResult {
@@ -30,14 +34,15 @@ export interface SnapshotAgentResult extends SnapshotResult {
   attached: Partial<Record<SnapshotLayer, Digest>>
 }
 
-/** Snapshot the whole agent: the workspace plus the trace, environment and effects layers asked for. */
+/** Snapshot the whole agent: the workspace plus the trace, environment, effects and model layers asked for. */
 export async function snapshotAgent(args: SnapshotAgentArgs = {}): Promise<SnapshotAgentResult> {
   const { store, workspace } = await openStore(args)
   const attached: Partial<Record<SnapshotLayer, Digest>> = { ...args.layers }
   const trace = await chooseTrace(store, args.trace, workspace)
   if (trace) attached.trace = trace
   if (args.effects !== undefined) attached.effects = await ledgerLayer(store, args.effects)
-  const { env: source, trace: _trace, effects: _effects, keepEnv: _keep, scrubEnv: _scrub, ...rest } = args
+  if (args.model !== undefined) attached.model = await storeModelDir(store, resolve(args.model))
+  const { env: source, trace: _trace, effects: _effects, keepEnv: _keep, scrubEnv: _scrub, model: _model, ...rest } = args
   const env = source ? captureEnv(source === true ? process.env : source, envChoice(args)) : undefined
   const result = await snapshotWorkspace({ ...rest, dir: workspace, store, layers: attached, ...(env ? { env } : {}) })
   return { ...result, attached }

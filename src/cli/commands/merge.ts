@@ -3,6 +3,7 @@ import { UsageError } from '../../errors/index.js'
 import type { ContinueMergeResult } from '../../image/continueMerge.js'
 import type { MergeResult } from '../../image/merge.js'
 import type { LayerReport } from '../../image/mergeImages.js'
+import { DEFAULT_DENSITY, DEFAULT_DROP_RATE, MODEL_MERGE_METHODS, type ModelMergeMethod, type ModelMergeOptions } from '../../image/model/mergeTensors.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../format.js'
 import { type View, pc, print } from '../output.js'
@@ -13,6 +14,7 @@ export interface MergeOptions extends Where {
   allowUnrelated?: boolean
   message?: string
   allowExternalSymlinks?: boolean
+  modelMerge?: ModelMergeOptions
 }
 
 /** `forkpoint merge FROM`: image FROM merged into HEAD (the workspace) or, `into`, a branch or tag in the store only. */
@@ -70,13 +72,59 @@ export function registerMerge(program: Command): void {
     .option('--continue', 'finish a merge stopped on conflicts, once the files are fixed')
     .option('--abort', 'undo a merge stopped on conflicts: the workspace back to HEAD exactly')
     .option('--allow-external-symlinks', 'allow symlinks that point outside the tree')
-    .action(async (from: string | undefined, opts: Omit<MergeOptions, keyof Where | 'from'> & { continue?: boolean; abort?: boolean }, cmd: Command) => {
-      const flags = commonFlags(cmd)
-      const where = { dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) }
-      if ([from !== undefined, opts.continue, opts.abort].filter(Boolean).length !== 1) throw new UsageError('merge: give FROM, --continue or --abort (one of them)')
-      const { continue: _continue, abort: _abort, ...mergeOpts } = opts
-      if (opts.abort) print(flags, await mergeAbortCommand(where), mergeAbortView)
-      else if (opts.continue) print(flags, await mergeContinueCommand({ ...where, allowExternalSymlinks: opts.allowExternalSymlinks }), mergeContinueView)
-      else print(flags, await mergeCommand({ ...where, ...mergeOpts, from: from! }), mergeView)
-    })
+    .option('--model-merge <method>', `merge a model layer both sides changed: ${MODEL_MERGE_METHODS.join('|')}`)
+    .option('--density <d>', `ties: the fraction of each side's changes kept, by magnitude (default ${DEFAULT_DENSITY})`)
+    .option('--drop-rate <p>', `dare, dare-ties: the probability each change is dropped (default ${DEFAULT_DROP_RATE})`)
+    .option('--seed <n>', "dare, dare-ties: the drops' seed (default 0)")
+    .option('--weights <a,b>', 'weights of ours and theirs (default 1,1)')
+    .action(
+      async (from: string | undefined, opts: Omit<MergeOptions, keyof Where | 'from' | 'modelMerge'> & ModelMergeFlags & { continue?: boolean; abort?: boolean }, cmd: Command) => {
+        const flags = commonFlags(cmd)
+        const where = { dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) }
+        if ([from !== undefined, opts.continue, opts.abort].filter(Boolean).length !== 1) throw new UsageError('merge: give FROM, --continue or --abort (one of them)')
+        const { continue: _continue, abort: _abort, modelMerge, density, dropRate, seed, weights, ...mergeOpts } = opts
+        const model = modelMergeOptions({ modelMerge, density, dropRate, seed, weights })
+        if (opts.abort) print(flags, await mergeAbortCommand(where), mergeAbortView)
+        else if (opts.continue) print(flags, await mergeContinueCommand({ ...where, allowExternalSymlinks: opts.allowExternalSymlinks }), mergeContinueView)
+        else print(flags, await mergeCommand({ ...where, ...mergeOpts, ...(model ? { modelMerge: model } : {}), from: from! }), mergeView)
+      },
+    )
+}
+
+interface ModelMergeFlags {
+  modelMerge?: string
+  density?: string
+  dropRate?: string
+  seed?: string
+  weights?: string
+}
+
+/** The model merge the flags ask for; usage errors (exit 2) for a method, number or pair that is not one. */
+function modelMergeOptions(flags: ModelMergeFlags): ModelMergeOptions | undefined {
+  const { modelMerge, density, dropRate, seed, weights } = flags
+  if (modelMerge === undefined) {
+    if ([density, dropRate, seed, weights].some((v) => v !== undefined)) throw new UsageError('merge: --density, --drop-rate, --seed and --weights go with --model-merge')
+    return undefined
+  }
+  if (!(MODEL_MERGE_METHODS as readonly string[]).includes(modelMerge))
+    throw new UsageError(`merge: --model-merge must be one of ${MODEL_MERGE_METHODS.join(', ')}, not ${JSON.stringify(modelMerge)}`)
+  const fraction = (flag: string, value: string | undefined) => {
+    if (value === undefined) return undefined
+    const n = Number(value)
+    if (value.trim() === '' || !(n >= 0 && n <= 1)) throw new UsageError(`merge: ${flag} must be a number from 0 to 1, not ${JSON.stringify(value)}`)
+    return n
+  }
+  const pair = weights?.split(',').map(Number)
+  if (weights !== undefined && (pair!.length !== 2 || !pair!.every((w) => Number.isFinite(w) && w >= 0) || pair![0]! + pair![1]! === 0))
+    throw new UsageError(`merge: --weights must be two numbers, ours and theirs (not both 0), such as 1,1, not ${JSON.stringify(weights)}`)
+  if (seed !== undefined && !/^\d+$/.test(seed)) throw new UsageError(`merge: --seed must be a whole number, not ${JSON.stringify(seed)}`)
+  const d = fraction('--density', density)
+  const p = fraction('--drop-rate', dropRate)
+  return {
+    method: modelMerge as ModelMergeMethod,
+    ...(d !== undefined ? { density: d } : {}),
+    ...(p !== undefined ? { dropRate: p } : {}),
+    ...(seed !== undefined ? { seed: Number(seed) } : {}),
+    ...(pair ? { weights: [pair[0]!, pair[1]!] as [number, number] } : {}),
+  }
 }

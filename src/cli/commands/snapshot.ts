@@ -22,6 +22,8 @@ export interface SnapshotOptions extends Where {
   keepEnv?: string[]
   scrubEnv?: string[]
   effects?: string
+  /** the model layer: a directory of adapter or model files */
+  model?: string
   /** files hashed so far, of how many */
   onProgress?: (done: number, total: number) => void
 }
@@ -49,7 +51,7 @@ export const snapshotView: View<SnapshotAgentResult> = {
 
 /** `forkpoint snapshot --branch NAME`: a fork's branch as its child's next image (moving the child's ref, not HEAD). */
 export async function snapshotBranchCommand({ branch, ...options }: Omit<SnapshotOptions, 'onProgress'> & { branch: string }): Promise<SnapshotForkBranchResult> {
-  const layerOptions = (['tag', 'env', 'keepEnv', 'scrubEnv', 'effects'] as const).filter((o) => options[o] !== undefined)
+  const layerOptions = (['tag', 'env', 'keepEnv', 'scrubEnv', 'effects', 'model'] as const).filter((o) => options[o] !== undefined)
   if (layerOptions.length > 0 || typeof options.trace === 'string')
     throw new UsageError(`snapshot --branch takes only -m, --agent and --allow-external-symlinks (the other layers are the child's)`)
   const { snapshotForkBranch } = await import('../../image/snapshotForkBranch.js')
@@ -84,6 +86,7 @@ export function registerSnapshot(program: Command): void {
     .option('--keep-env <name>', 'with --env: record this variable as it is (repeatable)', collect)
     .option('--scrub-env <name>', 'with --env: scrub this variable too (repeatable)', collect)
     .option('--effects <ledger>', 'the effects layer: a ledger object by id')
+    .option('--model <dir>', 'the model layer: a directory of adapter or model files (safetensors stored tensor by tensor)')
     .option('--branch <name>', "snapshot a fork's branch (fork --materialize) as its child's next image, moving the child's ref, not HEAD")
     .action(async ({ branch, ...opts }: Omit<SnapshotOptions, keyof Where | 'onProgress'> & { branch?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)

@@ -1,0 +1,139 @@
+import type { Digest } from '../../store/digest.js'
+import type { Store } from '../../store/Store.js'
+import { canonicalBytes } from '../../util/canonicalJson.js'
+import { type FileEntry, type TreeEntry, contentDigest, dirEntry, treeObject } from '../../world/Tree.js'
+import { type ModelMergeOptions, mergeTensor } from './mergeTensors.js'
+import { type ModelLayer, isSafetensors, modelFiles, readFileBytes, readModelLayer, storeTensorFile } from './modelLayer.js'
+import { FLOAT_DTYPES, type FloatDtype, type SafetensorsFile, type TensorInfo, type TensorToWrite, decodeFloats, parseSafetensors, writeSafetensors } from './safetensors.js'
+
+export type ModelMerge = { outcome: 'merged'; digest: Digest; tensors: number; files: number } | { outcome: 'conflict'; conflicts: string[] }
+
+/**
+ * Merge two model layers that both changed since `base`, file by file: a file one side
+ * changed is taken from it; a `.safetensors` file both changed is merged tensor by
+ * tensor with `options` (a tensor one side changed taken from it, one both changed
+ * combined by the method, written in ours' dtype); anything else both changed, or any
+ * tensor that cannot be combined (no base, not a float, shapes that differ), is a
+ * conflict, and nothing is written. Without `options`, every file both changed is one.
+ */
+export async function mergeModelLayers(store: Store, base: Digest | undefined, ours: Digest, theirs: Digest, options: ModelMergeOptions | undefined): Promise<ModelMerge> {
+  const [b, o, t] = await Promise.all(
+    [base, ours, theirs].map(async (d) => (d === undefined ? new Map<string, FileEntry>() : modelFiles(store, (await readModelLayer(store, d)).tree))),
+  )
+  const result = new Map<string, FileEntry>()
+  const conflicts: string[] = []
+  let tensors = 0
+  let files = 0
+  for (const path of [...new Set([...b!.keys(), ...o!.keys(), ...t!.keys()])].sort()) {
+    const [be, oe, te] = [b!.get(path), o!.get(path), t!.get(path)]
+    const picked = pickSide(be, oe, te, sameEntry)
+    if (picked !== 'both') {
+      if (picked) result.set(path, picked)
+      continue
+    }
+    if (!options || !isSafetensors(path) || !be || !oe || !te) {
+      conflicts.push(path)
+      continue
+    }
+    const merged = await mergeTensorFile(store, path, [be, oe, te], options)
+    if ('conflicts' in merged) conflicts.push(...merged.conflicts)
+    else {
+      result.set(path, merged.entry)
+      tensors += merged.tensors
+      files++
+    }
+  }
+  if (conflicts.length > 0) return { outcome: 'conflict', conflicts }
+  const layer: ModelLayer = { kind: 'model', schemaVersion: 1, tree: await writeTree(store, result) }
+  return { outcome: 'merged', digest: await store.writeBlob(canonicalBytes(layer)), tensors, files }
+}
+
+/** Three-way choice: the side that changed, the one value both agree on (undefined: gone), or 'both' when they differ. */
+function pickSide<T>(base: T | undefined, ours: T | undefined, theirs: T | undefined, same: (a: T | undefined, b: T | undefined) => boolean): T | undefined | 'both' {
+  if (same(ours, theirs) || same(base, theirs)) return ours
+  if (same(base, ours)) return theirs
+  return 'both'
+}
+
+const sameEntry = (a: FileEntry | undefined, b: FileEntry | undefined): boolean => (a && b ? a.mode === b.mode && contentDigest(a) === contentDigest(b) : a === b)
+
+interface Side {
+  file: SafetensorsFile
+  bytes: Buffer
+  byName: Map<string, TensorInfo>
+}
+
+async function mergeTensorFile(
+  store: Store,
+  path: string,
+  entries: [FileEntry, FileEntry, FileEntry],
+  options: ModelMergeOptions,
+): Promise<{ entry: FileEntry; tensors: number } | { conflicts: string[] }> {
+  const [base, ours, theirs] = await Promise.all(
+    entries.map(async (entry): Promise<Side> => {
+      const bytes = await readFileBytes(store, entry)
+      const file = parseSafetensors(bytes, path)
+      return { file, bytes, byName: new Map(file.tensors.map((t) => [t.name, t])) }
+    }),
+  )
+  const raw = (side: Side, name: string) => {
+    const t = side.byName.get(name)
+    return t && { info: t, bytes: side.bytes.subarray(t.begin, t.end) }
+  }
+  type Raw = ReturnType<typeof raw>
+  const same = (a: Raw, b: Raw) => (a && b ? a.info.dtype === b.info.dtype && a.info.shape.join('x') === b.info.shape.join('x') && a.bytes.equals(b.bytes) : a === b)
+  const out: TensorToWrite[] = []
+  const conflicts: string[] = []
+  let merged = 0
+  const names = [...ours!.file.tensors.map((t) => t.name), ...theirs!.file.tensors.map((t) => t.name).filter((n) => !ours!.byName.has(n))]
+  for (const name of names) {
+    const [b, o, t] = [raw(base!, name), raw(ours!, name), raw(theirs!, name)]
+    const picked = pickSide(b, o, t, same)
+    if (picked !== 'both') {
+      if (picked) out.push({ name, dtype: picked.info.dtype, shape: picked.info.shape, raw: picked.bytes })
+      continue
+    }
+    if (!b || !o || !t || !combinable(b.info, o.info, t.info)) {
+      conflicts.push(`${path}:${name}`)
+      continue
+    }
+    const values = mergeTensor(floats(b), floats(o), floats(t), options, { file: path, tensor: name })
+    out.push({ name, dtype: o.info.dtype as FloatDtype, shape: o.info.shape, values })
+    merged++
+  }
+  if (conflicts.length > 0) return { conflicts }
+  const metadata = pickSide(
+    base!.file.metadata ?? undefined,
+    ours!.file.metadata ?? undefined,
+    theirs!.file.metadata ?? undefined,
+    (x, y) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null),
+  )
+  const bytes = writeSafetensors(out, (metadata === 'both' ? ours!.file.metadata : metadata) ?? null)
+  return { entry: await storeTensorFile(store, path.split('/').pop()!, bytes, path), tensors: merged }
+}
+
+function combinable(...infos: TensorInfo[]): boolean {
+  const [first] = infos
+  return infos.every((i) => (FLOAT_DTYPES as readonly string[]).includes(i.dtype) && i.shape.join('x') === first!.shape.join('x'))
+}
+
+function floats(v: { info: TensorInfo; bytes: Buffer }): Float32Array {
+  return decodeFloats(v.bytes, v.info.dtype as FloatDtype)
+}
+
+/** A tree of the files by path, subdirectories built from the paths. */
+async function writeTree(store: Store, files: Map<string, FileEntry>): Promise<Digest> {
+  const here: TreeEntry[] = []
+  const below = new Map<string, Map<string, FileEntry>>()
+  for (const [path, entry] of files) {
+    const slash = path.indexOf('/')
+    if (slash === -1) here.push({ ...entry, name: path })
+    else {
+      const dir = path.slice(0, slash)
+      if (!below.has(dir)) below.set(dir, new Map())
+      below.get(dir)!.set(path.slice(slash + 1), entry)
+    }
+  }
+  for (const [dir, inside] of below) here.push(dirEntry(dir, await writeTree(store, inside)))
+  return store.writeBlob(treeObject(here).bytes)
+}

@@ -1,0 +1,99 @@
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { MalformedObjectError, UsageError } from '../../errors/index.js'
+import { type Digest, isDigest } from '../../store/digest.js'
+import { canonicalBytes } from '../../util/canonicalJson.js'
+import type { Store } from '../../store/Store.js'
+import { readChunks, readTree } from '../../world/readObjects.js'
+import { storeFile } from '../../world/storeFile.js'
+import { type Chunks, type FileEntry, type TreeEntry, dirEntry, fileEntry } from '../../world/Tree.js'
+import { joinPath } from '../../world/treeSource.js'
+import { parseSafetensors } from './safetensors.js'
+
+/** The model layer: a directory of adapter or model files (safetensors, configs), as a tree. */
+export interface ModelLayer {
+  kind: 'model'
+  schemaVersion: 1
+  tree: Digest
+}
+
+/** Tensors larger than this are stored in pieces of this size, so no object is huge. */
+const MAX_PIECE = 4 * 1024 * 1024
+
+export const isSafetensors = (path: string): boolean => path.endsWith('.safetensors')
+
+/**
+ * Store a model directory as a model layer: every regular file (a symlink is followed to
+ * its file, as Hugging Face caches link to their blobs), `.safetensors` files checked and
+ * stored in tensor-aligned pieces, so two versions of an adapter share every tensor
+ * that did not change; other files as the workspace stores them.
+ * @throws {UsageError} when `dir` is not a directory or holds something that is neither a file nor a directory
+ * @throws {MalformedTensorFileError} when a `.safetensors` file is not well-formed (exit 5)
+ */
+export async function storeModelDir(store: Store, dir: string): Promise<Digest> {
+  const stat = await fs.stat(dir).catch(() => null)
+  if (!stat?.isDirectory()) throw new UsageError(`--model ${dir}: not a directory`, { dir })
+  const tree = await storeDir(store, dir, '')
+  const layer: ModelLayer = { kind: 'model', schemaVersion: 1, tree }
+  return store.writeBlob(canonicalBytes(layer))
+}
+
+async function storeDir(store: Store, dir: string, prefix: string): Promise<Digest> {
+  const entries: TreeEntry[] = []
+  for (const name of (await fs.readdir(dir)).sort()) {
+    const path = join(dir, name)
+    const rel = joinPath(prefix, name)
+    const stat = await fs.stat(path)
+    if (stat.isDirectory()) entries.push(dirEntry(name, await storeDir(store, path, rel)))
+    else if (!stat.isFile()) throw new UsageError(`model file ${rel} is neither a file nor a directory`, { path: rel })
+    else if (isSafetensors(name)) entries.push(await storeTensorFile(store, name, await fs.readFile(path), rel))
+    else {
+      const stored = await storeFile({ store, path, size: stat.size, write: true })
+      entries.push(fileEntry(name, (stat.mode & 0o111) !== 0, stored.size, stored.content, stored.chunked))
+    }
+  }
+  return store.writeObject({ kind: 'tree', schemaVersion: 1, entries })
+}
+
+/** A safetensors file's entry: its bytes checked, stored as the header and then each tensor (in pieces of at most 4 MiB). */
+export async function storeTensorFile(store: Store, name: string, bytes: Buffer, where: string): Promise<FileEntry> {
+  const file = parseSafetensors(bytes, where)
+  const cuts = new Set([0, file.dataStart, bytes.length])
+  for (const t of file.tensors) {
+    for (let at = t.begin; at < t.end; at += MAX_PIECE) cuts.add(at)
+    cuts.add(t.end)
+  }
+  const bounds = [...cuts].sort((a, b) => a - b)
+  const chunks: Chunks['chunks'] = []
+  for (let i = 0; i + 1 < bounds.length; i++) {
+    const piece = bytes.subarray(bounds[i], bounds[i + 1])
+    if (piece.length > 0) chunks.push({ blob: await store.writeBlob(piece), size: piece.length })
+  }
+  const object: Chunks = { kind: 'chunks', schemaVersion: 1, size: bytes.length, chunks }
+  return fileEntry(name, false, bytes.length, await store.writeBlob(canonicalBytes(object)), true)
+}
+
+/** The model layer object `digest` names (exit 5 when it is something else). */
+export async function readModelLayer(store: Store, digest: Digest): Promise<ModelLayer> {
+  const layer = (await store.readObject(digest)) as unknown as ModelLayer
+  if (layer.kind !== 'model' || !isDigest(layer.tree))
+    throw new MalformedObjectError(`model layer ${digest} is not a model object`, { digest, expected: 'model', actual: layer.kind })
+  return layer
+}
+
+/** Every file of a model tree by its path. */
+export async function modelFiles(store: Store, tree: Digest, prefix = '', into = new Map<string, FileEntry>()): Promise<Map<string, FileEntry>> {
+  for (const entry of (await readTree(store, tree)).entries) {
+    const path = joinPath(prefix, entry.name)
+    if (entry.type === 'dir') await modelFiles(store, entry.tree, path, into)
+    else if (entry.type === 'file') into.set(path, entry)
+  }
+  return into
+}
+
+/** A stored file's bytes, whole (each piece checked as it is read). */
+export async function readFileBytes(store: Store, entry: FileEntry): Promise<Buffer> {
+  if ('blob' in entry) return store.readBlob(entry.blob)
+  const { chunks } = await readChunks(store, entry.chunks)
+  return Buffer.concat(await Promise.all(chunks.map((c) => store.readBlob(c.blob))))
+}

@@ -1,0 +1,153 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import {
+  type Digest,
+  MalformedTensorFileError,
+  checkout,
+  checkoutAgent,
+  cloneImage,
+  decodeFloats,
+  mergeImages,
+  parseSafetensors,
+  pushImage,
+  snapshotAgent,
+  writeSafetensors,
+} from '../../../src/index.js'
+import { readRef, updateRef } from '../../../src/store/refs.js'
+import { readChunks, readSnapshot } from '../../../src/world/readObjects.js'
+import { modelFiles, readModelLayer } from '../../../src/image/model/modelLayer.js'
+import { fp } from '../../helpers/cli.js'
+import { tempDir } from '../../helpers/tmp.js'
+import { storeWorkspace } from '../../helpers/workspace.js'
+
+const CONFIG = '{"r": 4, "lora_alpha": 8}\n'
+
+/** An adapter directory: adapter_model.safetensors with tensors `w` (F32), `h` (BF16), `keep` and `extra`, and its config. */
+function adapter(w: number[], h: number[], extra = [0, 0]): string {
+  const dir = tempDir('adapter')
+  const keep = Float32Array.from({ length: 300_000 }, (_, i) => Math.sin(i)) // 1.2 MB that no side changes
+  writeFileSync(
+    join(dir, 'adapter_model.safetensors'),
+    writeSafetensors(
+      [
+        { name: 'w', dtype: 'F32', shape: [2, 2], values: Float32Array.from(w) },
+        { name: 'h', dtype: 'BF16', shape: [2], values: Float32Array.from(h) },
+        { name: 'keep', dtype: 'F32', shape: [300_000], values: keep },
+        { name: 'extra', dtype: 'F32', shape: [2], values: Float32Array.from(extra) },
+      ],
+      { format: 'pt' },
+    ),
+  )
+  mkdirSync(join(dir, 'nested'))
+  writeFileSync(join(dir, 'adapter_config.json'), CONFIG)
+  writeFileSync(join(dir, 'nested', 'notes.txt'), 'tokenizer notes\n')
+  return dir
+}
+
+function tensor(bytes: Buffer, name: string): number[] {
+  const t = parseSafetensors(bytes, 'merged').tensors.find((x) => x.name === name)!
+  return [...decodeFloats(bytes.subarray(t.begin, t.end), t.dtype as 'F32')]
+}
+
+/** base, then `other` (theirs) and `main` (ours) each changing the adapter; every image with a cache layer of its own. */
+async function divergedAdapters() {
+  const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
+  const cache = (text: string) => store.writeBlob(Buffer.from(text))
+  const base = (await snapshotAgent({ dir, model: adapter([1, 1, 1, 1], [1, 1]), layers: { cache: await cache('kv 0') }, message: 'base', allowEmpty: true })).id
+  await updateRef({ store, name: 'refs/heads/other', id: base, message: 'branch' })
+  await checkout({ dir, id: 'other' })
+  const theirs = (await snapshotAgent({ dir, model: adapter([3, 2, 1, 1.5], [1, 3], [5, 6]), layers: { cache: await cache('kv theirs') }, message: 'theirs', allowEmpty: true })).id
+  await checkout({ dir, id: 'main' })
+  const ours = (await snapshotAgent({ dir, model: adapter([2, -1, 4, 1.5], [2, 1]), layers: { cache: await cache('kv ours') }, message: 'ours', allowEmpty: true })).id
+  return { dir, store, base, ours, theirs }
+}
+
+describe('the model layer', () => {
+  it('snapshot --model stores an adapter tensor by tensor; checkoutAgent writes every file back identical', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const first = adapter([1, 2, 3, 4], [1, 2])
+    const one = await snapshotAgent({ dir, model: first, message: 'one', allowEmpty: true })
+    const second = adapter([1, 2, 3, 5], [1, 2])
+    const two = await snapshotAgent({ dir, model: second, message: 'two', allowEmpty: true })
+
+    const pieces = async (id: Digest) => {
+      const files = await modelFiles(store, (await readModelLayer(store, (await readSnapshot(store, id)).model!)).tree)
+      const entry = files.get('adapter_model.safetensors')!
+      return (await readChunks(store, 'chunks' in entry ? entry.chunks : (null as never))).chunks.map((c) => c.blob)
+    }
+    const [a, b] = [await pieces(one.id), await pieces(two.id)]
+    // header, w, h, keep (1.2 MB in one piece), extra: only w's piece differs (the header's offsets are the same)
+    expect(a).toHaveLength(5)
+    expect(a.filter((d) => !b.includes(d))).toHaveLength(1)
+
+    const out = join(tempDir('agent'), 'out')
+    const result = await checkoutAgent({ dir, id: two.id, into: out })
+    expect(result.written).toContain('model/')
+    for (const file of ['adapter_model.safetensors', 'adapter_config.json', 'nested/notes.txt'])
+      expect(readFileSync(join(out, 'model', file))).toEqual(readFileSync(join(second, file)))
+  })
+
+  it('refuses a malformed safetensors file (exit 5) and writes no snapshot', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const model = tempDir('adapter')
+    writeFileSync(join(model, 'adapter_model.safetensors'), Buffer.from([16, 0, 0, 0, 0, 0, 0, 0, 123]))
+    const cli = await fp(dir, 'snapshot', '--model', model, '--allow-empty')
+    expect(cli.code).toBe(5)
+    expect(cli.stderr).toContain('adapter_model.safetensors')
+    expect(await readRef(store, 'HEAD')).toBeNull()
+    await expect(snapshotAgent({ dir, model, allowEmpty: true })).rejects.toBeInstanceOf(MalformedTensorFileError)
+  })
+
+  it('a merge: without --model-merge both sides changing the adapter is a conflict; with it the tensors merge and the cache is dropped', async () => {
+    const h = await divergedAdapters()
+    const plain = await mergeImages({ dir: h.dir, ours: h.ours, theirs: h.theirs })
+    expect(plain.outcome).toBe('conflict')
+    expect(plain.layers.find((l) => l.layer === 'model')!.summary).toBe('model: conflict (adapter_model.safetensors; pass --model-merge linear|ties|dare|dare-ties)')
+
+    const cli = await fp(h.dir, 'merge', 'other', '--model-merge', 'ties', '--density', '1')
+    expect(cli.code).toBe(0)
+    expect(cli.stdout).toContain('model: merged with ties (2 tensors in 1 files combined)')
+    expect(cli.stdout).toContain('cache: dropped')
+    const merged = await readSnapshot(h.store, (await readRef(h.store, 'HEAD'))!)
+    expect(merged.cache).toBeUndefined()
+    const out = join(tempDir('agent'), 'out')
+    await checkoutAgent({ dir: h.dir, id: 'HEAD', into: out })
+    const bytes = readFileSync(join(out, 'model', 'adapter_model.safetensors'))
+    // ties on w: τ ours [1,-2,3,0.5], theirs [2,1,0,0.5] -> [1.5, -2, 3, 0.5] (index 2: only ours agrees)
+    expect(tensor(bytes, 'w')).toEqual([2.5, -1, 4, 1.5])
+    // h (BF16): τ ours [1,0], theirs [0,2] -> [1, 2] on the base [1,1], written in BF16
+    expect(tensor(bytes, 'h')).toEqual([2, 3])
+    expect(parseSafetensors(bytes, 'm').tensors.find((t) => t.name === 'h')!.dtype).toBe('BF16')
+    expect(tensor(bytes, 'extra')).toEqual([5, 6]) // only theirs changed it
+    expect(readFileSync(join(out, 'model', 'adapter_config.json'), 'utf8')).toBe(CONFIG)
+  })
+
+  it('refuses flags that are not a model merge (exit 2)', async () => {
+    const h = await divergedAdapters()
+    for (const args of [
+      ['--model-merge', 'average'],
+      ['--model-merge', 'ties', '--density', '1.5'],
+      ['--model-merge', 'dare', '--weights', '1'],
+      ['--model-merge', 'dare', '--seed', '-1'],
+      ['--density', '0.5'],
+    ]) {
+      const cli = await fp(h.dir, 'merge', 'other', ...args)
+      expect(cli.code, args.join(' ')).toBe(2)
+    }
+    expect(await readRef(h.store, 'HEAD')).toBe(h.ours)
+  })
+
+  it('travels through a registry: pushed, cloned, and checked out as it was', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const model = adapter([1, 2, 3, 4], [5, 6])
+    const { id } = await snapshotAgent({ dir, model, message: 'one', allowEmpty: true })
+    const remote = `file://${tempDir('registry')}:v1`
+    await pushImage({ dir, id, remote })
+    const clone = join(tempDir('clone'), 'c')
+    await cloneImage({ remote, into: clone })
+    const out = join(tempDir('agent'), 'out')
+    await checkoutAgent({ dir: clone, id: 'HEAD', into: out })
+    expect(readFileSync(join(out, 'model', 'adapter_model.safetensors'))).toEqual(readFileSync(join(model, 'adapter_model.safetensors')))
+  })
+})
