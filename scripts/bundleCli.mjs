@@ -9,7 +9,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { build } from 'esbuild'
 
 const BUNDLED = new Set(['commander', 'picocolors'])
-const { dependencies } = JSON.parse(readFileSync('package.json', 'utf8'))
+const { dependencies, peerDependencies } = JSON.parse(readFileSync('package.json', 'utf8'))
 
 const { outputFiles } = await build({
   entryPoints: ['src/cli/main.ts'],
@@ -19,7 +19,7 @@ const { outputFiles } = await build({
   platform: 'node',
   target: 'node20',
   logLevel: 'warning',
-  external: Object.keys(dependencies).filter((name) => !BUNDLED.has(name)),
+  external: [...Object.keys(dependencies), ...Object.keys(peerDependencies)].filter((name) => !BUNDLED.has(name)),
   // modules of src/ locate their built siblings (workers, preloads, the native addon) from import.meta.url
   define: { 'import.meta.url': '__forkpointModuleUrl' },
   banner: { js: "const __forkpointModuleUrl = require('node:url').pathToFileURL(__filename).href;" },

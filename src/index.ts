@@ -105,6 +105,13 @@ export {
   type TensorToWrite,
 } from './image/model/safetensors.js'
 export { mergeTensor, MODEL_MERGE_METHODS, type ModelMergeMethod, type ModelMergeOptions } from './image/model/mergeTensors.js'
+export { exportLoraGguf, type ExportLoraArgs } from './image/model/exportLoraGguf.js'
+// KV-cache layer: a llama.cpp sequence's state (node-llama-cpp, an optional peer)
+export { snapshotSequence, restoreSequence, prefill, type SnapshotSequenceArgs, type SnapshotSequenceResult, type RestoreSequenceArgs } from './image/cache/sequenceState.js'
+export { forkSequence, type ForkSequenceArgs, type ForkSequenceResult, type ForkedContinuation } from './image/cache/forkSequence.js'
+export { forkImageCache, type ForkImageCacheArgs, type ForkImageCacheResult } from './image/cache/forkImageCache.js'
+export type { KvCacheLayer } from './image/cache/kvCacheLayer.js'
+export type { LlamaModelLike, LlamaSequenceLike } from './image/cache/llamaTypes.js'
 export type { PathConflict } from './world/mergeWorld.js'
 export { mergeLines, type ConflictLabels, type LineMerge } from './world/mergeLines.js'
 

@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { type Digest, openEffects, pullImage, pushImage, type Store, verify, verifyLedger } from '../../src/index.js'
+import { type Digest, openEffects, pullImage, pushImage, type Store, verify, verifyLedger, writeSafetensors } from '../../src/index.js'
+import { storeModelDir } from '../../src/image/model/modelLayer.js'
 import { readSnapshot } from '../../src/world/readObjects.js'
 import { checkoutAgent } from '../../src/image/checkoutAgent.js'
 import { snapshotAgent } from '../../src/image/snapshotAgent.js'
@@ -24,9 +25,13 @@ async function everyLayer(): Promise<{ store: Store; id: Digest }> {
   await fs.writeFile(join(dir, 'chat.jsonl'), TRANSCRIPT)
   const effects = await openEffects({ store, env: {}, now: tickingClock() })
   await effects.tool('email.send', counted<{ to: string }>('sent').fn, { class: 'irreversible', key: (m) => `mail:${m.to}` })({ to: 'boss@x' })
+  const adapter = tempDir('adapter')
+  await fs.writeFile(join(adapter, 'adapter_model.safetensors'), writeSafetensors([{ name: 'w', dtype: 'F16', shape: [2], values: Float32Array.of(1, -2) }]))
+  await fs.writeFile(join(adapter, 'adapter_config.json'), '{"r": 2}\n')
+  const state = await store.writeObject({ kind: 'chunks', schemaVersion: 1, size: 0, chunks: [] })
   const layers = {
-    model: await store.writeBlob(Buffer.from('adapter weights')),
-    cache: await store.writeBlob(Buffer.from('kv cache')),
+    model: await storeModelDir(store, adapter),
+    cache: await store.writeObject({ kind: 'kv-cache', schemaVersion: 1, modelSha256: '0'.repeat(64), contextSize: 64, tokens: [1, 2], pending: [3], state }),
     machine: await store.writeBlob(Buffer.from('machine image')),
   }
   const made = await snapshotAgent({ dir, trace: 'chat.jsonl', env: { HOME: '/home/me' }, effects: await effects.ledger(), layers, message: 'every layer' })
@@ -59,11 +64,12 @@ describe('an image with every layer', () => {
       const { into, state: pulled } = await out(other)
       expect(pulled).toEqual((await out(store)).state)
       expect(await fs.readFile(join(into, 'trace.jsonl'), 'utf8')).toBe(TRANSCRIPT)
+      expect(await fs.readFile(join(into, 'model', 'adapter_config.json'), 'utf8')).toBe('{"r": 2}\n')
       expect(
         Object.keys(pulled)
           .filter((p) => p.startsWith('layers/'))
           .sort(),
-      ).toEqual(['layers/cache.bin', 'layers/effects.json', 'layers/machine.bin', 'layers/model.bin', 'layers/tools.bin'])
+      ).toEqual(['layers/cache.json', 'layers/effects.json', 'layers/machine.bin', 'layers/model.json', 'layers/tools.bin'])
     })
   }
 })

@@ -16,6 +16,7 @@ import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerLog } from './log.js'
 import { registerMcp } from './mcp.js'
+import { registerLlm } from './llm.js'
 import { registerMerge } from './merge.js'
 import { registerReplay } from './replay.js'
 import { registerRun } from './run.js'
@@ -46,6 +47,7 @@ export const commands: Array<(program: Command) => void> = [
   registerTag,
   registerFork,
   registerMerge,
+  registerLlm,
   registerGc,
   registerVerify,
   registerRun,

@@ -1,10 +1,21 @@
-import type { Digest } from '../../store/digest.js'
+import { type Digest, sha256 } from '../../store/digest.js'
 import type { Store } from '../../store/Store.js'
 import { canonicalBytes } from '../../util/canonicalJson.js'
 import { type FileEntry, type TreeEntry, contentDigest, dirEntry, treeObject } from '../../world/Tree.js'
-import { type ModelMergeOptions, mergeTensor } from './mergeTensors.js'
-import { type ModelLayer, isSafetensors, modelFiles, readFileBytes, readModelLayer, storeTensorFile } from './modelLayer.js'
-import { FLOAT_DTYPES, type FloatDtype, type SafetensorsFile, type TensorInfo, type TensorToWrite, decodeFloats, parseSafetensors, writeSafetensors } from './safetensors.js'
+import { type ModelMergeOptions, mergeTensorInPlace } from './mergeTensors.js'
+import {
+  type ModelLayer,
+  type Piece,
+  type StoredTensorFile,
+  isSafetensors,
+  modelFiles,
+  openTensorFile,
+  readModelLayer,
+  readRange,
+  storeTensorParts,
+  wholePieces,
+} from './modelLayer.js'
+import { type Dtype, FLOAT_DTYPES, type FloatDtype, type TensorInfo, decodeFloats, encodeFloats, safetensorsHeader } from './safetensors.js'
 
 export type ModelMerge = { outcome: 'merged'; digest: Digest; tensors: number; files: number } | { outcome: 'conflict'; conflicts: string[] }
 
@@ -57,10 +68,11 @@ function pickSide<T>(base: T | undefined, ours: T | undefined, theirs: T | undef
 
 const sameEntry = (a: FileEntry | undefined, b: FileEntry | undefined): boolean => (a && b ? a.mode === b.mode && contentDigest(a) === contentDigest(b) : a === b)
 
-interface Side {
-  file: SafetensorsFile
-  bytes: Buffer
-  byName: Map<string, TensorInfo>
+/** One tensor of one side: where it is, and what identifies its bytes (its pieces' digests, or its bytes' when pieces do not align with it). */
+interface Held {
+  info: TensorInfo
+  side: StoredTensorFile
+  pieces: Piece[] | null
 }
 
 async function mergeTensorFile(
@@ -69,56 +81,51 @@ async function mergeTensorFile(
   entries: [FileEntry, FileEntry, FileEntry],
   options: ModelMergeOptions,
 ): Promise<{ entry: FileEntry; tensors: number } | { conflicts: string[] }> {
-  const [base, ours, theirs] = await Promise.all(
-    entries.map(async (entry): Promise<Side> => {
-      const bytes = await readFileBytes(store, entry)
-      const file = parseSafetensors(bytes, path)
-      return { file, bytes, byName: new Map(file.tensors.map((t) => [t.name, t])) }
-    }),
-  )
-  const raw = (side: Side, name: string) => {
-    const t = side.byName.get(name)
-    return t && { info: t, bytes: side.bytes.subarray(t.begin, t.end) }
+  const [base, ours, theirs] = (await Promise.all(entries.map((e) => openTensorFile(store, e, path)))) as [StoredTensorFile, StoredTensorFile, StoredTensorFile]
+  const held = (side: StoredTensorFile, name: string): Held | undefined => {
+    const info = side.file.tensors.find((t) => t.name === name)
+    return info && { info, side, pieces: wholePieces(side.pieces, info.begin, info.end) }
   }
-  type Raw = ReturnType<typeof raw>
-  const same = (a: Raw, b: Raw) => (a && b ? a.info.dtype === b.info.dtype && a.info.shape.join('x') === b.info.shape.join('x') && a.bytes.equals(b.bytes) : a === b)
-  const out: TensorToWrite[] = []
+  const bytesOf = (h: Held) => readRange(store, h.side.pieces, h.info.begin, h.info.end)
+  // tensors are the same when their pieces are: no bytes read for a tensor one side left alone
+  const identity = async (h: Held | undefined) => (h ? `${h.info.dtype} ${h.info.shape.join('x')} ${h.pieces ? h.pieces.map((p) => p.blob).join() : sha256(await bytesOf(h))}` : '')
+  const out: Array<{ name: string; dtype: Dtype; shape: number[]; part: Uint8Array | Piece[] }> = []
   const conflicts: string[] = []
   let merged = 0
-  const names = [...ours!.file.tensors.map((t) => t.name), ...theirs!.file.tensors.map((t) => t.name).filter((n) => !ours!.byName.has(n))]
+  const names = [...ours.file.tensors.map((t) => t.name), ...theirs.file.tensors.map((t) => t.name).filter((n) => !ours.file.tensors.some((t) => t.name === n))]
   for (const name of names) {
-    const [b, o, t] = [raw(base!, name), raw(ours!, name), raw(theirs!, name)]
-    const picked = pickSide(b, o, t, same)
+    const sides = [held(base, name), held(ours, name), held(theirs, name)] as const
+    const [kb, ko, kt] = await Promise.all(sides.map(identity))
+    const picked = ko === kt || kb === kt ? sides[1] : kb === ko ? sides[2] : 'both'
     if (picked !== 'both') {
-      if (picked) out.push({ name, dtype: picked.info.dtype, shape: picked.info.shape, raw: picked.bytes })
+      if (picked) out.push({ name, dtype: picked.info.dtype, shape: picked.info.shape, part: picked.pieces ?? (await bytesOf(picked)) })
       continue
     }
+    const [b, o, t] = sides
     if (!b || !o || !t || !combinable(b.info, o.info, t.info)) {
       conflicts.push(`${path}:${name}`)
       continue
     }
-    const values = mergeTensor(floats(b), floats(o), floats(t), options, { file: path, tensor: name })
-    out.push({ name, dtype: o.info.dtype as FloatDtype, shape: o.info.shape, values })
+    const [vb, vo, vt] = await Promise.all([b, o, t].map(async (h) => decodeFloats(await bytesOf(h), h.info.dtype as FloatDtype)))
+    const values = mergeTensorInPlace(vb!, vo!, vt!, options, { file: path, tensor: name }) // the decoded copies are ours to overwrite
+    out.push({ name, dtype: o.info.dtype, shape: o.info.shape, part: encodeFloats(values, o.info.dtype as FloatDtype) })
     merged++
   }
   if (conflicts.length > 0) return { conflicts }
   const metadata = pickSide(
-    base!.file.metadata ?? undefined,
-    ours!.file.metadata ?? undefined,
-    theirs!.file.metadata ?? undefined,
+    base.file.metadata ?? undefined,
+    ours.file.metadata ?? undefined,
+    theirs.file.metadata ?? undefined,
     (x, y) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null),
   )
-  const bytes = writeSafetensors(out, (metadata === 'both' ? ours!.file.metadata : metadata) ?? null)
-  return { entry: await storeTensorFile(store, path.split('/').pop()!, bytes, path), tensors: merged }
+  const lengths = out.map((t) => ({ ...t, length: t.part instanceof Uint8Array ? t.part.length : t.part.reduce((n, p) => n + p.size, 0) }))
+  const header = safetensorsHeader(lengths, (metadata === 'both' ? ours.file.metadata : metadata) ?? null)
+  return { entry: await storeTensorParts(store, path.split('/').pop()!, [header, ...out.map((t) => t.part)]), tensors: merged }
 }
 
 function combinable(...infos: TensorInfo[]): boolean {
   const [first] = infos
   return infos.every((i) => (FLOAT_DTYPES as readonly string[]).includes(i.dtype) && i.shape.join('x') === first!.shape.join('x'))
-}
-
-function floats(v: { info: TensorInfo; bytes: Buffer }): Float32Array {
-  return decodeFloats(v.bytes, v.info.dtype as FloatDtype)
 }
 
 /** A tree of the files by path, subdirectories built from the paths. */

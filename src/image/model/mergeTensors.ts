@@ -34,9 +34,18 @@ export interface TensorPlace {
  * the weighted mean (`dare`) or TIES' election and mean (`dare-ties`).
  */
 export function mergeTensor(base: Float32Array, ours: Float32Array, theirs: Float32Array, options: ModelMergeOptions, place: TensorPlace): Float32Array {
+  return mergeTensorInPlace(base.slice(), ours.slice(), theirs.slice(), options, place)
+}
+
+/**
+ * `mergeTensor`, turning `ours` and `theirs` into their task vectors in place and
+ * writing the result over `base`, which it returns: a merge of hundreds of tensors
+ * allocates nothing per tensor (the garbage cost as much as the arithmetic).
+ */
+export function mergeTensorInPlace(base: Float32Array, ours: Float32Array, theirs: Float32Array, options: ModelMergeOptions, place: TensorPlace): Float32Array {
   const [wa, wb] = options.weights ?? [1, 1]
-  const a = taskVector(ours, base)
-  const b = taskVector(theirs, base)
+  const a = toTaskVector(ours, base)
+  const b = toTaskVector(theirs, base)
   if (options.method === 'ties') {
     const density = options.density ?? DEFAULT_DENSITY
     trimToDensity(a, density)
@@ -53,15 +62,13 @@ export function mergeTensor(base: Float32Array, ours: Float32Array, theirs: Floa
 
 /** base + (wa·a + wb·b) / (wa + wb), entry by entry. */
 function weightedMean(base: Float32Array, a: Float32Array, b: Float32Array, wa: number, wb: number): Float32Array {
-  const merged = new Float32Array(base.length)
   const total = wa + wb
-  for (let i = 0; i < base.length; i++) merged[i] = base[i]! + (wa * a[i]! + wb * b[i]!) / total
-  return merged
+  for (let i = 0; i < base.length; i++) base[i] = base[i]! + (wa * a[i]! + wb * b[i]!) / total
+  return base
 }
 
 /** TIES' election: per entry, the sign of wa·a + wb·b, and the weighted mean of the entries of that sign (none: the base). */
 function electedMean(base: Float32Array, a: Float32Array, b: Float32Array, wa: number, wb: number): Float32Array {
-  const merged = new Float32Array(base.length)
   for (let i = 0; i < base.length; i++) {
     const x = wa * a[i]!
     const y = wb * b[i]!
@@ -69,56 +76,52 @@ function electedMean(base: Float32Array, a: Float32Array, b: Float32Array, wa: n
     let delta = 0
     if (sum > 0) delta = x > 0 && y > 0 ? sum / (wa + wb) : x > 0 ? x / wa : y / wb
     else if (sum < 0) delta = x < 0 && y < 0 ? sum / (wa + wb) : x < 0 ? x / wa : y / wb
-    merged[i] = base[i]! + delta
+    base[i] = base[i]! + delta
   }
-  return merged
+  return base
 }
 
-function taskVector(side: Float32Array, base: Float32Array): Float32Array {
-  const out = new Float32Array(base.length)
-  for (let i = 0; i < base.length; i++) out[i] = side[i]! - base[i]!
-  return out
+/** side − base, written over side. */
+function toTaskVector(side: Float32Array, base: Float32Array): Float32Array {
+  for (let i = 0; i < base.length; i++) side[i] = side[i]! - base[i]!
+  return side
 }
 
 /**
  * Zero all but the round(density × n) entries of largest magnitude (ties at the
- * threshold kept in index order), in place, in linear time.
+ * threshold kept in index order), in place, in linear time: a float's magnitude orders
+ * as its bits without the sign do, so the threshold is found by a radix select on
+ * those bits (two counting passes), and nothing is sorted or allocated.
  */
 export function trimToDensity(values: Float32Array, density: number): void {
   const keep = Math.round(Math.min(1, Math.max(0, density)) * values.length)
   if (keep >= values.length) return
   if (keep === 0) return void values.fill(0)
-  const magnitudes = new Float32Array(values.length)
-  for (let i = 0; i < values.length; i++) magnitudes[i] = Math.abs(values[i]!)
-  const threshold = kthLargest(magnitudes, keep)
-  let above = 0
-  for (let i = 0; i < values.length; i++) if (magnitudes[i]! > threshold) above++
-  let atThreshold = keep - above
-  for (let i = 0; i < values.length; i++) {
-    const m = magnitudes[i]!
+  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length)
+  const high = HIGH.fill(0)
+  for (let i = 0; i < bits.length; i++) high[(bits[i]! & 0x7fffffff) >>> 16]!++
+  let rest = keep
+  let top = 0x7fff
+  while (high[top]! < rest) rest -= high[top--]!
+  const low = LOW.fill(0)
+  for (let i = 0; i < bits.length; i++) {
+    const m = bits[i]! & 0x7fffffff
+    if (m >>> 16 === top) low[m & 0xffff]!++
+  }
+  let bottom = 0xffff
+  while (low[bottom]! < rest) rest -= low[bottom--]!
+  // `rest` entries at the threshold are kept, the first ones
+  const threshold = ((top << 16) | bottom) >>> 0
+  for (let i = 0; i < bits.length; i++) {
+    const m = bits[i]! & 0x7fffffff
     if (m > threshold) continue
-    if (m === threshold && atThreshold > 0) atThreshold--
-    else values[i] = 0
+    if (m === threshold && rest > 0) rest--
+    else bits[i] = 0 // +0
   }
 }
 
-/**
- * The k-th largest (1-based) of non-negative floats, by a radix select on their bits
- * (which order as the floats do): two counting passes, no sorting, `values` unchanged.
- */
-function kthLargest(values: Float32Array, k: number): number {
-  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length)
-  const high = new Uint32Array(65536)
-  for (let i = 0; i < bits.length; i++) high[bits[i]! >>> 16]!++
-  let rest = k
-  let top = 65535
-  while (high[top]! < rest) rest -= high[top--]!
-  const low = new Uint32Array(65536)
-  for (let i = 0; i < bits.length; i++) if (bits[i]! >>> 16 === top) low[bits[i]! & 0xffff]!++
-  let bottom = 65535
-  while (low[bottom]! < rest) rest -= low[bottom--]!
-  return new Float32Array(new Uint32Array([((top << 16) | bottom) >>> 0]).buffer)[0]!
-}
+const HIGH = new Uint32Array(0x8000)
+const LOW = new Uint32Array(0x10000)
 
 /** DARE: each entry dropped with probability `rate`, the survivors scaled by 1 / (1 - rate), in place. */
 export function dropAndRescale(values: Float32Array, rate: number, random: () => number): void {

@@ -8,7 +8,7 @@ import { readChunks, readTree } from '../../world/readObjects.js'
 import { storeFile } from '../../world/storeFile.js'
 import { type Chunks, type FileEntry, type TreeEntry, dirEntry, fileEntry } from '../../world/Tree.js'
 import { joinPath } from '../../world/treeSource.js'
-import { parseSafetensors } from './safetensors.js'
+import { type SafetensorsFile, parseSafetensors } from './safetensors.js'
 
 /** The model layer: a directory of adapter or model files (safetensors, configs), as a tree. */
 export interface ModelLayer {
@@ -58,19 +58,65 @@ async function storeDir(store: Store, dir: string, prefix: string): Promise<Dige
 /** A safetensors file's entry: its bytes checked, stored as the header and then each tensor (in pieces of at most 4 MiB). */
 export async function storeTensorFile(store: Store, name: string, bytes: Buffer, where: string): Promise<FileEntry> {
   const file = parseSafetensors(bytes, where)
-  const cuts = new Set([0, file.dataStart, bytes.length])
-  for (const t of file.tensors) {
-    for (let at = t.begin; at < t.end; at += MAX_PIECE) cuts.add(at)
-    cuts.add(t.end)
-  }
-  const bounds = [...cuts].sort((a, b) => a - b)
+  const parts = [bytes.subarray(0, file.dataStart), ...file.tensors.map((t) => bytes.subarray(t.begin, t.end))]
+  return storeTensorParts(store, name, parts)
+}
+
+/** One stored piece of a file: its object, its size and where in the file it starts. */
+export interface Piece {
+  blob: Digest
+  size: number
+  at: number
+}
+
+/**
+ * A file's entry from its parts in order: bytes (stored in pieces of at most 4 MiB) or
+ * pieces already in the store (a tensor carried over unread).
+ */
+export async function storeTensorParts(store: Store, name: string, parts: Array<Uint8Array | Piece[]>): Promise<FileEntry> {
   const chunks: Chunks['chunks'] = []
-  for (let i = 0; i + 1 < bounds.length; i++) {
-    const piece = bytes.subarray(bounds[i], bounds[i + 1])
-    if (piece.length > 0) chunks.push({ blob: await store.writeBlob(piece), size: piece.length })
+  for (const part of parts) {
+    if (!(part instanceof Uint8Array)) chunks.push(...part.map(({ blob, size }) => ({ blob, size })))
+    else
+      for (let at = 0; at < part.length; at += MAX_PIECE)
+        chunks.push({ blob: await store.writeBlob(part.subarray(at, at + MAX_PIECE)), size: Math.min(MAX_PIECE, part.length - at) })
   }
-  const object: Chunks = { kind: 'chunks', schemaVersion: 1, size: bytes.length, chunks }
-  return fileEntry(name, false, bytes.length, await store.writeBlob(canonicalBytes(object)), true)
+  const size = chunks.reduce((n, c) => n + c.size, 0)
+  const object: Chunks = { kind: 'chunks', schemaVersion: 1, size, chunks }
+  return fileEntry(name, false, size, await store.writeBlob(canonicalBytes(object)), true)
+}
+
+/** A safetensors file as the store holds it: its header, checked, and the pieces its bytes are in (nothing else read). */
+export interface StoredTensorFile {
+  file: SafetensorsFile
+  pieces: Piece[]
+}
+
+export async function openTensorFile(store: Store, entry: FileEntry, where: string): Promise<StoredTensorFile> {
+  const listed = 'blob' in entry ? [{ blob: entry.blob, size: entry.size }] : (await readChunks(store, entry.chunks)).chunks
+  let at = 0
+  const pieces = listed.map(({ blob, size }) => ({ blob, size, at: (at += size) - size }))
+  const start = await readRange(store, pieces, 0, Math.min(8, at))
+  const headerEnd = start.length === 8 ? 8 + Math.min(Number(start.readBigUInt64LE(0)), at) : start.length
+  return { file: parseSafetensors(await readRange(store, pieces, 0, headerEnd), where, at), pieces }
+}
+
+/** Bytes `begin` to `end` of a stored file, reading only the pieces that hold them. */
+export async function readRange(store: Store, pieces: Piece[], begin: number, end: number): Promise<Buffer> {
+  const parts: Buffer[] = []
+  for (const p of pieces) {
+    if (p.at + p.size <= begin || p.at >= end) continue
+    const bytes = await store.readBlob(p.blob)
+    parts.push(bytes.subarray(Math.max(0, begin - p.at), Math.min(p.size, end - p.at)))
+  }
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts)
+}
+
+/** The pieces that hold exactly bytes `begin` to `end`, when whole pieces do (else null). */
+export function wholePieces(pieces: Piece[], begin: number, end: number): Piece[] | null {
+  const inside = pieces.filter((p) => p.at >= begin && p.at + p.size <= end)
+  const covered = inside.reduce((n, p) => n + p.size, 0)
+  return covered === end - begin && (begin === end || inside[0]?.at === begin) ? inside : null
 }
 
 /** The model layer object `digest` names (exit 5 when it is something else). */

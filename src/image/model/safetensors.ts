@@ -33,8 +33,11 @@ export interface SafetensorsFile {
   dataStart: number
 }
 
-/** Parse and check a safetensors file's header against its length; `where` names it in errors. */
-export function parseSafetensors(bytes: Uint8Array, where: string): SafetensorsFile {
+/**
+ * Parse and check a safetensors file's header against its length; `where` names it in
+ * errors. `bytes` may hold only the file's start, when `fileSize` says how long it is.
+ */
+export function parseSafetensors(bytes: Uint8Array, where: string, fileSize = bytes.length): SafetensorsFile {
   const fail = (reason: string, tensor?: string): never => {
     throw new MalformedTensorFileError(`${where}: not a well-formed safetensors file: ${reason}`, { path: where, ...(tensor !== undefined ? { tensor } : {}) })
   }
@@ -43,7 +46,8 @@ export function parseSafetensors(bytes: Uint8Array, where: string): SafetensorsF
   const headerLength = view.getBigUint64(0, true)
   if (headerLength > BigInt(MAX_HEADER_BYTES)) fail(`its header claims ${headerLength} bytes, over the ${MAX_HEADER_BYTES}-byte cap`)
   const dataStart = 8 + Number(headerLength)
-  if (dataStart > bytes.length) fail(`its header claims ${headerLength} bytes, past the end of the file`)
+  if (dataStart > fileSize) fail(`its header claims ${headerLength} bytes, past the end of the file`)
+  if (dataStart > bytes.length) fail(`its header claims ${headerLength} bytes, more than the ${bytes.length} given`)
   let header: unknown
   try {
     header = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + 8, Number(headerLength)).toString('utf8'))
@@ -69,7 +73,7 @@ export function parseSafetensors(bytes: Uint8Array, where: string): SafetensorsF
     if (t.begin > at) fail(`${t.begin - at} bytes before tensor ${JSON.stringify(t.name)} belong to no tensor`, t.name)
     at = t.end
   }
-  if (at !== bytes.length) fail(`its tensors end at byte ${at}, but the file is ${bytes.length} bytes`)
+  if (at !== fileSize) fail(`its tensors end at byte ${at}, but the file is ${fileSize} bytes`)
   return { tensors, metadata, dataStart }
 }
 
@@ -92,24 +96,39 @@ export type TensorToWrite = { name: string; shape: number[] } & ({ dtype: FloatD
 
 /** A safetensors file of `tensors`, in the order given, the header padded with spaces to 8 bytes as the format's writer does. */
 export function writeSafetensors(tensors: TensorToWrite[], metadata: Record<string, string> | null = null): Buffer {
-  const datas = tensors.map((t) => ('values' in t ? encodeFloats(t.values, t.dtype) : t.raw))
+  const datas = tensors.map(tensorBytes)
+  return Buffer.concat([
+    safetensorsHeader(
+      tensors.map((t, i) => ({ ...t, length: datas[i]!.length })),
+      metadata,
+    ),
+    ...datas,
+  ])
+}
+
+/** A tensor's bytes as the file holds them. */
+export function tensorBytes(t: TensorToWrite): Uint8Array {
+  return 'values' in t ? encodeFloats(t.values, t.dtype) : t.raw
+}
+
+/** The length field and header of a file whose tensors, of these byte lengths, follow in this order. */
+export function safetensorsHeader(tensors: Array<{ name: string; dtype: Dtype; shape: number[]; length: number }>, metadata: Record<string, string> | null): Buffer {
   const header: Record<string, unknown> = metadata ? { __metadata__: metadata } : {}
   let offset = 0
-  tensors.forEach((t, i) => {
-    const length = datas[i]!.length
+  for (const t of tensors) {
     const expected = t.shape.reduce((n, d) => n * d, 1) * DTYPE_BYTES[t.dtype]
-    if (length !== expected)
-      throw new MalformedTensorFileError(`tensor ${JSON.stringify(t.name)}: ${length} bytes given for ${t.dtype} ${JSON.stringify(t.shape)}, which takes ${expected}`, {
+    if (t.length !== expected)
+      throw new MalformedTensorFileError(`tensor ${JSON.stringify(t.name)}: ${t.length} bytes given for ${t.dtype} ${JSON.stringify(t.shape)}, which takes ${expected}`, {
         tensor: t.name,
       })
-    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + length] }
-    offset += length
-  })
+    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + t.length] }
+    offset += t.length
+  }
   let json = Buffer.from(JSON.stringify(header), 'utf8')
   if (json.length % 8 !== 0) json = Buffer.concat([json, Buffer.alloc(8 - (json.length % 8), 0x20)])
   const length = Buffer.alloc(8)
   length.writeBigUInt64LE(BigInt(json.length))
-  return Buffer.concat([length, json, ...datas])
+  return Buffer.concat([length, json])
 }
 
 /** A tensor's values as Float32 (F32, F16 and BF16 only). */

@@ -53,7 +53,10 @@ function tensor(bytes: Buffer, name: string): number[] {
 /** base, then `other` (theirs) and `main` (ours) each changing the adapter; every image with a cache layer of its own. */
 async function divergedAdapters() {
   const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
-  const cache = (text: string) => store.writeBlob(Buffer.from(text))
+  // a cache layer object of its own per image (its state an empty chunks object: no llama.cpp here)
+  const state = await store.writeObject({ kind: 'chunks', schemaVersion: 1, size: 0, chunks: [] })
+  const cache = (text: string) =>
+    store.writeObject({ kind: 'kv-cache', schemaVersion: 1, modelSha256: '0'.repeat(64), contextSize: 64, tokens: [...Buffer.from(text)], pending: [], state })
   const base = (await snapshotAgent({ dir, model: adapter([1, 1, 1, 1], [1, 1]), layers: { cache: await cache('kv 0') }, message: 'base', allowEmpty: true })).id
   await updateRef({ store, name: 'refs/heads/other', id: base, message: 'branch' })
   await checkout({ dir, id: 'other' })

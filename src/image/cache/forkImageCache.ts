@@ -1,0 +1,55 @@
+import { UsageError } from '../../errors/index.js'
+import { type Digest, shortId } from '../../store/digest.js'
+import { openStore, type StoreLocator } from '../../store/findStore.js'
+import { resolveId } from '../../store/resolveId.js'
+import { readSnapshot } from '../../world/readObjects.js'
+import type { Snapshot } from '../../world/Snapshot.js'
+import { type ForkSequenceArgs, type ForkSequenceResult, forkSequence } from './forkSequence.js'
+import { modelSha256 } from './kvCacheLayer.js'
+import { loadLlama } from './loadLlama.js'
+
+export interface ForkImageCacheArgs extends StoreLocator, Pick<ForkSequenceArgs<number>, 'k' | 'vary' | 'maxTokens' | 'scorer' | 'threads'> {
+  /** The image whose cache layer to fork from. */
+  id: string
+  /** The GGUF file of the model the cache was made with. */
+  modelPath: string
+  now?: () => Date
+}
+
+export interface ForkImageCacheResult extends ForkSequenceResult {
+  /** The image forked from. */
+  from: Digest
+  /** With a scorer: a new image, child of `from`, whose cache layer is the best continuation's state. */
+  image?: Digest
+}
+
+/**
+ * `forkSequence` over an image's cache layer (`forkpoint llm fork`): K continuations from
+ * its state, and with a scorer a new image holding the best one's, so a search can go on
+ * from it as from any image. No ref moves: the caller names the image (tag, branch).
+ * @throws {UsageError} when the image has no cache layer, or node-llama-cpp is missing
+ */
+export async function forkImageCache(args: ForkImageCacheArgs): Promise<ForkImageCacheResult> {
+  const { store } = await openStore(args)
+  const from = await resolveId(store, args.id)
+  const snapshot = await readSnapshot(store, from)
+  if (snapshot.cache === undefined) throw new UsageError(`image ${shortId(from)} has no cache layer to fork from`, { id: from })
+  await modelSha256(args.modelPath) // a missing model file: InputNotFoundError before llama.cpp starts
+  const llama = await loadLlama(args.modelPath)
+  try {
+    const result = await forkSequence({ ...args, store, id: snapshot.cache, model: llama.model })
+    if (!result.best) return { ...result, from }
+    const { fork: _fork, ...meta } = snapshot.meta
+    const child: Snapshot = {
+      ...snapshot,
+      parents: [from],
+      cache: result.best.id,
+      meta: { ...meta, message: `llm fork: child ${result.best.index} of ${args.k}`, createdAt: (args.now ?? (() => new Date()))().toISOString() },
+    }
+    const image = await store.writeObject(child)
+    await store.sync()
+    return { ...result, from, image }
+  } finally {
+    await llama.dispose()
+  }
+}
