@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs'
+import { promises as fs, writeFileSync } from 'node:fs'
 import { UsageError } from '../../errors/index.js'
 import type { Digest } from '../../store/digest.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
@@ -84,7 +84,7 @@ export async function loadInto<T extends number>(store: Store, layer: KvCacheLay
   const bytes = await readState(store, layer.state)
   const file = store.tempPath('kv-restore')
   try {
-    await fs.writeFile(file, bytes, { mode: 0o600 })
+    writeFileSync(file, bytes, { mode: 0o600 }) // one write of a few MB: the thread pool's chunked writes took twice as long
     await sequence.loadStateFromFile(file, { acceptRisk: true })
   } finally {
     await fs.rm(file, { force: true })

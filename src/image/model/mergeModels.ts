@@ -88,7 +88,7 @@ async function mergeTensorFile(
   }
   const bytesOf = (h: Held) => readRange(store, h.side.pieces, h.info.begin, h.info.end)
   // tensors are the same when their pieces are: no bytes read for a tensor one side left alone
-  const identity = async (h: Held | undefined) => (h ? `${h.info.dtype} ${h.info.shape.join('x')} ${h.pieces ? h.pieces.map((p) => p.blob).join() : sha256(await bytesOf(h))}` : '')
+  const identity = async (h: Held | undefined) => (h ? `${h.info.dtype} ${h.info.shape.join('x')} ${h.pieces ? h.pieces.map((p) => p.blob).join() : sha256(bytesOf(h))}` : '')
   const out: Array<{ name: string; dtype: Dtype; shape: number[]; part: Uint8Array | Piece[] }> = []
   const conflicts: string[] = []
   let merged = 0
@@ -98,7 +98,7 @@ async function mergeTensorFile(
     const [kb, ko, kt] = await Promise.all(sides.map(identity))
     const picked = ko === kt || kb === kt ? sides[1] : kb === ko ? sides[2] : 'both'
     if (picked !== 'both') {
-      if (picked) out.push({ name, dtype: picked.info.dtype, shape: picked.info.shape, part: picked.pieces ?? (await bytesOf(picked)) })
+      if (picked) out.push({ name, dtype: picked.info.dtype, shape: picked.info.shape, part: picked.pieces ?? bytesOf(picked) })
       continue
     }
     const [b, o, t] = sides
@@ -106,7 +106,7 @@ async function mergeTensorFile(
       conflicts.push(`${path}:${name}`)
       continue
     }
-    const [vb, vo, vt] = await Promise.all([b, o, t].map(async (h) => decodeFloats(await bytesOf(h), h.info.dtype as FloatDtype)))
+    const [vb, vo, vt] = [b, o, t].map((h) => decodeFloats(bytesOf(h), h.info.dtype as FloatDtype))
     const values = mergeTensorInPlace(vb!, vo!, vt!, options, { file: path, tensor: name }) // the decoded copies are ours to overwrite
     out.push({ name, dtype: o.info.dtype, shape: o.info.shape, part: encodeFloats(values, o.info.dtype as FloatDtype) })
     merged++

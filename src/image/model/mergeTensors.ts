@@ -69,14 +69,15 @@ function weightedMean(base: Float32Array, a: Float32Array, b: Float32Array, wa: 
 
 /** TIES' election: per entry, the sign of wa·a + wb·b, and the weighted mean of the entries of that sign (none: the base). */
 function electedMean(base: Float32Array, a: Float32Array, b: Float32Array, wa: number, wb: number): Float32Array {
+  // without branches: the signs are a coin toss per entry, and mispredicted branches cost more than the arithmetic
   for (let i = 0; i < base.length; i++) {
     const x = wa * a[i]!
     const y = wb * b[i]!
     const sum = x + y
-    let delta = 0
-    if (sum > 0) delta = x > 0 && y > 0 ? sum / (wa + wb) : x > 0 ? x / wa : y / wb
-    else if (sum < 0) delta = x < 0 && y < 0 ? sum / (wa + wb) : x < 0 ? x / wa : y / wb
-    base[i] = base[i]! + delta
+    const agreesX = +(x * sum > 0) // same sign as the sum, and not zero
+    const agreesY = +(y * sum > 0)
+    const weight = agreesX * wa + agreesY * wb
+    base[i] = base[i]! + (agreesX * x + agreesY * y) / (weight + +(weight === 0))
   }
   return base
 }
@@ -114,9 +115,10 @@ export function trimToDensity(values: Float32Array, density: number): void {
   const threshold = ((top << 16) | bottom) >>> 0
   for (let i = 0; i < bits.length; i++) {
     const m = bits[i]! & 0x7fffffff
-    if (m > threshold) continue
-    if (m === threshold && rest > 0) rest--
-    else bits[i] = 0 // +0
+    if (m === threshold) {
+      if (rest > 0) rest--
+      else bits[i] = 0
+    } else bits[i] = bits[i]! & -+(m > threshold) // kept or +0, without a branch to mispredict
   }
 }
 
@@ -128,7 +130,7 @@ export function dropAndRescale(values: Float32Array, rate: number, random: () =>
   if (rate <= 0) return
   if (rate >= 1) return void values.fill(0)
   const scale = 1 / (1 - rate)
-  for (let i = 0; i < values.length; i++) values[i] = random() < rate ? 0 : values[i]! * scale
+  for (let i = 0; i < values.length; i++) values[i] = values[i]! * scale * +(random() >= rate) // no branch: a drop is a coin toss
 }
 
 /** A seeded stream for one side of one tensor: mulberry32, its state from the seed and the place. */

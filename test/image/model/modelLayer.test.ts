@@ -16,7 +16,8 @@ import {
 } from '../../../src/index.js'
 import { readRef, updateRef } from '../../../src/store/refs.js'
 import { readChunks, readSnapshot } from '../../../src/world/readObjects.js'
-import { modelFiles, readModelLayer } from '../../../src/image/model/modelLayer.js'
+import { mergeModelLayers } from '../../../src/image/model/mergeModels.js'
+import { modelFiles, readFileBytes, readModelLayer } from '../../../src/image/model/modelLayer.js'
 import { fp } from '../../helpers/cli.js'
 import { tempDir } from '../../helpers/tmp.js'
 import { storeWorkspace } from '../../helpers/workspace.js'
@@ -152,5 +153,29 @@ describe('the model layer', () => {
     const out = join(tempDir('agent'), 'out')
     await checkoutAgent({ dir: clone, id: 'HEAD', into: out })
     expect(readFileSync(join(out, 'model', 'adapter_model.safetensors'))).toEqual(readFileSync(join(model, 'adapter_model.safetensors')))
+  })
+})
+
+describe('a model layer written by another writer', () => {
+  it('merges safetensors files stored whole (pieces not aligned with tensors) by reading their bytes', async () => {
+    const { store } = await storeWorkspace({})
+    const layerOf = async (w: number[], keep: number[]) => {
+      const bytes = writeSafetensors([
+        { name: 'keep', dtype: 'F32', shape: [2], values: Float32Array.from(keep) },
+        { name: 'w', dtype: 'F32', shape: [2], values: Float32Array.from(w) },
+      ])
+      const tree = await store.writeObject({
+        kind: 'tree',
+        schemaVersion: 1,
+        entries: [{ name: 'a.safetensors', type: 'file', mode: 0o644, size: bytes.length, blob: await store.writeBlob(bytes) }],
+      })
+      return store.writeObject({ kind: 'model', schemaVersion: 1, tree })
+    }
+    const merged = await mergeModelLayers(store, await layerOf([1, 1], [7, 7]), await layerOf([3, 1], [7, 7]), await layerOf([1, 5], [8, 9]), { method: 'linear' })
+    expect(merged.outcome).toBe('merged')
+    const files = await modelFiles(store, (await readModelLayer(store, (merged as { digest: Digest }).digest)).tree)
+    const bytes = await readFileBytes(store, files.get('a.safetensors')!)
+    expect(tensor(bytes, 'w')).toEqual([2, 3])
+    expect(tensor(bytes, 'keep')).toEqual([8, 9]) // only theirs changed it
   })
 })
