@@ -98,7 +98,13 @@ export async function mergeImages({ theirs, ours, allowUnrelated = false, messag
       const model = await mergeModelLayers(store, base?.model, o.model!, t.model!, modelMerge)
       if (model.outcome === 'merged') {
         picked[key] = model.digest
-        layers.push({ layer: key, outcome: 'merged', summary: `model: merged with ${modelMerge!.method} (${model.tensors} tensors in ${model.files} files combined)` })
+        layers.push({
+          layer: key,
+          outcome: 'merged',
+          summary: modelMerge
+            ? `model: merged with ${modelMerge.method} (${model.tensors} tensors in ${model.files} files combined)`
+            : 'model: merged (no file changed on both sides)',
+        })
         continue
       }
       const paths = model.conflicts

@@ -39,10 +39,13 @@ function wholeNumber(flag: string, value: string, min: number): number {
 function parseVary(specs: string[]): { temperature?: number[]; seed?: number[] } {
   const vary: { temperature?: number[]; seed?: number[] } = {}
   for (const spec of specs) {
-    const [name, list] = spec.split('=', 2)
-    const values = (list ?? '').split(',').map(Number)
-    if ((name !== 'temperature' && name !== 'seed') || values.length === 0 || !values.every((v) => Number.isFinite(v) && v >= 0))
-      throw new UsageError(`llm fork: --vary takes temperature=A,B,… or seed=A,B,… (numbers, 0 or more), not ${JSON.stringify(spec)}`)
+    const at = spec.indexOf('=')
+    const name = spec.slice(0, Math.max(0, at))
+    const parts = at === -1 ? [] : spec.slice(at + 1).split(',')
+    const values = parts.map((p) => (p.trim() === '' ? NaN : Number(p)))
+    const fits = (v: number) => Number.isFinite(v) && v >= 0 && (name !== 'seed' || (Number.isInteger(v) && v < 2 ** 32))
+    if ((name !== 'temperature' && name !== 'seed') || values.length === 0 || !values.every(fits))
+      throw new UsageError(`llm fork: --vary takes temperature=A,B,… (numbers, 0 or more) or seed=A,B,… (whole numbers under 2^32), not ${JSON.stringify(spec)}`)
     vary[name] = values
   }
   return vary
@@ -64,8 +67,8 @@ export async function llmExportLoraCommand(
   options: Where & { id: string; out: string; file?: string; alpha?: string; architecture?: string },
 ): Promise<{ out: string; tensors: number; alpha: number }> {
   const { exportLoraGguf } = await import('../../image/model/exportLoraGguf.js')
-  const alpha = options.alpha === undefined ? undefined : Number(options.alpha)
-  if (alpha !== undefined && !Number.isFinite(alpha)) throw new UsageError(`llm export-lora: --alpha must be a number, not ${JSON.stringify(options.alpha)}`)
+  const alpha = options.alpha === undefined ? undefined : options.alpha.trim() === '' ? NaN : Number(options.alpha)
+  if (alpha !== undefined && !(Number.isFinite(alpha) && alpha > 0)) throw new UsageError(`llm export-lora: --alpha must be a number above 0, not ${JSON.stringify(options.alpha)}`)
   const { alpha: _alpha, ...rest } = options
   return exportLoraGguf({ ...rest, ...(alpha !== undefined ? { alpha } : {}) })
 }

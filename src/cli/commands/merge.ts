@@ -114,7 +114,7 @@ function modelMergeOptions(flags: ModelMergeFlags): ModelMergeOptions | undefine
     if (value.trim() === '' || !(n >= 0 && n <= 1)) throw new UsageError(`merge: ${flag} must be a number from 0 to 1, not ${JSON.stringify(value)}`)
     return n
   }
-  const pair = weights?.split(',').map(Number)
+  const pair = weights?.split(',').map((w) => (w.trim() === '' ? NaN : Number(w)))
   if (weights !== undefined && (pair!.length !== 2 || !pair!.every((w) => Number.isFinite(w) && w >= 0) || pair![0]! + pair![1]! === 0))
     throw new UsageError(`merge: --weights must be two numbers, ours and theirs (not both 0), such as 1,1, not ${JSON.stringify(weights)}`)
   if (seed !== undefined && !/^\d+$/.test(seed)) throw new UsageError(`merge: --seed must be a whole number, not ${JSON.stringify(seed)}`)

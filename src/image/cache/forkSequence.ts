@@ -2,8 +2,8 @@ import { UsageError } from '../../errors/index.js'
 import type { Digest } from '../../store/digest.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { readKvCacheLayer } from './kvCacheLayer.js'
-import type { LlamaModelLike } from './llamaTypes.js'
-import { loadInto, snapshotSequence } from './sequenceState.js'
+import type { LlamaModelLike, LlamaSequenceLike } from './llamaTypes.js'
+import { assertLayerFits, loadInto, snapshotSequence } from './sequenceState.js'
 
 export interface ForkSequenceArgs<T extends number> extends StoreLocator {
   /** The cache layer to fork from. */
@@ -48,6 +48,7 @@ export async function forkSequence<T extends number>(args: ForkSequenceArgs<T>):
   const { store } = await openStore(args)
   if (!Number.isSafeInteger(args.k) || args.k < 1) throw new UsageError(`fork: k must be a whole number of children, at least 1, not ${args.k}`)
   const layer = await readKvCacheLayer(store, args.id)
+  await assertLayerFits(layer, layer.contextSize, args.modelPath) // before any context is made for it
   const pick = <V>(list: V[] | undefined, i: number, fallback: V): V => (list && list.length > 0 ? list[Math.min(i, list.length - 1)]! : fallback)
   const children: ForkedContinuation[] = []
   let best: { index: number; score: number; id: Digest } | undefined
@@ -61,16 +62,19 @@ export async function forkSequence<T extends number>(args: ForkSequenceArgs<T>):
       const tokens: T[] = []
       const pending = layer.pending as T[]
       const generator = sequence.evaluate(pending, { temperature, ...(seed !== undefined ? { seed } : {}) })
+      let cut = false // stopped at maxTokens (the last token sampled, not evaluated), not at the end of generation
       for await (const token of generator) {
         tokens.push(token)
-        if (tokens.length >= (args.maxTokens ?? 32)) break
+        if (tokens.length >= (args.maxTokens ?? 32)) {
+          cut = true
+          break
+        }
       }
       const child: ForkedContinuation = { index, temperature, seed, tokens, text: args.model.detokenize(tokens), evaluated: pending.length }
       if (args.scorer) {
         child.score = await args.scorer(child)
         if (!best || child.score > best.score) {
-          // the last token sampled is not in the cache yet: it is the new state's pending one
-          const saved = await snapshotSequence({ store, sequence, modelPath: args.modelPath, pending: tokens.slice(-1) })
+          const saved = await snapshotSequence({ store, sequence, modelPath: args.modelPath, pending: cut ? tokens.slice(-1) : await lastTokenPending(sequence) })
           best = { index, score: child.score, id: saved.id }
         }
       }
@@ -80,4 +84,15 @@ export async function forkSequence<T extends number>(args: ForkSequenceArgs<T>):
     }
   }
   return { children, ...(best ? { best: { index: best.index, id: best.id } } : {}) }
+}
+
+/**
+ * After generation ended by itself, every token is in the cache and no logits are left
+ * to sample from: the last one is taken back out of the cache and becomes the pending
+ * token a later fork evaluates.
+ */
+async function lastTokenPending<T extends number>(sequence: LlamaSequenceLike<T>): Promise<T[]> {
+  const held = sequence.contextTokens
+  await sequence.eraseContextTokenRanges([{ start: held.length - 1, end: held.length }])
+  return held.slice(-1)
 }

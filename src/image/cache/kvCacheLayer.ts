@@ -57,7 +57,11 @@ export async function readState(store: Store, digest: Digest): Promise<Buffer> {
   let at = 0
   // read synchronously: a state is a thousand pieces of 8 KiB, and a trip through the
   // thread pool for each cost more than reading them (56-86 ms against about 20 for 8 MB)
-  for (const c of chunks) at += verified(c.blob, store.readSizedSync(c.blob, c.size)).copy(bytes, at)
+  for (const c of chunks) {
+    const piece = verified(c.blob, store.readSizedSync(c.blob, c.size))
+    if (piece.length !== c.size) throw new MalformedObjectError(`state ${digest}: piece ${c.blob} is ${piece.length} bytes, not ${c.size}`, { digest: c.blob })
+    at += piece.copy(bytes, at)
+  }
   if (at !== size) throw new MalformedObjectError(`state ${digest}: its pieces hold ${at} bytes, not ${size}`, { digest })
   return bytes
 }
@@ -65,17 +69,20 @@ export async function readState(store: Store, digest: Digest): Promise<Buffer> {
 export async function readKvCacheLayer(store: Store, digest: Digest): Promise<KvCacheLayer> {
   const layer = (await store.readObject(digest)) as unknown as KvCacheLayer
   const tokens = (xs: unknown) => Array.isArray(xs) && xs.every((t) => Number.isSafeInteger(t) && t >= 0)
+  const sane = tokens(layer.tokens) && tokens(layer.pending) && layer.pending.length > 0 && Number.isSafeInteger(layer.contextSize) && layer.contextSize <= MAX_CONTEXT
   if (
     layer.kind !== 'kv-cache' ||
     !/^[0-9a-f]{64}$/.test(String(layer.modelSha256)) ||
     !isDigest(layer.state) ||
-    !tokens(layer.tokens) ||
-    !tokens(layer.pending) ||
-    !Number.isSafeInteger(layer.contextSize)
+    !sane ||
+    layer.contextSize < layer.tokens.length + layer.pending.length
   )
     throw new MalformedObjectError(`cache layer ${digest} is not a kv-cache object`, { digest, expected: 'kv-cache', actual: String(layer.kind) })
   return layer
 }
+
+/** A context larger than this in a cache layer is refused before llama.cpp is asked to allocate it. */
+const MAX_CONTEXT = 1 << 20
 
 const modelDigests = new Map<string, Promise<string>>()
 
@@ -94,6 +101,7 @@ export function modelSha256(path: string): Promise<string> {
         .on('end', () => resolve(hash.digest('hex')))
     })
     modelDigests.set(key, digest)
+    digest.catch(() => modelDigests.delete(key)) // a failed read is not remembered
   }
   return digest
 }

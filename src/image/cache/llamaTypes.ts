@@ -9,6 +9,7 @@ export interface LlamaSequenceLike<T extends number = number> {
   saveStateToFile(filePath: string): Promise<unknown>
   loadStateFromFile(filePath: string, acceptRisk: { acceptRisk: true }): Promise<void>
   evaluate(tokens: T[], options?: { temperature?: number; seed?: number }): AsyncGenerator<T, void, void | T | T[]>
+  eraseContextTokenRanges(ranges: Array<{ start: number; end: number }>): Promise<void>
 }
 
 export interface LlamaModelLike<T extends number = number> {

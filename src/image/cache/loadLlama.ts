@@ -18,8 +18,13 @@ export async function loadLlama(modelPath: string): Promise<LoadedLlama> {
   } catch {
     throw new UsageError('the KV-cache layer needs node-llama-cpp: npm i --omit=optional node-llama-cpp @node-llama-cpp/linux-x64 (its CPU build; see docs/model.md)')
   }
-  const llama = await llamaCpp.getLlama({ gpu: false, build: 'never' })
-  const model = await llama.loadModel({ modelPath })
+  const llama = await llamaCpp.getLlama({ gpu: false, build: 'never' }).catch((err: unknown) => {
+    throw new UsageError(`llama.cpp has no prebuilt CPU binary here (${(err as Error).message}): install node-llama-cpp's build for this platform`)
+  })
+  const model = await llama.loadModel({ modelPath }).catch(async (err: unknown) => {
+    await llama.dispose()
+    throw new UsageError(`cannot load ${modelPath} as a GGUF model: ${(err as Error).message}`, { path: modelPath })
+  })
   return {
     model: model as unknown as LlamaModelLike,
     dispose: async () => {

@@ -1,5 +1,5 @@
 import { promises as fs, writeFileSync } from 'node:fs'
-import { UsageError } from '../../errors/index.js'
+import { MalformedObjectError, UsageError } from '../../errors/index.js'
 import type { Digest } from '../../store/digest.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import type { Store } from '../../store/Store.js'
@@ -27,6 +27,7 @@ export interface SnapshotSequenceResult {
 /** Store a live sequence's KV-cache as a cache layer object (the state file in content-defined pieces, shared with earlier states of the same conversation). */
 export async function snapshotSequence<T extends number>(args: SnapshotSequenceArgs<T>): Promise<SnapshotSequenceResult> {
   const { store } = await openStore(args)
+  if (args.pending.length === 0) throw new UsageError('snapshotSequence: no pending token: a state holds no logits, so the next sample needs one token to evaluate (use prefill)')
   const modelSha = await modelSha256(args.modelPath)
   const file = store.tempPath('kv-state')
   try {
@@ -71,24 +72,35 @@ export async function restoreSequence<T extends number>(args: RestoreSequenceArg
   return { tokens: layer.tokens, pending: layer.pending }
 }
 
-/** The checks and the load, for a layer already read. */
+/**
+ * The checks and the load, for a layer already read. A layer from someone else's image is
+ * checked for integrity (every piece), for its model and for sizes that make sense; the
+ * state's own format is llama.cpp's to parse, and a state it refuses is exit 5.
+ */
 export async function loadInto<T extends number>(store: Store, layer: KvCacheLayer, sequence: LlamaSequenceLike<T>, modelPath: string): Promise<void> {
+  await assertLayerFits(layer, sequence.contextSize, modelPath)
+  const bytes = await readState(store, layer.state)
+  const file = store.tempPath('kv-restore')
+  try {
+    writeFileSync(file, bytes, { mode: 0o600 }) // one write of a few MB: the thread pool's chunked writes took twice as long
+    await sequence.loadStateFromFile(file, { acceptRisk: true }).catch((err: unknown) => {
+      throw new MalformedObjectError(`llama.cpp refused the cache layer's state ${layer.state}: ${(err as Error).message}`, { digest: layer.state })
+    })
+  } finally {
+    await fs.rm(file, { force: true })
+  }
+}
+
+/** The layer was made with this model, and its tokens fit a context of `contextSize`: UsageError (exit 2) if not. */
+export async function assertLayerFits(layer: KvCacheLayer, contextSize: number, modelPath: string): Promise<void> {
   const model = await modelSha256(modelPath)
   if (model !== layer.modelSha256)
     throw new UsageError(`the cache layer was made with the model whose sha256 is ${layer.modelSha256}, not ${modelPath} (${model}): loading it there could crash llama.cpp`, {
       expected: layer.modelSha256,
       actual: model,
     })
-  if (sequence.contextSize < layer.tokens.length + layer.pending.length)
-    throw new UsageError(`the cache layer holds ${layer.tokens.length} tokens; a context of ${sequence.contextSize} cannot take them`, { contextSize: sequence.contextSize })
-  const bytes = await readState(store, layer.state)
-  const file = store.tempPath('kv-restore')
-  try {
-    writeFileSync(file, bytes, { mode: 0o600 }) // one write of a few MB: the thread pool's chunked writes took twice as long
-    await sequence.loadStateFromFile(file, { acceptRisk: true })
-  } finally {
-    await fs.rm(file, { force: true })
-  }
+  if (contextSize < layer.tokens.length + layer.pending.length)
+    throw new UsageError(`the cache layer holds ${layer.tokens.length} tokens; a context of ${contextSize} cannot take them`, { contextSize })
 }
 
 /**

@@ -1,5 +1,6 @@
-import { resolve } from 'node:path'
-import { UsageError } from '../../errors/index.js'
+import { existsSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { InputNotFoundError, UsageError } from '../../errors/index.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { resolveId } from '../../store/resolveId.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
@@ -69,6 +70,7 @@ export async function exportLoraGguf(args: ExportLoraArgs): Promise<{ out: strin
   const alpha = args.alpha ?? (await configAlpha(store, files, name))
   if (alpha === undefined || !Number.isFinite(alpha)) throw new UsageError(`no LoRA alpha: pass --alpha, or keep adapter_config.json (lora_alpha) beside ${name}`)
   const out = resolve(args.out)
+  if (!existsSync(dirname(out))) throw new InputNotFoundError(`llm export-lora: the directory of ${out} does not exist`, { path: dirname(out) })
   const metadata: Parameters<typeof writeGguf>[0] = [
     ['general.architecture', { type: 'string', value: args.architecture ?? 'llama' }],
     ['general.type', { type: 'string', value: 'adapter' }],

@@ -106,23 +106,20 @@ class ByteWriter {
     this.length += b.length
   }
   u32(n: number): void {
-    const b = Buffer.alloc(4)
-    b.writeUInt32LE(n)
-    this.bytes(b)
+    this.fixed(4, (b) => b.writeUInt32LE(n))
   }
   i32(n: number): void {
-    const b = Buffer.alloc(4)
-    b.writeInt32LE(n)
-    this.bytes(b)
+    this.fixed(4, (b) => b.writeInt32LE(n))
   }
   f32(n: number): void {
-    const b = Buffer.alloc(4)
-    b.writeFloatLE(n)
-    this.bytes(b)
+    this.fixed(4, (b) => b.writeFloatLE(n))
   }
   u64(n: bigint): void {
-    const b = Buffer.alloc(8)
-    b.writeBigUInt64LE(n)
+    this.fixed(8, (b) => b.writeBigUInt64LE(n))
+  }
+  private fixed(size: number, write: (b: Buffer) => void): void {
+    const b = Buffer.alloc(size)
+    write(b)
     this.bytes(b)
   }
   string(s: string): void {

@@ -82,20 +82,24 @@ async function mergeTensorFile(
   options: ModelMergeOptions,
 ): Promise<{ entry: FileEntry; tensors: number } | { conflicts: string[] }> {
   const [base, ours, theirs] = (await Promise.all(entries.map((e) => openTensorFile(store, e, path)))) as [StoredTensorFile, StoredTensorFile, StoredTensorFile]
+  const byName = new Map([base, ours, theirs].map((side) => [side, new Map(side.file.tensors.map((t) => [t.name, t]))]))
   const held = (side: StoredTensorFile, name: string): Held | undefined => {
-    const info = side.file.tensors.find((t) => t.name === name)
+    const info = byName.get(side)!.get(name)
     return info && { info, side, pieces: wholePieces(side.pieces, info.begin, info.end) }
   }
   const bytesOf = (h: Held) => readRange(store, h.side.pieces, h.info.begin, h.info.end)
   // tensors are the same when their pieces are: no bytes read for a tensor one side left alone
-  const identity = async (h: Held | undefined) => (h ? `${h.info.dtype} ${h.info.shape.join('x')} ${h.pieces ? h.pieces.map((p) => p.blob).join() : sha256(bytesOf(h))}` : '')
+  // by their bytes' hash when any side's pieces do not align with the tensor (the two forms never match)
+  const identity = (h: Held | undefined, byPieces: boolean) =>
+    h ? `${h.info.dtype} ${h.info.shape.join('x')} ${byPieces ? h.pieces!.map((p) => p.blob).join() : sha256(bytesOf(h))}` : ''
   const out: Array<{ name: string; dtype: Dtype; shape: number[]; part: Uint8Array | Piece[] }> = []
   const conflicts: string[] = []
   let merged = 0
-  const names = [...ours.file.tensors.map((t) => t.name), ...theirs.file.tensors.map((t) => t.name).filter((n) => !ours.file.tensors.some((t) => t.name === n))]
+  const names = [...new Set([...ours.file.tensors.map((t) => t.name), ...theirs.file.tensors.map((t) => t.name)])]
   for (const name of names) {
     const sides = [held(base, name), held(ours, name), held(theirs, name)] as const
-    const [kb, ko, kt] = await Promise.all(sides.map(identity))
+    const byPieces = sides.every((h) => !h || h.pieces !== null)
+    const [kb, ko, kt] = sides.map((h) => identity(h, byPieces))
     const picked = ko === kt || kb === kt ? sides[1] : kb === ko ? sides[2] : 'both'
     if (picked !== 'both') {
       if (picked) out.push({ name, dtype: picked.info.dtype, shape: picked.info.shape, part: picked.pieces ?? bytesOf(picked) })

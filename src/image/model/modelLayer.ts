@@ -33,19 +33,29 @@ export const isSafetensors = (path: string): boolean => path.endsWith('.safetens
 export async function storeModelDir(store: Store, dir: string): Promise<Digest> {
   const stat = await fs.stat(dir).catch(() => null)
   if (!stat?.isDirectory()) throw new UsageError(`--model ${dir}: not a directory`, { dir })
-  const tree = await storeDir(store, dir, '')
+  const tree = await storeDir(store, dir, '', new Set([await fs.realpath(dir)]))
   const layer: ModelLayer = { kind: 'model', schemaVersion: 1, tree }
   return store.writeBlob(canonicalBytes(layer))
 }
 
-async function storeDir(store: Store, dir: string, prefix: string): Promise<Digest> {
+/** Node reads a file into one Buffer of at most this many bytes. */
+const MAX_READ = 2 ** 31 - 1
+
+/** `inside`: the real paths of the directories above, so a symlink back up is refused, not followed forever. */
+async function storeDir(store: Store, dir: string, prefix: string, inside: Set<string>): Promise<Digest> {
   const entries: TreeEntry[] = []
   for (const name of (await fs.readdir(dir)).sort()) {
     const path = join(dir, name)
     const rel = joinPath(prefix, name)
-    const stat = await fs.stat(path)
-    if (stat.isDirectory()) entries.push(dirEntry(name, await storeDir(store, path, rel)))
-    else if (!stat.isFile()) throw new UsageError(`model file ${rel} is neither a file nor a directory`, { path: rel })
+    const stat = await fs.stat(path).catch(() => null)
+    if (!stat) throw new UsageError(`model file ${rel} is a symlink to nothing`, { path: rel })
+    if (stat.isDirectory()) {
+      const real = await fs.realpath(path)
+      if (inside.has(real)) throw new UsageError(`model directory ${rel} leads back to a directory above it`, { path: rel })
+      entries.push(dirEntry(name, await storeDir(store, path, rel, new Set([...inside, real]))))
+    } else if (!stat.isFile()) throw new UsageError(`model file ${rel} is neither a file nor a directory`, { path: rel })
+    else if (isSafetensors(name) && stat.size > MAX_READ)
+      throw new UsageError(`model file ${rel} is over 2 GiB: safetensors files that large are not stored yet (shard the model)`, { path: rel })
     else if (isSafetensors(name)) entries.push(await storeTensorFile(store, name, await fs.readFile(path), rel))
     else {
       const stored = await storeFile({ store, path, size: stat.size, write: true })
@@ -111,6 +121,7 @@ export function readRange(store: Store, pieces: Piece[], begin: number, end: num
   for (const p of pieces) {
     if (p.at + p.size <= begin || p.at >= end) continue
     const bytes = verified(p.blob, store.readSizedSync(p.blob, p.size))
+    if (bytes.length !== p.size) throw new MalformedObjectError(`piece ${p.blob} is ${bytes.length} bytes, not the ${p.size} its file says`, { digest: p.blob })
     parts.push(bytes.subarray(Math.max(0, begin - p.at), Math.min(p.size, end - p.at)))
   }
   return parts.length === 1 ? parts[0]! : Buffer.concat(parts)

@@ -113,7 +113,8 @@ export function tensorBytes(t: TensorToWrite): Uint8Array {
 
 /** The length field and header of a file whose tensors, of these byte lengths, follow in this order. */
 export function safetensorsHeader(tensors: Array<{ name: string; dtype: Dtype; shape: number[]; length: number }>, metadata: Record<string, string> | null): Buffer {
-  const header: Record<string, unknown> = metadata ? { __metadata__: metadata } : {}
+  const header: Record<string, unknown> = Object.create(null) as Record<string, unknown> // a tensor may be named __proto__
+  if (metadata) header['__metadata__'] = metadata
   let offset = 0
   for (const t of tensors) {
     const expected = t.shape.reduce((n, d) => n * d, 1) * DTYPE_BYTES[t.dtype]

@@ -209,11 +209,17 @@ describe('forkpoint llm fork', () => {
 
     const { cache: _cache, ...withoutCache } = await readSnapshot(s.store, id)
     const plain = await s.store.writeObject(withoutCache)
+    const notAModel = join(tempDir('notgguf'), 'x.gguf')
+    writeFileSync(notAModel, 'not a model')
     for (const args of [
       [plain, '--model-file', modelPath],
       [id, '--model-file', join(tempDir('none'), 'missing.gguf')],
       [id, '--model-file', modelPath, '-k', '0'],
       [id, '--model-file', modelPath, '--vary', 'top_p=0.5'],
+      [id, '--model-file', modelPath, '--vary', 'temperature='],
+      [id, '--model-file', modelPath, '--vary', 'seed=1.5'],
+      [id, '--model-file', modelPath, '--vary', 'seed=1,2=3'],
+      [id, '--model-file', notAModel],
     ]) {
       const refused = await fp(s.dir, 'llm', 'fork', ...args)
       expect(refused.code, args.join(' ')).toBe(2)
@@ -269,5 +275,7 @@ describe('forkpoint llm export-lora', () => {
     const cli = await fp(dir, 'llm', 'export-lora', id, '-o', join(tempDir('gguf'), 'x.gguf'), '--alpha', '4')
     expect(cli.code).toBe(2)
     expect(cli.stderr).toContain('lm_head')
+    expect((await fp(dir, 'llm', 'export-lora', id, '-o', join(tempDir('gguf'), 'missing', 'x.gguf'), '--alpha', '4')).code).toBe(2)
+    expect((await fp(dir, 'llm', 'export-lora', id, '-o', join(tempDir('gguf'), 'x.gguf'), '--alpha', '')).code).toBe(2)
   })
 })

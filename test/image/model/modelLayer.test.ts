@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
@@ -17,7 +17,7 @@ import {
 import { readRef, updateRef } from '../../../src/store/refs.js'
 import { readChunks, readSnapshot } from '../../../src/world/readObjects.js'
 import { mergeModelLayers } from '../../../src/image/model/mergeModels.js'
-import { modelFiles, readFileBytes, readModelLayer } from '../../../src/image/model/modelLayer.js'
+import { modelFiles, readFileBytes, readModelLayer, storeTensorFile } from '../../../src/image/model/modelLayer.js'
 import { fp } from '../../helpers/cli.js'
 import { tempDir } from '../../helpers/tmp.js'
 import { storeWorkspace } from '../../helpers/workspace.js'
@@ -177,5 +177,59 @@ describe('a model layer written by another writer', () => {
     const bytes = await readFileBytes(store, files.get('a.safetensors')!)
     expect(tensor(bytes, 'w')).toEqual([2, 3])
     expect(tensor(bytes, 'keep')).toEqual([8, 9]) // only theirs changed it
+  })
+})
+
+describe('model layer edge cases', () => {
+  it('merges cleanly without --model-merge when the sides changed different files', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const base = adapter([1, 1, 1, 1], [1, 1])
+    const base2 = await snapshotAgent({ dir, model: base, message: 'base', allowEmpty: true })
+    await updateRef({ store, name: 'refs/heads/other', id: base2.id, message: 'branch' })
+    await checkout({ dir, id: 'other' })
+    const theirs = await snapshotAgent({ dir, model: adapter([3, 2, 1, 1.5], [1, 3]), message: 'theirs', allowEmpty: true })
+    await checkout({ dir, id: 'main' })
+    const oursDir = adapter([1, 1, 1, 1], [1, 1])
+    writeFileSync(join(oursDir, 'adapter_config.json'), '{"r": 4, "lora_alpha": 16}\n')
+    const ours = await snapshotAgent({ dir, model: oursDir, message: 'ours', allowEmpty: true })
+    const merged = await mergeImages({ dir, ours: ours.id, theirs: theirs.id })
+    expect(merged.outcome).toBe('merged')
+    expect(merged.layers.find((l) => l.layer === 'model')!.summary).toBe('model: merged (no file changed on both sides)')
+  })
+
+  it('takes a large tensor only one side changed as it is, when the base stored it whole and the sides in pieces', async () => {
+    const { store } = await storeWorkspace({})
+    const big = (x: number) => Float32Array.from({ length: 1_400_000 }, (_, i) => (i % 7) + x) // 5.6 MB: two pieces in a layer of ours
+    const file = (w: number[], large: Float32Array) =>
+      writeSafetensors([
+        { name: 'large', dtype: 'F32', shape: [large.length], values: large },
+        { name: 'w', dtype: 'F32', shape: [2], values: Float32Array.from(w) },
+      ])
+    const whole = async (bytes: Buffer) => {
+      const tree = await store.writeObject({
+        kind: 'tree',
+        schemaVersion: 1,
+        entries: [{ name: 'a.safetensors', type: 'file', mode: 0o644, size: bytes.length, blob: await store.writeBlob(bytes) }],
+      })
+      return store.writeObject({ kind: 'model', schemaVersion: 1, tree })
+    }
+    const pieced = async (bytes: Buffer) => {
+      const tree = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [await storeTensorFile(store, 'a.safetensors', bytes, 'a.safetensors')] })
+      return store.writeObject({ kind: 'model', schemaVersion: 1, tree })
+    }
+    const merged = await mergeModelLayers(store, await whole(file([1, 1], big(0))), await pieced(file([3, 1], big(0))), await pieced(file([1, 1], big(1))), { method: 'linear' })
+    const files = await modelFiles(store, (await readModelLayer(store, (merged as { digest: Digest }).digest)).tree)
+    const bytes = await readFileBytes(store, files.get('a.safetensors')!)
+    expect(tensor(bytes, 'large')).toEqual([...big(1)])
+    expect(tensor(bytes, 'w')).toEqual([3, 1])
+  })
+
+  it('refuses a symlink to nothing and a directory leading back up (exit 2)', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const dangling = adapter([1, 2, 3, 4], [1, 2])
+    symlinkSync(join(dangling, 'gone'), join(dangling, 'link.json'))
+    const loop = adapter([1, 2, 3, 4], [1, 2])
+    symlinkSync('..', join(loop, 'nested', 'up'))
+    for (const model of [dangling, loop]) expect((await fp(dir, 'snapshot', '--model', model, '--allow-empty')).code).toBe(2)
   })
 })
