@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- llm [--quick]`: issue 14's benchmark, on a ~55 MB llama model the
+ * `npm run bench -- llm [--quick]`: issue 14's benchmark, on a ~56 MB llama model the
  * benchmark generates (test/helpers/tinyLlama.ts), llama.cpp on the CPU with one thread:
  * restoring a KV-cache state and generating 10 tokens against prefilling the 1,000-token
  * prompt again; forking 8 children from one state against a cold prefill per child; the
@@ -8,7 +8,7 @@
  * the store as `forkpoint merge --model-merge` does it, against a plain average of the
  * same tensors already in memory. Each pair in the same run, interleaved.
  */
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Digest, Store, decodeFloats, parseSafetensors, writeSafetensors } from '../src/index.js'
@@ -19,6 +19,7 @@ import { type LlamaContextSequence, type Token, getLlama } from 'node-llama-cpp'
 import { forkSequence } from '../src/image/cache/forkSequence.js'
 import { prefill, restoreSequence, snapshotSequence } from '../src/image/cache/sequenceState.js'
 import { BENCH_SHAPE, TEST_SHAPE, tinyLlama } from '../test/helpers/tinyLlama.js'
+import { mulberry32 } from '../src/util/mulberry32.js'
 import { compare, measure, report, type Row } from './harness.js'
 
 const RANK = 16
@@ -27,10 +28,9 @@ const WIDTH = 4096
 /** An adapter directory of `pairs` lora_A / lora_B pairs, values from a seeded stream (`drift` moves them away from the base). */
 function adapter(root: string, name: string, pairs: number, seed: number, drift: number): string {
   const dir = join(root, name)
-  let state = seed
-  const random = () => ((state = (Math.imul(state, 48271) >>> 0) % 2147483647) / 2147483647 - 0.5) * 0.02
-  let base = 42
-  const baseRandom = () => ((base = (Math.imul(base, 48271) >>> 0) % 2147483647) / 2147483647 - 0.5) * 0.02
+  const [own, shared] = [mulberry32(seed), mulberry32(42)] // every adapter draws the same base values, then its own drift
+  const random = () => (own() - 0.5) * 0.02
+  const baseRandom = () => (shared() - 0.5) * 0.02
   const tensors = []
   for (let i = 0; i < pairs; i++) {
     for (const [part, shape] of [
@@ -93,8 +93,9 @@ const GENERATED = 10
 /** Restore vs prefill, fork vs cold prefills, and a grown conversation's state, on the generated model. */
 async function cacheRows(store: Store, root: string, quick: boolean): Promise<Row[]> {
   const modelPath = join(root, 'bench-model.gguf')
-  writeFileSync(modelPath, tinyLlama(1, quick ? TEST_SHAPE : BENCH_SHAPE))
-  const modelMB = Number((statSync(modelPath).size / 1e6).toFixed(1))
+  const gguf = tinyLlama(1, quick ? TEST_SHAPE : BENCH_SHAPE)
+  writeFileSync(modelPath, gguf)
+  const modelMB = Number((gguf.length / 1e6).toFixed(1))
   const llama = await getLlama({ gpu: false, build: 'never' })
   const model = await llama.loadModel({ modelPath })
   try {

@@ -16,7 +16,7 @@ import { treeSource } from '../world/treeSource.js'
 import { incomingImage } from './incomingImage.js'
 import { mergeBases } from './mergeBases.js'
 import { mergeModelLayers } from './model/mergeModels.js'
-import type { ModelMergeOptions } from './model/mergeTensors.js'
+import { MODEL_MERGE_METHODS, type ModelMergeOptions } from './model/mergeTensors.js'
 
 /** How one layer came out of a merge. */
 export interface LayerReport {
@@ -108,7 +108,7 @@ export async function mergeImages({ theirs, ours, allowUnrelated = false, messag
         continue
       }
       const paths = model.conflicts
-      const hint = modelMerge ? '' : '; pass --model-merge linear|ties|dare|dare-ties'
+      const hint = modelMerge ? '' : `; pass --model-merge ${MODEL_MERGE_METHODS.join('|')}`
       layers.push({ layer: key, outcome: 'conflict', summary: `model: conflict (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}${hint})` })
       layerConflicts.push(key)
       continue

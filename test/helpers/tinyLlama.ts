@@ -1,4 +1,5 @@
 import { type GgufTensor, type GgufValue, writeGguf } from '../../src/image/model/gguf.js'
+import { mulberry32 } from '../../src/util/mulberry32.js'
 
 /**
  * A tiny llama-architecture GGUF model, deterministic from a seed: random F32 weights, a
@@ -15,9 +16,9 @@ export interface TinyLlamaShape {
   context: number
 }
 
-/** A few hundred KB: for tests. */
+/** About 0.5 MB: for tests. */
 export const TEST_SHAPE: TinyLlamaShape = { embedding: 64, layers: 2, heads: 4, kvHeads: 4, feedForward: 128, context: 2048 }
-/** About 55 MB: for the benchmark. */
+/** About 56 MB: for the benchmark. */
 export const BENCH_SHAPE: TinyLlamaShape = { embedding: 512, layers: 4, heads: 8, kvHeads: 8, feedForward: 1536, context: 4096 }
 
 export function tinyLlamaVocabulary(): { tokens: string[]; types: number[]; scores: number[] } {
@@ -81,14 +82,4 @@ export function tinyLlama(seed: number, shape: TinyLlamaShape = TEST_SHAPE): Buf
     ['tokenizer.ggml.add_bos_token', { type: 'bool', value: true }],
   ]
   return writeGguf(metadata, tensors)
-}
-
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) | 0
-    let t = Math.imul(state ^ (state >>> 15), 1 | state)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }

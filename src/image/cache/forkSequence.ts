@@ -3,7 +3,7 @@ import type { Digest } from '../../store/digest.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { readKvCacheLayer } from './kvCacheLayer.js'
 import type { LlamaModelLike, LlamaSequenceLike } from './llamaTypes.js'
-import { assertLayerFits, loadInto, snapshotSequence } from './sequenceState.js'
+import { assertLayerFits, loadStateFile, snapshotSequence, withStateFile } from './sequenceState.js'
 
 export interface ForkSequenceArgs<T extends number> extends StoreLocator {
   /** The cache layer to fork from. */
@@ -52,37 +52,40 @@ export async function forkSequence<T extends number>(args: ForkSequenceArgs<T>):
   const pick = <V>(list: V[] | undefined, i: number, fallback: V): V => (list && list.length > 0 ? list[Math.min(i, list.length - 1)]! : fallback)
   const children: ForkedContinuation[] = []
   let best: { index: number; score: number; id: Digest } | undefined
-  for (let index = 0; index < args.k; index++) {
-    const context = await args.model.createContext({ sequences: 1, contextSize: layer.contextSize, threads: args.threads ?? 1 })
-    try {
-      const sequence = context.getSequence()
-      await loadInto(store, layer, sequence, args.modelPath)
-      const temperature = pick(args.vary?.temperature, index, 0)
-      const seed = pick<number | undefined>(args.vary?.seed, index, undefined)
-      const tokens: T[] = []
-      const pending = layer.pending as T[]
-      const generator = sequence.evaluate(pending, { temperature, ...(seed !== undefined ? { seed } : {}) })
-      let cut = false // stopped at maxTokens (the last token sampled, not evaluated), not at the end of generation
-      for await (const token of generator) {
-        tokens.push(token)
-        if (tokens.length >= (args.maxTokens ?? 32)) {
-          cut = true
-          break
+  // the state is read, checked and written once; each child's context loads that file
+  await withStateFile(store, layer, async (file) => {
+    for (let index = 0; index < args.k; index++) {
+      const context = await args.model.createContext({ sequences: 1, contextSize: layer.contextSize, threads: args.threads ?? 1 })
+      try {
+        const sequence = context.getSequence()
+        await loadStateFile(sequence, file, layer)
+        const temperature = pick(args.vary?.temperature, index, 0)
+        const seed = pick<number | undefined>(args.vary?.seed, index, undefined)
+        const tokens: T[] = []
+        const pending = layer.pending as T[]
+        const generator = sequence.evaluate(pending, { temperature, ...(seed !== undefined ? { seed } : {}) })
+        let cut = false // stopped at maxTokens (the last token sampled, not evaluated), not at the end of generation
+        for await (const token of generator) {
+          tokens.push(token)
+          if (tokens.length >= (args.maxTokens ?? 32)) {
+            cut = true
+            break
+          }
         }
-      }
-      const child: ForkedContinuation = { index, temperature, seed, tokens, text: args.model.detokenize(tokens), evaluated: pending.length }
-      if (args.scorer) {
-        child.score = await args.scorer(child)
-        if (!best || child.score > best.score) {
-          const saved = await snapshotSequence({ store, sequence, modelPath: args.modelPath, pending: cut ? tokens.slice(-1) : await lastTokenPending(sequence) })
-          best = { index, score: child.score, id: saved.id }
+        const child: ForkedContinuation = { index, temperature, seed, tokens, text: args.model.detokenize(tokens), evaluated: pending.length }
+        if (args.scorer) {
+          child.score = await args.scorer(child)
+          if (!best || child.score > best.score) {
+            const saved = await snapshotSequence({ store, sequence, modelPath: args.modelPath, pending: cut ? tokens.slice(-1) : await lastTokenPending(sequence) })
+            best = { index, score: child.score, id: saved.id }
+          }
         }
+        children.push(child)
+      } finally {
+        await context.dispose()
       }
-      children.push(child)
-    } finally {
-      await context.dispose()
     }
-  }
+  })
   return { children, ...(best ? { best: { index: best.index, id: best.id } } : {}) }
 }
 

@@ -79,16 +79,26 @@ export async function restoreSequence<T extends number>(args: RestoreSequenceArg
  */
 export async function loadInto<T extends number>(store: Store, layer: KvCacheLayer, sequence: LlamaSequenceLike<T>, modelPath: string): Promise<void> {
   await assertLayerFits(layer, sequence.contextSize, modelPath)
+  await withStateFile(store, layer, (file) => loadStateFile(sequence, file, layer))
+}
+
+/** The layer's state as a file llama.cpp can load, every piece checked first, for `use` (K children load one file); removed after. */
+export async function withStateFile<R>(store: Store, layer: KvCacheLayer, use: (file: string) => Promise<R>): Promise<R> {
   const bytes = await readState(store, layer.state)
   const file = store.tempPath('kv-restore')
   try {
     writeFileSync(file, bytes, { mode: 0o600 }) // one write of a few MB: the thread pool's chunked writes took twice as long
-    await sequence.loadStateFromFile(file, { acceptRisk: true }).catch((err: unknown) => {
-      throw new MalformedObjectError(`llama.cpp refused the cache layer's state ${layer.state}: ${(err as Error).message}`, { digest: layer.state })
-    })
+    return await use(file)
   } finally {
     await fs.rm(file, { force: true })
   }
+}
+
+/** Load a state file `withStateFile` wrote into a sequence of a fresh context; a state llama.cpp refuses is MalformedObjectError (exit 5). */
+export async function loadStateFile<T extends number>(sequence: LlamaSequenceLike<T>, file: string, layer: KvCacheLayer): Promise<void> {
+  await sequence.loadStateFromFile(file, { acceptRisk: true }).catch((err: unknown) => {
+    throw new MalformedObjectError(`llama.cpp refused the cache layer's state ${layer.state}: ${(err as Error).message}`, { digest: layer.state })
+  })
 }
 
 /** The layer was made with this model, and its tokens fit a context of `contextSize`: UsageError (exit 2) if not. */

@@ -3,18 +3,8 @@ import type { Store } from '../../store/Store.js'
 import { canonicalBytes } from '../../util/canonicalJson.js'
 import { type FileEntry, type TreeEntry, contentDigest, dirEntry, treeObject } from '../../world/Tree.js'
 import { type ModelMergeOptions, mergeTensorInPlace } from './mergeTensors.js'
-import {
-  type ModelLayer,
-  type Piece,
-  type StoredTensorFile,
-  isSafetensors,
-  modelFiles,
-  openTensorFile,
-  readModelLayer,
-  readRange,
-  storeTensorParts,
-  wholePieces,
-} from './modelLayer.js'
+import { type ModelLayer, type StoredTensorFile, isSafetensors, modelFiles, openTensorFile, readModelLayer, storeTensorParts } from './modelLayer.js'
+import { type Piece, readRange, wholePieces } from '../storedPieces.js'
 import { type Dtype, FLOAT_DTYPES, type FloatDtype, type TensorInfo, decodeFloats, encodeFloats, safetensorsHeader } from './safetensors.js'
 
 export type ModelMerge = { outcome: 'merged'; digest: Digest; tensors: number; files: number } | { outcome: 'conflict'; conflicts: string[] }
@@ -37,8 +27,9 @@ export async function mergeModelLayers(store: Store, base: Digest | undefined, o
   let files = 0
   for (const path of [...new Set([...b!.keys(), ...o!.keys(), ...t!.keys()])].sort()) {
     const [be, oe, te] = [b!.get(path), o!.get(path), t!.get(path)]
-    const picked = pickSide(be, oe, te, sameEntry)
-    if (picked !== 'both') {
+    const side = changedSide(be, oe, te, sameEntry)
+    if (side !== 'both') {
+      const picked = side === 'ours' ? oe : te
       if (picked) result.set(path, picked)
       continue
     }
@@ -59,11 +50,10 @@ export async function mergeModelLayers(store: Store, base: Digest | undefined, o
   return { outcome: 'merged', digest: await store.writeBlob(canonicalBytes(layer)), tensors, files }
 }
 
-/** Three-way choice: the side that changed, the one value both agree on (undefined: gone), or 'both' when they differ. */
-function pickSide<T>(base: T | undefined, ours: T | undefined, theirs: T | undefined, same: (a: T | undefined, b: T | undefined) => boolean): T | undefined | 'both' {
-  if (same(ours, theirs) || same(base, theirs)) return ours
-  if (same(base, ours)) return theirs
-  return 'both'
+/** Which side's version a three-way merge keeps: ours (theirs left it, or both changed it alike), theirs (only theirs changed it), or both (each its own way). */
+function changedSide<T>(base: T, ours: T, theirs: T, same: (a: T, b: T) => boolean): 'ours' | 'theirs' | 'both' {
+  if (same(ours, theirs) || same(base, theirs)) return 'ours'
+  return same(base, ours) ? 'theirs' : 'both'
 }
 
 const sameEntry = (a: FileEntry | undefined, b: FileEntry | undefined): boolean => (a && b ? a.mode === b.mode && contentDigest(a) === contentDigest(b) : a === b)
@@ -99,9 +89,10 @@ async function mergeTensorFile(
   for (const name of names) {
     const sides = [held(base, name), held(ours, name), held(theirs, name)] as const
     const byPieces = sides.every((h) => !h || h.pieces !== null)
-    const [kb, ko, kt] = sides.map((h) => identity(h, byPieces))
-    const picked = ko === kt || kb === kt ? sides[1] : kb === ko ? sides[2] : 'both'
-    if (picked !== 'both') {
+    const [kb, ko, kt] = sides.map((h) => identity(h, byPieces)) as [string, string, string]
+    const side = changedSide(kb, ko, kt, (x, y) => x === y)
+    if (side !== 'both') {
+      const picked = side === 'ours' ? sides[1] : sides[2]
       if (picked) out.push({ name, dtype: picked.info.dtype, shape: picked.info.shape, part: picked.pieces ?? bytesOf(picked) })
       continue
     }
@@ -116,14 +107,13 @@ async function mergeTensorFile(
     merged++
   }
   if (conflicts.length > 0) return { conflicts }
-  const metadata = pickSide(
-    base.file.metadata ?? undefined,
-    ours.file.metadata ?? undefined,
-    theirs.file.metadata ?? undefined,
-    (x, y) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null),
-  )
+  // metadata both sides changed: ours, as for the other layers' fields
+  const metadata =
+    changedSide(base.file.metadata, ours.file.metadata, theirs.file.metadata, (x, y) => JSON.stringify(x) === JSON.stringify(y)) === 'theirs'
+      ? theirs.file.metadata
+      : ours.file.metadata
   const lengths = out.map((t) => ({ ...t, length: t.part instanceof Uint8Array ? t.part.length : t.part.reduce((n, p) => n + p.size, 0) }))
-  const header = safetensorsHeader(lengths, (metadata === 'both' ? ours.file.metadata : metadata) ?? null)
+  const header = safetensorsHeader(lengths, metadata)
   return { entry: await storeTensorParts(store, path.split('/').pop()!, [header, ...out.map((t) => t.part)]), tensors: merged }
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { mulberry32 } from '../../util/mulberry32.js'
 
 /** How two adapters' changes from their merge base combine (docs/model.md). */
 export type ModelMergeMethod = 'linear' | 'ties' | 'dare' | 'dare-ties'
@@ -135,11 +136,5 @@ export function dropAndRescale(values: Float32Array, rate: number, random: () =>
 
 /** A seeded stream for one side of one tensor: mulberry32, its state from the seed and the place. */
 export function rngFor(seed: number, place: TensorPlace, side: number): () => number {
-  let state = createHash('sha256').update(`${seed}\0${place.file}\0${place.tensor}\0${side}`).digest().readUInt32LE(0)
-  return () => {
-    state = (state + 0x6d2b79f5) | 0
-    let t = Math.imul(state ^ (state >>> 15), 1 | state)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  return mulberry32(createHash('sha256').update(`${seed}\0${place.file}\0${place.tensor}\0${side}`).digest().readUInt32LE(0))
 }

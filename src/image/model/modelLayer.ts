@@ -3,8 +3,9 @@ import { join } from 'node:path'
 import { MalformedObjectError, UsageError } from '../../errors/index.js'
 import { type Digest, isDigest } from '../../store/digest.js'
 import { canonicalBytes } from '../../util/canonicalJson.js'
-import { type Store, verified } from '../../store/Store.js'
-import { readChunks, readTree } from '../../world/readObjects.js'
+import type { Store } from '../../store/Store.js'
+import { readTree } from '../../world/readObjects.js'
+import { type Piece, filePieces, readRange } from '../storedPieces.js'
 import { storeFile } from '../../world/storeFile.js'
 import { type Chunks, type FileEntry, type TreeEntry, dirEntry, fileEntry } from '../../world/Tree.js'
 import { joinPath } from '../../world/treeSource.js'
@@ -72,13 +73,6 @@ export async function storeTensorFile(store: Store, name: string, bytes: Buffer,
   return storeTensorParts(store, name, parts)
 }
 
-/** One stored piece of a file: its object, its size and where in the file it starts. */
-export interface Piece {
-  blob: Digest
-  size: number
-  at: number
-}
-
 /**
  * A file's entry from its parts in order: bytes (stored in pieces of at most 4 MiB) or
  * pieces already in the store (a tensor carried over unread).
@@ -103,35 +97,10 @@ export interface StoredTensorFile {
 }
 
 export async function openTensorFile(store: Store, entry: FileEntry, where: string): Promise<StoredTensorFile> {
-  const listed = 'blob' in entry ? [{ blob: entry.blob, size: entry.size }] : (await readChunks(store, entry.chunks)).chunks
-  let at = 0
-  const pieces = listed.map(({ blob, size }) => ({ blob, size, at: (at += size) - size }))
-  const start = readRange(store, pieces, 0, Math.min(8, at))
-  const headerEnd = start.length === 8 ? 8 + Math.min(Number(start.readBigUInt64LE(0)), at) : start.length
-  return { file: parseSafetensors(readRange(store, pieces, 0, headerEnd), where, at), pieces }
-}
-
-/**
- * Bytes `begin` to `end` of a stored file, reading only the pieces that hold them, each
- * checked against its digest. Synchronously: pieces are a tensor each, at most 4 MiB, and
- * a merge reads hundreds (as `readState` reads a KV-cache's).
- */
-export function readRange(store: Store, pieces: Piece[], begin: number, end: number): Buffer {
-  const parts: Buffer[] = []
-  for (const p of pieces) {
-    if (p.at + p.size <= begin || p.at >= end) continue
-    const bytes = verified(p.blob, store.readSizedSync(p.blob, p.size))
-    if (bytes.length !== p.size) throw new MalformedObjectError(`piece ${p.blob} is ${bytes.length} bytes, not the ${p.size} its file says`, { digest: p.blob })
-    parts.push(bytes.subarray(Math.max(0, begin - p.at), Math.min(p.size, end - p.at)))
-  }
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts)
-}
-
-/** The pieces that hold exactly bytes `begin` to `end`, when whole pieces do (else null). */
-export function wholePieces(pieces: Piece[], begin: number, end: number): Piece[] | null {
-  const inside = pieces.filter((p) => p.at >= begin && p.at + p.size <= end)
-  const covered = inside.reduce((n, p) => n + p.size, 0)
-  return covered === end - begin && (begin === end || inside[0]?.at === begin) ? inside : null
+  const pieces = await filePieces(store, entry)
+  const start = readRange(store, pieces, 0, Math.min(8, entry.size))
+  const headerEnd = start.length === 8 ? 8 + Math.min(Number(start.readBigUInt64LE(0)), entry.size) : start.length
+  return { file: parseSafetensors(readRange(store, pieces, 0, headerEnd), where, entry.size), pieces }
 }
 
 /** The model layer object `digest` names (exit 5 when it is something else). */
@@ -154,7 +123,5 @@ export async function modelFiles(store: Store, tree: Digest, prefix = '', into =
 
 /** A stored file's bytes, whole (each piece checked as it is read). */
 export async function readFileBytes(store: Store, entry: FileEntry): Promise<Buffer> {
-  if ('blob' in entry) return store.readBlob(entry.blob)
-  const { chunks } = await readChunks(store, entry.chunks)
-  return Buffer.concat(await Promise.all(chunks.map((c) => store.readBlob(c.blob))))
+  return readRange(store, await filePieces(store, entry), 0, entry.size)
 }
