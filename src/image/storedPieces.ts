@@ -25,7 +25,7 @@ export async function filePieces(store: Store, entry: FileEntry): Promise<Piece[
 /**
  * Bytes `begin` to `end` of a stored file, reading only the pieces that hold them, each
  * checked against its digest and its size. Synchronously: a model's pieces are a tensor
- * each (at most 4 MiB) and a KV-cache's about 8 KiB, hundreds or thousands of them, and a
+ * each (at most 4 MiB) and a KV-cache's 8 KiB or more, hundreds or thousands of them, and a
  * trip through the thread pool for each cost more than reading them (a 8 MB state: 56-86
  * ms against 16-26).
  */

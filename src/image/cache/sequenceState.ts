@@ -33,7 +33,7 @@ export async function snapshotSequence<T extends number>(args: SnapshotSequenceA
   try {
     await args.sequence.saveStateToFile(file)
     const bytes = await fs.readFile(file)
-    const { digest: state, newBytes } = await storeState(store, bytes)
+    const { digest: state, newBytes } = await storeState(store, bytes, args.sequence.contextTokens.length)
     const layer: KvCacheLayer = {
       kind: 'kv-cache',
       schemaVersion: 1,

@@ -4,7 +4,7 @@ import { type Llama, type LlamaModel, type Token, getLlama } from 'node-llama-cp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Digest, DigestMismatchError, Store, UsageError, cloneImage, pushImage, snapshotAgent, writeSafetensors } from '../../../src/index.js'
 import { forkSequence } from '../../../src/image/cache/forkSequence.js'
-import { readKvCacheLayer } from '../../../src/image/cache/kvCacheLayer.js'
+import { readKvCacheLayer, stateChunking } from '../../../src/image/cache/kvCacheLayer.js'
 import { prefill, restoreSequence, snapshotSequence } from '../../../src/image/cache/sequenceState.js'
 import { readChunks, readSnapshot } from '../../../src/world/readObjects.js'
 import { readRef } from '../../../src/store/refs.js'
@@ -147,6 +147,15 @@ describe('the KV-cache layer, with llama.cpp on the CPU', () => {
     expect(second.tokens).toBeGreaterThan(s.saved.tokens)
     expect(second.newBytes).toBeLessThan(second.stateBytes / 2)
     await s.context.dispose()
+  })
+
+  it('cuts the states of one model alike at every length: pieces of two tokens of cells, 8 KiB to 1 MiB', () => {
+    const perToken = 8208 // the benchmark model's: 4 layers of 512 K and V halves at 2 bytes, and a token's own 16
+    expect(stateChunking(900 * perToken + 24, 900).avgSize).toBe(16384)
+    expect(stateChunking(990 * perToken + 24, 990).avgSize).toBe(16384)
+    expect(stateChunking(1 * perToken + 24, 1).avgSize).toBe(16384)
+    expect(stateChunking(900 * 527, 900)).toEqual({ minSize: 2048, avgSize: 8192, maxSize: 65536 })
+    expect(stateChunking(10 * (4 << 20), 10).avgSize).toBe(1 << 20)
   })
 
   it('travels in an image: pushed, cloned, and restored from the clone to the same continuation', async () => {
