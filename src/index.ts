@@ -58,6 +58,9 @@ export {
   EffectToolMissingError,
   InputNotFoundError,
   MalformedTensorFileError,
+  MachineError,
+  MachineNotFoundError,
+  MachineUnavailableError,
   EffectsPolicyError,
 } from './errors/index.js'
 
@@ -112,6 +115,31 @@ export { forkSequence, type ForkSequenceArgs, type ForkSequenceResult, type Fork
 export { forkImageCache, type ForkImageCacheArgs, type ForkImageCacheResult } from './image/cache/forkImageCache.js'
 export type { KvCacheLayer } from './image/cache/kvCacheLayer.js'
 export type { LlamaModelLike, LlamaSequenceLike } from './image/cache/llamaTypes.js'
+
+// machines: microVMs booted, snapshotted running, forked from warm
+export {
+  buildMachineImage,
+  bootMachine,
+  execMachine,
+  snapshotMachine,
+  forkMachine,
+  restoreMachine,
+  killMachine,
+  listMachines,
+  machineStats,
+  diffMachines,
+  machineDoctor,
+  MACHINE_RECIPES,
+  type MachineRecipe,
+} from './machine/machineApi.js'
+export type { MachineBackend, MachineInfo, BootOptions, ForkOptions, MachineRef, MachineSnapshot, MachineStats } from './machine/MachineBackend.js'
+export { qemuBackend } from './machine/qemu/qemuBackend.js'
+export type { ExecResult } from './machine/qemu/GuestAgent.js'
+export type { MachineDiff } from './machine/diffMachines.js'
+export type { MachineLayer } from './machine/MachineLayer.js'
+export type { MachineImage } from './machine/image/MachineImage.js'
+export type { AcceleratorChoice } from './machine/qemu/accelerator.js'
+export type { Accelerator } from './machine/qemu/qemuArgs.js'
 export type { PathConflict } from './world/mergeWorld.js'
 export { mergeLines, type ConflictLabels, type LineMerge } from './world/mergeLines.js'
 

@@ -28,4 +28,5 @@ export { PatternError, PatternCancelledError, PatternCallbackError } from './pat
 export { RemoteSpecError, RegistryRequestError, RegistryAuthError, RemoteImageNotFoundError, InvalidImageError, InvalidPackError, SignatureError } from './registryErrors.js'
 export { InputNotFoundError } from './inputErrors.js'
 export { MalformedTensorFileError } from './modelErrors.js'
+export { MachineError, MachineNotFoundError, MachineUnavailableError } from './machineErrors.js'
 export { LedgerTamperedError, EffectKeyConflictError, EffectToolMissingError, EffectsPolicyError } from './effectErrors.js'

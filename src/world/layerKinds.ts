@@ -2,8 +2,8 @@ import { MalformedObjectError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import type { Snapshot, SnapshotLayer } from './Snapshot.js'
 
-/** The kind of object each typed layer must point at; layers not listed here (machine) take any object until their issue types them. */
-export const LAYER_KINDS: Partial<Record<SnapshotLayer, string>> = { trace: 'run', effects: 'ledger', checkpoints: 'checkpoint-log', model: 'model', cache: 'kv-cache' }
+/** The kind of object each layer must point at. */
+export const LAYER_KINDS: Record<SnapshotLayer, string> = { trace: 'run', effects: 'ledger', checkpoints: 'checkpoint-log', model: 'model', cache: 'kv-cache', machine: 'machine' }
 
 /** The kind of the object a digest names: a structured object's `kind`, `'blob'` for raw bytes, null when it is nowhere. */
 export type KindOf = (digest: Digest) => Promise<string | null> | string | null

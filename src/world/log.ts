@@ -19,16 +19,17 @@ export interface LogEntry {
 }
 
 /**
- * The history reachable from `from` (default HEAD), newest first: every ancestor through
- * every parent, each once, ordered by creation time with children before parents.
+ * The history reachable from `from` (default HEAD; with `all`, from every ref), newest first:
+ * every ancestor through every parent, each once, ordered by creation time with children
+ * before parents.
  */
-export async function log({ from = 'HEAD', limit = Infinity, ...locator }: StoreLocator & { from?: string; limit?: number }): Promise<LogEntry[]> {
+export async function log({ from = 'HEAD', all = false, limit = Infinity, ...locator }: StoreLocator & { from?: string; all?: boolean; limit?: number }): Promise<LogEntry[]> {
   const { store } = await openStore(locator)
-  const start = from === 'HEAD' ? await readRef(store, 'HEAD') : await resolveId(store, from)
-  if (!start) return []
+  const starts = all ? await allRefTargets(store) : [from === 'HEAD' ? await readRef(store, 'HEAD') : await resolveId(store, from)].filter((id): id is Digest => id !== null)
+  if (starts.length === 0) return []
   const labels = await refLabels(store)
   const seen = new Map<Digest, Snapshot>()
-  const frontier: Digest[] = [start]
+  const frontier: Digest[] = [...starts]
   const shallow = await readShallow(store)
   while (frontier.length > 0) {
     const id = frontier.pop()!
@@ -69,6 +70,13 @@ function topoNewestFirst(nodes: Map<Digest, Snapshot>): Array<[Digest, Snapshot]
     }
   }
   return out
+}
+
+/** HEAD and every branch and tag that names a snapshot. */
+async function allRefTargets(store: Store): Promise<Digest[]> {
+  const head = await readRef(store, 'HEAD')
+  const refs = (await listRefs(store)).filter((r) => r.name.startsWith('refs/heads/') || r.name.startsWith('refs/tags/')).map((r) => r.id)
+  return [...new Set([...(head ? [head] : []), ...refs])]
 }
 
 async function refLabels(store: Store): Promise<Map<Digest, string[]>> {

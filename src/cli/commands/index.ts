@@ -17,6 +17,7 @@ import { registerInit } from './init.js'
 import { registerLog } from './log.js'
 import { registerMcp } from './mcp.js'
 import { registerLlm } from './llm.js'
+import { registerMachine } from './machine.js'
 import { registerMerge } from './merge.js'
 import { registerReplay } from './replay.js'
 import { registerRun } from './run.js'
@@ -48,6 +49,7 @@ export const commands: Array<(program: Command) => void> = [
   registerFork,
   registerMerge,
   registerLlm,
+  registerMachine,
   registerGc,
   registerVerify,
   registerRun,

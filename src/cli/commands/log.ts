@@ -1,13 +1,14 @@
 import type { Command } from 'commander'
+import { UsageError } from '../../errors/index.js'
 import type { LogEntry } from '../../world/log.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../format.js'
 import { type View, pc, print } from '../output.js'
 
 /** `forkpoint log [REF]`: the history of snapshots, newest first. */
-export async function logCommand({ ref, limit, ...where }: Where & { ref?: string; limit?: number }): Promise<{ entries: LogEntry[] }> {
+export async function logCommand({ ref, limit, all, ...where }: Where & { ref?: string; limit?: number; all?: boolean }): Promise<{ entries: LogEntry[] }> {
   const { log } = await import('../../world/log.js')
-  return { entries: await log({ ...where, from: ref ?? 'HEAD', limit: limit ?? Infinity }) }
+  return { entries: await log({ ...where, from: ref ?? 'HEAD', all: Boolean(all), limit: limit ?? Infinity }) }
 }
 
 export function logView(graph: boolean): View<{ entries: LogEntry[] }> {
@@ -18,10 +19,12 @@ export function registerLog(program: Command): void {
   common(program.command('log [REF]'))
     .description('history of snapshots, newest first')
     .option('--graph', 'draw the parent graph')
+    .option('--all', 'from every ref, not only REF or HEAD (a machine\'s snapshots and its children\'s)')
     .option('-n, --limit <n>', 'at most this many', (v) => Number.parseInt(v, 10))
-    .action(async (ref: string | undefined, opts: { graph?: boolean; limit?: number }, cmd: Command) => {
+    .action(async (ref: string | undefined, opts: { graph?: boolean; limit?: number; all?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      print(flags, await logCommand({ dir: flags.dir, store: flags.store, ref, limit: opts.limit }), logView(Boolean(opts.graph)))
+      if (opts.all && ref !== undefined) throw new UsageError('log: --all or a REF, not both', { option: '--all' })
+      print(flags, await logCommand({ dir: flags.dir, store: flags.store, ref, limit: opts.limit, all: Boolean(opts.all) }), logView(Boolean(opts.graph)))
     })
 }
 

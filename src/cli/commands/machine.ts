@@ -1,0 +1,107 @@
+import type { Command } from 'commander'
+import { UsageError } from '../../errors/index.js'
+import type { MachineInfo } from '../../machine/MachineBackend.js'
+import { type CommonFlags, common, commonFlags } from '../context.js'
+import { short } from '../format.js'
+import { type View, print } from '../output.js'
+
+const api = () => import('../../machine/machineApi.js')
+const where = (flags: CommonFlags) => ({ dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) })
+
+const machineLine = (m: MachineInfo) =>
+  `${m.id}\t${m.running ? 'running' : 'gone'}\t${m.accelerator}\t${m.memoryMiB} MiB\t${m.from ? `from ${short(m.from)}` : 'booted'}${m.head ? `\tlast snapshot ${short(m.head)}` : ''}`
+
+const machinesView: View<{ machines: MachineInfo[] }> = { human: (r) => r.machines.map(machineLine).join('\n') }
+
+function wholeNumber(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!/^\d+$/.test(value)) throw new UsageError(`machine: ${flag} must be a whole number, not ${JSON.stringify(value)}`, { option: flag, value })
+  return Number(value)
+}
+
+export function registerMachine(program: Command): void {
+  const machine = program.command('machine').description('microVM sandboxes (QEMU): boot, exec, snapshot running, fork N children from warm')
+  const sub = (spec: string, description: string) => common(machine.command(spec)).description(description)
+
+  sub('doctor', 'say which accelerator machines run on here (KVM or TCG) and why').action(async (_opts: object, cmd: Command) => {
+    print(commonFlags(cmd), await (await api()).machineDoctor(), { human: (r) => `${r.accelerator}: ${r.reason}\nQEMU ${r.qemu}` })
+  })
+
+  sub('build <recipe>', 'build a machine image from Debian packages (recipe: busybox)').action(async (recipe: string, _opts: object, cmd: Command) => {
+    const flags = commonFlags(cmd)
+    print(flags, await (await api()).buildMachineImage({ ...where(flags), recipe }), { human: (r) => `${r.image}\t${r.recipe}, kernel ${r.kernelRelease}` })
+  })
+
+  sub('start <image>', 'boot a machine image; the machine runs until machine kill')
+    .option('--memory <MiB>', 'guest RAM', '256')
+    .option('--disk <MiB>', 'the guest disk at /data', '256')
+    .action(async (image: string, opts: { memory?: string; disk?: string }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const m = await (await api()).bootMachine({ ...where(flags), image, memoryMiB: wholeNumber('--memory', opts.memory, 256), diskMiB: wholeNumber('--disk', opts.disk, 256), detached: true })
+      print(flags, m, { human: (r) => r.id })
+    })
+
+  sub('exec <machine> <command...>', "run a command in the machine (busybox sh); exits with the command's exit code").action(
+    async (id: string, words: string[], _opts: object, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const result = await (await api()).execMachine({ ...where(flags), machine: id, command: words.length === 1 ? words[0]! : words.map(shellWord).join(' ') })
+      print(flags, result, {
+        human: (r) => {
+          process.stderr.write(r.stderr)
+          return r.stdout
+        },
+        exit: (r) => r.exitCode,
+      })
+    },
+  )
+
+  sub('snapshot <machine>', 'snapshot a running machine into an image (the machine goes on)')
+    .option('-m, --message <text>', 'the image message')
+    .action(async (id: string, opts: { message?: string }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const r = await (await api()).snapshotMachine({ ...where(flags), machine: id, ...(opts.message ? { message: opts.message } : {}) })
+      print(flags, r, {
+        human: (s) => s.image,
+        notes: (s) => [`paused ${s.pausedMs.toFixed(0)} ms; ${(s.newBytes / 1e6).toFixed(1)} MB new in the store (RAM ${s.memoryBytes / 2 ** 20} MiB, disk ${s.diskBytes / 2 ** 20} MiB)`],
+      })
+    })
+
+  sub('fork <snapshot>', 'start N children from a snapshot image, each continuing from its instant with a disk of its own')
+    .option('-n <count>', 'how many children', '1')
+    .action(async (image: string, opts: { n?: string }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const machines = await (await api()).forkMachine({ ...where(flags), image, n: wholeNumber('-n', opts.n, 1), detached: true })
+      print(flags, { machines }, { human: (r) => r.machines.map((m) => m.id).join('\n') })
+    })
+
+  sub('ls', "the store's machines").action(async (_opts: object, cmd: Command) => {
+    const flags = commonFlags(cmd)
+    print(flags, { machines: await (await api()).listMachines(where(flags)) }, machinesView)
+  })
+
+  sub('kill <machines...>', 'stop machines and remove them (their snapshots stay)').action(async (ids: string[], _opts: object, cmd: Command) => {
+    const flags = commonFlags(cmd)
+    const { killMachine } = await api()
+    for (const id of ids) await killMachine({ ...where(flags), machine: id })
+    print(flags, { killed: ids }, { human: () => '' })
+  })
+
+  sub('stats <machine>', "the machine's memory as the host counts it (RSS, PSS)").action(async (id: string, _opts: object, cmd: Command) => {
+    const flags = commonFlags(cmd)
+    print(flags, await (await api()).machineStats({ ...where(flags), machine: id }), {
+      human: (s) => `pid ${s.pid}\tRSS ${(s.rssBytes / 2 ** 20).toFixed(1)} MiB\tPSS ${(s.pssBytes / 2 ** 20).toFixed(1)} MiB\tprivate dirty ${(s.privateDirtyBytes / 2 ** 20).toFixed(1)} MiB`,
+    })
+  })
+
+  sub('diff <a> <b>', 'what changed between two machine snapshots: RAM pages, disk blocks, device state').action(async (a: string, b: string, _opts: object, cmd: Command) => {
+    const flags = commonFlags(cmd)
+    print(flags, await (await api()).diffMachines({ ...where(flags), a, b }), {
+      human: (d) =>
+        `memory: ${d.memory.changed} of ${d.memory.pages} pages changed\ndisk: ${d.disk.changed} of ${d.disk.blocks} blocks changed\ndevices: ${d.devicesChanged ? 'changed' : 'same'}`,
+      exit: (d) => (d.memory.changed + d.disk.changed > 0 || d.devicesChanged ? 1 : 0),
+    })
+  })
+}
+
+/** Words after `--` joined back into one line for the guest's sh, each quoted. */
+const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`)

@@ -1,0 +1,79 @@
+import type { Digest } from '../store/digest.js'
+import type { StoreLocator } from '../store/findStore.js'
+import type { ExecResult } from './qemu/GuestAgent.js'
+import type { Accelerator } from './qemu/qemuArgs.js'
+
+/** A machine as `machine ls` shows it. */
+export interface MachineInfo {
+  id: string
+  pid: number
+  running: boolean
+  image: Digest
+  accelerator: Accelerator
+  memoryMiB: number
+  /** The snapshot image it was forked or restored from; null when booted cold. */
+  from: Digest | null
+  /** Its latest snapshot image. */
+  head: Digest | null
+  detached: boolean
+  createdAt: string
+}
+
+export interface BootOptions extends StoreLocator {
+  /** A machine image (`buildMachineImage`). */
+  image: Digest
+  /** Guest RAM. @default 256 */
+  memoryMiB?: number
+  /** The guest's disk at /data (ext4). @default 256 */
+  diskMiB?: number
+  /** Outlive the caller (the CLI's machines do); otherwise killed with it. @default false */
+  detached?: boolean
+}
+
+export interface MachineRef extends StoreLocator {
+  machine: string
+}
+
+/** A snapshot taken: the image made (its `machine` layer holds the machine), how long the guest was paused, what the store gained. */
+export interface MachineSnapshot {
+  image: Digest
+  layer: Digest
+  pausedMs: number
+  /** Bytes of RAM and disk the store did not hold before (what a second snapshot of one machine adds). */
+  newBytes: number
+  memoryBytes: number
+  diskBytes: number
+  devicesBytes: number
+}
+
+export interface ForkOptions extends StoreLocator {
+  /** A snapshot image with a machine layer. */
+  image: Digest
+  n: number
+  detached?: boolean
+}
+
+/** A machine's memory as the host sees it: PSS shares each shared page among the processes mapping it. */
+export interface MachineStats {
+  pid: number
+  rssBytes: number
+  pssBytes: number
+  privateDirtyBytes: number
+}
+
+/**
+ * A way to run machines. QEMU is the one here (`qemuBackend`); another (Firecracker, Cloud
+ * Hypervisor) would keep these semantics: children of a snapshot continue from its
+ * instant, each with a disk of its own and no network.
+ */
+export interface MachineBackend {
+  readonly name: string
+  boot(o: BootOptions): Promise<MachineInfo>
+  exec(o: MachineRef & { command: string }): Promise<ExecResult>
+  snapshot(o: MachineRef & { message?: string }): Promise<MachineSnapshot>
+  restore(o: Omit<ForkOptions, 'n'>): Promise<MachineInfo>
+  fork(o: ForkOptions): Promise<MachineInfo[]>
+  kill(o: MachineRef): Promise<void>
+  stats(o: MachineRef): Promise<MachineStats>
+  list(o: StoreLocator): Promise<MachineInfo[]>
+}

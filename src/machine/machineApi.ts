@@ -1,0 +1,75 @@
+import { UsageError } from '../errors/index.js'
+import type { Digest } from '../store/digest.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
+import { resolveId } from '../store/resolveId.js'
+import { type MachineDiff, diffSnapshotMachines } from './diffMachines.js'
+import { buildBusyboxImage } from './image/buildBusyboxImage.js'
+import { readMachineImage } from './image/MachineImage.js'
+import type { BootOptions, ForkOptions, MachineInfo, MachineRef, MachineSnapshot, MachineStats } from './MachineBackend.js'
+import { type AcceleratorChoice, chooseAccelerator, qemuVersion } from './qemu/accelerator.js'
+import type { ExecResult } from './qemu/GuestAgent.js'
+import { qemuBackend } from './qemu/qemuBackend.js'
+
+/** The recipes `buildMachineImage` knows. */
+export const MACHINE_RECIPES = ['busybox'] as const
+export type MachineRecipe = (typeof MACHINE_RECIPES)[number]
+
+/** Build a machine image from a recipe (Debian packages only) into the store. */
+export async function buildMachineImage({ recipe, ...locator }: StoreLocator & { recipe: string }): Promise<{ image: Digest; recipe: MachineRecipe; kernelRelease: string }> {
+  if (!(MACHINE_RECIPES as readonly string[]).includes(recipe)) throw new UsageError(`no machine recipe ${JSON.stringify(recipe)}: the recipes are ${MACHINE_RECIPES.join(', ')}`, { value: recipe })
+  const { store } = await openStore(locator)
+  const image = await buildBusyboxImage(store)
+  return { image, recipe: recipe as MachineRecipe, kernelRelease: (await readMachineImage(store, image)).kernelRelease }
+}
+
+/** Boot a machine image cold. `image` is an id, a prefix of one, or a ref. */
+export async function bootMachine(o: Omit<BootOptions, 'image'> & { image: string }): Promise<MachineInfo> {
+  return qemuBackend.boot({ ...o, image: await resolve(o, o.image) })
+}
+
+/** Run a shell script in a running machine; its exit code and output (a failing script is not an error). */
+export function execMachine(o: MachineRef & { command: string }): Promise<ExecResult> {
+  return qemuBackend.exec(o)
+}
+
+/** Snapshot a running machine into an image whose `machine` layer holds it; the machine goes on. */
+export function snapshotMachine(o: MachineRef & { message?: string }): Promise<MachineSnapshot> {
+  return qemuBackend.snapshot(o)
+}
+
+/** Start `n` children from a snapshot image, each continuing from its instant. */
+export async function forkMachine(o: Omit<ForkOptions, 'image'> & { image: string }): Promise<MachineInfo[]> {
+  return qemuBackend.fork({ ...o, image: await resolve(o, o.image) })
+}
+
+/** Start one machine from a snapshot image: any node of a machine's version tree. */
+export async function restoreMachine(o: Omit<ForkOptions, 'image' | 'n'> & { image: string }): Promise<MachineInfo> {
+  return qemuBackend.restore({ ...o, image: await resolve(o, o.image) })
+}
+
+export function killMachine(o: MachineRef): Promise<void> {
+  return qemuBackend.kill(o)
+}
+
+export function listMachines(o: StoreLocator = {}): Promise<MachineInfo[]> {
+  return qemuBackend.list(o)
+}
+
+export function machineStats(o: MachineRef): Promise<MachineStats> {
+  return qemuBackend.stats(o)
+}
+
+/** How two snapshot images' machines differ: RAM pages, disk blocks, device state. */
+export async function diffMachines(o: StoreLocator & { a: string; b: string }): Promise<MachineDiff> {
+  return diffSnapshotMachines({ ...o, a: await resolve(o, o.a), b: await resolve(o, o.b) })
+}
+
+/** What machines run with here: the accelerator and why, and QEMU's version. */
+export async function machineDoctor(): Promise<AcceleratorChoice & { qemu: string }> {
+  const [choice, qemu] = await Promise.all([chooseAccelerator(), qemuVersion()])
+  return { ...choice, qemu }
+}
+
+async function resolve(locator: StoreLocator, spec: string): Promise<Digest> {
+  return resolveId((await openStore(locator)).store, spec)
+}

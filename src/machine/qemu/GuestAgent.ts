@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto'
+import { type Socket, createConnection } from 'node:net'
+import { MachineError } from '../../errors/index.js'
+
+/** What a command run in a guest gave back. */
+export interface ExecResult {
+  exitCode: number
+  stdout: string
+  stderr: string
+}
+
+/**
+ * The host's end of the guest agent (src/machine/image/guestScripts.ts): scripts go as
+ * base64 lines on the machine's agent socket, answers come back by id. One connection
+ * at a time is QEMU's rule for a socket chardev, so a caller connects, runs what it has
+ * and closes; another process's connection waits its turn in the socket's backlog.
+ */
+export class GuestAgent {
+  private buffer = ''
+  private readonly waiting = new Map<string, { resolve: (r: ExecResult) => void; reject: (e: Error) => void }>()
+  private hello: { resolve: () => void; reject: (err: Error) => void } | null = null
+  private helloSeen = false
+  private closed: Error | null = null
+
+  private constructor(
+    private readonly socket: Socket,
+    machine: string,
+  ) {
+    socket.setEncoding('utf8')
+    socket.on('data', (text: string) => this.receive(text))
+    socket.on('close', () => this.fail(new MachineError(`machine ${machine}: the guest agent's socket closed`, { machine })))
+    socket.on('error', (err) => this.fail(new MachineError(`machine ${machine}: guest agent: ${err.message}`, { machine }, { cause: err })))
+  }
+
+  static async connect(path: string, machine: string): Promise<GuestAgent> {
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const s = createConnection(path)
+      s.once('connect', () => resolve(s))
+      s.once('error', (err) => reject(new MachineError(`machine ${machine}: cannot reach its guest agent at ${path}: ${err.message}`, { machine, path }, { cause: err })))
+    })
+    return new GuestAgent(socket, machine)
+  }
+
+  /** The agent's first line after a boot: until it comes, the guest is not listening. */
+  waitForHello(): Promise<void> {
+    if (this.helloSeen) return Promise.resolve()
+    if (this.closed) return Promise.reject(this.closed)
+    return new Promise<void>((resolve, reject) => (this.hello = { resolve, reject }))
+  }
+
+  /** Run a shell script in the guest (busybox sh, stdin empty) and wait for its exit code and output. */
+  exec(script: string): Promise<ExecResult> {
+    if (this.closed) return Promise.reject(this.closed)
+    const id = randomBytes(6).toString('hex') // unique across callers: an answer meant for a caller gone is ignored
+    return new Promise<ExecResult>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject })
+      this.socket.write(`${id} ${Buffer.from(script).toString('base64')}\n`)
+    })
+  }
+
+  close(): void {
+    this.socket.destroy()
+  }
+
+  private receive(text: string): void {
+    this.buffer += text
+    for (let end = this.buffer.indexOf('\n'); end >= 0; end = this.buffer.indexOf('\n')) {
+      const line = this.buffer.slice(0, end).replace(/\r$/, '')
+      this.buffer = this.buffer.slice(end + 1)
+      if (line.startsWith('@@HELLO')) {
+        this.helloSeen = true
+        this.hello?.resolve()
+      } else if (line.startsWith('@@R ')) this.answer(line.split(' '))
+    }
+  }
+
+  private answer([, id, code, out, err]: string[]): void {
+    const waiter = this.waiting.get(id ?? '')
+    if (!waiter) return
+    this.waiting.delete(id!)
+    const text = (field: string | undefined) => (field === undefined || field === '-' ? '' : Buffer.from(field, 'base64').toString('utf8'))
+    waiter.resolve({ exitCode: Number(code), stdout: text(out), stderr: text(err) })
+  }
+
+  private fail(err: Error): void {
+    if (this.closed) return
+    this.closed = err
+    this.hello?.reject(err)
+    for (const w of this.waiting.values()) w.reject(err)
+    this.waiting.clear()
+  }
+}

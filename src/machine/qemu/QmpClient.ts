@@ -1,0 +1,125 @@
+import { type Socket, createConnection } from 'node:net'
+import { MachineError } from '../../errors/machineErrors.js'
+
+/** A QMP event QEMU sent on its own (STOP, RESUME, MIGRATION, SHUTDOWN…). */
+export interface QmpEvent {
+  event: string
+  data?: Record<string, unknown>
+}
+
+interface Pending {
+  command: string
+  resolve: (value: unknown) => void
+  reject: (err: Error) => void
+}
+
+/**
+ * A QEMU Machine Protocol connection: JSON lines over a unix socket. Commands go one at a
+ * time and each answer is matched by its id; events are kept for `waitForEvent`.
+ */
+export class QmpClient {
+  private buffer = ''
+  private nextId = 0
+  private readonly pending = new Map<string, Pending>()
+  private readonly events: QmpEvent[] = []
+  private readonly waiters = new Set<() => void>()
+  private closed: Error | null = null
+  private greeted!: (ok: Error | null) => void
+  private readonly greeting = new Promise<void>((resolve, reject) => (this.greeted = (err) => (err ? reject(err) : resolve())))
+
+  private constructor(
+    private readonly socket: Socket,
+    private readonly machine: string,
+  ) {
+    socket.setEncoding('utf8')
+    socket.on('data', (text: string) => this.receive(text))
+    socket.on('close', () => this.fail(new MachineError(`machine ${machine}: QEMU closed its QMP socket`, { machine })))
+    socket.on('error', (err) => this.fail(new MachineError(`machine ${machine}: QMP socket: ${err.message}`, { machine }, { cause: err })))
+  }
+
+  /** Connect to a QMP socket QEMU is listening on, read its greeting and leave negotiation mode. */
+  static async connect(path: string, machine: string): Promise<QmpClient> {
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const s = createConnection(path)
+      s.once('connect', () => resolve(s))
+      s.once('error', (err) => reject(new MachineError(`machine ${machine}: cannot reach QMP at ${path}: ${err.message}`, { machine, path }, { cause: err })))
+    })
+    const client = new QmpClient(socket, machine)
+    await client.greeting
+    await client.execute('qmp_capabilities')
+    return client
+  }
+
+  /** Run a QMP command and return its `return` value; a QMP error is a MachineError naming its class. */
+  execute<T = unknown>(command: string, args?: Record<string, unknown>): Promise<T> {
+    if (this.closed) return Promise.reject(this.closed)
+    const id = `fp-${this.nextId++}`
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { command, resolve: resolve as (v: unknown) => void, reject })
+      this.socket.write(JSON.stringify(args ? { execute: command, arguments: args, id } : { execute: command, id }) + '\n')
+    })
+  }
+
+  /** The first event named `name` since the connection opened (kept ones first), waiting for it if none came yet. */
+  async waitForEvent(name: string, matches: (e: QmpEvent) => boolean = () => true): Promise<QmpEvent> {
+    for (;;) {
+      const index = this.events.findIndex((e) => e.event === name && matches(e))
+      if (index >= 0) return this.events.splice(index, 1)[0]!
+      if (this.closed) throw this.closed
+      await new Promise<void>((wake) => this.waiters.add(wake))
+    }
+  }
+
+  close(): void {
+    this.socket.destroy()
+  }
+
+  private receive(text: string): void {
+    this.buffer += text
+    for (let end = this.buffer.indexOf('\n'); end >= 0; end = this.buffer.indexOf('\n')) {
+      const line = this.buffer.slice(0, end).trim()
+      this.buffer = this.buffer.slice(end + 1)
+      if (!line) continue
+      let message: Record<string, unknown>
+      try {
+        message = JSON.parse(line) as Record<string, unknown>
+      } catch {
+        this.fail(new MachineError(`machine ${this.machine}: QMP sent a line that is not JSON: ${line.slice(0, 200)}`, { machine: this.machine }))
+        this.socket.destroy()
+        return
+      }
+      this.message(message)
+    }
+  }
+
+  private message(message: Record<string, unknown>): void {
+    if ('QMP' in message) this.greeted(null)
+    else if ('event' in message) {
+      this.events.push(message as unknown as QmpEvent)
+      this.wake()
+    } else {
+      const id = String(message['id'])
+      const waiting = this.pending.get(id)
+      if (!waiting) return
+      this.pending.delete(id)
+      const error = message['error'] as { class?: string; desc?: string } | undefined
+      if (error) waiting.reject(new MachineError(`machine ${this.machine}: QMP ${waiting.command}: ${error.desc ?? 'failed'}`, { machine: this.machine, command: waiting.command, qmpClass: error.class }))
+      else waiting.resolve(message['return'])
+    }
+  }
+
+  private fail(err: Error): void {
+    if (this.closed) return
+    this.closed = err
+    this.greeted(err)
+    for (const p of this.pending.values()) p.reject(err)
+    this.pending.clear()
+    this.wake()
+  }
+
+  private wake(): void {
+    const waiters = [...this.waiters]
+    this.waiters.clear()
+    for (const w of waiters) w()
+  }
+}

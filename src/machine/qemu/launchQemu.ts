@@ -1,0 +1,52 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
+import { MachineError, MachineUnavailableError } from '../../errors/index.js'
+import { QEMU_BINARY } from './qemuArgs.js'
+
+export interface LaunchOptions {
+  /** Outlive the caller (`forkpoint machine start`); otherwise QEMU gets SIGKILL when the caller goes, however it goes. */
+  detached: boolean
+  /** QEMU's own messages go here, for the report of a failed start. */
+  log: string
+  machine: string
+}
+
+/**
+ * Start QEMU in a network namespace of its own (no network device either: a guest has
+ * only loopback). `unshare` and `setpriv` exec in place, so the pid returned is QEMU's.
+ * Unprivileged, the namespace comes with a user namespace mapping the caller to itself.
+ * Tied to the caller, `setpriv --pdeathsig KILL` makes the kernel kill QEMU when the
+ * thread that spawned it exits (Node spawns from its main thread).
+ */
+export function launchQemu(args: string[], o: LaunchOptions): ChildProcess {
+  const isolate = process.getuid?.() === 0 ? ['unshare', '--net', '--'] : ['unshare', '--user', '--map-current-user', '--net', '--']
+  const tie = o.detached ? [] : ['setpriv', '--pdeathsig', 'KILL', '--']
+  const argv = [...isolate, ...tie, QEMU_BINARY, ...args]
+  const log = openSync(o.log, 'a')
+  try {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', log, log], detached: o.detached })
+    child.on('error', () => undefined) // reported by waitForSocket from the log and the exit
+    child.unref() // a caller may end without killing its machines: tied ones die with it, detached ones live on
+    return child
+  } finally {
+    closeSync(log)
+  }
+}
+
+/**
+ * Wait for QEMU to open a socket it was told to listen on. No deadline: QEMU either opens
+ * it or exits, and an exit is reported with what it wrote to its log.
+ */
+export async function waitForSocket(child: ChildProcess, socket: string, o: Pick<LaunchOptions, 'log' | 'machine'>): Promise<void> {
+  for (let wait = 1; !existsSync(socket); wait = Math.min(wait * 2, 50)) {
+    if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, o)
+    await new Promise((resolve) => setTimeout(resolve, wait))
+  }
+}
+
+export function qemuFailed(child: ChildProcess, o: Pick<LaunchOptions, 'log' | 'machine'>): Error {
+  const stderr = existsSync(o.log) ? readFileSync(o.log, 'utf8').trim().slice(-2000) : ''
+  if (/unshare|setpriv|qemu-system-x86_64/.test(stderr) && /No such file|not found/.test(stderr))
+    return new MachineUnavailableError(`cannot start QEMU: ${stderr}`, { tool: QEMU_BINARY, hint: 'apt-get install qemu-system-x86 qemu-utils' })
+  return new MachineError(`machine ${o.machine}: QEMU exited (${child.exitCode ?? child.signalCode}): ${stderr || 'no message'}`, { machine: o.machine, stderr })
+}

@@ -1,0 +1,45 @@
+/** What one QEMU process of ours is started with. */
+export interface QemuLaunch {
+  kernel: string
+  initrd: string
+  cmdline: string
+  memoryMiB: number
+  /** The guest's RAM as a file: `share` for a machine of its own (its RAM can be snapshotted by copying the file), not for a child mapping a template copy-on-write. */
+  ram: { path: string; share: boolean }
+  /** A qcow2 file. */
+  disk: string
+  sockets: { qmp: string; agent: string }
+  /** The guest's serial console, for a failed boot's report. */
+  console: string
+  accelerator: Accelerator
+  /** Wait for a device state over QMP (`migrate-incoming`) instead of booting. */
+  incoming: boolean
+}
+
+export type Accelerator = 'kvm' | 'tcg'
+
+export const QEMU_BINARY = 'qemu-system-x86_64'
+
+/**
+ * A microvm: no firmware or option ROMs, the legacy timers the kernel needs under TCG, one
+ * virtio-serial port for the agent, virtio-rng, the disk on virtio-blk, no network device
+ * at all, QMP on a unix socket.
+ */
+export function qemuArgs(l: QemuLaunch): string[] {
+  return [
+    ...['-M', 'microvm,x-option-roms=off,rtc=on,pit=on,pic=on,isa-serial=on,memory-backend=mem'],
+    ...['-accel', l.accelerator, '-cpu', l.accelerator === 'kvm' ? 'host' : 'max', '-m', `${l.memoryMiB}M`, '-smp', '1'],
+    ...['-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot'],
+    ...['-object', `memory-backend-file,id=mem,size=${l.memoryMiB}M,mem-path=${opt(l.ram.path)},share=${l.ram.share ? 'on' : 'off'}`],
+    ...['-kernel', l.kernel, '-initrd', l.initrd, '-append', l.cmdline],
+    ...['-chardev', `file,id=con,path=${opt(l.console)}`, '-serial', 'chardev:con'],
+    ...['-device', 'virtio-serial-device', '-chardev', `socket,id=agent,path=${opt(l.sockets.agent)},server=on,wait=off`, '-device', 'virtserialport,chardev=agent,name=agent'],
+    ...['-device', 'virtio-rng-device'],
+    ...['-drive', `file=${opt(l.disk)},if=none,id=disk,format=qcow2,cache=unsafe,discard=unmap`, '-device', 'virtio-blk-device,drive=disk'],
+    ...['-qmp', `unix:${opt(l.sockets.qmp)},server=on,wait=off`],
+    ...(l.incoming ? ['-incoming', 'defer'] : []),
+  ]
+}
+
+/** A path inside a QEMU option string: commas there are doubled. */
+const opt = (path: string) => path.replaceAll(',', ',,')
