@@ -16,6 +16,8 @@ export interface MachineInfo {
   /** Its latest snapshot image. */
   head: Digest | null
   detached: boolean
+  /** Whether its memory (guest RAM + 256 MiB for QEMU) and pids are limited by cgroups: not where this host lets us make none. */
+  limited: boolean
   createdAt: string
 }
 

@@ -16,7 +16,8 @@ export type MachineRecipe = (typeof MACHINE_RECIPES)[number]
 
 /** Build a machine image from a recipe (Debian packages only) into the store. */
 export async function buildMachineImage({ recipe, ...locator }: StoreLocator & { recipe: string }): Promise<{ image: Digest; recipe: MachineRecipe; kernelRelease: string }> {
-  if (!(MACHINE_RECIPES as readonly string[]).includes(recipe)) throw new UsageError(`no machine recipe ${JSON.stringify(recipe)}: the recipes are ${MACHINE_RECIPES.join(', ')}`, { value: recipe })
+  if (!(MACHINE_RECIPES as readonly string[]).includes(recipe))
+    throw new UsageError(`no machine recipe ${JSON.stringify(recipe)}: the recipes are ${MACHINE_RECIPES.join(', ')}`, { value: recipe })
   const { store } = await openStore(locator)
   const image = await buildBusyboxImage(store)
   return { image, recipe: recipe as MachineRecipe, kernelRelease: (await readMachineImage(store, image)).kernelRelease }

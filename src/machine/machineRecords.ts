@@ -21,6 +21,8 @@ export interface MachineRecord {
   /** Its latest snapshot image; the next one's parent. */
   head: Digest | null
   detached: boolean
+  /** The cgroups limiting its memory and pids (none where this host lets us make none). */
+  cgroups: string[]
   createdAt: string
 }
 

@@ -20,7 +20,8 @@ export async function runTool(name: string, args: string[], cwd?: string): Promi
     return await run(name, args, { cwd, maxBuffer: 16 << 20 })
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string }
-    const why = e.code === 'ENOENT' ? `${name} is not installed (apt-get install ${PACKAGES[name] ?? name})` : `${name} ${args.join(' ')} failed: ${String(e.stderr ?? e.message).trim()}`
+    const why =
+      e.code === 'ENOENT' ? `${name} is not installed (apt-get install ${PACKAGES[name] ?? name})` : `${name} ${args.join(' ')} failed: ${String(e.stderr ?? e.message).trim()}`
     throw new MachineUnavailableError(why, { tool: name, hint: `apt-get install ${PACKAGES[name] ?? name}` }, { cause: err })
   }
 }

@@ -7,6 +7,7 @@ export type Controller = 'memory' | 'pids'
 /** A cgroup made for one sandboxed run: the command joins through `procs`; `remove()` once it is over. */
 export interface RunCgroup {
   controller: Controller
+  dir: string
   procs: string
   remove(): Promise<void>
 }
@@ -36,7 +37,7 @@ export async function makeRunCgroup(controller: Controller, limit: number): Prom
         await fs
           .writeFile(join(dir, parent.version === 'v2' ? 'memory.swap.max' : 'memory.memsw.limit_in_bytes'), parent.version === 'v2' ? '0' : String(limit))
           .catch(() => undefined)
-      return { controller, procs: join(dir, 'cgroup.procs'), remove: () => removeCgroup(dir) }
+      return { controller, dir, procs: join(dir, 'cgroup.procs'), remove: () => removeCgroup(dir) }
     } catch {
       await fs.rmdir(dir).catch(() => undefined)
     }
@@ -77,7 +78,7 @@ async function writable(dir: string): Promise<boolean> {
 }
 
 /** rmdir once the killed processes have left it (the kernel takes a moment to empty it). */
-async function removeCgroup(dir: string): Promise<void> {
+export async function removeCgroup(dir: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
     try {
       await fs.rmdir(dir)

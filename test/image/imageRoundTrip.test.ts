@@ -32,7 +32,26 @@ async function everyLayer(): Promise<{ store: Store; id: Digest }> {
   const layers = {
     model: await storeModelDir(store, adapter),
     cache: await store.writeObject({ kind: 'kv-cache', schemaVersion: 1, modelSha256: '0'.repeat(64), contextSize: 64, tokens: [1, 2], pending: [3], state }),
-    machine: await store.writeBlob(Buffer.from('machine image')),
+    machine: await store.writeObject({
+      kind: 'machine',
+      schemaVersion: 1,
+      image: await store.writeObject({
+        kind: 'machine-image',
+        schemaVersion: 1,
+        recipe: 'busybox',
+        kernelRelease: '6.1.0-test',
+        kernel: await store.writeBlob(Buffer.from('kernel')),
+        initrd: await store.writeBlob(Buffer.from('initrd')),
+        cmdline: 'console=ttyS0',
+      }),
+      memoryMiB: 16,
+      memory: await store.writeObject({ kind: 'chunks', schemaVersion: 1, size: 4, chunks: [{ blob: await store.writeBlob(Buffer.from('ram!')), size: 4 }] }),
+      devices: await store.writeBlob(Buffer.from('device state')),
+      disk: await store.writeObject({ kind: 'chunks', schemaVersion: 1, size: 4, chunks: [{ blob: await store.writeBlob(Buffer.from('disk')), size: 4 }] }),
+      diskBytes: 4,
+      qemuVersion: '7.2.22',
+      accelerator: 'tcg',
+    }),
   }
   const made = await snapshotAgent({ dir, trace: 'chat.jsonl', env: { HOME: '/home/me' }, effects: await effects.ledger(), layers, message: 'every layer' })
   // a newer writer's layer: kept and carried though unknown
@@ -69,7 +88,7 @@ describe('an image with every layer', () => {
         Object.keys(pulled)
           .filter((p) => p.startsWith('layers/'))
           .sort(),
-      ).toEqual(['layers/cache.json', 'layers/effects.json', 'layers/machine.bin', 'layers/model.json', 'layers/tools.bin'])
+      ).toEqual(['layers/cache.json', 'layers/effects.json', 'layers/machine.json', 'layers/model.json', 'layers/tools.bin'])
     })
   }
 })

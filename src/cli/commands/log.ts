@@ -19,7 +19,7 @@ export function registerLog(program: Command): void {
   common(program.command('log [REF]'))
     .description('history of snapshots, newest first')
     .option('--graph', 'draw the parent graph')
-    .option('--all', 'from every ref, not only REF or HEAD (a machine\'s snapshots and its children\'s)')
+    .option('--all', "from every ref, not only REF or HEAD (a machine's snapshots and its children's)")
     .option('-n, --limit <n>', 'at most this many', (v) => Number.parseInt(v, 10))
     .action(async (ref: string | undefined, opts: { graph?: boolean; limit?: number; all?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)

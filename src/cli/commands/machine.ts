@@ -37,7 +37,9 @@ export function registerMachine(program: Command): void {
     .option('--disk <MiB>', 'the guest disk at /data', '256')
     .action(async (image: string, opts: { memory?: string; disk?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const m = await (await api()).bootMachine({ ...where(flags), image, memoryMiB: wholeNumber('--memory', opts.memory, 256), diskMiB: wholeNumber('--disk', opts.disk, 256), detached: true })
+      const m = await (
+        await api()
+      ).bootMachine({ ...where(flags), image, memoryMiB: wholeNumber('--memory', opts.memory, 256), diskMiB: wholeNumber('--disk', opts.disk, 256), detached: true })
       print(flags, m, { human: (r) => r.id })
     })
 
@@ -62,7 +64,9 @@ export function registerMachine(program: Command): void {
       const r = await (await api()).snapshotMachine({ ...where(flags), machine: id, ...(opts.message ? { message: opts.message } : {}) })
       print(flags, r, {
         human: (s) => s.image,
-        notes: (s) => [`paused ${s.pausedMs.toFixed(0)} ms; ${(s.newBytes / 1e6).toFixed(1)} MB new in the store (RAM ${s.memoryBytes / 2 ** 20} MiB, disk ${s.diskBytes / 2 ** 20} MiB)`],
+        notes: (s) => [
+          `paused ${s.pausedMs.toFixed(0)} ms; ${(s.newBytes / 1e6).toFixed(1)} MB new in the store (RAM ${s.memoryBytes / 2 ** 20} MiB, disk ${s.diskBytes / 2 ** 20} MiB)`,
+        ],
       })
     })
 
@@ -89,7 +93,8 @@ export function registerMachine(program: Command): void {
   sub('stats <machine>', "the machine's memory as the host counts it (RSS, PSS)").action(async (id: string, _opts: object, cmd: Command) => {
     const flags = commonFlags(cmd)
     print(flags, await (await api()).machineStats({ ...where(flags), machine: id }), {
-      human: (s) => `pid ${s.pid}\tRSS ${(s.rssBytes / 2 ** 20).toFixed(1)} MiB\tPSS ${(s.pssBytes / 2 ** 20).toFixed(1)} MiB\tprivate dirty ${(s.privateDirtyBytes / 2 ** 20).toFixed(1)} MiB`,
+      human: (s) =>
+        `pid ${s.pid}\tRSS ${(s.rssBytes / 2 ** 20).toFixed(1)} MiB\tPSS ${(s.pssBytes / 2 ** 20).toFixed(1)} MiB\tprivate dirty ${(s.privateDirtyBytes / 2 ** 20).toFixed(1)} MiB`,
     })
   })
 

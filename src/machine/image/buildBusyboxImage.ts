@@ -54,7 +54,8 @@ function staticBusybox(): Buffer {
       throw new MachineUnavailableError(`${BUSYBOX} is missing: install busybox-static`, { tool: 'busybox', hint: 'apt-get install busybox-static' })
     }
   })()
-  if (hasInterpreter(bytes)) throw new MachineUnavailableError(`${BUSYBOX} is linked dynamically; the guest needs busybox-static`, { tool: 'busybox', hint: 'apt-get install busybox-static' })
+  if (hasInterpreter(bytes))
+    throw new MachineUnavailableError(`${BUSYBOX} is linked dynamically; the guest needs busybox-static`, { tool: 'busybox', hint: 'apt-get install busybox-static' })
   return bytes
 }
 

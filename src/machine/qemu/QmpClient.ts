@@ -103,7 +103,14 @@ export class QmpClient {
       if (!waiting) return
       this.pending.delete(id)
       const error = message['error'] as { class?: string; desc?: string } | undefined
-      if (error) waiting.reject(new MachineError(`machine ${this.machine}: QMP ${waiting.command}: ${error.desc ?? 'failed'}`, { machine: this.machine, command: waiting.command, qmpClass: error.class }))
+      if (error)
+        waiting.reject(
+          new MachineError(`machine ${this.machine}: QMP ${waiting.command}: ${error.desc ?? 'failed'}`, {
+            machine: this.machine,
+            command: waiting.command,
+            qmpClass: error.class,
+          }),
+        )
       else waiting.resolve(message['return'])
     }
   }

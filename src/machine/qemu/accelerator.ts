@@ -24,13 +24,10 @@ export function chooseAccelerator(): Promise<AcceleratorChoice> {
 async function probeKvm(): Promise<AcceleratorChoice> {
   if (!existsSync('/dev/kvm')) return { accelerator: 'tcg', reason: 'no /dev/kvm' }
   // the machine and CPU machines get: here KVM answered for `-M none`, then QEMU aborted setting the host CPU's MSRs on a microvm
-  const answer = await askQemu(['-accel', 'kvm', '-M', 'microvm,x-option-roms=off', '-cpu', 'host', '-nodefaults', '-no-user-config', '-display', 'none', '-S', '-qmp', 'stdio'], [
-    { execute: 'qmp_capabilities' },
-    { execute: 'query-kvm' },
-    { execute: 'cont' },
-    { execute: 'query-status' },
-    { execute: 'quit' },
-  ])
+  const answer = await askQemu(
+    ['-accel', 'kvm', '-M', 'microvm,x-option-roms=off', '-cpu', 'host', '-nodefaults', '-no-user-config', '-display', 'none', '-S', '-qmp', 'stdio'],
+    [{ execute: 'qmp_capabilities' }, { execute: 'query-kvm' }, { execute: 'cont' }, { execute: 'query-status' }, { execute: 'quit' }],
+  )
   if (answer.timedOut) return { accelerator: 'tcg', reason: `/dev/kvm exists but QEMU with KVM did not answer within ${KVM_ANSWER_MS / 1000} s` }
   const answers = answer.lines.map((l) => JSON.parse(l) as { return?: { enabled?: boolean; status?: string } })
   const enabled = answers.some((m) => m.return?.enabled === true)

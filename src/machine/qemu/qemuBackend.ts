@@ -18,6 +18,7 @@ import { runTool } from '../runTool.js'
 import { chooseAccelerator, qemuVersion } from './accelerator.js'
 import { GuestAgent } from './GuestAgent.js'
 import { launchQemu, qemuFailed, waitForSocket } from './launchQemu.js'
+import { limitMachine, releaseLimits } from './machineLimits.js'
 import { qemuArgs, type QemuLaunch } from './qemuArgs.js'
 import type { QmpClient } from './QmpClient.js'
 import { migrateToFile, startIncoming, withQmp } from './qemuSteps.js'
@@ -54,7 +55,20 @@ async function boot(o: BootOptions): Promise<MachineInfo> {
     const launch = { ...files, memoryMiB, ram: { path: join(dir, 'ram'), share: true }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
     const detached = o.detached ?? false
     const child = launchQemu(qemuArgs({ ...launch, incoming: false }), { detached, log: join(dir, 'qemu.log'), machine: id })
-    const record: MachineRecord = { id, pid: child.pid ?? -1, image: o.image, accelerator, launch, from: null, head: null, detached, createdAt: new Date().toISOString() }
+    const record: MachineRecord = {
+      id,
+      pid: child.pid ?? -1,
+      image: o.image,
+      accelerator,
+      launch,
+      from: null,
+      head: null,
+      detached,
+      cgroups: [],
+      createdAt: new Date().toISOString(),
+    }
+    writeRecord(store, record)
+    record.cgroups = await limitMachine(record.pid, memoryMiB)
     writeRecord(store, record)
     try {
       await waitForSocket(child, launch.sockets.agent, { log: join(dir, 'qemu.log'), machine: id })
@@ -183,7 +197,8 @@ async function fork(o: ForkOptions): Promise<MachineInfo[]> {
   if (!snap.machine) throw new UsageError(`image ${o.image} has no machine layer: take one with forkpoint machine snapshot`, { value: o.image })
   const layer = await readMachineLayer(store, snap.machine)
   const [version, { accelerator }] = await Promise.all([qemuVersion(), chooseAccelerator()])
-  if (layer.qemuVersion !== version) throw new UsageError(`the machine was saved by QEMU ${layer.qemuVersion}; this is QEMU ${version}, which cannot load its device state`, { value: layer.qemuVersion })
+  if (layer.qemuVersion !== version)
+    throw new UsageError(`the machine was saved by QEMU ${layer.qemuVersion}; this is QEMU ${version}, which cannot load its device state`, { value: layer.qemuVersion })
   if (layer.accelerator !== accelerator)
     throw new UsageError(`the machine was saved running on ${layer.accelerator}; machines here run on ${accelerator}`, { value: layer.accelerator })
   const [files, saved] = await Promise.all([imageFiles(store, layer.image), snapshotFiles(store, snap.machine, layer)])
@@ -196,7 +211,14 @@ async function fork(o: ForkOptions): Promise<MachineInfo[]> {
   return started.map((s) => (s as PromiseFulfilledResult<MachineInfo>).value)
 }
 
-async function startChild(store: Store, o: ForkOptions, layer: MachineLayer, files: Awaited<ReturnType<typeof imageFiles>>, saved: SnapshotFiles, accelerator: MachineRecord['accelerator']): Promise<MachineInfo> {
+async function startChild(
+  store: Store,
+  o: ForkOptions,
+  layer: MachineLayer,
+  files: Awaited<ReturnType<typeof imageFiles>>,
+  saved: SnapshotFiles,
+  accelerator: MachineRecord['accelerator'],
+): Promise<MachineInfo> {
   const id = newMachineId()
   const dir = machineDir(store, id)
   mkdirSync(dir, { recursive: true })
@@ -205,10 +227,12 @@ async function startChild(store: Store, o: ForkOptions, layer: MachineLayer, fil
     await runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', saved.disk, '-F', 'raw', disk])
     const launch = { ...files, memoryMiB: layer.memoryMiB, ram: { path: saved.ram, share: false }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
     const detached = o.detached ?? false
-    const record: MachineRecord = { id, pid: -1, image: layer.image, accelerator, launch, from: o.image, head: null, detached, createdAt: new Date().toISOString() }
+    const record: MachineRecord = { id, pid: -1, image: layer.image, accelerator, launch, from: o.image, head: null, detached, cgroups: [], createdAt: new Date().toISOString() }
     writeRecord(store, record)
     const child = await startIncoming({ ...launch, incoming: true }, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached, stateWithoutRam: true })
     record.pid = child.pid ?? -1
+    writeRecord(store, record)
+    record.cgroups = await limitMachine(record.pid, layer.memoryMiB)
     writeRecord(store, record)
     await withQmp(launch.sockets.qmp, id, (qmp) => qmp.execute('cont'))
     const fresh = await withAgent(record, (agent) => agent.exec(freshStart()))
@@ -243,6 +267,7 @@ async function killRecord(store: Store, id: string): Promise<void> {
     process.kill(record.pid, 'SIGKILL')
     for (let wait = 1; isRunning(record); wait = Math.min(wait * 2, 50)) await new Promise((resolve) => setTimeout(resolve, wait))
   }
+  await releaseLimits(record.cgroups)
   removeRecord(store, record)
 }
 
@@ -256,7 +281,8 @@ async function stats(o: MachineRef): Promise<MachineStats> {
 async function runningRecord(o: MachineRef): Promise<MachineRecord> {
   const { store } = await openStore(o)
   const record = readRecord(store, o.machine)
-  if (!isRunning(record)) throw new MachineError(`machine ${o.machine} is not running (its QEMU ${record.pid} is gone): forkpoint machine kill ${o.machine} removes it`, { machine: o.machine })
+  if (!isRunning(record))
+    throw new MachineError(`machine ${o.machine} is not running (its QEMU ${record.pid} is gone): forkpoint machine kill ${o.machine} removes it`, { machine: o.machine })
   return record
 }
 
@@ -280,6 +306,7 @@ function info(r: MachineRecord): MachineInfo {
     from: r.from,
     head: r.head,
     detached: r.detached,
+    limited: r.cgroups.length > 0,
     createdAt: r.createdAt,
   }
 }
