@@ -24,6 +24,7 @@ import {
   execMachine,
   forkMachine,
   killMachine,
+  listMachines,
   machineDoctor,
   machineStats,
   snapshotMachine,
@@ -31,7 +32,7 @@ import {
 import { ZERO_PIECE_DIGEST } from '../src/machine/filePieces.js'
 import { readMachineLayer } from '../src/machine/MachineLayer.js'
 import { readChunks, readSnapshot } from '../src/world/readObjects.js'
-import { compare, report, type Row } from './harness.js'
+import { report, type Row } from './harness.js'
 
 /** The fetched kernel package is kept here between runs, whatever the caller's cache is. */
 process.env['XDG_CACHE_HOME'] = '/tmp/forkpoint-bench-kernels'
@@ -85,7 +86,7 @@ export async function main(args: string[]): Promise<void> {
           ratio: f.coldMs / f.forkMs,
           target: doctor.accelerator === 'tcg' ? '≥ 10x faster (TCG)' : f.n === 16 ? '< 150 ms (KVM)' : '–',
           met: doctor.accelerator === 'tcg' ? yesNo(f.coldMs / f.forkMs >= 10) : f.n === 16 ? yesNo(f.forkMs < 150) : '–',
-          note: `medians of ${runs} runs, interleaved; ${(f.forkMs / f.n).toFixed(0)} ms a child against ${(f.coldMs / f.n).toFixed(0)} ms a cold machine`,
+          note: `medians of ${runs} runs, interleaved; ${(f.forkMs / f.n).toFixed(0)} ms a child against ${(f.coldMs / f.n).toFixed(0)} ms a cold machine; runs given up for a machine that never answered, run again: ${f.lostForks} fork, ${f.lostBoots} cold`,
         }),
       )
     }
@@ -134,7 +135,7 @@ export async function main(args: string[]): Promise<void> {
         guest_MiB: FORK_GUEST_MIB,
         result: second.newBytes,
         unit: 'new bytes stored',
-        compared_with: 'its non-zero bytes (RAM + disk)',
+        compared_with: 'its distinct non-zero bytes (RAM + disk pieces)',
         compared_value: shared.nonZero,
         ratio: shared.shared / shared.nonZero,
         target: 'report',
@@ -163,15 +164,20 @@ interface ForkResult {
   forkPss: MachineStats[]
   coldPss: MachineStats[]
   breakdown: Breakdown
+  lostForks: number
+  lostBoots: number
 }
 
 /**
  * For each N: fork N children of the snapshot and exec `true` in every one, against
- * booting N machines cold and exec'ing `true` in every one, interleaved (harness
- * `compare`). Each run's machines are measured (PSS) and killed before the next run.
+ * booting N machines cold and exec'ing `true` in every one, interleaved as harness
+ * `compare` does (fork, cold, fork, cold...), with no warm-up run of each N (one fork
+ * before all of them warms Node and the snapshot's files). Each run's machines are
+ * measured (PSS) and killed before the next run. A run with a machine that never answers
+ * (`execMachine` and `forkMachine` have no deadline; it happens here, see the report) is
+ * given up at its deadline, its machines killed, and run again; the rows count them.
  */
 async function forkRows(store: Store, image: Digest, base: Digest, ns: number[], runs: number, live: Set<{ store: Store; id: string }>): Promise<ForkResult[]> {
-  // one unmeasured fork, so the first measured one finds Node's code warm and the snapshot's files read once
   const warm = await forkMachine({ store, image, n: 1 })
   for (const m of warm) live.add({ store, id: m.id })
   await answer(
@@ -184,13 +190,6 @@ async function forkRows(store: Store, image: Digest, base: Digest, ns: number[],
     const forkPss: MachineStats[] = []
     const coldPss: MachineStats[] = []
     let breakdown: Breakdown = {}
-    const harvest = async (into: MachineStats[], children: boolean) => {
-      const machines = [...live]
-      if (machines.length === 0) return
-      into.push(...(await Promise.all(machines.map((m) => machineStats({ store, machine: m.id })))))
-      if (children) breakdown = averageBreakdown(into.slice(-machines.length).map((s) => smapsBreakdown(s.pid)))
-      await killAll(live)
-    }
     const started = async (machines: Promise<{ id: string }>[]) => {
       const settled = await Promise.allSettled(machines)
       for (const s of settled) if (s.status === 'fulfilled') live.add({ store, id: s.value.id })
@@ -198,26 +197,74 @@ async function forkRows(store: Store, image: Digest, base: Digest, ns: number[],
       if (failed) throw failed.reason
       return settled.map((s) => (s as PromiseFulfilledResult<{ id: string }>).value.id)
     }
-    console.log(`N = ${n}: fork from warm against cold boot, ${runs} runs each`)
-    const timed = await compare(
+    const sides = [
       {
-        before: () => harvest(coldPss, false),
-        run: async () => {
-          const children = await forkMachine({ store, image, n })
-          await answer(store, await started(children.map(async (c) => c)))
-        },
+        name: 'fork',
+        deadlineMs: 30_000 + 5_000 * n,
+        stats: forkPss,
+        samples: [] as number[],
+        lost: 0,
+        run: async () => answer(store, await started((await forkMachine({ store, image, n })).map(async (c) => c))),
       },
       {
-        before: () => harvest(forkPss, true),
+        name: 'cold',
+        deadlineMs: 60_000 + 15_000 * n,
+        stats: coldPss,
+        samples: [] as number[],
+        lost: 0,
         run: async () => answer(store, await started(Array.from({ length: n }, () => bootMachine({ store, image: base, memoryMiB: FORK_GUEST_MIB, diskMiB: DISK_MIB })))),
       },
-      { runs, warmup: 0 },
-    )
-    await harvest(coldPss, false)
-    console.log(`  fork ${timed.a.toFixed(0)} ms, cold ${timed.b.toFixed(0)} ms`)
-    out.push({ n, forkMs: timed.a, coldMs: timed.b, forkPss, coldPss, breakdown })
+    ]
+    console.log(`N = ${n}: fork from warm against cold boot, ${runs} runs each`)
+    for (let i = 0; i < runs; i++) {
+      for (const side of sides) {
+        for (;;) {
+          const t0 = process.hrtime.bigint()
+          try {
+            await within(side.deadlineMs, `${side.name} N = ${n}`, side.run())
+          } catch (err) {
+            if (!(err instanceof Deadline) || side.lost >= 3) throw err
+            side.lost++
+            console.log(`  ${err.message}: its machines killed, run again`)
+            await killStore(store, live)
+            continue
+          }
+          side.samples.push(Number(process.hrtime.bigint() - t0) / 1e6)
+          break
+        }
+        const machines = [...live]
+        side.stats.push(...(await Promise.all(machines.map((m) => machineStats({ store, machine: m.id })))))
+        if (side.name === 'fork') breakdown = averageBreakdown(side.stats.slice(-machines.length).map((s) => smapsBreakdown(s.pid)))
+        await killAll(live)
+      }
+    }
+    const [forkMs, coldMs] = sides.map((s) => median(s.samples)) as [number, number]
+    console.log(`  fork ${forkMs.toFixed(0)} ms, cold ${coldMs.toFixed(0)} ms`)
+    out.push({ n, forkMs, coldMs, forkPss, coldPss, breakdown, lostForks: sides[0]!.lost, lostBoots: sides[1]!.lost })
   }
   return out
+}
+
+class Deadline extends Error {}
+
+/** `promise`, or a Deadline error after `ms` (the promise is left to settle unheard). */
+async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined)
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Deadline(`${what}: a machine did not answer within ${ms / 1000} s`)), ms))),
+    ])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Every machine of the store, those a run left behind before it returned their ids too. */
+async function killStore(store: Store, live: Set<{ store: Store; id: string }>): Promise<void> {
+  for (const m of await listMachines({ store })) live.add({ store, id: m.id })
+  await killAll(live)
 }
 
 /** Boot a guest of `mib` cold into a store of its own, exec, snapshot it; for the 1 GiB one, fork children of it and measure them too. */
@@ -235,12 +282,26 @@ async function snapshotRows(dir: string, mib: number, live: Set<{ store: Store; 
   const forks: Array<{ n: number; pss: MachineStats[]; breakdown: Breakdown }> = []
   if (mib >= 1024) {
     for (const n of [1, 4]) {
-      const children = await forkMachine({ store, image: snapshot.image, n })
-      for (const c of children) live.add({ store, id: c.id })
-      await answer(
-        store,
-        children.map((c) => c.id),
-      )
+      let children: Array<{ id: string }>
+      for (let lost = 0; ; lost++) {
+        try {
+          children = await within(120_000, `fork of the ${mib} MiB guest, N = ${n}`, forkMachine({ store, image: snapshot.image, n }))
+          for (const c of children) live.add({ store, id: c.id })
+          await within(
+            120_000,
+            `exec in the children of the ${mib} MiB guest`,
+            answer(
+              store,
+              children.map((c) => c.id),
+            ),
+          )
+          break
+        } catch (err) {
+          if (!(err instanceof Deadline) || lost >= 3) throw err
+          console.log(`  ${err.message}: its machines killed, run again`)
+          await killStore(store, live)
+        }
+      }
       const pss = await Promise.all(children.map((c) => machineStats({ store, machine: c.id })))
       forks.push({ n, pss, breakdown: averageBreakdown(pss.map((s) => smapsBreakdown(s.pid))) })
       await killAll(live)
@@ -289,18 +350,18 @@ function snapshotNote(s: { newBytes: number; memoryBytes: number; diskBytes: num
   return `${mb(s.newBytes)} new bytes stored (RAM file ${mb(s.memoryBytes)}, disk ${mb(s.diskBytes)}, both sparse: zero 64 KiB pieces are one object); device state ${(s.devicesBytes / 1e3).toFixed(0)} KB`
 }
 
-/** What two snapshot images' RAM and disk have in common, by 64 KiB piece: the non-zero bytes of the second and those of them the first holds too. */
+/** What two snapshot images' RAM and disk have in common, by 64 KiB piece: the second's distinct non-zero pieces (what storing it alone would cost) and those of them the first holds too. */
 async function sharedBytes(store: Store, a: Digest, b: Digest): Promise<{ nonZero: number; shared: number }> {
   const pieces = async (image: Digest) => {
     const layer = await readMachineLayer(store, (await readSnapshot(store, image)).machine!)
     return [...(await readChunks(store, layer.memory)).chunks, ...(await readChunks(store, layer.disk)).chunks]
   }
   const held = new Set((await pieces(a)).map((p) => p.blob))
+  const distinct = new Map((await pieces(b)).filter((p) => p.blob !== ZERO_PIECE_DIGEST).map((p) => [p.blob, p.size]))
   let [nonZero, shared] = [0, 0]
-  for (const p of await pieces(b)) {
-    if (p.blob === ZERO_PIECE_DIGEST) continue
-    nonZero += p.size
-    if (held.has(p.blob)) shared += p.size
+  for (const [blob, size] of distinct) {
+    nonZero += size
+    if (held.has(blob)) shared += size
   }
   return { nonZero, shared }
 }
@@ -357,7 +418,7 @@ function writeCsv(path: string, rows: Row[]): void {
 /** Fork from warm against cold boot by N, as bars on a log scale: an SVG made here, rendered to PNG by rsvg-convert (librsvg2-bin). */
 function plot(points: ForkResult[], accelerator: string, qemu: string): void {
   const [width, height] = [720, 440]
-  const [left, right, top, bottom] = [78, 24, 64, 72]
+  const [left, right, top, bottom] = [78, 24, 64, 92]
   const seconds = points.flatMap((p) => [p.forkMs, p.coldMs]).map((ms) => ms / 1000)
   const [lo, hi] = [Math.floor(Math.log10(Math.min(...seconds) * 0.8)), Math.ceil(Math.log10(Math.max(...seconds) * 1.5))]
   const y = (s: number) => top + (height - top - bottom) * (1 - (Math.log10(s) - lo) / (hi - lo))
@@ -397,8 +458,8 @@ function plot(points: ForkResult[], accelerator: string, qemu: string): void {
     ['cold', `bootMachine × N + exec in each (cold boot)`],
   ] as const
   legend.forEach(([k, label], i) => {
-    const ly = height - 14
-    const lx = left + i * 310
+    const ly = height - 30 + i * 18
+    const lx = left
     parts.push(`<rect x="${lx}" y="${ly - 10}" width="12" height="12" fill="${colors[k]}"/>`, text(lx + 18, ly, label))
   })
   parts.push('</svg>')

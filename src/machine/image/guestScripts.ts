@@ -22,9 +22,13 @@ while :; do sleep 3600; done
  * console carries the kernel's messages, and under TCG the emulated UART costs an exit a
  * byte). A request is one line, `<id> <script in base64>`; the answer one line, `@@R <id>
  * <exit code> <stdout in base64 or -> <stderr in base64 or ->`; `@@HELLO` once it listens
- * after a boot. A port blocks writes
- * until the host connects and reads EOF when it goes, so the agent reopens it and waits:
- * a restored child's agent carries on with its new host.
+ * after a boot. The port stays open: while no host is connected a read returns EOF at
+ * once, and a write blocks until one connects, so on EOF the agent writes `@@READY` (the
+ * host ignores it) and so waits, using no CPU, for the next host. Closing and reopening
+ * the port instead lost a request sent while it was closed (the guest's driver drops
+ * data for a closed port), and polled. Under TCG every process the guest starts costs
+ * milliseconds, so a script runs in a subshell (a fork, no exec) and empty output is not
+ * encoded.
  */
 export const AGENT_SCRIPT = `#!/bin/sh
 P=
@@ -33,11 +37,13 @@ exec 3<>"$P"
 echo "@@HELLO $(cut -d' ' -f1 /proc/uptime)" >&3
 W=/tmp/.agent; mkdir -p $W
 while :; do
-  if ! IFS=' ' read -r id b64 <&3; then exec 3<&-; sleep 0.05; exec 3<>"$P"; continue; fi
+  if ! IFS=' ' read -r id b64 <&3; then echo @@READY >&3; continue; fi
   [ -z "$id" ] && continue
   echo "$b64" | base64 -d > $W/cmd 2>/dev/null
-  sh $W/cmd </dev/null >$W/out 2>$W/err; rc=$?
-  o=$(base64 -w 0 $W/out); e=$(base64 -w 0 $W/err)
-  echo "@@R $id $rc \${o:--} \${e:--}" >&3
+  (unset P W p id b64; . /tmp/.agent/cmd) 3>&- </dev/null >$W/out 2>$W/err; rc=$?
+  o=-; e=-
+  [ -s $W/out ] && o=$(base64 -w 0 $W/out)
+  [ -s $W/err ] && e=$(base64 -w 0 $W/err)
+  echo "@@R $id $rc $o $e" >&3
 done
 `

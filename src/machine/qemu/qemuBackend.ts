@@ -29,6 +29,14 @@ export const machineRef = (id: string) => `refs/heads/machines/${id}`
 /** Most children one fork starts. */
 const MAX_FORK = 64
 
+/**
+ * How long a boot may take to start the guest's agent, and a child to answer its first
+ * command, before the machine is given up (MachineError): a guest that never answers must
+ * not hang its caller. Generous: under TCG on a busy two-core host a boot took 2-8 s.
+ */
+const BOOT_DEADLINE_MS = 300_000
+const FRESH_DEADLINE_MS = 120_000
+
 /** Machines as QEMU microVMs (docs/machine.md). */
 export const qemuBackend: MachineBackend = {
   name: 'qemu',
@@ -72,7 +80,9 @@ async function boot(o: BootOptions): Promise<MachineInfo> {
     writeRecord(store, record)
     try {
       await waitForSocket(child, launch.sockets.agent, { log: join(dir, 'qemu.log'), machine: id })
-      await withAgent(record, (agent) => agent.waitForHello())
+      await withAgent(record, (agent) =>
+        deadline(agent.waitForHello(), BOOT_DEADLINE_MS, `machine ${id}: its agent did not start within ${BOOT_DEADLINE_MS / 1000} s; see ${launch.console}`),
+      )
     } catch (err) {
       throw child.exitCode !== null || child.signalCode !== null ? qemuFailed(child, { log: join(dir, 'qemu.log'), machine: id }) : err
     }
@@ -235,7 +245,9 @@ async function startChild(
     record.cgroups = await limitMachine(record.pid, layer.memoryMiB)
     writeRecord(store, record)
     await withQmp(launch.sockets.qmp, id, (qmp) => qmp.execute('cont'))
-    const fresh = await withAgent(record, (agent) => agent.exec(freshStart()))
+    const fresh = await withAgent(record, (agent) =>
+      deadline(agent.exec(freshStart()), FRESH_DEADLINE_MS, `machine ${id}: its first command did not answer within ${FRESH_DEADLINE_MS / 1000} s`),
+    )
     if (fresh.exitCode !== 0) throw new MachineError(`machine ${id}: setting its clock and reseeding its random generator failed: ${fresh.stderr}`, { machine: id })
     return info(record)
   } catch (err) {
@@ -309,6 +321,12 @@ function info(r: MachineRecord): MachineInfo {
     limited: r.cgroups.length > 0,
     createdAt: r.createdAt,
   }
+}
+
+function deadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new MachineError(message, {})), ms)))
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
 }
 
 const sockets = (id: string) => ({ qmp: join(socketDir(id), 'qmp.sock'), agent: join(socketDir(id), 'agent.sock') })
