@@ -15,7 +15,7 @@ export interface MachineRecord {
   /** The machine image it runs. */
   image: Digest
   accelerator: Accelerator
-  launch: Omit<QemuLaunch, 'incoming'>
+  launch: QemuLaunch
   /** The snapshot image it was forked or restored from; null for a machine booted cold. */
   from: Digest | null
   /** Its latest snapshot image; the next one's parent. */

@@ -60,9 +60,9 @@ async function boot(o: BootOptions): Promise<MachineInfo> {
   mkdirSync(dir, { recursive: true })
   try {
     const disk = await freshDisk(dir, diskMiB)
-    const launch = { ...files, memoryMiB, ram: { path: join(dir, 'ram'), share: true }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
+    const launch: QemuLaunch = { boot: files, memoryMiB, ram: { path: join(dir, 'ram'), share: true }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
     const detached = o.detached ?? false
-    const child = launchQemu(qemuArgs({ ...launch, incoming: false }), { detached, log: join(dir, 'qemu.log'), machine: id })
+    const child = launchQemu(qemuArgs(launch), { detached, log: join(dir, 'qemu.log'), machine: id })
     const record: MachineRecord = {
       id,
       pid: child.pid ?? -1,
@@ -151,7 +151,7 @@ async function splitWholeState(record: MachineRecord, staging: string, files: Sn
   const id = newMachineId()
   const overlay = join(staging, 'split.qcow2')
   await runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', files.disk, '-F', 'raw', overlay])
-  const launch: QemuLaunch = { ...record.launch, ram: { path: files.ram, share: true }, disk: overlay, sockets: sockets(id), console: join(staging, 'split.log'), incoming: true }
+  const launch = { ...record.launch, boot: null, ram: { path: files.ram, share: true }, disk: overlay, sockets: sockets(id), console: join(staging, 'split.log') }
   const o = { machine: record.id, log: join(staging, 'split-qemu.log'), detached: false, stateWithoutRam: false }
   const child = await startIncoming(launch, join(staging, 'whole'), o)
   try {
@@ -211,8 +211,8 @@ async function fork(o: ForkOptions): Promise<MachineInfo[]> {
     throw new UsageError(`the machine was saved by QEMU ${layer.qemuVersion}; this is QEMU ${version}, which cannot load its device state`, { value: layer.qemuVersion })
   if (layer.accelerator !== accelerator)
     throw new UsageError(`the machine was saved running on ${layer.accelerator}; machines here run on ${accelerator}`, { value: layer.accelerator })
-  const [files, saved] = await Promise.all([imageFiles(store, layer.image), snapshotFiles(store, snap.machine, layer)])
-  const started = await Promise.allSettled(Array.from({ length: n }, () => startChild(store, o, layer, files, saved, accelerator)))
+  const saved = await snapshotFiles(store, snap.machine, layer)
+  const started = await Promise.allSettled(Array.from({ length: n }, () => startChild(store, o, layer, saved, accelerator)))
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
   if (failed) {
     for (const s of started) if (s.status === 'fulfilled') await killRecord(store, s.value.id)
@@ -221,25 +221,18 @@ async function fork(o: ForkOptions): Promise<MachineInfo[]> {
   return started.map((s) => (s as PromiseFulfilledResult<MachineInfo>).value)
 }
 
-async function startChild(
-  store: Store,
-  o: ForkOptions,
-  layer: MachineLayer,
-  files: Awaited<ReturnType<typeof imageFiles>>,
-  saved: SnapshotFiles,
-  accelerator: MachineRecord['accelerator'],
-): Promise<MachineInfo> {
+async function startChild(store: Store, o: ForkOptions, layer: MachineLayer, saved: SnapshotFiles, accelerator: MachineRecord['accelerator']): Promise<MachineInfo> {
   const id = newMachineId()
   const dir = machineDir(store, id)
   mkdirSync(dir, { recursive: true })
   try {
     const disk = join(dir, 'disk.qcow2')
     await runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', saved.disk, '-F', 'raw', disk])
-    const launch = { ...files, memoryMiB: layer.memoryMiB, ram: { path: saved.ram, share: false }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
+    const launch = { boot: null, memoryMiB: layer.memoryMiB, ram: { path: saved.ram, share: false }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
     const detached = o.detached ?? false
     const record: MachineRecord = { id, pid: -1, image: layer.image, accelerator, launch, from: o.image, head: null, detached, cgroups: [], createdAt: new Date().toISOString() }
     writeRecord(store, record)
-    const child = await startIncoming({ ...launch, incoming: true }, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached, stateWithoutRam: true })
+    const child = await startIncoming(launch, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached, stateWithoutRam: true })
     record.pid = child.pid ?? -1
     writeRecord(store, record)
     record.cgroups = await limitMachine(record.pid, layer.memoryMiB)

@@ -37,8 +37,12 @@ export async function migrateToFile(qmp: QmpClient, file: string, withoutRam: bo
  * paused once loaded. `x-ignore-shared` must be on at this end too: with it the stream
  * carries each RAM block's address, and the loader must expect that.
  */
-export async function startIncoming(launch: QemuLaunch, file: string, o: { machine: string; log: string; detached: boolean; stateWithoutRam: boolean }): Promise<ChildProcess> {
-  const child = launchQemu(qemuArgs({ ...launch, incoming: true }), o)
+export async function startIncoming(
+  launch: QemuLaunch & { boot: null },
+  file: string,
+  o: { machine: string; log: string; detached: boolean; stateWithoutRam: boolean },
+): Promise<ChildProcess> {
+  const child = launchQemu(qemuArgs(launch), o)
   try {
     await waitForSocket(child, launch.sockets.qmp, o)
     await withQmp(launch.sockets.qmp, o.machine, async (qmp) => {
