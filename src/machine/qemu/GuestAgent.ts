@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { type Socket, createConnection } from 'node:net'
+import type { Socket } from 'node:net'
 import { MachineError } from '../../errors/index.js'
+import { connectUnix } from './connectUnix.js'
 
 /** What a command run in a guest gave back. */
 export interface ExecResult {
@@ -13,7 +14,7 @@ export interface ExecResult {
  * The host's end of the guest agent (src/machine/image/guestScripts.ts): scripts go as
  * base64 lines on the machine's agent socket, answers come back by id. One connection
  * at a time is QEMU's rule for a socket chardev, so a caller connects, runs what it has
- * and closes; another process's connection waits its turn in the socket's backlog.
+ * and closes; another caller's connection waits its turn (connectUnix).
  */
 export class GuestAgent {
   private buffer = ''
@@ -33,10 +34,8 @@ export class GuestAgent {
   }
 
   static async connect(path: string, machine: string): Promise<GuestAgent> {
-    const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = createConnection(path)
-      s.once('connect', () => resolve(s))
-      s.once('error', (err) => reject(new MachineError(`machine ${machine}: cannot reach its guest agent at ${path}: ${err.message}`, { machine, path }, { cause: err })))
+    const socket = await connectUnix(path).catch((err: unknown) => {
+      throw new MachineError(`machine ${machine}: cannot reach its guest agent at ${path}: ${(err as Error).message}`, { machine, path }, { cause: err })
     })
     return new GuestAgent(socket, machine)
   }

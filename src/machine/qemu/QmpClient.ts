@@ -1,5 +1,6 @@
-import { type Socket, createConnection } from 'node:net'
+import type { Socket } from 'node:net'
 import { MachineError } from '../../errors/machineErrors.js'
+import { connectUnix } from './connectUnix.js'
 
 /** A QMP event QEMU sent on its own (STOP, RESUME, MIGRATION, SHUTDOWN…). */
 export interface QmpEvent {
@@ -39,10 +40,8 @@ export class QmpClient {
 
   /** Connect to a QMP socket QEMU is listening on, read its greeting and leave negotiation mode. */
   static async connect(path: string, machine: string): Promise<QmpClient> {
-    const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = createConnection(path)
-      s.once('connect', () => resolve(s))
-      s.once('error', (err) => reject(new MachineError(`machine ${machine}: cannot reach QMP at ${path}: ${err.message}`, { machine, path }, { cause: err })))
+    const socket = await connectUnix(path).catch((err: unknown) => {
+      throw new MachineError(`machine ${machine}: cannot reach QMP at ${path}: ${(err as Error).message}`, { machine, path }, { cause: err })
     })
     const client = new QmpClient(socket, machine)
     await client.greeting
