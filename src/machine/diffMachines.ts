@@ -8,7 +8,7 @@ import { MACHINE_PIECE } from './filePieces.js'
 import { readMachineLayer } from './MachineLayer.js'
 
 /** 4 KiB: the guest's page, and the block a disk is compared by. */
-export const PAGE = 4096
+const PAGE = 4096
 
 /** How two machine snapshots differ, counted in 4 KiB pages of RAM and blocks of disk. */
 export interface MachineDiff {

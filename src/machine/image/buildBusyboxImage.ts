@@ -73,7 +73,7 @@ function applets(): string[] {
 }
 
 /** The modules named and everything they depend on (each module's `depends=`), dependencies first. */
-export function moduleFiles(root: string, wanted: readonly string[]): Array<{ name: string; path: string }> {
+function moduleFiles(root: string, wanted: readonly string[]): Array<{ name: string; path: string }> {
   const files = new Map<string, string>()
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {

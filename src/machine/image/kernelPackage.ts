@@ -17,7 +17,7 @@ export interface GuestKernel {
 }
 
 /** Where fetched kernels are kept between runs: `$XDG_CACHE_HOME/forkpoint/kernels`, else `~/.cache/forkpoint/kernels`. */
-export function kernelCacheDir(): string {
+function kernelCacheDir(): string {
   return join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'forkpoint', 'kernels')
 }
 

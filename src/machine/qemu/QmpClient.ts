@@ -2,12 +2,6 @@ import type { Socket } from 'node:net'
 import { MachineError } from '../../errors/machineErrors.js'
 import { connectUnix } from './connectUnix.js'
 
-/** A QMP event QEMU sent on its own (STOP, RESUME, MIGRATION, SHUTDOWN…). */
-export interface QmpEvent {
-  event: string
-  data?: Record<string, unknown>
-}
-
 interface Pending {
   command: string
   resolve: (value: unknown) => void
@@ -16,14 +10,13 @@ interface Pending {
 
 /**
  * A QEMU Machine Protocol connection: JSON lines over a unix socket. Commands go one at a
- * time and each answer is matched by its id; events are kept for `waitForEvent`.
+ * time and each answer is matched by its id; events QEMU sends on its own are not needed
+ * here (every step polls the state it waits for) and are dropped.
  */
 export class QmpClient {
   private buffer = ''
   private nextId = 0
   private readonly pending = new Map<string, Pending>()
-  private readonly events: QmpEvent[] = []
-  private readonly waiters = new Set<() => void>()
   private closed: Error | null = null
   private greeted!: (ok: Error | null) => void
   private readonly greeting = new Promise<void>((resolve, reject) => (this.greeted = (err) => (err ? reject(err) : resolve())))
@@ -59,16 +52,6 @@ export class QmpClient {
     })
   }
 
-  /** The first event named `name` since the connection opened (kept ones first), waiting for it if none came yet. */
-  async waitForEvent(name: string, matches: (e: QmpEvent) => boolean = () => true): Promise<QmpEvent> {
-    for (;;) {
-      const index = this.events.findIndex((e) => e.event === name && matches(e))
-      if (index >= 0) return this.events.splice(index, 1)[0]!
-      if (this.closed) throw this.closed
-      await new Promise<void>((wake) => this.waiters.add(wake))
-    }
-  }
-
   close(): void {
     this.socket.destroy()
   }
@@ -93,10 +76,7 @@ export class QmpClient {
 
   private message(message: Record<string, unknown>): void {
     if ('QMP' in message) this.greeted(null)
-    else if ('event' in message) {
-      this.events.push(message as unknown as QmpEvent)
-      this.wake()
-    } else {
+    else if (!('event' in message)) {
       const id = String(message['id'])
       const waiting = this.pending.get(id)
       if (!waiting) return
@@ -120,12 +100,5 @@ export class QmpClient {
     this.greeted(err)
     for (const p of this.pending.values()) p.reject(err)
     this.pending.clear()
-    this.wake()
-  }
-
-  private wake(): void {
-    const waiters = [...this.waiters]
-    this.waiters.clear()
-    for (const w of waiters) w()
   }
 }

@@ -1,0 +1,70 @@
+import { mkdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { openStore } from '../../store/findStore.js'
+import type { BootOptions, MachineInfo } from '../MachineBackend.js'
+import { MAX_MEMORY_MIB } from '../MachineLayer.js'
+import { imageFiles } from '../machineFiles.js'
+import { type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
+import { runTool } from '../runTool.js'
+import { chooseAccelerator } from './accelerator.js'
+import { launchQemu, qemuFailed, waitForSocket } from './launchQemu.js'
+import { limitMachine } from './machineLimits.js'
+import { qemuArgs, type QemuLaunch } from './qemuArgs.js'
+import { deadline, info, killRecord, sockets, wholeNumber, withAgent } from './qemuProcess.js'
+
+/** How long a boot may take to start the guest's agent before the machine is given up (MachineError): generous, a boot took 2-8 s under TCG on a busy two-core host. */
+const BOOT_DEADLINE_MS = 300_000
+
+/** Boot a machine image cold: RAM in a file of its own, a fresh ext4 disk, and wait for its agent's hello. */
+export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
+  const { store } = await openStore(o)
+  const memoryMiB = wholeNumber(o.memoryMiB ?? 256, 'memoryMiB', 16, MAX_MEMORY_MIB)
+  const diskMiB = wholeNumber(o.diskMiB ?? 256, 'diskMiB', 8, 1 << 20)
+  const [files, { accelerator }] = await Promise.all([imageFiles(store, o.image), chooseAccelerator()])
+  const id = newMachineId()
+  const dir = machineDir(store, id)
+  mkdirSync(dir, { recursive: true })
+  try {
+    const disk = await freshDisk(dir, diskMiB)
+    const launch: QemuLaunch = { boot: files, memoryMiB, ram: { path: join(dir, 'ram'), share: true }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
+    const detached = o.detached ?? false
+    const child = launchQemu(qemuArgs(launch), { detached, log: join(dir, 'qemu.log'), machine: id })
+    const record: MachineRecord = {
+      id,
+      pid: child.pid ?? -1,
+      image: o.image,
+      accelerator,
+      launch,
+      from: null,
+      head: null,
+      detached,
+      cgroups: [],
+      createdAt: new Date().toISOString(),
+    }
+    writeRecord(store, record)
+    record.cgroups = await limitMachine(record.pid, memoryMiB)
+    writeRecord(store, record)
+    try {
+      await waitForSocket(child, launch.sockets.agent, { log: join(dir, 'qemu.log'), machine: id })
+      await withAgent(record, (agent) =>
+        deadline(agent.waitForHello(), BOOT_DEADLINE_MS, `machine ${id}: its agent did not start within ${BOOT_DEADLINE_MS / 1000} s; see ${launch.console}`),
+      )
+    } catch (err) {
+      throw child.exitCode !== null || child.signalCode !== null ? qemuFailed(child, { log: join(dir, 'qemu.log'), machine: id }) : err
+    }
+    return info(record)
+  } catch (err) {
+    await killRecord(store, id)
+    throw err
+  }
+}
+
+/** An empty ext4 disk the guest mounts at /data, made on the host (busybox has no mkfs.ext4), as a qcow2. */
+async function freshDisk(dir: string, diskMiB: number): Promise<string> {
+  const raw = join(dir, 'disk.raw')
+  await runTool('qemu-img', ['create', '-q', '-f', 'raw', raw, `${diskMiB}M`])
+  await runTool('mkfs.ext4', ['-q', '-F', '-L', 'data', '-m', '0', '-E', 'lazy_itable_init=0,lazy_journal_init=0', raw])
+  await runTool('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', raw, join(dir, 'disk.qcow2')])
+  rmSync(raw)
+  return join(dir, 'disk.qcow2')
+}

@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { MachineError, UsageError } from '../../errors/index.js'
+import { openStore } from '../../store/findStore.js'
+import type { Store } from '../../store/Store.js'
+import { readSnapshot } from '../../world/readObjects.js'
+import type { ForkOptions, MachineInfo } from '../MachineBackend.js'
+import { type MachineLayer, readMachineLayer } from '../MachineLayer.js'
+import { type SnapshotFiles, snapshotFiles } from '../machineFiles.js'
+import { type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
+import { runTool } from '../runTool.js'
+import { chooseAccelerator, qemuVersion } from './accelerator.js'
+import { limitMachine } from './machineLimits.js'
+import { startIncoming, withQmp } from './qemuSteps.js'
+import { deadline, info, killRecord, sockets, wholeNumber, withAgent } from './qemuProcess.js'
+
+/** Most children one fork starts. */
+const MAX_FORK = 64
+
+/** How long a child may take to answer its first command before it is given up (MachineError): a guest that never answers must not hang its caller. */
+const FRESH_DEADLINE_MS = 120_000
+
+/**
+ * Start `n` children from a snapshot image, in parallel: each maps the snapshot's RAM
+ * copy-on-write (`share=off`), has a qcow2 overlay of its own over the snapshot's disk,
+ * loads the device state and continues; its first command sets the clock and reseeds its
+ * random generator (a child holds its parent's). A child that fails takes the others down.
+ */
+export async function forkQemu(o: ForkOptions): Promise<MachineInfo[]> {
+  const { store } = await openStore(o)
+  const n = wholeNumber(o.n, 'n', 1, MAX_FORK)
+  const snap = await readSnapshot(store, o.image)
+  if (!snap.machine) throw new UsageError(`image ${o.image} has no machine layer: take one with forkpoint machine snapshot`, { value: o.image })
+  const layer = await readMachineLayer(store, snap.machine)
+  const [version, { accelerator }] = await Promise.all([qemuVersion(), chooseAccelerator()])
+  if (layer.qemuVersion !== version)
+    throw new UsageError(`the machine was saved by QEMU ${layer.qemuVersion}; this is QEMU ${version}, which cannot load its device state`, { value: layer.qemuVersion })
+  if (layer.accelerator !== accelerator)
+    throw new UsageError(`the machine was saved running on ${layer.accelerator}; machines here run on ${accelerator}`, { value: layer.accelerator })
+  const saved = await snapshotFiles(store, snap.machine, layer)
+  const started = await Promise.allSettled(Array.from({ length: n }, () => startChild(store, o, layer, saved, accelerator)))
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
+  if (failed) {
+    for (const s of started) if (s.status === 'fulfilled') await killRecord(store, s.value.id)
+    throw failed.reason
+  }
+  return started.map((s) => (s as PromiseFulfilledResult<MachineInfo>).value)
+}
+
+async function startChild(store: Store, o: ForkOptions, layer: MachineLayer, saved: SnapshotFiles, accelerator: MachineRecord['accelerator']): Promise<MachineInfo> {
+  const id = newMachineId()
+  const dir = machineDir(store, id)
+  mkdirSync(dir, { recursive: true })
+  try {
+    const disk = join(dir, 'disk.qcow2')
+    await runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', saved.disk, '-F', 'raw', disk])
+    const launch = { boot: null, memoryMiB: layer.memoryMiB, ram: { path: saved.ram, share: false }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
+    const detached = o.detached ?? false
+    const record: MachineRecord = { id, pid: -1, image: layer.image, accelerator, launch, from: o.image, head: null, detached, cgroups: [], createdAt: new Date().toISOString() }
+    writeRecord(store, record)
+    const child = await startIncoming(launch, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached, stateWithoutRam: true })
+    record.pid = child.pid ?? -1
+    writeRecord(store, record)
+    record.cgroups = await limitMachine(record.pid, layer.memoryMiB)
+    writeRecord(store, record)
+    await withQmp(launch.sockets.qmp, id, (qmp) => qmp.execute('cont'))
+    const fresh = await withAgent(record, (agent) =>
+      deadline(agent.exec(freshStart()), FRESH_DEADLINE_MS, `machine ${id}: its first command did not answer within ${FRESH_DEADLINE_MS / 1000} s`),
+    )
+    if (fresh.exitCode !== 0) throw new MachineError(`machine ${id}: setting its clock and reseeding its random generator failed: ${fresh.stderr}`, { machine: id })
+    return info(record)
+  } catch (err) {
+    await killRecord(store, id)
+    throw err
+  }
+}
+
+/** A child's first command: the host's time (the guest's clock stopped at the snapshot) and a seed of its own, taken in now. */
+function freshStart(): string {
+  return `date -s @${Math.floor(Date.now() / 1000)} >/dev/null && echo ${randomBytes(32).toString('hex')} > /dev/urandom && /bin/reseed`
+}

@@ -1,0 +1,82 @@
+import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { MachineError, UsageError } from '../../errors/index.js'
+import { openStore } from '../../store/findStore.js'
+import type { Store } from '../../store/Store.js'
+import type { MachineInfo, MachineRef, MachineStats } from '../MachineBackend.js'
+import { isRunning, type MachineRecord, machineDir, readRecord, removeRecord, socketDir } from '../machineRecords.js'
+import { GuestAgent } from './GuestAgent.js'
+import { releaseLimits } from './machineLimits.js'
+
+/** A machine's QEMU process as its record knows it: found running, talked to, described, killed. */
+
+export async function runningRecord(o: MachineRef): Promise<MachineRecord> {
+  const { store } = await openStore(o)
+  const record = readRecord(store, o.machine)
+  if (!isRunning(record))
+    throw new MachineError(`machine ${o.machine} is not running (its QEMU ${record.pid} is gone): forkpoint machine kill ${o.machine} removes it`, { machine: o.machine })
+  return record
+}
+
+export async function withAgent<T>(record: MachineRecord, use: (agent: GuestAgent) => Promise<T>): Promise<T> {
+  const agent = await GuestAgent.connect(record.launch.sockets.agent, record.id)
+  try {
+    return await use(agent)
+  } finally {
+    agent.close()
+  }
+}
+
+export function info(r: MachineRecord): MachineInfo {
+  return {
+    id: r.id,
+    pid: r.pid,
+    running: isRunning(r),
+    image: r.image,
+    accelerator: r.accelerator,
+    memoryMiB: r.launch.memoryMiB,
+    from: r.from,
+    head: r.head,
+    detached: r.detached,
+    limited: r.cgroups.length > 0,
+    createdAt: r.createdAt,
+  }
+}
+
+export function deadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new MachineError(message, {})), ms)))
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
+}
+
+export const sockets = (id: string) => ({ qmp: join(socketDir(id), 'qmp.sock'), agent: join(socketDir(id), 'agent.sock') })
+
+export function wholeNumber(value: number, option: string, min: number, max: number): number {
+  if (!Number.isSafeInteger(value) || value < min || value > max) throw new UsageError(`${option} must be a whole number from ${min} to ${max}, not ${value}`, { option, value })
+  return value
+}
+
+/** SIGKILL the machine's QEMU, wait until it is gone, and remove its folder (its snapshots stay in the store). */
+export async function killRecord(store: Store, id: string): Promise<void> {
+  let record: MachineRecord
+  try {
+    record = readRecord(store, id)
+  } catch {
+    rmSync(machineDir(store, id), { recursive: true, force: true })
+    return
+  }
+  if (record.pid > 0 && isRunning(record)) {
+    process.kill(record.pid, 'SIGKILL')
+    for (let wait = 1; isRunning(record); wait = Math.min(wait * 2, 50)) await new Promise((resolve) => setTimeout(resolve, wait))
+  }
+  await releaseLimits(record.cgroups)
+  removeRecord(store, record)
+}
+
+/** The machine's memory as the host counts it, from /proc/PID/smaps_rollup. */
+export async function machineMemory(o: MachineRef): Promise<MachineStats> {
+  const record = await runningRecord(o)
+  const rollup = readFileSync(`/proc/${record.pid}/smaps_rollup`, 'utf8')
+  const kB = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0) * 1024
+  return { pid: record.pid, rssBytes: kB('Rss'), pssBytes: kB('Pss'), privateDirtyBytes: kB('Private_Dirty') }
+}
