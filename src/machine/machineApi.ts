@@ -1,6 +1,7 @@
 import { UsageError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
+import { updateRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import { type MachineDiff, diffSnapshotMachines } from './diffMachines.js'
 import { buildBusyboxImage } from './image/buildBusyboxImage.js'
@@ -14,12 +15,13 @@ import { qemuBackend } from './qemu/qemuBackend.js'
 export const MACHINE_RECIPES = ['busybox'] as const
 export type MachineRecipe = (typeof MACHINE_RECIPES)[number]
 
-/** Build a machine image from a recipe (Debian packages only) into the store. */
+/** Build a machine image from a recipe (Debian packages only) into the store, on `refs/machine-images/<recipe>` so gc keeps it. */
 export async function buildMachineImage({ recipe, ...locator }: StoreLocator & { recipe: string }): Promise<{ image: Digest; recipe: MachineRecipe; kernelRelease: string }> {
   if (!(MACHINE_RECIPES as readonly string[]).includes(recipe))
     throw new UsageError(`no machine recipe ${JSON.stringify(recipe)}: the recipes are ${MACHINE_RECIPES.join(', ')}`, { value: recipe })
   const { store } = await openStore(locator)
   const image = await buildBusyboxImage(store)
+  await updateRef({ store, name: `refs/machine-images/${recipe}`, id: image, message: `machine build ${recipe}` }) // kept through gc
   return { image, recipe: recipe as MachineRecipe, kernelRelease: (await readMachineImage(store, image)).kernelRelease }
 }
 

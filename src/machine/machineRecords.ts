@@ -26,6 +26,13 @@ export interface MachineRecord {
   createdAt: string
 }
 
+/**
+ * While a machine lives, `refs/machines/<id>` names what it started from (its machine
+ * image, or the snapshot image it was forked from), so gc keeps what its next snapshot
+ * will name. Its snapshots are on `refs/heads/machines/<id>` and stay after it.
+ */
+export const liveRef = (id: string) => `refs/machines/${id}`
+
 /** `<store>/machines`: a folder a machine (its disk, console, log), and `.images` and `.snapshots`, the files QEMU reads, written out of the store once each. */
 export const machinesDir = (store: Store) => join(store.root, 'machines')
 export const machineDir = (store: Store, id: string) => join(machinesDir(store), id)

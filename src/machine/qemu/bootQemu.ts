@@ -1,10 +1,11 @@
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { openStore } from '../../store/findStore.js'
+import { updateRef } from '../../store/refs.js'
 import type { BootOptions, MachineInfo } from '../MachineBackend.js'
 import { MAX_MEMORY_MIB } from '../MachineLayer.js'
 import { imageFiles } from '../machineFiles.js'
-import { type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
+import { liveRef, type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
 import { runTool } from '../runTool.js'
 import { chooseAccelerator } from './accelerator.js'
 import { launchQemu, qemuFailed, waitForSocket } from './launchQemu.js'
@@ -42,6 +43,7 @@ export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
       createdAt: new Date().toISOString(),
     }
     writeRecord(store, record)
+    await updateRef({ store, name: liveRef(id), id: o.image, message: `machine start ${id}` })
     record.cgroups = await limitMachine(record.pid, memoryMiB)
     writeRecord(store, record)
     try {

@@ -3,12 +3,13 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { MachineError, UsageError } from '../../errors/index.js'
 import { openStore } from '../../store/findStore.js'
+import { updateRef } from '../../store/refs.js'
 import type { Store } from '../../store/Store.js'
 import { readSnapshot } from '../../world/readObjects.js'
 import type { ForkOptions, MachineInfo } from '../MachineBackend.js'
 import { type MachineLayer, readMachineLayer } from '../MachineLayer.js'
 import { type SnapshotFiles, snapshotFiles } from '../machineFiles.js'
-import { type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
+import { liveRef, type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
 import { runTool } from '../runTool.js'
 import { chooseAccelerator, qemuVersion } from './accelerator.js'
 import { limitMachine } from './machineLimits.js'
@@ -59,6 +60,7 @@ async function startChild(store: Store, o: ForkOptions, layer: MachineLayer, sav
     const detached = o.detached ?? false
     const record: MachineRecord = { id, pid: -1, image: layer.image, accelerator, launch, from: o.image, head: null, detached, cgroups: [], createdAt: new Date().toISOString() }
     writeRecord(store, record)
+    await updateRef({ store, name: liveRef(id), id: o.image, message: `machine fork ${id}` })
     const child = await startIncoming(launch, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached, stateWithoutRam: true })
     record.pid = child.pid ?? -1
     writeRecord(store, record)

@@ -2,9 +2,10 @@ import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { MachineError, UsageError } from '../../errors/index.js'
 import { openStore } from '../../store/findStore.js'
+import { deleteRef } from '../../store/refs.js'
 import type { Store } from '../../store/Store.js'
 import type { MachineInfo, MachineRef, MachineStats } from '../MachineBackend.js'
-import { isRunning, type MachineRecord, machineDir, readRecord, removeRecord, socketDir } from '../machineRecords.js'
+import { isRunning, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir } from '../machineRecords.js'
 import { GuestAgent } from './GuestAgent.js'
 import { releaseLimits } from './machineLimits.js'
 
@@ -63,6 +64,7 @@ export async function killRecord(store: Store, id: string): Promise<void> {
     record = readRecord(store, id)
   } catch {
     rmSync(machineDir(store, id), { recursive: true, force: true })
+    await deleteRef(store, liveRef(id))
     return
   }
   if (record.pid > 0 && isRunning(record)) {
@@ -70,6 +72,7 @@ export async function killRecord(store: Store, id: string): Promise<void> {
     for (let wait = 1; isRunning(record); wait = Math.min(wait * 2, 50)) await new Promise((resolve) => setTimeout(resolve, wait))
   }
   await releaseLimits(record.cgroups)
+  await deleteRef(store, liveRef(id))
   removeRecord(store, record)
 }
 
