@@ -1,6 +1,7 @@
 import { MalformedObjectError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import { type Digest, sha256 } from '../store/digest.js'
 import { type Store, verified } from '../store/Store.js'
+import { canonicalBytes } from '../util/canonicalJson.js'
 import { readChunks } from '../world/readObjects.js'
 import type { Chunks, FileEntry } from '../world/Tree.js'
 
@@ -45,4 +46,37 @@ export function wholePieces(pieces: Piece[], begin: number, end: number): Piece[
   const inside = pieces.filter((p) => p.at >= begin && p.at + p.size <= end)
   const covered = inside.reduce((n, p) => n + p.size, 0)
   return covered === end - begin && (begin === end || inside[0]?.at === begin) ? inside : null
+}
+
+/**
+ * Store a file's pieces as a `chunks` object; `knownDigest` may name a piece without
+ * hashing it (a piece of zeros). Returns the object, the file's size, and the bytes of the
+ * pieces the store lacked (what a second version of a file added).
+ */
+export async function storePieces(
+  store: Store,
+  pieces: Iterable<Uint8Array>,
+  knownDigest: (piece: Uint8Array) => Digest | undefined = () => undefined,
+): Promise<{ digest: Digest; size: number; newBytes: number }> {
+  const chunks: Chunks['chunks'] = []
+  let [size, newBytes] = [0, 0]
+  for (const bytes of pieces) {
+    const blob = knownDigest(bytes) ?? sha256(bytes)
+    if (!(await store.has(blob))) {
+      store.writeVerifiedSync(blob, bytes)
+      newBytes += bytes.length
+    }
+    chunks.push({ blob, size: bytes.length })
+    size += bytes.length
+  }
+  const object: Chunks = { kind: 'chunks', schemaVersion: 1, size, chunks }
+  return { digest: await store.writeBlob(canonicalBytes(object)), size, newBytes }
+}
+
+/** A `chunks` object's pieces and size, checked to add up (and to be `expectedSize` when given): MalformedObjectError (exit 5) if not. */
+export async function chunkedFile(store: Store, digest: Digest, expectedSize?: number): Promise<{ pieces: Piece[]; size: number }> {
+  const { chunks, size } = await readChunks(store, digest)
+  if (chunks.reduce((n, c) => n + c.size, 0) !== size || (expectedSize !== undefined && size !== expectedSize))
+    throw new MalformedObjectError(`stored file ${digest}: its pieces do not add up to its ${expectedSize ?? size} bytes`, { digest })
+  return { pieces: piecesOf(chunks), size }
 }

@@ -1,11 +1,7 @@
 import { closeSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs'
-import { MalformedObjectError } from '../errors/index.js'
 import { type Digest, sha256 } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
-import { canonicalBytes } from '../util/canonicalJson.js'
-import type { Chunks } from '../world/Tree.js'
-import { readChunks } from '../world/readObjects.js'
-import { piecesOf, readRange } from '../image/storedPieces.js'
+import { chunkedFile, readRange, storePieces } from '../image/storedPieces.js'
 
 /**
  * A guest's memory and disk are stored in fixed pieces of 64 KiB, not content-defined
@@ -28,23 +24,17 @@ export interface StoredFile {
 /** Store a file (a memory image, a raw disk) as a `chunks` object of fixed pieces. */
 export async function storeFilePieces(store: Store, path: string): Promise<StoredFile> {
   const fd = openSync(path, 'r')
-  const chunks: Chunks['chunks'] = []
-  const buffer = Buffer.alloc(MACHINE_PIECE)
-  let size = 0
-  let newBytes = 0
   try {
-    for (let read = readSync(fd, buffer, 0, MACHINE_PIECE, null); read > 0; read = readSync(fd, buffer, 0, MACHINE_PIECE, null)) {
-      const piece = buffer.subarray(0, read)
-      const blob = read === MACHINE_PIECE && piece.equals(ZERO_PIECE) ? ZERO_PIECE_DIGEST : sha256(piece)
-      if (store.writeVerifiedSync(blob, piece)) newBytes += read
-      chunks.push({ blob, size: read })
-      size += read
-    }
+    return await storePieces(store, fixedPieces(fd), (piece) => (piece.length === MACHINE_PIECE && ZERO_PIECE.equals(piece) ? ZERO_PIECE_DIGEST : undefined))
   } finally {
     closeSync(fd)
   }
-  const object: Chunks = { kind: 'chunks', schemaVersion: 1, size, chunks }
-  return { digest: await store.writeBlob(canonicalBytes(object)), size, newBytes }
+}
+
+/** A file's pieces of `MACHINE_PIECE` bytes, read into one buffer in turn (each is stored before the next is read). */
+function* fixedPieces(fd: number): Iterable<Buffer> {
+  const buffer = Buffer.alloc(MACHINE_PIECE)
+  for (let read = readSync(fd, buffer, 0, MACHINE_PIECE, null); read > 0; read = readSync(fd, buffer, 0, MACHINE_PIECE, null)) yield buffer.subarray(0, read)
 }
 
 /**
@@ -53,10 +43,7 @@ export async function storeFilePieces(store: Store, path: string): Promise<Store
  * against its digest as it is read (DigestMismatchError, exit 5), before a byte is written.
  */
 export async function writeFilePieces(store: Store, digest: Digest, path: string, expectedSize?: number): Promise<void> {
-  const { chunks, size } = await readChunks(store, digest)
-  const pieces = piecesOf(chunks)
-  if (chunks.reduce((n, c) => n + c.size, 0) !== size || (expectedSize !== undefined && size !== expectedSize))
-    throw new MalformedObjectError(`stored file ${digest}: its pieces do not add up to its ${expectedSize ?? size} bytes`, { digest })
+  const { pieces, size } = await chunkedFile(store, digest, expectedSize)
   const fd = openSync(path, 'wx', 0o600)
   try {
     ftruncateSync(fd, size)

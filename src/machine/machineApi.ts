@@ -5,7 +5,6 @@ import { updateRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import { type MachineDiff, diffSnapshotMachines } from './diffMachines.js'
 import { buildBusyboxImage } from './image/buildBusyboxImage.js'
-import { readMachineImage } from './image/MachineImage.js'
 import type { BootOptions, ForkOptions, MachineInfo, MachineRef, MachineSnapshot, MachineStats } from './MachineBackend.js'
 import { type AcceleratorChoice, chooseAccelerator, qemuVersion } from './qemu/accelerator.js'
 import type { ExecResult } from './qemu/GuestAgent.js'
@@ -20,9 +19,9 @@ export async function buildMachineImage({ recipe, ...locator }: StoreLocator & {
   if (!(MACHINE_RECIPES as readonly string[]).includes(recipe))
     throw new UsageError(`no machine recipe ${JSON.stringify(recipe)}: the recipes are ${MACHINE_RECIPES.join(', ')}`, { value: recipe })
   const { store } = await openStore(locator)
-  const image = await buildBusyboxImage(store)
+  const { image, kernelRelease } = await buildBusyboxImage(store)
   await updateRef({ store, name: `refs/machine-images/${recipe}`, id: image, message: `machine build ${recipe}` }) // kept through gc
-  return { image, recipe: recipe as MachineRecipe, kernelRelease: (await readMachineImage(store, image)).kernelRelease }
+  return { image, recipe: recipe as MachineRecipe, kernelRelease }
 }
 
 /** Boot a machine image cold. `image` is an id, a prefix of one, or a ref. */

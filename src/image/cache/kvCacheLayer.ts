@@ -1,13 +1,10 @@
 import { createReadStream, statSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { InputNotFoundError, MalformedObjectError } from '../../errors/index.js'
-import { type Digest, isDigest, sha256 } from '../../store/digest.js'
+import { type Digest, isDigest } from '../../store/digest.js'
 import type { Store } from '../../store/Store.js'
-import { piecesOf, readRange } from '../storedPieces.js'
-import { canonicalBytes } from '../../util/canonicalJson.js'
+import { chunkedFile, readRange, storePieces } from '../storedPieces.js'
 import { type ChunkerOptions, chunkBuffer } from '../../world/fastcdc.js'
-import type { Chunks } from '../../world/Tree.js'
-import { readChunks } from '../../world/readObjects.js'
 
 /**
  * The cache layer: one sequence's KV-cache as llama.cpp saves it, with what it needs to
@@ -47,25 +44,12 @@ const MAX_STATE_PIECE = 1 << 20
 
 /** Store a state file's bytes as pieces; the new bytes (pieces the store lacked) are counted. */
 export async function storeState(store: Store, bytes: Buffer, tokens: number): Promise<{ digest: Digest; newBytes: number }> {
-  const chunks: Chunks['chunks'] = []
-  let newBytes = 0
-  for (const piece of chunkBuffer(bytes, stateChunking(bytes.length, tokens))) {
-    const blob = sha256(piece)
-    if (!(await store.has(blob))) {
-      await store.writeVerified(blob, piece)
-      newBytes += piece.length
-    }
-    chunks.push({ blob, size: piece.length })
-  }
-  const object: Chunks = { kind: 'chunks', schemaVersion: 1, size: bytes.length, chunks }
-  return { digest: await store.writeBlob(canonicalBytes(object)), newBytes }
+  return storePieces(store, chunkBuffer(bytes, stateChunking(bytes.length, tokens)))
 }
 
 /** A state's bytes, every piece checked against its digest and size as it is read (a changed one throws DigestMismatchError, exit 5). */
 export async function readState(store: Store, digest: Digest): Promise<Buffer> {
-  const { chunks, size } = await readChunks(store, digest)
-  const pieces = piecesOf(chunks)
-  if (chunks.reduce((n, c) => n + c.size, 0) !== size) throw new MalformedObjectError(`state ${digest}: its pieces do not add up to its ${size} bytes`, { digest })
+  const { pieces, size } = await chunkedFile(store, digest)
   return readRange(store, pieces, 0, size)
 }
 

@@ -19,7 +19,7 @@ const BUSYBOX = '/bin/busybox'
  * modules the guest needs, our init and agent, stored as a machine image. The same kernel
  * and busybox give the same bytes, so building twice gives the same image.
  */
-export async function buildBusyboxImage(store: Store, kernel?: GuestKernel): Promise<Digest> {
+export async function buildBusyboxImage(store: Store, kernel?: GuestKernel): Promise<{ image: Digest; kernelRelease: string }> {
   const k = kernel ?? (await fetchGuestKernel())
   const modules = moduleFiles(k.modules, GUEST_MODULES)
   const entries: CpioEntry[] = [
@@ -43,7 +43,7 @@ export async function buildBusyboxImage(store: Store, kernel?: GuestKernel): Pro
   }
   const id = await store.writeBlob(canonicalBytes(image))
   await store.sync()
-  return id
+  return { image: id, kernelRelease: k.release }
 }
 
 function staticBusybox(): Buffer {

@@ -1,4 +1,5 @@
 import { type Socket, createConnection } from 'node:net'
+import { pollUntil } from '../../util/pollUntil.js'
 
 /**
  * Connect to a unix socket QEMU listens on. QEMU serves one client of a socket chardev
@@ -7,19 +8,16 @@ import { type Socket, createConnection } from 'node:net'
  * until the socket takes it; any other error is the caller's to report.
  */
 export async function connectUnix(path: string): Promise<Socket> {
-  for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
-    try {
-      return await new Promise<Socket>((resolve, reject) => {
+  return pollUntil(
+    () =>
+      new Promise<Socket | undefined>((resolve, reject) => {
         const socket = createConnection(path)
         socket.once('connect', () => {
-          socket.removeListener('error', reject)
+          socket.removeListener('error', onError)
           resolve(socket)
         })
-        socket.once('error', reject)
-      })
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err
-      await new Promise((resolve) => setTimeout(resolve, wait))
-    }
-  }
+        const onError = (err: NodeJS.ErrnoException) => (err.code === 'EAGAIN' ? resolve(undefined) : reject(err))
+        socket.once('error', onError)
+      }),
+  )
 }

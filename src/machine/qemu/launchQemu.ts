@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
 import { MachineError, MachineUnavailableError } from '../../errors/index.js'
+import { pollUntil } from '../../util/pollUntil.js'
 import { QEMU_BINARY } from './qemuArgs.js'
 
 export interface LaunchOptions {
@@ -38,10 +39,11 @@ export function launchQemu(args: string[], o: LaunchOptions): ChildProcess {
  * it or exits, and an exit is reported with what it wrote to its log.
  */
 export async function waitForSocket(child: ChildProcess, socket: string, o: Pick<LaunchOptions, 'log' | 'machine'>): Promise<void> {
-  for (let wait = 1; !existsSync(socket); wait = Math.min(wait * 2, 50)) {
+  await pollUntil(() => {
+    if (existsSync(socket)) return true
     if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, o)
-    await new Promise((resolve) => setTimeout(resolve, wait))
-  }
+    return undefined
+  })
 }
 
 export function qemuFailed(child: ChildProcess, o: Pick<LaunchOptions, 'log' | 'machine'>): Error {

@@ -10,7 +10,7 @@ import { snapshotQemu } from './snapshotQemu.js'
 export const qemuBackend: MachineBackend = {
   name: 'qemu',
   boot: bootQemu,
-  exec: async (o) => withAgent(await runningRecord(o), (agent) => agent.exec(o.command)),
+  exec: async (o) => withAgent(runningRecord((await openStore(o)).store, o.machine), (agent) => agent.exec(o.command)),
   snapshot: snapshotQemu,
   restore: async (o) => (await forkQemu({ ...o, n: 1 }))[0]!,
   fork: forkQemu,

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { MachineError, UsageError } from '../../errors/index.js'
 import { openStore } from '../../store/findStore.js'
 import { deleteRef } from '../../store/refs.js'
+import { pollUntil } from '../../util/pollUntil.js'
 import type { Store } from '../../store/Store.js'
 import type { MachineInfo, MachineRef, MachineStats } from '../MachineBackend.js'
 import { isRunning, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir } from '../machineRecords.js'
@@ -11,11 +12,9 @@ import { releaseLimits } from './machineLimits.js'
 
 /** A machine's QEMU process as its record knows it: found running, talked to, described, killed. */
 
-export async function runningRecord(o: MachineRef): Promise<MachineRecord> {
-  const { store } = await openStore(o)
-  const record = readRecord(store, o.machine)
-  if (!isRunning(record))
-    throw new MachineError(`machine ${o.machine} is not running (its QEMU ${record.pid} is gone): forkpoint machine kill ${o.machine} removes it`, { machine: o.machine })
+export function runningRecord(store: Store, machine: string): MachineRecord {
+  const record = readRecord(store, machine)
+  if (!isRunning(record)) throw new MachineError(`machine ${machine} is not running (its QEMU ${record.pid} is gone): forkpoint machine kill ${machine} removes it`, { machine })
   return record
 }
 
@@ -69,7 +68,7 @@ export async function killRecord(store: Store, id: string): Promise<void> {
   }
   if (record.pid > 0 && isRunning(record)) {
     process.kill(record.pid, 'SIGKILL')
-    for (let wait = 1; isRunning(record); wait = Math.min(wait * 2, 50)) await new Promise((resolve) => setTimeout(resolve, wait))
+    await pollUntil(() => (isRunning(record) ? undefined : true))
   }
   await releaseLimits(record.cgroups)
   await deleteRef(store, liveRef(id))
@@ -78,7 +77,7 @@ export async function killRecord(store: Store, id: string): Promise<void> {
 
 /** The machine's memory as the host counts it, from /proc/PID/smaps_rollup. */
 export async function machineMemory(o: MachineRef): Promise<MachineStats> {
-  const record = await runningRecord(o)
+  const record = runningRecord((await openStore(o)).store, o.machine)
   const rollup = readFileSync(`/proc/${record.pid}/smaps_rollup`, 'utf8')
   const kB = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0) * 1024
   return { pid: record.pid, rssBytes: kB('Rss'), pssBytes: kB('Pss'), privateDirtyBytes: kB('Private_Dirty') }

@@ -1,5 +1,6 @@
 import { type ChildProcess } from 'node:child_process'
 import { MachineError } from '../../errors/index.js'
+import { pollUntil } from '../../util/pollUntil.js'
 import { QmpClient } from './QmpClient.js'
 import { launchQemu, qemuFailed, waitForSocket } from './launchQemu.js'
 import { type QemuLaunch, qemuArgs } from './qemuArgs.js'
@@ -24,12 +25,11 @@ export async function withQmp<T>(socket: string, machine: string, use: (qmp: Qmp
 export async function migrateToFile(qmp: QmpClient, file: string, withoutRam: boolean): Promise<void> {
   await qmp.execute('migrate-set-capabilities', { capabilities: [{ capability: 'x-ignore-shared', state: withoutRam }] })
   await qmp.execute('migrate', { uri: `exec:cat > ${shellQuote(file)}` })
-  for (let wait = 1; ; wait = Math.min(wait * 2, 20)) {
+  await pollUntil(async () => {
     const { status, 'error-desc': why } = await qmp.execute<{ status: string; 'error-desc'?: string }>('query-migrate')
-    if (status === 'completed') return
     if (status === 'failed' || status === 'cancelled') throw new MachineError(`saving the machine's state failed: ${why ?? status}`, { command: 'migrate' })
-    await sleep(wait)
-  }
+    return status === 'completed' ? true : undefined
+  }, 20)
 }
 
 /**
@@ -48,13 +48,13 @@ export async function startIncoming(
     await withQmp(launch.sockets.qmp, o.machine, async (qmp) => {
       await qmp.execute('migrate-set-capabilities', { capabilities: [{ capability: 'x-ignore-shared', state: o.stateWithoutRam }] })
       await qmp.execute('migrate-incoming', { uri: `exec:cat ${shellQuote(file)}` })
-      for (let wait = 1; ; wait = Math.min(wait * 2, 20)) {
+      await pollUntil(async () => {
         const { status } = await qmp.execute<{ status: string }>('query-status')
-        if (status === 'paused' || status === 'postmigrate') return
+        if (status === 'paused' || status === 'postmigrate') return true
         if (status !== 'inmigrate') throw new MachineError(`machine ${o.machine}: loading its state ended ${status}`, { machine: o.machine, command: 'migrate-incoming' })
         if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, o)
-        await sleep(wait)
-      }
+        return undefined
+      }, 20)
     })
     return child
   } catch (err) {
@@ -62,8 +62,6 @@ export async function startIncoming(
     throw child.exitCode !== null ? qemuFailed(child, o) : err
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** QEMU runs `exec:` URIs with `/bin/sh -c`. */
 const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`

@@ -31,7 +31,7 @@ const machineRef = (id: string) => `refs/heads/machines/${id}`
  */
 export async function snapshotQemu(o: MachineRef & { message?: string }): Promise<MachineSnapshot> {
   const { store } = await openStore(o)
-  const record = await runningRecord(o)
+  const record = runningRecord(store, o.machine)
   const staging = stagingDir(store)
   try {
     const files = filesIn(staging)
