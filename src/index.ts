@@ -134,7 +134,7 @@ export {
 } from './machine/machineApi.js'
 export type { MachineBackend, MachineInfo, BootOptions, ForkOptions, MachineRef, MachineSnapshot, MachineStats } from './machine/MachineBackend.js'
 export { qemuBackend } from './machine/qemu/qemuBackend.js'
-export type { ExecResult } from './machine/qemu/GuestAgent.js'
+export type { ExecResult } from './machine/qemu/GuestChannel.js'
 export type { MachineDiff } from './machine/diffMachines.js'
 export type { MachineLayer } from './machine/MachineLayer.js'
 export type { MachineImage } from './machine/image/MachineImage.js'

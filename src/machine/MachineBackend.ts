@@ -1,6 +1,6 @@
 import type { Digest } from '../store/digest.js'
 import type { StoreLocator } from '../store/findStore.js'
-import type { ExecResult } from './qemu/GuestAgent.js'
+import type { ExecResult } from './qemu/GuestChannel.js'
 import type { Accelerator } from './qemu/qemuArgs.js'
 
 /** A machine as `machine ls` shows it. */

@@ -5,21 +5,42 @@ import { updateRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import { type MachineDiff, diffSnapshotMachines } from './diffMachines.js'
 import { buildBusyboxImage } from './image/buildBusyboxImage.js'
+import { buildRootfsImage } from './image/buildRootfsImage.js'
 import type { BootOptions, ForkOptions, MachineInfo, MachineRef, MachineSnapshot, MachineStats } from './MachineBackend.js'
 import { type AcceleratorChoice, chooseAccelerator, qemuVersion } from './qemu/accelerator.js'
-import type { ExecResult } from './qemu/GuestAgent.js'
+import type { ExecResult } from './qemu/GuestChannel.js'
 import { qemuBackend } from './qemu/qemuBackend.js'
 
-/** The recipes `buildMachineImage` knows. */
-export const MACHINE_RECIPES = ['busybox'] as const
-export type MachineRecipe = (typeof MACHINE_RECIPES)[number]
+/**
+ * The recipes `buildMachineImage` knows, and the Debian packages each adds to a root
+ * filesystem: busybox has none (its guest lives in its initramfs), python and node are
+ * Debian root filesystems run through qemu-guest-agent.
+ */
+const RECIPE_PACKAGES = { busybox: null, python: ['python3'], node: ['nodejs'] } as const
+export type MachineRecipe = keyof typeof RECIPE_PACKAGES
+export const MACHINE_RECIPES = Object.keys(RECIPE_PACKAGES) as MachineRecipe[]
 
-/** Build a machine image from a recipe (Debian packages only) into the store, on `refs/machine-images/<recipe>` so gc keeps it. */
-export async function buildMachineImage({ recipe, ...locator }: StoreLocator & { recipe: string }): Promise<{ image: Digest; recipe: MachineRecipe; kernelRelease: string }> {
-  if (!(MACHINE_RECIPES as readonly string[]).includes(recipe))
-    throw new UsageError(`no machine recipe ${JSON.stringify(recipe)}: the recipes are ${MACHINE_RECIPES.join(', ')}`, { value: recipe })
+/** Debian's rule for a package name; anything else (an option to apt, a path) is refused before apt sees it. */
+const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]+$/
+
+/**
+ * Build a machine image from a recipe (Debian packages only) into the store, on
+ * `refs/machine-images/<recipe>` so gc keeps it. `packages` adds Debian packages to a root
+ * filesystem recipe's.
+ */
+export async function buildMachineImage({
+  recipe,
+  packages = [],
+  ...locator
+}: StoreLocator & { recipe: string; packages?: string[] }): Promise<{ image: Digest; recipe: MachineRecipe; kernelRelease: string }> {
+  if (!Object.hasOwn(RECIPE_PACKAGES, recipe)) throw new UsageError(`no machine recipe ${JSON.stringify(recipe)}: the recipes are ${MACHINE_RECIPES.join(', ')}`, { value: recipe })
+  const base = RECIPE_PACKAGES[recipe as MachineRecipe]
+  const odd = packages.find((p) => !PACKAGE_NAME.test(p))
+  if (odd !== undefined) throw new UsageError(`${JSON.stringify(odd)} is not a Debian package name`, { value: odd })
+  if (base === null && packages.length > 0)
+    throw new UsageError(`the busybox recipe takes no packages: its guest is busybox alone (python and node take packages)`, { value: recipe })
   const { store } = await openStore(locator)
-  const { image, kernelRelease } = await buildBusyboxImage(store)
+  const { image, kernelRelease } = base === null ? await buildBusyboxImage(store) : await buildRootfsImage(store, recipe, [...base, ...packages])
   await updateRef({ store, name: `refs/machine-images/${recipe}`, id: image, message: `machine build ${recipe}` }) // kept through gc
   return { image, recipe: recipe as MachineRecipe, kernelRelease }
 }

@@ -7,11 +7,12 @@ import { readMachineImage } from './image/MachineImage.js'
 import type { MachineLayer } from './MachineLayer.js'
 import { machinesDir } from './machineRecords.js'
 
-/** A machine image's kernel and initramfs as files QEMU can read. */
+/** A machine image's kernel and initramfs as files QEMU can read, and its root filesystem, the raw file a machine's disk is an overlay of. */
 export interface ImageFiles {
   kernel: string
   initrd: string
   cmdline: string
+  rootfs: { path: string; bytes: number } | null
 }
 
 /** A machine layer's files: the RAM template children map copy-on-write, the device state, the raw disk children's overlays sit on. */
@@ -27,8 +28,10 @@ export async function imageFiles(store: Store, digest: Digest): Promise<ImageFil
   const dir = await materialized(store, '.images', digest, async (tmp) => {
     writeFileSync(join(tmp, 'kernel'), await store.readBlob(image.kernel))
     writeFileSync(join(tmp, 'initrd'), await store.readBlob(image.initrd))
+    if (image.rootfs) await writeFilePieces(store, image.rootfs.disk, join(tmp, 'rootfs'), image.rootfs.diskBytes)
   })
-  return { kernel: join(dir, 'kernel'), initrd: join(dir, 'initrd'), cmdline: image.cmdline }
+  const rootfs = image.rootfs ? { path: join(dir, 'rootfs'), bytes: image.rootfs.diskBytes } : null
+  return { kernel: join(dir, 'kernel'), initrd: join(dir, 'initrd'), cmdline: image.cmdline, rootfs }
 }
 
 /**

@@ -6,6 +6,7 @@ import { MachineNotFoundError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWriteSync } from '../util/atomicWrite.js'
+import type { GuestAgentKind } from './qemu/GuestChannel.js'
 import type { Accelerator, QemuLaunch } from './qemu/qemuArgs.js'
 
 /** A machine of a store, running or gone: what `machine ls`, `exec`, `snapshot` and `kill` find it by. */
@@ -15,6 +16,8 @@ export interface MachineRecord {
   /** The machine image it runs. */
   image: Digest
   accelerator: Accelerator
+  /** What answers on its agent socket. */
+  agent: GuestAgentKind
   launch: QemuLaunch
   /** The snapshot image it was forked or restored from; null for a machine booted cold. */
   from: Digest | null
@@ -55,7 +58,8 @@ export function writeRecord(store: Store, record: MachineRecord): void {
 export function readRecord(store: Store, id: string): MachineRecord {
   const path = join(machineDir(store, id), 'machine.json')
   if (!/^m[0-9a-f]{8}$/.test(id) || !existsSync(path)) throw new MachineNotFoundError(`no machine ${id} in this store (forkpoint machine ls)`, { machine: id })
-  return JSON.parse(readFileSync(path, 'utf8')) as MachineRecord
+  const record = JSON.parse(readFileSync(path, 'utf8')) as Omit<MachineRecord, 'agent'> & { agent?: GuestAgentKind }
+  return { ...record, agent: record.agent ?? 'forkpoint' } // a record written before qemu-ga guests names no agent: ours
 }
 
 export function listRecords(store: Store): MachineRecord[] {

@@ -14,6 +14,17 @@ export interface MachineImage {
   /** The initramfs (newc cpio) blob. */
   initrd: Digest
   cmdline: string
+  /** A Debian root filesystem on the machine's disk (the python and node recipes); without one, the guest lives in its initramfs and the disk is a blank ext4 at /data. */
+  rootfs?: RootFilesystem
+}
+
+/** An ext4 image of Debian packages, stored in fixed pieces like a machine's disk. */
+export interface RootFilesystem {
+  /** The raw ext4 image, a `chunks` object. */
+  disk: Digest
+  diskBytes: number
+  /** Every package in it, `name=version`. */
+  packages: string[]
 }
 
 /**
@@ -26,7 +37,15 @@ export const GUEST_CMDLINE =
 
 export async function readMachineImage(store: Store, digest: Digest): Promise<MachineImage> {
   const image = (await store.readObject(digest)) as unknown as MachineImage
-  if (image.kind !== 'machine-image' || !isDigest(image.kernel) || !isDigest(image.initrd) || typeof image.cmdline !== 'string' || typeof image.kernelRelease !== 'string')
+  const rootfsSane = (r: RootFilesystem | undefined) => r === undefined || (isDigest(r.disk) && Number.isSafeInteger(r.diskBytes) && r.diskBytes > 0 && Array.isArray(r.packages))
+  if (
+    image.kind !== 'machine-image' ||
+    !isDigest(image.kernel) ||
+    !isDigest(image.initrd) ||
+    typeof image.cmdline !== 'string' ||
+    typeof image.kernelRelease !== 'string' ||
+    !rootfsSane(image.rootfs)
+  )
     throw new MalformedObjectError(`${digest} is not a machine image`, { digest, expected: 'machine-image', actual: String(image.kind) })
   return image
 }

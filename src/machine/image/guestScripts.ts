@@ -47,3 +47,43 @@ while :; do
   echo "@@R $id $rc $o $e" >&3
 done
 `
+
+/** The disk holding a root filesystem: the machine's one disk. */
+const ROOT_DISK = '/dev/vda'
+
+/** PID 1 of the initramfs of an image with a root filesystem: modules, then the disk mounted and made the root, its /sbin/forkpoint-init run. */
+export function switchRootInit(modules: readonly string[]): string {
+  return `#!/bin/sh
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+for m in ${modules.join(' ')}; do insmod /lib/modules/$m.ko; done
+mkdir -p /newroot
+n=0; while [ ! -b ${ROOT_DISK} ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+if ! mount -t ext4 -o noatime ${ROOT_DISK} /newroot; then echo "forkpoint: no root filesystem on ${ROOT_DISK}" > /dev/ttyS0; poweroff -f; fi
+for d in dev proc sys; do mount --move /$d /newroot/$d; done
+exec switch_root /newroot /sbin/forkpoint-init
+`
+}
+
+/**
+ * PID 1 of a root filesystem image: mounts, the filesystem grown to the disk (the disk
+ * can be larger than the image's filesystem), then qemu-guest-agent on the virtio-serial
+ * port (there is no udev to name it), kept running. Busybox does what init needs, so the
+ * packages stay the recipe's own.
+ */
+export const ROOTFS_INIT = `#!/bin/busybox sh
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
+busybox mount -t tmpfs -o mode=1777 tmpfs /tmp
+busybox mount -t tmpfs -o mode=755 tmpfs /run
+busybox mkdir -p /dev/pts /dev/shm /run/qemu-ga
+busybox mount -t devpts devpts /dev/pts
+busybox hostname forkpoint
+resize2fs ${ROOT_DISK} >/dev/null 2>&1
+P=
+while [ -z "$P" ]; do for p in /dev/vport*p1; do [ -c "$p" ] && P=$p; done; [ -z "$P" ] && busybox sleep 0.05; done
+echo "forkpoint guest ready $(busybox cut -d' ' -f1 /proc/uptime)" > /dev/ttyS0
+while :; do qemu-ga -m virtio-serial -p "$P" -t /run/qemu-ga; busybox sleep 0.1; done </dev/null >/dev/null 2>&1 &
+while :; do busybox sleep 3600; done
+`

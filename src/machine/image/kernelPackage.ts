@@ -16,10 +16,14 @@ export interface GuestKernel {
   modules: string
 }
 
-/** Where fetched kernels are kept between runs: `$XDG_CACHE_HOME/forkpoint/kernels`, else `~/.cache/forkpoint/kernels`. */
-function kernelCacheDir(): string {
-  return join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'forkpoint', 'kernels')
+/** Where what machines fetch is kept between runs (kernels, Debian packages): `$XDG_CACHE_HOME/forkpoint`, else `~/.cache/forkpoint`. */
+export function forkpointCacheDir(): string {
+  const dir = join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'forkpoint')
+  mkdirSync(dir, { recursive: true })
+  return dir
 }
+
+const kernelCacheDir = () => join(forkpointCacheDir(), 'kernels')
 
 /**
  * The cloud kernel apt knows now, fetched with `apt-get download` and unpacked with

@@ -2,21 +2,14 @@ import { randomBytes } from 'node:crypto'
 import type { Socket } from 'node:net'
 import { MachineError } from '../../errors/index.js'
 import { connectUnix } from './connectUnix.js'
-
-/** What a command run in a guest gave back. */
-export interface ExecResult {
-  exitCode: number
-  stdout: string
-  stderr: string
-}
+import type { ExecResult, GuestChannel } from './GuestChannel.js'
 
 /**
- * The host's end of the guest agent (src/machine/image/guestScripts.ts): scripts go as
- * base64 lines on the machine's agent socket, answers come back by id. One connection
- * at a time is QEMU's rule for a socket chardev, so a caller connects, runs what it has
- * and closes; another caller's connection waits its turn (connectUnix).
+ * The host's end of our busybox guest's agent (src/machine/image/guestScripts.ts): scripts
+ * go as base64 lines on the machine's agent socket, answers come back by id. Another
+ * caller's connection waits its turn (connectUnix).
  */
-export class GuestAgent {
+export class GuestAgent implements GuestChannel {
   private buffer = ''
   private readonly waiting = new Map<string, { resolve: (r: ExecResult) => void; reject: (e: Error) => void }>()
   private hello: { resolve: () => void; reject: (err: Error) => void } | null = null
@@ -40,14 +33,14 @@ export class GuestAgent {
     return new GuestAgent(socket, machine)
   }
 
-  /** The agent's first line after a boot: until it comes, the guest is not listening. */
+  /** The agent's first line after a boot. */
   waitForHello(): Promise<void> {
     if (this.helloSeen) return Promise.resolve()
     if (this.closed) return Promise.reject(this.closed)
     return new Promise<void>((resolve, reject) => (this.hello = { resolve, reject }))
   }
 
-  /** Run a shell script in the guest (busybox sh, stdin empty) and wait for its exit code and output. */
+  /** Run a shell script in the guest with busybox sh. */
   exec(script: string): Promise<ExecResult> {
     if (this.closed) return Promise.reject(this.closed)
     const id = randomBytes(6).toString('hex') // unique across callers: an answer meant for a caller gone is ignored

@@ -1,5 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { UsageError } from '../../errors/index.js'
 import { openStore } from '../../store/findStore.js'
 import { updateRef } from '../../store/refs.js'
 import type { BootOptions, MachineInfo } from '../MachineBackend.js'
@@ -8,6 +9,7 @@ import { imageFiles } from '../machineFiles.js'
 import { liveRef, type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
 import { runTool } from '../runTool.js'
 import { chooseAccelerator } from './accelerator.js'
+import { guestAgentFor } from './GuestChannel.js'
 import { launchQemu, qemuFailed, waitForSocket } from './launchQemu.js'
 import { limitMachine } from './machineLimits.js'
 import { qemuArgs, type QemuLaunch } from './qemuArgs.js'
@@ -20,14 +22,23 @@ const BOOT_DEADLINE_MS = 300_000
 export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
   const { store } = await openStore(o)
   const memoryMiB = wholeNumber(o.memoryMiB ?? 256, 'memoryMiB', 16, MAX_MEMORY_MIB)
-  const diskMiB = wholeNumber(o.diskMiB ?? 256, 'diskMiB', 8, 1 << 20)
   const [files, { accelerator }] = await Promise.all([imageFiles(store, o.image), chooseAccelerator()])
+  const diskMiB = o.diskMiB === undefined ? null : wholeNumber(o.diskMiB, 'diskMiB', 8, 1 << 20)
   const id = newMachineId()
   const dir = machineDir(store, id)
   mkdirSync(dir, { recursive: true })
   try {
-    const disk = await freshDisk(dir, diskMiB)
-    const launch: QemuLaunch = { boot: files, memoryMiB, ram: { path: join(dir, 'ram'), share: true }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
+    const disk = files.rootfs ? await rootDisk(dir, files.rootfs, diskMiB) : await freshDisk(dir, diskMiB ?? DEFAULT_DISK_MIB)
+    const { kernel, initrd, cmdline } = files
+    const launch: QemuLaunch = {
+      boot: { kernel, initrd, cmdline },
+      memoryMiB,
+      ram: { path: join(dir, 'ram'), share: true },
+      disk,
+      sockets: sockets(id),
+      console: join(dir, 'console.log'),
+      accelerator,
+    }
     const detached = o.detached ?? false
     const child = launchQemu(qemuArgs(launch), { detached, log: join(dir, 'qemu.log'), machine: id })
     const record: MachineRecord = {
@@ -36,6 +47,7 @@ export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
       image: o.image,
       accelerator,
       launch,
+      agent: guestAgentFor(files.rootfs !== null),
       from: null,
       head: null,
       detached,
@@ -59,6 +71,23 @@ export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
     await killRecord(store, id)
     throw err
   }
+}
+
+/** The disk of a machine booted cold: a blank one's size, and the room a root filesystem's is given beyond the image's filesystem. */
+const DEFAULT_DISK_MIB = 256
+
+/**
+ * A root filesystem image's disk: a qcow2 overlay over the image's filesystem, of
+ * `diskMiB` (the filesystem's size and 256 MiB more by default), which the guest's init
+ * grows the filesystem to. A size smaller than the filesystem is refused.
+ */
+async function rootDisk(dir: string, rootfs: { path: string; bytes: number }, diskMiB: number | null): Promise<string> {
+  const imageMiB = Math.ceil(rootfs.bytes / 2 ** 20)
+  if (diskMiB !== null && diskMiB < imageMiB)
+    throw new UsageError(`the image's root filesystem takes ${imageMiB} MiB: a disk of ${diskMiB} MiB cannot hold it`, { option: 'diskMiB', value: diskMiB })
+  const disk = join(dir, 'disk.qcow2')
+  await runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', rootfs.path, '-F', 'raw', disk, `${diskMiB ?? imageMiB + DEFAULT_DISK_MIB}M`])
+  return disk
 }
 
 /** An empty ext4 disk the guest mounts at /data, made on the host (busybox has no mkfs.ext4), as a qcow2. */

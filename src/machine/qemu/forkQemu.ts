@@ -7,11 +7,13 @@ import { updateRef } from '../../store/refs.js'
 import type { Store } from '../../store/Store.js'
 import { readSnapshot } from '../../world/readObjects.js'
 import type { ForkOptions, MachineInfo } from '../MachineBackend.js'
+import { readMachineImage } from '../image/MachineImage.js'
 import { type MachineLayer, readMachineLayer } from '../MachineLayer.js'
 import { type SnapshotFiles, snapshotFiles } from '../machineFiles.js'
 import { liveRef, type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
 import { runTool } from '../runTool.js'
 import { chooseAccelerator, qemuVersion } from './accelerator.js'
+import { guestAgentFor } from './GuestChannel.js'
 import { limitMachine } from './machineLimits.js'
 import { startIncoming, withQmp } from './qemuSteps.js'
 import { deadline, info, killRecord, sockets, wholeNumber, withAgent } from './qemuProcess.js'
@@ -39,8 +41,9 @@ export async function forkQemu(o: ForkOptions): Promise<MachineInfo[]> {
     throw new UsageError(`the machine was saved by QEMU ${layer.qemuVersion}; this is QEMU ${version}, which cannot load its device state`, { value: layer.qemuVersion })
   if (layer.accelerator !== accelerator)
     throw new UsageError(`the machine was saved running on ${layer.accelerator}; machines here run on ${accelerator}`, { value: layer.accelerator })
-  const saved = await snapshotFiles(store, snap.machine, layer)
-  const started = await Promise.allSettled(Array.from({ length: n }, () => startChild(store, o, layer, saved, accelerator)))
+  const [saved, image] = await Promise.all([snapshotFiles(store, snap.machine, layer), readMachineImage(store, layer.image)])
+  const agent = guestAgentFor(image.rootfs !== undefined)
+  const started = await Promise.allSettled(Array.from({ length: n }, () => startChild(store, o, layer, saved, { accelerator, agent })))
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
   if (failed) {
     for (const s of started) if (s.status === 'fulfilled') await killRecord(store, s.value.id)
@@ -49,7 +52,13 @@ export async function forkQemu(o: ForkOptions): Promise<MachineInfo[]> {
   return started.map((s) => (s as PromiseFulfilledResult<MachineInfo>).value)
 }
 
-async function startChild(store: Store, o: ForkOptions, layer: MachineLayer, saved: SnapshotFiles, accelerator: MachineRecord['accelerator']): Promise<MachineInfo> {
+async function startChild(
+  store: Store,
+  o: ForkOptions,
+  layer: MachineLayer,
+  saved: SnapshotFiles,
+  { accelerator, agent }: Pick<MachineRecord, 'accelerator' | 'agent'>,
+): Promise<MachineInfo> {
   const id = newMachineId()
   const dir = machineDir(store, id)
   mkdirSync(dir, { recursive: true })
@@ -58,7 +67,19 @@ async function startChild(store: Store, o: ForkOptions, layer: MachineLayer, sav
     await runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', saved.disk, '-F', 'raw', disk])
     const launch = { boot: null, memoryMiB: layer.memoryMiB, ram: { path: saved.ram, share: false }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
     const detached = o.detached ?? false
-    const record: MachineRecord = { id, pid: -1, image: layer.image, accelerator, launch, from: o.image, head: null, detached, cgroups: [], createdAt: new Date().toISOString() }
+    const record: MachineRecord = {
+      id,
+      pid: -1,
+      image: layer.image,
+      accelerator,
+      agent,
+      launch,
+      from: o.image,
+      head: null,
+      detached,
+      cgroups: [],
+      createdAt: new Date().toISOString(),
+    }
     writeRecord(store, record)
     await updateRef({ store, name: liveRef(id), id: o.image, message: `machine fork ${id}` })
     const child = await startIncoming(launch, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached, stateWithoutRam: true })

@@ -35,15 +35,31 @@ export function launchQemu(args: string[], o: LaunchOptions): ChildProcess {
 }
 
 /**
- * Wait for QEMU to open a socket it was told to listen on. No deadline: QEMU either opens
- * it or exits, and an exit is reported with what it wrote to its log.
+ * Wait for QEMU to listen on a socket it was told to. The file appears at bind(), a
+ * moment before listen(), and a connect between the two is refused, so what is watched
+ * is the kernel's list of QEMU's unix sockets (in its network namespace) for that path
+ * with the listening flag. No deadline: QEMU either listens or exits, and an exit is
+ * reported with what it wrote to its log.
  */
 export async function waitForSocket(child: ChildProcess, socket: string, o: Pick<LaunchOptions, 'log' | 'machine'>): Promise<void> {
   await pollUntil(() => {
-    if (existsSync(socket)) return true
+    if (listensOn(child.pid, socket)) return true
     if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, o)
     return undefined
   })
+}
+
+/** `__SO_ACCEPTCON` in /proc/net/unix's Flags column: the socket listens. */
+const LISTENING = 0x10000
+
+function listensOn(pid: number | undefined, socket: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/net/unix`, 'utf8')
+      .split('\n')
+      .some((line) => line.endsWith(` ${socket}`) && (parseInt(line.trim().split(/\s+/)[3] ?? '0', 16) & LISTENING) !== 0)
+  } catch {
+    return false // not started yet, or gone: the exit check says which
+  }
 }
 
 export function qemuFailed(child: ChildProcess, o: Pick<LaunchOptions, 'log' | 'machine'>): Error {

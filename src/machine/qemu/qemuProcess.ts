@@ -8,6 +8,8 @@ import type { Store } from '../../store/Store.js'
 import type { MachineInfo, MachineRef, MachineStats } from '../MachineBackend.js'
 import { isRunning, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir } from '../machineRecords.js'
 import { GuestAgent } from './GuestAgent.js'
+import type { GuestChannel } from './GuestChannel.js'
+import { QemuGuestAgent } from './QemuGuestAgent.js'
 import { releaseLimits } from './machineLimits.js'
 
 /** A machine's QEMU process as its record knows it: found running, talked to, described, killed. */
@@ -18,8 +20,9 @@ export function runningRecord(store: Store, machine: string): MachineRecord {
   return record
 }
 
-export async function withAgent<T>(record: MachineRecord, use: (agent: GuestAgent) => Promise<T>): Promise<T> {
-  const agent = await GuestAgent.connect(record.launch.sockets.agent, record.id)
+export async function withAgent<T>(record: MachineRecord, use: (agent: GuestChannel) => Promise<T>): Promise<T> {
+  const { agent: path } = record.launch.sockets
+  const agent: GuestChannel = record.agent === 'qemu-ga' ? await QemuGuestAgent.connect(path, record.id) : await GuestAgent.connect(path, record.id)
   try {
     return await use(agent)
   } finally {
