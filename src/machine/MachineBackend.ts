@@ -26,7 +26,11 @@ export interface BootOptions extends StoreLocator {
   image: Digest
   /** Guest RAM. @default 256 */
   memoryMiB?: number
-  /** The guest's disk at /data (ext4). @default 256 */
+  /**
+   * The guest's disk: for a busybox image a blank ext4 at /data (default 256 MiB); for an
+   * image with a root filesystem, the root, grown to this size at boot (default: the
+   * image's filesystem and 256 MiB more; less than the filesystem is refused).
+   */
   diskMiB?: number
   /** Outlive the caller (the CLI's machines do); otherwise killed with it. @default false */
   detached?: boolean

@@ -11,6 +11,7 @@ const PACKAGES: Record<string, string> = {
   'apt-get': 'apt',
   'apt-cache': 'apt',
   'dpkg-deb': 'dpkg',
+  fakeroot: 'fakeroot',
   cp: 'coreutils',
 }
 
@@ -21,7 +22,13 @@ export async function runTool(name: string, args: string[], cwd?: string): Promi
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string }
     const why =
-      e.code === 'ENOENT' ? `${name} is not installed (apt-get install ${PACKAGES[name] ?? name})` : `${name} ${args.join(' ')} failed: ${String(e.stderr ?? e.message).trim()}`
+      e.code === 'ENOENT' ? `${name} is not installed (apt-get install ${PACKAGES[name] ?? name})` : `${name} ${commandLine(args)} failed: ${String(e.stderr || e.message).trim()}`
     throw new MachineUnavailableError(why, { tool: name, hint: `apt-get install ${PACKAGES[name] ?? name}` }, { cause: err })
   }
+}
+
+/** A tool's arguments as an error shows them: a script and a hundred package files are cut short. */
+function commandLine(args: string[]): string {
+  const line = args.join(' ')
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line
 }

@@ -5,12 +5,12 @@ import { execMachine, initWorkspace, killMachine, listMachines } from '../../src
 import { tempDir } from './tmp.js'
 
 /**
- * One kernel cache for every machine test (and the unprivileged one, hence world-writable):
+ * One kernel and Debian package cache for every machine test (and the unprivileged one, hence world-writable):
  * the Debian kernel is fetched with `apt-get download` into `$XDG_CACHE_HOME/forkpoint/kernels`
  * once, not once a test. Set on import, before any machine is built.
  */
 export const KERNEL_CACHE = join(tmpdir(), 'forkpoint-test-kernels')
-for (const dir of [KERNEL_CACHE, join(KERNEL_CACHE, 'forkpoint'), join(KERNEL_CACHE, 'forkpoint', 'kernels')]) {
+for (const dir of [KERNEL_CACHE, join(KERNEL_CACHE, 'forkpoint'), join(KERNEL_CACHE, 'forkpoint', 'kernels'), join(KERNEL_CACHE, 'forkpoint', 'debs')]) {
   mkdirSync(dir, { recursive: true })
   try {
     chmodSync(dir, 0o1777)

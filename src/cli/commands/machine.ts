@@ -27,23 +27,32 @@ export function registerMachine(program: Command): void {
     print(commonFlags(cmd), await (await api()).machineDoctor(), { human: (r) => `${r.accelerator}: ${r.reason}\nQEMU ${r.qemu}` })
   })
 
-  sub('build <recipe>', 'build a machine image from Debian packages (recipe: busybox)').action(async (recipe: string, _opts: object, cmd: Command) => {
-    const flags = commonFlags(cmd)
-    print(flags, await (await api()).buildMachineImage({ ...where(flags), recipe }), { human: (r) => `${r.image}\t${r.recipe}, kernel ${r.kernelRelease}` })
-  })
+  sub('build <recipe>', 'build a machine image from Debian packages (recipe: busybox, python or node)')
+    .option('-p, --package <name...>', 'more Debian packages for a python or node image')
+    .action(async (recipe: string, opts: { package?: string[] }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const r = await (await api()).buildMachineImage({ ...where(flags), recipe, packages: opts.package ?? [] })
+      print(flags, r, { human: (i) => `${i.image}\t${i.recipe}, kernel ${i.kernelRelease}` })
+    })
 
   sub('start <image>', 'boot a machine image; the machine runs until machine kill')
     .option('--memory <MiB>', 'guest RAM', '256')
-    .option('--disk <MiB>', 'the guest disk at /data', '256')
+    .option('--disk <MiB>', "the guest's disk: a blank one at /data (busybox), or the root filesystem grown to it (default: the image's and 256 MiB more)")
     .action(async (image: string, opts: { memory?: string; disk?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const m = await (
         await api()
-      ).bootMachine({ ...where(flags), image, memoryMiB: wholeNumber('--memory', opts.memory, 256), diskMiB: wholeNumber('--disk', opts.disk, 256), detached: true })
+      ).bootMachine({
+        ...where(flags),
+        image,
+        memoryMiB: wholeNumber('--memory', opts.memory, 256),
+        ...(opts.disk === undefined ? {} : { diskMiB: wholeNumber('--disk', opts.disk, 256) }),
+        detached: true,
+      })
       print(flags, m, { human: (r) => r.id })
     })
 
-  sub('exec <machine> <command...>', "run a command in the machine (busybox sh); exits with the command's exit code").action(
+  sub('exec <machine> <command...>', "run a command in the machine (with its /bin/sh); exits with the command's exit code").action(
     async (id: string, words: string[], _opts: object, cmd: Command) => {
       const flags = commonFlags(cmd)
       const result = await (await api()).execMachine({ ...where(flags), machine: id, command: words.length === 1 ? words[0]! : words.map(shellWord).join(' ') })
