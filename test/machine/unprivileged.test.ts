@@ -88,4 +88,12 @@ describe.runIf(root)('machines for a user who is not root (nobody)', () => {
     for (const pid of [parent.pid, ...kids.map((k) => k.pid)]) expect(processAlive(pid)).toBe(false)
     expect((JSON.parse(await ok('machine', 'ls', '--json')) as { machines: unknown[] }).machines).toEqual([])
   })
+
+  it('builds a python image (apt, fakeroot, mke2fs as nobody) whose files the guest sees owned by root, and runs it', { timeout: MACHINE_TIMEOUT * 2 }, async () => {
+    const image = (JSON.parse(await ok('machine', 'build', 'python', '--json')) as { image: string }).image
+    const m = JSON.parse(await ok('machine', 'start', image, '--json')) as { id: string; pid: number }
+    expect(uidOf(m.pid)).toBe(NOBODY)
+    expect(await ok('machine', 'exec', m.id, 'stat -c %u:%g /usr/bin/python3.11 /etc/passwd; python3 -c "print(6 * 7)"')).toBe('0:0\n0:0\n42\n')
+    await ok('machine', 'kill', m.id)
+  })
 })
