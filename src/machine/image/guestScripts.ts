@@ -1,15 +1,20 @@
 /** Modules the busybox guest loads, in this order once their dependencies are sorted in (the cloud kernel builds virtio as modules). */
 export const GUEST_MODULES = ['virtio_mmio', 'virtio_blk', 'virtio_console', 'virtio-rng'] as const
 
-/** PID 1 of the busybox guest: mounts, modules, the disk at /data, then the agent, kept running. */
-export function initScript(modules: readonly string[]): string {
+/** What an initramfs's PID 1 does first: the kernel's filesystems mounted, the modules loaded. */
+function initPreamble(modules: readonly string[]): string {
   return `#!/bin/sh
 export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-mkdir -p /dev/pts /tmp /data && mount -t tmpfs tmpfs /tmp
 for m in ${modules.join(' ')}; do insmod /lib/modules/$m.ko; done
+`
+}
+
+/** PID 1 of the busybox guest: mounts, modules, the disk at /data, then the agent, kept running. */
+export function initScript(modules: readonly string[]): string {
+  return `${initPreamble(modules)}mkdir -p /dev/pts /tmp /data && mount -t tmpfs tmpfs /tmp
 [ -b /dev/vda ] && mount -t ext4 -o noatime /dev/vda /data
 echo "forkpoint guest ready $(cut -d' ' -f1 /proc/uptime)" > /dev/ttyS0
 while :; do /bin/agent; sleep 0.1; done &
@@ -53,13 +58,7 @@ const ROOT_DISK = '/dev/vda'
 
 /** PID 1 of the initramfs of an image with a root filesystem: modules, then the disk mounted and made the root, its /sbin/forkpoint-init run. */
 export function switchRootInit(modules: readonly string[]): string {
-  return `#!/bin/sh
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-for m in ${modules.join(' ')}; do insmod /lib/modules/$m.ko; done
-mkdir -p /newroot
+  return `${initPreamble(modules)}mkdir -p /newroot
 n=0; while [ ! -b ${ROOT_DISK} ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
 if ! mount -t ext4 -o noatime ${ROOT_DISK} /newroot; then echo "forkpoint: no root filesystem on ${ROOT_DISK}" > /dev/ttyS0; poweroff -f; fi
 for d in dev proc sys; do mount --move /$d /newroot/$d; done
