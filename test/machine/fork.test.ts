@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type MachineInfo,
@@ -144,7 +145,38 @@ describe('children of a snapshot', { timeout: MACHINE_TIMEOUT }, () => {
     expect(stats.rssBytes).toBeGreaterThan(0)
     expect(stats.pssBytes).toBeLessThan(stats.rssBytes)
   })
+
+  it.runIf(process.getuid?.() === 0)('are limited in cgroups of their own (memory: RAM and 256 MiB for QEMU; pids: 256), removed when killed', async () => {
+    const [child] = await forkMachine({ dir, image: snap.image, n: 1 })
+    expect(child!.limited).toBe(true)
+    const groups = forkpointCgroups(child!.pid)
+    expect(Object.keys(groups).sort()).toEqual(['memory', 'pids'])
+    const memoryMax = ['memory.max', 'memory.limit_in_bytes'].map((f) => join(groups['memory']!, f)).find(existsSync)!
+    expect(Number(readFileSync(memoryMax, 'utf8'))).toBe((256 + 256) * 2 ** 20)
+    expect(readFileSync(join(groups['pids']!, 'pids.max'), 'utf8').trim()).toBe('256')
+    await killMachine({ dir, machine: child!.id })
+    for (const group of Object.values(groups)) expect(existsSync(group)).toBe(false)
+  })
 })
+
+/** The cgroup folders named `forkpoint-…` a process is in, by controller (v1 hierarchies and the v2 one), found through this process's mounts. */
+function forkpointCgroups(pid: number): Record<string, string> {
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' - '))
+    .filter(([, right]) => /^cgroup2? /.test(right ?? ''))
+    .map(([left, right]) => ({ point: left!.split(' ')[4]!, v2: right!.startsWith('cgroup2'), options: right!.split(' ')[2] ?? '' }))
+  const out: Record<string, string> = {}
+  for (const line of readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n')) {
+    const [, controllers = '', path = ''] = line.split(':')
+    if (!path.includes('/forkpoint-')) continue
+    for (const controller of controllers ? controllers.split(',') : ['memory', 'pids']) {
+      const mount = mounts.find((m) => (controllers ? !m.v2 && m.options.split(',').includes(controller) : m.v2))
+      if (mount) out[controller] = join(mount.point, path)
+    }
+  }
+  return out
+}
 
 describe('the version tree of a machine', { timeout: MACHINE_TIMEOUT }, () => {
   let childSnap: MachineSnapshot

@@ -11,7 +11,7 @@ import { runTool } from '../runTool.js'
 import { chooseAccelerator } from './accelerator.js'
 import { guestAgentFor } from './GuestChannel.js'
 import { launchQemu, qemuFailed, waitForSocket } from './launchQemu.js'
-import { limitMachine } from './machineLimits.js'
+import { enterLimits, limitsAlongside } from './machineLimits.js'
 import { qemuArgs, type QemuLaunch } from './qemuArgs.js'
 import { deadline, info, killRecord, sockets, wholeNumber, withAgent } from './qemuProcess.js'
 
@@ -28,7 +28,7 @@ export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
   const dir = machineDir(store, id)
   mkdirSync(dir, { recursive: true })
   try {
-    const disk = files.rootfs ? await rootDisk(dir, files.rootfs, diskMiB) : await freshDisk(dir, diskMiB ?? DEFAULT_DISK_MIB)
+    const [disk, limits] = await limitsAlongside(memoryMiB, files.rootfs ? rootDisk(dir, files.rootfs, diskMiB) : freshDisk(dir, diskMiB ?? DEFAULT_DISK_MIB))
     const { kernel, initrd, cmdline } = files
     const launch: QemuLaunch = {
       boot: { kernel, initrd, cmdline },
@@ -51,13 +51,12 @@ export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
       from: null,
       head: null,
       detached,
-      cgroups: [],
+      cgroups: limits.map((g) => g.dir),
       createdAt: new Date().toISOString(),
     }
     writeRecord(store, record)
+    await enterLimits(limits, record.pid)
     await updateRef({ store, name: liveRef(id), id: o.image, message: `machine start ${id}` })
-    record.cgroups = await limitMachine(record.pid, memoryMiB)
-    writeRecord(store, record)
     try {
       await waitForSocket(child, launch.sockets.agent, { log: join(dir, 'qemu.log'), machine: id })
       await withAgent(record, (agent) =>

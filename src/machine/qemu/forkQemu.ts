@@ -14,7 +14,7 @@ import { liveRef, type MachineRecord, machineDir, newMachineId, writeRecord } fr
 import { runTool } from '../runTool.js'
 import { chooseAccelerator, qemuVersion } from './accelerator.js'
 import { guestAgentFor } from './GuestChannel.js'
-import { limitMachine } from './machineLimits.js'
+import { enterLimits, limitsAlongside } from './machineLimits.js'
 import { startIncoming, withQmp } from './qemuSteps.js'
 import { deadline, info, killRecord, sockets, wholeNumber, withAgent } from './qemuProcess.js'
 
@@ -64,7 +64,7 @@ async function startChild(
   mkdirSync(dir, { recursive: true })
   try {
     const disk = join(dir, 'disk.qcow2')
-    await runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', saved.disk, '-F', 'raw', disk])
+    const [, limits] = await limitsAlongside(layer.memoryMiB, runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', saved.disk, '-F', 'raw', disk]))
     const launch = { boot: null, memoryMiB: layer.memoryMiB, ram: { path: saved.ram, share: false }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
     const detached = o.detached ?? false
     const record: MachineRecord = {
@@ -77,7 +77,7 @@ async function startChild(
       from: o.image,
       head: null,
       detached,
-      cgroups: [],
+      cgroups: limits.map((g) => g.dir),
       createdAt: new Date().toISOString(),
     }
     writeRecord(store, record)
@@ -85,8 +85,7 @@ async function startChild(
     const child = await startIncoming(launch, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached, stateWithoutRam: true })
     record.pid = child.pid ?? -1
     writeRecord(store, record)
-    record.cgroups = await limitMachine(record.pid, layer.memoryMiB)
-    writeRecord(store, record)
+    await enterLimits(limits, record.pid)
     await withQmp(launch.sockets.qmp, id, (qmp) => qmp.execute('cont'))
     const fresh = await withAgent(record, (agent) =>
       deadline(agent.exec(freshStart()), FRESH_DEADLINE_MS, `machine ${id}: its first command did not answer within ${FRESH_DEADLINE_MS / 1000} s`),
