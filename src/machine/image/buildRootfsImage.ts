@@ -9,7 +9,7 @@ import { guestInitramfs } from './initramfs.js'
 import { fetchGuestKernel, forkpointCacheDir, type GuestKernel } from './kernelPackage.js'
 import { GUEST_CMDLINE, type MachineImage } from './MachineImage.js'
 import { ROOTFS_INIT, switchRootInit } from './guestScripts.js'
-import { reseedElf } from './reseedElf.js'
+import { FRESH_START_PATH, freshStartElf } from './freshStartElf.js'
 
 /** Room left on a root filesystem image for what the guest writes; `--disk` grows it at boot. */
 const FREE_MIB = 64
@@ -34,7 +34,7 @@ export async function buildRootfsImage(store: Store, recipe: string, packages: r
       debs,
       [
         { path: 'usr/sbin/forkpoint-init', data: ROOTFS_INIT, mode: 0o755 },
-        { path: 'usr/bin/reseed', data: reseedElf(), mode: 0o755 },
+        { path: `usr${FRESH_START_PATH}`, data: freshStartElf(), mode: 0o755 }, // /bin is usr/bin
         { path: 'etc/passwd', data: PASSWD, mode: 0o644 },
         { path: 'etc/group', data: GROUP, mode: 0o644 },
         { path: 'etc/hostname', data: 'forkpoint\n', mode: 0o644 },

@@ -5,14 +5,14 @@ import { MachineUnavailableError } from '../../errors/index.js'
 import { type CpioEntry, writeCpio } from './cpio.js'
 import type { GuestKernel } from './kernelPackage.js'
 import { GUEST_MODULES } from './guestScripts.js'
-import { reseedElf } from './reseedElf.js'
+import { FRESH_START_PATH, freshStartElf } from './freshStartElf.js'
 
 /** Debian's busybox-static puts a static busybox here. */
 const BUSYBOX = '/bin/busybox'
 
 /**
  * An initramfs of a static busybox, the virtio modules the guest needs (dependencies
- * first), `/bin/reseed`, `/init` (given the modules' names in load order) and `extra`
+ * first), a fork's fresh-start program, `/init` (given the modules' names in load order) and `extra`
  * files. The same kernel, busybox and files give the same bytes.
  */
 export function guestInitramfs(kernel: GuestKernel, init: (modules: string[]) => string, extra: readonly CpioEntry[] = []): Buffer {
@@ -24,7 +24,7 @@ export function guestInitramfs(kernel: GuestKernel, init: (modules: string[]) =>
     ...applets().map((name) => ({ path: `bin/${name}`, type: 'symlink' as const, target: 'busybox' })),
     ...modules.map(({ name, path }) => ({ path: `lib/modules/${name}.ko`, type: 'file' as const, mode: 0o644, data: readFileSync(path) })),
     { path: 'init', type: 'file', mode: 0o755, data: Buffer.from(init(modules.map((m) => m.name))) },
-    { path: 'bin/reseed', type: 'file', mode: 0o755, data: reseedElf() },
+    { path: FRESH_START_PATH.slice(1), type: 'file', mode: 0o755, data: freshStartElf() },
     ...extra,
   ])
 }

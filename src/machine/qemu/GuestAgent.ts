@@ -3,10 +3,14 @@ import type { Socket } from 'node:net'
 import { MachineError } from '../../errors/index.js'
 import { connectUnix } from './connectUnix.js'
 import type { ExecResult, GuestChannel } from './GuestChannel.js'
+import { printfEscaped } from './printfEscaped.js'
+
+/** What a request carries as it is: printable ASCII but the backslash (escapes) and the space (the line's separator). */
+const isPlain = (b: number) => b > 0x20 && b < 0x7f && b !== 0x5c
 
 /**
  * The host's end of our busybox guest's agent (src/machine/image/guestScripts.ts): scripts
- * go as base64 lines on the machine's agent socket, answers come back by id. Another
+ * go as lines on the machine's agent socket, answers come back by id. Another
  * caller's connection waits its turn (connectUnix).
  */
 export class GuestAgent implements GuestChannel {
@@ -46,7 +50,7 @@ export class GuestAgent implements GuestChannel {
     const id = randomBytes(6).toString('hex') // unique across callers: an answer meant for a caller gone is ignored
     return new Promise<ExecResult>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject })
-      this.socket.write(`${id} ${Buffer.from(script).toString('base64')}\n`)
+      this.socket.write(`${id} ${printfEscaped(Buffer.from(script), isPlain)}\n`)
     })
   }
 

@@ -7,6 +7,7 @@ import { updateRef } from '../../store/refs.js'
 import type { Store } from '../../store/Store.js'
 import { readSnapshot } from '../../world/readObjects.js'
 import type { ForkOptions, MachineInfo } from '../MachineBackend.js'
+import { FRESH_START_INPUT, FRESH_START_PATH } from '../image/freshStartElf.js'
 import { readMachineImage } from '../image/MachineImage.js'
 import { type MachineLayer, readMachineLayer } from '../MachineLayer.js'
 import { type SnapshotFiles, snapshotFiles } from '../machineFiles.js'
@@ -15,6 +16,7 @@ import { runTool } from '../runTool.js'
 import { chooseAccelerator, qemuVersion } from './accelerator.js'
 import { guestAgentFor } from './GuestChannel.js'
 import { enterLimits, limitsAlongside } from './machineLimits.js'
+import { printfEscaped } from './printfEscaped.js'
 import { startIncoming, withQmp } from './qemuSteps.js'
 import { deadline, info, killRecord, sockets, wholeNumber, withAgent } from './qemuProcess.js'
 
@@ -98,7 +100,16 @@ async function startChild(
   }
 }
 
-/** A child's first command: the host's time (the guest's clock stopped at the snapshot) and a seed of its own, taken in now. */
+/**
+ * A child's first command: the host's time (the guest's clock stopped at the snapshot)
+ * and a seed of its own, written by the shell's printf builtin for the one program it
+ * starts, `FRESH_START_PATH` (src/machine/image/freshStartElf.ts).
+ */
 function freshStart(): string {
-  return `date -s @${Math.floor(Date.now() / 1000)} >/dev/null && echo ${randomBytes(32).toString('hex')} > /dev/urandom && /bin/reseed`
+  const input = Buffer.alloc(48)
+  const now = Date.now()
+  input.writeBigInt64LE(BigInt(Math.floor(now / 1000)), 0)
+  input.writeBigInt64LE(BigInt((now % 1000) * 1_000_000), 8)
+  randomBytes(32).copy(input, 16)
+  return `printf %b '${printfEscaped(input)}' > ${FRESH_START_INPUT} && ${FRESH_START_PATH}`
 }
