@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto'
+import { readdirSync, readFileSync, truncateSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MachineInfo, bootMachine, buildMachineImage, forkMachine, killMachine, showObject, snapshotMachine } from '../../src/index.js'
 import { runCli } from '../helpers/cli.js'
@@ -106,6 +108,17 @@ describe('building root filesystem images', () => {
     expect(withJq.code, withJq.stderr).toBe(0)
     const rootfs = await rootfsOf((JSON.parse(withJq.stdout) as { image: string }).image)
     expect(rootfs.packages.map((p) => p.split('=')[0])).toEqual(expect.arrayContaining(['jq', 'python3']))
+  })
+
+  it("checks every cached .deb against apt's index: one cut short is fetched again", { timeout: MACHINE_TIMEOUT }, async () => {
+    await buildMachineImage({ dir, recipe: 'python', packages: ['jq'] }) // only this file's tests use jq: no other build reads its .deb meanwhile
+    const debs = join(KERNEL_CACHE, 'forkpoint', 'debs')
+    const jq = readdirSync(debs).find((f) => /^jq_.*_[0-9a-f]{16}\.deb$/.test(f))! // as the cache names it: name, version, the start of its SHA-256
+    const whole = readFileSync(join(debs, jq))
+    truncateSync(join(debs, jq), 100)
+    const again = await runCli(['machine', 'build', 'python', '--package', 'jq', '--json'], { cwd: dir, env })
+    expect(again.code, again.stderr).toBe(0)
+    expect(readFileSync(join(debs, jq)).equals(whole)).toBe(true)
   })
 
   it("builds a node image whose guest runs Debian's node", { timeout: MACHINE_TIMEOUT * 2 }, async () => {

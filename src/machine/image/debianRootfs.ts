@@ -1,13 +1,15 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { MachineUnavailableError } from '../../errors/index.js'
+import { hashFile } from '../../store/digest.js'
 import { runTool } from '../runTool.js'
 import { forkpointCacheDir } from './kernelPackage.js'
 
-/** A Debian package at the version apt chose. */
+/** A Debian package at the version apt chose, and the SHA-256 its signed index records for the .deb. */
 export interface DebianPackage {
   name: string
   version: string
+  sha256: string
 }
 
 /**
@@ -27,7 +29,8 @@ const LEFT_OUT = ['./usr/share/man/*', './usr/share/info/*', './usr/share/locale
 /**
  * The packages `wanted` need, every one, as apt resolves them for a system with nothing
  * installed (an empty dpkg status), recommends left out: the same closure debootstrap
- * would install, without debootstrap's root-only chroot.
+ * would install, without debootstrap's root-only chroot. Each with the SHA-256 apt's
+ * index records for it.
  */
 export async function packageClosure(wanted: readonly string[]): Promise<DebianPackage[]> {
   const dir = mkdtempSync(join(forkpointCacheDir(), '.apt-'))
@@ -35,33 +38,64 @@ export async function packageClosure(wanted: readonly string[]): Promise<DebianP
     writeFileSync(join(dir, 'status'), '')
     const apt = ['-o', `Dir::State::status=${join(dir, 'status')}`, '-o', 'APT::Install-Recommends=false', '-o', 'Debug::NoLocking=1']
     const { stdout } = await runTool('apt-get', ['-s', ...apt, 'install', ...wanted])
-    return [...stdout.matchAll(/^Inst (\S+) \((\S+)/gm)].map(([, name, version]) => ({ name: name!, version: version! }))
+    const chosen = [...stdout.matchAll(/^Inst (\S+) \((\S+)/gm)].map(([, name, version]) => `${name}=${version}`)
+    const hashes = await indexHashes(chosen)
+    return chosen.map((spec) => {
+      const [name, version] = spec.split(/=(.*)/s) as [string, string]
+      const sha256 = hashes.get(spec)
+      if (!sha256) throw new MachineUnavailableError(`apt's index has no SHA256 for ${spec}`, { tool: 'apt-cache' })
+      return { name, version, sha256 }
+    })
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
-/** The packages' .deb files, fetched with `apt-get download` into the user's cache the first time each name and version is needed. */
+/** `name=version` → the SHA-256 of its .deb, from `apt-cache show`'s stanzas. */
+async function indexHashes(specs: readonly string[]): Promise<Map<string, string>> {
+  const { stdout } = await runTool('apt-cache', ['show', ...specs])
+  const out = new Map<string, string>()
+  for (const stanza of stdout.split(/\n\n+/)) {
+    const field = (name: string) => new RegExp(`^${name}: (\\S+)$`, 'm').exec(stanza)?.[1]
+    const [name, version, sha256] = [field('Package'), field('Version'), field('SHA256')]
+    if (name && version && sha256) out.set(`${name}=${version}`, sha256)
+  }
+  return out
+}
+
+/**
+ * The packages' .deb files, fetched with `apt-get download` (which checks them against
+ * apt's signed index) into the user's cache the first time each is needed. Every file is
+ * checked against the index's SHA-256 each time it is used: a cached one that no longer
+ * matches (changed, cut short) is fetched again.
+ */
 export async function downloadPackages(packages: readonly DebianPackage[]): Promise<string[]> {
   const cache = join(forkpointCacheDir(), 'debs')
   mkdirSync(cache, { recursive: true })
-  // apt names a file name_version_arch.deb, the version's epoch colon written %3a
-  const debOf = (p: DebianPackage) => readdirSync(cache).find((f) => f.startsWith(`${p.name}_${p.version.replace(':', '%3a')}_`) && f.endsWith('.deb'))
-  const missing = packages.filter((p) => !debOf(p))
+  const fileOf = (p: DebianPackage) => join(cache, `${p.name}_${p.version.replace(':', '%3a')}_${p.sha256.slice(0, 16)}.deb`)
+  const missing: DebianPackage[] = []
+  for (const p of packages) if (!(await matches(fileOf(p), p.sha256))) missing.push(p)
   if (missing.length > 0) {
     const work = mkdtempSync(join(cache, '.fetch-'))
     try {
       await runTool('apt-get', ['download', '-q', ...missing.map((p) => `${p.name}=${p.version}`)], work)
-      for (const file of readdirSync(work)) renameSync(join(work, file), join(cache, file)) // a .deb is whole once apt names it
+      // apt names a file name_version_arch.deb, the version's epoch colon written %3a
+      const fetched = readdirSync(work)
+      for (const p of missing) {
+        const file = fetched.find((f) => f.startsWith(`${p.name}_${p.version.replace(':', '%3a')}_`) && f.endsWith('.deb'))
+        if (!file || !(await matches(join(work, file), p.sha256)))
+          throw new MachineUnavailableError(`apt-get download ${p.name}=${p.version} gave no .deb matching apt's index`, { tool: 'apt-get' })
+        renameSync(join(work, file), fileOf(p))
+      }
     } finally {
       rmSync(work, { recursive: true, force: true })
     }
   }
-  return packages.map((p) => {
-    const deb = debOf(p)
-    if (!deb) throw new MachineUnavailableError(`apt-get download ${p.name}=${p.version} left no .deb`, { tool: 'apt-get' })
-    return join(cache, deb)
-  })
+  return packages.map(fileOf)
+}
+
+async function matches(path: string, sha256: string): Promise<boolean> {
+  return existsSync(path) && (await hashFile(path)) === `sha256:${sha256}`
 }
 
 /** A file the image adds to the packages' files: a path under the root, its bytes and mode. */
