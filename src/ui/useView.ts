@@ -1,0 +1,27 @@
+import { useEffect, useState } from 'preact/hooks'
+import { view } from './api.js'
+
+export type Loaded<T> = { state: 'loading' } | { state: 'error'; message: string } | { state: 'ok'; data: T }
+
+/** A view's answer for these parameters, fetched again when they change (and every `pollMs`, when given). */
+export function useView<T>(name: string | null, params: Record<string, string | number | undefined> = {}, pollMs?: number): Loaded<T> {
+  const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' })
+  const key = JSON.stringify([name, params])
+  useEffect(() => {
+    if (name === null) return
+    let live = true
+    const load = () =>
+      view<T>(name, params).then(
+        (data) => live && setLoaded({ state: 'ok', data }),
+        (err: unknown) => live && setLoaded({ state: 'error', message: err instanceof Error ? err.message : String(err) }),
+      )
+    setLoaded({ state: 'loading' })
+    void load()
+    const timer = pollMs === undefined ? undefined : setInterval(() => void load(), pollMs)
+    return () => {
+      live = false
+      clearInterval(timer)
+    }
+  }, [key])
+  return loaded
+}
