@@ -6,7 +6,7 @@ import { Loading } from './Loading.js'
 import { useView } from './useView.js'
 
 /** How many images one page lays out: the newest first, the rest a page away. */
-export const PAGE = 200
+export const PAGE = 100
 
 export function ImagesView() {
   const [offset, setOffset] = useState(0)
