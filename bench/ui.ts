@@ -9,13 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
-import { Store, initWorkspace } from '../src/index.js'
 import { type RunningService, startService } from '../src/service/httpService.js'
-import { updateRef } from '../src/store/refs.js'
-import type { Digest } from '../src/store/digest.js'
-import { makeSnapshot } from '../src/world/Snapshot.js'
-import { fileEntry, treeObject } from '../src/world/Tree.js'
 import { launchChromium, openPage } from '../test/ui/browser.js'
+import { writeImageHistory } from '../test/ui/uiStore.js'
 import { type Row, measure, report } from './harness.js'
 
 /** Images on one page of the graph view (src/ui/ImagesView.tsx). */
@@ -23,28 +19,6 @@ const PAGE = 100
 
 /** A side image every this many, merged into the next main one. */
 const MERGE_EVERY = 20
-
-/** Write `count` snapshots straight into a new store: each with a tree of its own (a shared file and one of its own). */
-async function bigStore(dir: string, count: number): Promise<void> {
-  const { storeDir } = await initWorkspace({ dir })
-  const store = await Store.open(storeDir)
-  const shared = await store.writeBlob(Buffer.from('shared\n'))
-  const start = Date.UTC(2026, 0, 1)
-  let made = 0
-  const write = async (parents: Digest[], message: string): Promise<Digest> => {
-    const own = await store.writeBlob(Buffer.from(`${message}\n`))
-    const { bytes, digest } = treeObject([fileEntry('own.txt', false, message.length + 1, own, false), fileEntry('shared.txt', false, 7, shared, false)])
-    await store.writeVerified(digest, bytes)
-    return store.writeObject(makeSnapshot({ parents, tree: digest, message, createdAt: new Date(start + made++ * 1000) }))
-  }
-  let tip = await write([], 'root')
-  let side: Digest | null = null
-  while (made < count) {
-    tip = await write(side ? [tip, side] : [tip], `main ${made}`)
-    side = made % MERGE_EVERY === 0 && made < count ? await write([tip], `side ${made}`) : null
-  }
-  await updateRef({ store, name: 'refs/heads/main', id: tip, message: 'bench' })
-}
 
 /**
  * Navigate an open page to the web view and wait for the graph's first page to be on
@@ -82,7 +56,7 @@ export async function main(args: string[]): Promise<void> {
   }
   try {
     const t0 = process.hrtime.bigint()
-    await bigStore(dir, count)
+    await writeImageHistory(dir, count, MERGE_EVERY)
     console.log(`store of ${count} snapshots written in ${(Number(process.hrtime.bigint() - t0) / 1e6).toFixed(0)} ms`)
     const rows: Row[] = []
     const row = (operation: string, m: { median: number; samples: number[] }) =>

@@ -1,7 +1,10 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { Recorder, Workspace, bestOfN, checkout, createTag, forkImage, merge, snapshotAgent } from '../../src/index.js'
-import { initWorkspace } from '../../src/index.js'
+import { Recorder, Store, Workspace, bestOfN, checkout, createTag, forkImage, initWorkspace, merge, snapshotAgent } from '../../src/index.js'
+import type { Digest } from '../../src/store/digest.js'
+import { updateRef } from '../../src/store/refs.js'
+import { makeSnapshot } from '../../src/world/Snapshot.js'
+import { fileEntry, treeObject } from '../../src/world/Tree.js'
 
 /** The hostile names and values the page must show as text. */
 export const HOSTILE_FILE = '<script>alert(1)<script>.js'
@@ -53,4 +56,30 @@ export async function makeUiStore(dir: string): Promise<UiStore> {
   const ws = await Workspace.open({ dir })
   await bestOfN((_path, attempt) => ({ success: attempt !== 2, score: attempt * 10 }), { n: 3, isolate: false }).apply(ws)
   return { dir, runs: { a, b }, images: { base: base.id, left: left.id, right: right.id, merge: merged.id } }
+}
+
+/**
+ * A long history written straight into a new store in `dir` (fast enough for 10,000): a
+ * main line on `main`, with a side image every `mergeEvery` merged into the next main one;
+ * each image's tree holds a shared file and one of its own.
+ */
+export async function writeImageHistory(dir: string, count: number, mergeEvery: number): Promise<void> {
+  const { storeDir } = await initWorkspace({ dir })
+  const store = await Store.open(storeDir)
+  const shared = await store.writeBlob(Buffer.from('shared\n'))
+  const start = Date.UTC(2026, 0, 1)
+  let made = 0
+  const write = async (parents: Digest[], message: string): Promise<Digest> => {
+    const own = await store.writeBlob(Buffer.from(`${message}\n`))
+    const { bytes, digest } = treeObject([fileEntry('own.txt', false, message.length + 1, own, false), fileEntry('shared.txt', false, 7, shared, false)])
+    await store.writeVerified(digest, bytes)
+    return store.writeObject(makeSnapshot({ parents, tree: digest, message, createdAt: new Date(start + made++ * 1000) }))
+  }
+  let tip = await write([], 'root')
+  let side: Digest | null = null
+  while (made < count) {
+    tip = await write(side ? [tip, side] : [tip], `main ${made}`)
+    side = made % mergeEvery === 0 && made + 1 < count ? await write([tip], `side ${made}`) : null
+  }
+  await updateRef({ store, name: 'refs/heads/main', id: tip, message: 'a written history' })
 }

@@ -10,7 +10,7 @@ import { ROOT } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
 import { launchChromium, openPage } from './browser.js'
 import { referenceScreenshot, screenshotDistance } from './screenshots.js'
-import { HOSTILE_FILE, HOSTILE_OUTPUT, type UiStore, makeUiStore } from './uiStore.js'
+import { HOSTILE_FILE, HOSTILE_OUTPUT, type UiStore, makeUiStore, writeImageHistory } from './uiStore.js'
 
 /** The share of changed blocks two screenshots of one view stay under (their ids, times and fonts differ); see screenshots.ts. */
 const SAME_VIEW = 0.05
@@ -197,5 +197,28 @@ describe('forkpoint ui in headless Chromium', () => {
     expect(served.headers.get('content-security-policy')).toContain("default-src 'none'")
     expect(served.headers.get('content-security-policy')).toContain("connect-src 'self'")
     await tab.close()
+  })
+
+  it('pages a long history: the newest images first, the rest a click away, edges to the next page drawn as stubs', async () => {
+    const dir = tempDir('ui-long')
+    await writeImageHistory(dir, 250, 20)
+    const long = await startService({ dir, listen: '127.0.0.1:0', readOnly: true, watch: false })
+    try {
+      const page = await openPage(browser)
+      await page.goto(`${long.address}/ui/`)
+      await expect.poll(() => page.getByTestId('graph-count').textContent()).toBe('images 1–100 of 250')
+      expect(await page.locator('g.node').count()).toBe(100)
+      expect(await page.locator('g.node text.message').first().textContent()).toBe('main 249')
+      expect(await page.locator('line.stub').count()).toBeGreaterThan(0)
+      await page.getByRole('button', { name: 'older' }).click()
+      await page.getByRole('button', { name: 'older' }).click()
+      await expect.poll(() => page.getByTestId('graph-count').textContent()).toBe('images 201–250 of 250')
+      expect(await page.locator('g.node').count()).toBe(50)
+      expect(await page.locator('g.node[data-kind="root"] text.message').textContent()).toBe('root')
+      expect(await page.getByRole('button', { name: 'older' }).isDisabled()).toBe(true)
+      await page.close()
+    } finally {
+      await long.close()
+    }
   })
 })
