@@ -26,6 +26,7 @@ export interface Exploration {
 }
 
 const dir = (store: Store) => store.path('explorations')
+let recorded = 0
 
 /** Keep what became of a pattern's run; ids sort by start time, as run ids do. */
 export async function recordExploration(
@@ -33,7 +34,8 @@ export async function recordExploration(
   { pattern, started, outcome, error }: { pattern: PatternName; started: Date; outcome: Pick<Outcome, 'committed' | 'winner' | 'results' | 'matches'> | null; error: Error | null },
 ): Promise<void> {
   const results: CandidateResult[] = outcome?.results ?? []
-  const id = `${started.getTime().toString(16).padStart(12, '0')}${randomBytes(4).toString('hex')}`
+  // the start's milliseconds, then this process's count (runs started in one millisecond keep their order), then chance (other processes')
+  const id = `${started.getTime().toString(16).padStart(12, '0')}${(recorded++ % 0x10000).toString(16).padStart(4, '0')}${randomBytes(2).toString('hex')}`
   const record: Exploration = {
     kind: 'exploration',
     schemaVersion: 1,
