@@ -49,20 +49,20 @@ export function GraphCanvas({ nodes, selected, onSelect }: { nodes: GraphNode[];
 function NodeBox({ node, x, y, selected, continued, onSelect }: { node: GraphNode; x: number; y: number; selected: boolean; continued: boolean; onSelect: (id: string) => void }) {
   const kind = node.parents.length > 1 ? 'merge' : node.fork ? 'fork' : node.parents.length === 0 ? 'root' : 'image'
   const labels = [...node.refs, ...(node.fork ? [`fork #${node.fork.index}`] : [])]
-  const layers = node.layers.map((l) => (l.layer === 'world' ? `world ${l.files ?? 0} files ${bytes(l.bytes)}` : `${l.layer} ${bytes(l.bytes)}`)).join(' · ')
+  const layers = node.layers.map((l) => (l.layer === 'world' ? `${l.files ?? 0} files ${bytes(l.bytes)}` : `${l.layer} ${bytes(l.bytes)}`)).join(' · ')
   return (
     <g class={`node ${kind}${selected ? ' selected' : ''}`} transform={`translate(${x},${y})`} onClick={() => onSelect(node.id)} data-id={node.id} data-kind={kind} tabIndex={0}>
-      <title>{`${node.id}\n${node.message}\n${node.createdAt}`}</title>
+      <title>{`${node.id}\n${node.message}\n${node.createdAt}\n${layers}`}</title>
       <rect width={NODE_WIDTH} height={NODE_HEIGHT} rx="6" />
       <text x="8" y="16" class="id">
         {short(node.id)}
         <tspan class="refs">{labels.length ? `  ${labels.join(', ')}` : ''}</tspan>
       </text>
       <text x="8" y="33" class="message">
-        {clip(node.message, 32)}
+        {clip(node.message, 40)}
       </text>
       <text x="8" y="49" class="layers">
-        {clip(layers, 40)}
+        {clip(layers, 50)}
       </text>
       {continued && <line x1={NODE_WIDTH / 2} y1={NODE_HEIGHT} x2={NODE_WIDTH / 2} y2={NODE_HEIGHT + 14} class="edge stub" />}
     </g>

@@ -45,10 +45,22 @@ export function ImagePanel({ id }: { id: string }) {
   )
 }
 
+/** The layers with their sizes, each against the same layer of a parent (a merge's: either), and the files that changed. */
 function LayersTab({ img }: { img: Image }) {
-  const changes = useView<ImageChanges>('changes', { id: img.id })
+  const [parent, setParent] = useState(img.parents[0])
+  const changes = useView<ImageChanges>('changes', { id: img.id, parent })
   return (
     <>
+      {img.parents.length > 1 && (
+        <div class="tabs" data-testid="parents">
+          against
+          {img.parents.map((p, i) => (
+            <button key={p} class={p === parent ? 'active' : ''} onClick={() => setParent(p)} data-parent={i}>
+              parent {i + 1}: {short(p)}
+            </button>
+          ))}
+        </div>
+      )}
       <table data-testid="layers">
         <thead>
           <tr>

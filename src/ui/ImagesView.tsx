@@ -38,7 +38,9 @@ export function ImagesView() {
           )}
         </Loading>
       </section>
-      <section class="detail-pane">{selected ? <ImagePanel id={selected} /> : <p class="muted">Click an image for its files, conversation, ledger and changes.</p>}</section>
+      <section class="detail-pane">
+        {selected ? <ImagePanel key={selected} id={selected} /> : <p class="muted">Click an image for its files, conversation, ledger and changes.</p>}
+      </section>
     </div>
   )
 }

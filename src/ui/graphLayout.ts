@@ -1,7 +1,7 @@
 import dagre, { type EdgeLabel, type GraphLabel, type NodeLabel } from '@dagrejs/dagre'
 import type { GraphNode } from '../image/imageGraph.js'
 
-export const NODE_WIDTH = 220
+export const NODE_WIDTH = 260
 export const NODE_HEIGHT = 58
 
 export interface PlacedNode {

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { Recorder, Store, Workspace, bestOfN, checkout, createTag, forkImage, initWorkspace, merge, snapshotAgent } from '../../src/index.js'
+import { Recorder, Store, Workspace, bestOfN, checkout, createTag, forkImage, initWorkspace, merge, openEffects, snapshotAgent } from '../../src/index.js'
 import type { Digest } from '../../src/store/digest.js'
 import { updateRef } from '../../src/store/refs.js'
 import { makeSnapshot } from '../../src/world/Snapshot.js'
@@ -30,7 +30,7 @@ async function recordRun(dir: string, answer: string): Promise<string> {
 
 /**
  * A real store for the web view, in the empty directory `dir`: a base image (a file named like a script tag, a run whose
- * output is HTML), a fork of it, two lines of work from it merged back, and a best-of-3
+ * output is HTML, a ledger of one email sent), a fork of it, two lines of work from it merged back, and a best-of-3
  * exploration with scores and a winner.
  */
 export async function makeUiStore(dir: string): Promise<UiStore> {
@@ -40,7 +40,10 @@ export async function makeUiStore(dir: string): Promise<UiStore> {
   await fs.writeFile(join(dir, 'src', HOSTILE_FILE), 'not a script\n')
   await initWorkspace({ dir })
   const a = await recordRun(dir, HOSTILE_OUTPUT)
-  const base = await snapshotAgent({ dir, message: 'base: the agent starts', trace: a })
+  const effects = await openEffects({ dir, env: {} })
+  const send = effects.tool('email.send', (mail: { id: string; to: string }) => ({ sent: mail.id }), { class: 'irreversible', key: (mail) => mail.id })
+  await send({ id: 'm-1', to: '<b>ops@example.com</b>' })
+  const base = await snapshotAgent({ dir, message: 'base: the agent starts', trace: a, effects: await effects.ledger() })
   await forkImage({ dir, id: base.id, n: 2 })
   await createTag({ dir, name: 'start', id: base.id })
   await fs.writeFile(join(dir, 'notes.md'), 'left line of work\n')

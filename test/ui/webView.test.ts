@@ -53,10 +53,13 @@ describe('forkpoint ui in headless Chromium', () => {
 
     await nodeOf(page, store.images.merge).click()
     const layers = page.getByTestId('layers')
-    await expect.poll(() => layers.locator('tr[data-layer]').count()).toBe(2)
+    await expect.poll(() => layers.locator('tr[data-layer]').allTextContents()).toHaveLength(3)
+    expect(await layers.locator('tr[data-layer]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-layer')))).toEqual(['world', 'trace', 'effects'])
     expect(await layers.locator('tr[data-layer="world"] td').nth(2).textContent()).toBe('4 files, 54 B')
     await expect.poll(() => layers.locator('tr[data-layer="trace"] td').nth(3).textContent()).toContain('same input, different output')
     await expect.poll(() => page.getByTestId('changed-files').textContent()).toBe('modified src/main.js')
+    await page.locator('[data-testid="parents"] button[data-parent="1"]').click()
+    await expect.poll(() => page.getByTestId('changed-files').textContent()).toBe('added notes.md')
     await page.close()
   })
 
@@ -66,6 +69,10 @@ describe('forkpoint ui in headless Chromium', () => {
     await page.locator('.tabs button[data-tab="files"]').click()
     await page.getByRole('button', { name: 'src/' }).click()
     await expect.poll(() => page.getByTestId('tree').textContent()).toContain(HOSTILE_FILE)
+    await page.locator('.tabs button[data-tab="ledger"]').click()
+    await expect
+      .poll(async () => (await page.getByTestId('ledger').locator('tbody td').allTextContents()).filter((_, i) => i !== 1))
+      .toEqual(['0', 'email.send', 'irreversible', 'executed', 'm-1'])
     await page.locator('.tabs button[data-tab="conversation"]').click()
     await expect.poll(() => page.locator('.step[data-idx="2"] pre.output').textContent()).toBe(JSON.stringify({ html: HOSTILE_OUTPUT }, null, 2))
     expect(await page.locator('main script, main img, main b').count()).toBe(0)
