@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { log } from '../../src/index.js'
 import { CLI } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
-import { launchChromium, openPage } from './browser.js'
+import { launchChromium, openPage, poll } from './browser.js'
 import { type UiStore, makeUiStore } from './uiStore.js'
 import type { Browser } from 'playwright-core'
 
@@ -65,7 +65,7 @@ describe('forkpoint ui', () => {
 
     const page = await openPage(browser)
     await page.goto(url)
-    await expect.poll(() => page.locator('g.node').count()).toBe(6)
+    await poll(() => page.locator('g.node').count()).toBe(6)
     await page.close()
 
     const origin = new URL(url).origin
@@ -86,6 +86,6 @@ describe('forkpoint ui', () => {
     expect(headless.opened).toBe(false)
     const withDisplay = await startUi(store.dir, { env: { PATH, DISPLAY: ':0' } })
     expect(withDisplay.opened).toBe(true)
-    await expect.poll(() => fs.readFile(opened, 'utf8').catch(() => '')).toBe(`${withDisplay.url}\n`)
+    await poll(() => fs.readFile(opened, 'utf8').catch(() => '')).toBe(`${withDisplay.url}\n`)
   })
 })

@@ -8,7 +8,7 @@ import { Workspace } from '../../src/index.js'
 import { type RunningService, startService } from '../../src/service/httpService.js'
 import { ROOT } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
-import { launchChromium, openPage } from './browser.js'
+import { launchChromium, openPage, poll } from './browser.js'
 import { referenceScreenshot, screenshotDistance } from './screenshots.js'
 import { HOSTILE_FILE, HOSTILE_OUTPUT, type UiStore, makeUiStore, writeImageHistory } from './uiStore.js'
 
@@ -44,22 +44,22 @@ const nodeOf = (page: Page, id: string) => page.locator(`[data-testid="graph"] g
 describe('forkpoint ui in headless Chromium', () => {
   it('draws the image graph with its merge and its fork, and a clicked node shows its layers with sizes and its changes against its parent', async () => {
     const { page } = await open('images')
-    await expect.poll(() => page.locator('g.node').count()).toBe(6)
+    await poll(() => page.locator('g.node').count()).toBe(6)
     expect(await page.locator('g.node[data-kind="merge"]').count()).toBe(1)
     expect(await page.locator('g.node[data-kind="fork"]').count()).toBe(2)
     expect(await page.locator('svg path.edge.merge').count()).toBe(1)
-    await expect.poll(() => page.getByTestId('graph-count').textContent()).toBe('images 1–6 of 6')
-    await expect.poll(() => nodeOf(page, store.images.merge).textContent()).toContain('HEAD')
+    await poll(() => page.getByTestId('graph-count').textContent()).toBe('images 1–6 of 6')
+    await poll(() => nodeOf(page, store.images.merge).textContent()).toContain('HEAD')
 
     await nodeOf(page, store.images.merge).click()
     const layers = page.getByTestId('layers')
-    await expect.poll(() => layers.locator('tr[data-layer]').allTextContents()).toHaveLength(3)
+    await poll(() => layers.locator('tr[data-layer]').allTextContents()).toHaveLength(3)
     expect(await layers.locator('tr[data-layer]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-layer')))).toEqual(['world', 'trace', 'effects'])
     expect(await layers.locator('tr[data-layer="world"] td').nth(2).textContent()).toBe('4 files, 54 B')
-    await expect.poll(() => layers.locator('tr[data-layer="trace"] td').nth(3).textContent()).toContain('same input, different output')
-    await expect.poll(() => page.getByTestId('changed-files').textContent()).toBe('modified src/main.js')
+    await poll(() => layers.locator('tr[data-layer="trace"] td').nth(3).textContent()).toContain('same input, different output')
+    await poll(() => page.getByTestId('changed-files').textContent()).toBe('modified src/main.js')
     await page.locator('[data-testid="parents"] button[data-parent="1"]').click()
-    await expect.poll(() => page.getByTestId('changed-files').textContent()).toBe('added notes.md')
+    await poll(() => page.getByTestId('changed-files').textContent()).toBe('added notes.md')
     await page.close()
   })
 
@@ -68,16 +68,16 @@ describe('forkpoint ui in headless Chromium', () => {
     await nodeOf(page, store.images.base).click()
     await page.locator('.tabs button[data-tab="files"]').click()
     await page.getByRole('button', { name: 'src/' }).click()
-    await expect.poll(() => page.getByTestId('tree').textContent()).toContain(HOSTILE_FILE)
+    await poll(() => page.getByTestId('tree').textContent()).toContain(HOSTILE_FILE)
     await page.locator('.tabs button[data-tab="ledger"]').click()
     await expect
       .poll(async () => (await page.getByTestId('ledger').locator('tbody td').allTextContents()).filter((_, i) => i !== 1))
       .toEqual(['0', 'email.send', 'irreversible', 'executed', 'm-1'])
     await page.locator('.tabs button[data-tab="conversation"]').click()
-    await expect.poll(() => page.locator('.step[data-idx="2"] pre.output').textContent()).toBe(JSON.stringify({ html: HOSTILE_OUTPUT }, null, 2))
+    await poll(() => page.locator('.step[data-idx="2"] pre.output').textContent()).toBe(JSON.stringify({ html: HOSTILE_OUTPUT }, null, 2))
     expect(await page.locator('main script, main img, main b').count()).toBe(0)
     expect(await page.title()).toBe('forkpoint')
-    await expect.poll(() => page.locator('.step[data-idx="1"] pre.value').first().textContent()).toContain('[redacted secret]')
+    await poll(() => page.locator('.step[data-idx="1"] pre.value').first().textContent()).toContain('[redacted secret]')
     await page.close()
   })
 
@@ -85,8 +85,8 @@ describe('forkpoint ui in headless Chromium', () => {
     const { page } = await open('runs')
     await page.getByLabel(`A: ${store.runs.a}`).check()
     await page.getByLabel(`B: ${store.runs.b}`).check()
-    await expect.poll(() => page.getByTestId('divergence').getAttribute('data-status')).toBe('output_divergence')
-    await expect.poll(() => page.locator('.step[data-divergent="true"]').count()).toBe(2)
+    await poll(() => page.getByTestId('divergence').getAttribute('data-status')).toBe('output_divergence')
+    await poll(() => page.locator('.step[data-divergent="true"]').count()).toBe(2)
     for (const column of await page.locator('.columns > div').all()) {
       expect(await column.locator('.step[data-divergent="true"] strong').textContent()).toBe('search')
       expect(await column.locator('.step[data-divergent="true"]').getAttribute('data-idx')).toBe('2')
@@ -101,7 +101,7 @@ describe('forkpoint ui in headless Chromium', () => {
   it("lists an exploration's candidates with status, score and time, and marks the winner", async () => {
     const { page } = await open('explorations')
     const exploration = page.getByTestId('exploration')
-    await expect.poll(() => exploration.count()).toBe(1)
+    await poll(() => exploration.count()).toBe(1)
     expect(await exploration.getAttribute('data-pattern')).toBe('bestOfN')
     expect(await exploration.locator('h3 .status').textContent()).toBe('committed')
     const rows = exploration.locator('tbody tr')
@@ -118,20 +118,20 @@ describe('forkpoint ui in headless Chromium', () => {
 
   it('shows a live branch and the paths it changes while the page is open', async () => {
     const { page } = await open('live')
-    await expect.poll(() => page.getByTestId('no-branches').count()).toBe(1)
+    await poll(() => page.getByTestId('no-branches').count()).toBe(1)
     const ws = await Workspace.open({ dir: store.dir })
     const branch = await ws.branch('attempt')
     try {
       const { writeFile } = await import('node:fs/promises')
       await writeFile(join(branch.path, 'draft.md'), 'first\n')
       const section = page.locator('section.branch[data-branch="attempt"]')
-      await expect.poll(() => section.locator('ul.changes').textContent(), { timeout: 60_000 }).toBe('changed draft.md')
+      await poll(() => section.locator('ul.changes').textContent()).toBe('changed draft.md')
       await writeFile(join(branch.path, 'second.md'), 'second\n')
-      await expect.poll(() => section.locator('ul.changes li').count(), { timeout: 60_000 }).toBe(2)
+      await poll(() => section.locator('ul.changes li').count()).toBe(2)
     } finally {
       await branch.abort()
     }
-    await expect.poll(() => page.getByTestId('no-branches').count(), { timeout: 60_000 }).toBe(1)
+    await poll(() => page.getByTestId('no-branches').count()).toBe(1)
     await page.close()
   })
 
@@ -139,15 +139,15 @@ describe('forkpoint ui in headless Chromium', () => {
     const shots: Record<string, Buffer> = {}
     const graph = await open('images')
     await nodeOf(graph.page, store.images.merge).click()
-    await expect.poll(() => graph.page.getByTestId('changed-files').count()).toBe(1)
+    await poll(() => graph.page.getByTestId('changed-files').count()).toBe(1)
     shots['graph'] = await graph.page.screenshot()
     const runs = await open('runs')
     await runs.page.getByLabel(`A: ${store.runs.a}`).check()
     await runs.page.getByLabel(`B: ${store.runs.b}`).check()
-    await expect.poll(() => runs.page.locator('.step[data-divergent="true"]').count()).toBe(2)
+    await poll(() => runs.page.locator('.step[data-divergent="true"]').count()).toBe(2)
     shots['run-diff'] = await runs.page.screenshot()
     const explorations = await open('explorations')
-    await expect.poll(() => explorations.page.getByTestId('exploration').count()).toBe(1)
+    await poll(() => explorations.page.getByTestId('exploration').count()).toBe(1)
     shots['explorations'] = await explorations.page.screenshot()
     const references = Object.fromEntries(Object.entries(shots).map(([name, shot]) => [name, referenceScreenshot(name, shot)]))
     for (const [name, shot] of Object.entries(shots)) {
@@ -162,14 +162,14 @@ describe('forkpoint ui in headless Chromium', () => {
     const requested: string[] = []
     for (const view of ['images', 'live', 'runs', 'explorations']) {
       const { page } = await open(view, requested)
-      await expect.poll(() => page.locator('main .muted, main table, main svg').count()).toBeGreaterThan(0)
+      await poll(() => page.locator('main .muted, main table, main svg').count()).toBeGreaterThan(0)
       if (view === 'images') {
         await nodeOf(page, store.images.merge).click()
-        await expect.poll(() => page.getByTestId('changed-files').count()).toBe(1)
+        await poll(() => page.getByTestId('changed-files').count()).toBe(1)
       }
       if (view === 'runs') {
         await page.getByLabel(`A: ${store.runs.a}`).check()
-        await expect.poll(() => page.getByTestId('timeline').count()).toBe(1)
+        await poll(() => page.getByTestId('timeline').count()).toBe(1)
       }
       await page.close()
     }
@@ -213,13 +213,13 @@ describe('forkpoint ui in headless Chromium', () => {
     try {
       const page = await openPage(browser)
       await page.goto(`${long.address}/ui/`)
-      await expect.poll(() => page.getByTestId('graph-count').textContent()).toBe('images 1–100 of 250')
+      await poll(() => page.getByTestId('graph-count').textContent()).toBe('images 1–100 of 250')
       expect(await page.locator('g.node').count()).toBe(100)
       expect(await page.locator('g.node text.message').first().textContent()).toBe('main 249')
       expect(await page.locator('line.stub').count()).toBeGreaterThan(0)
       await page.getByRole('button', { name: 'older' }).click()
       await page.getByRole('button', { name: 'older' }).click()
-      await expect.poll(() => page.getByTestId('graph-count').textContent()).toBe('images 201–250 of 250')
+      await poll(() => page.getByTestId('graph-count').textContent()).toBe('images 201–250 of 250')
       expect(await page.locator('g.node').count()).toBe(50)
       expect(await page.locator('g.node[data-kind="root"] text.message').textContent()).toBe('root')
       expect(await page.getByRole('button', { name: 'older' }).isDisabled()).toBe(true)
