@@ -79,7 +79,7 @@ export const VIEWS = {
   },
   run: {
     description: "A run's steps with their inputs and outputs (redacted values as the recording redacted them).",
-    input: { run, offset: count(10_000_000).optional(), limit: count(5000).optional() },
+    input: { run, offset: count(10_000_000).optional(), limit: count(1_000_000).optional() },
     run: (async (where, { run, offset, limit }) => {
       const { runTimeline } = await import('../trace/core/runTimeline.js')
       return runTimeline({ ...where, spec: run, ...(offset === undefined ? {} : { offset }), ...(limit === undefined ? {} : { limit }) })

@@ -1,11 +1,16 @@
+import { useState } from 'preact/hooks'
 import type { RunTimeline, TimelineStep } from '../trace/core/runTimeline.js'
 import { json, ms, when } from './format.js'
 import { Loading } from './Loading.js'
 import { useView } from './useView.js'
 
-/** A run's steps in order (LLM, tool, effect, input, output), each with its input and output as recorded. */
+/** Steps fetched at first, and more at each click. */
+const STEPS = 500
+
+/** A run's steps in order (LLM, tool, effect, input, output), each with its input and output as recorded; the highlighted step is always among those shown. */
 export function Timeline({ run, highlight = null }: { run: string; highlight?: number | null }) {
-  const timeline = useView<RunTimeline>('run', { run })
+  const [limit, setLimit] = useState(Math.max(STEPS, (highlight ?? 0) + 10))
+  const timeline = useView<RunTimeline>('run', { run, limit })
   return (
     <Loading loaded={timeline}>
       {(t) => (
@@ -18,7 +23,11 @@ export function Timeline({ run, highlight = null }: { run: string; highlight?: n
               <StepItem key={s.idx} step={s} divergent={s.idx === highlight} />
             ))}
           </ol>
-          {t.total > t.steps.length && <p class="muted">and {t.total - t.steps.length} more steps</p>}
+          {t.total > t.steps.length && (
+            <button onClick={() => setLimit(limit + STEPS)}>
+              {Math.min(STEPS, t.total - t.steps.length)} more steps (of {t.total - t.steps.length})
+            </button>
+          )}
         </div>
       )}
     </Loading>

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Workspace } from '../../src/index.js'
+import { Recorder, Workspace, initWorkspace } from '../../src/index.js'
 import { type RunningService, startService } from '../../src/service/httpService.js'
 import { ROOT } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -226,6 +226,28 @@ describe('forkpoint ui in headless Chromium', () => {
       await page.close()
     } finally {
       await long.close()
+    }
+  })
+
+  it("shows a long run's first 500 steps and the rest on demand", async () => {
+    const dir = tempDir('ui-steps')
+    await initWorkspace({ dir })
+    const rec = await Recorder.start({ entrypoint: 'long', dir, env: {} })
+    for (let i = 0; i < 520; i++) await rec.tool('count', { i }, () => i)
+    const done = await rec.finish()
+    if (done.kind !== 'recorded') throw new Error('expected a recorded run')
+    const steps = await startService({ dir, listen: '127.0.0.1:0', readOnly: true, watch: false })
+    try {
+      const page = await openPage(browser)
+      await page.goto(`${steps.address}/ui/#/runs`)
+      await page.getByLabel(`A: ${done.run.runId}`).check()
+      await poll(() => page.locator('.timeline .step').count()).toBe(500)
+      await page.getByRole('button', { name: '20 more steps (of 20)' }).click()
+      await poll(() => page.locator('.timeline .step').count()).toBe(520)
+      expect(await page.locator('.timeline .step').last().getAttribute('data-idx')).toBe('519')
+      await page.close()
+    } finally {
+      await steps.close()
     }
   })
 })
