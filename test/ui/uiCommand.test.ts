@@ -31,7 +31,8 @@ async function startUi(dir: string, { asNobody = false, env = {} }: { asNobody?:
   started.push(child)
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
   const { value: line } = await lines.next()
-  const { url, opened } = JSON.parse(String(line)) as { url: string; opened: boolean }
+  const { schemaVersion, url, opened } = JSON.parse(String(line)) as { schemaVersion: number; url: string; opened: boolean }
+  expect(schemaVersion).toBe(1)
   return { url, opened }
 }
 

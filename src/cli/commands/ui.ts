@@ -18,7 +18,7 @@ export function registerUi(program: Command): void {
       const service = await startService({ dir: flags.dir, store: flags.store, listen: `127.0.0.1:${opts.port ?? 0}`, readOnly: true, watch: false })
       const url = `${service.address}/ui/`
       const opened = opts.open && openInBrowser(url)
-      process.stdout.write(flags.json ? `${JSON.stringify({ url, opened })}\n` : `forkpoint: the web view is at ${url} (read-only; Ctrl-C stops it)\n`)
+      process.stdout.write(flags.json ? `${JSON.stringify({ schemaVersion: 1, url, opened })}\n` : `forkpoint: the web view is at ${url} (read-only; Ctrl-C stops it)\n`)
       await new Promise<void>((resolve) => {
         for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, resolve)
       })
