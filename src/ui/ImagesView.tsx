@@ -5,13 +5,16 @@ import { ImagePanel } from './ImagePanel.js'
 import { Loading } from './Loading.js'
 import { useView } from './useView.js'
 
+/** How often the graph is read again (new images, moved refs); an unchanged answer is not drawn again. */
+const POLL_MS = 5000
+
 /** How many images one page lays out: the newest first, the rest a page away. */
 export const PAGE = 100
 
 export function ImagesView() {
   const [offset, setOffset] = useState(0)
   const [selected, setSelected] = useState<string | null>(null)
-  const graph = useView<GraphPage>('graph', { offset, limit: PAGE })
+  const graph = useView<GraphPage>('graph', { offset, limit: PAGE }, POLL_MS)
   return (
     <div class="split">
       <section class="graph-pane">

@@ -3,17 +3,25 @@ import { view } from './api.js'
 
 export type Loaded<T> = { state: 'loading' } | { state: 'error'; message: string } | { state: 'ok'; data: T }
 
-/** A view's answer for these parameters, fetched again when they change (and every `pollMs`, when given). */
-export function useView<T>(name: string | null, params: Record<string, string | number | undefined> = {}, pollMs?: number): Loaded<T> {
+/**
+ * A view's answer for these parameters, fetched again when they change, and every `pollMs`
+ * when given: an answer equal to the one shown changes nothing (no new layout, no redraw).
+ */
+export function useView<T>(name: string, params: Record<string, string | number | undefined> = {}, pollMs?: number): Loaded<T> {
   const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' })
   const key = JSON.stringify([name, params])
   useEffect(() => {
-    if (name === null) return
     let live = true
+    let shown = ''
+    const show = (next: Loaded<T>) => {
+      const text = JSON.stringify(next)
+      if (live && text !== shown) setLoaded(next)
+      shown = text
+    }
     const load = () =>
       view<T>(name, params).then(
-        (data) => live && setLoaded({ state: 'ok', data }),
-        (err: unknown) => live && setLoaded({ state: 'error', message: err instanceof Error ? err.message : String(err) }),
+        (data) => show({ state: 'ok', data }),
+        (err: unknown) => show({ state: 'error', message: err instanceof Error ? err.message : String(err) }),
       )
     setLoaded({ state: 'loading' })
     void load()

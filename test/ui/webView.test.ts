@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Recorder, Workspace, initWorkspace } from '../../src/index.js'
+import { Recorder, Workspace, initWorkspace, snapshotAgent } from '../../src/index.js'
 import { type RunningService, startService } from '../../src/service/httpService.js'
 import { ROOT } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -122,7 +123,6 @@ describe('forkpoint ui in headless Chromium', () => {
     const ws = await Workspace.open({ dir: store.dir })
     const branch = await ws.branch('attempt')
     try {
-      const { writeFile } = await import('node:fs/promises')
       await writeFile(join(branch.path, 'draft.md'), 'first\n')
       const section = page.locator('section.branch[data-branch="attempt"]')
       await poll(() => section.locator('ul.changes').textContent()).toBe('changed draft.md')
@@ -248,6 +248,24 @@ describe('forkpoint ui in headless Chromium', () => {
       await page.close()
     } finally {
       await steps.close()
+    }
+  })
+
+  it('draws an image made while the page is open', async () => {
+    const dir = tempDir('ui-new')
+    await initWorkspace({ dir })
+    await snapshotAgent({ dir, message: 'first' })
+    const growing = await startService({ dir, listen: '127.0.0.1:0', readOnly: true, watch: false })
+    try {
+      const page = await openPage(browser)
+      await page.goto(`${growing.address}/ui/`)
+      await poll(() => page.locator('g.node text.message').allTextContents()).toEqual(['first'])
+      await writeFile(join(dir, 'new.txt'), 'new\n')
+      await snapshotAgent({ dir, message: 'second' })
+      await poll(() => page.locator('g.node text.message').allTextContents()).toEqual(['second', 'first'])
+      await page.close()
+    } finally {
+      await growing.close()
     }
   })
 })
