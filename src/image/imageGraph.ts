@@ -1,3 +1,4 @@
+import { listStates } from '../branch/branchStore.js'
 import type { Digest } from '../store/digest.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { readShallow } from '../store/shallow.js'
@@ -43,6 +44,8 @@ export interface GraphNode {
   refs: string[]
   /** Set on the children `fork` made: which child of which image. */
   fork: { of: Digest; index: number } | null
+  /** Live branches that started from this image's files (their base tree is its world). */
+  live: string[]
   layers: LayerSize[]
 }
 
@@ -56,7 +59,8 @@ export interface GraphPage {
 
 /**
  * A page of the image graph of a store: every snapshot reachable from HEAD, a branch, a
- * tag or a fork, newest first, with its refs and its layers' sizes. Only the page's nodes are sized.
+ * tag or a fork, newest first, with its refs, the live branches that started from it and its
+ * layers' sizes. Only the page's nodes are sized.
  */
 export async function imageGraph({
   offset = 0,
@@ -68,8 +72,9 @@ export async function imageGraph({
   const reachable = await readReachable(store, await graphRoots(store), cache)
   const ordered = topoNewestFirst(reachable)
   const labels = await refLabels(store)
+  const live = await liveBranchesByTree(store)
   const page = ordered.slice(offset, offset + limit)
-  const nodes = await Promise.all(page.map(([id, snap]) => graphNode(store, cache, id, snap, labels.get(id) ?? [])))
+  const nodes = await Promise.all(page.map(([id, snap]) => graphNode(store, cache, id, snap, labels.get(id) ?? [], live.get(snap.world.tree) ?? [])))
   return { total: ordered.length, offset, nodes }
 }
 
@@ -96,7 +101,14 @@ async function readReachable(store: Store, starts: Digest[], cache: ImageCache):
   return seen
 }
 
-async function graphNode(store: Store, cache: ImageCache, id: Digest, snap: Snapshot, refs: string[]): Promise<GraphNode> {
+/** Live branches' names by the tree they started from. */
+async function liveBranchesByTree(store: Store): Promise<Map<Digest, string[]>> {
+  const byTree = new Map<Digest, string[]>()
+  for (const state of await listStates(store)) byTree.set(state.baseTree, [...(byTree.get(state.baseTree) ?? []), state.name])
+  return byTree
+}
+
+async function graphNode(store: Store, cache: ImageCache, id: Digest, snap: Snapshot, refs: string[], live: string[]): Promise<GraphNode> {
   return {
     id,
     parents: snap.parents,
@@ -105,6 +117,7 @@ async function graphNode(store: Store, cache: ImageCache, id: Digest, snap: Snap
     createdAt: snap.meta.createdAt,
     refs,
     fork: snap.meta.fork ?? null,
+    live,
     layers: await layerSizes(store, cache, snap),
   }
 }

@@ -48,7 +48,7 @@ export function GraphCanvas({ nodes, selected, onSelect }: { nodes: GraphNode[];
 
 function NodeBox({ node, x, y, selected, continued, onSelect }: { node: GraphNode; x: number; y: number; selected: boolean; continued: boolean; onSelect: (id: string) => void }) {
   const kind = node.parents.length > 1 ? 'merge' : node.fork ? 'fork' : node.parents.length === 0 ? 'root' : 'image'
-  const labels = [...node.refs, ...(node.fork ? [`fork #${node.fork.index}`] : [])]
+  const labels = [...node.refs, ...(node.fork ? [`fork #${node.fork.index}`] : []), ...node.live.map((name) => `live: ${name}`)]
   const layers = node.layers.map((l) => (l.layer === 'world' ? `${l.files ?? 0} files ${bytes(l.bytes)}` : `${l.layer} ${bytes(l.bytes)}`)).join(' · ')
   return (
     <g class={`node ${kind}${selected ? ' selected' : ''}`} transform={`translate(${x},${y})`} onClick={() => onSelect(node.id)} data-id={node.id} data-kind={kind} tabIndex={0}>

@@ -117,7 +117,7 @@ describe('forkpoint ui in headless Chromium', () => {
     await page.close()
   })
 
-  it('shows a live branch and the paths it changes while the page is open', async () => {
+  it('shows a live branch and the paths it changes while the page is open, and on the graph the image it started from', async () => {
     const { page } = await open('live')
     await poll(() => page.getByTestId('no-branches').count()).toBe(1)
     const ws = await Workspace.open({ dir: store.dir })
@@ -128,6 +128,9 @@ describe('forkpoint ui in headless Chromium', () => {
       await poll(() => section.locator('ul.changes').textContent()).toBe('changed draft.md')
       await writeFile(join(branch.path, 'second.md'), 'second\n')
       await poll(() => section.locator('ul.changes li').count()).toBe(2)
+      const { page: graph } = await open('images')
+      await poll(() => nodeOf(graph, store.images.merge).locator('text.id').textContent()).toContain('live: attempt')
+      await graph.close()
     } finally {
       await branch.abort()
     }
