@@ -17,7 +17,7 @@ import { atBranchPath } from './branchPath.js'
 import { findState, listStates, readGeneration } from './branchStore.js'
 import { cleanupOrphans } from './cleanupOrphans.js'
 import { createBranch } from './createBranch.js'
-import { liveState, viewPath } from './liveBranch.js'
+import { branchInfo, liveState } from './liveBranch.js'
 import { type RunOptions, type RunResult, runInBranch } from './runInBranch.js'
 import type { BackendName, BranchInfo } from './types.js'
 
@@ -168,20 +168,7 @@ export class Workspace implements AsyncDisposable {
   /** Every live branch, oldest first. */
   async branches(): Promise<BranchInfo[]> {
     const states = await listStates(this.store)
-    return Promise.all(
-      states.map(async (s) => {
-        const live = await liveState(this.store, s.id)
-        return {
-          name: s.name,
-          path: viewPath(this.store, live),
-          parent: s.parent === null ? null : (states.find((p) => p.id === s.parent)?.name ?? null),
-          backend: s.backend,
-          persistent: s.owner === null,
-          view: live.holder === null ? ('host' as const) : ('namespace' as const),
-          createdAt: s.createdAt,
-        }
-      }),
-    )
+    return Promise.all(states.map(async (s) => branchInfo(this.store, await liveState(this.store, s.id), states)))
   }
 
   /**

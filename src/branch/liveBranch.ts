@@ -2,7 +2,7 @@ import type { Store } from '../store/Store.js'
 import { backendByName } from './backends/chooseBackend.js'
 import { liveDir, readState, writeState } from './branchStore.js'
 import { throughHolder } from './overlayMount.js'
-import type { BranchState } from './types.js'
+import type { BranchInfo, BranchState } from './types.js'
 import { BranchNotFoundError } from '../errors/index.js'
 
 /**
@@ -35,4 +35,17 @@ export function basePath(store: Store, state: BranchState): string {
 export async function parentView(store: Store, workspace: string, parent: string | null): Promise<string> {
   if (parent === null) return workspace
   return viewPath(store, await liveState(store, parent))
+}
+
+/** What `branches()` says of a live branch; `states` are every live branch's (to name its parent). */
+export function branchInfo(store: Store, state: BranchState, states: BranchState[]): BranchInfo {
+  return {
+    name: state.name,
+    path: viewPath(store, state),
+    parent: state.parent === null ? null : (states.find((p) => p.id === state.parent)?.name ?? null),
+    backend: state.backend,
+    persistent: state.owner === null,
+    view: state.holder === null ? 'host' : 'namespace',
+    createdAt: state.createdAt,
+  }
 }

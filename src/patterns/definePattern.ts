@@ -1,6 +1,7 @@
 import type { Branch } from '../branch/Branch.js'
 import { PatternCallbackError, PatternCancelledError } from '../errors/index.js'
 import { BranchPool } from './BranchPool.js'
+import { recordExploration } from './explorations.js'
 import { type ResolvedOptions, resolveOptions } from './patternOptions.js'
 import { type Attempt, type RunCandidatesArgs, runCandidates } from './runCandidates.js'
 import type { CandidateResult, Outcome, Pattern, PatternName, PatternOptions } from './types.js'
@@ -41,10 +42,17 @@ export function definePattern<V>(name: PatternName, options: PatternOptions, bod
           return { committed: true, winner: winner.result.index, commit }
         },
       }
+      const started = new Date()
+      const record = (outcome: Omit<Outcome, 'pattern'> | null, error: Error | null) => recordExploration(pool.workspace.store, { pattern: name, started, outcome, error })
       try {
         const outcome = await body(run)
         if (signal?.aborted && !outcome.committed) throw cancelled(outcome.results)
+        await record(outcome, null)
         return { pattern: name, ...outcome }
+      } catch (err) {
+        const results = err instanceof PatternCancelledError ? (err.data.results as CandidateResult[]) : undefined
+        await record(results ? { committed: false, results } : null, err as Error)
+        throw err
       } finally {
         await pool.close()
       }

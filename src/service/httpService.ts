@@ -9,7 +9,10 @@ import { packageVersion } from '../util/ownPackage.js'
 import { openApiDocument } from './openApi.js'
 import { OPERATION_NAMES, type OperationName, runOperation } from './operations.js'
 import { type ServiceAddress, WORKSPACE_HEADER, defaultSocket, parseListen } from './serviceAddress.js'
+import { type ViewName, VIEW_NAMES, runView } from './views.js'
 import { WarmWorld } from './warmWorld.js'
+import { SECURITY_HEADERS, isWebAsset, sendWebAsset } from './webAssets.js'
+import { newImageCache, type ImageCache } from '../image/imageGraph.js'
 
 /** A request body is one JSON document of arguments. */
 const MAX_BODY = 16 * 1024 * 1024
@@ -21,6 +24,13 @@ export interface ServeArgs extends StoreLocator {
   token?: string
   /** Keep the workspace warm with a file watcher (default true). */
   watch?: boolean
+  /**
+   * Serve only what reads (the web view and its `GET /v1/view/…` queries, health, the
+   * OpenAPI document): every operation is refused, and on TCP a request must name this
+   * service's own loopback address as its Host, so that no web page can reach it through
+   * a name of its own (DNS rebinding). `forkpoint ui` serves so.
+   */
+  readOnly?: boolean
 }
 
 export interface RunningService {
@@ -55,11 +65,12 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
   if (address.kind === 'unix') await claimSocket(address.path)
   const world = args.watch === false ? null : await WarmWorld.start(store, workspace)
   const version = packageVersion()
-  const context: Context = { where, world, token: args.token ?? null, version, served: 0 }
+  const context: Context = { where, world, token: args.token ?? null, version, served: 0, cache: newImageCache(), readOnly: args.readOnly ?? false, hosts: null }
   const server = createServer((req, res) => {
     handle(req, res, context).catch((err: unknown) => sendError(res, err))
   })
   const url = await listen(server, address)
+  if (context.readOnly && address.kind === 'tcp') context.hosts = loopbackHosts(new URL(url).port)
   return {
     address: url,
     world,
@@ -81,6 +92,15 @@ interface Context {
   version: string
   /** Operations answered so far (health says it: how a client knows its calls reach this service). */
   served: number
+  /** Snapshots and tree sizes the views have read: immutable, so kept for the service's life. */
+  cache: ImageCache
+  readOnly: boolean
+  /** Read-only on TCP: the Host headers a request may carry. */
+  hosts: Set<string> | null
+}
+
+function loopbackHosts(port: string): Set<string> {
+  return new Set(['127.0.0.1', 'localhost', '[::1]'].map((host) => `${host}:${port}`))
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
@@ -89,14 +109,29 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
     res.end(JSON.stringify(new UsageError('this service needs its bearer token: Authorization: Bearer <token>').toJSON()))
     return
   }
-  const path = (req.url ?? '/').split('?')[0]!
+  if (ctx.hosts !== null && !ctx.hosts.has(req.headers.host ?? '')) {
+    return sendJson(res, 421, new UsageError(`this service answers only as ${[...ctx.hosts].join(' or ')}, not ${req.headers.host ?? 'no host'}`).toJSON())
+  }
+  const url = new URL(req.url ?? '/', 'http://service')
+  const path = url.pathname
+  if (req.method === 'GET' && isWebAsset(path)) return sendWebAsset(res, path)
+  const view = /^\/v1\/view\/([a-z]+)$/.exec(path)?.[1]
+  if (req.method === 'GET' && view !== undefined && (VIEW_NAMES as string[]).includes(view))
+    return sendJson(res, 200, await runView(view as ViewName, ctx.where, url.searchParams, { cache: ctx.cache }))
   if (req.method === 'GET' && path === '/openapi.json') return sendJson(res, 200, openApiDocument(ctx.version, { bearer: ctx.token !== null }))
   if (req.method === 'GET' && path === '/v1/health')
     return sendJson(res, 200, { ok: true, version: ctx.version, workspace: ctx.where.dir, served: ctx.served, scan: ctx.world === null ? 'full' : (ctx.world.lost ?? 'warm') })
   const name = /^\/v1\/([a-z]+)$/.exec(path)?.[1]
   if (req.method !== 'POST' || !name || !(OPERATION_NAMES as string[]).includes(name)) {
-    return sendJson(res, 404, new UsageError(`no such endpoint: ${req.method ?? ''} ${path} (POST /v1/<operation>: ${OPERATION_NAMES.join(', ')}; GET /openapi.json)`).toJSON())
+    return sendJson(
+      res,
+      404,
+      new UsageError(
+        `no such endpoint: ${req.method ?? ''} ${path} (POST /v1/<operation>: ${OPERATION_NAMES.join(', ')}; GET /v1/view/<view>: ${VIEW_NAMES.join(', ')}; GET /openapi.json)`,
+      ).toJSON(),
+    )
   }
+  if (ctx.readOnly) return sendJson(res, 405, new UsageError(`this service is read-only (the web view's): ${name} is refused`, { field: name }).toJSON())
   const caller = req.headers[WORKSPACE_HEADER]
   if (typeof caller === 'string' && decodeURIComponent(caller) !== ctx.where.dir) {
     return sendJson(res, 421, new UsageError(`this service keeps the workspace ${String(ctx.where.dir)}, not ${decodeURIComponent(caller)}`).toJSON())
@@ -152,7 +187,7 @@ function sendError(res: ServerResponse, err: unknown): void {
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   if (res.destroyed) return
-  res.writeHead(status, { 'content-type': 'application/json' })
+  res.writeHead(status, { 'content-type': 'application/json', ...SECURITY_HEADERS })
   res.end(JSON.stringify(body))
 }
 

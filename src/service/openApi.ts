@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { OPERATIONS, OPERATION_NAMES } from './operations.js'
+import { VIEWS, VIEW_NAMES } from './views.js'
 
 const ERROR_SCHEMA = {
   type: 'object',
@@ -12,7 +13,7 @@ const ERROR_SCHEMA = {
   },
 } as const
 
-/** The service's OpenAPI 3.1 document: one POST per operation, its body the operation's arguments as the MCP tools take them. */
+/** The service's OpenAPI 3.1 document: one POST per operation, its body the operation's arguments as the MCP tools take them; one GET per view of the web page, its arguments query parameters. */
 export function openApiDocument(version: string, { bearer }: { bearer: boolean }): object {
   const paths: Record<string, object> = {
     '/v1/health': { get: { summary: 'Whether the service is up, and how it scans the workspace', responses: { 200: { description: 'up' } } } },
@@ -38,10 +39,25 @@ export function openApiDocument(version: string, { bearer }: { bearer: boolean }
       },
     }
   }
+  for (const name of VIEW_NAMES) paths[`/v1/view/${name}`] = { get: viewPath(name) }
   return {
     openapi: '3.1.0',
     info: { title: 'forkpoint service', version },
     paths,
     ...(bearer ? { components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] } : {}),
+  }
+}
+
+function viewPath(name: (typeof VIEW_NAMES)[number]): object {
+  const view = VIEWS[name]
+  const { properties = {}, required = [] } = z.toJSONSchema(z.object(view.input), { io: 'input' }) as { properties?: Record<string, object>; required?: string[] }
+  return {
+    operationId: `view_${name}`,
+    summary: view.description,
+    parameters: Object.entries(properties).map(([param, schema]) => ({ name: param, in: 'query', required: required.includes(param), schema })),
+    responses: {
+      200: { description: "the view's JSON", content: { 'application/json': { schema: { type: 'object' } } } },
+      default: { description: 'a forkpoint error', content: { 'application/json': { schema: ERROR_SCHEMA } } },
+    },
   }
 }

@@ -53,7 +53,7 @@ export async function log({ from = 'HEAD', all = false, limit = Infinity, ...loc
 }
 
 /** Children always before their parents; among the ready ones, the newest first. */
-function topoNewestFirst(nodes: Map<Digest, Snapshot>): Array<[Digest, Snapshot]> {
+export function topoNewestFirst(nodes: Map<Digest, Snapshot>): Array<[Digest, Snapshot]> {
   const children = new Map<Digest, number>()
   for (const s of nodes.values()) for (const p of s.parents) children.set(p, (children.get(p) ?? 0) + 1)
   const ready = [...nodes.keys()].filter((id) => !children.get(id))
@@ -79,7 +79,7 @@ async function allRefTargets(store: Store): Promise<Digest[]> {
   return [...new Set([...(head ? [head] : []), ...refs])]
 }
 
-async function refLabels(store: Store): Promise<Map<Digest, string[]>> {
+export async function refLabels(store: Store): Promise<Map<Digest, string[]>> {
   const labels = new Map<Digest, string[]>()
   const add = (id: Digest, label: string) => labels.set(id, [...(labels.get(id) ?? []), label])
   const head = await readRef(store, 'HEAD')

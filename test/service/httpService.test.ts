@@ -70,6 +70,7 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
         ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'abort', 'run', 'fork', 'merge', 'runs', 'replay', 'scan', 'show', 'push', 'pull'].map(
           (op) => `/v1/${op}`,
         ),
+        ...['graph', 'image', 'tree', 'changes', 'ledger', 'runs', 'run', 'rundiff', 'explorations', 'branches'].map((view) => `/v1/view/${view}`),
       ].sort(),
     )
     expect(doc.paths['/v1/checkout']!.post!.requestBody.content['application/json']!.schema.properties).toHaveProperty('force')

@@ -32,6 +32,7 @@ import { registerSnapshot } from './snapshot.js'
 import { registerSpeculate } from './speculate.js'
 import { registerStatus } from './status.js'
 import { registerTag } from './tag.js'
+import { registerUi } from './ui.js'
 import { registerUnpack } from './unpack.js'
 import { registerVerify } from './verify.js'
 
@@ -67,6 +68,7 @@ export const commands: Array<(program: Command) => void> = [
   registerShell,
   registerMcp,
   registerServe,
+  registerUi,
   registerClaude,
   registerSpeculate,
   registerExplore,

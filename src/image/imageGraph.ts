@@ -1,0 +1,149 @@
+import { listStates } from '../branch/branchStore.js'
+import type { Digest } from '../store/digest.js'
+import { openStore, type StoreLocator } from '../store/findStore.js'
+import { readShallow } from '../store/shallow.js'
+import type { Store } from '../store/Store.js'
+import { refLabels, topoNewestFirst } from '../world/log.js'
+import { listRefs, readRef } from '../store/refs.js'
+import { readSnapshot } from '../world/readObjects.js'
+import type { Snapshot } from '../world/Snapshot.js'
+import { treeSource } from '../world/treeSource.js'
+import { otherLayers } from './imageLayers.js'
+
+/**
+ * What a long-lived reader (the service) keeps between requests: snapshots and tree sizes
+ * by digest. Both are content-addressed, so an entry never goes stale.
+ */
+export interface ImageCache {
+  snapshots: Map<Digest, Snapshot>
+  treeSizes: Map<Digest, TreeSize>
+}
+
+export interface TreeSize {
+  files: number
+  bytes: number
+}
+
+export const newImageCache = (): ImageCache => ({ snapshots: new Map(), treeSizes: new Map() })
+
+/** One layer of an image as the graph shows it: the world with its files and bytes, any other layer with its object's stored size. */
+export interface LayerSize {
+  layer: string
+  id: Digest
+  bytes: number | null
+  files?: number
+}
+
+export interface GraphNode {
+  id: Digest
+  parents: Digest[]
+  message: string
+  agent: string | null
+  createdAt: string
+  /** Refs that point here (`HEAD`, `main`, `tag: v1`). */
+  refs: string[]
+  /** Set on the children `fork` made: which child of which image. */
+  fork: { of: Digest; index: number } | null
+  /** Live branches that started from this image's files (their base tree is its world). */
+  live: string[]
+  layers: LayerSize[]
+}
+
+export interface GraphPage {
+  /** Every image reachable from HEAD, a branch, a tag or a fork. */
+  total: number
+  offset: number
+  /** Children before parents, the newest first; `limit` of them from `offset`. */
+  nodes: GraphNode[]
+}
+
+/**
+ * A page of the image graph of a store: every snapshot reachable from HEAD, a branch, a
+ * tag or a fork, newest first, with its refs, the live branches that started from it and its
+ * layers' sizes. Only the page's nodes are sized.
+ */
+export async function imageGraph({
+  offset = 0,
+  limit = 200,
+  cache = newImageCache(),
+  ...locator
+}: StoreLocator & { offset?: number; limit?: number; cache?: ImageCache }): Promise<GraphPage> {
+  const { store } = await openStore(locator)
+  const reachable = await readReachable(store, await graphRoots(store), cache)
+  const ordered = topoNewestFirst(reachable)
+  const labels = await refLabels(store)
+  const live = await liveBranchesByTree(store)
+  const page = ordered.slice(offset, offset + limit)
+  const nodes = await Promise.all(page.map(([id, snap]) => graphNode(store, cache, id, snap, labels.get(id) ?? [], live.get(snap.world.tree) ?? [])))
+  return { total: ordered.length, offset, nodes }
+}
+
+/** HEAD, every branch and tag, and every fork's children (`refs/forks/…`). */
+async function graphRoots(store: Store): Promise<Digest[]> {
+  const head = await readRef(store, 'HEAD')
+  const refs = (await listRefs(store)).filter((r) => /^refs\/(heads|tags|forks)\//.test(r.name)).map((r) => r.id)
+  return [...new Set([...(head ? [head] : []), ...refs])]
+}
+
+async function readReachable(store: Store, starts: Digest[], cache: ImageCache): Promise<Map<Digest, Snapshot>> {
+  const seen = new Map<Digest, Snapshot>()
+  const frontier = [...starts]
+  const shallow = await readShallow(store)
+  while (frontier.length > 0) {
+    const id = frontier.pop()!
+    if (seen.has(id)) continue
+    const snap = cache.snapshots.get(id) ?? (await readSnapshot(store, id))
+    cache.snapshots.set(id, snap)
+    seen.set(id, snap)
+    // a shallow image's history ends where its parents were left out
+    for (const p of snap.parents) if (!shallow.has(id) || (await store.has(p))) frontier.push(p)
+  }
+  return seen
+}
+
+/** Live branches' names by the tree they started from. */
+async function liveBranchesByTree(store: Store): Promise<Map<Digest, string[]>> {
+  const byTree = new Map<Digest, string[]>()
+  for (const state of await listStates(store)) byTree.set(state.baseTree, [...(byTree.get(state.baseTree) ?? []), state.name])
+  return byTree
+}
+
+async function graphNode(store: Store, cache: ImageCache, id: Digest, snap: Snapshot, refs: string[], live: string[]): Promise<GraphNode> {
+  return {
+    id,
+    parents: snap.parents,
+    message: snap.meta.message,
+    agent: snap.meta.agent ?? null,
+    createdAt: snap.meta.createdAt,
+    refs,
+    fork: snap.meta.fork ?? null,
+    live,
+    layers: await layerSizes(store, cache, snap),
+  }
+}
+
+/** The world layer with its files and bytes, then every other layer with its object's size. */
+export async function layerSizes(store: Store, cache: ImageCache, snap: Snapshot): Promise<LayerSize[]> {
+  const world = await treeSize(store, cache, snap.world.tree)
+  const others = [...(snap.trace ? [{ layer: 'trace', id: snap.trace }] : []), ...otherLayers(snap)]
+  return [{ layer: 'world', id: snap.world.tree, ...world }, ...others.map(({ layer, id }) => ({ layer, id, bytes: store.sizeOf(id) }))]
+}
+
+/** Regular files and their bytes under a tree; an unchanged subtree is counted once, whichever image it is in. */
+async function treeSize(store: Store, cache: ImageCache, tree: Digest): Promise<TreeSize> {
+  const known = cache.treeSizes.get(tree)
+  if (known) return known
+  const size = { files: 0, bytes: 0 }
+  for (const entry of (await treeSource(store)(tree)).entries) {
+    if (entry.type === 'dir') {
+      const sub = await treeSize(store, cache, entry.tree)
+      size.files += sub.files
+      size.bytes += sub.bytes
+    } else if (entry.type === 'file') {
+      size.files++
+      size.bytes += entry.size
+    }
+  }
+  cache.treeSizes.set(tree, size)
+  return size
+}

@@ -1,0 +1,92 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { promises as fs } from 'node:fs'
+import { request } from 'node:http'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { log } from '../../src/index.js'
+import { CLI } from '../helpers/cli.js'
+import { tempDir } from '../helpers/tmp.js'
+import { launchChromium, openPage, poll } from './browser.js'
+import { type UiStore, makeUiStore } from './uiStore.js'
+import type { Browser } from 'playwright-core'
+
+const started: ChildProcess[] = []
+afterEach(() => {
+  for (const child of started.splice(0)) child.kill('SIGTERM')
+})
+
+let browser: Browser
+beforeAll(async () => {
+  browser = await launchChromium()
+})
+afterAll(async () => {
+  await browser?.close()
+})
+
+/** `forkpoint ui --json` in `dir` (as `nobody` when asked; stopped after the test), and the URL it printed. */
+async function startUi(dir: string, { asNobody = false, env = {} }: { asNobody?: boolean; env?: Record<string, string> } = {}): Promise<{ url: string; opened: boolean }> {
+  const argv = [...(asNobody ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'] : []), CLI, 'ui', '--json']
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: dir, env: { PATH: process.env['PATH'], HOME: dir, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  started.push(child)
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
+  const { value: line } = await lines.next()
+  const { schemaVersion, url, opened } = JSON.parse(String(line)) as { schemaVersion: number; url: string; opened: boolean }
+  expect(schemaVersion).toBe(1)
+  return { url, opened }
+}
+
+/** A request naming the Host it is given, as a page on another name (DNS rebinding) would send it. */
+function getWithHost(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const { hostname, port, pathname } = new URL(url)
+    request({ host: hostname, port, path: pathname, headers: { host } }, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
+      .on('error', reject)
+      .end()
+  })
+}
+
+async function storeOwnedByNobody(): Promise<UiStore> {
+  const dir = tempDir('ui-cmd')
+  const store = await makeUiStore(dir)
+  for (const path of [dir, ...(await fs.readdir(dir, { recursive: true })).map((p) => join(dir, p))]) await fs.lchown(path, 65534, 65534)
+  return store
+}
+
+describe('forkpoint ui', () => {
+  it('serves the web view read-only on 127.0.0.1 at a free port, run by an unprivileged user, and prints its URL', async () => {
+    const store = await storeOwnedByNobody()
+    const before = await log({ dir: store.dir })
+    const { url, opened } = await startUi(store.dir, { asNobody: true })
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui\/$/)
+    expect(opened).toBe(false)
+
+    const page = await openPage(browser)
+    await page.goto(url)
+    await poll(() => page.locator('g.node').count()).toBe(6)
+    await page.close()
+
+    const origin = new URL(url).origin
+    const snapshot = await fetch(`${origin}/v1/snapshot`, { method: 'POST', body: '{}' })
+    expect(snapshot.status).toBe(405)
+    expect(await log({ dir: store.dir })).toEqual(before)
+    expect(await getWithHost(url, `rebound.example:${new URL(url).port}`)).toBe(421)
+    expect(await getWithHost(url, new URL(url).host)).toBe(200)
+  })
+
+  it('opens the URL with xdg-open where there is a display, and only there', async () => {
+    const store = await makeUiStore(tempDir('ui-open'))
+    const bin = tempDir('ui-bin')
+    const opened = join(bin, 'opened')
+    await fs.writeFile(join(bin, 'xdg-open'), `#!/bin/sh\necho "$1" > ${opened}\n`, { mode: 0o755 })
+    const PATH = `${bin}:${process.env['PATH'] ?? ''}`
+    const headless = await startUi(store.dir, { env: { PATH } })
+    expect(headless.opened).toBe(false)
+    const withDisplay = await startUi(store.dir, { env: { PATH, DISPLAY: ':0' } })
+    expect(withDisplay.opened).toBe(true)
+    await poll(() => fs.readFile(opened, 'utf8').catch(() => '')).toBe(`${withDisplay.url}\n`)
+  })
+})
