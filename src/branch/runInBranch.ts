@@ -6,6 +6,7 @@ import { sandboxRuntime } from '../sandbox/SandboxRuntime.js'
 import { backendByName } from './backends/chooseBackend.js'
 import { liveDir } from './branchStore.js'
 import { changedBetween, fingerprint } from './fingerprint.js'
+import { noteRunningSandbox } from './runningSandboxes.js'
 import type { BranchState } from './types.js'
 
 export interface RunOptions extends SandboxLimits {
@@ -60,7 +61,10 @@ export async function runInBranch({
   const walk = { skip, dirs: upper === null }
   const before = await fingerprint(watched, walk)
   // The store is never visible inside: hidden wherever it lies (under the workspace, or an exposed path).
-  const result = await sandboxRuntime().run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root] })
+  const running = await noteRunningSandbox(store, { branch: state?.name ?? null, command: cmd })
+  const result = await sandboxRuntime()
+    .run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root] })
+    .finally(running.done)
   const changedPaths = changedBetween(before, await fingerprint(watched, walk))
   return { ...result, branch: state?.name ?? null, changedPaths }
 }

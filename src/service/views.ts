@@ -102,11 +102,12 @@ export const VIEWS = {
     }) as View<{ limit?: number | undefined }>,
   },
   branches: {
-    description: 'The live branches (running candidates and sandboxes included) with the paths each changed so far.',
+    description: 'The live branches with the paths each changed so far and the sandboxed commands running in each; the commands running sandboxed in the workspace itself, with its changes since HEAD.',
     input: {},
     run: (async (where) => {
-      const { liveChanges } = await import('../branch/liveChanges.js')
-      return { branches: await liveChanges(where) }
+      const { liveChanges, workspaceSandboxes } = await import('../branch/liveChanges.js')
+      const [branches, workspace] = await Promise.all([liveChanges(where), workspaceSandboxes(where)])
+      return { branches, workspace }
     }) as View<object>,
   },
 } as const

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
+import { rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -134,6 +134,31 @@ describe('forkpoint ui in headless Chromium', () => {
     } finally {
       await branch.abort()
     }
+    await poll(() => page.getByTestId('no-branches').count()).toBe(1)
+    await page.close()
+  })
+
+  it('shows the sandboxed commands running in a branch and in the workspace itself while they run, with the workspace changes since HEAD', async () => {
+    const { page } = await open('live')
+    const ws = await Workspace.open({ dir: store.dir })
+    const branch = await ws.branch('busy')
+    const stop = new AbortController()
+    const inBranch = branch.run('echo made > out.txt; sleep 120', { signal: stop.signal, timeout: 0 }).catch(() => undefined)
+    const inWorkspace = ws.run('echo new > loose.txt; sleep 120', { signal: stop.signal, timeout: 0 }).catch(() => undefined)
+    try {
+      const section = page.locator('section.branch[data-branch="busy"]')
+      await poll(() => section.getByTestId('running').textContent()).toContain('echo made > out.txt; sleep 120')
+      await poll(() => section.locator('ul.changes').textContent()).toBe('changed out.txt')
+      const workspace = page.getByTestId('workspace-sandboxes')
+      await poll(() => workspace.getByTestId('running').textContent()).toContain('echo new > loose.txt; sleep 120')
+      await poll(() => workspace.locator('ul.changes').textContent()).toContain('loose.txt')
+    } finally {
+      stop.abort()
+      await Promise.all([inBranch, inWorkspace])
+      await branch.abort()
+      await rm(join(store.dir, 'loose.txt'), { force: true })
+    }
+    await poll(() => page.getByTestId('workspace-sandboxes').count()).toBe(0)
     await poll(() => page.getByTestId('no-branches').count()).toBe(1)
     await page.close()
   })
