@@ -102,7 +102,8 @@ export const VIEWS = {
     }) as View<{ limit?: number | undefined }>,
   },
   branches: {
-    description: 'The live branches with the paths each changed so far and the sandboxed commands running in each; the commands running sandboxed in the workspace itself, with its changes since HEAD.',
+    description:
+      'The live branches with the paths each changed so far and the sandboxed commands running in each; the commands running sandboxed in the workspace itself, with its changes since HEAD.',
     input: {},
     run: (async (where) => {
       const { liveChanges, workspaceSandboxes } = await import('../branch/liveChanges.js')
