@@ -7,7 +7,8 @@ import { parseRun } from '../trace/core/parseRun.js'
 import type { JsonValue, Run } from '../trace/core/Run.js'
 import { transcriptMessages } from '../trace/core/transcript.js'
 import type { Snapshot } from '../world/Snapshot.js'
-import { type TreeSource, treeSource } from '../world/treeSource.js'
+import { countFiles } from '../world/countFiles.js'
+import { treeSource } from '../world/treeSource.js'
 import { otherLayers } from './imageLayers.js'
 import { readImage, storedKind } from './readImage.js'
 
@@ -34,7 +35,7 @@ export async function describeImage({ spec, ...locator }: StoreLocator & { spec:
   const { store } = await openStore(locator)
   const id = await resolveId(store, spec)
   const snapshot = await readImage(store, id)
-  const { files, bytes } = await countTree(treeSource(store), snapshot.world.tree)
+  const { files, bytes } = await countFiles(treeSource(store), snapshot.world.tree)
   const layers = await Promise.all(otherLayers(snapshot).map(async (l) => ({ ...l, kind: await storedKind(store, l.id) })))
   return {
     id,
@@ -61,21 +62,4 @@ function describeTrace(id: Digest, run: Run): NonNullable<ImageDescription['trac
     steps: run.steps.map(({ idx, name, type }) => ({ idx, name, type })),
     messages: transcriptMessages(run),
   }
-}
-
-/** Regular files and their bytes in a tree. */
-async function countTree(source: TreeSource, tree: Digest): Promise<{ files: number; bytes: number }> {
-  let files = 0
-  let bytes = 0
-  for (const entry of (await source(tree)).entries) {
-    if (entry.type === 'dir') {
-      const sub = await countTree(source, entry.tree)
-      files += sub.files
-      bytes += sub.bytes
-    } else if (entry.type === 'file') {
-      files++
-      bytes += entry.size
-    }
-  }
-  return { files, bytes }
 }

@@ -1,10 +1,9 @@
 import { listStates } from '../branch/branchStore.js'
 import type { Digest } from '../store/digest.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
-import { readShallow } from '../store/shallow.js'
 import type { Store } from '../store/Store.js'
-import { refLabels, topoNewestFirst } from '../world/log.js'
-import { listRefs, readRef } from '../store/refs.js'
+import { countFiles, type FileCount } from '../world/countFiles.js'
+import { allRefTargets, reachableSnapshots, refLabels, topoNewestFirst } from '../world/log.js'
 import { readSnapshot } from '../world/readObjects.js'
 import type { Snapshot } from '../world/Snapshot.js'
 import { treeSource } from '../world/treeSource.js'
@@ -16,12 +15,7 @@ import { otherLayers } from './imageLayers.js'
  */
 export interface ImageCache {
   snapshots: Map<Digest, Snapshot>
-  treeSizes: Map<Digest, TreeSize>
-}
-
-export interface TreeSize {
-  files: number
-  bytes: number
+  treeSizes: Map<Digest, FileCount>
 }
 
 export const newImageCache = (): ImageCache => ({ snapshots: new Map(), treeSizes: new Map() })
@@ -69,36 +63,17 @@ export async function imageGraph({
   ...locator
 }: StoreLocator & { offset?: number; limit?: number; cache?: ImageCache }): Promise<GraphPage> {
   const { store } = await openStore(locator)
-  const reachable = await readReachable(store, await graphRoots(store), cache)
+  const reachable = await reachableSnapshots(store, await allRefTargets(store, { forks: true }), async (id) => {
+    const snap = cache.snapshots.get(id) ?? (await readSnapshot(store, id))
+    cache.snapshots.set(id, snap)
+    return snap
+  })
   const ordered = topoNewestFirst(reachable)
   const labels = await refLabels(store)
   const live = await liveBranchesByTree(store)
   const page = ordered.slice(offset, offset + limit)
   const nodes = await Promise.all(page.map(([id, snap]) => graphNode(store, cache, id, snap, labels.get(id) ?? [], live.get(snap.world.tree) ?? [])))
   return { total: ordered.length, offset, nodes }
-}
-
-/** HEAD, every branch and tag, and every fork's children (`refs/forks/…`). */
-async function graphRoots(store: Store): Promise<Digest[]> {
-  const head = await readRef(store, 'HEAD')
-  const refs = (await listRefs(store)).filter((r) => /^refs\/(heads|tags|forks)\//.test(r.name)).map((r) => r.id)
-  return [...new Set([...(head ? [head] : []), ...refs])]
-}
-
-async function readReachable(store: Store, starts: Digest[], cache: ImageCache): Promise<Map<Digest, Snapshot>> {
-  const seen = new Map<Digest, Snapshot>()
-  const frontier = [...starts]
-  const shallow = await readShallow(store)
-  while (frontier.length > 0) {
-    const id = frontier.pop()!
-    if (seen.has(id)) continue
-    const snap = cache.snapshots.get(id) ?? (await readSnapshot(store, id))
-    cache.snapshots.set(id, snap)
-    seen.set(id, snap)
-    // a shallow image's history ends where its parents were left out
-    for (const p of snap.parents) if (!shallow.has(id) || (await store.has(p))) frontier.push(p)
-  }
-  return seen
 }
 
 /** Live branches' names by the tree they started from. */
@@ -124,26 +99,7 @@ async function graphNode(store: Store, cache: ImageCache, id: Digest, snap: Snap
 
 /** The world layer with its files and bytes, then every other layer with its object's size. */
 export async function layerSizes(store: Store, cache: ImageCache, snap: Snapshot): Promise<LayerSize[]> {
-  const world = await treeSize(store, cache, snap.world.tree)
+  const world = await countFiles(treeSource(store), snap.world.tree, cache.treeSizes)
   const others = [...(snap.trace ? [{ layer: 'trace', id: snap.trace }] : []), ...otherLayers(snap)]
   return [{ layer: 'world', id: snap.world.tree, ...world }, ...others.map(({ layer, id }) => ({ layer, id, bytes: store.sizeOf(id) }))]
-}
-
-/** Regular files and their bytes under a tree; an unchanged subtree is counted once, whichever image it is in. */
-async function treeSize(store: Store, cache: ImageCache, tree: Digest): Promise<TreeSize> {
-  const known = cache.treeSizes.get(tree)
-  if (known) return known
-  const size = { files: 0, bytes: 0 }
-  for (const entry of (await treeSource(store)(tree)).entries) {
-    if (entry.type === 'dir') {
-      const sub = await treeSize(store, cache, entry.tree)
-      size.files += sub.files
-      size.bytes += sub.bytes
-    } else if (entry.type === 'file') {
-      size.files++
-      size.bytes += entry.size
-    }
-  }
-  cache.treeSizes.set(tree, size)
-  return size
 }

@@ -28,18 +28,7 @@ export async function log({ from = 'HEAD', all = false, limit = Infinity, ...loc
   const starts = all ? await allRefTargets(store) : [from === 'HEAD' ? await readRef(store, 'HEAD') : await resolveId(store, from)].filter((id): id is Digest => id !== null)
   if (starts.length === 0) return []
   const labels = await refLabels(store)
-  const seen = new Map<Digest, Snapshot>()
-  const frontier: Digest[] = [...starts]
-  const shallow = await readShallow(store)
-  while (frontier.length > 0) {
-    const id = frontier.pop()!
-    if (seen.has(id)) continue
-    const snap = await readSnapshot(store, id)
-    seen.set(id, snap)
-    // a shallow image's history ends here: parents it left out are not there to read
-    for (const p of snap.parents) if (!shallow.has(id) || (await store.has(p))) frontier.push(p)
-  }
-  return topoNewestFirst(seen)
+  return topoNewestFirst(await reachableSnapshots(store, starts))
     .slice(0, limit)
     .map(([id, s]) => ({
       id,
@@ -72,10 +61,27 @@ export function topoNewestFirst(nodes: Map<Digest, Snapshot>): Array<[Digest, Sn
   return out
 }
 
-/** HEAD and every branch and tag that names a snapshot. */
-async function allRefTargets(store: Store): Promise<Digest[]> {
+/** Every snapshot reachable from `starts`, by id; `read` reads one (a cache may answer first). */
+export async function reachableSnapshots(store: Store, starts: Digest[], read = (id: Digest) => readSnapshot(store, id)): Promise<Map<Digest, Snapshot>> {
+  const seen = new Map<Digest, Snapshot>()
+  const frontier: Digest[] = [...starts]
+  const shallow = await readShallow(store)
+  while (frontier.length > 0) {
+    const id = frontier.pop()!
+    if (seen.has(id)) continue
+    const snap = await read(id)
+    seen.set(id, snap)
+    // a shallow image's history ends here: parents it left out are not there to read
+    for (const p of snap.parents) if (!shallow.has(id) || (await store.has(p))) frontier.push(p)
+  }
+  return seen
+}
+
+/** HEAD and every branch and tag that names a snapshot, and with `forks` every fork's children (`refs/forks/…`). */
+export async function allRefTargets(store: Store, { forks = false } = {}): Promise<Digest[]> {
   const head = await readRef(store, 'HEAD')
-  const refs = (await listRefs(store)).filter((r) => r.name.startsWith('refs/heads/') || r.name.startsWith('refs/tags/')).map((r) => r.id)
+  const kept = forks ? /^refs\/(heads|tags|forks)\// : /^refs\/(heads|tags)\//
+  const refs = (await listRefs(store)).filter((r) => kept.test(r.name)).map((r) => r.id)
   return [...new Set([...(head ? [head] : []), ...refs])]
 }
 
