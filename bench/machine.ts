@@ -30,6 +30,7 @@ import {
   snapshotMachine,
 } from '../src/index.js'
 import { ZERO_PIECE_DIGEST } from '../src/machine/filePieces.js'
+import { readMachineImage } from '../src/machine/image/MachineImage.js'
 import { readMachineLayer } from '../src/machine/MachineLayer.js'
 import { readChunks, readSnapshot } from '../src/world/readObjects.js'
 import { report, type Row } from './harness.js'
@@ -357,12 +358,10 @@ const ASK_PYTHON = 'echo ping > /tmp/req && cat /tmp/resp'
 async function warmPythonRows(dir: string, ns: number[], runs: number, live: Set<{ store: Store; id: string }>) {
   const store = await Store.init(dir)
   const { image } = await buildMachineImage({ recipe: 'python', store })
-  const rootfs = ((await store.readObject(image)) as unknown as { rootfs: { diskBytes: number; packages: string[] } }).rootfs
-  const ask = async (ids: string[], command: string) => {
-    const answers = await Promise.all(ids.map((machine) => execMachine({ store, machine, command })))
-    const bad = answers.find((a) => a.exitCode !== 0 || !/^\d+$/.test(a.stdout))
-    if (bad) throw new Error(`a warm interpreter answered ${bad.exitCode}: ${bad.stdout} ${bad.stderr}`)
-  }
+  const { rootfs } = await readMachineImage(store, image)
+  if (!rootfs) throw new Error('the python recipe built an image without a root filesystem')
+  // the interpreter's answer is its module count
+  const ask = (ids: string[], command: string) => answer(store, ids, command, /^\d+$/)
   const booted = async (n: number) => {
     const machines = await Promise.all(Array.from({ length: n }, () => bootMachine({ store, image, memoryMiB: FORK_GUEST_MIB })))
     for (const m of machines) live.add({ store, id: m.id })
@@ -398,11 +397,11 @@ async function warmPythonRows(dir: string, ns: number[], runs: number, live: Set
   return out
 }
 
-/** Exec `true` in every machine at once; each must answer 0. */
-async function answer(store: Store, ids: string[]): Promise<void> {
-  const answers = await Promise.all(ids.map((machine) => execMachine({ store, machine, command: 'true' })))
-  const bad = answers.find((a) => a.exitCode !== 0)
-  if (bad) throw new Error(`a machine answered ${bad.exitCode}: ${bad.stderr}`)
+/** Exec `command` in every machine at once; each must answer 0, its output matching `stdout`. */
+async function answer(store: Store, ids: string[], command = 'true', stdout = /^$/): Promise<void> {
+  const answers = await Promise.all(ids.map((machine) => execMachine({ store, machine, command })))
+  const bad = answers.find((a) => a.exitCode !== 0 || !stdout.test(a.stdout))
+  if (bad) throw new Error(`a machine answered ${bad.exitCode}: ${bad.stdout} ${bad.stderr}`)
 }
 
 async function killAll(live: Set<{ store: Store; id: string }>): Promise<void> {

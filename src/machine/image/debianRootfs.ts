@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path'
 import { MachineUnavailableError } from '../../errors/index.js'
 import { hashFile } from '../../store/digest.js'
 import { runTool } from '../runTool.js'
-import { forkpointCacheDir } from './kernelPackage.js'
+import { forkpointCacheDir } from './cacheDir.js'
 
 /** A Debian package at the version apt chose, and the SHA-256 its signed index records for the .deb. */
 export interface DebianPackage {
@@ -28,27 +28,21 @@ const LEFT_OUT = ['./usr/share/man/*', './usr/share/info/*', './usr/share/locale
 
 /**
  * The packages `wanted` need, every one, as apt resolves them for a system with nothing
- * installed (an empty dpkg status), recommends left out: the same closure debootstrap
+ * installed (`/dev/null` as dpkg's status), recommends left out: the same closure debootstrap
  * would install, without debootstrap's root-only chroot. Each with the SHA-256 apt's
  * index records for it.
  */
 export async function packageClosure(wanted: readonly string[]): Promise<DebianPackage[]> {
-  const dir = mkdtempSync(join(forkpointCacheDir(), '.apt-'))
-  try {
-    writeFileSync(join(dir, 'status'), '')
-    const apt = ['-o', `Dir::State::status=${join(dir, 'status')}`, '-o', 'APT::Install-Recommends=false', '-o', 'Debug::NoLocking=1']
-    const { stdout } = await runTool('apt-get', ['-s', ...apt, 'install', ...wanted])
-    const chosen = [...stdout.matchAll(/^Inst (\S+) \((\S+)/gm)].map(([, name, version]) => `${name}=${version}`)
-    const hashes = await indexHashes(chosen)
-    return chosen.map((spec) => {
-      const [name, version] = spec.split(/=(.*)/s) as [string, string]
-      const sha256 = hashes.get(spec)
-      if (!sha256) throw new MachineUnavailableError(`apt's index has no SHA256 for ${spec}`, { tool: 'apt-cache' })
-      return { name, version, sha256 }
-    })
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
+  const apt = ['-o', 'Dir::State::status=/dev/null', '-o', 'APT::Install-Recommends=false', '-o', 'Debug::NoLocking=1']
+  const { stdout } = await runTool('apt-get', ['-s', ...apt, 'install', ...wanted])
+  const chosen = [...stdout.matchAll(/^Inst (\S+) \((\S+)/gm)].map(([, name, version]) => `${name}=${version}`)
+  const hashes = await indexHashes(chosen)
+  return chosen.map((spec) => {
+    const [name, version] = spec.split(/=(.*)/s) as [string, string]
+    const sha256 = hashes.get(spec)
+    if (!sha256) throw new MachineUnavailableError(`apt's index has no SHA256 for ${spec}`, { tool: 'apt-cache' })
+    return { name, version, sha256 }
+  })
 }
 
 /** `name=version` → the SHA-256 of its .deb, from `apt-cache show`'s stanzas. */

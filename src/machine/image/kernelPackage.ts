@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
-import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { MachineUnavailableError } from '../../errors/index.js'
+import { forkpointCacheDir } from './cacheDir.js'
 import { runTool } from '../runTool.js'
 
 /** The Debian metapackage whose dependency is the current cloud kernel: virtio as modules, serial 8250 and PVH built in. */
@@ -14,13 +14,6 @@ export interface GuestKernel {
   vmlinuz: string
   /** `lib/modules/<release>/kernel` of the package. */
   modules: string
-}
-
-/** Where what machines fetch is kept between runs (kernels, Debian packages): `$XDG_CACHE_HOME/forkpoint`, else `~/.cache/forkpoint`. */
-export function forkpointCacheDir(): string {
-  const dir = join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'forkpoint')
-  mkdirSync(dir, { recursive: true })
-  return dir
 }
 
 const kernelCacheDir = () => join(forkpointCacheDir(), 'kernels')

@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Socket } from 'node:net'
-import { MachineError } from '../../errors/index.js'
-import { connectUnix } from './connectUnix.js'
-import type { ExecResult, GuestChannel } from './GuestChannel.js'
+import { type ExecResult, type GuestChannel, agentSocket } from './GuestChannel.js'
 import { printfEscaped } from './printfEscaped.js'
 
 /** What a request carries as it is: printable ASCII but the backslash (escapes) and the space (the line's separator). */
@@ -20,21 +18,14 @@ export class GuestAgent implements GuestChannel {
   private helloSeen = false
   private closed: Error | null = null
 
-  private constructor(
-    private readonly socket: Socket,
-    machine: string,
-  ) {
+  private constructor(private readonly socket: Socket) {
     socket.setEncoding('utf8')
     socket.on('data', (text: string) => this.receive(text))
-    socket.on('close', () => this.fail(new MachineError(`machine ${machine}: the guest agent's socket closed`, { machine })))
-    socket.on('error', (err) => this.fail(new MachineError(`machine ${machine}: guest agent: ${err.message}`, { machine }, { cause: err })))
   }
 
   static async connect(path: string, machine: string): Promise<GuestAgent> {
-    const socket = await connectUnix(path).catch((err: unknown) => {
-      throw new MachineError(`machine ${machine}: cannot reach its guest agent at ${path}: ${(err as Error).message}`, { machine, path }, { cause: err })
-    })
-    return new GuestAgent(socket, machine)
+    const agent: GuestAgent = new GuestAgent(await agentSocket(path, machine, 'guest agent', (err) => agent.fail(err)))
+    return agent
   }
 
   /** The agent's first line after a boot. */

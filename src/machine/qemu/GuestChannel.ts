@@ -1,3 +1,7 @@
+import type { Socket } from 'node:net'
+import { MachineError } from '../../errors/index.js'
+import { connectUnix } from './connectUnix.js'
+
 /** What a command run in a guest gave back. */
 export interface ExecResult {
   exitCode: number
@@ -23,3 +27,13 @@ export interface GuestChannel {
 export type GuestAgentKind = 'forkpoint' | 'qemu-ga'
 
 export const guestAgentFor = (hasRootfs: boolean): GuestAgentKind => (hasRootfs ? 'qemu-ga' : 'forkpoint')
+
+/** A machine's agent socket, connected; `fail` hears once why it closed or broke. */
+export async function agentSocket(path: string, machine: string, agent: string, fail: (err: MachineError) => void): Promise<Socket> {
+  const socket = await connectUnix(path).catch((err: unknown) => {
+    throw new MachineError(`machine ${machine}: cannot reach its guest agent at ${path}: ${(err as Error).message}`, { machine, path }, { cause: err })
+  })
+  socket.on('close', () => fail(new MachineError(`machine ${machine}: the guest agent's socket closed`, { machine })))
+  socket.on('error', (err) => fail(new MachineError(`machine ${machine}: ${agent}: ${err.message}`, { machine }, { cause: err })))
+  return socket
+}

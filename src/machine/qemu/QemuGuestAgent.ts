@@ -1,8 +1,7 @@
 import type { Socket } from 'node:net'
 import { MachineError } from '../../errors/index.js'
 import { pollUntil } from '../../util/pollUntil.js'
-import { connectUnix } from './connectUnix.js'
-import type { ExecResult, GuestChannel } from './GuestChannel.js'
+import { type ExecResult, type GuestChannel, agentSocket } from './GuestChannel.js'
 
 /** How long a sync waits for its answer before it is sent again: qemu-ga drops nothing, but a guest still booting has no reader on the port yet, and its driver drops what comes meanwhile. */
 const SYNC_RESEND_MS = 1000
@@ -37,15 +36,11 @@ export class QemuGuestAgent implements GuestChannel {
     private readonly machine: string,
   ) {
     socket.on('data', (bytes: Buffer) => this.receive(bytes))
-    socket.on('close', () => this.fail(new MachineError(`machine ${machine}: the guest agent's socket closed`, { machine })))
-    socket.on('error', (err) => this.fail(new MachineError(`machine ${machine}: qemu-guest-agent: ${err.message}`, { machine }, { cause: err })))
   }
 
   static async connect(path: string, machine: string): Promise<QemuGuestAgent> {
-    const socket = await connectUnix(path).catch((err: unknown) => {
-      throw new MachineError(`machine ${machine}: cannot reach its guest agent at ${path}: ${(err as Error).message}`, { machine, path }, { cause: err })
-    })
-    return new QemuGuestAgent(socket, machine)
+    const agent: QemuGuestAgent = new QemuGuestAgent(await agentSocket(path, machine, 'qemu-guest-agent', (err) => agent.fail(err)), machine)
+    return agent
   }
 
   /** Resolves once qemu-ga answers a sync, sending it again each second until then. */

@@ -23,10 +23,9 @@ export async function limitsAlongside<T>(memoryMiB: number, step: Promise<T>): P
   throw done.status === 'rejected' ? done.reason : (groups as PromiseRejectedResult).reason
 }
 
-/** Move a machine's QEMU into its cgroups; their folders, for `releaseLimits` once QEMU is gone. */
-export async function enterLimits(groups: readonly RunCgroup[], pid: number): Promise<string[]> {
+/** Move a machine's QEMU into its cgroups. */
+export async function enterLimits(groups: readonly RunCgroup[], pid: number): Promise<void> {
   for (const group of groups) await fs.writeFile(group.procs, String(pid))
-  return groups.map((g) => g.dir)
 }
 
 export async function releaseLimits(dirs: readonly string[]): Promise<void> {
