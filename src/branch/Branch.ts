@@ -2,12 +2,9 @@ import '../util/disposeSymbols.js'
 import { BranchNotFoundError } from '../errors/index.js'
 import { abortBranch } from './abortBranch.js'
 import { atBranchPath } from './branchPath.js'
-import { liveDir } from './branchStore.js'
-import { collectChanges } from './collectChanges.js'
 import { commitBranch } from './commitBranch.js'
 import { createBranch } from './createBranch.js'
-import { backendByName } from './backends/chooseBackend.js'
-import { basePath, liveState, viewPath } from './liveBranch.js'
+import { branchChanges, liveState, viewPath } from './liveBranch.js'
 import type { RunOptions, RunResult } from './runInBranch.js'
 import type { BackendName, BranchChange, BranchState, CommitResult, ConflictPolicy } from './types.js'
 import type { Workspace } from './Workspace.js'
@@ -129,8 +126,7 @@ export class Branch implements AsyncDisposable {
   /** What the branch changed so far, against the base it started from. */
   async changes(): Promise<BranchChange[]> {
     this.#state = await liveState(this.workspace.store, this.id)
-    const candidates = backendByName(this.backend).changeCandidates(liveDir(this.workspace.store, this.id))
-    return collectChanges({ view: this.path, base: basePath(this.workspace.store, this.#state), candidates })
+    return branchChanges(this.workspace.store, this.#state)
   }
 
   /** `workspace.run` inside this branch. */

@@ -4,15 +4,13 @@ import { BranchBusyError, BranchStaleError, ConflictError } from '../errors/inde
 import { acquireLock } from '../store/lockFile.js'
 import { workspaceLock } from '../world/workspaceLock.js'
 import type { Store } from '../store/Store.js'
-import { backendByName } from './backends/chooseBackend.js'
 import { branchesDir, listStates, liveDir, readGeneration } from './branchStore.js'
 import { assertPutLinksInside } from './assertPutLinksInside.js'
-import { collectChanges } from './collectChanges.js'
 import { copyChange } from './copyChange.js'
 import { recordCommittedPaths } from './committedPaths.js'
 import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, sibling, writeCommitJournal } from './commitJournal.js'
 import { destroyBranch } from './destroyBranch.js'
-import { basePath, liveState, parentView, viewPath } from './liveBranch.js'
+import { basePath, branchChanges, liveState, parentView, viewPath } from './liveBranch.js'
 import { mergeFileChange, writeMergedFile } from './mergeChange.js'
 import { planCommit } from './planCommit.js'
 import { self } from '../sandbox/processId.js'
@@ -58,7 +56,7 @@ export async function commitBranch({
     }
     const view = viewPath(store, state)
     const base = basePath(store, state)
-    const changes = await collectChanges({ view, base, candidates: candidatesOf(store, state) })
+    const changes = await branchChanges(store, state)
     if (!allowExternalSymlinks) await assertPutLinksInside(view, changes)
     const merge = (path: string) => mergeFileChange({ store, base, view, parent, path })
     const plan = await planCommit({ changes, view, base, parent, merge })
@@ -113,10 +111,6 @@ export async function commitBranch({
   }
   await destroyBranch(store, state)
   return { ...result, durationMs: performance.now() - started }
-}
-
-function candidatesOf(store: Store, state: BranchState): string | null {
-  return backendByName(state.backend).changeCandidates(liveDir(store, state.id))
 }
 
 async function assertNoChildren(store: Store, state: BranchState): Promise<void> {

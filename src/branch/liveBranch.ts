@@ -2,7 +2,8 @@ import type { Store } from '../store/Store.js'
 import { backendByName } from './backends/chooseBackend.js'
 import { liveDir, readState, writeState } from './branchStore.js'
 import { throughHolder } from './overlayMount.js'
-import type { BranchInfo, BranchState } from './types.js'
+import { collectChanges } from './collectChanges.js'
+import type { BranchChange, BranchInfo, BranchState } from './types.js'
 import { BranchNotFoundError } from '../errors/index.js'
 
 /**
@@ -29,6 +30,12 @@ export function basePath(store: Store, state: BranchState): string {
   const dir = liveDir(store, state.id)
   const base = backendByName(state.backend).base(state, dir)
   return base.startsWith(dir) ? throughHolder(state.holder, base) : base
+}
+
+/** What a branch changed so far, against the base it started from. */
+export function branchChanges(store: Store, state: BranchState): Promise<BranchChange[]> {
+  const candidates = backendByName(state.backend).changeCandidates(liveDir(store, state.id))
+  return collectChanges({ view: viewPath(store, state), base: basePath(store, state), candidates })
 }
 
 /** Where a branch's changes go when it commits: the workspace, or its parent branch's view. */

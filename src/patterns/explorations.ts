@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
+import { PatternCancelledError } from '../errors/index.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
-import { errnoCode, readOrNull } from '../util/fsx.js'
+import { readOrNull } from '../util/fsx.js'
+import { readdirOrEmpty } from '../branch/samePath.js'
 import type { CandidateResult, CandidateStatus, Match, Outcome, PatternName } from './types.js'
 
 /** How a pattern's run ended. */
@@ -41,7 +43,7 @@ export async function recordExploration(
     schemaVersion: 1,
     id,
     pattern,
-    status: error ? (error.name === 'PatternCancelledError' ? 'cancelled' : 'failed') : outcome?.committed ? 'committed' : 'no-winner',
+    status: error ? (error instanceof PatternCancelledError ? 'cancelled' : 'failed') : outcome?.committed ? 'committed' : 'no-winner',
     startedAt: started.toISOString(),
     durationMs: Date.now() - started.getTime(),
     winner: outcome?.winner ?? null,
@@ -64,13 +66,8 @@ export async function recordExploration(
 /** The store's recorded explorations (speculate, explore, the patterns), newest first. */
 export async function listExplorations({ limit = 100, ...locator }: StoreLocator & { limit?: number } = {}): Promise<Exploration[]> {
   const { store } = await openStore(locator)
-  const names = (await fs.readdir(dir(store)).catch(noneWhenMissing)).filter((n) => /^[0-9a-f]{20}\.json$/.test(n))
+  const names = (await readdirOrEmpty(dir(store))).filter((n) => /^[0-9a-f]{20}\.json$/.test(n))
   const newest = names.sort().reverse().slice(0, limit)
   const records = await Promise.all(newest.map((n) => readOrNull(join(dir(store), n))))
   return records.filter((r): r is Buffer => r !== null).map((bytes) => JSON.parse(bytes.toString('utf8')) as Exploration)
-}
-
-function noneWhenMissing(err: unknown): string[] {
-  if (errnoCode(err) === 'ENOENT') return []
-  throw err
 }

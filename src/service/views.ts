@@ -106,9 +106,8 @@ export const VIEWS = {
       'The live branches with the paths each changed so far and the sandboxed commands running in each; the commands running sandboxed in the workspace itself, with its changes since HEAD.',
     input: {},
     run: (async (where) => {
-      const { liveChanges, workspaceSandboxes } = await import('../branch/liveChanges.js')
-      const [branches, workspace] = await Promise.all([liveChanges(where), workspaceSandboxes(where)])
-      return { branches, workspace }
+      const { liveWork } = await import('../branch/liveChanges.js')
+      return liveWork(where)
     }) as View<object>,
   },
 } as const

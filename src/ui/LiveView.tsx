@@ -63,7 +63,7 @@ function Running({ sandboxes }: { sandboxes: RunningSandbox[] }) {
         <li key={s.id}>
           <span class="status">running</span> <span class="mono">{typeof s.command === 'string' ? s.command : s.command.join(' ')}</span>{' '}
           <span class="muted">
-            · since {when(s.startedAt)} · pid {s.pid}
+            · since {when(s.startedAt)} · pid {s.owner.pid}
           </span>
         </li>
       ))}
