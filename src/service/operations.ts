@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { UsageError } from '../errors/index.js'
+import { checkArgs, snapshotId as id } from './checkArgs.js'
 import type { StoreLocator } from '../store/findStore.js'
 import type { WorldScanner } from '../world/snapshotWorkspace.js'
 
@@ -13,7 +13,6 @@ export interface OperationContext {
 /** An operation's handler: the store locator, the checked arguments and the context in, a JSON-able result out. */
 type Handler<Args> = (where: StoreLocator, args: Args, ctx: OperationContext) => Promise<object>
 
-const id = z.string().min(1).describe('a snapshot id, short id, head, tag or HEAD~N')
 const branchName = z.string().min(1).describe('a branch name (PARENT/NAME for a branch of a branch)')
 
 /**
@@ -195,10 +194,5 @@ export const OPERATION_NAMES = Object.keys(OPERATIONS) as OperationName[]
 /** Run an operation on arguments not yet checked: the zod check, then the handler. @throws {UsageError} arguments the operation's schema refuses */
 export async function runOperation(name: OperationName, where: StoreLocator, args: unknown, ctx: OperationContext): Promise<object> {
   const op = OPERATIONS[name]
-  const parsed = z
-    .object(op.input)
-    .strict()
-    .safeParse(args ?? {})
-  if (!parsed.success) throw new UsageError(`${name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ')}`, { field: name })
-  return (op.run as Handler<unknown>)(where, parsed.data, ctx)
+  return (op.run as Handler<unknown>)(where, checkArgs(name, op.input, args), ctx)
 }

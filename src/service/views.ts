@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { UsageError } from '../errors/index.js'
+import { checkArgs, snapshotId as id } from './checkArgs.js'
 import type { ImageCache } from '../image/imageGraph.js'
 import type { StoreLocator } from '../store/findStore.js'
 
@@ -10,7 +10,6 @@ export interface ViewContext {
 
 type View<Args> = (where: StoreLocator, args: Args, ctx: ViewContext) => Promise<object>
 
-const id = z.string().min(1).describe('a snapshot id, short id, head, tag or HEAD~N')
 const run = z.string().min(1).describe('a run id (run-…), latest, or an image whose trace layer to read')
 const storedRun = z
   .string()
@@ -118,7 +117,5 @@ export const VIEW_NAMES = Object.keys(VIEWS) as ViewName[]
 /** Run a view on query parameters not yet checked. @throws {UsageError} parameters the view's schema refuses */
 export async function runView(name: ViewName, where: StoreLocator, query: URLSearchParams, ctx: ViewContext): Promise<object> {
   const view = VIEWS[name]
-  const parsed = z.object(view.input).strict().safeParse(Object.fromEntries(query))
-  if (!parsed.success) throw new UsageError(`${name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ')}`, { field: name })
-  return (view.run as View<unknown>)(where, parsed.data, ctx)
+  return (view.run as View<unknown>)(where, checkArgs(name, view.input, Object.fromEntries(query)), ctx)
 }

@@ -16,7 +16,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
  * no inline script, no frames, no forms. Data is shown as text by the page itself; the
  * policy is the second wall should a bug ever let markup through.
  */
-export const CONTENT_SECURITY_POLICY = [
+const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

@@ -9,7 +9,7 @@ import { useView } from './useView.js'
 const POLL_MS = 5000
 
 /** How many images one page lays out: the newest first, the rest a page away. */
-export const PAGE = 100
+const PAGE = 100
 
 export function ImagesView() {
   const [offset, setOffset] = useState(0)

@@ -9,7 +9,7 @@ import type { JsonValue, Run, StepError, StepType } from './Run.js'
 import { RunStore } from './RunStore.js'
 
 /** What an encrypted payload shows without its key. */
-export const SEALED = '[encrypted]'
+const SEALED = '[encrypted]'
 
 export interface TimelineStep {
   idx: number
