@@ -12,7 +12,7 @@ import { materializeTree } from '../world/materializeTree.js'
 import { treeSource } from '../world/treeSource.js'
 import { readModelLayer } from './model/modelLayer.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
-import { readRunObject } from './describeImage.js'
+import { readRunObject } from '../trace/core/loadRun.js'
 import { otherLayers } from './imageLayers.js'
 import { readImage, storedKind } from './readImage.js'
 

@@ -2,8 +2,7 @@ import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Digest } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import { showObject, type ShownObject } from '../store/showObject.js'
-import type { Store } from '../store/Store.js'
-import { parseRun } from '../trace/core/parseRun.js'
+import { readRunObject } from '../trace/core/loadRun.js'
 import type { JsonValue, Run } from '../trace/core/Run.js'
 import { transcriptMessages } from '../trace/core/transcript.js'
 import type { Snapshot } from '../world/Snapshot.js'
@@ -47,10 +46,6 @@ export async function describeImage({ spec, ...locator }: StoreLocator & { spec:
     layers,
     object: snapshot,
   }
-}
-
-export async function readRunObject(store: Store, digest: Digest): Promise<Run> {
-  return parseRun(await store.readBlob(digest), `run ${digest}`)
 }
 
 function describeTrace(id: Digest, run: Run): NonNullable<ImageDescription['trace']> {

@@ -8,7 +8,7 @@ import { type Change, diffTrees } from '../world/diffTrees.js'
 import { readSnapshot } from '../world/readObjects.js'
 import type { Snapshot } from '../world/Snapshot.js'
 import { treeSource } from '../world/treeSource.js'
-import { readRunObject } from './describeImage.js'
+import { readRunObject } from '../trace/core/loadRun.js'
 import { otherLayers } from './imageLayers.js'
 
 /** One layer of an image against the same layer of its parent. */

@@ -3,7 +3,10 @@ import { resolve } from 'node:path'
 import { readRunArtifact } from './readRunArtifact.js'
 import type { Run } from './Run.js'
 import { RunStore } from './RunStore.js'
+import type { Digest } from '../../store/digest.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
+import type { Store } from '../../store/Store.js'
+import { parseRun } from './parseRun.js'
 
 /** Whether `spec` names an artifact file rather than a stored run id. */
 export function isRunFile(spec: string, cwd = process.cwd()): boolean {
@@ -18,10 +21,20 @@ export function isRunFile(spec: string, cwd = process.cwd()): boolean {
  */
 export async function loadRun({ spec, rehash, ...where }: { spec: string; rehash?: boolean } & StoreLocator): Promise<Run> {
   if (isRunFile(spec, where.dir)) return readRunArtifact(resolve(where.dir ?? process.cwd(), spec), { rehash }).run
-  const runs = RunStore.open({ store: (await openStore(where)).store })
+  return loadStoredRun((await openStore(where)).store, spec)
+}
+
+/** A run of the store by id (full, unique prefix, or `latest`); no file is ever read. */
+export async function loadStoredRun(store: Store, spec: string): Promise<Run> {
+  const runs = RunStore.open({ store })
   try {
     return await runs.get(spec)
   } finally {
     runs.close()
   }
+}
+
+/** The run an image's trace layer holds (a `run` object). */
+export async function readRunObject(store: Store, digest: Digest): Promise<Run> {
+  return parseRun(await store.readBlob(digest), `run ${digest}`)
 }

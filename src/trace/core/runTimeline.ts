@@ -4,9 +4,8 @@ import { resolveId } from '../../store/resolveId.js'
 import type { Store } from '../../store/Store.js'
 import { readSnapshot } from '../../world/readObjects.js'
 import { isSealed } from '../redact/payloadCipher.js'
-import { parseRun } from './parseRun.js'
+import { loadStoredRun, readRunObject } from './loadRun.js'
 import type { JsonValue, Run, StepError, StepType } from './Run.js'
-import { RunStore } from './RunStore.js'
 
 /** What an encrypted payload shows without its key. */
 const SEALED = '[encrypted]'
@@ -44,7 +43,7 @@ export interface RunTimeline {
  */
 export async function runTimeline({ spec, offset = 0, limit = 500, ...locator }: StoreLocator & { spec: string; offset?: number; limit?: number }): Promise<RunTimeline> {
   const { store } = await openStore(locator)
-  const run = spec.startsWith('run-') || spec === 'latest' ? await storedRun(store, spec) : await imageRun(store, spec)
+  const run = spec.startsWith('run-') || spec === 'latest' ? await loadStoredRun(store, spec) : await imageRun(store, spec)
   return {
     runId: run.runId,
     entrypoint: run.entrypoint,
@@ -70,18 +69,9 @@ export async function runTimeline({ spec, offset = 0, limit = 500, ...locator }:
 
 const shown = (value: JsonValue): JsonValue => (isSealed(value) ? SEALED : value)
 
-async function storedRun(store: Store, spec: string): Promise<Run> {
-  const runs = RunStore.open({ store })
-  try {
-    return await runs.get(spec)
-  } finally {
-    runs.close()
-  }
-}
-
 async function imageRun(store: Store, spec: string): Promise<Run> {
   const id = await resolveId(store, spec)
   const trace = (await readSnapshot(store, id)).trace
   if (!trace) throw new UsageError(`image ${id} has no trace layer: no run was recorded into it`, { spec })
-  return parseRun(await store.readBlob(trace), `run ${trace}`)
+  return readRunObject(store, trace)
 }
