@@ -1,6 +1,7 @@
 import { listStates } from '../branch/branchStore.js'
 import type { Digest } from '../store/digest.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
+import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { countFiles, type FileCount } from '../world/countFiles.js'
 import { allRefTargets, reachableSnapshots, refLabels, topoNewestFirst } from '../world/log.js'
@@ -76,6 +77,16 @@ export async function imageGraph({
   return { total: ordered.length, offset, nodes }
 }
 
+/** One image as the graph shows it (its refs and live branches too), read through the cache. */
+export async function imageNode({ id: spec, cache = newImageCache(), ...locator }: StoreLocator & { id: string; cache?: ImageCache }): Promise<GraphNode> {
+  const { store } = await openStore(locator)
+  const id = await resolveId(store, spec)
+  const snap = cache.snapshots.get(id) ?? (await readSnapshot(store, id))
+  cache.snapshots.set(id, snap)
+  const [labels, live] = await Promise.all([refLabels(store), liveBranchesByTree(store)])
+  return graphNode(store, cache, id, snap, labels.get(id) ?? [], live.get(snap.world.tree) ?? [])
+}
+
 /** Live branches' names by the tree they started from. */
 async function liveBranchesByTree(store: Store): Promise<Map<Digest, string[]>> {
   const byTree = new Map<Digest, string[]>()
@@ -98,7 +109,7 @@ async function graphNode(store: Store, cache: ImageCache, id: Digest, snap: Snap
 }
 
 /** The world layer with its files and bytes, then every other layer with its object's size. */
-export async function layerSizes(store: Store, cache: ImageCache, snap: Snapshot): Promise<LayerSize[]> {
+async function layerSizes(store: Store, cache: ImageCache, snap: Snapshot): Promise<LayerSize[]> {
   const world = await countFiles(treeSource(store), snap.world.tree, cache.treeSizes)
   const others = [...(snap.trace ? [{ layer: 'trace', id: snap.trace }] : []), ...otherLayers(snap)]
   return [{ layer: 'world', id: snap.world.tree, ...world }, ...others.map(({ layer, id }) => ({ layer, id, bytes: store.sizeOf(id) }))]

@@ -31,17 +31,11 @@ export const VIEWS = {
     }) as View<{ offset?: number | undefined; limit?: number | undefined }>,
   },
   image: {
-    description: 'An image layer by layer: meta, parents, world counts, the trace as steps or conversation, each layer with its size.',
+    description: 'One image as the graph shows it: message, author, time, parents, refs, live branches, each layer with its size.',
     input: { id },
     run: (async (where, { id }, { cache }) => {
-      const [{ describeImage }, { layerSizes }, { openStore }] = await Promise.all([
-        import('../image/describeImage.js'),
-        import('../image/imageGraph.js'),
-        import('../store/findStore.js'),
-      ])
-      const { store } = await openStore(where)
-      const { object, ...image } = await describeImage({ store, spec: id })
-      return { ...image, sizes: await layerSizes(store, cache, object) }
+      const { imageNode } = await import('../image/imageGraph.js')
+      return imageNode({ ...where, id, cache })
     }) as View<{ id: string }>,
   },
   tree: {

@@ -1,6 +1,5 @@
 import { useState } from 'preact/hooks'
-import type { ImageDescription } from '../image/describeImage.js'
-import type { LayerSize } from '../image/imageGraph.js'
+import type { GraphNode } from '../image/imageGraph.js'
 import { FilesTab } from './FilesTab.js'
 import { short, when } from './format.js'
 import { LayersTab } from './LayersTab.js'
@@ -9,25 +8,22 @@ import { Loading } from './Loading.js'
 import { Timeline } from './Timeline.js'
 import { useView } from './useView.js'
 
-/** The `image` view's answer. */
-export type Image = Omit<ImageDescription, 'object'> & { sizes: LayerSize[] }
-
 const TABS = ['layers', 'files', 'conversation', 'ledger'] as const
 type Tab = (typeof TABS)[number]
 
 /** One image: its meta and layers with sizes, then its file tree, conversation, ledger, or changes against its parent. */
 export function ImagePanel({ id }: { id: string }) {
-  const image = useView<Image>('image', { id })
+  const image = useView<GraphNode>('image', { id })
   const [tab, setTab] = useState<Tab>('layers')
   return (
     <Loading loaded={image}>
       {(img) => (
         <div class="image-panel" data-testid="image-panel">
           <h2 class="mono">{short(img.id)}</h2>
-          <p>{img.meta.message}</p>
+          <p>{img.message}</p>
           <p class="muted">
-            {when(img.meta.createdAt)}
-            {img.meta.agent ? ` by ${img.meta.agent}` : ''} · parents: {img.parents.length ? img.parents.map(short).join(', ') : 'none'}
+            {when(img.createdAt)}
+            {img.agent ? ` by ${img.agent}` : ''} · parents: {img.parents.length ? img.parents.map(short).join(', ') : 'none'}
           </p>
           <div class="tabs">
             {TABS.map((t) => (
@@ -38,7 +34,8 @@ export function ImagePanel({ id }: { id: string }) {
           </div>
           {tab === 'layers' && <LayersTab img={img} />}
           {tab === 'files' && <FilesTab id={img.id} />}
-          {tab === 'conversation' && (img.trace ? <Timeline run={img.id} /> : <p class="muted">No trace layer: no run was recorded into this image.</p>)}
+          {tab === 'conversation' &&
+            (img.layers.some((l) => l.layer === 'trace') ? <Timeline run={img.id} /> : <p class="muted">No trace layer: no run was recorded into this image.</p>)}
           {tab === 'ledger' && <LedgerTab id={img.id} />}
         </div>
       )}

@@ -1,12 +1,12 @@
 import { useState } from 'preact/hooks'
 import type { ImageChanges } from '../image/imageChanges.js'
-import type { Image } from './ImagePanel.js'
+import type { GraphNode } from '../image/imageGraph.js'
 import { bytes, short } from './format.js'
 import { Loading } from './Loading.js'
 import { useView } from './useView.js'
 
 /** The layers with their sizes, each against the same layer of a parent (a merge's: either), and the files that changed. */
-export function LayersTab({ img }: { img: Image }) {
+export function LayersTab({ img }: { img: GraphNode }) {
   const [parent, setParent] = useState(img.parents[0])
   const changes = useView<ImageChanges>('changes', { id: img.id, parent })
   return (
@@ -31,7 +31,7 @@ export function LayersTab({ img }: { img: Image }) {
           </tr>
         </thead>
         <tbody>
-          {img.sizes.map((l) => {
+          {img.layers.map((l) => {
             const change = changes.state === 'ok' ? changes.data.layers.find((c) => c.layer === l.layer) : undefined
             return (
               <tr key={l.layer} data-layer={l.layer}>
