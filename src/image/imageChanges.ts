@@ -9,7 +9,7 @@ import { readSnapshot } from '../world/readObjects.js'
 import type { Snapshot } from '../world/Snapshot.js'
 import { treeSource } from '../world/treeSource.js'
 import { readRunObject } from '../trace/core/loadRun.js'
-import { otherLayers } from './imageLayers.js'
+import { allLayers } from './imageLayers.js'
 
 /** One layer of an image against the same layer of its parent. */
 export interface LayerChange {
@@ -53,8 +53,7 @@ export async function imageChanges({
 }
 
 async function layerChanges(store: Store, base: Snapshot | null, snap: Snapshot): Promise<LayerChange[]> {
-  const digests = (s: Snapshot | null) =>
-    new Map<string, Digest>(s ? [['world', s.world.tree], ...(s.trace ? [['trace', s.trace] as const] : []), ...otherLayers(s).map((l) => [l.layer, l.id] as const)] : [])
+  const digests = (s: Snapshot | null) => new Map<string, Digest>(s ? allLayers(s).map((l) => [l.layer, l.id]) : [])
   const before = digests(base)
   const after = digests(snap)
   const names = [...new Set([...after.keys(), ...before.keys()])]

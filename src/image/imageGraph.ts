@@ -8,7 +8,7 @@ import { allRefTargets, reachableSnapshots, refLabels, topoNewestFirst } from '.
 import { readSnapshot } from '../world/readObjects.js'
 import type { Snapshot } from '../world/Snapshot.js'
 import { treeSource } from '../world/treeSource.js'
-import { otherLayers } from './imageLayers.js'
+import { allLayers } from './imageLayers.js'
 
 /**
  * What a long-lived reader (the service) keeps between requests: snapshots and tree sizes
@@ -111,6 +111,5 @@ async function graphNode(store: Store, cache: ImageCache, id: Digest, snap: Snap
 /** The world layer with its files and bytes, then every other layer with its object's size. */
 async function layerSizes(store: Store, cache: ImageCache, snap: Snapshot): Promise<LayerSize[]> {
   const world = await countFiles(treeSource(store), snap.world.tree, cache.treeSizes)
-  const others = [...(snap.trace ? [{ layer: 'trace', id: snap.trace }] : []), ...otherLayers(snap)]
-  return [{ layer: 'world', id: snap.world.tree, ...world }, ...others.map(({ layer, id }) => ({ layer, id, bytes: store.sizeOf(id) }))]
+  return allLayers(snap).map(({ layer, id }) => (layer === 'world' ? { layer, id, ...world } : { layer, id, bytes: store.sizeOf(id) }))
 }

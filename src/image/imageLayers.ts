@@ -10,3 +10,8 @@ export function otherLayers(snapshot: Snapshot): Array<{ layer: string; id: Dige
     .map(([layer, id]) => ({ layer, id: id as Digest }))
   return [...known, ...unknown]
 }
+
+/** Every layer of an image: the world (its tree), the trace, then the others. */
+export function allLayers(snapshot: Snapshot): Array<{ layer: string; id: Digest }> {
+  return [{ layer: 'world', id: snapshot.world.tree }, ...(snapshot.trace ? [{ layer: 'trace', id: snapshot.trace }] : []), ...otherLayers(snapshot)]
+}

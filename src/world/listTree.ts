@@ -2,6 +2,7 @@ import { UsageError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { resolveId } from '../store/resolveId.js'
+import { entryAt } from './entryAt.js'
 import { readSnapshot } from './readObjects.js'
 import type { TreeEntry } from './Tree.js'
 import { treeSource } from './treeSource.js'
@@ -23,12 +24,11 @@ export async function listTree({ id: spec, path = '', limit = 2000, ...locator }
   const { store } = await openStore(locator)
   const id = await resolveId(store, spec)
   const source = treeSource(store)
-  let tree = await source((await readSnapshot(store, id)).world.tree)
-  for (const name of path.split('/').filter(Boolean)) {
-    const entry = tree.entries.find((e) => e.name === name)
-    if (entry?.type !== 'dir') throw new UsageError(`${path} is not a directory of image ${id}`, { path })
-    tree = await source(entry.tree)
-  }
+  const root = (await readSnapshot(store, id)).world.tree
+  const parts = path.split('/').filter(Boolean)
+  const entry = parts.length === 0 ? null : await entryAt(source, root, parts)
+  if (parts.length > 0 && entry?.type !== 'dir') throw new UsageError(`${path} is not a directory of image ${id}`, { path })
+  const tree = await source(entry?.type === 'dir' ? entry.tree : root)
   const entries = tree.entries.slice(0, limit).map((e) => ({ name: e.name, type: e.type, mode: e.mode, size: e.size, ...(e.type === 'symlink' ? { target: e.target } : {}) }))
   return { id, path, total: tree.entries.length, entries }
 }

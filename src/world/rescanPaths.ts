@@ -4,6 +4,7 @@ import type { ScanResult } from './scanWorkspace.js'
 import { scanPaths } from './scanPaths.js'
 import { ancestors, outermost, spliceTree } from './spliceTree.js'
 import type { TreeEntry } from './Tree.js'
+import { entryAt } from './entryAt.js'
 import { type TreeSource, joinPath, treeSource } from './treeSource.js'
 
 /** What a workspace's tree holds in all, as a full scan reports it, kept up to date from change to change. */
@@ -57,17 +58,6 @@ export async function rescanPaths({ store, workspace, tree, totals, paths, respe
     hashedBytes += come.bytes
   }
   return { tree: spliced, trees: new Map(), symlinks, persist: () => store.sync(), files, bytes, hashedFiles, hashedBytes, listedDirs: 0, skipped: [] }
-}
-
-/** The entry at a path of a tree, or null when there is none. */
-async function entryAt(source: TreeSource, tree: Digest, parts: string[]): Promise<TreeEntry | null> {
-  let at: Digest = tree
-  for (let i = 0; ; i++) {
-    const entry = (await source(at)).entries.find((e) => e.name === parts[i])
-    if (!entry || i === parts.length - 1) return entry ?? null
-    if (entry.type !== 'dir') return null
-    at = entry.tree
-  }
 }
 
 /** The files and bytes an entry holds (a directory's whole subtree), and the symlinks in it when asked. */
