@@ -1,13 +1,12 @@
-import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
-import { basename, dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { TargetNotEmptyError, UnsafePathError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import { runArtifactText } from '../trace/core/runArtifact.js'
 import { transcriptText } from '../trace/core/transcript.js'
 import { atomicWrite } from '../util/atomicWrite.js'
-import { checkout } from '../world/checkout.js'
+import { checkout, hiddenSibling } from '../world/checkout.js'
 import { materializeTree } from '../world/materializeTree.js'
 import { treeSource } from '../world/treeSource.js'
 import { readModelLayer } from './model/modelLayer.js'
@@ -44,7 +43,7 @@ export async function checkoutAgent(args: CheckoutAgentArgs): Promise<CheckoutAg
   const snapshot = await readImage(store, id)
   const target = resolve(args.into)
   await assertEmpty(target)
-  const temp = join(dirname(target), `.${basename(target)}.forkpoint-tmp-${randomBytes(4).toString('hex')}`)
+  const temp = hiddenSibling(target)
   await fs.mkdir(temp)
   try {
     await checkout({ store, id, into: join(temp, 'world') })

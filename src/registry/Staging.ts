@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto'
 import { createReadStream, existsSync, promises as fs, mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { DigestMismatchError, InvalidImageError } from '../errors/index.js'
+import { DigestMismatchError, ForkpointError, InvalidImageError } from '../errors/index.js'
 import { type Digest, digestHex, hashFile, sha256 } from '../store/digest.js'
 import { LocalPacks } from '../store/LocalPacks.js'
 import { type Lock, acquireLock } from '../store/lockFile.js'
@@ -77,33 +78,92 @@ export class Staging {
   }
 
   /**
-   * Fetch a pack whole into the staging area (continuing a partial download), check it as
-   * any pack is checked (`readPackRanges`: every object against its digest), and hold it to
-   * be kept whole by the store at the commit, one file instead of one per object. Returns
+   * Fetch a pack whole into the staging area, check it as any pack is checked
+   * (`readPackRanges`: every object against its digest, told to `onObject`), and hold it
+   * to be kept whole by the store at the commit, one file instead of one per object.
+   * A first try reads the pack as it arrives, written to its file on the way; one that
+   * continues an interrupted download reads it from the file once it is complete. Returns
    * the bytes transferred.
    */
-  async stageWholePack(source: PackSource, index: ReadIndex, { signal, onBytes, onObject }: TransferOptions & { onObject?: (digest: Digest) => void } = {}): Promise<number> {
-    const pack = { digest: index.pack, size: index.packSize }
-    const fetched = await this.fetchBlob(pack, (offset) => source.open(offset, index.packSize - offset, signal), source.where, onBytes)
+  async stageWholePack(
+    source: PackSource,
+    index: ReadIndex,
+    { signal, onBytes, onObject }: TransferOptions & { onObject?: ((digest: Digest, bytes: Buffer) => Promise<void> | void) | undefined } = {},
+  ): Promise<number> {
     const file = this.path(index.pack)
     const objects = new Map<Digest, Described>()
-    try {
-      await readPackRanges({
-        source: localPack(file, source.where),
+    const check = (from: PackSource) =>
+      readPackRanges({
+        source: from,
         index,
         wanted: () => true,
-        accept: (o, bytes) => {
+        accept: async (o, bytes) => {
           objects.set(o.digest, { staged: true, size: o.size, object: objectFromBytes(bytes, o.digest, { hash: false }).object })
-          onObject?.(o.digest)
+          await onObject?.(o.digest, bytes)
         },
         signal,
       })
-    } catch (err) {
-      if (!signal?.aborted) await fs.rm(file, { force: true }) // a pack that fails its check is not worth resuming
-      throw err
+    let fetched: number
+    if (this.has(index.pack) || existsSync(`${file}.part`)) {
+      fetched = await this.fetchBlob({ digest: index.pack, size: index.packSize }, (offset) => source.open(offset, index.packSize - offset, signal), source.where, onBytes)
+      await check(localPack(file, source.where)).catch(async (err: unknown) => {
+        if (!signal?.aborted) await fs.rm(file, { force: true }) // a pack that fails its check is not worth resuming
+        throw err
+      })
+    } else {
+      fetched = await this.readArriving(source, index, check, { signal, onBytes })
     }
     this.whole = { index, file, objects }
     return fetched
+  }
+
+  /**
+   * Fetch a pack, writing it to its partial file and hashing it as `check` reads it, then
+   * keep it if it has exactly the promised size and digest. A pack refused by its check
+   * is deleted; one cut short by the network stays partial, for the next try to continue.
+   */
+  private async readArriving(source: PackSource, index: ReadIndex, check: (from: PackSource) => Promise<number>, { signal, onBytes }: TransferOptions): Promise<number> {
+    const pack = { digest: index.pack, size: index.packSize }
+    const part = `${this.path(pack.digest)}.part`
+    const stream = await source.open(0, pack.size, signal)
+    if (stream === null || stream.offset !== 0) throw new InvalidImageError(`the image names pack ${pack.digest}, which ${source.where} does not have`, { digest: pack.digest })
+    const handle = await fs.open(part, 'w', OBJECT_MODE)
+    const hash = createHash('sha256')
+    let received = 0
+    const body = stream.body[Symbol.asyncIterator]()
+    const next = async (): Promise<IteratorResult<Uint8Array>> => {
+      const step = await body.next()
+      if (step.done) return step
+      if (received + step.value.length > pack.size)
+        throw new DigestMismatchError(`pack ${pack.digest} from ${source.where} is larger than the ${pack.size} bytes its manifest says`, { digest: pack.digest })
+      await handle.write(step.value)
+      hash.update(step.value)
+      received += step.value.length
+      onBytes?.(step.value.length)
+      return step
+    }
+    // the check stops reading at its last frame; the rest (if any) is read after it, so its `return` must not end the download
+    const arriving: PackSource = {
+      where: source.where,
+      open: async () => ({ offset: 0, body: { [Symbol.asyncIterator]: () => ({ next, return: async () => ({ done: true, value: undefined }) }) } }),
+    }
+    try {
+      await check(arriving)
+      while (!(await next()).done);
+    } catch (err) {
+      await handle.close()
+      if (err instanceof ForkpointError) await fs.rm(part, { force: true })
+      throw err
+    }
+    await handle.close()
+    const actual = received === pack.size ? `sha256:${hash.digest('hex')}` : null
+    if (actual !== pack.digest) {
+      await fs.rm(part, { force: true })
+      const what = actual === null ? `is truncated (${received} of ${pack.size} bytes)` : `hashes to ${actual}`
+      throw new DigestMismatchError(`pack ${pack.digest} from ${source.where} ${what}: refusing it`, { digest: pack.digest, actual, size: received })
+    }
+    await fs.rename(part, this.path(pack.digest))
+    return received
   }
 
   /**

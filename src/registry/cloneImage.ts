@@ -2,9 +2,11 @@ import { promises as fs } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { TargetNotEmptyError } from '../errors/index.js'
 import { STORE_DIR_NAME } from '../store/findStore.js'
-import { headRef, readRef, updateRef } from '../store/refs.js'
+import type { Digest } from '../store/digest.js'
+import { type Head, headRef, readRef, setHead, updateRef } from '../store/refs.js'
 import { Store } from '../store/Store.js'
-import { checkout } from '../world/checkout.js'
+import { ArrivingCheckout } from '../world/ArrivingCheckout.js'
+import { checkout, hiddenSibling } from '../world/checkout.js'
 import { type PullArgs, type PullResult, pullImage } from './pullImage.js'
 
 export interface CloneArgs extends Omit<PullArgs, 'dir' | 'store'> {
@@ -26,7 +28,9 @@ export interface CloneResult extends PullResult {
 
 /**
  * Pull an image into a store (a new one inside `into` by default) and materialize it in
- * `into`. The image is checked completely before anything is written to `into`.
+ * `into`. Files are written as the pull brings their objects (`ArrivingCheckout`), into a
+ * directory hidden in the store (or beside `into`), which becomes `into`'s content only
+ * once the whole image has been checked and is in the store.
  */
 export async function cloneImage({ into, store, head = 'main', ...pull }: CloneArgs): Promise<CloneResult> {
   const target = resolve(into)
@@ -34,16 +38,47 @@ export async function cloneImage({ into, store, head = 'main', ...pull }: CloneA
   if (entries && entries.length > 0) throw new TargetNotEmptyError(`clone target ${target} exists and is not empty`, { target })
   const storeDir = store ? resolve(store) : join(target, STORE_DIR_NAME)
   const created = await Store.init(storeDir)
+  const allowExternalSymlinks = pull.allowExternalSymlinks ?? false
+  const hidden = store ? hiddenSibling(target) : created.tempPath('clone')
+  const early = new ArrivingCheckout({ into: hidden, allowExternalSymlinks })
   try {
-    const pulled = await pullImage({ ...pull, store: created })
+    const pulled = await pullImage({ ...pull, store: created }, early)
     const headName = (await readRef(created, headRef(head))) === null ? head : null
     if (headName) await updateRef({ store: created, name: headRef(headName), id: pulled.id, expected: null, message: `clone ${pulled.remote}` })
-    const result = store
-      ? await checkout({ store: created, id: pulled.id, into: target, allowExternalSymlinks: pull.allowExternalSymlinks ?? false })
-      : await checkout({ store: created, dir: target, id: headName ?? pulled.id, force: true, allowExternalSymlinks: pull.allowExternalSymlinks ?? false })
-    return { ...pulled, into: target, storeDir, head: headName, files: result.files }
+    const files = early.planned
+      ? await revealArrived(early, created, hidden, target, store ? null : headName ? { type: 'symbolic', ref: headRef(headName) } : { type: 'detached', id: pulled.id })
+      : await checkoutPulled(created, target, store ? { into: pulled.id } : { inPlace: headName ?? pulled.id }, allowExternalSymlinks)
+    return { ...pulled, into: target, storeDir, head: headName, files }
   } catch (err) {
+    await early.abandon()
+    await fs.rm(hidden, { recursive: true, force: true })
     if (!store) await fs.rm(entries === null ? target : storeDir, { recursive: true, force: true }) // leave `into` as it was
     throw err
   }
+}
+
+/**
+ * Finish the checkout written as the objects arrived and make it the target's content:
+ * its entries moved in beside the store, then HEAD set (`head`: a store inside the
+ * target), or the whole directory renamed to the target (a store elsewhere).
+ */
+async function revealArrived(early: ArrivingCheckout, store: Store, hidden: string, target: string, head: Head | null): Promise<number> {
+  const files = await early.finish(store)
+  if (head === null) {
+    await fs.rename(hidden, target)
+    return files
+  }
+  for (const name of await fs.readdir(hidden)) await fs.rename(join(hidden, name), join(target, name))
+  await fs.rmdir(hidden)
+  await setHead(store, head)
+  return files
+}
+
+/** Check the pulled image out as any checkout does (its objects did not arrive trees first): in place (by head name or id), or into a new target. */
+async function checkoutPulled(store: Store, target: string, what: { inPlace: string } | { into: Digest }, allowExternalSymlinks: boolean): Promise<number> {
+  const result =
+    'into' in what
+      ? await checkout({ store, id: what.into, into: target, allowExternalSymlinks })
+      : await checkout({ store, dir: target, id: what.inPlace, force: true, allowExternalSymlinks })
+  return result.files
 }

@@ -12,7 +12,7 @@ import type { BlobRef } from './Descriptor.js'
 import { type ParsedIndex, isPacksManifest, parseImageIndex, parseSegmentManifest } from './imageManifest.js'
 import { type LoadedPack, loadPacks } from './loadPacks.js'
 import type { PackSource } from './readPackRanges.js'
-import { stagePackedObjects } from './stagePackedObjects.js'
+import { type ObjectArrival, stagePackedObjects } from './stagePackedObjects.js'
 import { checkDeclaredSizes } from './checkDeclaredSizes.js'
 import { type Limits, resolveLimits } from './limits.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
@@ -36,6 +36,14 @@ export interface PullArgs extends ConnectOptions, StoreLocator {
   concurrency?: number
   signal?: AbortSignal
   onProgress?: ProgressListener
+}
+
+/** Told of an image's packed objects as a pull brings them (a clone writes files while the pull goes on). */
+export interface ArrivalListener {
+  /** The image's root snapshot, before the first object. */
+  image(root: Digest): void
+  /** An object, checked against its digest (the image as a whole is checked later); a promise holds the transfer back until it settles. */
+  object: ObjectArrival
 }
 
 export interface PullResult {
@@ -63,7 +71,7 @@ export interface PullResult {
  * Anything wrong throws (exit 5) with the store unchanged. An interrupted pull keeps
  * the objects it staged and fetches only the frames holding the rest.
  */
-export async function pullImage(args: PullArgs): Promise<PullResult> {
+export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Promise<PullResult> {
   const { store } = await openStore(args)
   const remote = parseRemote(args.remote)
   const transport = await openTransport(remote, args)
@@ -76,6 +84,7 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
   const { packs, segmentObjects } = await readManifests(store, transport, index, limits, fetched)
   const staging = await Staging.open(store, `${remoteLocation(remote)}\0${manifest}`)
   const tag = localTag(args.tag, remote, manifest)
+  arrivals?.image(index.root)
   let added = 0
   let checked: CheckedImage
   try {
@@ -90,6 +99,7 @@ export async function pullImage(args: PullArgs): Promise<PullResult> {
       where: `image ${manifest}`,
       signal: args.signal,
       onProgress: args.onProgress,
+      onArrival: arrivals?.object,
     })
     const deepen = await shallowToDeepen(store, index.shallow)
     checked = await checkImage({

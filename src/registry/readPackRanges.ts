@@ -31,7 +31,8 @@ interface Range {
  * Fetch the frames of a pack that hold wanted objects, as few byte ranges as the
  * wanted frames allow (the whole pack in one when all are wanted), decompress each
  * range no further than its frames declare, check every wanted object's digest and
- * hand it to `accept`. Returns the compressed bytes fetched. A range that is short,
+ * hand it to `accept` (a view of the decompressed bytes where the object lies in one
+ * piece: copy what is kept). Returns the compressed bytes fetched. A range that is short,
  * does not decompress, decompresses to more than declared, or yields an object that
  * does not hash to its name is refused (exit 5).
  */
@@ -121,7 +122,7 @@ async function readRange(
         have += end - need
       }
       if (have < o.size) return
-      const bytes = Buffer.concat(parts, have)
+      const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, have) // one piece: a view, not a copy
       if (sha256(bytes) !== o.digest) {
         throw new DigestMismatchError(`object ${o.digest} in ${source.where} hashes to ${sha256(bytes)}: refusing it`, { digest: o.digest, actual: sha256(bytes) })
       }

@@ -7,6 +7,9 @@ import { type PackSource, readPackRanges } from './readPackRanges.js'
 import type { Staging } from './Staging.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
 
+/** Told of an object as it arrives; a promise holds the transfer back until it settles. */
+export type ObjectArrival = (digest: Digest, bytes: Buffer) => Promise<void> | void
+
 /**
  * A pack fetched whole anyway (a wanted object in every frame) with at least this many
  * wanted objects is kept whole by the store, one file instead of one per object: a cold
@@ -29,6 +32,7 @@ export async function stagePackedObjects({
   where,
   signal,
   onProgress,
+  onArrival,
 }: {
   store: Store
   staging: Staging
@@ -37,6 +41,8 @@ export async function stagePackedObjects({
   where: string
   signal?: AbortSignal | undefined
   onProgress?: ProgressListener | undefined
+  /** Each object the pull brings, once checked against its digest (before the image as a whole is). */
+  onArrival?: ObjectArrival | undefined
 }): Promise<number> {
   const staged = await staging.staged()
   const owner = new Map<Digest, ReadIndex>()
@@ -54,7 +60,11 @@ export async function stagePackedObjects({
       bytes += await staging.stageWholePack(source, index, {
         signal,
         onBytes: (n) => progress.addBytes(n),
-        onObject: (digest) => (owner.get(digest) === index && lacking.has(digest) ? progress.objectDone() : undefined),
+        onObject: async (digest, data) => {
+          if (owner.get(digest) !== index || !lacking.has(digest)) return
+          progress.objectDone()
+          await onArrival?.(digest, data)
+        },
       })
       continue
     }
@@ -62,9 +72,10 @@ export async function stagePackedObjects({
       source,
       index,
       wanted: wanted(index),
-      accept: (o, data) => {
+      accept: async (o, data) => {
         staging.stageChecked(o.digest, data)
         progress.objectDone()
+        await onArrival?.(o.digest, data)
       },
       signal,
       onBytes: (n) => progress.addBytes(n),

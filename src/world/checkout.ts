@@ -58,6 +58,11 @@ export async function checkout(args: CheckoutArgs): Promise<CheckoutResult> {
   return withWriteLock(store, () => withWorkspaceLock(store, () => checkoutInPlace(store, workspace, id, tree, args)))
 }
 
+/** A new name beside `target`, hidden, for what becomes `target` by a rename once complete. */
+export function hiddenSibling(target: string): string {
+  return join(dirname(target), `.${basename(target)}.forkpoint-tmp-${randomBytes(4).toString('hex')}`)
+}
+
 async function checkoutInto(store: Store, id: Digest, tree: Digest, target: string, args: CheckoutArgs): Promise<CheckoutResult> {
   const existing = await fs.readdir(target).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return null
@@ -65,7 +70,7 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
     throw err
   })
   if (existing && existing.length > 0) throw new TargetNotEmptyError(`checkout target ${target} exists and is not empty`, { target })
-  const temp = join(dirname(target), `.${basename(target)}.forkpoint-tmp-${randomBytes(4).toString('hex')}`)
+  const temp = hiddenSibling(target)
   try {
     const result = await materializeTree({
       store,
