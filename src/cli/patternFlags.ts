@@ -27,7 +27,8 @@ export function withPatternOptions(cmd: Command): Command {
 }
 
 export function patternFlags(opts: PatternFlags): { timeout?: string; maxParallel?: number; net?: NetMode; isolate?: boolean } {
-  if ((opts.queue === undefined) !== (opts.registry === undefined)) throw new UsageError('--queue and --registry go together: the queue carries the jobs, the registry the images', { option: opts.queue ? 'registry' : 'queue' })
+  if ((opts.queue === undefined) !== (opts.registry === undefined))
+    throw new UsageError('--queue and --registry go together: the queue carries the jobs, the registry the images', { option: opts.queue ? 'registry' : 'queue' })
   return {
     ...(opts.timeout ? { timeout: opts.timeout } : {}),
     ...(opts.parallel ? { maxParallel: Number(opts.parallel) } : {}),

@@ -5,7 +5,7 @@ import { InternalError } from '../errors/index.js'
 import type { BranchPool } from '../patterns/BranchPool.js'
 import type { CandidateResult } from '../patterns/types.js'
 import { pullImage } from '../registry/pullImage.js'
-import { type Digest, isDigest } from '../store/digest.js'
+import { isDigest } from '../store/digest.js'
 import { deleteRef, tagRef } from '../store/refs.js'
 import { readSnapshot } from '../world/readObjects.js'
 import { applyImage } from './applyImage.js'
@@ -39,7 +39,7 @@ export async function fetchWinner({
   const pulled = await pullImage({ store: ws.store, remote, tag, insecure })
   if (pulled.id !== image) throw new InternalError(`candidate ${result.index}'s tag names ${pulled.id}, not the image ${image} its worker reported`)
   await deleteRef(ws.store, tagRef(tag))
-  const snapshot = await readSnapshot(ws.store, image as Digest)
+  const snapshot = await readSnapshot(ws.store, image)
   const branch = await pool.create(ws, result.index, base.tree)
   await applyImage(ws.store, branch, base.tree, snapshot.world.tree)
   if (snapshot.effects) await saveContextLedger(ws.store, { kind: 'branch', id: branch.id }, snapshot.effects, `fan-out: the outbox of candidate ${result.index}`)

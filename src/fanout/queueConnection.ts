@@ -19,7 +19,8 @@ export function parseQueueUrl(url: string): QueueLocation {
   } catch {
     throw new UsageError(`--queue ${JSON.stringify(url)} is not a URL: give redis://HOST:PORT`, { option: 'queue', value: url })
   }
-  if (parsed.protocol !== 'redis:' || parsed.hostname === '') throw new UsageError(`--queue ${JSON.stringify(url)} is not redis://HOST[:PORT][/DB]`, { option: 'queue', value: url })
+  if (parsed.protocol !== 'redis:' || parsed.hostname === '')
+    throw new UsageError(`--queue ${JSON.stringify(url)} is not redis://HOST[:PORT][/DB]`, { option: 'queue', value: url })
   const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0
   if (!Number.isSafeInteger(db) || db < 0) throw new UsageError(`--queue ${JSON.stringify(url)}: the database number must be a whole number`, { option: 'queue', value: url })
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1')

@@ -57,6 +57,7 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
     const queue = new Queue<FanoutJobData, FanoutJobResult>(QUEUE_NAME, { connection: connectionOptions(at) })
     const events = new QueueEvents(QUEUE_NAME, { connection: connectionOptions(at) })
     const group = randomBytes(8).toString('hex')
+    for (const emitter of [queue, events]) emitter.setMaxListeners(specs.length + 10) // one waiter per job
     try {
       await events.waitUntilReady()
       const base = await pushBase(ws, options.registry, insecure)
@@ -103,13 +104,22 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
 function portable(spec: CandidateSpec): PortableCandidate {
   const c = spec.candidate
   if (typeof c === 'function')
-    throw new FunctionCandidateError(`candidate ${spec.index} is a function: only command candidates can run on other machines (give a command line or { cmd })`, { index: spec.index })
+    throw new FunctionCandidateError(`candidate ${spec.index} is a function: only command candidates can run on other machines (give a command line or { cmd })`, {
+      index: spec.index,
+    })
   if (typeof c === 'string') return { cmd: c }
   const { cmd, score, net, env, memory, pids, cpu } = c
-  return { cmd, ...(score === undefined ? {} : { score }), ...(net ? { net } : {}), ...(env ? { env: stringEnv(env) } : {}), ...(memory === undefined ? {} : { memory }), ...(pids === undefined ? {} : { pids }), ...(cpu === undefined ? {} : { cpu }) }
+  return {
+    cmd,
+    ...(score === undefined ? {} : { score }),
+    ...(net ? { net } : {}),
+    ...(env ? { env: stringEnv(env) } : {}),
+    ...(memory === undefined ? {} : { memory }),
+    ...(pids === undefined ? {} : { pids }),
+    ...(cpu === undefined ? {} : { cpu }),
+  }
 }
 
 function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'))
 }
-

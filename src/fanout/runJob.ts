@@ -44,7 +44,10 @@ export async function runJob(data: FanoutJobData, ctx: JobContext, signal: Abort
   const started = performance.now()
   const { store } = ctx.workspace
   if (data.registry !== ctx.registry)
-    throw new WorkerRegistryError(`worker ${ctx.worker} serves the registry ${ctx.registry}, and this job names ${data.registry}: refusing it`, { registry: data.registry, worker: ctx.worker })
+    throw new WorkerRegistryError(`worker ${ctx.worker} serves the registry ${ctx.registry}, and this job names ${data.registry}: refusing it`, {
+      registry: data.registry,
+      worker: ctx.worker,
+    })
   await ctx.report({ phase: 'pulling', worker: ctx.worker })
   await ensureBase(data, ctx)
   const base = await readSnapshot(store, data.base.id)

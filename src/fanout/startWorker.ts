@@ -35,9 +35,7 @@ export interface StartWorkerOptions {
 }
 
 export type WorkerEvent =
-  | { type: 'started'; job: string; index: number }
-  | { type: 'finished'; job: string; index: number; result: FanoutJobResult }
-  | { type: 'failed'; job: string; error: string }
+  { type: 'started'; job: string; index: number } | { type: 'finished'; job: string; index: number; result: FanoutJobResult } | { type: 'failed'; job: string; error: string }
 
 /** A running worker. `close` kills its running candidates and puts their jobs back in the queue for other workers. */
 export interface FanoutWorker extends AsyncDisposable {
@@ -65,7 +63,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
     for (const controller of running.get(group) ?? []) controller.abort(new DOMException('cancelled: the exploration has its winner', 'AbortError'))
   })
   await subscriber.subscribe(CANCEL_CHANNEL)
-  const pulls = new Map()
+  const pulls: JobContext['pulls'] = new Map()
   const processJob = async (job: Job<FanoutJobData, FanoutJobResult>, token?: string, stop?: AbortSignal): Promise<FanoutJobResult> => {
     const { group, index } = job.data
     const controller = new AbortController()

@@ -43,8 +43,11 @@ export async function exploreCommand({
 }: ExploreCommandArgs): Promise<Outcome<CommandValue>> {
   const ws = await Workspace.open({ dir, store })
   const task = { cmd, net, ...(score === undefined ? {} : { score }) }
-  return bestOfN<CommandValue>(task, { n, isolate, ...(runner ? { runner } : {}), ...(maxParallel === undefined ? {} : { maxParallel }), ...(timeout === undefined ? {} : { timeout }) }).apply(
-    ws,
-    signal ? { signal } : {},
-  )
+  return bestOfN<CommandValue>(task, {
+    n,
+    isolate,
+    ...(runner ? { runner } : {}),
+    ...(maxParallel === undefined ? {} : { maxParallel }),
+    ...(timeout === undefined ? {} : { timeout }),
+  }).apply(ws, signal ? { signal } : {})
 }

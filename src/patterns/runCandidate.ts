@@ -39,7 +39,10 @@ export async function runCandidate(
   }
   // the candidate's HTTP goes through an effects proxy of its branch: irreversible requests wait in the branch's outbox
   const effectsContext = { kind: 'branch' as const, id: branch.id, name: branch.name }
-  const main = await withHttpEffects({ store: branch.workspace.store, context: effectsContext, nodeHook: !isolate, ...(httpPolicy === undefined ? {} : { policy: httpPolicy }) }, (proxyEnv) => run(cmd, proxyEnv))
+  const main = await withHttpEffects(
+    { store: branch.workspace.store, context: effectsContext, nodeHook: !isolate, ...(httpPolicy === undefined ? {} : { policy: httpPolicy }) },
+    (proxyEnv) => run(cmd, proxyEnv),
+  )
   const value: CommandValue = { exitCode: main.exitCode, stdout: main.stdout, stderr: main.stderr, changedPaths: main.changedPaths, durationMs: main.durationMs }
   const success = value.exitCode === 0
   return { success, score: score === undefined ? Number(success) : scoreOf(await run(score)), value }

@@ -36,8 +36,10 @@ export async function speculateCommands({
 }: SpeculateCommandsArgs): Promise<Outcome<CommandValue>> {
   const ws = await Workspace.open({ dir, store })
   const candidates = commands.map((cmd) => ({ cmd, net }))
-  return speculate<CommandValue>(candidates, { isolate, ...(runner ? { runner } : {}), ...(maxParallel === undefined ? {} : { maxParallel }), ...(timeout === undefined ? {} : { timeout }) }).apply(
-    ws,
-    signal ? { signal } : {},
-  )
+  return speculate<CommandValue>(candidates, {
+    isolate,
+    ...(runner ? { runner } : {}),
+    ...(maxParallel === undefined ? {} : { maxParallel }),
+    ...(timeout === undefined ? {} : { timeout }),
+  }).apply(ws, signal ? { signal } : {})
 }

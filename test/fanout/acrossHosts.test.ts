@@ -40,7 +40,17 @@ const branchesOn = (cache: string) => readdirSync(join(cache, '.forkpoint', 'bra
 describe('fan-out across hosts (each worker its own network namespace)', () => {
   it('explore: attempts run on several workers, the best success is pulled and committed, nothing is left', async () => {
     const dir = await workspace()
-    const r = await lan.forkpoint(dir, 'explore', '-n', '6', ...fanout(), '--score', 'cat score', '--', 'sleep 0.3; echo $FORKPOINT_ATTEMPT > score; echo "by $FORKPOINT_ATTEMPT" > notes.md')
+    const r = await lan.forkpoint(
+      dir,
+      'explore',
+      '-n',
+      '6',
+      ...fanout(),
+      '--score',
+      'cat score',
+      '--',
+      'sleep 0.3; echo $FORKPOINT_ATTEMPT > score; echo "by $FORKPOINT_ATTEMPT" > notes.md',
+    )
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
     const o = outcome(r.stdout)
@@ -56,7 +66,17 @@ describe('fan-out across hosts (each worker its own network namespace)', () => {
   it('speculate: the first success wins and the losers on other hosts are killed at once', async () => {
     const dir = await workspace()
     const marker = `sleep 300.${process.pid}1`
-    const r = await lan.forkpoint(dir, 'speculate', ...fanout(), '-c', `${marker}; echo slow > notes.md`, '-c', `${marker}; echo slow > notes.md`, '-c', 'sleep 0.5; echo fast > notes.md')
+    const r = await lan.forkpoint(
+      dir,
+      'speculate',
+      ...fanout(),
+      '-c',
+      `${marker}; echo slow > notes.md`,
+      '-c',
+      `${marker}; echo slow > notes.md`,
+      '-c',
+      'sleep 0.5; echo fast > notes.md',
+    )
     expect(r.code).toBe(0)
     const o = outcome(r.stdout)
     expect(o.winner).toBe(2)
@@ -72,17 +92,33 @@ describe('fan-out across hosts (each worker its own network namespace)', () => {
     const dir = await workspace()
     const marker = `sleep 20.${process.pid}2`
     let victim: string | null = null
-    const submit = lan.spawnInHub([process.execPath, join(import.meta.dirname, '..', '..', 'bin', 'forkpoint'), 'explore', '-n', '1', '--queue', lan.queue, '--registry', lan.registry, '--insecure', '--', `${marker}; echo done > notes.md`], {
-      cwd: dir,
-      lines: (line) => {
-        const running = /#0 running on (w\d)/.exec(line)
-        if (running && victim === null) {
-          victim = running[1]!
-          const pid = lan.workers.find((w) => w.name === victim)!.pid()
-          if (pid) process.kill(pid, 'SIGKILL')
-        }
+    const submit = lan.spawnInHub(
+      [
+        process.execPath,
+        join(import.meta.dirname, '..', '..', 'bin', 'forkpoint'),
+        'explore',
+        '-n',
+        '1',
+        '--queue',
+        lan.queue,
+        '--registry',
+        lan.registry,
+        '--insecure',
+        '--',
+        `${marker}; echo done > notes.md`,
+      ],
+      {
+        cwd: dir,
+        lines: (line) => {
+          const running = /#0 running on (w\d)/.exec(line)
+          if (running && victim === null) {
+            victim = running[1]!
+            const pid = lan.workers.find((w) => w.name === victim)!.pid()
+            if (pid) process.kill(pid, 'SIGKILL')
+          }
+        },
       },
-    })
+    )
     const r = await submit.done
     expect(victim).not.toBeNull()
     expect(r.code, r.stdout + r.stderr).toBe(0)

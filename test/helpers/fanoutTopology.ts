@@ -49,13 +49,7 @@ export class FanoutTopology {
   async #start(): Promise<void> {
     this.#hub = this.#track(spawn('unshare', ['-r', '-n', 'sleep', 'infinity'], { stdio: 'ignore' }))
     await until(() => readLink(`/proc/${this.#hub.pid}/ns/net`) !== readLink('/proc/self/ns/net'), 'the hub namespace')
-    for (const cmd of [
-      'ip link set lo up',
-      'ip link add br0 type bridge',
-      `ip addr add ${HUB_IP}/24 dev br0`,
-      `ip addr add ${REGISTRY_IP}/24 dev br0`,
-      'ip link set br0 up',
-    ])
+    for (const cmd of ['ip link set lo up', 'ip link add br0 type bridge', `ip addr add ${HUB_IP}/24 dev br0`, `ip addr add ${REGISTRY_IP}/24 dev br0`, 'ip link set br0 up'])
       this.hubSync(['sh', '-c', cmd])
     this.#track(spawn(...this.#inHub(['redis-server', '--bind', HUB_IP, '--port', '6379', '--save', '', '--appendonly', 'no', '--protected-mode', 'no']), { stdio: 'ignore' }))
     const data = join(this.dir, 'registry')
@@ -103,7 +97,7 @@ export class FanoutTopology {
       log: () => readFileSync(logFile, 'utf8'),
       exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
     }
-    await until(() => host.log().includes("waiting for jobs"), `worker ${name} to start`)
+    await until(() => host.log().includes('waiting for jobs'), `worker ${name} to start`)
     this.workers.push(host)
     return host
   }
@@ -147,7 +141,7 @@ export class FanoutTopology {
 
   async stop(): Promise<void> {
     for (const child of this.#children.reverse()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-    await Promise.all(this.#children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null)))
+    await Promise.all(this.#children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : Promise.resolve())))
   }
 
   #inHub(args: string[]): [string, string[]] {
@@ -173,7 +167,7 @@ function workerPid(name: string): number | null {
   const wanted = `\0worker\0`
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
-    let cmdline = ''
+    let cmdline: string
     try {
       cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
     } catch {
