@@ -114,7 +114,8 @@ describe('fan-out across hosts (each worker its own network namespace)', () => {
           if (running && victim === null) {
             victim = running[1]!
             const pid = lan.workers.find((w) => w.name === victim)!.pid()
-            if (pid) process.kill(pid, 'SIGKILL')
+            if (pid === null) throw new Error(`no process for worker ${victim}`)
+            process.kill(pid, 'SIGKILL')
           }
         },
       },
@@ -124,9 +125,10 @@ describe('fan-out across hosts (each worker its own network namespace)', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0)
     expect(readFileSync(join(dir, 'notes.md'), 'utf8')).toBe('done\n')
     const survivors = lan.workers.filter((w) => w.name !== victim)
-    const completedBy = survivors.filter((w) => /\(#0\) succeeded/.test(w.log()))
+    const group = /exploration ([0-9a-f]{16})/.exec(r.stderr)![1]!
+    const completedBy = survivors.filter((w) => w.log().includes(`job ${group}-0 (#0) succeeded`))
     expect(completedBy).toHaveLength(1)
-    expect(lan.workers.find((w) => w.name === victim)!.log()).not.toMatch(/\(#0\) succeeded/)
+    expect(lan.workers.find((w) => w.name === victim)!.log()).not.toContain(`job ${group}-0 (#0) succeeded`)
     await until(() => processesWith(marker).length === 0, 'the killed worker’s candidate to end')
     expect(jobsLeft()).toEqual([])
   }, 300_000)
