@@ -78,7 +78,7 @@ export async function main(args: string[]): Promise<void> {
           })
         } finally {
           for (const w of workers) w.kill('SIGTERM')
-          await Promise.all(workers.map((w) => new Promise((r) => (w.exitCode === null ? w.once('exit', r) : r(null)))))
+          await Promise.all(workers.map((w) => new Promise((r) => (w.exitCode === null && w.signalCode === null ? w.once('exit', r) : r(null)))))
         }
       }
     }
