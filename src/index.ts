@@ -51,6 +51,9 @@ export {
   InvalidImageError,
   InvalidPackError,
   SignatureError,
+  FunctionCandidateError,
+  QueueUnreachableError,
+  WorkerRegistryError,
   UnsupportedFileError,
   PathLimitError,
   LedgerTamperedError,
@@ -152,14 +155,17 @@ export type { NetMode } from './sandbox/runSandboxed.js'
 export type { SandboxLimits } from './sandbox/limits.js'
 
 // search patterns over branches
-export { speculate, type SpeculateOptions } from './patterns/speculate.js'
+export { speculate, type SpeculateOptions, type FanOutOptions } from './patterns/speculate.js'
 export { bestOfN, type BestOfNOptions } from './patterns/bestOfN.js'
 export { reflexion, defaultCritique, type ReflexionOptions, type Critique } from './patterns/reflexion.js'
 export { treeOfThoughts } from './patterns/treeOfThoughts.js'
 export { beamSearch, type BeamSearchOptions } from './patterns/beamSearch.js'
 export { tournament, type TournamentOptions, type Judge } from './patterns/tournament.js'
 export type { TreeSearchOptions, Expand } from './patterns/searchLevels.js'
-export type { Evaluate } from './patterns/runCandidates.js'
+export type { Evaluate, CandidateRunner } from './patterns/runCandidates.js'
+export { queueRunner, type QueueRunnerOptions, type FanoutEvent } from './fanout/queueRunner.js'
+export { startWorker, type StartWorkerOptions, type FanoutWorker, type WorkerEvent } from './fanout/startWorker.js'
+export type { FanoutJobResult } from './fanout/FanoutJob.js'
 export type { CommandValue } from './patterns/runCandidate.js'
 export type {
   Candidate,

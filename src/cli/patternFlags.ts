@@ -1,4 +1,6 @@
 import { type Command, Option } from 'commander'
+import { UsageError } from '../errors/index.js'
+import type { CandidateRunner } from '../patterns/runCandidates.js'
 import type { NetMode } from '../sandbox/runSandboxed.js'
 
 /** The flags `speculate` and `explore` share. */
@@ -7,6 +9,10 @@ export interface PatternFlags {
   parallel?: string
   net?: NetMode
   isolate?: boolean
+  /** Fan-out: the queue and the registry; with both, the candidates run on `forkpoint worker`s. */
+  queue?: string
+  registry?: string
+  insecure?: boolean
 }
 
 export function withPatternOptions(cmd: Command): Command {
@@ -15,9 +21,14 @@ export function withPatternOptions(cmd: Command): Command {
     .option('--parallel <k>', 'candidates running at once (default: number of cores)')
     .addOption(new Option('--net <mode>', 'network inside the sandboxes').choices(['none', 'host']).default('none'))
     .option('--no-isolate', 'run the commands as plain processes in the branch directories, without a sandbox')
+    .option('--queue <url>', 'run the candidates on forkpoint workers taking jobs from this Redis queue (redis://HOST:PORT); needs --registry')
+    .option('--registry <remote>', 'with --queue: the registry images travel through (oci://HOST[:PORT]/REPO)')
+    .option('--insecure', 'with --queue: plain HTTP to a registry that is not on loopback')
 }
 
 export function patternFlags(opts: PatternFlags): { timeout?: string; maxParallel?: number; net?: NetMode; isolate?: boolean } {
+  if ((opts.queue === undefined) !== (opts.registry === undefined))
+    throw new UsageError('--queue and --registry go together: the queue carries the jobs, the registry the images', { option: opts.queue ? 'registry' : 'queue' })
   return {
     ...(opts.timeout ? { timeout: opts.timeout } : {}),
     ...(opts.parallel ? { maxParallel: Number(opts.parallel) } : {}),
@@ -38,4 +49,13 @@ export async function cancelOnSignals<T>(fn: (signal: AbortSignal) => Promise<T>
     process.off('SIGINT', cancel)
     process.off('SIGTERM', cancel)
   }
+}
+
+/** `--queue` and `--registry`: a queue runner whose progress goes to stderr, one line an event (nothing under --json). */
+export async function runnerFlags(opts: PatternFlags, json: boolean): Promise<{ runner?: CandidateRunner }> {
+  if (opts.queue === undefined || opts.registry === undefined) return {}
+  const { queueRunner } = await import('../fanout/queueRunner.js')
+  const { describeFanoutEvent } = await import('./fanoutProgress.js')
+  const onEvent = json ? undefined : (event: Parameters<typeof describeFanoutEvent>[0]) => process.stderr.write(`${describeFanoutEvent(event)}\n`)
+  return { runner: queueRunner({ queue: opts.queue, registry: opts.registry, insecure: opts.insecure ?? false, ...(onEvent ? { onEvent } : {}) }) }
 }

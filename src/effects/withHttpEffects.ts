@@ -2,7 +2,7 @@ import type { Store } from '../store/Store.js'
 import type { EffectsContext } from './contextLedger.js'
 import { startEffectsProxy } from './effectsProxy.js'
 import { HttpEffects } from './HttpEffects.js'
-import { loadHttpPolicy } from './httpPolicy.js'
+import { type HttpPolicy, loadHttpPolicy } from './httpPolicy.js'
 
 export interface WithHttpEffectsArgs {
   store: Store
@@ -11,6 +11,8 @@ export interface WithHttpEffectsArgs {
   /** Whether the agent can load the Node hook (it sees forkpoint's files: not in a sandbox). @default true */
   nodeHook?: boolean
   env?: NodeJS.ProcessEnv
+  /** The policy in force instead of the store's file (null: none); a fan-out worker runs under the submitter's. */
+  policy?: HttpPolicy | null
 }
 
 /**
@@ -20,10 +22,10 @@ export interface WithHttpEffectsArgs {
  * @throws {EffectsPolicyError} (exit 2) the policy file is malformed; `work` does not run
  */
 export async function withHttpEffects<T>(
-  { store, context, nodeHook = true, env = process.env }: WithHttpEffectsArgs,
+  { store, context, nodeHook = true, env = process.env, ...args }: WithHttpEffectsArgs,
   work: (proxyEnv: Record<string, string> | null) => Promise<T>,
 ): Promise<T> {
-  const policy = await loadHttpPolicy(store)
+  const policy = args.policy !== undefined ? args.policy : await loadHttpPolicy(store)
   if (!policy) return work(null)
   const effects = await HttpEffects.open({ store, context, policy, env })
   const proxy = await startEffectsProxy({ effects, policy, nodeHook, env })

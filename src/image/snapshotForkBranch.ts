@@ -1,18 +1,12 @@
-import type { Branch } from '../branch/Branch.js'
-import { assertPutLinksInside } from '../branch/assertPutLinksInside.js'
-import { liveState } from '../branch/liveBranch.js'
+import { branchTree } from '../branch/branchTree.js'
 import { Workspace } from '../branch/Workspace.js'
-import { InternalError, ObjectNotFoundError } from '../errors/index.js'
+import { ObjectNotFoundError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { readRef, updateRef } from '../store/refs.js'
 import type { StoreLocator } from '../store/findStore.js'
-import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { readSnapshot } from '../world/readObjects.js'
-import { scanPaths } from '../world/scanPaths.js'
 import type { Snapshot, SnapshotLayer } from '../world/Snapshot.js'
-import { spliceTree } from '../world/spliceTree.js'
-import { respectGitignore } from '../world/workspaceConfig.js'
 import { forkRefOfBranch } from './forkBranch.js'
 
 export interface SnapshotForkBranchArgs extends StoreLocator {
@@ -71,16 +65,4 @@ export async function snapshotForkBranch({
     await updateRef({ store, name: ref, id, expected: head, message: `snapshot: ${meta.message}` })
     return { id, tree, parents: snapshot.parents, ref, created: true }
   })
-}
-
-/** The branch's files as a tree: its base tree with the paths it changed scanned and spliced in. */
-async function branchTree(store: Store, branch: Branch, allowExternalSymlinks: boolean): Promise<Digest> {
-  const { baseTree } = await liveState(store, branch.id)
-  const changes = await branch.changes()
-  if (!allowExternalSymlinks) await assertPutLinksInside(branch.path, changes)
-  // a deleted path is absent from the branch: scanPaths maps it to null
-  const entries = await scanPaths({ store, dir: branch.path, paths: changes.map((c) => c.path), respectGitignore: await respectGitignore(store, undefined, { remember: false }) })
-  const tree = await spliceTree(store, baseTree, entries)
-  if (tree === null) throw new InternalError(`branch ${branch.name}: a changed path lies under no directory of its base tree`)
-  return tree
 }

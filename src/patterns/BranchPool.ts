@@ -4,6 +4,8 @@ import type { ConflictPolicy } from '../branch/types.js'
 import type { Workspace } from '../branch/Workspace.js'
 import { abortWithEffects, type CommitWithEffectsResult, commitWithEffects } from '../effects/branchEffects.js'
 import type { Effects } from '../effects/Effects.js'
+import { InternalError } from '../errors/index.js'
+import type { Digest } from '../store/digest.js'
 import type { Target } from './types.js'
 
 /**
@@ -34,12 +36,15 @@ export class BranchPool {
   }
 
   /**
-   * A new branch of `parent` (the target, or a branch of this pool) for candidate `index`.
+   * A new branch of `parent` (the target, or a branch of this pool) for candidate `index`;
+   * with `tree`, of that tree (an image's world) instead of the parent as it is now.
    * Branches made at once share the workspace's base update and queue only for the
    * moment of registering under the creation lock; their mounts are made in parallel.
    */
-  async create(parent: Target, index: number): Promise<Branch> {
-    const branch = await parent.branch(`${this.#prefix}-${index}`)
+  async create(parent: Target, index: number, tree?: Digest): Promise<Branch> {
+    const name = `${this.#prefix}-${index}`
+    if (tree !== undefined && parent instanceof Branch) throw new InternalError(`a branch of a tree is made from a workspace, not from branch ${parent.name}`)
+    const branch = tree === undefined || parent instanceof Branch ? await parent.branch(name) : await parent.branch(name, { tree })
     this.#live.add(branch)
     const above = parent instanceof Branch ? this.#effects.get(parent) : this.effects
     if (above) this.#effects.set(branch, above.fork())

@@ -1,9 +1,9 @@
 import { definePattern } from './definePattern.js'
 import { positiveCount } from './patternOptions.js'
-import { runAll } from './speculate.js'
+import { type FanOutOptions, runAll } from './speculate.js'
 import type { Candidate, Pattern, PatternOptions } from './types.js'
 
-export interface BestOfNOptions extends PatternOptions {
+export interface BestOfNOptions extends PatternOptions, FanOutOptions {
   /** How many attempts (default 4); each gets its index as `attempt` (commands: `FORKPOINT_ATTEMPT`). */
   n?: number
 }
@@ -14,13 +14,14 @@ export interface BestOfNOptions extends PatternOptions {
  * @example
  * const outcome = await bestOfN(async (path, attempt) => ({ success: true, score: await grade(path) }), { n: 8 }).apply(ws)
  */
-export function bestOfN<V = unknown>(task: Candidate<V>, { n = 4, ...options }: BestOfNOptions = {}): Pattern<V> {
+export function bestOfN<V = unknown>(task: Candidate<V>, { n = 4, runner, ...options }: BestOfNOptions = {}): Pattern<V> {
   const count = positiveCount(n, 'n')
   return definePattern<V>('bestOfN', options, (p) =>
     runAll(
       p,
       Array.from({ length: count }, () => task),
       false,
+      runner,
     ),
   )
 }

@@ -3,7 +3,7 @@ import { PatternCallbackError, PatternCancelledError } from '../errors/index.js'
 import { BranchPool } from './BranchPool.js'
 import { recordExploration } from './explorations.js'
 import { type ResolvedOptions, resolveOptions } from './patternOptions.js'
-import { type Attempt, type RunCandidatesArgs, runCandidates } from './runCandidates.js'
+import { type Attempt, type CandidateRunner, type RunCandidatesArgs, runCandidates } from './runCandidates.js'
 import type { CandidateResult, Outcome, Pattern, PatternName, PatternOptions } from './types.js'
 
 /** What a pattern's body works with during one `apply`. */
@@ -11,8 +11,8 @@ export interface PatternRun {
   pool: BranchPool
   options: ResolvedOptions
   signal: AbortSignal | undefined
-  /** Run candidates with the pattern's options and signal. */
-  run(args: Omit<RunCandidatesArgs, 'pool' | 'options' | 'signal'>): Promise<Attempt[]>
+  /** Run candidates with the pattern's options and signal: here, or through `runner` (fan-out). */
+  run(args: Omit<RunCandidatesArgs, 'pool' | 'options' | 'signal'> & { runner?: CandidateRunner | undefined }): Promise<Attempt[]>
   /** Commit a kept candidate's branch (and its ancestors in the pool) into the target. */
   commit(winner: Attempt & { branch: Branch }, results: CandidateResult[]): Promise<Pick<Outcome, 'committed' | 'winner' | 'commit'>>
 }
@@ -35,7 +35,7 @@ export function definePattern<V>(name: PatternName, options: PatternOptions, bod
         pool,
         options: resolved,
         signal,
-        run: (args) => runCandidates({ ...args, pool, options: resolved, signal }),
+        run: ({ runner = runCandidates, ...args }) => runner({ ...args, pool, options: resolved, signal }),
         async commit(winner, results) {
           if (signal?.aborted) throw cancelled(results)
           const commit = await pool.commitChain(winner.branch, resolved.onConflict)

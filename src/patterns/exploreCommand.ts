@@ -3,6 +3,7 @@ import { Workspace } from '../branch/Workspace.js'
 import type { NetMode } from '../sandbox/runSandboxed.js'
 import { bestOfN } from './bestOfN.js'
 import type { CommandValue } from './runCandidate.js'
+import type { CandidateRunner } from './runCandidates.js'
 import type { Outcome } from './types.js'
 
 export interface ExploreCommandArgs extends StoreLocator {
@@ -18,6 +19,8 @@ export interface ExploreCommandArgs extends StoreLocator {
   /** false: plain processes in the branch directories instead of sandboxes. */
   isolate?: boolean
   signal?: AbortSignal
+  /** Run the attempts elsewhere: `queueRunner(...)` (fan-out across machines). */
+  runner?: CandidateRunner
 }
 
 /**
@@ -36,11 +39,15 @@ export async function exploreCommand({
   net = 'none',
   isolate = true,
   signal,
+  runner,
 }: ExploreCommandArgs): Promise<Outcome<CommandValue>> {
   const ws = await Workspace.open({ dir, store })
   const task = { cmd, net, ...(score === undefined ? {} : { score }) }
-  return bestOfN<CommandValue>(task, { n, isolate, ...(maxParallel === undefined ? {} : { maxParallel }), ...(timeout === undefined ? {} : { timeout }) }).apply(
-    ws,
-    signal ? { signal } : {},
-  )
+  return bestOfN<CommandValue>(task, {
+    n,
+    isolate,
+    ...(runner ? { runner } : {}),
+    ...(maxParallel === undefined ? {} : { maxParallel }),
+    ...(timeout === undefined ? {} : { timeout }),
+  }).apply(ws, signal ? { signal } : {})
 }

@@ -1,6 +1,7 @@
 import type { Branch } from '../branch/Branch.js'
 import type { RunResult } from '../branch/runInBranch.js'
 import { UsageError } from '../errors/index.js'
+import type { HttpPolicy } from '../effects/httpPolicy.js'
 import { withHttpEffects } from '../effects/withHttpEffects.js'
 import { runPlain } from './runPlain.js'
 import type { Candidate, CommandTask, TaskContext, TaskResult } from './types.js'
@@ -18,7 +19,14 @@ export type CommandValue = Pick<RunResult, 'exitCode' | 'stdout' | 'stderr' | 'c
 /** Run one candidate in its branch: call the function, or run the command (and its score command). */
 export async function runCandidate(
   candidate: Candidate,
-  { branch, index, signal, context, isolate }: { branch: Branch; index: number; signal: AbortSignal; context: TaskContext; isolate: boolean },
+  {
+    branch,
+    index,
+    signal,
+    context,
+    isolate,
+    httpPolicy,
+  }: { branch: Branch; index: number; signal: AbortSignal; context: TaskContext; isolate: boolean; httpPolicy?: HttpPolicy | null },
 ): Promise<Verdict> {
   if (typeof candidate === 'function') return checkVerdict(await candidate(branch.path, index, signal, context))
   const spec: CommandTask = typeof candidate === 'string' ? { cmd: candidate } : candidate
@@ -31,7 +39,10 @@ export async function runCandidate(
   }
   // the candidate's HTTP goes through an effects proxy of its branch: irreversible requests wait in the branch's outbox
   const effectsContext = { kind: 'branch' as const, id: branch.id, name: branch.name }
-  const main = await withHttpEffects({ store: branch.workspace.store, context: effectsContext, nodeHook: !isolate }, (proxyEnv) => run(cmd, proxyEnv))
+  const main = await withHttpEffects(
+    { store: branch.workspace.store, context: effectsContext, nodeHook: !isolate, ...(httpPolicy === undefined ? {} : { policy: httpPolicy }) },
+    (proxyEnv) => run(cmd, proxyEnv),
+  )
   const value: CommandValue = { exitCode: main.exitCode, stdout: main.stdout, stderr: main.stderr, changedPaths: main.changedPaths, durationMs: main.durationMs }
   const success = value.exitCode === 0
   return { success, score: score === undefined ? Number(success) : scoreOf(await run(score)), value }

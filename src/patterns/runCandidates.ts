@@ -1,5 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import type { Branch } from '../branch/Branch.js'
+import type { HttpPolicy } from '../effects/httpPolicy.js'
+import type { Digest } from '../store/digest.js'
 import type { BranchPool } from './BranchPool.js'
 import { mapLimit } from './mapLimit.js'
 import type { ResolvedOptions } from './patternOptions.js'
@@ -15,6 +17,10 @@ export interface CandidateSpec {
   depth?: number
   parentResult?: CandidateResult
   feedback?: string
+  /** Make its branch from this tree (an image's world) instead of its parent as it is now; the parent must be a workspace. */
+  tree?: Digest
+  /** The HTTP effects policy its command runs under (default: the store's policy file); a fan-out worker gets the submitter's. */
+  httpPolicy?: HttpPolicy | null
 }
 
 /** A finished candidate; `branch` is still live only when `keep` said so. */
@@ -38,6 +44,9 @@ export interface RunCandidatesArgs {
   keep?: (result: CandidateResult) => boolean
   evaluate?: Evaluate
 }
+
+/** Runs a pattern's candidates somewhere else than in this process, as `runCandidates` does here: fan-out's `queueRunner`. */
+export type CandidateRunner = (args: RunCandidatesArgs) => Promise<Attempt[]>
 
 /**
  * How long a cancelled function candidate gets to end (its child processes with it) before
@@ -86,7 +95,7 @@ export async function runCandidates({ pool, specs, options, signal, firstWins = 
     if (stop.signal.aborted) return { result: finish(null, 'cancelled', { error: reasonOf(stop.signal) }), branch: null }
     let branch: Branch
     try {
-      branch = await pool.create(spec.parent, spec.index)
+      branch = await pool.create(spec.parent, spec.index, spec.tree)
     } catch (err) {
       return { result: finish(null, 'error', { error: `cannot make its branch: ${messageOf(err)}` }), branch: null }
     }
@@ -133,7 +142,14 @@ export async function runCandidates({ pool, specs, options, signal, firstWins = 
         ...(spec.parentResult ? { parent: spec.parentResult } : {}),
         ...(effects ? { effects } : {}),
       }
-      const verdict = await runCandidate(spec.candidate, { branch, index: spec.index, signal, context, isolate: options.isolate })
+      const verdict = await runCandidate(spec.candidate, {
+        branch,
+        index: spec.index,
+        signal,
+        context,
+        isolate: options.isolate,
+        ...(spec.httpPolicy === undefined ? {} : { httpPolicy: spec.httpPolicy }),
+      })
       if (!evaluate || !verdict.success) return verdict
       const provisional = finish(branch, 'succeeded', { score: verdict.score, ...(verdict.value === undefined ? {} : { value: verdict.value }) })
       const score = await evaluate(branch.path, provisional)

@@ -2,6 +2,7 @@ import type { StoreLocator } from '../store/findStore.js'
 import { Workspace } from '../branch/Workspace.js'
 import type { NetMode } from '../sandbox/runSandboxed.js'
 import type { CommandValue } from './runCandidate.js'
+import type { CandidateRunner } from './runCandidates.js'
 import { speculate } from './speculate.js'
 import type { Outcome } from './types.js'
 
@@ -13,6 +14,8 @@ export interface SpeculateCommandsArgs extends StoreLocator {
   net?: NetMode
   isolate?: boolean
   signal?: AbortSignal
+  /** Run the attempts elsewhere: `queueRunner(...)` (fan-out across machines). */
+  runner?: CandidateRunner
 }
 
 /**
@@ -29,11 +32,14 @@ export async function speculateCommands({
   net = 'none',
   isolate = true,
   signal,
+  runner,
 }: SpeculateCommandsArgs): Promise<Outcome<CommandValue>> {
   const ws = await Workspace.open({ dir, store })
   const candidates = commands.map((cmd) => ({ cmd, net }))
-  return speculate<CommandValue>(candidates, { isolate, ...(maxParallel === undefined ? {} : { maxParallel }), ...(timeout === undefined ? {} : { timeout }) }).apply(
-    ws,
-    signal ? { signal } : {},
-  )
+  return speculate<CommandValue>(candidates, {
+    isolate,
+    ...(runner ? { runner } : {}),
+    ...(maxParallel === undefined ? {} : { maxParallel }),
+    ...(timeout === undefined ? {} : { timeout }),
+  }).apply(ws, signal ? { signal } : {})
 }

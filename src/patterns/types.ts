@@ -67,6 +67,9 @@ export interface CandidateResult<V = unknown> {
   parent?: number
   /** Reflexion: the critique this attempt was given. */
   feedback?: string
+  /** Fan-out (`queueRunner`): the worker that ran it, and the image it pushed (its world: the candidate's files). */
+  worker?: string
+  image?: string
 }
 
 /** One match of a tournament: the indexes that met and the one the judge kept. */

@@ -4,7 +4,7 @@ import type { Outcome } from '../../patterns/types.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { outcomeView } from '../outcomeTable.js'
 import { print } from '../output.js'
-import { cancelOnSignals, type PatternFlags, patternFlags, withPatternOptions } from '../patternFlags.js'
+import { cancelOnSignals, type PatternFlags, patternFlags, runnerFlags, withPatternOptions } from '../patternFlags.js'
 
 export interface ExploreOptions extends Where, PatternFlags {
   /** the command: one argument is a shell command line */
@@ -12,10 +12,12 @@ export interface ExploreOptions extends Where, PatternFlags {
   attempts: string | number
   score?: string
   signal?: AbortSignal
+  /** stdout carries JSON only: no progress lines. */
+  json?: boolean
 }
 
 /** `forkpoint explore`: best-of-N, the command run N times in parallel branches and the best success committed. */
-export async function exploreCommand({ dir, store, command, attempts, score, signal, ...flags }: ExploreOptions): Promise<Outcome<CommandValue>> {
+export async function exploreCommand({ dir, store, command, attempts, score, signal, json = false, ...flags }: ExploreOptions): Promise<Outcome<CommandValue>> {
   const { exploreCommand: explore } = await import('../../patterns/exploreCommand.js')
   return explore({
     dir,
@@ -24,6 +26,7 @@ export async function exploreCommand({ dir, store, command, attempts, score, sig
     n: Number(attempts),
     ...(score ? { score } : {}),
     ...patternFlags(flags),
+    ...(await runnerFlags(flags, json)),
     ...(signal ? { signal } : {}),
   })
 }
@@ -36,6 +39,6 @@ export function registerExplore(program: Command): void {
     .option('--score <cmd>', 'run in each finished branch; prints a number, higher is better (default: exit 0 = 1, else 0)')
     .action(async (command: string[], opts: PatternFlags & { attempts: string; score?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      print(flags, await cancelOnSignals((signal) => exploreCommand({ dir: flags.dir, store: flags.store, command, ...opts, signal })), outcomeView)
+      print(flags, await cancelOnSignals((signal) => exploreCommand({ dir: flags.dir, store: flags.store, command, ...opts, signal, json: flags.json })), outcomeView)
     })
 }

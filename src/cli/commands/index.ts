@@ -35,6 +35,7 @@ import { registerTag } from './tag.js'
 import { registerUi } from './ui.js'
 import { registerUnpack } from './unpack.js'
 import { registerVerify } from './verify.js'
+import { registerWorker } from './worker.js'
 
 /** Every CLI command, each registered from its own file. */
 export const commands: Array<(program: Command) => void> = [
@@ -72,6 +73,7 @@ export const commands: Array<(program: Command) => void> = [
   registerClaude,
   registerSpeculate,
   registerExplore,
+  registerWorker,
   registerEffects,
   registerDemo,
 ]

@@ -1,0 +1,94 @@
+/**
+ * `npm run bench -- fanout [--quick]`: 64 candidates through `bestOfN` with a queue runner
+ * on 1, 2 and 4 `forkpoint worker` processes (each one job at a time, all on this machine,
+ * Redis and docker-registry on 127.0.0.1): trivial candidates (`true`) and candidates of
+ * 1 s of work (`sleep 1`: waiting, not CPU, so 4 workers fit on 2 cores). Overhead per job:
+ * the wall time of the 64 jobs times the workers, over 64, minus the candidate's own time
+ * (its sandboxed run as the worker measured it). Scaling efficiency on k workers: T1 / (k × Tk).
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type CommandValue, Workspace, bestOfN, initWorkspace, queueRunner } from '../src/index.js'
+import { freePort, startRegistry } from '../test/helpers/registryServer.js'
+import { report } from './harness.js'
+
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'forkpoint')
+const N = 64
+
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+function startWorkers(k: number, root: string, queue: string, registry: string): Promise<ChildProcess[]> {
+  return Promise.all(
+    Array.from({ length: k }, async (_, i) => {
+      const child = spawn(process.execPath, [CLI, 'worker', '--queue', queue, '--registry', registry, '--cache', join(root, `cache-${i}`), '--name', `w${i}`], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      })
+      let log = ''
+      child.stderr.on('data', (d: Buffer) => (log += d.toString()))
+      await until(() => log.includes('waiting for jobs'), `worker ${i}`)
+      return child
+    }),
+  )
+}
+
+export async function main(args: string[]): Promise<void> {
+  const quick = args.includes('--quick')
+  const root = mkdtempSync(join(tmpdir(), 'fp-bench-fanout-'))
+  const port = await freePort()
+  const redis = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const registryServer = await startRegistry({ dir: join(root, 'registry') })
+  const queue = `redis://127.0.0.1:${port}`
+  const registry = `oci://${registryServer.host}/bench`
+  const dir = join(root, 'ws')
+  await initWorkspace({ dir })
+  writeFileSync(join(dir, 'plan.md'), 'v1\n')
+  const ws = await Workspace.open({ dir })
+  const rows: Array<Record<string, string | number>> = []
+  try {
+    for (const [label, cmd] of [
+      ['trivial (true)', 'true'],
+      ['1 s of work (sleep 1)', 'sleep 1'],
+    ] as const) {
+      let t1 = 0
+      for (const k of quick ? [1, 2] : [1, 2, 4]) {
+        const workers = await startWorkers(k, root, queue, registry)
+        try {
+          const started = performance.now()
+          const outcome = await bestOfN<CommandValue>(cmd, { n: N, runner: queueRunner({ queue, registry }) }).apply(ws)
+          const wall = performance.now() - started
+          if (outcome.results.some((r) => r.status !== 'succeeded')) throw new Error(`${label}: not every job succeeded`)
+          const own = outcome.results.reduce((s, r) => s + r.value!.durationMs, 0) / N
+          if (k === 1) t1 = wall
+          rows.push({
+            candidates: label,
+            workers: k,
+            wall_s: wall / 1000,
+            candidate_own_ms: own,
+            overhead_per_job_ms: (wall * k) / N - own,
+            scaling_efficiency: t1 / (k * wall),
+          })
+        } finally {
+          for (const w of workers) w.kill('SIGTERM')
+          await Promise.all(workers.map((w) => new Promise((r) => (w.exitCode === null && w.signalCode === null ? w.once('exit', r) : r(null)))))
+        }
+      }
+    }
+  } finally {
+    redis.kill()
+    await registryServer.stop()
+    rmSync(root, { recursive: true, force: true })
+  }
+  report('fanout', `fan-out: ${N} candidates through bestOfN + queueRunner on 1, 2, 4 worker processes (${availableParallelism()} cores)`, rows, {
+    cores: availableParallelism(),
+    n: N,
+  })
+}

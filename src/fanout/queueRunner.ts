@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto'
+import { Queue, QueueEvents } from 'bullmq'
+import { Workspace } from '../branch/Workspace.js'
+import { loadHttpPolicy } from '../effects/httpPolicy.js'
+import { FunctionCandidateError, UsageError } from '../errors/index.js'
+import type { Attempt, CandidateRunner, CandidateSpec, RunCandidatesArgs } from '../patterns/runCandidates.js'
+import type { CandidateStatus } from '../patterns/types.js'
+import { parseRemote } from '../registry/parseRemote.js'
+import { type FanoutJobData, type FanoutJobProgress, type FanoutJobResult, type PortableCandidate, QUEUE_NAME, jobId } from './FanoutJob.js'
+import { collectJobs } from './collectJobs.js'
+import { fetchWinner } from './fetchWinner.js'
+import { pushBase } from './pushBase.js'
+import { connectRedis, connectionOptions, parseQueueUrl } from './queueConnection.js'
+
+export interface QueueRunnerOptions {
+  /** `redis://HOST[:PORT][/DB]`: the BullMQ queue workers take jobs from. */
+  queue: string
+  /** Where the base image goes and the results come from: `oci://HOST[:PORT]/REPO` (any remote every worker reaches). */
+  registry: string
+  /** Plain HTTP to a registry that is not on loopback (workers decide that for themselves: `forkpoint worker --insecure`). */
+  insecure?: boolean
+  /** Progress as it happens: the base pushed, jobs queued, each job's phase on its worker, each result, the cancellation of the losers. */
+  onEvent?: (event: FanoutEvent) => void
+}
+
+export type FanoutEvent =
+  | { type: 'base'; id: string; sentBytes: number }
+  | { type: 'queued'; group: string; jobs: number }
+  | { type: 'progress'; index: number; phase: FanoutJobProgress['phase']; worker: string }
+  | { type: 'finished'; index: number; status: CandidateStatus; worker: string | null; error?: string }
+  | { type: 'cancelling'; reason: string }
+
+/**
+ * Run `speculate` and `bestOfN` candidates on other machines: `forkpoint worker`s taking
+ * jobs from a Redis queue (BullMQ), images through a registry. The workspace goes up as a
+ * base image (an incremental push); each candidate becomes a job; the first success of a
+ * first-wins race cancels the others on every worker at once; the best success's image is
+ * pulled (only what the store lacks) and applied to a local branch, which the pattern
+ * commits three-way like any other, running the deferred effects of its outbox once.
+ * Only command candidates travel: a function given to it is a FunctionCandidateError.
+ * @example
+ * await speculate(['make fix-a', 'make fix-b'], { runner: queueRunner({ queue: 'redis://10.0.0.5:6379', registry: 'oci://10.0.0.5:5000/agents' }) }).apply(ws)
+ * @throws {UsageError} a bad queue URL or registry
+ */
+export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
+  const at = parseQueueUrl(options.queue)
+  if (!options.registry) throw new UsageError('a queue runner needs a registry too: --registry oci://HOST/REPO', { option: 'registry' })
+  parseRemote(options.registry)
+  const emit = options.onEvent ?? (() => undefined)
+  const insecure = options.insecure ?? false
+
+  return async ({ pool, specs, options: resolved, signal, firstWins = false, keep = (r) => r.success }: RunCandidatesArgs): Promise<Attempt[]> => {
+    const candidates = specs.map(portable)
+    const ws = pool.target
+    if (!(ws instanceof Workspace)) throw new UsageError(`a fan-out runs from a workspace, not from branch ${ws.name}`, { name: ws.name })
+    const redis = await connectRedis(at)
+    const queue = new Queue<FanoutJobData, FanoutJobResult>(QUEUE_NAME, { connection: connectionOptions(at) })
+    const events = new QueueEvents(QUEUE_NAME, { connection: connectionOptions(at) })
+    const group = randomBytes(8).toString('hex')
+    for (const emitter of [queue, events]) emitter.setMaxListeners(specs.length + 10) // one waiter per job
+    try {
+      await events.waitUntilReady()
+      const base = await pushBase(ws, options.registry, insecure)
+      emit({ type: 'base', id: base.id, sentBytes: base.sentBytes })
+      const common = {
+        group,
+        base: { id: base.id, remote: base.remote },
+        registry: options.registry,
+        timeoutMs: resolved.timeoutMs,
+        isolate: resolved.isolate,
+        httpPolicy: await loadHttpPolicy(ws.store),
+        createdAt: new Date().toISOString(),
+      }
+      const indexOf = new Map(specs.map((s) => [jobId(group, s.index), s.index]))
+      events.on('progress', ({ jobId: id, data }) => {
+        const index = indexOf.get(id)
+        const p = data as FanoutJobProgress
+        if (index !== undefined && typeof p === 'object' && p !== null) emit({ type: 'progress', index, phase: p.phase, worker: p.worker })
+      })
+      const jobs = await queue.addBulk(
+        specs.map((s, i) => ({ name: 'candidate', data: { ...common, index: s.index, candidate: candidates[i]! }, opts: { jobId: jobId(group, s.index), attempts: 1 } })),
+      )
+      emit({ type: 'queued', group, jobs: jobs.length })
+      const { results, manifests } = await collectJobs({ jobs, events, redis, group, firstWins, signal, emit })
+      const best = results.filter((r) => r.success && keep(r)).sort((a, b) => b.score! - a.score! || a.index - b.index)[0]
+      const attempts: Attempt[] = results.map((result) => ({ result, branch: null }))
+      if (best && !signal?.aborted) {
+        const branch = await fetchWinner({ pool, ws, base, result: best, remote: `${options.registry}@${manifests.get(best.index)}`, insecure })
+        Object.assign(best, { branch: branch.name, branchPath: branch.path })
+        attempts[results.indexOf(best)]!.branch = branch
+      }
+      await Promise.all(jobs.map((j) => j.remove().catch(() => undefined))) // every job has ended: nothing of it stays in Redis
+      return attempts
+    } finally {
+      await redis.del(`forkpoint:fanout:cancelled:${group}`).catch(() => undefined)
+      redis.disconnect()
+      await events.close()
+      await queue.close()
+    }
+  }
+}
+
+/** What of a candidate travels; a function cannot. */
+function portable(spec: CandidateSpec): PortableCandidate {
+  const c = spec.candidate
+  if (typeof c === 'function')
+    throw new FunctionCandidateError(`candidate ${spec.index} is a function: only command candidates can run on other machines (give a command line or { cmd })`, {
+      index: spec.index,
+    })
+  if (typeof c === 'string') return { cmd: c }
+  const { cmd, score, net, env, memory, pids, cpu } = c
+  return {
+    cmd,
+    ...(score === undefined ? {} : { score }),
+    ...(net ? { net } : {}),
+    ...(env ? { env: stringEnv(env) } : {}),
+    ...(memory === undefined ? {} : { memory }),
+    ...(pids === undefined ? {} : { pids }),
+    ...(cpu === undefined ? {} : { cpu }),
+  }
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'))
+}

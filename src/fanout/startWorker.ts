@@ -1,0 +1,116 @@
+import { hostname, homedir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { type Job, WaitingError, Worker } from 'bullmq'
+import { Workspace } from '../branch/Workspace.js'
+import { parseRemote } from '../registry/parseRemote.js'
+import { positiveCount } from '../patterns/patternOptions.js'
+import { type FanoutJobData, type FanoutJobResult, CANCEL_CHANNEL, QUEUE_NAME, cancelledKey } from './FanoutJob.js'
+import { connectRedis, connectionOptions, parseQueueUrl } from './queueConnection.js'
+import { type JobContext, runJob } from './runJob.js'
+
+export interface StartWorkerOptions {
+  /** `redis://HOST[:PORT][/DB]` */
+  queue: string
+  /** The registry images travel through (`oci://HOST[:PORT]/REPO`): jobs naming another are refused. */
+  registry: string
+  /** Plain HTTP to a registry that is not on loopback. */
+  insecure?: boolean
+  /** Jobs run at once (default 1). */
+  concurrency?: number
+  /** The worker's cache: a workspace whose store keeps the base images pulled (default `~/.cache/forkpoint/worker`). */
+  dir?: string
+  /** How the worker names itself in results and messages (default `HOST:PID`). */
+  name?: string
+  /**
+   * BullMQ's stalled-job handling: a job's lock lasts `lockDurationMs` (renewed while it
+   * runs); every `stalledIntervalMs` workers look for jobs whose lock expired (their worker
+   * died) and put them back in the queue, at most `maxStalledCount` times.
+   * @default 30000, 30000, 2
+   */
+  lockDurationMs?: number
+  stalledIntervalMs?: number
+  maxStalledCount?: number
+  /** Each job as it starts and ends. */
+  onEvent?: (event: WorkerEvent) => void
+}
+
+export type WorkerEvent =
+  { type: 'started'; job: string; index: number } | { type: 'finished'; job: string; index: number; result: FanoutJobResult } | { type: 'failed'; job: string; error: string }
+
+/** A running worker. `close` kills its running candidates and puts their jobs back in the queue for other workers. */
+export interface FanoutWorker extends AsyncDisposable {
+  readonly name: string
+  close(): Promise<void>
+}
+
+/**
+ * `forkpoint worker`: take candidate jobs from the queue and run them, `concurrency` at a
+ * time (see runJob). A submitter's cancellation (Redis pub/sub, and a key for jobs not yet
+ * started) kills the exploration's running candidates here at once.
+ * @throws {QueueUnreachableError} @throws {UsageError} a bad queue URL or count
+ */
+export async function startWorker(options: StartWorkerOptions): Promise<FanoutWorker> {
+  const at = parseQueueUrl(options.queue)
+  parseRemote(options.registry)
+  const concurrency = positiveCount(options.concurrency ?? 1, 'concurrency')
+  const name = options.name ?? `${hostname()}:${process.pid}`
+  const workspace = await Workspace.open({ dir: resolve(options.dir ?? join(homedir(), '.cache', 'forkpoint', 'worker')) })
+  const redis = await connectRedis(at)
+  const subscriber = await connectRedis(at)
+  const running = new Map<string, Set<AbortController>>()
+  let closing: Promise<void> | null = null
+  subscriber.on('message', (_channel: string, group: string) => {
+    for (const controller of running.get(group) ?? []) controller.abort(new DOMException('cancelled: the exploration has its winner', 'AbortError'))
+  })
+  await subscriber.subscribe(CANCEL_CHANNEL)
+  const pulls: JobContext['pulls'] = new Map()
+  const processJob = async (job: Job<FanoutJobData, FanoutJobResult>, token?: string, stop?: AbortSignal): Promise<FanoutJobResult> => {
+    const { group, index } = job.data
+    const controller = new AbortController()
+    stop?.addEventListener('abort', () => controller.abort(stop.reason), { once: true })
+    const members = running.get(group) ?? new Set()
+    running.set(group, members.add(controller))
+    try {
+      if ((await redis.exists(cancelledKey(group))) === 1) return cancelledBeforeStart(name)
+      options.onEvent?.({ type: 'started', job: job.id!, index })
+      const ctx: JobContext = { workspace, worker: name, registry: options.registry, insecure: options.insecure ?? false, pulls, report: (p) => job.updateProgress(p) }
+      const result = await runJob(job.data, ctx, controller.signal)
+      if (closing) {
+        await job.moveToWait(token) // cut short by the shutdown, not by its exploration: another worker runs it
+        throw new WaitingError()
+      }
+      options.onEvent?.({ type: 'finished', job: job.id!, index, result })
+      return result
+    } catch (err) {
+      if (err instanceof WaitingError) throw err
+      options.onEvent?.({ type: 'failed', job: job.id!, error: err instanceof Error ? err.message : String(err) })
+      throw err
+    } finally {
+      members.delete(controller)
+      if (members.size === 0) running.delete(group)
+    }
+  }
+  const worker = new Worker<FanoutJobData, FanoutJobResult>(QUEUE_NAME, processJob, {
+    connection: connectionOptions(at),
+    concurrency,
+    lockDuration: options.lockDurationMs ?? 30_000,
+    stalledInterval: options.stalledIntervalMs ?? 30_000,
+    maxStalledCount: options.maxStalledCount ?? 2,
+    name,
+  })
+  worker.on('error', () => undefined) // connection trouble: BullMQ reconnects
+  await worker.waitUntilReady()
+  const close = () =>
+    (closing ??= (async () => {
+      for (const set of running.values()) for (const c of set) c.abort(new DOMException('the worker is shutting down', 'AbortError'))
+      await worker.close()
+      subscriber.disconnect()
+      redis.disconnect()
+      await workspace[Symbol.asyncDispose]()
+    })())
+  return { name, close, [Symbol.asyncDispose]: close }
+}
+
+function cancelledBeforeStart(worker: string): FanoutJobResult {
+  return { status: 'cancelled', score: null, error: 'cancelled before it started: the exploration has its winner', image: null, deferred: 0, worker, durationMs: 0 }
+}

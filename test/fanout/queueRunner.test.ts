@@ -1,0 +1,94 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Queue, QueueEvents } from 'bullmq'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FunctionCandidateError, QueueUnreachableError, Workspace, queueRunner, snapshotWorkspace, speculate, startWorker } from '../../src/index.js'
+import type { FanoutJobData, FanoutJobResult } from '../../src/fanout/FanoutJob.js'
+import { QUEUE_NAME } from '../../src/fanout/FanoutJob.js'
+import { pushImage } from '../../src/index.js'
+import { freePort, type RegistryServer, startRegistry } from '../helpers/registryServer.js'
+import { tempDir } from '../helpers/tmp.js'
+import { until } from '../helpers/fanoutTopology.js'
+
+let redis: ChildProcess
+let registry: RegistryServer
+let queue: string
+
+beforeAll(async () => {
+  const port = await freePort()
+  redis = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  queue = `redis://127.0.0.1:${port}`
+  registry = await startRegistry({ dir: tempDir('fanout-registry') })
+}, 60_000)
+
+afterAll(async () => {
+  redis?.kill()
+  await registry?.stop()
+})
+
+async function workspace(): Promise<Workspace> {
+  const dir = tempDir('fanout-ws')
+  writeFileSync(join(dir, 'notes.md'), 'v1\n')
+  return Workspace.open({ dir })
+}
+
+describe('queueRunner (loopback)', () => {
+  it('refuses a function candidate with a typed error, before anything is queued', async () => {
+    await using ws = await workspace()
+    const runner = queueRunner({ queue, registry: `oci://${registry.host}/fanout` })
+    const err = await speculate(['true', async () => true], { runner })
+      .apply(ws)
+      .catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(FunctionCandidateError)
+    expect((err as FunctionCandidateError).data.index).toBe(1)
+    expect((err as FunctionCandidateError).exitCode).toBe(2)
+  })
+
+  it('an unreachable queue is a clear error (exit 2), not a hang', async () => {
+    await using ws = await workspace()
+    const runner = queueRunner({ queue: `redis://127.0.0.1:${await freePort()}`, registry: `oci://${registry.host}/fanout` })
+    const err = await speculate(['true'], { runner })
+      .apply(ws)
+      .catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(QueueUnreachableError)
+    expect((err as Error).message).toMatch(/cannot reach the queue at redis:\/\/127\.0\.0\.1:\d+/)
+  })
+
+  it('the same job run twice gives the same image id', async () => {
+    await using ws = await workspace()
+    const remote = `oci://${registry.host}/fanout`
+    const base = await snapshotWorkspace({ store: ws.store, dir: ws.dir })
+    const pushed = await pushImage({ store: ws.store, id: base.id, remote: `${remote}:idempotent-base` })
+    const worker = await startWorker({ queue, registry: remote, dir: tempDir('fanout-cache') })
+    const q = new Queue<FanoutJobData, FanoutJobResult>(QUEUE_NAME, { connection: { host: '127.0.0.1', port: Number(queue.split(':')[2]), maxRetriesPerRequest: null } })
+    const events = new QueueEvents(QUEUE_NAME, { connection: { host: '127.0.0.1', port: Number(queue.split(':')[2]), maxRetriesPerRequest: null } })
+    try {
+      await events.waitUntilReady()
+      const data: FanoutJobData = {
+        group: 'a1b2c3d4e5f60718',
+        index: 0,
+        base: { id: base.id, remote: `${remote}@${pushed.manifest}` },
+        registry: remote,
+        candidate: { cmd: 'echo same > notes.md' },
+        timeoutMs: null,
+        isolate: true,
+        httpPolicy: null,
+        createdAt: '2026-01-01T00:00:00.000Z',
+      }
+      const run = async (id: string) => (await q.add('candidate', data, { jobId: id })).waitUntilFinished(events)
+      const first = await run('same-job-1')
+      const second = await run('same-job-2')
+      expect(first.status).toBe('succeeded')
+      expect(first.image!.id).toMatch(/^sha256:/)
+      expect(second.image!.id).toBe(first.image!.id)
+      expect(second.image!.tag).toBe(first.image!.tag)
+    } finally {
+      await until(async () => (await q.getActiveCount()) === 0, 'the queue to settle')
+      await q.obliterate({ force: true })
+      await events.close()
+      await q.close()
+      await worker.close()
+    }
+  }, 120_000)
+})
