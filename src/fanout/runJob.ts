@@ -10,6 +10,7 @@ import { resolveOptions } from '../patterns/patternOptions.js'
 import { messageOf, runCandidates } from '../patterns/runCandidates.js'
 import type { CommandValue } from '../patterns/runCandidate.js'
 import { pullImage } from '../registry/pullImage.js'
+import { parseRemote } from '../registry/parseRemote.js'
 import { pushImage } from '../registry/pushImage.js'
 import type { Digest } from '../store/digest.js'
 import { readRef } from '../store/refs.js'
@@ -110,8 +111,14 @@ async function pushResult(data: FanoutJobData, ctx: JobContext, base: Snapshot, 
   }
   const id = await store.writeObject(snapshot)
   const tag = resultTag(data.group, data.index)
-  const pushed = await viaRegistry(ctx, 'push the result to', () => pushImage({ store, id, remote: `${data.registry}:${tag}`, insecure: ctx.insecure }))
+  const pushed = await viaRegistry(ctx, 'push the result to', () => pushImage({ store, id, remote: `${data.registry}:${tag}`, from: baseManifest(data), insecure: ctx.insecure }))
   return { image: { id, manifest: pushed.manifest, tag }, deferred }
+}
+
+/** What the result's push continues: the base as the worker pulled it (by its manifest digest), so only the new snapshot and what changed are walked and sent. */
+function baseManifest(data: FanoutJobData): string | undefined {
+  const { reference } = parseRemote(data.base.remote)
+  return reference === null ? undefined : 'digest' in reference ? reference.digest : reference.tag
 }
 
 async function countDeferred(store: Store, ledger: Digest): Promise<number> {

@@ -32,7 +32,6 @@ export interface Transport {
   putBlob(blob: { digest: Digest; size: number }, source: string, options?: TransferOptions & { resumeState?: string }): Promise<void>
   /** Read a blob from `offset` (`length` bytes, or to its end); null when the remote does not have it. */
   openBlob(digest: Digest, offset: number, options?: TransferOptions & { length?: number }): Promise<BlobStream | null>
-  hasManifest(digest: Digest): Promise<boolean>
   /** Store a manifest (its bytes are its identity) and, when `tag` is given, point the tag at it. */
   putManifest(manifest: BuiltManifest, tag?: string): Promise<void>
   /** A manifest's exact bytes by tag or digest, and the digest the remote claims for them; null when there is none. */

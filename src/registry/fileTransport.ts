@@ -76,7 +76,6 @@ export function fileTransport(root: string, limits: Limits = DEFAULT_LIMITS): Tr
       const start = Math.min(offset, (await handle.stat()).size)
       return { offset: start, body: handle.createReadStream(length === undefined ? { start } : { start, end: start + length - 1 }) }
     },
-    hasManifest: async (digest) => (await statBlob(digest)) !== null,
     async putManifest({ descriptor, bytes }: BuiltManifest, tag?: string) {
       await writeBlobFrom(descriptor.digest, (tmp) => fs.writeFile(tmp, bytes))
       if (tag === undefined) return

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { RegistryAuthError } from '../errors/index.js'
-import { readTextOrNull } from '../util/fsx.js'
+import { errnoCode, readTextOrNull } from '../util/fsx.js'
 
 export interface Credentials {
   username: string
@@ -25,7 +25,7 @@ export async function findCredentials(host: string, env: NodeJS.ProcessEnv = pro
   const username = env['FORKPOINT_REGISTRY_USERNAME']
   const password = env['FORKPOINT_REGISTRY_PASSWORD']
   if (username && password !== undefined) return { username, password }
-  const text = await readTextOrNull(join(env['DOCKER_CONFIG'] ?? join(homedir(), '.docker'), 'config.json'))
+  const text = await readDockerConfig(join(env['DOCKER_CONFIG'] ?? join(homedir(), '.docker'), 'config.json'))
   if (text === null) return null
   const config = JSON.parse(text) as DockerConfig
   const helper = config.credHelpers?.[host]
@@ -38,6 +38,14 @@ export async function findCredentials(host: string, env: NodeJS.ProcessEnv = pro
   }
   if (entry?.username && entry.password !== undefined) return { username: entry.username, password: entry.password }
   return config.credsStore ? askHelper(config.credsStore, host) : null
+}
+
+/** The config file's text; null when there is none, or none this user may read (as Docker, which warns and goes on: a process run as another user keeps HOME). */
+async function readDockerConfig(path: string): Promise<string | null> {
+  return readTextOrNull(path).catch((err: unknown) => {
+    if (errnoCode(err) === 'EACCES' || errnoCode(err) === 'EPERM') return null
+    throw err
+  })
 }
 
 /** Run `docker-credential-NAME get` with the host on stdin; null when it knows no credentials. */

@@ -107,12 +107,6 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
       const start = response.status === 206 ? Number(/bytes (\d+)-/.exec(response.headers.get('content-range') ?? '')?.[1] ?? 0) : 0
       return { offset: start, body: response.body }
     },
-    async hasManifest(digest) {
-      const response = await client.request('HEAD', client.url(`manifests/${digest}`), { headers: { accept: MANIFEST_ACCEPT } })
-      if (response.status === 404) return false
-      if (!response.ok) throw await client.requestError(response, `checking manifest ${digest}`)
-      return true
-    },
     async putManifest({ descriptor, bytes }: BuiltManifest, tag?: string) {
       const response = await client.request('PUT', client.url(`manifests/${tag ?? descriptor.digest}`), {
         body: bytes,

@@ -33,6 +33,8 @@ export interface PlanArgs {
   store: Store
   transport: Transport
   tag: string
+  /** The tag or manifest digest whose image (pushed or pulled by this store) the push continues. */
+  from: string
   id: Digest
   limits: Limits
   repack: boolean
@@ -47,19 +49,19 @@ export async function planPush(args: PlanArgs): Promise<PushPlan> {
 /**
  * The common case of an agent pushing after each change: the tag still names the image
  * this store last pushed there (or pulled from there), and the new snapshot descends
- * from it. The walk stops at that image's objects (their set, kept by that push or
+ * from it (or `from` names such an image: a fan-out worker's result, from its base). The walk stops at that image's objects (their set, kept by that push or
  * pull), so it reads only what
  * changed, and the image keeps its packs without their indexes being read: one new
  * pack is added. Objects that only other tags' packs hold are sent again; nothing is
  * missed, since everything beyond the known image is sent.
  */
-async function continuePushedImage({ store, transport, tag, id, repack, depth }: PlanArgs): Promise<PushPlan | null> {
+async function continuePushedImage({ store, transport, from, id, repack, depth }: PlanArgs): Promise<PushPlan | null> {
   if (repack || depth !== undefined) return null
-  const known = await readKnownRemoteImage(store, transport.location, tag)
+  const known = await readKnownRemoteImage(store, transport.location, from)
   if (known === null) return null
-  const current = await transport.getManifest(tag)
+  const current = await transport.getManifest(from)
   if (current === null || sha256(current.bytes) !== known.index) return null
-  const index = parseImageIndex(current.bytes, `tag ${tag}`)
+  const index = parseImageIndex(current.bytes, `image ${from}`)
   if (index.shallow.length > 0 || index.segments.length !== 1) return null
   const reuse = pairedPacks((await readSegment(store, transport, index.segments[0]!)).bytes, `manifest ${index.segments[0]!.digest}`)
   if (reuse === null || reuse.length >= REPACK_THRESHOLD) return null

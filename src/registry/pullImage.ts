@@ -122,11 +122,11 @@ export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Pro
     throw err
   }
   await staging.discard()
-  const remoteTag = pulledTag(remote)
-  if (remoteTag !== null && index.shallow.length === 0) {
+  if (index.shallow.length === 0) {
     let held: Set<Digest> | undefined // built only if asked: a clone's record needs no lookup
     const inPacks = (d: Digest) => (held ??= new Set([...packs.flatMap((p) => p.index.objects.map((o) => o.digest)), ...segmentObjects.keys()])).has(d)
-    await rememberPulledImage(store, transport.location, remoteTag, { index: manifest, root: index.root, checked: checked.whole, held: inPacks })
+    // by the tag or digest asked: a push `from` either continues the image
+    await rememberPulledImage(store, transport.location, remoteReference(remote), { index: manifest, root: index.root, checked: checked.whole, held: inPacks })
   }
   return {
     id: index.root,

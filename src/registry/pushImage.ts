@@ -17,6 +17,7 @@ import { refTagName } from './refTagName.js'
 import { rememberSegment } from './segmentCache.js'
 import { buildSignature, loadPrivateKey, signatureTag } from './signing.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
+import { settleAll } from '../util/settleAll.js'
 import type { Transport } from './Transport.js'
 import { writePack } from './writePack.js'
 
@@ -31,6 +32,13 @@ export interface PushArgs extends ConnectOptions, StoreLocator {
   repack?: boolean
   /** Send the snapshot and its history only this many snapshots deep (1: the snapshot alone). */
   depth?: number
+  /**
+   * A tag or manifest digest (`sha256:…`) of the same repository naming an image this
+   * store pushed or pulled, which the snapshot descends from: only what lies beyond it is
+   * walked and sent, its packs reused unread (default: the tag pushed to). Anything else
+   * (the tag moved, the snapshot does not descend from it) falls back to the indexes.
+   */
+  from?: string
   /** zstd level of the new pack, 1 to 19. */
   level?: number
   signal?: AbortSignal
@@ -75,9 +83,14 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   const id = await resolveId(store, args.id)
   const tag = remote.reference && 'tag' in remote.reference ? remote.reference.tag : await refTagName(store, args.id)
   const transport = await openTransport(remote, args)
-  const plan = await planPush({ store, transport, tag, id, limits: resolveLimits(args.limits), repack: args.repack ?? false, depth: args.depth })
+  const plan = await planPush({ store, transport, tag, from: args.from ?? tag, id, limits: resolveLimits(args.limits), repack: args.repack ?? false, depth: args.depth })
   const sent = { objects: 0, bytes: 0 }
-  const fresh = plan.send.length > 0 ? await sendPack(store, transport, { objects: plan.send, structured: plan.structured }, args, sent) : null
+  // the image config goes up beside the pack: a small push is mostly round trips
+  const [fresh, configBytes] = await settleAll<[PackPair | null, number]>([
+    plan.send.length > 0 ? sendPack(store, transport, { objects: plan.send, structured: plan.structured }, args, sent) : Promise.resolve(null),
+    putBytesBlob(store, transport, configBlob('image')),
+  ])
+  sent.bytes += configBytes
   args.signal?.throwIfAborted()
   const packs: PackPair[] = [...plan.reuse, ...(fresh ? [fresh] : [])]
   const push = (config: ConfigStyle) =>
@@ -89,6 +102,7 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   } catch (err) {
     if (!(err instanceof RegistryRequestError) || err.data['status'] !== 400) throw err
     config = 'custom' // a registry that refuses the image config: push again with our own (the packs are there already)
+    sent.bytes += await putBytesBlob(store, transport, configBlob(config))
     index = await push(config)
   }
   if (plan.members) await rememberRemoteImage(store, transport.location, tag, { index: index.descriptor.digest, root: id, bytes: plan.bytes, objects: plan.members })
@@ -129,24 +143,39 @@ async function sendPack(
     const pack = await writePack(store, objects, file, { level: args.level ?? 3, structured, onBytes: (n) => packing.addBytes(n) })
     packing.finish()
     const ref = { digest: pack.digest, size: pack.size }
-    if ((await transport.statBlob(pack.digest)) !== pack.size) {
-      const sending = progressCounter('sending', objects.length, pack.size, args.onProgress)
-      await transport.putBlob(ref, file, {
-        signal: args.signal,
-        onBytes: (n) => sending.addBytes(n),
-        resumeState: store.path('tmp', `upload-${digestHex(sha256(`${transport.location}\0${pack.digest}`)).slice(0, 24)}.json`),
-      })
-      sending.finish()
-      sent.objects += objects.length
-      sent.bytes += pack.size
-    }
     const index = { digest: sha256(pack.indexBytes), size: pack.indexBytes.length }
-    sent.bytes += await putBytesBlob(store, transport, { descriptor: index, bytes: pack.indexBytes })
+    // the pack and its index side by side: a small push is mostly round trips
+    const [packBytes, indexBytes] = await settleAll<[number, number]>([
+      sendPackFile(store, transport, file, ref, objects.length, args),
+      putBytesBlob(store, transport, { descriptor: index, bytes: pack.indexBytes }, { fresh: true }),
+    ])
+    if (packBytes > 0) sent.objects += objects.length
+    sent.bytes += packBytes + indexBytes
     await rememberPackIndex(store, index, pack.indexBytes)
     return { pack: ref, index }
   } finally {
     await fs.rm(file, { force: true })
   }
+}
+
+/**
+ * A pack (and its index) smaller than this is sent without asking whether the remote has
+ * it (only an interrupted push of the same image would have sent it): the question is a
+ * round trip, as sending it is, and a push of one change is mostly round trips.
+ */
+const ASK_FIRST_BYTES = 256 * 1024
+
+/** Send the pack file unless the remote has it (an interrupted push's; asked only of a big one); returns the bytes sent. */
+async function sendPackFile(store: Store, transport: Transport, file: string, ref: BlobRef, objects: number, args: PushArgs): Promise<number> {
+  if (ref.size >= ASK_FIRST_BYTES && (await transport.statBlob(ref.digest)) === ref.size) return 0
+  const sending = progressCounter('sending', objects, ref.size, args.onProgress)
+  await transport.putBlob(ref, file, {
+    signal: args.signal,
+    onBytes: (n) => sending.addBytes(n),
+    resumeState: store.path('tmp', `upload-${digestHex(sha256(`${transport.location}\0${ref.digest}`)).slice(0, 24)}.json`),
+  })
+  sending.finish()
+  return ref.size
 }
 
 async function pushManifests({
@@ -165,20 +194,22 @@ async function pushManifests({
   image: Parameters<typeof buildPackedImage>[0]
 }): Promise<BuiltManifest> {
   const { index, manifest } = buildPackedImage({ ...image, config })
-  sent.bytes += await putBytesBlob(store, transport, configBlob(config))
-  if (!(await transport.hasManifest(manifest.descriptor.digest))) {
-    await transport.putManifest(manifest)
-    sent.bytes += manifest.bytes.length // manifests count as sent bytes too
-  }
+  await transport.putManifest(manifest) // the same bytes again if it is there: one round trip, as asking would be
+  sent.bytes += manifest.bytes.length // manifests count as sent bytes too
   await transport.putManifest(index, tag)
   sent.bytes += index.bytes.length
   await rememberSegment(store, manifest)
   return index
 }
 
-/** Send a small in-memory blob (a config, a signature) if the remote lacks it; returns the bytes sent. */
-async function putBytesBlob(store: Store, transport: Transport, { descriptor, bytes }: { descriptor: BlobRef; bytes: Buffer }): Promise<number> {
-  if ((await transport.statBlob(descriptor.digest)) !== null) return 0
+/**
+ * Send an in-memory blob (a pack index, a config, a signature) if the remote lacks it;
+ * returns the bytes sent. `fresh`: content this push made (a pack's index), asked about
+ * only when big (ASK_FIRST_BYTES); a config, which every image shares, is always asked about.
+ */
+async function putBytesBlob(store: Store, transport: Transport, { descriptor, bytes }: { descriptor: BlobRef; bytes: Buffer }, { fresh = false } = {}): Promise<number> {
+  const ask = !fresh || descriptor.size >= ASK_FIRST_BYTES
+  if (ask && (await transport.statBlob(descriptor.digest)) !== null) return 0
   const tmp = store.tempPath('blob')
   try {
     await fs.writeFile(tmp, bytes)

@@ -87,7 +87,6 @@ export function s3Transport({
       const start = out.ContentRange ? Number(/bytes (\d+)-/.exec(out.ContentRange)?.[1] ?? 0) : 0
       return { offset: start, body: out.Body as Readable }
     },
-    hasManifest: async (digest) => (await statBlob(digest)) !== null,
     async putManifest({ descriptor, bytes }: BuiltManifest, tag?: string) {
       await putBytes(blobKey(descriptor.digest), bytes, `writing manifest ${descriptor.digest}`)
       if (tag !== undefined) await putBytes(key('tags', tag), Buffer.from(descriptor.digest), `writing tag ${tag}`)

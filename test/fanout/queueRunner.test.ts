@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { chownSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Queue, QueueEvents } from 'bullmq'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -89,6 +89,34 @@ describe('queueRunner (loopback)', () => {
       await events.close()
       await q.close()
       await worker.close()
+    }
+  }, 120_000)
+
+  it('a worker run by an unprivileged user (nobody) takes jobs, runs them sandboxed and pushes their images', async () => {
+    await using ws = await workspace()
+    const cache = tempDir('fanout-nobody')
+    chownSync(cache, 65534, 65534)
+    const cli = join(import.meta.dirname, '..', '..', 'bin', 'forkpoint')
+    const registryUrl = `oci://${registry.host}/fanout-nobody`
+    const worker = spawn(
+      'setpriv',
+      ['--reuid=nobody', '--regid=nogroup', '--clear-groups', cli, 'worker', '--queue', queue, '--registry', registryUrl, '--cache', join(cache, 'w')],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    )
+    let log = ''
+    worker.stderr.on('data', (d: Buffer) => (log += d.toString()))
+    try {
+      await until(async () => log.includes('waiting for jobs') || worker.exitCode !== null, 'the worker to start')
+      expect(worker.exitCode).toBeNull()
+      const outcome = await speculate(['exit 3', 'echo two > notes.md'], { runner: queueRunner({ queue, registry: registryUrl }) }).apply(ws)
+      expect(outcome.results.map((r) => r.status), JSON.stringify(outcome.results.map((r) => r.error)) + log).toEqual(['failed', 'succeeded'])
+      expect(readFileSync(join(ws.dir, 'notes.md'), 'utf8')).toBe('two\n')
+      expect(log).toMatch(/succeeded, image [0-9a-f]{12}/)
+    } finally {
+      worker.kill('SIGTERM')
+      await new Promise((resolve) => (worker.exitCode === null ? worker.once('exit', resolve) : resolve(null)))
     }
   }, 120_000)
 })

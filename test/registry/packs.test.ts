@@ -131,6 +131,27 @@ describe.each(TRANSPORTS)('packs through %s', (kind) => {
     expect((await log({ store, from: ours.id })).map((e) => e.id)).toEqual([ours.id, theirs.id, image.id])
   })
 
+  it('a push to a new tag continues `from` an image the store pulled by digest or tag, sending only what lies beyond it', async () => {
+    const image = await makeImage({ 'a.txt': 'v0', ...randomFiles(8, 4096, 43) })
+    const remote = remotes.remote(kind, 'base')
+    const at = (reference: string) => remote.replace(':base', reference)
+    const base = await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const store = await emptyStore() // a worker's: it pulled the base by digest
+    await pullImage({ store, remote: at(`@${base.manifest}`), credentials })
+    const snapshot = await store.readObject(image.id, 'snapshot')
+    const result = (second: number) => store.writeObject({ ...snapshot, parents: [image.id], meta: { message: 'result', createdAt: `2026-11-27T00:00:0${second}.000Z` } })
+    expect(await pushImage({ store, id: await result(0), remote: at(':result-0'), credentials })).toMatchObject({ continued: false })
+    for (const [n, from] of [base.manifest, 'base'].entries()) {
+      if (from === 'base') await pullImage({ store, remote, credentials })
+      const id = await result(n + 1)
+      const pushed = await pushImage({ store, id, remote: at(`:result-${n + 1}`), from, credentials })
+      expect(pushed).toMatchObject({ continued: true, sentObjects: 1 }) // the snapshot alone
+      expect((await pullImage({ store: await emptyStore(), remote: at(`:result-${n + 1}`), credentials })).id).toBe(id)
+    }
+    // a `from` the store never saw: the indexes, as any push
+    expect(await pushImage({ store, id: await result(0), remote: at(':result-x'), from: 'nowhere', credentials })).toMatchObject({ continued: false, sentObjects: 0 })
+  })
+
   it('learns from the pack indexes instead when the tag moved, the record is damaged, the snapshot does not descend from the tagged image, or that image is shallow', async () => {
     const image = await history(3)
     const remote = remotes.remote(kind)
