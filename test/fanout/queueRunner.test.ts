@@ -111,7 +111,10 @@ describe('queueRunner (loopback)', () => {
       await until(async () => log.includes('waiting for jobs') || worker.exitCode !== null, 'the worker to start')
       expect(worker.exitCode).toBeNull()
       const outcome = await speculate(['exit 3', 'echo two > notes.md'], { runner: queueRunner({ queue, registry: registryUrl }) }).apply(ws)
-      expect(outcome.results.map((r) => r.status), JSON.stringify(outcome.results.map((r) => r.error)) + log).toEqual(['failed', 'succeeded'])
+      expect(
+        outcome.results.map((r) => r.status),
+        JSON.stringify(outcome.results.map((r) => r.error)) + log,
+      ).toEqual(['failed', 'succeeded'])
       expect(readFileSync(join(ws.dir, 'notes.md'), 'utf8')).toBe('two\n')
       expect(log).toMatch(/succeeded, image [0-9a-f]{12}/)
     } finally {
