@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { DigestMismatchError, ForkpointError, InvalidImageError } from '../errors/index.js'
 import { type Digest, digestHex, hashFile, sha256 } from '../store/digest.js'
 import { LocalPacks } from '../store/LocalPacks.js'
+import { BatchedWrites } from '../util/BatchedWrites.js'
 import { type Lock, acquireLock } from '../store/lockFile.js'
 import { objectEdges, objectFromBytes, readObjectFile, readStoredObject, shallowParents } from '../store/objectGraph.js'
 import { type ReadIndex, packIndexOf } from '../store/PackIndex.js'
@@ -128,6 +129,7 @@ export class Staging {
     const stream = await source.open(0, pack.size, signal)
     if (stream === null || stream.offset !== 0) throw new InvalidImageError(`the image names pack ${pack.digest}, which ${source.where} does not have`, { digest: pack.digest })
     const handle = await fs.open(part, 'w', OBJECT_MODE)
+    const file = new BatchedWrites(handle)
     const hash = createHash('sha256')
     let received = 0
     const body = stream.body[Symbol.asyncIterator]()
@@ -136,7 +138,7 @@ export class Staging {
       if (step.done) return step
       if (received + step.value.length > pack.size)
         throw new DigestMismatchError(`pack ${pack.digest} from ${source.where} is larger than the ${pack.size} bytes its manifest says`, { digest: pack.digest })
-      await handle.write(step.value)
+      await file.add(step.value)
       hash.update(step.value)
       received += step.value.length
       onBytes?.(step.value.length)
@@ -150,7 +152,9 @@ export class Staging {
     try {
       await check(arriving)
       while (!(await next()).done);
+      await file.flush()
     } catch (err) {
+      await file.flush().catch(() => undefined) // what arrived stays, for the next try to continue from
       await handle.close()
       if (err instanceof ForkpointError) await fs.rm(part, { force: true })
       throw err
