@@ -10,7 +10,9 @@ import { pushImage } from '../../src/index.js'
 import { freePort, type RegistryServer, startRegistry } from '../helpers/registryServer.js'
 import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/fanoutTopology.js'
+import { useCountingServer } from '../helpers/countingServer.js'
 
+const mail = useCountingServer()
 let redis: ChildProcess
 let registry: RegistryServer
 let queue: string
@@ -120,6 +122,29 @@ describe('queueRunner (loopback)', () => {
     } finally {
       worker.kill('SIGTERM')
       await new Promise((resolve) => (worker.exitCode === null ? worker.once('exit', resolve) : resolve(null)))
+    }
+  }, 120_000)
+
+  it("the winner's deferred HTTP effect is sent once, here, when it commits; a loser's never", async () => {
+    await using ws = await workspace()
+    writeFileSync(join(ws.store.root, 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
+    const post = (to: string) => `curl -s -f -X POST -H 'content-type: application/json' -d '{"to":"${to}"}' ${mail.url('/send')}`
+    const remote = `oci://${registry.host}/fanout-effects`
+    const worker = await startWorker({ queue, registry: remote, dir: tempDir('fanout-effects-cache') })
+    try {
+      const outcome = await speculate(
+        [
+          { cmd: ['sh', '-c', `${post('loser@example.com')} && exit 3`], net: 'host' },
+          { cmd: ['sh', '-c', `${post('winner@example.com')} && echo sent > notes.md`], net: 'host' },
+        ],
+        { runner: queueRunner({ queue, registry: remote }) },
+      ).apply(ws)
+      expect(outcome.results.map((r) => r.status)).toEqual(['failed', 'succeeded'])
+      expect(readFileSync(join(ws.dir, 'notes.md'), 'utf8')).toBe('sent\n')
+      expect(mail.received.map((r) => [r.method, r.path, r.body])).toEqual([['POST', '/send', '{"to":"winner@example.com"}']])
+      expect(mail.received[0]!.idempotencyKey).toMatch(/^http:[0-9a-f]{64}$/)
+    } finally {
+      await worker.close()
     }
   }, 120_000)
 })
