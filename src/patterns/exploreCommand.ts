@@ -1,26 +1,16 @@
-import type { StoreLocator } from '../store/findStore.js'
 import { Workspace } from '../branch/Workspace.js'
-import type { NetMode } from '../sandbox/runSandboxed.js'
 import { bestOfN } from './bestOfN.js'
 import type { CommandValue } from './runCandidate.js'
-import type { CandidateRunner } from './runCandidates.js'
+import { type CommandPatternArgs, commandPatternOptions } from './commandPatternArgs.js'
 import type { Outcome } from './types.js'
 
-export interface ExploreCommandArgs extends StoreLocator {
+export interface ExploreCommandArgs extends CommandPatternArgs {
   /** argv, or a shell command line. */
   cmd: string | string[]
   /** Attempts (default 4); each sees its index in `FORKPOINT_ATTEMPT`. */
   n?: number
   /** Run in each finished branch; prints a number, higher is better (default: exit 0 = 1, else 0). */
   score?: string
-  maxParallel?: number
-  timeout?: number | string
-  net?: NetMode
-  /** false: plain processes in the branch directories instead of sandboxes. */
-  isolate?: boolean
-  signal?: AbortSignal
-  /** Run the attempts elsewhere: `queueRunner(...)` (fan-out across machines). */
-  runner?: CandidateRunner
 }
 
 /**
@@ -28,26 +18,9 @@ export interface ExploreCommandArgs extends StoreLocator {
  * of the workspace; the highest-scoring success is committed.
  * @throws {PatternCancelledError} @throws {ConflictError} @throws {SandboxError}
  */
-export async function exploreCommand({
-  dir = process.cwd(),
-  store,
-  cmd,
-  n = 4,
-  score,
-  maxParallel,
-  timeout,
-  net = 'none',
-  isolate = true,
-  signal,
-  runner,
-}: ExploreCommandArgs): Promise<Outcome<CommandValue>> {
+export async function exploreCommand(args: ExploreCommandArgs): Promise<Outcome<CommandValue>> {
+  const { dir = process.cwd(), store, cmd, n = 4, score, net = 'none', signal } = args
   const ws = await Workspace.open({ dir, store })
   const task = { cmd, net, ...(score === undefined ? {} : { score }) }
-  return bestOfN<CommandValue>(task, {
-    n,
-    isolate,
-    ...(runner ? { runner } : {}),
-    ...(maxParallel === undefined ? {} : { maxParallel }),
-    ...(timeout === undefined ? {} : { timeout }),
-  }).apply(ws, signal ? { signal } : {})
+  return bestOfN<CommandValue>(task, { n, ...commandPatternOptions(args) }).apply(ws, signal ? { signal } : {})
 }

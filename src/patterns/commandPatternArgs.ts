@@ -1,0 +1,26 @@
+import type { StoreLocator } from '../store/findStore.js'
+import type { NetMode } from '../sandbox/runSandboxed.js'
+import type { CandidateRunner } from './runCandidates.js'
+import type { PatternOptions } from './types.js'
+
+/** What `explore` and `speculate` over commands (the CLI's) share. */
+export interface CommandPatternArgs extends StoreLocator {
+  maxParallel?: number
+  timeout?: number | string
+  net?: NetMode
+  /** false: plain processes in the branch directories instead of sandboxes. */
+  isolate?: boolean
+  signal?: AbortSignal
+  /** Run the attempts elsewhere: `queueRunner(...)` (fan-out across machines). */
+  runner?: CandidateRunner
+}
+
+/** The pattern options those arguments give, leaving out what was not asked. */
+export function commandPatternOptions({ isolate = true, runner, maxParallel, timeout }: CommandPatternArgs): PatternOptions & { runner?: CandidateRunner } {
+  return {
+    isolate,
+    ...(runner ? { runner } : {}),
+    ...(maxParallel === undefined ? {} : { maxParallel }),
+    ...(timeout === undefined ? {} : { timeout }),
+  }
+}
