@@ -68,7 +68,8 @@ async function revealArrived(early: ArrivingCheckout, store: Store, hidden: stri
     await fs.rename(hidden, target)
     return files
   }
-  for (const name of await fs.readdir(hidden)) await fs.rename(join(hidden, name), join(target, name))
+  const under = (dir: string, name: Buffer) => Buffer.concat([Buffer.from(`${dir}/`), name]) // names as bytes: not all are UTF-8
+  for (const name of await fs.readdir(hidden, { encoding: 'buffer' })) await fs.rename(under(hidden, name), under(target, name))
   await fs.rmdir(hidden)
   await setHead(store, head)
   return files

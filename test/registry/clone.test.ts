@@ -1,7 +1,7 @@
-import { existsSync, promises as fs, readdirSync } from 'node:fs'
+import { existsSync, promises as fs, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { DigestMismatchError, InvalidPackError, UnsafePathError, cloneImage, pushImage, status, verify } from '../../src/index.js'
+import { DigestMismatchError, InvalidPackError, UnsafePathError, cloneImage, pushImage, snapshotWorkspace, status, verify } from '../../src/index.js'
 import { makeSnapshot } from '../../src/world/Snapshot.js'
 import { makeTree } from '../../src/world/Tree.js'
 import { readRef } from '../../src/store/refs.js'
@@ -61,6 +61,21 @@ describe('a clone writes the files as the pull brings them, seen only once the i
       expect(existsSync(join(apart, '.forkpoint'))).toBe(false)
       expect(leftovers(apart, elsewhere)).toEqual([])
     }
+  })
+
+  it('names that are not UTF-8 arrive byte for byte', async () => {
+    const image = await makeImage(randomFiles(300, 500, 7))
+    const bad = Buffer.from('bad\xffname', 'latin1')
+    writeFileSync(Buffer.concat([Buffer.from(`${image.dir}/`), bad]), 'bytes')
+    const snap = await snapshotWorkspace({ dir: image.dir, message: 'bytes' })
+    const remote = remotes.remote('file')
+    await pushImage({ store: image.store, id: snap.id, remote, credentials })
+    const into = join(tempDir('clone'), 'ws')
+    await cloneImage({ remote, into, credentials })
+    const names = readdirSync(into, { encoding: 'buffer' }).map((n) => n.toString('hex'))
+    expect(names).toContain(bad.toString('hex'))
+    expect(readFileSync(Buffer.concat([Buffer.from(`${into}/`), bad]), 'utf8')).toBe('bytes')
+    expect((await status({ dir: into })).changes).toEqual([])
   })
 
   it('into an empty directory that exists: filled, and nothing else appears beside it', async () => {
