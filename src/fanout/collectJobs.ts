@@ -42,15 +42,19 @@ export async function collectJobs({
     if (cancelled !== null) return
     cancelled = reason
     emit({ type: 'cancelling', reason })
-    await redis.set(cancelledKey(group), reason, 'EX', CANCEL_TTL_S)
-    await redis.publish(CANCEL_CHANNEL, group)
-    for (const job of jobs) {
-      if (ended.has(job.id!) || !['waiting', 'prioritized', 'delayed'].includes(await job.getState())) continue
-      const gone = await job.remove().then(
-        () => true,
-        () => false, // taken by a worker meanwhile: the key or the message stops it
-      )
-      if (gone) removed.get(job.id!)?.()
+    try {
+      await redis.set(cancelledKey(group), reason, 'EX', CANCEL_TTL_S)
+      await redis.publish(CANCEL_CHANNEL, group)
+      for (const job of jobs) {
+        if (ended.has(job.id!) || !['waiting', 'prioritized', 'delayed'].includes(await job.getState())) continue
+        const gone = await job.remove().then(
+          () => true,
+          () => false, // taken by a worker meanwhile: the key or the message stops it
+        )
+        if (gone) removed.get(job.id!)?.()
+      }
+    } catch {
+      // Redis unreachable for a moment: the losers run to their end, and their successes count as cancelled
     }
   }
   const onAbort = () => void cancel('the pattern was cancelled')

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { Queue, QueueEvents } from 'bullmq'
+import { type Job, Queue, QueueEvents } from 'bullmq'
 import { Workspace } from '../branch/Workspace.js'
 import { loadHttpPolicy } from '../effects/httpPolicy.js'
 import { FunctionCandidateError, UsageError } from '../errors/index.js'
 import type { Attempt, CandidateRunner, CandidateSpec, RunCandidatesArgs } from '../patterns/runCandidates.js'
 import type { CandidateStatus } from '../patterns/types.js'
 import { parseRemote } from '../registry/parseRemote.js'
-import { type FanoutJobData, type FanoutJobProgress, type FanoutJobResult, type PortableCandidate, QUEUE_NAME, jobId } from './FanoutJob.js'
+import { type FanoutJobData, type FanoutJobProgress, type FanoutJobResult, type PortableCandidate, QUEUE_NAME, cancelledKey, jobId } from './FanoutJob.js'
 import { collectJobs } from './collectJobs.js'
 import { fetchWinner } from './fetchWinner.js'
 import { pushBase } from './pushBase.js'
@@ -58,6 +58,7 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
     const events = new QueueEvents(QUEUE_NAME, { connection: connectionOptions(at) })
     const group = randomBytes(8).toString('hex')
     for (const emitter of [queue, events]) emitter.setMaxListeners(specs.length + 10) // one waiter per job
+    let jobs: Array<Job<FanoutJobData, FanoutJobResult>> = []
     try {
       await events.waitUntilReady()
       const base = await pushBase(ws, options.registry, insecure)
@@ -77,7 +78,7 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
         const p = data as FanoutJobProgress
         if (index !== undefined && typeof p === 'object' && p !== null) emit({ type: 'progress', index, phase: p.phase, worker: p.worker })
       })
-      const jobs = await queue.addBulk(
+      jobs = await queue.addBulk(
         specs.map((s, i) => ({ name: 'candidate', data: { ...common, index: s.index, candidate: candidates[i]! }, opts: { jobId: jobId(group, s.index), attempts: 1 } })),
       )
       emit({ type: 'queued', group, jobs: jobs.length })
@@ -89,10 +90,10 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
         Object.assign(best, { branch: branch.name, branchPath: branch.path })
         attempts[results.indexOf(best)]!.branch = branch
       }
-      await Promise.all(jobs.map((j) => j.remove().catch(() => undefined))) // every job has ended: nothing of it stays in Redis
       return attempts
     } finally {
-      await redis.del(`forkpoint:fanout:cancelled:${group}`).catch(() => undefined)
+      await Promise.all(jobs.map((j) => j.remove().catch(() => undefined))) // nothing of the jobs stays in Redis, whatever happened
+      await redis.del(cancelledKey(group)).catch(() => undefined)
       redis.disconnect()
       await events.close()
       await queue.close()

@@ -53,6 +53,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
   const at = parseQueueUrl(options.queue)
   parseRemote(options.registry)
   const concurrency = positiveCount(options.concurrency ?? 1, 'concurrency')
+  const lockDuration = positiveCount(options.lockDurationMs ?? 30_000, 'lock duration (ms)')
+  const stalledInterval = positiveCount(options.stalledIntervalMs ?? 30_000, 'stalled interval (ms)')
   const name = options.name ?? `${hostname()}:${process.pid}`
   const workspace = await Workspace.open({ dir: resolve(options.dir ?? join(homedir(), '.cache', 'forkpoint', 'worker')) })
   const redis = await connectRedis(at)
@@ -93,8 +95,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
   const worker = new Worker<FanoutJobData, FanoutJobResult>(QUEUE_NAME, processJob, {
     connection: connectionOptions(at),
     concurrency,
-    lockDuration: options.lockDurationMs ?? 30_000,
-    stalledInterval: options.stalledIntervalMs ?? 30_000,
+    lockDuration,
+    stalledInterval,
     maxStalledCount: options.maxStalledCount ?? 2,
     name,
   })

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { createReadStream, existsSync, promises as fs, mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { DigestMismatchError, ForkpointError, InvalidImageError } from '../errors/index.js'
+import { DigestMismatchError, InvalidImageError, InvalidPackError } from '../errors/index.js'
 import { type Digest, digestHex, hashFile, sha256 } from '../store/digest.js'
 import { LocalPacks } from '../store/LocalPacks.js'
 import { BatchedWrites } from '../util/BatchedWrites.js'
@@ -108,7 +108,7 @@ export class Staging {
     if (this.has(index.pack) || existsSync(`${file}.part`)) {
       fetched = await this.fetchBlob({ digest: index.pack, size: index.packSize }, (offset) => source.open(offset, index.packSize - offset, signal), source.where, onBytes)
       await check(localPack(file, source.where)).catch(async (err: unknown) => {
-        if (!signal?.aborted) await fs.rm(file, { force: true }) // a pack that fails its check is not worth resuming
+        if (isPackRefusal(err)) await fs.rm(file, { force: true }) // a pack that fails its check is not worth resuming
         throw err
       })
     } else {
@@ -127,14 +127,21 @@ export class Staging {
     const pack = { digest: index.pack, size: index.packSize }
     const part = `${this.path(pack.digest)}.part`
     const stream = await source.open(0, pack.size, signal)
-    if (stream === null || stream.offset !== 0) throw new InvalidImageError(`the image names pack ${pack.digest}, which ${source.where} does not have`, { digest: pack.digest })
+    if (stream === null || stream.offset !== 0) {
+      await stream?.body[Symbol.asyncIterator]().return?.()
+      throw new InvalidImageError(`the image names pack ${pack.digest}, which ${source.where} does not have`, { digest: pack.digest })
+    }
     const handle = await fs.open(part, 'w', OBJECT_MODE)
     const file = new BatchedWrites(handle)
     const hash = createHash('sha256')
     let received = 0
     const body = stream.body[Symbol.asyncIterator]()
+    const cutShort: { failure: { error: unknown } | null } = { failure: null } // the download's own failure (the network), as the check saw it
     const next = async (): Promise<IteratorResult<Uint8Array>> => {
-      const step = await body.next()
+      const step = await body.next().catch((error: unknown) => {
+        cutShort.failure = { error }
+        throw error
+      })
       if (step.done) return step
       if (received + step.value.length > pack.size)
         throw new DigestMismatchError(`pack ${pack.digest} from ${source.where} is larger than the ${pack.size} bytes its manifest says`, { digest: pack.digest })
@@ -154,9 +161,11 @@ export class Staging {
       while (!(await next()).done);
       await file.flush()
     } catch (err) {
+      await body.return?.() // the download itself ends here
       await file.flush().catch(() => undefined) // what arrived stays, for the next try to continue from
       await handle.close()
-      if (err instanceof ForkpointError) await fs.rm(part, { force: true })
+      if (cutShort.failure !== null) throw cutShort.failure.error
+      if (isPackRefusal(err)) await fs.rm(part, { force: true })
       throw err
     }
     await handle.close()
@@ -298,6 +307,11 @@ export class Staging {
     await fs.rm(this.dir, { recursive: true, force: true })
     await this.close()
   }
+}
+
+/** The pack's own fault (a wrong digest, size or frame): not worth keeping for a resume, unlike a failure of the network or of what the objects were handed to. */
+function isPackRefusal(err: unknown): boolean {
+  return err instanceof DigestMismatchError || err instanceof InvalidPackError
 }
 
 /** A pack staged as a file, read like a remote one. */

@@ -23,7 +23,7 @@ export interface PushPlan {
   bytes: number
   shallow: Digest[]
   repacked: boolean
-  /** Whether the push continues the image this store last pushed to the tag (only what is new was walked). */
+  /** Whether the push continues an image this store pushed or pulled, the tag's or `from`'s (only what is new was walked). */
   continued: boolean
   /** Every object of the image, remembered after the push for the next one; null for a shallow image. */
   members: DigestSet | null

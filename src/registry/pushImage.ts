@@ -59,7 +59,7 @@ export interface PushResult {
   /** Packs the image spans on the remote, and whether this push repacked (asked, or past the threshold). */
   packs: number
   repacked: boolean
-  /** Whether the push continued the image this store last pushed to the tag: only what the snapshot added since was walked, that image's packs reused unread. */
+  /** Whether the push continued an image this store pushed or pulled (the tag's, or `from`'s): only what the snapshot added since was walked, that image's packs reused unread. */
   continued: boolean
   /** Snapshots whose parents were left out (`depth`). */
   shallow: Digest[]

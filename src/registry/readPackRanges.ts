@@ -108,6 +108,7 @@ async function readRange(
   let parts: Buffer[] = []
   let have = 0
   const targets = range.objects
+  const accepting: { failure: { error: unknown } | null } = { failure: null } // what `accept` threw: the caller's failure, not the pack's
   const take = async (chunk: Buffer) => {
     const cs = pos
     const ce = pos + chunk.length
@@ -127,7 +128,12 @@ async function readRange(
         throw new DigestMismatchError(`object ${o.digest} in ${source.where} hashes to ${sha256(bytes)}: refusing it`, { digest: o.digest, actual: sha256(bytes) })
       }
       signal?.throwIfAborted() // an interrupted transfer keeps the objects accepted so far
-      await accept(o, bytes)
+      try {
+        await accept(o, bytes)
+      } catch (error) {
+        accepting.failure = { error }
+        throw error
+      }
       parts = []
       have = 0
       t++
@@ -138,6 +144,7 @@ async function readRange(
       for await (const chunk of decompressed) await take(chunk)
     })
   } catch (err) {
+    if (accepting.failure !== null) throw accepting.failure.error
     if (err instanceof ForkpointError || signal?.aborted) throw err
     throw new InvalidPackError(
       `${source.where} does not decompress at ${range.offset} (a wrong index or a damaged pack): ${(err as Error).message}`,

@@ -9,7 +9,8 @@ import type { FileHandle } from 'node:fs/promises'
 export class BatchedWrites {
   private chunks: Uint8Array[] = []
   private bytes = 0
-  private writing: Promise<unknown> = Promise.resolve()
+  private writing: Promise<void> = Promise.resolve()
+  private failure: { error: unknown } | null = null
 
   constructor(
     private readonly handle: FileHandle,
@@ -26,13 +27,26 @@ export class BatchedWrites {
   async flush(): Promise<void> {
     await this.startBatch()
     await this.writing
+    this.throwIfFailed()
   }
 
   private async startBatch(): Promise<void> {
     await this.writing // in order: the previous batch is in the file first
+    this.throwIfFailed()
     const batch = this.chunks
     this.chunks = []
     this.bytes = 0
-    this.writing = batch.length > 0 ? this.handle.writev(batch) : Promise.resolve()
+    // caught at once (and thrown by the next call): a write failing between calls must not be an unhandled rejection
+    if (batch.length > 0)
+      this.writing = this.handle.writev(batch).then(
+        () => undefined,
+        (error: unknown) => {
+          this.failure ??= { error }
+        },
+      )
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure !== null) throw this.failure.error
   }
 }

@@ -42,6 +42,7 @@ export class ArrivingCheckout {
   private root: Digest | null = null
   private tree: Digest | null = null
   private plan: Plan | null | 'given up' = null
+  private taking: Promise<void> = Promise.resolve()
 
   constructor(private readonly opts: { into: string; allowExternalSymlinks: boolean }) {}
 
@@ -55,8 +56,17 @@ export class ArrivingCheckout {
     this.root = root
   }
 
-  /** An object of the image, already checked against its digest. */
-  readonly object = async (digest: Digest, bytes: Buffer): Promise<void> => {
+  /**
+   * An object of the image, already checked against its digest. A pull reads several
+   * ranges at once: objects are taken one at a time, each after the one before.
+   */
+  readonly object = (digest: Digest, bytes: Buffer): Promise<void> => {
+    const taken = this.taking.then(() => this.take(digest, bytes))
+    this.taking = taken.catch(() => undefined)
+    return taken
+  }
+
+  private async take(digest: Digest, bytes: Buffer): Promise<void> {
     const { object } = objectFromBytes(bytes, digest, { hash: false })
     if (object?.kind === 'tree') this.keepTree(digest, object)
     else if (object?.kind === 'snapshot' && digest === this.root) this.tree = this.validTreeOf(digest, object)
@@ -80,6 +90,7 @@ export class ArrivingCheckout {
 
   /** Wait for the writes under way, whatever became of them (before the caller removes the directory). */
   async abandon(): Promise<void> {
+    await this.taking
     if (this.plan === null || this.plan === 'given up') return
     await this.plan.writers.settle().catch(() => undefined)
     await this.plan.writers.close()

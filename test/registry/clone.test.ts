@@ -113,6 +113,20 @@ describe('a clone writes the files as the pull brings them, seen only once the i
     }
   })
 
+  it('a clone that cannot write its files fails as such, not as a damaged pack, and the next try succeeds', async () => {
+    const image = await makeImage(randomFiles(300, 800, 11))
+    const remote = remotes.remote('file')
+    await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const store = join(tempDir('kept'), 'st')
+    const error = await cloneImage({ remote, into: join(tempDir('nowhere'), 'missing', 'ws'), store, credentials }).catch((err: Error) => err)
+    expect(error).toBeInstanceOf(Error)
+    expect(error).not.toBeInstanceOf(InvalidPackError)
+    expect((error as NodeJS.ErrnoException).code).toBe('ENOENT')
+    const into = join(tempDir('somewhere'), 'ws')
+    await cloneImage({ remote, into, store, credentials })
+    expect(await treeListing(into)).toEqual(await treeListing(image.dir))
+  })
+
   it('a tree that would write outside the target is refused (exit 5) before anything is written, and `into` is left as it was', async () => {
     const image = await makeImage({ 'a.txt': 'a' })
     const sub = await image.store.writeObject({ ...makeTree([{ name: 'escape', type: 'symlink', mode: 0o777, size: 16, target: '../../etc/passwd' }]) })
