@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis'
 import { QueueUnreachableError, UsageError } from '../errors/index.js'
+import { messageOf } from '../patterns/runCandidates.js'
 
 /** Where the queue lives, parsed from `redis://[:PASSWORD@]HOST[:PORT][/DB]`. */
 export interface QueueLocation {
@@ -46,7 +47,7 @@ export async function connectRedis(at: QueueLocation): Promise<Redis> {
     await redis.ping()
   } catch (err) {
     redis.disconnect()
-    throw new QueueUnreachableError(`cannot reach the queue at ${at.display}: ${err instanceof Error ? err.message : String(err)}`, { queue: at.display }, { cause: err })
+    throw new QueueUnreachableError(`cannot reach the queue at ${at.display}: ${messageOf(err)}`, { queue: at.display }, { cause: err })
   }
   redis.options.retryStrategy = (times) => Math.min(1000, 50 * times) // once up, ride out blips
   return redis

@@ -4,6 +4,7 @@ import { type Job, WaitingError, Worker } from 'bullmq'
 import { Workspace } from '../branch/Workspace.js'
 import { parseRemote } from '../registry/parseRemote.js'
 import { positiveCount } from '../patterns/patternOptions.js'
+import { messageOf } from '../patterns/runCandidates.js'
 import { type FanoutJobData, type FanoutJobResult, CANCEL_CHANNEL, QUEUE_NAME, cancelledKey } from './FanoutJob.js'
 import { connectRedis, connectionOptions, parseQueueUrl } from './queueConnection.js'
 import { type JobContext, runJob } from './runJob.js'
@@ -85,7 +86,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
       return result
     } catch (err) {
       if (err instanceof WaitingError) throw err
-      options.onEvent?.({ type: 'failed', job: job.id!, error: err instanceof Error ? err.message : String(err) })
+      options.onEvent?.({ type: 'failed', job: job.id!, error: messageOf(err) })
       throw err
     } finally {
       members.delete(controller)
