@@ -7,12 +7,13 @@ import { LocalPacks } from '../store/LocalPacks.js'
 import { BatchedWrites } from '../util/BatchedWrites.js'
 import { type Lock, acquireLock } from '../store/lockFile.js'
 import { objectEdges, objectFromBytes, readObjectFile, readStoredObject, shallowParents } from '../store/objectGraph.js'
-import { type ReadIndex, packIndexOf } from '../store/PackIndex.js'
+import { type ReadIndex, packIndexBytes, packIndexOf } from '../store/PackIndex.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
-import { canonicalBytes } from '../util/canonicalJson.js'
 import type { BlobRef } from './Descriptor.js'
 import { type PackSource, readPackRanges } from './readPackRanges.js'
+import { readPackFrames } from './readPackFrames.js'
+import type { FilePlace } from '../world/ArrivingCheckout.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
 
 /** An object of an incoming image as its check sees it: staged (untrusted until checked) or already in the store, its size, and its parsed form when structured. */
@@ -79,9 +80,10 @@ export class Staging {
   }
 
   /**
-   * Fetch a pack whole into the staging area, check it as any pack is checked
-   * (`readPackRanges`: every object against its digest, told to `onObject`), and hold it
-   * to be kept whole by the store at the commit, one file instead of one per object.
+   * Fetch a pack whole into the staging area, check it frame by frame on threads of its
+   * own (`readPackFrames`: every object against its digest; `onObjects` is told of each
+   * frame's objects, structured ones parsed, and answers the files they fill), and hold
+   * it to be kept whole by the store at the commit, one file instead of one per object.
    * A first try reads the pack as it arrives, written to its file on the way; one that
    * continues an interrupted download reads it from the file once it is complete. Returns
    * the bytes transferred.
@@ -89,20 +91,32 @@ export class Staging {
   async stageWholePack(
     source: PackSource,
     index: ReadIndex,
-    { signal, onBytes, onObject }: TransferOptions & { onObject?: ((digest: Digest, bytes: Buffer) => Promise<void> | void) | undefined } = {},
+    {
+      signal,
+      onBytes,
+      onObjects,
+    }: TransferOptions & {
+      onObjects?: ((objects: ReadonlyArray<{ digest: Digest; object: StructuredObject | null }>) => Promise<FilePlace[][]> | FilePlace[][]) | undefined
+    } = {},
   ): Promise<number> {
     const file = this.path(index.pack)
-    const objects = new Map<Digest, Described>()
+    const objects = new Map<Digest, Described>(index.objects.map((o) => [o.digest, { staged: true, size: o.size, object: null }]))
     const check = (from: PackSource) =>
-      readPackRanges({
+      readPackFrames({
         source: from,
         index,
-        wanted: () => true,
-        accept: async (o, bytes) => {
-          objects.set(o.digest, { staged: true, size: o.size, object: objectFromBytes(bytes, o.digest, { hash: false }).object })
-          await onObject?.(o.digest, bytes)
-        },
         signal,
+        arrivals: {
+          frame: (arrived, structured) => {
+            const parsed = arrived.map((o) => {
+              const bytes = structured.get(o)
+              const object = bytes === undefined ? null : objectFromBytes(bytes, o.digest, { hash: false }).object
+              if (object !== null) objects.get(o.digest)!.object = object
+              return { digest: o.digest, object }
+            })
+            return onObjects?.(parsed) ?? []
+          },
+        },
       })
     let fetched: number
     if (this.has(index.pack) || existsSync(`${file}.part`)) {
@@ -123,7 +137,7 @@ export class Staging {
    * keep it if it has exactly the promised size and digest. A pack refused by its check
    * is deleted; one cut short by the network stays partial, for the next try to continue.
    */
-  private async readArriving(source: PackSource, index: ReadIndex, check: (from: PackSource) => Promise<number>, { signal, onBytes }: TransferOptions): Promise<number> {
+  private async readArriving(source: PackSource, index: ReadIndex, check: (from: PackSource) => Promise<void>, { signal, onBytes }: TransferOptions): Promise<number> {
     const pack = { digest: index.pack, size: index.packSize }
     const part = `${this.path(pack.digest)}.part`
     const stream = await source.open(0, pack.size, signal)
@@ -295,9 +309,9 @@ export class Staging {
     mkdirSync(this.store.packs.dir, { recursive: true })
     await this.store.moveIntoPlace(file, LocalPacks.packFile(this.store.packs.dir, index.pack))
     const indexTmp = `${file}.idx`
-    writeFileSync(indexTmp, canonicalBytes(packIndexOf(index)), { mode: OBJECT_MODE })
+    writeFileSync(indexTmp, packIndexBytes(packIndexOf(index)), { mode: OBJECT_MODE })
     await this.store.moveIntoPlace(indexTmp, LocalPacks.indexFile(this.store.packs.dir, index.pack)) // the pack's commit
-    this.store.packs.reload()
+    this.store.packs.kept(index)
     this.whole = null
     return added
   }

@@ -9,7 +9,7 @@ export interface TransferProgress {
 
 export type ProgressListener = (progress: TransferProgress) => void
 
-/** A progress counter: reports every finished object, and byte counts at most every 100 ms. */
+/** A progress counter: reports every finished object (or run of them), and byte counts at most every 100 ms. */
 export function progressCounter(phase: TransferProgress['phase'], totalObjects: number, totalBytes: number, listener?: ProgressListener) {
   const state: TransferProgress = { phase, objects: 0, totalObjects, bytes: 0, totalBytes }
   let last = 0
@@ -26,8 +26,8 @@ export function progressCounter(phase: TransferProgress['phase'], totalObjects: 
       state.bytes += n
       tell()
     },
-    objectDone() {
-      state.objects++
+    objectsDone(n = 1) {
+      state.objects += n
       tell(true)
     },
     finish() {

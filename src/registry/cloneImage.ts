@@ -50,7 +50,6 @@ export async function cloneImage({ into, store, head = 'main', ...pull }: CloneA
       : await checkoutPulled(created, target, store ? { into: pulled.id } : { inPlace: headName ?? pulled.id }, allowExternalSymlinks)
     return { ...pulled, into: target, storeDir, head: headName, files }
   } catch (err) {
-    await early.abandon()
     await fs.rm(hidden, { recursive: true, force: true })
     if (!store) await fs.rm(entries === null ? target : storeDir, { recursive: true, force: true }) // leave `into` as it was
     throw err

@@ -4,7 +4,7 @@ import type { Compressor } from 'zstd-napi'
 import { InternalError, StoreCorruptError } from '../errors/index.js'
 import { sha256 } from '../store/digest.js'
 import { DigestCheck } from '../store/verifiedRead.js'
-import { builtEntry } from '../util/builtEntry.js'
+import { startBuiltWorker } from '../util/builtEntry.js'
 import { requirePackage } from '../util/requirePackage.js'
 import type { BlobRef } from './Descriptor.js'
 
@@ -152,14 +152,12 @@ export function openFrameQueue({
 type HelperReply = { id: number; frame: Uint8Array; rawSize: number } | { id: number; frame: null }
 
 function startHelper(level: number, objectsDir: string): { worker: Worker; alive: () => boolean; build: (objects: BlobRef[]) => Promise<Frame | null> } | null {
-  let entry: string
+  let worker: Worker
   try {
-    entry = builtEntry('registry', 'frameWorker.js')
+    worker = startBuiltWorker('registry', 'frameWorker.js', { level, objectsDir })
   } catch {
     return null // running from unbuilt sources: one thread builds it all, to the same bytes
   }
-  const { Worker } = requirePackage('node:worker_threads') as typeof import('node:worker_threads')
-  const worker = new Worker(entry, { workerData: { level, objectsDir } })
   const waiting = new Map<number, { resolve: (frame: Frame | null) => void; reject: (err: Error) => void }>()
   let dead: Error | null = null
   const failAll = (err: Error) => {

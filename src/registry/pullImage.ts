@@ -12,7 +12,7 @@ import type { BlobRef } from './Descriptor.js'
 import { type ParsedIndex, isPacksManifest, parseImageIndex, parseSegmentManifest } from './imageManifest.js'
 import { type LoadedPack, loadPacks } from './loadPacks.js'
 import type { PackSource } from './readPackRanges.js'
-import { type ObjectArrival, stagePackedObjects } from './stagePackedObjects.js'
+import { type ObjectArrivals, stagePackedObjects } from './stagePackedObjects.js'
 import { checkDeclaredSizes } from './checkDeclaredSizes.js'
 import { type Limits, resolveLimits } from './limits.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
@@ -39,11 +39,9 @@ export interface PullArgs extends ConnectOptions, StoreLocator {
 }
 
 /** Told of an image's packed objects as a pull brings them (a clone writes files while the pull goes on). */
-export interface ArrivalListener {
+export interface ArrivalListener extends ObjectArrivals {
   /** The image's root snapshot, before the first object. */
   image(root: Digest): void
-  /** An object, checked against its digest (the image as a whole is checked later); a promise holds the transfer back until it settles. */
-  object: ObjectArrival
 }
 
 export interface PullResult {
@@ -99,7 +97,7 @@ export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Pro
       where: `image ${manifest}`,
       signal: args.signal,
       onProgress: args.onProgress,
-      onArrival: arrivals?.object,
+      arrivals,
     })
     const deepen = await shallowToDeepen(store, index.shallow)
     checked = await checkImage({
@@ -207,7 +205,7 @@ async function stageSegmentObjects(
   await forEachLimit(missing, args.concurrency ?? 8, async (o) => {
     args.signal?.throwIfAborted()
     bytes += await staging.download(transport, o, { signal: args.signal, onBytes: (n) => progress.addBytes(n) })
-    progress.objectDone()
+    progress.objectsDone()
   })
   progress.finish()
   return bytes

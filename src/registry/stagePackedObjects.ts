@@ -1,4 +1,7 @@
 import type { Digest } from '../store/digest.js'
+import { objectFromBytes } from '../store/objectGraph.js'
+import type { StructuredObject } from '../store/StructuredObject.js'
+import type { FilePlace } from '../world/ArrivingCheckout.js'
 import type { Store } from '../store/Store.js'
 import { checkDeclaredSizes } from './checkDeclaredSizes.js'
 import type { Limits } from './limits.js'
@@ -7,8 +10,13 @@ import { type PackSource, readPackRanges } from './readPackRanges.js'
 import type { Staging } from './Staging.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
 
-/** Told of an object as it arrives; a promise holds the transfer back until it settles. */
-export type ObjectArrival = (digest: Digest, bytes: Buffer) => Promise<void> | void
+/** Told of an image's objects as they arrive, each checked against its digest (the image as a whole is checked later). */
+export interface ObjectArrivals {
+  /** A structured object, parsed. */
+  structured(digest: Digest, object: StructuredObject): void
+  /** Blobs of the pack read whole, checked on its threads, in pack order: the files each fills, which those threads write; [] for none. A promise holds the transfer back until it settles. */
+  places(blobs: readonly Digest[]): Promise<FilePlace[][]> | FilePlace[][]
+}
 
 /**
  * A pack fetched whole anyway (a wanted object in every frame) with at least this many
@@ -32,7 +40,7 @@ export async function stagePackedObjects({
   where,
   signal,
   onProgress,
-  onArrival,
+  arrivals,
 }: {
   store: Store
   staging: Staging
@@ -41,29 +49,28 @@ export async function stagePackedObjects({
   where: string
   signal?: AbortSignal | undefined
   onProgress?: ProgressListener | undefined
-  /** Each object the pull brings, once checked against its digest (before the image as a whole is). */
-  onArrival?: ObjectArrival | undefined
+  arrivals?: ObjectArrivals | undefined
 }): Promise<number> {
   const staged = await staging.staged()
   const owner = new Map<Digest, ReadIndex>()
   for (const { index } of packs) for (const o of index.objects) if (!owner.has(o.digest) && !staged.has(o.digest)) owner.set(o.digest, index)
   const lacking = store.lacking([...owner.keys()])
-  const wanted = (index: ReadIndex) => (o: PackedObject) => owner.get(o.digest) === index && lacking.has(o.digest)
-  const wantedObjects = packs.flatMap(({ index }) => index.objects.filter(wanted(index)))
+  const ours = (index: ReadIndex) => (digest: Digest) => owner.get(digest) === index && lacking.has(digest)
+  const wanted = new Map(packs.map(({ index }) => [index, index.objects.filter((o) => ours(index)(o.digest))])) // one pass over 100k objects costs tens of ms: one per pack
+  const wantedObjects = [...wanted.values()].flat()
   checkDeclaredSizes(wantedObjects, limits, where)
-  const frameBytes = packs.reduce((n, { index }) => n + [...new Set(index.objects.filter(wanted(index)).map((o) => o.frame))].reduce((m, f) => m + index.frames[f]!.length, 0), 0)
+  const frameBytes = packs.reduce((n, { index }) => n + [...framesOf(wanted.get(index)!)].reduce((m, f) => m + index.frames[f]!.length, 0), 0)
   const progress = progressCounter('receiving', wantedObjects.length, frameBytes, onProgress)
   const whole = packToKeepWhole(packs, wanted)
   let bytes = 0
-  for (const { index, source } of packs) {
+  for (const { index, source } of wholeLast(packs, whole)) {
     if (index === whole) {
       bytes += await staging.stageWholePack(source, index, {
         signal,
         onBytes: (n) => progress.addBytes(n),
-        onObject: async (digest, data) => {
-          if (owner.get(digest) !== index || !lacking.has(digest)) return
-          progress.objectDone()
-          await onArrival?.(digest, data)
+        onObjects: (arrived) => {
+          progress.objectsDone(arrived.filter(({ digest }) => ours(index)(digest)).length)
+          return arrivals ? tellFrame(arrivals, arrived) : []
         },
       })
       continue
@@ -71,11 +78,12 @@ export async function stagePackedObjects({
     bytes += await readPackRanges({
       source,
       index,
-      wanted: wanted(index),
-      accept: async (o, data) => {
+      wanted: (o) => ours(index)(o.digest),
+      accept: (o, data) => {
         staging.stageChecked(o.digest, data)
-        progress.objectDone()
-        await onArrival?.(o.digest, data)
+        progress.objectsDone()
+        const { object } = objectFromBytes(data, o.digest, { hash: false })
+        if (object !== null) arrivals?.structured(o.digest, object)
       },
       signal,
       onBytes: (n) => progress.addBytes(n),
@@ -85,14 +93,40 @@ export async function stagePackedObjects({
   return bytes
 }
 
+/**
+ * The packs in the order to read them: the one read whole last, so that the structured
+ * objects of the others (an incremental image's new trees) are in before its blobs, whose
+ * files a clone writes as they come once it has every tree.
+ */
+function wholeLast<T extends { index: ReadIndex }>(packs: T[], whole: ReadIndex | null): T[] {
+  return [...packs.filter((p) => p.index !== whole), ...packs.filter((p) => p.index === whole)]
+}
+
+/** Tell the listener of a frame's objects: the structured ones, then the blobs, whose files it answers with (one list for each object). */
+async function tellFrame(arrivals: ObjectArrivals, arrived: ReadonlyArray<{ digest: Digest; object: StructuredObject | null }>): Promise<FilePlace[][]> {
+  const blobs: Digest[] = []
+  for (const { digest, object } of arrived) {
+    if (object === null) blobs.push(digest)
+    else arrivals.structured(digest, object)
+  }
+  if (blobs.length === 0) return []
+  const places = await arrivals.places(blobs)
+  let b = 0
+  return arrived.map(({ object }) => (object === null ? (places[b++] ?? []) : []))
+}
+
 /** The pack to keep whole, if any: of those fetched whole anyway with enough wanted objects, the one with the most wanted bytes. */
-function packToKeepWhole(packs: Array<{ index: ReadIndex }>, wanted: (index: ReadIndex) => (o: PackedObject) => boolean): ReadIndex | null {
+function packToKeepWhole(packs: Array<{ index: ReadIndex }>, wanted: ReadonlyMap<ReadIndex, PackedObject[]>): ReadIndex | null {
   let best: { index: ReadIndex; bytes: number } | null = null
   for (const { index } of packs) {
-    const objects = index.objects.filter(wanted(index))
-    const frames = new Set(objects.map((o) => o.frame))
+    const objects = wanted.get(index)!
     const bytes = objects.reduce((n, o) => n + o.size, 0)
-    if (objects.length >= KEEP_WHOLE_MIN_OBJECTS && frames.size === index.frames.length && bytes > (best?.bytes ?? -1)) best = { index, bytes }
+    if (objects.length >= KEEP_WHOLE_MIN_OBJECTS && framesOf(objects).size === index.frames.length && bytes > (best?.bytes ?? -1)) best = { index, bytes }
   }
   return best?.index ?? null
+}
+
+/** The frames holding these objects. */
+function framesOf(objects: readonly PackedObject[]): Set<number> {
+  return new Set(objects.map((o) => o.frame))
 }

@@ -2,10 +2,9 @@ import { createHash } from 'node:crypto'
 import { closeSync, openSync, writeSync } from 'node:fs'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
-import { canonicalBytes } from '../util/canonicalJson.js'
 import { type Frame, openFrameQueue } from './frameBuilder.js'
 import type { BlobRef } from './Descriptor.js'
-import type { PackIndex } from '../store/PackIndex.js'
+import { type PackIndex, packIndexBytes } from '../store/PackIndex.js'
 
 /** Objects are gathered into frames of about this many bytes before each is compressed. */
 const FRAME_BYTES = 1024 * 1024
@@ -84,7 +83,7 @@ export async function writePack(
   }
   const digest: Digest = `sha256:${hash.digest('hex')}`
   const index: PackIndex = { kind: 'pack-index', schemaVersion: 1, pack: digest, packSize: size, frames, objects: entries }
-  return { digest, size, index, indexBytes: canonicalBytes(index), threads: building.threads }
+  return { digest, size, index, indexBytes: packIndexBytes(index), threads: building.threads }
 }
 
 /** The objects in frames of about FRAME_BYTES, in order (an object larger than that gets a frame of its own). */

@@ -113,6 +113,16 @@ export function checkPackIndex(value: unknown, where: string, limit: FrameLimit)
   return { pack: raw.pack, packSize: raw.packSize, frames, objects }
 }
 
+/**
+ * An index's canonical JSON (what `canonicalBytes` gives), written directly: its arrays
+ * hold only digests and integers, which JSON.stringify writes canonically, and the
+ * generic writer took 60-240 ms for the index of 100k objects.
+ */
+export function packIndexBytes({ kind, schemaVersion, pack, packSize, frames, objects }: PackIndex): Buffer {
+  const fields = `"kind":${JSON.stringify(kind)},"objects":${JSON.stringify(objects)},"pack":${JSON.stringify(pack)},"packSize":${packSize},"schemaVersion":${schemaVersion}`
+  return Buffer.from(`{"frames":${JSON.stringify(frames)},${fields}}`, 'utf8')
+}
+
 /** The index of a checked pack, as it is written (what `checkPackIndex` reads back). */
 export function packIndexOf(index: ReadIndex): PackIndex {
   return {

@@ -13,9 +13,17 @@ import type { StructuredObject } from './StructuredObject.js'
  */
 const DATA_KINDS = new Set(['run'])
 
+/** Edges found, by parsed object: a pull's check and its commit both ask for every tree's (parsed objects are never changed). */
+const edgesFound = new WeakMap<object, readonly Digest[]>()
+
 /** The edges of the object graph: every digest named anywhere inside a structured object, except in data kinds. */
-export function objectEdges(object: { kind?: unknown }): Digest[] {
-  return typeof object.kind === 'string' && DATA_KINDS.has(object.kind) ? [] : childDigests(object)
+export function objectEdges(object: { kind?: unknown }): readonly Digest[] {
+  let edges = edgesFound.get(object)
+  if (edges === undefined) {
+    edges = typeof object.kind === 'string' && DATA_KINDS.has(object.kind) ? [] : childDigests(object)
+    edgesFound.set(object, edges)
+  }
+  return edges
 }
 
 /** Every digest named anywhere inside a value. */

@@ -1,21 +1,19 @@
 import { mkdirSync } from 'node:fs'
 import { InternalError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
-import { objectFromBytes } from '../store/objectGraph.js'
 import type { Store } from '../store/Store.js'
-import { FileWriters } from './FileWriters.js'
+import type { StructuredObject } from '../store/StructuredObject.js'
 import { admitTree } from './admitTree.js'
 import { fsPath } from './fsName.js'
 import { type FileWrite, layOut, writeFiles } from './materializeTree.js'
 import { validateSnapshot } from './Snapshot.js'
 import { type Tree, validateTree } from './Tree.js'
 
-/**
- * Creating files is kernel work that two threads do side by side, and the main thread
- * (decompressing, hashing) leaves a core idle part of the time: in a profile of a
- * 10k-file clone, it was idle 470 of 1,890 ms.
- */
-const WRITER_THREADS = 2
+/** A file an arriving object fills: its path (bytes for a name that is not UTF-8) and exact mode. */
+export interface FilePlace {
+  path: string | Buffer
+  mode: number
+}
 
 /** Files laid out, waiting for their blobs. */
 interface Plan {
@@ -23,26 +21,25 @@ interface Plan {
   /** Chunked files: written from the store by `finish`. */
   chunked: FileWrite[]
   files: number
-  writers: FileWriters
 }
 
 /**
  * A snapshot checked out while its objects arrive (a clone's pull), into a directory no
  * one sees until the whole image has been checked and moved into the store. A pack holds
- * its structured objects first: once a blob arrives, the snapshot's trees are all in
- * hand, so the tree is admitted (`admitTree`) and laid out, and from then on each file is
- * written as its blob arrives, on the pull's one pass over the pack, instead of on a
- * second pass decompressing and hashing every object again. What did not arrive that way
- * (objects the store had, chunked files) `finish` writes from the store. When the trees
- * are not all in by the first blob, or the tree is refused, nothing is written here
- * (`planned` stays false) and the caller checks out as usual, which reports any refusal.
+ * its structured objects first: once blobs arrive, the snapshot's trees are all in
+ * hand, so the tree is admitted (`admitTree`) and laid out, and from then on the pull's
+ * threads write each file as they check its blob (`places`), on the pull's one pass over
+ * the pack, instead of on a second pass decompressing and hashing every object again.
+ * What did not arrive that way (objects the store had, chunked files) `finish` writes
+ * from the store. When the trees are not all in by the first blob, or the tree is
+ * refused, nothing is written here (`planned` stays false) and the caller checks out as
+ * usual, which reports any refusal.
  */
 export class ArrivingCheckout {
   private readonly trees = new Map<Digest, Tree>()
   private root: Digest | null = null
   private tree: Digest | null = null
   private plan: Plan | null | 'given up' = null
-  private taking: Promise<void> = Promise.resolve()
 
   constructor(private readonly opts: { into: string; allowExternalSymlinks: boolean }) {}
 
@@ -56,44 +53,31 @@ export class ArrivingCheckout {
     this.root = root
   }
 
-  /**
-   * An object of the image, already checked against its digest. A pull reads several
-   * ranges at once: objects are taken one at a time, each after the one before.
-   */
-  readonly object = (digest: Digest, bytes: Buffer): Promise<void> => {
-    const taken = this.taking.then(() => this.take(digest, bytes))
-    this.taking = taken.catch(() => undefined)
-    return taken
+  /** A structured object of the image, checked against its digest. */
+  readonly structured = (digest: Digest, object: StructuredObject): void => {
+    if (object.kind === 'tree') this.keepTree(digest, object)
+    else if (object.kind === 'snapshot' && digest === this.root) this.tree = this.validTreeOf(digest, object)
   }
 
-  private async take(digest: Digest, bytes: Buffer): Promise<void> {
-    const { object } = objectFromBytes(bytes, digest, { hash: false })
-    if (object?.kind === 'tree') this.keepTree(digest, object)
-    else if (object?.kind === 'snapshot' && digest === this.root) this.tree = this.validTreeOf(digest, object)
-    if (object === null && this.plan === null) this.plan = await this.makePlan()
-    if (this.plan === null || this.plan === 'given up') return
-    const files = this.plan.waiting.get(digest)
-    if (files === undefined) return
-    this.plan.waiting.delete(digest)
-    for (const file of files) await this.plan.writers.write(fsPath(file.abs), file.entry.mode, bytes)
+  /** Blobs checked, in pack order: the files each fills (taken off the list `finish` writes). The first asks for the plan. */
+  readonly places = async (blobs: readonly Digest[]): Promise<FilePlace[][]> => {
+    if (this.plan === null) this.plan = await this.makePlan()
+    const plan = this.plan
+    if (plan === 'given up') return []
+    return blobs.map((digest) => {
+      const files = plan.waiting.get(digest)
+      if (files === undefined) return []
+      plan.waiting.delete(digest)
+      return files.map((file) => ({ path: fsPath(file.abs), mode: file.entry.mode }))
+    })
   }
 
-  /** Wait for the writes under way, write what did not arrive from the store, and return how many files the tree holds. */
+  /** Write what did not arrive from the store, and return how many files the tree holds. */
   async finish(store: Store): Promise<number> {
     const plan = this.plan
     if (plan === null || plan === 'given up') throw new InternalError('ArrivingCheckout.finish: nothing was planned')
-    await plan.writers.settle()
-    await plan.writers.close()
     await writeFiles(store, [...[...plan.waiting.values()].flat(), ...plan.chunked], 'copy')
     return plan.files
-  }
-
-  /** Wait for the writes under way, whatever became of them (before the caller removes the directory). */
-  async abandon(): Promise<void> {
-    await this.taking
-    if (this.plan === null || this.plan === 'given up') return
-    await this.plan.writers.settle().catch(() => undefined)
-    await this.plan.writers.close()
   }
 
   private keepTree(digest: Digest, object: unknown): void {
@@ -130,7 +114,7 @@ export class ArrivingCheckout {
       if (!('blob' in file.entry)) chunked.push(file)
       else waiting.set(file.entry.blob, [...(waiting.get(file.entry.blob) ?? []), file])
     }
-    return { waiting, chunked, files: admitted, writers: new FileWriters(WRITER_THREADS) }
+    return { waiting, chunked, files: admitted }
   }
 
   private allTreesIn(tree: Digest, seen = new Set<Digest>()): boolean {

@@ -2,8 +2,7 @@ import { availableParallelism } from 'node:os'
 import type { Worker } from 'node:worker_threads'
 import { InternalError } from '../errors/index.js'
 import type { Store } from '../store/Store.js'
-import { builtEntry } from '../util/builtEntry.js'
-import { requirePackage } from '../util/requirePackage.js'
+import { startBuiltWorker } from '../util/builtEntry.js'
 import { storeSmallFile } from './storeFile.js'
 
 /**
@@ -70,14 +69,12 @@ export function hashShare(store: Store, paths: string[], write: boolean, shared:
 export type HelperReport = { ok: true; written: string[] } | { ok: false; message: string; code?: string }
 
 function startHelper(store: Store, paths: string[], write: boolean, shared: SharedHashes): { worker: Worker; finished: Promise<void> } | null {
-  let entry: string
+  let worker: Worker
   try {
-    entry = builtEntry('world', 'hashWorker.js')
+    worker = startBuiltWorker('world', 'hashWorker.js', { storeRoot: store.root, paths, write, shared })
   } catch {
     return null // running from unbuilt sources: one thread does it all, as correctly
   }
-  const { Worker } = requirePackage('node:worker_threads') as typeof import('node:worker_threads')
-  const worker = new Worker(entry, { workerData: { storeRoot: store.root, paths, write, shared } })
   const finished = new Promise<void>((resolve, reject) => {
     worker.once('message', (report: HelperReport) => {
       if (!report.ok) return reject(Object.assign(new Error(report.message), { code: report.code }))

@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { compress } from 'zstd-napi'
 import { describe, expect, it } from 'vitest'
 import { DigestMismatchError, InvalidImageError, InvalidPackError, type Store, pullImage, unpackImage } from '../../src/index.js'
-import { sha256 } from '../../src/store/digest.js'
+import { type Digest, sha256 } from '../../src/store/digest.js'
+import { KEEP_WHOLE_MIN_OBJECTS } from '../../src/registry/stagePackedObjects.js'
 import { buildPackedImage } from '../../src/registry/imageManifest.js'
 import { fileTransport } from '../../src/registry/fileTransport.js'
 import { encodeHeader } from '../../src/registry/packFile.js'
@@ -205,3 +206,65 @@ async function expectAccepted(pack: Forged & { body: Buffer }) {
   expect((await pullImage({ store: other, remote: await layoutImage(pack), credentials: null })).id).toBe(sha256(NOTE))
   return { store }
 }
+
+/** Notes enough for a pull to read the pack whole, on its checking threads (KEEP_WHOLE_MIN_OBJECTS), the first of them NOTE (the root). */
+const MANY = [NOTE, ...Array.from({ length: KEEP_WHOLE_MIN_OBJECTS + 40 }, (_, i) => Buffer.from(`{"kind":"note","schemaVersion":1,"text":"note ${i}"}`))]
+
+/** MANY in two frames, honest until `lie` changes the second frame's bytes (given its raw bytes) or the index. */
+function forgeWhole(lie: { second?: (raw: Buffer) => Buffer; index?: (index: PackIndex) => void } = {}): Forged & { body: Buffer } {
+  const half = MANY.length >> 1
+  const first = Buffer.concat(MANY.slice(0, half))
+  const second = Buffer.concat(MANY.slice(half))
+  const frames = [compress(first, { checksumFlag: true }), compress(lie.second?.(second) ?? second, { checksumFlag: true })]
+  let at = 0
+  const objects = MANY.map((o): [Digest, number, number] => [sha256(o), (at += o.length) - o.length, o.length])
+  const index: PackIndex = {
+    kind: 'pack-index',
+    schemaVersion: 1,
+    pack: '' as Digest,
+    packSize: 0,
+    frames: [
+      [frames[0]!.length, first.length],
+      [frames[1]!.length, second.length],
+    ],
+    objects,
+  }
+  lie.index?.(index)
+  const body = Buffer.concat(frames)
+  index.pack = sha256(body)
+  index.packSize = body.length
+  return { frames, index, body }
+}
+
+async function expectPullRefused(pack: Forged & { body: Buffer }, errorClass: Refusal, message: RegExp): Promise<void> {
+  const remote = await layoutImage(pack)
+  const { error } = await expectRefusedUntouched((store) => pullImage({ store, remote, credentials: null }), errorClass)
+  expect(error.message).toMatch(message)
+}
+
+describe('a pack read whole, frame by frame on threads of its own, is refused the same way', () => {
+  it('an honest one is accepted and kept whole (the fixture reaches that path)', async () => {
+    const store = await emptyStore()
+    expect((await pullImage({ store, remote: await layoutImage(forgeWhole()), credentials: null })).id).toBe(sha256(NOTE))
+    expect(store.packs.list()).toHaveLength(1)
+    expect(await store.readBlob(sha256(MANY.at(-1)!))).toEqual(MANY.at(-1))
+  })
+
+  it('an object in a later frame that does not hash to its name', async () => {
+    const swapped = (raw: Buffer) => Buffer.from(raw.toString('latin1').replace('note 200"', 'note 999"'), 'latin1')
+    await expectPullRefused(forgeWhole({ second: swapped }), DigestMismatchError, /hashes to/)
+  })
+
+  it('a frame that decompresses to more, or to less, than its index declares, or not at all', async () => {
+    await expectPullRefused(
+      forgeWhole({ second: (raw) => Buffer.concat([raw, Buffer.alloc(64 * 1024 * 1024)]) }),
+      InvalidPackError,
+      /frame 1 .*does not decompress as its index declares/,
+    )
+    await expectPullRefused(forgeWhole({ second: (raw) => raw.subarray(0, raw.length - 1) }), InvalidPackError, /frame 1 .*does not decompress as its index declares/)
+    const garbage = forgeWhole()
+    const damaged = Buffer.from(garbage.body)
+    damaged.fill(0x55, garbage.frames[0]!.length + 4)
+    await expectPullRefused({ ...garbage, body: damaged, index: { ...garbage.index, pack: sha256(damaged) } }, InvalidPackError, /frame 1 .*does not decompress/)
+  })
+})
