@@ -67,14 +67,17 @@ interface Thread {
  * fill, so that the thread reading the pack does only that: a clone's main thread had
  * been its limit (decompressing, hashing, and a promise chain per object). A frame stays
  * held on its thread from `check` until `write` (which frees it), and `ready` waits while
- * the threads hold HELD_BYTES, so the reader holds back the download. Failures come back as `FrameFailure` for the
- * caller to name (it knows the pack). `close` stops the threads at once, writing or not.
+ * the threads hold HELD_BYTES, so the reader holds back the download. A frame's failure
+ * comes back as `FrameFailed` for the caller to name (it knows the pack). Writes go on
+ * while the caller does other things (a clone checks the image meanwhile); `settle`
+ * waits for them. `close` stops the threads at once, writing or not.
  */
 export class FrameCheckers {
   private readonly threads: Thread[]
   private readonly replies = new Map<number, { resolve: (reply: CheckReply | WriteReply) => void; reject: (err: Error) => void }>()
   private nextId = 0
   private heldBytes = 0
+  private readonly writing = new Set<Promise<unknown>>()
   private room: Array<() => void> = []
   private broken: Error | null = null
 
@@ -108,11 +111,29 @@ export class FrameCheckers {
     return { id, thread, size, structured: reply.structured ?? [] }
   }
 
-  /** Fill files from a checked frame and free it; rejects with the first failing write. */
-  async write(frame: CheckedFrame, writes: WriteFrame['writes']): Promise<void> {
-    const reply = await this.ask(frame.thread, { type: 'write', id: frame.id, writes })
-    this.free(frame.thread, frame.size)
-    if (reply.failure !== null) throw new FrameFailed(reply.failure)
+  /**
+   * Fill files from a checked frame, then free it, without waiting: `settle` waits for
+   * every write. A write that fails breaks the checkers: every question after it, and
+   * `settle`, get its error (an Error with the failing call's `code` and `path`).
+   */
+  write(frame: CheckedFrame, writes: WriteFrame['writes']): void {
+    const written: Promise<void> = this.ask(frame.thread, { type: 'write', id: frame.id, writes }).then(
+      (reply) => {
+        this.free(frame.thread, frame.size)
+        if (reply.failure?.kind === 'write') this.fail(Object.assign(new Error(reply.failure.message), { code: reply.failure.code ?? undefined, path: reply.failure.path }))
+        this.writing.delete(written)
+      },
+      () => {
+        this.writing.delete(written) // the checkers broke: `settle` throws why
+      },
+    )
+    this.writing.add(written)
+  }
+
+  /** Wait for every write asked for; throw what broke the checkers, if anything did. */
+  async settle(): Promise<void> {
+    while (this.writing.size > 0) await Promise.all([...this.writing])
+    if (this.broken !== null) throw this.broken
   }
 
   async close(): Promise<void> {

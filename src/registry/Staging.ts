@@ -13,6 +13,7 @@ import type { StructuredObject } from '../store/StructuredObject.js'
 import type { BlobRef } from './Descriptor.js'
 import { type PackSource, readPackRanges } from './readPackRanges.js'
 import { readPackFrames } from './readPackFrames.js'
+import type { FrameCheckers } from './FrameCheckers.js'
 import type { FilePlace } from '../world/ArrivingCheckout.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
 
@@ -95,7 +96,10 @@ export class Staging {
       signal,
       onBytes,
       onObjects,
+      threads,
     }: TransferOptions & {
+      /** The checking threads to use (`readPackFrames`): the caller waits for their writes and closes them. */
+      threads?: FrameCheckers | undefined
       onObjects?: ((objects: ReadonlyArray<{ digest: Digest; object: StructuredObject | null }>) => Promise<FilePlace[][]> | FilePlace[][]) | undefined
     } = {},
   ): Promise<number> {
@@ -106,6 +110,7 @@ export class Staging {
         source: from,
         index,
         signal,
+        threads,
         arrivals: {
           frame: (arrived, structured) => {
             const parsed = arrived.map((o) => {

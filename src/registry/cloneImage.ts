@@ -8,6 +8,8 @@ import { Store } from '../store/Store.js'
 import { ArrivingCheckout } from '../world/ArrivingCheckout.js'
 import { checkout, hiddenSibling } from '../world/checkout.js'
 import { type PullArgs, type PullResult, pullImage } from './pullImage.js'
+import { FrameCheckers } from './FrameCheckers.js'
+import { CHECK_THREADS } from './readPackFrames.js'
 
 export interface CloneArgs extends Omit<PullArgs, 'dir' | 'store'> {
   /** The directory to materialize the image in: new or empty. */
@@ -28,9 +30,10 @@ export interface CloneResult extends PullResult {
 
 /**
  * Pull an image into a store (a new one inside `into` by default) and materialize it in
- * `into`. Files are written as the pull brings their objects (`ArrivingCheckout`), into a
- * directory hidden in the store (or beside `into`), which becomes `into`'s content only
- * once the whole image has been checked and is in the store.
+ * `into`. Files are written as the pull brings their objects (`ArrivingCheckout`), by the
+ * threads that check the pack, into a directory hidden in the store (or beside `into`),
+ * which becomes `into`'s content only once the whole image has been checked and is in
+ * the store and every write is done.
  */
 export async function cloneImage({ into, store, head = 'main', ...pull }: CloneArgs): Promise<CloneResult> {
   const target = resolve(into)
@@ -41,8 +44,12 @@ export async function cloneImage({ into, store, head = 'main', ...pull }: CloneA
   const allowExternalSymlinks = pull.allowExternalSymlinks ?? false
   const hidden = store ? hiddenSibling(target) : created.tempPath('clone')
   const early = new ArrivingCheckout({ into: hidden, allowExternalSymlinks })
+  let threads: FrameCheckers | null = null
   try {
-    const pulled = await pullImage({ ...pull, store: created }, early)
+    threads = new FrameCheckers(CHECK_THREADS) // started now, while the manifests come
+    const pulled = await pullImage({ ...pull, store: created }, { image: early.image, structured: early.structured, places: early.places, threads })
+    await threads.settle() // the files written as the pack came (the image was checked meanwhile)
+    await threads.close()
     const headName = (await readRef(created, headRef(head))) === null ? head : null
     if (headName) await updateRef({ store: created, name: headRef(headName), id: pulled.id, expected: null, message: `clone ${pulled.remote}` })
     const files = early.planned
@@ -50,6 +57,7 @@ export async function cloneImage({ into, store, head = 'main', ...pull }: CloneA
       : await checkoutPulled(created, target, store ? { into: pulled.id } : { inPlace: headName ?? pulled.id }, allowExternalSymlinks)
     return { ...pulled, into: target, storeDir, head: headName, files }
   } catch (err) {
+    await threads?.close() // no write after this
     await fs.rm(hidden, { recursive: true, force: true })
     if (!store) await fs.rm(entries === null ? target : storeDir, { recursive: true, force: true }) // leave `into` as it was
     throw err

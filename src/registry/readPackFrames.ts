@@ -6,7 +6,7 @@ import type { BlobStream } from './Transport.js'
 import type { FilePlace } from '../world/ArrivingCheckout.js'
 
 /** Decompressing and checking frames, and writing the files they fill, takes this many threads besides the one reading the pack. */
-const CHECK_THREADS = 2
+export const CHECK_THREADS = 2
 
 /** What a whole pack's reader is told, frame by frame in pack order. */
 export interface FrameArrivals {
@@ -22,26 +22,29 @@ export interface FrameArrivals {
  * frame then writes. A frame that does not decompress to what its index declares, or an
  * object that does not hash to its name, is refused (exit 5); a pack cut short too. A
  * failure of the source or of a write is thrown as it is. Returns when every frame is
- * checked and every file written, or, after a failure, when no thread writes any more.
+ * checked and its writes asked for (and, with threads of its own, done), or, after a
+ * failure, once no thread writes any more.
  */
 export async function readPackFrames({
   source,
   index,
   arrivals,
   signal,
+  threads,
 }: {
   source: PackSource
   index: ReadIndex
   arrivals: FrameArrivals
   signal?: AbortSignal | undefined
+  /** Threads to use, whose writes the caller waits for (`settle`) and which it closes; else threads of the pack's own, waited for and closed here. */
+  threads?: FrameCheckers | undefined
 }): Promise<void> {
   const byFrame: PackedObject[][] = index.frames.map(() => [])
   for (const o of index.objects) byFrame[o.frame]!.push(o)
-  const checkers = new FrameCheckers(CHECK_THREADS)
+  const checkers = threads ?? new FrameCheckers(CHECK_THREADS)
   const failure: { error: unknown } = { error: null }
   const failed = (error: unknown) => (failure.error ??= error)
-  let ordered: Promise<void> = Promise.resolve() // frames told to `arrivals` one after another, in order
-  const writing: Array<Promise<void>> = [] // their writes go on side by side, on the threads
+  let ordered: Promise<void> = Promise.resolve() // frames told to `arrivals` one after another, in order (their writes go on side by side)
   try {
     const stream = await source.open(0, index.packSize, signal)
     if (stream === null) throw new InvalidPackError(`${source.where} is not there`)
@@ -60,24 +63,23 @@ export async function readPackFrames({
       const refused = (err: unknown) => Promise.reject(named(err, source.where, frame, n))
       ordered = ordered.then(async () => {
         signal?.throwIfAborted()
-        const { written } = await deliver(checkers, checking, objects, arrivals).catch(refused)
-        const settled = written.catch(refused)
-        settled.catch(failed)
-        writing.push(settled)
+        await deliver(checkers, checking, objects, arrivals).catch(refused)
       })
       ordered.catch(failed)
     }
     await ordered
-    await Promise.all(writing)
+    if (threads === undefined) await checkers.settle()
     signal?.throwIfAborted() // a pull stopped after the last frame arrived is stopped all the same
-  } finally {
-    await checkers.close() // no thread writes past here, whatever happened
+  } catch (err) {
+    await checkers.close() // no thread writes past here
     await ordered.catch(() => undefined) // nor does the listener plan any more
+    throw err
   }
+  if (threads === undefined) await checkers.close()
 }
 
-/** Tell `arrivals` of a checked frame and have its files written: returns once the writes are asked for, with their end. */
-async function deliver(checkers: FrameCheckers, checking: Promise<CheckedFrame>, objects: readonly PackedObject[], arrivals: FrameArrivals): Promise<{ written: Promise<void> }> {
+/** Tell `arrivals` of a checked frame and have its files written (not waiting for the writes). */
+async function deliver(checkers: FrameCheckers, checking: Promise<CheckedFrame>, objects: readonly PackedObject[], arrivals: FrameArrivals): Promise<void> {
   const checked = await checking
   const structured = new Map(checked.structured.map(([i, bytes]) => [objects[i]!, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]))
   const places = await arrivals.frame(objects, structured)
@@ -85,17 +87,15 @@ async function deliver(checkers: FrameCheckers, checking: Promise<CheckedFrame>,
   places.forEach((files, i) => {
     for (const { path, mode } of files) writes.push([i, path, mode])
   })
-  return { written: checkers.write(checked, writes) }
+  checkers.write(checked, writes)
 }
 
-/** A thread's report of a frame as the error to throw: the pack's fault (exit 5), or a write's (as Node gives it). */
+/** A thread's report of a frame as the error to throw: the pack's fault (exit 5); anything else as it is. */
 function named(err: unknown, where: string, frame: Frame, n: number): Error {
   if (!(err instanceof FrameFailed)) return err instanceof Error ? err : new Error(String(err))
   const f = err.failure
   if (f.kind === 'digest') return new DigestMismatchError(`object ${f.digest} in ${where} hashes to ${f.actual}: refusing it`, { digest: f.digest, actual: f.actual })
-  if (f.kind === 'frame')
-    return new InvalidPackError(`${where}: frame ${n} at ${frame.offset} does not decompress as its index declares (${f.message}): refusing it`, { offset: frame.offset })
-  return Object.assign(new Error(f.message), { code: f.code ?? undefined, path: f.path })
+  return new InvalidPackError(`${where}: frame ${n} at ${frame.offset} does not decompress as its index declares (${f.message}): refusing it`, { offset: frame.offset })
 }
 
 /** The pack's frames, each as one buffer of its own (to be moved to a thread), from a stream of the pack from its start. */

@@ -2,6 +2,7 @@ import type { Digest } from '../store/digest.js'
 import { objectFromBytes } from '../store/objectGraph.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
 import type { FilePlace } from '../world/ArrivingCheckout.js'
+import type { FrameCheckers } from './FrameCheckers.js'
 import type { Store } from '../store/Store.js'
 import { checkDeclaredSizes } from './checkDeclaredSizes.js'
 import type { Limits } from './limits.js'
@@ -14,8 +15,10 @@ import { type ProgressListener, progressCounter } from './TransferProgress.js'
 export interface ObjectArrivals {
   /** A structured object, parsed. */
   structured(digest: Digest, object: StructuredObject): void
-  /** Blobs of the pack read whole, checked on its threads, in pack order: the files each fills, which those threads write; [] for none. A promise holds the transfer back until it settles. */
+  /** Blobs of the pack read whole, checked on `threads`, in pack order: the files each fills, which those threads write; [] for none. A promise holds the transfer back until it settles. */
   places(blobs: readonly Digest[]): Promise<FilePlace[][]> | FilePlace[][]
+  /** The threads that check the pack read whole and write the files `places` names: the listener waits for their writes (`settle`) and closes them. */
+  threads: FrameCheckers
 }
 
 /**
@@ -68,6 +71,7 @@ export async function stagePackedObjects({
       bytes += await staging.stageWholePack(source, index, {
         signal,
         onBytes: (n) => progress.addBytes(n),
+        threads: arrivals?.threads,
         onObjects: (arrived) => {
           progress.objectsDone(arrived.filter(({ digest }) => ours(index)(digest)).length)
           return arrivals ? tellFrame(arrivals, arrived) : []
