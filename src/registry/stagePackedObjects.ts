@@ -68,12 +68,13 @@ export async function stagePackedObjects({
   let bytes = 0
   for (const { index, source } of wholeLast(packs, whole)) {
     if (index === whole) {
+      const counted = new Set(wanted.get(index)!.map((o) => o.digest))
       bytes += await staging.stageWholePack(source, index, {
         signal,
         onBytes: (n) => progress.addBytes(n),
         threads: arrivals?.threads,
         onObjects: (arrived) => {
-          progress.objectsDone(arrived.filter(({ digest }) => ours(index)(digest)).length)
+          progress.objectsDone(arrived.filter(({ digest }) => counted.has(digest)).length)
           return arrivals ? tellFrame(arrivals, arrived) : []
         },
       })

@@ -106,6 +106,7 @@ export function assertSafeName(name: unknown, where: string): string {
  */
 export function validateTree(value: unknown, where: string): Tree {
   const tree = value as Tree
+  if (validTrees.has(tree)) return tree
   if (tree?.kind !== 'tree' || !Array.isArray(tree.entries)) throw new MalformedObjectError(`${where} is not a tree`)
   let previous: string | null = null
   for (const e of tree.entries) {
@@ -116,8 +117,16 @@ export function validateTree(value: unknown, where: string): Tree {
     previous = e.name
     if (!validEntry(e)) throw new MalformedObjectError(`${where}: malformed entry ${JSON.stringify(e.name)}`, { entry: e })
   }
+  validTrees.add(tree)
   return tree
 }
+
+/**
+ * Tree objects found valid, by identity: a parsed tree is never changed, and a clone's
+ * arrival, its image check and its symlink check each asked for every tree (the 100k
+ * entries of a 100k-file image, each time).
+ */
+const validTrees = new WeakSet<object>()
 
 function validEntry(e: TreeEntry): boolean {
   if (!Number.isSafeInteger(e.size) || e.size < 0) return false
