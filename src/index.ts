@@ -56,6 +56,7 @@ export {
   WorkerRegistryError,
   UnsupportedFileError,
   PathLimitError,
+  FileWriteError,
   LedgerTamperedError,
   EffectKeyConflictError,
   EffectToolMissingError,

@@ -10,7 +10,7 @@ export {
   RefConflictError,
   StoreCorruptError,
 } from './storeErrors.js'
-export { DirtyWorkspaceError, TargetNotEmptyError, MergeConflictError, UnsupportedFileError, PathLimitError } from './worldErrors.js'
+export { DirtyWorkspaceError, TargetNotEmptyError, MergeConflictError, UnsupportedFileError, PathLimitError, FileWriteError } from './worldErrors.js'
 export {
   RunArtifactError,
   RunNotFoundError,

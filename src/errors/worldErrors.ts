@@ -18,3 +18,6 @@ export class UnsupportedFileError extends CorruptDataError<{ path: string }> {}
 
 /** A tree the file system cannot hold: a name longer than NAME_MAX, a path longer than PATH_MAX, or deeper than the depth cap. `data.path` names it. */
 export class PathLimitError extends CorruptDataError<{ path: string }> {}
+
+/** A file a checkout could not write (`data.path`; `data.code`, the system's name for why: ENOSPC, EACCES…): the machine's fault, not the image's. */
+export class FileWriteError extends UsageError<{ path: string; code: string | null }> {}

@@ -1,6 +1,10 @@
 import type { Worker } from 'node:worker_threads'
+import { FileWriteError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { startBuiltWorker } from '../util/builtEntry.js'
+
+/** Threads that check a pack read whole, besides the one reading it. */
+export const CHECK_THREADS = 2
 
 /** A frame to check: its compressed bytes (moved to the thread), declared size, and objects `[digest, offset in the frame, size]`. */
 export interface CheckFrame {
@@ -11,46 +15,43 @@ export interface CheckFrame {
   objects: Array<[Digest, number, number]>
 }
 
-/** Files to fill from a checked frame: `[object's place in the frame's list, path (bytes for a name that is not UTF-8), mode]`; none frees the frame. */
+/** Files to fill from a checked frame: `[object's place in the frame's list, path (bytes for a name that is not UTF-8), mode]`; none only frees the frame. */
 export interface WriteFrame {
   type: 'write'
   id: number
   writes: Array<[number, string | Uint8Array, number]>
 }
 
-export type FrameFailure =
-  { kind: 'frame'; message: string } | { kind: 'digest'; message: string; digest: Digest; actual: Digest } | { kind: 'write'; message: string; code: string | null; path: string }
+/** Why a frame was refused: it does not decompress to what its index declares, or an object does not hash to its name. */
+export type CheckFailure = { kind: 'frame'; message: string } | { kind: 'digest'; digest: Digest; actual: Digest }
 
-/** What a thread reported of a frame, for the caller to name (it knows the pack). */
-export class FrameFailed extends Error {
-  constructor(readonly failure: FrameFailure) {
-    super(failure.message)
-  }
-}
-
-export interface CheckReply {
-  id: number
-  failure: FrameFailure | null
-  /** Objects that look structured (`{"`), by place in the frame's list, copied out. */
-  structured?: Array<[number, Uint8Array]>
-}
+export type CheckReply =
+  | { id: number; failure: CheckFailure }
+  | { id: number; failure: null; /** objects that look structured (`{"`), by place in the frame's list */ structured: Array<[number, Uint8Array]> }
 
 export interface WriteReply {
   id: number
-  failure: FrameFailure | null
+  failure: { message: string; code: string | null; path: string } | null
 }
 
-/** A frame checked on a thread, held there until `write` or `release`. */
+/** What a thread reported of a frame, for the caller to name (it knows the pack). */
+export class FrameFailed extends Error {
+  constructor(readonly failure: CheckFailure) {
+    super(failure.kind)
+  }
+}
+
+/** A frame checked on a thread, held there until `write`. */
 export interface CheckedFrame {
   readonly id: number
   readonly thread: number
-  readonly size: number
+  readonly held: number
   structured: Array<[number, Uint8Array]>
 }
 
 /**
- * Decompressed bytes the threads may hold (frames checked or waiting for it), beyond one
- * frame: enough that the download never waits on them for long (held back by a few
+ * Bytes the threads may hold (frames sent, checked or waiting for their writes), beyond
+ * one frame: enough that the download never waits on them for long (held back by a few
  * frames, as first built, a clone's pull went at a third of the network's speed, the
  * connection stopping and starting), few enough to bound memory.
  */
@@ -59,7 +60,7 @@ const HELD_BYTES = 64 * 1024 * 1024
 interface Thread {
   worker: Worker
   /** Frames it holds. */
-  held: number
+  frames: number
 }
 
 /**
@@ -68,59 +69,62 @@ interface Thread {
  * been its limit (decompressing, hashing, and a promise chain per object). A frame stays
  * held on its thread from `check` until `write` (which frees it), and `ready` waits while
  * the threads hold HELD_BYTES, so the reader holds back the download. A frame's failure
- * comes back as `FrameFailed` for the caller to name (it knows the pack). Writes go on
- * while the caller does other things (a clone checks the image meanwhile); `settle`
- * waits for them. `close` stops the threads at once, writing or not.
+ * comes back as `FrameFailed` for the caller to name. Writes go on while the caller does
+ * other things (a clone checks the image meanwhile); `settle` waits for them. `stop`
+ * breaks the checkers (every question waiting, and every later one, gets its error);
+ * `close` also ends the threads, writing or not.
  */
 export class FrameCheckers {
   private readonly threads: Thread[]
   private readonly replies = new Map<number, { resolve: (reply: CheckReply | WriteReply) => void; reject: (err: Error) => void }>()
+  private readonly writing = new Set<Promise<void>>()
   private nextId = 0
   private heldBytes = 0
-  private readonly writing = new Set<Promise<unknown>>()
   private room: Array<() => void> = []
   private broken: Error | null = null
 
   constructor(count: number) {
     this.threads = Array.from({ length: count }, () => {
-      const thread: Thread = { worker: startBuiltWorker('registry', 'frameCheckWorker.js'), held: 0 }
+      const thread: Thread = { worker: startBuiltWorker('registry', 'frameCheckWorker.js'), frames: 0 }
       thread.worker.on('message', (reply: CheckReply | WriteReply) => this.answered(reply))
-      thread.worker.on('error', (err) => this.fail(err))
+      thread.worker.on('error', (err) => this.stop(err))
       return thread
     })
   }
 
-  /** Wait until the threads can take a frame of `size` bytes. */
-  async ready(size: number): Promise<void> {
-    while (this.heldBytes > 0 && this.heldBytes + size > HELD_BYTES && this.broken === null) await new Promise<void>((resolve) => this.room.push(resolve))
+  /** Wait until the threads can take a frame that holds `bytes`; throws what broke them, if anything did. */
+  async ready(bytes: number): Promise<void> {
+    while (this.heldBytes > 0 && this.heldBytes + bytes > HELD_BYTES && this.broken === null) await new Promise<void>((resolve) => this.room.push(resolve))
     if (this.broken !== null) throw this.broken
   }
 
-  /** Check a frame on the least busy thread (call `ready` first); resolves with its structured objects, or rejects with the frame's failure (`FrameFailed`). */
+  /** Check a frame on the least busy thread (after `ready`); resolves with its structured objects, or rejects with its failure (`FrameFailed`). */
   async check(compressed: Buffer, size: number, objects: Array<[Digest, number, number]>): Promise<CheckedFrame> {
-    const thread = this.threads.reduce((best, t, i) => (t.held < this.threads[best]!.held ? i : best), 0)
-    this.threads[thread]!.held++
-    this.heldBytes += size
+    const thread = this.threads.reduce((best, t, i) => (t.frames < this.threads[best]!.frames ? i : best), 0)
+    const held = Math.max(compressed.length, size)
+    this.threads[thread]!.frames++
+    this.heldBytes += held
     const id = this.nextId++
-    const owned = compressed.byteOffset === 0 && compressed.byteLength === compressed.buffer.byteLength ? compressed : Buffer.from(compressed) // only a whole ArrayBuffer can move
-    const reply = (await this.ask(thread, { type: 'check', id, compressed: owned.buffer as ArrayBuffer, size, objects }, [owned.buffer as ArrayBuffer])) as CheckReply
+    const whole = compressed.byteOffset === 0 && compressed.byteLength === compressed.buffer.byteLength
+    const moved = (whole ? compressed.buffer : compressed.buffer.slice(compressed.byteOffset, compressed.byteOffset + compressed.byteLength)) as ArrayBuffer // only a whole ArrayBuffer moves
+    const reply = (await this.ask(thread, { type: 'check', id, compressed: moved, size, objects }, [moved])) as CheckReply
     if (reply.failure !== null) {
-      this.free(thread, size)
+      this.free(thread, held)
       throw new FrameFailed(reply.failure)
     }
-    return { id, thread, size, structured: reply.structured ?? [] }
+    return { id, thread, held, structured: reply.structured }
   }
 
   /**
    * Fill files from a checked frame, then free it, without waiting: `settle` waits for
-   * every write. A write that fails breaks the checkers: every question after it, and
-   * `settle`, get its error (an Error with the failing call's `code` and `path`).
+   * every write. A write that fails stops the checkers with a `FileWriteError`.
    */
   write(frame: CheckedFrame, writes: WriteFrame['writes']): void {
     const written: Promise<void> = this.ask(frame.thread, { type: 'write', id: frame.id, writes }).then(
       (reply) => {
-        this.free(frame.thread, frame.size)
-        if (reply.failure?.kind === 'write') this.fail(Object.assign(new Error(reply.failure.message), { code: reply.failure.code ?? undefined, path: reply.failure.path }))
+        this.free(frame.thread, frame.held)
+        const { failure } = reply as WriteReply
+        if (failure !== null) this.stop(new FileWriteError(`cannot write ${failure.path}: ${failure.message}`, { path: failure.path, code: failure.code }))
         this.writing.delete(written)
       },
       () => {
@@ -136,8 +140,16 @@ export class FrameCheckers {
     if (this.broken !== null) throw this.broken
   }
 
+  /** Break the checkers: every question waiting, and every later one, gets `err` (the first given). */
+  stop(err: Error): void {
+    this.broken ??= err
+    for (const { reject } of this.replies.values()) reject(this.broken)
+    this.replies.clear()
+    for (const wake of this.room.splice(0)) wake()
+  }
+
   async close(): Promise<void> {
-    this.fail(new Error('the frame checkers were closed'))
+    this.stop(new Error('the frame checkers were closed'))
     await Promise.all(this.threads.map(({ worker }) => worker.terminate()))
   }
 
@@ -155,17 +167,9 @@ export class FrameCheckers {
     waiting?.resolve(reply)
   }
 
-  private free(thread: number, size: number): void {
-    this.threads[thread]!.held--
-    this.heldBytes -= size
-    for (const wake of this.room.splice(0)) wake()
-  }
-
-  /** A thread that died (or `close`): every question waiting, and every later one, gets the error. */
-  private fail(err: Error): void {
-    this.broken ??= err
-    for (const { reject } of this.replies.values()) reject(err)
-    this.replies.clear()
+  private free(thread: number, held: number): void {
+    this.threads[thread]!.frames--
+    this.heldBytes -= held
     for (const wake of this.room.splice(0)) wake()
   }
 }

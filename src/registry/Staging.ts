@@ -81,10 +81,11 @@ export class Staging {
   }
 
   /**
-   * Fetch a pack whole into the staging area, check it frame by frame on threads of its
-   * own (`readPackFrames`: every object against its digest; `onObjects` is told of each
-   * frame's objects, structured ones parsed, and answers the files they fill), and hold
-   * it to be kept whole by the store at the commit, one file instead of one per object.
+   * Fetch a pack whole into the staging area, check it frame by frame on threads
+   * (`readPackFrames`: every object against its digest; `onObjects` is told of each
+   * frame's objects, structured ones parsed, and answers the files they fill, which
+   * `threads` write, or else threads of the check's own), and hold it to be kept whole
+   * by the store at the commit, one file instead of one per object.
    * A first try reads the pack as it arrives, written to its file on the way; one that
    * continues an interrupted download reads it from the file once it is complete. Returns
    * the bytes transferred.

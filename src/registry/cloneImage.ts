@@ -8,8 +8,7 @@ import { Store } from '../store/Store.js'
 import { ArrivingCheckout } from '../world/ArrivingCheckout.js'
 import { checkout, hiddenSibling } from '../world/checkout.js'
 import { type PullArgs, type PullResult, pullImage } from './pullImage.js'
-import { FrameCheckers } from './FrameCheckers.js'
-import { CHECK_THREADS } from './readPackFrames.js'
+import { CHECK_THREADS, FrameCheckers } from './FrameCheckers.js'
 
 export interface CloneArgs extends Omit<PullArgs, 'dir' | 'store'> {
   /** The directory to materialize the image in: new or empty. */

@@ -62,7 +62,7 @@ export async function stagePackedObjects({
   const wanted = new Map(packs.map(({ index }) => [index, index.objects.filter((o) => ours(index)(o.digest))])) // one pass over 100k objects costs tens of ms: one per pack
   const wantedObjects = [...wanted.values()].flat()
   checkDeclaredSizes(wantedObjects, limits, where)
-  const frameBytes = packs.reduce((n, { index }) => n + [...framesOf(wanted.get(index)!)].reduce((m, f) => m + index.frames[f]!.length, 0), 0)
+  const frameBytes = packs.reduce((n, { index }) => n + [...framesHolding(wanted.get(index)!)].reduce((m, f) => m + index.frames[f]!.length, 0), 0)
   const progress = progressCounter('receiving', wantedObjects.length, frameBytes, onProgress)
   const whole = packToKeepWhole(packs, wanted)
   let bytes = 0
@@ -126,12 +126,12 @@ function packToKeepWhole(packs: Array<{ index: ReadIndex }>, wanted: ReadonlyMap
   for (const { index } of packs) {
     const objects = wanted.get(index)!
     const bytes = objects.reduce((n, o) => n + o.size, 0)
-    if (objects.length >= KEEP_WHOLE_MIN_OBJECTS && framesOf(objects).size === index.frames.length && bytes > (best?.bytes ?? -1)) best = { index, bytes }
+    if (objects.length >= KEEP_WHOLE_MIN_OBJECTS && framesHolding(objects).size === index.frames.length && bytes > (best?.bytes ?? -1)) best = { index, bytes }
   }
   return best?.index ?? null
 }
 
 /** The frames holding these objects. */
-function framesOf(objects: readonly PackedObject[]): Set<number> {
+function framesHolding(objects: readonly PackedObject[]): Set<number> {
   return new Set(objects.map((o) => o.frame))
 }

@@ -32,8 +32,9 @@ const CACHED_FRAMES = 16
  * bytes as they came (zstd frames), `<hex>.idx` its index, checked when the pack came in
  * and written after the pack: an index is the pack's commit, so a pack without one is a
  * leftover. Objects in them are read by decompressing their frame and checking their
- * digest. The indexes are read at the first lookup, and again when a lookup misses and
- * the directory has changed since (another process kept or dropped a pack).
+ * digest. The indexes are read at the first lookup, and the directory again when a
+ * lookup misses and it has changed since (another process kept or dropped a pack); an
+ * index this process read once is not read again (a pack's index never changes).
  */
 export class LocalPacks {
   readonly dir: string
@@ -108,6 +109,7 @@ export class LocalPacks {
 
   /** Drop a pack: its index first, so it stops being one before its bytes go. */
   remove(pack: LocalPack): void {
+    this.indexes.delete(pack.digest)
     rmSync(pack.indexFile, { force: true })
     rmSync(pack.file, { force: true })
     this.load()

@@ -1,4 +1,4 @@
-import { close, closeSync, fchmod, promises as fs, mkdirSync, open, openSync, readFileSync, readSync, write } from 'node:fs'
+import { close, closeSync, fchmod, fchmodSync, promises as fs, mkdirSync, open, openSync, readFileSync, readSync, write, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { promisify } from 'node:util'
 
@@ -118,5 +118,16 @@ export async function writeNewFile(path: string | Buffer, bytes: Uint8Array, mod
     await fchmodFd(fd, mode)
   } finally {
     await closeFd(fd)
+  }
+}
+
+/** `writeNewFile`, synchronously (on a thread that writes many files for another). */
+export function writeNewFileSync(path: string | Buffer, bytes: Uint8Array, mode: number): void {
+  const fd = openSync(path, 'wx', mode)
+  try {
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at)
+    fchmodSync(fd, mode) // exactly `mode`, past the umask
+  } finally {
+    closeSync(fd)
   }
 }

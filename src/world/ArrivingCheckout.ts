@@ -59,7 +59,7 @@ export class ArrivingCheckout {
     else if (object.kind === 'snapshot' && digest === this.root) this.tree = this.validTreeOf(digest, object)
   }
 
-  /** Blobs checked, in pack order: the files each fills (taken off the list `finish` writes). The first asks for the plan. */
+  /** Blobs checked, in pack order, one call at a time: the files each fills (taken off the list `finish` writes). The first makes the plan. */
   readonly places = async (blobs: readonly Digest[]): Promise<FilePlace[][]> => {
     if (this.plan === null) this.plan = await this.makePlan()
     const plan = this.plan
