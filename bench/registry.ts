@@ -5,7 +5,8 @@
  * run (interleaved): a cold push against `tar | zstd` of the workspace into a one-layer
  * OCI layout plus `skopeo copy` of it to the same registry; a cold pull (into an empty
  * store, then checked out) against `skopeo copy` back plus `zstd -d | tar -x`, on the disk
- * and again into tmpfs (without the disk's swings in file creation); then a
+ * and again into tmpfs (without the disk's swings in file creation), there also against a
+ * baseline that hashes every file it unpacked, as the clone checks every object; then a
  * one-file change pushed (beside `git push` of the same change to a bare repository) and
  * pulled again.
  */
@@ -130,7 +131,7 @@ async function scenario(name: string, files: number, totalBytes: number, runs: n
   const skopeoRepo = `${host}/bench/${files}-skopeo${n}`
   let pulled = { fetchedBytes: 0, totalBytes: 0 }
   let k = 0
-  const coldPull = (under: string) => {
+  const coldPull = (under: string, { checking = false } = {}) => {
     const fresh = () => join(under, `pull-${++k}`)
     return compare(
       { run: async () => (pulled = await cloneImage({ remote: `oci://${fpRepo}:v1`, into: fresh(), credentials: null })) },
@@ -139,6 +140,7 @@ async function scenario(name: string, files: number, totalBytes: number, runs: n
           const to = fresh()
           sh(`skopeo copy -q --src-tls-verify=false docker://${skopeoRepo}:v1 oci:${to}-layout:v1`)
           unpackLayer(`${to}-layout`, to)
+          if (checking) sh(`find . -type f -print0 | xargs -0 -P 2 -n 10000 sha256sum > /dev/null`, to)
         },
       },
       { runs, warmup: 0 },
@@ -152,6 +154,9 @@ async function scenario(name: string, files: number, totalBytes: number, runs: n
     try {
       const held = await coldPull(inMemory)
       row('cold pull into tmpfs', held.a, 'the same, into tmpfs', held.b, pulled.fetchedBytes, pulled.totalBytes, '≤ 1.0x (proposed)')
+      // and against a baseline that checks what it received as a clone does, object by object (as the push's proposed one)
+      const heldChecked = await coldPull(inMemory, { checking: true })
+      row('cold pull into tmpfs', heldChecked.a, 'the same, plus sha256sum of every file', heldChecked.b, pulled.fetchedBytes, pulled.totalBytes, '≤ 1.0x (proposed)')
     } finally {
       rmSync(inMemory, { recursive: true, force: true })
     }
