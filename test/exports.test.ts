@@ -29,6 +29,7 @@ it('exports exactly the reviewed public names', () => {
     'EffectsPolicyError',
     'EncryptionKeyError',
     'ExitCode',
+    'FileWriteError',
     'ForkpointError',
     'FunctionCandidateError',
     'InputNotFoundError',
