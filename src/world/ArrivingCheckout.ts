@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs'
-import { InternalError } from '../errors/index.js'
+import { FileWriteError, InternalError } from '../errors/index.js'
+import { errnoCode } from '../util/fsx.js'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
@@ -105,9 +106,13 @@ export class ArrivingCheckout {
       () => null,
     )
     if (admitted === null) return 'given up'
-    mkdirSync(fsPath(into))
     const files: FileWrite[] = []
-    await layOut(source, this.tree, into, '', files)
+    try {
+      mkdirSync(fsPath(into))
+      await layOut(source, this.tree, into, '', files)
+    } catch (err) {
+      throw asFileWriteError(err, into)
+    }
     const waiting = new Map<Digest, FileWrite[]>()
     const chunked: FileWrite[] = []
     for (const file of files) {
@@ -123,4 +128,12 @@ export class ArrivingCheckout {
     const held = this.trees.get(tree)
     return held !== undefined && held.entries.every((e) => e.type !== 'dir' || this.allTreesIn(e.tree, seen))
   }
+}
+
+/** A file system's refusal (ENOENT, EACCES, ENOSPC…) as the machine's fault it is (exit 2), naming the path; anything else as it is. */
+function asFileWriteError(err: unknown, where: string): unknown {
+  const code = errnoCode(err)
+  if (code === undefined) return err
+  const path = String((err as NodeJS.ErrnoException).path ?? where)
+  return new FileWriteError(`cannot write ${path}: ${(err as Error).message}`, { path, code }, { cause: err })
 }

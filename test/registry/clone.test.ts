@@ -1,7 +1,7 @@
 import { existsSync, promises as fs, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { DigestMismatchError, InvalidPackError, UnsafePathError, cloneImage, pushImage, snapshotWorkspace, status, verify } from '../../src/index.js'
+import { DigestMismatchError, FileWriteError, InvalidPackError, UnsafePathError, cloneImage, pushImage, snapshotWorkspace, status, verify } from '../../src/index.js'
 import { makeSnapshot } from '../../src/world/Snapshot.js'
 import { makeTree } from '../../src/world/Tree.js'
 import { readRef } from '../../src/store/refs.js'
@@ -119,9 +119,9 @@ describe('a clone writes the files as the pull brings them, seen only once the i
     await pushImage({ store: image.store, id: image.id, remote, credentials })
     const store = join(tempDir('kept'), 'st')
     const error = await cloneImage({ remote, into: join(tempDir('nowhere'), 'missing', 'ws'), store, credentials }).catch((err: Error) => err)
-    expect(error).toBeInstanceOf(Error)
-    expect(error).not.toBeInstanceOf(InvalidPackError)
-    expect((error as NodeJS.ErrnoException).code).toBe('ENOENT')
+    expect(error).toBeInstanceOf(FileWriteError)
+    expect((error as FileWriteError).exitCode).toBe(2)
+    expect((error as FileWriteError).data.code).toBe('ENOENT')
     const into = join(tempDir('somewhere'), 'ws')
     await cloneImage({ remote, into, store, credentials })
     expect(await treeListing(into)).toEqual(await treeListing(image.dir))
