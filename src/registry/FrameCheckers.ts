@@ -57,6 +57,11 @@ export interface CheckedFrame {
  */
 const HELD_BYTES = 64 * 1024 * 1024
 
+/** What a frame counts against HELD_BYTES: its compressed bytes on the way, its declared size once decompressed. */
+function held(length: number, size: number): number {
+  return Math.max(length, size)
+}
+
 interface Thread {
   worker: Worker
   /** Frames it holds. */
@@ -92,27 +97,27 @@ export class FrameCheckers {
     })
   }
 
-  /** Wait until the threads can take a frame that holds `bytes`; throws what broke them, if anything did. */
-  async ready(bytes: number): Promise<void> {
-    while (this.heldBytes > 0 && this.heldBytes + bytes > HELD_BYTES && this.broken === null) await new Promise<void>((resolve) => this.room.push(resolve))
+  /** Wait until the threads can take a frame of `length` compressed bytes declaring `size`; throws what broke them, if anything did. */
+  async ready(length: number, size: number): Promise<void> {
+    while (this.heldBytes > 0 && this.heldBytes + held(length, size) > HELD_BYTES && this.broken === null) await new Promise<void>((resolve) => this.room.push(resolve))
     if (this.broken !== null) throw this.broken
   }
 
   /** Check a frame on the least busy thread (after `ready`); resolves with its structured objects, or rejects with its failure (`FrameFailed`). */
   async check(compressed: Buffer, size: number, objects: Array<[Digest, number, number]>): Promise<CheckedFrame> {
     const thread = this.threads.reduce((best, t, i) => (t.frames < this.threads[best]!.frames ? i : best), 0)
-    const held = Math.max(compressed.length, size)
+    const holding = held(compressed.length, size)
     this.threads[thread]!.frames++
-    this.heldBytes += held
+    this.heldBytes += holding
     const id = this.nextId++
     const whole = compressed.byteOffset === 0 && compressed.byteLength === compressed.buffer.byteLength
     const moved = (whole ? compressed.buffer : compressed.buffer.slice(compressed.byteOffset, compressed.byteOffset + compressed.byteLength)) as ArrayBuffer // only a whole ArrayBuffer moves
     const reply = (await this.ask(thread, { type: 'check', id, compressed: moved, size, objects }, [moved])) as CheckReply
     if (reply.failure !== null) {
-      this.free(thread, held)
+      this.free(thread, holding)
       throw new FrameFailed(reply.failure)
     }
-    return { id, thread, held, structured: reply.structured }
+    return { id, thread, held: holding, structured: reply.structured }
   }
 
   /**

@@ -49,7 +49,7 @@ export async function readPackFrames({
     for await (const { n, bytes } of framesOf(stream, index, source.where)) {
       signal?.throwIfAborted()
       const frame = index.frames[n]!
-      await checkers.ready(Math.max(frame.length, frame.size)) // throws once a delivery failed: it stopped the checkers
+      await checkers.ready(frame.length, frame.size) // throws once a delivery failed: it stopped the checkers
       const objects = byFrame[n]!
       delivery.add(
         checkers.check(

@@ -58,8 +58,8 @@ export async function stagePackedObjects({
   const owner = new Map<Digest, ReadIndex>()
   for (const { index } of packs) for (const o of index.objects) if (!owner.has(o.digest) && !staged.has(o.digest)) owner.set(o.digest, index)
   const lacking = store.lacking([...owner.keys()])
-  const ours = (index: ReadIndex) => (digest: Digest) => owner.get(digest) === index && lacking.has(digest)
-  const wanted = new Map(packs.map(({ index }) => [index, index.objects.filter((o) => ours(index)(o.digest))])) // one pass over 100k objects costs tens of ms: one per pack
+  const ours = (index: ReadIndex, digest: Digest) => owner.get(digest) === index && lacking.has(digest)
+  const wanted = new Map(packs.map(({ index }) => [index, index.objects.filter((o) => ours(index, o.digest))])) // one pass over 100k objects costs tens of ms: one per pack
   const wantedObjects = [...wanted.values()].flat()
   checkDeclaredSizes(wantedObjects, limits, where)
   const frameBytes = packs.reduce((n, { index }) => n + [...framesHolding(wanted.get(index)!)].reduce((m, f) => m + index.frames[f]!.length, 0), 0)
@@ -68,13 +68,12 @@ export async function stagePackedObjects({
   let bytes = 0
   for (const { index, source } of wholeLast(packs, whole)) {
     if (index === whole) {
-      const counted = new Set(wanted.get(index)!.map((o) => o.digest))
       bytes += await staging.stageWholePack(source, index, {
         signal,
         onBytes: (n) => progress.addBytes(n),
         threads: arrivals?.threads,
         onObjects: (arrived) => {
-          progress.objectsDone(arrived.filter(({ digest }) => counted.has(digest)).length)
+          progress.objectsDone(arrived.filter(({ digest }) => ours(index, digest)).length)
           return arrivals ? tellFrame(arrivals, arrived) : []
         },
       })
@@ -83,7 +82,7 @@ export async function stagePackedObjects({
     bytes += await readPackRanges({
       source,
       index,
-      wanted: (o) => ours(index)(o.digest),
+      wanted: (o) => ours(index, o.digest),
       accept: (o, data) => {
         staging.stageChecked(o.digest, data)
         progress.objectsDone()
