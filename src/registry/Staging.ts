@@ -7,7 +7,7 @@ import { LocalPacks } from '../store/LocalPacks.js'
 import { BatchedWrites } from '../util/BatchedWrites.js'
 import { type Lock, acquireLock } from '../store/lockFile.js'
 import { objectEdges, objectFromBytes, readObjectFile, readStoredObject, shallowParents } from '../store/objectGraph.js'
-import { type ReadIndex, packIndexBytes, packIndexOf } from '../store/PackIndex.js'
+import type { ReadIndex } from '../store/PackIndex.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
 import type { BlobRef } from './Descriptor.js'
@@ -27,6 +27,8 @@ export interface Described {
 /** A pack fetched whole, checked, to be kept whole by the store. */
 interface WholePack {
   index: ReadIndex
+  /** The index as the store keeps it. */
+  indexBytes: Buffer
   file: string
   objects: Map<Digest, Described>
 }
@@ -93,6 +95,7 @@ export class Staging {
   async stageWholePack(
     source: PackSource,
     index: ReadIndex,
+    indexBytes: Buffer,
     {
       signal,
       onBytes,
@@ -134,7 +137,7 @@ export class Staging {
     } else {
       fetched = await this.readArriving(source, index, check, { signal, onBytes })
     }
-    this.whole = { index, file, objects }
+    this.whole = { index, indexBytes, file, objects }
     return fetched
   }
 
@@ -310,12 +313,12 @@ export class Staging {
     }
   }
 
-  private async commitWholePack({ index, file, objects }: WholePack): Promise<number> {
+  private async commitWholePack({ index, indexBytes, file, objects }: WholePack): Promise<number> {
     const added = this.store.lacking([...objects.keys()]).size
     mkdirSync(this.store.packs.dir, { recursive: true })
     await this.store.moveIntoPlace(file, LocalPacks.packFile(this.store.packs.dir, index.pack))
     const indexTmp = `${file}.idx`
-    writeFileSync(indexTmp, packIndexBytes(packIndexOf(index)), { mode: OBJECT_MODE })
+    writeFileSync(indexTmp, indexBytes, { mode: OBJECT_MODE })
     await this.store.moveIntoPlace(indexTmp, LocalPacks.indexFile(this.store.packs.dir, index.pack)) // the pack's commit
     this.store.packs.kept(index)
     this.whole = null

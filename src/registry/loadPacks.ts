@@ -14,6 +14,8 @@ import type { Transport } from './Transport.js'
 export interface LoadedPack {
   pair: PackPair
   index: ReadIndex
+  /** The index as it came (checked against its digest): what the store keeps beside the pack if it keeps it whole. */
+  indexBytes: Buffer
 }
 
 /**
@@ -47,7 +49,7 @@ export async function loadPacks({
         index: ref.digest,
         pack: index.pack,
       })
-    loaded.push({ pair: { pack: { digest: index.pack, size: index.packSize }, index: ref }, index })
+    loaded.push({ pair: { pack: { digest: index.pack, size: index.packSize }, index: ref }, index, indexBytes: bytes })
   })
   // in the manifest's order, whatever order the indexes arrived in
   const order = new Map(indexes.map((ref, i) => [ref.digest, i]))

@@ -47,7 +47,8 @@ export async function stagePackedObjects({
 }: {
   store: Store
   staging: Staging
-  packs: Array<{ index: ReadIndex; source: PackSource }>
+  /** `indexBytes`: the index as the store keeps it beside a pack kept whole. */
+  packs: Array<{ index: ReadIndex; indexBytes: () => Buffer; source: PackSource }>
   limits: Limits
   where: string
   signal?: AbortSignal | undefined
@@ -66,9 +67,9 @@ export async function stagePackedObjects({
   const progress = progressCounter('receiving', wantedObjects.length, frameBytes, onProgress)
   const whole = packToKeepWhole(packs, wanted)
   let bytes = 0
-  for (const { index, source } of wholeLast(packs, whole)) {
+  for (const { index, indexBytes, source } of wholeLast(packs, whole)) {
     if (index === whole) {
-      bytes += await staging.stageWholePack(source, index, {
+      bytes += await staging.stageWholePack(source, index, indexBytes(), {
         signal,
         onBytes: (n) => progress.addBytes(n),
         threads: arrivals?.threads,
