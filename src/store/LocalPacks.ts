@@ -115,10 +115,10 @@ export class LocalPacks {
     this.load()
   }
 
-  /** A pack this process just kept, with its index as checked when it came (not read back from its file). */
+  /** A pack this process just kept, with its index as checked when it came (not read back from its file); looked at from the next lookup on (a clone makes none). */
   kept(index: ReadIndex): void {
     this.indexes.set(index.pack, index)
-    this.load()
+    this.loadedAt = null
   }
 
   /** Read the packs again if another process (or this one) kept or dropped one since. */
