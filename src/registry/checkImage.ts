@@ -38,36 +38,36 @@ export interface CheckedImage {
 export async function checkImage({ root, describe, allowExternalSymlinks = false, shallow = new Set(), deepen = new Set() }: CheckImageArgs): Promise<CheckedImage> {
   const found = new Map<Digest, Described>()
   const order: Digest[] = []
-  const done = new Set<Digest>()
-  const stack: Array<{ digest: Digest; from: Digest | 'root'; expanded: boolean }> = [{ digest: root, from: 'root', expanded: false }]
-  while (stack.length > 0) {
-    const top = stack[stack.length - 1]!
-    if (top.expanded) {
-      stack.pop()
-      if (!done.has(top.digest)) {
-        done.add(top.digest)
-        order.push(top.digest)
-      }
+  // objects already in the store were checked when they arrived, and so was what they reach (but the history a shallow store lacks)
+  const walked = (digest: Digest, item: Described) => item.object !== null && (item.staged || deepen.has(digest))
+  const rootItem = describe(root)
+  if (rootItem === null) throw new InvalidImageError(`object ${root} (named by root) is neither in the image nor in the local store`, { digest: root, from: 'root' })
+  found.set(root, rootItem)
+  // depth first, each object described once, when first named; an object joins `order` after all it names (a blob at once)
+  const pending: Digest[] = [root]
+  const expanded: boolean[] = [false]
+  while (pending.length > 0) {
+    const digest = pending[pending.length - 1]!
+    if (expanded[expanded.length - 1]) {
+      pending.pop()
+      expanded.pop()
+      order.push(digest)
       continue
     }
-    if (found.has(top.digest)) {
-      stack.pop()
-      continue
-    }
-    top.expanded = true
-    const optional = top.from !== 'root' && shallow.has(top.from) && shallowParents(found.get(top.from)!.object!).has(top.digest)
-    const item = describe(top.digest)
-    if (item === null && optional) {
-      stack.pop() // a parent a shallow image leaves out
-      continue
-    }
-    if (item === null)
-      throw new InvalidImageError(`object ${top.digest} (named by ${top.from}) is neither in the image nor in the local store`, { digest: top.digest, from: top.from })
-    found.set(top.digest, item)
-    // objects already in the store were checked when they arrived, and so was what they reach (but the history a shallow store lacks)
-    if (item.object && (item.staged || deepen.has(top.digest))) {
-      const children = [...new Set(objectEdges(item.object))].filter((child) => !found.has(child))
-      for (const child of children) stack.push({ digest: child, from: top.digest, expanded: false })
+    expanded[expanded.length - 1] = true
+    const parent = found.get(digest)!
+    if (!walked(digest, parent)) continue
+    const optional = shallow.has(digest) ? shallowParents(parent.object!) : null
+    for (const child of objectEdges(parent.object!)) {
+      if (found.has(child)) continue
+      const item = describe(child)
+      if (item === null && optional?.has(child)) continue // a parent a shallow image leaves out
+      if (item === null) throw new InvalidImageError(`object ${child} (named by ${digest}) is neither in the image nor in the local store`, { digest: child, from: digest })
+      found.set(child, item)
+      if (walked(child, item)) {
+        pending.push(child)
+        expanded.push(false)
+      } else order.push(child)
     }
   }
   validateKinds(root, found)
@@ -84,9 +84,9 @@ export async function checkImage({ root, describe, allowExternalSymlinks = false
   return { order, whole }
 }
 
-function expectKind(found: Map<Digest, Described>, digest: Digest, kind: string, where: string): StructuredObject {
+function expectKind(found: Map<Digest, Described>, digest: Digest, kind: string, where: string | (() => string)): StructuredObject {
   const object = found.get(digest)?.object
-  if (object?.kind !== kind) throw new InvalidImageError(`${where} names ${digest} as a ${kind}, but it is ${object ? `a ${object.kind}` : 'a blob'}`)
+  if (object?.kind !== kind) throw new InvalidImageError(`${typeof where === 'string' ? where : where()} names ${digest} as a ${kind}, but it is ${object ? `a ${object.kind}` : 'a blob'}`)
   return object
 }
 
@@ -103,13 +103,13 @@ function validateKinds(root: Digest, found: Map<Digest, Described>): void {
     }
     if (object?.kind !== 'tree') continue
     for (const entry of validateTree(object, `tree ${digest}`).entries) {
-      const where = `tree ${digest} entry ${JSON.stringify(entry.name)}`
+      const where = () => `tree ${digest} entry ${JSON.stringify(entry.name)}` // made only when needed: a tree's entries are 100k in a big image
       if (entry.type === 'dir') expectKind(found, entry.tree, 'tree', where)
       else if (entry.type === 'file' && 'chunks' in entry) {
-        const chunks = validateChunks(expectKind(found, entry.chunks, 'chunks', where), where)
-        if (chunks.size !== entry.size) throw new InvalidImageError(`${where}: size does not match its chunks`)
+        const chunks = validateChunks(expectKind(found, entry.chunks, 'chunks', where), where())
+        if (chunks.size !== entry.size) throw new InvalidImageError(`${where()}: size does not match its chunks`)
       } else if (entry.type === 'file' && found.get(entry.blob)?.size !== entry.size) {
-        throw new InvalidImageError(`${where}: blob ${entry.blob} is not ${entry.size} bytes`)
+        throw new InvalidImageError(`${where()}: blob ${entry.blob} is not ${entry.size} bytes`)
       }
     }
   }
@@ -135,9 +135,9 @@ async function checkSymlinks(treeId: Digest, prefix: string, found: Map<Digest, 
   if (seen.has(key)) return // the same tree at the same path was checked already
   seen.add(key)
   for (const entry of (found.get(treeId)!.object as unknown as Tree).entries) {
-    const rel = joinPath(prefix, entry.name)
-    if (entry.type === 'dir') await checkSymlinks(entry.tree, rel, found, seen, links)
+    if (entry.type === 'dir') await checkSymlinks(entry.tree, joinPath(prefix, entry.name), found, seen, links)
     else if (entry.type === 'symlink') {
+      const rel = joinPath(prefix, entry.name)
       const resolution = await resolveLink(links, rel.split('/'), entry.target)
       if (resolution === 'inside') continue
       throw new UnsafePathError(
