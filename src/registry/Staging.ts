@@ -104,7 +104,7 @@ export class Staging {
     }: TransferOptions & {
       /** The checking threads to use (`readPackFrames`): the caller waits for their writes and closes them. */
       threads?: FrameCheckers | undefined
-      onObjects?: ((objects: ReadonlyArray<{ digest: Digest; object: StructuredObject | null }>) => Promise<FilePlace[][]> | FilePlace[][]) | undefined
+      onObjects?: ((objects: ReadonlyArray<{ digest: Digest; object: StructuredObject | null }>) => Promise<Array<readonly FilePlace[]>> | Array<readonly FilePlace[]>) | undefined
     } = {},
   ): Promise<number> {
     const file = this.path(index.pack)

@@ -2,6 +2,7 @@ import { constants } from 'node:buffer'
 import { DigestMismatchError, InvalidPackError } from '../errors/index.js'
 import type { Frame, PackedObject, ReadIndex } from '../store/PackIndex.js'
 import type { FilePlace } from '../world/ArrivingCheckout.js'
+import { fsPath } from '../world/fsName.js'
 import { CHECK_THREADS, type CheckedFrame, FrameCheckers, FrameFailed } from './FrameCheckers.js'
 import type { PackSource } from './readPackRanges.js'
 import type { BlobStream } from './Transport.js'
@@ -9,7 +10,7 @@ import type { BlobStream } from './Transport.js'
 /** What a whole pack's reader is told, frame by frame in pack order (one call at a time). */
 export interface FrameArrivals {
   /** A frame's objects, each checked against its digest, with the bytes of those that look structured (`{"`); answers the files to fill with each object's bytes ([] for none). */
-  frame(objects: readonly PackedObject[], structured: ReadonlyMap<PackedObject, Buffer>): Promise<FilePlace[][]> | FilePlace[][]
+  frame(objects: readonly PackedObject[], structured: ReadonlyMap<PackedObject, Buffer>): Promise<Array<readonly FilePlace[]>> | Array<readonly FilePlace[]>
 }
 
 /**
@@ -107,7 +108,7 @@ class Delivery {
     const places = await this.arrivals.frame(objects, structured)
     const writes: Array<[number, string | Uint8Array, number]> = []
     places.forEach((files, i) => {
-      for (const { path, mode } of files) writes.push([i, path, mode])
+      for (const { abs, entry } of files) writes.push([i, fsPath(abs), entry.mode])
     })
     this.checkers.write(checked, writes)
   }

@@ -16,7 +16,7 @@ export interface ObjectArrivals {
   /** A structured object, parsed. */
   structured(digest: Digest, object: StructuredObject): void
   /** Blobs of the pack read whole, checked on `threads`, in pack order: the files each fills, which those threads write; [] for none. A promise holds the transfer back until it settles. */
-  places(blobs: readonly Digest[]): Promise<FilePlace[][]> | FilePlace[][]
+  places(blobs: readonly Digest[]): Promise<Array<readonly FilePlace[]>> | Array<readonly FilePlace[]>
   /** The threads that check the pack read whole and write the files `places` names: the listener waits for their writes (`settle`) and closes them. */
   threads: FrameCheckers
 }
@@ -108,7 +108,7 @@ function wholeLast<T extends { index: ReadIndex }>(packs: T[], whole: ReadIndex 
 }
 
 /** Tell the listener of a frame's objects: the structured ones, then the blobs, whose files it answers with (one list for each object). */
-async function tellFrame(arrivals: ObjectArrivals, arrived: ReadonlyArray<{ digest: Digest; object: StructuredObject | null }>): Promise<FilePlace[][]> {
+async function tellFrame(arrivals: ObjectArrivals, arrived: ReadonlyArray<{ digest: Digest; object: StructuredObject | null }>): Promise<Array<readonly FilePlace[]>> {
   const blobs: Digest[] = []
   for (const { digest, object } of arrived) {
     if (object === null) blobs.push(digest)

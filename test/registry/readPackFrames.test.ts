@@ -48,7 +48,7 @@ const blob = (i: number, size = 1000) => {
 
 /** Each object's bytes to a file of its own in `dir`, named by its place in the pack. */
 function writeEach(read: ReadIndex, dir: string): FrameArrivals {
-  return { frame: (objects) => objects.map((o) => [{ path: join(dir, String(read.objects.indexOf(o))), mode: 0o640 }]) }
+  return { frame: (objects) => objects.map((o) => [{ abs: join(dir, String(read.objects.indexOf(o))), entry: { mode: 0o640 } }]) }
 }
 
 describe('readPackFrames: a whole pack checked, frame by frame, on threads', () => {
