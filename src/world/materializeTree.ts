@@ -81,9 +81,10 @@ function memoized(source: TreeSource): TreeSource {
  */
 export async function layOut(source: TreeSource, tree: Digest, into: string, prefix: string, files: FileWrite[]): Promise<number> {
   let entries = 0
+  const dir = join(into, '/') // once a directory: a tree's names are single safe components, and a join per file cost a 100k-file clone about 80 ms and its garbage
   for (const entry of (await source(tree)).entries) {
     entries++
-    const abs = join(into, entry.name)
+    const abs = dir + entry.name
     const rel = joinPath(prefix, entry.name)
     // directories and symlinks one after another, synchronously: each takes microseconds, a trip through the thread pool more
     if (entry.type === 'dir') {
