@@ -8,6 +8,7 @@ import type { FileEntry } from './Tree.js'
  * file in it. Unchanged when the store keeps no pack.
  */
 export function inPackOrder<T>(store: Store, items: T[], entryOf: (item: T) => FileEntry): T[] {
+  if (items.length < 2) return items // nothing to order (a clone's checkout wrote its files as they came): the packs are not looked at
   const packs = store.packs.list()
   if (packs.length === 0) return items
   const rank = new Map(packs.map((pack, i) => [pack.digest, i]))
