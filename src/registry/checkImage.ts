@@ -86,7 +86,8 @@ export async function checkImage({ root, describe, allowExternalSymlinks = false
 
 function expectKind(found: Map<Digest, Described>, digest: Digest, kind: string, where: string | (() => string)): StructuredObject {
   const object = found.get(digest)?.object
-  if (object?.kind !== kind) throw new InvalidImageError(`${typeof where === 'string' ? where : where()} names ${digest} as a ${kind}, but it is ${object ? `a ${object.kind}` : 'a blob'}`)
+  if (object?.kind !== kind)
+    throw new InvalidImageError(`${typeof where === 'string' ? where : where()} names ${digest} as a ${kind}, but it is ${object ? `a ${object.kind}` : 'a blob'}`)
   return object
 }
 
