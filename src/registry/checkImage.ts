@@ -84,10 +84,10 @@ export async function checkImage({ root, describe, allowExternalSymlinks = false
   return { order, whole }
 }
 
-function expectKind(found: Map<Digest, Described>, digest: Digest, kind: string, where: string | (() => string)): StructuredObject {
+/** `where` names the referrer, made only when it fails (a big image's trees have 100k entries). */
+function expectKind(found: Map<Digest, Described>, digest: Digest, kind: string, where: () => string): StructuredObject {
   const object = found.get(digest)?.object
-  if (object?.kind !== kind)
-    throw new InvalidImageError(`${typeof where === 'string' ? where : where()} names ${digest} as a ${kind}, but it is ${object ? `a ${object.kind}` : 'a blob'}`)
+  if (object?.kind !== kind) throw new InvalidImageError(`${where()} names ${digest} as a ${kind}, but it is ${object ? `a ${object.kind}` : 'a blob'}`)
   return object
 }
 
@@ -96,7 +96,7 @@ function validateKinds(root: Digest, found: Map<Digest, Described>): void {
   if (!found.get(root)?.object) throw new InvalidImageError(`image root ${root} is not a structured object`)
   for (const [digest, { object, staged }] of found) {
     if (!staged) continue
-    if (object?.kind === 'snapshot') expectKind(found, validateSnapshot(object, `snapshot ${digest}`).world.tree, 'tree', `snapshot ${digest}`)
+    if (object?.kind === 'snapshot') expectKind(found, validateSnapshot(object, `snapshot ${digest}`).world.tree, 'tree', () => `snapshot ${digest}`)
     if (object?.kind === 'chunks') {
       for (const part of validateChunks(object, `chunks ${digest}`).chunks) {
         if (found.get(part.blob)?.size !== part.size) throw new InvalidImageError(`chunks ${digest}: chunk ${part.blob} is not ${part.size} bytes`)
@@ -104,7 +104,7 @@ function validateKinds(root: Digest, found: Map<Digest, Described>): void {
     }
     if (object?.kind !== 'tree') continue
     for (const entry of validateTree(object, `tree ${digest}`).entries) {
-      const where = () => `tree ${digest} entry ${JSON.stringify(entry.name)}` // made only when needed: a tree's entries are 100k in a big image
+      const where = () => `tree ${digest} entry ${JSON.stringify(entry.name)}`
       if (entry.type === 'dir') expectKind(found, entry.tree, 'tree', where)
       else if (entry.type === 'file' && 'chunks' in entry) {
         const chunks = validateChunks(expectKind(found, entry.chunks, 'chunks', where), where())
