@@ -92,7 +92,7 @@ export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Pro
     fetched.bytes += await stagePackedObjects({
       store,
       staging,
-      packs: packs.map(({ index: packIndex, indexBytes }) => ({ index: packIndex, indexBytes: () => indexBytes, source: remotePack(transport, packIndex.pack) })),
+      packs: packs.map(({ index: packIndex, indexBytes }) => ({ index: packIndex, indexBytes, source: remotePack(transport, packIndex.pack) })),
       limits,
       where: `image ${manifest}`,
       signal: args.signal,

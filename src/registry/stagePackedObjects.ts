@@ -6,7 +6,7 @@ import type { FrameCheckers } from './FrameCheckers.js'
 import type { Store } from '../store/Store.js'
 import { checkDeclaredSizes } from './checkDeclaredSizes.js'
 import type { Limits } from './limits.js'
-import type { PackedObject, ReadIndex } from '../store/PackIndex.js'
+import { type PackedObject, type ReadIndex, packIndexBytes, packIndexOf } from '../store/PackIndex.js'
 import { type PackSource, readPackRanges } from './readPackRanges.js'
 import type { Staging } from './Staging.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
@@ -47,8 +47,8 @@ export async function stagePackedObjects({
 }: {
   store: Store
   staging: Staging
-  /** `indexBytes`: the index as the store keeps it beside a pack kept whole. */
-  packs: Array<{ index: ReadIndex; indexBytes: () => Buffer; source: PackSource }>
+  /** `indexBytes`: the index as it came, kept beside the pack if it is kept whole (else its canonical bytes are). */
+  packs: Array<{ index: ReadIndex; indexBytes?: Buffer; source: PackSource }>
   limits: Limits
   where: string
   signal?: AbortSignal | undefined
@@ -69,7 +69,7 @@ export async function stagePackedObjects({
   let bytes = 0
   for (const { index, indexBytes, source } of wholeLast(packs, whole)) {
     if (index === whole) {
-      bytes += await staging.stageWholePack(source, index, indexBytes(), {
+      bytes += await staging.stageWholePack(source, index, indexBytes ?? packIndexBytes(packIndexOf(index)), {
         signal,
         onBytes: (n) => progress.addBytes(n),
         threads: arrivals?.threads,

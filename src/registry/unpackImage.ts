@@ -11,7 +11,6 @@ import { checkImage } from './checkImage.js'
 import { recordShallow, shallowToDeepen } from './recordShallow.js'
 import { type Limits, resolveLimits } from './limits.js'
 import { HEADER_PREFIX_BYTES, SKIPPABLE_MAGIC, ZSTD_MAGIC, headerLength, parseHeader } from './packFile.js'
-import { packIndexBytes, packIndexOf } from '../store/PackIndex.js'
 import { assertTag } from './parseRemote.js'
 import { readLegacyPack } from './readLegacyPack.js'
 import { Staging } from './Staging.js'
@@ -106,7 +105,7 @@ async function readPackFile(store: Store, staging: Staging, file: string, limits
       where: file,
       open: async (offset: number, len: number) => ({ offset, body: createReadStream(file, { start: base + offset, end: base + offset + len - 1 }) }),
     }
-    await stagePackedObjects({ store, staging, packs: [{ index, indexBytes: () => packIndexBytes(packIndexOf(index)), source }], limits, where: `pack ${file}` })
+    await stagePackedObjects({ store, staging, packs: [{ index, source }], limits, where: `pack ${file}` })
     return { root, objects: index.objects.length, shallow }
   } finally {
     await handle.close()
