@@ -88,6 +88,17 @@ describe('fan-out across hosts (each worker its own network namespace)', () => {
     expect(jobsLeft()).toEqual([])
   }, 180_000)
 
+  it('a host joining and leaving the LAN does not move the hub’s address under the others (their ARP caches hold it)', () => {
+    const address = () => /link\/ether (\S+)/.exec(lan.hubSync(['ip', '-o', 'link', 'show', 'br0']).stdout)![1]
+    const before = address()
+    // a port whose address sorts below every other: a bridge left to itself would take it, then lose it
+    lan.hubSync(['ip', 'link', 'add', 'vlow', 'address', '02:00:00:00:00:01', 'type', 'veth', 'peer', 'name', 'vlowpeer'])
+    lan.hubSync(['ip', 'link', 'set', 'vlow', 'master', 'br0'])
+    expect(address()).toBe(before)
+    lan.hubSync(['ip', 'link', 'del', 'vlow'])
+    expect(address()).toBe(before)
+  })
+
   it('a worker killed mid-job: its job is run again by another worker, once to completion', async () => {
     const dir = await workspace()
     const marker = `sleep 20.${process.pid}2`

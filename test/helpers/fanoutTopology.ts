@@ -7,6 +7,12 @@ const CLI = resolve(import.meta.dirname, '..', '..', 'bin', 'forkpoint')
 /** The LAN's addresses: the hub (redis, the submitter) and, on a second address, the registry. */
 export const HUB_IP = '10.88.0.1'
 export const REGISTRY_IP = '10.88.0.2'
+/**
+ * The bridge's own address, fixed: a bridge left to itself takes its lowest port's, so
+ * killing a worker whose veth had it would change the hub's address under the other hosts'
+ * ARP caches, and they could not reach the hub or the registry until those entries expired.
+ */
+const BRIDGE_MAC = '02:88:00:00:00:01'
 
 export interface Finished {
   code: number | null
@@ -49,7 +55,13 @@ export class FanoutTopology {
   async #start(): Promise<void> {
     this.#hub = this.#track(spawn('unshare', ['-r', '-n', 'sleep', 'infinity'], { stdio: 'ignore' }))
     await until(() => readLink(`/proc/${this.#hub.pid}/ns/net`) !== readLink('/proc/self/ns/net'), 'the hub namespace')
-    for (const cmd of ['ip link set lo up', 'ip link add br0 type bridge', `ip addr add ${HUB_IP}/24 dev br0`, `ip addr add ${REGISTRY_IP}/24 dev br0`, 'ip link set br0 up'])
+    for (const cmd of [
+      'ip link set lo up',
+      `ip link add br0 address ${BRIDGE_MAC} type bridge`,
+      `ip addr add ${HUB_IP}/24 dev br0`,
+      `ip addr add ${REGISTRY_IP}/24 dev br0`,
+      'ip link set br0 up',
+    ])
       this.hubSync(['sh', '-c', cmd])
     this.#track(spawn(...this.#inHub(['redis-server', '--bind', HUB_IP, '--port', '6379', '--save', '', '--appendonly', 'no', '--protected-mode', 'no']), { stdio: 'ignore' }))
     const data = join(this.dir, 'registry')
