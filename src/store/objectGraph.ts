@@ -7,33 +7,49 @@ import { parseStructured } from './Store.js'
 import type { StructuredObject } from './StructuredObject.js'
 
 /**
- * Kinds whose content is recorded data (an agent's prompts, tool arguments, responses)
- * rather than structure: a `sha256:` string in there is something the agent said, not a
- * reference, so these objects are leaves of the graph.
+ * Where a kind holds its users' text beside its references: a file's name, a link's target,
+ * a snapshot's message or env, an idempotency key, a LangGraph namespace. Any of them may
+ * read `sha256:<hex>` and still name nothing. `only`: a string is an edge only under one of
+ * these keys. `skip`: never under these keys (the rest stays generic, so that layers a newer
+ * writer adds to a snapshot are kept alive). `run` objects are recorded data all through.
+ * Every other kind is generic: each digest-shaped string in it is an edge.
  */
-const DATA_KINDS = new Set(['run'])
+type EdgeRule = { readonly only: ReadonlySet<string> } | { readonly skip: ReadonlySet<string> }
+const EDGE_RULES: ReadonlyMap<string, EdgeRule> = new Map([
+  ['run', { only: new Set<string>() }],
+  ['tree', { only: new Set(['blob', 'chunks', 'tree']) }],
+  ['ledger', { only: new Set(['argsHash', 'resultHash']) }],
+  ['checkpoint-log', { only: new Set(['previous', 'blob']) }],
+  ['snapshot', { skip: new Set(['message', 'agent', 'env']) }],
+])
 
 /** Edges found, by parsed object: a pull's check and its commit both ask for every tree's (parsed objects are never changed). */
 const edgesFound = new WeakMap<object, readonly Digest[]>()
 
-/** The edges of the object graph: every digest named anywhere inside a structured object, except in data kinds. */
+/** The edges of the object graph: the digests a structured object names (EDGE_RULES). */
 export function objectEdges(object: { kind?: unknown }): readonly Digest[] {
   let edges = edgesFound.get(object)
   if (edges === undefined) {
-    edges = typeof object.kind === 'string' && DATA_KINDS.has(object.kind) ? [] : childDigests(object)
+    edges = digestsIn(object, typeof object.kind === 'string' ? EDGE_RULES.get(object.kind) : undefined, true, [])
     edgesFound.set(object, edges)
   }
   return edges
 }
 
-/** Every digest named anywhere inside a value. */
-export function childDigests(object: unknown, out: Digest[] = []): Digest[] {
-  if (typeof object === 'string') {
-    if (isDigest(object)) out.push(object)
-  } else if (Array.isArray(object)) {
-    for (const item of object) childDigests(item, out)
-  } else if (typeof object === 'object' && object !== null) {
-    for (const value of Object.values(object)) childDigests(value, out)
+/** The digests in `value`; `counts`: whether a string here, under its nearest key, can be an edge. */
+function digestsIn(value: unknown, rule: EdgeRule | undefined, counts: boolean, out: Digest[]): Digest[] {
+  if (typeof value === 'string') {
+    if (counts && isDigest(value)) out.push(value)
+  } else if (Array.isArray(value)) {
+    for (const item of value) digestsIn(item, rule, counts, out)
+  } else if (typeof value === 'object' && value !== null) {
+    const fields = value as Record<string, unknown>
+    for (const key in fields) {
+      const item = fields[key]
+      if (rule === undefined) digestsIn(item, rule, true, out)
+      else if ('only' in rule) digestsIn(item, rule, rule.only.has(key), out)
+      else if (!rule.skip.has(key)) digestsIn(item, rule, true, out)
+    }
   }
   return out
 }

@@ -1,7 +1,7 @@
 import { existsSync, promises as fs, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { DigestMismatchError, FileWriteError, InvalidPackError, UnsafePathError, cloneImage, pushImage, snapshotWorkspace, status, verify } from '../../src/index.js'
+import { DigestMismatchError, FileWriteError, InvalidPackError, UnsafePathError, cloneImage, gc, pushImage, snapshotWorkspace, status, verify } from '../../src/index.js'
 import { makeSnapshot } from '../../src/world/Snapshot.js'
 import { makeTree } from '../../src/world/Tree.js'
 import { readRef } from '../../src/store/refs.js'
@@ -76,6 +76,23 @@ describe('a clone writes the files as the pull brings them, seen only once the i
     expect(names).toContain(bad.toString('hex'))
     expect(readFileSync(Buffer.concat([Buffer.from(`${into}/`), bad]), 'utf8')).toBe('bytes')
     expect((await status({ dir: into })).changes).toEqual([])
+  })
+
+  it('names, link targets and a message that read like digests are kept as text: the image verifies, survives gc, and goes and comes through each transport', async () => {
+    const looksLikeOne = `sha256:${'0'.repeat(63)}1`
+    const image = await makeImage({ ...randomFiles(300, 500, 9), [looksLikeOne]: 'a file named like a digest\n', 'points-at': { symlink: looksLikeOne } })
+    const snap = await snapshotWorkspace({ dir: image.dir, message: looksLikeOne })
+    expect(await verify({ store: image.store })).toMatchObject({ ok: true })
+    await gc({ store: image.store, prune: 'now' })
+    const want = await treeListing(image.dir)
+    for (const kind of ['file', 'oci'] as const) {
+      const remote = remotes.remote(kind)
+      await pushImage({ store: image.store, id: snap.id, remote, credentials })
+      const into = join(tempDir('clone'), 'ws')
+      expect(await cloneImage({ remote, into, credentials })).toMatchObject({ id: snap.id })
+      expect(await treeListing(into)).toEqual(want)
+      expect(await verify({ store: await Store.open(join(into, '.forkpoint')) })).toMatchObject({ ok: true })
+    }
   })
 
   it('into an empty directory that exists: filled, and nothing else appears beside it', async () => {
