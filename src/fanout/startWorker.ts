@@ -1,6 +1,7 @@
 import { hostname, homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Job, WaitingError, Worker } from 'bullmq'
+import type { Redis } from 'ioredis'
 import { Workspace } from '../branch/Workspace.js'
 import { parseRemote } from '../registry/parseRemote.js'
 import { positiveCount } from '../patterns/patternOptions.js'
@@ -58,16 +59,64 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
   const stalledInterval = positiveCount(options.stalledIntervalMs ?? 30_000, 'stalled interval (ms)')
   const name = options.name ?? `${hostname()}:${process.pid}`
   const workspace = await Workspace.open({ dir: resolve(options.dir ?? join(homedir(), '.cache', 'forkpoint', 'worker')) })
-  const redis = await connectRedis(at)
-  const subscriber = await connectRedis(at)
-  const running = new Map<string, Set<AbortController>>()
-  let closing: Promise<void> | null = null
-  subscriber.on('message', (_channel: string, group: string) => {
-    for (const controller of running.get(group) ?? []) controller.abort(new DOMException('cancelled: the exploration has its winner', 'AbortError'))
-  })
-  await subscriber.subscribe(CANCEL_CHANNEL)
+  /** What the worker holds, released in reverse: open connections would keep the process alive, reconnecting. */
+  const opened: Array<() => unknown> = [() => workspace[Symbol.asyncDispose]()]
+  const release = async () => {
+    for (const undo of opened.reverse()) await undo()
+  }
+  try {
+    const redis = await connectRedis(at)
+    opened.push(() => redis.disconnect())
+    const subscriber = await connectRedis(at)
+    opened.push(() => subscriber.disconnect())
+    const running = new Map<string, Set<AbortController>>()
+    let closing: Promise<void> | null = null
+    subscriber.on('message', (_channel: string, group: string) => {
+      for (const controller of running.get(group) ?? []) controller.abort(new DOMException('cancelled: the exploration has its winner', 'AbortError'))
+    })
+    await subscriber.subscribe(CANCEL_CHANNEL)
+    const job = jobProcessor({ options, name, workspace, redis, running, closing: () => closing !== null })
+    const worker = new Worker<FanoutJobData, FanoutJobResult>(QUEUE_NAME, job, {
+      connection: connectionOptions(at),
+      concurrency,
+      lockDuration,
+      stalledInterval,
+      maxStalledCount: options.maxStalledCount ?? 2,
+      name,
+    })
+    opened.push(() => worker.close())
+    worker.on('error', () => undefined) // connection trouble: BullMQ reconnects
+    await worker.waitUntilReady()
+    const close = () =>
+      (closing ??= (async () => {
+        for (const set of running.values()) for (const c of set) c.abort(new DOMException('the worker is shutting down', 'AbortError'))
+        await release()
+      })())
+    return { name, close, [Symbol.asyncDispose]: close }
+  } catch (err) {
+    await release().catch(() => undefined) // the start's own error is the one to report
+    throw err
+  }
+}
+
+/** The worker's job function: runJob, unless the exploration was cancelled before the job started; a job cut short by the worker's shutdown goes back to the queue. */
+function jobProcessor({
+  options,
+  name,
+  workspace,
+  redis,
+  running,
+  closing,
+}: {
+  options: StartWorkerOptions
+  name: string
+  workspace: Workspace
+  redis: Redis
+  running: Map<string, Set<AbortController>>
+  closing: () => boolean
+}): (job: Job<FanoutJobData, FanoutJobResult>, token?: string, stop?: AbortSignal) => Promise<FanoutJobResult> {
   const pulls: JobContext['pulls'] = new Map()
-  const processJob = async (job: Job<FanoutJobData, FanoutJobResult>, token?: string, stop?: AbortSignal): Promise<FanoutJobResult> => {
+  return async (job, token, stop) => {
     const { group, index } = job.data
     const controller = new AbortController()
     stop?.addEventListener('abort', () => controller.abort(stop.reason), { once: true })
@@ -78,7 +127,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
       options.onEvent?.({ type: 'started', job: job.id!, index })
       const ctx: JobContext = { workspace, worker: name, registry: options.registry, insecure: options.insecure ?? false, pulls, report: (p) => job.updateProgress(p) }
       const result = await runJob(job.data, ctx, controller.signal)
-      if (closing) {
+      if (closing()) {
         await job.moveToWait(token) // cut short by the shutdown, not by its exploration: another worker runs it
         throw new WaitingError()
       }
@@ -93,25 +142,6 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
       if (members.size === 0) running.delete(group)
     }
   }
-  const worker = new Worker<FanoutJobData, FanoutJobResult>(QUEUE_NAME, processJob, {
-    connection: connectionOptions(at),
-    concurrency,
-    lockDuration,
-    stalledInterval,
-    maxStalledCount: options.maxStalledCount ?? 2,
-    name,
-  })
-  worker.on('error', () => undefined) // connection trouble: BullMQ reconnects
-  await worker.waitUntilReady()
-  const close = () =>
-    (closing ??= (async () => {
-      for (const set of running.values()) for (const c of set) c.abort(new DOMException('the worker is shutting down', 'AbortError'))
-      await worker.close()
-      subscriber.disconnect()
-      redis.disconnect()
-      await workspace[Symbol.asyncDispose]()
-    })())
-  return { name, close, [Symbol.asyncDispose]: close }
 }
 
 function cancelledBeforeStart(worker: string): FanoutJobResult {

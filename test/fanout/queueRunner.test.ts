@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { chownSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Queue, QueueEvents } from 'bullmq'
@@ -56,6 +56,27 @@ describe('queueRunner (loopback)', () => {
     expect(err).toBeInstanceOf(QueueUnreachableError)
     expect((err as Error).message).toMatch(/cannot reach the queue at redis:\/\/127\.0\.0\.1:\d+/)
   })
+
+  it('a worker whose start fails half-way (its second connection refused) reports it and lets its process end: nothing it opened stays', async () => {
+    const port = await freePort()
+    const full = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--maxclients', '1'], { stdio: 'ignore' })
+    try {
+      await until(() => spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout.trim() === 'PONG', 'redis-server to answer')
+      const script = `
+        import { startWorker } from ${JSON.stringify(join(import.meta.dirname, '..', '..', 'src', 'index.ts'))}
+        await startWorker({ queue: 'redis://127.0.0.1:${port}', registry: 'oci://127.0.0.1:1/none', dir: ${JSON.stringify(tempDir('fanout-cache'))} })
+          .catch((err) => process.stdout.write(err.name + ': ' + err.message))`
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+      let out = ''
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+      // the process ends by itself only when no connection is left open (a leaked one reconnects for ever)
+      const code = await new Promise((resolve) => child.once('exit', resolve))
+      expect(code).toBe(0)
+      expect(out).toMatch(/^QueueUnreachableError: cannot reach the queue at redis:\/\/127\.0\.0\.1:\d+/)
+    } finally {
+      full.kill()
+    }
+  }, 120_000)
 
   it('the same job run twice gives the same image id', async () => {
     await using ws = await workspace()
