@@ -84,7 +84,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
       maxStalledCount: options.maxStalledCount ?? 2,
       name,
     })
-    opened.push(() => worker.close())
+    opened.push(() => worker.close(closing === null)) // a start that failed forces it: no job to wait for
     worker.on('error', () => undefined) // connection trouble: BullMQ reconnects
     await worker.waitUntilReady()
     const close = () =>
