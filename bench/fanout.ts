@@ -12,19 +12,13 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type CommandValue, Workspace, bestOfN, initWorkspace, queueRunner } from '../src/index.js'
-import { freePort, startRegistry } from '../test/helpers/registryServer.js'
+import { until } from '../test/helpers/until.js'
+import { startRedis } from '../test/helpers/redisServer.js'
+import { startRegistry } from '../test/helpers/registryServer.js'
 import { report } from './harness.js'
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'forkpoint')
 const N = 64
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 function startWorkers(k: number, root: string, queue: string, registry: string): Promise<ChildProcess[]> {
   return Promise.all(
@@ -43,10 +37,9 @@ function startWorkers(k: number, root: string, queue: string, registry: string):
 export async function main(args: string[]): Promise<void> {
   const quick = args.includes('--quick')
   const root = mkdtempSync(join(tmpdir(), 'fp-bench-fanout-'))
-  const port = await freePort()
-  const redis = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const redis = await startRedis()
   const registryServer = await startRegistry({ dir: join(root, 'registry') })
-  const queue = `redis://127.0.0.1:${port}`
+  const queue = redis.queue
   const registry = `oci://${registryServer.host}/bench`
   const dir = join(root, 'ws')
   await initWorkspace({ dir })
@@ -83,7 +76,7 @@ export async function main(args: string[]): Promise<void> {
       }
     }
   } finally {
-    redis.kill()
+    redis.stop()
     await registryServer.stop()
     rmSync(root, { recursive: true, force: true })
   }

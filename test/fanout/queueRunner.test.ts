@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { chownSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Queue, QueueEvents } from 'bullmq'
@@ -9,23 +9,23 @@ import { QUEUE_NAME } from '../../src/fanout/FanoutJob.js'
 import { pushImage } from '../../src/index.js'
 import { freePort, type RegistryServer, startRegistry } from '../helpers/registryServer.js'
 import { tempDir } from '../helpers/tmp.js'
-import { until } from '../helpers/fanoutTopology.js'
+import { until } from '../helpers/until.js'
 import { useCountingServer } from '../helpers/countingServer.js'
+import { type RedisServer, startRedis } from '../helpers/redisServer.js'
 
 const mail = useCountingServer()
-let redis: ChildProcess
+let redis: RedisServer
 let registry: RegistryServer
 let queue: string
 
 beforeAll(async () => {
-  const port = await freePort()
-  redis = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
-  queue = `redis://127.0.0.1:${port}`
+  redis = await startRedis()
+  queue = redis.queue
   registry = await startRegistry({ dir: tempDir('fanout-registry') })
 }, 60_000)
 
 afterAll(async () => {
-  redis?.kill()
+  redis?.stop()
   await registry?.stop()
 })
 
@@ -58,13 +58,11 @@ describe('queueRunner (loopback)', () => {
   })
 
   it('a worker whose start fails half-way (its second connection refused) reports it and lets its process end: nothing it opened stays', async () => {
-    const port = await freePort()
-    const full = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--maxclients', '1'], { stdio: 'ignore' })
+    const full = await startRedis({ maxClients: 1 })
     try {
-      await until(() => spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout.trim() === 'PONG', 'redis-server to answer')
       const script = `
         import { startWorker } from ${JSON.stringify(join(import.meta.dirname, '..', '..', 'src', 'index.ts'))}
-        await startWorker({ queue: 'redis://127.0.0.1:${port}', registry: 'oci://127.0.0.1:1/none', dir: ${JSON.stringify(tempDir('fanout-cache'))} })
+        await startWorker({ queue: '${full.queue}', registry: 'oci://127.0.0.1:1/none', dir: ${JSON.stringify(tempDir('fanout-cache'))} })
           .catch((err) => process.stdout.write(err.name + ': ' + err.message))`
       const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
       let out = ''
@@ -74,7 +72,7 @@ describe('queueRunner (loopback)', () => {
       expect(code).toBe(0)
       expect(out).toMatch(/^QueueUnreachableError: cannot reach the queue at redis:\/\/127\.0\.0\.1:\d+/)
     } finally {
-      full.kill()
+      full.stop()
     }
   }, 120_000)
 

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { tempDir } from './tmp.js'
+import { until } from './until.js'
 
 const CLI = resolve(import.meta.dirname, '..', '..', 'bin', 'forkpoint')
 /** The LAN's addresses: the hub (redis, the submitter) and, on a second address, the registry. */
@@ -188,13 +189,4 @@ function workerPid(name: string): number | null {
     if (cmdline.startsWith(`${process.execPath}\0`) && cmdline.includes(wanted) && cmdline.includes(`\0--name\0${name}\0`)) return Number(entry)
   }
   return null
-}
-
-/** Poll `cond` to a generous deadline (a busy machine is slow, not wrong). */
-export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
 }
