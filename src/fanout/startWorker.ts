@@ -62,7 +62,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
   /** What the worker holds, released in reverse: open connections would keep the process alive, reconnecting. */
   const opened: Array<() => unknown> = [() => workspace[Symbol.asyncDispose]()]
   const release = async () => {
-    for (const undo of opened.reverse()) await undo()
+    for (let undo = opened.pop(); undo; undo = opened.pop()) await undo()
   }
   try {
     const redis = await connectRedis(at)
