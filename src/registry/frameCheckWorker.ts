@@ -3,9 +3,8 @@
  * and every object against its digest, answers with the objects that look structured
  * (the caller parses them), and keeps the frame until told which files its blobs fill.
  */
-import { createHash } from 'node:crypto'
 import { parentPort } from 'node:worker_threads'
-import type { Digest } from '../store/digest.js'
+import { sha256 } from '../store/digest.js'
 import { writeNewFileSync } from '../util/fsx.js'
 import { requirePackage } from '../util/requirePackage.js'
 import type { CheckFrame, CheckReply, WriteFrame, WriteReply } from './FrameCheckers.js'
@@ -33,7 +32,7 @@ function check({ id, compressed, size, objects }: CheckFrame): CheckReply {
   for (let i = 0; i < objects.length; i++) {
     const [digest, offset, length] = objects[i]!
     const object = bytes.subarray(offset, offset + length)
-    const actual: Digest = `sha256:${createHash('sha256').update(object).digest('hex')}`
+    const actual = sha256(object)
     if (actual !== digest) return { id, failure: { kind: 'digest', digest, actual } }
     if (length >= 2 && object[0] === 0x7b && object[1] === 0x22) structured.push([i, Uint8Array.prototype.slice.call(object)]) // `{"`, as `objectFromBytes` tells a structured object
   }

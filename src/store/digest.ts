@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto'
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { MalformedObjectError } from '../errors/index.js'
@@ -16,8 +17,15 @@ export function assertDigest(value: unknown, what = 'digest'): Digest {
   return value
 }
 
+/**
+ * The one-shot hash (Node 20.12 on) skips the Hash object, which cost more than hashing a
+ * small object: 100k 100-byte buffers took 41-42 ms against 111-143 ms here.
+ */
+const sha256Hex: (bytes: Uint8Array | string) => string =
+  typeof crypto.hash === 'function' ? (bytes) => crypto.hash('sha256', bytes, 'hex') : (bytes) => createHash('sha256').update(bytes).digest('hex')
+
 export function sha256(bytes: Uint8Array | string): Digest {
-  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`
+  return `sha256:${sha256Hex(bytes)}`
 }
 
 export function digestHex(digest: Digest): string {

@@ -38,9 +38,11 @@ export function readOrNullSync(path: string): Buffer | null {
 }
 
 /**
- * The first `expected + 1` bytes of a file (so one that is longer shows it), or null when it
- * does not exist: `readOrNullSync` for a file whose size is known, without the stat and the
- * read at the end that finding the size costs (a third of reading many small files).
+ * The first `expected` bytes of a file, or fewer when it is shorter, or null when it does
+ * not exist: `readOrNullSync` for a file whose size is known, without the stat and the
+ * read at the end that finding the size costs (a third of reading many small files). The
+ * caller checks the bytes against their digest, so a file longer than it should be gives
+ * its right bytes or fails that check.
  */
 export function readSizedOrNullSync(path: string, expected: number): Buffer | null {
   let fd: number
@@ -51,7 +53,7 @@ export function readSizedOrNullSync(path: string, expected: number): Buffer | nu
     throw err
   }
   try {
-    return readIntoSync(fd, Buffer.allocUnsafe(expected + 1))
+    return readIntoSync(fd, Buffer.allocUnsafe(expected))
   } finally {
     closeSync(fd)
   }

@@ -275,7 +275,7 @@ describe('how a pack is laid out', () => {
 })
 
 describe('a pack of many objects, built on two threads', () => {
-  it('has the bytes one thread gives, reads objects the store keeps only in a pack, and refuses a corrupt object file (exit 5)', async () => {
+  it('has the bytes one thread gives, reads objects the store keeps only in a pack, refuses a corrupt or short object file (exit 5), and sends only an object’s own bytes', async () => {
     const image = await makeImage(randomFiles(9000, 48, 13)) // past the object count where a second thread reads
     const { objects, structured } = await collectImage(image.store, image.id)
     const onOneThread = async (store: Store, file: string) => {
@@ -308,8 +308,16 @@ describe('a pack of many objects, built on two threads', () => {
     expect((await onOneThread(clonedStore, join(dir, 'packed.pack'))).digest).toBe(fromFiles.digest)
 
     const victim = objects.find((o) => !structured.has(o.digest) && o.size === 48)!
-    await fs.writeFile(image.store.objectPath(victim.digest), Buffer.alloc(48, 1))
-    await expect(writePack(image.store, objects, join(dir, 'corrupt.pack'), { structured })).rejects.toMatchObject({ code: 'DigestMismatchError', exitCode: 5 })
+    const victimFile = image.store.objectPath(victim.digest)
+    const right = await fs.readFile(victimFile)
+    const packOf = () => writePack(image.store, objects, join(dir, 'again.pack'), { structured })
+    await fs.writeFile(victimFile, Buffer.alloc(48, 1))
+    await expect(packOf()).rejects.toMatchObject({ code: 'DigestMismatchError', exitCode: 5 })
+    await fs.writeFile(victimFile, right.subarray(0, 47))
+    await expect(packOf()).rejects.toMatchObject({ exitCode: 5 })
+    // only the object's own bytes are read, and they are checked: bytes appended to its file are not sent
+    await fs.writeFile(victimFile, Buffer.concat([right, Buffer.from('appended')]))
+    expect((await packOf()).digest).toBe(fromFiles.digest)
   })
 })
 
