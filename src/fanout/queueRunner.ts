@@ -8,7 +8,7 @@ import type { CandidateStatus } from '../patterns/types.js'
 import { parseRemote } from '../registry/parseRemote.js'
 import { type FanoutJobData, type FanoutJobProgress, type FanoutJobResult, type PortableCandidate, QUEUE_NAME, cancelledKey, jobId } from './FanoutJob.js'
 import { collectJobs } from './collectJobs.js'
-import { fetchWinner } from './fetchWinner.js'
+import { fetchResult } from './fetchResult.js'
 import { pushBase } from './pushBase.js'
 import { connectRedis, connectionOptions, parseQueueUrl } from './queueConnection.js'
 
@@ -31,12 +31,14 @@ export type FanoutEvent =
   | { type: 'cancelling'; reason: string }
 
 /**
- * Run `speculate` and `bestOfN` candidates on other machines: `forkpoint worker`s taking
- * jobs from a Redis queue (BullMQ), images through a registry. The workspace goes up as a
- * base image (an incremental push); each candidate becomes a job; the first success of a
- * first-wins race cancels the others on every worker at once; the best success's image is
- * pulled (only what the store lacks) and applied to a local branch, which the pattern
- * commits three-way like any other, running the deferred effects of its outbox once.
+ * Run `speculate`, `bestOfN` and `tournament` candidates on other machines: `forkpoint
+ * worker`s taking jobs from a Redis queue (BullMQ), images through a registry. The
+ * workspace goes up as a base image (an incremental push); each candidate becomes a job;
+ * the first success of a first-wins race cancels the others on every worker at once; the
+ * best success's image (every kept success's, unless the pattern wants only the best: a
+ * tournament judges them all here) is pulled (only what the store lacks) and applied to a
+ * local branch, which the pattern commits three-way like any other, running the deferred
+ * effects of its outbox once.
  * Only command candidates travel: a function given to it is a FunctionCandidateError.
  * @example
  * await speculate(['make fix-a', 'make fix-b'], { runner: queueRunner({ queue: 'redis://10.0.0.5:6379', registry: 'oci://10.0.0.5:5000/agents' }) }).apply(ws)
@@ -49,7 +51,7 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
   const emit = options.onEvent ?? (() => undefined)
   const insecure = options.insecure ?? false
 
-  return async ({ pool, specs, options: resolved, signal, firstWins = false, keep = (r) => r.success }: RunCandidatesArgs): Promise<Attempt[]> => {
+  return async ({ pool, specs, options: resolved, signal, firstWins = false, keep = (r) => r.success, bestOnly = false }: RunCandidatesArgs): Promise<Attempt[]> => {
     const candidates = specs.map(portable)
     const ws = pool.target
     if (!(ws instanceof Workspace)) throw new UsageError(`a fan-out runs from a workspace, not from branch ${ws.name}`, { name: ws.name })
@@ -83,12 +85,13 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
       )
       emit({ type: 'queued', group, jobs: jobs.length })
       const { results, manifests } = await collectJobs({ jobs, events, redis, group, firstWins, signal, emit })
-      const best = results.filter((r) => r.success && keep(r)).sort((a, b) => b.score! - a.score! || a.index - b.index)[0]
+      const kept = results.filter((r) => r.success && keep(r)).sort((a, b) => b.score! - a.score! || a.index - b.index)
       const attempts: Attempt[] = results.map((result) => ({ result, branch: null }))
-      if (best && !signal?.aborted) {
-        const branch = await fetchWinner({ pool, ws, base, result: best, remote: `${options.registry}@${manifests.get(best.index)}`, insecure })
-        Object.assign(best, { branch: branch.name, branchPath: branch.path })
-        attempts[results.indexOf(best)]!.branch = branch
+      for (const result of bestOnly ? kept.slice(0, 1) : kept) {
+        if (signal?.aborted) break
+        const branch = await fetchResult({ pool, ws, base, result, remote: `${options.registry}@${manifests.get(result.index)}`, insecure })
+        Object.assign(result, { branch: branch.name, branchPath: branch.path })
+        attempts[results.indexOf(result)]!.branch = branch
       }
       return attempts
     } finally {

@@ -42,6 +42,8 @@ export interface RunCandidatesArgs {
   firstWins?: boolean
   /** Which finished candidates keep their branch for the caller (default: successes); the others are aborted at once. */
   keep?: (result: CandidateResult) => boolean
+  /** The caller uses only the best kept success (by score, then index): a runner whose results travel (`queueRunner`) brings back that one alone. */
+  bestOnly?: boolean
   evaluate?: Evaluate
 }
 

@@ -3,12 +3,12 @@ import { type PatternRun, commitBest, definePattern } from './definePattern.js'
 import type { CandidateRunner } from './runCandidates.js'
 import type { Candidate, Outcome, Pattern, PatternOptions } from './types.js'
 
-/** Options of the patterns that can fan out: speculate and bestOfN. */
+/** Options of the patterns that can fan out: speculate, bestOfN and tournament. */
 export interface FanOutOptions {
   /**
    * Where the candidates run: in this process's branches (default), or on other machines
-   * through `queueRunner(...)` (command candidates only; the winner comes back as a local
-   * branch, committed like any other).
+   * through `queueRunner(...)` (command candidates only; the winner, or for a tournament
+   * every success, comes back as a local branch, committed like any other).
    */
   runner?: CandidateRunner
 }
@@ -33,6 +33,6 @@ export function speculate<V = unknown>(candidates: Candidate<V>[], { firstWins =
 
 /** Every candidate in its own branch of the target, then the best success committed. */
 export async function runAll<V>(p: PatternRun, candidates: Candidate<V>[], firstWins: boolean, runner: CandidateRunner | undefined): Promise<Omit<Outcome<V>, 'pattern'>> {
-  const attempts = await p.run({ specs: candidates.map((candidate, index) => ({ index, candidate, parent: p.pool.target })), firstWins, runner })
+  const attempts = await p.run({ specs: candidates.map((candidate, index) => ({ index, candidate, parent: p.pool.target })), firstWins, runner, bestOnly: true })
   return commitBest<V>(p, attempts)
 }

@@ -3,7 +3,7 @@ import { chownSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Queue, QueueEvents } from 'bullmq'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FunctionCandidateError, QueueUnreachableError, Workspace, queueRunner, snapshotWorkspace, speculate, startWorker } from '../../src/index.js'
+import { FunctionCandidateError, QueueUnreachableError, Workspace, bestOfN, queueRunner, snapshotWorkspace, speculate, startWorker, tournament } from '../../src/index.js'
 import type { FanoutJobData, FanoutJobResult } from '../../src/fanout/FanoutJob.js'
 import { QUEUE_NAME } from '../../src/fanout/FanoutJob.js'
 import { pushImage } from '../../src/index.js'
@@ -143,6 +143,44 @@ describe('queueRunner (loopback)', () => {
       await new Promise((resolve) => (worker.exitCode === null ? worker.once('exit', resolve) : resolve(null)))
     }
   }, 120_000)
+
+  it('a tournament judges every success here, each brought back as a branch, and commits its champion; bestOfN brings back only its winner', async () => {
+    await using ws = await workspace()
+    const remote = `oci://${registry.host}/fanout-tournament`
+    const worker = await startWorker({ queue, registry: remote, dir: tempDir('fanout-tournament-cache') })
+    try {
+      const runner = queueRunner({ queue, registry: remote })
+      const writeAttempt = { cmd: ['sh', '-c', 'test "$FORKPOINT_ATTEMPT" != 2 && echo "attempt $FORKPOINT_ATTEMPT" > notes.md'] }
+      const judged: string[][] = []
+      const attemptIn = (path: string) => Number(readFileSync(join(path, 'notes.md'), 'utf8').split(' ')[1])
+      const outcome = await tournament(writeAttempt, {
+        n: 4,
+        runner,
+        judge: (a, b) => {
+          judged.push([readFileSync(join(a, 'notes.md'), 'utf8'), readFileSync(join(b, 'notes.md'), 'utf8')])
+          return attemptIn(b) > attemptIn(a) ? 1 : 0
+        },
+      }).apply(ws)
+      expect(outcome.results.map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'failed', 'succeeded'])
+      expect(outcome.results.map((r) => r.worker)).toEqual(Array(4).fill(worker.name)) // all ran on the worker
+      expect(judged).toEqual([
+        ['attempt 0\n', 'attempt 1\n'],
+        ['attempt 1\n', 'attempt 3\n'],
+      ])
+      expect(outcome.matches).toEqual([
+        { round: 1, a: 0, b: 1, winner: 1 },
+        { round: 2, a: 1, b: 3, winner: 3 },
+      ])
+      expect(outcome).toMatchObject({ committed: true, winner: 3 })
+      expect(readFileSync(join(ws.dir, 'notes.md'), 'utf8')).toBe('attempt 3\n')
+
+      const best = await bestOfN({ ...writeAttempt, score: 'cat notes.md | cut -d" " -f2' }, { n: 3, runner }).apply(ws)
+      expect(best).toMatchObject({ committed: true, winner: 1 })
+      expect(best.results.map((r) => r.branch !== null)).toEqual([false, true, false])
+    } finally {
+      await worker.close()
+    }
+  }, 180_000)
 
   it("the winner's deferred HTTP effect is sent once, here, when it commits; a loser's never", async () => {
     await using ws = await workspace()

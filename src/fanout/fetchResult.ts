@@ -12,12 +12,12 @@ import { applyImage } from './applyImage.js'
 import type { PushedBase } from './pushBase.js'
 
 /**
- * The winner's image pulled into the workspace's store (only what it lacks travels), and a
+ * A success's image pulled into the workspace's store (only what it lacks travels), and a
  * branch of the base tree made to hold the image's files, with the image's outbox as the
  * branch's: committing it sends those deferred effects, once. The pull's tag is dropped
  * again: the branch is what the pattern commits.
  */
-export async function fetchWinner({
+export async function fetchResult({
   pool,
   ws,
   base,
@@ -29,13 +29,13 @@ export async function fetchWinner({
   ws: Workspace
   base: PushedBase
   result: CandidateResult
-  /** The winner's image, exactly: `REGISTRY@sha256:<manifest>`. */
+  /** The success's image, exactly: `REGISTRY@sha256:<manifest>`. */
   remote: string
   insecure: boolean
 }): Promise<Branch> {
   const image = result.image
   if (!isDigest(image)) throw new InternalError(`candidate ${result.index} succeeded without an image`)
-  const tag = `fanout-winner-${image.slice(7, 23)}`
+  const tag = `fanout-result-${image.slice(7, 23)}`
   const pulled = await pullImage({ store: ws.store, remote, tag, insecure })
   if (pulled.id !== image) throw new InternalError(`candidate ${result.index}'s tag names ${pulled.id}, not the image ${image} its worker reported`)
   await deleteRef(ws.store, tagRef(tag))
