@@ -13,16 +13,21 @@ import type { DigestSet } from './DigestSet.js'
  * `depth`, only the root and its ancestors up to `depth` snapshots deep (`depth` 1: the
  * root alone); `shallow` names the snapshots whose parents were left out, `structured`
  * the objects that are not file contents. With `known` (an image the remote holds), only
- * what lies beyond it, and `reachedKnown` says where the walk met it.
+ * what lies beyond it, and `reachedKnown` says where the walk met it. `onContent` is told of
+ * each object that is not structured as the walk reaches it (`walkGraph`).
  */
 export async function collectImage(
   store: Store,
   root: Digest,
-  { depth = Infinity, known }: { depth?: number | undefined; known?: DigestSet } = {},
+  {
+    depth = Infinity,
+    known,
+    onContent,
+  }: { depth?: number | undefined; known?: DigestSet; onContent?: ((digest: Digest, size: number) => Promise<void> | undefined) | undefined } = {},
 ): Promise<{ objects: BlobRef[]; shallow: Digest[]; structured: Set<Digest>; reachedKnown: Set<Digest> }> {
   if (depth !== Infinity && (!Number.isSafeInteger(depth) || depth < 1)) throw new UsageError(`depth must be a whole number of snapshots, 1 or more, not ${depth}`, { depth })
   const cutAt = Number.isFinite(depth) ? await snapshotsAtDepth(store, root, depth) : new Set<Digest>()
-  const { reachable, missing, structured, reachedKnown } = await walkGraph(store, [root], { cutAt, sizesFromTrees: true, known })
+  const { reachable, missing, structured, reachedKnown } = await walkGraph(store, [root], { cutAt, sizesFromTrees: true, known, onContent })
   if (missing.size > 0) {
     const [digest, from] = missing.entries().next().value as [Digest, Digest | 'root']
     throw new StoreCorruptError(`cannot send ${root}: object ${digest} (named by ${from}) is missing from the store; run 'forkpoint verify'`, {

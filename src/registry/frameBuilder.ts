@@ -68,8 +68,12 @@ export interface FrameReader {
 
 /** Builds a pack's frames and gives them back in the order they came. */
 export interface FrameQueue {
-  /** Queue a frame's objects; returns the frames now ready, in order. */
-  add(objects: BlobRef[]): Promise<Frame[]>
+  /** Count objects of the pack as they become known: past HELPER_MIN_BYTES or HELPER_MIN_OBJECTS, the second thread starts. */
+  grow(objects: number, bytes: number): void
+  /** Start building a frame on the second thread now, ahead of its turn, if it has room (else null); hand the promise to `add` in its turn. */
+  lend(objects: BlobRef[]): Promise<Frame | null> | null
+  /** Queue a frame's objects (`ahead`: the frame `lend` started); returns the frames now ready, in order. */
+  add(objects: BlobRef[], ahead?: Promise<Frame | null> | null): Promise<Frame[]>
   /** Every frame not yet returned, in order. */
   finish(): Promise<Frame[]>
   /** Whether a second thread took part (it was worth starting, and could start). */
@@ -80,21 +84,18 @@ export interface FrameQueue {
 /**
  * Frames are independent, so a big pack is built on two threads: this one and a worker
  * that takes a frame (reads its objects' files, checks and compresses them) whenever it
- * has fewer than HELPER_QUEUE. Each frame is compressed alone with the same parameters
+ * has fewer than HELPER_QUEUE, or one lent to it ahead of its turn while this thread does
+ * other work (a push's walk). Each frame is compressed alone with the same parameters
  * whichever thread takes it, so the pack's bytes are the same as on one thread. A frame
  * the worker cannot build (an object it finds no file for: packed in the store, or
  * missing, or corrupt) is built here, where the store's packs are read and errors raised.
  */
 export function openFrameQueue({
   level,
-  totalBytes,
-  objects,
   reader,
   objectsDir,
 }: {
   level: number
-  totalBytes: number
-  objects: number
   /** How this thread reads an object (from its file or the store's packs). */
   reader: FrameReader
   /** The store's object files, which the helper reads. */
@@ -102,8 +103,8 @@ export function openFrameQueue({
 }): FrameQueue {
   const local = frameCompressor(level)
   const buildHere = (frameObjects: BlobRef[]) => buildFrame(frameObjects, { ...reader, compressor: local })
-  const worthHelping = totalBytes >= HELPER_MIN_BYTES || objects >= HELPER_MIN_OBJECTS
-  const helper = worthHelping && availableParallelism() > 1 ? startHelper(level, objectsDir) : null
+  let helper: ReturnType<typeof startHelper> = null
+  const known = { objects: 0, bytes: 0, started: false }
   const queue: Array<{ frame: Frame | null; ready: Promise<unknown> }> = []
   let lent = 0
   let closed = false
@@ -112,21 +113,35 @@ export function openFrameQueue({
     while (queue[0]?.frame) out.push(queue.shift()!.frame!)
     return out
   }
+  const lend = (frameObjects: BlobRef[]): Promise<Frame | null> | null => {
+    if (!helper?.alive() || lent >= HELPER_QUEUE) return null
+    lent++
+    // a frame the helper could not build costs time, not the push: it is built here instead, to the same bytes
+    return helper
+      .build(frameObjects)
+      .catch(() => null)
+      .finally(() => lent--)
+  }
   return {
-    threads: helper ? 2 : 1,
-    async add(frameObjects) {
-      if (helper?.alive() && lent < HELPER_QUEUE) {
-        lent++
-        // a frame the helper could not build costs time, not the push: it is built here instead, to the same bytes
+    get threads() {
+      return helper ? 2 : 1
+    },
+    grow(objects, bytes) {
+      known.objects += objects
+      known.bytes += bytes
+      if (known.started || (known.bytes < HELPER_MIN_BYTES && known.objects < HELPER_MIN_OBJECTS)) return
+      known.started = true
+      if (availableParallelism() > 1) helper = startHelper(level, objectsDir)
+    },
+    lend,
+    async add(frameObjects, ahead = null) {
+      const building = ahead ?? lend(frameObjects)
+      if (building) {
         const item: (typeof queue)[number] = { frame: null, ready: Promise.resolve() }
-        item.ready = helper
-          .build(frameObjects)
-          .catch(() => null)
-          .then((frame) => {
-            lent--
-            if (closed) return // the pack failed, and closing stopped the helper: nothing more to build
-            item.frame = frame ?? buildHere(frameObjects)
-          })
+        item.ready = building.then((frame) => {
+          if (closed) return // the pack failed, and closing stopped the helper: nothing more to build
+          item.frame = frame ?? buildHere(frameObjects)
+        })
         item.ready.catch(() => {}) // a failure is thrown where the frame is awaited, in order
         queue.push(item)
       } else {

@@ -8,7 +8,7 @@ import { tempSibling } from '../util/atomicWrite.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { collectImage } from './collectImage.js'
 import { encodeHeader } from './packFile.js'
-import { writePack } from './writePack.js'
+import { openPackWriter } from './writePack.js'
 
 export interface PackArgs extends StoreLocator {
   /** A snapshot id, short id, head, tag or `HEAD~N`. */
@@ -39,19 +39,24 @@ export interface PackResult {
 export async function packImage({ id, output, level = 3, depth, ...where }: PackArgs): Promise<PackResult> {
   const { store } = await openStore(where)
   const root = await resolveId(store, id)
-  const { objects, shallow, structured } = await collectImage(store, root, { depth })
   const target = resolve(output)
   const body = tempSibling(target)
   const tmp = tempSibling(target)
+  const writer = openPackWriter(store, { level })
   try {
-    const pack = await writePack(store, objects, body, { level, structured })
+    // file contents are packed as the walk finds them
+    const { objects, shallow, structured } = await collectImage(store, root, { depth, onContent: (digest, size) => writer.addContent({ digest, size }) })
+    const pack = await writer.finish(
+      body,
+      objects.filter((o) => structured.has(o.digest)),
+    )
     const header = encodeHeader({ kind: 'pack', schemaVersion: 2, root, shallow, index: pack.index })
     await pipeline(Readable.from(concat(header, body)), createWriteStream(tmp))
     await fs.rename(tmp, target)
+    return { id: root, output: target, objects: objects.length, bytes: objects.reduce((n, o) => n + o.size, 0), packBytes: (await fs.stat(target)).size, shallow }
   } finally {
-    await Promise.all([fs.rm(tmp, { force: true }), fs.rm(body, { force: true })])
+    await Promise.all([writer.close(), fs.rm(tmp, { force: true }), fs.rm(body, { force: true })])
   }
-  return { id: root, output: target, objects: objects.length, bytes: objects.reduce((n, o) => n + o.size, 0), packBytes: (await fs.stat(target)).size, shallow }
 }
 
 async function* concat(header: Buffer, body: string): AsyncGenerator<Buffer> {

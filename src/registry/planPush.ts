@@ -10,6 +10,7 @@ import type { Limits } from './limits.js'
 import { repositoryPacks } from './repositoryPacks.js'
 import { readSegment } from './segmentCache.js'
 import type { Transport } from './Transport.js'
+import { type PackWriter, openPackWriter } from './writePack.js'
 
 /** What a push sends and what the image it tags is made of. */
 export interface PushPlan {
@@ -27,6 +28,13 @@ export interface PushPlan {
   continued: boolean
   /** Every object of the image, remembered after the push for the next one; null for a shallow image. */
   members: DigestSet | null
+  /**
+   * The new pack when the whole image goes into it (a repository without packs, or a
+   * repack): its file contents were added as the walk met them, its frames compressed
+   * meanwhile; `finish` it with the structured objects of `send`, `close` it in any case.
+   * Null: the pack is written from `send` after the plan.
+   */
+  pack: PackWriter | null
 }
 
 export interface PlanArgs {
@@ -39,6 +47,8 @@ export interface PlanArgs {
   limits: Limits
   repack: boolean
   depth: number | undefined
+  /** zstd level of the new pack. */
+  level: number
 }
 
 /** The plan of a push: continuing the image the tag names when this store pushed it, else from the repository's pack indexes. */
@@ -77,23 +87,35 @@ async function continuePushedImage({ store, transport, from, id, repack, depth }
     repacked: false,
     continued: true,
     members: extended.members,
+    pack: null,
   }
 }
 
-/** Any push: the whole image walked, the packs of every tag in the repository learned from their indexes. */
-async function planFromIndexes({ store, transport, tag, id, limits, repack, depth }: PlanArgs): Promise<PushPlan> {
+/**
+ * Any push: the whole image walked, the packs of every tag in the repository learned from
+ * their indexes. When all of it goes into the new pack (no packs there yet, or a repack),
+ * the pack is built as the walk goes.
+ */
+async function planFromIndexes({ store, transport, tag, id, limits, repack, depth, level }: PlanArgs): Promise<PushPlan> {
   const known = await repositoryPacks({ store, transport, tag, limits })
-  const { objects, shallow, structured } = await collectImage(store, id, { depth })
-  const plan = choosePacks({ objects, known, repack })
-  return {
-    reuse: plan.reuse.map((p) => p.pair),
-    send: plan.send,
-    structured,
-    objects: objects.length,
-    bytes: objects.reduce((n, o) => n + o.size, 0),
-    shallow,
-    repacked: plan.repacked,
-    continued: false,
-    members: shallow.length === 0 ? DigestSet.of(objects.map((o) => o.digest)) : null,
+  const pack = repack || known.length === 0 ? openPackWriter(store, { level }) : null
+  try {
+    const { objects, shallow, structured } = await collectImage(store, id, { depth, onContent: pack ? (digest, size) => pack.addContent({ digest, size }) : undefined })
+    const plan = choosePacks({ objects, known, repack })
+    return {
+      reuse: plan.reuse.map((p) => p.pair),
+      send: plan.send,
+      structured,
+      objects: objects.length,
+      bytes: objects.reduce((n, o) => n + o.size, 0),
+      shallow,
+      repacked: plan.repacked,
+      continued: false,
+      members: shallow.length === 0 ? DigestSet.of(objects.map((o) => o.digest)) : null,
+      pack,
+    }
+  } catch (err) {
+    await pack?.close()
+    throw err
   }
 }

@@ -19,7 +19,7 @@ import { buildSignature, loadPrivateKey, signatureTag } from './signing.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
 import { settleAll } from '../util/settleAll.js'
 import type { Transport } from './Transport.js'
-import { writePack } from './writePack.js'
+import { type PackWriter, writePack } from './writePack.js'
 
 export interface PushArgs extends ConnectOptions, StoreLocator {
   /** What to push: a snapshot id, short id, head, tag or `HEAD~N`. */
@@ -83,13 +83,14 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   const id = await resolveId(store, args.id)
   const tag = remote.reference && 'tag' in remote.reference ? remote.reference.tag : await refTagName(store, args.id)
   const transport = await openTransport(remote, args)
-  const plan = await planPush({ store, transport, tag, from: args.from ?? tag, id, limits: resolveLimits(args.limits), repack: args.repack ?? false, depth: args.depth })
+  const level = args.level ?? 3
+  const plan = await planPush({ store, transport, tag, from: args.from ?? tag, id, limits: resolveLimits(args.limits), repack: args.repack ?? false, depth: args.depth, level })
   const sent = { objects: 0, bytes: 0 }
   // the image config goes up beside the pack: a small push is mostly round trips
   const [fresh, configBytes] = await settleAll<[PackPair | null, number]>([
-    plan.send.length > 0 ? sendPack(store, transport, { objects: plan.send, structured: plan.structured }, args, sent) : Promise.resolve(null),
+    plan.send.length > 0 ? sendPack(store, transport, { objects: plan.send, structured: plan.structured, started: plan.pack, level }, args, sent) : Promise.resolve(null),
     putBytesBlob(store, transport, configBlob('image')),
-  ])
+  ]).finally(() => plan.pack?.close())
   sent.bytes += configBytes
   args.signal?.throwIfAborted()
   const packs: PackPair[] = [...plan.reuse, ...(fresh ? [fresh] : [])]
@@ -124,11 +125,11 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   }
 }
 
-/** Write the objects as one pack (in the store's tmp/), send it and its index unless the remote has them. */
+/** Write the objects as one pack (in the store's tmp/; `started` holds their contents already), send it and its index unless the remote has them. */
 async function sendPack(
   store: Store,
   transport: Transport,
-  { objects, structured }: { objects: BlobRef[]; structured: ReadonlySet<Digest> },
+  { objects, structured, started, level }: { objects: BlobRef[]; structured: ReadonlySet<Digest>; started: PackWriter | null; level: number },
   args: PushArgs,
   sent: { objects: number; bytes: number },
 ): Promise<PackPair> {
@@ -140,7 +141,14 @@ async function sendPack(
       objects.reduce((n, o) => n + o.size, 0),
       args.onProgress,
     )
-    const pack = await writePack(store, objects, file, { level: args.level ?? 3, structured, onBytes: (n) => packing.addBytes(n) })
+    const onBytes = (n: number) => packing.addBytes(n)
+    const pack = started
+      ? await started.finish(
+          file,
+          objects.filter((o) => structured.has(o.digest)),
+          { onBytes },
+        )
+      : await writePack(store, objects, file, { level, structured, onBytes })
     packing.finish()
     const ref = { digest: pack.digest, size: pack.size }
     const index = { digest: sha256(pack.indexBytes), size: pack.indexBytes.length }

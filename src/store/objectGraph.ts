@@ -171,6 +171,7 @@ export async function walkGraph(
     cutAt,
     sizesFromTrees = false,
     known,
+    onContent,
   }: {
     hashedCorrupt?: ReadonlySet<Digest>
     cutAt?: ReadonlySet<Digest>
@@ -180,6 +181,12 @@ export async function walkGraph(
      */
     sizesFromTrees?: boolean
     known?: { has(digest: Digest): boolean }
+    /**
+     * Told of each reachable object that is not structured (file contents, chunks, a
+     * corrupt one), in the order `reachable` holds them, as the walk reaches it; awaited
+     * when it answers a promise (a push packs them meanwhile).
+     */
+    onContent?: (digest: Digest, size: number) => Promise<void> | undefined
   } = {},
 ): Promise<GraphWalk> {
   const cut = await readShallow(store)
@@ -212,6 +219,10 @@ export async function walkGraph(
     }
     reachable.set(digest, read.size)
     const { object } = read
+    if (object === 'corrupt' || object === null) {
+      const turn = onContent?.(digest, read.size)
+      if (turn) await turn
+    }
     if (object === 'corrupt') corrupt.add(digest)
     else if (object) {
       structured.add(digest)
@@ -220,9 +231,11 @@ export async function walkGraph(
       for (const child of objectEdges(object)) {
         if (cutAt?.has(digest) && parents.has(child)) continue
         if (reachable.has(child) || isKnown(child)) continue
-        if (sizesFromTrees && blobs.has(child))
+        if (sizesFromTrees && blobs.has(child)) {
           reachable.set(child, blobs.get(child)!) // nothing to read: not queued
-        else queue.push({ digest: child, from: digest, optional: parents.has(child), blob: blobs.has(child) })
+          const turn = onContent?.(child, blobs.get(child)!)
+          if (turn) await turn
+        } else queue.push({ digest: child, from: digest, optional: parents.has(child), blob: blobs.has(child) })
       }
     }
   }

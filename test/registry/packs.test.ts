@@ -274,6 +274,29 @@ describe('how a pack is laid out', () => {
   })
 })
 
+describe('a pack built as the walk goes', () => {
+  it('a push of a whole image (to a repository without packs, or a repack) and a pack file have the bytes of a pack written after the walk, structured objects first', async () => {
+    const image = await makeImage(randomFiles(9000, 48, 17)) // past the object count where a second thread builds frames during the walk
+    const { objects, structured } = await collectImage(image.store, image.id)
+    const after = await writePack(image.store, objects, join(tempDir('after'), 'pack'), { structured })
+    expect(after.threads).toBe(availableParallelism() > 1 ? 2 : 1)
+    expect(new Set(after.index.objects.slice(0, structured.size).map(([digest]) => digest))).toEqual(structured)
+    const remote = remotes.remote('file')
+    await pushImage({ store: image.store, id: image.id, remote, credentials })
+    expect(await remotePacks(remote)).toEqual([after.digest])
+    const other = await makeImage({ 'other.txt': 'another image in the repository' })
+    const repacked = remote.replace(/:v1(\?|$)/, ':re$1')
+    await pushImage({ store: other.store, id: other.id, remote: repacked, credentials })
+    await pushImage({ store: image.store, id: image.id, remote: repacked, credentials, repack: true })
+    expect(await remotePacks(repacked)).toEqual([after.digest])
+    const file = join(tempDir('packfile'), 'image.fpk')
+    await packImage({ store: image.store, id: image.id, output: file })
+    const unpackedInto = await emptyStore()
+    expect((await unpackImage({ store: unpackedInto, input: file })).id).toBe(image.id)
+    expect((await verify({ store: unpackedInto })).ok).toBe(true)
+  })
+})
+
 describe('a pack of many objects, built on two threads', () => {
   it('has the bytes one thread gives, reads objects the store keeps only in a pack, refuses a corrupt or short object file (exit 5), and sends only an object’s own bytes', async () => {
     const image = await makeImage(randomFiles(9000, 48, 13)) // past the object count where a second thread reads
