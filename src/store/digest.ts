@@ -1,5 +1,5 @@
+// the namespace, not named imports: `hash` is missing before Node 20.12, and a named import of it would not load
 import * as crypto from 'node:crypto'
-import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { MalformedObjectError } from '../errors/index.js'
 
@@ -22,7 +22,7 @@ export function assertDigest(value: unknown, what = 'digest'): Digest {
  * small object: 100k 100-byte buffers took 41-42 ms against 111-143 ms here.
  */
 const sha256Hex: (bytes: Uint8Array | string) => string =
-  typeof crypto.hash === 'function' ? (bytes) => crypto.hash('sha256', bytes, 'hex') : (bytes) => createHash('sha256').update(bytes).digest('hex')
+  typeof crypto.hash === 'function' ? (bytes) => crypto.hash('sha256', bytes, 'hex') : (bytes) => crypto.createHash('sha256').update(bytes).digest('hex')
 
 export function sha256(bytes: Uint8Array | string): Digest {
   return `sha256:${sha256Hex(bytes)}`
@@ -34,7 +34,7 @@ export function digestHex(digest: Digest): string {
 
 /** The digest of a file's bytes, streamed (files may be larger than memory). */
 export async function hashFile(path: string): Promise<Digest> {
-  const hash = createHash('sha256')
+  const hash = crypto.createHash('sha256')
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
   return `sha256:${hash.digest('hex')}`
 }
