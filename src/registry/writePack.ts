@@ -63,11 +63,13 @@ export function openPackWriter(store: Store, { level = 3 }: { level?: number } =
   let waiting = 0 // the first content frame not yet lent ahead
   /** Lend the second thread the content frames waiting, in order, while it has room. */
   const lendWaiting = () => {
-    for (; waiting < contents.length && aheadBytes < AHEAD_BYTES; waiting++) {
+    for (; waiting < contents.length; waiting++) {
       const frame = contents[waiting]!
+      const bytes = frame.objects.reduce((n, o) => n + o.size, 0)
+      if (aheadBytes + bytes > AHEAD_BYTES) return
       frame.ahead = building.lend(frame.objects)
       if (!frame.ahead) return
-      aheadBytes += frame.objects.reduce((n, o) => n + o.size, 0)
+      aheadBytes += bytes
     }
   }
   return {
@@ -89,7 +91,7 @@ export function openPackWriter(store: Store, { level = 3 }: { level?: number } =
         sorted.length,
         sorted.reduce((n, o) => n + o.size, 0),
       )
-      const frames = [...frameGroups(sorted).map((objects) => ({ objects, ahead: null })), ...contents]
+      const frames = [...frameGroups(sorted).map((objects) => ({ objects, ahead: null })), ...contents.splice(0)] // the writer keeps no frame once written
       const entries: Array<[Digest, number, number]> = []
       let offset = 0
       for (const { objects } of frames) {
@@ -116,6 +118,7 @@ export function openPackWriter(store: Store, { level = 3 }: { level?: number } =
         write(await building.finish())
       } finally {
         closeSync(fd)
+        await building.close() // its second thread is not needed while the pack goes up
       }
       const digest: Digest = `sha256:${hash.digest('hex')}`
       const index: PackIndex = { kind: 'pack-index', schemaVersion: 1, pack: digest, packSize: size, frames: frameSizes, objects: entries }

@@ -9,7 +9,7 @@ import { REPACK_THRESHOLD } from '../../src/registry/choosePacks.js'
 import { readKnownRemoteImage, rememberPulledImage } from '../../src/registry/knownRemoteImage.js'
 import { collectImage } from '../../src/registry/collectImage.js'
 import { frameCompressor } from '../../src/registry/frameBuilder.js'
-import { writePack } from '../../src/registry/writePack.js'
+import { openPackWriter, writePack } from '../../src/registry/writePack.js'
 import type { TransferProgress } from '../../src/registry/TransferProgress.js'
 import { sha256 } from '../../src/store/digest.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -275,12 +275,31 @@ describe('how a pack is laid out', () => {
 })
 
 describe('a pack built as the walk goes', () => {
-  it('a push of a whole image (to a repository without packs, or a repack) and a pack file have the bytes of a pack written after the walk, structured objects first', async () => {
-    const image = await makeImage(randomFiles(9000, 48, 17)) // past the object count where a second thread builds frames during the walk
+  it('has the bytes of a pack written after the walk, structured objects first: fed by the walk, pushed whole or repacked, and as a pack file; a corrupt content is refused (exit 5)', async () => {
+    // 18 MB in 2 KiB files: the second thread starts, and frames close, while the walk goes on
+    const image = await makeImage(randomFiles(9000, 2048, 17))
     const { objects, structured } = await collectImage(image.store, image.id)
     const after = await writePack(image.store, objects, join(tempDir('after'), 'pack'), { structured })
     expect(after.threads).toBe(availableParallelism() > 1 ? 2 : 1)
     expect(new Set(after.index.objects.slice(0, structured.size).map(([digest]) => digest))).toEqual(structured)
+
+    const writer = openPackWriter(image.store)
+    let turns = 0
+    const walked = await collectImage(image.store, image.id, {
+      onContent: (digest, size) => {
+        const turn = writer.addContent({ digest, size })
+        if (turn) turns++
+        return turn
+      },
+    })
+    const fed = await writer.finish(
+      join(tempDir('fed'), 'pack'),
+      walked.objects.filter((o) => walked.structured.has(o.digest)),
+    )
+    await writer.close()
+    if (availableParallelism() > 1) expect(turns).toBeGreaterThan(0) // frames went to the second thread during the walk
+    expect(fed.digest).toBe(after.digest)
+
     const remote = remotes.remote('file')
     await pushImage({ store: image.store, id: image.id, remote, credentials })
     expect(await remotePacks(remote)).toEqual([after.digest])
@@ -294,6 +313,11 @@ describe('a pack built as the walk goes', () => {
     const unpackedInto = await emptyStore()
     expect((await unpackImage({ store: unpackedInto, input: file })).id).toBe(image.id)
     expect((await verify({ store: unpackedInto })).ok).toBe(true)
+
+    const victim = objects.findLast((o) => !structured.has(o.digest))!
+    await fs.writeFile(image.store.objectPath(victim.digest), Buffer.alloc(victim.size, 1))
+    await expect(pushImage({ store: image.store, id: image.id, remote: repacked, credentials, repack: true })).rejects.toMatchObject({ code: 'DigestMismatchError', exitCode: 5 })
+    expect((await fs.readdir(image.store.path('tmp'))).filter((name) => name.includes('pack'))).toEqual([])
   })
 })
 
