@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { compress } from 'zstd-napi'
 import { describe, expect, it } from 'vitest'
@@ -7,9 +7,11 @@ import { type Digest, sha256 } from '../../src/store/digest.js'
 import { NO_FRAME_LIMIT, type PackIndex, type ReadIndex, packIndexBytes, parsePackIndex } from '../../src/store/PackIndex.js'
 import type { FrameArrivals } from '../../src/registry/readPackFrames.js'
 import { readPackFrames } from '../../src/registry/readPackFrames.js'
+import { FrameCheckers } from '../../src/registry/FrameCheckers.js'
 import type { PackSource } from '../../src/registry/readPackRanges.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { tempDir } from '../helpers/tmp.js'
+import { until } from '../helpers/until.js'
 
 /** A pack of these frames (each a list of objects), its checked index, and a source handing it out a frame at a time, counting the frames it has handed out. */
 function pack(frames: Buffer[][]) {
@@ -122,5 +124,42 @@ describe('readPackFrames: a whole pack checked, frame by frame, on threads', () 
     }
     await expect(readPackFrames({ source, index: read, arrivals: slow, signal: abort.signal })).rejects.toThrow(/abort/i)
     expect(existsSync(join(dir, '71'))).toBe(false)
+  })
+})
+
+describe('FrameCheckers closed while its threads write', () => {
+  it('leave no file open: a thread stops between two files, never inside one', async () => {
+    const objects = Array.from({ length: 3000 }, (_, i) => blob(i, 64))
+    const raw = Buffer.concat(objects)
+    let at = 0
+    const entries = objects.map((o): [Digest, number, number] => [sha256(o), (at += o.length) - o.length, o.length])
+    const dirs: string[] = []
+    const openInDirs = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        const target = (() => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`)
+          } catch {
+            return '' // closed while listed
+          }
+        })()
+        return dirs.some((dir) => target.startsWith(`${dir}/`))
+      })
+    for (let round = 0; round < 6; round++) {
+      const dir = tempDir('closing')
+      dirs.push(dir)
+      const checkers = new FrameCheckers(2)
+      const frames = await Promise.all([0, 1].map(() => checkers.check(compress(raw, { checksumFlag: true }), raw.length, entries)))
+      frames.forEach((frame, t) =>
+        checkers.write(
+          frame,
+          objects.map((_, i): [number, string, number] => [i, join(dir, `${t}-${i}`), 0o644]),
+        ),
+      )
+      await until(() => readdirSync(dir).length > 0, 'the first file written')
+      await checkers.close()
+      expect(readdirSync(dir).length).toBeLessThan(2 * objects.length) // closed while writing
+    }
+    expect(openInDirs()).toEqual([])
   })
 })
