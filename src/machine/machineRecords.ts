@@ -88,3 +88,17 @@ export function isRunning(record: MachineRecord): boolean {
     return false
   }
 }
+
+/**
+ * Whether a process this machine's kill signalled has finished exiting: gone, or a zombie
+ * (whose pid no other process can have until it is reaped). Not `isRunning`: an exiting
+ * process's command line reads empty once its memory is released, while the process is
+ * still there, freeing the rest.
+ */
+export function hasExited(pid: number): boolean {
+  try {
+    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  } catch {
+    return true
+  }
+}

@@ -6,7 +6,7 @@ import { deleteRef } from '../../store/refs.js'
 import { pollUntil } from '../../util/pollUntil.js'
 import type { Store } from '../../store/Store.js'
 import type { MachineInfo, MachineRef, MachineStats } from '../MachineBackend.js'
-import { isRunning, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir } from '../machineRecords.js'
+import { hasExited, isRunning, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir } from '../machineRecords.js'
 import { GuestAgent } from './GuestAgent.js'
 import type { GuestChannel } from './GuestChannel.js'
 import { QemuGuestAgent } from './QemuGuestAgent.js'
@@ -71,7 +71,7 @@ export async function killRecord(store: Store, id: string): Promise<void> {
   }
   if (record.pid > 0 && isRunning(record)) {
     process.kill(record.pid, 'SIGKILL')
-    await pollUntil(() => (isRunning(record) ? undefined : true))
+    await pollUntil(() => (hasExited(record.pid) ? true : undefined))
   }
   await releaseLimits(record.cgroups)
   await deleteRef(store, liveRef(id))
