@@ -30,16 +30,7 @@ export async function machineWorkspace(label = 'machine'): Promise<string> {
   return dir
 }
 
-/** Poll `check` until it returns something other than undefined; throws with `what` after a generous deadline (never a bound on speed). */
-export async function pollFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, deadlineMs = 120_000): Promise<T> {
-  const end = Date.now() + deadlineMs
-  for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what} after ${deadlineMs / 1000} s`)
-    await new Promise((resolve) => setTimeout(resolve, wait))
-  }
-}
+export { pollFor } from './until.js'
 
 /**
  * Settle `p`, or report that it never settled: a call that hangs is a failure to show, not a
