@@ -80,9 +80,8 @@ export function removeRecord(store: Store, record: MachineRecord): void {
  * finds) and is the QEMU of this machine (a pid is reused), known by its QMP socket.
  */
 export function isRunning(record: MachineRecord): boolean {
+  if (hasExited(record.pid)) return false
   try {
-    const status = readFileSync(`/proc/${record.pid}/status`, 'utf8')
-    if (/^State:\s+Z/m.test(status)) return false
     return readFileSync(`/proc/${record.pid}/cmdline`, 'utf8').includes(record.launch.sockets.qmp)
   } catch {
     return false
