@@ -121,6 +121,16 @@ export function pairedPacks(bytes: Buffer, where: string): PackPair[] | null {
   return pairs
 }
 
+/** The digest of the config a manifest names (null when it names none that parses). */
+export function manifestConfig(bytes: Buffer, where: string): Digest | null {
+  const config = parseJson(bytes, where)['config']
+  try {
+    return assertDescriptor(config, `${where} config`).digest
+  } catch {
+    return null
+  }
+}
+
 /** Whether a manifest of an image is a packs manifest (else an older per-object segment). */
 export function isPacksManifest(bytes: Buffer): boolean {
   return parseJson(bytes, 'manifest')['artifactType'] === MediaType.packs

@@ -4,7 +4,7 @@ import { REPACK_THRESHOLD, choosePacks } from './choosePacks.js'
 import { collectImage } from './collectImage.js'
 import type { BlobRef } from './Descriptor.js'
 import { DigestSet } from './DigestSet.js'
-import { type PackPair, pairedPacks, parseImageIndex } from './imageManifest.js'
+import { type PackPair, manifestConfig, pairedPacks, parseImageIndex } from './imageManifest.js'
 import { extendKnownImage, readKnownRemoteImage } from './knownRemoteImage.js'
 import type { Limits } from './limits.js'
 import { repositoryPacks } from './repositoryPacks.js'
@@ -26,6 +26,8 @@ export interface PushPlan {
   repacked: boolean
   /** Whether the push continues an image this store pushed or pulled, the tag's or `from`'s (only what is new was walked). */
   continued: boolean
+  /** The config the continued image's packs manifest names: the repository holds it already (null: not known). */
+  heldConfig: Digest | null
   /** Every object of the image, remembered after the push for the next one; null for a shallow image. */
   members: DigestSet | null
   /**
@@ -40,9 +42,10 @@ export interface PushPlan {
 export interface PlanArgs {
   store: Store
   transport: Transport
-  tag: string
-  /** The tag or manifest digest whose image (pushed or pulled by this store) the push continues. */
-  from: string
+  /** The tag pushed to; null for an untagged push. */
+  tag: string | null
+  /** The tag or manifest digest whose image (pushed or pulled by this store) the push continues, if any. */
+  from: string | null
   id: Digest
   limits: Limits
   repack: boolean
@@ -66,14 +69,15 @@ export async function planPush(args: PlanArgs): Promise<PushPlan> {
  * missed, since everything beyond the known image is sent.
  */
 async function continuePushedImage({ store, transport, from, id, repack, depth }: PlanArgs): Promise<PushPlan | null> {
-  if (repack || depth !== undefined) return null
+  if (repack || depth !== undefined || from === null) return null
   const known = await readKnownRemoteImage(store, transport.location, from)
   if (known === null) return null
   const current = await transport.getManifest(from)
   if (current === null || sha256(current.bytes) !== known.index) return null
   const index = parseImageIndex(current.bytes, `image ${from}`)
   if (index.shallow.length > 0 || index.segments.length !== 1) return null
-  const reuse = pairedPacks((await readSegment(store, transport, index.segments[0]!)).bytes, `manifest ${index.segments[0]!.digest}`)
+  const segment = (await readSegment(store, transport, index.segments[0]!)).bytes
+  const reuse = pairedPacks(segment, `manifest ${index.segments[0]!.digest}`)
   if (reuse === null || reuse.length >= REPACK_THRESHOLD) return null
   const extended = await extendKnownImage(store, id, known)
   if (extended === null) return null
@@ -86,6 +90,7 @@ async function continuePushedImage({ store, transport, from, id, repack, depth }
     shallow: [],
     repacked: false,
     continued: true,
+    heldConfig: manifestConfig(segment, `manifest ${index.segments[0]!.digest}`),
     members: extended.members,
     pack: null,
   }
@@ -111,6 +116,7 @@ async function planFromIndexes({ store, transport, tag, id, limits, repack, dept
       shallow,
       repacked: plan.repacked,
       continued: false,
+      heldConfig: null,
       members: shallow.length === 0 ? DigestSet.of(objects.map((o) => o.digest)) : null,
       pack,
     }

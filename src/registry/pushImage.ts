@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto'
 import { promises as fs } from 'node:fs'
-import { RegistryRequestError } from '../errors/index.js'
+import { RegistryRequestError, UsageError } from '../errors/index.js'
 import { type Digest, digestHex, sha256 } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
@@ -10,7 +10,7 @@ import { type BuiltManifest, type ConfigStyle, type PackPair, buildPackedImage, 
 import { resolveLimits } from './limits.js'
 import { rememberPackIndex } from './loadPacks.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
-import { parseRemote, remoteLocation } from './parseRemote.js'
+import { type Remote, parseRemote, remoteLocation } from './parseRemote.js'
 import { rememberRemoteImage } from './knownRemoteImage.js'
 import { planPush } from './planPush.js'
 import { refTagName } from './refTagName.js'
@@ -39,6 +39,14 @@ export interface PushArgs extends ConnectOptions, StoreLocator {
    * (the tag moved, the snapshot does not descend from it) falls back to the indexes.
    */
   from?: string
+  /**
+   * Push the image by its manifest digest alone: no tag is set or moved, and nothing is
+   * remembered for a later push to continue (`from` still applies). `REMOTE@MANIFEST` names
+   * it; a registry's garbage collection may remove untagged images. For images nobody
+   * pushes onto, such as a fan-out worker's results: a repository's tags are what a push to
+   * a new tag reads, one request each.
+   */
+  untagged?: boolean
   /** zstd level of the new pack, 1 to 19. */
   level?: number
   signal?: AbortSignal
@@ -48,7 +56,8 @@ export interface PushArgs extends ConnectOptions, StoreLocator {
 export interface PushResult {
   id: Digest
   remote: string
-  tag: string
+  /** The tag set, or null for an untagged push. */
+  tag: string | null
   /** Digest of the pushed index: `REMOTE@MANIFEST` names exactly this image. */
   manifest: Digest
   objects: number
@@ -80,16 +89,18 @@ export interface PushResult {
 export async function pushImage(args: PushArgs): Promise<PushResult> {
   const { store } = await openStore(args)
   const remote = parseRemote(args.remote)
+  checkUntagged(remote, args)
   const id = await resolveId(store, args.id)
-  const tag = remote.reference && 'tag' in remote.reference ? remote.reference.tag : await refTagName(store, args.id)
+  const tag = args.untagged ? null : await pushedTag(store, remote, args.id)
   const transport = await openTransport(remote, args)
   const level = args.level ?? 3
   const plan = await planPush({ store, transport, tag, from: args.from ?? tag, id, limits: resolveLimits(args.limits), repack: args.repack ?? false, depth: args.depth, level })
   const sent = { objects: 0, bytes: 0 }
-  // the image config goes up beside the pack: a small push is mostly round trips
+  // the image config goes up beside the pack (a small push is mostly round trips), unless the image continued names it already
+  const imageConfig = configBlob('image')
   const [fresh, configBytes] = await settleAll<[PackPair | null, number]>([
     plan.send.length > 0 ? sendPack(store, transport, { objects: plan.send, structured: plan.structured, started: plan.pack, level }, args, sent) : Promise.resolve(null),
-    putBytesBlob(store, transport, configBlob('image')),
+    plan.heldConfig === imageConfig.descriptor.digest ? Promise.resolve(0) : putBytesBlob(store, transport, imageConfig),
   ]).finally(() => plan.pack?.close())
   sent.bytes += configBytes
   args.signal?.throwIfAborted()
@@ -106,7 +117,8 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
     sent.bytes += await putBytesBlob(store, transport, configBlob(config))
     index = await push(config)
   }
-  if (plan.members) await rememberRemoteImage(store, transport.location, tag, { index: index.descriptor.digest, root: id, bytes: plan.bytes, objects: plan.members })
+  if (plan.members && tag !== null)
+    await rememberRemoteImage(store, transport.location, tag, { index: index.descriptor.digest, root: id, bytes: plan.bytes, objects: plan.members })
   if (args.signingKey) await pushSignature(store, transport, index, loadPrivateKey(args.signingKey), config)
   return {
     id,
@@ -123,6 +135,16 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
     shallow: plan.shallow,
     signed: Boolean(args.signingKey),
   }
+}
+
+/** The tag a push sets: the remote's, else the name the id was given by (a branch or tag), else `latest`. */
+async function pushedTag(store: Store, remote: Remote, id: string): Promise<string> {
+  return remote.reference && 'tag' in remote.reference ? remote.reference.tag : await refTagName(store, id)
+}
+
+function checkUntagged(remote: Remote, { untagged = false }: Pick<PushArgs, 'untagged'>): void {
+  if (untagged && remote.reference && 'tag' in remote.reference)
+    throw new UsageError(`an untagged push names no tag: drop ':${remote.reference.tag}' from the remote`, { option: 'untagged' })
 }
 
 /** Write the objects as one pack (in the store's tmp/; `started` holds their contents already), send it and its index unless the remote has them. */
@@ -197,14 +219,14 @@ async function pushManifests({
   store: Store
   transport: Transport
   config: ConfigStyle
-  tag: string
+  tag: string | null
   sent: { objects: number; bytes: number }
   image: Parameters<typeof buildPackedImage>[0]
 }): Promise<BuiltManifest> {
   const { index, manifest } = buildPackedImage({ ...image, config })
   await transport.putManifest(manifest) // the same bytes again if it is there: one round trip, as asking would be
   sent.bytes += manifest.bytes.length // manifests count as sent bytes too
-  await transport.putManifest(index, tag)
+  await transport.putManifest(index, tag ?? undefined)
   sent.bytes += index.bytes.length
   await rememberSegment(store, manifest)
   return index

@@ -13,9 +13,10 @@ import type { Transport } from './Transport.js'
  * tag being pushed first. A tag that is not a readable packed image (a signature, an
  * image pushed one object per blob, something else) teaches nothing and is skipped.
  */
-export async function repositoryPacks({ store, transport, tag, limits }: { store: Store; transport: Transport; tag: string; limits: Limits }): Promise<LoadedPack[]> {
+export async function repositoryPacks({ store, transport, tag, limits }: { store: Store; transport: Transport; tag: string | null; limits: Limits }): Promise<LoadedPack[]> {
   const tags = await transport.listTags()
-  const ordered = [tag, ...tags.filter((t) => t !== tag && !t.endsWith('.sig'))]
+  const others = tags.filter((t) => t !== tag && !t.endsWith('.sig'))
+  const ordered = tag === null ? others : [tag, ...others]
   const byTag = new Map<string, LoadedPack[]>()
   await forEachLimit(ordered, 4, async (name) => {
     byTag.set(name, await packsOfTag(store, transport, name, limits))

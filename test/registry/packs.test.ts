@@ -5,7 +5,11 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { Store, checkout, cloneImage, gc, log, packImage, pullImage, pushImage, snapshotWorkspace, unpackImage, verify } from '../../src/index.js'
+import { UsageError } from '../../src/errors/index.js'
 import { REPACK_THRESHOLD } from '../../src/registry/choosePacks.js'
+import { configBlob } from '../../src/registry/imageManifest.js'
+import { openTransport } from '../../src/registry/openTransport.js'
+import { parseRemote } from '../../src/registry/parseRemote.js'
 import { readKnownRemoteImage, rememberPulledImage } from '../../src/registry/knownRemoteImage.js'
 import { collectImage } from '../../src/registry/collectImage.js'
 import { frameCompressor } from '../../src/registry/frameBuilder.js'
@@ -150,6 +154,25 @@ describe.each(TRANSPORTS)('packs through %s', (kind) => {
     }
     // a `from` the store never saw: the indexes, as any push
     expect(await pushImage({ store, id: await result(0), remote: at(':result-x'), from: 'nowhere', credentials })).toMatchObject({ continued: false, sentObjects: 0 })
+  })
+
+  it('an untagged push sets no tag and remembers nothing; its image pulls by digest; a tag in the remote is a usage error', async () => {
+    const image = await makeImage({ 'a.txt': 'v0', ...randomFiles(8, 4096, 47) })
+    const remote = remotes.remote(kind, 'base')
+    const at = (reference: string) => remote.replace(':base', reference)
+    const base = await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const store = await emptyStore() // a worker's: it pulled the base by digest
+    await pullImage({ store, remote: at(`@${base.manifest}`), credentials })
+    const snapshot = await store.readObject(image.id, 'snapshot')
+    const id = await store.writeObject({ ...snapshot, parents: [image.id], meta: { message: 'result', createdAt: '2026-11-28T00:00:00.000Z' } })
+    const records = async () => (await fs.readdir(store.path('tmp', 'registry-cache'))).filter((name) => name.startsWith('known-')).sort()
+    const recorded = await records()
+    const pushed = await pushImage({ store, id, remote: at(''), untagged: true, from: base.manifest, credentials })
+    expect(pushed).toMatchObject({ tag: null, continued: true, sentObjects: 1 })
+    expect(await (await openTransport(parseRemote(at('')), { credentials })).listTags()).toEqual(['base'])
+    expect(await records()).toEqual(recorded)
+    expect((await pullImage({ store: await emptyStore(), remote: at(`@${pushed.manifest}`), credentials })).id).toBe(id)
+    await expect(pushImage({ store, id, remote: at(':named'), untagged: true, credentials })).rejects.toBeInstanceOf(UsageError)
   })
 
   it('learns from the pack indexes instead when the tag moved, the record is damaged, the snapshot does not descend from the tagged image, or that image is shallow', async () => {
@@ -407,5 +430,27 @@ describe('what a push reads of the local image', () => {
     await expect(pushImage({ store: image.store, id: v3.id, remote, credentials })).rejects.toMatchObject({ code: 'StoreCorruptError', exitCode: 5 })
     await pullImage({ store, remote, credentials }) // the tag still names v2, whole
     expect((await log({ store, from: 'v1', limit: 1 }))[0]!.id).toBe(v2.id)
+  })
+})
+
+describe('a push that continues an image', () => {
+  it('sends nothing for the image config when the image it continues names it already', async () => {
+    const image = await makeImage({ 'a.txt': 'v0', ...randomFiles(4, 4096, 53) })
+    const remote = remotes.remote('oci')
+    const config = configBlob('image').descriptor.digest
+    const asked: string[] = []
+    const recording: typeof fetch = (input, init) => {
+      asked.push(`${init?.method ?? 'GET'} ${input instanceof Request ? input.url : String(input)}`)
+      return fetch(input, init)
+    }
+    await pushImage({ store: image.store, id: image.id, remote, credentials, fetch: recording })
+    expect(asked.filter((r) => r.includes(config)).length).toBeGreaterThan(0) // a first push asks about it
+    asked.length = 0
+    await fs.writeFile(join(image.dir, 'a.txt'), 'v1')
+    const v1 = await snapshotWorkspace({ dir: image.dir, message: 'v1' })
+    expect(await pushImage({ store: image.store, id: v1.id, remote, credentials, fetch: recording })).toMatchObject({ continued: true })
+    expect(asked.filter((r) => r.includes(config))).toEqual([])
+    expect(asked.length).toBeGreaterThan(0)
+    expect((await pullImage({ store: await emptyStore(), remote, credentials })).id).toBe(v1.id)
   })
 })

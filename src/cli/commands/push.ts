@@ -36,7 +36,7 @@ export async function pushCommand({ sign, insecure, repack, depth, onProgress, .
 export const pushView: View<PushResult> = {
   human: (r) =>
     [
-      `pushed ${short(r.id)} to ${r.remote}:${r.tag}${r.signed ? ' (signed)' : ''}`,
+      `pushed ${short(r.id)} to ${r.remote}${r.tag === null ? `@${r.manifest}` : `:${r.tag}`}${r.signed ? ' (signed)' : ''}`,
       `  ${r.sentObjects} of ${r.objects} objects sent: ${formatBytes(r.sentBytes)} with the manifests, for an image of ${formatBytes(r.totalBytes)} in ${r.packs} pack${r.packs === 1 ? '' : 's'}${r.repacked ? ' (repacked)' : ''}${r.shallow.length > 0 ? ', shallow' : ''}`,
       `  manifest ${r.manifest}`,
     ].join('\n'),
