@@ -33,8 +33,8 @@ export interface FanoutJobResult {
   score: number | null
   value?: CommandValue
   error?: string
-  /** A success's image, pushed under `tag`; null otherwise. */
-  image: { id: Digest; manifest: Digest; tag: string } | null
+  /** A success's image, pushed untagged: `REGISTRY@manifest` names it; null otherwise. */
+  image: { id: Digest; manifest: Digest } | null
   /** How many irreversible effects wait in the image's outbox (its `effects` layer). */
   deferred: number
   worker: string
@@ -48,9 +48,6 @@ export interface FanoutJobProgress {
 }
 
 export const jobId = (group: string, index: number): string => `${group}-${index}`
-
-/** The tag a job's result is pushed under: derived from the job, so a retry overwrites it with the same image. */
-export const resultTag = (group: string, index: number): string => `fanout-${group}-${index}`
 
 /** Redis pub/sub channel on which submitters announce cancelled explorations, and the key that remembers one. */
 export const CANCEL_CHANNEL = 'forkpoint:fanout:cancel'

@@ -1,6 +1,7 @@
+import { hostname } from 'node:os'
 import type { Workspace } from '../branch/Workspace.js'
 import { pushImage } from '../registry/pushImage.js'
-import { type Digest, digestHex } from '../store/digest.js'
+import { type Digest, digestHex, sha256 } from '../store/digest.js'
 import { readRef } from '../store/refs.js'
 import { makeSnapshot } from '../world/Snapshot.js'
 
@@ -15,13 +16,24 @@ export interface PushedBase {
 
 /**
  * Scan the workspace (only changed files are read) and push it as an image whose parent
- * is HEAD, under a tag derived from its id; no ref of the store moves. The push is
- * incremental: only objects the registry's packs lack travel.
+ * is HEAD, under the workspace's own base tag (baseTag); no ref of the store moves. The
+ * push is incremental: only objects the registry's packs lack travel, the last base's
+ * packs looked at first.
  */
 export async function pushBase(ws: Workspace, registry: string, insecure: boolean): Promise<PushedBase> {
   const tree = await ws.refresh()
   const head = await readRef(ws.store, 'HEAD')
   const id = await ws.store.writeObject(makeSnapshot({ parents: head ? [head] : [], tree, message: 'fan-out base' }))
-  const pushed = await pushImage({ store: ws.store, id, remote: `${registry}:fanout-base-${digestHex(id).slice(0, 16)}`, insecure })
+  const pushed = await pushImage({ store: ws.store, id, remote: `${registry}:${baseTag(ws)}`, insecure })
   return { id, tree, remote: `${registry}@${pushed.manifest}`, sentBytes: pushed.sentBytes }
+}
+
+/**
+ * One tag per submitting workspace (its host and store), moved by each exploration: jobs
+ * name their base by digest, the tag keeps the latest base from a registry's collection of
+ * untagged images, and the repository's tags (which a push to a new tag reads, one request
+ * each) stay as few as the workspaces that fan out to it.
+ */
+function baseTag(ws: Workspace): string {
+  return `fanout-base-${digestHex(sha256(`${hostname()}\0${ws.store.root}`)).slice(0, 16)}`
 }

@@ -17,7 +17,7 @@ import { readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { readSnapshot } from '../world/readObjects.js'
 import type { Snapshot } from '../world/Snapshot.js'
-import { type FanoutJobData, type FanoutJobProgress, type FanoutJobResult, resultTag } from './FanoutJob.js'
+import type { FanoutJobData, FanoutJobProgress, FanoutJobResult } from './FanoutJob.js'
 
 /** What a worker runs its jobs with. */
 export interface JobContext {
@@ -28,7 +28,8 @@ export interface JobContext {
   insecure: boolean
   /** Base images being pulled now, so that jobs of one base pull it once. */
   pulls: Map<Digest, Promise<void>>
-  report(progress: FanoutJobProgress): Promise<void>
+  /** Tell the submitter the job's phase; not waited for (the queue keeps a connection's commands in order, so the phases still arrive before the result). */
+  report(progress: FanoutJobProgress): void
 }
 
 /**
@@ -36,7 +37,7 @@ export interface JobContext {
  * packs it lacks travel), a copy-on-write branch of its world, the candidate run there as
  * `runCandidates` runs any (sandboxed, its deadline, its score command, its HTTP through an
  * effects proxy whose irreversible requests wait in the branch's outbox), then a success's
- * files and outbox as an image pushed under the job's tag. The image's `createdAt` is the
+ * files and outbox as an image pushed untagged (by its digest). The image's `createdAt` is the
  * job's, so a job run again (its worker lost) makes the identical image. The branch is
  * aborted whatever happens; its outbox is never sent here.
  * @throws {WorkerRegistryError} the registry cannot be reached (the job fails, naming it)
@@ -49,12 +50,12 @@ export async function runJob(data: FanoutJobData, ctx: JobContext, signal: Abort
       registry: data.registry,
       worker: ctx.worker,
     })
-  await ctx.report({ phase: 'pulling', worker: ctx.worker })
+  ctx.report({ phase: 'pulling', worker: ctx.worker })
   await ensureBase(data, ctx)
   const base = await readSnapshot(store, data.base.id)
   const pool = new BranchPool(ctx.workspace, 'fanout')
   try {
-    await ctx.report({ phase: 'running', worker: ctx.worker })
+    ctx.report({ phase: 'running', worker: ctx.worker })
     const [attempt] = await runCandidates({
       pool,
       specs: [{ index: data.index, candidate: data.candidate, parent: ctx.workspace, tree: base.world.tree, httpPolicy: data.httpPolicy }],
@@ -71,7 +72,7 @@ export async function runJob(data: FanoutJobData, ctx: JobContext, signal: Abort
       worker: ctx.worker,
     }
     if (!branch || signal.aborted) return { ...report, image: null, deferred: 0, durationMs: performance.now() - started }
-    await ctx.report({ phase: 'pushing', worker: ctx.worker })
+    ctx.report({ phase: 'pushing', worker: ctx.worker })
     const { image, deferred } = await pushResult(data, ctx, base, branch)
     return { ...report, image, deferred, durationMs: performance.now() - started }
   } finally {
@@ -94,7 +95,7 @@ async function ensureBase(data: FanoutJobData, ctx: JobContext): Promise<void> {
   await pull
 }
 
-/** The branch's files and outbox as the job's image: parent the base, `createdAt` the job's; pushed under the job's tag. */
+/** The branch's files and outbox as the job's image: parent the base, `createdAt` the job's; pushed untagged, so a repository's tags do not grow by one a job. */
 async function pushResult(data: FanoutJobData, ctx: JobContext, base: Snapshot, branch: Branch): Promise<Pick<FanoutJobResult, 'image' | 'deferred'>> {
   const store = ctx.workspace.store
   const tree = await branchTree(store, branch, false)
@@ -110,9 +111,10 @@ async function pushResult(data: FanoutJobData, ctx: JobContext, base: Snapshot, 
     meta: { message: `fan-out ${data.group}: candidate ${data.index}`, createdAt: data.createdAt },
   }
   const id = await store.writeObject(snapshot)
-  const tag = resultTag(data.group, data.index)
-  const pushed = await viaRegistry(ctx, 'push the result to', () => pushImage({ store, id, remote: `${data.registry}:${tag}`, from: baseManifest(data), insecure: ctx.insecure }))
-  return { image: { id, manifest: pushed.manifest, tag }, deferred }
+  const pushed = await viaRegistry(ctx, 'push the result to', () =>
+    pushImage({ store, id, remote: data.registry, untagged: true, from: baseManifest(data), insecure: ctx.insecure }),
+  )
+  return { image: { id, manifest: pushed.manifest }, deferred }
 }
 
 /** What the result's push continues: the base as the worker pulled it (by its manifest digest), so only the new snapshot and what changed are walked and sent. */

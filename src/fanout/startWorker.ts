@@ -125,7 +125,15 @@ function jobProcessor({
     try {
       if ((await redis.exists(cancelledKey(group))) === 1) return cancelledBeforeStart(name)
       options.onEvent?.({ type: 'started', job: job.id!, index })
-      const ctx: JobContext = { workspace, worker: name, registry: options.registry, insecure: options.insecure ?? false, pulls, report: (p) => job.updateProgress(p) }
+      // a progress line lost to a Redis hiccup costs the submitter a line, not the job
+      const ctx: JobContext = {
+        workspace,
+        worker: name,
+        registry: options.registry,
+        insecure: options.insecure ?? false,
+        pulls,
+        report: (p) => void job.updateProgress(p).catch(() => undefined),
+      }
       const result = await runJob(job.data, ctx, controller.signal)
       if (closing()) {
         await job.moveToWait(token) // cut short by the shutdown, not by its exploration: another worker runs it

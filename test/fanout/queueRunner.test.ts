@@ -7,6 +7,8 @@ import { FunctionCandidateError, QueueUnreachableError, Workspace, bestOfN, queu
 import type { FanoutJobData, FanoutJobResult } from '../../src/fanout/FanoutJob.js'
 import { QUEUE_NAME } from '../../src/fanout/FanoutJob.js'
 import { pushImage } from '../../src/index.js'
+import { openTransport } from '../../src/registry/openTransport.js'
+import { parseRemote } from '../../src/registry/parseRemote.js'
 import { freePort, type RegistryServer, startRegistry } from '../helpers/registryServer.js'
 import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/until.js'
@@ -103,7 +105,7 @@ describe('queueRunner (loopback)', () => {
       expect(first.status).toBe('succeeded')
       expect(first.image!.id).toMatch(/^sha256:/)
       expect(second.image!.id).toBe(first.image!.id)
-      expect(second.image!.tag).toBe(first.image!.tag)
+      expect(second.image!.manifest).toBe(first.image!.manifest)
     } finally {
       await until(async () => (await q.getActiveCount()) === 0, 'the queue to settle')
       await q.obliterate({ force: true })
@@ -177,6 +179,9 @@ describe('queueRunner (loopback)', () => {
       const best = await bestOfN({ ...writeAttempt, score: 'cat notes.md | cut -d" " -f2' }, { n: 3, runner }).apply(ws)
       expect(best).toMatchObject({ committed: true, winner: 1 })
       expect(best.results.map((r) => r.branch !== null)).toEqual([false, true, false])
+      // results go up untagged and each exploration moves the workspace's one base tag: the repository's tags, which a push to a new tag reads, do not grow
+      const tags = await (await openTransport(parseRemote(remote), { credentials: null })).listTags()
+      expect(tags).toEqual([expect.stringMatching(/^fanout-base-[0-9a-f]{16}$/)])
     } finally {
       await worker.close()
     }
