@@ -41,7 +41,8 @@ export interface PushArgs extends ConnectOptions, StoreLocator {
   from?: string
   /**
    * Push the image by its manifest digest alone: no tag is set or moved, and nothing is
-   * remembered for a later push to continue (`from` still applies). `REMOTE@MANIFEST` names
+   * remembered for a later push (no record to continue, no manifest or pack index kept in
+   * the store's registry cache; `from` still applies). `REMOTE@MANIFEST` names
    * it; a registry's garbage collection may remove untagged images. For images nobody
    * pushes onto, such as a fan-out worker's results: a repository's tags are what a push to
    * a new tag reads, one request each.
@@ -181,7 +182,7 @@ async function sendPack(
     ])
     if (packBytes > 0) sent.objects += objects.length
     sent.bytes += packBytes + indexBytes
-    await rememberPackIndex(store, index, pack.indexBytes)
+    if (!args.untagged) await rememberPackIndex(store, index, pack.indexBytes) // an untagged image is never read back through this store: a worker's cache would gain two files a job
     return { pack: ref, index }
   } finally {
     await fs.rm(file, { force: true })
@@ -228,7 +229,7 @@ async function pushManifests({
   sent.bytes += manifest.bytes.length // manifests count as sent bytes too
   await transport.putManifest(index, tag ?? undefined)
   sent.bytes += index.bytes.length
-  await rememberSegment(store, manifest)
+  if (tag !== null) await rememberSegment(store, manifest)
   return index
 }
 
