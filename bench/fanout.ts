@@ -5,8 +5,13 @@
  * 1 s of work (`sleep 1`: waiting, not CPU, so 4 workers fit on 2 cores). Overhead per job:
  * the wall time of the 64 jobs times the workers, over 64, minus the candidate's own time
  * (its sandboxed run as the worker measured it). Scaling efficiency on k workers: T1 / (k × Tk).
+ * Beside each, in the same run, the engines' floor per job on k workers: the same 64 jobs
+ * through BullMQ to k plain workers that each wait the candidate's time and put a small
+ * result image in the registry (fanoutFloorWorker.ts): the part of the overhead no
+ * fan-out on these engines avoids.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { Queue, QueueEvents } from 'bullmq'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -34,6 +39,44 @@ function startWorkers(k: number, root: string, queue: string, registry: string):
   )
 }
 
+const FLOOR_WORKER = join(dirname(fileURLToPath(import.meta.url)), 'fanoutFloorWorker.ts')
+
+/** k floor workers (fanoutFloorWorker.ts: the queue and the registry's requests, nothing of forkpoint), each its own process as forkpoint's workers are. */
+function startFloorWorkers(k: number, queueName: string, redisPort: number, registryHost: string): Promise<ChildProcess[]> {
+  return Promise.all(
+    Array.from({ length: k }, async () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', FLOOR_WORKER, queueName, String(redisPort), registryHost, 'floor'], { stdio: ['ignore', 'pipe', 'inherit'] })
+      let out = ''
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+      await until(() => out.includes('ready'), 'a floor worker')
+      return child
+    }),
+  )
+}
+
+/** The engines' own time per job on k workers: N jobs queued at once and waited for as queueRunner does, each waiting `sleepMs` (the candidate's time, not counted) and putting a small image in the registry. */
+async function floorPerJob(k: number, sleepMs: number, redisPort: number, registryHost: string): Promise<number> {
+  const queueName = `floor-${k}`
+  const connection = { host: '127.0.0.1', port: redisPort }
+  const queue = new Queue(queueName, { connection })
+  const events = new QueueEvents(queueName, { connection })
+  for (const emitter of [queue, events]) emitter.setMaxListeners(N + 10) // one waiter per job
+  const workers = await startFloorWorkers(k, queueName, redisPort, registryHost)
+  try {
+    await events.waitUntilReady()
+    const started = performance.now()
+    const jobs = await queue.addBulk(Array.from({ length: N }, (_, i) => ({ name: 'floor', data: { index: i, sleepMs } })))
+    await Promise.all(jobs.map((j) => j.waitUntilFinished(events)))
+    return ((performance.now() - started) * k) / N - sleepMs
+  } finally {
+    for (const w of workers) w.kill('SIGTERM')
+    await Promise.all(workers.map((w) => new Promise((r) => (w.exitCode === null && w.signalCode === null ? w.once('exit', r) : r(null)))))
+    await events.close()
+    await queue.obliterate({ force: true })
+    await queue.close()
+  }
+}
+
 export async function main(args: string[]): Promise<void> {
   const quick = args.includes('--quick')
   const root = mkdtempSync(join(tmpdir(), 'fp-bench-fanout-'))
@@ -47,12 +90,13 @@ export async function main(args: string[]): Promise<void> {
   const ws = await Workspace.open({ dir })
   const rows: Array<Record<string, string | number>> = []
   try {
-    for (const [label, cmd] of [
-      ['trivial (true)', 'true'],
-      ['1 s of work (sleep 1)', 'sleep 1'],
+    for (const [label, cmd, sleepMs] of [
+      ['trivial (true)', 'true', 0],
+      ['1 s of work (sleep 1)', 'sleep 1', 1000],
     ] as const) {
       let t1 = 0
       for (const k of quick ? [1, 2] : [1, 2, 4]) {
+        const floor = await floorPerJob(k, sleepMs, redis.port, registryServer.host)
         const workers = await startWorkers(k, root, queue, registry)
         try {
           const started = performance.now()
@@ -61,12 +105,15 @@ export async function main(args: string[]): Promise<void> {
           if (outcome.results.some((r) => r.status !== 'succeeded')) throw new Error(`${label}: not every job succeeded`)
           const own = outcome.results.reduce((s, r) => s + r.value!.durationMs, 0) / N
           if (k === 1) t1 = wall
+          const overhead = (wall * k) / N - own
           rows.push({
             candidates: label,
             workers: k,
             wall_s: wall / 1000,
             candidate_own_ms: own,
-            overhead_per_job_ms: (wall * k) / N - own,
+            overhead_per_job_ms: overhead,
+            engines_floor_per_job_ms: floor,
+            overhead_vs_floor: overhead / floor,
             scaling_efficiency: t1 / (k * wall),
           })
         } finally {

@@ -5,7 +5,7 @@
  * run (interleaved): a cold push against `tar | zstd` of the workspace into a one-layer
  * OCI layout plus `skopeo copy` of it to the same registry; a cold pull (into an empty
  * store, then checked out) against `skopeo copy` back plus `zstd -d | tar -x`, on the disk
- * and again into tmpfs (without the disk's swings in file creation), there also against a
+ * and again into tmpfs (without the disk's swings in file creation), each also against a
  * baseline that hashes every file it unpacked, as the clone checks every object; then a
  * one-file change pushed (beside `git push` of the same change to a bare repository) and
  * pulled again.
@@ -177,6 +177,9 @@ async function scenario(name: string, files: number, totalBytes: number, runs: n
   }
   const pull = await coldPull(dir)
   row('cold pull (clone: pull + checkout)', pull.a, 'skopeo copy, zstd -d + tar -x', pull.b, pulled.fetchedBytes, pulled.totalBytes, '≤ 1.0x')
+  // against a baseline that checks what it received as a clone does, object by object (as the push's proposed one)
+  const pullChecked = await coldPull(dir, { checking: true })
+  row('cold pull (clone: pull + checkout)', pullChecked.a, 'the same, plus a sha256 of every file', pullChecked.b, pulled.fetchedBytes, pulled.totalBytes, '≤ 1.0x (proposed)')
   // the same into memory (tmpfs): the disk's file creation, whose speed here swings from run to run, left out of both sides
   if (existsSync(TMPFS)) {
     const inMemory = mkdtempSync(join(TMPFS, 'fp-bench-registry-'))
