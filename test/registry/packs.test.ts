@@ -135,14 +135,19 @@ describe.each(TRANSPORTS)('packs through %s', (kind) => {
     expect((await log({ store, from: ours.id })).map((e) => e.id)).toEqual([ours.id, theirs.id, image.id])
   })
 
-  it('a push to a new tag continues `from` an image the store pulled by digest or tag, sending only what lies beyond it', async () => {
-    const image = await makeImage({ 'a.txt': 'v0', ...randomFiles(8, 4096, 43) })
+  /** An image pushed under `base`, and a worker's store that pulled it by digest. */
+  async function pulledByDigest(seed: number) {
+    const image = await makeImage({ 'a.txt': 'v0', ...randomFiles(8, 4096, seed) })
     const remote = remotes.remote(kind, 'base')
     const at = (reference: string) => remote.replace(':base', reference)
     const base = await pushImage({ store: image.store, id: image.id, remote, credentials })
-    const store = await emptyStore() // a worker's: it pulled the base by digest
+    const store = await emptyStore()
     await pullImage({ store, remote: at(`@${base.manifest}`), credentials })
-    const snapshot = await store.readObject(image.id, 'snapshot')
+    return { image, remote, at, base, store, snapshot: await store.readObject(image.id, 'snapshot') }
+  }
+
+  it('a push to a new tag continues `from` an image the store pulled by digest or tag, sending only what lies beyond it', async () => {
+    const { image, remote, at, base, store, snapshot } = await pulledByDigest(43)
     const result = (second: number) => store.writeObject({ ...snapshot, parents: [image.id], meta: { message: 'result', createdAt: `2026-11-27T00:00:0${second}.000Z` } })
     expect(await pushImage({ store, id: await result(0), remote: at(':result-0'), credentials })).toMatchObject({ continued: false })
     for (const [n, from] of [base.manifest, 'base'].entries()) {
@@ -157,13 +162,7 @@ describe.each(TRANSPORTS)('packs through %s', (kind) => {
   })
 
   it('an untagged push sets no tag and remembers nothing; its image pulls by digest; a tag in the remote is a usage error', async () => {
-    const image = await makeImage({ 'a.txt': 'v0', ...randomFiles(8, 4096, 47) })
-    const remote = remotes.remote(kind, 'base')
-    const at = (reference: string) => remote.replace(':base', reference)
-    const base = await pushImage({ store: image.store, id: image.id, remote, credentials })
-    const store = await emptyStore() // a worker's: it pulled the base by digest
-    await pullImage({ store, remote: at(`@${base.manifest}`), credentials })
-    const snapshot = await store.readObject(image.id, 'snapshot')
+    const { image, at, base, store, snapshot } = await pulledByDigest(47)
     const id = await store.writeObject({ ...snapshot, parents: [image.id], meta: { message: 'result', createdAt: '2026-11-28T00:00:00.000Z' } })
     const cached = async () => (await fs.readdir(store.path('tmp', 'registry-cache'))).sort() // records to continue, manifests, pack indexes
     const before = await cached()
