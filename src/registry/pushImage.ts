@@ -143,9 +143,14 @@ async function pushedTag(store: Store, remote: Remote, id: string): Promise<stri
   return remote.reference && 'tag' in remote.reference ? remote.reference.tag : await refTagName(store, id)
 }
 
-function checkUntagged(remote: Remote, { untagged = false }: Pick<PushArgs, 'untagged'>): void {
-  if (untagged && remote.reference && 'tag' in remote.reference)
-    throw new UsageError(`an untagged push names no tag: drop ':${remote.reference.tag}' from the remote`, { option: 'untagged' })
+/** An untagged push takes no reference in its remote (a digest would be neither checked nor continued) and no signing key (a signature is found by a tag of its own). */
+function checkUntagged(remote: Remote, { untagged = false, signingKey }: Pick<PushArgs, 'untagged' | 'signingKey'>): void {
+  if (!untagged) return
+  if (remote.reference)
+    throw new UsageError(`an untagged push names no reference: drop '${'tag' in remote.reference ? `:${remote.reference.tag}` : `@${remote.reference.digest}`}' from the remote`, {
+      option: 'untagged',
+    })
+  if (signingKey) throw new UsageError('an untagged push cannot be signed: a signature is found by a tag of its own', { option: 'untagged' })
 }
 
 /** Write the objects as one pack (in the store's tmp/; `started` holds their contents already), send it and its index unless the remote has them. */

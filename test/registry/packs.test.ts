@@ -161,7 +161,7 @@ describe.each(TRANSPORTS)('packs through %s', (kind) => {
     expect(await pushImage({ store, id: await result(0), remote: at(':result-x'), from: 'nowhere', credentials })).toMatchObject({ continued: false, sentObjects: 0 })
   })
 
-  it('an untagged push sets no tag and remembers nothing; its image pulls by digest; a tag in the remote is a usage error', async () => {
+  it('an untagged push sets no tag and remembers nothing; its image pulls by digest; a tag or digest in the remote, or a signing key, is a usage error', async () => {
     const { image, at, base, store, snapshot } = await pulledByDigest(47)
     const id = await store.writeObject({ ...snapshot, parents: [image.id], meta: { message: 'result', createdAt: '2026-11-28T00:00:00.000Z' } })
     const cached = async () => (await fs.readdir(store.path('tmp', 'registry-cache'))).sort() // records to continue, manifests, pack indexes
@@ -171,7 +171,13 @@ describe.each(TRANSPORTS)('packs through %s', (kind) => {
     expect(await (await openTransport(parseRemote(at('')), { credentials })).listTags()).toEqual(['base'])
     expect(await cached()).toEqual(before)
     expect((await pullImage({ store: await emptyStore(), remote: at(`@${pushed.manifest}`), credentials })).id).toBe(id)
-    await expect(pushImage({ store, id, remote: at(':named'), untagged: true, credentials })).rejects.toBeInstanceOf(UsageError)
+    for (const refused of [
+      { remote: at(':named') },
+      { remote: at(`@${base.manifest}`) }, // a digest would be neither checked nor continued
+      { remote: at(''), signingKey: 'signing.pem' }, // a signature is found by a tag of its own
+    ])
+      await expect(pushImage({ store, id, untagged: true, credentials, ...refused })).rejects.toBeInstanceOf(UsageError)
+    expect(await (await openTransport(parseRemote(at('')), { credentials })).listTags()).toEqual(['base'])
   })
 
   it('learns from the pack indexes instead when the tag moved, the record is damaged, the snapshot does not descend from the tagged image, or that image is shallow', async () => {
