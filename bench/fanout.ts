@@ -25,34 +25,28 @@ import { report } from './harness.js'
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'forkpoint')
 const N = 64
 
-function startWorkers(k: number, root: string, queue: string, registry: string): Promise<ChildProcess[]> {
+/** k processes of `argv(i)`, each ready once its stderr says it waits for jobs. */
+function startProcesses(k: number, argv: (i: number) => string[], label: string): Promise<ChildProcess[]> {
   return Promise.all(
     Array.from({ length: k }, async (_, i) => {
-      const child = spawn(process.execPath, [CLI, 'worker', '--queue', queue, '--registry', registry, '--cache', join(root, `cache-${i}`), '--name', `w${i}`], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      })
+      const child = spawn(process.execPath, argv(i), { stdio: ['ignore', 'ignore', 'pipe'] })
       let log = ''
       child.stderr.on('data', (d: Buffer) => (log += d.toString()))
-      await until(() => log.includes('waiting for jobs'), `worker ${i}`)
+      await until(() => log.includes('waiting for jobs'), `${label} ${i}`)
       return child
     }),
   )
 }
+
+async function stopProcesses(children: ChildProcess[]): Promise<void> {
+  for (const c of children) c.kill('SIGTERM')
+  await Promise.all(children.map((c) => new Promise((r) => (c.exitCode === null && c.signalCode === null ? c.once('exit', r) : r(null)))))
+}
+
+const startWorkers = (k: number, root: string, queue: string, registry: string) =>
+  startProcesses(k, (i) => [CLI, 'worker', '--queue', queue, '--registry', registry, '--cache', join(root, `cache-${i}`), '--name', `w${i}`], 'worker')
 
 const FLOOR_WORKER = join(dirname(fileURLToPath(import.meta.url)), 'fanoutFloorWorker.ts')
-
-/** k floor workers (fanoutFloorWorker.ts: the queue and the registry's requests, nothing of forkpoint), each its own process as forkpoint's workers are. */
-function startFloorWorkers(k: number, queueName: string, redisPort: number, registryHost: string): Promise<ChildProcess[]> {
-  return Promise.all(
-    Array.from({ length: k }, async () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', FLOOR_WORKER, queueName, String(redisPort), registryHost, 'floor'], { stdio: ['ignore', 'pipe', 'inherit'] })
-      let out = ''
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()))
-      await until(() => out.includes('ready'), 'a floor worker')
-      return child
-    }),
-  )
-}
 
 /** The engines' own time per job on k workers: N jobs queued at once and waited for as queueRunner does, each waiting `sleepMs` (the candidate's time, not counted) and putting a small image in the registry. */
 async function floorPerJob(k: number, sleepMs: number, redisPort: number, registryHost: string): Promise<number> {
@@ -61,7 +55,7 @@ async function floorPerJob(k: number, sleepMs: number, redisPort: number, regist
   const queue = new Queue(queueName, { connection })
   const events = new QueueEvents(queueName, { connection })
   for (const emitter of [queue, events]) emitter.setMaxListeners(N + 10) // one waiter per job
-  const workers = await startFloorWorkers(k, queueName, redisPort, registryHost)
+  const workers = await startProcesses(k, () => ['--import', 'tsx', FLOOR_WORKER, queueName, String(redisPort), registryHost, 'floor'], 'floor worker')
   try {
     await events.waitUntilReady()
     const started = performance.now()
@@ -69,8 +63,7 @@ async function floorPerJob(k: number, sleepMs: number, redisPort: number, regist
     await Promise.all(jobs.map((j) => j.waitUntilFinished(events)))
     return ((performance.now() - started) * k) / N - sleepMs
   } finally {
-    for (const w of workers) w.kill('SIGTERM')
-    await Promise.all(workers.map((w) => new Promise((r) => (w.exitCode === null && w.signalCode === null ? w.once('exit', r) : r(null)))))
+    await stopProcesses(workers)
     await events.close()
     await queue.obliterate({ force: true })
     await queue.close()
@@ -117,8 +110,7 @@ export async function main(args: string[]): Promise<void> {
             scaling_efficiency: t1 / (k * wall),
           })
         } finally {
-          for (const w of workers) w.kill('SIGTERM')
-          await Promise.all(workers.map((w) => new Promise((r) => (w.exitCode === null && w.signalCode === null ? w.once('exit', r) : r(null)))))
+          await stopProcesses(workers)
         }
       }
     }

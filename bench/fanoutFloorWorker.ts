@@ -7,7 +7,7 @@
  * waits `sleepMs` (its data), as long as the candidate it stands beside ran, so that
  * anything the machine does differently after a second of idleness shows in both.
  * `node --import tsx bench/fanoutFloorWorker.ts QUEUE_NAME REDIS_PORT REGISTRY_HOST REPO`;
- * prints "ready" once it waits for jobs; SIGTERM closes it.
+ * says "waiting for jobs" on stderr once it does, as `forkpoint worker` does; SIGTERM closes it.
  */
 import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -32,10 +32,12 @@ async function putBlob(bytes: Buffer): Promise<{ mediaType: string; digest: stri
   return { mediaType: 'application/vnd.oci.image.layer.v1.tar+zstd', digest, size: bytes.length }
 }
 
-async function putManifest(reference: string, mediaType: string, document: object): Promise<{ mediaType: string; digest: string; size: number }> {
+/** Put a manifest under `tag`, or by its digest when there is none. */
+async function putManifest(mediaType: string, document: object, tag?: string): Promise<{ mediaType: string; digest: string; size: number }> {
   const bytes = Buffer.from(JSON.stringify(document))
-  await request('PUT', `${base}/manifests/${reference === '' ? digestOf(bytes) : reference}`, bytes, mediaType)
-  return { mediaType, digest: digestOf(bytes), size: bytes.length }
+  const digest = digestOf(bytes)
+  await request('PUT', `${base}/manifests/${tag ?? digest}`, bytes, mediaType)
+  return { mediaType, digest, size: bytes.length }
 }
 
 const configBytes = Buffer.from('{"architecture":"amd64","os":"linux","rootfs":{"diff_ids":[],"type":"layers"}}')
@@ -46,17 +48,17 @@ const worker = new Worker(
   async (job) => {
     await sleep((job.data as { sleepMs: number }).sleepMs)
     const layer = await putBlob(Buffer.from(`the result of job ${job.id}\n`))
-    const manifest = await putManifest('', 'application/vnd.oci.image.manifest.v1+json', {
+    const manifest = await putManifest('application/vnd.oci.image.manifest.v1+json', {
       schemaVersion: 2,
       mediaType: 'application/vnd.oci.image.manifest.v1+json',
       config,
       layers: [layer],
     })
-    await putManifest(`job-${job.id}`, 'application/vnd.oci.image.index.v1+json', { schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests: [manifest] })
+    await putManifest('application/vnd.oci.image.index.v1+json', { schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests: [manifest] }, `job-${job.id}`)
     return manifest.digest
   },
   { connection: { host: '127.0.0.1', port: Number(redisPort) }, concurrency: 1 },
 )
 await worker.waitUntilReady()
-process.stdout.write('ready\n')
+process.stderr.write('waiting for jobs\n')
 process.on('SIGTERM', () => void worker.close().then(() => process.exit(0)))

@@ -146,10 +146,7 @@ async function pushedTag(store: Store, remote: Remote, id: string): Promise<stri
 /** An untagged push takes no reference in its remote (a digest would be neither checked nor continued) and no signing key (a signature is found by a tag of its own). */
 function checkUntagged(remote: Remote, { untagged = false, signingKey }: Pick<PushArgs, 'untagged' | 'signingKey'>): void {
   if (!untagged) return
-  if (remote.reference)
-    throw new UsageError(`an untagged push names no reference: drop '${'tag' in remote.reference ? `:${remote.reference.tag}` : `@${remote.reference.digest}`}' from the remote`, {
-      option: 'untagged',
-    })
+  if (remote.reference) throw new UsageError(`an untagged push names no reference: give the remote as ${remoteLocation(remote)}`, { option: 'untagged' })
   if (signingKey) throw new UsageError('an untagged push cannot be signed: a signature is found by a tag of its own', { option: 'untagged' })
 }
 
