@@ -65,6 +65,8 @@ export {
   MachineError,
   MachineNotFoundError,
   MachineUnavailableError,
+  AcceleratorFailedError,
+  GuestStoppedError,
   EffectsPolicyError,
 } from './errors/index.js'
 
@@ -129,6 +131,7 @@ export {
   forkMachine,
   restoreMachine,
   killMachine,
+  removeMachine,
   listMachines,
   machineStats,
   diffMachines,
@@ -142,7 +145,7 @@ export type { ExecResult } from './machine/qemu/GuestChannel.js'
 export type { MachineDiff } from './machine/diffMachines.js'
 export type { MachineLayer } from './machine/MachineLayer.js'
 export type { MachineImage } from './machine/image/MachineImage.js'
-export type { AcceleratorChoice } from './machine/qemu/accelerator.js'
+export type { AcceleratorChoice, AcceleratorRequest } from './machine/qemu/accelerator.js'
 export type { Accelerator } from './machine/qemu/qemuArgs.js'
 export type { PathConflict } from './world/mergeWorld.js'
 export { mergeLines, type ConflictLabels, type LineMerge } from './world/mergeLines.js'

@@ -10,6 +10,7 @@ import { ROOT } from './helpers/cli.js'
 // prints the new list.
 it('exports exactly the reviewed public names', () => {
   expect(Object.keys(api).sort()).toEqual([
+    'AcceleratorFailedError',
     'AgentFailedError',
     'AmbiguousIdError',
     'BackendUnavailableError',
@@ -32,6 +33,7 @@ it('exports exactly the reviewed public names', () => {
     'FileWriteError',
     'ForkpointError',
     'FunctionCandidateError',
+    'GuestStoppedError',
     'InputNotFoundError',
     'InternalError',
     'InvalidImageError',
@@ -138,6 +140,7 @@ it('exports exactly the reviewed public names', () => {
     'queueRunner',
     'recordCommand',
     'reflexion',
+    'removeMachine',
     'removeRuns',
     'renderRunDiff',
     'replayRun',

@@ -28,6 +28,6 @@ export { PatternError, PatternCancelledError, PatternCallbackError } from './pat
 export { RemoteSpecError, RegistryRequestError, RegistryAuthError, RemoteImageNotFoundError, InvalidImageError, InvalidPackError, SignatureError } from './registryErrors.js'
 export { InputNotFoundError } from './inputErrors.js'
 export { MalformedTensorFileError } from './modelErrors.js'
-export { MachineError, MachineNotFoundError, MachineUnavailableError } from './machineErrors.js'
+export { MachineError, MachineNotFoundError, MachineUnavailableError, AcceleratorFailedError, GuestStoppedError } from './machineErrors.js'
 export { FunctionCandidateError, QueueUnreachableError, WorkerRegistryError } from './fanoutErrors.js'
 export { LedgerTamperedError, EffectKeyConflictError, EffectToolMissingError, EffectsPolicyError } from './effectErrors.js'

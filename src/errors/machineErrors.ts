@@ -14,3 +14,22 @@ export class MachineNotFoundError extends ForkpointError<{ machine: string }> {
 export class MachineUnavailableError extends ForkpointError<{ tool: string; hint?: string }> {
   readonly exitCode = ExitCode.usage
 }
+
+/** What a watched guest stopped with: QEMU's status or exit, QEMU's own words and the console's last lines. */
+export interface GuestStopData {
+  machine: string
+  /** QMP's run state (`internal-error`, `guest-panicked`, `shutdown`), `exited`, or `no-answer` when the guest's agent did not answer in time. */
+  status: string
+  qemuLog: string
+  console: string
+}
+
+/** The accelerator asked for cannot run this guest (a KVM that fails a real guest): the machine runs with `--accel tcg`. */
+export class AcceleratorFailedError extends ForkpointError<GuestStopData & { accelerator: string }> {
+  readonly exitCode = ExitCode.usage
+}
+
+/** The guest stopped before it answered: its kernel panicked, it powered off, or QEMU gave up on it. */
+export class GuestStoppedError extends ForkpointError<GuestStopData> {
+  readonly exitCode = ExitCode.corrupt
+}

@@ -1,6 +1,7 @@
 import type { Digest } from '../store/digest.js'
 import type { StoreLocator } from '../store/findStore.js'
 import type { ExecResult } from './qemu/GuestChannel.js'
+import type { AcceleratorRequest } from './qemu/accelerator.js'
 import type { Accelerator } from './qemu/qemuArgs.js'
 
 /** A machine as `machine ls` shows it. */
@@ -19,6 +20,8 @@ export interface MachineInfo {
   /** Whether its memory (guest RAM + 256 MiB for QEMU) and pids are limited by cgroups: not where this host lets us make none. */
   limited: boolean
   createdAt: string
+  /** Why its start or fork failed; its logs stay in its folder until `machine rm`. Null for a machine that started. */
+  failure: string | null
 }
 
 export interface BootOptions extends StoreLocator {
@@ -34,6 +37,8 @@ export interface BootOptions extends StoreLocator {
   diskMiB?: number
   /** Outlive the caller (the CLI's machines do); otherwise killed with it. @default false */
   detached?: boolean
+  /** KVM, TCG, or `auto`: KVM only where a boot of this kernel on it reached the guest's agent (docs/machine.md). @default 'auto' */
+  accel?: AcceleratorRequest
 }
 
 export interface MachineRef extends StoreLocator {
@@ -57,6 +62,8 @@ export interface ForkOptions extends StoreLocator {
   image: Digest
   n: number
   detached?: boolean
+  /** A device state loads only on the accelerator it was saved on: `auto` takes that one, another is refused. @default 'auto' */
+  accel?: AcceleratorRequest
 }
 
 /** A machine's memory as the host sees it: PSS shares each shared page among the processes mapping it. */

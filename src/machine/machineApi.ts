@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { UsageError } from '../errors/index.js'
+import { initWorkspace } from '../store/initStore.js'
 import type { Digest } from '../store/digest.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { updateRef } from '../store/refs.js'
@@ -7,7 +11,9 @@ import { type MachineDiff, diffSnapshotMachines } from './diffMachines.js'
 import { buildBusyboxImage } from './image/buildBusyboxImage.js'
 import { buildRootfsImage } from './image/buildRootfsImage.js'
 import type { BootOptions, ForkOptions, MachineInfo, MachineRef, MachineSnapshot, MachineStats } from './MachineBackend.js'
-import { type AcceleratorChoice, chooseAccelerator, qemuVersion } from './qemu/accelerator.js'
+export { acceleratorRequest } from './qemu/accelerator.js'
+import { type AcceleratorChoice, type AcceleratorRequest, forgetVerdict, planAccelerator, qemuVersion } from './qemu/accelerator.js'
+import { readMachineImage } from './image/MachineImage.js'
 import type { ExecResult } from './qemu/GuestChannel.js'
 import { qemuBackend } from './qemu/qemuBackend.js'
 
@@ -74,6 +80,13 @@ export function killMachine(o: MachineRef): Promise<void> {
   return qemuBackend.kill(o)
 }
 
+/** Remove a machine that is not running: one gone, or one whose start or fork failed (its logs go with it). A running one is refused: killMachine stops it. */
+export async function removeMachine(o: MachineRef): Promise<void> {
+  const machine = (await listMachines(o)).find((m) => m.id === o.machine)
+  if (machine?.running) throw new UsageError(`machine ${o.machine} is running: forkpoint machine kill ${o.machine} stops and removes it`, { value: o.machine })
+  return qemuBackend.kill(o)
+}
+
 export function listMachines(o: StoreLocator = {}): Promise<MachineInfo[]> {
   return qemuBackend.list(o)
 }
@@ -87,10 +100,28 @@ export async function diffMachines(o: StoreLocator & { a: string; b: string }): 
   return diffSnapshotMachines({ ...o, a: await resolve(o, o.a), b: await resolve(o, o.b) })
 }
 
-/** What machines run with here: the accelerator and why, and QEMU's version. */
-export async function machineDoctor(): Promise<AcceleratorChoice & { qemu: string }> {
-  const [choice, qemu] = await Promise.all([chooseAccelerator(), qemuVersion()])
-  return { ...choice, qemu }
+/**
+ * What machines run with here, found as a user's first boot finds it: the busybox recipe
+ * is built in a scratch store and booted (on KVM first, unless `accel` says otherwise or
+ * /dev/kvm is not usable), with any earlier verdict on its kernel forgotten. The
+ * accelerator it ran on and why, and QEMU's version.
+ */
+export async function machineDoctor(o: { accel?: AcceleratorRequest } = {}): Promise<AcceleratorChoice & { qemu: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'forkpoint-doctor-'))
+  try {
+    const locator = { dir, store: join(dir, '.forkpoint') }
+    await initWorkspace(locator)
+    const { image } = await buildMachineImage({ ...locator, recipe: 'busybox' })
+    const { kernel } = await readMachineImage((await openStore(locator)).store, image)
+    await forgetVerdict(kernel)
+    const machine = await qemuBackend.boot({ ...locator, image, accel: o.accel ?? 'auto' })
+    await qemuBackend.kill({ ...locator, machine: machine.id })
+    const plan = await planAccelerator(o.accel ?? 'auto', kernel)
+    const reason = plan.accelerator === machine.accelerator ? plan.reason : `a boot of the busybox recipe ran on ${machine.accelerator}`
+    return { accelerator: machine.accelerator, reason, qemu: await qemuVersion() }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 async function resolve(locator: StoreLocator, spec: string): Promise<Digest> {

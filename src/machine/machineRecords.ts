@@ -27,6 +27,8 @@ export interface MachineRecord {
   /** The cgroups limiting its memory and pids (none where this host lets us make none). */
   cgroups: string[]
   createdAt: string
+  /** Why it failed, for a machine whose start or fork failed: its console and QEMU logs are kept beside the record until `machine rm`. */
+  failure?: string
 }
 
 /**

@@ -8,10 +8,22 @@ import { type View, print } from '../output.js'
 const api = () => import('../../machine/machineApi.js')
 const where = (flags: CommonFlags) => ({ dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) })
 
+const machineState = (m: MachineInfo) => (m.running ? 'running' : m.failure ? 'failed' : 'gone')
+
 const machineLine = (m: MachineInfo) =>
-  `${m.id}\t${m.running ? 'running' : 'gone'}\t${m.accelerator}\t${m.memoryMiB} MiB\t${m.from ? `from ${short(m.from)}` : 'booted'}${m.head ? `\tlast snapshot ${short(m.head)}` : ''}`
+  `${m.id}\t${machineState(m)}\t${m.accelerator}\t${m.memoryMiB} MiB\t${m.from ? `from ${short(m.from)}` : 'booted'}${m.head ? `\tlast snapshot ${short(m.head)}` : ''}${m.failure ? `\t${m.failure}` : ''}`
 
 const machinesView: View<{ machines: MachineInfo[] }> = { human: (r) => r.machines.map(machineLine).join('\n') }
+
+interface AccelFlag {
+  accel?: string
+}
+
+const withAccel = (command: Command) =>
+  command.option('--accel <kvm|tcg|auto>', 'the accelerator (default: FORKPOINT_ACCEL, else auto: KVM where a boot of the kernel on it works, else TCG)')
+
+/** `--accel`, else FORKPOINT_ACCEL, else auto. */
+const accel = async (opts: AccelFlag) => (await api()).acceleratorRequest(opts.accel ?? process.env['FORKPOINT_ACCEL'] ?? 'auto')
 
 function wholeNumber(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback
@@ -23,8 +35,8 @@ export function registerMachine(program: Command): void {
   const machine = program.command('machine').description('microVM sandboxes (QEMU): boot, exec, snapshot running, fork N children from warm')
   const sub = (spec: string, description: string) => common(machine.command(spec)).description(description)
 
-  sub('doctor', 'say which accelerator machines run on here (KVM or TCG) and why').action(async (_opts: object, cmd: Command) => {
-    print(commonFlags(cmd), await (await api()).machineDoctor(), { human: (r) => `${r.accelerator}: ${r.reason}\nQEMU ${r.qemu}` })
+  withAccel(sub('doctor', 'boot a busybox machine to find which accelerator machines run on here (KVM or TCG), and why')).action(async (opts: AccelFlag, cmd: Command) => {
+    print(commonFlags(cmd), await (await api()).machineDoctor({ accel: await accel(opts) }), { human: (r) => `${r.accelerator}: ${r.reason}\nQEMU ${r.qemu}` })
   })
 
   sub('build <recipe>', 'build a machine image from Debian packages (recipe: busybox, python or node)')
@@ -35,10 +47,10 @@ export function registerMachine(program: Command): void {
       print(flags, r, { human: (i) => `${i.image}\t${i.recipe}, kernel ${i.kernelRelease}` })
     })
 
-  sub('start <image>', 'boot a machine image; the machine runs until machine kill')
+  withAccel(sub('start <image>', 'boot a machine image; the machine runs until machine kill'))
     .option('--memory <MiB>', 'guest RAM', '256')
     .option('--disk <MiB>', "the guest's disk: a blank one at /data (busybox), or the root filesystem grown to it (default: the image's and 256 MiB more)")
-    .action(async (image: string, opts: { memory?: string; disk?: string }, cmd: Command) => {
+    .action(async (image: string, opts: { memory?: string; disk?: string } & AccelFlag, cmd: Command) => {
       const flags = commonFlags(cmd)
       const m = await (
         await api()
@@ -48,6 +60,7 @@ export function registerMachine(program: Command): void {
         memoryMiB: wholeNumber('--memory', opts.memory, 256),
         ...(opts.disk === undefined ? {} : { diskMiB: wholeNumber('--disk', opts.disk, 256) }),
         detached: true,
+        accel: await accel(opts),
       })
       print(flags, m, { human: (r) => r.id })
     })
@@ -79,11 +92,11 @@ export function registerMachine(program: Command): void {
       })
     })
 
-  sub('fork <snapshot>', 'start N children from a snapshot image, each continuing from its instant with a disk of its own')
+  withAccel(sub('fork <snapshot>', 'start N children from a snapshot image, each continuing from its instant with a disk of its own'))
     .option('-n <count>', 'how many children', '1')
-    .action(async (image: string, opts: { n?: string }, cmd: Command) => {
+    .action(async (image: string, opts: { n?: string } & AccelFlag, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const machines = await (await api()).forkMachine({ ...where(flags), image, n: wholeNumber('-n', opts.n, 1), detached: true })
+      const machines = await (await api()).forkMachine({ ...where(flags), image, n: wholeNumber('-n', opts.n, 1), detached: true, accel: await accel(opts) })
       print(flags, { machines }, { human: (r) => r.machines.map((m) => m.id).join('\n') })
     })
 
@@ -97,6 +110,13 @@ export function registerMachine(program: Command): void {
     const { killMachine } = await api()
     for (const id of ids) await killMachine({ ...where(flags), machine: id })
     print(flags, { killed: ids }, { human: () => '' })
+  })
+
+  sub('rm <machines...>', 'remove machines that are not running (a failed one keeps its logs until then)').action(async (ids: string[], _opts: object, cmd: Command) => {
+    const flags = commonFlags(cmd)
+    const { removeMachine } = await api()
+    for (const id of ids) await removeMachine({ ...where(flags), machine: id })
+    print(flags, { removed: ids }, { human: (r) => `removed ${r.removed.join(' ')}` })
   })
 
   sub('stats <machine>', "the machine's memory as the host counts it (RSS, PSS)").action(async (id: string, _opts: object, cmd: Command) => {

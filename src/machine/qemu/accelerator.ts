@@ -1,59 +1,104 @@
-import { execFile, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs'
+import { release } from 'node:os'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { MachineUnavailableError } from '../../errors/index.js'
+import { z } from 'zod'
+import { MachineUnavailableError, UsageError } from '../../errors/index.js'
+import { atomicWriteSync } from '../../util/atomicWrite.js'
+import { forkpointCacheDir } from '../image/cacheDir.js'
 import { type Accelerator, QEMU_BINARY } from './qemuArgs.js'
 
-/** Which accelerator machines use here, and why. */
+/** What a caller asks for: `auto` (the default) uses KVM only where a boot of the guest's own kernel on it has reached the guest's agent. */
+export type AcceleratorRequest = Accelerator | 'auto'
+export const ACCELERATOR_REQUESTS: readonly AcceleratorRequest[] = ['auto', 'kvm', 'tcg']
+
+/** Which accelerator a machine runs on, and why. */
 export interface AcceleratorChoice {
   accelerator: Accelerator
   reason: string
 }
 
-/** How long KVM may take to answer before TCG is used: a /dev/kvm that hangs (a nested host without it) must not hang every start. */
-const KVM_ANSWER_MS = 10_000
+/** What `auto` does next for one guest kernel: run on what is known, or boot on KVM to find out (the boot is the probe). */
+export type AcceleratorPlan = AcceleratorChoice | { accelerator: 'probe'; key: string }
 
-let choice: Promise<AcceleratorChoice> | null = null
-
-/** KVM when /dev/kvm exists and a QEMU started with it answers `query-kvm` within 10 s; TCG (software emulation) otherwise. Asked once a process. */
-export function chooseAccelerator(): Promise<AcceleratorChoice> {
-  choice ??= probeKvm()
-  return choice
+export function acceleratorRequest(value: string): AcceleratorRequest {
+  if ((ACCELERATOR_REQUESTS as readonly string[]).includes(value)) return value as AcceleratorRequest
+  throw new UsageError(`the accelerator must be one of ${ACCELERATOR_REQUESTS.join(', ')}, not ${JSON.stringify(value)}`, { option: 'accel', value })
 }
 
-async function probeKvm(): Promise<AcceleratorChoice> {
-  if (!existsSync('/dev/kvm')) return { accelerator: 'tcg', reason: 'no /dev/kvm' }
-  // the machine and CPU machines get: here KVM answered for `-M none`, then QEMU aborted setting the host CPU's MSRs on a microvm
-  const answer = await askQemu(
-    ['-accel', 'kvm', '-M', 'microvm,x-option-roms=off', '-cpu', 'host', '-nodefaults', '-no-user-config', '-display', 'none', '-S', '-qmp', 'stdio'],
-    [{ execute: 'qmp_capabilities' }, { execute: 'query-kvm' }, { execute: 'cont' }, { execute: 'query-status' }, { execute: 'quit' }],
-  )
-  if (answer.timedOut) return { accelerator: 'tcg', reason: `/dev/kvm exists but QEMU with KVM did not answer within ${KVM_ANSWER_MS / 1000} s` }
-  const answers = answer.lines.map((l) => JSON.parse(l) as { return?: { enabled?: boolean; status?: string } })
-  const enabled = answers.some((m) => m.return?.enabled === true)
-  const ran = answers.some((m) => m.return?.status === 'running')
-  if (enabled && ran) return { accelerator: 'kvm', reason: '/dev/kvm answered and a microvm ran' }
-  return { accelerator: 'tcg', reason: `/dev/kvm exists but KVM does not work: ${answer.stderr.trim().split('\n')[0] || 'QEMU said it is not enabled'}` }
+/**
+ * The plan for booting `kernel` (a blob digest). A request for one accelerator is kept
+ * as it is. `auto` takes TCG where /dev/kvm is missing or not ours to open, the verdict
+ * an earlier probe of this kernel left on this host and QEMU (the user's cache), and
+ * otherwise a probe: a KVM that answers `query-kvm` may still fail every real guest
+ * (a nested KVM here dies with "KVM internal error … emulation failure", or hangs).
+ */
+export async function planAccelerator(request: AcceleratorRequest, kernel: string): Promise<AcceleratorPlan> {
+  if (request !== 'auto') return { accelerator: request, reason: `asked for ${request}` }
+  const device = kvmDeviceProblem()
+  if (device) return { accelerator: 'tcg', reason: device }
+  const key = await verdictKey(kernel)
+  return readVerdicts()[key] ?? { accelerator: 'probe', key }
 }
 
-function askQemu(args: string[], commands: object[]): Promise<{ lines: string[]; stderr: string; timedOut: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(QEMU_BINARY, args, { stdio: ['pipe', 'pipe', 'pipe'] })
-    let [stdout, stderr] = ['', '']
-    const timer = setTimeout(() => child.kill('SIGKILL'), KVM_ANSWER_MS)
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()))
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()))
-    child.on('error', (err) => {
-      clearTimeout(timer)
-      reject(new MachineUnavailableError(`${QEMU_BINARY} cannot run: ${err.message}`, { tool: QEMU_BINARY, hint: 'apt-get install qemu-system-x86 qemu-utils' }))
-    })
-    child.on('close', (_code, signal) => {
-      clearTimeout(timer)
-      resolve({ lines: stdout.split('\n').filter((l) => l.startsWith('{')), stderr, timedOut: signal === 'SIGKILL' })
-    })
-    child.stdin.end(commands.map((c) => JSON.stringify(c)).join('\n') + '\n')
-  })
+/** A verdict holds for one guest kernel on one host kernel and QEMU. */
+const verdictKey = async (kernel: string) => `${release()}|${await qemuVersion()}|${kernel}`
+
+/** Drop the verdict on `kernel`, so that its next `auto` boot probes afresh (`machine doctor`). */
+export async function forgetVerdict(kernel: string): Promise<void> {
+  const key = await verdictKey(kernel)
+  const { [key]: _forgotten, ...rest } = readVerdicts()
+  writeVerdicts(rest)
 }
+
+/**
+ * The accelerator a saved machine continues on: the one it was saved on (a device state
+ * loads on no other). A request for another, or KVM where it does not work here, is refused.
+ */
+export async function acceleratorForState(request: AcceleratorRequest, saved: Accelerator, kernel: string): Promise<Accelerator> {
+  if (request !== 'auto' && request !== saved)
+    throw new UsageError(`the machine was saved running on ${saved}; its device state loads on ${saved} only, not ${request}`, { option: 'accel', value: request })
+  if (saved === 'tcg' || request === 'kvm') return saved
+  const plan = await planAccelerator('auto', kernel)
+  if (plan.accelerator === 'tcg') throw new UsageError(`the machine was saved running on kvm; machines here run on tcg (${plan.reason})`, { option: 'accel', value: saved })
+  return saved
+}
+
+function kvmDeviceProblem(): string | null {
+  if (!existsSync('/dev/kvm')) return 'no /dev/kvm'
+  try {
+    accessSync('/dev/kvm', constants.R_OK | constants.W_OK)
+    return null
+  } catch (err) {
+    return `/dev/kvm is not open to this user (${(err as NodeJS.ErrnoException).code})`
+  }
+}
+
+/** Keep what a probe found, so later boots of the same kernel here go straight to it. The cache is a convenience: a write that fails is let go. */
+export function rememberVerdict(key: string, choice: AcceleratorChoice): void {
+  writeVerdicts({ ...readVerdicts(), [key]: choice })
+}
+
+function writeVerdicts(verdicts: Record<string, AcceleratorChoice>): void {
+  try {
+    atomicWriteSync(verdictsFile(), [Buffer.from(JSON.stringify(verdicts, null, 2) + '\n')])
+  } catch {
+    // another user's cache, or a read-only one: the next boot probes again
+  }
+}
+
+const Verdicts = z.record(z.string().max(512), z.object({ accelerator: z.enum(['kvm', 'tcg']), reason: z.string().max(2000) }))
+
+function readVerdicts(): Record<string, AcceleratorChoice> {
+  try {
+    return Verdicts.parse(JSON.parse(readFileSync(verdictsFile(), 'utf8')))
+  } catch {
+    return {} // none yet, or not ours to trust: probe again
+  }
+}
+
+const verdictsFile = () => join(forkpointCacheDir(), 'accelerators.json')
 
 let version: Promise<string> | null = null
 

@@ -1,51 +1,93 @@
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { UsageError } from '../../errors/index.js'
+import { AcceleratorFailedError, UsageError } from '../../errors/index.js'
 import { openStore } from '../../store/findStore.js'
 import { updateRef } from '../../store/refs.js'
 import type { BootOptions, MachineInfo } from '../MachineBackend.js'
 import { MAX_MEMORY_MIB } from '../MachineLayer.js'
-import { imageFiles } from '../machineFiles.js'
+import { type ImageFiles, imageFiles } from '../machineFiles.js'
 import { liveRef, type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
 import { runTool } from '../runTool.js'
-import { chooseAccelerator } from './accelerator.js'
+import type { Store } from '../../store/Store.js'
+import { readMachineImage } from '../image/MachineImage.js'
+import { planAccelerator, rememberVerdict } from './accelerator.js'
 import { guestAgentFor } from './GuestChannel.js'
-import { launchQemu, qemuFailed, waitForSocket } from './launchQemu.js'
+import { launchQemu, waitForSocket } from './launchQemu.js'
 import { enterLimits, limitsAlongside } from './machineLimits.js'
-import { qemuArgs, type QemuLaunch } from './qemuArgs.js'
-import { deadline, info, killRecord, sockets, wholeNumber, withAgent } from './qemuProcess.js'
+import { type Accelerator, qemuArgs, type QemuLaunch } from './qemuArgs.js'
+import { info, killRecord, sockets, watchOf, wholeNumber, withAgent } from './qemuProcess.js'
+import { stopReason, watched } from './watchdog.js'
 
 /** How long a boot may take to start the guest's agent before the machine is given up (MachineError): generous, a boot took 2-8 s under TCG on a busy two-core host. */
 const BOOT_DEADLINE_MS = 300_000
 
-/** Boot a machine image cold: RAM in a file of its own, a fresh ext4 disk, and wait for its agent's hello. */
+/**
+ * How long a boot on KVM may take to reach the guest's agent before KVM is judged unable
+ * to run it: a working KVM boots our guests in about a second; a nested KVM that cannot
+ * run them hangs as often as it reports an internal error.
+ */
+const KVM_BOOT_MS = 30_000
+
+/**
+ * Boot a machine image cold: RAM in a file of its own, a fresh ext4 disk, and wait for its
+ * agent's hello. With `accel: 'auto'` and no verdict yet for this kernel here, the boot
+ * itself probes KVM: it runs on KVM under a short bound, and where KVM fails it (the
+ * watchdog's AcceleratorFailedError) the verdict is kept and the machine boots on TCG.
+ */
 export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
   const { store } = await openStore(o)
   const memoryMiB = wholeNumber(o.memoryMiB ?? 256, 'memoryMiB', 16, MAX_MEMORY_MIB)
-  const [files, { accelerator }] = await Promise.all([imageFiles(store, o.image), chooseAccelerator()])
   const diskMiB = o.diskMiB === undefined ? null : wholeNumber(o.diskMiB, 'diskMiB', 8, 1 << 20)
+  const [files, image] = await Promise.all([imageFiles(store, o.image), readMachineImage(store, o.image)])
+  const boot = (accelerator: Accelerator, probe: boolean) => bootOn(store, o, files, { memoryMiB, diskMiB, accelerator, probe })
+  const plan = await planAccelerator(o.accel ?? 'auto', image.kernel)
+  if (plan.accelerator !== 'probe') return boot(plan.accelerator, false)
+  try {
+    const machine = await boot('kvm', true)
+    rememberVerdict(plan.key, { accelerator: 'kvm', reason: 'a boot of this kernel on KVM reached its agent' })
+    return machine
+  } catch (err) {
+    if (!(err instanceof AcceleratorFailedError)) throw err
+    rememberVerdict(plan.key, {
+      accelerator: 'tcg',
+      reason: `/dev/kvm is here, but a boot of this kernel on KVM failed (${stopReason(err.data, `its agent's first answer within ${KVM_BOOT_MS / 1000} s`)})`,
+    })
+    return boot('tcg', false)
+  }
+}
+
+interface BootPlan {
+  memoryMiB: number
+  diskMiB: number | null
+  accelerator: Accelerator
+  /** A boot that finds out whether KVM works: when KVM fails it, nothing of it is kept (the machine boots again on TCG). */
+  probe: boolean
+}
+
+async function bootOn(store: Store, o: BootOptions, files: ImageFiles, p: BootPlan): Promise<MachineInfo> {
   const id = newMachineId()
   const dir = machineDir(store, id)
   mkdirSync(dir, { recursive: true })
   try {
-    const [disk, limits] = await limitsAlongside(memoryMiB, files.rootfs ? rootDisk(dir, files.rootfs, diskMiB) : freshDisk(dir, diskMiB ?? DEFAULT_DISK_MIB))
+    const [disk, limits] = await limitsAlongside(p.memoryMiB, files.rootfs ? rootDisk(dir, files.rootfs, p.diskMiB) : freshDisk(dir, p.diskMiB ?? DEFAULT_DISK_MIB))
     const { kernel, initrd, cmdline } = files
     const launch: QemuLaunch = {
       boot: { kernel, initrd, cmdline },
-      memoryMiB,
+      memoryMiB: p.memoryMiB,
       ram: { path: join(dir, 'ram'), share: true },
       disk,
       sockets: sockets(id),
       console: join(dir, 'console.log'),
-      accelerator,
+      accelerator: p.accelerator,
     }
     const detached = o.detached ?? false
-    const child = launchQemu(qemuArgs(launch), { detached, log: join(dir, 'qemu.log'), machine: id })
+    const log = join(dir, 'qemu.log')
+    const child = launchQemu(qemuArgs(launch), { detached, log, machine: id })
     const record: MachineRecord = {
       id,
       pid: child.pid ?? -1,
       image: o.image,
-      accelerator,
+      accelerator: p.accelerator,
       launch,
       agent: guestAgentFor(files.rootfs !== null),
       from: null,
@@ -57,17 +99,12 @@ export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
     writeRecord(store, record)
     await enterLimits(limits, record.pid)
     await updateRef({ store, name: liveRef(id), id: o.image, message: `machine start ${id}` })
-    try {
-      await waitForSocket(child, launch.sockets.agent, { log: join(dir, 'qemu.log'), machine: id })
-      await withAgent(record, (agent) =>
-        deadline(agent.waitForHello(), BOOT_DEADLINE_MS, `machine ${id}: its agent did not start within ${BOOT_DEADLINE_MS / 1000} s; see ${launch.console}`),
-      )
-    } catch (err) {
-      throw child.exitCode !== null || child.signalCode !== null ? qemuFailed(child, { log: join(dir, 'qemu.log'), machine: id }) : err
-    }
+    await waitForSocket(child, launch.sockets.agent, { log, machine: id })
+    const bound = p.accelerator === 'kvm' ? KVM_BOOT_MS : BOOT_DEADLINE_MS
+    await withAgent(record, (agent) => watched(watchOf(record), agent.waitForHello(), { ms: bound, what: `its agent's first answer within ${bound / 1000} s` }))
     return info(record)
   } catch (err) {
-    await killRecord(store, id)
+    await killRecord(store, id, { keepLogs: !(p.probe && err instanceof AcceleratorFailedError), failure: (err as Error).message })
     throw err
   }
 }

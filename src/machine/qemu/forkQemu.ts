@@ -13,12 +13,13 @@ import { type MachineLayer, readMachineLayer } from '../MachineLayer.js'
 import { type SnapshotFiles, snapshotFiles } from '../machineFiles.js'
 import { liveRef, type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
 import { runTool } from '../runTool.js'
-import { chooseAccelerator, qemuVersion } from './accelerator.js'
+import { acceleratorForState, qemuVersion } from './accelerator.js'
 import { guestAgentFor } from './GuestChannel.js'
 import { enterLimits, limitsAlongside } from './machineLimits.js'
 import { printfEscaped } from './printfEscaped.js'
 import { startIncoming, withQmp } from './qemuSteps.js'
-import { deadline, info, killRecord, sockets, wholeNumber, withAgent } from './qemuProcess.js'
+import { info, killRecord, sockets, watchOf, wholeNumber, withAgent } from './qemuProcess.js'
+import { watched } from './watchdog.js'
 
 /** Most children one fork starts. */
 const MAX_FORK = 64
@@ -38,12 +39,12 @@ export async function forkQemu(o: ForkOptions): Promise<MachineInfo[]> {
   const snap = await readSnapshot(store, o.image)
   if (!snap.machine) throw new UsageError(`image ${o.image} has no machine layer: take one with forkpoint machine snapshot`, { value: o.image })
   const layer = await readMachineLayer(store, snap.machine)
-  const [version, { accelerator }] = await Promise.all([qemuVersion(), chooseAccelerator()])
+  const version = await qemuVersion()
   if (layer.qemuVersion !== version)
     throw new UsageError(`the machine was saved by QEMU ${layer.qemuVersion}; this is QEMU ${version}, which cannot load its device state`, { value: layer.qemuVersion })
-  if (layer.accelerator !== accelerator)
-    throw new UsageError(`the machine was saved running on ${layer.accelerator}; machines here run on ${accelerator}`, { value: layer.accelerator })
-  const [saved, image] = await Promise.all([snapshotFiles(store, snap.machine, layer), readMachineImage(store, layer.image)])
+  const image = await readMachineImage(store, layer.image)
+  const accelerator = await acceleratorForState(o.accel ?? 'auto', layer.accelerator, image.kernel)
+  const saved = await snapshotFiles(store, snap.machine, layer)
   const agent = guestAgentFor(image.rootfs !== undefined)
   const started = await Promise.allSettled(Array.from({ length: n }, () => startChild(store, o, layer, saved, { accelerator, agent })))
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
@@ -90,12 +91,12 @@ async function startChild(
     await enterLimits(limits, record.pid)
     await withQmp(launch.sockets.qmp, id, (qmp) => qmp.execute('cont'))
     const fresh = await withAgent(record, (agent) =>
-      deadline(agent.exec(freshStart()), FRESH_DEADLINE_MS, `machine ${id}: its first command did not answer within ${FRESH_DEADLINE_MS / 1000} s`),
+      watched(watchOf(record), agent.exec(freshStart()), { ms: FRESH_DEADLINE_MS, what: `its first command's answer within ${FRESH_DEADLINE_MS / 1000} s` }),
     )
     if (fresh.exitCode !== 0) throw new MachineError(`machine ${id}: setting its clock and reseeding its random generator failed: ${fresh.stderr}`, { machine: id })
     return info(record)
   } catch (err) {
-    await killRecord(store, id)
+    await killRecord(store, id, { keepLogs: true, failure: (err as Error).message })
     throw err
   }
 }

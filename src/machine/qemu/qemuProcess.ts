@@ -1,12 +1,13 @@
-import { readFileSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { MachineError, UsageError } from '../../errors/index.js'
 import { openStore } from '../../store/findStore.js'
 import { deleteRef } from '../../store/refs.js'
 import { pollUntil } from '../../util/pollUntil.js'
 import type { Store } from '../../store/Store.js'
 import type { MachineInfo, MachineRef, MachineStats } from '../MachineBackend.js'
-import { hasExited, isRunning, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir } from '../machineRecords.js'
+import { hasExited, isRunning, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir, writeRecord } from '../machineRecords.js'
+import type { Watched } from './watchdog.js'
 import { GuestAgent } from './GuestAgent.js'
 import type { GuestChannel } from './GuestChannel.js'
 import { QemuGuestAgent } from './QemuGuestAgent.js'
@@ -43,8 +44,19 @@ export function info(r: MachineRecord): MachineInfo {
     detached: r.detached,
     limited: r.cgroups.length > 0,
     createdAt: r.createdAt,
+    failure: r.failure ?? null,
   }
 }
+
+/** What the watchdog needs of a machine's record. */
+export const watchOf = (r: MachineRecord): Watched => ({
+  machine: r.id,
+  pid: r.pid,
+  qmp: r.launch.sockets.qmp,
+  log: join(dirname(r.launch.console), 'qemu.log'),
+  console: r.launch.console,
+  accelerator: r.accelerator,
+})
 
 export function deadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
@@ -59,8 +71,15 @@ export function wholeNumber(value: number, option: string, min: number, max: num
   return value
 }
 
-/** SIGKILL the machine's QEMU, wait until it is gone, and remove its folder (its snapshots stay in the store). */
-export async function killRecord(store: Store, id: string): Promise<void> {
+/** What is kept of a machine that failed: its record, saying why, and its console and QEMU logs. */
+const KEPT_OF_FAILED = new Set(['machine.json', 'console.log', 'qemu.log'])
+
+/**
+ * SIGKILL the machine's QEMU, wait until it is gone, and remove its folder (its snapshots
+ * stay in the store). With `keepLogs`, a failed machine's record (saying why) and logs stay
+ * until `machine rm`, and everything else of it goes.
+ */
+export async function killRecord(store: Store, id: string, failed?: { keepLogs: boolean; failure: string }): Promise<void> {
   let record: MachineRecord
   try {
     record = readRecord(store, id)
@@ -75,7 +94,11 @@ export async function killRecord(store: Store, id: string): Promise<void> {
   }
   await releaseLimits(record.cgroups)
   await deleteRef(store, liveRef(id))
-  removeRecord(store, record)
+  if (!failed?.keepLogs) return removeRecord(store, record)
+  const dir = machineDir(store, id)
+  for (const name of readdirSync(dir)) if (!KEPT_OF_FAILED.has(name)) rmSync(join(dir, name), { recursive: true, force: true })
+  rmSync(socketDir(id), { recursive: true, force: true })
+  writeRecord(store, { ...record, failure: `${failed.failure.split('\n')[0]} (logs in ${dir} until machine rm)` })
 }
 
 /** The machine's memory as the host counts it, from /proc/PID/smaps_rollup. */
