@@ -106,9 +106,32 @@ describe('nothing privileged comes out of sandboxed work', () => {
     }
   })
 
+  it.runIf(root)('branch --disk caps what a branch writes (ENOSPC inside), and its disk goes with the branch', async () => {
+    const dir = await workspace()
+    const made = await fpJson<{ path: string }>(dir, 'branch', 'capped', '--disk', '8M')
+    expect(made.code).toBe(0)
+    const r = await fp(dir, 'run', '--branch', 'capped', '--', 'sh', '-c', 'head -c 20M /dev/zero > big; echo "exit $?"')
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, 'exit 1\n', expect.stringMatching(/No space left on device/)])
+    expect((await fs.stat(join(made.json.path, 'big'))).size).toBeLessThan(8 * 2 ** 20)
+    expect((await fp(dir, 'abort', 'capped')).code).toBe(0)
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(dir)
+  })
+
+  it('branch --disk is refused (exit 2, saying why) where it cannot be held: the copy backend, an unprivileged caller', async () => {
+    const dir = await workspace()
+    const copy = await fp(dir, 'branch', 'copied', '--backend', 'copy', '--disk', '8M')
+    expect([copy.code, copy.stderr]).toEqual([2, expect.stringMatching(/copy backend cannot cap a branch's disk/)])
+    if (!root) return
+    const mine = await makeWorkspace({ 'a.txt': 'a\n' })
+    giveToNobody(mine)
+    expect((await fpAsNobody(mine, 'init')).code).toBe(0)
+    const asNobody = await fpAsNobody(mine, 'branch', 'capped', '--disk', '8M')
+    expect([asNobody.code, asNobody.stderr]).toEqual([2, expect.stringMatching(/--disk needs root/)])
+  })
+
   it('a sandbox started after a SIGKILLed one reaps its cgroups and note, never those of a live one', async () => {
     const dir = await workspace()
-    const notes = () => (existsSync(join(dir, '.forkpoint', 'sandboxes')) ? readdirSync(join(dir, '.forkpoint', 'sandboxes')) : [])
+    const notes = () => (existsSync(join(dir, '.forkpoint', 'sandboxes')) ? readdirSync(join(dir, '.forkpoint', 'sandboxes')).filter((n) => /^[0-9a-f]{12}\.json$/.test(n)) : [])
     const cgroupsBefore = runCgroups()
     const killed = startLong(dir)
     const killedNote = await pollFor('the first sandbox note', () => notes()[0])
