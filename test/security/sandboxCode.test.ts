@@ -34,13 +34,20 @@ describe('nothing privileged comes out of sandboxed work', () => {
     expect(r.stderr).toMatch(/removed f, a FIFO or device node/)
   })
 
-  it.runIf(root)("forkpoint run as nobody: nobody's sandbox leaves no setuid file or FIFO either", async () => {
+  it.runIf(root)("forkpoint run and run --branch as nobody: nobody's sandbox leaves no setuid file or FIFO either", async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a\n' })
     giveToNobody(dir)
     expect((await fpAsNobody(dir, 'init')).code).toBe(0)
     const r = await fpAsNobody(dir, 'run', '--', 'sh', '-c', PLANT)
     expect([r.code, r.stderr]).toEqual([0, expect.stringMatching(/cleared the setuid/)])
     expect(await planted(dir)).toEqual(plainPlanted(65534))
+    await fs.rm(join(dir, 's'))
+    expect((await fpAsNobody(dir, 'branch', 'attempt')).code).toBe(0)
+    expect((await fpAsNobody(dir, 'run', '--branch', 'attempt', '--', 'sh', '-c', 'cp /usr/bin/id s; chmod 6755 s')).code).toBe(0)
+    const { branches } = JSON.parse((await fpAsNobody(dir, 'branch', '--list', '--json')).stdout) as { branches: Array<{ path: string }> }
+    expect((await planted(branches[0]!.path)).s).toEqual(plainPlanted(65534).s)
+    expect((await fpAsNobody(dir, 'commit', 'attempt')).code).toBe(0)
+    expect((await planted(dir)).s).toEqual(plainPlanted(65534).s)
   })
 
   it('run --branch, on the branch as every tool sees it, then commit: plain files; a host mount is nosuid,nodev', async () => {
