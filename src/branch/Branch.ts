@@ -20,6 +20,12 @@ export interface BranchOptions {
    * mounted there anyway when it can be, at the store's `branches/live/<id>/mnt`.
    */
   path?: string
+  /**
+   * Cap what the branch writes (bytes, or a size like "512M"): its upper layer gets a file
+   * system of that size, so a write past it fails with ENOSPC. Overlay backend, as root,
+   * mounted on the host (persistent, or with `path`); refused elsewhere (BackendUnavailableError).
+   */
+  disk?: number | string
   /** For `withBranch`: how its commit treats a parent that changed meanwhile. */
   onConflict?: ConflictPolicy
 }
@@ -118,7 +124,15 @@ export class Branch implements AsyncDisposable {
   /** A branch of this branch: it starts from this one as it is now and commits into it. */
   async branch(name: string, options: BranchOptions = {}): Promise<Branch> {
     const state = await atBranchPath(options.path, this.workspace.dir, (path) =>
-      createBranch({ store: this.workspace.store, name, parent: this.id, backend: options.backend, persistent: options.persistent, ...(path === undefined ? {} : { path }) }),
+      createBranch({
+        store: this.workspace.store,
+        name,
+        parent: this.id,
+        backend: options.backend,
+        persistent: options.persistent,
+        disk: options.disk,
+        ...(path === undefined ? {} : { path }),
+      }),
     )
     return new Branch(this.workspace, this, state)
   }

@@ -134,6 +134,7 @@ export class Workspace implements AsyncDisposable {
         tree,
         backend: options.backend ?? this.options.backend,
         persistent: options.persistent,
+        disk: options.disk,
         ...(path === undefined ? {} : { path }),
       }),
     )

@@ -5,19 +5,22 @@ import { quotePath } from '../world/quotePath.js'
 
 /**
  * Copy what a branch put at `from` to `to` (which must not exist), as a snapshot records
- * it: directories with their entries, regular files with their mode (cloned where the
- * file system can), symlinks as their target. Names are bytes (fsName.ts), so none is
- * lost on the way. A FIFO, socket or device cannot be committed: refused, naming `rel`.
+ * it: directories with their entries, regular files with their permission bits (cloned
+ * where the file system can), symlinks as their target; owned by the committer, with no
+ * setuid, setgid or sticky bit (the branch's sandbox could set them, the host would
+ * honour them). Names are bytes (fsName.ts), so none is lost on the way. A FIFO, socket
+ * or device cannot be committed: refused, naming `rel`.
  */
 export async function copyChange(from: string, to: string, rel: string): Promise<void> {
   const st = await fs.lstat(fsPath(from))
   if (st.isDirectory()) {
-    await fs.mkdir(fsPath(to), st.mode & 0o7777)
+    await fs.mkdir(fsPath(to), st.mode & 0o777)
     for (const name of await readdirNames(from)) await copyChange(`${from}/${name}`, `${to}/${name}`, `${rel}/${name}`)
   } else if (st.isSymbolicLink()) {
     await fs.symlink(await fs.readlink(fsPath(from), { encoding: 'buffer' }), fsPath(to))
   } else if (st.isFile()) {
     await fs.copyFile(fsPath(from), fsPath(to), constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE)
+    if ((st.mode & 0o7000) !== 0) await fs.chmod(fsPath(to), st.mode & 0o777) // copyFile copies the whole mode
   } else {
     throw new UnsupportedFileError(`cannot commit ${quotePath(rel)}: it is a FIFO, socket or device, which a snapshot cannot hold (remove it from the branch)`, { path: rel })
   }

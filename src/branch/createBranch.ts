@@ -10,6 +10,7 @@ import { creationLock } from './creationLock.js'
 import { assertBranchName, liveDir, listStates, newBranchId, readGeneration, writeState } from './branchStore.js'
 import { destroyBranch } from './destroyBranch.js'
 import { liveState } from './liveBranch.js'
+import { parseSize } from '../sandbox/limits.js'
 import { self } from '../sandbox/processId.js'
 import type { BackendName, BranchState } from './types.js'
 
@@ -25,6 +26,8 @@ export interface CreateBranchArgs {
   persistent?: boolean
   /** Mount the branch here, in the host's mount namespace (checked by `atBranchPath`). */
   path?: string
+  /** Cap what the branch writes: bytes, or a size like "512M" (overlay backend, mounted on the host, as root). */
+  disk?: number | string | undefined
 }
 
 /**
@@ -33,7 +36,8 @@ export interface CreateBranchArgs {
  * stacked on its layers. The state file is written before anything is mounted, so a crash
  * at any point leaves something the next open can clean.
  */
-export async function createBranch({ store, name, parent, tree, backend: wanted, persistent = false, path }: CreateBranchArgs): Promise<BranchState> {
+export async function createBranch({ store, name, parent, tree, backend: wanted, persistent = false, path, disk }: CreateBranchArgs): Promise<BranchState> {
+  const diskBytes = disk === undefined ? undefined : parseSize(disk, 'disk')
   const parentState = parent === null ? null : await liveState(store, parent)
   const fullName = parentState ? `${parentState.name}/${assertBranchName(name)}` : assertBranchName(name)
   if (parentState && wanted && wanted !== 'auto' && wanted !== parentState.backend) {
@@ -56,6 +60,7 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
     parentGeneration,
     owner: persistent ? null : self,
     holder: null,
+    ...(diskBytes === undefined ? {} : { disk: diskBytes }),
     createdAt: new Date().toISOString(),
   }))
   const dir = liveDir(store, state.id)
@@ -67,7 +72,7 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
       state.hostView = hostView
       await writeState(store, state) // before the mount: a crash leaves a mount the next use finds
     }
-    Object.assign(state, await backend.create({ dir, layers: state.layers, persistent, hostView }))
+    Object.assign(state, await backend.create({ dir, layers: state.layers, persistent, hostView, disk: diskBytes }))
     await writeState(store, state)
     return state
   } catch (err) {

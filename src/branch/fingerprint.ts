@@ -2,13 +2,14 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 
 /**
- * Every non-directory under `root` (and, with `dirs`, every directory by name) with what
- * changes when it is written: inode, size, mtime and ctime. Two fingerprints differ exactly
- * at the paths written, created or removed in between. `skip` leaves out one top-level name
- * (the store). For an overlay, `root` is the upper layer, so the cost follows the change;
- * its directories are left out, since copy-up makes them appear without any change.
+ * Every non-directory under `root` (and, with `dirs`, every directory) with what changes
+ * when it is written: inode, size, mtime and ctime, and for everything its mode and owner.
+ * Two fingerprints differ exactly at the paths written, created, removed, chmodded or
+ * chowned in between. `skip` leaves out one top-level name (the store). For an overlay,
+ * `root` is the upper layer, so the cost follows the change (copy-up makes its directories
+ * appear without any change: `changedBetween` can leave them out).
  */
-export async function fingerprint(root: string, { skip, dirs = true }: { skip?: string | undefined; dirs?: boolean } = {}): Promise<Map<string, string>> {
+export async function fingerprint(root: string, { skip }: { skip?: string | undefined } = {}): Promise<Map<string, string>> {
   const out = new Map<string, string>()
   const walk = async (rel: string): Promise<void> => {
     const entries = await fs.readdir(join(root, rel), { withFileTypes: true }).catch(() => [])
@@ -16,12 +17,10 @@ export async function fingerprint(root: string, { skip, dirs = true }: { skip?: 
       entries.map(async (e) => {
         if (rel === '' && e.name === skip) return
         const path = rel === '' ? e.name : `${rel}/${e.name}`
-        if (e.isDirectory()) {
-          if (dirs) out.set(path, 'dir')
-          return walk(path)
-        }
         const st = await fs.lstat(join(root, path), { bigint: true }).catch(() => null)
-        if (st) out.set(path, `${st.mode}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.rdev}`)
+        if (st?.isDirectory()) out.set(path, `dir:${st.mode}:${st.uid}:${st.gid}`)
+        else if (st) out.set(path, `${st.mode}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.rdev}:${st.uid}:${st.gid}`)
+        if (e.isDirectory()) return walk(path)
       }),
     )
   }
@@ -29,10 +28,17 @@ export async function fingerprint(root: string, { skip, dirs = true }: { skip?: 
   return out
 }
 
-/** The paths whose fingerprint differs, sorted. */
-export function changedBetween(before: Map<string, string>, after: Map<string, string>): string[] {
+/** The owner a fingerprint recorded for a path: its last two fields. */
+export function recordedOwner(signature: string): { uid: number; gid: number } {
+  const [uid, gid] = signature.split(':').slice(-2).map(Number)
+  return { uid: uid!, gid: gid! }
+}
+
+/** The paths whose fingerprint differs, sorted; without `dirs`, directories are left out. */
+export function changedBetween(before: Map<string, string>, after: Map<string, string>, { dirs = true }: { dirs?: boolean } = {}): string[] {
   const changed = new Set<string>()
-  for (const [path, sig] of after) if (before.get(path) !== sig) changed.add(path)
-  for (const path of before.keys()) if (!after.has(path)) changed.add(path)
+  const counted = (sig: string) => dirs || !sig.startsWith('dir:')
+  for (const [path, sig] of after) if (before.get(path) !== sig && counted(sig)) changed.add(path)
+  for (const [path, sig] of before) if (!after.has(path) && counted(sig)) changed.add(path)
   return [...changed].sort()
 }

@@ -24,12 +24,20 @@ export function hostMountVia(): HostMountVia | null {
   return onPath('fuse-overlayfs') && onPath('fusermount3') && accessible('/dev/fuse') ? 'fuse' : null
 }
 
-/** Mount overlays in the host's mount namespace, all or none. @throws {BackendUnavailableError} */
+/**
+ * Mount overlays in the host's mount namespace, all or none, `nosuid` and `nodev`: what a
+ * sandbox wrote there is never a way to root or to a device for whoever can reach the
+ * path (fusermount3 sets both for a user's FUSE mount; a kernel mount is remounted so).
+ * @throws {BackendUnavailableError}
+ */
 export async function mountOnHost(via: HostMountVia, specs: OverlaySpec[]): Promise<void> {
   const mounted: string[] = []
   try {
-    if (via === 'kernel') await exec(runtimeBinary(), ['mount', ...specs.flatMap((s) => [options(s, { durable: true }), s.target])])
-    else for (const spec of specs) await exec('fuse-overlayfs', ['-o', fuseOptions(spec), spec.target]).then(() => mounted.push(spec.target))
+    if (via === 'kernel') {
+      await exec(runtimeBinary(), ['mount', ...specs.flatMap((s) => [options(s, { durable: true }), s.target])])
+      mounted.push(...specs.map((s) => s.target))
+      for (const spec of specs) await exec('mount', ['-o', 'remount,bind,nosuid,nodev', spec.target])
+    } else for (const spec of specs) await exec('fuse-overlayfs', ['-o', fuseOptions(spec), spec.target]).then(() => mounted.push(spec.target))
   } catch (err) {
     await unmountFromHost(via, mounted).catch(() => undefined)
     const why = (err as { stderr?: string }).stderr?.trim() || (err as Error).message

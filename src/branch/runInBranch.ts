@@ -7,6 +7,8 @@ import { backendByName } from './backends/chooseBackend.js'
 import { liveDir } from './branchStore.js'
 import { changedBetween, fingerprint } from './fingerprint.js'
 import { noteRunningSandbox } from './runningSandboxes.js'
+import { normaliseWritten } from './normaliseWritten.js'
+import { throughHolder } from './overlayMount.js'
 import type { BranchState } from './types.js'
 
 export interface RunOptions extends SandboxLimits {
@@ -58,15 +60,17 @@ export async function runInBranch({
   const upper = backend && dir ? backend.changeCandidates(dir) : null
   const watched = upper ?? view
   const skip = state ? undefined : storeNameInside(store, workspace)
-  const walk = { skip, dirs: upper === null }
-  const before = await fingerprint(watched, walk)
+  const before = await fingerprint(watched, { skip })
   // The store is never visible inside: hidden wherever it lies (under the workspace, or an exposed path).
   const running = await noteRunningSandbox(store, { branch: state?.name ?? null, command: cmd })
   const result = await sandboxRuntime()
     .run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root] })
     .finally(running.done)
-  const changedPaths = changedBetween(before, await fingerprint(watched, walk))
-  return { ...result, branch: state?.name ?? null, changedPaths }
+  const after = await fingerprint(watched, { skip })
+  // an overlay's upper layer gains directories by copy-up alone: not changes, but still written by the sandbox
+  const changedPaths = changedBetween(before, after, { dirs: upper === null })
+  const normalised = await normaliseWritten({ view: state ? throughHolder(state.holder, view) : workspace, paths: changedBetween(before, after), before })
+  return { ...result, warnings: [...result.warnings, ...normalised], branch: state?.name ?? null, changedPaths }
 }
 
 function storeNameInside(store: Store, workspace: string): string | undefined {

@@ -30,6 +30,8 @@ export interface BranchState {
   holder: ProcessId | null
   /** Set when the branch is mounted in the host's own mount namespace, where every tool sees it (persistent overlay branches). */
   hostView?: HostView
+  /** The cap on what the branch writes, in bytes (its upper layer's own file system); absent: none. */
+  disk?: number
   createdAt: string
 }
 

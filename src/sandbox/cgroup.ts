@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { constants, promises as fs } from 'node:fs'
 import { join } from 'node:path'
+import { isAlive, self } from './processId.js'
 
 export type Controller = 'memory' | 'pids'
 
@@ -25,7 +26,7 @@ const LIMIT_FILES: Record<'v1' | 'v2', Record<Controller, string>> = {
  */
 export async function makeRunCgroup(controller: Controller, limit: number): Promise<RunCgroup | null> {
   for (const parent of await candidateParents(controller)) {
-    const dir = join(parent.dir, `forkpoint-${randomBytes(6).toString('hex')}`)
+    const dir = join(parent.dir, `forkpoint-${self.pid}-${self.start}-${randomBytes(6).toString('hex')}`)
     try {
       await fs.mkdir(dir)
     } catch {
@@ -45,9 +46,41 @@ export async function makeRunCgroup(controller: Controller, limit: number): Prom
   return null
 }
 
-async function candidateParents(controller: Controller): Promise<Array<{ dir: string; version: 'v1' | 'v2' }>> {
+/** A run cgroup's name: its maker's pid and start time, so that one whose maker is gone is known as left over. */
+const RUN_CGROUP = /^forkpoint-(\d+)-(\d+)-[0-9a-f]{12}$/
+
+/**
+ * Remove the run cgroups that processes which are gone left behind (a CLI killed with
+ * SIGKILL cannot remove its own), in every hierarchy this process could make one in. A
+ * cgroup whose maker runs is never touched; one that still holds a process stays for the
+ * next time (the kernel refuses to remove it).
+ */
+export async function reapLeftoverCgroups(): Promise<void> {
+  const parents = (await Promise.all((['memory', 'pids'] as const).map(candidateParents))).flat()
+  await Promise.all(
+    parents.map(async ({ dir }) => {
+      for (const name of await fs.readdir(dir).catch(() => [])) {
+        const maker = RUN_CGROUP.exec(name)
+        if (maker && !isAlive({ pid: Number(maker[1]), start: maker[2]! })) await fs.rmdir(join(dir, name)).catch(() => undefined)
+      }
+    }),
+  )
+}
+
+type Parent = { dir: string; version: 'v1' | 'v2' }
+
+/** Per controller: this process's cgroup does not change, so its candidates are found once. */
+const parentsOf = new Map<Controller, Promise<Parent[]>>()
+
+function candidateParents(controller: Controller): Promise<Parent[]> {
+  let found = parentsOf.get(controller)
+  if (!found) parentsOf.set(controller, (found = findParents(controller)))
+  return found
+}
+
+async function findParents(controller: Controller): Promise<Parent[]> {
   const [mountinfo, membership] = await Promise.all([fs.readFile('/proc/self/mountinfo', 'utf8'), fs.readFile('/proc/self/cgroup', 'utf8')])
-  const out: Array<{ dir: string; version: 'v1' | 'v2' }> = []
+  const out: Parent[] = []
   for (const line of mountinfo.split('\n')) {
     const [left, right] = line.split(' - ')
     if (!left || !right) continue

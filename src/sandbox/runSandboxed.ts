@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from 'node:path'
 import type { Duplex } from 'node:stream'
 import { SandboxError } from '../errors/index.js'
 import { exitStatus } from '../util/exitStatus.js'
-import { type RunCgroup, makeRunCgroup } from './cgroup.js'
+import { type RunCgroup, makeRunCgroup, reapLeftoverCgroups } from './cgroup.js'
 import { type Fields, encodeFrame, frameReader } from './frames.js'
 import { DEFAULT_TIMEOUT, type SandboxLimits, parseDuration, rlimitsOf } from './limits.js'
 import { runtimeBinary } from './runtimeBinary.js'
@@ -81,7 +81,8 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const net = spec.net ?? 'none'
   if (net !== 'none' && net !== 'host') throw new SandboxError(`unknown network mode ${JSON.stringify(net)} (none or host)`, { net })
   for (const path of spec.expose ?? []) if (!isAbsolute(path)) throw new SandboxError(`--expose needs an absolute path, not ${JSON.stringify(path)}`, { path })
-  const cgroups = (await Promise.all([as ? makeRunCgroup('memory', as) : null, nproc ? makeRunCgroup('pids', nproc) : null])).filter((c): c is RunCgroup => c !== null)
+  const [made] = await Promise.all([Promise.all([as ? makeRunCgroup('memory', as) : null, nproc ? makeRunCgroup('pids', nproc) : null]), reapLeftoverCgroups()])
+  const cgroups = made.filter((c): c is RunCgroup => c !== null)
   const via = (c: 'memory' | 'pids'): LimitVia => (cgroups.some((g) => g.controller === c) ? 'cgroup' : 'rlimit')
   const limits: SandboxResult['limits'] = { ...(as ? { memory: via('memory') } : {}), ...(nproc ? { pids: via('pids') } : {}), ...(cpu ? { cpu: 'rlimit' as const } : {}) }
   const fields: Fields = [

@@ -16,8 +16,12 @@ export interface BranchBackend {
    * @throws {UsageError} @throws {BackendUnavailableError} a `path` that cannot be had
    */
   hostViewFor(args: { persistent: boolean; path?: string }): HostView | undefined
-  /** Make the writable view inside the branch directory `dir` (at `hostView` when given, else in a holder if one is needed). */
-  create(args: { dir: string; layers: string[]; persistent: boolean; hostView?: HostView | undefined }): Promise<Mounted>
+  /**
+   * Make the writable view inside the branch directory `dir` (at `hostView` when given, else
+   * in a holder if one is needed); with `disk`, its writes capped at that many bytes.
+   * @throws {BackendUnavailableError} `disk` where this backend cannot cap
+   */
+  create(args: { dir: string; layers: string[]; persistent: boolean; hostView?: HostView | undefined; disk?: number | undefined }): Promise<Mounted>
   /** Mount again a persistent branch whose holder or mount is gone (a reboot). Returns the new holder. */
   revive(state: BranchState, dir: string): Promise<ProcessId | null>
   /** The writable view as mounted: inside the holder's namespace when there is a holder. */

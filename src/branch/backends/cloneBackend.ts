@@ -31,7 +31,8 @@ function cloneBackend(name: 'reflink' | 'copy'): BranchBackend {
       if (path !== undefined) throw new UsageError(`a branch of the ${name} backend is a directory of the store; --path needs the overlay backend`, { path })
       return undefined
     },
-    async create({ dir, layers }) {
+    async create({ dir, layers, disk }) {
+      if (disk !== undefined) throw new BackendUnavailableError(`the ${name} backend cannot cap a branch's disk: --disk needs the overlay backend, as root`, { backend: name })
       await fs.mkdir(join(dir, 'root'))
       await clone(layers[0]!, join(dir, 'root'))
       return { holder: null }

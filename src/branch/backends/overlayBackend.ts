@@ -9,6 +9,7 @@ import type { BranchState, HostView } from '../types.js'
 import { stopStrayHolders } from '../../sandbox/namespaceHolder.js'
 import { isAlive } from '../../sandbox/processId.js'
 import { removeTree } from '../removeTree.js'
+import { makeBranchDisk, reviveBranchDisk, unmountBranchDisk } from '../branchDisk.js'
 import type { BranchBackend } from './BranchBackend.js'
 
 const exec = promisify(execFile)
@@ -35,21 +36,28 @@ export const overlayBackend: BranchBackend = {
     return undefined
   },
 
-  async create({ dir, layers, persistent, hostView }) {
-    for (const d of ['upper', 'work', 'mnt', ...(layers.length > 1 ? ['base'] : [])]) mkdirSync(join(dir, d))
+  async create({ dir, layers, persistent, hostView, disk }) {
+    if (disk !== undefined) {
+      // a holder's namespace need not see a mount made later in the host's: the cap holds only where it was made
+      if (hostView?.via !== 'kernel')
+        throw new BackendUnavailableError(`cannot cap a branch's disk here: --disk needs root and a branch mounted on the host (persistent, or with a path)`, {})
+      await makeBranchDisk(dir, disk)
+    }
+    for (const d of [...(disk === undefined ? ['upper', 'work'] : []), 'mnt', ...(layers.length > 1 ? ['base'] : [])]) mkdirSync(join(dir, d))
     if (hostView) {
       try {
         await mountOnHost(hostView.via, specs(dir, layers, hostView))
         return { holder: null, hostView }
       } catch (err) {
-        // asked for a path, or a kernel that refuses us: there is nothing a holder would do better
-        if (hostView.path !== null) throw err
+        // asked for a path or a disk, or a kernel that refuses us: there is nothing a holder would do better
+        if (hostView.path !== null || disk !== undefined) throw err
       }
     }
     return { holder: await mount(dir, layers, persistent), hostView: undefined }
   },
 
   async revive(state, dir) {
+    if (state.disk !== undefined) await reviveBranchDisk(dir)
     if (state.hostView) return remountOnHost(state, dir)
     if (state.holder && isAlive(state.holder)) return state.holder
     // A volatile overlay leaves a mark that refuses the next mount (its upper may have lost
@@ -68,8 +76,9 @@ export const overlayBackend: BranchBackend = {
   changeCandidates: (dir) => join(dir, 'upper'),
 
   async freeze(state, dir, into) {
-    // -a keeps whiteouts (character devices 0/0, which anyone may create) and opaque-directory xattrs.
-    await exec('cp', ['-a', '--reflink=auto', join(dir, 'upper'), into])
+    // -a keeps whiteouts (character devices 0/0, which anyone may create) and opaque-directory xattrs;
+    // the trailing slash copies a capped branch's upper layer, not its link to it
+    await exec('cp', ['-a', '--reflink=auto', `${join(dir, 'upper')}/`, into])
     return [into, ...state.layers]
   },
 
@@ -77,6 +86,7 @@ export const overlayBackend: BranchBackend = {
     const targets = [overlayBackend.viewMount(state, dir), ...(state.layers.length > 1 ? [join(dir, 'base')] : [])]
     if (state.hostView) {
       await unmountFromHost(state.hostView.via, targets)
+      if (state.disk !== undefined) await unmountBranchDisk(dir)
       if (state.owner === null) await stopStrayHolders(holderPidFile(dir)) // its maker fell back to a holder, then died
       // an empty --path directory goes too, as `git worktree remove` removes its directory
       return void (await Promise.all(targets.map((t) => fs.rmdir(t).catch(() => undefined))))

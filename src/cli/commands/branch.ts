@@ -7,10 +7,15 @@ import { type View, print } from '../output.js'
 const BACKENDS = ['overlay', 'reflink', 'copy', 'auto']
 
 /** `forkpoint branch NAME`: a copy-on-write branch of the workspace. */
-export async function branchCommand({ backend = 'auto', path, ...options }: Where & { name: string; backend?: string; path?: string | undefined }): Promise<BranchInfo> {
+export async function branchCommand({
+  backend = 'auto',
+  path,
+  disk,
+  ...options
+}: Where & { name: string; backend?: string; path?: string | undefined; disk?: string | undefined }): Promise<BranchInfo> {
   if (!BACKENDS.includes(backend)) throw new UsageError(`unknown backend ${JSON.stringify(backend)} (overlay, reflink, copy or auto)`)
   const { makeBranch } = await import('../../branch/makeBranch.js')
-  return makeBranch({ ...options, backend: backend as BackendName | 'auto', ...(path === undefined ? {} : { path }) })
+  return makeBranch({ ...options, backend: backend as BackendName | 'auto', ...(path === undefined ? {} : { path }), ...(disk === undefined ? {} : { disk }) })
 }
 
 /** `forkpoint branch --list`: the live branches. */
@@ -31,11 +36,12 @@ export function registerBranch(program: Command): void {
     .option('--list', 'list live branches')
     .option('--backend <name>', 'overlay, reflink, copy or auto', 'auto')
     .option('--path <DIR>', 'mount the branch at DIR (empty or missing, outside the workspace) instead of inside the store')
-    .action(async (name: string | undefined, opts: { list?: boolean; backend: string; path?: string }, cmd: Command) => {
+    .option('--disk <SIZE>', "cap what the branch writes, e.g. 1G (overlay backend as root; refused elsewhere, exit 2); without it a branch's disk is not capped")
+    .action(async (name: string | undefined, opts: { list?: boolean; backend: string; path?: string; disk?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const where = { dir: flags.dir, store: flags.store }
       if (opts.list || !name) return print(flags, await branchListCommand(where), branchListView)
-      const branch = await branchCommand({ ...where, name, backend: opts.backend, path: opts.path })
+      const branch = await branchCommand({ ...where, name, backend: opts.backend, path: opts.path, disk: opts.disk })
       // a path only this process's namespace tricks reach would break git, node and editors: offer a shell instead
       if (branch.view === 'namespace' && !flags.json) {
         const { HOST_MOUNT_NEEDS } = await import('../../branch/backends/overlayBackend.js')

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import type Database from 'better-sqlite3'
 import { LockTimeoutError, RunArtifactError, RunNotFoundError, UsageError } from '../../errors/index.js'
 import { type Digest, isDigest } from '../../store/digest.js'
@@ -71,9 +72,13 @@ export class RunStore {
     readonly store: Store | null,
   ) {}
 
-  /** The run store of an object store (`<store>/runs.db`). */
-  static open({ store }: { store: Store }): RunStore {
-    return new RunStore(openDb(store.path('runs.db')), store)
+  /**
+   * The run store of an object store (`<store>/runs.db`). `readOnly`: for readers (listings,
+   * the web view): SQLite refuses every write through it, and a store without runs.db is
+   * read as one without runs, without making the file.
+   */
+  static open({ store, readOnly = false }: { store: Store; readOnly?: boolean }): RunStore {
+    return new RunStore(readOnly ? openDbReadOnly(store.path('runs.db')) : openDb(store.path('runs.db')), store)
   }
 
   /** A standalone run store in one SQLite file (runs kept in the file). */
@@ -238,6 +243,21 @@ function openDbOnce(path: string): Database.Database {
   } catch (err) {
     db.close()
     throw err
+  }
+}
+
+function openDbReadOnly(path: string): Database.Database {
+  const SQLite = requirePackage('better-sqlite3') as typeof Database
+  if (!existsSync(path)) {
+    const empty = new SQLite(':memory:')
+    empty.exec(SCHEMA)
+    empty.pragma('query_only = ON')
+    return empty
+  }
+  try {
+    return new SQLite(path, { readonly: true, fileMustExist: true, timeout: 10_000 })
+  } catch (err) {
+    throw new RunArtifactError(`cannot open the run index ${path}: ${(err as Error).message}`, { path }, { cause: err })
   }
 }
 

@@ -26,7 +26,7 @@ export async function loadRun({ spec, rehash, ...where }: { spec: string; rehash
 
 /** A run of the store by id (full, unique prefix, or `latest`); no file is ever read. */
 export async function loadStoredRun(store: Store, spec: string): Promise<Run> {
-  const runs = RunStore.open({ store })
+  const runs = RunStore.open({ store, readOnly: true })
   try {
     return await runs.get(spec)
   } finally {
