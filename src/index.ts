@@ -132,6 +132,8 @@ export {
   restoreMachine,
   killMachine,
   removeMachine,
+  machineGc,
+  type MachineGc,
   listMachines,
   machineStats,
   diffMachines,
@@ -139,7 +141,7 @@ export {
   MACHINE_RECIPES,
   type MachineRecipe,
 } from './machine/machineApi.js'
-export type { MachineBackend, MachineInfo, BootOptions, ForkOptions, MachineRef, MachineSnapshot, MachineStats } from './machine/MachineBackend.js'
+export type { MachineBackend, MachineInfo, MachineState, BootOptions, ForkOptions, MachineRef, MachineSnapshot, MachineStats } from './machine/MachineBackend.js'
 export { qemuBackend } from './machine/qemu/qemuBackend.js'
 export type { ExecResult } from './machine/qemu/GuestChannel.js'
 export type { MachineDiff } from './machine/diffMachines.js'

@@ -123,6 +123,7 @@ it('exports exactly the reviewed public names', () => {
     'loadRun',
     'log',
     'machineDoctor',
+    'machineGc',
     'machineStats',
     'merge',
     'mergeImages',

@@ -4,11 +4,21 @@ import type { ExecResult } from './qemu/GuestChannel.js'
 import type { AcceleratorRequest } from './qemu/accelerator.js'
 import type { Accelerator } from './qemu/qemuArgs.js'
 
+/**
+ * Where a machine is: `starting` (its start or fork is under way), `running`, `paused`
+ * (a snapshot that paused it was killed: the next command lets it go on), `gone` (its QEMU
+ * exited), `failed` (its start or fork failed; logs kept), `incomplete` (what was starting
+ * it was killed; `machine gc` reaps it).
+ */
+export type MachineState = 'starting' | 'running' | 'paused' | 'gone' | 'failed' | 'incomplete'
+
 /** A machine as `machine ls` shows it. */
 export interface MachineInfo {
   id: string
   pid: number
+  /** Its QEMU runs. */
   running: boolean
+  state: MachineState
   image: Digest
   accelerator: Accelerator
   memoryMiB: number

@@ -16,6 +16,7 @@ import { type AcceleratorChoice, type AcceleratorRequest, forgetVerdict, planAcc
 import { readMachineImage } from './image/MachineImage.js'
 import type { ExecResult } from './qemu/GuestChannel.js'
 import { qemuBackend } from './qemu/qemuBackend.js'
+import { reapOrphans } from './reapOrphans.js'
 
 /**
  * The recipes `buildMachineImage` knows, and the Debian packages each adds to a root
@@ -78,6 +79,27 @@ export async function restoreMachine(o: Omit<ForkOptions, 'image' | 'n'> & { ima
 
 export function killMachine(o: MachineRef): Promise<void> {
   return qemuBackend.kill(o)
+}
+
+/** What `machine gc` reaped: machines that will not run again, and QEMUs no record names. */
+export interface MachineGc {
+  /** Machines incomplete (what started them was killed), gone or failed, removed with their files. */
+  removed: string[]
+  /** QEMU processes of this store's machines that no record names, killed. */
+  orphans: number[]
+}
+
+/**
+ * Reap what killed processes left: every machine that is incomplete, gone or failed
+ * (its QEMU, if one runs, killed; its cgroups, ref and files removed), every QEMU running
+ * a machine of this store that no record names, and machine folders with no record.
+ * Running, paused and starting machines are left alone.
+ */
+export async function machineGc(o: StoreLocator = {}): Promise<MachineGc> {
+  const { store } = await openStore(o)
+  const reapable = (await qemuBackend.list(o)).filter((m) => m.state === 'incomplete' || m.state === 'gone' || m.state === 'failed')
+  for (const m of reapable) await qemuBackend.kill({ ...o, machine: m.id })
+  return { removed: reapable.map((m) => m.id), orphans: await reapOrphans(store) }
 }
 
 /** Remove a machine that is not running: one gone, or one whose start or fork failed (its logs go with it). A running one is refused: killMachine stops it. */

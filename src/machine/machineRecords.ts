@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MachineNotFoundError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWriteSync } from '../util/atomicWrite.js'
+import { type ProcessId, self } from '../sandbox/processId.js'
+import { checkedRecord } from './checkedRecord.js'
 import type { GuestAgentKind } from './qemu/GuestChannel.js'
 import type { Accelerator, QemuLaunch } from './qemu/qemuArgs.js'
 
@@ -29,6 +31,10 @@ export interface MachineRecord {
   createdAt: string
   /** Why it failed, for a machine whose start or fork failed: its console and QEMU logs are kept beside the record until `machine rm`. */
   failure?: string
+  /** The process starting it, until its start or fork completes: once that process is gone, the machine is incomplete (`machine gc` reaps it). */
+  starting?: ProcessId
+  /** The process that paused it for a snapshot, until it lets it go on: once that process is gone, the next command resumes the machine. */
+  pausedBy?: ProcessId
 }
 
 /**
@@ -53,22 +59,50 @@ export function newMachineId(): string {
   return `m${randomBytes(4).toString('hex')}`
 }
 
-export function writeRecord(store: Store, record: MachineRecord): void {
-  atomicWriteSync(join(machineDir(store, record.id), 'machine.json'), [Buffer.from(JSON.stringify(record, null, 2) + '\n')])
+/** The record of a machine about to start: no QEMU yet, no cgroups, this process starting it. */
+export function startingRecord(r: Pick<MachineRecord, 'id' | 'image' | 'launch' | 'agent' | 'from' | 'detached'>): MachineRecord {
+  return { ...r, pid: -1, accelerator: r.launch.accelerator, head: null, cgroups: [], createdAt: new Date().toISOString(), starting: self }
 }
 
+/** The record of a machine whose start completed, written down. */
+export function started(store: Store, record: MachineRecord): MachineRecord {
+  const { starting: _done, ...running } = record
+  writeRecord(store, running)
+  return running
+}
+
+/**
+ * A new machine's folder, holding its record from the first instant: made under a temp
+ * name with the record inside and renamed into place, so a folder without a record is
+ * never ours to keep (`machine gc` removes one).
+ */
+export function createRecord(store: Store, record: MachineRecord): void {
+  mkdirSync(machinesDir(store), { recursive: true })
+  const tmp = mkdtempSync(join(machinesDir(store), `.${record.id}-`))
+  atomicWriteSync(join(tmp, 'machine.json'), [recordBytes(record)])
+  renameSync(tmp, machineDir(store, record.id))
+}
+
+export function writeRecord(store: Store, record: MachineRecord): void {
+  atomicWriteSync(join(machineDir(store, record.id), 'machine.json'), [recordBytes(record)])
+}
+
+const recordBytes = (record: MachineRecord) => Buffer.from(JSON.stringify(record, null, 2) + '\n')
+
+export const MACHINE_ID = /^m[0-9a-f]{8}$/
+
+/** A machine's record, refused (exit 5) where it names a path other than the ones its id and the store give: a planted record must not steer a kill, a mount or a removal. */
 export function readRecord(store: Store, id: string): MachineRecord {
   const path = join(machineDir(store, id), 'machine.json')
-  if (!/^m[0-9a-f]{8}$/.test(id) || !existsSync(path)) throw new MachineNotFoundError(`no machine ${id} in this store (forkpoint machine ls)`, { machine: id })
-  const record = JSON.parse(readFileSync(path, 'utf8')) as Omit<MachineRecord, 'agent'> & { agent?: GuestAgentKind }
-  return { ...record, agent: record.agent ?? 'forkpoint' } // a record written before qemu-ga guests names no agent: ours
+  if (!MACHINE_ID.test(id) || !existsSync(path)) throw new MachineNotFoundError(`no machine ${id} in this store (forkpoint machine ls)`, { machine: id })
+  return checkedRecord(store, id, readFileSync(path, 'utf8'))
 }
 
 export function listRecords(store: Store): MachineRecord[] {
   const dir = machinesDir(store)
   if (!existsSync(dir)) return []
   return readdirSync(dir)
-    .filter((name) => /^m[0-9a-f]{8}$/.test(name) && existsSync(join(dir, name, 'machine.json')))
+    .filter((name) => MACHINE_ID.test(name) && existsSync(join(dir, name, 'machine.json')))
     .map((id) => readRecord(store, id))
 }
 
@@ -78,16 +112,40 @@ export function removeRecord(store: Store, record: MachineRecord): void {
 }
 
 /**
- * Whether the machine's QEMU runs: its pid is alive (not a zombie, which `kill -0` still
- * finds) and is the QEMU of this machine (a pid is reused), known by its QMP socket.
+ * The pid of the machine's QEMU, or null where none runs. The record's pid, where that
+ * process is alive and is this machine's QEMU (a pid is reused), known by its QMP socket on
+ * its command line; else any QEMU whose command line names that socket: one started by a
+ * process killed before it could write the pid down.
  */
-export function isRunning(record: MachineRecord): boolean {
-  if (hasExited(record.pid)) return false
+export function findQemu(record: MachineRecord): number | null {
+  if (record.pid > 0 && namesSocket(record.pid, record.launch.sockets.qmp)) return record.pid
+  return qemuProcesses((cmdline) => cmdline.includes(`${record.launch.sockets.qmp},`))[0] ?? null
+}
+
+export const isRunning = (record: MachineRecord): boolean => findQemu(record) !== null
+
+function namesSocket(pid: number, socket: string): boolean {
+  if (hasExited(pid)) return false
   try {
-    return readFileSync(`/proc/${record.pid}/cmdline`, 'utf8').includes(record.launch.sockets.qmp)
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`${socket},`)
   } catch {
     return false
   }
+}
+
+/** Live QEMU processes of this user whose command line passes `test`. */
+export function qemuProcesses(test: (cmdline: string) => boolean): number[] {
+  const pids: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8')
+      if (cmdline.startsWith('qemu-system') && test(cmdline) && !hasExited(Number(name))) pids.push(Number(name))
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return pids
 }
 
 /**

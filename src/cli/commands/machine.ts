@@ -8,10 +8,8 @@ import { type View, print } from '../output.js'
 const api = () => import('../../machine/machineApi.js')
 const where = (flags: CommonFlags) => ({ dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) })
 
-const machineState = (m: MachineInfo) => (m.running ? 'running' : m.failure ? 'failed' : 'gone')
-
 const machineLine = (m: MachineInfo) =>
-  `${m.id}\t${machineState(m)}\t${m.accelerator}\t${m.memoryMiB} MiB\t${m.from ? `from ${short(m.from)}` : 'booted'}${m.head ? `\tlast snapshot ${short(m.head)}` : ''}${m.failure ? `\t${m.failure}` : ''}`
+  `${m.id}\t${m.state}\t${m.accelerator}\t${m.memoryMiB} MiB\t${m.from ? `from ${short(m.from)}` : 'booted'}${m.head ? `\tlast snapshot ${short(m.head)}` : ''}${m.failure ? `\t${m.failure}` : ''}`
 
 const machinesView: View<{ machines: MachineInfo[] }> = { human: (r) => r.machines.map(machineLine).join('\n') }
 
@@ -117,6 +115,16 @@ export function registerMachine(program: Command): void {
     const { removeMachine } = await api()
     for (const id of ids) await removeMachine({ ...where(flags), machine: id })
     print(flags, { removed: ids }, { human: (r) => `removed ${r.removed.join(' ')}` })
+  })
+
+  sub('gc', 'reap what killed processes left: incomplete, gone and failed machines, and QEMUs no record names').action(async (_opts: object, cmd: Command) => {
+    const flags = commonFlags(cmd)
+    print(flags, await (await api()).machineGc(where(flags)), {
+      human: (r) =>
+        r.removed.length + r.orphans.length === 0
+          ? 'nothing to reap'
+          : [...r.removed.map((id) => `removed ${id}`), ...r.orphans.map((pid) => `killed QEMU ${pid} (no record)`)].join('\n'),
+    })
   })
 
   sub('stats <machine>', "the machine's memory as the host counts it (RSS, PSS)").action(async (id: string, _opts: object, cmd: Command) => {

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { AcceleratorFailedError, UsageError } from '../../errors/index.js'
 import { openStore } from '../../store/findStore.js'
@@ -6,7 +6,7 @@ import { updateRef } from '../../store/refs.js'
 import type { BootOptions, MachineInfo } from '../MachineBackend.js'
 import { MAX_MEMORY_MIB } from '../MachineLayer.js'
 import { type ImageFiles, imageFiles } from '../machineFiles.js'
-import { liveRef, type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
+import { createRecord, liveRef, machineDir, newMachineId, started, startingRecord, writeRecord } from '../machineRecords.js'
 import { runTool } from '../runTool.js'
 import type { Store } from '../../store/Store.js'
 import { readMachineImage } from '../image/MachineImage.js'
@@ -67,42 +67,31 @@ interface BootPlan {
 async function bootOn(store: Store, o: BootOptions, files: ImageFiles, p: BootPlan): Promise<MachineInfo> {
   const id = newMachineId()
   const dir = machineDir(store, id)
-  mkdirSync(dir, { recursive: true })
+  const launch: QemuLaunch = {
+    boot: { kernel: files.kernel, initrd: files.initrd, cmdline: files.cmdline },
+    memoryMiB: p.memoryMiB,
+    ram: { path: join(dir, 'ram'), share: true },
+    disk: join(dir, 'disk.qcow2'),
+    sockets: sockets(id),
+    console: join(dir, 'console.log'),
+    accelerator: p.accelerator,
+  }
+  const record = startingRecord({ id, image: o.image, launch, agent: guestAgentFor(files.rootfs !== null), from: null, detached: o.detached ?? false })
+  createRecord(store, record)
   try {
-    const [disk, limits] = await limitsAlongside(p.memoryMiB, files.rootfs ? rootDisk(dir, files.rootfs, p.diskMiB) : freshDisk(dir, p.diskMiB ?? DEFAULT_DISK_MIB))
-    const { kernel, initrd, cmdline } = files
-    const launch: QemuLaunch = {
-      boot: { kernel, initrd, cmdline },
-      memoryMiB: p.memoryMiB,
-      ram: { path: join(dir, 'ram'), share: true },
-      disk,
-      sockets: sockets(id),
-      console: join(dir, 'console.log'),
-      accelerator: p.accelerator,
-    }
-    const detached = o.detached ?? false
+    const [, limits] = await limitsAlongside(p.memoryMiB, files.rootfs ? rootDisk(launch.disk, files.rootfs, p.diskMiB) : freshDisk(dir, p.diskMiB ?? DEFAULT_DISK_MIB))
+    record.cgroups = limits.map((g) => g.dir)
+    writeRecord(store, record)
     const log = join(dir, 'qemu.log')
-    const child = launchQemu(qemuArgs(launch), { detached, log, machine: id })
-    const record: MachineRecord = {
-      id,
-      pid: child.pid ?? -1,
-      image: o.image,
-      accelerator: p.accelerator,
-      launch,
-      agent: guestAgentFor(files.rootfs !== null),
-      from: null,
-      head: null,
-      detached,
-      cgroups: limits.map((g) => g.dir),
-      createdAt: new Date().toISOString(),
-    }
+    const child = launchQemu(qemuArgs(launch), { detached: record.detached, log, machine: id })
+    record.pid = child.pid ?? -1
     writeRecord(store, record)
     await enterLimits(limits, record.pid)
     await updateRef({ store, name: liveRef(id), id: o.image, message: `machine start ${id}` })
     await waitForSocket(child, launch.sockets.agent, { log, machine: id })
     const bound = p.accelerator === 'kvm' ? KVM_BOOT_MS : BOOT_DEADLINE_MS
     await withAgent(record, (agent) => watched(watchOf(record), agent.waitForHello(), { ms: bound, what: `its agent's first answer within ${bound / 1000} s` }))
-    return info(record)
+    return info(started(store, record))
   } catch (err) {
     await killRecord(store, id, { keepLogs: !(p.probe && err instanceof AcceleratorFailedError), failure: (err as Error).message })
     throw err
@@ -117,11 +106,10 @@ const DEFAULT_DISK_MIB = 256
  * `diskMiB` (the filesystem's size and 256 MiB more by default), which the guest's init
  * grows the filesystem to. A size smaller than the filesystem is refused.
  */
-async function rootDisk(dir: string, rootfs: { path: string; bytes: number }, diskMiB: number | null): Promise<string> {
+async function rootDisk(disk: string, rootfs: { path: string; bytes: number }, diskMiB: number | null): Promise<string> {
   const imageMiB = Math.ceil(rootfs.bytes / 2 ** 20)
   if (diskMiB !== null && diskMiB < imageMiB)
     throw new UsageError(`the image's root filesystem takes ${imageMiB} MiB: a disk of ${diskMiB} MiB cannot hold it`, { option: 'diskMiB', value: diskMiB })
-  const disk = join(dir, 'disk.qcow2')
   await runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', rootfs.path, '-F', 'raw', disk, `${diskMiB ?? imageMiB + DEFAULT_DISK_MIB}M`])
   return disk
 }

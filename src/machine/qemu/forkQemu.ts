@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { MachineError, UsageError } from '../../errors/index.js'
 import { openStore } from '../../store/findStore.js'
@@ -11,7 +10,7 @@ import { FRESH_START_INPUT, FRESH_START_PATH } from '../image/freshStartElf.js'
 import { readMachineImage } from '../image/MachineImage.js'
 import { type MachineLayer, readMachineLayer } from '../MachineLayer.js'
 import { type SnapshotFiles, snapshotFiles } from '../machineFiles.js'
-import { liveRef, type MachineRecord, machineDir, newMachineId, writeRecord } from '../machineRecords.js'
+import { createRecord, liveRef, type MachineRecord, machineDir, newMachineId, started, startingRecord, writeRecord } from '../machineRecords.js'
 import { runTool } from '../runTool.js'
 import { acceleratorForState, qemuVersion } from './accelerator.js'
 import { guestAgentFor } from './GuestChannel.js'
@@ -64,28 +63,23 @@ async function startChild(
 ): Promise<MachineInfo> {
   const id = newMachineId()
   const dir = machineDir(store, id)
-  mkdirSync(dir, { recursive: true })
+  const launch = {
+    boot: null,
+    memoryMiB: layer.memoryMiB,
+    ram: { path: saved.ram, share: false },
+    disk: join(dir, 'disk.qcow2'),
+    sockets: sockets(id),
+    console: join(dir, 'console.log'),
+    accelerator,
+  }
+  const record = startingRecord({ id, image: layer.image, launch, agent, from: o.image, detached: o.detached ?? false })
+  createRecord(store, record)
   try {
-    const disk = join(dir, 'disk.qcow2')
-    const [, limits] = await limitsAlongside(layer.memoryMiB, runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', saved.disk, '-F', 'raw', disk]))
-    const launch = { boot: null, memoryMiB: layer.memoryMiB, ram: { path: saved.ram, share: false }, disk, sockets: sockets(id), console: join(dir, 'console.log'), accelerator }
-    const detached = o.detached ?? false
-    const record: MachineRecord = {
-      id,
-      pid: -1,
-      image: layer.image,
-      accelerator,
-      agent,
-      launch,
-      from: o.image,
-      head: null,
-      detached,
-      cgroups: limits.map((g) => g.dir),
-      createdAt: new Date().toISOString(),
-    }
+    const [, limits] = await limitsAlongside(layer.memoryMiB, runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', saved.disk, '-F', 'raw', launch.disk]))
+    record.cgroups = limits.map((g) => g.dir)
     writeRecord(store, record)
     await updateRef({ store, name: liveRef(id), id: o.image, message: `machine fork ${id}` })
-    const child = await startIncoming(launch, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached, stateWithoutRam: true })
+    const child = await startIncoming(launch, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached: record.detached, stateWithoutRam: true })
     record.pid = child.pid ?? -1
     writeRecord(store, record)
     await enterLimits(limits, record.pid)
@@ -94,7 +88,7 @@ async function startChild(
       watched(watchOf(record), agent.exec(freshStart()), { ms: FRESH_DEADLINE_MS, what: `its first command's answer within ${FRESH_DEADLINE_MS / 1000} s` }),
     )
     if (fresh.exitCode !== 0) throw new MachineError(`machine ${id}: setting its clock and reseeding its random generator failed: ${fresh.stderr}`, { machine: id })
-    return info(record)
+    return info(started(store, record))
   } catch (err) {
     await killRecord(store, id, { keepLogs: true, failure: (err as Error).message })
     throw err

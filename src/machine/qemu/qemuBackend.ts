@@ -12,7 +12,7 @@ export const qemuBackend: MachineBackend = {
   name: 'qemu',
   boot: bootQemu,
   exec: async (o) => {
-    const record = runningRecord((await openStore(o)).store, o.machine)
+    const record = await runningRecord((await openStore(o)).store, o.machine)
     return withAgent(record, (agent) => watched(watchOf(record), agent.exec(o.command)))
   },
   snapshot: snapshotQemu,

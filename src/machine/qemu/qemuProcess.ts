@@ -6,7 +6,10 @@ import { deleteRef } from '../../store/refs.js'
 import { pollUntil } from '../../util/pollUntil.js'
 import type { Store } from '../../store/Store.js'
 import type { MachineInfo, MachineRef, MachineStats } from '../MachineBackend.js'
-import { hasExited, isRunning, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir, writeRecord } from '../machineRecords.js'
+import { isAlive } from '../../sandbox/processId.js'
+import type { MachineState } from '../MachineBackend.js'
+import { findQemu, hasExited, isRunning, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir, writeRecord } from '../machineRecords.js'
+import { withQmp } from './qemuSteps.js'
 import type { Watched } from './watchdog.js'
 import { GuestAgent } from './GuestAgent.js'
 import type { GuestChannel } from './GuestChannel.js'
@@ -15,10 +18,39 @@ import { releaseLimits } from './machineLimits.js'
 
 /** A machine's QEMU process as its record knows it: found running, talked to, described, killed. */
 
-export function runningRecord(store: Store, machine: string): MachineRecord {
+/**
+ * A machine to talk to: its start completed and its QEMU runs. A machine a snapshot left
+ * paused (the snapshotting process was killed) is let go on first.
+ */
+export async function runningRecord(store: Store, machine: string): Promise<MachineRecord> {
   const record = readRecord(store, machine)
-  if (!isRunning(record)) throw new MachineError(`machine ${machine} is not running (its QEMU ${record.pid} is gone): forkpoint machine kill ${machine} removes it`, { machine })
+  const state = machineState(record)
+  if (state === 'starting' || state === 'incomplete')
+    throw new MachineError(
+      `machine ${machine} is ${state === 'starting' ? 'still starting' : 'incomplete (what started it was killed)'}: forkpoint machine kill ${machine} removes it`,
+      {
+        machine,
+      },
+    )
+  if (state !== 'running' && state !== 'paused')
+    throw new MachineError(`machine ${machine} is not running (its QEMU is gone): forkpoint machine rm ${machine} removes it`, { machine })
+  if (state === 'paused') return resume(store, record)
   return record
+}
+
+async function resume(store: Store, record: MachineRecord): Promise<MachineRecord> {
+  await withQmp(record.launch.sockets.qmp, record.id, (qmp) => qmp.execute('cont'))
+  const { pausedBy: _resumed, ...going } = record
+  writeRecord(store, going)
+  return going
+}
+
+/** Where a machine is in its life, from its record and the processes alive now. */
+export function machineState(r: MachineRecord): MachineState {
+  if (r.failure !== undefined) return 'failed'
+  if (r.starting) return isAlive(r.starting) ? 'starting' : 'incomplete'
+  if (findQemu(r) === null) return 'gone'
+  return r.pausedBy && !isAlive(r.pausedBy) ? 'paused' : 'running'
 }
 
 export async function withAgent<T>(record: MachineRecord, use: (agent: GuestChannel) => Promise<T>): Promise<T> {
@@ -34,8 +66,9 @@ export async function withAgent<T>(record: MachineRecord, use: (agent: GuestChan
 export function info(r: MachineRecord): MachineInfo {
   return {
     id: r.id,
-    pid: r.pid,
+    pid: findQemu(r) ?? r.pid,
     running: isRunning(r),
+    state: machineState(r),
     image: r.image,
     accelerator: r.accelerator,
     memoryMiB: r.launch.memoryMiB,
@@ -88,9 +121,10 @@ export async function killRecord(store: Store, id: string, failed?: { keepLogs: 
     await deleteRef(store, liveRef(id))
     return
   }
-  if (record.pid > 0 && isRunning(record)) {
-    process.kill(record.pid, 'SIGKILL')
-    await pollUntil(() => (hasExited(record.pid) ? true : undefined))
+  const pid = findQemu(record)
+  if (pid !== null) {
+    process.kill(pid, 'SIGKILL')
+    await pollUntil(() => (hasExited(pid) ? true : undefined))
   }
   await releaseLimits(record.cgroups)
   await deleteRef(store, liveRef(id))
@@ -103,7 +137,7 @@ export async function killRecord(store: Store, id: string, failed?: { keepLogs: 
 
 /** The machine's memory as the host counts it, from /proc/PID/smaps_rollup. */
 export async function machineMemory(o: MachineRef): Promise<MachineStats> {
-  const record = runningRecord((await openStore(o)).store, o.machine)
+  const record = await runningRecord((await openStore(o)).store, o.machine)
   const rollup = readFileSync(`/proc/${record.pid}/smaps_rollup`, 'utf8')
   const kB = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0) * 1024
   return { pid: record.pid, rssBytes: kB('Rss'), pssBytes: kB('Pss'), privateDirtyBytes: kB('Private_Dirty') }

@@ -12,6 +12,7 @@ import type { MachineLayer } from '../MachineLayer.js'
 import { filesIn, keepSnapshotFiles, type SnapshotFiles, stagingDir } from '../machineFiles.js'
 import { type MachineRecord, newMachineId, socketDir, writeRecord } from '../machineRecords.js'
 import { runTool } from '../runTool.js'
+import { self } from '../../sandbox/processId.js'
 import { qemuVersion } from './accelerator.js'
 import type { QmpClient } from './QmpClient.js'
 import { migrateToFile, startIncoming, withQmp } from './qemuSteps.js'
@@ -31,12 +32,12 @@ const machineRef = (id: string) => `refs/heads/machines/${id}`
  */
 export async function snapshotQemu(o: MachineRef & { message?: string }): Promise<MachineSnapshot> {
   const { store } = await openStore(o)
-  const record = runningRecord(store, o.machine)
+  const record = await runningRecord(store, o.machine)
   const staging = stagingDir(store)
   try {
     const files = filesIn(staging)
     const ownRam = record.launch.ram.share
-    const pausedMs = await pausedWhile(record, async (qmp) => {
+    const pausedMs = await pausedWhile(store, record, async (qmp) => {
       await migrateToFile(qmp, ownRam ? files.devices : join(staging, 'whole'), ownRam)
       if (ownRam) await runTool('cp', ['--sparse=always', record.launch.ram.path, files.ram])
       await runTool('qemu-img', ['convert', '-U', '-f', 'qcow2', '-O', 'raw', record.launch.disk, files.disk])
@@ -50,14 +51,17 @@ export async function snapshotQemu(o: MachineRef & { message?: string }): Promis
   }
 }
 
-async function pausedWhile(record: MachineRecord, save: (qmp: QmpClient) => Promise<void>): Promise<number> {
+/** Pause the machine while `save` runs, its record naming this process meanwhile: if this process is killed, the next command lets the machine go on. */
+async function pausedWhile(store: Store, record: MachineRecord, save: (qmp: QmpClient) => Promise<void>): Promise<number> {
   return withQmp(record.launch.sockets.qmp, record.id, async (qmp) => {
+    writeRecord(store, { ...record, pausedBy: self })
     const start = performance.now()
     await qmp.execute('stop')
     try {
       await save(qmp)
     } finally {
       await qmp.execute('cont')
+      writeRecord(store, record)
     }
     return performance.now() - start
   })
