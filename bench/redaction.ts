@@ -1,8 +1,8 @@
 /**
- * `npm run bench -- redaction`: redaction of one 1 MiB line (so ms are ms/MiB), each adversarial line of
- * test/helpers/adversarialLines.ts against a plain line of prose of the same size, in
- * milliseconds per MiB (median of interleaved runs). Linear redaction keeps every row
- * within a small factor of the plain line; a backtracking pattern took minutes.
+ * `npm run bench -- redaction`: milliseconds to redact one 1 MiB line (so ms/MiB), each
+ * adversarial line of test/helpers/adversarialLines.ts against a plain line of prose of
+ * the same size (median of interleaved runs). Linear redaction keeps every row within a
+ * small factor of the plain line; a backtracking pattern took minutes.
  */
 import { compare, report, type Row } from './harness.js'
 import { Redactor } from '../src/trace/redact/Redactor.js'
