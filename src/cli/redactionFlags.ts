@@ -3,30 +3,39 @@ import { type RedactionRules, Redactor } from '../trace/redact/Redactor.js'
 
 /** `--redact MODE` and the user rules, shared by the commands that record. */
 export function redactionOptions(cmd: Command): Command {
-  const collect = (v: string, prev: string[] = []) => [...prev, v]
-  return cmd
-    .addOption(
+  return redactionRuleOptions(
+    cmd.addOption(
       new Option(
         '--redact <mode>',
         'secrets (default): drop secrets only; content: also hash prompts and responses (diffable, not replayable); encrypt: AES-256-GCM with FORKPOINT_KEY',
       )
         .choices(['secrets', 'content', 'encrypt'])
         .default('secrets'),
-    )
+    ),
+  )
+}
+
+/** The user rules alone: what `replay` and `ci check` redact live calls with (a run's own recorded rules are never used). */
+export function redactionRuleOptions(cmd: Command): Command {
+  const collect = (v: string, prev: string[] = []) => [...prev, v]
+  return cmd
     .option('--redact-key <key>', 'also treat this object key / header as secret (repeatable)', collect)
     .option('--redact-path <jsonpath>', 'also redact this JSON path, e.g. $.messages[*].content, $.headers.x-trace, $..password (repeatable)', collect)
     .option('--redact-pattern <regex>', 'also redact every match of this regex (repeatable)', collect)
 }
 
-export interface RedactionFlags {
-  redact: 'secrets' | 'content' | 'encrypt'
+export interface RedactionRuleFlags {
   redactKey?: string[]
   redactPath?: string[]
   redactPattern?: string[]
 }
 
+export interface RedactionFlags extends RedactionRuleFlags {
+  redact: 'secrets' | 'content' | 'encrypt'
+}
+
 /** The user's rules, checked: a path or pattern that does not parse exits 2 before anything runs. */
-export function redactionRules(opts: RedactionFlags): RedactionRules {
+export function redactionRules(opts: RedactionRuleFlags): RedactionRules {
   const rules: RedactionRules = {
     ...(opts.redactKey ? { keys: opts.redactKey } : {}),
     ...(opts.redactPath ? { paths: opts.redactPath } : {}),

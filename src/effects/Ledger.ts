@@ -1,5 +1,6 @@
 import { LedgerTamperedError } from '../errors/index.js'
 import { type Digest, isDigest } from '../store/digest.js'
+import { jsonDataProblem } from '../util/jsonDataProblem.js'
 
 export const EFFECT_CLASSES = ['read', 'idempotent', 'irreversible'] as const
 /** `read` changes nothing outside; `idempotent` may be repeated safely; `irreversible` must happen at most once. */
@@ -43,6 +44,8 @@ const HEX64 = /^[0-9a-f]{64}$/
 
 /** Check a parsed `ledger` object's shape (not its chain: see checkChain); LedgerTamperedError when it is malformed. */
 export function validateLedger(value: unknown, where: string): Ledger {
+  const problem = jsonDataProblem(value)
+  if (problem) throw new LedgerTamperedError(`${where} is not a valid effects ledger: it ${problem}`, { ledger: where, reason: 'malformed' })
   const ledger = value as Ledger
   const chainOk = ledger?.chain?.alg === 'sha256' || (ledger?.chain?.alg === 'hmac-sha256' && typeof ledger.chain.keyCheck === 'string')
   if (ledger?.kind !== 'ledger' || !chainOk || !Array.isArray(ledger.entries) || typeof ledger.head !== 'string') {

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { RunNotFoundError } from '../errors/index.js'
+import { RunArtifactError, RunNotFoundError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
@@ -9,6 +8,8 @@ import { readRunArtifact } from '../trace/core/readRunArtifact.js'
 import type { Run } from '../trace/core/Run.js'
 import { RunStore } from '../trace/core/RunStore.js'
 import { transcriptToRun } from '../trace/core/transcript.js'
+import { MAX_JSON_FILE_BYTES } from '../util/jsonDepth.js'
+import { readCappedFile } from '../util/readCappedFile.js'
 import type { Snapshot } from '../world/Snapshot.js'
 
 /**
@@ -57,9 +58,8 @@ async function withRuns<T>(store: Store, use: (runs: RunStore) => Promise<T>): P
 }
 
 function readInput(path: string): Buffer {
-  try {
-    return readFileSync(path)
-  } catch {
-    throw new RunNotFoundError(`no transcript at ${path}`, { path })
-  }
+  return readCappedFile(path, MAX_JSON_FILE_BYTES, {
+    missing: () => new RunNotFoundError(`no transcript at ${path}`, { path }),
+    tooLarge: (size) => new RunArtifactError(`${path} is ${size} bytes, over the ${MAX_JSON_FILE_BYTES}-byte limit of a transcript`, { path, limit: MAX_JSON_FILE_BYTES }),
+  })
 }

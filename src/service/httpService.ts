@@ -69,7 +69,10 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
   const server = createServer((req, res) => {
     handle(req, res, context).catch((err: unknown) => sendError(res, err))
   })
-  const url = await listen(server, address)
+  const url = await listen(server, address).catch(async (err: unknown) => {
+    await world?.close()
+    throw err
+  })
   if (context.readOnly && address.kind === 'tcp') context.hosts = loopbackHosts(new URL(url).port)
   return {
     address: url,
@@ -205,9 +208,16 @@ async function claimSocket(path: string): Promise<void> {
   await fs.rm(path, { force: true })
 }
 
+/** Refusals of the address itself (in use, not this machine's, a privileged port): the caller's to change, so exit 2. */
+const ADDRESS_REFUSALS: Record<string, string> = { EADDRINUSE: 'is in use', EADDRNOTAVAIL: 'is not an address of this machine', EACCES: 'is not open to this user' }
+
 async function listen(server: Server, address: ServiceAddress): Promise<string> {
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const refusal = ADDRESS_REFUSALS[err.code ?? '']
+      const shown = address.kind === 'unix' ? address.path : `${address.host}:${address.port}`
+      reject(refusal ? new UsageError(`--listen ${shown}: the address ${refusal} (${err.code})`, { option: '--listen', value: shown }) : err)
+    })
     if (address.kind === 'unix') server.listen(address.path, resolve)
     else server.listen(address.port, address.host, resolve)
   })

@@ -7,6 +7,13 @@ import { JsonTooDeepError } from '../errors/index.js'
  */
 export const MAX_JSON_DEPTH = 1000
 
+/**
+ * How large a JSON file read whole may be (a run artifact, a transcript): three times a
+ * 100,000-step artifact, and under the longest string V8 makes (about 512 MiB), past
+ * which decoding the bytes would crash instead of refusing them.
+ */
+export const MAX_JSON_FILE_BYTES = 256 * 1024 * 1024
+
 /** Throw when a recursive walk reaches `depth` past the limit. */
 export function assertDepth(depth: number, where = 'a JSON value'): void {
   if (depth > MAX_JSON_DEPTH) throw new JsonTooDeepError(`${where} nests deeper than ${MAX_JSON_DEPTH} levels`, { limit: MAX_JSON_DEPTH })

@@ -7,7 +7,7 @@ import { describeArtifact } from '../../trace/ci/describeArtifact.js'
 import { renderRunDiff } from '../../trace/diff/renderRunDiff.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
-import { type RecordingFlags, recordingOptions, redactionOptions } from '../redactionFlags.js'
+import { type RecordingFlags, type RedactionRuleFlags, recordingOptions, redactionOptions, redactionRuleOptions, redactionRules } from '../redactionFlags.js'
 
 const CI_EXIT: Record<CiOutcome, number> = { pass: 0, diff: 1, offline_violation: 4 }
 
@@ -40,10 +40,14 @@ export interface CiCheckOutput {
 export async function ciCheckCommand({
   dir,
   store,
+  redactKey,
+  redactPath,
+  redactPattern,
   ...options
-}: Where & { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window?: number }): Promise<CiCheckOutput> {
+}: Where & RedactionRuleFlags & { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window?: number }): Promise<CiCheckOutput> {
+  const rules = redactionRules({ redactKey, redactPath, redactPattern })
   const { ciCheck } = await import('../../trace/ci/ciCheck.js')
-  const r = await ciCheck({ ...options, live: Boolean(options.live), dir, store, stdout: 'stderr' })
+  const r = await ciCheck({ ...options, rules, live: Boolean(options.live), dir, store, stdout: 'stderr' })
   return { outcome: r.outcome, trace: r.diff, offlineViolations: r.offlineViolations, isolation: r.isolation, agentExitCode: r.exitCode, actualArtifact: r.actualArtifact }
 }
 
@@ -89,14 +93,14 @@ export function registerCi(program: Command): void {
       const flags = commonFlags(cmd)
       print(flags, await ciRecordCommand({ dir: flags.dir, store: flags.store, ...opts }), ciRecordView)
     })
-  common(ci.command('check'))
+  redactionRuleOptions(common(ci.command('check')))
     .description('run the entrypoint (offline by default) and diff against the golden run: exit 0 same, 1 diverged, 4 offline violation')
     .requiredOption('--entrypoint <file>', 'the agent script')
     .requiredOption('--expected <artifact>', 'the golden *.run.json')
     .option('--live', 'let the agent use the network and real APIs')
     .option('--actual-out <file>', 'also write the actual run (normalised)')
     .option('--window <n>', 'resync window', (v) => Number.parseInt(v, 10), 10)
-    .action(async (opts: { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window: number }, cmd: Command) => {
+    .action(async (opts: RedactionRuleFlags & { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window: number }, cmd: Command) => {
       const flags = commonFlags(cmd)
       print(flags, await ciCheckCommand({ dir: flags.dir, store: flags.store, ...opts }), ciCheckView)
     })

@@ -4,10 +4,12 @@ import { InputNotFoundError, UsageError } from '../../errors/index.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { resolveId } from '../../store/resolveId.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
+import { previewValue } from '../../util/previewValue.js'
 import { readSnapshot } from '../../world/readObjects.js'
 import { type GgufTensor, writeGguf } from './gguf.js'
 import { isSafetensors, modelFiles, readFileBytes, readModelLayer } from './modelLayer.js'
-import { FLOAT_DTYPES, type FloatDtype, decodeFloats, parseSafetensors } from './safetensors.js'
+import { type LoraMatrix, checkLoraPairs } from './checkLoraPairs.js'
+import { FLOAT_DTYPES, type FloatDtype, type TensorInfo, decodeFloats, parseSafetensors } from './safetensors.js'
 
 export interface ExportLoraArgs extends StoreLocator {
   /** The image whose model layer holds a PEFT LoRA adapter (a merge's result, say). */
@@ -38,7 +40,8 @@ const PEFT_NAME = /(?:^|\.)layers\.(\d+)\.(?:self_attn|mlp)\.(\w+)\.lora_([AB])(
  * Write an image's LoRA adapter (PEFT names and shapes in safetensors) as a GGUF adapter
  * llama.cpp loads: `general.type=adapter`, `adapter.type=lora`, `adapter.lora.alpha`, and
  * each pair as `blk.N.<module>.weight.lora_a` / `.lora_b`, F32, dimensions innermost first.
- * @throws {UsageError} when the image has no model layer, no such file, a tensor that is not a LoRA pair of a known module, or no alpha
+ * @throws {UsageError} when the image has no model layer, no such file, a tensor that is not a LoRA matrix of a known module, or no alpha
+ * @throws {MalformedTensorFileError} an inconsistent adapter: an A without its B, ranks that differ, an empty matrix (nothing is written)
  */
 export async function exportLoraGguf(args: ExportLoraArgs): Promise<{ out: string; tensors: number; alpha: number }> {
   const { store } = await openStore(args)
@@ -52,21 +55,13 @@ export async function exportLoraGguf(args: ExportLoraArgs): Promise<{ out: strin
   if (!entry || !isSafetensors(name))
     throw new UsageError(`the model layer has no safetensors file ${JSON.stringify(name)} (it has ${tensorFiles.join(', ') || 'none'})`, { file: name })
   const bytes = await readFileBytes(store, entry)
-  const tensors: GgufTensor[] = []
-  for (const t of parseSafetensors(bytes, name).tensors) {
-    const m = PEFT_NAME.exec(t.name)
-    const module = m && MODULES[m[2]!]
-    if (!m || !module || t.shape.length !== 2 || !(FLOAT_DTYPES as readonly string[]).includes(t.dtype))
-      throw new UsageError(`${name}: tensor ${JSON.stringify(t.name)} is not a LoRA A or B matrix of a module llama.cpp knows (${Object.keys(MODULES).join(', ')})`, {
-        tensor: t.name,
-      })
-    const [rows, cols] = t.shape as [number, number]
-    tensors.push({
-      name: `blk.${m[1]}.${module}.weight.lora_${m[3]!.toLowerCase()}`,
-      dims: [cols, rows],
-      values: decodeFloats(bytes.subarray(t.begin, t.end), t.dtype as FloatDtype),
-    })
-  }
+  const parsed = parseSafetensors(bytes, name).tensors
+  const matrices = parsed.map((t) => loraMatrix(t, name))
+  checkLoraPairs(matrices, name)
+  const tensors: GgufTensor[] = parsed.map((t, i) => {
+    const { target, side, rows, cols } = matrices[i]!
+    return { name: `${target}.lora_${side.toLowerCase()}`, dims: [cols, rows], values: decodeFloats(bytes.subarray(t.begin, t.end), t.dtype as FloatDtype) }
+  })
   const alpha = args.alpha ?? (await configAlpha(store, files, name))
   if (alpha === undefined || !Number.isFinite(alpha)) throw new UsageError(`no LoRA alpha: pass --alpha, or keep adapter_config.json (lora_alpha) beside ${name}`)
   const out = resolve(args.out)
@@ -79,6 +74,18 @@ export async function exportLoraGguf(args: ExportLoraArgs): Promise<{ out: strin
   ]
   await atomicWrite(out, writeGguf(metadata, tensors))
   return { out, tensors: tensors.length, alpha }
+}
+
+/** A tensor as a LoRA matrix of a module llama.cpp knows; a UsageError (exit 2) for any other tensor: the wrong file was named. */
+function loraMatrix(t: TensorInfo, file: string): LoraMatrix {
+  const m = PEFT_NAME.exec(t.name)
+  const module = m && MODULES[m[2]!]
+  if (!m || !module || t.shape.length !== 2 || !(FLOAT_DTYPES as readonly string[]).includes(t.dtype))
+    throw new UsageError(`${file}: tensor ${previewValue(t.name)} is not a LoRA A or B matrix of a module llama.cpp knows (${Object.keys(MODULES).join(', ')})`, {
+      tensor: t.name,
+    })
+  const [rows, cols] = t.shape as [number, number]
+  return { tensor: t.name, target: `blk.${m[1]}.${module}.weight`, side: m[3] as 'A' | 'B', rows, cols }
 }
 
 async function configAlpha(store: Parameters<typeof readFileBytes>[0], files: Awaited<ReturnType<typeof modelFiles>>, tensorFile: string): Promise<number | undefined> {

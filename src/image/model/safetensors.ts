@@ -1,4 +1,5 @@
 import { MalformedTensorFileError } from '../../errors/index.js'
+import { previewValue } from '../../util/previewValue.js'
 
 /**
  * The safetensors format (huggingface/safetensors): an unsigned 64-bit little-endian
@@ -69,8 +70,8 @@ export function parseSafetensors(bytes: Uint8Array, where: string, fileSize = by
   tensors.sort((a, b) => a.begin - b.begin || a.end - b.end)
   let at = dataStart
   for (const t of tensors) {
-    if (t.begin < at) fail(`tensor ${JSON.stringify(t.name)} overlaps the one before it`, t.name)
-    if (t.begin > at) fail(`${t.begin - at} bytes before tensor ${JSON.stringify(t.name)} belong to no tensor`, t.name)
+    if (t.begin < at) fail(`tensor ${previewValue(t.name)} overlaps the one before it`, t.name)
+    if (t.begin > at) fail(`${t.begin - at} bytes before tensor ${previewValue(t.name)} belong to no tensor`, t.name)
     at = t.end
   }
   if (at !== fileSize) fail(`its tensors end at byte ${at}, but the file is ${fileSize} bytes`)
@@ -78,16 +79,16 @@ export function parseSafetensors(bytes: Uint8Array, where: string, fileSize = by
 }
 
 function tensorInfo(name: string, value: unknown, dataStart: number, fail: (reason: string, tensor?: string) => never): TensorInfo {
-  const quoted = JSON.stringify(name)
+  const quoted = previewValue(name)
   if (typeof value !== 'object' || value === null) return fail(`tensor ${quoted} is not an object`, name)
   const { dtype, shape, data_offsets: offsets } = value as Record<string, unknown>
-  if (typeof dtype !== 'string' || !Object.hasOwn(DTYPE_BYTES, dtype)) return fail(`tensor ${quoted} has an unknown dtype ${JSON.stringify(dtype)}`, name)
+  if (typeof dtype !== 'string' || !Object.hasOwn(DTYPE_BYTES, dtype)) return fail(`tensor ${quoted} has an unknown dtype ${previewValue(dtype)}`, name)
   if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) return fail(`tensor ${quoted} has a shape that is not a list of sizes`, name)
   if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) || offsets[0] > offsets[1])
     return fail(`tensor ${quoted} has data_offsets that are not [begin, end]`, name)
   const [begin, end] = offsets as [number, number]
   const size = (shape as number[]).reduce((n, d) => n * d, 1) * DTYPE_BYTES[dtype as Dtype]
-  if (end - begin !== size) return fail(`tensor ${quoted} spans ${end - begin} bytes, but ${dtype} ${JSON.stringify(shape)} takes ${size}`, name)
+  if (end - begin !== size) return fail(`tensor ${quoted} spans ${end - begin} bytes, but ${dtype} ${previewValue(shape)} takes ${size}`, name)
   return { name, dtype: dtype as Dtype, shape: shape as number[], begin: dataStart + begin, end: dataStart + end }
 }
 

@@ -7,6 +7,7 @@ import type { OfflineEntry } from '../record/journal.js'
 import { loadRun } from '../core/loadRun.js'
 import { normalizeRun } from './normalizeRun.js'
 import { PayloadCipher } from '../redact/payloadCipher.js'
+import type { RedactionRules } from '../redact/Redactor.js'
 import { recordedDeterminism } from '../replay/replayRun.js'
 import { makeRunId, type Run } from '../core/Run.js'
 import { writeRunArtifact } from '../core/runArtifact.js'
@@ -23,6 +24,8 @@ export interface CiCheckArgs extends StoreLocator {
   /** Also write the actual (normalised) run here. */
   actualOut?: string
   window?: number
+  /** The user redaction rules, as `ci record` was given them; the golden run's `meta.redactionRules` are data and never used. */
+  rules?: RedactionRules
   env?: NodeJS.ProcessEnv
   stdout?: AgentStdout
 }
@@ -51,13 +54,12 @@ export async function ciCheck(args: CiCheckArgs): Promise<CiCheckResult> {
   const cwd = resolve(args.dir ?? process.cwd())
   const expected = await loadRun({ ...args, spec: args.expected, dir: cwd })
   const store = (await openStore({ ...args, dir: cwd })).store
-  const rules = (expected.meta['redactionRules'] ?? {}) as Record<string, string[]>
   const outcome = await runAgent({
     store,
     command: args.command ?? entrypointCommand(entrypoint, cwd),
     cwd,
     env,
-    policy: { mode: expected.redaction, rules },
+    policy: { mode: expected.redaction, rules: args.rules ?? {} },
     capture: expected.meta['capture'] === 'proxy' ? 'proxy' : 'register',
     replay: live || expected.redaction === 'content' ? undefined : { run: expected, onMiss: 'offline-error' },
     offline: !live,

@@ -1,5 +1,7 @@
 import { RunArtifactError } from '../../errors/index.js'
-import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../../util/jsonDepth.js'
+import { jsonDataProblem } from '../../util/jsonDataProblem.js'
+import { jsonTextTooDeep, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES } from '../../util/jsonDepth.js'
+import { previewValue } from '../../util/previewValue.js'
 import { isSealed } from '../redact/payloadCipher.js'
 import { type Run, RUN_ID_RE, RUN_SCHEMA_VERSION, type Step, STEP_TYPES } from './Run.js'
 import { hashPayload } from './stepHash.js'
@@ -15,6 +17,8 @@ function isObj(v: unknown): v is Obj {
 
 /** The JSON of a run artifact's bytes (RunArtifactError, exit 5, when they are not JSON). */
 export function parseRunJson(source: Buffer | string, where = 'run artifact'): unknown {
+  if (source.length > MAX_JSON_FILE_BYTES)
+    throw new RunArtifactError(`${where} is not a valid run: it is over the ${MAX_JSON_FILE_BYTES}-byte limit`, { where, limit: MAX_JSON_FILE_BYTES })
   if (jsonTextTooDeep(source)) throw new RunArtifactError(`${where} is not a valid run: it nests deeper than ${MAX_JSON_DEPTH} levels`, { where, limit: MAX_JSON_DEPTH })
   try {
     return JSON.parse(source.toString())
@@ -39,14 +43,16 @@ export function parseRun(source: unknown, where = 'run artifact', { verifyHashes
     throw new RunArtifactError(`${where} is not a valid run: ${what}`, { where, problem: what })
   }
   if (!isObj(raw)) return fail('expected a JSON object')
-  if (raw['kind'] !== 'run') fail(`kind is ${JSON.stringify(raw['kind'])}, expected "run"`)
+  const problem = jsonDataProblem(raw)
+  if (problem) fail(`it ${problem}`)
+  if (raw['kind'] !== 'run') fail(`kind is ${previewValue(raw['kind'])}, expected "run"`)
   const version = raw['schemaVersion']
   if (!Number.isInteger(version) || (version as number) < 0) fail('schemaVersion must be a non-negative integer')
   if ((version as number) > RUN_SCHEMA_VERSION) fail(`schemaVersion ${String(version)} is newer than this forkpoint understands (${RUN_SCHEMA_VERSION}); upgrade forkpoint`)
   const run = (version as number) === 0 ? migrateV0(raw) : { ...raw }
   for (const field of ['runId', 'entrypoint', 'startedAt', 'endedAt'] as const) if (typeof run[field] !== 'string') fail(`${field} must be a string`)
-  if (!RUN_ID_RE.test(run['runId'] as string)) fail(`runId ${JSON.stringify(run['runId'])} is not a run id (run- and 20 lowercase hex digits)`)
-  if (run['parent'] !== undefined && !RUN_ID_RE.test(String(run['parent']))) fail(`parent ${JSON.stringify(run['parent'])} is not a run id`)
+  if (!RUN_ID_RE.test(run['runId'] as string)) fail(`runId ${previewValue(run['runId'])} is not a run id (run- and 20 lowercase hex digits)`)
+  if (run['parent'] !== undefined && !RUN_ID_RE.test(String(run['parent']))) fail(`parent ${previewValue(run['parent'])} is not a run id`)
   if (!STATUSES.includes(run['status'] as string)) fail(`status must be one of ${STATUSES.join(', ')}`)
   if (!MODES.includes(run['redaction'] as string)) fail(`redaction must be one of ${MODES.join(', ')}`)
   if (run['meta'] === undefined) run['meta'] = {}
@@ -61,9 +67,9 @@ export function parseRun(source: unknown, where = 'run artifact', { verifyHashes
 function checkStep(raw: unknown, i: number, encrypted: boolean, verifyHashes: boolean, owned: boolean, fail: (what: string) => never): Step {
   if (!isObj(raw)) return fail(`step ${i} is not an object`)
   const at = `step ${i}`
-  if (raw['idx'] !== i) fail(`${at} has idx ${JSON.stringify(raw['idx'])}; steps must be numbered 0, 1, 2… in order`)
+  if (raw['idx'] !== i) fail(`${at} has idx ${previewValue(raw['idx'])}; steps must be numbered 0, 1, 2… in order`)
   if (typeof raw['name'] !== 'string' || raw['name'] === '') fail(`${at} needs a non-empty name`)
-  if (!STEP_TYPES.includes(raw['type'] as never)) fail(`${at} type ${JSON.stringify(raw['type'])} is not one of ${STEP_TYPES.join(', ')}`)
+  if (!STEP_TYPES.includes(raw['type'] as never)) fail(`${at} type ${previewValue(raw['type'])} is not one of ${STEP_TYPES.join(', ')}`)
   if (!('input' in raw) || !('output' in raw)) fail(`${at} needs input and output (null when there is none)`)
   if (typeof raw['startedAt'] !== 'string') fail(`${at} startedAt must be an ISO date string`)
   if (typeof raw['durationMs'] !== 'number' || !(raw['durationMs'] >= 0)) fail(`${at} durationMs must be a number >= 0`)

@@ -1,21 +1,20 @@
-import { readFileSync } from 'node:fs'
-import { RunNotFoundError } from '../../errors/index.js'
+import { RunArtifactError, RunNotFoundError } from '../../errors/index.js'
+import { MAX_JSON_FILE_BYTES } from '../../util/jsonDepth.js'
+import { readCappedFile } from '../../util/readCappedFile.js'
 import { parseRun, parseRunJson } from './parseRun.js'
 import type { Run } from './Run.js'
 
 /**
- * A `*.run.json` file, checked as every command that reads one checks it: JSON within
- * the depth limit, the run schema, and each plain step's hashes against its payloads
+ * A `*.run.json` file, checked as every command that reads one checks it: its size
+ * (`MAX_JSON_FILE_BYTES`, before it is read), JSON within the depth limit and with finite numbers, the run schema, and each plain step's hashes against its payloads
  * (a hand-edited artifact is RunArtifactError, exit 5). `rehash` is for `ci normalize`
  * alone, which exists to rewrite the hashes of an edited artifact.
  */
 export function readRunArtifact(path: string, { rehash = false }: { rehash?: boolean } = {}): { run: Run; writtenVersion: unknown } {
-  let bytes: Buffer
-  try {
-    bytes = readFileSync(path)
-  } catch {
-    throw new RunNotFoundError(`no run artifact at ${path}`, { path })
-  }
+  const bytes = readCappedFile(path, MAX_JSON_FILE_BYTES, {
+    missing: () => new RunNotFoundError(`no run artifact at ${path}`, { path }),
+    tooLarge: (size) => new RunArtifactError(`${path} is ${size} bytes, over the ${MAX_JSON_FILE_BYTES}-byte limit of a run artifact`, { path, limit: MAX_JSON_FILE_BYTES }),
+  })
   const raw = parseRunJson(bytes, path)
   const writtenVersion = (raw as { schemaVersion?: unknown } | null)?.schemaVersion
   return { run: parseRun(raw, path, { verifyHashes: !rehash, owned: true }), writtenVersion }

@@ -1,5 +1,6 @@
 import { basename } from 'node:path'
 import { RunArtifactError } from '../../errors/index.js'
+import { jsonDataProblem } from '../../util/jsonDataProblem.js'
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../../util/jsonDepth.js'
 import { Redactor } from '../redact/Redactor.js'
 import { type JsonValue, makeRunId, type Run, RUN_SCHEMA_VERSION, type Step, type StepType } from './Run.js'
@@ -103,6 +104,8 @@ function parseMessage(row: string, where: string): Message {
     return fail(`not JSON (${(err as Error).message})`)
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not a JSON object (one message per line)')
+  const problem = jsonDataProblem(value)
+  if (problem) fail(problem)
   const m = value as Message
   if (typeof m['role'] !== 'string' || m['role'] === '') fail('no "role" string')
   const content = m['content']

@@ -1,7 +1,7 @@
 import { ReplayNotPossibleError, UsageError } from '../../errors/index.js'
 import type { JournalSink } from './journal.js'
 import { PayloadCipher } from '../redact/payloadCipher.js'
-import { type RedactionPolicy, type RedactionRules, Redactor } from '../redact/Redactor.js'
+import { type RedactionPolicy, Redactor } from '../redact/Redactor.js'
 import { ReplayMatcher } from '../replay/ReplayMatcher.js'
 import type { RedactionMode, Run } from '../core/Run.js'
 import { type MissPolicy, Session } from './Session.js'
@@ -15,8 +15,10 @@ export interface ReplaySource {
 
 /**
  * A session that records with `policy`, or (with `replay`) serves the recorded run and
- * records what it serves, redacting exactly as the recording did so live requests hash
- * to the recorded signatures.
+ * records what it serves, in the recording's redaction mode so live requests hash to the
+ * recorded signatures. The user rules are always the caller's (`policy.rules`): rules a
+ * run carries in `meta.redactionRules` are data from whoever wrote the run, never
+ * compiled (a pattern there could backtrack for hours).
  */
 export function createSession({
   policy,
@@ -30,20 +32,14 @@ export function createSession({
   env?: NodeJS.ProcessEnv
 }): Session {
   const mode: RedactionMode = replay ? replay.run.redaction : policy.mode
-  const rules = replay ? recordedRules(replay.run) : policy.rules
   if (replay && mode === 'content') {
     throw new ReplayNotPossibleError(`run ${replay.run.runId} was recorded with --redact content: its payloads are hashes, so it can be diffed but not replayed`)
   }
   const cipher = mode === 'encrypt' ? PayloadCipher.fromEnv(env, replay ? `replaying encrypted run ${replay.run.runId}` : '--redact encrypt') : null
   if (cipher && replay?.run.encryption) cipher.assertMatches(replay.run.encryption)
-  const sealer = new StepSealer(new Redactor({ mode, rules: rules ?? {}, env }), cipher)
+  const sealer = new StepSealer(new Redactor({ mode, rules: policy.rules ?? {}, env }), cipher)
   const matcher = replay ? new ReplayMatcher(replay.run, replay.liveFrom) : null
   return new Session(sealer, sink, matcher, replay?.onMiss ?? 'fail')
-}
-
-function recordedRules(run: Run): RedactionRules {
-  const rules = run.meta['redactionRules']
-  return typeof rules === 'object' && rules !== null && !Array.isArray(rules) ? rules : {}
 }
 
 export function parseRedactionMode(text: string | undefined): RedactionMode {

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto'
 import { UsageError } from '../../errors/index.js'
 import { assertDepth } from '../../util/jsonDepth.js'
 import type { JsonValue, RedactionMode } from '../core/Run.js'
+import { LiteralSet, type Span } from './LiteralSet.js'
 import { pathRuleRegex } from './redactionPath.js'
+import { collectJsonWebTokens, collectPrivateKeys } from './secretScanners.js'
 import { ANY_SECRET_PATTERN, MIN_ENV_SECRET_LENGTH, SECRET_MARK, SECRET_PATTERNS, SENSITIVE_ENV_NAME, SENSITIVE_KEY } from './secretPatterns.js'
 
 /** User rules, on top of the built-in secret detection. */
@@ -49,8 +51,7 @@ export class Redactor {
   private readonly sensitiveKeys: Set<string>
   private readonly pathRules: RegExp[]
   private readonly userPatterns: RegExp[]
-  private readonly known = new Set<string>()
-  private knownRe: RegExp | null = null
+  private readonly known = new LiteralSet()
 
   constructor({ mode = 'secrets', rules = {}, env = process.env }: { mode?: RedactionMode; rules?: RedactionRules; env?: NodeJS.ProcessEnv } = {}) {
     this.mode = mode
@@ -71,8 +72,6 @@ export class Redactor {
   learn(value: string): void {
     if (value.length < 4 || value === SECRET_MARK || this.known.has(value)) return
     this.known.add(value)
-    const sorted = [...this.known].sort((a, b) => b.length - a.length)
-    this.knownRe = new RegExp(sorted.map(escapeRegex).join('|'), 'g')
   }
 
   isSensitiveKey(key: string): boolean {
@@ -86,9 +85,13 @@ export class Redactor {
    * never hides the rest of that token from the patterns.
    */
   redactText(text: string): string {
-    const spans: Array<[number, number]> = []
-    if (this.knownRe) collectSpans(text, this.knownRe, spans)
-    if (ANY_SECRET_PATTERN.test(text)) for (const re of SECRET_PATTERNS) collectSpans(text, re, spans)
+    const spans: Span[] = []
+    this.known.collect(text, spans)
+    if (ANY_SECRET_PATTERN.test(text)) {
+      for (const re of SECRET_PATTERNS) collectSpans(text, re, spans)
+      collectPrivateKeys(text, spans)
+      collectJsonWebTokens(text, spans)
+    }
     for (const re of this.userPatterns) collectSpans(text, re, spans)
     return spans.length > 0 ? markSpans(text, spans) : text
   }
@@ -178,7 +181,7 @@ export function childPath(parent: string, key: string | number): string {
 }
 
 /** Where `re` matches in `text`, each match less its `keep` group (a prefix such as `Bearer `, kept in the clear). */
-function collectSpans(text: string, re: RegExp, spans: Array<[number, number]>): void {
+function collectSpans(text: string, re: RegExp, spans: Span[]): void {
   re.lastIndex = 0
   for (let m = re.exec(text); m; m = re.exec(text)) {
     if (m[0].length === 0) {
@@ -191,7 +194,7 @@ function collectSpans(text: string, re: RegExp, spans: Array<[number, number]>):
 }
 
 /** `text` with each run of overlapping or touching spans replaced by one SECRET_MARK. */
-function markSpans(text: string, spans: Array<[number, number]>): string {
+function markSpans(text: string, spans: Span[]): string {
   spans.sort((a, b) => a[0] - b[0] || b[1] - a[1])
   let out = ''
   let at = 0
@@ -204,8 +207,4 @@ function markSpans(text: string, spans: Array<[number, number]>): string {
     at = end
   }
   return out + text.slice(at)
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }

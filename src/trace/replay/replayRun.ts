@@ -11,6 +11,7 @@ import { RunStore } from '../core/RunStore.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import type { AgentStdout, Isolation } from '../record/spawnAgent.js'
 import { PayloadCipher } from '../redact/payloadCipher.js'
+import type { RedactionRules } from '../redact/Redactor.js'
 import { trustedRecordedCommand } from './recordedCommand.js'
 import { ReplayNotPossibleError } from '../../errors/index.js'
 
@@ -22,6 +23,8 @@ export interface ReplayRunArgs extends StoreLocator {
   trustCommand?: boolean
   /** Serve steps before this index from the recording, run the rest live and record them as a new run. */
   liveFrom?: number | undefined
+  /** The user redaction rules live calls are redacted with: the ones the run was recorded with, for its requests to match. A run's own `meta.redactionRules` are never used. */
+  rules?: RedactionRules
   env?: NodeJS.ProcessEnv
   stdout?: AgentStdout
 }
@@ -68,7 +71,7 @@ export async function replayRun(args: ReplayRunArgs): Promise<ReplayResult> {
     command,
     cwd,
     env,
-    policy: { mode: run.redaction, rules: {} },
+    policy: { mode: run.redaction, rules: args.rules ?? {} },
     capture,
     replay: { run, liveFrom, onMiss: 'fail' },
     offline: liveFrom === undefined,
