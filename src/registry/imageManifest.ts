@@ -11,7 +11,7 @@ export interface BuiltManifest {
 }
 
 /**
- * The config of a segment manifest: a minimal OCI image config, so that standard tools
+ * The config of a packs manifest: a minimal OCI image config, so that standard tools
  * (plain `skopeo inspect`) treat the image as one, or our own for registries that refuse it.
  * The empty config OCI suggests for artifacts makes skopeo refuse the image.
  */
@@ -131,7 +131,7 @@ export function manifestConfig(bytes: Buffer, where: string): Digest | null {
   }
 }
 
-/** Whether a manifest of an image is a packs manifest (else an older per-object segment). */
+/** Whether a manifest is a forkpoint packs manifest (a repository may hold other images too). */
 export function isPacksManifest(bytes: Buffer): boolean {
   return parseJson(bytes, 'manifest')['artifactType'] === MediaType.packs
 }
@@ -139,7 +139,7 @@ export function isPacksManifest(bytes: Buffer): boolean {
 /** What a pull learns from the tagged index. */
 export interface ParsedIndex {
   root: Digest
-  /** The packs manifest, or the segment manifests of an image pushed one object per blob. */
+  /** The packs manifests. */
   segments: Descriptor[]
   /** Snapshots whose parents the image leaves out. */
   shallow: Digest[]
@@ -178,15 +178,4 @@ export function parseImageIndex(bytes: Buffer, where: string): ParsedIndex {
   if (!shallow.every(isDigest)) throw new InvalidImageError(`${where}: malformed ${SHALLOW_ANNOTATION} annotation`)
   const announced = (key: string) => Number((index['annotations'] as Record<string, unknown>)[key] ?? 0) || 0
   return { root, segments, shallow, objects: announced('dev.forkpoint.objects'), bytes: announced('dev.forkpoint.bytes') }
-}
-
-export function parseSegmentManifest(bytes: Buffer, where: string): BlobRef[] {
-  const manifest = parseJson(bytes, where)
-  if (manifest['artifactType'] !== MediaType.objects || !Array.isArray(manifest['layers'])) {
-    throw new InvalidImageError(`${where} is not a forkpoint segment manifest`)
-  }
-  return manifest['layers'].map((l, i) => {
-    const d = assertDescriptor(l, `${where} layers[${i}]`)
-    return { digest: d.digest, size: d.size }
-  })
 }

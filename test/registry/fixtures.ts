@@ -1,12 +1,12 @@
-import { createWriteStream, existsSync, promises as fs, readdirSync } from 'node:fs'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import { Header } from 'tar'
-import { CompressStream } from 'zstd-napi'
+import { existsSync, promises as fs, readdirSync } from 'node:fs'
+import { compress } from 'zstd-napi'
 import { expect } from 'vitest'
 import { join, relative } from 'node:path'
 import { Store, initWorkspace, snapshotWorkspace } from '../../src/index.js'
+import { sha256 } from '../../src/store/digest.js'
 import { listObjects } from '../../src/store/objectGraph.js'
+import type { PackIndex } from '../../src/store/PackIndex.js'
+import { encodeHeader } from '../../src/registry/packFile.js'
 import { listRefs } from '../../src/store/refs.js'
 import { type FileSpec, makeWorkspace, tempDir } from '../helpers/tmp.js'
 
@@ -86,20 +86,20 @@ export async function expectRefusedUntouched(receive: (store: Store) => Promise<
   return { error: error!, store }
 }
 
-export type Entry = { path: string; body?: Buffer; type?: 'File' | 'SymbolicLink' | 'Link' | 'Directory'; linkpath?: string; size?: number }
-
-/** Write a zstd-compressed tar from hand-made entries, and `trailing` bytes after its end (for hostile packs). */
-export async function writePack(entries: Entry[], trailing: Buffer = Buffer.alloc(0)): Promise<string> {
-  const file = join(tempDir('pack'), 'hostile.fpk')
-  const blocks: Buffer[] = []
-  for (const e of entries) {
-    const body = e.body ?? Buffer.alloc(0)
-    const h = new Header({ path: e.path, size: e.size ?? body.length, mode: 0o644, mtime: new Date(0), type: e.type ?? 'File', ...(e.linkpath ? { linkpath: e.linkpath } : {}) })
-    h.encode()
-    blocks.push(h.block!, body, Buffer.alloc((512 - (body.length % 512)) % 512))
+/** A pack file of one object (the image's root) in one frame, whose frame goes on with `tail` bytes its index does not declare (a hostile pack). */
+export async function onePackFile(body: Buffer, tail: Buffer = Buffer.alloc(0)): Promise<string> {
+  const file = join(tempDir('pack'), 'one.fpk')
+  const frame = compress(Buffer.concat([body, tail]), { checksumFlag: true })
+  const digest = sha256(body)
+  const index: PackIndex = {
+    kind: 'pack-index',
+    schemaVersion: 1,
+    pack: sha256(frame),
+    packSize: frame.length,
+    frames: [[frame.length, body.length]],
+    objects: [[digest, 0, body.length]],
   }
-  blocks.push(Buffer.alloc(1024), trailing)
-  await pipeline(Readable.from(blocks), new CompressStream(), createWriteStream(file))
+  await fs.writeFile(file, Buffer.concat([encodeHeader({ kind: 'pack', schemaVersion: 2, root: digest, shallow: [], index }), frame]))
   return file
 }
 
