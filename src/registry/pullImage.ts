@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto'
-import { DigestMismatchError, InvalidImageError, InvalidPackError, RemoteImageNotFoundError, SignatureError } from '../errors/index.js'
+import { DigestMismatchError, InvalidImageError, InvalidPackError, RemoteImageNotFoundError } from '../errors/index.js'
 import { type Digest, sha256, shortId } from '../store/digest.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import { withWriteLock } from '../store/storeLock.js'
@@ -15,10 +15,10 @@ import { type ObjectArrivals, stagePackedObjects } from './stagePackedObjects.js
 import { type Limits, resolveLimits } from './limits.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
 import { type Remote, assertTag, parseRemote, remoteLocation } from './parseRemote.js'
-import { readCapped } from './readCapped.js'
 import { rememberPulledImage } from './knownRemoteImage.js'
 import { readSegment } from './segmentCache.js'
-import { checkSignature, loadPublicKey, signatureLayer, signatureTag } from './signing.js'
+import { loadPublicKey } from './signingKeys.js'
+import { verifyImageSignature } from './verifyImageSignature.js'
 import { Staging } from './Staging.js'
 import type { ProgressListener } from './TransferProgress.js'
 import type { Transport } from './Transport.js'
@@ -70,12 +70,13 @@ export interface PullResult {
 export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Promise<PullResult> {
   const { store } = await openStore(args)
   const remote = parseRemote(args.remote)
+  const verifyKey = args.verifyKey === undefined ? null : loadPublicKey(args.verifyKey)
   const transport = await openTransport(remote, args)
   const limits = resolveLimits(args.limits)
   const { manifest, bytes } = await fetchIndex(transport, remote, limits)
   const index = parseImageIndex(bytes, `image ${manifest}`)
-  const verified = args.verifyKey !== undefined
-  if (args.verifyKey !== undefined) await verifySignature(transport, manifest, loadPublicKey(args.verifyKey))
+  const verified = verifyKey !== null
+  if (verifyKey !== null) await verifyImageSignature(transport, { digest: manifest, repository: remoteLocation(remote), tag: pulledTag(remote) }, verifyKey)
   const fetched = { bytes: bytes.length } // manifests and indexes count as transferred bytes too
   const packs = await readManifests(store, transport, index, limits, fetched)
   const staging = await Staging.open(store, `${remoteLocation(remote)}\0${manifest}`)
@@ -195,14 +196,4 @@ async function fetchIndex(transport: Transport, remote: Remote, limits: Limits):
     })
   }
   return { manifest, bytes: fetched.bytes }
-}
-
-async function verifySignature(transport: Transport, manifest: Digest, key: KeyObject): Promise<void> {
-  const signature = await transport.getManifest(signatureTag(manifest))
-  if (signature === null) throw new SignatureError(`image ${manifest} in ${transport.location} is not signed: refusing it`, { manifest })
-  const layer = signatureLayer(signature.bytes)
-  const stream = await transport.openBlob(layer.digest, 0)
-  const document = await readCapped(stream?.body ?? null, 64 * 1024, 'signature')
-  if (sha256(document) !== layer.digest) throw new SignatureError(`the signature blob of ${manifest} is corrupt: refusing the image`)
-  checkSignature(document, manifest, key)
 }

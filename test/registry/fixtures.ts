@@ -86,21 +86,28 @@ export async function expectRefusedUntouched(receive: (store: Store) => Promise<
   return { error: error!, store }
 }
 
-/** A pack file of one object (the image's root) in one frame, whose frame goes on with `tail` bytes its index does not declare (a hostile pack). */
-export async function onePackFile(body: Buffer, tail: Buffer = Buffer.alloc(0)): Promise<string> {
-  const file = join(tempDir('pack'), 'one.fpk')
-  const frame = compress(Buffer.concat([body, tail]), { checksumFlag: true })
-  const digest = sha256(body)
-  const index: PackIndex = {
+/** The index of a pack of one object (`object`, the image's root) whose one frame is `frame`, honest or not. */
+export function onePackIndex(frame: Buffer, object: Buffer): PackIndex {
+  return {
     kind: 'pack-index',
     schemaVersion: 1,
     pack: sha256(frame),
     packSize: frame.length,
-    frames: [[frame.length, body.length]],
-    objects: [[digest, 0, body.length]],
+    frames: [[frame.length, object.length]],
+    objects: [[sha256(object), 0, object.length]],
   }
-  await fs.writeFile(file, Buffer.concat([encodeHeader({ kind: 'pack', schemaVersion: 2, root: digest, shallow: [], index }), frame]))
+}
+
+/** Write a pack file of one object (`object`, the image's root) whose one frame is `frame`, at `file`. */
+export async function writeOnePackFile(file: string, frame: Buffer, object: Buffer): Promise<string> {
+  const header = encodeHeader({ kind: 'pack', schemaVersion: 2, root: sha256(object), shallow: [], index: onePackIndex(frame, object) })
+  await fs.writeFile(file, Buffer.concat([header, frame]))
   return file
+}
+
+/** A pack file of one object in one frame, whose frame goes on with `tail` bytes its index does not declare (a hostile pack). */
+export function onePackFile(body: Buffer, tail: Buffer = Buffer.alloc(0)): Promise<string> {
+  return writeOnePackFile(join(tempDir('pack'), 'one.fpk'), compress(Buffer.concat([body, tail]), { checksumFlag: true }), body)
 }
 
 /** The digests of the packs the image tagged at `remote` spans, from its manifests. */

@@ -1,15 +1,20 @@
+import { generateKeyPairSync } from 'node:crypto'
 import { chmodSync, chownSync, mkdirSync, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, it } from 'vitest'
-import { type Digest, sha256 } from '../../src/store/digest.js'
-import type { PackIndex } from '../../src/store/PackIndex.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SignatureError, UsageError, pullImage, pushImage } from '../../src/index.js'
+import { openTransport } from '../../src/registry/openTransport.js'
+import { parseRemote } from '../../src/registry/parseRemote.js'
+import { MediaType } from '../../src/registry/mediaTypes.js'
+import { sha256 } from '../../src/store/digest.js'
 import { fileTransport } from '../../src/registry/fileTransport.js'
 import { buildPackedImage } from '../../src/registry/imageManifest.js'
-import { encodeHeader } from '../../src/registry/packFile.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { runProgram } from '../helpers/cli.js'
+import { type RegistryServer, startRegistry } from '../helpers/registryServer.js'
 import { tempDir } from '../helpers/tmp.js'
+import { emptyStore, expectRefusedUntouched, makeImage, onePackIndex, writeOnePackFile } from '../registry/fixtures.js'
 
 describe('registry: packs, layouts and signatures from elsewhere', () => {
   const NOBODY = 65534
@@ -32,30 +37,9 @@ describe('registry: packs, layouts and signatures from elsewhere', () => {
     return Buffer.concat(parts)
   }
 
-  /** A pack of one object of `declared` bytes whose one frame is `frame`: its index and the bytes. */
-  function bombPack(frame: Buffer, object: Buffer): { index: PackIndex; root: Digest } {
-    const root = sha256(object)
-    const index: PackIndex = {
-      kind: 'pack-index',
-      schemaVersion: 1,
-      pack: sha256(frame),
-      packSize: frame.length,
-      frames: [[frame.length, object.length]],
-      objects: [[root, 0, object.length]],
-    }
-    return { index, root }
-  }
-
-  async function packFileOf(dir: string, frame: Buffer, object: Buffer): Promise<string> {
-    const { index, root } = bombPack(frame, object)
-    const file = join(dir, 'bomb.fpk')
-    await fs.writeFile(file, Buffer.concat([encodeHeader({ kind: 'pack', schemaVersion: 2, root, shallow: [], index }), frame]))
-    return file
-  }
-
   /** The same pack as an image tagged `v1` in a file:// layout under `dir`. */
   async function layoutOf(dir: string, frame: Buffer, object: Buffer): Promise<string> {
-    const { index, root } = bombPack(frame, object)
+    const index = onePackIndex(frame, object)
     const layout = join(dir, 'layout')
     const transport = fileTransport(layout)
     const put = async (bytes: Buffer) => {
@@ -65,7 +49,7 @@ describe('registry: packs, layouts and signatures from elsewhere', () => {
       return { digest: sha256(bytes), size: bytes.length }
     }
     const packs = [{ pack: await put(frame), index: await put(canonicalBytes(index)) }]
-    const image = buildPackedImage({ root, packs, config: 'image', objects: 1, bytes: object.length, shallow: [] })
+    const image = buildPackedImage({ root: sha256(object), packs, config: 'image', objects: 1, bytes: object.length, shallow: [] })
     await transport.putManifest(image.manifest)
     await transport.putManifest(image.index, 'v1')
     return `file://${layout}:v1`
@@ -101,7 +85,7 @@ describe('registry: packs, layouts and signatures from elsewhere', () => {
       const declared = Buffer.alloc(3584)
       const frame = zeroFrame(Buffer.alloc(0), FOUR_GIB_OF_ZEROS)
       expect(frame.length).toBeLessThan(140 * 1024)
-      const file = await packFileOf(dir, frame, declared)
+      const file = await writeOnePackFile(join(dir, 'bomb.fpk'), frame, declared)
       const remote = await layoutOf(dir, frame, declared)
       for (const [op, input] of [
         ['unpack', file],
@@ -116,11 +100,115 @@ describe('registry: packs, layouts and signatures from elsewhere', () => {
 
     it('a pack whose honest object goes on with a 4 GiB zero tail: refused (exit 5) with peak RSS under 300 MB', async () => {
       const { dir, store } = workDir(uid)
-      const file = await packFileOf(dir, zeroFrame(NOTE, FOUR_GIB_OF_ZEROS), NOTE)
+      const file = await writeOnePackFile(join(dir, 'bomb.fpk'), zeroFrame(NOTE, FOUR_GIB_OF_ZEROS), NOTE)
       const result = await inChild(uid, 'unpack', file, store)
       expect(result.exitCode, result.message).toBe(5)
       expect(result.peakRssBytes).toBeLessThan(PEAK_RSS_BYTES)
       expect(result.message).toMatch(new RegExp(`would decompress to more than the ${NOTE.length} bytes its index declares`))
+    })
+  })
+
+  describe.each(callers)('an OCI layout is checked before any of it names a file (uid %i)', (uid) => {
+    /** A layout holding a pushed image, its index.json then replaced by `entries` (as JSON). */
+    async function hostileLayout(entries: (pushed: { digest: string; size: number }) => unknown[]): Promise<{ remote: string; store: string }> {
+      const { dir, store } = workDir(uid)
+      const image = await makeImage({ 'a.txt': 'alpha' })
+      const layout = join(dir, 'layout')
+      const pushed = await pushImage({ store: image.store, id: image.id, remote: `file://${layout}:v1`, credentials: null })
+      const manifests = entries({ digest: pushed.manifest, size: (await fs.stat(join(layout, 'blobs/sha256', pushed.manifest.slice(7)))).size })
+      await fs.writeFile(join(layout, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests }))
+      return { remote: `file://${layout}:v1`, store }
+    }
+    const tagged = (fields: object) => ({ mediaType: 'application/vnd.oci.image.index.v1+json', annotations: { 'org.opencontainers.image.ref.name': 'v1' }, ...fields })
+
+    it.each([
+      ['manifests: [null]', (p: { digest: string; size: number }) => [null, tagged(p)], /manifests\.0/],
+      ['a numeric digest', (p: { digest: string; size: number }) => [tagged({ digest: 5, size: p.size })], /manifests\.0\.digest/],
+      [
+        'a digest naming ../../../etc/passwd',
+        (p: { digest: string; size: number }) => [tagged({ digest: 'sha256:../../../../../../etc/passwd', size: p.size })],
+        /manifests\.0\.digest/,
+      ],
+      [
+        'an annotation that is not a string',
+        (p: { digest: string; size: number }) => [{ ...tagged(p), annotations: { 'org.opencontainers.image.ref.name': 'v1', n: 5 } }],
+        /manifests\.0\.annotations/,
+      ],
+    ])('%s: the pull refuses the layout as malformed before any entry names a file (exit 5)', async (_what, entries, where) => {
+      const { remote, store } = await hostileLayout(entries)
+      const result = await inChild(uid, 'pull', remote, store)
+      expect(result.exitCode, result.message).toBe(5)
+      expect(result.message).toMatch(/the layout index .* is malformed/)
+      expect(result.message).toMatch(where)
+    })
+  })
+
+  describe('a signature holds for the image where it was pushed: its digest, repository and tag', () => {
+    let registry: RegistryServer
+    beforeAll(async () => {
+      registry = await startRegistry({ dir: tempDir('registry') })
+    })
+    afterAll(async () => {
+      await registry?.stop()
+    })
+
+    const keys = () => {
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+      return { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() }
+    }
+
+    /** Point `tag` of the repository at the index `from` names, as someone with write access to it could. */
+    async function retag(from: string, tag: string): Promise<void> {
+      const transport = await openTransport(parseRemote(from), { credentials: null })
+      const { bytes } = (await transport.getManifest(from.slice(from.lastIndexOf(':') + 1)))!
+      await transport.putManifest({ descriptor: { mediaType: MediaType.index, digest: sha256(bytes), size: bytes.length, artifactType: MediaType.image }, bytes }, tag)
+    }
+
+    const expectUnverified = (remote: string, verifyKey: string) => expectRefusedUntouched((store) => pullImage({ store, remote, verifyKey, credentials: null }), SignatureError)
+
+    it.each(['file', 'oci'] as const)('%s: a signed image re-tagged under another name (tag substitution, rollback) fails verification (exit 5)', async (kind) => {
+      const key = keys()
+      const image = await makeImage({ 'a.txt': 'release 1' })
+      const repository = kind === 'file' ? `file://${tempDir('layout')}` : `oci://${registry.host}/team/signed`
+      const pushed = await pushImage({ store: image.store, id: image.id, remote: `${repository}:v1`, signingKey: key.privateKey, credentials: null })
+      expect((await pullImage({ store: await emptyStore(), remote: `${repository}:v1`, verifyKey: key.publicKey, credentials: null })).verified).toBe(true)
+      await retag(`${repository}:v1`, 'v2')
+      const { error } = await expectUnverified(`${repository}:v2`, key.publicKey)
+      expect(error.message).toMatch(/not signed by the given key as .*:v2/)
+      // by digest the image itself is pinned: the signature of its repository holds, under whichever tag
+      expect((await pullImage({ store: await emptyStore(), remote: `${repository}@${pushed.manifest}`, verifyKey: key.publicKey, credentials: null })).verified).toBe(true)
+    })
+
+    it('a signed layout moved to another place fails verification (exit 5); an image signed under two tags verifies under both', async () => {
+      const key = keys()
+      const image = await makeImage({ 'a.txt': 'release 2' })
+      const layout = tempDir('layout')
+      for (const tag of ['v2', 'latest']) await pushImage({ store: image.store, id: image.id, remote: `file://${layout}:${tag}`, signingKey: key.privateKey, credentials: null })
+      for (const tag of ['v2', 'latest']) {
+        expect((await pullImage({ store: await emptyStore(), remote: `file://${layout}:${tag}`, verifyKey: key.publicKey, credentials: null })).verified).toBe(true)
+      }
+      const moved = join(tempDir('moved'), 'layout')
+      await fs.cp(layout, moved, { recursive: true })
+      await expectUnverified(`file://${moved}:v2`, key.publicKey)
+    })
+
+    it('a malformed PEM, or a directory, given as the key is a usage error (exit 2) naming what is wrong', async () => {
+      const image = await makeImage({ 'a.txt': 'signed' })
+      const remote = `file://${tempDir('layout')}:v1`
+      await pushImage({ store: image.store, id: image.id, remote, signingKey: keys().privateKey, credentials: null })
+      const malformed = '-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----\n'
+      for (const [verifyKey, message] of [
+        [malformed, /verify key is not a valid PEM key/],
+        [tempDir('not-a-key'), /verify key names a directory, not a PEM file/],
+      ] as const) {
+        const error = (await pullImage({ store: await emptyStore(), remote, verifyKey, credentials: null }).catch((e: unknown) => e)) as UsageError
+        expect(error).toBeInstanceOf(UsageError)
+        expect(error.exitCode).toBe(2)
+        expect(error.message).toMatch(message)
+      }
+      const error = (await pushImage({ store: image.store, id: image.id, remote, signingKey: malformed, credentials: null }).catch((e: unknown) => e)) as UsageError
+      expect(error).toBeInstanceOf(UsageError)
+      expect(error.exitCode).toBe(2)
     })
   })
 })
