@@ -1,8 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto'
-import { chmodSync, chownSync, mkdirSync, promises as fs } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { chmodSync, chownSync, mkdirSync, promises as fs, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { compress } from 'zstd-napi'
 import { SignatureError, UsageError, pullImage, pushImage } from '../../src/index.js'
 import { openTransport } from '../../src/registry/openTransport.js'
 import { parseRemote } from '../../src/registry/parseRemote.js'
@@ -105,6 +107,34 @@ describe('registry: packs, layouts and signatures from elsewhere', () => {
       expect(result.exitCode, result.message).toBe(5)
       expect(result.peakRssBytes).toBeLessThan(PEAK_RSS_BYTES)
       expect(result.message).toMatch(new RegExp(`would decompress to more than the ${NOTE.length} bytes its index declares`))
+    })
+  })
+
+  describe.each(callers)('a pack of the first format (a zstd tar) is not read at all (uid %i)', (uid) => {
+    /** A zstd-compressed tar of a manifest and one object, as the first format had it (built with GNU tar), its tar cut to `keep` bytes when given. */
+    function firstFormatPack(dir: string, keep?: number): string {
+      const object = Buffer.from('{"kind":"note","schemaVersion":1,"text":"a note in a first-format pack, long enough to be cut"}')
+      const hex = sha256(object).slice(7)
+      const tree = join(dir, `tar-${keep ?? 'whole'}`)
+      mkdirSync(join(tree, 'objects/sha256'), { recursive: true })
+      writeFileSync(join(tree, 'objects/sha256', hex), object)
+      writeFileSync(
+        join(tree, 'forkpoint-pack.json'),
+        canonicalBytes({ kind: 'pack', schemaVersion: 1, root: sha256(object), objects: [{ digest: sha256(object), size: object.length }] }),
+      )
+      const tar = execFileSync('tar', ['--format=ustar', '--owner=0', '--group=0', '--mtime=@0', '-cf', '-', '-C', tree, 'forkpoint-pack.json', `objects/sha256/${hex}`])
+      const file = join(dir, `first-${keep ?? 'whole'}.fpk`)
+      writeFileSync(file, compress(keep === undefined ? tar : tar.subarray(0, keep)))
+      return file
+    }
+
+    it('cut inside its first entry (the tar reader then threw from an event handler and the process died), or whole: exit 5, the process lives', async () => {
+      const { dir, store } = workDir(uid)
+      for (const keep of [600, undefined]) {
+        const result = await inChild(uid, 'unpack', firstFormatPack(dir, keep), `${store}-${keep ?? 'whole'}`)
+        expect(result.exitCode, result.message).toBe(5)
+        expect(result.message).toMatch(/is not a forkpoint pack/)
+      }
     })
   })
 
