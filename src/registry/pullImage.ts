@@ -28,10 +28,9 @@ export interface PullArgs extends ConnectOptions, StoreLocator {
   remote: string
   /** The local tag to point at the image (default: the remote tag; `pulled-<id>` for a digest). */
   tag?: string
-  /** Refuse the image unless it carries a valid Ed25519 signature by this key (PEM text, PEM file or KeyObject). */
+  /** Refuse the image unless it carries a valid Ed25519 signature by this key (PEM text, PEM file or KeyObject) of its digest, this repository and this tag; a key that is not one is a UsageError (exit 2). */
   verifyKey?: string | KeyObject
   allowExternalSymlinks?: boolean
-  concurrency?: number
   signal?: AbortSignal
   onProgress?: ProgressListener
 }
@@ -60,10 +59,11 @@ export interface PullResult {
 
 /**
  * Pull an image: fetch only the packs, or byte ranges of packs, holding objects the
- * store lacks, verifying each
- * object's digest on arrival, into a staging area; check the whole image (complete but
- * for the history a shallow image leaves out, well-formed, no escaping symlinks); only
- * then move the objects into the store, children first, and point the tag at it.
+ * store lacks, verifying each object's digest on arrival, into a staging area; check the
+ * whole image (complete but for the history a shallow image leaves out, well-formed, no
+ * escaping symlinks); only then move the objects into the store, children first, and
+ * point the tag at it. With `verifyKey`, the image must carry a signature by that key of
+ * its digest, this repository and the tag pulled (verifyImageSignature).
  * Anything wrong throws (exit 5) with the store unchanged. An interrupted pull keeps
  * the objects it staged and fetches only the frames holding the rest.
  */
