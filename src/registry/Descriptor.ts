@@ -1,5 +1,5 @@
-import { InvalidImageError } from '../errors/index.js'
-import { type Digest, isDigest } from '../store/digest.js'
+import type { Digest } from '../store/digest.js'
+import { descriptorSchema, parseUntrusted } from './ociSchemas.js'
 
 /** An OCI content descriptor: what a manifest says about a blob. */
 export interface Descriptor {
@@ -16,10 +16,7 @@ export interface BlobRef {
   size: number
 }
 
+/** A descriptor from untrusted data, checked (a sha256 digest, a whole size, string annotations), or InvalidImageError (exit 5). */
 export function assertDescriptor(value: unknown, where: string): Descriptor {
-  const d = value as Descriptor
-  if (typeof d?.mediaType !== 'string' || !isDigest(d.digest) || !Number.isSafeInteger(d.size) || d.size < 0) {
-    throw new InvalidImageError(`${where}: malformed descriptor`, { descriptor: value as object })
-  }
-  return d
+  return parseUntrusted(descriptorSchema, value, `${where}: the descriptor`)
 }

@@ -15,7 +15,7 @@ import { type PackSource, readPackRanges } from './readPackRanges.js'
 import { readPackFrames } from './readPackFrames.js'
 import type { FrameCheckers } from './FrameCheckers.js'
 import type { FilePlace } from '../world/ArrivingCheckout.js'
-import type { BlobStream, TransferOptions, Transport } from './Transport.js'
+import type { BlobStream, TransferOptions } from './Transport.js'
 
 /** An object of an incoming image as its check sees it: staged (untrusted until checked) or already in the store, its size, and its parsed form when structured. */
 export interface Described {
@@ -202,14 +202,6 @@ export class Staging {
     return received
   }
 
-  /**
-   * Fetch one blob into the staging area, continuing a partial download, and keep it only
-   * if it has exactly the promised size and digest. Returns the bytes transferred.
-   */
-  async download(transport: Transport, blob: BlobRef, { signal, onBytes }: TransferOptions = {}): Promise<number> {
-    return this.fetchBlob(blob, (offset) => transport.openBlob(blob.digest, offset, { signal }), transport.location, onBytes)
-  }
-
   private async fetchBlob(blob: BlobRef, open: (offset: number) => Promise<BlobStream | null>, where: string, onBytes?: (n: number) => void): Promise<number> {
     if (this.has(blob.digest)) return 0
     const part = `${this.path(blob.digest)}.part`
@@ -255,7 +247,7 @@ export class Staging {
   }
 
   /** Verify a finished file and move it to its staged name, or delete it and throw (exit 5). */
-  async accept(blob: BlobRef, file: string, source: string): Promise<void> {
+  private async accept(blob: BlobRef, file: string, source: string): Promise<void> {
     const size = (await fs.stat(file)).size
     const actual = size === blob.size ? await hashFile(file) : null
     if (actual !== blob.digest) {

@@ -6,18 +6,15 @@ import { acquireLock } from '../store/lockFile.js'
 import { createVerifiedReadStream } from '../store/verifiedRead.js'
 import { type Digest, digestHex, isDigest } from '../store/digest.js'
 import { atomicWrite, tempSibling } from '../util/atomicWrite.js'
-import type { Descriptor } from './Descriptor.js'
+import type { z } from 'zod'
 import type { BuiltManifest } from './imageManifest.js'
 import { type Limits, DEFAULT_LIMITS, raiseHint } from './limits.js'
 import { MediaType, REF_NAME_ANNOTATION } from './mediaTypes.js'
+import { layoutIndexSchema, parseUntrusted } from './ociSchemas.js'
 import { openRegularFile, readRegularFile } from './openRegularFile.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
 
-interface LayoutIndex {
-  schemaVersion: 2
-  mediaType: string
-  manifests: Descriptor[]
-}
+type LayoutIndex = z.infer<typeof layoutIndexSchema>
 
 /**
  * `file:///path`: an OCI image layout directory (`oci-layout`, `index.json`,
@@ -102,13 +99,13 @@ export function fileTransport(root: string, limits: Limits = DEFAULT_LIMITS): Tr
   }
 }
 
+/** A layout's index, every entry checked (a sha256 digest, string annotations) before any names a file. */
 function parseLayoutIndex(bytes: Buffer, path: string): LayoutIndex {
-  let index: LayoutIndex | null = null
+  let value: unknown
   try {
-    index = JSON.parse(bytes.toString('utf8')) as LayoutIndex
+    value = JSON.parse(bytes.toString('utf8'))
   } catch {
-    // refused below
+    throw new InvalidImageError(`${path} is not JSON`, { path })
   }
-  if (!Array.isArray(index?.manifests)) throw new InvalidImageError(`${path} is not an OCI image index`, { path })
-  return index
+  return parseUntrusted(layoutIndexSchema, value, `the layout index ${path}`, { path })
 }

@@ -3,6 +3,7 @@ import { type Digest, isDigest, sha256 } from '../store/digest.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { type BlobRef, type Descriptor, assertDescriptor } from './Descriptor.js'
 import { MediaType, ROOT_ANNOTATION, SHALLOW_ANNOTATION } from './mediaTypes.js'
+import { annotationsSchema, parseUntrusted } from './ociSchemas.js'
 
 /** A manifest ready to send: its exact bytes and the descriptor naming them. */
 export interface BuiltManifest {
@@ -11,7 +12,7 @@ export interface BuiltManifest {
 }
 
 /**
- * The config of a segment manifest: a minimal OCI image config, so that standard tools
+ * The config of a packs manifest: a minimal OCI image config, so that standard tools
  * (plain `skopeo inspect`) treat the image as one, or our own for registries that refuse it.
  * The empty config OCI suggests for artifacts makes skopeo refuse the image.
  */
@@ -131,7 +132,7 @@ export function manifestConfig(bytes: Buffer, where: string): Digest | null {
   }
 }
 
-/** Whether a manifest of an image is a packs manifest (else an older per-object segment). */
+/** Whether a manifest is a forkpoint packs manifest (a repository may hold other images too). */
 export function isPacksManifest(bytes: Buffer): boolean {
   return parseJson(bytes, 'manifest')['artifactType'] === MediaType.packs
 }
@@ -139,7 +140,7 @@ export function isPacksManifest(bytes: Buffer): boolean {
 /** What a pull learns from the tagged index. */
 export interface ParsedIndex {
   root: Digest
-  /** The packs manifest, or the segment manifests of an image pushed one object per blob. */
+  /** The packs manifests. */
   segments: Descriptor[]
   /** Snapshots whose parents the image leaves out. */
   shallow: Digest[]
@@ -160,7 +161,8 @@ function parseJson(bytes: Buffer, where: string): Record<string, unknown> {
 
 export function parseImageIndex(bytes: Buffer, where: string): ParsedIndex {
   const index = parseJson(bytes, where)
-  const root = (index['annotations'] as Record<string, unknown> | undefined)?.[ROOT_ANNOTATION]
+  const annotations = parseUntrusted(annotationsSchema.optional(), index['annotations'], `${where}: its annotations`) ?? {}
+  const root = annotations[ROOT_ANNOTATION]
   // copy tools that predate artifactType (skopeo 1.9's `copy --all`) rewrite the index without it; the root annotation survives
   const artifactType = index['artifactType'] ?? (root === undefined ? undefined : MediaType.image)
   if (index['mediaType'] !== MediaType.index || artifactType !== MediaType.image) {
@@ -168,25 +170,14 @@ export function parseImageIndex(bytes: Buffer, where: string): ParsedIndex {
   }
   if (!isDigest(root)) throw new InvalidImageError(`${where} names no root object`)
   const manifests = index['manifests']
-  if (!Array.isArray(manifests) || manifests.length === 0) throw new InvalidImageError(`${where} lists no segment manifests`)
+  if (!Array.isArray(manifests) || manifests.length === 0) throw new InvalidImageError(`${where} lists no packs manifest`)
   const segments = manifests.map((m, i) => assertDescriptor(m, `${where} manifests[${i}]`))
   for (const s of segments) {
     if (s.mediaType !== MediaType.manifest) throw new InvalidImageError(`${where}: segment ${s.digest} is a ${s.mediaType}`)
   }
-  const cut = (index['annotations'] as Record<string, unknown> | undefined)?.[SHALLOW_ANNOTATION]
-  const shallow = typeof cut === 'string' && cut !== '' ? cut.split(',') : []
+  const cut = annotations[SHALLOW_ANNOTATION]
+  const shallow = cut !== undefined && cut !== '' ? cut.split(',') : []
   if (!shallow.every(isDigest)) throw new InvalidImageError(`${where}: malformed ${SHALLOW_ANNOTATION} annotation`)
-  const announced = (key: string) => Number((index['annotations'] as Record<string, unknown>)[key] ?? 0) || 0
+  const announced = (key: string) => (/^\d{1,15}$/.test(annotations[key] ?? '') ? Number(annotations[key]) : 0) // for reports only: a count, or 0
   return { root, segments, shallow, objects: announced('dev.forkpoint.objects'), bytes: announced('dev.forkpoint.bytes') }
-}
-
-export function parseSegmentManifest(bytes: Buffer, where: string): BlobRef[] {
-  const manifest = parseJson(bytes, where)
-  if (manifest['artifactType'] !== MediaType.objects || !Array.isArray(manifest['layers'])) {
-    throw new InvalidImageError(`${where} is not a forkpoint segment manifest`)
-  }
-  return manifest['layers'].map((l, i) => {
-    const d = assertDescriptor(l, `${where} layers[${i}]`)
-    return { digest: d.digest, size: d.size }
-  })
 }

@@ -5,7 +5,7 @@ export const MediaType = {
   imageConfig: 'application/vnd.oci.image.config.v1+json',
   /** The artifactType of the tagged index: one forkpoint image. */
   image: 'application/vnd.forkpoint.image.v1',
-  /** The artifactType of each segment manifest: a share of the image's objects as layers. */
+  /** The artifactType the custom config names (for registries that refuse the image config). */
   objects: 'application/vnd.forkpoint.objects.v1',
   /** The artifactType of the manifest whose layers are an image's packs and their indexes. */
   packs: 'application/vnd.forkpoint.packs.v1',
@@ -13,10 +13,8 @@ export const MediaType = {
   pack: 'application/vnd.forkpoint.pack.v1+zstd',
   /** A pack's index: where each object is in it. */
   packIndex: 'application/vnd.forkpoint.pack.index.v1+json',
-  /** A segment's config when the registry refuses the image config. */
+  /** A packs manifest's config when the registry refuses the image config. */
   objectsConfig: 'application/vnd.forkpoint.objects.config.v1+json',
-  /** Each object, as a layer. */
-  object: 'application/vnd.forkpoint.object.v1',
   /** The artifactType of a signature manifest. */
   signature: 'application/vnd.forkpoint.signature.v1',
   signatureLayer: 'application/vnd.forkpoint.signature.v1+json',

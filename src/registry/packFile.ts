@@ -18,9 +18,8 @@ export interface PackFileHeader {
   index: PackIndex
 }
 
-/** The first four bytes of a zstd skippable frame (little-endian 0x184D2A50), and of an ordinary frame (the first pack format's tar). */
+/** The first four bytes of a zstd skippable frame (little-endian 0x184D2A50). */
 export const SKIPPABLE_MAGIC = 0x184d2a50
-export const ZSTD_MAGIC = 0xfd2fb528
 /** Magic and length: the bytes before the header. */
 export const HEADER_PREFIX_BYTES = 8
 

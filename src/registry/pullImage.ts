@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto'
-import { DigestMismatchError, InvalidImageError, InvalidPackError, RemoteImageNotFoundError, SignatureError } from '../errors/index.js'
+import { DigestMismatchError, InvalidImageError, InvalidPackError, RemoteImageNotFoundError } from '../errors/index.js'
 import { type Digest, sha256, shortId } from '../store/digest.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import { withWriteLock } from '../store/storeLock.js'
@@ -8,21 +8,19 @@ import { forEachLimit } from '../util/forEachLimit.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { type CheckedImage, checkImage } from './checkImage.js'
 import { recordShallow, shallowToDeepen } from './recordShallow.js'
-import type { BlobRef } from './Descriptor.js'
-import { type ParsedIndex, isPacksManifest, parseImageIndex, parseSegmentManifest } from './imageManifest.js'
+import { type ParsedIndex, parseImageIndex } from './imageManifest.js'
 import { type LoadedPack, loadPacks } from './loadPacks.js'
 import type { PackSource } from './readPackRanges.js'
 import { type ObjectArrivals, stagePackedObjects } from './stagePackedObjects.js'
-import { checkDeclaredSizes } from './checkDeclaredSizes.js'
 import { type Limits, resolveLimits } from './limits.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
 import { type Remote, assertTag, parseRemote, remoteLocation } from './parseRemote.js'
-import { readCapped } from './readCapped.js'
 import { rememberPulledImage } from './knownRemoteImage.js'
 import { readSegment } from './segmentCache.js'
-import { checkSignature, loadPublicKey, signatureLayer, signatureTag } from './signing.js'
+import { loadPublicKey } from './signingKeys.js'
+import { verifyImageSignature } from './verifyImageSignature.js'
 import { Staging } from './Staging.js'
-import { type ProgressListener, progressCounter } from './TransferProgress.js'
+import type { ProgressListener } from './TransferProgress.js'
 import type { Transport } from './Transport.js'
 
 export interface PullArgs extends ConnectOptions, StoreLocator {
@@ -30,10 +28,9 @@ export interface PullArgs extends ConnectOptions, StoreLocator {
   remote: string
   /** The local tag to point at the image (default: the remote tag; `pulled-<id>` for a digest). */
   tag?: string
-  /** Refuse the image unless it carries a valid Ed25519 signature by this key (PEM text, PEM file or KeyObject). */
+  /** Refuse the image unless it carries a valid Ed25519 signature by this key (PEM text, PEM file or KeyObject) of its digest, this repository and this tag; a key that is not one is a UsageError (exit 2). */
   verifyKey?: string | KeyObject
   allowExternalSymlinks?: boolean
-  concurrency?: number
   signal?: AbortSignal
   onProgress?: ProgressListener
 }
@@ -62,32 +59,32 @@ export interface PullResult {
 
 /**
  * Pull an image: fetch only the packs, or byte ranges of packs, holding objects the
- * store lacks (an image pushed before packs: those objects one by one), verifying each
- * object's digest on arrival, into a staging area; check the whole image (complete but
- * for the history a shallow image leaves out, well-formed, no escaping symlinks); only
- * then move the objects into the store, children first, and point the tag at it.
+ * store lacks, verifying each object's digest on arrival, into a staging area; check the
+ * whole image (complete but for the history a shallow image leaves out, well-formed, no
+ * escaping symlinks); only then move the objects into the store, children first, and
+ * point the tag at it. With `verifyKey`, the image must carry a signature by that key of
+ * its digest, this repository and the tag pulled (verifyImageSignature).
  * Anything wrong throws (exit 5) with the store unchanged. An interrupted pull keeps
  * the objects it staged and fetches only the frames holding the rest.
  */
 export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Promise<PullResult> {
   const { store } = await openStore(args)
   const remote = parseRemote(args.remote)
+  const verifyKey = args.verifyKey === undefined ? null : loadPublicKey(args.verifyKey)
   const transport = await openTransport(remote, args)
   const limits = resolveLimits(args.limits)
   const { manifest, bytes } = await fetchIndex(transport, remote, limits)
   const index = parseImageIndex(bytes, `image ${manifest}`)
-  const verified = args.verifyKey !== undefined
-  if (args.verifyKey !== undefined) await verifySignature(transport, manifest, loadPublicKey(args.verifyKey))
+  const verified = verifyKey !== null
+  if (verifyKey !== null) await verifyImageSignature(transport, { digest: manifest, repository: remoteLocation(remote), tag: pulledTag(remote) }, verifyKey)
   const fetched = { bytes: bytes.length } // manifests and indexes count as transferred bytes too
-  const { packs, segmentObjects } = await readManifests(store, transport, index, limits, fetched)
+  const packs = await readManifests(store, transport, index, limits, fetched)
   const staging = await Staging.open(store, `${remoteLocation(remote)}\0${manifest}`)
   const tag = localTag(args.tag, remote, manifest)
   arrivals?.image(index.root)
   let added = 0
   let checked: CheckedImage
   try {
-    // asked only now: a pull of the same image we waited for may have brought the objects
-    fetched.bytes += await stageSegmentObjects(store, staging, transport, segmentObjects, limits, manifest, args)
     await checkPackSizes(transport, packs)
     fetched.bytes += await stagePackedObjects({
       store,
@@ -122,7 +119,7 @@ export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Pro
   await staging.discard()
   if (index.shallow.length === 0) {
     let held: Set<Digest> | undefined // built only if asked: a clone's record needs no lookup
-    const inPacks = (d: Digest) => (held ??= new Set([...packs.flatMap((p) => p.index.objects.map((o) => o.digest)), ...segmentObjects.keys()])).has(d)
+    const inPacks = (d: Digest) => (held ??= new Set(packs.flatMap((p) => p.index.objects.map((o) => o.digest)))).has(d)
     // by the tag or digest asked: a push `from` either continues the image
     await rememberPulledImage(store, transport.location, remoteReference(remote), { index: manifest, root: index.root, checked: checked.whole, held: inPacks })
   }
@@ -131,8 +128,8 @@ export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Pro
     remote: remoteLocation(remote),
     manifest,
     tag,
-    objects: segmentObjects.size > 0 ? segmentObjects.size : index.objects,
-    totalBytes: segmentObjects.size > 0 ? [...segmentObjects.values()].reduce((n, o) => n + o.size, 0) : index.bytes,
+    objects: index.objects,
+    totalBytes: index.bytes,
     fetchedObjects: added,
     fetchedBytes: fetched.bytes,
     shallow: index.shallow,
@@ -140,26 +137,15 @@ export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Pro
   }
 }
 
-/** The image's packs (with their checked indexes) and, for an image pushed one object per blob, its object list. */
-async function readManifests(
-  store: Store,
-  transport: Transport,
-  index: ParsedIndex,
-  limits: Limits,
-  fetched: { bytes: number },
-): Promise<{ packs: LoadedPack[]; segmentObjects: Map<Digest, BlobRef> }> {
+/** The image's packs, with their checked indexes. */
+async function readManifests(store: Store, transport: Transport, index: ParsedIndex, limits: Limits, fetched: { bytes: number }): Promise<LoadedPack[]> {
   const packs: LoadedPack[] = []
-  const segmentObjects = new Map<Digest, BlobRef>()
   await forEachLimit(index.segments, 8, async (segment) => {
     const read = await readSegment(store, transport, segment)
     if (read.fetched) fetched.bytes += read.bytes.length
-    if (isPacksManifest(read.bytes)) {
-      packs.push(...(await loadPacks({ store, transport, manifest: read.bytes, where: `manifest ${segment.digest}`, limits, onFetched: (n) => (fetched.bytes += n) })))
-    } else {
-      for (const o of parseSegmentManifest(read.bytes, `segment ${segment.digest}`)) segmentObjects.set(o.digest, o)
-    }
+    packs.push(...(await loadPacks({ store, transport, manifest: read.bytes, where: `manifest ${segment.digest}`, limits, onFetched: (n) => (fetched.bytes += n) })))
   })
-  return { packs, segmentObjects }
+  return packs
 }
 
 /** Every pack is exactly the size its manifest declares (a bigger one is refused before a byte of it is read). */
@@ -178,37 +164,6 @@ async function checkPackSizes(transport: Transport, packs: LoadedPack[]): Promis
 /** A pack on the remote, read by byte ranges. */
 function remotePack(transport: Transport, pack: Digest): PackSource {
   return { where: `pack ${pack} in ${transport.location}`, open: (offset, length, signal) => transport.openBlob(pack, offset, { length, signal }) }
-}
-
-/** An image pushed before packs (one blob per object): fetch the objects the store lacks one by one, as then. */
-async function stageSegmentObjects(
-  store: Store,
-  staging: Staging,
-  transport: Transport,
-  listed: Map<Digest, BlobRef>,
-  limits: Limits,
-  manifest: Digest,
-  args: PullArgs,
-): Promise<number> {
-  const missing: BlobRef[] = []
-  await forEachLimit([...listed.values()], 32, async (o) => {
-    if (!(await store.has(o.digest))) missing.push(o)
-  })
-  checkDeclaredSizes(missing, limits, `image ${manifest}`)
-  const progress = progressCounter(
-    'receiving',
-    missing.length,
-    missing.reduce((n, o) => n + o.size, 0),
-    args.onProgress,
-  )
-  let bytes = 0
-  await forEachLimit(missing, args.concurrency ?? 8, async (o) => {
-    args.signal?.throwIfAborted()
-    bytes += await staging.download(transport, o, { signal: args.signal, onBytes: (n) => progress.addBytes(n) })
-    progress.objectsDone()
-  })
-  progress.finish()
-  return bytes
 }
 
 /** What the pull asks the remote for: the digest, the tag, or `latest` when none is named. */
@@ -241,14 +196,4 @@ async function fetchIndex(transport: Transport, remote: Remote, limits: Limits):
     })
   }
   return { manifest, bytes: fetched.bytes }
-}
-
-async function verifySignature(transport: Transport, manifest: Digest, key: KeyObject): Promise<void> {
-  const signature = await transport.getManifest(signatureTag(manifest))
-  if (signature === null) throw new SignatureError(`image ${manifest} in ${transport.location} is not signed: refusing it`, { manifest })
-  const layer = signatureLayer(signature.bytes)
-  const stream = await transport.openBlob(layer.digest, 0)
-  const document = await readCapped(stream?.body ?? null, 64 * 1024, 'signature')
-  if (sha256(document) !== layer.digest) throw new SignatureError(`the signature blob of ${manifest} is corrupt: refusing the image`)
-  checkSignature(document, manifest, key)
 }

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto'
 import { promises as fs } from 'node:fs'
-import { RegistryRequestError, UsageError } from '../errors/index.js'
+import { CorruptDataError, RegistryRequestError, UsageError } from '../errors/index.js'
 import { type Digest, digestHex, sha256 } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
@@ -15,7 +15,8 @@ import { rememberRemoteImage } from './knownRemoteImage.js'
 import { planPush } from './planPush.js'
 import { refTagName } from './refTagName.js'
 import { rememberSegment } from './segmentCache.js'
-import { buildSignature, loadPrivateKey, signatureTag } from './signing.js'
+import { MAX_SIGNATURES, type SignedImage, signatureBlob, signatureLayers, signatureManifest, signatureTag } from './signing.js'
+import { loadPrivateKey } from './signingKeys.js'
 import { type ProgressListener, progressCounter } from './TransferProgress.js'
 import { settleAll } from '../util/settleAll.js'
 import type { Transport } from './Transport.js'
@@ -91,6 +92,7 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   const { store } = await openStore(args)
   const remote = parseRemote(args.remote)
   checkUntagged(remote, args)
+  const signingKey = args.signingKey ? loadPrivateKey(args.signingKey) : null
   const id = await resolveId(store, args.id)
   const tag = args.untagged ? null : await pushedTag(store, remote, args.id)
   const transport = await openTransport(remote, args)
@@ -120,7 +122,9 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   }
   if (plan.members && tag !== null)
     await rememberRemoteImage(store, transport.location, tag, { index: index.descriptor.digest, root: id, bytes: plan.bytes, objects: plan.members })
-  if (args.signingKey) await pushSignature(store, transport, index, loadPrivateKey(args.signingKey), config)
+  if (signingKey !== null && tag !== null) {
+    await pushSignature(store, transport, index, { digest: index.descriptor.digest, repository: remoteLocation(remote), tag }, signingKey, config)
+  }
   return {
     id,
     remote: remoteLocation(remote),
@@ -253,8 +257,27 @@ async function putBytesBlob(store: Store, transport: Transport, { descriptor, by
   return bytes.length
 }
 
-async function pushSignature(store: Store, transport: Transport, index: BuiltManifest, key: KeyObject, config: ConfigStyle): Promise<void> {
-  const { blob, manifest } = buildSignature(index.descriptor, key, config)
-  await putBytesBlob(store, transport, { descriptor: { digest: sha256(blob), size: blob.length }, bytes: blob })
-  await transport.putManifest(manifest, signatureTag(index.descriptor.digest))
+/**
+ * Sign the image as pushed (its index, this repository, this tag) and keep the signature
+ * beside the others the image has (signed for other tags, repositories or keys), the
+ * newest MAX_SIGNATURES, so that pushing it under a second tag leaves the first verifiable.
+ */
+async function pushSignature(store: Store, transport: Transport, index: BuiltManifest, image: SignedImage, key: KeyObject, config: ConfigStyle): Promise<void> {
+  const blob = signatureBlob(image, key)
+  const layer = { digest: sha256(blob), size: blob.length }
+  await putBytesBlob(store, transport, { descriptor: layer, bytes: blob })
+  const kept = await signaturesKept(transport, signatureTag(image.digest))
+  const layers = [...kept.filter((l) => l.digest !== layer.digest), layer].slice(-MAX_SIGNATURES)
+  await transport.putManifest(signatureManifest(index.descriptor, layers, config), signatureTag(image.digest))
+}
+
+/** The signatures the remote keeps for an image already; none when it has no signature manifest, or one that is malformed. */
+async function signaturesKept(transport: Transport, tag: string): Promise<BlobRef[]> {
+  const existing = await transport.getManifest(tag)
+  try {
+    return existing === null ? [] : signatureLayers(existing.bytes)
+  } catch (err) {
+    if (err instanceof CorruptDataError) return [] // replaced by a well-formed one
+    throw err
+  }
 }

@@ -1,106 +1,111 @@
-import { type KeyObject, createPrivateKey, createPublicKey, sign, verify } from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
-import { SignatureError, UsageError } from '../errors/index.js'
+import { type KeyObject, createPublicKey, sign, verify } from 'node:crypto'
+import { SignatureError } from '../errors/index.js'
 import { type Digest, sha256 } from '../store/digest.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import type { Descriptor } from './Descriptor.js'
+import { type BlobRef, type Descriptor, assertDescriptor } from './Descriptor.js'
 import { type BuiltManifest, type ConfigStyle, configBlob } from './imageManifest.js'
 import { MediaType } from './mediaTypes.js'
 
-/** The signature document, stored as the one layer of a signature manifest. */
+/**
+ * What a signature names: the image's index and where it was pushed, the repository (the
+ * remote as written, host and port included) and the tag, as cosign's payload names the
+ * docker-reference. The same image re-tagged or moved elsewhere is not what was signed.
+ */
+export interface SignedImage {
+  digest: Digest
+  repository: string
+  tag: string
+}
+
+/** The signature document, stored as a layer of a signature manifest. */
 export interface SignatureDocument {
   kind: 'signature'
-  schemaVersion: 1
+  schemaVersion: 2
   algorithm: 'ed25519'
   manifest: Digest
+  repository: string
+  tag: string
   publicKey: string
   signature: string
 }
+
+/** The most signatures kept beside one image (one per repository and tag it was signed for, per key), and read when verifying. */
+export const MAX_SIGNATURES = 16
+
+/** The largest signature document read. */
+export const SIGNATURE_BYTES = 64 * 1024
 
 /** The tag a signature of `manifest` lives under (the cosign-style fallback for registries without the referrers API). */
 export function signatureTag(manifest: Digest): string {
   return `${manifest.replace(':', '-')}.sig`
 }
 
-/** What is signed: a domain-separated statement naming the image manifest's digest. */
-function statement(manifest: Digest): Buffer {
-  return Buffer.from(`forkpoint image signature v1\n${manifest}\n`)
+/** What is signed: a domain-separated statement naming the image, its repository and its tag. */
+function statement({ digest, repository, tag }: SignedImage): Buffer {
+  return Buffer.concat([Buffer.from('forkpoint image signature v2\n'), canonicalBytes({ digest, repository, tag })])
 }
 
-/** A key given as PEM text or as the path of a PEM file. */
-function pemOf(keyOrPath: string): string {
-  if (keyOrPath.includes('-----BEGIN')) return keyOrPath
-  if (!existsSync(keyOrPath)) throw new UsageError(`signing key ${keyOrPath} is neither PEM text nor a file`)
-  return readFileSync(keyOrPath, 'utf8')
-}
-
-/** The signing key from FORKPOINT_SIGNING_KEY (PEM text or a PEM file's path); UsageError when unset. */
-export function signingKeyFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  const key = env['FORKPOINT_SIGNING_KEY']
-  if (!key) throw new UsageError('--sign needs an Ed25519 private key in FORKPOINT_SIGNING_KEY (PEM text or a file path)')
-  return key
-}
-
-export function loadPrivateKey(key: string | KeyObject): KeyObject {
-  const object = typeof key === 'string' ? createPrivateKey(pemOf(key)) : key
-  if (object.asymmetricKeyType !== 'ed25519') throw new UsageError(`signing key must be Ed25519, not ${object.asymmetricKeyType ?? 'symmetric'}`)
-  return object
-}
-
-/** A verify key as a public key (a private key is accepted too and its public half used). */
-export function loadPublicKey(key: string | KeyObject): KeyObject {
-  const object = typeof key === 'string' ? createPublicKey(pemOf(key)) : key.type === 'private' ? createPublicKey(key) : key
-  if (object.asymmetricKeyType !== 'ed25519') throw new UsageError(`verify key must be Ed25519, not ${object.asymmetricKeyType ?? 'symmetric'}`)
-  return object
-}
-
-/** The signature blob and the manifest that carries it (with the signed index as its subject). */
-export function buildSignature(index: Descriptor, key: KeyObject, config: ConfigStyle): { blob: Buffer; manifest: BuiltManifest } {
+/** A signature document of `image` by `key` (Ed25519 signatures are deterministic: the same image and key give the same bytes). */
+export function signatureBlob(image: SignedImage, key: KeyObject): Buffer {
   const document: SignatureDocument = {
     kind: 'signature',
-    schemaVersion: 1,
+    schemaVersion: 2,
     algorithm: 'ed25519',
-    manifest: index.digest,
+    manifest: image.digest,
+    repository: image.repository,
+    tag: image.tag,
     publicKey: createPublicKey(key).export({ type: 'spki', format: 'der' }).toString('base64'),
-    signature: sign(null, statement(index.digest), key).toString('base64'),
+    signature: sign(null, statement(image), key).toString('base64'),
   }
-  const blob = canonicalBytes(document)
+  return canonicalBytes(document)
+}
+
+/** The manifest holding an image's signature documents as layers, with the signed index as its subject. */
+export function signatureManifest(index: Descriptor, layers: BlobRef[], config: ConfigStyle): BuiltManifest {
   const bytes = canonicalBytes({
     schemaVersion: 2,
     mediaType: MediaType.manifest,
     artifactType: MediaType.signature,
     config: configBlob(config).descriptor,
-    layers: [{ mediaType: MediaType.signatureLayer, digest: sha256(blob), size: blob.length }],
+    layers: layers.map(({ digest, size }) => ({ mediaType: MediaType.signatureLayer, digest, size })),
     subject: { mediaType: index.mediaType, digest: index.digest, size: index.size },
   })
-  return { blob, manifest: { descriptor: { mediaType: MediaType.manifest, digest: sha256(bytes), size: bytes.length, artifactType: MediaType.signature }, bytes } }
+  return { descriptor: { mediaType: MediaType.manifest, digest: sha256(bytes), size: bytes.length, artifactType: MediaType.signature }, bytes }
 }
 
-/** The signature layer's digest from a signature manifest. */
-export function signatureLayer(manifest: Buffer): { digest: Digest; size: number } {
+/** The signature documents a signature manifest names (the last MAX_SIGNATURES), each descriptor checked. */
+export function signatureLayers(manifest: Buffer): BlobRef[] {
+  let parsed: { artifactType?: unknown; layers?: unknown }
   try {
-    const parsed = JSON.parse(manifest.toString('utf8')) as { artifactType?: string; layers?: Array<{ digest: Digest; size: number }> }
-    const layer = parsed.layers?.[0]
-    if (parsed.artifactType === MediaType.signature && layer) return layer
+    parsed = JSON.parse(manifest.toString('utf8')) as typeof parsed
   } catch {
-    // reported below
+    throw new SignatureError('the signature manifest is not JSON')
   }
-  throw new SignatureError('the signature manifest is malformed')
+  if (parsed?.artifactType !== MediaType.signature || !Array.isArray(parsed.layers) || parsed.layers.length === 0) throw new SignatureError('the signature manifest is malformed')
+  return parsed.layers.slice(-MAX_SIGNATURES).map((l, i) => {
+    const { digest, size } = assertDescriptor(l, `signature layer ${i}`)
+    return { digest, size }
+  })
 }
 
-/** Throw SignatureError unless `document` is a valid signature of `manifest` by `key`. */
-export function checkSignature(document: Buffer, manifest: Digest, key: KeyObject): void {
-  let parsed: SignatureDocument
+/** Whether `document` is a valid signature by `key` of exactly `image` (a null tag: any tag, for a pull by digest, which pins the image itself). */
+export function signs(document: Buffer, image: Omit<SignedImage, 'tag'> & { tag: string | null }, key: KeyObject): boolean {
+  let parsed: Partial<SignatureDocument>
   try {
-    parsed = JSON.parse(document.toString('utf8')) as SignatureDocument
+    parsed = JSON.parse(document.toString('utf8')) as Partial<SignatureDocument>
   } catch {
-    throw new SignatureError(`the signature of ${manifest} is not JSON`)
+    return false
   }
-  const ok =
-    parsed.kind === 'signature' &&
+  const named = { digest: image.digest, repository: image.repository, tag: image.tag ?? parsed?.tag }
+  return (
+    parsed?.kind === 'signature' &&
+    parsed.schemaVersion === 2 &&
     parsed.algorithm === 'ed25519' &&
-    parsed.manifest === manifest &&
+    parsed.manifest === named.digest &&
+    parsed.repository === named.repository &&
+    typeof named.tag === 'string' &&
+    parsed.tag === named.tag &&
     typeof parsed.signature === 'string' &&
-    verify(null, statement(manifest), key, Buffer.from(parsed.signature, 'base64'))
-  if (!ok) throw new SignatureError(`image ${manifest} is not signed by the given key: refusing it`, { manifest })
+    verify(null, statement(named as SignedImage), key, Buffer.from(parsed.signature, 'base64'))
+  )
 }

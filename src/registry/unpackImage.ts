@@ -10,9 +10,8 @@ import { openStore, type StoreLocator } from '../store/findStore.js'
 import { checkImage } from './checkImage.js'
 import { recordShallow, shallowToDeepen } from './recordShallow.js'
 import { type Limits, resolveLimits } from './limits.js'
-import { HEADER_PREFIX_BYTES, SKIPPABLE_MAGIC, ZSTD_MAGIC, headerLength, parseHeader } from './packFile.js'
+import { HEADER_PREFIX_BYTES, SKIPPABLE_MAGIC, headerLength, parseHeader } from './packFile.js'
 import { assertTag } from './parseRemote.js'
-import { readLegacyPack } from './readLegacyPack.js'
 import { Staging } from './Staging.js'
 import { stagePackedObjects } from './stagePackedObjects.js'
 
@@ -46,8 +45,7 @@ interface Unpacked {
  * pack, entries do not overlap, the file is exactly as long as declared), the frames
  * holding objects the store lacks are decompressed no further than they declare, every
  * object is checked against its digest, staged, the whole image checked, and only then
- * moved into the store. Pack files of the first format (a tar) are still read. Anything
- * wrong is refused (exit 5) with the store unchanged.
+ * moved into the store. Anything wrong is refused (exit 5) with the store unchanged.
  */
 export async function unpackImage({ input, tag, limits, allowExternalSymlinks = false, ...where }: UnpackArgs): Promise<UnpackResult> {
   const { store } = await openStore(where)
@@ -75,7 +73,7 @@ export async function unpackImage({ input, tag, limits, allowExternalSymlinks = 
   }
 }
 
-/** Stage a pack file's objects, whichever format it is in. */
+/** Stage a pack file's objects. */
 async function readPackFile(store: Store, staging: Staging, file: string, limits: Limits): Promise<Unpacked> {
   const handle = await fs.open(file, 'r')
   let prefix: Buffer
@@ -85,12 +83,7 @@ async function readPackFile(store: Store, staging: Staging, file: string, limits
     prefix = Buffer.alloc(HEADER_PREFIX_BYTES)
     await handle.read(prefix, 0, HEADER_PREFIX_BYTES, 0)
     if (size < HEADER_PREFIX_BYTES) throw new InvalidPackError(`${file} is not a valid pack (truncated or damaged): ${size} bytes`, { file })
-    const magic = prefix.readUInt32LE(0)
-    if (magic === ZSTD_MAGIC) {
-      const manifest = await readLegacyPack(store, staging, file, limits)
-      return { root: manifest.root, objects: manifest.objects.length, shallow: [] }
-    }
-    if (magic !== SKIPPABLE_MAGIC) throw new InvalidPackError(`${file} is not a forkpoint pack`, { file })
+    if (prefix.readUInt32LE(0) !== SKIPPABLE_MAGIC) throw new InvalidPackError(`${file} is not a forkpoint pack`, { file })
     const length = headerLength(prefix, file, limits)
     const body = Buffer.alloc(length)
     const { bytesRead } = await handle.read(body, 0, length, HEADER_PREFIX_BYTES)

@@ -1,12 +1,12 @@
-import { createWriteStream, existsSync, promises as fs, readdirSync } from 'node:fs'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import { Header } from 'tar'
-import { CompressStream } from 'zstd-napi'
+import { existsSync, promises as fs, readdirSync } from 'node:fs'
+import { compress } from 'zstd-napi'
 import { expect } from 'vitest'
 import { join, relative } from 'node:path'
 import { Store, initWorkspace, snapshotWorkspace } from '../../src/index.js'
+import { sha256 } from '../../src/store/digest.js'
 import { listObjects } from '../../src/store/objectGraph.js'
+import type { PackIndex } from '../../src/store/PackIndex.js'
+import { encodeHeader } from '../../src/registry/packFile.js'
 import { listRefs } from '../../src/store/refs.js'
 import { type FileSpec, makeWorkspace, tempDir } from '../helpers/tmp.js'
 
@@ -86,21 +86,28 @@ export async function expectRefusedUntouched(receive: (store: Store) => Promise<
   return { error: error!, store }
 }
 
-export type Entry = { path: string; body?: Buffer; type?: 'File' | 'SymbolicLink' | 'Link' | 'Directory'; linkpath?: string; size?: number }
-
-/** Write a zstd-compressed tar from hand-made entries, and `trailing` bytes after its end (for hostile packs). */
-export async function writePack(entries: Entry[], trailing: Buffer = Buffer.alloc(0)): Promise<string> {
-  const file = join(tempDir('pack'), 'hostile.fpk')
-  const blocks: Buffer[] = []
-  for (const e of entries) {
-    const body = e.body ?? Buffer.alloc(0)
-    const h = new Header({ path: e.path, size: e.size ?? body.length, mode: 0o644, mtime: new Date(0), type: e.type ?? 'File', ...(e.linkpath ? { linkpath: e.linkpath } : {}) })
-    h.encode()
-    blocks.push(h.block!, body, Buffer.alloc((512 - (body.length % 512)) % 512))
+/** The index of a pack of one object (`object`, the image's root) whose one frame is `frame`, honest or not. */
+export function onePackIndex(frame: Buffer, object: Buffer): PackIndex {
+  return {
+    kind: 'pack-index',
+    schemaVersion: 1,
+    pack: sha256(frame),
+    packSize: frame.length,
+    frames: [[frame.length, object.length]],
+    objects: [[sha256(object), 0, object.length]],
   }
-  blocks.push(Buffer.alloc(1024), trailing)
-  await pipeline(Readable.from(blocks), new CompressStream(), createWriteStream(file))
+}
+
+/** Write a pack file of one object (`object`, the image's root) whose one frame is `frame`, at `file`. */
+export async function writeOnePackFile(file: string, frame: Buffer, object: Buffer): Promise<string> {
+  const header = encodeHeader({ kind: 'pack', schemaVersion: 2, root: sha256(object), shallow: [], index: onePackIndex(frame, object) })
+  await fs.writeFile(file, Buffer.concat([header, frame]))
   return file
+}
+
+/** A pack file of one object in one frame, whose frame goes on with `tail` bytes its index does not declare (a hostile pack). */
+export function onePackFile(body: Buffer, tail: Buffer = Buffer.alloc(0)): Promise<string> {
+  return writeOnePackFile(join(tempDir('pack'), 'one.fpk'), compress(Buffer.concat([body, tail]), { checksumFlag: true }), body)
 }
 
 /** The digests of the packs the image tagged at `remote` spans, from its manifests. */

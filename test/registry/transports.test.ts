@@ -5,13 +5,16 @@ import { describe, expect, it } from 'vitest'
 import { openTransport } from '../../src/registry/openTransport.js'
 import { parseRemote } from '../../src/registry/parseRemote.js'
 import { sha256 } from '../../src/store/digest.js'
-import { configBlob } from '../../src/registry/imageManifest.js'
-import { buildImageManifests } from './legacyFormat.js'
+import { buildPackedImage, configBlob } from '../../src/registry/imageManifest.js'
 import type { Transport } from '../../src/registry/Transport.js'
 import { tempDir } from '../helpers/tmp.js'
 import { TRANSPORTS, useRemotes } from './remotes.js'
 
 const remotes = useRemotes()
+
+/** An image's manifests naming one blob (as its pack and its index: the transport checks neither). */
+const imageOf = (blob: { digest: `sha256:${string}`; size: number }) =>
+  buildPackedImage({ root: blob.digest, packs: [{ pack: blob, index: blob }], config: 'image', objects: 1, bytes: blob.size, shallow: [] })
 
 async function blobFile(bytes: Buffer): Promise<{ digest: `sha256:${string}`; size: number; path: string }> {
   const path = join(tempDir('blob'), 'b')
@@ -67,10 +70,10 @@ describe.each(TRANSPORTS)('transport %s', (kind) => {
     await t.putBlob(object, object.path)
     const config = await blobFile(configBlob('image').bytes)
     await t.putBlob(config, config.path)
-    const one = buildImageManifests({ root: object.digest, objects: [object], config: 'image' })
-    expect(await t.getManifest(one.segments[0]!.descriptor.digest)).toBeNull()
-    await t.putManifest(one.segments[0]!)
-    expect((await t.getManifest(one.segments[0]!.descriptor.digest))?.bytes.equals(one.segments[0]!.bytes)).toBe(true)
+    const one = imageOf(object)
+    expect(await t.getManifest(one.manifest.descriptor.digest)).toBeNull()
+    await t.putManifest(one.manifest)
+    expect((await t.getManifest(one.manifest.descriptor.digest))?.bytes.equals(one.manifest.bytes)).toBe(true)
     await t.putManifest(one.index, 'first')
     await t.putManifest(one.index, 'second')
     expect(await t.listTags()).toEqual(['first', 'second'])
@@ -82,8 +85,8 @@ describe.each(TRANSPORTS)('transport %s', (kind) => {
 
     const other = await blobFile(Buffer.from('{"kind":"note","schemaVersion":2}'))
     await t.putBlob(other, other.path)
-    const two = buildImageManifests({ root: other.digest, objects: [other], config: 'image' })
-    await t.putManifest(two.segments[0]!)
+    const two = imageOf(other)
+    await t.putManifest(two.manifest)
     await t.putManifest(two.index, 'first')
     expect((await t.getManifest('first'))?.bytes.equals(two.index.bytes)).toBe(true)
     expect(await t.listTags()).toEqual(['first', 'second'])

@@ -2,11 +2,9 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { InvalidImageError, InvalidPackError, UnsafePathError, pullImage, pushImage, unpackImage } from '../../src/index.js'
-import { sha256 } from '../../src/store/digest.js'
-import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { fp, runCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
-import { emptyStore, expectRefusedUntouched, makeImage, remotePacks, writePack } from './fixtures.js'
+import { emptyStore, expectRefusedUntouched, makeImage, onePackFile, remotePacks } from './fixtures.js'
 import { useRemotes } from './remotes.js'
 
 const remotes = useRemotes()
@@ -21,19 +19,6 @@ async function pushedLayout(): Promise<{ remote: string; layout: string; manifes
 
 const expectPullRefused = (remote: string, errorClass: new (...args: never[]) => Error, limits = {}) =>
   expectRefusedUntouched((store) => pullImage({ store, remote, credentials, limits }), errorClass)
-
-/** A pack holding one object, with `trailing` bytes after the archive's end. */
-async function oneObjectPack(body: Buffer, trailing?: Buffer): Promise<string> {
-  const digest = sha256(body)
-  const manifest = canonicalBytes({ kind: 'pack', schemaVersion: 1, root: digest, objects: [{ digest, size: body.length }] })
-  return writePack(
-    [
-      { path: 'forkpoint-pack.json', body: manifest },
-      { path: `objects/sha256/${digest.slice(7)}`, body },
-    ],
-    trailing,
-  )
-}
 
 describe('a file:// layout is read without following symlinks', () => {
   it('refuses an index.json that is a symlink to /dev/zero (exit 5, at once)', async () => {
@@ -85,15 +70,15 @@ describe('registry and S3 responses are capped the same way', () => {
 })
 
 describe('a pack decompresses no further than it declares', () => {
-  it('refuses a pack that goes on after its archive ends (a decompression bomb), store untouched', async () => {
-    const file = await oneObjectPack(Buffer.from('{"kind":"note","schemaVersion":1}'), Buffer.alloc(64 * 1024 * 1024))
+  it('refuses a pack whose frame goes on past what its index declares (a decompression bomb), store untouched', async () => {
+    const file = await onePackFile(Buffer.from('{"kind":"note","schemaVersion":1}'), Buffer.alloc(64 * 1024 * 1024))
     expect((await fs.stat(file)).size).toBeLessThan(100 * 1024)
     const { error } = await expectRefusedUntouched((store) => unpackImage({ store, input: file }), InvalidPackError)
-    expect(error.message).toContain('decompresses to more than')
+    expect(error.message).toContain('decompress to more than')
   })
 
   it('refuses an object or image larger than the limits before writing it, and the limits are overridable', async () => {
-    const file = await oneObjectPack(Buffer.from(`{"kind":"note","schemaVersion":1,"pad":"${'x'.repeat(2000)}"}`))
+    const file = await onePackFile(Buffer.from(`{"kind":"note","schemaVersion":1,"pad":"${'x'.repeat(2000)}"}`))
     const { error } = await expectRefusedUntouched((store) => unpackImage({ store, input: file, limits: { maxImageBytes: 1024 } }), InvalidImageError)
     expect(error.message).toContain('FORKPOINT_MAX_IMAGE_BYTES')
     await expectRefusedUntouched((store) => unpackImage({ store, input: file, limits: { maxPackManifestBytes: 50 } }), InvalidPackError)
@@ -101,7 +86,7 @@ describe('a pack decompresses no further than it declares', () => {
   })
 
   it('forkpoint unpack takes the limits from the environment (exit 5 above them, exit 2 for a bad value)', async () => {
-    const file = await oneObjectPack(Buffer.from(`{"kind":"note","schemaVersion":1,"pad":"${'x'.repeat(2000)}"}`))
+    const file = await onePackFile(Buffer.from(`{"kind":"note","schemaVersion":1,"pad":"${'x'.repeat(2000)}"}`))
     const dir = tempDir('recv')
     expect((await fp(dir, 'init')).code).toBe(0)
     const capped = await runCli(['unpack', file], { cwd: dir, env: { FORKPOINT_MAX_OBJECT_BYTES: '1K' } })

@@ -22,7 +22,7 @@ export interface PushOptions extends Where {
 /** `forkpoint push ID REMOTE`: an image sent to a remote; `onProgress` hears the transfer as it goes. */
 export async function pushCommand({ sign, insecure, repack, depth, onProgress, ...options }: PushOptions): Promise<PushResult> {
   const { pushImage } = await import('../../registry/pushImage.js')
-  const { signingKeyFromEnv } = await import('../../registry/signing.js')
+  const { signingKeyFromEnv } = await import('../../registry/signingKeys.js')
   return pushImage({
     ...options,
     insecure: insecure ?? false,
