@@ -27,9 +27,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/keyctl.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -44,11 +46,12 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #define MAX_FRAME (16u << 20)
 #define MAX_FIELDS 65536
-/* Root's sandboxes run as these ids on the host: SANDBOX_ID_BASE + the id inside. */
+/* Root's sandboxes run as host ids START + the id inside: root's range in /etc/subuid, else this one. */
 #define SANDBOX_ID_BASE 1879048192u
 #define SANDBOX_ID_COUNT 65536u
 #define CONTROL_FD 3
@@ -306,7 +309,7 @@ static int host_unmount(int argc, char **argv) {
 struct spec {
   char **argv, **env, **expose, **hide, **cgroups;
   const char *cwd, *view, *workspace, *home, *holder, *scratch_size;
-  int net_none, new_root;
+  int net_none, new_root, pty;
   rlim_t as, nproc, cpu;
 };
 
@@ -329,6 +332,7 @@ static struct spec parse_spec(const struct frame *f) {
   s.scratch_size = value(f, "scratch-size", "50%");
   s.net_none = strcmp(value(f, "net", "none"), "none") == 0;
   s.new_root = strcmp(value(f, "root", "new"), "new") == 0;
+  s.pty = strcmp(value(f, "terminal", "none"), "pty") == 0;
   s.as = number(f, "rlimit-as"), s.nproc = number(f, "rlimit-nproc"), s.cpu = number(f, "rlimit-cpu");
   if (s.new_root && (!s.view || !s.workspace)) fail("a sandbox with a new root needs view and workspace");
   return s;
@@ -354,12 +358,12 @@ static int enter_holder(const char *pid) {
 }
 
 /*
- * A user namespace with `map` (written by us, root in the parent); its fd. A child makes it
- * and lives until we have opened it: it waits for the end of a pipe we hold, which comes
- * when we close it or die, so it never outlives us (PDEATHSIG would not do: a new user
+ * A user namespace with these maps (written by us, root in the parent); its fd. A child
+ * makes it and lives until we have opened it: it waits for the end of a pipe we hold, which
+ * comes when we close it or die, so it never outlives us (PDEATHSIG would not do: a new user
  * namespace clears it, and a death between that and re-arming it would leak the child).
  */
-static int make_userns(const char *map) {
+static int make_userns(const char *uid_map, const char *gid_map) {
   int made[2], release[2];
   CHECK(pipe2(made, O_CLOEXEC) || pipe2(release, O_CLOEXEC), "pipe: %s", strerror(errno));
   pid_t child = fork();
@@ -376,8 +380,8 @@ static int make_userns(const char *map) {
   close(made[1]), close(release[0]);
   if (read(made[0], &c, 1) != 1) fail("cannot make a user namespace");
   close(made[0]);
-  write_map(child, "uid_map", map);
-  write_map(child, "gid_map", map);
+  write_map(child, "uid_map", uid_map);
+  write_map(child, "gid_map", gid_map);
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/ns/user", child);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -387,30 +391,73 @@ static int make_userns(const char *map) {
   return fd;
 }
 
-static int clone_tree(const char *path) {
-  int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+static int clone_tree(const char *path, int recursive) {
+  int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
   if (fd < 0) fail("cannot open the view %s: %s", path, strerror(errno));
   return fd;
 }
 
-/*
- * Root's sandbox runs in a user namespace mapping its ids to SANDBOX_ID_BASE + id, with the
- * view idmapped the same way so that the workspace's files keep their owners inside. A view
- * that cannot be idmapped (overlayfs cannot) gets an identity map instead: root inside is
- * the host's uid 0, with capabilities only in that namespace and no new privileges.
- * Returns the view's detached tree; *mapped tells which.
- */
-static int root_user_namespace(const struct spec *s, int *mapped) {
-  char map[64];
-  int tree = s->new_root ? clone_tree(s->view) : -1;
-  snprintf(map, sizeof map, "0 %u %u", SANDBOX_ID_BASE, SANDBOX_ID_COUNT);
-  int userns = make_userns(map);
+/* The first id of root's range in `file` (/etc/subuid, /etc/subgid) when it holds SANDBOX_ID_COUNT ids, else SANDBOX_ID_BASE. */
+static unsigned long sub_id_start(const char *file) {
+  char line[256];
+  unsigned long start = SANDBOX_ID_BASE, first, count;
+  FILE *f = fopen(file, "re");
+  while (f && fgets(line, sizeof line, f))
+    if ((sscanf(line, "root:%lu:%lu", &first, &count) == 2 || sscanf(line, "0:%lu:%lu", &first, &count) == 2) && first > 0 && count >= SANDBOX_ID_COUNT) {
+      start = first;
+      break;
+    }
+  if (f) fclose(f);
+  return start;
+}
+
+/* Why a sandbox is weaker than docs/sandbox.md promises, for the caller's `warnings`. */
+static char weaker[512];
+
+static int idmapped(int tree, int userns) {
   struct mount_attr idmap = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
-  *mapped = tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &idmap, sizeof idmap) == 0;
-  if (!*mapped) {
+  return mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &idmap, sizeof idmap) == 0;
+}
+
+/*
+ * The view for root's sandbox, idmapped with `userns` so that the workspace's files keep
+ * their owners inside and files written inside belong to their owners on disk. Mounts under
+ * the view cannot always be idmapped (overlayfs cannot): then the view goes without them. A
+ * view that cannot be idmapped at all (an overlay branch) is returned as it is, -1 in *tree.
+ */
+static void idmapped_view(const char *view, int userns, int *tree) {
+  *tree = clone_tree(view, 1);
+  if (idmapped(*tree, userns)) return;
+  close(*tree);
+  *tree = clone_tree(view, 0);
+  if (idmapped(*tree, userns)) {
+    snprintf(weaker, sizeof weaker, "mounts under %s are not shown in the sandbox (they cannot be idmapped)", view);
+    return;
+  }
+  close(*tree);
+  *tree = -1;
+}
+
+/*
+ * Root's sandbox runs in a user namespace mapping its ids to an unprivileged range of the
+ * host (sub_id_start), with the view idmapped the same way. A view that cannot be idmapped
+ * (overlayfs) gets an identity map instead: root inside is the host's uid 0, with
+ * capabilities only in that namespace, no new privileges and the seccomp filter, and the
+ * result's warnings say so. Returns the view's detached tree.
+ */
+static int root_user_namespace(const struct spec *s) {
+  char uid_map[64], gid_map[64];
+  snprintf(uid_map, sizeof uid_map, "0 %lu %u", sub_id_start("/etc/subuid"), SANDBOX_ID_COUNT);
+  snprintf(gid_map, sizeof gid_map, "0 %lu %u", sub_id_start("/etc/subgid"), SANDBOX_ID_COUNT);
+  int userns = make_userns(uid_map, gid_map), tree = -1;
+  if (s->new_root) idmapped_view(s->view, userns, &tree);
+  if (s->new_root && tree < 0) {
     close(userns);
-    snprintf(map, sizeof map, "0 0 %u", SANDBOX_ID_COUNT);
-    userns = make_userns(map);
+    snprintf(uid_map, sizeof uid_map, "0 0 %u", SANDBOX_ID_COUNT);
+    userns = make_userns(uid_map, uid_map);
+    tree = clone_tree(s->view, 1);
+    snprintf(weaker, sizeof weaker,
+             "the sandbox runs as the host's uid 0 (without capabilities over the host): its view %s is an overlay, which cannot be idmapped", s->view);
   }
   CHECK(setns(userns, CLONE_NEWUSER), "setns: %s", strerror(errno));
   close(userns);
@@ -564,17 +611,77 @@ static void set_limit(int resource, rlim_t v) {
   if (v) CHECK(setrlimit(resource, &lim), "setrlimit: %s", strerror(errno));
 }
 
+/* ---------- the command's last steps ---------- */
+
+/*
+ * Calls the sandbox does not need, modelled on Docker's default profile, each refused with
+ * EPERM: the kernel keyring, modules, kexec, BPF, perf, userfaultfd, io_uring, file handles,
+ * every mount call, new namespaces, and host-wide knobs (clock, swap, reboot, accounting).
+ */
+static const char *const denied_calls[] = {
+    "add_key", "request_key", "keyctl",
+    "init_module", "finit_module", "delete_module", "create_module", "query_module", "get_kernel_syms",
+    "kexec_load", "kexec_file_load", "reboot",
+    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "open_by_handle_at", "lookup_dcookie", "nfsservctl", "uselib", "ustat", "sysfs", "_sysctl", "syslog",
+    "mount", "umount", "umount2", "pivot_root", "fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr",
+    "unshare", "setns",
+    "swapon", "swapoff", "acct", "settimeofday", "stime", "clock_settime", "clock_adjtime",
+    "iopl", "ioperm", "vm86", "vm86old", "quotactl", "quotactl_fd", "vhangup",
+    NULL,
+};
+
+static void deny(scmp_filter_ctx ctx, int nr, unsigned count, const struct scmp_arg_cmp *args) {
+  if (seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, count, args) != 0) fail("seccomp: cannot add a rule for call %d", nr);
+}
+
+/* Installed last, right before exec: everything above still needs mount, unshare and setns. */
+static void install_seccomp(void) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) fail("seccomp: cannot make a filter");
+  /* the 32-bit ABIs too, or a program would go around the filter through them */
+  if (seccomp_arch_native() == SCMP_ARCH_X86_64) seccomp_arch_add(ctx, SCMP_ARCH_X86), seccomp_arch_add(ctx, SCMP_ARCH_X32);
+  for (const char *const *name = denied_calls; *name; name++) {
+    int nr = seccomp_syscall_resolve_name(*name);
+    if (nr != __NR_SCMP_ERROR) deny(ctx, nr, 0, NULL);
+  }
+  static const unsigned long ioctls[] = {TIOCSTI, TIOCLINUX};
+  for (size_t i = 0; i < sizeof ioctls / sizeof *ioctls; i++) deny(ctx, SCMP_SYS(ioctl), 1, &SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ioctls[i]));
+  static const unsigned long namespaces[] = {CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWCGROUP};
+  for (size_t i = 0; i < sizeof namespaces / sizeof *namespaces; i++) deny(ctx, SCMP_SYS(clone), 1, &SCMP_A0(SCMP_CMP_MASKED_EQ, namespaces[i], namespaces[i]));
+  /* clone3's flags are behind a pointer, out of a filter's reach: ENOSYS makes libc fall back to clone */
+  if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) != 0) fail("seccomp: cannot add a rule for clone3");
+  int err = seccomp_load(ctx);
+  if (err != 0) fail("seccomp: cannot load the filter: %s", strerror(-err));
+  seccomp_release(ctx);
+}
+
+/*
+ * A session of its own, so the caller's terminal is not the command's (no TIOCSTI into it,
+ * /dev/tty opens nothing); the pty forkpoint relays is, when there is one (on fd 0).
+ */
+static void own_session(int pty) {
+  if (setsid() < 0) fail("setsid: %s", strerror(errno));
+  if (pty && ioctl(0, TIOCSCTTY, 0) != 0) fail("cannot take the terminal: %s", strerror(errno));
+}
+
+/* A new anonymous session keyring: the caller's is not the command's (keyctl is denied besides). */
+static void own_keyring(void) { syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL); }
+
 /* The command: its own user namespace (so every mount above is locked), no new privileges, then exec. */
-static void exec_command(const struct spec *s, int ready_fd) {
+static void exec_command(const struct spec *s, int ready_fd, int pty) {
   char c;
   if (read(ready_fd, &c, 1) != 1) _exit(125); /* the init wrote our id maps */
   close(ready_fd);
+  own_session(pty);
+  own_keyring();
   CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs: %s", strerror(errno));
   set_limit(RLIMIT_AS, s->as);
   set_limit(RLIMIT_NPROC, s->nproc);
   set_limit(RLIMIT_CPU, s->cpu);
   if (chdir(s->cwd) != 0) fail("cannot enter %s: %s", s->cwd, strerror(errno));
-  send_frame(CONTROL_FD, "event", "ready", NULL);
+  install_seccomp();
+  send_frame(CONTROL_FD, "event", "ready", "warning", weaker, NULL);
   close(CONTROL_FD);
   error_fd = -1;
   environ = s->env;
@@ -587,9 +694,10 @@ static void exec_command(const struct spec *s, int ready_fd) {
 static int status_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
 /* PID 1 of the sandbox: sets up, starts the command in a nested user namespace, reaps orphans, exits with the command. */
-static int sandbox_init(const struct spec *s, int view_tree, const char *inner_map, int runtime_alive) {
+static int sandbox_init(const struct spec *s, int view_tree, const char *inner_map, int runtime_alive, int pty) {
   /* the runtime is outside our PID namespace (getppid() says 0): its end of a pipe tells whether it died */
   CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL), "prctl: %s", strerror(errno));
+  if (setsid() < 0) fail("setsid: %s", strerror(errno));
   struct pollfd gone = {.fd = runtime_alive, .events = POLLIN};
   if (poll(&gone, 1, 0) != 0) _exit(125);
   close(runtime_alive);
@@ -604,7 +712,7 @@ static int sandbox_init(const struct spec *s, int view_tree, const char *inner_m
     pid_t init = getppid();
     CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare: %s", strerror(errno));
     die_with(init);
-    exec_command(s, sync[0]);
+    exec_command(s, sync[0], pty);
   }
   close(sync[0]);
   /* the child unshares first: wait until its namespace is not ours */
@@ -623,11 +731,83 @@ static int sandbox_init(const struct spec *s, int view_tree, const char *inner_m
   close(sync[1]);
   close(CONTROL_FD);
   error_fd = -1;
+  /* the command, the same user outside, must not take over this process (and its mounts) with ptrace */
+  CHECK(prctl(PR_SET_DUMPABLE, 0), "prctl: %s", strerror(errno));
   for (int status;;) {
     pid_t done = waitpid(-1, &status, 0);
     if (done == command) return status_code(status);
     if (done < 0 && errno != EINTR) fail("lost the command process");
   }
+}
+
+/* ---------- the terminal of an interactive command ---------- */
+
+struct pty {
+  int master, slave;
+};
+
+static void copy_window_size(int from, int to) {
+  struct winsize size;
+  if (ioctl(from, TIOCGWINSZ, &size) == 0) ioctl(to, TIOCSWINSZ, &size);
+}
+
+/* A pty of our own for the command, the size of the caller's terminal on fd 0. */
+static struct pty open_pty(void) {
+  struct pty p = {.master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), .slave = -1};
+  const char *name = p.master < 0 || grantpt(p.master) != 0 || unlockpt(p.master) != 0 ? NULL : ptsname(p.master);
+  if (name) p.slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (p.slave < 0) fail("cannot open a pty: %s", strerror(errno));
+  copy_window_size(0, p.master);
+  return p;
+}
+
+/* In the sandbox's PID 1: the pty is its stdin, stdout and stderr (and so the command's), the caller's terminal is gone. */
+static void take_pty(struct pty p) {
+  CHECK(dup2(p.slave, 0) < 0 || dup2(p.slave, 1) < 0 || dup2(p.slave, 2) < 0, "dup2: %s", strerror(errno));
+  close(p.slave), close(p.master);
+}
+
+static volatile sig_atomic_t resized = 0;
+
+static void on_resize(int sig) {
+  (void)sig;
+  resized = 1;
+}
+
+/*
+ * Relay the caller's terminal (raw while we do) and the command's pty until every process
+ * holding the pty is gone; window size changes follow.
+ */
+static void relay(int master) {
+  struct termios saved, raw;
+  int restore = tcgetattr(0, &saved) == 0;
+  if (restore) raw = saved, cfmakeraw(&raw), tcsetattr(0, TCSAFLUSH, &raw);
+  sigset_t winch, others;
+  sigemptyset(&winch), sigaddset(&winch, SIGWINCH);
+  sigprocmask(SIG_BLOCK, &winch, &others);
+  struct sigaction resize = {.sa_handler = on_resize};
+  sigaction(SIGWINCH, &resize, NULL);
+  struct pollfd fds[2] = {{.fd = master, .events = POLLIN}, {.fd = 0, .events = POLLIN}};
+  char buf[16384];
+  for (;;) {
+    if (resized) resized = 0, copy_window_size(0, master);
+    if (ppoll(fds, 2, NULL, &others) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[0].revents) {
+      ssize_t n = read(master, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0 || write_full(1, buf, (size_t)n) != 0) break; /* EIO: the pty's last holder is gone */
+    }
+    if (fds[1].revents) {
+      ssize_t n = read(0, buf, sizeof buf);
+      if (n <= 0) fds[1].fd = -1;
+      else write_full(master, buf, (size_t)n);
+    }
+  }
+  if (restore) tcsetattr(0, TCSAFLUSH, &saved);
+  close(master);
 }
 
 static volatile pid_t init_pid = 0;
@@ -648,6 +828,7 @@ static int run(void) {
   }
   if (read_frame(CONTROL_FD, &f) != 0) fail("no request, or a malformed one, on fd 3");
   struct spec s = parse_spec(&f);
+  struct pty pty = s.pty && s.new_root && isatty(0) ? open_pty() : (struct pty){-1, -1};
   struct sigaction stop = {.sa_handler = on_stop};
   sigaction(SIGTERM, &stop, NULL), sigaction(SIGINT, &stop, NULL), sigaction(SIGHUP, &stop, NULL);
   signal(SIGPIPE, SIG_IGN);
@@ -674,10 +855,9 @@ static int run(void) {
     return 127;
   }
   if (geteuid() == 0 && !in_userns) {
-    int mapped;
     CHECK(unshare(CLONE_NEWNS), "unshare: %s", strerror(errno));
     CHECK(mount("none", "/", NULL, MS_REC | MS_SLAVE, NULL), "mount propagation: %s", strerror(errno));
-    view_tree = root_user_namespace(&s, &mapped);
+    view_tree = root_user_namespace(&s);
     snprintf(inner, sizeof inner, "0 0 %u\n0 0 %u", SANDBOX_ID_COUNT, SANDBOX_ID_COUNT);
     CHECK(unshare(isolate), "unshare: %s", strerror(errno));
   } else {
@@ -686,7 +866,7 @@ static int run(void) {
     snprintf(inner, sizeof inner, "%u 0 1\n%u 0 1", uid, gid);
   }
   CHECK(mount("none", "/", NULL, MS_REC | MS_SLAVE, NULL), "mount propagation: %s", strerror(errno));
-  if (view_tree < 0) view_tree = clone_tree(s.view);
+  if (view_tree < 0) view_tree = clone_tree(s.view, 1);
   die_with(caller);
   int alive[2];
   CHECK(pipe2(alive, O_CLOEXEC), "pipe: %s", strerror(errno));
@@ -694,7 +874,8 @@ static int run(void) {
   if (init < 0) fail("fork: %s", strerror(errno));
   if (init == 0) {
     close(alive[1]);
-    _exit(sandbox_init(&s, view_tree, inner, alive[0]));
+    if (pty.master >= 0) take_pty(pty);
+    _exit(sandbox_init(&s, view_tree, inner, alive[0], pty.master >= 0));
   }
   close(alive[0]);
   init_pid = init;
@@ -702,6 +883,7 @@ static int run(void) {
   close(view_tree);
   close(CONTROL_FD);
   error_fd = -1;
+  if (pty.master >= 0) close(pty.slave), relay(pty.master);
   for (int status;;) {
     if (waitpid(init, &status, 0) == init) return status_code(status);
     if (errno != EINTR) return 125;

@@ -32,6 +32,6 @@ if (addon.status !== 0) fail(`node-gyp ${step}`, tail(addon), (why) => `the nati
 mkdirSync('build', { recursive: true })
 const cc = process.env.CC || 'cc'
 // built beside it, then renamed over it: a running holder keeps its program, and no one execs half a file
-const sandbox = spawnSync(cc, ['-O2', '-Wall', '-o', 'build/forkpoint-sandbox.tmp', 'native/sandbox.c'], { encoding: 'utf8' })
+const sandbox = spawnSync(cc, ['-O2', '-Wall', '-o', 'build/forkpoint-sandbox.tmp', 'native/sandbox.c', '-lseccomp'], { encoding: 'utf8' })
 if (sandbox.status === 0) renameSync('build/forkpoint-sandbox.tmp', 'build/forkpoint-sandbox')
 else fail(`${cc} native/sandbox.c`, tail(sandbox), (why) => `the sandbox runtime was not built (${why}); sandboxed runs and overlay branches need it`)
