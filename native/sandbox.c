@@ -697,7 +697,6 @@ static int status_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG
 static int sandbox_init(const struct spec *s, int view_tree, const char *inner_map, int runtime_alive, int pty) {
   /* the runtime is outside our PID namespace (getppid() says 0): its end of a pipe tells whether it died */
   CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL), "prctl: %s", strerror(errno));
-  if (setsid() < 0) fail("setsid: %s", strerror(errno));
   struct pollfd gone = {.fd = runtime_alive, .events = POLLIN};
   if (poll(&gone, 1, 0) != 0) _exit(125);
   close(runtime_alive);
@@ -731,7 +730,7 @@ static int sandbox_init(const struct spec *s, int view_tree, const char *inner_m
   close(sync[1]);
   close(CONTROL_FD);
   error_fd = -1;
-  /* the command, the same user outside, must not take over this process (and its mounts) with ptrace */
+  /* the command, the same user outside, must not take over this process (its mounts, the caller's terminal) with ptrace */
   CHECK(prctl(PR_SET_DUMPABLE, 0), "prctl: %s", strerror(errno));
   for (int status;;) {
     pid_t done = waitpid(-1, &status, 0);
