@@ -702,26 +702,24 @@ static int sandbox_init(const struct spec *s, int view_tree, const char *inner_m
   close(runtime_alive);
   if (s->net_none) loopback_up();
   if (s->new_root) make_root(s, view_tree);
-  int sync[2];
-  CHECK(pipe2(sync, O_CLOEXEC), "pipe: %s", strerror(errno));
+  int sync[2], unshared[2];
+  CHECK(pipe2(sync, O_CLOEXEC) || pipe2(unshared, O_CLOEXEC), "pipe: %s", strerror(errno));
   pid_t command = fork();
   if (command < 0) fail("fork: %s", strerror(errno));
   if (command == 0) {
-    close(sync[1]);
+    close(sync[1]), close(unshared[0]);
     pid_t init = getppid();
     CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare: %s", strerror(errno));
     die_with(init);
+    if (write(unshared[1], "u", 1) != 1) _exit(125);
+    close(unshared[1]);
     exec_command(s, sync[0], pty);
   }
-  close(sync[0]);
-  /* the child unshares first: wait until its namespace is not ours */
-  char mine[64], theirs[64];
-  snprintf(theirs, sizeof theirs, "/proc/%d/ns/user", command);
-  snprintf(mine, sizeof mine, "/proc/self/ns/user");
-  for (int i = 0; same_namespace(mine, theirs); i++) {
-    if (i > 100000) fail("the command did not get its user namespace");
-    usleep(50);
-  }
+  close(sync[0]), close(unshared[1]);
+  /* the child unshares first: its word (or its end) says its namespace is made */
+  char c;
+  if (read(unshared[0], &c, 1) != 1) fail("the command did not get its user namespace");
+  close(unshared[0]);
   char uid_map[48];
   snprintf(uid_map, sizeof uid_map, "%.*s", (int)strcspn(inner_map, "\n"), inner_map);
   write_map(command, "uid_map", uid_map);
