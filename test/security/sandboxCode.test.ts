@@ -81,8 +81,12 @@ for name, args in calls.items():
       expect(session.queued).toBe('')
     })
 
-    it('denies the calls of the seccomp filter with EPERM, and ordinary programs still work', async () => {
-      const session = await forkpoint(dir, caller, ['run', '--', 'sh', '-c', 'python3 calls.py && node -e "console.log(6*7)" && git --version >/dev/null && echo programs-ok'])
+    it.each([
+      ['run', ['run', '--']],
+      ['shell in a branch', ['shell', 'probe', '-c']],
+    ])('%s: denies the calls of the seccomp filter with EPERM, and ordinary programs still work', async (_, command) => {
+      const script = 'python3 calls.py && node -e "console.log(6*7)" && git --version >/dev/null && echo programs-ok'
+      const session = await forkpoint(dir, caller, [...command, ...(command[0] === 'run' ? ['sh', '-c', script] : [script])])
       const errnos = Object.fromEntries([...session.output.matchAll(/^(\w+) (\d+)\r?$/gm)].map((m) => [m[1], Number(m[2])]))
       expect(errnos).toEqual({ keyctl: 1, add_key: 1, request_key: 1, bpf: 1, perf_event_open: 1, unshare: 1, open_by_handle_at: 1, userfaultfd: 1 })
       expect(session.output).toContain('42')
