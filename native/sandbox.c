@@ -27,11 +27,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/filter.h>
 #include <linux/keyctl.h>
+#include <linux/seccomp.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -48,6 +49,8 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
+
+#include "seccomp-filter.h" /* build/, from native/seccompFilter.c */
 
 #define MAX_FRAME (16u << 20)
 #define MAX_FIELDS 65536
@@ -613,47 +616,10 @@ static void set_limit(int resource, rlim_t v) {
 
 /* ---------- the command's last steps ---------- */
 
-/*
- * Calls the sandbox does not need, modelled on Docker's default profile, each refused with
- * EPERM: the kernel keyring, modules, kexec, BPF, perf, userfaultfd, io_uring, file handles,
- * every mount call, new namespaces, and host-wide knobs (clock, swap, reboot, accounting).
- */
-static const char *const denied_calls[] = {
-    "add_key", "request_key", "keyctl",
-    "init_module", "finit_module", "delete_module", "create_module", "query_module", "get_kernel_syms",
-    "kexec_load", "kexec_file_load", "reboot",
-    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
-    "open_by_handle_at", "lookup_dcookie", "nfsservctl", "uselib", "ustat", "sysfs", "_sysctl", "syslog",
-    "mount", "umount", "umount2", "pivot_root", "fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr",
-    "unshare", "setns",
-    "swapon", "swapoff", "acct", "settimeofday", "stime", "clock_settime", "clock_adjtime",
-    "iopl", "ioperm", "vm86", "vm86old", "quotactl", "quotactl_fd", "vhangup",
-    NULL,
-};
-
-static void deny(scmp_filter_ctx ctx, int nr, unsigned count, const struct scmp_arg_cmp *args) {
-  if (seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, count, args) != 0) fail("seccomp: cannot add a rule for call %d", nr);
-}
-
 /* Installed last, right before exec: everything above still needs mount, unshare and setns. */
 static void install_seccomp(void) {
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-  if (!ctx) fail("seccomp: cannot make a filter");
-  /* the 32-bit ABIs too, or a program would go around the filter through them */
-  if (seccomp_arch_native() == SCMP_ARCH_X86_64) seccomp_arch_add(ctx, SCMP_ARCH_X86), seccomp_arch_add(ctx, SCMP_ARCH_X32);
-  for (const char *const *name = denied_calls; *name; name++) {
-    int nr = seccomp_syscall_resolve_name(*name);
-    if (nr != __NR_SCMP_ERROR) deny(ctx, nr, 0, NULL);
-  }
-  static const unsigned long ioctls[] = {TIOCSTI, TIOCLINUX};
-  for (size_t i = 0; i < sizeof ioctls / sizeof *ioctls; i++) deny(ctx, SCMP_SYS(ioctl), 1, &SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ioctls[i]));
-  static const unsigned long namespaces[] = {CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWCGROUP};
-  for (size_t i = 0; i < sizeof namespaces / sizeof *namespaces; i++) deny(ctx, SCMP_SYS(clone), 1, &SCMP_A0(SCMP_CMP_MASKED_EQ, namespaces[i], namespaces[i]));
-  /* clone3's flags are behind a pointer, out of a filter's reach: ENOSYS makes libc fall back to clone */
-  if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) != 0) fail("seccomp: cannot add a rule for clone3");
-  int err = seccomp_load(ctx);
-  if (err != 0) fail("seccomp: cannot load the filter: %s", strerror(-err));
-  seccomp_release(ctx);
+  struct sock_fprog prog = {.len = sizeof SECCOMP_FILTER / sizeof *SECCOMP_FILTER, .filter = (struct sock_filter *)SECCOMP_FILTER};
+  CHECK(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog), "seccomp: %s", strerror(errno));
 }
 
 /*
