@@ -614,6 +614,116 @@ static void set_limit(int resource, rlim_t v) {
   if (v) CHECK(setrlimit(resource, &lim), "setrlimit: %s", strerror(errno));
 }
 
+/* ---------- the terminal of an interactive command ---------- */
+
+struct pty {
+  int master, slave;
+};
+
+static void copy_window_size(int from, int to) {
+  struct winsize size;
+  if (ioctl(from, TIOCGWINSZ, &size) == 0) ioctl(to, TIOCSWINSZ, &size);
+}
+
+/* A pty for the command, on the devpts of the root we are in, the size of the caller's terminal on fd 0. */
+static struct pty open_pty(void) {
+  struct pty p = {.master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), .slave = -1};
+  const char *name = p.master < 0 || grantpt(p.master) != 0 || unlockpt(p.master) != 0 ? NULL : ptsname(p.master);
+  if (name) p.slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (p.slave < 0) fail("cannot open a pty: %s", strerror(errno));
+  copy_window_size(0, p.master);
+  return p;
+}
+
+/* The pty is our stdin, stdout and stderr (and so the command's); the caller's terminal is gone. */
+static void take_pty(struct pty p) {
+  CHECK(dup2(p.slave, 0) < 0 || dup2(p.slave, 1) < 0 || dup2(p.slave, 2) < 0, "dup2: %s", strerror(errno));
+  close(p.slave), close(p.master);
+}
+
+/* Hand `fd` over the unix socket `sock`. */
+static void send_fd(int sock, int fd) {
+  char byte = 'p';
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } control = {0};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  CHECK(sendmsg(sock, &msg, 0) != 1, "cannot hand the pty over: %s", strerror(errno));
+}
+
+/* The fd handed over on `sock`; -1 when none came (the sandbox failed before). */
+static int receive_fd(int sock) {
+  char byte;
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } control;
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf};
+  ssize_t n;
+  while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) continue;
+  struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+  int fd = -1;
+  if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return fd;
+}
+
+/* In the sandbox's new root: a pty of its devpts, its master handed to the runtime on `sock`, its slave our stdin, stdout and stderr. */
+static void pty_for_command(int sock) {
+  struct pty p = open_pty();
+  send_fd(sock, p.master);
+  close(sock);
+  take_pty(p);
+}
+
+static volatile sig_atomic_t resized = 0;
+
+static void on_resize(int sig) {
+  (void)sig;
+  resized = 1;
+}
+
+/*
+ * Relay the caller's terminal (raw while we do) and the command's pty until every process
+ * holding the pty is gone; window size changes follow.
+ */
+static void relay(int master) {
+  struct termios saved, raw;
+  int restore = tcgetattr(0, &saved) == 0;
+  if (restore) raw = saved, cfmakeraw(&raw), tcsetattr(0, TCSADRAIN, &raw);
+  sigset_t winch, others;
+  sigemptyset(&winch), sigaddset(&winch, SIGWINCH);
+  sigprocmask(SIG_BLOCK, &winch, &others);
+  struct sigaction resize = {.sa_handler = on_resize};
+  sigaction(SIGWINCH, &resize, NULL);
+  struct pollfd fds[2] = {{.fd = master, .events = POLLIN}, {.fd = 0, .events = POLLIN}};
+  char buf[16384];
+  for (;;) {
+    if (resized) resized = 0, copy_window_size(0, master);
+    if (ppoll(fds, 2, NULL, &others) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[0].revents) {
+      ssize_t n = read(master, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0 || write_full(1, buf, (size_t)n) != 0) break; /* EIO: the pty's last holder is gone */
+    }
+    if (fds[1].revents) {
+      ssize_t n = read(0, buf, sizeof buf);
+      if (n <= 0) fds[1].fd = -1;
+      else write_full(master, buf, (size_t)n);
+    }
+  }
+  if (restore) tcsetattr(0, TCSADRAIN, &saved);
+  close(master);
+}
+
 /* ---------- the command's last steps ---------- */
 
 /* Installed last, right before exec: everything above still needs mount, unshare and setns. */
@@ -660,7 +770,7 @@ static void exec_command(const struct spec *s, int ready_fd, int pty) {
 static int status_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
 /* PID 1 of the sandbox: sets up, starts the command in a nested user namespace, reaps orphans, exits with the command. */
-static int sandbox_init(const struct spec *s, int view_tree, const char *inner_map, int runtime_alive, int pty) {
+static int sandbox_init(const struct spec *s, int view_tree, const char *inner_map, int runtime_alive, int pty_sock) {
   /* the runtime is outside our PID namespace (getppid() says 0): its end of a pipe tells whether it died */
   CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL), "prctl: %s", strerror(errno));
   struct pollfd gone = {.fd = runtime_alive, .events = POLLIN};
@@ -668,6 +778,7 @@ static int sandbox_init(const struct spec *s, int view_tree, const char *inner_m
   close(runtime_alive);
   if (s->net_none) loopback_up();
   if (s->new_root) make_root(s, view_tree);
+  if (pty_sock >= 0) pty_for_command(pty_sock);
   int sync[2], unshared[2];
   CHECK(pipe2(sync, O_CLOEXEC) || pipe2(unshared, O_CLOEXEC), "pipe: %s", strerror(errno));
   pid_t command = fork();
@@ -679,7 +790,7 @@ static int sandbox_init(const struct spec *s, int view_tree, const char *inner_m
     die_with(init);
     if (write(unshared[1], "u", 1) != 1) _exit(125);
     close(unshared[1]);
-    exec_command(s, sync[0], pty);
+    exec_command(s, sync[0], pty_sock >= 0);
   }
   close(sync[0]), close(unshared[1]);
   /* the child unshares first: its word (or its end) says its namespace is made */
@@ -703,76 +814,6 @@ static int sandbox_init(const struct spec *s, int view_tree, const char *inner_m
   }
 }
 
-/* ---------- the terminal of an interactive command ---------- */
-
-struct pty {
-  int master, slave;
-};
-
-static void copy_window_size(int from, int to) {
-  struct winsize size;
-  if (ioctl(from, TIOCGWINSZ, &size) == 0) ioctl(to, TIOCSWINSZ, &size);
-}
-
-/* A pty of our own for the command, the size of the caller's terminal on fd 0. */
-static struct pty open_pty(void) {
-  struct pty p = {.master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), .slave = -1};
-  const char *name = p.master < 0 || grantpt(p.master) != 0 || unlockpt(p.master) != 0 ? NULL : ptsname(p.master);
-  if (name) p.slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (p.slave < 0) fail("cannot open a pty: %s", strerror(errno));
-  copy_window_size(0, p.master);
-  return p;
-}
-
-/* In the sandbox's PID 1: the pty is its stdin, stdout and stderr (and so the command's), the caller's terminal is gone. */
-static void take_pty(struct pty p) {
-  CHECK(dup2(p.slave, 0) < 0 || dup2(p.slave, 1) < 0 || dup2(p.slave, 2) < 0, "dup2: %s", strerror(errno));
-  close(p.slave), close(p.master);
-}
-
-static volatile sig_atomic_t resized = 0;
-
-static void on_resize(int sig) {
-  (void)sig;
-  resized = 1;
-}
-
-/*
- * Relay the caller's terminal (raw while we do) and the command's pty until every process
- * holding the pty is gone; window size changes follow.
- */
-static void relay(int master) {
-  struct termios saved, raw;
-  int restore = tcgetattr(0, &saved) == 0;
-  if (restore) raw = saved, cfmakeraw(&raw), tcsetattr(0, TCSAFLUSH, &raw);
-  sigset_t winch, others;
-  sigemptyset(&winch), sigaddset(&winch, SIGWINCH);
-  sigprocmask(SIG_BLOCK, &winch, &others);
-  struct sigaction resize = {.sa_handler = on_resize};
-  sigaction(SIGWINCH, &resize, NULL);
-  struct pollfd fds[2] = {{.fd = master, .events = POLLIN}, {.fd = 0, .events = POLLIN}};
-  char buf[16384];
-  for (;;) {
-    if (resized) resized = 0, copy_window_size(0, master);
-    if (ppoll(fds, 2, NULL, &others) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[0].revents) {
-      ssize_t n = read(master, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0 || write_full(1, buf, (size_t)n) != 0) break; /* EIO: the pty's last holder is gone */
-    }
-    if (fds[1].revents) {
-      ssize_t n = read(0, buf, sizeof buf);
-      if (n <= 0) fds[1].fd = -1;
-      else write_full(master, buf, (size_t)n);
-    }
-  }
-  if (restore) tcsetattr(0, TCSAFLUSH, &saved);
-  close(master);
-}
-
 static volatile pid_t init_pid = 0;
 static volatile sig_atomic_t stopping = 0;
 
@@ -791,7 +832,9 @@ static int run(void) {
   }
   if (read_frame(CONTROL_FD, &f) != 0) fail("no request, or a malformed one, on fd 3");
   struct spec s = parse_spec(&f);
-  struct pty pty = s.pty && s.new_root && isatty(0) ? open_pty() : (struct pty){-1, -1};
+  /* the command's pty is made in the sandbox (its own devpts); its master comes back on this socket */
+  int pty_sock[2] = {-1, -1};
+  if (s.pty && s.new_root && isatty(0)) CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pty_sock), "socketpair: %s", strerror(errno));
   struct sigaction stop = {.sa_handler = on_stop};
   sigaction(SIGTERM, &stop, NULL), sigaction(SIGINT, &stop, NULL), sigaction(SIGHUP, &stop, NULL);
   signal(SIGPIPE, SIG_IGN);
@@ -837,8 +880,8 @@ static int run(void) {
   if (init < 0) fail("fork: %s", strerror(errno));
   if (init == 0) {
     close(alive[1]);
-    if (pty.master >= 0) take_pty(pty);
-    _exit(sandbox_init(&s, view_tree, inner, alive[0], pty.master >= 0));
+    if (pty_sock[0] >= 0) close(pty_sock[0]);
+    _exit(sandbox_init(&s, view_tree, inner, alive[0], pty_sock[1]));
   }
   close(alive[0]);
   init_pid = init;
@@ -846,7 +889,12 @@ static int run(void) {
   close(view_tree);
   close(CONTROL_FD);
   error_fd = -1;
-  if (pty.master >= 0) close(pty.slave), relay(pty.master);
+  if (pty_sock[0] >= 0) {
+    close(pty_sock[1]);
+    int master = receive_fd(pty_sock[0]);
+    close(pty_sock[0]);
+    if (master >= 0) relay(master);
+  }
   for (int status;;) {
     if (waitpid(init, &status, 0) == init) return status_code(status);
     if (errno != EINTR) return 125;

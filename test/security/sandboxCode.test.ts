@@ -73,9 +73,10 @@ for name, args in calls.items():
     })
 
     it("shell: the shell gets a pty of its own, relayed; TIOCSTI pushes nothing into the caller's terminal", async () => {
-      const session = await forkpoint(dir, caller, ['shell', 'probe', '-c', 'python3 inject.py; echo relayed-$((6*7))'])
+      const session = await forkpoint(dir, caller, ['shell', 'probe', '-c', 'python3 inject.py; tty; echo relayed-$((6*7))'])
       expect(session.code).toBe(0)
       expect(session.output).toContain('a tty: True')
+      expect(session.output).toContain('/dev/pts/0') // the sandbox's own devpts
       expect(session.output).toContain('relayed-42')
       expect(session.output).not.toContain('INJECTED')
       expect(session.queued).toBe('')
