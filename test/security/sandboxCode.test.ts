@@ -120,6 +120,15 @@ for name, args in calls.items():
       expect(warnings.join('\n')).toMatch(/not shown in the sandbox/)
     })
 
+    it('forkpoint shell in an overlay branch that runs as the host uid 0 says so', async () => {
+      const dir = await probeWorkspace('root')
+      expect((await forkpoint(dir, 'root', ['branch', 'probe'])).code).toBe(0)
+      const { uid } = await hostUidOfSleep((argv) => live.run(argv)) // the same kind of branch
+      const session = await forkpoint(dir, 'root', ['shell', 'probe', '-c', 'true'])
+      expect(session.code).toBe(0)
+      expect(/warning: .*host's uid 0/.test(session.output)).toBe(uid === 0)
+    })
+
     it('a run in an overlay branch says in its warnings exactly when it runs as the host uid 0', async () => {
       const { uid, warnings } = await hostUidOfSleep((argv) => live.run(argv))
       expect(/host's uid 0/.test(warnings.join('\n'))).toBe(uid === 0)
