@@ -30,10 +30,10 @@ async function libraryTrue(dir: string): Promise<void> {
 export async function main(args: string[]): Promise<void> {
   const runs = Number(args[0] ?? 50)
   const dir = mkdtempSync(join(tmpdir(), 'fp-bench-sandbox-'))
-  const { a, b } = await compare({ run: () => libraryTrue(dir) }, { run: bwrapTrue }, { runs, warmup: 3 })
+  const { a, b, fastest } = await compare({ run: () => libraryTrue(dir) }, { run: bwrapTrue }, { runs, warmup: 3 })
   report('sandbox', `Sandboxed \`true\`, median of ${runs} interleaved runs, as ${process.getuid?.() === 0 ? 'root' : 'an unprivileged user'}`, [
-    { 'sandboxed `true`': 'library (runSandboxed)', 'median (ms)': a },
-    { 'sandboxed `true`': `bwrap ${BWRAP.join(' ')}`, 'median (ms)': b },
-    { 'sandboxed `true`': 'library − bwrap (target ≤ 3 ms)', 'median (ms)': a - b },
+    { 'sandboxed `true`': 'library (runSandboxed)', 'median (ms)': a, 'fastest (ms)': fastest.a },
+    { 'sandboxed `true`': `bwrap ${BWRAP.join(' ')}`, 'median (ms)': b, 'fastest (ms)': fastest.b },
+    { 'sandboxed `true`': 'library − bwrap (target ≤ 3 ms)', 'median (ms)': a - b, 'fastest (ms)': fastest.a - fastest.b },
   ])
 }
