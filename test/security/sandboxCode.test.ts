@@ -134,18 +134,18 @@ for name, args in calls.items():
       expect(/host's uid 0/.test(warnings.join('\n'))).toBe(uid === 0)
     })
   })
-})
 
-/** The pid and host uid of a running `sleep MARKER`, or null while there is none. */
-function sleeping(marker: string): { pid: number; uid: number } | null {
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== `sleep\0${marker}\0`) continue
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-      if (!/^State:\s+Z/m.test(status)) return { pid: Number(pid), uid: Number(/^Uid:\s+(\d+)/m.exec(status)![1]) }
-    } catch {
-      // gone meanwhile
+  /** The pid and host uid of a running `sleep MARKER`, or null while there is none. */
+  function sleeping(marker: string): { pid: number; uid: number } | null {
+    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      try {
+        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== `sleep\0${marker}\0`) continue
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+        if (!/^State:\s+Z/m.test(status)) return { pid: Number(pid), uid: Number(/^Uid:\s+(\d+)/m.exec(status)![1]) }
+      } catch {
+        // gone meanwhile
+      }
     }
+    return null
   }
-  return null
-}
+})
