@@ -27,6 +27,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/filter.h>
+#include <linux/keyctl.h>
+#include <linux/seccomp.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -44,11 +47,14 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
+
+#include "seccomp-filter.h" /* build/, from native/seccompFilter.c */
 
 #define MAX_FRAME (16u << 20)
 #define MAX_FIELDS 65536
-/* Root's sandboxes run as these ids on the host: SANDBOX_ID_BASE + the id inside. */
+/* Root's sandboxes run as host ids START + the id inside: root's range in /etc/subuid, else this one. */
 #define SANDBOX_ID_BASE 1879048192u
 #define SANDBOX_ID_COUNT 65536u
 #define CONTROL_FD 3
@@ -306,7 +312,7 @@ static int host_unmount(int argc, char **argv) {
 struct spec {
   char **argv, **env, **expose, **hide, **cgroups;
   const char *cwd, *view, *workspace, *home, *holder, *scratch_size;
-  int net_none, new_root;
+  int net_none, new_root, pty;
   rlim_t as, nproc, cpu;
 };
 
@@ -329,6 +335,7 @@ static struct spec parse_spec(const struct frame *f) {
   s.scratch_size = value(f, "scratch-size", "50%");
   s.net_none = strcmp(value(f, "net", "none"), "none") == 0;
   s.new_root = strcmp(value(f, "root", "new"), "new") == 0;
+  s.pty = strcmp(value(f, "terminal", "none"), "pty") == 0;
   s.as = number(f, "rlimit-as"), s.nproc = number(f, "rlimit-nproc"), s.cpu = number(f, "rlimit-cpu");
   if (s.new_root && (!s.view || !s.workspace)) fail("a sandbox with a new root needs view and workspace");
   return s;
@@ -354,12 +361,12 @@ static int enter_holder(const char *pid) {
 }
 
 /*
- * A user namespace with `map` (written by us, root in the parent); its fd. A child makes it
- * and lives until we have opened it: it waits for the end of a pipe we hold, which comes
- * when we close it or die, so it never outlives us (PDEATHSIG would not do: a new user
+ * A user namespace with these maps (written by us, root in the parent); its fd. A child
+ * makes it and lives until we have opened it: it waits for the end of a pipe we hold, which
+ * comes when we close it or die, so it never outlives us (PDEATHSIG would not do: a new user
  * namespace clears it, and a death between that and re-arming it would leak the child).
  */
-static int make_userns(const char *map) {
+static int make_userns(const char *uid_map, const char *gid_map) {
   int made[2], release[2];
   CHECK(pipe2(made, O_CLOEXEC) || pipe2(release, O_CLOEXEC), "pipe: %s", strerror(errno));
   pid_t child = fork();
@@ -376,8 +383,8 @@ static int make_userns(const char *map) {
   close(made[1]), close(release[0]);
   if (read(made[0], &c, 1) != 1) fail("cannot make a user namespace");
   close(made[0]);
-  write_map(child, "uid_map", map);
-  write_map(child, "gid_map", map);
+  write_map(child, "uid_map", uid_map);
+  write_map(child, "gid_map", gid_map);
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/ns/user", child);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -387,30 +394,74 @@ static int make_userns(const char *map) {
   return fd;
 }
 
-static int clone_tree(const char *path) {
-  int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+static int clone_tree(const char *path, int recursive) {
+  int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
   if (fd < 0) fail("cannot open the view %s: %s", path, strerror(errno));
   return fd;
 }
 
-/*
- * Root's sandbox runs in a user namespace mapping its ids to SANDBOX_ID_BASE + id, with the
- * view idmapped the same way so that the workspace's files keep their owners inside. A view
- * that cannot be idmapped (overlayfs cannot) gets an identity map instead: root inside is
- * the host's uid 0, with capabilities only in that namespace and no new privileges.
- * Returns the view's detached tree; *mapped tells which.
- */
-static int root_user_namespace(const struct spec *s, int *mapped) {
-  char map[64];
-  int tree = s->new_root ? clone_tree(s->view) : -1;
-  snprintf(map, sizeof map, "0 %u %u", SANDBOX_ID_BASE, SANDBOX_ID_COUNT);
-  int userns = make_userns(map);
+/* The first id of root's range in `file` (/etc/subuid, /etc/subgid) when it holds SANDBOX_ID_COUNT ids, else SANDBOX_ID_BASE. */
+static unsigned long sub_id_start(const char *file) {
+  char line[256];
+  unsigned long start = SANDBOX_ID_BASE, first, count;
+  FILE *f = fopen(file, "re");
+  while (f && fgets(line, sizeof line, f))
+    if ((sscanf(line, "root:%lu:%lu", &first, &count) == 2 || sscanf(line, "0:%lu:%lu", &first, &count) == 2) && first > 0 && count >= SANDBOX_ID_COUNT) {
+      start = first;
+      break;
+    }
+  if (f) fclose(f);
+  return start;
+}
+
+/* Why a sandbox is weaker than docs/sandbox.md promises, for the caller's `warnings`. */
+static char weaker[512];
+
+static int idmapped(int tree, int userns) {
   struct mount_attr idmap = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
-  *mapped = tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &idmap, sizeof idmap) == 0;
-  if (!*mapped) {
+  return mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &idmap, sizeof idmap) == 0;
+}
+
+/*
+ * The view for root's sandbox, idmapped with `userns` so that the workspace's files keep
+ * their owners inside and files written inside belong to their owners on disk. Mounts under
+ * the view cannot always be idmapped (overlayfs cannot): then the view goes without them. A
+ * view that cannot be idmapped at all (an overlay branch) is returned as it is, -1 in *tree.
+ */
+static void idmapped_view(const char *view, int userns, int *tree) {
+  *tree = clone_tree(view, 1);
+  if (idmapped(*tree, userns)) return;
+  close(*tree);
+  *tree = clone_tree(view, 0);
+  if (idmapped(*tree, userns)) {
+    snprintf(weaker, sizeof weaker, "mounts under %s are not shown in the sandbox (they cannot be idmapped)", view);
+    return;
+  }
+  close(*tree);
+  *tree = -1;
+}
+
+/*
+ * Root's sandbox runs in a user namespace mapping its ids to an unprivileged range of the
+ * host (sub_id_start), with the view idmapped the same way. A view that cannot be idmapped
+ * (overlayfs) gets an identity map instead: root inside is the host's uid 0, with
+ * capabilities only in that namespace, no new privileges and the seccomp filter, and the
+ * result's warnings say so. Returns the view's detached tree.
+ */
+static int root_user_namespace(const struct spec *s) {
+  char uid_map[64], gid_map[64];
+  snprintf(uid_map, sizeof uid_map, "0 %lu %u", sub_id_start("/etc/subuid"), SANDBOX_ID_COUNT);
+  snprintf(gid_map, sizeof gid_map, "0 %lu %u", sub_id_start("/etc/subgid"), SANDBOX_ID_COUNT);
+  int userns = make_userns(uid_map, gid_map), tree = -1;
+  if (s->new_root) idmapped_view(s->view, userns, &tree);
+  if (s->new_root && tree < 0) {
     close(userns);
-    snprintf(map, sizeof map, "0 0 %u", SANDBOX_ID_COUNT);
-    userns = make_userns(map);
+    snprintf(uid_map, sizeof uid_map, "0 0 %u", SANDBOX_ID_COUNT);
+    userns = make_userns(uid_map, uid_map);
+    tree = clone_tree(s->view, 1);
+    snprintf(weaker, sizeof weaker,
+             "the sandbox runs as the host's uid 0 (without capabilities over the host): its view %s cannot be idmapped (an overlay branch's cannot)",
+             s->view);
   }
   CHECK(setns(userns, CLONE_NEWUSER), "setns: %s", strerror(errno));
   close(userns);
@@ -564,17 +615,150 @@ static void set_limit(int resource, rlim_t v) {
   if (v) CHECK(setrlimit(resource, &lim), "setrlimit: %s", strerror(errno));
 }
 
+/* ---------- the terminal of an interactive command ---------- */
+
+struct pty {
+  int master, slave;
+};
+
+static void copy_window_size(int from, int to) {
+  struct winsize size;
+  if (ioctl(from, TIOCGWINSZ, &size) == 0) ioctl(to, TIOCSWINSZ, &size);
+}
+
+/* A pty for the command, on the devpts of the root we are in, the size of the caller's terminal on fd 0. */
+static struct pty open_pty(void) {
+  struct pty p = {.master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), .slave = -1};
+  const char *name = p.master < 0 || grantpt(p.master) != 0 || unlockpt(p.master) != 0 ? NULL : ptsname(p.master);
+  if (name) p.slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (p.slave < 0) fail("cannot open a pty: %s", strerror(errno));
+  copy_window_size(0, p.master);
+  return p;
+}
+
+/* The pty is our stdin, stdout and stderr (and so the command's); the caller's terminal is gone. */
+static void take_pty(struct pty p) {
+  CHECK(dup2(p.slave, 0) < 0 || dup2(p.slave, 1) < 0 || dup2(p.slave, 2) < 0, "dup2: %s", strerror(errno));
+  close(p.slave), close(p.master);
+}
+
+/* Hand `fd` over the unix socket `sock`. */
+static void send_fd(int sock, int fd) {
+  char byte = 'p';
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } control = {0};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  CHECK(sendmsg(sock, &msg, 0) != 1, "cannot hand the pty over: %s", strerror(errno));
+}
+
+/* The fd handed over on `sock`; -1 when none came (the sandbox failed before). */
+static int receive_fd(int sock) {
+  char byte;
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } control;
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf};
+  ssize_t n;
+  while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) continue;
+  struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+  int fd = -1;
+  if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return fd;
+}
+
+/* In the sandbox's new root: a pty of its devpts, its master handed to the runtime on `sock`, its slave our stdin, stdout and stderr. */
+static void pty_for_command(int sock) {
+  struct pty p = open_pty();
+  send_fd(sock, p.master);
+  close(sock);
+  take_pty(p);
+}
+
+static volatile sig_atomic_t resized = 0;
+
+static void on_resize(int sig) {
+  (void)sig;
+  resized = 1;
+}
+
+/*
+ * Relay the caller's terminal (raw while we do) and the command's pty until every process
+ * holding the pty is gone; window size changes follow.
+ */
+static void relay(int master) {
+  struct termios saved, raw;
+  int restore = tcgetattr(0, &saved) == 0;
+  if (restore) raw = saved, cfmakeraw(&raw), tcsetattr(0, TCSADRAIN, &raw);
+  sigset_t winch, others;
+  sigemptyset(&winch), sigaddset(&winch, SIGWINCH);
+  sigprocmask(SIG_BLOCK, &winch, &others);
+  struct sigaction resize = {.sa_handler = on_resize};
+  sigaction(SIGWINCH, &resize, NULL);
+  struct pollfd fds[2] = {{.fd = master, .events = POLLIN}, {.fd = 0, .events = POLLIN}};
+  char buf[16384];
+  for (;;) {
+    if (resized) resized = 0, copy_window_size(0, master);
+    if (ppoll(fds, 2, NULL, &others) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[0].revents) {
+      ssize_t n = read(master, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0 || write_full(1, buf, (size_t)n) != 0) break; /* EIO: the pty's last holder is gone */
+    }
+    if (fds[1].revents) {
+      ssize_t n = read(0, buf, sizeof buf);
+      if (n <= 0) fds[1].fd = -1;
+      else write_full(master, buf, (size_t)n);
+    }
+  }
+  if (restore) tcsetattr(0, TCSADRAIN, &saved);
+  close(master);
+}
+
+/* ---------- the command's last steps ---------- */
+
+/* Installed last, right before exec: everything above still needs mount, unshare and setns. */
+static void install_seccomp(void) {
+  struct sock_fprog prog = {.len = sizeof SECCOMP_FILTER / sizeof *SECCOMP_FILTER, .filter = (struct sock_filter *)SECCOMP_FILTER};
+  CHECK(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog), "seccomp: %s", strerror(errno));
+}
+
+/*
+ * A session of its own, so the caller's terminal is not the command's (no TIOCSTI into it,
+ * /dev/tty opens nothing); the pty forkpoint relays is, when there is one (on fd 0).
+ */
+static void own_session(int pty) {
+  if (setsid() < 0) fail("setsid: %s", strerror(errno));
+  if (pty && ioctl(0, TIOCSCTTY, 0) != 0) fail("cannot take the terminal: %s", strerror(errno));
+}
+
+/* A new anonymous session keyring: the caller's is not the command's (keyctl is denied besides). */
+static void own_keyring(void) { syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL); }
+
 /* The command: its own user namespace (so every mount above is locked), no new privileges, then exec. */
-static void exec_command(const struct spec *s, int ready_fd) {
+static void exec_command(const struct spec *s, int ready_fd, int pty) {
   char c;
   if (read(ready_fd, &c, 1) != 1) _exit(125); /* the init wrote our id maps */
   close(ready_fd);
+  own_session(pty);
+  own_keyring();
   CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs: %s", strerror(errno));
   set_limit(RLIMIT_AS, s->as);
   set_limit(RLIMIT_NPROC, s->nproc);
   set_limit(RLIMIT_CPU, s->cpu);
   if (chdir(s->cwd) != 0) fail("cannot enter %s: %s", s->cwd, strerror(errno));
-  send_frame(CONTROL_FD, "event", "ready", NULL);
+  install_seccomp();
+  send_frame(CONTROL_FD, "event", "ready", "warning", weaker, NULL);
   close(CONTROL_FD);
   error_fd = -1;
   environ = s->env;
@@ -587,7 +771,7 @@ static void exec_command(const struct spec *s, int ready_fd) {
 static int status_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
 /* PID 1 of the sandbox: sets up, starts the command in a nested user namespace, reaps orphans, exits with the command. */
-static int sandbox_init(const struct spec *s, int view_tree, const char *inner_map, int runtime_alive) {
+static int sandbox_init(const struct spec *s, int view_tree, const char *inner_map, int runtime_alive, int pty_sock) {
   /* the runtime is outside our PID namespace (getppid() says 0): its end of a pipe tells whether it died */
   CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL), "prctl: %s", strerror(errno));
   struct pollfd gone = {.fd = runtime_alive, .events = POLLIN};
@@ -595,26 +779,25 @@ static int sandbox_init(const struct spec *s, int view_tree, const char *inner_m
   close(runtime_alive);
   if (s->net_none) loopback_up();
   if (s->new_root) make_root(s, view_tree);
-  int sync[2];
-  CHECK(pipe2(sync, O_CLOEXEC), "pipe: %s", strerror(errno));
+  if (pty_sock >= 0) pty_for_command(pty_sock);
+  int sync[2], unshared[2];
+  CHECK(pipe2(sync, O_CLOEXEC) || pipe2(unshared, O_CLOEXEC), "pipe: %s", strerror(errno));
   pid_t command = fork();
   if (command < 0) fail("fork: %s", strerror(errno));
   if (command == 0) {
-    close(sync[1]);
+    close(sync[1]), close(unshared[0]);
     pid_t init = getppid();
     CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare: %s", strerror(errno));
     die_with(init);
-    exec_command(s, sync[0]);
+    if (write(unshared[1], "u", 1) != 1) _exit(125);
+    close(unshared[1]);
+    exec_command(s, sync[0], pty_sock >= 0);
   }
-  close(sync[0]);
-  /* the child unshares first: wait until its namespace is not ours */
-  char mine[64], theirs[64];
-  snprintf(theirs, sizeof theirs, "/proc/%d/ns/user", command);
-  snprintf(mine, sizeof mine, "/proc/self/ns/user");
-  for (int i = 0; same_namespace(mine, theirs); i++) {
-    if (i > 100000) fail("the command did not get its user namespace");
-    usleep(50);
-  }
+  close(sync[0]), close(unshared[1]);
+  /* the child unshares first: its word (or its end) says its namespace is made */
+  char c;
+  if (read(unshared[0], &c, 1) != 1) fail("the command did not get its user namespace");
+  close(unshared[0]);
   char uid_map[48];
   snprintf(uid_map, sizeof uid_map, "%.*s", (int)strcspn(inner_map, "\n"), inner_map);
   write_map(command, "uid_map", uid_map);
@@ -623,6 +806,8 @@ static int sandbox_init(const struct spec *s, int view_tree, const char *inner_m
   close(sync[1]);
   close(CONTROL_FD);
   error_fd = -1;
+  /* the command, the same user outside, must not take over this process (its mounts, the caller's terminal) with ptrace */
+  CHECK(prctl(PR_SET_DUMPABLE, 0), "prctl: %s", strerror(errno));
   for (int status;;) {
     pid_t done = waitpid(-1, &status, 0);
     if (done == command) return status_code(status);
@@ -648,6 +833,9 @@ static int run(void) {
   }
   if (read_frame(CONTROL_FD, &f) != 0) fail("no request, or a malformed one, on fd 3");
   struct spec s = parse_spec(&f);
+  /* the command's pty is made in the sandbox (its own devpts); its master comes back on this socket */
+  int pty_sock[2] = {-1, -1};
+  if (s.pty && s.new_root && isatty(0)) CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pty_sock), "socketpair: %s", strerror(errno));
   struct sigaction stop = {.sa_handler = on_stop};
   sigaction(SIGTERM, &stop, NULL), sigaction(SIGINT, &stop, NULL), sigaction(SIGHUP, &stop, NULL);
   signal(SIGPIPE, SIG_IGN);
@@ -674,10 +862,9 @@ static int run(void) {
     return 127;
   }
   if (geteuid() == 0 && !in_userns) {
-    int mapped;
     CHECK(unshare(CLONE_NEWNS), "unshare: %s", strerror(errno));
     CHECK(mount("none", "/", NULL, MS_REC | MS_SLAVE, NULL), "mount propagation: %s", strerror(errno));
-    view_tree = root_user_namespace(&s, &mapped);
+    view_tree = root_user_namespace(&s);
     snprintf(inner, sizeof inner, "0 0 %u\n0 0 %u", SANDBOX_ID_COUNT, SANDBOX_ID_COUNT);
     CHECK(unshare(isolate), "unshare: %s", strerror(errno));
   } else {
@@ -686,7 +873,7 @@ static int run(void) {
     snprintf(inner, sizeof inner, "%u 0 1\n%u 0 1", uid, gid);
   }
   CHECK(mount("none", "/", NULL, MS_REC | MS_SLAVE, NULL), "mount propagation: %s", strerror(errno));
-  if (view_tree < 0) view_tree = clone_tree(s.view);
+  if (view_tree < 0) view_tree = clone_tree(s.view, 1);
   die_with(caller);
   int alive[2];
   CHECK(pipe2(alive, O_CLOEXEC), "pipe: %s", strerror(errno));
@@ -694,7 +881,8 @@ static int run(void) {
   if (init < 0) fail("fork: %s", strerror(errno));
   if (init == 0) {
     close(alive[1]);
-    _exit(sandbox_init(&s, view_tree, inner, alive[0]));
+    if (pty_sock[0] >= 0) close(pty_sock[0]);
+    _exit(sandbox_init(&s, view_tree, inner, alive[0], pty_sock[1]));
   }
   close(alive[0]);
   init_pid = init;
@@ -702,6 +890,12 @@ static int run(void) {
   close(view_tree);
   close(CONTROL_FD);
   error_fd = -1;
+  if (pty_sock[0] >= 0) {
+    close(pty_sock[1]);
+    int master = receive_fd(pty_sock[0]);
+    close(pty_sock[0]);
+    if (master >= 0) relay(master);
+  }
   for (int status;;) {
     if (waitpid(init, &status, 0) == init) return status_code(status);
     if (errno != EINTR) return 125;

@@ -32,7 +32,10 @@ export interface SandboxSpec extends SandboxLimits {
   env?: NodeJS.ProcessEnv
   /** Bytes fed to the command's stdin (default: none, stdin is /dev/null). */
   input?: string | Buffer
-  /** "inherit": the command uses this process's stdin, stdout and stderr (a shell on its terminal); nothing is kept in the result. */
+  /**
+   * "inherit": the command uses this process's stdin, stdout and stderr; nothing is kept in the result. When stdin is a
+   * terminal, the command gets a pty of its own that the runtime relays to it (a shell), never the terminal itself.
+   */
   stdio?: 'inherit'
   /** A process holding the mount (and maybe user) namespace in which `view` is mounted (overlay branches). */
   namespaceHolder?: number
@@ -60,7 +63,7 @@ export interface SandboxResult {
   timedOut: boolean
   /** How each requested limit was enforced: a cgroup where one is ours to use, else an rlimit. */
   limits: { memory?: LimitVia; pids?: LimitVia; cpu?: 'rlimit' }
-  /** Each limit enforced more weakly than asked, in words. */
+  /** Each limit enforced more weakly than asked, and each isolation weaker than docs/sandbox.md promises, in words. */
   warnings: string[]
 }
 
@@ -91,6 +94,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
     ['cwd', spec.cwd ?? spec.workspace],
     ['net', net],
     ['home', SANDBOX_HOME],
+    ...(spec.stdio === 'inherit' ? [['terminal', 'pty'] as [string, string]] : []),
     ...(spec.namespaceHolder === undefined ? [] : [['holder', String(spec.namespaceHolder)] as [string, string]]),
     ...(as ? [['scratch-size', String(as)] as [string, string]] : []),
     ...(limits.memory === 'rlimit' ? [['rlimit-as', String(as)] as [string, string]] : []),
@@ -104,7 +108,8 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   ]
   try {
     const run = await launch(fields, spec, timeoutMs)
-    return { ...run, limits, warnings: weakLimits(limits, spec, as) }
+    const { weaker, ...launched } = run
+    return { ...launched, limits, warnings: [...weaker, ...weakLimits(limits, spec, as)] }
   } finally {
     await Promise.all(cgroups.map((c) => c.remove()))
   }
@@ -130,7 +135,8 @@ function weakLimits(limits: SandboxResult['limits'], spec: SandboxSpec, as: numb
   return warnings
 }
 
-type Launched = Omit<SandboxResult, 'limits' | 'warnings'>
+/** What the runtime said of the run; `weaker`: where the sandbox is weaker than docs/sandbox.md promises. */
+type Launched = Omit<SandboxResult, 'limits' | 'warnings'> & { weaker: string[] }
 
 /**
  * Spawn the runtime with the request on fd 3, stdio streamed. A kill is SIGTERM to the
@@ -149,11 +155,13 @@ async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Pro
   const control = child.stdio[3] as Duplex
   let ready = false
   let setupError = ''
+  const weaker: string[] = []
   control.on('error', () => undefined)
   control.on(
     'data',
     frameReader((f) => {
       if (f['event'] === 'ready') ready = true
+      if (f['event'] === 'ready' && f['warning']) weaker.push(f['warning'])
       if (f['event'] === 'error') setupError = f['message'] ?? 'unknown error'
     }),
   )
@@ -173,6 +181,7 @@ async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Pro
     truncated: out.truncated || err.truncated,
     durationMs: performance.now() - started,
     timedOut: switches.timedOut,
+    weaker,
   }
 }
 

@@ -13,6 +13,8 @@ export function registerShell(program: Command): void {
     .action(async (name: string, opts: { command?: string; net: string; env: string[] }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { shellInBranch } = await import('../../branch/shellInBranch.js')
-      process.exitCode = await shellInBranch({ dir: flags.dir, store: flags.store, branch: name, command: opts.command, net: opts.net as 'none', passEnv: opts.env })
+      const shell = await shellInBranch({ dir: flags.dir, store: flags.store, branch: name, command: opts.command, net: opts.net as 'none', passEnv: opts.env })
+      for (const warning of shell.warnings) process.stderr.write(`forkpoint: warning: ${warning}\n`)
+      process.exitCode = shell.exitCode
     })
 }
