@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { initWorkspace } from '../../src/index.js'
 import { fp } from '../helpers/cli.js'
-import { tempDir } from '../helpers/tmp.js'
+import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 describe('imported runs, model directories and foreign .git are data', () => {
   const quiet = "console.log('agent ran')"
@@ -63,5 +63,45 @@ describe('imported runs, model directories and foreign .git are data', () => {
     symlinkSync('config.json', join(repo, 'snapshots', 'rev1', 'alias.json'))
     const cached = await fp(home, 'snapshot', '--model', join(repo, 'snapshots', 'rev1'), '--allow-empty')
     expect([cached.code, cached.stderr]).toEqual([0, expect.not.stringMatching(/symlink/)])
+  })
+
+  it('an image from another store has its .git/config, hooks and .git files held back at clone and checkout (listed); --trust-git writes them', async () => {
+    const marker = join(tempDir('fsmonitor'), 'ran')
+    const author = await makeWorkspace({
+      'a.txt': 'a\n',
+      '.git/config': `[core]\n\tfsmonitor = "touch ${marker}"\n`,
+      '.git/HEAD': 'ref: refs/heads/main\n',
+      '.git/hooks/post-checkout': { content: `#!/bin/sh\ntouch ${marker}\n`, mode: 0o755 },
+      'sub/.git': 'gitdir: /elsewhere\n',
+    })
+    expect((await fp(author, 'init')).code).toBe(0)
+    expect((await fp(author, 'snapshot', '-m', 'with git files')).code).toBe(0)
+    const own = join(tempDir('own'), 'out')
+    const ownCheckout = await fp(author, 'checkout', 'HEAD', '--into', own)
+    expect([ownCheckout.code, ownCheckout.stdout]).toEqual([0, expect.not.stringContaining('held back')]) // this store's own image: as it is
+    expect(existsSync(join(own, '.git', 'config'))).toBe(true)
+    const layout = `file://${tempDir('layout')}:v1`
+    expect((await fp(author, 'push', 'HEAD', layout)).code).toBe(0)
+
+    const into = join(tempDir('clone'), 'agent')
+    const clone = await fp(tempDir('cwd'), 'clone', layout, '--into', into)
+    expect(clone.code, clone.stderr).toBe(0)
+    expect(clone.stdout).toMatch(/held back[^\n]*\n {2}\.git\/config\n {2}\.git\/hooks\/post-checkout\n {2}sub\/\.git\n {2}to write them: /)
+    expect(['a.txt', '.git/HEAD'].map((p) => existsSync(join(into, p)))).toEqual([true, true])
+    expect(['.git/config', '.git/hooks/post-checkout', 'sub/.git'].map((p) => existsSync(join(into, p)))).toEqual([false, false, false])
+    expect(spawnSync('git', ['status'], { cwd: into }).error).toBeUndefined()
+    expect(existsSync(marker)).toBe(false)
+
+    const home = tempDir('puller')
+    await initWorkspace({ dir: home })
+    expect((await fp(home, 'pull', layout, '--tag', 'theirs')).code).toBe(0)
+    const held = await fp(home, 'checkout', 'theirs', '--into', join(home, '..', `${home.split('/').pop()}-held`), '--json')
+    expect(JSON.parse(held.stdout).heldBack).toEqual(['.git/config', '.git/hooks/post-checkout', 'sub/.git'])
+    const trusted = join(tempDir('trusted'), 'out')
+    expect((await fp(home, 'checkout', 'theirs', '--into', trusted, '--trust-git')).code).toBe(0)
+    expect(readFileSync(join(trusted, '.git', 'config'), 'utf8')).toContain('fsmonitor')
+    const restored = await fp(into, 'checkout', 'HEAD', '--trust-git', '--force')
+    expect(restored.code, restored.stderr).toBe(0)
+    expect(existsSync(join(into, '.git', 'hooks', 'post-checkout'))).toBe(true)
   })
 })
