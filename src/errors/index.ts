@@ -24,17 +24,8 @@ export {
   AgentFailedError,
 } from './traceErrors.js'
 export { JsonTooDeepError } from './jsonErrors.js'
-export {
-  BranchError,
-  ConflictError,
-  BranchStaleError,
-  BranchNotFoundError,
-  BranchExistsError,
-  BranchBusyError,
-  BackendUnavailableError,
-  SandboxError,
-  BranchStateError,
-} from './branchErrors.js'
+export { BranchError, ConflictError, BranchStaleError, BranchNotFoundError, BranchExistsError, BranchBusyError, BackendUnavailableError, SandboxError } from './branchErrors.js'
+export { BranchStateError } from './branchErrors.js'
 export { PatternError, PatternCancelledError, PatternCallbackError } from './patternErrors.js'
 export { RemoteSpecError, RegistryRequestError, RegistryAuthError, RemoteImageNotFoundError, InvalidImageError, InvalidPackError, SignatureError } from './registryErrors.js'
 export { InputNotFoundError } from './inputErrors.js'
