@@ -12,6 +12,7 @@ export {
   CorruptDataError,
   isForkpointError,
   StoreNotFoundError,
+  UnsafeStoreOwnerError,
   ObjectNotFoundError,
   AmbiguousIdError,
   DigestMismatchError,
@@ -39,6 +40,7 @@ export {
   BranchNotFoundError,
   BranchExistsError,
   BranchBusyError,
+  BranchStateError,
   BackendUnavailableError,
   SandboxError,
   PatternError,
@@ -74,6 +76,7 @@ export {
 export { type Digest } from './store/digest.js'
 export { Store } from './store/Store.js'
 export { openStore, type StoreLocator } from './store/findStore.js'
+export { allowStoreDirectories } from './store/storeOwner.js'
 export { initWorkspace, type InitResult } from './store/initStore.js'
 export { snapshotWorkspace, type SnapshotArgs, type SnapshotResult } from './world/snapshotWorkspace.js'
 export { status, type StatusResult } from './world/status.js'

@@ -10,12 +10,9 @@ import { replacedEntries } from '../world/diffTrees.js'
 import { outermost } from '../world/spliceTree.js'
 import type { TreeEntry } from '../world/Tree.js'
 import { treeSource } from '../world/treeSource.js'
-import { branchesDir, listStates } from './branchStore.js'
+import { baseViewPath, branchesDir, listStates } from './branchStore.js'
 import { creationLock } from './creationLock.js'
 import { removeTree } from './removeTree.js'
-
-/** Where the base view of a tree is (or will be). */
-export const baseViewPath = (store: Store, tree: Digest): string => branchesDir(store, 'bases', digestHex(tree))
 
 /**
  * The read-only base view of a tree: hard links to the store's immutable objects (copies

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { BackendUnavailableError, SandboxError } from '../errors/index.js'
-import { ownSharedHolder, ownUserNamespace, privileged, stopHolder } from '../sandbox/namespaceHolder.js'
+import { isHolder, ownSharedHolder, ownUserNamespace, privileged, stopHolder } from '../sandbox/namespaceHolder.js'
 import { sandboxRuntime } from '../sandbox/SandboxRuntime.js'
 import { type ProcessId, isAlive } from '../sandbox/processId.js'
 
@@ -81,7 +81,7 @@ export async function unmount(holder: ProcessId, targets: string[], { exclusive 
     return
   }
   if (exclusive) return stopHolder(holder)
-  if (!isAlive(holder)) return
+  if (!isHolder(holder)) return
   const user = await ownUserNamespace(holder.pid)
   for (const target of targets) {
     await exec('nsenter', [`--target=${holder.pid}`, ...(user ? ['--user', '--preserve-credentials'] : []), '--mount', 'umount', '-l', target]).catch(

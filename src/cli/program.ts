@@ -3,6 +3,7 @@ import { ExitCode, InputNotFoundError, UsageError, isForkpointError } from '../e
 import { errnoCode } from '../util/fsx.js'
 import { commands } from './commands/index.js'
 import { common } from './context.js'
+import { allowStoreDirectories } from '../store/storeOwner.js'
 
 /**
  * The only place that exits. Commands throw; a ForkpointError exits with its own code
@@ -10,6 +11,7 @@ import { common } from './context.js'
  * errors like any other; anything else is a bug: exit 6 with the stack.
  */
 export async function main(argv: string[]): Promise<number> {
+  allowStoreDirectories((process.env['FORKPOINT_SAFE_DIRECTORY'] ?? '').split(':'))
   const program = common(new Command('forkpoint'))
     .description('fork() for AI agents: snapshot, branch, explore, merge, record, replay, diff, ship')
     .version(process.env['npm_package_version'] ?? '0.1.0')

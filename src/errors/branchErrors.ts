@@ -1,4 +1,4 @@
-import { ExitCode, ForkpointError, type NoData } from './ForkpointError.js'
+import { CorruptDataError, ExitCode, ForkpointError, type NoData } from './ForkpointError.js'
 
 /** The base of every error a Workspace, Branch or sandbox throws on purpose. */
 export abstract class BranchError<Data extends object = NoData> extends ForkpointError<Data> {}
@@ -37,3 +37,6 @@ export class BackendUnavailableError extends BranchError<{ backend?: string; fro
 export class SandboxError extends BranchError<{ value?: string | number; net?: string; path?: string; file?: string; args?: string[]; exitCode?: number; stderr?: string }> {
   readonly exitCode = ExitCode.usage
 }
+
+/** A branch's state file that forkpoint did not write as it is: it names a path, is malformed, or its parents do not fit. Nothing of it is used. */
+export class BranchStateError extends CorruptDataError<{ id: string; file: string }> {}

@@ -1,6 +1,7 @@
 export { ExitCode, ForkpointError, UsageError, InternalError, CorruptDataError, isForkpointError } from './ForkpointError.js'
 export {
   StoreNotFoundError,
+  UnsafeStoreOwnerError,
   ObjectNotFoundError,
   AmbiguousIdError,
   DigestMismatchError,
@@ -24,6 +25,7 @@ export {
 } from './traceErrors.js'
 export { JsonTooDeepError } from './jsonErrors.js'
 export { BranchError, ConflictError, BranchStaleError, BranchNotFoundError, BranchExistsError, BranchBusyError, BackendUnavailableError, SandboxError } from './branchErrors.js'
+export { BranchStateError } from './branchErrors.js'
 export { PatternError, PatternCancelledError, PatternCallbackError } from './patternErrors.js'
 export { RemoteSpecError, RegistryRequestError, RegistryAuthError, RemoteImageNotFoundError, InvalidImageError, InvalidPackError, SignatureError } from './registryErrors.js'
 export { InputNotFoundError } from './inputErrors.js'

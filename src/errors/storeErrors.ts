@@ -40,3 +40,6 @@ export class StoreCorruptError extends CorruptDataError<{
   corrupt?: string[]
   missing?: string[]
 }> {}
+
+/** As root, a store another user owns, not listed in `FORKPOINT_SAFE_DIRECTORY`: its contents are that user's to choose. */
+export class UnsafeStoreOwnerError extends UsageError<{ root: string; owner: number }> {}

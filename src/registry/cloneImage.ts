@@ -7,6 +7,10 @@ import { type Head, headRef, readRef, setHead, updateRef } from '../store/refs.j
 import { Store } from '../store/Store.js'
 import { ArrivingCheckout } from '../world/ArrivingCheckout.js'
 import { checkout, hiddenSibling } from '../world/checkout.js'
+import { fsPath } from '../world/fsName.js'
+import { holdBackGit } from '../world/holdBackGit.js'
+import { readSnapshot } from '../world/readObjects.js'
+import { treeSource } from '../world/treeSource.js'
 import { type PullArgs, type PullResult, pullImage } from './pullImage.js'
 import { CHECK_THREADS, FrameCheckers } from './FrameCheckers.js'
 
@@ -17,6 +21,8 @@ export interface CloneArgs extends Omit<PullArgs, 'dir' | 'store'> {
   store?: string
   /** The head (`refs/heads/NAME`) to point at the image when the store has none by that name. */
   head?: string
+  /** Write the image's `.git/config`, `.git/hooks/` and `.git` files too (held back otherwise: `holdBackGit`). */
+  trustGit?: boolean
 }
 
 export interface CloneResult extends PullResult {
@@ -25,6 +31,8 @@ export interface CloneResult extends PullResult {
   /** The head made to point at the image, or null when the store had one by that name. */
   head: string | null
   files: number
+  /** Files held back (git would run them); `forkpoint checkout --trust-git` writes them. */
+  heldBack: string[]
 }
 
 /**
@@ -34,7 +42,7 @@ export interface CloneResult extends PullResult {
  * which becomes `into`'s content only once the whole image has been checked and is in
  * the store and every write is done.
  */
-export async function cloneImage({ into, store, head = 'main', ...pull }: CloneArgs): Promise<CloneResult> {
+export async function cloneImage({ into, store, head = 'main', trustGit = false, ...pull }: CloneArgs): Promise<CloneResult> {
   const target = resolve(into)
   const entries = await fs.readdir(target).catch(() => null)
   if (entries && entries.length > 0) throw new TargetNotEmptyError(`clone target ${target} exists and is not empty`, { target })
@@ -51,10 +59,17 @@ export async function cloneImage({ into, store, head = 'main', ...pull }: CloneA
     await threads.close()
     const headName = (await readRef(created, headRef(head))) === null ? head : null
     if (headName) await updateRef({ store: created, name: headRef(headName), id: pulled.id, expected: null, message: `clone ${pulled.remote}` })
-    const files = early.planned
-      ? await revealArrived(early, created, hidden, target, store ? null : headName ? { type: 'symbolic', ref: headRef(headName) } : { type: 'detached', id: pulled.id })
-      : await checkoutPulled(created, target, store ? { into: pulled.id } : { inPlace: headName ?? pulled.id }, allowExternalSymlinks)
-    return { ...pulled, into: target, storeDir, head: headName, files }
+    const { files, heldBack } = early.planned
+      ? await revealArrived(
+          early,
+          created,
+          hidden,
+          target,
+          store ? null : headName ? { type: 'symbolic', ref: headRef(headName) } : { type: 'detached', id: pulled.id },
+          trustGit ? null : pulled.id,
+        )
+      : await checkoutPulled(created, target, store ? { into: pulled.id } : { inPlace: headName ?? pulled.id }, { allowExternalSymlinks, trustGit })
+    return { ...pulled, into: target, storeDir, head: headName, files, heldBack }
   } catch (err) {
     await threads?.close() // no write after this
     await fs.rm(hidden, { recursive: true, force: true })
@@ -66,26 +81,45 @@ export async function cloneImage({ into, store, head = 'main', ...pull }: CloneA
 /**
  * Finish the checkout written as the objects arrived and make it the target's content:
  * its entries moved in beside the store, then HEAD set (`head`: a store inside the
- * target), or the whole directory renamed to the target (a store elsewhere).
+ * target), or the whole directory renamed to the target (a store elsewhere). The git
+ * files of image `holdBackOf` are removed before anything is revealed.
  */
-async function revealArrived(early: ArrivingCheckout, store: Store, hidden: string, target: string, head: Head | null): Promise<number> {
+async function revealArrived(
+  early: ArrivingCheckout,
+  store: Store,
+  hidden: string,
+  target: string,
+  head: Head | null,
+  holdBackOf: Digest | null,
+): Promise<{ files: number; heldBack: string[] }> {
   const files = await early.finish(store)
+  const heldBack = holdBackOf === null ? [] : await removeGitFiles(store, holdBackOf, hidden)
   if (head === null) {
     await fs.rename(hidden, target)
-    return files
+    return { files, heldBack }
   }
   const under = (dir: string, name: Buffer) => Buffer.concat([Buffer.from(`${dir}/`), name]) // names as bytes: not all are UTF-8
   for (const name of await fs.readdir(hidden, { encoding: 'buffer' })) await fs.rename(under(hidden, name), under(target, name))
   await fs.rmdir(hidden)
   await setHead(store, head)
-  return files
+  return { files, heldBack }
+}
+
+/** Remove from a checkout of image `id` in `dir` what `holdBackGit` holds back; returns those paths. */
+async function removeGitFiles(store: Store, id: Digest, dir: string): Promise<string[]> {
+  const { heldBack } = await holdBackGit({ store, source: treeSource(store), tree: (await readSnapshot(store, id)).world.tree, keep: async () => null })
+  for (const path of heldBack) await fs.rm(fsPath(join(dir, path)), { recursive: true, force: true })
+  return heldBack
 }
 
 /** Check the pulled image out as any checkout does (its objects did not arrive trees first): in place (by head name or id), or into a new target. */
-async function checkoutPulled(store: Store, target: string, what: { inPlace: string } | { into: Digest }, allowExternalSymlinks: boolean): Promise<number> {
+async function checkoutPulled(
+  store: Store,
+  target: string,
+  what: { inPlace: string } | { into: Digest },
+  options: { allowExternalSymlinks: boolean; trustGit: boolean },
+): Promise<{ files: number; heldBack: string[] }> {
   const result =
-    'into' in what
-      ? await checkout({ store, id: what.into, into: target, allowExternalSymlinks })
-      : await checkout({ store, dir: target, id: what.inPlace, force: true, allowExternalSymlinks })
-  return result.files
+    'into' in what ? await checkout({ store, id: what.into, into: target, ...options }) : await checkout({ store, dir: target, id: what.inPlace, force: true, ...options })
+  return { files: result.files, heldBack: result.heldBack }
 }

@@ -8,6 +8,7 @@ import { forEachLimit } from '../util/forEachLimit.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { type CheckedImage, checkImage } from './checkImage.js'
 import { recordShallow, shallowToDeepen } from './recordShallow.js'
+import { recordForeignImage } from '../store/foreignImages.js'
 import { type ParsedIndex, parseImageIndex } from './imageManifest.js'
 import { type LoadedPack, loadPacks } from './loadPacks.js'
 import type { PackSource } from './readPackRanges.js'
@@ -107,6 +108,7 @@ export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Pro
     await withWriteLock(store, async () => {
       added = await staging.commit(checked.order, new Set(index.shallow))
       await recordShallow(store, index.shallow, deepen)
+      await recordForeignImage(store, index.root)
       await store.sync()
       if ((await readRef(store, tagRef(tag))) !== index.root) {
         await updateRef({ store, name: tagRef(tag), id: index.root, message: `pull ${remoteLocation(remote)} ${manifest}` })

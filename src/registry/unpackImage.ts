@@ -9,6 +9,7 @@ import { statInput } from '../util/statInput.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { checkImage } from './checkImage.js'
 import { recordShallow, shallowToDeepen } from './recordShallow.js'
+import { recordForeignImage } from '../store/foreignImages.js'
 import { type Limits, resolveLimits } from './limits.js'
 import { HEADER_PREFIX_BYTES, SKIPPABLE_MAGIC, headerLength, parseHeader } from './packFile.js'
 import { assertTag } from './parseRemote.js'
@@ -62,6 +63,7 @@ export async function unpackImage({ input, tag, limits, allowExternalSymlinks = 
     await withWriteLock(store, async () => {
       added = await staging.commit(order, new Set(image.shallow))
       await recordShallow(store, image.shallow, deepen)
+      await recordForeignImage(store, image.root)
       await store.sync()
       if ((await readRef(store, tagRef(name))) !== image.root) {
         await updateRef({ store, name: tagRef(name), id: image.root, message: `unpack ${file}` })

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { readlink } from 'node:fs/promises'
+import { basename } from 'node:path'
 import { SandboxError } from '../errors/index.js'
 import { type Fields, encodeFrame, frameReader } from './frames.js'
 import { type ProcessId, isAlive, processId } from './processId.js'
@@ -163,9 +164,24 @@ export async function ownSharedHolder(pid: number): Promise<SharedHolder | null>
   return ours && ours.id.pid === pid && isAlive(ours.id) ? ours : null
 }
 
+/**
+ * Whether `id` is a running namespace holder (the runtime's `holder` command). A holder's
+ * pid is read from the store, which others may have written: no process is killed or
+ * entered as a holder unless it is one.
+ */
+export function isHolder(id: ProcessId): boolean {
+  if (!isAlive(id)) return false
+  try {
+    const argv = readFileSync(`/proc/${id.pid}/cmdline`, 'utf8').split('\0')
+    return basename(argv[0] ?? '') === basename(runtimeBinary()) && argv[1] === 'holder'
+  } catch {
+    return false
+  }
+}
+
 /** Kill a holder and wait until it is gone, so its mounts are gone too. */
 export async function stopHolder(holder: ProcessId): Promise<void> {
-  if (!isAlive(holder)) return
+  if (!isHolder(holder)) return
   try {
     process.kill(holder.pid, 'SIGKILL')
   } catch {

@@ -11,6 +11,7 @@ import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
 import { LocalPacks } from './LocalPacks.js'
 import { objectPathIn } from './objectPath.js'
 import type { StructuredObject } from './StructuredObject.js'
+import { assertStoreOwner } from './storeOwner.js'
 
 /** Up to this many objects written since the last sync are fsynced one by one; more, and the whole file system is synced at once. */
 const FSYNC_EACH_LIMIT = 128
@@ -71,13 +72,14 @@ export class Store implements AsyncDisposable {
     return store
   }
 
-  /** Open an existing store; StoreNotFoundError when `root` is not one. */
+  /** Open an existing store; StoreNotFoundError when `root` is not one, UnsafeStoreOwnerError (as root) when another user owns it. */
   static async open(root: string): Promise<Store> {
     const head = statSync(join(root, 'HEAD'), { throwIfNoEntry: false })
     const objects = statSync(join(root, 'objects', 'sha256'), { throwIfNoEntry: false })
     if (!head?.isFile() || !objects?.isDirectory()) {
       throw new StoreNotFoundError(`not a forkpoint store: ${root} (run 'forkpoint init' first)`, { root })
     }
+    assertStoreOwner(root)
     return new Store(root)
   }
 

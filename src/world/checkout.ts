@@ -20,6 +20,9 @@ import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Tree } from './Tree.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
 import { respectGitignore } from './workspaceConfig.js'
+import { cameFromElsewhere } from './cameFromElsewhere.js'
+import { entryAt } from './entryAt.js'
+import { holdBackGit } from './holdBackGit.js'
 import { withWorkspaceLock } from './workspaceLock.js'
 import { errnoCode } from '../util/fsx.js'
 
@@ -31,6 +34,8 @@ export interface CheckoutArgs extends StoreLocator {
   /** Overwrite uncommitted changes in the workspace. */
   force?: boolean
   allowExternalSymlinks?: boolean
+  /** Take `.git/config`, `.git/hooks/` and `.git` files of an image from another store as they are (`holdBackGit`). */
+  trustGit?: boolean
   method?: CopyMethod | 'auto'
   onProgress?: (done: number, total: number) => void
 }
@@ -45,17 +50,24 @@ export interface CheckoutResult {
   /** Regular files in the tree checked out (as `snapshot` counts them). */
   files: number
   method: CopyMethod
+  /** Files of an image from another store not written (git would run them); `trustGit` writes them. */
+  heldBack: string[]
 }
 
-/** Materialize a snapshot: into a fresh directory, or over the workspace itself (atomically). */
+/**
+ * Materialize a snapshot: into a fresh directory, or over the workspace itself (atomically).
+ * A snapshot that came from another store has its git config, hooks and `.git` files held
+ * back unless `trustGit` (`holdBackGit`); in place, the workspace keeps its own there.
+ */
 export async function checkout(args: CheckoutArgs): Promise<CheckoutResult> {
   const { store, workspace } = await openStore(args)
   const id = await resolveId(store, args.id)
   const snapshot = await readSnapshot(store, id)
   const tree = snapshot.world.tree
-  if (args.into) return checkoutInto(store, id, tree, resolve(args.into), args)
+  const holdBack = !args.trustGit && (await cameFromElsewhere(store, id))
+  if (args.into) return checkoutInto(store, id, tree, resolve(args.into), args, holdBack)
   await recoverCheckout(store, workspace, { discard: args.force ?? false })
-  return withWriteLock(store, () => withWorkspaceLock(store, () => checkoutInPlace(store, workspace, id, tree, args)))
+  return withWriteLock(store, () => withWorkspaceLock(store, () => checkoutInPlace(store, workspace, id, tree, args, holdBack)))
 }
 
 /** A new name beside `target`, hidden, for what becomes `target` by a rename once complete. */
@@ -63,13 +75,14 @@ export function hiddenSibling(target: string): string {
   return join(dirname(target), `.${basename(target)}.forkpoint-tmp-${randomBytes(4).toString('hex')}`)
 }
 
-async function checkoutInto(store: Store, id: Digest, tree: Digest, target: string, args: CheckoutArgs): Promise<CheckoutResult> {
+async function checkoutInto(store: Store, id: Digest, wanted: Digest, target: string, args: CheckoutArgs, holdBack: boolean): Promise<CheckoutResult> {
   const existing = await fs.readdir(target).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return null
     if (err.code === 'ENOTDIR') return ['(a file)']
     throw err
   })
   if (existing && existing.length > 0) throw new TargetNotEmptyError(`checkout target ${target} exists and is not empty`, { target })
+  const { tree, heldBack } = holdBack ? await holdBackGit({ store, source: treeSource(store), tree: wanted, keep: async () => null }) : { tree: wanted, heldBack: [] }
   const temp = hiddenSibling(target)
   try {
     const result = await materializeTree({
@@ -82,17 +95,26 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
       onProgress: args.onProgress,
     })
     await fs.rename(temp, target)
-    return { id, tree, target, mode: 'into', changed: result.files, files: result.files, method: result.method }
+    return { id, tree: wanted, target, mode: 'into', changed: result.files, files: result.files, method: result.method, heldBack }
   } catch (err) {
     await fs.rm(temp, { recursive: true, force: true })
     throw err
   }
 }
 
-async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree: Digest, args: CheckoutArgs): Promise<CheckoutResult> {
+async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree: Digest, args: CheckoutArgs, holdBack: boolean): Promise<CheckoutResult> {
   const headTip = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, headRef(args.id)).catch(() => null)
   const head = headTip === id ? `ref: ${headRef(args.id)}\n` : `${id}\n`
-  const applied = await applyTree({ store, workspace, tree, head, force: args.force ?? false, allowExternalSymlinks: args.allowExternalSymlinks, method: args.method })
+  const applied = await applyTree({
+    store,
+    workspace,
+    tree,
+    head,
+    force: args.force ?? false,
+    allowExternalSymlinks: args.allowExternalSymlinks,
+    method: args.method,
+    holdBackGit: holdBack,
+  })
   return { id, tree, target: workspace, mode: 'in-place', ...applied }
 }
 
@@ -110,6 +132,8 @@ export interface ApplyTreeArgs {
   method?: CopyMethod | 'auto' | undefined
   /** The caller's scan of the workspace, found clean under the same locks (`assertWorkspaceClean`): not scanned again. */
   cleanScan?: ScanResult | undefined
+  /** Leave the workspace's own entries where the tree has git config, hooks or `.git` files (`holdBackGit`). */
+  holdBackGit?: boolean
 }
 
 /**
@@ -119,11 +143,14 @@ export interface ApplyTreeArgs {
  * @throws {DirtyWorkspaceError} when the workspace differs from HEAD and `force` is not set
  * @throws {RefConflictError} when `ref` no longer holds what it was expected to (nothing changed)
  */
-export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number; files: number; method: CopyMethod }> {
-  const { store, workspace, tree } = args
+export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number; files: number; method: CopyMethod; heldBack: string[] }> {
+  const { store, workspace } = args
   const scan = args.cleanScan ?? (await scanForCheckout(store, workspace))
   const source = treeSource(store, scan.trees)
   if (!args.force && !args.cleanScan) await assertClean(store, source, scan.tree)
+  const { tree, heldBack } = args.holdBackGit
+    ? await holdBackGit({ store, source, tree: args.tree, keep: (path) => entryAt(source, scan.tree, path.split('/')) })
+    : { tree: args.tree, heldBack: [] }
   const { files } = await admitTree({
     source,
     tree,
@@ -149,7 +176,7 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
       })
     journaled = true
     await runJournal(store, journal)
-    return { changed: ctx.changed, files, method }
+    return { changed: ctx.changed, files, method, heldBack }
   } catch (err) {
     // Once journaled, the staged files belong to the journal: the next command finishes the checkout.
     if (!journaled) await fs.rm(staging, { recursive: true, force: true })

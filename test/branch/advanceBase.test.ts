@@ -155,7 +155,7 @@ describe('the base after a commit', () => {
     await new Promise((r) => setTimeout(r, 200))
     // What createBranch does under the lock: register a branch on the old view, then mount it.
     const view = join(ws.store.root, 'branches', 'bases', old!)
-    const id = 'registering'
+    const id = 'registering-0123456789'
     await fs.mkdir(join(ws.store.root, 'branches', 'live', id), { recursive: true })
     const state = {
       kind: 'branch-state',
@@ -164,8 +164,7 @@ describe('the base after a commit', () => {
       name: id,
       parent: null,
       backend: 'overlay',
-      baseTree: 'x',
-      layers: [view],
+      baseTree: `sha256:${old}`,
       parentGeneration: 0,
       owner: self,
       holder: null,

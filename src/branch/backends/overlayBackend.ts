@@ -6,7 +6,7 @@ import { BackendUnavailableError } from '../../errors/index.js'
 import { hostMountVia, mountOnHost, mountStatus, unmountFromHost } from '../hostMount.js'
 import { type OverlaySpec, mountShared, startHolder, throughHolder, unmount } from '../overlayMount.js'
 import type { BranchState, HostView } from '../types.js'
-import { stopStrayHolders } from '../../sandbox/namespaceHolder.js'
+import { isHolder, stopStrayHolders } from '../../sandbox/namespaceHolder.js'
 import { isAlive } from '../../sandbox/processId.js'
 import { removeTree } from '../removeTree.js'
 import { makeBranchDisk, reviveBranchDisk, unmountBranchDisk } from '../branchDisk.js'
@@ -59,7 +59,7 @@ export const overlayBackend: BranchBackend = {
   async revive(state, dir) {
     if (state.disk !== undefined) await reviveBranchDisk(dir)
     if (state.hostView) return remountOnHost(state, dir)
-    if (state.holder && isAlive(state.holder)) return state.holder
+    if (state.holder && isHolder(state.holder)) return state.holder
     // A volatile overlay leaves a mark that refuses the next mount (its upper may have lost
     // writes in a crash). Its owner runs, so the machine did not crash: only the mount went.
     // The mark goes with overlayfs's whole scratch directory, which it leaves mode 000 (an
@@ -83,7 +83,7 @@ export const overlayBackend: BranchBackend = {
   },
 
   async teardown(state, dir) {
-    const targets = [overlayBackend.viewMount(state, dir), ...(state.layers.length > 1 ? [join(dir, 'base')] : [])]
+    const targets = [overlayBackend.viewMount(state, dir), ...(state.parent !== null ? [join(dir, 'base')] : [])]
     if (state.hostView) {
       await unmountFromHost(state.hostView.via, targets)
       if (state.disk !== undefined) await unmountBranchDisk(dir)

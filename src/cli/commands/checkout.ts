@@ -2,10 +2,11 @@ import type { Command } from 'commander'
 import type { CheckoutArgs, CheckoutResult } from '../../world/checkout.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../format.js'
+import { quotePath } from '../../world/quotePath.js'
 import { type View, print } from '../output.js'
 import { progressBar } from '../progress.js'
 
-export type CheckoutOptions = Where & Pick<CheckoutArgs, 'id' | 'into' | 'force' | 'allowExternalSymlinks' | 'onProgress'>
+export type CheckoutOptions = Where & Pick<CheckoutArgs, 'id' | 'into' | 'force' | 'allowExternalSymlinks' | 'trustGit' | 'onProgress'>
 
 /** `forkpoint checkout ID`: a snapshot materialized into a new directory or over the workspace. */
 export async function checkoutCommand(options: CheckoutOptions): Promise<CheckoutResult> {
@@ -14,7 +15,16 @@ export async function checkoutCommand(options: CheckoutOptions): Promise<Checkou
 }
 
 export const checkoutView: View<CheckoutResult> = {
-  human: (r) => `checked out ${short(r.id)} into ${r.target} (${r.files} files${r.mode === 'in-place' ? `, ${r.changed} paths changed` : ''}, ${r.method})`,
+  human: (r) =>
+    `checked out ${short(r.id)} into ${r.target} (${r.files} files${r.mode === 'in-place' ? `, ${r.changed} paths changed` : ''}, ${r.method})${heldBackLines(r.heldBack, 'forkpoint checkout ID --trust-git')}`,
+}
+
+/** What a checkout of another store's image did not write, and the command that would. */
+export function heldBackLines(heldBack: string[], restore: string): string {
+  if (heldBack.length === 0) return ''
+  const shown = heldBack.slice(0, 20).map((p) => `\n  ${quotePath(p)}`)
+  const more = heldBack.length > 20 ? `\n  … and ${heldBack.length - 20} more` : ''
+  return `\nheld back (git config, hooks and .git files of an image from another store run code on the next git command):${shown.join('')}${more}\n  to write them: ${restore}`
 }
 
 export function registerCheckout(program: Command): void {
@@ -23,7 +33,8 @@ export function registerCheckout(program: Command): void {
     .option('--into <dir>', 'a new or empty directory to write it into')
     .option('-f, --force', 'overwrite uncommitted changes in the workspace')
     .option('--allow-external-symlinks', 'allow symlinks that point outside the tree')
-    .action(async (id: string, opts: { into?: string; force?: boolean; allowExternalSymlinks?: boolean }, cmd: Command) => {
+    .option('--trust-git', "write an image from another store's .git/config, .git/hooks/ and .git files (held back otherwise)")
+    .action(async (id: string, opts: { into?: string; force?: boolean; allowExternalSymlinks?: boolean; trustGit?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const bar = progressBar('checkout', flags.json)
       const result = await checkoutCommand({ id, dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())

@@ -7,9 +7,15 @@ import { formatBytes, short } from '../format.js'
 import { type View, print } from '../output.js'
 import { transferBar } from '../transferBar.js'
 import { type PullFlags, pullOptions } from './pull.js'
+import { heldBackLines } from './checkout.js'
 
 /** `forkpoint clone REMOTE --into DIR`: an image pulled and materialized in a new directory (store: `store`, else INTO/.forkpoint). */
-export async function cloneCommand({ dir, store, into, ...options }: Where & PullFlags & { remote: string; into: string; onProgress?: ProgressListener }): Promise<CloneResult> {
+export async function cloneCommand({
+  dir,
+  store,
+  into,
+  ...options
+}: Where & PullFlags & { remote: string; into: string; trustGit?: boolean; onProgress?: ProgressListener }): Promise<CloneResult> {
   const { cloneImage } = await import('../../registry/cloneImage.js')
   return cloneImage({ ...options, into: resolve(dir, into), ...(store ? { store } : {}) })
 }
@@ -18,7 +24,7 @@ export const cloneView: View<CloneResult> = {
   human: (r) =>
     [
       `cloned ${short(r.id)} from ${r.remote} into ${r.into} (${r.files} files)`,
-      `  ${r.fetchedObjects} of ${r.objects} objects fetched, ${formatBytes(r.fetchedBytes)}; store ${r.storeDir}${r.head ? `, head ${r.head}` : ''}`,
+      `  ${r.fetchedObjects} of ${r.objects} objects fetched, ${formatBytes(r.fetchedBytes)}; store ${r.storeDir}${r.head ? `, head ${r.head}` : ''}${heldBackLines(r.heldBack, `forkpoint -C ${r.into} checkout ${short(r.id)} --trust-git --force`)}`,
     ].join('\n'),
 }
 
@@ -26,7 +32,8 @@ export function registerClone(program: Command): void {
   pullOptions(common(program.command('clone <REMOTE>')))
     .description('pull an image and materialize it in a new directory (store: --store, else INTO/.forkpoint)')
     .requiredOption('--into <dir>', 'a new or empty directory')
-    .action(async (remote: string, opts: PullFlags & { into: string }, cmd: Command) => {
+    .option('--trust-git', "write the image's .git/config, .git/hooks/ and .git files (held back otherwise)")
+    .action(async (remote: string, opts: PullFlags & { into: string; trustGit?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const bar = transferBar(flags.json)
       const result = await cloneCommand({ remote, dir: flags.dir, store: flags.store, ...opts, ...(bar.onProgress ? { onProgress: bar.onProgress } : {}) }).finally(() =>

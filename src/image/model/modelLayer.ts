@@ -1,6 +1,7 @@
-import { promises as fs } from 'node:fs'
-import { join } from 'node:path'
-import { MalformedObjectError, UsageError } from '../../errors/index.js'
+import { existsSync, promises as fs } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import { MalformedObjectError, UnsafePathError, UsageError } from '../../errors/index.js'
+import { isInside } from '../../util/isInside.js'
 import { type Digest, isDigest } from '../../store/digest.js'
 import { canonicalBytes } from '../../util/canonicalJson.js'
 import type { Store } from '../../store/Store.js'
@@ -25,16 +26,19 @@ export const isSafetensors = (path: string): boolean => path.endsWith('.safetens
 
 /**
  * Store a model directory as a model layer: every regular file (a symlink is followed to
- * its file, as Hugging Face caches link to their blobs), `.safetensors` files checked and
+ * its file when it stays inside the directory, or inside the `blobs/` of the Hugging Face
+ * cache repository whose snapshot the directory is), `.safetensors` files checked and
  * stored in tensor-aligned pieces, so two versions of an adapter share every tensor
  * that did not change; other files as the workspace stores them.
  * @throws {UsageError} when `dir` is not a directory or holds something that is neither a file nor a directory
+ * @throws {UnsafePathError} a symlink leading out of `dir` (exit 5): its target would be stored and pushed
  * @throws {MalformedTensorFileError} when a `.safetensors` file is not well-formed (exit 5)
  */
 export async function storeModelDir(store: Store, dir: string): Promise<Digest> {
   const stat = await fs.stat(dir).catch(() => null)
   if (!stat?.isDirectory()) throw new UsageError(`--model ${dir}: not a directory`, { dir })
-  const tree = await storeDir(store, dir, '', new Set([await fs.realpath(dir)]))
+  const real = await fs.realpath(dir)
+  const tree = await storeDir(store, dir, '', new Set([real]), await linkRoots(real))
   const layer: ModelLayer = { kind: 'model', schemaVersion: 1, tree }
   return store.writeBlob(canonicalBytes(layer))
 }
@@ -42,18 +46,32 @@ export async function storeModelDir(store: Store, dir: string): Promise<Digest> 
 /** Node reads a file into one Buffer of at most this many bytes. */
 const MAX_READ = 2 ** 31 - 1
 
-/** `inside`: the real paths of the directories above, so a symlink back up is refused, not followed forever. */
-async function storeDir(store: Store, dir: string, prefix: string, inside: Set<string>): Promise<Digest> {
+/**
+ * Where a model directory's symlinks may lead (real paths): the directory itself, and for a
+ * Hugging Face cache snapshot (`<repo>/snapshots/<rev>`, whose files link to `<repo>/blobs/`)
+ * that repository's `blobs/`.
+ */
+async function linkRoots(real: string): Promise<string[]> {
+  const blobs = join(dirname(dirname(real)), 'blobs')
+  return basename(dirname(real)) === 'snapshots' && existsSync(blobs) ? [real, await fs.realpath(blobs)] : [real]
+}
+
+/**
+ * `inside`: the real paths of the directories above, so a symlink back up is refused, not
+ * followed forever; `roots`: where symlinks may lead (`linkRoots`).
+ */
+async function storeDir(store: Store, dir: string, prefix: string, inside: Set<string>, roots: string[]): Promise<Digest> {
   const entries: TreeEntry[] = []
   for (const name of (await fs.readdir(dir)).sort()) {
     const path = join(dir, name)
     const rel = joinPath(prefix, name)
     const stat = await fs.stat(path).catch(() => null)
     if (!stat) throw new UsageError(`model file ${rel} is a symlink to nothing`, { path: rel })
+    await assertLinkInside(path, rel, roots)
     if (stat.isDirectory()) {
       const real = await fs.realpath(path)
       if (inside.has(real)) throw new UsageError(`model directory ${rel} leads back to a directory above it`, { path: rel })
-      entries.push(dirEntry(name, await storeDir(store, path, rel, new Set([...inside, real]))))
+      entries.push(dirEntry(name, await storeDir(store, path, rel, new Set([...inside, real]), roots)))
     } else if (!stat.isFile()) throw new UsageError(`model file ${rel} is neither a file nor a directory`, { path: rel })
     else if (isSafetensors(name) && stat.size > MAX_READ)
       throw new UsageError(`model file ${rel} is over 2 GiB: safetensors files that large are not stored yet (shard the model)`, { path: rel })
@@ -64,6 +82,18 @@ async function storeDir(store: Store, dir: string, prefix: string, inside: Set<s
     }
   }
   return store.writeObject({ kind: 'tree', schemaVersion: 1, entries })
+}
+
+/** A symlink in a model directory must lead inside it (or its cache repository's blobs). @throws {UnsafePathError} */
+async function assertLinkInside(path: string, rel: string, roots: string[]): Promise<void> {
+  if (!(await fs.lstat(path)).isSymbolicLink()) return
+  const target = await fs.realpath(path)
+  if (!roots.some((root) => isInside(root, target))) {
+    throw new UnsafePathError(`model file ${rel} is a symlink leading out of the model directory (to ${target}): copy the file in if it belongs to the model`, {
+      path: rel,
+      target,
+    })
+  }
 }
 
 /** A safetensors file's entry: its bytes checked, stored as the header and then each tensor (in pieces of at most 4 MiB). */

@@ -38,7 +38,7 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
   run_id TEXT PRIMARY KEY, digest TEXT, body BLOB, entrypoint TEXT NOT NULL, status TEXT NOT NULL,
   started_at TEXT NOT NULL, ended_at TEXT NOT NULL, steps INTEGER NOT NULL, llm_calls INTEGER NOT NULL,
-  tool_calls INTEGER NOT NULL, errors INTEGER NOT NULL, parent TEXT, redaction TEXT NOT NULL);
+  tool_calls INTEGER NOT NULL, errors INTEGER NOT NULL, parent TEXT, redaction TEXT NOT NULL, recorded_here INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at DESC, run_id DESC);
 CREATE TABLE IF NOT EXISTS run_steps (run_id TEXT NOT NULL, idx INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL,
   PRIMARY KEY (run_id, idx)) WITHOUT ROWID;
@@ -90,8 +90,13 @@ export class RunStore {
     this.db.close()
   }
 
-  /** Store a finished run; returns its object digest (null for a standalone db). */
-  async save(run: Run): Promise<Digest | null> {
+  /**
+   * Store a finished run; returns its object digest (null for a standalone db).
+   * `recordedHere`: only `run --record` sets it, for the run it has just recorded; a run
+   * brought from elsewhere (a trace given to `snapshot`, a replay's fork, a journal) is data,
+   * and replay never runs its recorded command (see `trustedRecordedCommand`).
+   */
+  async save(run: Run, { recordedHere = false }: { recordedHere?: boolean } = {}): Promise<Digest | null> {
     let digest: Digest | null = null
     if (this.store) {
       const store = this.store
@@ -101,19 +106,19 @@ export class RunStore {
         return d
       })
     }
-    this.index(run, digest, digest ? null : Buffer.from(JSON.stringify(run)))
+    this.index(run, digest, digest ? null : Buffer.from(JSON.stringify(run)), recordedHere)
     return digest
   }
 
-  private index(run: Run, digest: Digest | null, body: Buffer | null): void {
+  private index(run: Run, digest: Digest | null, body: Buffer | null, recordedHere: boolean): void {
     const count = (pred: (s: Run['steps'][number]) => boolean) => run.steps.reduce((n, s) => n + (pred(s) ? 1 : 0), 0)
     const insertStep = this.db.prepare('INSERT INTO run_steps (run_id, idx, name, type) VALUES (?, ?, ?, ?)')
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM run_steps WHERE run_id = ?').run(run.runId)
       this.db
         .prepare(
-          `INSERT OR REPLACE INTO runs (run_id, digest, body, entrypoint, status, started_at, ended_at, steps, llm_calls, tool_calls, errors, parent, redaction)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT OR REPLACE INTO runs (run_id, digest, body, entrypoint, status, started_at, ended_at, steps, llm_calls, tool_calls, errors, parent, redaction, recorded_here)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
           run.runId,
@@ -129,6 +134,7 @@ export class RunStore {
           count((s) => s.error !== undefined),
           run.parent ?? null,
           run.redaction,
+          recordedHere ? 1 : 0,
         )
       for (const s of run.steps) insertStep.run(run.runId, s.idx, s.name, s.type)
     })()
@@ -160,6 +166,12 @@ export class RunStore {
     if (rows.length === 0) throw new RunNotFoundError(`no run ${spec} (see 'forkpoint runs')`, { spec })
     if (rows.length > 1 && rows[0]!.run_id !== prefix) throw new UsageError(`run id ${spec} is ambiguous; give more characters`, { spec })
     return rows[0]!.run_id
+  }
+
+  /** How this store came by the run of exactly this id: recorded by its own `run --record`, imported, or null when it holds none. */
+  origin(runId: string): 'recorded' | 'imported' | null {
+    const row = this.db.prepare('SELECT recorded_here FROM runs WHERE run_id = ?').get(runId) as { recorded_here: number } | undefined
+    return row === undefined ? null : row.recorded_here === 1 ? 'recorded' : 'imported'
   }
 
   /** The run stored under exactly this id, or null. */
@@ -239,6 +251,7 @@ function openDbOnce(path: string): Database.Database {
   try {
     if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL')
     db.exec(SCHEMA)
+    addRecordedHere(db)
     return db
   } catch (err) {
     db.close()
@@ -259,6 +272,12 @@ function openDbReadOnly(path: string): Database.Database {
   } catch (err) {
     throw new RunArtifactError(`cannot open the run index ${path}: ${(err as Error).message}`, { path }, { cause: err })
   }
+}
+
+/** An index made before runs were marked: every run in it counts as imported (its command runs only when given again). */
+function addRecordedHere(db: Database.Database): void {
+  const columns = db.prepare('PRAGMA table_info(runs)').all() as Array<{ name: string }>
+  if (!columns.some((c) => c.name === 'recorded_here')) db.exec('ALTER TABLE runs ADD COLUMN recorded_here INTEGER NOT NULL DEFAULT 0')
 }
 
 function sleepSync(ms: number): void {

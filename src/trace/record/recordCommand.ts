@@ -74,7 +74,7 @@ export async function recordCommand(args: RecordCommandArgs): Promise<RecordResu
   const runs = RunStore.open({ store })
   let digest: Digest | null
   try {
-    digest = await runs.save(run)
+    digest = await runs.save(run, { recordedHere: true })
   } finally {
     runs.close()
   }
