@@ -61,6 +61,7 @@ export {
   EffectKeyConflictError,
   EffectToolMissingError,
   InputNotFoundError,
+  InputBudgetError,
   MalformedTensorFileError,
   MachineError,
   MachineNotFoundError,

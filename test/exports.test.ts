@@ -32,6 +32,7 @@ it('exports exactly the reviewed public names', () => {
     'FileWriteError',
     'ForkpointError',
     'FunctionCandidateError',
+    'InputBudgetError',
     'InputNotFoundError',
     'InternalError',
     'InvalidImageError',

@@ -9,6 +9,7 @@ import { ArrivingCheckout } from '../world/ArrivingCheckout.js'
 import { checkout, hiddenSibling } from '../world/checkout.js'
 import { type PullArgs, type PullResult, pullImage } from './pullImage.js'
 import { CHECK_THREADS, FrameCheckers } from './FrameCheckers.js'
+import { type Limits, resolveLimits } from './limits.js'
 
 export interface CloneArgs extends Omit<PullArgs, 'dir' | 'store'> {
   /** The directory to materialize the image in: new or empty. */
@@ -42,18 +43,19 @@ export async function cloneImage({ into, store, head = 'main', ...pull }: CloneA
   const created = await Store.init(storeDir)
   const allowExternalSymlinks = pull.allowExternalSymlinks ?? false
   const hidden = store ? hiddenSibling(target) : created.tempPath('clone')
-  const early = new ArrivingCheckout({ into: hidden, allowExternalSymlinks })
+  const limits = resolveLimits(pull.limits)
+  const early = new ArrivingCheckout({ into: hidden, allowExternalSymlinks, limits })
   let threads: FrameCheckers | null = null
   try {
     threads = new FrameCheckers(CHECK_THREADS) // started now, while the manifests come
-    const pulled = await pullImage({ ...pull, store: created }, { image: early.image, structured: early.structured, places: early.places, threads })
+    const pulled = await pullImage({ ...pull, limits, store: created }, { image: early.image, structured: early.structured, places: early.places, threads })
     await threads.settle() // the files written as the pack came (the image was checked meanwhile)
     await threads.close()
     const headName = (await readRef(created, headRef(head))) === null ? head : null
     if (headName) await updateRef({ store: created, name: headRef(headName), id: pulled.id, expected: null, message: `clone ${pulled.remote}` })
     const files = early.planned
       ? await revealArrived(early, created, hidden, target, store ? null : headName ? { type: 'symbolic', ref: headRef(headName) } : { type: 'detached', id: pulled.id })
-      : await checkoutPulled(created, target, store ? { into: pulled.id } : { inPlace: headName ?? pulled.id }, allowExternalSymlinks)
+      : await checkoutPulled(created, target, store ? { into: pulled.id } : { inPlace: headName ?? pulled.id }, { allowExternalSymlinks, limits })
     return { ...pulled, into: target, storeDir, head: headName, files }
   } catch (err) {
     await threads?.close() // no write after this
@@ -82,10 +84,13 @@ async function revealArrived(early: ArrivingCheckout, store: Store, hidden: stri
 }
 
 /** Check the pulled image out as any checkout does (its objects did not arrive trees first): in place (by head name or id), or into a new target. */
-async function checkoutPulled(store: Store, target: string, what: { inPlace: string } | { into: Digest }, allowExternalSymlinks: boolean): Promise<number> {
+async function checkoutPulled(
+  store: Store,
+  target: string,
+  what: { inPlace: string } | { into: Digest },
+  options: { allowExternalSymlinks: boolean; limits: Limits },
+): Promise<number> {
   const result =
-    'into' in what
-      ? await checkout({ store, id: what.into, into: target, allowExternalSymlinks })
-      : await checkout({ store, dir: target, id: what.inPlace, force: true, allowExternalSymlinks })
+    'into' in what ? await checkout({ store, id: what.into, into: target, ...options }) : await checkout({ store, dir: target, id: what.inPlace, force: true, ...options })
   return result.files
 }

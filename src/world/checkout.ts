@@ -13,7 +13,8 @@ import { diffTrees } from './diffTrees.js'
 import { type CopyMethod, type FileWrite, layOut, materializeTree, probeCopyMethod, writeFiles } from './materializeTree.js'
 import { fsPath, lstatPath } from './fsName.js'
 import { quotePath } from './quotePath.js'
-import { readSnapshot } from './readObjects.js'
+import { readChunks, readSnapshot } from './readObjects.js'
+import { type Limits, resolveLimits } from '../util/limits.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
@@ -33,6 +34,8 @@ export interface CheckoutArgs extends StoreLocator {
   allowExternalSymlinks?: boolean
   method?: CopyMethod | 'auto'
   onProgress?: (done: number, total: number) => void
+  /** The budget the checkout keeps to (bytes and paths it writes, how deep: docs/untrusted-input.md); default: environment, then DEFAULT_LIMITS. */
+  limits?: Partial<Limits>
 }
 
 export interface CheckoutResult {
@@ -80,6 +83,7 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
       method: args.method,
       allowExternalSymlinks: args.allowExternalSymlinks,
       onProgress: args.onProgress,
+      limits: resolveLimits(args.limits),
     })
     await fs.rename(temp, target)
     return { id, tree, target, mode: 'into', changed: result.files, files: result.files, method: result.method }
@@ -92,7 +96,8 @@ async function checkoutInto(store: Store, id: Digest, tree: Digest, target: stri
 async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree: Digest, args: CheckoutArgs): Promise<CheckoutResult> {
   const headTip = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, headRef(args.id)).catch(() => null)
   const head = headTip === id ? `ref: ${headRef(args.id)}\n` : `${id}\n`
-  const applied = await applyTree({ store, workspace, tree, head, force: args.force ?? false, allowExternalSymlinks: args.allowExternalSymlinks, method: args.method })
+  const { force = false, allowExternalSymlinks, method } = args
+  const applied = await applyTree({ store, workspace, tree, head, force, allowExternalSymlinks, method, limits: resolveLimits(args.limits) })
   return { id, tree, target: workspace, mode: 'in-place', ...applied }
 }
 
@@ -110,6 +115,8 @@ export interface ApplyTreeArgs {
   method?: CopyMethod | 'auto' | undefined
   /** The caller's scan of the workspace, found clean under the same locks (`assertWorkspaceClean`): not scanned again. */
   cleanScan?: ScanResult | undefined
+  /** The budget the checkout keeps to (default: environment, then DEFAULT_LIMITS). */
+  limits?: Limits | undefined
 }
 
 /**
@@ -126,6 +133,8 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
   if (!args.force && !args.cleanScan) await assertClean(store, source, scan.tree)
   const { files } = await admitTree({
     source,
+    chunks: (digest) => readChunks(store, digest),
+    limits: args.limits,
     tree,
     root: workspace,
     store: new StoreDirectory(store.root),
