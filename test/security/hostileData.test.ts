@@ -1,5 +1,6 @@
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { existsSync, promises as fs } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 describe('hostile graphs, objects and the checkout budget', async () => {
@@ -15,6 +16,7 @@ describe('hostile graphs, objects and the checkout budget', async () => {
   const { chunksBomb, claimShallow, dagBomb, deepTree, hostileImage, packOfBytes, sharedBlobBomb } = await import('../helpers/hostileImages.js')
   const { storeState } = await import('../registry/fixtures.js')
   const { makeWorkspace, tempDir } = await import('../helpers/tmp.js')
+  const { CLI, runProgram } = await import('../helpers/cli.js')
   type Store = Awaited<ReturnType<typeof Store.open>>
   type Image = Awaited<ReturnType<typeof hostileImage>>
   const MiB = 1024 ** 2
@@ -78,6 +80,33 @@ describe('hostile graphs, objects and the checkout budget', async () => {
       data: { limit: 'maxCheckoutBytes', max: 3 * MiB, value: 4 * MiB },
       message: expect.stringMatching(/FORKPOINT_MAX_CHECKOUT_BYTES \(option limits.maxCheckoutBytes\)/),
     })
+  })
+
+  it.runIf(process.getuid?.() === 0)('refuses the bombs for a caller who is not root (nobody) too: unpack, pull and clone exit 5, nothing written', async () => {
+    const home = tempDir('hostile-nobody')
+    const asNobody = (cwd: string, ...args: string[]) =>
+      runProgram(['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', 'env', `HOME=${home}`, CLI, ...args], { cwd })
+    for (const build of [(store: Store) => dagBomb(store, 26), (store: Store) => chunksBomb(store, MiB, 2048), (store: Store) => deepTree(store, 300)]) {
+      const image = await hostileImage(tempDir, build)
+      const layout = /^file:\/\/(.*):bomb$/.exec(image.remote)![1]!
+      const recv = join(home, 'recv')
+      await fs.mkdir(recv, { recursive: true })
+      for (const dir of [dirname(image.pack), layout, home]) expect(spawnSync('chown', ['-R', 'nobody:nogroup', dir]).status).toBe(0)
+      expect((await asNobody(recv, 'init')).code).toBe(0)
+      const before = await storeState(await Store.open(join(recv, '.forkpoint')))
+      for (const args of [
+        ['unpack', image.pack],
+        ['pull', image.remote],
+        ['clone', image.remote, '--into', join(home, 'clone')],
+      ]) {
+        const r = await asNobody(recv, ...args)
+        expect({ args, code: r.code }).toEqual({ args, code: 5 })
+        expect(r.stderr).toMatch(/FORKPOINT_MAX_CHECKOUT_PATHS|FORKPOINT_MAX_EXPANSION|more than 256 directories deep/)
+      }
+      expect(await storeState(await Store.open(join(recv, '.forkpoint')))).toEqual(before)
+      expect(existsSync(join(home, 'clone'))).toBe(false)
+      await fs.rm(recv, { recursive: true })
+    }
   })
 
   it('refuses a tree 10,000 directories deep at unpack, pull and clone (exit 5, not a stack overflow)', async () => {
