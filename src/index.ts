@@ -61,7 +61,6 @@ export {
   EffectKeyConflictError,
   EffectToolMissingError,
   InputNotFoundError,
-  InputBudgetError,
   MalformedTensorFileError,
   MachineError,
   MachineNotFoundError,

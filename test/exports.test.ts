@@ -32,7 +32,6 @@ it('exports exactly the reviewed public names', () => {
     'FileWriteError',
     'ForkpointError',
     'FunctionCandidateError',
-    'InputBudgetError',
     'InputNotFoundError',
     'InternalError',
     'InvalidImageError',

@@ -41,7 +41,7 @@ export interface AdmitTreeArgs {
  * file system cannot hold, or that would reach outside its root, changes nothing:
  * - what it checks out within the budget (`admitCheckoutCost`: bytes, paths, expansion,
  *   depth), found first, so that the walk below, which visits every path, is bounded too
- *   (InputBudgetError, PathLimitError, exit 5);
+ *   (InvalidImageError, PathLimitError, exit 5);
  * - every name at most NAME_MAX bytes, every path under `root` shorter than PATH_MAX, no
  *   more than MAX_TREE_DEPTH directories deep (PathLimitError, exit 5);
  * - no entry where a store lives: none named `.forkpoint` at any depth (a scan never

@@ -1,4 +1,4 @@
-import { InputBudgetError, PathLimitError } from '../errors/index.js'
+import { InvalidImageError, PathLimitError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { EXPANSION_FLOOR, type Limits, raiseHint } from '../util/limits.js'
 import { quotePath } from './quotePath.js'
@@ -83,14 +83,14 @@ export async function checkoutCost(sources: CostSources, root: Digest): Promise<
 }
 
 /**
- * Refuse (InputBudgetError, exit 5), before anything is written, a tree whose checkout
+ * Refuse (InvalidImageError, exit 5), before anything is written, a tree whose checkout
  * would cost more than the limits allow: more bytes or paths than `maxCheckoutBytes` /
  * `maxCheckoutPaths`, or, past EXPANSION_FLOOR, more than `maxExpansion` times the distinct
  * content it is made of. `what` names the tree in the message.
  */
 export function assertCheckoutBudget(cost: CheckoutCost, limits: Limits, what: string): void {
   const over = (limit: keyof Limits, value: number, max: number, unit: string) =>
-    new InputBudgetError(`${what} would check out ${value} ${unit}, more than the limit of ${max}: refusing it (${raiseHint(limit)})`, { limit, max, value })
+    new InvalidImageError(`${what} would check out ${value} ${unit}, more than the limit of ${max}: refusing it (${raiseHint(limit)})`, { limit, max, value })
   if (cost.bytes > limits.maxCheckoutBytes) throw over('maxCheckoutBytes', cost.bytes, limits.maxCheckoutBytes, 'bytes of files')
   if (cost.paths > limits.maxCheckoutPaths) throw over('maxCheckoutPaths', cost.paths, limits.maxCheckoutPaths, 'paths')
   const bytesAllowed = Math.max(EXPANSION_FLOOR.bytes, limits.maxExpansion * cost.distinctBytes)

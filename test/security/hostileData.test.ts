@@ -47,12 +47,12 @@ describe('hostile graphs, objects and the checkout budget', async () => {
 
   it('refuses a shared-subtree (DAG) bomb of 26 trees (2^26 paths) at unpack, pull and clone, visiting each tree once', async () => {
     const bomb = await hostileImage(tempDir, (store) => dagBomb(store, 26))
-    await refusedEverywhere(bomb, { code: 'InputBudgetError', data: { limit: 'maxCheckoutPaths' }, message: expect.stringMatching(/FORKPOINT_MAX_CHECKOUT_PATHS/) })
+    await refusedEverywhere(bomb, { code: 'InvalidImageError', data: { limit: 'maxCheckoutPaths' }, message: expect.stringMatching(/FORKPOINT_MAX_CHECKOUT_PATHS/) })
   })
 
   it('refuses a chunk list naming one 1 MiB blob 2,048 times (2 GiB) at unpack, pull and clone, and at checkout of one let in', async () => {
     const bomb = await hostileImage(tempDir, (store) => chunksBomb(store, MiB, 2048))
-    const error = { code: 'InputBudgetError', data: { limit: 'maxExpansion' }, message: expect.stringMatching(/2147483648 bytes.*FORKPOINT_MAX_EXPANSION/) }
+    const error = { code: 'InvalidImageError', data: { limit: 'maxExpansion' }, message: expect.stringMatching(/2147483648 bytes.*FORKPOINT_MAX_EXPANSION/) }
     await refusedEverywhere(bomb, error)
     // let in under a raised budget, it still cannot be checked out under the default one
     const { store } = await receiver()
@@ -64,7 +64,7 @@ describe('hostile graphs, objects and the checkout budget', async () => {
 
   it('refuses 32 directories of 32 files sharing one 1 MiB blob (1 GiB), in place too, before a byte is written', async () => {
     const bomb = await hostileImage(tempDir, (store) => sharedBlobBomb(store, 32, 32, MiB))
-    const error = { code: 'InputBudgetError', data: { limit: 'maxExpansion', value: 1024 * MiB } }
+    const error = { code: 'InvalidImageError', data: { limit: 'maxExpansion', value: 1024 * MiB } }
     await refusedEverywhere(bomb, error)
     const { dir, store } = await receiver()
     const { id } = await unpackImage({ store, input: bomb.pack, limits: { maxExpansion: 4096 } })
@@ -76,7 +76,7 @@ describe('hostile graphs, objects and the checkout budget', async () => {
   it('refuses a budget an option sets lower: bytes a checkout writes', async () => {
     const image = await hostileImage(tempDir, (store) => sharedBlobBomb(store, 2, 2, MiB))
     await refusedUntouched((store) => unpackImage({ store, input: image.pack, limits: { maxCheckoutBytes: 3 * MiB } }), {
-      code: 'InputBudgetError',
+      code: 'InvalidImageError',
       data: { limit: 'maxCheckoutBytes', max: 3 * MiB, value: 4 * MiB },
       message: expect.stringMatching(/FORKPOINT_MAX_CHECKOUT_BYTES \(option limits.maxCheckoutBytes\)/),
     })
