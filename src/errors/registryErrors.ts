@@ -18,8 +18,14 @@ export class RemoteImageNotFoundError extends ForkpointError<{ remote: string; r
   readonly exitCode = ExitCode.usage
 }
 
-/** A manifest that is not a forkpoint image, is malformed, or names objects the remote lacks. */
+/**
+ * A manifest that is not a forkpoint image, is malformed, names objects the remote lacks,
+ * or would cost more than the budget allows (docs/untrusted-input.md: `data.limit` names the
+ * cap, `data.max` its value, `data.value` what the image asks for).
+ */
 export class InvalidImageError extends CorruptDataError<{
+  limit?: string
+  value?: number
   digest?: string
   from?: string
   descriptor?: object

@@ -9,7 +9,7 @@ import { type AdmitTreeArgs, admitTree } from '../world/admitTree.js'
 import { applyTree, assertWorkspaceClean } from '../world/checkout.js'
 import { recoverCheckout } from '../world/checkoutJournal.js'
 import { MERGE_DRAFT_REF, type MergeState, mergeInProgress, writeMergeState } from '../world/mergeState.js'
-import { readSnapshot } from '../world/readObjects.js'
+import { readChunks, readSnapshot } from '../world/readObjects.js'
 import { type Snapshot, makeSnapshot } from '../world/Snapshot.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { StoreDirectory } from '../world/storeDirectory.js'
@@ -107,6 +107,7 @@ function headText(head: Awaited<ReturnType<typeof readHead>>, id: Digest): strin
 async function admit(store: Store, workspace: string, tree: Digest, args: MergeArgs, onDisk?: AdmitTreeArgs['onDisk']): Promise<void> {
   await admitTree({
     source: treeSource(store),
+    chunks: (digest) => readChunks(store, digest),
     tree,
     root: workspace,
     store: new StoreDirectory(store.root),

@@ -1,10 +1,13 @@
-import { InvalidImageError, UnsafePathError } from '../errors/index.js'
+import { InvalidImageError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { objectEdges, shallowParents } from '../store/objectGraph.js'
 import { assertLayerKinds } from '../world/layerKinds.js'
-import { type LinkLookup, resolveLink, treeLookup } from '../world/treeLinks.js'
+import { type LinkLookup, treeLookup } from '../world/treeLinks.js'
+import { assertLinkInside } from '../world/admitTree.js'
+import { admitCheckoutCost } from '../world/checkoutCost.js'
+import type { Limits } from './limits.js'
 import { validateSnapshot } from '../world/Snapshot.js'
-import { type Tree, validateChunks, validateTree } from '../world/Tree.js'
+import { type Chunks, type Tree, validateChunks, validateTree } from '../world/Tree.js'
 import { joinPath } from '../world/treeSource.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
 import type { BlobRef } from './Descriptor.js'
@@ -19,6 +22,8 @@ export interface CheckImageArgs {
   shallow?: ReadonlySet<Digest>
   /** Snapshots the store holds without their parents, which this image brings: walked as if staged. */
   deepen?: ReadonlySet<Digest>
+  /** The budget the image's checkout must keep to (`admitCheckoutCost`). */
+  limits: Limits
 }
 
 export interface CheckedImage {
@@ -32,10 +37,11 @@ export interface CheckedImage {
  * Check an untrusted image before any of it becomes visible: every object reachable
  * from the root is present (staged or local; local objects were checked when they came
  * and are not walked again), staged snapshots, trees and chunk lists are
- * well-formed, entries point at objects of the right kind and size, and no symlink
- * leaves the tree.
+ * well-formed, entries point at objects of the right kind and size, its world's checkout
+ * within the budget (bytes, paths, expansion, depth) and no symlink leaves the tree.
+ * Every object is visited once, however many paths share it.
  */
-export async function checkImage({ root, describe, allowExternalSymlinks = false, shallow = new Set(), deepen = new Set() }: CheckImageArgs): Promise<CheckedImage> {
+export async function checkImage({ root, describe, allowExternalSymlinks = false, shallow = new Set(), deepen = new Set(), limits }: CheckImageArgs): Promise<CheckedImage> {
   const found = new Map<Digest, Described>()
   const order: Digest[] = []
   // objects already in the store were checked when they arrived, and so was what they reach (but the history a shallow store lacks)
@@ -71,14 +77,20 @@ export async function checkImage({ root, describe, allowExternalSymlinks = false
     }
   }
   validateKinds(root, found)
+  for (const cut of shallow) {
+    if (found.get(cut)?.object?.kind !== 'snapshot')
+      throw new InvalidImageError(`the image names ${cut} as a snapshot it cut from its history, but ${cut} is not a snapshot of the image`, { digest: cut })
+  }
   for (const [digest, { object, staged }] of found) {
     if (staged && object?.kind === 'snapshot')
       await assertLayerKinds(validateSnapshot(object, `snapshot ${digest}`), `snapshot ${digest}`, (d) => (found.has(d) ? (found.get(d)!.object?.kind ?? 'blob') : null))
   }
   const rootObject = found.get(root)!.object
-  if (rootObject?.kind === 'snapshot' && !allowExternalSymlinks) {
+  if (rootObject?.kind === 'snapshot') {
     const world = validateSnapshot(rootObject, `snapshot ${root}`).world.tree
-    await checkSymlinks(world, '', found, new Set(), treeLookup(treeReader(found, describe), world))
+    const trees = treeReader(found, describe)
+    await admitCheckoutCost({ tree: trees, chunks: chunksReader(found, describe) }, world, limits, `the world of snapshot ${root}`)
+    if (!allowExternalSymlinks) await checkSymlinks(world, found, treeLookup(trees, world))
   }
   const whole = [...found.values()].every((item) => item.staged) ? [...found].map(([digest, { size }]) => ({ digest, size })) : null
   return { order, whole }
@@ -125,29 +137,40 @@ function treeReader(found: Map<Digest, Described>, describe: CheckImageArgs['des
   }
 }
 
+/** Chunk lists of the image as found while checking it, and from the local store past that. */
+function chunksReader(found: Map<Digest, Described>, describe: CheckImageArgs['describe']): (digest: Digest) => Promise<Chunks> {
+  return async (digest) => validateChunks(found.get(digest)?.object ?? describe(digest)?.object, `chunks ${digest}`)
+}
+
 /**
  * No symlink may lead outside the tree: absolute, climbing above its root, or doing so
  * through the tree's own links (`a -> .` then `c -> a/a/../../etc`), resolved as the kernel
- * would walk it (`resolveLink`).
+ * would walk it (`resolveLink`). A link resolves by its path, so each path holding one is
+ * walked; a subtree without links (looked at once, however many paths share it) is not.
+ * The paths are as many as the checkout budget allowed (`admitCheckoutCost` came first).
  */
-async function checkSymlinks(treeId: Digest, prefix: string, found: Map<Digest, Described>, seen: Set<string>, links: LinkLookup): Promise<void> {
-  if (!found.get(treeId)?.staged) return // a tree from the store; checkout checks symlinks again as it writes
-  const key = `${treeId}\0${prefix}`
-  if (seen.has(key)) return // the same tree at the same path was checked already
-  seen.add(key)
-  for (const entry of (found.get(treeId)!.object as unknown as Tree).entries) {
-    if (entry.type === 'dir') await checkSymlinks(entry.tree, joinPath(prefix, entry.name), found, seen, links)
-    else if (entry.type === 'symlink') {
-      const rel = joinPath(prefix, entry.name)
-      const resolution = await resolveLink(links, rel.split('/'), entry.target)
-      if (resolution === 'inside') continue
-      throw new UnsafePathError(
-        `symlink ${rel} -> ${entry.target} ${resolution === 'outside' ? 'points outside the tree' : 'goes through too many links'}: refusing the image (allow with --allow-external-symlinks)`,
-        {
-          path: rel,
-          target: entry.target,
-        },
-      )
+async function checkSymlinks(root: Digest, found: Map<Digest, Described>, links: LinkLookup): Promise<void> {
+  const hasLinks = linkFinder(found)
+  const walk = async (treeId: Digest, prefix: string): Promise<void> => {
+    if (!hasLinks(treeId)) return
+    for (const entry of (found.get(treeId)!.object as unknown as Tree).entries) {
+      if (entry.type === 'dir') await walk(entry.tree, joinPath(prefix, entry.name))
+      else if (entry.type === 'symlink') await assertLinkInside(links, [...(prefix ? prefix.split('/') : []), entry.name], entry.target)
     }
   }
+  await walk(root, '')
+}
+
+/** Whether a staged tree holds a symlink at any depth, each tree looked at once; a tree from the store does not count (checkout checks symlinks again as it writes). */
+function linkFinder(found: Map<Digest, Described>): (tree: Digest) => boolean {
+  const known = new Map<Digest, boolean>()
+  const hasLinks = (tree: Digest): boolean => {
+    let answer = known.get(tree)
+    if (answer !== undefined) return answer
+    const item = found.get(tree)
+    answer = item?.staged === true && (item.object as unknown as Tree).entries.some((e) => e.type === 'symlink' || (e.type === 'dir' && hasLinks(e.tree)))
+    known.set(tree, answer)
+    return answer
+  }
+  return hasLinks
 }

@@ -13,6 +13,7 @@ import { readSnapshot } from '../world/readObjects.js'
 import { treeSource } from '../world/treeSource.js'
 import { type PullArgs, type PullResult, pullImage } from './pullImage.js'
 import { CHECK_THREADS, FrameCheckers } from './FrameCheckers.js'
+import { type Limits, resolveLimits } from './limits.js'
 
 export interface CloneArgs extends Omit<PullArgs, 'dir' | 'store'> {
   /** The directory to materialize the image in: new or empty. */
@@ -50,11 +51,12 @@ export async function cloneImage({ into, store, head = 'main', trustGit = false,
   const created = await Store.init(storeDir)
   const allowExternalSymlinks = pull.allowExternalSymlinks ?? false
   const hidden = store ? hiddenSibling(target) : created.tempPath('clone')
-  const early = new ArrivingCheckout({ into: hidden, allowExternalSymlinks })
+  const limits = resolveLimits(pull.limits)
+  const early = new ArrivingCheckout({ into: hidden, allowExternalSymlinks, limits })
   let threads: FrameCheckers | null = null
   try {
     threads = new FrameCheckers(CHECK_THREADS) // started now, while the manifests come
-    const pulled = await pullImage({ ...pull, store: created }, { image: early.image, structured: early.structured, places: early.places, threads })
+    const pulled = await pullImage({ ...pull, limits, store: created }, { image: early.image, structured: early.structured, places: early.places, threads })
     await threads.settle() // the files written as the pack came (the image was checked meanwhile)
     await threads.close()
     const headName = (await readRef(created, headRef(head))) === null ? head : null
@@ -68,7 +70,7 @@ export async function cloneImage({ into, store, head = 'main', trustGit = false,
           store ? null : headName ? { type: 'symbolic', ref: headRef(headName) } : { type: 'detached', id: pulled.id },
           trustGit ? null : pulled.id,
         )
-      : await checkoutPulled(created, target, store ? { into: pulled.id } : { inPlace: headName ?? pulled.id }, { allowExternalSymlinks, trustGit })
+      : await checkoutPulled(created, target, store ? { into: pulled.id } : { inPlace: headName ?? pulled.id }, { allowExternalSymlinks, trustGit, limits })
     return { ...pulled, into: target, storeDir, head: headName, files, heldBack }
   } catch (err) {
     await threads?.close() // no write after this
@@ -117,7 +119,7 @@ async function checkoutPulled(
   store: Store,
   target: string,
   what: { inPlace: string } | { into: Digest },
-  options: { allowExternalSymlinks: boolean; trustGit: boolean },
+  options: { allowExternalSymlinks: boolean; trustGit: boolean; limits: Limits },
 ): Promise<{ files: number; heldBack: string[] }> {
   const result =
     'into' in what ? await checkout({ store, id: what.into, into: target, ...options }) : await checkout({ store, dir: target, id: what.inPlace, force: true, ...options })

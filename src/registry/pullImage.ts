@@ -104,6 +104,7 @@ export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Pro
       allowExternalSymlinks: args.allowExternalSymlinks ?? false,
       shallow: new Set(index.shallow),
       deepen,
+      limits,
     })
     await withWriteLock(store, async () => {
       added = await staging.commit(checked.order, new Set(index.shallow))

@@ -57,7 +57,7 @@ export async function unpackImage({ input, tag, limits, allowExternalSymlinks = 
   try {
     const image = await readPackFile(store, staging, file, caps)
     const deepen = await shallowToDeepen(store, image.shallow)
-    const { order } = await checkImage({ root: image.root, describe: (d) => staging.describe(d), allowExternalSymlinks, shallow: new Set(image.shallow), deepen })
+    const { order } = await checkImage({ root: image.root, describe: (d) => staging.describe(d), allowExternalSymlinks, shallow: new Set(image.shallow), deepen, limits: caps })
     const name = assertTag(tag ?? `unpacked-${shortId(image.root)}`)
     let added = 0
     await withWriteLock(store, async () => {

@@ -2,6 +2,7 @@ import { existsSync, promises as fs, readdirSync, renameSync, statSync, writeFil
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
+import { parseStrictJson } from '../util/strictJson.js'
 import { errnoCode, inParentDir, readOrNull, readOrNullSync, readSizedOrNullSync } from '../util/fsx.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
@@ -261,12 +262,13 @@ async function fsyncPath(path: string): Promise<void> {
   }
 }
 
+/** A structured object from its bytes, parsed strictly (`parseStrictJson`): MalformedObjectError (exit 5) for anything else, or another `kind` than asked. */
 export function parseStructured<T extends StructuredObject>(bytes: Buffer, digest: Digest, kind?: string): T {
   let parsed: unknown
   try {
-    parsed = JSON.parse(bytes.toString('utf8'))
-  } catch {
-    throw new MalformedObjectError(`object ${digest} is not JSON`, { digest })
+    parsed = parseStrictJson(bytes)
+  } catch (err) {
+    throw new MalformedObjectError(`object ${digest} is not a valid structured object: ${(err as Error).message}`, { digest })
   }
   if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { kind?: unknown }).kind !== 'string') {
     throw new MalformedObjectError(`object ${digest} has no kind`, { digest })

@@ -28,8 +28,9 @@ export function sha256(bytes: Uint8Array | string): Digest {
   return `sha256:${sha256Hex(bytes)}`
 }
 
+/** The hex of a digest, checked to be one first: every object's path is built from it, and a digest from data (`sha256:../../etc/passwd`) must name no other path. */
 export function digestHex(digest: Digest): string {
-  return digest.slice('sha256:'.length)
+  return assertDigest(digest).slice('sha256:'.length)
 }
 
 /** The digest of a file's bytes, streamed (files may be larger than memory). */
@@ -41,5 +42,5 @@ export async function hashFile(path: string): Promise<Digest> {
 
 /** First 12 hex characters, for people. */
 export function shortId(digest: Digest): string {
-  return digestHex(digest).slice(0, 12)
+  return digest.slice('sha256:'.length, 'sha256:'.length + 12)
 }

@@ -12,12 +12,22 @@ import type { Store } from './Store.js'
 export type Head = { type: 'symbolic'; ref: string } | { type: 'detached'; id: Digest }
 
 const REF_COMPONENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/
+/** A ref component is a file name, 255 bytes at most, and its temp files add about 30 bytes to it (`refComponent` makes up to 201). */
+const MAX_REF_COMPONENT = 210
+/** A ref's whole name, far below a path the file system refuses (4096 bytes with the store's). */
+const MAX_REF_NAME = 1024
 
-/** Refuse names that could escape `refs/` or collide with lock and temp files. */
+/** Refuse (UsageError, exit 2) names that could escape `refs/`, collide with lock and temp files, or be too long for a file name. */
 export function assertRefName(name: string): string {
   const parts = name.split('/')
   const ok = (name === 'HEAD' || parts[0] === 'refs') && parts.every((p) => REF_COMPONENT.test(p) && !p.endsWith('.lock') && !p.includes('..'))
-  if (!ok) throw new UsageError(`invalid ref name: ${JSON.stringify(name)}`, { name })
+  if (!ok) throw new UsageError(`invalid ref name: ${JSON.stringify(name.slice(0, 200))}`, { name })
+  if (name.length > MAX_REF_NAME || parts.some((p) => p.length > MAX_REF_COMPONENT)) {
+    throw new UsageError(
+      `invalid ref name: ${JSON.stringify(`${name.slice(0, 60)}...`)} is too long (each part at most ${MAX_REF_COMPONENT} characters, the whole at most ${MAX_REF_NAME})`,
+      { name },
+    )
+  }
   return name
 }
 

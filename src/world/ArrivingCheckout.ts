@@ -8,7 +8,9 @@ import { admitTree } from './admitTree.js'
 import { fsPath } from './fsName.js'
 import { type FileWrite, layOut, writeFiles } from './materializeTree.js'
 import { validateSnapshot } from './Snapshot.js'
-import { type Tree, validateTree } from './Tree.js'
+import { type Chunks, type Tree, validateChunks, validateTree } from './Tree.js'
+import { MAX_TREE_DEPTH } from './checkoutCost.js'
+import type { Limits } from '../util/limits.js'
 
 /** A file an arriving object fills: its path (a name that is not UTF-8 escaped as `fsName` keeps it: `fsPath` gives the file system's) and its exact mode. */
 export interface FilePlace {
@@ -38,11 +40,12 @@ interface Plan {
  */
 export class ArrivingCheckout {
   private readonly trees = new Map<Digest, Tree>()
+  private readonly chunkLists = new Map<Digest, Chunks>()
   private root: Digest | null = null
   private tree: Digest | null = null
   private plan: Plan | null | 'given up' = null
 
-  constructor(private readonly opts: { into: string; allowExternalSymlinks: boolean }) {}
+  constructor(private readonly opts: { into: string; allowExternalSymlinks: boolean; limits?: Limits }) {}
 
   /** Whether files are being written here (else the caller checks out on its own). */
   get planned(): boolean {
@@ -57,6 +60,7 @@ export class ArrivingCheckout {
   /** A structured object of the image, checked against its digest. */
   readonly structured = (digest: Digest, object: StructuredObject): void => {
     if (object.kind === 'tree') this.keepTree(digest, object)
+    else if (object.kind === 'chunks') this.keepChunks(digest, object)
     else if (object.kind === 'snapshot' && digest === this.root) this.tree = this.validTreeOf(digest, object)
   }
 
@@ -89,6 +93,14 @@ export class ArrivingCheckout {
     }
   }
 
+  private keepChunks(digest: Digest, object: unknown): void {
+    try {
+      this.chunkLists.set(digest, validateChunks(object, `chunks ${digest}`))
+    } catch {
+      // not kept: the plan gives up, and the image's own check refuses the list
+    }
+  }
+
   private validTreeOf(digest: Digest, object: unknown): Digest | null {
     try {
       return validateSnapshot(object, `snapshot ${digest}`).world.tree
@@ -98,10 +110,11 @@ export class ArrivingCheckout {
   }
 
   private async makePlan(): Promise<Plan | 'given up'> {
-    if (this.tree === null || !this.allTreesIn(this.tree)) return 'given up'
+    if (this.tree === null || !this.allIn(this.tree)) return 'given up'
     const source = async (digest: Digest) => this.trees.get(digest)!
-    const { into, allowExternalSymlinks } = this.opts
-    const admitted = await admitTree({ source, tree: this.tree, root: into, allowExternalSymlinks }).then(
+    const chunks = async (digest: Digest) => this.chunkLists.get(digest)!
+    const { into, allowExternalSymlinks, limits } = this.opts
+    const admitted = await admitTree({ source, chunks, tree: this.tree, root: into, allowExternalSymlinks, limits }).then(
       ({ files }) => files,
       () => null,
     )
@@ -122,11 +135,22 @@ export class ArrivingCheckout {
     return { waiting, chunked, files: admitted }
   }
 
-  private allTreesIn(tree: Digest, seen = new Set<Digest>()): boolean {
-    if (seen.has(tree)) return true
-    seen.add(tree)
-    const held = this.trees.get(tree)
-    return held !== undefined && held.entries.every((e) => e.type !== 'dir' || this.allTreesIn(e.tree, seen))
+  /** Whether every tree and chunk list under `root` is in hand, each visited once; a tree too deep to check out is not (the caller's checkout refuses it). */
+  private allIn(root: Digest): boolean {
+    const seen = new Set<Digest>([root])
+    const pending: Array<[Digest, number]> = [[root, 0]]
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      const [digest, depth] = next
+      const held = this.trees.get(digest)
+      if (held === undefined || depth > MAX_TREE_DEPTH) return false
+      for (const e of held.entries) {
+        if (e.type === 'file' && 'chunks' in e && !this.chunkLists.has(e.chunks)) return false
+        if (e.type !== 'dir' || seen.has(e.tree)) continue
+        seen.add(e.tree)
+        pending.push([e.tree, depth + 1])
+      }
+    }
+    return true
   }
 }
 

@@ -5,18 +5,21 @@ import { STORE_DIR_NAME } from '../store/findStore.js'
 import { bytesOfName, fsPath } from './fsName.js'
 import { quotePath } from './quotePath.js'
 import type { StoreDirectory } from './storeDirectory.js'
-import type { Tree, TreeEntry } from './Tree.js'
+import type { TreeEntry } from './Tree.js'
+import { type CostSources, MAX_TREE_DEPTH, admitCheckoutCost } from './checkoutCost.js'
+import { type Limits, resolveLimits } from '../util/limits.js'
 import { type LinkLookup, MAX_LINK_HOPS, resolveLink, treeLookup } from './treeLinks.js'
 import { joinPath, sameEntry } from './treeSource.js'
 
 /** Linux's limits (limits.h): bytes in one name, and in a whole path with its NUL. */
 export const NAME_MAX = 255
 export const PATH_MAX = 4096
-/** How many directories deep a tree may go: far beyond real projects, far below what makes every walk slow. */
-export const MAX_TREE_DEPTH = 256
-
 export interface AdmitTreeArgs {
-  source: (digest: Digest) => Promise<Tree>
+  source: CostSources['tree']
+  /** Where the tree's chunk lists are read, for what its checkout costs. */
+  chunks: CostSources['chunks']
+  /** The budget a checkout must keep to (default: environment, then DEFAULT_LIMITS). */
+  limits?: Limits | undefined
   tree: Digest
   /** The directory the tree is written into (its paths' prefix on disk). */
   root: string
@@ -36,6 +39,9 @@ export interface AdmitTreeArgs {
 /**
  * Check a whole tree before the first thing is written from it, so that a tree the
  * file system cannot hold, or that would reach outside its root, changes nothing:
+ * - what it checks out within the budget (`admitCheckoutCost`: bytes, paths, expansion,
+ *   depth), found first, so that the walk below, which visits every path, is bounded too
+ *   (InvalidImageError, PathLimitError, exit 5);
  * - every name at most NAME_MAX bytes, every path under `root` shorter than PATH_MAX, no
  *   more than MAX_TREE_DEPTH directories deep (PathLimitError, exit 5);
  * - no entry where a store lives: none named `.forkpoint` at any depth (a scan never
@@ -46,6 +52,7 @@ export interface AdmitTreeArgs {
  * Each names the first path at fault. Returns how many regular files the tree holds.
  */
 export async function admitTree(args: AdmitTreeArgs): Promise<{ files: number }> {
+  await admitCheckoutCost({ tree: args.source, chunks: args.chunks }, args.tree, args.limits ?? resolveLimits(), `tree ${args.tree}`)
   const links = treeLookup(args.source, args.tree)
   const rootBytes = bytesOfName(args.root).length
   const countFiles = fileCounter(args.source)
@@ -74,7 +81,7 @@ export async function admitTree(args: AdmitTreeArgs): Promise<{ files: number }>
 }
 
 /** How many regular files a tree holds, each subtree counted once. */
-function fileCounter(source: (digest: Digest) => Promise<Tree>): (digest: Digest) => Promise<number> {
+function fileCounter(source: CostSources['tree']): (digest: Digest) => Promise<number> {
   const counted = new Map<Digest, number>()
   const count = async (digest: Digest): Promise<number> => {
     let n = counted.get(digest)

@@ -13,7 +13,8 @@ import { diffTrees } from './diffTrees.js'
 import { type CopyMethod, type FileWrite, layOut, materializeTree, probeCopyMethod, writeFiles } from './materializeTree.js'
 import { fsPath, lstatPath } from './fsName.js'
 import { quotePath } from './quotePath.js'
-import { readSnapshot } from './readObjects.js'
+import { readChunks, readSnapshot } from './readObjects.js'
+import { type Limits, resolveLimits } from '../util/limits.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
@@ -38,6 +39,8 @@ export interface CheckoutArgs extends StoreLocator {
   trustGit?: boolean
   method?: CopyMethod | 'auto'
   onProgress?: (done: number, total: number) => void
+  /** The budget the checkout keeps to (bytes and paths it writes, how deep: docs/untrusted-input.md); default: environment, then DEFAULT_LIMITS. */
+  limits?: Partial<Limits>
 }
 
 export interface CheckoutResult {
@@ -93,6 +96,7 @@ async function checkoutInto(store: Store, id: Digest, wanted: Digest, target: st
       method: args.method,
       allowExternalSymlinks: args.allowExternalSymlinks,
       onProgress: args.onProgress,
+      limits: resolveLimits(args.limits),
     })
     await fs.rename(temp, target)
     return { id, tree: wanted, target, mode: 'into', changed: result.files, files: result.files, method: result.method, heldBack }
@@ -114,6 +118,7 @@ async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree
     allowExternalSymlinks: args.allowExternalSymlinks,
     method: args.method,
     holdBackGit: holdBack,
+    limits: resolveLimits(args.limits),
   })
   return { id, tree, target: workspace, mode: 'in-place', ...applied }
 }
@@ -134,6 +139,8 @@ export interface ApplyTreeArgs {
   cleanScan?: ScanResult | undefined
   /** Leave the workspace's own entries where the tree has git config, hooks or `.git` files (`holdBackGit`). */
   holdBackGit?: boolean
+  /** The budget the checkout keeps to (default: environment, then DEFAULT_LIMITS). */
+  limits?: Limits | undefined
 }
 
 /**
@@ -153,6 +160,8 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
     : { tree: args.tree, heldBack: [] }
   const { files } = await admitTree({
     source,
+    chunks: (digest) => readChunks(store, digest),
+    limits: args.limits,
     tree,
     root: workspace,
     store: new StoreDirectory(store.root),

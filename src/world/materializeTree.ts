@@ -6,6 +6,7 @@ import { assertObjectIntact } from '../store/objectIntact.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import { errnoCode, writeNewFile } from '../util/fsx.js'
+import type { Limits } from '../util/limits.js'
 import { timeSlices } from '../util/timeSlices.js'
 import { fsPath } from './fsName.js'
 import { inPackOrder } from './inPackOrder.js'
@@ -32,6 +33,8 @@ export interface MaterializeOptions {
   method?: CopyMethod | 'auto'
   /** Allow symlinks whose target leaves the tree (absolute, or climbing above the root). */
   allowExternalSymlinks?: boolean
+  /** The budget the checkout keeps to (default: environment, then DEFAULT_LIMITS). */
+  limits?: Limits
   concurrency?: number
   /**
    * Hash each object before it is linked or cloned (the default). Off only for a branch's
@@ -58,7 +61,8 @@ export interface FileWrite {
 export async function materializeTree(opts: MaterializeOptions): Promise<MaterializeResult> {
   const method = opts.method === undefined || opts.method === 'auto' ? await probeCopyMethod(opts.store, dirname(opts.into)) : opts.method
   const source = memoized(opts.source) // admitTree and layOut read each tree once
-  await admitTree({ source, tree: opts.tree, root: opts.into, allowExternalSymlinks: opts.allowExternalSymlinks ?? false })
+  const chunks = (digest: Digest) => readChunks(opts.store, digest)
+  await admitTree({ source, chunks, tree: opts.tree, root: opts.into, allowExternalSymlinks: opts.allowExternalSymlinks ?? false, limits: opts.limits })
   await fs.mkdir(fsPath(opts.into))
   const files: FileWrite[] = []
   await layOut(source, opts.tree, opts.into, '', files)

@@ -32,15 +32,15 @@ describe('admitTree against the tree on disk', () => {
       await fs.writeFile(join(dir, 'keep/5.txt/x'), 'x')
       await fs.writeFile(join(dir, 'keep/5.txt/y'), 'y')
     })
-    const full = await admitTree({ source: t.source, tree: t.tree, root: t.dir, allowExternalSymlinks: false })
-    const inPlace = await admitTree({ source: t.source, tree: t.tree, root: t.dir, allowExternalSymlinks: false, onDisk: t.onDisk })
+    const full = await admitTree({ source: t.source, chunks: noChunks, tree: t.tree, root: t.dir, allowExternalSymlinks: false })
+    const inPlace = await admitTree({ source: t.source, chunks: noChunks, tree: t.tree, root: t.dir, allowExternalSymlinks: false, onDisk: t.onDisk })
     expect(full.files).toBe(7)
     expect(inPlace.files).toBe(7)
   })
 
   it('still refuses a symlink leading out that the tree adds in a directory otherwise unchanged', async () => {
     const t = await treesOf((dir) => fs.symlink('../../../etc', join(dir, 'big/deep/out')))
-    await expect(admitTree({ source: t.source, tree: t.tree, root: t.dir, allowExternalSymlinks: false, onDisk: t.onDisk })).rejects.toMatchObject({
+    await expect(admitTree({ source: t.source, chunks: noChunks, tree: t.tree, root: t.dir, allowExternalSymlinks: false, onDisk: t.onDisk })).rejects.toMatchObject({
       code: 'UnsafePathError',
       data: { path: 'big/deep/out' },
     })
@@ -52,8 +52,13 @@ describe('admitTree against the tree on disk', () => {
     const file = root.entries.find((e) => e.name === 'a.txt')!
     const withLong = makeTree([...root.entries, { ...file, name: 'x'.repeat(256) }])
     const source = async (digest: Digest) => (digest === LONG ? withLong : t.source(digest))
-    await expect(admitTree({ source, tree: LONG, root: t.dir, allowExternalSymlinks: false, onDisk: t.onDisk })).rejects.toMatchObject({ code: 'PathLimitError' })
+    await expect(admitTree({ source, chunks: noChunks, tree: LONG, root: t.dir, allowExternalSymlinks: false, onDisk: t.onDisk })).rejects.toMatchObject({ code: 'PathLimitError' })
   })
 })
 
 const LONG: Digest = `sha256:${'0'.repeat(64)}`
+
+/** These trees hold no chunked file. */
+const noChunks = async (digest: Digest): Promise<never> => {
+  throw new Error(`no chunks ${digest}`)
+}
