@@ -30,6 +30,7 @@ const stateFile = z.strictObject({
   owner: processId.nullable(),
   holder: processId.nullable(),
   hostView: z.strictObject({ via: z.enum(['kernel', 'fuse']), path: z.string().nullable().optional() }).optional(),
+  disk: z.number().int().positive().optional(),
   createdAt: z.string().max(64),
 })
 
