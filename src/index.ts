@@ -52,6 +52,8 @@ export {
   InvalidPackError,
   SignatureError,
   FunctionCandidateError,
+  InvalidJobError,
+  RequestRefusedError,
   QueueUnreachableError,
   WorkerRegistryError,
   UnsupportedFileError,
