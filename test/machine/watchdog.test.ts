@@ -1,7 +1,20 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AcceleratorFailedError, GuestStoppedError, UsageError, bootMachine, buildMachineImage, listMachines, machineDoctor, openStore, removeMachine } from '../../src/index.js'
+import {
+  AcceleratorFailedError,
+  CorruptDataError,
+  GuestStoppedError,
+  UsageError,
+  bootMachine,
+  buildMachineImage,
+  execMachine,
+  killMachine,
+  listMachines,
+  machineDoctor,
+  openStore,
+  removeMachine,
+} from '../../src/index.js'
 import type { MachineImage } from '../../src/index.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { runCli as run } from '../helpers/cli.js'
@@ -72,6 +85,26 @@ describe('the machine watchdog', { timeout: MACHINE_TIMEOUT }, () => {
     expect((err as GuestStoppedError).message).toMatch(/Kernel panic - not syncing: sysrq triggered crash/)
     expect(processAlive(machine.pid)).toBe(false)
     await removeMachine({ dir, machine: machine.id })
+  })
+
+  it("caps what a guest's agent may send in one line (exit 5), and the machine answers after", async () => {
+    const machine = await bootMachine({ dir, image })
+    // 50 MiB of output is 67 MiB of base64 in the agent's one answer line
+    const err = await settlesWithin(
+      execMachine({ dir, machine: machine.id, command: 'head -c 52428800 /dev/zero' }).catch((e: unknown) => e),
+      HANG,
+      'a 67 MiB answer',
+    )
+    expect(err).toBeInstanceOf(CorruptDataError)
+    expect(err).toMatchObject({ exitCode: 5, message: expect.stringMatching(/over 64 MiB without ending a line/) })
+    expect((await execOrHang({ dir, machine: machine.id, command: 'echo after' })).stdout).toBe('after\n')
+    await killMachine({ dir, machine: machine.id })
+  })
+
+  it('runs QEMU under its own seccomp filter (-sandbox on)', async () => {
+    const machine = await bootMachine({ dir, image })
+    expect(readFileSync(`/proc/${machine.pid}/status`, 'utf8')).toMatch(/^Seccomp:\s+2$/m)
+    await killMachine({ dir, machine: machine.id })
   })
 
   it('refuses to remove a running machine (exit 2): machine kill stops it', async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Socket } from 'node:net'
-import { type ExecResult, type GuestChannel, agentSocket } from './GuestChannel.js'
+import { type ExecResult, type GuestChannel, MAX_AGENT_LINE_BYTES, agentLineTooLong, agentSocket } from './GuestChannel.js'
 import { printfEscaped } from './printfEscaped.js'
 
 /** What a request carries as it is: printable ASCII but the backslash (escapes) and the space (the line's separator). */
@@ -18,13 +18,16 @@ export class GuestAgent implements GuestChannel {
   private helloSeen = false
   private closed: Error | null = null
 
-  private constructor(private readonly socket: Socket) {
+  private constructor(
+    private readonly socket: Socket,
+    private readonly machine: string,
+  ) {
     socket.setEncoding('utf8')
     socket.on('data', (text: string) => this.receive(text))
   }
 
   static async connect(path: string, machine: string): Promise<GuestAgent> {
-    const agent: GuestAgent = new GuestAgent(await agentSocket(path, machine, 'guest agent', (err) => agent.fail(err)))
+    const agent: GuestAgent = new GuestAgent(await agentSocket(path, machine, 'guest agent', (err) => agent.fail(err)), machine)
     return agent
   }
 
@@ -50,8 +53,10 @@ export class GuestAgent implements GuestChannel {
   }
 
   private receive(text: string): void {
+    const scanned = this.buffer.length // a long answer arrives in many pieces: each is searched once
     this.buffer += text
-    for (let end = this.buffer.indexOf('\n'); end >= 0; end = this.buffer.indexOf('\n')) {
+    if (this.buffer.length > MAX_AGENT_LINE_BYTES && this.buffer.indexOf('\n', scanned) < 0) return this.refuse()
+    for (let end = this.buffer.indexOf('\n', scanned); end >= 0; end = this.buffer.indexOf('\n')) {
       const line = this.buffer.slice(0, end).replace(/\r$/, '')
       this.buffer = this.buffer.slice(end + 1)
       if (line.startsWith('@@HELLO')) {
@@ -67,6 +72,11 @@ export class GuestAgent implements GuestChannel {
     this.waiting.delete(id!)
     const text = (field: string | undefined) => (field === undefined || field === '-' ? '' : Buffer.from(field, 'base64').toString('utf8'))
     waiter.resolve({ exitCode: Number(code), stdout: text(out), stderr: text(err) })
+  }
+
+  private refuse(): void {
+    this.fail(agentLineTooLong(this.machine))
+    this.socket.destroy()
   }
 
   private fail(err: Error): void {

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net'
 import { MachineError } from '../../errors/index.js'
 import { pollUntil } from '../../util/pollUntil.js'
-import { type ExecResult, type GuestChannel, agentSocket } from './GuestChannel.js'
+import { type ExecResult, type GuestChannel, MAX_AGENT_LINE_BYTES, agentLineTooLong, agentSocket } from './GuestChannel.js'
 
 /** How long a sync waits for its answer before it is sent again: qemu-ga drops nothing, but a guest still booting has no reader on the port yet, and its driver drops what comes meanwhile. */
 const SYNC_RESEND_MS = 1000
@@ -25,7 +25,6 @@ type Waiter = { resolve: (value: unknown) => void; reject: (err: Error) => void 
  * answer is its number, and a stale one (a resent sync's) is ignored.
  */
 export class QemuGuestAgent implements GuestChannel {
-  private buffer = Buffer.alloc(0)
   private readonly inOrder: Waiter[] = []
   private sync: { id: number; resolve: () => void } | null = null
   private synced: Promise<void> | null = null
@@ -84,14 +83,29 @@ export class QemuGuestAgent implements GuestChannel {
     })
   }
 
+  /** The pieces of a line not ended yet: a long answer arrives in many, each joined once. */
+  private pending: Buffer[] = []
+  private pendingBytes = 0
+
   private receive(bytes: Buffer): void {
-    this.buffer = Buffer.concat([this.buffer, bytes])
-    for (let end = this.buffer.indexOf(0x0a); end >= 0; end = this.buffer.indexOf(0x0a)) {
+    let from = 0
+    for (let end = bytes.indexOf(0x0a); end >= 0; end = bytes.indexOf(0x0a, from)) {
+      const whole = Buffer.concat([...this.pending, bytes.subarray(from, end)])
+      this.pending = []
+      this.pendingBytes = 0
+      from = end + 1
       let start = 0
-      while (this.buffer[start] === 0xff) start++ // the delimiter before a sync's answer
-      const line = this.buffer.subarray(start, end).toString('utf8').trim()
-      this.buffer = this.buffer.subarray(end + 1)
+      while (whole[start] === 0xff) start++ // the delimiter before a sync's answer
+      const line = whole.subarray(start).toString('utf8').trim()
       if (line) this.answer(line)
+    }
+    if (from < bytes.length) {
+      this.pending.push(bytes.subarray(from))
+      this.pendingBytes += bytes.length - from
+    }
+    if (this.pendingBytes > MAX_AGENT_LINE_BYTES) {
+      this.fail(agentLineTooLong(this.machine))
+      this.socket.destroy()
     }
   }
 
