@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
 import { chmodSync, chownSync, existsSync, mkdirSync, promises as fs, readdirSync, readFileSync, writeFileSync, symlinkSync } from 'node:fs'
-import { createServer, type Server } from 'node:net'
+import { createServer, type Server, type Socket } from 'node:net'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -25,6 +25,8 @@ import { MediaType } from '../../src/registry/mediaTypes.js'
 import { openTransport } from '../../src/registry/openTransport.js'
 import { parseRemote } from '../../src/registry/parseRemote.js'
 import { sha256 } from '../../src/store/digest.js'
+import { GuestAgent } from '../../src/machine/qemu/GuestAgent.js'
+import { QemuGuestAgent } from '../../src/machine/qemu/QemuGuestAgent.js'
 import { transcriptText, transcriptToRun } from '../../src/trace/core/transcript.js'
 import { Redactor } from '../../src/trace/redact/Redactor.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
@@ -717,4 +719,42 @@ describe('hostile graphs, objects and the checkout budget', async () => {
     await unpackImage({ store, input: image.pack })
     expect(await readShallow(store)).toEqual(new Set())
   })
+})
+
+describe("a guest's agent: what a guest sends the host is bounded", () => {
+  const MiB = 2 ** 20
+
+  /** 65 MiB of `A`, no line end, as fast as the host reads it. */
+  async function flood(socket: Socket): Promise<void> {
+    const chunk = Buffer.alloc(MiB, 'A')
+    for (let i = 0; i < 65 && !socket.destroyed; i++) if (!socket.write(chunk)) await new Promise((resolve) => socket.once('drain', resolve))
+  }
+
+  /** A unix socket that plays a hostile guest: `greeting` on connect, then, once asked anything, 65 MiB that never end a line. */
+  async function hostileGuest(greeting: string): Promise<{ path: string; close: () => void }> {
+    const path = join(tempDir('hostile-guest'), 'agent.sock')
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined) // the host hangs up on it
+      socket.write(greeting)
+      socket.once('data', () => void flood(socket))
+    })
+    await new Promise<void>((resolve) => server.listen(path, resolve))
+    return { path, close: () => server.close() }
+  }
+
+  for (const [agent, connect, greeting] of [
+    ['our busybox agent', (path: string) => GuestAgent.connect(path, 'mhostile0'), '@@HELLO 0.1\n'],
+    ['qemu-guest-agent', (path: string) => QemuGuestAgent.connect(path, 'mhostile0'), ''],
+  ] as const)
+    it(`${agent}: a line over 64 MiB ends the connection (CorruptDataError, exit 5) instead of growing the host's memory`, async () => {
+      const guest = await hostileGuest(greeting)
+      try {
+        const channel = await connect(guest.path)
+        const err = await channel.exec('echo hi').catch((e: unknown) => e)
+        channel.close()
+        expect(err).toMatchObject({ exitCode: 5, message: expect.stringMatching(/over 64 MiB without ending a line/) })
+      } finally {
+        guest.close()
+      }
+    })
 })

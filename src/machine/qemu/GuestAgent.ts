@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Socket } from 'node:net'
-import { type ExecResult, type GuestChannel, MAX_AGENT_LINE_BYTES, agentLineTooLong, agentSocket } from './GuestChannel.js'
+import { AgentLines } from './AgentLines.js'
+import { type ExecResult, type GuestChannel, agentLineTooLong, agentSocket } from './GuestChannel.js'
 import { printfEscaped } from './printfEscaped.js'
 
 /** What a request carries as it is: printable ASCII but the backslash (escapes) and the space (the line's separator). */
@@ -12,7 +13,6 @@ const isPlain = (b: number) => b > 0x20 && b < 0x7f && b !== 0x5c
  * caller's connection waits its turn (connectUnix).
  */
 export class GuestAgent implements GuestChannel {
-  private buffer = ''
   private readonly waiting = new Map<string, { resolve: (r: ExecResult) => void; reject: (e: Error) => void }>()
   private hello: { resolve: () => void; reject: (err: Error) => void } | null = null
   private helloSeen = false
@@ -22,8 +22,11 @@ export class GuestAgent implements GuestChannel {
     private readonly socket: Socket,
     private readonly machine: string,
   ) {
-    socket.setEncoding('utf8')
-    socket.on('data', (text: string) => this.receive(text))
+    const lines = new AgentLines(
+      (bytes) => this.receive(bytes.toString('utf8').replace(/\r$/, '')),
+      () => this.refuse(),
+    )
+    socket.on('data', (bytes: Buffer) => lines.push(bytes))
   }
 
   static async connect(path: string, machine: string): Promise<GuestAgent> {
@@ -52,18 +55,11 @@ export class GuestAgent implements GuestChannel {
     this.socket.destroy()
   }
 
-  private receive(text: string): void {
-    const scanned = this.buffer.length // a long answer arrives in many pieces: each is searched once
-    this.buffer += text
-    if (this.buffer.length > MAX_AGENT_LINE_BYTES && this.buffer.indexOf('\n', scanned) < 0) return this.refuse()
-    for (let end = this.buffer.indexOf('\n', scanned); end >= 0; end = this.buffer.indexOf('\n')) {
-      const line = this.buffer.slice(0, end).replace(/\r$/, '')
-      this.buffer = this.buffer.slice(end + 1)
-      if (line.startsWith('@@HELLO')) {
-        this.helloSeen = true
-        this.hello?.resolve()
-      } else if (line.startsWith('@@R ')) this.answer(line.split(' '))
-    }
+  private receive(line: string): void {
+    if (line.startsWith('@@HELLO')) {
+      this.helloSeen = true
+      this.hello?.resolve()
+    } else if (line.startsWith('@@R ')) this.answer(line.split(' '))
   }
 
   private answer([, id, code, out, err]: string[]): void {

@@ -1,7 +1,8 @@
 import type { Socket } from 'node:net'
 import { MachineError } from '../../errors/index.js'
 import { pollUntil } from '../../util/pollUntil.js'
-import { type ExecResult, type GuestChannel, MAX_AGENT_LINE_BYTES, agentLineTooLong, agentSocket } from './GuestChannel.js'
+import { AgentLines } from './AgentLines.js'
+import { type ExecResult, type GuestChannel, agentLineTooLong, agentSocket } from './GuestChannel.js'
 
 /** How long a sync waits for its answer before it is sent again: qemu-ga drops nothing, but a guest still booting has no reader on the port yet, and its driver drops what comes meanwhile. */
 const SYNC_RESEND_MS = 1000
@@ -34,7 +35,11 @@ export class QemuGuestAgent implements GuestChannel {
     private readonly socket: Socket,
     private readonly machine: string,
   ) {
-    socket.on('data', (bytes: Buffer) => this.receive(bytes))
+    const lines = new AgentLines(
+      (whole) => this.receive(whole),
+      () => this.refuse(),
+    )
+    socket.on('data', (bytes: Buffer) => lines.push(bytes))
   }
 
   static async connect(path: string, machine: string): Promise<QemuGuestAgent> {
@@ -83,30 +88,16 @@ export class QemuGuestAgent implements GuestChannel {
     })
   }
 
-  /** The pieces of a line not ended yet: a long answer arrives in many, each joined once. */
-  private pending: Buffer[] = []
-  private pendingBytes = 0
+  private receive(whole: Buffer): void {
+    let start = 0
+    while (whole[start] === 0xff) start++ // the delimiter before a sync's answer
+    const line = whole.subarray(start).toString('utf8').trim()
+    if (line) this.answer(line)
+  }
 
-  private receive(bytes: Buffer): void {
-    let from = 0
-    for (let end = bytes.indexOf(0x0a); end >= 0; end = bytes.indexOf(0x0a, from)) {
-      const whole = Buffer.concat([...this.pending, bytes.subarray(from, end)])
-      this.pending = []
-      this.pendingBytes = 0
-      from = end + 1
-      let start = 0
-      while (whole[start] === 0xff) start++ // the delimiter before a sync's answer
-      const line = whole.subarray(start).toString('utf8').trim()
-      if (line) this.answer(line)
-    }
-    if (from < bytes.length) {
-      this.pending.push(bytes.subarray(from))
-      this.pendingBytes += bytes.length - from
-    }
-    if (this.pendingBytes > MAX_AGENT_LINE_BYTES) {
-      this.fail(agentLineTooLong(this.machine))
-      this.socket.destroy()
-    }
+  private refuse(): void {
+    this.fail(agentLineTooLong(this.machine))
+    this.socket.destroy()
   }
 
   private answer(line: string): void {
