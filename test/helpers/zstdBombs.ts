@@ -4,7 +4,7 @@ import { fileTransport } from '../../src/registry/fileTransport.js'
 import { buildPackedImage } from '../../src/registry/imageManifest.js'
 import { sha256 } from '../../src/store/digest.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
-import { onePackIndex, writeOnePackFile } from '../registry/fixtures.js'
+import { onePackIndex, writeOnePackFile } from './onePack.js'
 
 /** RLE blocks of 128 KiB that make 4 GiB of zeros. */
 export const FOUR_GIB_OF_ZEROS = 32 * 1024
