@@ -9,6 +9,7 @@ import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { type CheckoutJournal, type CheckoutStep, type JournalRef, dropJournal, moveJournalRef, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
 import { admitTree } from './admitTree.js'
+import { admitCheckoutCost } from './checkoutCost.js'
 import { diffTrees } from './diffTrees.js'
 import { type CopyMethod, type FileWrite, layOut, materializeTree, probeCopyMethod, writeFiles } from './materializeTree.js'
 import { fsPath, lstatPath } from './fsName.js'
@@ -68,6 +69,8 @@ export async function checkout(args: CheckoutArgs): Promise<CheckoutResult> {
   const snapshot = await readSnapshot(store, id)
   const tree = snapshot.world.tree
   const holdBack = !args.trustGit && (await cameFromElsewhere(store, id))
+  // holding git files back walks the tree: a foreign tree is admitted first, each shared subtree costed once
+  if (holdBack) await admitCheckoutCost({ tree: treeSource(store), chunks: (d) => readChunks(store, d) }, tree, resolveLimits(args.limits), `tree ${tree}`)
   if (args.into) return checkoutInto(store, id, tree, resolve(args.into), args, holdBack)
   await recoverCheckout(store, workspace, { discard: args.force ?? false })
   return withWriteLock(store, () => withWorkspaceLock(store, () => checkoutInPlace(store, workspace, id, tree, args, holdBack)))

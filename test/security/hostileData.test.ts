@@ -601,7 +601,14 @@ describe('hostile graphs, objects and the checkout budget', async () => {
 
   it('refuses a shared-subtree (DAG) bomb of 26 trees (2^26 paths) at unpack, pull and clone, visiting each tree once', async () => {
     const bomb = await hostileImage(tempDir, (store) => dagBomb(store, 26))
-    await refusedEverywhere(bomb, { code: 'InvalidImageError', data: { limit: 'maxCheckoutPaths' }, message: expect.stringMatching(/FORKPOINT_MAX_CHECKOUT_PATHS/) })
+    const error = { code: 'InvalidImageError', data: { limit: 'maxCheckoutPaths' }, message: expect.stringMatching(/FORKPOINT_MAX_CHECKOUT_PATHS/) }
+    await refusedEverywhere(bomb, error)
+    // let in under a raised budget, it came from elsewhere: holding its git files back must not walk its 2^26 paths first
+    const { store } = await receiver()
+    const { id } = await unpackImage({ store, input: bomb.pack, limits: { maxExpansion: 1e9, maxCheckoutPaths: 1e12 } })
+    const into = join(tempDir('checkout'), 'into')
+    await expect(checkout({ store, id, into })).rejects.toMatchObject({ exitCode: 5, ...error })
+    expect(existsSync(into)).toBe(false)
   })
 
   it('refuses a chunk list naming one 1 MiB blob 2,048 times (2 GiB) at unpack, pull and clone, and at checkout of one let in', async () => {
