@@ -805,7 +805,7 @@ describe('fuzz regressions', async () => {
     const kinds: Record<string, string[]> = {}
     for (const name of ['type-error', 'exit6', 'hang', 'crash', 'bloat', 'refuses']) {
       const target = { name, ext: 'bin', inputs: mutatedBytes([Buffer.from('a seed input')]) }
-      const report = await fuzzTarget(target, { module: BROKEN, context: {}, runs: 100, seed: CI_SEED, findingsDir, timeoutMs: 2000, maxRssBytes: 300 * 1024 ** 2 })
+      const report = await fuzzTarget(target, { module: BROKEN, context: {}, runs: 100, seed: CI_SEED, findingsDir, timeoutMs: 5000, maxRssBytes: 300 * 1024 ** 2 })
       kinds[name] = report.findings.map((f) => f.kind)
       for (const f of report.findings) {
         expect(readFileSync(f.file).length).toBeGreaterThan(12)
