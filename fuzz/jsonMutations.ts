@@ -20,6 +20,9 @@ export type JsonOp =
   | { op: 'add'; node: number; key: string; with: string }
   | { op: 'grow'; node: number; times: number }
 
+/** What one `grow` may add to a document's text: enough to cost a parser, not enough to cost the fuzzer its memory. */
+const MAX_GROWTH = 4 * 1024 * 1024
+
 const HOSTILE_VALUES = [
   '1e400',
   '-1e400',
@@ -100,12 +103,6 @@ function nodesOf(root: Node): Array<{ node: Node; set: (n: Node) => void }> {
   return found
 }
 
-function clone(n: Node): Node {
-  if (n.t === 'raw') return n
-  if (n.t === 'arr') return { t: 'arr', items: n.items.map(clone) }
-  return { t: 'obj', members: n.members.map(([k, v]) => [k, clone(v)]) }
-}
-
 /** Apply one mutation to the tree rooted at `root` (changed in place; the root itself is replaced through `holder`). */
 function applyJsonOp(holder: { root: Node }, m: JsonOp): void {
   const nodes = nodesOf(holder.root)
@@ -133,9 +130,13 @@ function applyJsonOp(holder: { root: Node }, m: JsonOp): void {
       if (n.t === 'obj') n.members.push([m.key, { t: 'raw', text: m.with }])
       if (n.t === 'arr') n.items.push({ t: 'raw', text: m.with })
       return
-    case 'grow':
-      if (n.t === 'arr' && n.items.length > 0) n.items.push(...Array.from({ length: m.times }, () => clone(n.items[m.node % n.items.length]!)))
+    case 'grow': {
+      if (n.t !== 'arr' || n.items.length === 0) return
+      const item: Node = { t: 'raw', text: nodeText(n.items[m.node % n.items.length]!) }
+      const times = Math.min(m.times, Math.floor(MAX_GROWTH / (item.text.length + 1)))
+      n.items.push(...Array<Node>(times).fill(item))
       return
+    }
   }
 }
 
