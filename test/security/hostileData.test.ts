@@ -793,12 +793,23 @@ describe('fuzz regressions', async () => {
     }
   })
 
-  it.each(TARGET_NAMES)(`fuzzes %s for ${CI_RUNS} inputs from a fixed seed: no misbehaviour`, async (name) => {
-    const [target] = fuzzTargets(corpus, [name])
-    const report = await fuzzTarget(target!, { module: TARGETS_MODULE, context: corpus.context, runs: CI_RUNS, seed: CI_SEED, findingsDir: tempDir('fuzz-findings'), ...watchdog })
-    expect(report.findings).toEqual([])
-    expect(report.inputs).toBe(CI_RUNS)
-  })
+  it.each(TARGET_NAMES)(
+    `fuzzes %s for ${CI_RUNS} inputs from a fixed seed: no misbehaviour`,
+    async (name) => {
+      const [target] = fuzzTargets(corpus, [name])
+      const report = await fuzzTarget(target!, {
+        module: TARGETS_MODULE,
+        context: corpus.context,
+        runs: CI_RUNS,
+        seed: CI_SEED,
+        findingsDir: tempDir('fuzz-findings'),
+        ...watchdog,
+      })
+      expect(report.findings).toEqual([])
+      expect(report.inputs).toBe(CI_RUNS)
+    },
+    300_000,
+  )
 
   it('reports a stub parser that throws a TypeError, exits 6, hangs, dies or bloats as a finding, its input saved; one that refuses is clean', async () => {
     const findingsDir = tempDir('fuzz-broken')
