@@ -11,6 +11,7 @@
  * fan-out on these engines avoids.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { Queue, QueueEvents } from 'bullmq'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -24,12 +25,14 @@ import { report } from './harness.js'
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'forkpoint')
 const N = 64
+/** The queue key the bench's submitter and workers share. */
+const QUEUE_KEY = randomBytes(32).toString('hex')
 
 /** k processes of `argv(i)`, each ready once its stderr says it waits for jobs. */
 function startProcesses(k: number, argv: (i: number) => string[], label: string): Promise<ChildProcess[]> {
   return Promise.all(
     Array.from({ length: k }, async (_, i) => {
-      const child = spawn(process.execPath, argv(i), { stdio: ['ignore', 'ignore', 'pipe'] })
+      const child = spawn(process.execPath, argv(i), { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, FORKPOINT_QUEUE_KEY: QUEUE_KEY } })
       let log = ''
       child.stderr.on('data', (d: Buffer) => (log += d.toString()))
       await until(() => log.includes('waiting for jobs'), `${label} ${i}`)
@@ -93,7 +96,7 @@ export async function main(args: string[]): Promise<void> {
         const workers = await startWorkers(k, root, queue, registry)
         try {
           const started = performance.now()
-          const outcome = await bestOfN<CommandValue>(cmd, { n: N, runner: queueRunner({ queue, registry }) }).apply(ws)
+          const outcome = await bestOfN<CommandValue>(cmd, { n: N, runner: queueRunner({ queue, key: QUEUE_KEY, registry }) }).apply(ws)
           const wall = performance.now() - started
           if (outcome.results.some((r) => r.status !== 'succeeded')) throw new Error(`${label}: not every job succeeded`)
           const own = outcome.results.reduce((s, r) => s + r.value!.durationMs, 0) / N

@@ -5,7 +5,8 @@
  * process under `/usr/bin/time -v`: unpack of its pack file, pull and clone of its file://
  * layout, and checkout of the image once let in under a raised budget. Targets: peak RSS
  * at most 200 MB and wall time at most 2 s per row, each refused with exit 5 and nothing
- * written. Needs `npm run build` and GNU time (`apt-get install time`).
+ * written. Packs whose zstd frame inflates to 4 GiB of zeros are unpacked and pulled the
+ * same way. Needs `npm run build` and GNU time (`apt-get install time`).
  */
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
@@ -14,6 +15,7 @@ import { join } from 'node:path'
 import { type Digest, Store } from '../src/index.js'
 import { type HostileImage, chunksBomb, dagBomb, deepTree, hostileImage, sharedBlobBomb } from '../test/helpers/hostileImages.js'
 import { CLI } from '../test/helpers/cli.js'
+import { FOUR_GIB_OF_ZEROS, zeroFrame, zstdBombLayout, zstdBombPack } from '../test/helpers/zstdBombs.js'
 import { type Row, report } from './harness.js'
 
 const MiB = 1024 ** 2
@@ -68,19 +70,23 @@ function receiver(): string {
   return dir
 }
 
+/** One measured operation on one bomb, against the targets. */
+function row(bomb: string, operation: string, m: Measured, written: boolean): Row {
+  return {
+    bomb,
+    operation,
+    exit: m.exit,
+    'peak RSS MB': Math.round(m.rssMb),
+    'wall s': m.seconds,
+    'nothing written': written ? 'no' : 'yes',
+    target: m.rssMb <= TARGET.rssMb && m.seconds <= TARGET.seconds && m.exit === 5 && !written ? 'met' : 'missed',
+    message: m.stderr.slice(0, 160),
+  }
+}
+
 function rowsFor(name: string, image: HostileImage): Row[] {
   const rows: Row[] = []
-  const add = (op: string, m: Measured, written: boolean) =>
-    rows.push({
-      bomb: name,
-      operation: op,
-      exit: m.exit,
-      'peak RSS MB': Math.round(m.rssMb),
-      'wall s': m.seconds,
-      'nothing written': written ? 'no' : 'yes',
-      target: m.rssMb <= TARGET.rssMb && m.seconds <= TARGET.seconds && m.exit === 5 && !written ? 'met' : 'missed',
-      message: m.stderr.slice(0, 160),
-    })
+  const add = (op: string, m: Measured, written: boolean) => rows.push(row(name, op, m, written))
   const unpackInto = receiver()
   add('unpack', timed(['unpack', image.pack], unpackInto), false)
   const pullInto = receiver()
@@ -95,6 +101,25 @@ function rowsFor(name: string, image: HostileImage): Row[] {
   return rows
 }
 
+/** Packs whose one zstd frame inflates to 4 GiB of zeros: unpack of the pack file and pull of its layout. */
+async function zstdBombRows(): Promise<Row[]> {
+  const note = Buffer.from('{"kind":"note","schemaVersion":1,"text":"an honest object before the zeros"}')
+  const bombs = [
+    { name: '4 GiB zstd frame, its index declaring 3.5 KB', frame: zeroFrame(Buffer.alloc(0), FOUR_GIB_OF_ZEROS), object: Buffer.alloc(3584) },
+    { name: 'an honest object, then a 4 GiB zero tail in its frame', frame: zeroFrame(note, FOUR_GIB_OF_ZEROS), object: note },
+  ]
+  const rows: Row[] = []
+  for (const bomb of bombs) {
+    const dir = newDir('zstd')
+    const ops: Array<[string, string[]]> = [
+      ['unpack', ['unpack', await zstdBombPack(dir, bomb.frame, bomb.object)]],
+      ['pull (file://)', ['pull', await zstdBombLayout(dir, bomb.frame, bomb.object)]],
+    ]
+    for (const [op, args] of ops) rows.push(row(bomb.name, op, timed(args, receiver()), false))
+  }
+  return rows
+}
+
 export async function main(): Promise<void> {
   if (!existsSync('/usr/bin/time')) throw new Error('GNU time is missing: apt-get install -y time')
   const rows: Row[] = []
@@ -103,6 +128,7 @@ export async function main(): Promise<void> {
       const image = await hostileImage(newDir, bomb.build)
       rows.push(...rowsFor(bomb.name, image))
     }
+    rows.push(...(await zstdBombRows()))
   } finally {
     for (const dir of made) rmSync(dir, { recursive: true, force: true })
   }

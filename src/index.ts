@@ -54,6 +54,8 @@ export {
   InvalidPackError,
   SignatureError,
   FunctionCandidateError,
+  InvalidJobError,
+  RequestRefusedError,
   QueueUnreachableError,
   WorkerRegistryError,
   UnsupportedFileError,

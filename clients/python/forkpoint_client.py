@@ -2,6 +2,7 @@
 
     from forkpoint_client import Client
     fp = Client.for_workspace("/path/to/workspace")     # the Unix socket in its store
+    fp = Client(url="http://127.0.0.1:8321", token_file="/path/to/workspace/.forkpoint/service-token")
     image = fp.snapshot(message="after the tool call")
     for event in fp.stream("push", id="HEAD", remote="oci://registry:5000/agent:v1"):
         print(event)
@@ -43,11 +44,14 @@ class _UnixConnection(http.client.HTTPConnection):
 
 
 class Client:
-    """A connection to one service: `socket` (a Unix socket path) or `url` (`http://host:port`), and its bearer `token` if it has one."""
+    """A connection to one service: `socket` (a Unix socket path) or `url` (`http://host:port`), and the bearer token a TCP service needs: `token`, or the file holding it (`token_file`: the service writes it to `.forkpoint/service-token`)."""
 
-    def __init__(self, socket=None, url=None, token=None, timeout=None):
+    def __init__(self, socket=None, url=None, token=None, timeout=None, token_file=None):
         if (socket is None) == (url is None):
             raise ValueError("give the service's socket or its url, one of them")
+        if token is None and token_file is not None:
+            with open(token_file, encoding="utf-8") as file:
+                token = file.read().strip()
         self._socket = socket
         self._url = url
         self._token = token

@@ -2,9 +2,10 @@ import { type Command, Option } from 'commander'
 import { UsageError } from '../errors/index.js'
 import type { CandidateRunner } from '../patterns/runCandidates.js'
 import type { NetMode } from '../sandbox/runSandboxed.js'
+import { type QueueSecretFlags, queueSecrets, withQueueSecrets } from './queueFlags.js'
 
 /** The flags `speculate` and `explore` share. */
-export interface PatternFlags {
+export interface PatternFlags extends QueueSecretFlags {
   timeout?: string
   parallel?: string
   net?: NetMode
@@ -16,14 +17,15 @@ export interface PatternFlags {
 }
 
 export function withPatternOptions(cmd: Command): Command {
-  return cmd
+  cmd
     .option('--timeout <duration>', 'wall-clock limit per candidate, e.g. 60s, 500ms, 2m')
     .option('--parallel <k>', 'candidates running at once (default: number of cores)')
     .addOption(new Option('--net <mode>', 'network inside the sandboxes').choices(['none', 'host']).default('none'))
     .option('--no-isolate', 'run the commands as plain processes in the branch directories, without a sandbox')
-    .option('--queue <url>', 'run the candidates on forkpoint workers taking jobs from this Redis queue (redis://HOST:PORT); needs --registry')
+    .option('--queue <url>', 'run the candidates on forkpoint workers taking jobs from this Redis queue (redis[s]://[USER@]HOST:PORT); needs --registry and the queue key')
     .option('--registry <remote>', 'with --queue: the registry images travel through (oci://HOST[:PORT]/REPO)')
     .option('--insecure', 'with --queue: plain HTTP to a registry that is not on loopback')
+  return withQueueSecrets(cmd)
 }
 
 export function patternFlags(opts: PatternFlags): { timeout?: string; maxParallel?: number; net?: NetMode; isolate?: boolean } {
@@ -57,5 +59,6 @@ export async function runnerFlags(opts: PatternFlags, json: boolean): Promise<{ 
   const { queueRunner } = await import('../fanout/queueRunner.js')
   const { describeFanoutEvent } = await import('./fanoutProgress.js')
   const onEvent = json ? undefined : (event: Parameters<typeof describeFanoutEvent>[0]) => process.stderr.write(`${describeFanoutEvent(event)}\n`)
-  return { runner: queueRunner({ queue: opts.queue, registry: opts.registry, insecure: opts.insecure ?? false, ...(onEvent ? { onEvent } : {}) }) }
+  const secrets = await queueSecrets(opts)
+  return { runner: queueRunner({ queue: opts.queue, ...secrets, registry: opts.registry, insecure: opts.insecure ?? false, ...(onEvent ? { onEvent } : {}) }) }
 }

@@ -12,3 +12,8 @@ export class QueueUnreachableError extends ForkpointError<{ queue: string }> {
 export class WorkerRegistryError extends ForkpointError<{ registry: string; worker: string }> {
   readonly exitCode = ExitCode.usage
 }
+
+/** A queue job (or a job's result) a worker or submitter refuses: unsigned, signed with another key, or a field out of its schema (`data.job`: the job's id, `data.reason`). Nothing of it ran. */
+export class InvalidJobError extends ForkpointError<{ job: string; reason: string }> {
+  readonly exitCode = ExitCode.corrupt
+}

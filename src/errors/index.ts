@@ -31,5 +31,6 @@ export { RemoteSpecError, RegistryRequestError, RegistryAuthError, RemoteImageNo
 export { InputNotFoundError } from './inputErrors.js'
 export { MalformedTensorFileError } from './modelErrors.js'
 export { MachineError, MachineNotFoundError, MachineUnavailableError, AcceleratorFailedError, GuestStoppedError } from './machineErrors.js'
-export { FunctionCandidateError, QueueUnreachableError, WorkerRegistryError } from './fanoutErrors.js'
+export { FunctionCandidateError, InvalidJobError, QueueUnreachableError, WorkerRegistryError } from './fanoutErrors.js'
 export { LedgerTamperedError, EffectKeyConflictError, EffectToolMissingError, EffectsPolicyError } from './effectErrors.js'
+export { RequestRefusedError } from './serviceErrors.js'

@@ -9,7 +9,7 @@ export const QUEUE_NAME = 'forkpoint'
 /** What of a command candidate travels: the command, its score command, environment, network and limits. */
 export type PortableCandidate = Pick<CommandTask, 'cmd' | 'score' | 'net' | 'env' | 'memory' | 'pids' | 'cpu'>
 
-/** One candidate as a job: everything a worker needs, nothing of the submitter's process. */
+/** One candidate as a job: everything a worker needs, nothing of the submitter's process. It travels signed (jobSignature) and is checked against `fanoutJobSchema`. */
 export interface FanoutJobData {
   /** The exploration this job belongs to (hex): cancellation and tags go by it. */
   group: string
@@ -20,6 +20,7 @@ export interface FanoutJobData {
   registry: string
   candidate: PortableCandidate
   timeoutMs: number | null
+  /** false: run unsandboxed, which only a worker started with `allowUnsandboxed` does (any other refuses the job). */
   isolate: boolean
   /** The submitter's HTTP effects policy: which requests wait in the outbox. */
   httpPolicy: HttpPolicy | null

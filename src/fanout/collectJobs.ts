@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis'
 import type { Digest } from '../store/digest.js'
 import { messageOf } from '../patterns/runCandidates.js'
 import type { CandidateResult } from '../patterns/types.js'
-import { type FanoutJobData, type FanoutJobResult, CANCEL_CHANNEL, cancelledKey } from './FanoutJob.js'
+import { type FanoutJobResult, CANCEL_CHANNEL, cancelledKey } from './FanoutJob.js'
+import { type SignedJobData, type SignedJobResult, verifyResult } from './jobSignature.js'
 import type { FanoutEvent } from './queueRunner.js'
 
 /** How long the cancellation key lives: longer than any job waits in a queue. */
@@ -18,6 +19,7 @@ const CANCEL_TTL_S = 24 * 3600
  */
 export async function collectJobs({
   jobs,
+  key,
   events,
   redis,
   group,
@@ -25,7 +27,9 @@ export async function collectJobs({
   signal,
   emit,
 }: {
-  jobs: Job<FanoutJobData, FanoutJobResult>[]
+  jobs: Job<SignedJobData, SignedJobResult>[]
+  /** The queue's key: a report not signed with it is the candidate's error. */
+  key: Buffer
   events: QueueEvents
   redis: Redis
   group: string
@@ -67,13 +71,16 @@ export async function collectJobs({
         const result = await new Promise<CandidateResult>((resolve) => {
           const base = { index, branch: null, branchPath: null }
           removed.set(job.id!, () => resolve({ ...base, status: 'cancelled', success: false, score: null, error: `cancelled before it started: ${cancelled}`, durationMs: 0 }))
-          job.waitUntilFinished(events).then(
-            (r: FanoutJobResult) => {
-              if (r.image) manifests.set(index, r.image.manifest)
-              resolve(fromReport(index, r, performance.now() - started))
-            },
-            (err: unknown) => resolve({ ...base, status: 'error', success: false, score: null, error: messageOf(err), durationMs: performance.now() - started }),
-          )
+          job
+            .waitUntilFinished(events)
+            .then((signed: SignedJobResult) => verifyResult(key, job.id!, signed))
+            .then(
+              (r) => {
+                if (r.image) manifests.set(index, r.image.manifest)
+                resolve(fromReport(index, r, performance.now() - started))
+              },
+              (err: unknown) => resolve({ ...base, status: 'error', success: false, score: null, error: messageOf(err), durationMs: performance.now() - started }),
+            )
         })
         ended.add(job.id!)
         if (result.success && cancelled !== null) Object.assign(result, { status: 'cancelled', success: false, error: `cancelled: ${cancelled}` })

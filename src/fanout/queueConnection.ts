@@ -2,36 +2,76 @@ import { Redis } from 'ioredis'
 import { QueueUnreachableError, UsageError } from '../errors/index.js'
 import { messageOf } from '../patterns/runCandidates.js'
 
-/** Where the queue lives, parsed from `redis://[:PASSWORD@]HOST[:PORT][/DB]`. */
+/** Where the queue lives, parsed from `redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB]`. */
 export interface QueueLocation {
   host: string
   port: number
   db: number
+  /** A Redis ACL user (AUTH user password); none: the default user. */
+  username?: string
   password?: string
+  /** `rediss://`: TLS, checked against `ca` (PEM) or the system's CAs. */
+  tls: { ca?: string } | null
   /** The URL without its password, for messages. */
   display: string
 }
 
-/** Parse a queue URL. @throws {UsageError} not a redis:// URL */
-export function parseQueueUrl(url: string): QueueLocation {
+/** What a queue URL leaves out: a password kept off the command line, a CA to check a `rediss://` server with. */
+export interface QueueSecrets {
+  password?: string | undefined
+  ca?: string | undefined
+}
+
+/** Parse a queue URL; a password in `secrets` is used when the URL has none. @throws {UsageError} not a redis:// or rediss:// URL */
+export function parseQueueUrl(url: string, secrets: QueueSecrets = {}): QueueLocation {
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
-    throw new UsageError(`--queue ${JSON.stringify(url)} is not a URL: give redis://HOST:PORT`, { option: 'queue', value: url })
+    throw new UsageError('--queue is not a URL: give redis://HOST:PORT or rediss://HOST:PORT', { option: 'queue' })
   }
-  if (parsed.protocol !== 'redis:' || parsed.hostname === '')
-    throw new UsageError(`--queue ${JSON.stringify(url)} is not redis://HOST[:PORT][/DB]`, { option: 'queue', value: url })
+  const shown = displayUrl(parsed)
+  if ((parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || parsed.hostname === '')
+    throw new UsageError(`--queue ${shown} is not redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB]`, { option: 'queue', value: shown })
   const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0
-  if (!Number.isSafeInteger(db) || db < 0) throw new UsageError(`--queue ${JSON.stringify(url)}: the database number must be a whole number`, { option: 'queue', value: url })
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1')
-  const port = parsed.port === '' ? 6379 : Number(parsed.port)
-  return { host, port, db, ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}), display: `redis://${parsed.host}${db ? `/${db}` : ''}` }
+  if (!Number.isSafeInteger(db) || db < 0) throw new UsageError(`--queue ${shown}: the database number must be a whole number`, { option: 'queue', value: shown })
+  const password = parsed.password ? decodeURIComponent(parsed.password) : secrets.password
+  return {
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: parsed.port === '' ? 6379 : Number(parsed.port),
+    db,
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(password ? { password } : {}),
+    tls: parsed.protocol === 'rediss:' ? (secrets.ca ? { ca: secrets.ca } : {}) : null,
+    display: shown,
+  }
+}
+
+/** A queue URL as messages show it: the user, never the password. */
+function displayUrl(parsed: URL): string {
+  const user = parsed.username ? `${parsed.username}@` : ''
+  return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname.length > 1 ? parsed.pathname : ''}`
 }
 
 /** ioredis options for BullMQ (which needs `maxRetriesPerRequest: null` for its blocking calls). */
-export function connectionOptions(at: QueueLocation): { host: string; port: number; db: number; password?: string; maxRetriesPerRequest: null } {
-  return { host: at.host, port: at.port, db: at.db, ...(at.password ? { password: at.password } : {}), maxRetriesPerRequest: null }
+export function connectionOptions(at: QueueLocation): {
+  host: string
+  port: number
+  db: number
+  username?: string
+  password?: string
+  tls?: { ca?: string }
+  maxRetriesPerRequest: null
+} {
+  return {
+    host: at.host,
+    port: at.port,
+    db: at.db,
+    ...(at.username ? { username: at.username } : {}),
+    ...(at.password ? { password: at.password } : {}),
+    ...(at.tls ? { tls: at.tls.ca ? { ca: at.tls.ca } : {} } : {}),
+    maxRetriesPerRequest: null,
+  }
 }
 
 /**

@@ -6,15 +6,21 @@ import { FunctionCandidateError, UsageError } from '../errors/index.js'
 import type { Attempt, CandidateRunner, CandidateSpec, RunCandidatesArgs } from '../patterns/runCandidates.js'
 import type { CandidateStatus } from '../patterns/types.js'
 import { parseRemote } from '../registry/parseRemote.js'
-import { type FanoutJobData, type FanoutJobProgress, type FanoutJobResult, type PortableCandidate, QUEUE_NAME, cancelledKey, jobId } from './FanoutJob.js'
+import { type FanoutJobProgress, type PortableCandidate, QUEUE_NAME, cancelledKey, jobId } from './FanoutJob.js'
+import { type SignedJobData, type SignedJobResult, queueKey, signJob } from './jobSignature.js'
 import { collectJobs } from './collectJobs.js'
 import { fetchResult } from './fetchResult.js'
 import { pushBase } from './pushBase.js'
 import { connectRedis, connectionOptions, parseQueueUrl } from './queueConnection.js'
 
 export interface QueueRunnerOptions {
-  /** `redis://HOST[:PORT][/DB]`: the BullMQ queue workers take jobs from. */
+  /** `redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB]`: the BullMQ queue workers take jobs from. */
   queue: string
+  /** The key jobs are signed with and results checked with, shared with the workers (at least 16 bytes). */
+  key: string | Buffer
+  /** The queue's password when the URL has none, and the CA a `rediss://` server's certificate is checked with (PEM). */
+  queuePassword?: string
+  queueCa?: string
   /** Where the base image goes and the results come from: `oci://HOST[:PORT]/REPO` (any remote every worker reaches). */
   registry: string
   /** Plain HTTP to a registry that is not on loopback (workers decide that for themselves: `forkpoint worker --insecure`). */
@@ -39,13 +45,16 @@ export type FanoutEvent =
  * tournament judges them all here) is pulled (only what the store lacks) and applied to a
  * local branch, which the pattern commits three-way like any other, running the deferred
  * effects of its outbox once.
- * Only command candidates travel: a function given to it is a FunctionCandidateError.
+ * Only command candidates travel: a function given to it is a FunctionCandidateError. Each
+ * job is signed with `key` (HMAC-SHA256 over its id and data); a result not signed with it
+ * is an error of its candidate, never an image to pull.
  * @example
- * await speculate(['make fix-a', 'make fix-b'], { runner: queueRunner({ queue: 'redis://10.0.0.5:6379', registry: 'oci://10.0.0.5:5000/agents' }) }).apply(ws)
- * @throws {UsageError} a bad queue URL or registry
+ * await speculate(['make fix-a', 'make fix-b'], { runner: queueRunner({ queue: 'redis://10.0.0.5:6379', key, registry: 'oci://10.0.0.5:5000/agents' }) }).apply(ws)
+ * @throws {UsageError} a bad queue URL, key or registry
  */
 export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
-  const at = parseQueueUrl(options.queue)
+  const at = parseQueueUrl(options.queue, { password: options.queuePassword, ca: options.queueCa })
+  const key = queueKey(options.key)
   if (!options.registry) throw new UsageError('a queue runner needs a registry too: --registry oci://HOST/REPO', { option: 'registry' })
   parseRemote(options.registry)
   const emit = options.onEvent ?? (() => undefined)
@@ -56,11 +65,11 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
     const ws = pool.target
     if (!(ws instanceof Workspace)) throw new UsageError(`a fan-out runs from a workspace, not from branch ${ws.name}`, { name: ws.name })
     const redis = await connectRedis(at)
-    const queue = new Queue<FanoutJobData, FanoutJobResult>(QUEUE_NAME, { connection: connectionOptions(at) })
+    const queue = new Queue<SignedJobData, SignedJobResult>(QUEUE_NAME, { connection: connectionOptions(at) })
     const events = new QueueEvents(QUEUE_NAME, { connection: connectionOptions(at) })
     const group = randomBytes(8).toString('hex')
     for (const emitter of [queue, events]) emitter.setMaxListeners(specs.length + 10) // one waiter per job
-    let jobs: Array<Job<FanoutJobData, FanoutJobResult>> = []
+    let jobs: Array<Job<SignedJobData, SignedJobResult>> = []
     try {
       await events.waitUntilReady()
       const base = await pushBase(ws, options.registry, insecure)
@@ -81,10 +90,13 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
         if (index !== undefined && typeof p === 'object' && p !== null) emit({ type: 'progress', index, phase: p.phase, worker: p.worker })
       })
       jobs = await queue.addBulk(
-        specs.map((s, i) => ({ name: 'candidate', data: { ...common, index: s.index, candidate: candidates[i]! }, opts: { jobId: jobId(group, s.index), attempts: 1 } })),
+        specs.map((s, i) => {
+          const id = jobId(group, s.index)
+          return { name: 'candidate', data: signJob(key, id, { ...common, index: s.index, candidate: candidates[i]! }), opts: { jobId: id, attempts: 1 } }
+        }),
       )
       emit({ type: 'queued', group, jobs: jobs.length })
-      const { results, manifests } = await collectJobs({ jobs, events, redis, group, firstWins, signal, emit })
+      const { results, manifests } = await collectJobs({ jobs, key, events, redis, group, firstWins, signal, emit })
       const kept = results.filter((r) => r.success && keep(r)).sort((a, b) => b.score! - a.score! || a.index - b.index)
       const attempts: Attempt[] = results.map((result) => ({ result, branch: null }))
       for (const result of bestOnly ? kept.slice(0, 1) : kept) {

@@ -6,13 +6,22 @@ import { Workspace } from '../branch/Workspace.js'
 import { parseRemote } from '../registry/parseRemote.js'
 import { positiveCount } from '../patterns/patternOptions.js'
 import { messageOf } from '../patterns/runCandidates.js'
+import type { InvalidJobError } from '../errors/index.js'
 import { type FanoutJobData, type FanoutJobResult, CANCEL_CHANNEL, QUEUE_NAME, cancelledKey } from './FanoutJob.js'
+import { type SignedJobData, type SignedJobResult, queueKey, signResult, verifyJob } from './jobSignature.js'
 import { connectRedis, connectionOptions, parseQueueUrl } from './queueConnection.js'
 import { type JobContext, runJob } from './runJob.js'
 
 export interface StartWorkerOptions {
-  /** `redis://HOST[:PORT][/DB]` */
+  /** `redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB]` */
   queue: string
+  /** The key submitters sign jobs with (at least 16 bytes): a job not signed with it is refused, and results are signed with it. */
+  key: string | Buffer
+  /** The queue's password when the URL has none, and the CA a `rediss://` server's certificate is checked with (PEM). */
+  queuePassword?: string
+  queueCa?: string
+  /** Run a job that asks for it (`isolate: false`) unsandboxed; without this, such a job is refused. */
+  allowUnsandboxed?: boolean
   /** The registry images travel through (`oci://HOST[:PORT]/REPO`): jobs naming another are refused. */
   registry: string
   /** Plain HTTP to a registry that is not on loopback. */
@@ -42,17 +51,22 @@ export type WorkerEvent =
 /** A running worker. `close` kills its running candidates and puts their jobs back in the queue for other workers. */
 export interface FanoutWorker extends AsyncDisposable {
   readonly name: string
+  /** The queue's URL without its password. */
+  readonly queue: string
   close(): Promise<void>
 }
 
 /**
  * `forkpoint worker`: take candidate jobs from the queue and run them, `concurrency` at a
  * time (see runJob). A submitter's cancellation (Redis pub/sub, and a key for jobs not yet
- * started) kills the exploration's running candidates here at once.
- * @throws {QueueUnreachableError} @throws {UsageError} a bad queue URL or count
+ * started) kills the exploration's running candidates here at once. A job runs only when
+ * signed with `key` and within its schema (else it fails, naming why, and nothing of it
+ * runs), and always sandboxed unless `allowUnsandboxed`.
+ * @throws {QueueUnreachableError} @throws {UsageError} a bad queue URL, key or count
  */
 export async function startWorker(options: StartWorkerOptions): Promise<FanoutWorker> {
-  const at = parseQueueUrl(options.queue)
+  const at = parseQueueUrl(options.queue, { password: options.queuePassword, ca: options.queueCa })
+  const key = queueKey(options.key)
   parseRemote(options.registry)
   const concurrency = positiveCount(options.concurrency ?? 1, 'concurrency')
   const lockDuration = positiveCount(options.lockDurationMs ?? 30_000, 'lock duration (ms)')
@@ -75,8 +89,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
       for (const controller of running.get(group) ?? []) controller.abort(new DOMException('cancelled: the exploration has its winner', 'AbortError'))
     })
     await subscriber.subscribe(CANCEL_CHANNEL)
-    const job = jobProcessor({ options, name, workspace, redis, running, closing: () => closing !== null })
-    const worker = new Worker<FanoutJobData, FanoutJobResult>(QUEUE_NAME, job, {
+    const job = jobProcessor({ options, key, name, workspace, redis, running, closing: () => closing !== null })
+    const worker = new Worker<SignedJobData, SignedJobResult>(QUEUE_NAME, job, {
       connection: connectionOptions(at),
       concurrency,
       lockDuration,
@@ -92,7 +106,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
         for (const set of running.values()) for (const c of set) c.abort(new DOMException('the worker is shutting down', 'AbortError'))
         await release()
       })())
-    return { name, close, [Symbol.asyncDispose]: close }
+    return { name, queue: at.display, close, [Symbol.asyncDispose]: close }
   } catch (err) {
     await release().catch(() => undefined) // the start's own error is the one to report
     throw err
@@ -102,6 +116,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
 /** The worker's job function: runJob, unless the exploration was cancelled before the job started; a job cut short by the worker's shutdown goes back to the queue. */
 function jobProcessor({
   options,
+  key,
   name,
   workspace,
   redis,
@@ -109,21 +124,29 @@ function jobProcessor({
   closing,
 }: {
   options: StartWorkerOptions
+  key: Buffer
   name: string
   workspace: Workspace
   redis: Redis
   running: Map<string, Set<AbortController>>
   closing: () => boolean
-}): (job: Job<FanoutJobData, FanoutJobResult>, token?: string, stop?: AbortSignal) => Promise<FanoutJobResult> {
+}): (job: Job<SignedJobData, SignedJobResult>, token?: string, stop?: AbortSignal) => Promise<SignedJobResult> {
   const pulls: JobContext['pulls'] = new Map()
   return async (job, token, stop) => {
-    const { group, index } = job.data
+    let data: FanoutJobData
+    try {
+      data = verifyJob(key, job.id, job.data, { allowUnsandboxed: options.allowUnsandboxed ?? false })
+    } catch (err) {
+      options.onEvent?.({ type: 'failed', job: (err as InvalidJobError).data.job, error: messageOf(err) })
+      throw err
+    }
+    const { group, index } = data
     const controller = new AbortController()
     stop?.addEventListener('abort', () => controller.abort(stop.reason), { once: true })
     const members = running.get(group) ?? new Set()
     running.set(group, members.add(controller))
     try {
-      if ((await redis.exists(cancelledKey(group))) === 1) return cancelledBeforeStart(name)
+      if ((await redis.exists(cancelledKey(group))) === 1) return signResult(key, job.id!, cancelledBeforeStart(name))
       options.onEvent?.({ type: 'started', job: job.id!, index })
       // a progress line lost to a Redis hiccup costs the submitter a line, not the job
       const ctx: JobContext = {
@@ -134,13 +157,13 @@ function jobProcessor({
         pulls,
         report: (p) => void job.updateProgress(p).catch(() => undefined),
       }
-      const result = await runJob(job.data, ctx, controller.signal)
+      const result = await runJob(data, ctx, controller.signal)
       if (closing()) {
         await job.moveToWait(token) // cut short by the shutdown, not by its exploration: another worker runs it
         throw new WaitingError()
       }
       options.onEvent?.({ type: 'finished', job: job.id!, index, result })
-      return result
+      return signResult(key, job.id!, result)
     } catch (err) {
       if (err instanceof WaitingError) throw err
       options.onEvent?.({ type: 'failed', job: job.id!, error: messageOf(err) })

@@ -74,6 +74,13 @@ export interface ForkOptions extends StoreLocator {
   detached?: boolean
   /** A device state loads only on the accelerator it was saved on: `auto` takes that one, another is refused. @default 'auto' */
   accel?: AcceleratorRequest
+  /**
+   * Load the device state of an image that came from another store (pulled, cloned,
+   * unpacked): a QEMU migration stream is not built for hostile input, so such an image is
+   * refused without this. Verify its signature first (`pullImage({ verifyKey })`).
+   * @default false
+   */
+  trustMachine?: boolean
 }
 
 /** A machine's memory as the host sees it: PSS shares each shared page among the processes mapping it. */

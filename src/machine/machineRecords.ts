@@ -133,6 +133,9 @@ function namesSocket(pid: number, socket: string): boolean {
   }
 }
 
+/** QEMU, or the `unshare` that is about to become it (it execs QEMU in place, and under load that takes a while). */
+const launchesQemu = (cmdline: string) => cmdline.startsWith('qemu-system') || (cmdline.startsWith('unshare\0') && cmdline.includes('\0qemu-system'))
+
 /** Live QEMU processes of this user whose command line passes `test`. */
 export function qemuProcesses(test: (cmdline: string) => boolean): number[] {
   const pids: number[] = []
@@ -140,7 +143,7 @@ export function qemuProcesses(test: (cmdline: string) => boolean): number[] {
     if (!/^\d+$/.test(name)) continue
     try {
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8')
-      if (cmdline.startsWith('qemu-system') && test(cmdline) && !hasExited(Number(name))) pids.push(Number(name))
+      if (launchesQemu(cmdline) && test(cmdline) && !hasExited(Number(name))) pids.push(Number(name))
     } catch {
       // gone meanwhile, or not ours to read
     }

@@ -5,20 +5,23 @@ import { ForkpointError, InternalError } from '../errors/index.js'
 import { type StoreLocator, locateStore } from '../store/findStore.js'
 import { STORE_SERVICE_SOCKET, WORKSPACE_HEADER } from './serviceAddress.js'
 import type { OperationName } from './operations.js'
+import { readServiceToken } from './serviceToken.js'
 
 /**
  * The result of an operation as the store's running service (`forkpoint serve`) gives it,
  * or null when no service answers on the store's socket (none started, or one that died)
  * or the one that answers keeps another workspace than the caller's: the caller runs the
- * operation itself. How the CLI reaches the warm service.
+ * operation itself. How the CLI reaches the warm service; the store's service token
+ * (`service-token`) goes along when there is one.
  * @throws {ForkpointError} the operation failed in the service: the same class of error, message and data, as running it here would have thrown
  */
 export async function callService(where: StoreLocator, operation: OperationName, args: object): Promise<object | null> {
   const location = locateStore(where)
   const socketPath = location && `${location.storeDir}/${STORE_SERVICE_SOCKET}`
   if (!socketPath || !existsSync(socketPath)) return null
+  const token = await readServiceToken(location.storeDir)
   const answer = await new Promise<{ status: number; body: string } | null>((resolve, reject) => {
-    const headers = { 'content-type': 'application/json', [WORKSPACE_HEADER]: encodeURIComponent(location.workspace) }
+    const headers = { 'content-type': 'application/json', [WORKSPACE_HEADER]: encodeURIComponent(location.workspace), ...(token ? { authorization: `Bearer ${token}` } : {}) }
     const req = request({ socketPath, method: 'POST', path: `/v1/${operation}`, headers }, (res) => {
       let body = ''
       res.setEncoding('utf8')

@@ -1,7 +1,7 @@
-import { timingSafeEqual } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
 import { type AddressInfo, connect } from 'node:net'
+import { resolve as resolvePath } from 'node:path'
 import { ForkpointError, InternalError, UsageError } from '../errors/index.js'
 import { ExitCode } from '../errors/ForkpointError.js'
 import { type StoreLocator, openStore } from '../store/findStore.js'
@@ -12,6 +12,10 @@ import { type ServiceAddress, WORKSPACE_HEADER, defaultSocket, parseListen } fro
 import { type ViewName, VIEW_NAMES, runView } from './views.js'
 import { WarmWorld } from './warmWorld.js'
 import { SECURITY_HEADERS, isWebAsset, sendWebAsset } from './webAssets.js'
+import { type Guard, refusal } from './guardRequest.js'
+import { listenerHosts, listenerOrigins } from './listenerNames.js'
+import { type RequestPolicy } from './requestPolicy.js'
+import { newServiceToken, writeServiceToken } from './serviceToken.js'
 import { newImageCache, type ImageCache } from '../image/imageGraph.js'
 
 /** A request body is one JSON document of arguments. */
@@ -20,15 +24,22 @@ const MAX_BODY = 16 * 1024 * 1024
 export interface ServeArgs extends StoreLocator {
   /** `unix:PATH` or `HOST:PORT` (default: the Unix socket `<store>/service.sock`). */
   listen?: string
-  /** Bearer token every request must carry; required on any address but a socket or loopback. */
+  /**
+   * TCP: the bearer token every request must carry (default: a new random one). Either is
+   * written to `<store>/service-token`, mode 0600, for the store's owner's clients, and
+   * removed when the service closes. A Unix socket needs none: only its owner can connect.
+   */
   token?: string
+  /** Directories outside the workspace whose files requests may name (a run artifact to replay or diff, a `file://` remote). */
+  allowPaths?: string[]
+  /** `oci://HOST/REPO` and `s3://BUCKET/PREFIX` remotes (and what lies beneath) that push and pull may use; none by default. */
+  allowRemotes?: string[]
   /** Keep the workspace warm with a file watcher (default true). */
   watch?: boolean
   /**
    * Serve only what reads (the web view and its `GET /v1/view/…` queries, health, the
-   * OpenAPI document): every operation is refused, and on TCP a request must name this
-   * service's own loopback address as its Host, so that no web page can reach it through
-   * a name of its own (DNS rebinding). `forkpoint ui` serves so.
+   * OpenAPI document): every operation is refused, and no token is asked for (the page
+   * the browser loads could not send it). `forkpoint ui` serves so.
    */
   readOnly?: boolean
 }
@@ -36,6 +47,8 @@ export interface ServeArgs extends StoreLocator {
 export interface RunningService {
   /** `unix:/path` or `http://host:port`. */
   address: string
+  /** Where the bearer token is (TCP), or null (a Unix socket, the read-only web view). */
+  tokenFile: string | null
   world: WarmWorld | null
   close(): Promise<void>
 }
@@ -47,25 +60,24 @@ const STATUS: Record<number, number> = { [ExitCode.usage]: 400, [ExitCode.confli
  * OpenAPI document at `/openapi.json`) for one store, on a Unix socket in the store by
  * default. Snapshots use the warm workspace (`WarmWorld`). Long operations stream
  * progress as server-sent events when asked; a client that goes away cancels its
- * operation (a sandboxed run is killed) and the service serves on.
- * @throws {UsageError} a non-loopback address without a token; a socket another service answers on
+ * operation (a sandboxed run is killed) and the service serves on. On TCP every request
+ * carries the bearer token and names the listener itself as its Host; a request from a
+ * page elsewhere (a foreign Origin) and a POST not declared JSON are refused (guardRequest).
+ * Files and remotes a request names are confined (requestPolicy).
+ * @throws {UsageError} a socket another service answers on
  */
 export async function startService(args: ServeArgs = {}): Promise<RunningService> {
   const { store, workspace } = await openStore(args)
   const where: StoreLocator = { dir: workspace, store }
   const address: ServiceAddress = args.listen ? parseListen(args.listen) : { kind: 'unix', path: defaultSocket(store) }
-  if (address.kind === 'tcp' && !address.loopback && !args.token) {
-    throw new UsageError(
-      `listening on ${address.host}:${address.port} needs --token (or FORKPOINT_SERVICE_TOKEN): anyone who reaches that address could run commands in this workspace`,
-      {
-        option: '--listen',
-      },
-    )
-  }
+  const readOnly = args.readOnly ?? false
+  const token = address.kind === 'tcp' && !readOnly ? (args.token ?? newServiceToken()) : null
   if (address.kind === 'unix') await claimSocket(address.path)
   const world = args.watch === false ? null : await WarmWorld.start(store, workspace)
   const version = packageVersion()
-  const context: Context = { where, world, token: args.token ?? null, version, served: 0, cache: newImageCache(), readOnly: args.readOnly ?? false, hosts: null }
+  const policy: RequestPolicy = { workspace, store: store.root, allowPaths: (args.allowPaths ?? []).map((p) => resolvePath(p)), allowRemotes: args.allowRemotes ?? [] }
+  const guard: Guard = { hosts: null, origins: null, token }
+  const context: Context = { where, world, guard, policy, version, served: 0, cache: newImageCache(), readOnly }
   const server = createServer((req, res) => {
     handle(req, res, context).catch((err: unknown) => sendError(res, err))
   })
@@ -73,11 +85,17 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
     await world?.close()
     throw err
   })
-  if (context.readOnly && address.kind === 'tcp') context.hosts = loopbackHosts(new URL(url).port)
+  if (address.kind === 'tcp') {
+    guard.hosts = listenerHosts(address.host, Number(new URL(url).port))
+    guard.origins = listenerOrigins(guard.hosts)
+  }
+  const tokenFile = token === null ? null : await writeServiceToken(store.root, token)
   return {
     address: url,
+    tokenFile,
     world,
     close: async () => {
+      if (tokenFile) await fs.rm(tokenFile, { force: true })
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeAllConnections()
@@ -91,37 +109,26 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
 interface Context {
   where: StoreLocator
   world: WarmWorld | null
-  token: string | null
+  guard: Guard
+  policy: RequestPolicy
   version: string
   /** Operations answered so far (health says it: how a client knows its calls reach this service). */
   served: number
   /** Snapshots and tree sizes the views have read: immutable, so kept for the service's life. */
   cache: ImageCache
   readOnly: boolean
-  /** Read-only on TCP: the Host headers a request may carry. */
-  hosts: Set<string> | null
-}
-
-function loopbackHosts(port: string): Set<string> {
-  return new Set(['127.0.0.1', 'localhost', '[::1]'].map((host) => `${host}:${port}`))
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
-  if (ctx.token !== null && !authorized(req.headers.authorization, ctx.token)) {
-    res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
-    res.end(JSON.stringify(new UsageError('this service needs its bearer token: Authorization: Bearer <token>').toJSON()))
-    return
-  }
-  if (ctx.hosts !== null && !ctx.hosts.has(req.headers.host ?? '')) {
-    return sendJson(res, 421, new UsageError(`this service answers only as ${[...ctx.hosts].join(' or ')}, not ${req.headers.host ?? 'no host'}`).toJSON())
-  }
+  const refused = refusal(req, ctx.guard)
+  if (refused) return sendJson(res, refused.status, refused.error.toJSON(), refused.headers)
   const url = new URL(req.url ?? '/', 'http://service')
   const path = url.pathname
   if (req.method === 'GET' && isWebAsset(path)) return sendWebAsset(res, path)
   const view = /^\/v1\/view\/([a-z]+)$/.exec(path)?.[1]
   if (req.method === 'GET' && view !== undefined && (VIEW_NAMES as string[]).includes(view))
     return sendJson(res, 200, await runView(view as ViewName, ctx.where, url.searchParams, { cache: ctx.cache }))
-  if (req.method === 'GET' && path === '/openapi.json') return sendJson(res, 200, openApiDocument(ctx.version, { bearer: ctx.token !== null }))
+  if (req.method === 'GET' && path === '/openapi.json') return sendJson(res, 200, openApiDocument(ctx.version, { bearer: ctx.guard.token !== null }))
   if (req.method === 'GET' && path === '/v1/health')
     return sendJson(res, 200, { ok: true, version: ctx.version, workspace: ctx.where.dir, served: ctx.served, scan: ctx.world === null ? 'full' : (ctx.world.lost ?? 'warm') })
   const name = /^\/v1\/([a-z]+)$/.exec(path)?.[1]
@@ -143,7 +150,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
   ctx.served++
   const abort = new AbortController()
   res.on('close', () => res.writableFinished || abort.abort()) // the client went away before its answer
-  const run = (onProgress?: (progress: object) => void) => runOperation(name as OperationName, ctx.where, args, { signal: abort.signal, scanner: ctx.world?.scanner, onProgress })
+  const run = (onProgress?: (progress: object) => void) =>
+    runOperation(name as OperationName, ctx.where, args, { signal: abort.signal, policy: ctx.policy, scanner: ctx.world?.scanner, onProgress })
   if (!(req.headers.accept ?? '').includes('text/event-stream')) return sendJson(res, 200, await run())
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' })
   const event = (type: string, data: unknown) => res.writableEnded || res.destroyed || res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`)
@@ -153,12 +161,6 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
     event('error', asForkpointError(err).toJSON().error)
   }
   res.end()
-}
-
-function authorized(header: string | undefined, token: string): boolean {
-  const given = Buffer.from(header ?? '')
-  const expected = Buffer.from(`Bearer ${token}`)
-  return given.length === expected.length && timingSafeEqual(given, expected)
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -174,7 +176,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   try {
     return JSON.parse(text)
   } catch {
-    throw new UsageError(`the request body must be JSON, the operation's arguments (got ${JSON.stringify(text.slice(0, 60))})`)
+    throw new UsageError("the request body must be JSON, the operation's arguments")
   }
 }
 
@@ -188,9 +190,9 @@ function sendError(res: ServerResponse, err: unknown): void {
   sendJson(res, STATUS[error.exitCode] ?? 500, error.toJSON())
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.destroyed) return
-  res.writeHead(status, { 'content-type': 'application/json', ...SECURITY_HEADERS })
+  res.writeHead(status, { 'content-type': 'application/json', ...SECURITY_HEADERS, ...headers })
   res.end(JSON.stringify(body))
 }
 
@@ -218,8 +220,14 @@ async function listen(server: Server, address: ServiceAddress): Promise<string> 
       const shown = address.kind === 'unix' ? address.path : `${address.host}:${address.port}`
       reject(refusal ? new UsageError(`--listen ${shown}: the address ${refusal} (${err.code})`, { option: '--listen', value: shown }) : err)
     })
-    if (address.kind === 'unix') server.listen(address.path, resolve)
-    else server.listen(address.port, address.host, resolve)
+    if (address.kind === 'tcp') return void server.listen(address.port, address.host, resolve)
+    // the socket is made 0600 as it is bound (the bind is synchronous): no other user connects in between
+    const umask = process.umask(0o177)
+    try {
+      server.listen(address.path, resolve)
+    } finally {
+      process.umask(umask)
+    }
   })
   if (address.kind === 'unix') {
     await fs.chmod(address.path, 0o600) // the workspace's owner only, as the store itself

@@ -2,10 +2,12 @@ import { z } from 'zod'
 import { checkArgs, snapshotId as id } from './checkArgs.js'
 import type { StoreLocator } from '../store/findStore.js'
 import type { WorldScanner } from '../world/snapshotWorkspace.js'
+import { type RequestPolicy, confineRemote, confineRunFiles } from './requestPolicy.js'
 
-/** What an operation gets besides its arguments: the caller's cancel, where to report progress, and the service's warm scanner. */
+/** What an operation gets besides its arguments: the caller's cancel, what requests may reach, where to report progress, and the service's warm scanner. */
 export interface OperationContext {
   signal: AbortSignal
+  policy: RequestPolicy
   onProgress?: ((progress: object) => void) | undefined
   scanner?: WorldScanner | undefined
 }
@@ -42,7 +44,8 @@ export const OPERATIONS = {
   diff: {
     description: 'What changed between two snapshots (b defaults to the workspace), or between two recorded runs up to their first divergence.',
     input: { a: z.string().min(1).describe('a snapshot or a run'), b: z.string().min(1).optional().describe('a snapshot or a run') },
-    run: (async (where, { a, b }) => {
+    run: (async (where, { a, b }, { policy }) => {
+      await confineRunFiles(policy, a, b)
       const { isRunSpec, compareRuns } = await import('../trace/diff/compareRuns.js')
       if (isRunSpec(a) && (b === undefined || isRunSpec(b))) return { trace: await compareRuns({ ...where, a, b }) }
       const { diffSnapshots } = await import('../world/diffSnapshots.js')
@@ -130,7 +133,8 @@ export const OPERATIONS = {
   replay: {
     description: 'Re-execute a recorded run offline, every response served from the recording; an error names the first step that differs.',
     input: { run: z.string().min(1).describe('a run id, unique prefix, or latest') },
-    run: (async (where, { run: spec }) => {
+    run: (async (where, { run: spec }, { policy }) => {
+      await confineRunFiles(policy, spec)
       const { loadRun } = await import('../trace/core/loadRun.js')
       const { replayRun } = await import('../trace/replay/replayRun.js')
       const run = await loadRun({ ...where, spec })
@@ -170,18 +174,21 @@ export const OPERATIONS = {
   },
   push: {
     mcp: false,
-    description: 'Send an image and its history to a remote (file:///dir[:tag], oci://host/repo[:tag], s3://bucket/prefix[:tag]); only what the remote lacks travels.',
+    description:
+      'Send an image and its history to a remote (file:///dir[:tag] inside the workspace or an --allow-path directory, oci://host/repo[:tag] or s3://bucket/prefix[:tag] under an --allow-remote of the service); only what the remote lacks travels.',
     input: { id, remote: z.string().min(1) },
-    run: (async (where, { id, remote }, { signal, onProgress }) => {
+    run: (async (where, { id, remote }, { signal, onProgress, policy }) => {
+      await confineRemote(policy, remote)
       const { pushImage } = await import('../registry/pushImage.js')
       return pushImage({ ...where, id, remote, signal, ...(onProgress ? { onProgress } : {}) })
     }) as Handler<{ id: string; remote: string }>,
   },
   pull: {
     mcp: false,
-    description: 'Fetch an image from a remote into the store (tagged as the remote tag).',
+    description: 'Fetch an image from a remote into the store (tagged as the remote tag); the remotes push may use.',
     input: { remote: z.string().min(1), tag: z.string().min(1).optional() },
-    run: (async (where, { remote, tag }, { signal, onProgress }) => {
+    run: (async (where, { remote, tag }, { signal, onProgress, policy }) => {
+      await confineRemote(policy, remote)
       const { pullImage } = await import('../registry/pullImage.js')
       return pullImage({ ...where, remote, signal, ...(tag ? { tag } : {}), ...(onProgress ? { onProgress } : {}) })
     }) as Handler<{ remote: string; tag?: string | undefined }>,

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FunctionCandidateError, QueueUnreachableError, Workspace, bestOfN, queueRunner, snapshotWorkspace, speculate, startWorker, tournament } from '../../src/index.js'
 import type { FanoutJobData, FanoutJobResult } from '../../src/fanout/FanoutJob.js'
 import { QUEUE_NAME } from '../../src/fanout/FanoutJob.js'
+import { type SignedJobData, signJob } from '../../src/fanout/jobSignature.js'
 import { pushImage } from '../../src/index.js'
 import { openTransport } from '../../src/registry/openTransport.js'
 import { parseRemote } from '../../src/registry/parseRemote.js'
@@ -19,6 +20,8 @@ const mail = useCountingServer()
 let redis: RedisServer
 let registry: RegistryServer
 let queue: string
+/** The key the tests' submitters and workers share. */
+const key = 'fanout-test-key-0123456789abcdef'
 
 beforeAll(async () => {
   redis = await startRedis()
@@ -40,7 +43,7 @@ async function workspace(): Promise<Workspace> {
 describe('queueRunner (loopback)', () => {
   it('refuses a function candidate with a typed error, before anything is queued', async () => {
     await using ws = await workspace()
-    const runner = queueRunner({ queue, registry: `oci://${registry.host}/fanout` })
+    const runner = queueRunner({ queue, key, registry: `oci://${registry.host}/fanout` })
     const err = await speculate(['true', async () => true], { runner })
       .apply(ws)
       .catch((e: unknown) => e)
@@ -51,7 +54,7 @@ describe('queueRunner (loopback)', () => {
 
   it('an unreachable queue is a clear error (exit 2), not a hang', async () => {
     await using ws = await workspace()
-    const runner = queueRunner({ queue: `redis://127.0.0.1:${await freePort()}`, registry: `oci://${registry.host}/fanout` })
+    const runner = queueRunner({ queue: `redis://127.0.0.1:${await freePort()}`, key, registry: `oci://${registry.host}/fanout` })
     const err = await speculate(['true'], { runner })
       .apply(ws)
       .catch((e: unknown) => e)
@@ -64,7 +67,7 @@ describe('queueRunner (loopback)', () => {
     try {
       const script = `
         import { startWorker } from ${JSON.stringify(join(import.meta.dirname, '..', '..', 'src', 'index.ts'))}
-        await startWorker({ queue: '${full.queue}', registry: 'oci://127.0.0.1:1/none', dir: ${JSON.stringify(tempDir('fanout-cache'))} })
+        await startWorker({ queue: '${full.queue}', key: '${key}', registry: 'oci://127.0.0.1:1/none', dir: ${JSON.stringify(tempDir('fanout-cache'))} })
           .catch((err) => process.stdout.write(err.name + ': ' + err.message))`
       const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
       let out = ''
@@ -83,8 +86,8 @@ describe('queueRunner (loopback)', () => {
     const remote = `oci://${registry.host}/fanout`
     const base = await snapshotWorkspace({ store: ws.store, dir: ws.dir })
     const pushed = await pushImage({ store: ws.store, id: base.id, remote: `${remote}:idempotent-base` })
-    const worker = await startWorker({ queue, registry: remote, dir: tempDir('fanout-cache') })
-    const q = new Queue<FanoutJobData, FanoutJobResult>(QUEUE_NAME, { connection: { host: '127.0.0.1', port: Number(queue.split(':')[2]), maxRetriesPerRequest: null } })
+    const worker = await startWorker({ queue, key, registry: remote, dir: tempDir('fanout-cache') })
+    const q = new Queue<SignedJobData, FanoutJobResult>(QUEUE_NAME, { connection: { host: '127.0.0.1', port: Number(queue.split(':')[2]), maxRetriesPerRequest: null } })
     const events = new QueueEvents(QUEUE_NAME, { connection: { host: '127.0.0.1', port: Number(queue.split(':')[2]), maxRetriesPerRequest: null } })
     try {
       await events.waitUntilReady()
@@ -97,9 +100,9 @@ describe('queueRunner (loopback)', () => {
         timeoutMs: null,
         isolate: true,
         httpPolicy: null,
-        createdAt: '2026-01-01T00:00:00.000Z',
+        createdAt: new Date().toISOString(), // fixed for both runs; a signed job older than a day is refused
       }
-      const run = async (id: string) => (await q.add('candidate', data, { jobId: id })).waitUntilFinished(events)
+      const run = async (id: string) => (await q.add('candidate', signJob(Buffer.from(key), id, data), { jobId: id })).waitUntilFinished(events)
       const first = await run('same-job-1')
       const second = await run('same-job-2')
       expect(first.status).toBe('succeeded')
@@ -126,6 +129,7 @@ describe('queueRunner (loopback)', () => {
       ['--reuid=nobody', '--regid=nogroup', '--clear-groups', cli, 'worker', '--queue', queue, '--registry', registryUrl, '--cache', join(cache, 'w')],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, FORKPOINT_QUEUE_KEY: key },
       },
     )
     let log = ''
@@ -133,7 +137,7 @@ describe('queueRunner (loopback)', () => {
     try {
       await until(async () => log.includes('waiting for jobs') || worker.exitCode !== null, 'the worker to start')
       expect(worker.exitCode).toBeNull()
-      const outcome = await speculate(['exit 3', 'echo two > notes.md'], { runner: queueRunner({ queue, registry: registryUrl }) }).apply(ws)
+      const outcome = await speculate(['exit 3', 'echo two > notes.md'], { runner: queueRunner({ queue, key, registry: registryUrl }) }).apply(ws)
       expect(
         outcome.results.map((r) => r.status),
         JSON.stringify(outcome.results.map((r) => r.error)) + log,
@@ -149,9 +153,9 @@ describe('queueRunner (loopback)', () => {
   it('a tournament judges every success here, each brought back as a branch, and commits its champion; bestOfN brings back only its winner', async () => {
     await using ws = await workspace()
     const remote = `oci://${registry.host}/fanout-tournament`
-    const worker = await startWorker({ queue, registry: remote, dir: tempDir('fanout-tournament-cache') })
+    const worker = await startWorker({ queue, key, registry: remote, dir: tempDir('fanout-tournament-cache') })
     try {
-      const runner = queueRunner({ queue, registry: remote })
+      const runner = queueRunner({ queue, key, registry: remote })
       const writeAttempt = { cmd: ['sh', '-c', 'test "$FORKPOINT_ATTEMPT" != 2 && echo "attempt $FORKPOINT_ATTEMPT" > notes.md'] }
       const judged: string[][] = []
       const attemptIn = (path: string) => Number(readFileSync(join(path, 'notes.md'), 'utf8').split(' ')[1])
@@ -192,14 +196,14 @@ describe('queueRunner (loopback)', () => {
     writeFileSync(join(ws.store.root, 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
     const post = (to: string) => `curl -s -f -X POST -H 'content-type: application/json' -d '{"to":"${to}"}' ${mail.url('/send')}`
     const remote = `oci://${registry.host}/fanout-effects`
-    const worker = await startWorker({ queue, registry: remote, dir: tempDir('fanout-effects-cache') })
+    const worker = await startWorker({ queue, key, registry: remote, dir: tempDir('fanout-effects-cache') })
     try {
       const outcome = await speculate(
         [
           { cmd: ['sh', '-c', `${post('loser@example.com')} && exit 3`], net: 'host' },
           { cmd: ['sh', '-c', `${post('winner@example.com')} && echo sent > notes.md`], net: 'host' },
         ],
-        { runner: queueRunner({ queue, registry: remote }) },
+        { runner: queueRunner({ queue, key, registry: remote }) },
       ).apply(ws)
       expect(outcome.results.map((r) => r.status)).toEqual(['failed', 'succeeded'])
       expect(readFileSync(join(ws.dir, 'notes.md'), 'utf8')).toBe('sent\n')

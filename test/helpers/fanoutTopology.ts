@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { tempDir } from './tmp.js'
@@ -43,6 +44,8 @@ export class FanoutTopology {
   readonly registry = `oci://${REGISTRY_IP}:5000/fanout`
   readonly queue = `redis://${HUB_IP}:6379`
   readonly dir = tempDir('fanout-lan')
+  /** The queue key the LAN's submitters and workers share, as FORKPOINT_QUEUE_KEY. */
+  readonly env = { ...process.env, FORKPOINT_QUEUE_KEY: randomBytes(32).toString('hex') }
   readonly workers: FanoutWorkerHost[] = []
   readonly #children: ChildProcess[] = []
   #hub!: ChildProcess
@@ -90,6 +93,7 @@ export class FanoutTopology {
     const child = this.#track(
       spawn(...this.#inHub(['unshare', '-U', '--map-user=1000', '--map-group=1000', '-n', 'sh', '-c', `${wait}`, 'sh', ...worker]), {
         stdio: ['ignore', 'ignore', 'pipe'],
+        env: this.env,
       }),
     )
     child.stderr!.on('data', (d: Buffer) => writeFileSync(logFile, d, { flag: 'a' }))
@@ -122,7 +126,7 @@ export class FanoutTopology {
 
   /** Start a command in the hub as uid 1000; `lines` hears its stderr line by line. */
   spawnInHub(args: string[], { cwd, lines }: { cwd: string; lines?: (line: string) => void }): { done: Promise<Finished> } {
-    const child = this.#track(spawn(...this.#inHub(['unshare', '-U', '--map-user=1000', '--map-group=1000', ...args]), { cwd, stdio: ['ignore', 'pipe', 'pipe'] }))
+    const child = this.#track(spawn(...this.#inHub(['unshare', '-U', '--map-user=1000', '--map-group=1000', ...args]), { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: this.env }))
     let stdout = ''
     let stderr = ''
     let partial = ''

@@ -62,7 +62,8 @@ export function qemuProcessesNaming(needle: string): number[] {
     if (!/^\d+$/.test(name)) continue
     try {
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8')
-      if (cmdline.startsWith('qemu-system') && cmdline.includes(needle) && processAlive(Number(name))) pids.push(Number(name))
+      const qemu = cmdline.startsWith('qemu-system') || (cmdline.startsWith('unshare\0') && cmdline.includes('\0qemu-system')) // or the unshare about to exec it
+      if (qemu && cmdline.includes(needle) && processAlive(Number(name))) pids.push(Number(name))
     } catch {
       // gone meanwhile
     }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type MachineInfo, type PushResult, bootMachine, buildMachineImage, cloneImage, forkMachine, killMachine, pullImage, pushImage, snapshotMachine } from '../../src/index.js'
-import { MACHINE_TIMEOUT, execOrHang, heartbeatDaemon, killAllMachines, machineWorkspace, pollFor } from '../helpers/machines.js'
+import { type MachineInfo, type PushResult, UsageError, bootMachine, buildMachineImage, cloneImage, forkMachine, killMachine, pullImage, pushImage, snapshotMachine } from '../../src/index.js'
+import { MACHINE_TIMEOUT, execOrHang, heartbeatDaemon, killAllMachines, machineWorkspace, pollFor, qemuProcessesNaming } from '../helpers/machines.js'
 import { tempDir } from '../helpers/tmp.js'
 
 /**
@@ -37,7 +37,7 @@ afterAll(async () => {
 
 /** Fork one child in `where` and show what it holds: the parent's memory-only value (written anew after the fork) and its disk. */
 async function forkAndLook(where: string, image: string): Promise<{ heartbeat: string; note: string }> {
-  const [child] = await forkMachine({ dir: where, image, n: 1 })
+  const [child] = await forkMachine({ dir: where, image, n: 1, trustMachine: true })
   try {
     await execOrHang({ dir: where, machine: child!.id, command: 'rm /tmp/heartbeat' })
     const heartbeat = await pollFor(
@@ -62,6 +62,11 @@ describe('a machine snapshot in a registry', { timeout: MACHINE_TIMEOUT }, () =>
   it('is cloned into another store and forked there, continuing from its instant', async () => {
     const cloned = await cloneImage({ remote: remote(), into: clone })
     expect(cloned.id).toBe(first.image)
+    // the device state came from another store: refused before any QEMU starts, unless trusted
+    const untrusted = await forkMachine({ dir: clone, image: first.image, n: 1 }).catch((e: unknown) => e)
+    expect(untrusted).toBeInstanceOf(UsageError)
+    expect(untrusted).toMatchObject({ exitCode: 2, message: expect.stringMatching(/came from another store.*--trust-machine/) })
+    expect(qemuProcessesNaming(clone)).toEqual([])
     expect(await forkAndLook(clone, first.image)).toEqual({ heartbeat: `${secret}\n`, note: 'first\n' })
   })
 

@@ -1,7 +1,18 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AcceleratorFailedError, GuestStoppedError, UsageError, bootMachine, buildMachineImage, listMachines, machineDoctor, openStore, removeMachine } from '../../src/index.js'
+import {
+  AcceleratorFailedError,
+  GuestStoppedError,
+  UsageError,
+  bootMachine,
+  buildMachineImage,
+  killMachine,
+  listMachines,
+  machineDoctor,
+  openStore,
+  removeMachine,
+} from '../../src/index.js'
 import type { MachineImage } from '../../src/index.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { runCli as run } from '../helpers/cli.js'
@@ -72,6 +83,12 @@ describe('the machine watchdog', { timeout: MACHINE_TIMEOUT }, () => {
     expect((err as GuestStoppedError).message).toMatch(/Kernel panic - not syncing: sysrq triggered crash/)
     expect(processAlive(machine.pid)).toBe(false)
     await removeMachine({ dir, machine: machine.id })
+  })
+
+  it('runs QEMU under its own seccomp filter (-sandbox on)', async () => {
+    const machine = await bootMachine({ dir, image })
+    expect(readFileSync(`/proc/${machine.pid}/status`, 'utf8')).toMatch(/^Seccomp:\s+2$/m)
+    await killMachine({ dir, machine: machine.id })
   })
 
   it('refuses to remove a running machine (exit 2): machine kill stops it', async () => {

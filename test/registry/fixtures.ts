@@ -3,11 +3,9 @@ import { compress } from 'zstd-napi'
 import { expect } from 'vitest'
 import { join, relative } from 'node:path'
 import { Store, initWorkspace, snapshotWorkspace } from '../../src/index.js'
-import { sha256 } from '../../src/store/digest.js'
 import { listObjects } from '../../src/store/objectGraph.js'
-import type { PackIndex } from '../../src/store/PackIndex.js'
-import { encodeHeader } from '../../src/registry/packFile.js'
 import { listRefs } from '../../src/store/refs.js'
+import { writeOnePackFile } from '../helpers/onePack.js'
 import { type FileSpec, makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 /** A workspace with a store and one snapshot of `files`. */
@@ -86,24 +84,7 @@ export async function expectRefusedUntouched(receive: (store: Store) => Promise<
   return { error: error!, store }
 }
 
-/** The index of a pack of one object (`object`, the image's root) whose one frame is `frame`, honest or not. */
-export function onePackIndex(frame: Buffer, object: Buffer): PackIndex {
-  return {
-    kind: 'pack-index',
-    schemaVersion: 1,
-    pack: sha256(frame),
-    packSize: frame.length,
-    frames: [[frame.length, object.length]],
-    objects: [[sha256(object), 0, object.length]],
-  }
-}
-
-/** Write a pack file of one object (`object`, the image's root) whose one frame is `frame`, at `file`. */
-export async function writeOnePackFile(file: string, frame: Buffer, object: Buffer): Promise<string> {
-  const header = encodeHeader({ kind: 'pack', schemaVersion: 2, root: sha256(object), shallow: [], index: onePackIndex(frame, object) })
-  await fs.writeFile(file, Buffer.concat([header, frame]))
-  return file
-}
+export { onePackIndex, writeOnePackFile } from '../helpers/onePack.js'
 
 /** A pack file of one object in one frame, whose frame goes on with `tail` bytes its index does not declare (a hostile pack). */
 export function onePackFile(body: Buffer, tail: Buffer = Buffer.alloc(0)): Promise<string> {

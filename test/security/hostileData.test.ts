@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
 import { chmodSync, chownSync, existsSync, mkdirSync, promises as fs, readdirSync, readFileSync, writeFileSync, symlinkSync } from 'node:fs'
-import { createServer, type Server } from 'node:net'
+import { createServer, type Server, type Socket } from 'node:net'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -21,12 +21,12 @@ import {
   verifyLedger,
   writeSafetensors,
 } from '../../src/index.js'
-import { fileTransport } from '../../src/registry/fileTransport.js'
-import { buildPackedImage } from '../../src/registry/imageManifest.js'
 import { MediaType } from '../../src/registry/mediaTypes.js'
 import { openTransport } from '../../src/registry/openTransport.js'
 import { parseRemote } from '../../src/registry/parseRemote.js'
 import { sha256 } from '../../src/store/digest.js'
+import { GuestAgent } from '../../src/machine/qemu/GuestAgent.js'
+import { QemuGuestAgent } from '../../src/machine/qemu/QemuGuestAgent.js'
 import { transcriptText, transcriptToRun } from '../../src/trace/core/transcript.js'
 import { Redactor } from '../../src/trace/redact/Redactor.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
@@ -37,7 +37,8 @@ import { type FakeLlmServer, startFakeLlmServer } from '../helpers/fakeLlmServer
 import { type RegistryServer, startRegistry } from '../helpers/registryServer.js'
 import { tempDir, makeWorkspace } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
-import { emptyStore, expectRefusedUntouched, makeImage, onePackIndex, writeOnePackFile } from '../registry/fixtures.js'
+import { FOUR_GIB_OF_ZEROS, zeroFrame, zstdBombLayout, zstdBombPack } from '../helpers/zstdBombs.js'
+import { emptyStore, expectRefusedUntouched, makeImage } from '../registry/fixtures.js'
 
 describe('hostile trace data: linear redaction, rules from artifacts, bounded messages, exit 5 and 2 not 6', () => {
   const MARK = '[redacted secret]'
@@ -249,38 +250,6 @@ describe('registry: packs, layouts and signatures from elsewhere', () => {
   const PEAK_RSS_BYTES = 300 * 1024 * 1024
   const NOTE = Buffer.from('{"kind":"note","schemaVersion":1,"text":"an honest object before the zeros"}')
 
-  /**
-   * One zstd frame written by hand: `raw` as a raw block, then `zeroBlocks` RLE blocks of
-   * 128 KiB of zeros (4 bytes each: 4 GiB of zeros cost 128 KiB), no content size, no checksum.
-   */
-  function zeroFrame(raw: Buffer, zeroBlocks: number): Buffer {
-    const BLOCK = 128 * 1024
-    const header = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38]) // magic, no content size, a 128 KiB window
-    const block = (type: number, size: number, last: boolean) => Buffer.from([((size << 3) | (type << 1) | Number(last)) & 0xff, (size >> 5) & 0xff, (size >> 13) & 0xff])
-    const parts: Buffer[] = [header]
-    if (raw.length > 0) parts.push(block(0, raw.length, zeroBlocks === 0), raw)
-    for (let i = 0; i < zeroBlocks; i++) parts.push(block(1, BLOCK, i === zeroBlocks - 1), Buffer.from([0]))
-    return Buffer.concat(parts)
-  }
-
-  /** The same pack as an image tagged `v1` in a file:// layout under `dir`. */
-  async function layoutOf(dir: string, frame: Buffer, object: Buffer): Promise<string> {
-    const index = onePackIndex(frame, object)
-    const layout = join(dir, 'layout')
-    const transport = fileTransport(layout)
-    const put = async (bytes: Buffer) => {
-      const file = join(dir, 'blob')
-      await fs.writeFile(file, bytes)
-      await transport.putBlob({ digest: sha256(bytes), size: bytes.length }, file)
-      return { digest: sha256(bytes), size: bytes.length }
-    }
-    const packs = [{ pack: await put(frame), index: await put(canonicalBytes(index)) }]
-    const image = buildPackedImage({ root: sha256(object), packs, config: 'image', objects: 1, bytes: object.length, shallow: [] })
-    await transport.putManifest(image.manifest)
-    await transport.putManifest(image.index, 'v1')
-    return `file://${layout}:v1`
-  }
-
   /** A directory the caller (root or nobody) can read, holding one it can write. */
   function workDir(uid: number): { dir: string; store: string } {
     const dir = tempDir('hostile-registry')
@@ -304,15 +273,13 @@ describe('registry: packs, layouts and signatures from elsewhere', () => {
   const callers = asRoot ? [0, NOBODY] : [process.getuid?.() ?? 0]
 
   describe.each(callers)('zstd bombs stop at the size the index declares, in bounded memory (uid %i)', (uid) => {
-    const FOUR_GIB_OF_ZEROS = 32 * 1024 // RLE blocks of 128 KiB
-
     it('a frame of 4 GiB of zeros whose index declares 3.5 KB: unpack and pull refuse it (exit 5) with peak RSS under 300 MB', async () => {
       const { dir, store } = workDir(uid)
       const declared = Buffer.alloc(3584)
       const frame = zeroFrame(Buffer.alloc(0), FOUR_GIB_OF_ZEROS)
       expect(frame.length).toBeLessThan(140 * 1024)
-      const file = await writeOnePackFile(join(dir, 'bomb.fpk'), frame, declared)
-      const remote = await layoutOf(dir, frame, declared)
+      const file = await zstdBombPack(dir, frame, declared)
+      const remote = await zstdBombLayout(dir, frame, declared)
       for (const [op, input] of [
         ['unpack', file],
         ['pull', remote],
@@ -326,7 +293,7 @@ describe('registry: packs, layouts and signatures from elsewhere', () => {
 
     it('a pack whose honest object goes on with a 4 GiB zero tail: refused (exit 5) with peak RSS under 300 MB', async () => {
       const { dir, store } = workDir(uid)
-      const file = await writeOnePackFile(join(dir, 'bomb.fpk'), zeroFrame(NOTE, FOUR_GIB_OF_ZEROS), NOTE)
+      const file = await zstdBombPack(dir, zeroFrame(NOTE, FOUR_GIB_OF_ZEROS), NOTE)
       const result = await inChild(uid, 'unpack', file, store)
       expect(result.exitCode, result.message).toBe(5)
       expect(result.peakRssBytes).toBeLessThan(PEAK_RSS_BYTES)
@@ -825,4 +792,42 @@ describe('fuzz regressions', async () => {
     }
     expect(kinds).toEqual({ 'type-error': ['threw'], exit6: ['exit6'], hang: ['hang'], crash: ['crash'], bloat: ['rss'], refuses: [] })
   })
+})
+
+describe("a guest's agent: what a guest sends the host is bounded", () => {
+  const MiB = 2 ** 20
+
+  /** 65 MiB of `A`, no line end, as fast as the host reads it. */
+  async function flood(socket: Socket): Promise<void> {
+    const chunk = Buffer.alloc(MiB, 'A')
+    for (let i = 0; i < 65 && !socket.destroyed; i++) if (!socket.write(chunk)) await new Promise((resolve) => socket.once('drain', resolve))
+  }
+
+  /** A unix socket that plays a hostile guest: `greeting` on connect, then, once asked anything, 65 MiB that never end a line. */
+  async function hostileGuest(greeting: string): Promise<{ path: string; close: () => void }> {
+    const path = join(tempDir('hostile-guest'), 'agent.sock')
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined) // the host hangs up on it
+      socket.write(greeting)
+      socket.once('data', () => void flood(socket))
+    })
+    await new Promise<void>((resolve) => server.listen(path, resolve))
+    return { path, close: () => server.close() }
+  }
+
+  for (const [agent, connect, greeting] of [
+    ['our busybox agent', (path: string) => GuestAgent.connect(path, 'mhostile0'), '@@HELLO 0.1\n'],
+    ['qemu-guest-agent', (path: string) => QemuGuestAgent.connect(path, 'mhostile0'), ''],
+  ] as const)
+    it(`${agent}: a line over 64 MiB ends the connection (CorruptDataError, exit 5) instead of growing the host's memory`, async () => {
+      const guest = await hostileGuest(greeting)
+      try {
+        const channel = await connect(guest.path)
+        const err = await channel.exec('echo hi').catch((e: unknown) => e)
+        channel.close()
+        expect(err).toMatchObject({ exitCode: 5, message: expect.stringMatching(/over 64 MiB without ending a line/) })
+      } finally {
+        guest.close()
+      }
+    })
 })

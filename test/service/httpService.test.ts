@@ -1,10 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { promises as fs, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, promises as fs, readFileSync, writeFileSync } from 'node:fs'
 import { type IncomingMessage, request } from 'node:http'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { UsageError } from '../../src/errors/index.js'
 import { startService, type RunningService } from '../../src/service/httpService.js'
 import { gc } from '../../src/store/gc.js'
 import { scanWorkspace } from '../../src/world/scanWorkspace.js'
@@ -93,20 +92,29 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     await expect(startService({ dir })).rejects.toThrow(/a service already answers/)
   })
 
-  it('refuses a non-loopback address without a token, and a request without the token where it has one', async () => {
+  it('on TCP makes a token when given none, writes it 0600 in the store for its owner, and refuses a request without it; --token on the command line is refused', async () => {
     const { dir } = await storeWorkspace({})
     const address = nonLoopbackAddress()!
     expect(address).toBeDefined()
-    await expect(startService({ dir, listen: `${address}:0` })).rejects.toThrow(UsageError)
-    const cli = spawnSync(CLI, ['serve', '--listen', `${address}:0`], { cwd: dir, encoding: 'utf8' })
-    expect([cli.status, cli.stderr]).toEqual([2, expect.stringMatching(/needs --token/)])
+    const cli = spawnSync(CLI, ['serve', '--listen', `${address}:0`, '--token', 'visible-to-all'], { cwd: dir, encoding: 'utf8' })
+    expect([cli.status, cli.stderr]).toEqual([2, expect.stringMatching(/--token-file FILE or FORKPOINT_TOKEN/)])
 
-    const token = randomBytes(16).toString('hex')
-    const service = await serve({ dir, listen: `${address}:0`, token })
+    const service = await serve({ dir, listen: `${address}:0` })
     expect(service.address).toMatch(new RegExp(`^http://${address.replace(/\./g, '\\.')}:\\d+$`))
+    expect(service.tokenFile).toBe(join(dir, '.forkpoint', 'service-token'))
+    expect((await fs.stat(service.tokenFile!)).mode & 0o777).toBe(0o600)
+    const token = readFileSync(service.tokenFile!, 'utf8').trim()
+    expect(token).toMatch(/^[\w-]{43}$/)
     expect((await post(service.address, 'status')).status).toBe(401)
     expect((await post(service.address, 'status', {}, { authorization: `Bearer ${token}x` })).status).toBe(401)
     expect((await post(service.address, 'status', {}, { authorization: `Bearer ${token}` })).status).toBe(200)
+    await service.close()
+    expect(existsSync(service.tokenFile!)).toBe(false)
+
+    const given = randomBytes(16).toString('hex')
+    const withGiven = await serve({ dir, listen: '127.0.0.1:0', token: given })
+    expect(readFileSync(withGiven.tokenFile!, 'utf8').trim()).toBe(given)
+    expect((await post(withGiven.address, 'status', {}, { authorization: `Bearer ${given}` })).status).toBe(200)
   })
 
   it('streams an operation as server-sent events; a client that goes away mid-stream cancels it, and the service serves on', async () => {
@@ -132,9 +140,10 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
 
   it('pushes and pulls, streaming their progress in bytes before the result', async () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'a\n', 'big.bin': randomBytes(256 * 1024) })
-    const service = await serve({ dir })
+    const outside = tempDir('service-remote') // a layout outside the workspaces: each service is started to allow it
+    const remote = `file://${join(outside, 'layout')}:v1`
+    const service = await serve({ dir, allowPaths: [outside] })
     const id = (await post(service.address, 'snapshot')).json()['id'] as string
-    const remote = `file://${join(tempDir('service-remote'), 'layout')}:v1`
     const events = (body: string) =>
       body
         .trim()
@@ -146,7 +155,7 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     expect(pushed.at(-1)).toEqual({ event: 'result', data: expect.objectContaining({ id, remote: expect.stringContaining('layout') }) })
 
     const other = await storeWorkspace({})
-    const elsewhere = await serve({ dir: other.dir })
+    const elsewhere = await serve({ dir: other.dir, allowPaths: [outside] })
     const pulled = events((await post(elsewhere.address, 'pull', { remote }, { accept: 'text/event-stream' })).body)
     expect(pulled.some((e) => e.event === 'progress')).toBe(true)
     expect(pulled.at(-1)).toEqual({ event: 'result', data: expect.objectContaining({ id, tag: 'v1' }) })
@@ -194,18 +203,19 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
   it('keeps serving 50 clients at once on loopback', async () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
     const service = await serve({ dir, listen: '127.0.0.1:0' })
+    const auth = { authorization: `Bearer ${readFileSync(service.tokenFile!, 'utf8').trim()}` }
     const answers = await Promise.all(
       Array.from({ length: 50 }, async (_, client) => {
         const statuses: number[] = []
         for (let round = 0; round < 4; round++) {
           if (client % 10 === 0) await fs.writeFile(join(dir, `c${client}.txt`), `round ${round}\n`)
-          statuses.push((await post(service.address, client % 10 === 0 ? 'snapshot' : 'status')).status)
+          statuses.push((await post(service.address, client % 10 === 0 ? 'snapshot' : 'status', {}, auth)).status)
         }
         return statuses
       }),
     )
     expect(answers.flat().every((s) => s === 200)).toBe(true)
-    expect((await call(service.address, 'GET', '/v1/health')).json()).toMatchObject({ served: 200 })
+    expect((await call(service.address, 'GET', '/v1/health', { headers: auth })).json()).toMatchObject({ served: 200 })
   })
 })
 

@@ -46,7 +46,7 @@ print(json.dumps({"made": made, "status": status, "events": events, "refused": r
     expect(out['health']).toMatchObject({ ok: true, served: 4 })
   })
 
-  it('sends the bearer token to a TCP service that needs one', async () => {
+  it('sends the bearer token to a TCP service that needs one, given or read from the file the service writes', async () => {
     const { dir } = await storeWorkspace({})
     const service = await startService({ dir, listen: '127.0.0.1:0', token: 's3cret' })
     running.push(service)
@@ -59,11 +59,11 @@ try:
     without = None
 except ForkpointError as err:
     without = err.code
-print(json.dumps({"without": without, "with": Client(url=os.environ["URL"], token="s3cret").status()["workspace"]}))
+print(json.dumps({"without": without, "with": Client(url=os.environ["URL"], token="s3cret").status()["workspace"], "file": Client(url=os.environ["URL"], token_file=os.environ["TOKEN_FILE"]).status()["workspace"]}))
 `,
-      { URL: service.address },
+      { URL: service.address, TOKEN_FILE: service.tokenFile! },
     )
-    expect(out).toEqual({ without: 'UsageError', with: dir })
+    expect(out).toEqual({ without: 'UsageError', with: dir, file: dir })
   })
 
   it('imports nothing outside the standard library', async () => {

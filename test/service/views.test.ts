@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { snapshotAgent } from '../../src/index.js'
 import { startService } from '../../src/service/httpService.js'
@@ -9,7 +10,8 @@ describe("the web view's queries on the service (GET /v1/view/<view>)", () => {
     const image = await snapshotAgent({ dir, message: 'one' })
     const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
     try {
-      const get = (path: string) => fetch(`${service.address}${path}`)
+      const authorization = `Bearer ${readFileSync(service.tokenFile!, 'utf8').trim()}`
+      const get = (path: string) => fetch(`${service.address}${path}`, { headers: { authorization } })
       const graph = await get('/v1/view/graph?limit=5')
       expect(graph.headers.get('x-content-type-options')).toBe('nosniff')
       expect(await graph.json()).toMatchObject({ total: 1, nodes: [{ id: image.id, message: 'one' }] })
@@ -24,7 +26,7 @@ describe("the web view's queries on the service (GET /v1/view/<view>)", () => {
       expect((await get('/v1/view/nothing')).status).toBe(404)
       const noTrace = await get(`/v1/view/run?run=${image.id}`)
       expect([noTrace.status, ((await noTrace.json()) as { error: { message: string } }).error.message]).toEqual([400, expect.stringContaining('has no trace layer')])
-      expect((await fetch(`${service.address}/v1/log`, { method: 'POST', body: '{}' })).status).toBe(200)
+      expect((await fetch(`${service.address}/v1/log`, { method: 'POST', body: '{}', headers: { authorization, 'content-type': 'application/json' } })).status).toBe(200)
     } finally {
       await service.close()
     }

@@ -71,8 +71,9 @@ describe('forkpoint ui', () => {
     await page.close()
 
     const origin = new URL(url).origin
-    const snapshot = await fetch(`${origin}/v1/snapshot`, { method: 'POST', body: '{}' })
+    const snapshot = await fetch(`${origin}/v1/snapshot`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
     expect(snapshot.status).toBe(405)
+    expect((await fetch(`${origin}/v1/snapshot`, { method: 'POST', body: '{}' })).status).toBe(415) // a page's simple POST
     expect(await log({ dir: store.dir })).toEqual(before)
     expect(await getWithHost(url, `rebound.example:${new URL(url).port}`)).toBe(421)
     expect(await getWithHost(url, new URL(url).host)).toBe(200)

@@ -92,9 +92,11 @@ export function registerMachine(program: Command): void {
 
   withAccel(sub('fork <snapshot>', 'start N children from a snapshot image, each continuing from its instant with a disk of its own'))
     .option('-n <count>', 'how many children', '1')
-    .action(async (image: string, opts: { n?: string } & AccelFlag, cmd: Command) => {
+    .option('--trust-machine', "load the device state of an image from another store (verify its signature on pull first)")
+    .action(async (image: string, opts: { n?: string; trustMachine?: boolean } & AccelFlag, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const machines = await (await api()).forkMachine({ ...where(flags), image, n: wholeNumber('-n', opts.n, 1), detached: true, accel: await accel(opts) })
+      const fork = { ...where(flags), image, n: wholeNumber('-n', opts.n, 1), detached: true, accel: await accel(opts), trustMachine: opts.trustMachine ?? false }
+      const machines = await (await api()).forkMachine(fork)
       print(flags, { machines }, { human: (r) => r.machines.map((m) => m.id).join('\n') })
     })
 

@@ -1,26 +1,60 @@
-import type { Command } from 'commander'
+import { promises as fs } from 'node:fs'
+import { type Command, Option } from 'commander'
+import { InputNotFoundError, UsageError } from '../../errors/index.js'
 import { common, commonFlags } from '../context.js'
+
+interface ServeFlags {
+  listen?: string
+  token?: string
+  tokenFile?: string
+  allowPath: string[]
+  allowRemote: string[]
+  watch: boolean
+}
+
+const collect = (value: string, list: string[]) => [...list, value]
 
 export function registerServe(program: Command): void {
   common(program.command('serve'))
     .description(
       "serve the workspace's operations as JSON endpoints (POST /v1/<operation>, GET /openapi.json) on a Unix socket in the store, keeping the workspace warm with a file watcher",
     )
-    .option('--listen <address>', 'unix:PATH or HOST:PORT (default: unix:<store>/service.sock); any address but a socket or loopback needs --token')
-    .option('--token <token>', 'bearer token every request must carry (default: $FORKPOINT_SERVICE_TOKEN)')
+    .option('--listen <address>', 'unix:PATH or HOST:PORT (default: unix:<store>/service.sock); TCP always needs the bearer token')
+    .option('--token-file <file>', 'TCP: the bearer token every request must carry (default: $FORKPOINT_TOKEN, else a new one); written to <store>/service-token, mode 0600')
+    .addOption(new Option('--token <token>').hideHelp())
+    .option('--allow-path <dir>', 'a directory outside the workspace whose files requests may name (a run artifact, a file:// remote); repeatable', collect, [])
+    .option('--allow-remote <remote>', 'an oci://HOST/REPO or s3://BUCKET/PREFIX that push and pull may use, with what lies beneath it; repeatable', collect, [])
     .option('--no-watch', 'scan the workspace in full at every snapshot (no file watcher)')
-    .action(async (opts: { listen?: string; token?: string; watch: boolean }, cmd: Command) => {
+    .action(async (opts: ServeFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
+      if (opts.token !== undefined)
+        throw new UsageError('--token puts the token where every local user reads it (/proc/PID/cmdline): give --token-file FILE or FORKPOINT_TOKEN', { option: '--token' })
       const { startService } = await import('../../service/httpService.js')
-      const token = opts.token ?? process.env['FORKPOINT_SERVICE_TOKEN']
-      const service = await startService({ dir: flags.dir, store: flags.store, watch: opts.watch, ...(opts.listen ? { listen: opts.listen } : {}), ...(token ? { token } : {}) })
+      const token = opts.tokenFile === undefined ? process.env['FORKPOINT_TOKEN'] || undefined : await readToken(opts.tokenFile)
+      const service = await startService({
+        dir: flags.dir,
+        store: flags.store,
+        watch: opts.watch,
+        allowPaths: opts.allowPath,
+        allowRemotes: opts.allowRemote,
+        ...(opts.listen ? { listen: opts.listen } : {}),
+        ...(token ? { token } : {}),
+      })
       const line = flags.json
-        ? JSON.stringify({ address: service.address, token: token !== undefined })
-        : `forkpoint: serving on ${service.address}${token ? '; every request needs the bearer token' : ''}`
+        ? JSON.stringify({ address: service.address, tokenFile: service.tokenFile })
+        : `forkpoint: serving on ${service.address}${service.tokenFile ? `; every request needs the bearer token in ${service.tokenFile}` : ''}`
       process.stdout.write(`${line}\n`)
       await new Promise<void>((resolve) => {
         for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, resolve)
       })
       await service.close()
     })
+}
+
+async function readToken(file: string): Promise<string> {
+  const token = await fs.readFile(file, 'utf8').catch(() => {
+    throw new InputNotFoundError(`cannot read the token file ${file}`, { path: file })
+  })
+  if (token.trim() === '') throw new UsageError(`the token file ${file} is empty`, { option: '--token-file', path: file })
+  return token.trim()
 }

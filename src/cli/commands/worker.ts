@@ -1,8 +1,10 @@
 import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
+import { type QueueSecretFlags, queueSecrets, withQueueSecrets } from '../queueFlags.js'
 
-interface WorkerFlags {
+interface WorkerFlags extends QueueSecretFlags {
   queue: string
+  allowUnsandboxed?: boolean
   registry: string
   insecure?: boolean
   concurrency: string
@@ -14,9 +16,9 @@ interface WorkerFlags {
 
 /** `forkpoint worker`: run fan-out jobs until SIGINT or SIGTERM (running jobs go back to the queue). */
 export function registerWorker(program: Command): void {
-  common(program.command('worker'))
-    .description('run explore/speculate candidates for submitters on other machines: jobs from a Redis queue, images through the registry each job names')
-    .requiredOption('--queue <url>', 'the Redis queue (redis://HOST:PORT)')
+  const command = common(program.command('worker'))
+    .description('run explore/speculate candidates for submitters on other machines: signed jobs from a Redis queue, images through the registry each job names')
+    .requiredOption('--queue <url>', 'the Redis queue (redis[s]://[USER@]HOST:PORT[/DB]; the password from $FORKPOINT_QUEUE_PASSWORD)')
     .requiredOption('--registry <remote>', 'the registry images travel through (oci://HOST[:PORT]/REPO); jobs naming another are refused')
     .option('--insecure', 'plain HTTP to a registry that is not on loopback')
     .option('--concurrency <k>', 'jobs run at once', '1')
@@ -24,26 +26,30 @@ export function registerWorker(program: Command): void {
     .option('--name <name>', 'how results name this worker (default HOST:PID)')
     .option('--lock-duration <ms>', "a job's lock (renewed while it runs); a job whose worker died is run again once it expires", '30000')
     .option('--stalled-interval <ms>', 'how often to look for jobs whose worker died', '30000')
-    .action(async (opts: WorkerFlags, cmd: Command) => {
-      const flags = commonFlags(cmd)
-      const { startWorker } = await import('../../fanout/startWorker.js')
-      const { describeWorkerEvent } = await import('../fanoutProgress.js')
-      const worker = await startWorker({
-        queue: opts.queue,
-        registry: opts.registry,
-        insecure: opts.insecure ?? false,
-        concurrency: Number(opts.concurrency),
-        lockDurationMs: Number(opts.lockDuration),
-        stalledIntervalMs: Number(opts.stalledInterval),
-        ...(opts.cache ? { dir: opts.cache } : {}),
-        ...(opts.name ? { name: opts.name } : {}),
-        onEvent: (e) => process.stderr.write(`${describeWorkerEvent(e)}\n`),
-      })
-      process.stderr.write(`worker ${worker.name}: waiting for jobs on ${opts.queue} (Ctrl-C stops it)\n`)
-      if (flags.json) process.stdout.write(`${JSON.stringify({ schemaVersion: 1, worker: worker.name, ready: true })}\n`)
-      await new Promise<void>((resolve) => {
-        for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, resolve)
-      })
-      await worker.close()
+    .option('--allow-unsandboxed', "run jobs that ask for it (a submitter's --no-isolate) unsandboxed; without it they are refused")
+  withQueueSecrets(command).action(async (opts: WorkerFlags, cmd: Command) => {
+    const flags = commonFlags(cmd)
+    const { startWorker } = await import('../../fanout/startWorker.js')
+    const { describeWorkerEvent } = await import('../fanoutProgress.js')
+    const worker = await startWorker({
+      queue: opts.queue,
+      ...(await queueSecrets(opts)),
+      allowUnsandboxed: opts.allowUnsandboxed ?? false,
+      registry: opts.registry,
+      insecure: opts.insecure ?? false,
+      concurrency: Number(opts.concurrency),
+      lockDurationMs: Number(opts.lockDuration),
+      stalledIntervalMs: Number(opts.stalledInterval),
+      ...(opts.cache ? { dir: opts.cache } : {}),
+      ...(opts.name ? { name: opts.name } : {}),
+      onEvent: (e) => process.stderr.write(`${describeWorkerEvent(e)}\n`),
     })
+    if (opts.allowUnsandboxed) process.stderr.write(`worker ${worker.name}: --allow-unsandboxed: a signed job that asks for it runs UNSANDBOXED, as this user\n`)
+    process.stderr.write(`worker ${worker.name}: waiting for jobs on ${worker.queue} (Ctrl-C stops it)\n`)
+    if (flags.json) process.stdout.write(`${JSON.stringify({ schemaVersion: 1, worker: worker.name, ready: true })}\n`)
+    await new Promise<void>((resolve) => {
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, resolve)
+    })
+    await worker.close()
+  })
 }

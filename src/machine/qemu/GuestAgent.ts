@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Socket } from 'node:net'
-import { type ExecResult, type GuestChannel, agentSocket } from './GuestChannel.js'
+import { AgentLines } from './AgentLines.js'
+import { type ExecResult, type GuestChannel, agentLineTooLong, agentSocket } from './GuestChannel.js'
 import { printfEscaped } from './printfEscaped.js'
 
 /** What a request carries as it is: printable ASCII but the backslash (escapes) and the space (the line's separator). */
@@ -12,19 +13,24 @@ const isPlain = (b: number) => b > 0x20 && b < 0x7f && b !== 0x5c
  * caller's connection waits its turn (connectUnix).
  */
 export class GuestAgent implements GuestChannel {
-  private buffer = ''
   private readonly waiting = new Map<string, { resolve: (r: ExecResult) => void; reject: (e: Error) => void }>()
   private hello: { resolve: () => void; reject: (err: Error) => void } | null = null
   private helloSeen = false
   private closed: Error | null = null
 
-  private constructor(private readonly socket: Socket) {
-    socket.setEncoding('utf8')
-    socket.on('data', (text: string) => this.receive(text))
+  private constructor(
+    private readonly socket: Socket,
+    private readonly machine: string,
+  ) {
+    const lines = new AgentLines(
+      (bytes) => this.receive(bytes.toString('utf8').replace(/\r$/, '')),
+      () => this.refuse(),
+    )
+    socket.on('data', (bytes: Buffer) => lines.push(bytes))
   }
 
   static async connect(path: string, machine: string): Promise<GuestAgent> {
-    const agent: GuestAgent = new GuestAgent(await agentSocket(path, machine, 'guest agent', (err) => agent.fail(err)))
+    const agent: GuestAgent = new GuestAgent(await agentSocket(path, machine, 'guest agent', (err) => agent.fail(err)), machine)
     return agent
   }
 
@@ -49,16 +55,11 @@ export class GuestAgent implements GuestChannel {
     this.socket.destroy()
   }
 
-  private receive(text: string): void {
-    this.buffer += text
-    for (let end = this.buffer.indexOf('\n'); end >= 0; end = this.buffer.indexOf('\n')) {
-      const line = this.buffer.slice(0, end).replace(/\r$/, '')
-      this.buffer = this.buffer.slice(end + 1)
-      if (line.startsWith('@@HELLO')) {
-        this.helloSeen = true
-        this.hello?.resolve()
-      } else if (line.startsWith('@@R ')) this.answer(line.split(' '))
-    }
+  private receive(line: string): void {
+    if (line.startsWith('@@HELLO')) {
+      this.helloSeen = true
+      this.hello?.resolve()
+    } else if (line.startsWith('@@R ')) this.answer(line.split(' '))
   }
 
   private answer([, id, code, out, err]: string[]): void {
@@ -67,6 +68,11 @@ export class GuestAgent implements GuestChannel {
     this.waiting.delete(id!)
     const text = (field: string | undefined) => (field === undefined || field === '-' ? '' : Buffer.from(field, 'base64').toString('utf8'))
     waiter.resolve({ exitCode: Number(code), stdout: text(out), stderr: text(err) })
+  }
+
+  private refuse(): void {
+    this.fail(agentLineTooLong(this.machine))
+    this.socket.destroy()
   }
 
   private fail(err: Error): void {

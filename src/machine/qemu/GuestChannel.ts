@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net'
-import { MachineError } from '../../errors/index.js'
+import { CorruptDataError, MachineError } from '../../errors/index.js'
 import { connectUnix } from './connectUnix.js'
 
 /** What a command run in a guest gave back. */
@@ -21,6 +21,17 @@ export interface GuestChannel {
   /** Run a shell script in the guest (stdin empty) and wait for its exit code and output. */
   exec(script: string): Promise<ExecResult>
   close(): void
+}
+
+/**
+ * The longest line a guest's agent may send: an answer carries a command's whole output,
+ * and a guest is not trusted to end its lines. A longer one ends the connection
+ * (CorruptDataError, exit 5) instead of growing the host's memory without bound.
+ */
+export const MAX_AGENT_LINE_BYTES = 64 * 2 ** 20
+
+export function agentLineTooLong(machine: string): CorruptDataError {
+  return new CorruptDataError(`machine ${machine}: its guest agent sent over ${MAX_AGENT_LINE_BYTES / 2 ** 20} MiB without ending a line: a command's output is capped at that`, {})
 }
 
 /** Which agent a guest runs: an image with a root filesystem runs qemu-guest-agent. */

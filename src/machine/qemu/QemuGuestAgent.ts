@@ -1,7 +1,8 @@
 import type { Socket } from 'node:net'
 import { MachineError } from '../../errors/index.js'
 import { pollUntil } from '../../util/pollUntil.js'
-import { type ExecResult, type GuestChannel, agentSocket } from './GuestChannel.js'
+import { AgentLines } from './AgentLines.js'
+import { type ExecResult, type GuestChannel, agentLineTooLong, agentSocket } from './GuestChannel.js'
 
 /** How long a sync waits for its answer before it is sent again: qemu-ga drops nothing, but a guest still booting has no reader on the port yet, and its driver drops what comes meanwhile. */
 const SYNC_RESEND_MS = 1000
@@ -25,7 +26,6 @@ type Waiter = { resolve: (value: unknown) => void; reject: (err: Error) => void 
  * answer is its number, and a stale one (a resent sync's) is ignored.
  */
 export class QemuGuestAgent implements GuestChannel {
-  private buffer = Buffer.alloc(0)
   private readonly inOrder: Waiter[] = []
   private sync: { id: number; resolve: () => void } | null = null
   private synced: Promise<void> | null = null
@@ -35,7 +35,11 @@ export class QemuGuestAgent implements GuestChannel {
     private readonly socket: Socket,
     private readonly machine: string,
   ) {
-    socket.on('data', (bytes: Buffer) => this.receive(bytes))
+    const lines = new AgentLines(
+      (whole) => this.receive(whole),
+      () => this.refuse(),
+    )
+    socket.on('data', (bytes: Buffer) => lines.push(bytes))
   }
 
   static async connect(path: string, machine: string): Promise<QemuGuestAgent> {
@@ -84,15 +88,16 @@ export class QemuGuestAgent implements GuestChannel {
     })
   }
 
-  private receive(bytes: Buffer): void {
-    this.buffer = Buffer.concat([this.buffer, bytes])
-    for (let end = this.buffer.indexOf(0x0a); end >= 0; end = this.buffer.indexOf(0x0a)) {
-      let start = 0
-      while (this.buffer[start] === 0xff) start++ // the delimiter before a sync's answer
-      const line = this.buffer.subarray(start, end).toString('utf8').trim()
-      this.buffer = this.buffer.subarray(end + 1)
-      if (line) this.answer(line)
-    }
+  private receive(whole: Buffer): void {
+    let start = 0
+    while (whole[start] === 0xff) start++ // the delimiter before a sync's answer
+    const line = whole.subarray(start).toString('utf8').trim()
+    if (line) this.answer(line)
+  }
+
+  private refuse(): void {
+    this.fail(agentLineTooLong(this.machine))
+    this.socket.destroy()
   }
 
   private answer(line: string): void {

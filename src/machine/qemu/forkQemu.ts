@@ -4,6 +4,7 @@ import { MachineError, UsageError } from '../../errors/index.js'
 import { openStore } from '../../store/findStore.js'
 import { updateRef } from '../../store/refs.js'
 import type { Store } from '../../store/Store.js'
+import { cameFromElsewhere } from '../../world/cameFromElsewhere.js'
 import { readSnapshot } from '../../world/readObjects.js'
 import type { ForkOptions, MachineInfo } from '../MachineBackend.js'
 import { FRESH_START_INPUT, FRESH_START_PATH } from '../image/freshStartElf.js'
@@ -37,6 +38,11 @@ export async function forkQemu(o: ForkOptions): Promise<MachineInfo[]> {
   const n = wholeNumber(o.n, 'n', 1, MAX_FORK)
   const snap = await readSnapshot(store, o.image)
   if (!snap.machine) throw new UsageError(`image ${o.image} has no machine layer: take one with forkpoint machine snapshot`, { value: o.image })
+  if (!o.trustMachine && (await cameFromElsewhere(store, o.image)))
+    throw new UsageError(
+      `image ${o.image} came from another store: its machine's device state is a QEMU migration stream, which QEMU does not read as hostile input; verify the image's signature (pull --verify-key) and fork it with --trust-machine`,
+      { option: 'trustMachine', value: o.image },
+    )
   const layer = await readMachineLayer(store, snap.machine)
   const version = await qemuVersion()
   if (layer.qemuVersion !== version)

@@ -22,8 +22,9 @@ export function parseRunJson(source: Buffer | string, where = 'run artifact'): u
   if (jsonTextTooDeep(source)) throw new RunArtifactError(`${where} is not a valid run: it nests deeper than ${MAX_JSON_DEPTH} levels`, { where, limit: MAX_JSON_DEPTH })
   try {
     return JSON.parse(source.toString())
-  } catch (err) {
-    throw new RunArtifactError(`${where} is not valid JSON (${(err as Error).message}); re-export it with 'forkpoint runs export'`, { where })
+  } catch {
+    // not the parser's message: it quotes the text, and the file may be anything a caller named
+    throw new RunArtifactError(`${where} is not valid JSON; re-export it with 'forkpoint runs export'`, { where })
   }
 }
 

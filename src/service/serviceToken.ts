@@ -1,0 +1,23 @@
+import { randomBytes } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { readTextOrNull } from '../util/fsx.js'
+
+/** Where a TCP service keeps its bearer token, in the store, readable by the store's owner alone (as Jupyter keeps its runtime file). */
+export const SERVICE_TOKEN_FILE = 'service-token'
+
+/** A new bearer token: 256 random bits. */
+export const newServiceToken = (): string => randomBytes(32).toString('base64url')
+
+/** Write the token beside the store, mode 0600; whatever was at that path (a link planted there included) is replaced, never followed. */
+export async function writeServiceToken(storeDir: string, token: string): Promise<string> {
+  const file = join(storeDir, SERVICE_TOKEN_FILE)
+  await fs.rm(file, { force: true })
+  await fs.writeFile(file, `${token}\n`, { mode: 0o600, flag: 'wx' })
+  return file
+}
+
+/** The token of the store's TCP service, or null when none is written. */
+export async function readServiceToken(storeDir: string): Promise<string | null> {
+  return (await readTextOrNull(join(storeDir, SERVICE_TOKEN_FILE)))?.trim() || null
+}

@@ -1,0 +1,138 @@
+// Adversary 4 of THREAT-MODEL.md: web pages in the user's browser.
+import { spawn, spawnSync } from 'node:child_process'
+import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { describe, expect, it } from 'vitest'
+import { startService } from '../../src/service/httpService.js'
+import { createMcpServer } from '../../src/service/mcpServer.js'
+import { CLI } from '../helpers/cli.js'
+import { useServices } from '../helpers/serviceCleanup.js'
+import { tempDir } from '../helpers/tmp.js'
+import { until } from '../helpers/until.js'
+import { storeWorkspace } from '../helpers/workspace.js'
+
+describe('listeners are safe by default', () => {
+  const { services, children } = useServices()
+
+  /** One request as a page (or a rebinding name) could make it; `target` is `http://HOST:PORT`. */
+  function send(target: string, path: string, { body = '', headers = {} }: { body?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
+    const url = new URL(target)
+    return new Promise((resolve, reject) => {
+      const req = request({ host: url.hostname, port: Number(url.port), method: 'POST', path, headers }, (res) => {
+        let text = ''
+        res.on('data', (d: Buffer) => (text += d.toString()))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+      })
+      req.on('error', reject)
+      req.end(body)
+    })
+  }
+
+  /** `forkpoint serve --listen 127.0.0.1:0` in a workspace of the user's own, as root or as nobody; its address once it serves. */
+  async function cliService(asNobody: boolean): Promise<{ dir: string; address: string; token: string }> {
+    const dir = tempDir('web-pages-ws')
+    const prefix = asNobody ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'] : []
+    if (asNobody) chownSync(dir, 65534, 65534)
+    const env = { PATH: process.env['PATH']!, HOME: dir, NO_COLOR: '1' }
+    expect(spawnSync(prefix[0] ?? CLI, [...prefix.slice(1), ...(asNobody ? [CLI] : []), 'init'], { cwd: dir, env }).status).toBe(0)
+    const [cmd, ...args] = [...prefix, CLI, 'serve', '--listen', '127.0.0.1:0', '--no-watch', '--json']
+    const child = spawn(cmd, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    children.push(child)
+    let out = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    await until(() => out.includes('\n') || child.exitCode !== null, 'the service to start')
+    const { address } = JSON.parse(out) as { address: string }
+    return { dir, address, token: tokenIn(dir) }
+  }
+
+  /** The store's service token, or '' where none is written. */
+  const tokenIn = (dir: string): string => (existsSync(join(dir, '.forkpoint', 'service-token')) ? readFileSync(join(dir, '.forkpoint', 'service-token'), 'utf8').trim() : '')
+
+  for (const asNobody of [false, true]) {
+    it(`refuses what a page can send to a loopback service started by ${asNobody ? 'nobody' : 'root'}: no token, a text/plain body, a foreign Origin, a rebinding Host`, async () => {
+      const { dir, address, token } = await cliService(asNobody)
+      const run = (marker: string) => JSON.stringify({ command: ['touch', marker] })
+      const auth = { authorization: `Bearer ${token}` }
+      const json = { 'content-type': 'application/json' }
+      const host = new URL(address).host
+      const simplePost = await send(address, '/v1/run', { body: run('simple'), headers: { 'content-type': 'text/plain' } })
+      const noToken = await send(address, '/v1/run', { body: run('no-token'), headers: json })
+      const textPlain = await send(address, '/v1/run', { body: run('text-plain'), headers: { ...auth, 'content-type': 'text/plain;charset=UTF-8' } })
+      const foreignOrigin = await send(address, '/v1/run', { body: run('origin'), headers: { ...auth, ...json, origin: 'http://attacker.example' } })
+      const rebound = await send(address, '/v1/run', { body: run('rebound'), headers: { ...auth, ...json, host: `attacker.example:${new URL(address).port}` } })
+      expect([simplePost.status, noToken.status, textPlain.status, foreignOrigin.status, rebound.status]).toEqual([401, 401, 415, 403, 421])
+      for (const marker of ['simple', 'no-token', 'text-plain', 'origin', 'rebound']) expect(existsSync(join(dir, marker)), marker).toBe(false)
+      // the listener's own names, with its token and a JSON body, are served
+      const own = await send(address, '/v1/status', { body: '{}', headers: { ...auth, ...json, host, origin: `http://${host}` } })
+      expect(own.status).toBe(200)
+    }, 120_000)
+  }
+
+  it('confines the files a request names to the workspace, and never echoes a file it read', async () => {
+    const { dir } = await storeWorkspace({ 'notes.md': 'v1\n', 'leak.run.json': 'workspace-secret: not json\n' })
+    const outside = tempDir('web-pages-outside')
+    writeFileSync(join(outside, 'shadow'), 'root:$6$outside-secret:19000:0:99999:7:::\n')
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const headers = { authorization: `Bearer ${tokenIn(dir)}`, 'content-type': 'application/json' }
+    const post = (op: string, args: object) => send(service.address, `/v1/${op}`, { body: JSON.stringify(args), headers })
+    const refused = [
+      await post('replay', { run: join(outside, 'shadow') }),
+      await post('diff', { a: '../../../../..' + join(outside, 'shadow'), b: 'latest' }),
+      await post('replay', { run: '.forkpoint/service-token' }),
+    ]
+    for (const answer of refused) {
+      expect(answer.status).toBe(400)
+      expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'RequestRefusedError' } })
+      expect(answer.body).not.toContain('outside-secret')
+    }
+    const inside = await post('replay', { run: 'leak.run.json' })
+    expect(JSON.parse(inside.body)).toMatchObject({ error: { code: 'RunArtifactError' } })
+    expect(inside.body).not.toContain('workspace-secret')
+  })
+
+  it('pushes and pulls over HTTP only to file:// remotes inside the workspace or an allowed directory, and to the remotes it was started to allow', async () => {
+    const { dir } = await storeWorkspace({ 'notes.md': 'v1\n' })
+    const allowed = tempDir('web-pages-allowed')
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false, allowPaths: [allowed], allowRemotes: ['oci://127.0.0.1:1/team'] })
+    services.push(service)
+    const headers = { authorization: `Bearer ${tokenIn(dir)}`, 'content-type': 'application/json' }
+    const post = async (op: string, args: object) => JSON.parse((await send(service.address, `/v1/${op}`, { body: JSON.stringify(args), headers })).body) as Record<string, unknown>
+    const id = (await post('snapshot', {}))['id'] as string
+    const elsewhere = tempDir('web-pages-elsewhere')
+    const code = (r: Record<string, unknown>) => (r['error'] as { code: string } | undefined)?.code ?? 'ok'
+    expect(code(await post('push', { id, remote: `file://${elsewhere}/layout:v1` }))).toBe('RequestRefusedError')
+    expect(code(await post('push', { id, remote: 'oci://attacker.example/loot:v1' }))).toBe('RequestRefusedError')
+    expect(code(await post('push', { id, remote: 'oci://127.0.0.1:1/teammate-not:v1' }))).toBe('RequestRefusedError')
+    expect(code(await post('pull', { remote: `file://${elsewhere}/layout:v1` }))).toBe('RequestRefusedError')
+    expect(existsSync(join(elsewhere, 'layout'))).toBe(false)
+    expect(code(await post('push', { id, remote: `file://${allowed}/layout:v1` }))).toBe('ok')
+    mkdirSync(join(dir, 'exports'))
+    expect(code(await post('push', { id, remote: `file://${join(dir, 'exports')}/layout:v1` }))).toBe('ok')
+    // allowed, so it goes to the registry (which is not there): refused by the network, not by the policy
+    expect(code(await post('push', { id, remote: 'oci://127.0.0.1:1/team/agent:v1' }))).toBe('RegistryRequestError')
+  })
+
+  it('confines the files an MCP call names too, unless the server allows their directory', async () => {
+    const { dir } = await storeWorkspace({})
+    const outside = tempDir('web-pages-mcp')
+    writeFileSync(join(outside, 'x.run.json'), 'mcp-secret\n')
+    const call = async (allowPaths: string[]) => {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      await createMcpServer({ dir }, { allowPaths }).connect(serverSide)
+      const client = new Client({ name: 'test', version: '1' })
+      await client.connect(clientSide)
+      const result = await client.callTool({ name: 'replay', arguments: { run: join(outside, 'x.run.json') } })
+      await client.close()
+      return JSON.stringify(result)
+    }
+    const refused = await call([])
+    expect(refused).toContain('RequestRefusedError')
+    const allowed = await call([outside])
+    expect(allowed).toContain('RunArtifactError')
+    expect(refused + allowed).not.toContain('mcp-secret')
+  })
+})
