@@ -4,6 +4,7 @@ import { canonicalBytes } from '../util/canonicalJson.js'
 import { type BlobRef, type Descriptor, assertDescriptor } from './Descriptor.js'
 import { MediaType, ROOT_ANNOTATION, SHALLOW_ANNOTATION } from './mediaTypes.js'
 import { annotationsSchema, parseUntrusted } from './ociSchemas.js'
+import { previewValue } from '../util/previewValue.js'
 
 /** A manifest ready to send: its exact bytes and the descriptor naming them. */
 export interface BuiltManifest {
@@ -166,7 +167,7 @@ export function parseImageIndex(bytes: Buffer, where: string): ParsedIndex {
   // copy tools that predate artifactType (skopeo 1.9's `copy --all`) rewrite the index without it; the root annotation survives
   const artifactType = index['artifactType'] ?? (root === undefined ? undefined : MediaType.image)
   if (index['mediaType'] !== MediaType.index || artifactType !== MediaType.image) {
-    throw new InvalidImageError(`${where} is not a forkpoint image (artifactType ${String(artifactType ?? 'none')})`)
+    throw new InvalidImageError(`${where} is not a forkpoint image (artifactType ${artifactType === undefined ? 'none' : previewValue(artifactType)})`)
   }
   if (!isDigest(root)) throw new InvalidImageError(`${where} names no root object`)
   const manifests = index['manifests']

@@ -1,5 +1,6 @@
 import { InvalidImageError, InvalidPackError } from '../errors/index.js'
 import { type Digest, isDigest } from './digest.js'
+import { previewValue } from '../util/previewValue.js'
 
 /**
  * What a pack holds. A pack is a run of zstd frames; `frames` gives each frame's
@@ -81,7 +82,7 @@ export function checkPackIndex(value: unknown, where: string, limit: FrameLimit)
   let offset = 0
   let start = 0
   for (const f of raw.frames) {
-    if (!Array.isArray(f) || !count(f[0]) || !count(f[1]) || f[0] === 0) throw new InvalidPackError(`${where}: malformed frame ${JSON.stringify(f)}`)
+    if (!Array.isArray(f) || !count(f[0]) || !count(f[1]) || f[0] === 0) throw new InvalidPackError(`${where}: malformed frame ${previewValue(f)}`)
     if (f[1] > limit.max) {
       throw new InvalidImageError(`${where}: a frame declares ${f[1]} bytes, more than the limit of ${limit.max}: refusing the pack (${limit.hint})`, {
         size: f[1],
@@ -98,7 +99,7 @@ export function checkPackIndex(value: unknown, where: string, limit: FrameLimit)
   let end = 0
   let frame = 0
   for (const o of raw.objects) {
-    if (!Array.isArray(o) || !isDigest(o[0]) || !count(o[1]) || !count(o[2])) throw new InvalidPackError(`${where}: malformed entry ${JSON.stringify(o).slice(0, 100)}`)
+    if (!Array.isArray(o) || !isDigest(o[0]) || !count(o[1]) || !count(o[2])) throw new InvalidPackError(`${where}: malformed entry ${previewValue(o)}`)
     const [digest, at, size] = o
     if (seen.has(digest)) throw new InvalidPackError(`${where} lists ${digest} twice`, { digest })
     if (at < end) throw new InvalidPackError(`${where}: entry ${digest} overlaps the one before it`, { digest })

@@ -39,7 +39,8 @@ export const GUEST_CMDLINE =
 
 export async function readMachineImage(store: Store, digest: Digest): Promise<MachineImage> {
   const image = (await store.readObject(digest)) as unknown as MachineImage
-  const rootfsSane = (r: RootFilesystem | undefined) => r === undefined || (isDigest(r.disk) && Number.isSafeInteger(r.diskBytes) && r.diskBytes > 0 && Array.isArray(r.packages))
+  const rootfsSane = (r: RootFilesystem | null | undefined) =>
+    r === undefined || (typeof r === 'object' && r !== null && isDigest(r.disk) && Number.isSafeInteger(r.diskBytes) && r.diskBytes > 0 && Array.isArray(r.packages))
   if (
     image.kind !== 'machine-image' ||
     !isDigest(image.kernel) ||
