@@ -1,7 +1,19 @@
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type MachineInfo, type PushResult, UsageError, bootMachine, buildMachineImage, cloneImage, forkMachine, killMachine, pullImage, pushImage, snapshotMachine } from '../../src/index.js'
+import {
+  type MachineInfo,
+  type PushResult,
+  UsageError,
+  bootMachine,
+  buildMachineImage,
+  cloneImage,
+  forkMachine,
+  killMachine,
+  pullImage,
+  pushImage,
+  snapshotMachine,
+} from '../../src/index.js'
 import { MACHINE_TIMEOUT, execOrHang, heartbeatDaemon, killAllMachines, machineWorkspace, pollFor, qemuProcessesNaming } from '../helpers/machines.js'
 import { tempDir } from '../helpers/tmp.js'
 

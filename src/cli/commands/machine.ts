@@ -92,7 +92,7 @@ export function registerMachine(program: Command): void {
 
   withAccel(sub('fork <snapshot>', 'start N children from a snapshot image, each continuing from its instant with a disk of its own'))
     .option('-n <count>', 'how many children', '1')
-    .option('--trust-machine', "load the device state of an image from another store (verify its signature on pull first)")
+    .option('--trust-machine', 'load the device state of an image from another store (verify its signature on pull first)')
     .action(async (image: string, opts: { n?: string; trustMachine?: boolean } & AccelFlag, cmd: Command) => {
       const flags = commonFlags(cmd)
       const fork = { ...where(flags), image, n: wholeNumber('-n', opts.n, 1), detached: true, accel: await accel(opts), trustMachine: opts.trustMachine ?? false }
