@@ -25,7 +25,9 @@ describe('README', () => {
   it('lists exactly the public API src/index.ts exports, each name once', async () => {
     const api = await import('../src/index.js')
     const library = readme.slice(readme.indexOf('## Library'), readme.indexOf('## Security'))
+    // a bullet wraps onto lines indented under it
     const listed = library
+      .replaceAll(/\n {2}(?=\S)/g, ' ')
       .split('\n')
       .filter((line) => line.startsWith('- **'))
       .flatMap((line) => [...line.matchAll(/`(\w+)`/g)].map((m) => m[1]!))
