@@ -122,8 +122,6 @@ export function findQemu(record: MachineRecord): number | null {
   return qemuProcesses((cmdline) => cmdline.includes(`${record.launch.sockets.qmp},`))[0] ?? null
 }
 
-export const isRunning = (record: MachineRecord): boolean => findQemu(record) !== null
-
 function namesSocket(pid: number, socket: string): boolean {
   if (hasExited(pid)) return false
   try {

@@ -8,7 +8,7 @@ import type { Store } from '../../store/Store.js'
 import type { MachineInfo, MachineRef, MachineStats } from '../MachineBackend.js'
 import { isAlive } from '../../sandbox/processId.js'
 import type { MachineState } from '../MachineBackend.js'
-import { findQemu, hasExited, isRunning, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir, writeRecord } from '../machineRecords.js'
+import { findQemu, hasExited, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir, writeRecord } from '../machineRecords.js'
 import { withQmp } from './qemuSteps.js'
 import type { Watched } from './watchdog.js'
 import { GuestAgent } from './GuestAgent.js'
@@ -46,10 +46,10 @@ async function resume(store: Store, record: MachineRecord): Promise<MachineRecor
 }
 
 /** Where a machine is in its life, from its record and the processes alive now. */
-export function machineState(r: MachineRecord): MachineState {
+export function machineState(r: MachineRecord, qemu: number | null = findQemu(r)): MachineState {
   if (r.failure !== undefined) return 'failed'
   if (r.starting) return isAlive(r.starting) ? 'starting' : 'incomplete'
-  if (findQemu(r) === null) return 'gone'
+  if (qemu === null) return 'gone'
   return r.pausedBy && !isAlive(r.pausedBy) ? 'paused' : 'running'
 }
 
@@ -64,11 +64,12 @@ export async function withAgent<T>(record: MachineRecord, use: (agent: GuestChan
 }
 
 export function info(r: MachineRecord): MachineInfo {
+  const qemu = findQemu(r) // one look through /proc where the pid is stale, not three
   return {
     id: r.id,
-    pid: findQemu(r) ?? r.pid,
-    running: isRunning(r),
-    state: machineState(r),
+    pid: qemu ?? r.pid,
+    running: qemu !== null,
+    state: machineState(r, qemu),
     image: r.image,
     accelerator: r.accelerator,
     memoryMiB: r.launch.memoryMiB,
