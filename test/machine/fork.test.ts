@@ -48,7 +48,11 @@ beforeAll(async () => {
   image = (await buildMachineImage({ dir, recipe: 'busybox' })).image
   parent = await bootMachine({ dir, image })
   await sh(parent.id, heartbeatDaemon(secret))
-  await pollFor('the daemon to hold the secret in memory only', async () => ((await sh(parent.id, 'cat /tmp/heartbeat; ls /tmp')) === `${secret}\nheartbeat\n` ? true : undefined))
+  // Until the daemon's first beat, `cat` fails: that is a not-yet, not an error.
+  await pollFor('the daemon to hold the secret in memory only', async () => {
+    const r = await execOrHang({ dir, machine: parent.id, command: 'cat /tmp/heartbeat; ls /tmp' })
+    return r.exitCode === 0 && r.stdout === `${secret}\nheartbeat\n` ? true : undefined
+  })
   await sh(parent.id, `echo carried > /data/from-parent; date -s @${PAST} >/dev/null`)
   snap = await snapshotMachine({ dir, machine: parent.id, message: 'parent, secret held' })
   children = await forkMachine({ dir, image: snap.image, n: 3 })
