@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
-import { type RunningService, startService } from '../src/service/httpService.js'
+import { type RunningService, startService, webViewUrl } from '../src/service/httpService.js'
 import { launchChromium, openPage } from '../test/ui/browser.js'
 import { writeImageHistory } from '../test/ui/uiStore.js'
 import { type Row, measure, report } from './harness.js'
@@ -51,7 +51,7 @@ export async function main(args: string[]): Promise<void> {
   }
   const graphUrl = () => `${address()}/v1/view/graph?limit=${PAGE}`
   const getGraph = async () => {
-    const answer = (await (await fetch(graphUrl())).json()) as { total: number; nodes: unknown[] }
+    const answer = (await (await fetch(graphUrl(), { headers: { authorization: `Bearer ${running.service!.token}` } })).json()) as { total: number; nodes: unknown[] }
     if (answer.total !== count || answer.nodes.length !== PAGE) throw new Error(`graph: ${answer.total} images, ${answer.nodes.length} on the page`)
   }
   try {
@@ -72,7 +72,7 @@ export async function main(args: string[]): Promise<void> {
       await open.page?.close()
       open.page = await openPage(browser)
     }
-    const view = async () => void inPage.push(await firstView(open.page!, `${address()}/ui/`))
+    const view = async () => void inPage.push(await firstView(open.page!, webViewUrl(running.service!)))
     const viewRows = async (service: string, before: () => Promise<unknown>) => {
       inPage.length = 0
       const wall = await measure(view, { runs, warmup: 1, before })
@@ -86,7 +86,7 @@ export async function main(args: string[]): Promise<void> {
     for (let i = 0; i < runs; i++) {
       await freshPage()
       const page = open.page!
-      await firstView(page, `${address()}/ui/`)
+      await firstView(page, webViewUrl(running.service!))
       const t = process.hrtime.bigint()
       await page.getByRole('button', { name: 'older' }).click()
       await page.getByText(`images ${PAGE + 1}–${2 * PAGE} of`).waitFor({ timeout: 120_000 })

@@ -38,8 +38,9 @@ export interface ServeArgs extends StoreLocator {
   watch?: boolean
   /**
    * Serve only what reads (the web view and its `GET /v1/view/…` queries, health, the
-   * OpenAPI document): every operation is refused, and no token is asked for (the page
-   * the browser loads could not send it). `forkpoint ui` serves so.
+   * OpenAPI document): every operation is refused. `forkpoint ui` serves so. On TCP its
+   * token is not written to the store (a `serve` of the same store keeps its own there):
+   * the web view's URL carries it (`RunningService.token`).
    */
   readOnly?: boolean
 }
@@ -47,10 +48,19 @@ export interface ServeArgs extends StoreLocator {
 export interface RunningService {
   /** `unix:/path` or `http://host:port`. */
   address: string
-  /** Where the bearer token is (TCP), or null (a Unix socket, the read-only web view). */
+  /** The bearer token every request but the web view's own files carries (TCP), or null (a Unix socket). */
+  token: string | null
+  /** Where the bearer token is written (TCP), or null (a Unix socket, the read-only web view). */
   tokenFile: string | null
+  /** The store's directory (`.forkpoint`). */
+  storeRoot: string
   world: WarmWorld | null
   close(): Promise<void>
+}
+
+/** The web view's address on a running service, on `route` (`#/runs`, …): with the token it needs on TCP. */
+export function webViewUrl(service: Pick<RunningService, 'address' | 'token'>, route = ''): string {
+  return `${service.address}/ui/${service.token === null ? '' : `?token=${service.token}`}${route}`
 }
 
 const STATUS: Record<number, number> = { [ExitCode.usage]: 400, [ExitCode.conflict]: 409, [ExitCode.offline]: 403, [ExitCode.corrupt]: 422, [ExitCode.difference]: 422 }
@@ -71,7 +81,7 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
   const where: StoreLocator = { dir: workspace, store }
   const address: ServiceAddress = args.listen ? parseListen(args.listen) : { kind: 'unix', path: defaultSocket(store) }
   const readOnly = args.readOnly ?? false
-  const token = address.kind === 'tcp' && !readOnly ? (args.token ?? newServiceToken()) : null
+  const token = address.kind === 'tcp' ? (args.token ?? newServiceToken()) : null
   if (address.kind === 'unix') await claimSocket(address.path)
   const world = args.watch === false ? null : await WarmWorld.start(store, workspace)
   const version = packageVersion()
@@ -89,10 +99,12 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
     guard.hosts = listenerHosts(address.host, Number(new URL(url).port))
     guard.origins = listenerOrigins(guard.hosts)
   }
-  const tokenFile = token === null ? null : await writeServiceToken(store.root, token)
+  const tokenFile = token === null || readOnly ? null : await writeServiceToken(store.root, token)
   return {
     address: url,
+    token,
     tokenFile,
+    storeRoot: store.root,
     world,
     close: async () => {
       if (tokenFile) await fs.rm(tokenFile, { force: true })
@@ -120,11 +132,12 @@ interface Context {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> {
-  const refused = refusal(req, ctx.guard)
-  if (refused) return sendJson(res, refused.status, refused.error.toJSON(), refused.headers)
   const url = new URL(req.url ?? '/', 'http://service')
   const path = url.pathname
-  if (req.method === 'GET' && isWebAsset(path)) return sendWebAsset(res, path)
+  const asset = req.method === 'GET' && isWebAsset(path)
+  const refused = refusal(req, ctx.guard, { public: asset })
+  if (refused) return sendJson(res, refused.status, refused.error.toJSON(), refused.headers)
+  if (asset) return sendWebAsset(res, path, url.search)
   const view = /^\/v1\/view\/([a-z]+)$/.exec(path)?.[1]
   if (req.method === 'GET' && view !== undefined && (VIEW_NAMES as string[]).includes(view))
     return sendJson(res, 200, await runView(view as ViewName, ctx.where, url.searchParams, { cache: ctx.cache }))

@@ -36,11 +36,11 @@ export const SECURITY_HEADERS = {
 
 export const isWebAsset = (path: string): boolean => path === '/' || path === '/ui' || path in ASSETS
 
-/** Serve one of the web view's files (`/` and `/ui` lead to the page). */
-export async function sendWebAsset(res: ServerResponse, path: string): Promise<void> {
+/** Serve one of the web view's files (`/` and `/ui` lead to the page, with the query that came: it may carry the token). */
+export async function sendWebAsset(res: ServerResponse, path: string, search: string): Promise<void> {
   const asset = ASSETS[path]
   if (!asset) {
-    res.writeHead(302, { location: '/ui/', ...SECURITY_HEADERS })
+    res.writeHead(302, { location: `/ui/${search}`, ...SECURITY_HEADERS })
     return void res.end()
   }
   const body = await fs.readFile(join(PACKAGE_ROOT, 'dist', 'ui', asset.file)).catch((err: unknown) => {

@@ -199,6 +199,18 @@ describe("the service's socket, port and token", () => {
     expect(await asNobody(STATUS, service.address)).toBe('401')
   })
 
+  it("another user cannot read the store through forkpoint ui's read-only web view: its views need the token in the URL it printed", async () => {
+    const dir = await openWorkspace()
+    const service = await startService({ dir, listen: '127.0.0.1:0', readOnly: true, watch: false })
+    services.push(service)
+    const VIEW = `fetch(process.argv[1] + '/v1/view/' + process.argv[2]).then((r) => console.log(r.status), (e) => console.log(e.message))`
+    for (const view of ['graph', 'runs', 'branches']) expect(await asNobody(VIEW, service.address, view)).toBe('401')
+    expect(await asNobody(`fetch(process.argv[1] + '/ui/').then((r) => console.log(r.status))`, service.address)).toBe('200') // the page itself: the same in every install
+    expect(existsSync(join(dir, '.forkpoint', 'service-token'))).toBe(false) // a serve of the same store keeps its own there
+    const own = await fetch(`${service.address}/v1/view/graph`, { headers: { authorization: `Bearer ${service.token}` } })
+    expect(own.status).toBe(200)
+  })
+
   it('another user cannot see the token in /proc/PID/cmdline: serve takes it from a file or the environment, and refuses --token', async () => {
     const dir = await openWorkspace()
     const token = randomBytes(16).toString('hex')

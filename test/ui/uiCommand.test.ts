@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { promises as fs } from 'node:fs'
+import { existsSync, promises as fs } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -62,18 +62,25 @@ describe('forkpoint ui', () => {
     const store = await storeOwnedByNobody()
     const before = await log({ dir: store.dir })
     const { url, opened } = await startUi(store.dir, { asNobody: true })
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui\/$/)
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui\/\?token=[\w-]{43}$/)
     expect(opened).toBe(false)
 
     const page = await openPage(browser)
     await page.goto(url)
     await poll(() => page.locator('g.node').count()).toBe(6)
+    expect(page.url()).not.toContain('token') // out of the address bar and the history once read
+    await page.reload()
+    await poll(() => page.locator('g.node').count()).toBe(6) // the tab keeps it
     await page.close()
 
     const origin = new URL(url).origin
-    const snapshot = await fetch(`${origin}/v1/snapshot`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
-    expect(snapshot.status).toBe(405)
-    expect((await fetch(`${origin}/v1/snapshot`, { method: 'POST', body: '{}' })).status).toBe(415) // a page's simple POST
+    const token = new URL(url).searchParams.get('token')!
+    expect((await fetch(`${origin}/v1/view/graph`)).status).toBe(401)
+    expect((await fetch(`${origin}/v1/view/graph`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
+    const bearer = { authorization: `Bearer ${token}` }
+    expect((await fetch(`${origin}/v1/snapshot`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(401)
+    expect((await fetch(`${origin}/v1/snapshot`, { method: 'POST', body: '{}', headers: { ...bearer, 'content-type': 'application/json' } })).status).toBe(405)
+    expect((await fetch(`${origin}/v1/snapshot`, { method: 'POST', body: '{}', headers: bearer })).status).toBe(415) // a page's simple POST
     expect(await log({ dir: store.dir })).toEqual(before)
     expect(await getWithHost(url, `rebound.example:${new URL(url).port}`)).toBe(421)
     expect(await getWithHost(url, new URL(url).host)).toBe(200)
@@ -89,6 +96,14 @@ describe('forkpoint ui', () => {
     expect(headless.opened).toBe(false)
     const withDisplay = await startUi(store.dir, { env: { PATH, DISPLAY: ':0' } })
     expect(withDisplay.opened).toBe(true)
-    await poll(() => fs.readFile(opened, 'utf8').catch(() => '')).toBe(`${withDisplay.url}\n`)
+    // the opener is given a file of the store's owner alone that leads to the URL: its command line shows no token
+    await poll(() => fs.readFile(opened, 'utf8').catch(() => '')).not.toBe('')
+    const file = (await fs.readFile(opened, 'utf8')).trim()
+    expect(file).toBe(join(store.dir, '.forkpoint', `ui-${new URL(withDisplay.url).port}.html`))
+    expect((await fs.stat(file)).mode & 0o777).toBe(0o600)
+    expect(await fs.readFile(file, 'utf8')).toContain(`<meta http-equiv="refresh" content="0;url=${withDisplay.url}">`)
+    expect(file).not.toContain(new URL(withDisplay.url).searchParams.get('token'))
+    for (const child of started.splice(0)) child.kill('SIGTERM')
+    await poll(() => existsSync(file)).toBe(false) // gone when the view stops
   })
 })

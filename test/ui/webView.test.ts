@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Recorder, Workspace, initWorkspace, snapshotAgent } from '../../src/index.js'
-import { type RunningService, startService } from '../../src/service/httpService.js'
+import { type RunningService, startService, webViewUrl } from '../../src/service/httpService.js'
 import { ROOT } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
 import { launchChromium, openPage, poll } from './browser.js'
@@ -36,7 +36,7 @@ afterAll(async () => {
 async function open(hash: string, requested: string[] = []): Promise<{ page: Page }> {
   const page = await openPage(browser)
   page.on('request', (request) => requested.push(request.url()))
-  await page.goto(`${service.address}/ui/#/${hash}`)
+  await page.goto(webViewUrl(service, `#/${hash}`))
   return { page }
 }
 
@@ -240,7 +240,7 @@ describe('forkpoint ui in headless Chromium', () => {
     const long = await startService({ dir, listen: '127.0.0.1:0', readOnly: true, watch: false })
     try {
       const page = await openPage(browser)
-      await page.goto(`${long.address}/ui/`)
+      await page.goto(webViewUrl(long))
       await poll(() => page.getByTestId('graph-count').textContent()).toBe('images 1–100 of 250')
       expect(await page.locator('g.node').count()).toBe(100)
       expect(await page.locator('g.node text.message').first().textContent()).toBe('main 249')
@@ -267,7 +267,7 @@ describe('forkpoint ui in headless Chromium', () => {
     const steps = await startService({ dir, listen: '127.0.0.1:0', readOnly: true, watch: false })
     try {
       const page = await openPage(browser)
-      await page.goto(`${steps.address}/ui/#/runs`)
+      await page.goto(webViewUrl(steps, '#/runs'))
       await page.getByLabel(`A: ${done.run.runId}`).check()
       await poll(() => page.locator('.timeline .step').count()).toBe(500)
       await page.getByRole('button', { name: '20 more steps (of 20)' }).click()
@@ -286,7 +286,7 @@ describe('forkpoint ui in headless Chromium', () => {
     const growing = await startService({ dir, listen: '127.0.0.1:0', readOnly: true, watch: false })
     try {
       const page = await openPage(browser)
-      await page.goto(`${growing.address}/ui/`)
+      await page.goto(webViewUrl(growing))
       await poll(() => page.locator('g.node text.message').allTextContents()).toEqual(['first'])
       await writeFile(join(dir, 'new.txt'), 'new\n')
       await snapshotAgent({ dir, message: 'second' })

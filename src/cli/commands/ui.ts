@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process'
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
 import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
 import { common, commonFlags } from '../context.js'
@@ -14,24 +16,39 @@ export function registerUi(program: Command): void {
       const flags = commonFlags(cmd)
       if (opts.port !== undefined && !(Number.isInteger(opts.port) && opts.port >= 0 && opts.port < 65536))
         throw new UsageError('--port takes a port number, 0 to 65535', { option: '--port' })
-      const { startService } = await import('../../service/httpService.js')
+      const { startService, webViewUrl } = await import('../../service/httpService.js')
       const service = await startService({ dir: flags.dir, store: flags.store, listen: `127.0.0.1:${opts.port ?? 0}`, readOnly: true, watch: false })
-      const url = `${service.address}/ui/`
-      const opened = opts.open && openInBrowser(url)
-      process.stdout.write(flags.json ? `${JSON.stringify({ schemaVersion: 1, url, opened })}\n` : `forkpoint: the web view is at ${url} (read-only; Ctrl-C stops it)\n`)
+      const url = webViewUrl(service)
+      const opener = opts.open ? await openInBrowser(url, service.storeRoot) : null
+      process.stdout.write(
+        flags.json ? `${JSON.stringify({ schemaVersion: 1, url, opened: opener !== null })}\n` : `forkpoint: the web view is at ${url} (read-only; Ctrl-C stops it)\n`,
+      )
       await new Promise<void>((resolve) => {
         for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, resolve)
       })
+      if (opener) await fs.rm(opener, { force: true })
       await service.close()
     })
 }
 
-/** Only where a display exists and xdg-open is there to find the user's browser; the URL is printed in any case. */
-function openInBrowser(url: string): boolean {
-  if (!process.env['DISPLAY'] && !process.env['WAYLAND_DISPLAY']) return false
-  if (spawnSync('sh', ['-c', 'command -v xdg-open'], { stdio: 'ignore' }).status !== 0) return false
-  spawn('xdg-open', [url], { stdio: 'ignore', detached: true })
+/**
+ * Only where a display exists and xdg-open is there to find the user's browser; the URL is
+ * printed in any case. The browser is given a file of the store's owner alone (0600) that
+ * leads to the URL, never the URL itself: an opener's command line is readable by every
+ * local user, and the URL carries the token (as Jupyter opens its redirect file). Returns
+ * that file, removed when the view stops, or null when nothing was opened.
+ */
+async function openInBrowser(url: string, storeRoot: string): Promise<string | null> {
+  if (!process.env['DISPLAY'] && !process.env['WAYLAND_DISPLAY']) return null
+  if (spawnSync('sh', ['-c', 'command -v xdg-open'], { stdio: 'ignore' }).status !== 0) return null
+  const file = join(storeRoot, `ui-${new URL(url).port}.html`)
+  await fs.rm(file, { force: true })
+  await fs.writeFile(file, redirectPage(url), { mode: 0o600, flag: 'wx' })
+  spawn('xdg-open', [file], { stdio: 'ignore', detached: true })
     .on('error', () => {}) // the printed URL is the way in whatever the opener does
     .unref()
-  return true
+  return file
 }
+
+const redirectPage = (url: string): string =>
+  `<!doctype html>\n<meta charset="utf-8">\n<meta http-equiv="refresh" content="0;url=${url}">\n<title>forkpoint</title>\n<a href="${url}">the web view</a>\n`
