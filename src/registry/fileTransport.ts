@@ -13,6 +13,7 @@ import { MediaType, REF_NAME_ANNOTATION } from './mediaTypes.js'
 import { layoutIndexSchema, parseUntrusted } from './ociSchemas.js'
 import { openRegularFile, readRegularFile } from './openRegularFile.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
+import { parseStrictJson } from '../util/strictJson.js'
 
 type LayoutIndex = z.infer<typeof layoutIndexSchema>
 
@@ -103,7 +104,7 @@ export function fileTransport(root: string, limits: Limits = DEFAULT_LIMITS): Tr
 function parseLayoutIndex(bytes: Buffer, path: string): LayoutIndex {
   let value: unknown
   try {
-    value = JSON.parse(bytes.toString('utf8'))
+    value = parseStrictJson(bytes)
   } catch {
     throw new InvalidImageError(`${path} is not JSON`, { path })
   }

@@ -5,6 +5,7 @@ import { type BlobRef, type Descriptor, assertDescriptor } from './Descriptor.js
 import { MediaType, ROOT_ANNOTATION, SHALLOW_ANNOTATION } from './mediaTypes.js'
 import { annotationsSchema, parseUntrusted } from './ociSchemas.js'
 import { previewValue } from '../util/previewValue.js'
+import { parseStrictJson } from '../util/strictJson.js'
 
 /** A manifest ready to send: its exact bytes and the descriptor naming them. */
 export interface BuiltManifest {
@@ -152,7 +153,7 @@ export interface ParsedIndex {
 
 function parseJson(bytes: Buffer, where: string): Record<string, unknown> {
   try {
-    const value = JSON.parse(bytes.toString('utf8')) as unknown
+    const value = parseStrictJson(bytes)
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>
   } catch {
     // fall through to the error below

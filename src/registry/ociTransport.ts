@@ -11,6 +11,7 @@ import { MANIFEST_ACCEPT } from './mediaTypes.js'
 import type { OciClient } from './ociClient.js'
 import { readCapped } from './readCapped.js'
 import type { BlobStream, TransferOptions, Transport } from './Transport.js'
+import { parseStrictJson } from '../util/strictJson.js'
 
 /** Blobs above this go up in chunks of this size (PATCH), and an interrupted upload resumes. */
 export const CHUNK_BYTES = 16 * 1024 * 1024
@@ -161,7 +162,7 @@ async function hashPrefix(handle: fs.FileHandle, length: number, check: DigestCh
 
 function parseTagList(bytes: Buffer): string[] {
   try {
-    const tags = (JSON.parse(bytes.toString('utf8')) as { tags?: unknown }).tags ?? [] // an empty repository lists null
+    const tags = (parseStrictJson(bytes) as { tags?: unknown } | null)?.tags ?? [] // an empty repository lists null
     if (Array.isArray(tags)) return tags.filter((t): t is string => typeof t === 'string')
   } catch {
     // refused below

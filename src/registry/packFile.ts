@@ -3,6 +3,7 @@ import { type Digest, isDigest } from '../store/digest.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { type Limits, frameLimit, raiseHint } from './limits.js'
 import { type PackIndex, type ReadIndex, checkPackIndex } from '../store/PackIndex.js'
+import { parseStrictJson } from '../util/strictJson.js'
 
 /**
  * A pack file (`forkpoint pack`) is a pack as it travels to a remote, preceded by a zstd
@@ -44,7 +45,7 @@ export function headerLength(prefix: Buffer, file: string, limits: Limits): numb
 export function parseHeader(bytes: Buffer, file: string, limits: Limits): { root: Digest; shallow: Digest[]; index: ReadIndex } {
   let header: PackFileHeader
   try {
-    header = JSON.parse(bytes.toString('utf8')) as PackFileHeader
+    header = parseStrictJson(bytes) as PackFileHeader
   } catch {
     throw new InvalidPackError(`${file}: its header is not JSON`, { file })
   }

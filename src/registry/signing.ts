@@ -5,6 +5,7 @@ import { canonicalBytes } from '../util/canonicalJson.js'
 import { type BlobRef, type Descriptor, assertDescriptor } from './Descriptor.js'
 import { type BuiltManifest, type ConfigStyle, configBlob } from './imageManifest.js'
 import { MediaType } from './mediaTypes.js'
+import { parseStrictJson } from '../util/strictJson.js'
 
 /**
  * What a signature names: the image's index and where it was pushed, the repository (the
@@ -77,7 +78,7 @@ export function signatureManifest(index: Descriptor, layers: BlobRef[], config: 
 export function signatureLayers(manifest: Buffer): BlobRef[] {
   let parsed: { artifactType?: unknown; layers?: unknown }
   try {
-    parsed = JSON.parse(manifest.toString('utf8')) as typeof parsed
+    parsed = parseStrictJson(manifest) as typeof parsed
   } catch {
     throw new SignatureError('the signature manifest is not JSON')
   }

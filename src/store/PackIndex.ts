@@ -1,6 +1,7 @@
 import { InvalidImageError, InvalidPackError } from '../errors/index.js'
 import { type Digest, isDigest } from './digest.js'
 import { previewValue } from '../util/previewValue.js'
+import { parseStrictJson } from '../util/strictJson.js'
 
 /**
  * What a pack holds. A pack is a run of zstd frames; `frames` gives each frame's
@@ -65,7 +66,7 @@ export const NO_FRAME_LIMIT: FrameLimit = { max: Infinity, hint: '' }
 export function parsePackIndex(bytes: Buffer, where: string, limit: FrameLimit): ReadIndex {
   let raw: unknown
   try {
-    raw = JSON.parse(bytes.toString('utf8'))
+    raw = parseStrictJson(bytes)
   } catch {
     throw new InvalidPackError(`${where} is not JSON`)
   }

@@ -362,6 +362,17 @@ describe('registry: packs, layouts and signatures from elsewhere', () => {
       expect(result.message).toMatch(/the layout index .* is malformed/)
       expect(result.message).toMatch(where)
     })
+
+    it('an index.json of the largest size read (4 MiB) nesting two million deep is refused before it is parsed, in bounded memory (exit 5)', async () => {
+      const { remote, store } = await hostileLayout((p) => [tagged(p)])
+      const layout = remote.slice('file://'.length, -':v1'.length)
+      const depth = (4 * 1024 * 1024 - 64) / 2
+      await fs.writeFile(join(layout, 'index.json'), `{"schemaVersion":2,"manifests":${'['.repeat(depth)}${']'.repeat(depth)}}`)
+      const result = await inChild(uid, 'pull', remote, store)
+      expect(result.exitCode, result.message).toBe(5)
+      expect(result.message).toMatch(/is not JSON/)
+      expect(result.peakRssBytes).toBeLessThan(200 * 1024 * 1024) // parsed first, it peaked at 368 MB
+    })
   })
 
   describe('a signature holds for the image where it was pushed: its digest, repository and tag', () => {

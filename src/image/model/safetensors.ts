@@ -1,4 +1,5 @@
 import { MalformedTensorFileError } from '../../errors/index.js'
+import { MAX_JSON_DEPTH, jsonTextTooDeep } from '../../util/jsonDepth.js'
 import { previewValue } from '../../util/previewValue.js'
 
 /**
@@ -49,9 +50,11 @@ export function parseSafetensors(bytes: Uint8Array, where: string, fileSize = by
   const dataStart = 8 + Number(headerLength)
   if (dataStart > fileSize) fail(`its header claims ${headerLength} bytes, past the end of the file`)
   if (dataStart > bytes.length) fail(`its header claims ${headerLength} bytes, more than the ${bytes.length} given`)
+  const headerText = Buffer.from(bytes.buffer, bytes.byteOffset + 8, Number(headerLength))
+  if (jsonTextTooDeep(headerText)) fail(`its header nests deeper than ${MAX_JSON_DEPTH} levels`)
   let header: unknown
   try {
-    header = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + 8, Number(headerLength)).toString('utf8'))
+    header = JSON.parse(headerText.toString('utf8'))
   } catch (err) {
     fail(`its header is not JSON (${(err as Error).message})`)
   }
