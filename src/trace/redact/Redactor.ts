@@ -116,7 +116,7 @@ export class Redactor {
     if (typeof value !== 'object' || value === null) return
     assertDepth(depth + 1)
     for (const [key, v] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
-      const child = childPath(path, key)
+      const child = this.pathTo(path, key)
       if (typeof v === 'string' && this.isSecretAt(key, child)) this.learn(v)
       else this.collect(v, child, depth + 1)
     }
@@ -129,13 +129,22 @@ export class Redactor {
     }
     if (typeof value !== 'object' || value === null) return value
     const child = (key: string | number, v: JsonValue): JsonValue => {
-      const at = childPath(path, key)
+      const at = this.pathTo(path, key)
       return this.isSecretAt(key, at) ? SECRET_MARK : this.replace(v, at, typeof key === 'string' && STRUCTURAL_KEYS.has(key.toLowerCase()), depth + 1)
     }
     if (Array.isArray(value)) return value.map((v, i) => child(i, v))
     const out: { [key: string]: JsonValue } = {}
     for (const [k, v] of Object.entries(value)) out[k] = child(k, v)
     return out
+  }
+
+  /**
+   * A child's path, for the user's path rules alone: without any, none is built (a
+   * path per value costs time in its depth, and a payload from elsewhere may nest
+   * thousands of values a thousand deep).
+   */
+  private pathTo(parent: string, key: string | number): string {
+    return this.pathRules.length === 0 ? parent : childPath(parent, key)
   }
 
   /** A value under a sensitive key, or at a path a user rule names. */
