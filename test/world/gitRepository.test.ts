@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { runCli, runProgram } from '../helpers/cli.js'
+import { ROOT, runCli, runProgram } from '../helpers/cli.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { type DirState, dirState } from '../helpers/workspace.js'
 
@@ -98,6 +98,15 @@ describe('a git repository as a workspace', () => {
     await fp(dir, 'merge', '--abort')
     expect(await dirState(dir)).toEqual(before)
     expect(await git(dir, 'log', '--format=%s')).toBe('agent0\none')
+  })
+})
+
+describe('examples/gitRepository.sh', () => {
+  it('runs to the end: one fork merged back with its commit, then two snapshots back, git clean', async () => {
+    const r = await runProgram(['bash', join(ROOT, 'examples', 'gitRepository.sh')], { cwd: tempDir('example') })
+    expect([r.code, r.stderr]).toEqual([0, ''])
+    expect(r.stdout).toMatch(/^after the merge: agent 1 second first \(idea1\.txt\)$/m)
+    expect(r.stdout).toMatch(/^two snapshots back: first, README\.md: hello\ngit status: 0 changes$/m)
   })
 })
 
