@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { STORE_DIR_NAME, type StoreLocator } from './findStore.js'
+import { excludeStoreInGit } from './excludeStoreInGit.js'
 import { ignoreStoreInGitignore } from './ignoreStoreInGitignore.js'
 import { Store } from './Store.js'
 
@@ -9,9 +11,11 @@ export interface InitResult {
   created: boolean
   /** Whether `/.forkpoint/` was added to the workspace's existing .gitignore. */
   gitignoreUpdated: boolean
+  /** Whether `/.forkpoint/` was added to the git repository's `info/exclude` (a workspace in one, without a .gitignore). */
+  gitExcludeUpdated: boolean
 }
 
-/** Create the store for a workspace (`DIR/.forkpoint`, or `store` when given). Idempotent. */
+/** Create the store for a workspace (`DIR/.forkpoint`, or `store` when given), ignored by git (`ignoreStoreInGitignore`, `excludeStoreInGit`). Idempotent. */
 export async function initWorkspace({ dir = process.cwd(), store = process.env['FORKPOINT_STORE'] || undefined }: StoreLocator = {}): Promise<InitResult> {
   const workspace = resolve(dir)
   const storeDir = store === undefined ? join(workspace, STORE_DIR_NAME) : typeof store === 'string' ? resolve(dir, store) : store.root
@@ -20,5 +24,7 @@ export async function initWorkspace({ dir = process.cwd(), store = process.env['
     () => false,
   )
   await Store.init(storeDir)
-  return { storeDir, workspace, created: !already, gitignoreUpdated: await ignoreStoreInGitignore(workspace, storeDir) }
+  const gitignoreUpdated = await ignoreStoreInGitignore(workspace, storeDir)
+  const gitExcludeUpdated = !gitignoreUpdated && !existsSync(join(workspace, '.gitignore')) && (await excludeStoreInGit(workspace, storeDir))
+  return { storeDir, workspace, created: !already, gitignoreUpdated, gitExcludeUpdated }
 }

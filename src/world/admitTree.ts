@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs'
 import { PathLimitError, UnsafePathError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { STORE_DIR_NAME } from '../store/findStore.js'
-import { bytesOfName, fsPath } from './fsName.js'
+import { bytesOfName } from './fsName.js'
 import { quotePath } from './quotePath.js'
 import type { StoreDirectory } from './storeDirectory.js'
 import type { TreeEntry } from './Tree.js'
@@ -45,8 +44,8 @@ export interface AdmitTreeArgs {
  * - every name at most NAME_MAX bytes, every path under `root` shorter than PATH_MAX, no
  *   more than MAX_TREE_DEPTH directories deep (PathLimitError, exit 5);
  * - no entry where a store lives: none named `.forkpoint` at any depth (a scan never
- *   records one), the store in use whatever its name, or a directory holding a store
- *   (UnsafePathError, exit 5);
+ *   records one), or the store in use whatever its name (UnsafePathError, exit 5);
+ *   a workspace's `.git` is content like any other directory;
  * - no symlink leading out of the tree, resolved through the tree's own links
  *   (`resolveLink`), unless allowed (UnsafePathError, exit 5).
  * Each names the first path at fault. Returns how many regular files the tree holds.
@@ -107,11 +106,7 @@ function fitName(entry: TreeEntry, path: string, prefixBytes: number, depth: num
 }
 
 function assertNotAStore(args: AdmitTreeArgs, entry: TreeEntry, path: string): void {
-  const abs = joinPath(args.root, path)
-  const isStore =
-    entry.name === STORE_DIR_NAME ||
-    args.store?.is(abs) ||
-    (args.store !== undefined && entry.type === 'dir' && existsSync(fsPath(`${abs}/objects`)) && existsSync(fsPath(`${abs}/HEAD`)))
+  const isStore = entry.name === STORE_DIR_NAME || args.store?.is(joinPath(args.root, path))
   if (isStore) throw new UnsafePathError(`refusing the tree: its entry ${quotePath(path)} would write into a forkpoint store`, { path })
 }
 

@@ -849,3 +849,67 @@ describe("a guest's agent: what a guest sends the host is bounded", () => {
       }
     })
 })
+
+describe('a git repository checked out over a git repository: .git is content, the store is not', () => {
+  const runners: Runner[] = process.getuid?.() === 0 ? [{ user: 'root' }, { user: 'nobody' }] : []
+  const commit = ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m']
+
+  /** A git repository with a forkpoint store, owned by the runner. */
+  function gitRepositoryOf(runner: Runner, label: string, file: string): string {
+    const dir = tempDir(label)
+    writeFileSync(join(dir, file), `${file}\n`)
+    if (runner.user === 'nobody') chownSync(dir, 65534, 65534)
+    if (runner.user === 'nobody') chownSync(join(dir, file), 65534, 65534)
+    for (const argv of [
+      ['git', 'init', '-q', '-b', 'main'],
+      ['git', 'add', '.'],
+      ['git', ...commit, file],
+      [CLI, 'init'],
+    ]) {
+      const ran = runAs(runner, dir, argv)
+      expect(ran.status, ran.stderr).toBe(0)
+    }
+    return dir
+  }
+
+  for (const runner of runners) {
+    it(`as ${runner.user}: a pulled repository's .git is written in place over the workspace's own, but not its config or hooks`, async () => {
+      const marker = join(tempDir('fsmonitor'), 'ran')
+      const author = gitRepositoryOf({ user: 'root' }, 'git-author', 'theirs.txt')
+      writeFileSync(join(author, '.git', 'config'), `[core]\n\tfsmonitor = "touch ${marker}"\n`, { flag: 'a' })
+      writeFileSync(join(author, '.git', 'hooks', 'post-checkout'), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 })
+      const theirs = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: author, encoding: 'utf8' }).trim()
+      expect((await fp(author, 'snapshot')).code).toBe(0)
+      const layoutDir = tempDir('git-layout')
+      expect((await fp(author, 'push', 'HEAD', `file://${layoutDir}:v1`)).code).toBe(0)
+      if (runner.user === 'nobody') runAs({ user: 'root' }, layoutDir, ['chown', '-R', 'nobody:nogroup', layoutDir])
+
+      const home = gitRepositoryOf(runner, 'git-home', 'mine.txt')
+      const ownConfig = readFileSync(join(home, '.git', 'config'), 'utf8')
+      expect(forkpoint(runner, home, 'pull', `file://${layoutDir}:v1`, '--tag', 'theirs').status).toBe(0)
+      const checkedOut = forkpoint(runner, home, 'checkout', 'theirs', '--force')
+      expect([checkedOut.status, checkedOut.stdout]).toEqual([0, expect.stringMatching(/held back[^\n]*\n {2}\.git\/config\n(.*\n)* {2}\.git\/hooks\/post-checkout\n/)])
+      expect(runAs(runner, home, ['git', 'rev-parse', 'HEAD']).stdout.trim()).toBe(theirs)
+      expect(readFileSync(join(home, '.git', 'config'), 'utf8')).toBe(ownConfig)
+      expect(existsSync(join(home, '.git', 'hooks', 'post-checkout'))).toBe(false)
+      runAs(runner, home, ['git', 'status'])
+      expect(existsSync(marker)).toBe(false)
+    })
+  }
+
+  it('an entry landing on the store in use, whatever its name, is still refused in place (exit 5), the store untouched', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'a' })
+    const { storeDir } = await initWorkspace({ dir, store: join(dir, 'state') })
+    const [{ Store }, { makeSnapshot }] = await Promise.all([import('../../src/store/Store.js'), import('../../src/world/Snapshot.js')])
+    const store = await Store.open(storeDir)
+    const planted = { name: 'planted', type: 'file', mode: 0o644, size: 71, blob: await store.writeBlob(Buffer.from(`${sha256('x')}\n`)) }
+    const tags = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [planted] })
+    const refs = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: 'tags', type: 'dir', mode: 0o755, size: 0, tree: tags }] })
+    const state = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: 'refs', type: 'dir', mode: 0o755, size: 0, tree: refs }] })
+    const tree = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: 'state', type: 'dir', mode: 0o755, size: 0, tree: state }] })
+    const id = await store.writeObject(makeSnapshot({ parents: [], tree, message: 'hostile' }))
+    const r = await fp(dir, 'checkout', id, '--force', '--store', storeDir)
+    expect([r.code, r.stderr]).toEqual([5, expect.stringMatching(/its entry state would write into a forkpoint store/)])
+    expect(existsSync(join(storeDir, 'refs', 'tags', 'planted'))).toBe(false)
+  })
+})

@@ -10,7 +10,8 @@ export async function initCommand(options: Where): Promise<InitResult> {
 }
 
 export const initView: View<InitResult> = {
-  human: (r) => `${r.created ? 'initialized' : 'already initialized'} forkpoint store in ${r.storeDir}${r.gitignoreUpdated ? ' (added to .gitignore)' : ''}`,
+  human: (r) =>
+    `${r.created ? 'initialized' : 'already initialized'} forkpoint store in ${r.storeDir}${r.gitignoreUpdated ? ' (added to .gitignore)' : ''}${r.gitExcludeUpdated ? ' (added to .git/info/exclude)' : ''}`,
 }
 
 export function registerInit(program: Command): void {
