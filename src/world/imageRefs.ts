@@ -4,9 +4,9 @@ import type { Store } from '../store/Store.js'
 
 /**
  * What each ref namespace of a store holds. `images`: snapshots, which `log --all` and the
- * graph start from; `maybe`: a snapshot or another object, told apart by reading it; `other`:
- * objects of other kinds, or the draft of a merge in progress, never shown as history.
- * A namespace not listed here (a ref made by hand) is `maybe`.
+ * graph start from; `other`: objects of other kinds, or refs that only keep objects from gc
+ * (a live machine's start, a merge's draft), never shown as history. A namespace not listed
+ * here (a ref made by hand) is `maybe`: shown when its object is a snapshot.
  */
 const NAMESPACES: ReadonlyArray<{ prefix: string; holds: 'images' | 'maybe' | 'other' }> = [
   { prefix: 'refs/heads/', holds: 'images' }, // heads, `machines/<id>` a machine's snapshots among them
@@ -14,7 +14,8 @@ const NAMESPACES: ReadonlyArray<{ prefix: string; holds: 'images' | 'maybe' | 'o
   { prefix: 'refs/forks/', holds: 'images' }, // `fork`'s children and `llm fork --score`'s best
   { prefix: 'refs/claude/', holds: 'images' }, // a Claude Code session's latest image
   { prefix: 'refs/threads/', holds: 'images' }, // a LangGraph thread's latest image
-  { prefix: 'refs/machines/', holds: 'maybe' }, // what a live machine started from: a machine image or a snapshot
+  // what a live machine started from (a machine image, or a snapshot its parent's head reaches), kept for gc only
+  { prefix: 'refs/machines/', holds: 'other' },
   { prefix: 'refs/machine-images/', holds: 'other' },
   { prefix: 'refs/runs/', holds: 'other' },
   { prefix: 'refs/effects/', holds: 'other' },

@@ -6,7 +6,7 @@ import type { Digest } from '../../src/store/digest.js'
 import { updateRef } from '../../src/store/refs.js'
 import type { Store } from '../../src/store/Store.js'
 import { readSnapshot } from '../../src/world/readObjects.js'
-import { fpJson } from '../helpers/cli.js'
+import { fp, fpJson } from '../helpers/cli.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 /** A snapshot of `base`'s files with no parents, named by `ref`: an image no head reaches. */
@@ -18,7 +18,7 @@ async function loneImage(store: Store, base: Digest, ref: string, message: strin
 }
 
 describe('log --all', () => {
-  it('starts from every ref that names a snapshot, whatever its namespace, and labels each; runs, ledgers, machine images and a merge draft stay out', async () => {
+  it("starts from every ref that names a snapshot, whatever its namespace, and labels each; runs, ledgers, machine images, a machine's start and a merge draft stay out", async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'one\n' })
     const first = await snapshotWorkspace({ dir, message: 'first' })
     await createTag({ dir, name: 'v1' })
@@ -28,10 +28,9 @@ describe('log --all', () => {
     const shown = {
       claude: await loneImage(store, first.id, 'refs/claude/session-1', 'claude session'),
       thread: await loneImage(store, first.id, 'refs/threads/thread-1', 'langgraph thread'),
-      machine: await loneImage(store, first.id, 'refs/machines/m0000001', 'machine start'),
       byHand: await loneImage(store, first.id, 'refs/custom/mine', 'made by hand'),
     }
-    const hidden = await loneImage(store, first.id, 'refs/merge/draft', 'merge draft')
+    const hidden = [await loneImage(store, first.id, 'refs/merge/draft', 'merge draft'), await loneImage(store, first.id, 'refs/machines/m0000001', 'machine start')]
     const notImage = await store.writeObject({ kind: 'machine-image', schemaVersion: 1 })
     for (const name of ['refs/machine-images/busybox', 'refs/machines/m0000002', 'refs/runs/run-1', 'refs/effects/workspace']) {
       await updateRef({ store, name, id: notImage, message: 'not a snapshot' })
@@ -41,7 +40,7 @@ describe('log --all', () => {
     const entries = await log({ dir, all: true })
     const labels = new Map(entries.map((e) => [e.id, e.refs]))
     expect(new Set(labels.keys())).toEqual(new Set([first.id, second.id, child!.id, ...Object.values(shown)]))
-    expect(labels.has(hidden)).toBe(false)
+    for (const id of hidden) expect(labels.has(id)).toBe(false)
     expect(labels.get(second.id)).toEqual(['HEAD', 'main'])
     expect(labels.get(first.id)).toEqual(['tag: v1'])
     expect(labels.get(child!.id)).toEqual([child!.ref])
@@ -52,5 +51,9 @@ describe('log --all', () => {
     const cli = await fpJson<{ entries: Array<{ id: string; refs: string[] }> }>(dir, 'log', '--all')
     expect(cli.json.entries.map((e) => e.id).sort()).toEqual(entries.map((e) => e.id).sort())
     expect((await fpJson<{ entries: Array<{ id: string }> }>(dir, 'log', child!.ref)).json.entries[0]!.id).toBe(child!.id)
+    // the graph draws each of them, the lone images apart from the rest (a blank row between)
+    const graph = (await fp(dir, 'log', '--all', '--graph')).stdout.trimEnd().split('\n')
+    expect(graph.filter((l) => l.startsWith('*') || l.includes(' * ')).length).toBe(entries.length)
+    expect(graph.filter((l) => l.trim() === '').length).toBe(Object.keys(shown).length)
   })
 })
