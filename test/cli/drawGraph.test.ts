@@ -45,6 +45,9 @@ function gitGraph(repo: string): { entries: Array<{ id: string; parents: string[
   return { entries, graph }
 }
 
+/** A step of gitHistory from `[name, branch = 'main', merge, from]`. */
+const step = ([name, branch = 'main', merge, from]: Array<string | undefined>) => ({ name: name!, branch, ...(merge ? { merge } : {}), ...(from ? { from } : {}) })
+
 const draw = (entries: Array<{ id: string; parents: string[]; name: string }>) =>
   drawGraph(entries, (e) => e.name)
     .split('\n')
@@ -52,31 +55,17 @@ const draw = (entries: Array<{ id: string; parents: string[]; name: string }>) =
     .join('\n')
 
 describe('log --graph', () => {
-  it('draws a merge as git does: the second parent leaves with \\ and its line joins with /', () => {
-    const repo = gitHistory([
-      { name: 'a1', branch: 'main' },
-      { name: 'a2', branch: 'main' },
-      { name: 's1', branch: 'side' },
-      { name: 'a3', branch: 'main' },
-      { name: 'm1', branch: 'main', merge: 'side' },
-      { name: 'a4', branch: 'main' },
-      { name: 't1', branch: 'topic', from: 'main~1' },
-      { name: 'a5', branch: 'main' },
-    ])
-    const { entries, graph } = gitGraph(repo)
-    expect(draw(entries)).toBe(graph)
-    // a merge left of a line passing by: that line moves one column right (`|\ \`)
-    const wide = gitHistory([
-      { name: 'a1', branch: 'main' },
-      { name: 'x1', branch: 'x' },
-      { name: 'y1', branch: 'y', from: 'main' },
-      { name: 'a2', branch: 'main' },
-      { name: 'm1', branch: 'main', merge: 'y' },
-      { name: 'x2', branch: 'x' },
-      { name: 'a3', branch: 'main' },
-    ])
-    const drawn = gitGraph(wide)
-    expect(draw(drawn.entries)).toBe(drawn.graph)
+  it('draws merges as git does: the second parent leaves with \\ and its line joins with /', () => {
+    const histories: Array<Parameters<typeof gitHistory>[0]> = [
+      // a side line merged back, then a topic line left open from before the last commit
+      [['a1'], ['a2'], ['s1', 'side'], ['a3'], ['m1', 'main', 'side'], ['a4'], ['t1', 'topic', undefined, 'main~1'], ['a5']].map(step),
+      // two lines from one parent, one merged, the other still open: both join where they started
+      [['a1'], ['x1', 'x'], ['y1', 'y'], ['a2'], ['m1', 'main', 'y'], ['x2', 'x'], ['a3']].map(step),
+    ]
+    for (const steps of histories) {
+      const { entries, graph } = gitGraph(gitHistory(steps))
+      expect(draw(entries)).toBe(graph)
+    }
   })
 
   it('draws histories that share no snapshot apart, where git runs them together', () => {
