@@ -1,13 +1,9 @@
-import { readdir } from 'node:fs/promises'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { UsageError } from '../errors/index.js'
 import { type Digest, shortId } from '../store/digest.js'
-import { createRefs } from '../store/createRefs.js'
-import { acquireLock } from '../store/lockFile.js'
 import { resolveId } from '../store/resolveId.js'
-import { withWriteLock } from '../store/storeLock.js'
 import type { Store } from '../store/Store.js'
-import { forkRefPrefix } from './forkBranch.js'
+import { addForkChildren, type NamedChild } from './addForkChildren.js'
 import { incomingImage } from './incomingImage.js'
 import { materializeChildren } from './materializeFork.js'
 import { ensureBaseView } from '../branch/baseView.js'
@@ -16,10 +12,7 @@ import type { Snapshot } from '../world/Snapshot.js'
 /** Most children one fork makes: each is an object and a ref. */
 const MAX_FORK_CHILDREN = 10_000
 
-export interface ForkChild {
-  index: number
-  id: Digest
-  ref: string
+export interface ForkChild extends NamedChild {
   /** With `materialize`: the child's live copy-on-write branch, its files the image's world. */
   branch?: { name: string; path: string }
 }
@@ -60,34 +53,12 @@ export async function forkImage({ id, n, materialize = false, persistent = false
 }
 
 async function makeChildren(store: Store, parentId: Digest, parent: Snapshot, n: number, now: () => Date): Promise<ForkChild[]> {
-  const prefix = forkRefPrefix(parentId)
-  return withWriteLock(store, async () => {
-    const lock = await acquireLock(`${store.path(prefix)}.lock`, { what: `forks of ${shortId(parentId)}` })
-    try {
-      const first = await nextIndex(store, prefix)
-      const createdAt = now().toISOString()
-      const children: ForkChild[] = []
-      for (let index = first; index < first + n; index++) {
-        const child: Snapshot = {
-          ...parent,
-          parents: [parentId],
-          meta: { ...parent.meta, message: `fork ${index} of ${shortId(parentId)}`, createdAt, fork: { of: parentId, index } },
-        }
-        children.push({ index, id: await store.writeObject(child), ref: `${prefix}/${index}` })
-      }
-      await store.sync() // the children are durable before any ref names them
-      await createRefs(
-        store,
-        children.map((c) => ({ name: c.ref, id: c.id })),
-      )
-      return children
-    } finally {
-      await lock.release()
-    }
-  })
-}
-
-async function nextIndex(store: Store, prefix: string): Promise<number> {
-  const taken = (await readdir(store.path(prefix)).catch(() => [] as string[])).filter((name) => /^\d+$/.test(name)).map(Number)
-  return taken.length === 0 ? 0 : Math.max(...taken) + 1
+  const createdAt = now().toISOString()
+  return addForkChildren(store, parentId, n, (index) =>
+    store.writeObject({
+      ...parent,
+      parents: [parentId],
+      meta: { ...parent.meta, message: `fork ${index} of ${shortId(parentId)}`, createdAt, fork: { of: parentId, index } },
+    } satisfies Snapshot),
+  )
 }

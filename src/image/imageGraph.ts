@@ -45,7 +45,7 @@ export interface GraphNode {
 }
 
 export interface GraphPage {
-  /** Every image reachable from HEAD, a branch, a tag or a fork. */
+  /** Every image reachable from HEAD or a ref that names one (a head, a tag, a fork, a session: imageRefs). */
   total: number
   offset: number
   /** Children before parents, the newest first; `limit` of them from `offset`. */
@@ -53,8 +53,8 @@ export interface GraphPage {
 }
 
 /**
- * A page of the image graph of a store: every snapshot reachable from HEAD, a branch, a
- * tag or a fork, newest first, with its refs, the live branches that started from it and its
+ * A page of the image graph of a store: every snapshot reachable from HEAD or a ref that
+ * names one (imageRefs), newest first, with its refs, the live branches that started from it and its
  * layers' sizes. Only the page's nodes are sized.
  */
 export async function imageGraph({
@@ -64,7 +64,7 @@ export async function imageGraph({
   ...locator
 }: StoreLocator & { offset?: number; limit?: number; cache?: ImageCache }): Promise<GraphPage> {
   const { store } = await openStore(locator)
-  const reachable = await reachableSnapshots(store, await allRefTargets(store, { forks: true }), async (id) => {
+  const reachable = await reachableSnapshots(store, await allRefTargets(store), async (id) => {
     const snap = cache.snapshots.get(id) ?? (await readSnapshot(store, id))
     cache.snapshots.set(id, snap)
     return snap

@@ -46,7 +46,8 @@ export interface PackPair {
  * The manifests of one image stored as packs: one manifest whose layers are each pack's
  * index and the pack (so registry GC keeps them and OCI copy tools carry them), and the
  * index that names it and, in annotations, the root object and the snapshots whose
- * history was cut (a shallow image). Same packs, same bytes.
+ * history was cut (a shallow image). The manifest repeats those annotations, so a copy of
+ * it alone still names its image. Same packs, same bytes.
  */
 export function buildPackedImage({
   root,
@@ -63,6 +64,8 @@ export function buildPackedImage({
   bytes: number
   shallow: Digest[]
 }): { index: BuiltManifest; manifest: BuiltManifest } {
+  const annotations: Record<string, string> = { [ROOT_ANNOTATION]: root, 'dev.forkpoint.objects': String(objects), 'dev.forkpoint.bytes': String(bytes) }
+  if (shallow.length > 0) annotations[SHALLOW_ANNOTATION] = [...shallow].sort().join(',')
   const manifest = built(
     MediaType.manifest,
     {
@@ -74,11 +77,11 @@ export function buildPackedImage({
         { mediaType: MediaType.packIndex, digest: p.index.digest, size: p.index.size },
         { mediaType: MediaType.pack, digest: p.pack.digest, size: p.pack.size },
       ]),
+      // repeated from the index: a copy of the manifest alone (plain `skopeo copy`) is still an image
+      annotations,
     },
     MediaType.packs,
   )
-  const annotations: Record<string, string> = { [ROOT_ANNOTATION]: root, 'dev.forkpoint.objects': String(objects), 'dev.forkpoint.bytes': String(bytes) }
-  if (shallow.length > 0) annotations[SHALLOW_ANNOTATION] = [...shallow].sort().join(',')
   const index = built(
     MediaType.index,
     { schemaVersion: 2, mediaType: MediaType.index, artifactType: MediaType.image, manifests: [manifest.descriptor], annotations },
@@ -161,25 +164,39 @@ function parseJson(bytes: Buffer, where: string): Record<string, unknown> {
   throw new InvalidImageError(`${where} is not a JSON object`)
 }
 
+/**
+ * What a pull learns from the image a tag names: our index, or a packs manifest alone (what
+ * a copy tool carries when it copies one manifest of the index, as plain `skopeo copy`
+ * does), which is then its image's only segment.
+ */
 export function parseImageIndex(bytes: Buffer, where: string): ParsedIndex {
   const index = parseJson(bytes, where)
   const annotations = parseUntrusted(annotationsSchema.optional(), index['annotations'], `${where}: its annotations`) ?? {}
-  const root = annotations[ROOT_ANNOTATION]
+  if (index['mediaType'] === MediaType.manifest && index['artifactType'] === MediaType.packs) {
+    return { ...imageAnnotations(annotations, where), segments: [{ mediaType: MediaType.manifest, digest: sha256(bytes), size: bytes.length }] }
+  }
   // copy tools that predate artifactType (skopeo 1.9's `copy --all`) rewrite the index without it; the root annotation survives
-  const artifactType = index['artifactType'] ?? (root === undefined ? undefined : MediaType.image)
+  const artifactType = index['artifactType'] ?? (annotations[ROOT_ANNOTATION] === undefined ? undefined : MediaType.image)
   if (index['mediaType'] !== MediaType.index || artifactType !== MediaType.image) {
     throw new InvalidImageError(`${where} is not a forkpoint image (artifactType ${artifactType === undefined ? 'none' : previewValue(artifactType)})`)
   }
-  if (!isDigest(root)) throw new InvalidImageError(`${where} names no root object`)
+  const image = imageAnnotations(annotations, where)
   const manifests = index['manifests']
   if (!Array.isArray(manifests) || manifests.length === 0) throw new InvalidImageError(`${where} lists no packs manifest`)
   const segments = manifests.map((m, i) => assertDescriptor(m, `${where} manifests[${i}]`))
   for (const s of segments) {
     if (s.mediaType !== MediaType.manifest) throw new InvalidImageError(`${where}: segment ${s.digest} is a ${s.mediaType}`)
   }
+  return { ...image, segments }
+}
+
+/** The root, the cut snapshots and the announced sizes an index (or a packs manifest copied alone) carries. */
+function imageAnnotations(annotations: Record<string, string>, where: string): Omit<ParsedIndex, 'segments'> {
+  const root = annotations[ROOT_ANNOTATION]
+  if (!isDigest(root)) throw new InvalidImageError(`${where} names no root object`)
   const cut = annotations[SHALLOW_ANNOTATION]
   const shallow = cut !== undefined && cut !== '' ? cut.split(',') : []
   if (!shallow.every(isDigest)) throw new InvalidImageError(`${where}: malformed ${SHALLOW_ANNOTATION} annotation`)
   const announced = (key: string) => (/^\d{1,15}$/.test(annotations[key] ?? '') ? Number(annotations[key]) : 0) // for reports only: a count, or 0
-  return { root, segments, shallow, objects: announced('dev.forkpoint.objects'), bytes: announced('dev.forkpoint.bytes') }
+  return { root, shallow, objects: announced('dev.forkpoint.objects'), bytes: announced('dev.forkpoint.bytes') }
 }

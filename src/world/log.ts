@@ -1,9 +1,10 @@
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Digest } from '../store/digest.js'
-import { listRefs, readRef } from '../store/refs.js'
+import { readRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import { readShallow } from '../store/shallow.js'
 import type { Store } from '../store/Store.js'
+import { type ImageRef, imageRefs, refLabel } from './imageRefs.js'
 import { readSnapshot } from './readObjects.js'
 import type { Snapshot } from './Snapshot.js'
 
@@ -19,15 +20,17 @@ export interface LogEntry {
 }
 
 /**
- * The history reachable from `from` (default HEAD; with `all`, from every ref), newest first:
+ * The history reachable from `from` (default HEAD; with `all`, from HEAD and every ref that
+ * names a snapshot, whatever its namespace: imageRefs), newest first:
  * every ancestor through every parent, each once, ordered by creation time with children
  * before parents.
  */
 export async function log({ from = 'HEAD', all = false, limit = Infinity, ...locator }: StoreLocator & { from?: string; all?: boolean; limit?: number }): Promise<LogEntry[]> {
   const { store } = await openStore(locator)
-  const starts = all ? await allRefTargets(store) : [from === 'HEAD' ? await readRef(store, 'HEAD') : await resolveId(store, from)].filter((id): id is Digest => id !== null)
+  const refs = await imageRefs(store)
+  const starts = all ? await allRefTargets(store, refs) : [from === 'HEAD' ? await readRef(store, 'HEAD') : await resolveId(store, from)].filter((id): id is Digest => id !== null)
   if (starts.length === 0) return []
-  const labels = await refLabels(store)
+  const labels = await refLabels(store, refs)
   return topoNewestFirst(await reachableSnapshots(store, starts))
     .slice(0, limit)
     .map(([id, s]) => ({
@@ -77,22 +80,18 @@ export async function reachableSnapshots(store: Store, starts: Digest[], read = 
   return seen
 }
 
-/** HEAD and every branch and tag that names a snapshot, and with `forks` every fork's children (`refs/forks/…`). */
-export async function allRefTargets(store: Store, { forks = false } = {}): Promise<Digest[]> {
+/** HEAD and every ref that names a snapshot (imageRefs: heads, tags, forks, sessions, threads, a live machine's start). */
+export async function allRefTargets(store: Store, refs?: ImageRef[]): Promise<Digest[]> {
   const head = await readRef(store, 'HEAD')
-  const kept = forks ? /^refs\/(heads|tags|forks)\// : /^refs\/(heads|tags)\//
-  const refs = (await listRefs(store)).filter((r) => kept.test(r.name)).map((r) => r.id)
-  return [...new Set([...(head ? [head] : []), ...refs])]
+  return [...new Set([...(head ? [head] : []), ...(refs ?? (await imageRefs(store))).map((r) => r.id)])]
 }
 
-export async function refLabels(store: Store): Promise<Map<Digest, string[]>> {
+/** The labels of each snapshot a ref names: `HEAD`, then each ref's (refLabel). */
+export async function refLabels(store: Store, refs?: ImageRef[]): Promise<Map<Digest, string[]>> {
   const labels = new Map<Digest, string[]>()
   const add = (id: Digest, label: string) => labels.set(id, [...(labels.get(id) ?? []), label])
   const head = await readRef(store, 'HEAD')
   if (head) add(head, 'HEAD')
-  for (const ref of await listRefs(store)) {
-    if (ref.name.startsWith('refs/heads/')) add(ref.id, ref.name.slice('refs/heads/'.length))
-    else if (ref.name.startsWith('refs/tags/')) add(ref.id, `tag: ${ref.name.slice('refs/tags/'.length)}`)
-  }
+  for (const ref of refs ?? (await imageRefs(store))) add(ref.id, refLabel(ref.name))
   return labels
 }

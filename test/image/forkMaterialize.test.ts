@@ -74,7 +74,7 @@ describe('fork --materialize', () => {
     await abortNamedBranch({ dir, store, name: child!.branch!.name })
   })
 
-  it('prints id<TAB>path per child from the CLI; snapshot --branch moves the child, merge brings it in', async () => {
+  it('prints id<TAB>branch<TAB>path per child from the CLI; snapshot --branch moves the child, merge brings it in', async () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'one\n' })
     expect((await fp(dir, 'snapshot', '-m', 'image')).code).toBe(0)
     const forked = await fp(dir, 'fork', 'HEAD', '-n', '2', '--materialize')
@@ -83,10 +83,12 @@ describe('fork --materialize', () => {
       .trim()
       .split('\n')
       .map((l) => l.split('\t'))
-    expect(lines).toHaveLength(2)
-    for (const [id, path] of lines) {
+    expect(lines.map((l) => l.length)).toEqual([3, 3])
+    for (const [id, branch, path] of lines) {
       expect(id).toMatch(/^sha256:[0-9a-f]{64}$/)
       expect(await fs.readFile(join(path!, 'a.txt'), 'utf8')).toBe('one\n')
+      await fs.writeFile(join(path!, 'b.txt'), `from ${branch}\n`)
+      expect((await fp(dir, 'snapshot', '--branch', branch!, '-m', 'by the printed name')).code).toBe(0)
     }
     const list = await fpJson<{ children: Array<{ id: string; ref: string; branch: { name: string; path: string } }> }>(dir, 'fork', 'HEAD', '-n', '1', '--materialize', '--json')
     const child = list.json.children[0]!

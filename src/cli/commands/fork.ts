@@ -9,11 +9,11 @@ export async function forkCommand({ id, count, materialize = false, ...where }: 
   return { children: await forkImage({ ...where, id, n: count, materialize, persistent: true }) }
 }
 
-export const forkView: View<{ children: ForkChild[] }> = { human: (r) => r.children.map((c) => (c.branch ? `${c.id}\t${c.branch.path}` : c.id)).join('\n') }
+export const forkView: View<{ children: ForkChild[] }> = { human: (r) => r.children.map((c) => (c.branch ? `${c.id}\t${c.branch.name}\t${c.branch.path}` : c.id)).join('\n') }
 
 export function registerFork(program: Command): void {
   common(program.command('fork <ID>'))
-    .description('make N children of an image (refs/forks/<id>/<i>), one id per line; --materialize: also a copy-on-write branch each, id<TAB>path')
+    .description('make N children of an image (refs/forks/<id>/<i>), one id per line; --materialize: also a copy-on-write branch each, id<TAB>branch<TAB>path')
     .requiredOption('-n, --count <N>', 'how many children', (v) => Number(v))
     .option('--materialize', "also make each child a branch holding the image's files (fork-<id>-<i>)")
     .action(async (id: string, opts: { count: number; materialize?: boolean }, cmd: Command) => {

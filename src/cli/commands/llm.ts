@@ -58,7 +58,7 @@ export const llmForkView: View<ForkImageCacheResult> = {
         (c) =>
           `${c.index}\ttemperature ${c.temperature}${c.seed !== undefined ? ` seed ${c.seed}` : ''}${c.score !== undefined ? `\tscore ${c.score}` : ''}\t${JSON.stringify(c.text)}`,
       ),
-      ...(r.image ? [`best: child ${r.best!.index}, image ${short(r.image)}`] : []),
+      ...(r.image ? [`best: child ${r.best!.index}, image ${short(r.image)} (${r.ref})`] : []),
     ].join('\n'),
 }
 
@@ -86,7 +86,10 @@ export function registerLlm(program: Command): void {
       v,
     ])
     .option('--max-tokens <n>', 'tokens each child generates (default 32)')
-    .option('--score <cmd>', 'score each continuation (its text on stdin; prints a number, higher is better): the best state becomes a new image')
+    .option(
+      '--score <cmd>',
+      'score each continuation (its text on stdin; prints a number, higher is better): the best state becomes a new image, kept as a fork child (refs/forks/<id>/<i>)',
+    )
     .action(async (id: string, opts: Omit<LlmForkOptions, keyof Where | 'id'>, cmd: Command) => {
       const flags = commonFlags(cmd)
       print(flags, await llmForkCommand({ dir: flags.dir, ...(flags.store ? { store: flags.store } : {}), id, ...opts }), llmForkView)

@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
 import type { LogEntry } from '../../world/log.js'
 import { type Where, common, commonFlags } from '../context.js'
+import { drawGraph } from '../drawGraph.js'
 import { short } from '../format.js'
 import { type View, pc, print } from '../output.js'
 
@@ -12,14 +13,14 @@ export async function logCommand({ ref, limit, all, ...where }: Where & { ref?: 
 }
 
 export function logView(graph: boolean): View<{ entries: LogEntry[] }> {
-  return { human: (r) => (graph ? drawGraph(r.entries) : r.entries.map(line).join('\n')) }
+  return { human: (r) => (graph ? drawGraph(r.entries, line) : r.entries.map(line).join('\n')) }
 }
 
 export function registerLog(program: Command): void {
   common(program.command('log [REF]'))
     .description('history of snapshots, newest first')
     .option('--graph', 'draw the parent graph')
-    .option('--all', "from every ref, not only REF or HEAD (a machine's snapshots and its children's)")
+    .option('--all', 'from HEAD and every ref that names a snapshot (heads, tags, forks, sessions, threads), not only REF or HEAD')
     .option('-n, --limit <n>', 'at most this many', (v) => Number.parseInt(v, 10))
     .action(async (ref: string | undefined, opts: { graph?: boolean; limit?: number; all?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
@@ -31,26 +32,4 @@ export function registerLog(program: Command): void {
 function line(e: LogEntry): string {
   const refs = e.refs.length ? ` ${pc.yellow(`(${e.refs.join(', ')})`)}` : ''
   return `${pc.yellow(short(e.id))}${refs} ${e.message} ${pc.dim(`${e.createdAt}${e.agent ? ` by ${e.agent}` : ''}`)}`
-}
-
-/** A lane per open line of descent, like `git log --graph`: `*` marks the entry, `|` a lane passing by. */
-function drawGraph(entries: LogEntry[]): string {
-  let lanes: string[] = []
-  const out: string[] = []
-  for (const e of entries) {
-    let col = lanes.indexOf(e.id)
-    if (col < 0) {
-      lanes.push(e.id)
-      col = lanes.length - 1
-    }
-    out.push(`${lanes.map((_, i) => (i === col ? '*' : '|')).join(' ')}  ${line(e)}`)
-    const [first, ...rest] = e.parents
-    const next = [...lanes]
-    if (first && !next.includes(first)) next[col] = first
-    else next.splice(col, 1)
-    for (const p of rest) if (!next.includes(p)) next.push(p)
-    if (e.parents.length > 1) out.push(`${next.map((_, i) => (i === col ? '|\\' : '|')).join(' ')}`)
-    lanes = next
-  }
-  return out.join('\n')
 }

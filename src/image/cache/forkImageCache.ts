@@ -3,6 +3,7 @@ import { type Digest, shortId } from '../../store/digest.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { resolveId } from '../../store/resolveId.js'
 import { readSnapshot } from '../../world/readObjects.js'
+import { addForkChildren } from '../addForkChildren.js'
 import type { Snapshot } from '../../world/Snapshot.js'
 import { type ForkSequenceArgs, type ForkSequenceResult, forkSequence } from './forkSequence.js'
 import { modelSha256 } from './kvCacheLayer.js'
@@ -21,12 +22,15 @@ export interface ForkImageCacheResult extends ForkSequenceResult {
   from: Digest
   /** With a scorer: a new image, child of `from`, whose cache layer is the best continuation's state. */
   image?: Digest
+  /** The ref that keeps `image`: `refs/forks/<short id of from>/<index>`, numbered with the children `fork` makes. */
+  ref?: string
 }
 
 /**
  * `forkSequence` over an image's cache layer (`forkpoint llm fork`): K continuations from
  * its state, and with a scorer a new image holding the best one's, so a search can go on
- * from it as from any image. No ref moves: the caller names the image (tag, branch).
+ * from it as from any image. That image is kept as the next of `from`'s fork children
+ * (`refs/forks/<short id>/<index>`), so gc keeps it and `log --all` shows it.
  * @throws {UsageError} when the image has no cache layer, or node-llama-cpp is missing
  */
 export async function forkImageCache(args: ForkImageCacheArgs): Promise<ForkImageCacheResult> {
@@ -39,16 +43,17 @@ export async function forkImageCache(args: ForkImageCacheArgs): Promise<ForkImag
   try {
     const result = await forkSequence({ ...args, store, id: snapshot.cache, model: llama.model })
     if (!result.best) return { ...result, from }
-    const { fork: _fork, ...meta } = snapshot.meta
-    const child: Snapshot = {
-      ...snapshot,
-      parents: [from],
-      cache: result.best.id,
-      meta: { ...meta, message: `llm fork: child ${result.best.index} of ${args.k}`, createdAt: (args.now ?? (() => new Date()))().toISOString() },
-    }
-    const image = await store.writeObject(child)
-    await store.sync()
-    return { ...result, from, image }
+    const best = result.best
+    const createdAt = (args.now ?? (() => new Date()))().toISOString()
+    const [named] = await addForkChildren(store, from, 1, (index) =>
+      store.writeObject({
+        ...snapshot,
+        parents: [from],
+        cache: best.id,
+        meta: { ...snapshot.meta, message: `llm fork: child ${best.index} of ${args.k}`, createdAt, fork: { of: from, index } },
+      } satisfies Snapshot),
+    )
+    return { ...result, from, image: named!.id, ref: named!.ref }
   } finally {
     await llama.dispose()
   }

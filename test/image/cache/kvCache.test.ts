@@ -182,24 +182,12 @@ describe('forkpoint llm fork', () => {
     await s.context.dispose()
     const { id } = await snapshotAgent({ dir: s.dir, layers: { cache: s.saved.id }, message: 'with cache', allowEmpty: true })
     const score = 'if [ "$FORKPOINT_CHILD" = 2 ]; then echo 5; else echo 1; fi'
-    const cli = await fpJson<{ children: Array<{ index: number; tokens: number[]; evaluated: number; score: number }>; image: string; best: { index: number; id: string } }>(
-      s.dir,
-      'llm',
-      'fork',
-      id,
-      '--model-file',
-      modelPath,
-      '-k',
-      '3',
-      '--vary',
-      'temperature=0.8',
-      '--vary',
-      'seed=1,2,3',
-      '--max-tokens',
-      '5',
-      '--score',
-      score,
-    )
+    const cli = await fpJson<{
+      children: Array<{ index: number; tokens: number[]; evaluated: number; score: number }>
+      image: string
+      ref: string
+      best: { index: number; id: string }
+    }>(s.dir, 'llm', 'fork', id, '--model-file', modelPath, '-k', '3', '--vary', 'temperature=0.8', '--vary', 'seed=1,2,3', '--max-tokens', '5', '--score', score)
     expect(cli.code).toBe(0)
     expect(cli.json.children.map((c) => [c.index, c.tokens.length, c.evaluated, c.score])).toEqual([
       [0, 5, 1, 1],
@@ -211,6 +199,14 @@ describe('forkpoint llm fork', () => {
     expect(image.parents).toEqual([id])
     expect(image.cache).toBe(cli.json.best.id)
     expect((await readKvCacheLayer(s.store, image.cache!)).pending).toEqual(cli.json.children[2]!.tokens.slice(-1))
+    // the best image is kept by a ref of the image's forks: gc keeps it, log --all shows it
+    expect(cli.json.ref).toBe(`refs/forks/${id.slice(7, 19)}/0`)
+    expect(await readRef(s.store, cli.json.ref)).toBe(cli.json.image)
+    const gc = await fpJson<{ removedIds: string[] }>(s.dir, 'gc', '--dry-run')
+    expect(gc.json.removedIds).not.toContain(cli.json.image)
+    expect(gc.json.removedIds).not.toContain(cli.json.best.id)
+    const all = await fpJson<{ entries: Array<{ id: string; refs: string[] }> }>(s.dir, 'log', '--all')
+    expect(all.json.entries.find((e) => e.id === cli.json.image)?.refs).toEqual([cli.json.ref])
 
     const human = await fp(s.dir, 'llm', 'fork', id, '--model-file', modelPath, '-k', '2', '--max-tokens', '3')
     expect(human.code).toBe(0)
