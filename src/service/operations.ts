@@ -42,15 +42,18 @@ export const OPERATIONS = {
     }) as Handler<object>,
   },
   diff: {
-    description: 'What changed between two snapshots (b defaults to the workspace), or between two recorded runs up to their first divergence.',
-    input: { a: z.string().min(1).describe('a snapshot or a run'), b: z.string().min(1).optional().describe('a snapshot or a run') },
-    run: (async (where, { a, b }, { policy }) => {
+    description:
+      "What changed between two snapshots (b defaults to the workspace), with patch a unified diff in git's format (binary files and files over 8 MiB named, not shown; whole files up to 16 MiB, then patchTruncated), or between two recorded runs up to their first divergence.",
+    input: {
+      a: z.string().min(1).describe('a snapshot or a run'),
+      b: z.string().min(1).optional().describe('a snapshot or a run'),
+      patch: z.boolean().optional().describe('snapshots: add the unified diff of their files'),
+    },
+    run: (async (where, { a, b, patch }, { policy }) => {
       await confineRunFiles(policy, a, b)
-      const { isRunSpec, compareRuns } = await import('../trace/diff/compareRuns.js')
-      if (isRunSpec(a) && (b === undefined || isRunSpec(b))) return { trace: await compareRuns({ ...where, a, b }) }
-      const { diffSnapshots } = await import('../world/diffSnapshots.js')
-      return diffSnapshots({ ...where, a, b })
-    }) as Handler<{ a: string; b?: string | undefined }>,
+      const { diffImagesOrRuns } = await import('../image/diffImagesOrRuns.js')
+      return diffImagesOrRuns({ ...where, a, b, patch: patch ?? false })
+    }) as Handler<{ a: string; b?: string | undefined; patch?: boolean | undefined }>,
   },
   log: {
     description: 'The history from a snapshot (default HEAD), newest first.',
