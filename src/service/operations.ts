@@ -168,11 +168,11 @@ export const OPERATIONS = {
   },
   show: {
     mcp: false,
-    description: 'An image layer by layer, or any object.',
-    input: { id },
+    description: 'An image layer by layer; ID:PATH a file (with its text when short UTF-8) or a directory of an image; a blob with its text; any other object.',
+    input: { id: id.describe('a snapshot or object id, or ID:PATH for a path of an image') },
     run: (async (where, { id }) => {
-      const { describeObject } = await import('../image/describeImage.js')
-      return describeObject({ ...where, id })
+      const { showSpec } = await import('../image/showSpec.js')
+      return showSpec({ ...where, id })
     }) as Handler<{ id: string }>,
   },
   push: {
