@@ -64,12 +64,21 @@ export const OPERATIONS = {
     }) as Handler<{ ref?: string | undefined; limit?: number | undefined }>,
   },
   checkout: {
-    description: "Put a snapshot's files in the workspace and move HEAD to it; refuses to overwrite uncommitted changes unless force.",
-    input: { id, force: z.boolean().optional().describe('discard uncommitted changes') },
-    run: (async (where, { id, force }) => {
+    description:
+      "Put a snapshot's files in the workspace and move HEAD to it; refuses to overwrite uncommitted changes unless force. With paths, restores only those files or directories from it (over uncommitted changes, as git checkout ID -- PATH does) and HEAD stays.",
+    input: {
+      id,
+      force: z.boolean().optional().describe('discard uncommitted changes'),
+      paths: z.array(z.string().min(1)).min(1).optional().describe('restore only these paths (relative to the workspace)'),
+    },
+    run: (async (where, { id, force, paths }) => {
+      if (paths) {
+        const { checkoutPaths } = await import('../world/restorePaths.js')
+        return checkoutPaths({ ...where, id, paths, force })
+      }
       const { checkout } = await import('../world/checkout.js')
       return checkout({ ...where, id, force: force ?? false })
-    }) as Handler<{ id: string; force?: boolean | undefined }>,
+    }) as Handler<{ id: string; force?: boolean | undefined; paths?: string[] | undefined }>,
   },
   branch: {
     description: 'Make a copy-on-write branch of the workspace: try something there, then commit it or abort it.',
