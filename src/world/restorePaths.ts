@@ -7,7 +7,7 @@ import { resolveId } from '../store/resolveId.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { type Limits, resolveLimits } from '../util/limits.js'
 import { cameFromElsewhere } from './cameFromElsewhere.js'
-import { applyTree, scanForCheckout } from './checkout.js'
+import { type CheckoutResult, applyTree, scanForCheckout } from './checkout.js'
 import { recoverCheckout } from './checkoutJournal.js'
 import { entryAt } from './entryAt.js'
 import type { CopyMethod } from './materializeTree.js'
@@ -29,18 +29,11 @@ export interface RestorePathsArgs extends StoreLocator {
   limits?: Partial<Limits>
 }
 
-export interface RestorePathsResult {
-  id: Digest
-  target: string
+/** A checkout's result for the paths restored: `changed` counts paths written, `files` the workspace's once restored. */
+export interface RestorePathsResult extends Omit<CheckoutResult, 'mode' | 'tree'> {
   mode: 'paths'
   /** The paths restored, relative to the workspace. */
   paths: string[]
-  /** Paths written. */
-  changed: number
-  /** Regular files in the workspace's tree once restored. */
-  files: number
-  method: CopyMethod
-  heldBack: string[]
 }
 
 /**
