@@ -42,15 +42,18 @@ export const OPERATIONS = {
     }) as Handler<object>,
   },
   diff: {
-    description: 'What changed between two snapshots (b defaults to the workspace), or between two recorded runs up to their first divergence.',
-    input: { a: z.string().min(1).describe('a snapshot or a run'), b: z.string().min(1).optional().describe('a snapshot or a run') },
-    run: (async (where, { a, b }, { policy }) => {
+    description:
+      "What changed between two snapshots (b defaults to the workspace), with patch a unified diff in git's format (binary files and files over 8 MiB named, not shown; whole files up to 16 MiB, then patchTruncated), or between two recorded runs up to their first divergence.",
+    input: {
+      a: z.string().min(1).describe('a snapshot or a run'),
+      b: z.string().min(1).optional().describe('a snapshot or a run'),
+      patch: z.boolean().optional().describe('snapshots: add the unified diff of their files'),
+    },
+    run: (async (where, { a, b, patch }, { policy }) => {
       await confineRunFiles(policy, a, b)
-      const { isRunSpec, compareRuns } = await import('../trace/diff/compareRuns.js')
-      if (isRunSpec(a) && (b === undefined || isRunSpec(b))) return { trace: await compareRuns({ ...where, a, b }) }
-      const { diffSnapshots } = await import('../world/diffSnapshots.js')
-      return diffSnapshots({ ...where, a, b })
-    }) as Handler<{ a: string; b?: string | undefined }>,
+      const { diffImagesOrRuns } = await import('../image/diffImagesOrRuns.js')
+      return diffImagesOrRuns({ ...where, a, b, patch: patch ?? false })
+    }) as Handler<{ a: string; b?: string | undefined; patch?: boolean | undefined }>,
   },
   log: {
     description: 'The history from a snapshot (default HEAD), newest first.',
@@ -61,12 +64,21 @@ export const OPERATIONS = {
     }) as Handler<{ ref?: string | undefined; limit?: number | undefined }>,
   },
   checkout: {
-    description: "Put a snapshot's files in the workspace and move HEAD to it; refuses to overwrite uncommitted changes unless force.",
-    input: { id, force: z.boolean().optional().describe('discard uncommitted changes') },
-    run: (async (where, { id, force }) => {
+    description:
+      "Put a snapshot's files in the workspace and move HEAD to it; refuses to overwrite uncommitted changes unless force. With paths, restores only those files or directories from it (over uncommitted changes, as git checkout ID -- PATH does) and HEAD stays.",
+    input: {
+      id,
+      force: z.boolean().optional().describe('discard uncommitted changes'),
+      paths: z.array(z.string().min(1)).min(1).optional().describe('restore only these paths (relative to the workspace)'),
+    },
+    run: (async (where, { id, force, paths }) => {
+      if (paths) {
+        const { checkoutPaths } = await import('../world/restorePaths.js')
+        return checkoutPaths({ ...where, id, paths, force })
+      }
       const { checkout } = await import('../world/checkout.js')
       return checkout({ ...where, id, force: force ?? false })
-    }) as Handler<{ id: string; force?: boolean | undefined }>,
+    }) as Handler<{ id: string; force?: boolean | undefined; paths?: string[] | undefined }>,
   },
   branch: {
     description: 'Make a copy-on-write branch of the workspace: try something there, then commit it or abort it.',
@@ -165,11 +177,11 @@ export const OPERATIONS = {
   },
   show: {
     mcp: false,
-    description: 'An image layer by layer, or any object.',
-    input: { id },
+    description: 'An image layer by layer; ID:PATH a file (with its text when short UTF-8) or a directory of an image; a blob with its text; any other object.',
+    input: { id: id.describe('a snapshot or object id, or ID:PATH for a path of an image') },
     run: (async (where, { id }) => {
-      const { describeObject } = await import('../image/describeImage.js')
-      return describeObject({ ...where, id })
+      const { showSpec } = await import('../image/showSpec.js')
+      return showSpec({ ...where, id })
     }) as Handler<{ id: string }>,
   },
   push: {

@@ -196,7 +196,8 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
   }
 }
 
-async function scanForCheckout(store: Store, workspace: string): Promise<ScanResult> {
+/** The workspace scanned as a checkout sees it (its ignore rules), nothing written to the store. */
+export async function scanForCheckout(store: Store, workspace: string): Promise<ScanResult> {
   return scanWorkspace({ store, dir: workspace, write: false, respectGitignore: await respectGitignore(store, undefined, { remember: false }) })
 }
 

@@ -20,46 +20,59 @@ export interface Change {
   new?: EntryInfo
 }
 
+/** A change with the entries themselves (their content ids), for a caller that reads the content. */
+export interface EntryChange {
+  path: string
+  status: ChangeStatus
+  old?: TreeEntry
+  new?: TreeEntry
+}
+
 /**
  * Path-level differences between two trees: files and symlinks, plus directories that are
  * empty on the side where they exist (a non-empty one shows through its contents).
  * Unchanged subtrees share an id and are skipped without being read.
  */
-export async function diffTrees({ source, a, b }: { source: TreeSource; a: Digest | null; b: Digest | null }): Promise<Change[]> {
+export async function diffTrees(args: { source: TreeSource; a: Digest | null; b: Digest | null }): Promise<Change[]> {
   const changes: Change[] = []
-  if (a !== b) await walk(source, a ? await source(a) : EMPTY_TREE, b ? await source(b) : EMPTY_TREE, '', changes)
+  for await (const c of changedEntries(args)) changes.push(withInfo(c))
   return changes
 }
 
-async function walk(source: TreeSource, a: Tree, b: Tree, prefix: string, out: Change[]): Promise<void> {
+/** The changes of `diffTrees` one by one, in path order, each with its entries. */
+export async function* changedEntries({ source, a, b }: { source: TreeSource; a: Digest | null; b: Digest | null }): AsyncGenerator<EntryChange> {
+  if (a !== b) yield* walk(source, a ? await source(a) : EMPTY_TREE, b ? await source(b) : EMPTY_TREE, '')
+}
+
+async function* walk(source: TreeSource, a: Tree, b: Tree, prefix: string): AsyncGenerator<EntryChange> {
   for (const { name, entries } of zipEntries(a, b)) {
     const [x, y] = entries
     if (sameEntry(x, y)) continue
     const path = joinPath(prefix, name)
     if (x?.type === 'dir' && y?.type === 'dir') {
-      await walk(source, await source(x.tree), await source(y.tree), path, out)
+      yield* walk(source, await source(x.tree), await source(y.tree), path)
     } else if (x && y && x.type !== 'dir' && y.type !== 'dir') {
       const status = x.type !== y.type ? 'typechange' : contentEqual(x, y) ? 'mode' : 'modified'
-      out.push({ path, status, old: info(x), new: info(y) })
+      yield { path, status, old: x, new: y }
     } else {
       // a directory appeared where something else was, or vanished: its contents are the changes
-      if (x) await sideOnly(source, x, path, 'deleted', out)
-      if (y) await sideOnly(source, y, path, 'added', out)
+      if (x) yield* sideOnly(source, x, path, 'deleted')
+      if (y) yield* sideOnly(source, y, path, 'added')
     }
   }
 }
 
-async function sideOnly(source: TreeSource, e: TreeEntry, path: string, status: 'added' | 'deleted', out: Change[]): Promise<void> {
-  if (e.type !== 'dir') {
-    out.push(status === 'added' ? { path, status, new: info(e) } : { path, status, old: info(e) })
+async function* sideOnly(source: TreeSource, e: TreeEntry, path: string, status: 'added' | 'deleted'): AsyncGenerator<EntryChange> {
+  const tree = e.type === 'dir' ? await source(e.tree) : null
+  if (!tree || tree.entries.length === 0) {
+    yield status === 'added' ? { path, status, new: e } : { path, status, old: e }
     return
   }
-  const tree = await source(e.tree)
-  if (tree.entries.length === 0) {
-    out.push(status === 'added' ? { path, status, new: info(e) } : { path, status, old: info(e) })
-    return
-  }
-  for (const child of tree.entries) await sideOnly(source, child, joinPath(path, child.name), status, out)
+  for (const child of tree.entries) yield* sideOnly(source, child, joinPath(path, child.name), status)
+}
+
+function withInfo(c: EntryChange): Change {
+  return { path: c.path, status: c.status, ...(c.old ? { old: info(c.old) } : {}), ...(c.new ? { new: info(c.new) } : {}) }
 }
 
 function contentEqual(x: TreeEntry, y: TreeEntry): boolean {

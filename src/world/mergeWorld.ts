@@ -2,6 +2,7 @@ import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { EXEC_MODE, FILE_MODE, type FileEntry, type TreeEntry, dirEntry, fileEntry, treeObject } from './Tree.js'
 import { type ConflictLabels, mergeLines } from './mergeLines.js'
+import { looksBinary } from './looksBinary.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
 
 /** Why a path could not be merged on its own. */
@@ -174,9 +175,6 @@ async function textsOf(store: Store, files: Array<FileEntry | undefined>): Promi
   const bytes = await Promise.all(files.map(async (f) => (f && 'blob' in f ? store.readBlob(f.blob) : Buffer.alloc(0))))
   return bytes.some(looksBinary) ? null : (bytes as [Buffer, Buffer, Buffer])
 }
-
-/** git's rule: a NUL byte in the first 8,000 bytes makes a file binary. */
-const looksBinary = (bytes: Buffer): boolean => bytes.subarray(0, 8000).includes(0)
 
 /** `NAME~LABEL`, with `~2`, `~3` … added until no entry of the directory has that name. */
 function besideName(name: string, label: string, taken: Set<string>): string {

@@ -84,7 +84,7 @@ describe('forkpoint CLI end to end', () => {
     const show = await fpJson<Json>(ws, 'show', first.slice(7, 15))
     expect(show.json).toMatchObject({ schemaVersion: 1, id: first, kind: 'snapshot', object: { kind: 'snapshot', meta: { message: 'first', agent: 'agent-7' } } })
     const showBlob = await fpJson<Json>(ws, 'show', sha256('one\n'))
-    expect(showBlob.json).toEqual({ schemaVersion: 1, id: sha256('one\n'), kind: 'blob', size: 4 })
+    expect(showBlob.json).toEqual({ schemaVersion: 1, id: sha256('one\n'), kind: 'blob', size: 4, text: 'one\n' })
 
     const diff = await fpJson<Json>(ws, 'diff', first, second)
     expect(diff.code).toBe(1)

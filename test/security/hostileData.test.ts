@@ -913,3 +913,26 @@ describe('a git repository checked out over a git repository: .git is content, t
     expect(existsSync(join(storeDir, 'refs', 'tags', 'planted'))).toBe(false)
   })
 })
+
+describe('contents of a hostile image (diff --patch, show ID:PATH)', () => {
+  it('reads no blob past the per-file cap for a patch, whatever size the tree claims for it', async () => {
+    const { Store } = await import('../../src/store/Store.js')
+    const { treeObject } = await import('../../src/world/Tree.js')
+    const { treeSource } = await import('../../src/world/treeSource.js')
+    const { collectPatch, patchSides, MAX_PATCH_FILE_BYTES } = await import('../../src/world/patchSnapshots.js')
+    const store = await Store.init(tempDir('hostile-patch'))
+    const small = await store.writeBlob(Buffer.from('small\n'))
+    // a tree that lies: it says 6 bytes for a blob past the cap
+    const huge = await store.writeBlob(Buffer.alloc(MAX_PATCH_FILE_BYTES + 1, 0x61))
+    const tree = async (blob: typeof small) => {
+      const { bytes, digest } = treeObject([{ name: 'f.txt', type: 'file', mode: 0o644, size: 6, blob }])
+      await store.writeVerified(digest, bytes)
+      return digest
+    }
+    const [aTree, bTree] = [await tree(small), await tree(huge)]
+    const sides = { store, workspace: tempDir('unused'), a: aTree, b: bTree, aTree, bTree, source: treeSource(store) }
+    const { patch } = await collectPatch(patchSides(sides))
+    expect(patch).toContain('Binary files a/f.txt and b/f.txt differ')
+    expect(patch.length).toBeLessThan(1000)
+  })
+})

@@ -1,22 +1,26 @@
 import type { Command } from 'commander'
 import type { CheckoutArgs, CheckoutResult } from '../../world/checkout.js'
+import type { RestorePathsResult } from '../../world/restorePaths.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../format.js'
 import { quotePath } from '../../world/quotePath.js'
 import { type View, print } from '../output.js'
 import { progressBar } from '../progress.js'
 
-export type CheckoutOptions = Where & Pick<CheckoutArgs, 'id' | 'into' | 'force' | 'allowExternalSymlinks' | 'trustGit' | 'onProgress'>
+export type CheckoutOptions = Where & Pick<CheckoutArgs, 'id' | 'into' | 'force' | 'allowExternalSymlinks' | 'trustGit' | 'onProgress'> & { paths?: string[] }
 
-/** `forkpoint checkout ID`: a snapshot materialized into a new directory or over the workspace. */
-export async function checkoutCommand(options: CheckoutOptions): Promise<CheckoutResult> {
+/** `forkpoint checkout ID [-- PATH…]`: a snapshot materialized into a new directory or over the workspace, or only the paths given restored from it. */
+export async function checkoutCommand({ paths, ...options }: CheckoutOptions): Promise<CheckoutResult | RestorePathsResult> {
   const { checkout } = await import('../../world/checkout.js')
-  return checkout(options)
+  const { checkoutPaths } = await import('../../world/restorePaths.js')
+  return paths?.length ? checkoutPaths({ ...options, paths }) : checkout(options)
 }
 
-export const checkoutView: View<CheckoutResult> = {
+export const checkoutView: View<CheckoutResult | RestorePathsResult> = {
   human: (r) =>
-    `checked out ${short(r.id)} into ${r.target} (${r.files} files${r.mode === 'in-place' ? `, ${r.changed} paths changed` : ''}, ${r.method})${heldBackLines(r.heldBack, 'forkpoint checkout ID --trust-git')}`,
+    r.mode === 'paths'
+      ? `restored ${r.paths.map(quotePath).join(', ')} from ${short(r.id)} (${r.changed} paths changed, HEAD unchanged)${heldBackLines(r.heldBack, 'forkpoint checkout ID --trust-git -- PATH…')}`
+      : `checked out ${short(r.id)} into ${r.target} (${r.files} files${r.mode === 'in-place' ? `, ${r.changed} paths changed` : ''}, ${r.method})${heldBackLines(r.heldBack, 'forkpoint checkout ID --trust-git')}`,
 }
 
 /** What a checkout of another store's image did not write, and the command that would. */
@@ -28,16 +32,16 @@ export function heldBackLines(heldBack: string[], restore: string): string {
 }
 
 export function registerCheckout(program: Command): void {
-  common(program.command('checkout <ID>'))
-    .description('materialize a snapshot into a new directory (--into) or over the workspace')
+  common(program.command('checkout <ID> [paths...]'))
+    .description('materialize a snapshot into a new directory (--into) or over the workspace; with -- PATH… restore only those files or directories from it (HEAD stays)')
     .option('--into <dir>', 'a new or empty directory to write it into')
     .option('-f, --force', 'overwrite uncommitted changes in the workspace')
     .option('--allow-external-symlinks', 'allow symlinks that point outside the tree')
     .option('--trust-git', "write an image from another store's .git/config, .git/hooks/ and .git files (held back otherwise)")
-    .action(async (id: string, opts: { into?: string; force?: boolean; allowExternalSymlinks?: boolean; trustGit?: boolean }, cmd: Command) => {
+    .action(async (id: string, paths: string[], opts: { into?: string; force?: boolean; allowExternalSymlinks?: boolean; trustGit?: boolean }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const bar = progressBar('checkout', flags.json)
-      const result = await checkoutCommand({ id, dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
+      const result = await checkoutCommand({ id, paths, dir: flags.dir, store: flags.store, ...opts, onProgress: bar.onProgress }).finally(() => bar.stop())
       print(flags, result, checkoutView)
     })
 }

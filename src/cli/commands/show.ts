@@ -1,29 +1,62 @@
+import { once } from 'node:events'
 import type { Command } from 'commander'
-import type { ImageDescription } from '../../image/describeImage.js'
-import type { ShownObject } from '../../store/showObject.js'
+import type { Shown } from '../../image/showSpec.js'
+import { looksBinary } from '../../world/looksBinary.js'
+import { quotePath } from '../../world/quotePath.js'
+import type { ShownFile } from '../../world/showPath.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes } from '../format.js'
 import { type View, print } from '../output.js'
 import { renderImage } from '../renderImage.js'
 
-/** `forkpoint show ID`: an image layer by layer, any other object as it is stored. */
-export async function showCommand({ id, ...where }: Where & { id: string }): Promise<ImageDescription | ShownObject> {
-  const { describeObject } = await import('../../image/describeImage.js')
-  return describeObject({ ...where, id })
+/** `forkpoint show ID` or `show ID:PATH`: an image layer by layer, a file or directory of one, any other object as it is stored. */
+export async function showCommand({ id, ...where }: Where & { id: string }): Promise<Shown> {
+  const { showSpec } = await import('../../image/showSpec.js')
+  return showSpec({ ...where, id })
 }
 
-export const showView: View<ImageDescription | ShownObject> = {
+/** What holds bytes to print as they are: a blob, a file or a symlink of an image. */
+function bytesOf(r: Shown): Pick<ShownFile, 'kind' | 'content' | 'chunked' | 'target'> | null {
+  if ('chunked' in r) return r
+  return r.kind === 'blob' && !('object' in r) ? { kind: 'file', content: r.id, chunked: false } : null
+}
+
+export const showView: View<Shown> = {
   human(r) {
     if (r.kind === 'snapshot' && 'world' in r) return renderImage(r)
+    if ('total' in r) {
+      const names = r.entries.map((e) => `${quotePath(e.name)}${e.type === 'dir' ? '/' : ''}`)
+      return [...names, ...(r.total > r.entries.length ? [`… and ${r.total - r.entries.length} more`] : [])].join('\n')
+    }
+    if ('chunked' in r) return `${r.kind} ${quotePath(r.path)} of ${r.id} (${formatBytes(r.size)}, mode ${r.mode.toString(8)})`
     return 'object' in r ? `${r.kind} ${r.id}\n${JSON.stringify(r.object, null, 2)}` : `blob ${r.id} (${formatBytes(r.size)})`
   },
+  notes: (r) => (bytesOf(r) ? ['binary content is not written to a terminal: redirect stdout to get its bytes'] : []),
+}
+
+/** A blob's or file's bytes on stdout as stored, piece by piece; false (nothing written) when they are binary and stdout is a terminal. */
+async function writeContent(where: Where, file: NonNullable<ReturnType<typeof bytesOf>>): Promise<boolean> {
+  const { fileContent } = await import('../../world/showPath.js')
+  let first = true
+  for await (const piece of fileContent({ ...where, file })) {
+    if (first && process.stdout.isTTY && looksBinary(piece)) return false
+    first = false
+    if (!process.stdout.write(piece)) await once(process.stdout, 'drain')
+  }
+  return true
 }
 
 export function registerShow(program: Command): void {
   common(program.command('show <ID>'))
-    .description('show an object: an image layer by layer (world, env, trace, other layers), a tree, run, ... (ids may be short)')
+    .description(
+      'show an object: an image layer by layer (world, env, trace, other layers), ID:PATH a file (its bytes) or directory (its names) of an image, a blob (its bytes), a tree, run, ... (ids may be short)',
+    )
     .action(async (id: string, _opts, cmd: Command) => {
       const flags = commonFlags(cmd)
-      print(flags, await showCommand({ dir: flags.dir, store: flags.store, id }), showView)
+      const where = { dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) }
+      const result = await showCommand({ ...where, id })
+      const file = flags.json ? null : bytesOf(result)
+      if (file && (await writeContent(where, file))) return
+      print(flags, result, showView)
     })
 }
