@@ -1,0 +1,2 @@
+/** git's rule: a NUL byte in the first 8,000 bytes makes a file binary. */
+export const looksBinary = (bytes: Buffer): boolean => bytes.subarray(0, 8000).includes(0)
