@@ -1,6 +1,6 @@
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
-import { EXEC_MODE, FILE_MODE, type FileEntry, type TreeEntry, dirEntry, fileEntry, treeObject } from './Tree.js'
+import { EXEC_MODE, FILE_MODE, type FileEntry, type Tree, type TreeEntry, dirEntry, fileEntry, treeObject } from './Tree.js'
 import { DEFAULT_RENAMES, type RenameOptions } from './findRenames.js'
 import { looksBinary } from './looksBinary.js'
 import { type ConflictLabels, mergeLines } from './mergeLines.js'
@@ -74,13 +74,22 @@ export async function mergeWorld({
   /** How renames are found; false: not at all (a renamed file is a deletion and an addition). */
   renames?: RenameOptions | false
 }): Promise<WorldMerge> {
-  const source = treeSource(store)
+  const source = readOnce(treeSource(store))
   const found = base && renames ? await mergeRenames({ store, source, base, ours, theirs, options: renames }) : null
   const trees = found?.trees ?? { base, ours, theirs }
   const ctx: Context = { store, source, labels, conflicts: [], lineMerged: [] }
   const { digest: tree } = await mergeDir(ctx, trees.base, trees.ours, trees.theirs, '')
   const conflicts = [...ctx.conflicts, ...(found?.conflicts ?? [])]
   return { tree, conflicts, lineMerged: ctx.lineMerged, renames: found?.renames ?? [], inexactRenamesSkipped: found?.inexactSkipped ?? false }
+}
+
+/** A source that reads each tree once: rename detection and the path merge walk the same trees. */
+function readOnce(source: TreeSource): TreeSource {
+  const trees = new Map<Digest, Promise<Tree>>()
+  return (digest) => {
+    if (!trees.has(digest)) trees.set(digest, source(digest))
+    return trees.get(digest)!
+  }
 }
 
 async function mergeDir(ctx: Context, base: Digest | null, ours: Digest | null, theirs: Digest | null, prefix: string): Promise<{ digest: Digest; empty: boolean }> {
