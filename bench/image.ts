@@ -7,7 +7,7 @@
  * files both sides changed against `git merge-file --diff3` run on each file.
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { forkImage } from '../src/image/forkImage.js'
@@ -214,56 +214,134 @@ function removeSettled(path: string): void {
   execFileSync('sync')
 }
 
+/** Where the fixture puts file `i`. */
+const fixturePath = (i: number) => join(`d${Math.floor(i / 1000)}`, `s${Math.floor(i / 100) % 10}`, `f${i}.txt`)
+
 /** Change `files` of the fixture (append a line to each): the same paths and bytes in both trees. */
 function change(dir: string, indexes: number[], tag: string): void {
-  for (const i of indexes) appendFileSync(join(dir, `d${Math.floor(i / 1000)}`, `s${Math.floor(i / 100) % 10}`, `f${i}.txt`), `\n// ${tag} ${i}\n`)
+  for (const i of indexes) appendFileSync(join(dir, fixturePath(i)), `\n// ${tag} ${i}\n`)
+}
+
+/** A side's change to a fixture directory, made alike in the store's workspace and in git's. */
+type SideChange = (dir: string) => void
+
+/**
+ * Two images of a 10k-file workspace that parted at a common one (`ours` and `theirs` made
+ * on each side), and the same history as git commits; `gitMerge` times `git merge` alone,
+ * main put back on ours before each run (not timed).
+ */
+async function diverged(root: string, seed: number, ours: SideChange, theirs: SideChange) {
+  const dir = join(root, 'fp')
+  const gw = join(root, 'git')
+  makeFixture(dir, { ...BIG, seed })
+  makeFixture(gw, { ...BIG, seed })
+  await initWorkspace({ dir })
+  const { store } = await openStore({ dir })
+  const base = (await snapshotWorkspace({ dir, message: 'base' })).id
+  await updateRef({ store, name: 'refs/heads/other', id: base, message: 'branch' })
+  ours(dir)
+  const oursId = (await snapshotWorkspace({ dir, message: 'ours' })).id
+  await checkout({ dir, id: 'other' })
+  theirs(dir)
+  const theirsId = (await snapshotWorkspace({ dir, message: 'theirs' })).id
+  await checkout({ dir, id: 'main' })
+  gitIn(gw, 'init', '-q', '-b', 'main')
+  gitIn(gw, 'add', '-A')
+  gitIn(gw, 'commit', '-qm', 'base')
+  gitIn(gw, 'branch', 'other')
+  for (const [name, side] of [['ours', ours] as const, ['theirs', theirs] as const]) {
+    if (name === 'theirs') gitIn(gw, 'checkout', '-q', 'other')
+    side(gw)
+    gitIn(gw, 'add', '-A')
+    gitIn(gw, 'commit', '-qm', name)
+  }
+  gitIn(gw, 'checkout', '-q', 'main')
+  const gitOurs = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: gw }).toString().trim()
+  const gitMerge = { run: () => gitIn(gw, 'merge', '-q', '--no-edit', 'other'), before: () => gitIn(gw, 'reset', '-q', '--hard', gitOurs) }
+  return { dir, store, oursId, theirsId, gitMerge }
 }
 
 /** Two images of a 10k-file workspace that parted at a common one, 10 files changed on each side; the same as git commits. */
 async function mergeRows(): Promise<Row[]> {
   const root = mkdtempSync(join(tmpdir(), 'fp-bench-imerge-'))
   try {
-    const dir = join(root, 'fp')
-    const gw = join(root, 'git')
-    makeFixture(dir, { ...BIG, seed: 11 })
-    makeFixture(gw, { ...BIG, seed: 11 })
     const ours = Array.from({ length: 10 }, (_, i) => i * 997)
     const theirs = Array.from({ length: 10 }, (_, i) => 500 + i * 991)
-    await initWorkspace({ dir })
-    const { store } = await openStore({ dir })
-    const base = (await snapshotWorkspace({ dir, message: 'base' })).id
-    await updateRef({ store, name: 'refs/heads/other', id: base, message: 'branch' })
-    change(dir, ours, 'ours')
-    const oursId = (await snapshotWorkspace({ dir, message: 'ours' })).id
-    await checkout({ dir, id: 'other' })
-    change(dir, theirs, 'theirs')
-    const theirsId = (await snapshotWorkspace({ dir, message: 'theirs' })).id
-    await checkout({ dir, id: 'main' })
-    gitIn(gw, 'init', '-q', '-b', 'main')
-    gitIn(gw, 'add', '-A')
-    gitIn(gw, 'commit', '-qm', 'base')
-    gitIn(gw, 'branch', 'other')
-    change(gw, ours, 'ours')
-    gitIn(gw, 'commit', '-qam', 'ours')
-    gitIn(gw, 'checkout', '-q', 'other')
-    change(gw, theirs, 'theirs')
-    gitIn(gw, 'commit', '-qam', 'theirs')
-    gitIn(gw, 'checkout', '-q', 'main')
-    const gitOurs = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: gw }).toString().trim()
-    // timed: `git merge` alone; before each run, main is put back on ours (not timed)
-    const gitMerge = { run: () => gitIn(gw, 'merge', '-q', '--no-edit', 'other'), before: () => gitIn(gw, 'reset', '-q', '--hard', gitOurs) }
+    const { dir, store, oursId, theirsId, gitMerge } = await diverged(
+      root,
+      11,
+      (at) => change(at, ours, 'ours'),
+      (at) => change(at, theirs, 'theirs'),
+    )
     const resetFp = async () => {
       await updateRef({ store, name: 'refs/heads/main', id: oursId, message: 'bench reset' })
       await checkout({ dir, id: 'main', force: true })
     }
     const inStore = await compare({ run: () => mergeImages({ store, ours: oursId, theirs: theirsId }) }, gitMerge, { runs: 7 })
+    const noRenames = await compare(
+      { run: () => mergeImages({ store, ours: oursId, theirs: theirsId }) },
+      { run: () => mergeImages({ store, ours: oursId, theirs: theirsId, renames: false }) },
+      { runs: 51 },
+    )
     const inPlace = await compare({ run: () => merge({ dir, store, from: 'other' }), before: resetFp }, gitMerge, { runs: 7 })
     const cli = await compare({ run: () => spawnSync(CLI, ['merge', 'other'], { cwd: dir }), before: resetFp }, gitMerge, { runs: 5 })
     const op = `merge two images of ${BIG.files} files, 10 changed per side`
     return [
       { operation: op, tool: 'mergeImages (library, in the store: merged image written)', ms: inStore.a, 'git ms': inStore.b, 'vs git': inStore.ratio, target: '<= 1.0x' },
+      {
+        operation: op,
+        tool: 'mergeImages, renames found (default) against renames: false (the same run, interleaved)',
+        ms: noRenames.a,
+        'git ms': noRenames.b,
+        'vs git': noRenames.ratio,
+        target: '<= 1.2x of renames: false',
+      },
       { operation: op, tool: 'merge (library, into HEAD: files and HEAD moved)', ms: inPlace.a, 'git ms': inPlace.b, 'vs git': inPlace.ratio, target: '<= 1.0x' },
       { operation: op, tool: 'forkpoint merge (CLI, Node start included)', ms: cli.a, 'git ms': cli.b, 'vs git': cli.ratio, target: '' },
+    ]
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** Files `ours` moves into `moved/` (theirs edits the first ten of them). */
+const MOVED = Array.from({ length: 100 }, (_, i) => i * 97)
+
+/** The 10k-file merge where ours moved 100 files into a new directory and theirs edited 10 of them: git merges it cleanly, following the renames. */
+async function renameMergeRows(): Promise<Row[]> {
+  const root = mkdtempSync(join(tmpdir(), 'fp-bench-rmerge-'))
+  try {
+    const edited = MOVED.slice(0, 10)
+    const moveAll = (at: string) => {
+      mkdirSync(join(at, 'moved'))
+      for (const i of MOVED) renameSync(join(at, fixturePath(i)), join(at, 'moved', `f${i}.txt`))
+    }
+    const { store, oursId, theirsId, gitMerge } = await diverged(root, 13, moveAll, (at) => change(at, edited, 'theirs'))
+    const result = await mergeImages({ store, ours: oursId, theirs: theirsId })
+    const withRenames = await compare({ run: () => mergeImages({ store, ours: oursId, theirs: theirsId }) }, gitMerge, { runs: 7 })
+    const without = await compare(
+      { run: () => mergeImages({ store, ours: oursId, theirs: theirsId }) },
+      { run: () => mergeImages({ store, ours: oursId, theirs: theirsId, renames: false }) },
+      { runs: 51 },
+    )
+    const op = `merge two images of ${BIG.files} files: ${MOVED.length} moved into a new directory on one side, ${edited.length} of them edited on the other`
+    return [
+      {
+        operation: op,
+        tool: `mergeImages (library, in the store), renames found: ${result.outcome}`,
+        ms: withRenames.a,
+        'git ms': withRenames.b,
+        'vs git': withRenames.ratio,
+        target: '<= 1.0x',
+      },
+      {
+        operation: op,
+        tool: 'mergeImages, renames found against renames: false (10 modify/delete conflicts; the same run, interleaved)',
+        ms: without.a,
+        'git ms': without.b,
+        'vs git': without.ratio,
+        target: '',
+      },
     ]
   } finally {
     rmSync(root, { recursive: true, force: true })
@@ -277,7 +355,7 @@ export async function main(args: string[]): Promise<void> {
     report('image-fork', 'Image fork', [...(await forkRows()), ...(await materializeRows())])
     report('image-base-view', 'Image fork: the base view a first fork builds (median ms, interleaved)', await baseViewRows())
   }
-  if (wanted('merge')) report('image-merge-10k', 'Image merge: two images of a 10k-file workspace vs git merge (median ms)', await mergeRows())
+  if (wanted('merge')) report('image-merge-10k', 'Image merge: two images of a 10k-file workspace vs git merge (median ms)', [...(await mergeRows()), ...(await renameMergeRows())])
   if (wanted('lines')) await lineMergeRows()
 }
 

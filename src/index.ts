@@ -155,6 +155,7 @@ export type { MachineImage } from './machine/image/MachineImage.js'
 export type { AcceleratorChoice, AcceleratorRequest } from './machine/qemu/accelerator.js'
 export type { Accelerator } from './machine/qemu/qemuArgs.js'
 export type { PathConflict } from './world/mergeWorld.js'
+export type { RenameOptions } from './world/findRenames.js'
 export { mergeLines, type ConflictLabels, type LineMerge } from './world/mergeLines.js'
 
 // live copy-on-write branches of a workspace, and sandboxed runs

@@ -15,7 +15,7 @@ import { openStore, type StoreLocator } from '../store/findStore.js'
 import { StoreDirectory } from '../world/storeDirectory.js'
 import { treeSource } from '../world/treeSource.js'
 import { withWorkspaceLock } from '../world/workspaceLock.js'
-import { type ImageMerge, mergeImages } from './mergeImages.js'
+import { type ImageMerge, type MergeImagesArgs, mergeImages } from './mergeImages.js'
 import type { ModelMergeOptions } from './model/mergeTensors.js'
 
 export interface MergeArgs extends StoreLocator {
@@ -29,6 +29,8 @@ export interface MergeArgs extends StoreLocator {
   now?: () => Date
   /** How a model layer both sides changed is merged (unset: a conflict). */
   modelMerge?: ModelMergeOptions
+  /** How renames are found in the world (default: 50% similar, 1,000² pairs at most); false: not at all. */
+  renames?: MergeImagesArgs['renames']
 }
 
 /** The image merge, the ref it moved (or would have), and whether it stopped with the merge in progress. */
@@ -65,7 +67,7 @@ async function mergeIntoRef(store: Store, workspace: string, args: MergeArgs, re
   return withWriteLock(store, async () => {
     const ours = await readRef(store, ref)
     if (ours === null) throw new UsageError(`merge --into: ${ref} does not exist`, { ref })
-    const result = await mergeImages({ store, ours, theirs: args.from, allowUnrelated: args.allowUnrelated, message: args.message, now: args.now, modelMerge: args.modelMerge })
+    const result = await mergeImages({ store, ours, ...imageMergeArgs(args) })
     if (result.outcome === 'fast-forward' || result.outcome === 'merged') {
       await admit(store, workspace, (await readSnapshot(store, result.id)).world.tree, args)
       await store.sync()
@@ -80,9 +82,7 @@ async function mergeIntoHead(store: Store, workspace: string, args: MergeArgs): 
   const head = await readHead(store)
   const ref = await headTarget(store)
   const ours = await readRef(store, 'HEAD')
-  const result: ImageMerge = ours
-    ? await mergeImages({ store, ours, theirs: args.from, allowUnrelated: args.allowUnrelated, message: args.message, now: args.now, modelMerge: args.modelMerge })
-    : { outcome: 'fast-forward', id: await resolveId(store, args.from), layers: [] } // nothing to merge into yet
+  const result: ImageMerge = ours ? await mergeImages({ store, ours, ...imageMergeArgs(args) }) : { outcome: 'fast-forward', id: await resolveId(store, args.from), layers: [] } // nothing to merge into yet
   if (result.outcome === 'up-to-date') return { ...result, ref, inProgress: false }
   if (result.outcome === 'conflict') {
     await admit(store, workspace, result.tree, args, { tree: cleanScan.tree, files: cleanScan.files })
@@ -96,6 +96,10 @@ async function mergeIntoHead(store: Store, workspace: string, args: MergeArgs): 
   // applyTree admits the tree before it writes a journal, a ref or a file
   await applyTree({ store, workspace, tree, head: headText(head, result.id), ref: move, force: false, allowExternalSymlinks: args.allowExternalSymlinks, cleanScan })
   return { ...result, ref, inProgress: false }
+}
+
+function imageMergeArgs({ from, allowUnrelated, message, now, modelMerge, renames }: MergeArgs): Omit<MergeImagesArgs, 'ours'> {
+  return { theirs: from, allowUnrelated, message, now, modelMerge, renames }
 }
 
 /** The HEAD file's text once HEAD is at `id`: the head it follows, unchanged, or `id` itself when detached. */

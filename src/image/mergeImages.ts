@@ -7,7 +7,8 @@ import type { Store } from '../store/Store.js'
 import { readSnapshot } from '../world/readObjects.js'
 import { type Snapshot, makeSnapshot } from '../world/Snapshot.js'
 import { type ConflictLabels } from '../world/mergeLines.js'
-import { type PathConflict, mergeWorld } from '../world/mergeWorld.js'
+import { DEFAULT_RENAMES, type RenameOptions } from '../world/findRenames.js'
+import { type PathConflict, type WorldMerge, mergeWorld } from '../world/mergeWorld.js'
 import type { StructuredObject } from '../store/StructuredObject.js'
 import type { Run } from '../trace/core/Run.js'
 import { mergeRuns } from '../trace/diff/mergeRuns.js'
@@ -50,6 +51,8 @@ export interface MergeImagesArgs extends StoreLocator {
   now?: () => Date
   /** How a model layer both sides changed is merged (unset: it is a conflict). */
   modelMerge?: ModelMergeOptions
+  /** How renames are found in the world (default: 50% similar, 1,000² pairs at most); false: not at all. */
+  renames?: Partial<RenameOptions> | false
 }
 
 /** Layers other than the world: the trace merges its runs, the effects their ledgers; the rest, with no merge of their own yet, are kept from the side that changed them. */
@@ -65,7 +68,17 @@ const OPAQUE_LAYER_KEYS = (s: Snapshot): string[] => Object.keys(s).filter((k) =
  * @throws {UsageError} when the images share no history and `allowUnrelated` is not set
  * @throws {MalformedObjectError} @throws {LedgerTamperedError} theirs has a layer of the wrong kind or a broken ledger (exit 5)
  */
-export async function mergeImages({ theirs, ours, allowUnrelated = false, message, now = () => new Date(), modelMerge, ...locator }: MergeImagesArgs): Promise<ImageMerge> {
+export async function mergeImages({
+  theirs,
+  ours,
+  allowUnrelated = false,
+  message,
+  now = () => new Date(),
+  modelMerge,
+  renames: asked,
+  ...locator
+}: MergeImagesArgs): Promise<ImageMerge> {
+  const renames = asked === false ? false : { ...DEFAULT_RENAMES, ...asked }
   const { store } = await openStore(locator)
   const [oursId, theirsId] = await Promise.all([resolveId(store, ours), resolveId(store, theirs)])
   const bases = await mergeBases({ store, a: oursId, b: theirsId })
@@ -79,11 +92,11 @@ export async function mergeImages({ theirs, ours, allowUnrelated = false, messag
     })
   }
   const o = await readSnapshot(store, oursId)
-  const base = bases.length === 0 ? null : await virtualBase(store, bases)
+  const base = bases.length === 0 ? null : await virtualBase(store, bases, renames)
   const labels: ConflictLabels = { ours: shortId(oursId), base: bases.length === 1 ? shortId(bases[0]!) : 'merge base', theirs: shortId(theirsId) }
-  const world = await mergeWorld({ store, base: base?.world.tree ?? null, ours: o.world.tree, theirs: t.world.tree, labels })
+  const world = await mergeWorld({ store, base: base?.world.tree ?? null, ours: o.world.tree, theirs: t.world.tree, labels, renames })
   const env = mergeEnv(base?.world.env ?? {}, o.world.env ?? {}, t.world.env ?? {})
-  const layers: LayerReport[] = [worldReport(world.conflicts, world.lineMerged, base?.world.tree === o.world.tree ? 'theirs' : null)]
+  const layers: LayerReport[] = [worldReport(world, base?.world.tree === o.world.tree ? 'theirs' : null)]
   const picked: Record<string, unknown> = {}
   const layerConflicts: string[] = env.conflicts.map((k) => `world.env.${k}`)
   for (const key of [...new Set([...OPAQUE_LAYER_KEYS(o), ...OPAQUE_LAYER_KEYS(t)])].sort()) {
@@ -194,18 +207,19 @@ async function mergeEffects(store: Store, ours: Digest, theirs: Digest): Promise
  * the bases themselves (recursively, against their own bases), conflicts and all, as git's
  * recursive strategy builds its virtual ancestor. Only its world is used.
  */
-async function virtualBase(store: Store, bases: Digest[]): Promise<Snapshot> {
+async function virtualBase(store: Store, bases: Digest[], renames: RenameOptions | false): Promise<Snapshot> {
   let merged = await readSnapshot(store, bases[0]!)
   for (const next of bases.slice(1)) {
     const other = await readSnapshot(store, next)
     const below = await mergeBases({ store, a: bases[0]!, b: next })
-    const deeper = below.length === 0 ? null : await virtualBase(store, below)
+    const deeper = below.length === 0 ? null : await virtualBase(store, below, renames)
     const world = await mergeWorld({
       store,
       base: deeper?.world.tree ?? null,
       ours: merged.world.tree,
       theirs: other.world.tree,
       labels: { ours: 'base 1', base: 'base of bases', theirs: 'base 2' },
+      renames,
     })
     merged = { ...merged, world: { ...merged.world, tree: world.tree } }
   }
@@ -224,15 +238,24 @@ function mergeEnv(base: Record<string, string>, ours: Record<string, string>, th
   return { merged, conflicts }
 }
 
-function worldReport(conflicts: PathConflict[], lineMerged: string[], onlyTheirs: 'theirs' | null): LayerReport {
+function worldReport({ conflicts, lineMerged, renames, inexactRenamesSkipped }: WorldMerge, onlyTheirs: 'theirs' | null): LayerReport {
+  const skipped = inexactRenamesSkipped ? '; too many files to compare for renames: only identical ones paired' : ''
   if (conflicts.length > 0) {
-    const paths = conflicts.map((c) => c.path)
+    const paths = conflicts.map(describeConflict)
     return {
       layer: 'world',
       outcome: 'conflict',
-      summary: `world: conflict (${paths.length} path${paths.length === 1 ? '' : 's'}: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''})`,
+      summary: `world: conflict (${paths.length} path${paths.length === 1 ? '' : 's'}: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}${skipped})`,
     }
   }
   const merged = lineMerged.length > 0 ? `, ${lineMerged.length} merged line by line` : ''
-  return { layer: 'world', outcome: onlyTheirs ?? 'merged', summary: `world: clean${merged}` }
+  const renamed = renames.length > 0 ? `, ${renames.length} rename${renames.length === 1 ? '' : 's'} found` : ''
+  return { layer: 'world', outcome: onlyTheirs ?? 'merged', summary: `world: clean${merged}${renamed}${skipped}` }
+}
+
+/** A path conflict for people: the path, and for a rename conflict where each side put the file. */
+function describeConflict({ path, kind, kept }: PathConflict): string {
+  if (kind === 'rename/rename') return `${path} renamed to ${kept.ours} (ours) and to ${kept.theirs} (theirs)`
+  if (kind === 'rename/delete') return kept.ours ? `${path} renamed to ${kept.ours} (ours), deleted (theirs)` : `${path} deleted (ours), renamed to ${kept.theirs} (theirs)`
+  return path
 }

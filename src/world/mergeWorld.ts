@@ -1,17 +1,20 @@
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
-import { EXEC_MODE, FILE_MODE, type FileEntry, type TreeEntry, dirEntry, fileEntry, treeObject } from './Tree.js'
-import { type ConflictLabels, mergeLines } from './mergeLines.js'
+import { EXEC_MODE, FILE_MODE, type FileEntry, type Tree, type TreeEntry, dirEntry, fileEntry, treeObject } from './Tree.js'
+import { DEFAULT_RENAMES, type RenameOptions } from './findRenames.js'
 import { looksBinary } from './looksBinary.js'
+import { type ConflictLabels, mergeLines } from './mergeLines.js'
+import { type SideRename, mergeRenames } from './mergeRenames.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, treeSource, zipEntries } from './treeSource.js'
 
 /** Why a path could not be merged on its own. */
-export type ConflictKind = 'content' | 'add/add' | 'modify/delete' | 'type' | 'mode'
+export type ConflictKind = 'content' | 'add/add' | 'modify/delete' | 'type' | 'mode' | 'rename/rename' | 'rename/delete'
 
 /**
  * A path both sides changed in ways that do not merge. `kept` says where each side's version
  * now is in the merged tree: at the path itself, beside it as `NAME~LABEL`, or nowhere (that
- * side deleted it). A text conflict is one file at the path, with conflict markers.
+ * side deleted it). A text conflict is one file at the path, with conflict markers. A rename
+ * conflict's path is the base's, and `kept` names each side's new path (null: deleted there).
  */
 export interface PathConflict {
   path: string
@@ -25,6 +28,10 @@ export interface WorldMerge {
   conflicts: PathConflict[]
   /** Text files both sides changed whose lines merged cleanly. */
   lineMerged: string[]
+  /** The renames found on either side that the other side's changes followed or that conflict. */
+  renames: SideRename[]
+  /** Some candidate pairs were too many to compare by content: only identical files were paired as renames. */
+  inexactRenamesSkipped: boolean
 }
 
 /** Files larger than this, chunked files and files with a NUL byte are merged as binary: never line by line. */
@@ -46,6 +53,10 @@ interface Context {
  * both sides changed keeps **both** versions: ours at the path and theirs beside it as
  * `NAME~LABEL` (a directory always keeps the path), each listed as a conflict. Nothing is
  * lost either way, so the caller can write the tree out and let a human finish.
+ *
+ * Renames come first (`mergeRenames`, unless `renames` is false): a file one side renamed
+ * and the other changed merges at the new path; renamed apart on each side, or renamed and
+ * deleted, it is a conflict.
  */
 export async function mergeWorld({
   store,
@@ -53,16 +64,32 @@ export async function mergeWorld({
   ours,
   theirs,
   labels,
+  renames = DEFAULT_RENAMES,
 }: {
   store: Store
   base: Digest | null
   ours: Digest
   theirs: Digest
   labels: ConflictLabels
+  /** How renames are found; false: not at all (a renamed file is a deletion and an addition). */
+  renames?: RenameOptions | false
 }): Promise<WorldMerge> {
-  const ctx: Context = { store, source: treeSource(store), labels, conflicts: [], lineMerged: [] }
-  const { digest: tree } = await mergeDir(ctx, base, ours, theirs, '')
-  return { tree, conflicts: ctx.conflicts, lineMerged: ctx.lineMerged }
+  const source = readOnce(treeSource(store))
+  const found = base && renames ? await mergeRenames({ store, source, base, ours, theirs, options: renames }) : null
+  const trees = found?.trees ?? { base, ours, theirs }
+  const ctx: Context = { store, source, labels, conflicts: [], lineMerged: [] }
+  const { digest: tree } = await mergeDir(ctx, trees.base, trees.ours, trees.theirs, '')
+  const conflicts = [...ctx.conflicts, ...(found?.conflicts ?? [])]
+  return { tree, conflicts, lineMerged: ctx.lineMerged, renames: found?.renames ?? [], inexactRenamesSkipped: found?.inexactSkipped ?? false }
+}
+
+/** A source that reads each tree once: rename detection and the path merge walk the same trees. */
+function readOnce(source: TreeSource): TreeSource {
+  const trees = new Map<Digest, Promise<Tree>>()
+  return (digest) => {
+    if (!trees.has(digest)) trees.set(digest, source(digest))
+    return trees.get(digest)!
+  }
 }
 
 async function mergeDir(ctx: Context, base: Digest | null, ours: Digest | null, theirs: Digest | null, prefix: string): Promise<{ digest: Digest; empty: boolean }> {

@@ -936,3 +936,22 @@ describe('contents of a hostile image (diff --patch, show ID:PATH)', () => {
     expect(patch.length).toBeLessThan(1000)
   })
 })
+
+describe('merge rename detection is bounded', () => {
+  it('an image that deletes and adds over 1,000 × 1,000 files is merged comparing none by content: only identical files pair', async () => {
+    const { Store } = await import('../../src/index.js')
+    const { mergeWorld } = await import('../../src/world/mergeWorld.js')
+    const { writeFlat } = await import('../helpers/flatTree.js')
+    const store = await Store.init(tempDir('hostile-renames'))
+    const N = 1001
+    const text = (tag: string, i: number) => `${tag} ${i}\n`.repeat(8)
+    const files = (tag: string) => Object.fromEntries(Array.from({ length: N }, (_, i) => [`${tag}/f${i}.txt`, text(tag, i)]))
+    const base = await writeFlat(store, files('old'))
+    const ours = await writeFlat(store, { ...files('new'), 'same/f0.txt': text('old', 0) })
+    const theirs = await writeFlat(store, Object.fromEntries(Object.entries(files('old')).map(([p, t]) => [p, `${t}edited\n`])))
+    const merged = await mergeWorld({ store, base, ours, theirs, labels: { ours: 'ours', base: 'base', theirs: 'theirs' } })
+    expect(merged.inexactRenamesSkipped).toBe(true)
+    expect(merged.renames.map((r) => `${r.from}>${r.to}`)).toEqual(['old/f0.txt>same/f0.txt'])
+    expect(merged.conflicts).toHaveLength(N - 1)
+  })
+})

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
 import type { ContinueMergeResult } from '../../image/continueMerge.js'
-import type { MergeResult } from '../../image/merge.js'
+import type { MergeArgs as MergeResultArgs, MergeResult } from '../../image/merge.js'
 import type { LayerReport } from '../../image/mergeImages.js'
 import { DEFAULT_DENSITY, DEFAULT_DROP_RATE, MODEL_MERGE_METHODS, type ModelMergeMethod, type ModelMergeOptions } from '../../image/model/mergeTensors.js'
 import { type Where, common, commonFlags } from '../context.js'
@@ -15,6 +15,7 @@ export interface MergeOptions extends Where {
   message?: string
   allowExternalSymlinks?: boolean
   modelMerge?: ModelMergeOptions
+  renames?: MergeResultArgs['renames']
 }
 
 /** `forkpoint merge FROM`: image FROM merged into HEAD (the workspace) or, `into`, a branch or tag in the store only. */
@@ -72,23 +73,48 @@ export function registerMerge(program: Command): void {
     .option('--continue', 'finish a merge stopped on conflicts, once the files are fixed')
     .option('--abort', 'undo a merge stopped on conflicts: the workspace back to HEAD exactly')
     .option('--allow-external-symlinks', 'allow symlinks that point outside the tree')
+    .option('--find-renames [n]', 'a file deleted on one side and one added there are a rename when at least N% alike (default 50)')
+    .option('--no-renames', 'look for no renames: a renamed file is a deletion and an addition')
     .option('--model-merge <method>', `merge a model layer both sides changed: ${MODEL_MERGE_METHODS.join('|')}`)
     .option('--density <d>', `ties: the fraction of each side's changes kept, by magnitude (default ${DEFAULT_DENSITY})`)
     .option('--drop-rate <p>', `dare, dare-ties: the probability each change is dropped (default ${DEFAULT_DROP_RATE})`)
     .option('--seed <n>', "dare, dare-ties: the drops' seed (default 0)")
     .option('--weights <a,b>', 'weights of ours and theirs (default 1,1)')
     .action(
-      async (from: string | undefined, opts: Omit<MergeOptions, keyof Where | 'from' | 'modelMerge'> & ModelMergeFlags & { continue?: boolean; abort?: boolean }, cmd: Command) => {
+      async (
+        from: string | undefined,
+        opts: Omit<MergeOptions, keyof Where | 'from' | 'modelMerge' | 'renames'> & ModelMergeFlags & RenameFlags & { continue?: boolean; abort?: boolean },
+        cmd: Command,
+      ) => {
         const flags = commonFlags(cmd)
         const where = { dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) }
         if ([from !== undefined, opts.continue, opts.abort].filter(Boolean).length !== 1) throw new UsageError('merge: give FROM, --continue or --abort (one of them)')
-        const { continue: _continue, abort: _abort, modelMerge, density, dropRate, seed, weights, ...mergeOpts } = opts
+        const { continue: _continue, abort: _abort, modelMerge, density, dropRate, seed, weights, findRenames, renames, ...mergeOpts } = opts
         const model = modelMergeOptions({ modelMerge, density, dropRate, seed, weights })
+        const renameDetection = renameOptions({ findRenames, renames })
         if (opts.abort) print(flags, await mergeAbortCommand(where), mergeAbortView)
         else if (opts.continue) print(flags, await mergeContinueCommand({ ...where, allowExternalSymlinks: opts.allowExternalSymlinks }), mergeContinueView)
-        else print(flags, await mergeCommand({ ...where, ...mergeOpts, ...(model ? { modelMerge: model } : {}), from: from! }), mergeView)
+        else print(flags, await mergeCommand({ ...where, ...mergeOpts, ...(model ? { modelMerge: model } : {}), ...renameDetection, from: from! }), mergeView)
       },
     )
+}
+
+interface RenameFlags {
+  findRenames?: string | true
+  /** false under --no-renames */
+  renames?: boolean
+}
+
+/** The rename detection the flags ask for (none given: the default); a usage error (exit 2) for a percentage that is not one. */
+function renameOptions({ findRenames, renames }: RenameFlags): Pick<MergeOptions, 'renames'> {
+  if (renames === false) {
+    if (findRenames !== undefined) throw new UsageError('merge: --find-renames and --no-renames contradict each other')
+    return { renames: false }
+  }
+  if (findRenames === undefined || findRenames === true) return {}
+  const percent = /^(\d{1,3})%?$/.exec(findRenames)
+  if (!percent || Number(percent[1]) > 100) throw new UsageError(`merge: --find-renames takes a similarity from 0 to 100 (percent), not ${JSON.stringify(findRenames)}`)
+  return { renames: { threshold: Number(percent[1]) } }
 }
 
 interface ModelMergeFlags {
