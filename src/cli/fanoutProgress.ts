@@ -15,6 +15,8 @@ export function describeFanoutEvent(e: FanoutEvent): string {
       return `fan-out: #${e.index} ${e.status}${e.worker ? ` on ${e.worker}` : ''}${e.error ? `: ${e.error}` : ''}`
     case 'cancelling':
       return `fan-out: cancelling the others (${e.reason})`
+    case 'no-worker':
+      return `fan-out: no worker has taken any of the ${e.jobs} job(s) in ${e.waitedMs / 1000}s; still waiting (is a 'forkpoint worker' taking jobs from this queue? --no-worker-timeout turns this notice off)`
   }
 }
 

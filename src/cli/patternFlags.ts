@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander'
 import { UsageError } from '../errors/index.js'
 import type { CandidateRunner } from '../patterns/runCandidates.js'
+import { parseDuration } from '../sandbox/limits.js'
 import type { NetMode } from '../sandbox/runSandboxed.js'
 import { type QueueSecretFlags, queueSecrets, withQueueSecrets } from './queueFlags.js'
 
@@ -14,6 +15,8 @@ export interface PatternFlags extends QueueSecretFlags {
   queue?: string
   registry?: string
   insecure?: boolean
+  /** With --queue: how long to wait for a worker to take a job before saying none has; false (`--no-worker-timeout`) for never. */
+  workerTimeout?: string | false
 }
 
 export function withPatternOptions(cmd: Command): Command {
@@ -25,6 +28,8 @@ export function withPatternOptions(cmd: Command): Command {
     .option('--queue <url>', 'run the candidates on forkpoint workers taking jobs from this Redis queue (redis[s]://[USER@]HOST:PORT); needs --registry and the queue key')
     .option('--registry <remote>', 'with --queue: the registry images travel through (oci://HOST[:PORT]/REPO)')
     .option('--insecure', 'with --queue: plain HTTP to a registry that is not on loopback')
+    .option('--worker-timeout <duration>', 'with --queue: say so on stderr when no worker has taken a job in this long (default 30s; it keeps waiting)')
+    .option('--no-worker-timeout', 'with --queue: never say that no worker has taken a job')
   return withQueueSecrets(cmd)
 }
 
@@ -53,12 +58,18 @@ export async function cancelOnSignals<T>(fn: (signal: AbortSignal) => Promise<T>
   }
 }
 
-/** `--queue` and `--registry`: a queue runner whose progress goes to stderr, one line an event (nothing under --json). */
+/**
+ * `--queue` and `--registry`: a queue runner whose progress goes to stderr, one line an event;
+ * under --json only the notice that no worker has taken a job.
+ */
 export async function runnerFlags(opts: PatternFlags, json: boolean): Promise<{ runner?: CandidateRunner }> {
   if (opts.queue === undefined || opts.registry === undefined) return {}
   const { queueRunner } = await import('../fanout/queueRunner.js')
   const { describeFanoutEvent } = await import('./fanoutProgress.js')
-  const onEvent = json ? undefined : (event: Parameters<typeof describeFanoutEvent>[0]) => process.stderr.write(`${describeFanoutEvent(event)}\n`)
+  const onEvent = (event: Parameters<typeof describeFanoutEvent>[0]) => {
+    if (!json || event.type === 'no-worker') process.stderr.write(`${describeFanoutEvent(event)}\n`)
+  }
   const secrets = await queueSecrets(opts)
-  return { runner: queueRunner({ queue: opts.queue, ...secrets, registry: opts.registry, insecure: opts.insecure ?? false, ...(onEvent ? { onEvent } : {}) }) }
+  const notice = opts.workerTimeout === undefined ? {} : { noWorkerNoticeMs: opts.workerTimeout === false ? 0 : parseDuration(opts.workerTimeout, '--worker-timeout') }
+  return { runner: queueRunner({ queue: opts.queue, ...secrets, registry: opts.registry, insecure: opts.insecure ?? false, onEvent, ...notice }) }
 }

@@ -10,6 +10,7 @@ import { type FanoutJobProgress, type PortableCandidate, QUEUE_NAME, cancelledKe
 import { type SignedJobData, type SignedJobResult, queueKey, signJob } from './jobSignature.js'
 import { collectJobs } from './collectJobs.js'
 import { fetchResult } from './fetchResult.js'
+import { noticeIdleQueue } from './noticeIdleQueue.js'
 import { pushBase } from './pushBase.js'
 import { connectRedis, connectionOptions, parseQueueUrl } from './queueConnection.js'
 
@@ -27,7 +28,12 @@ export interface QueueRunnerOptions {
   insecure?: boolean
   /** Progress as it happens: the base pushed, jobs queued, each job's phase on its worker, each result, the cancellation of the losers. */
   onEvent?: (event: FanoutEvent) => void
+  /** After this long with no job taken by a worker, a `no-worker` event (the fan-out keeps waiting); 0 for none. @default NO_WORKER_NOTICE_MS */
+  noWorkerNoticeMs?: number
 }
+
+/** How long a fan-out waits for a worker to take a job before it says that none has. */
+const NO_WORKER_NOTICE_MS = 30_000
 
 export type FanoutEvent =
   | { type: 'base'; id: string; sentBytes: number }
@@ -35,6 +41,7 @@ export type FanoutEvent =
   | { type: 'progress'; index: number; phase: FanoutJobProgress['phase']; worker: string }
   | { type: 'finished'; index: number; status: CandidateStatus; worker: string | null; error?: string }
   | { type: 'cancelling'; reason: string }
+  | { type: 'no-worker'; waitedMs: number; jobs: number }
 
 /**
  * Run `speculate`, `bestOfN` and `tournament` candidates on other machines: `forkpoint
@@ -47,7 +54,8 @@ export type FanoutEvent =
  * effects of its outbox once.
  * Only command candidates travel: a function given to it is a FunctionCandidateError. Each
  * job is signed with `key` (HMAC-SHA256 over its id and data); a result not signed with it
- * is an error of its candidate, never an image to pull.
+ * is an error of its candidate, never an image to pull. When no worker has taken a job
+ * `noWorkerNoticeMs` after they were queued, a `no-worker` event says so; it keeps waiting.
  * @example
  * await speculate(['make fix-a', 'make fix-b'], { runner: queueRunner({ queue: 'redis://10.0.0.5:6379', key, registry: 'oci://10.0.0.5:5000/agents' }) }).apply(ws)
  * @throws {UsageError} a bad queue URL, key or registry
@@ -59,6 +67,7 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
   parseRemote(options.registry)
   const emit = options.onEvent ?? (() => undefined)
   const insecure = options.insecure ?? false
+  const noticeMs = options.noWorkerNoticeMs ?? NO_WORKER_NOTICE_MS
 
   return async ({ pool, specs, options: resolved, signal, firstWins = false, keep = (r) => r.success, bestOnly = false }: RunCandidatesArgs): Promise<Attempt[]> => {
     const candidates = specs.map(portable)
@@ -96,7 +105,8 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
         }),
       )
       emit({ type: 'queued', group, jobs: jobs.length })
-      const { results, manifests } = await collectJobs({ jobs, key, events, redis, group, firstWins, signal, emit })
+      const stopNotice = noticeIdleQueue({ jobs, afterMs: noticeMs, notice: () => emit({ type: 'no-worker', waitedMs: noticeMs, jobs: jobs.length }) })
+      const { results, manifests } = await collectJobs({ jobs, key, events, redis, group, firstWins, signal, emit }).finally(stopNotice)
       const kept = results.filter((r) => r.success && keep(r)).sort((a, b) => b.score! - a.score! || a.index - b.index)
       const attempts: Attempt[] = results.map((result) => ({ result, branch: null }))
       for (const result of bestOnly ? kept.slice(0, 1) : kept) {

@@ -7,6 +7,7 @@ import { isRunFile } from '../trace/core/loadRun.js'
 import { readRunArtifact } from '../trace/core/readRunArtifact.js'
 import type { Run } from '../trace/core/Run.js'
 import { RunStore } from '../trace/core/RunStore.js'
+import { runRefName } from '../trace/core/runIds.js'
 import { transcriptToRun } from '../trace/core/transcript.js'
 import { MAX_JSON_FILE_BYTES } from '../util/jsonDepth.js'
 import { readCappedFile } from '../util/readCappedFile.js'
@@ -24,7 +25,7 @@ export async function traceLayer({ store, spec, cwd = process.cwd() }: { store: 
   if (isRunFile(spec, cwd)) return saveRun(store, readRunArtifact(path).run)
   return withRuns(store, async (runs) => {
     const runId = runs.resolve(spec)
-    const digest = await readRef(store, `refs/runs/${runId}`)
+    const digest = await readRef(store, runRefName(runId))
     if (!digest) throw new RunNotFoundError(`run ${runId} is indexed but its object is gone (was the store pruned?)`, { runId })
     return digest
   })

@@ -10,6 +10,8 @@ export interface RunCgroup {
   controller: Controller
   dir: string
   procs: string
+  /** How many processes the kernel's OOM killer has killed in it (0 for a pids cgroup). */
+  oomKills(): Promise<number>
   remove(): Promise<void>
 }
 
@@ -38,12 +40,19 @@ export async function makeRunCgroup(controller: Controller, limit: number): Prom
         await fs
           .writeFile(join(dir, parent.version === 'v2' ? 'memory.swap.max' : 'memory.memsw.limit_in_bytes'), parent.version === 'v2' ? '0' : String(limit))
           .catch(() => undefined)
-      return { controller, dir, procs: join(dir, 'cgroup.procs'), remove: () => removeCgroup(dir) }
+      return { controller, dir, procs: join(dir, 'cgroup.procs'), oomKills: () => oomKillsIn(dir, parent.version, controller), remove: () => removeCgroup(dir) }
     } catch {
       await fs.rmdir(dir).catch(() => undefined)
     }
   }
   return null
+}
+
+/** The `oom_kill` counter: `memory.events` on v2, `memory.oom_control` on v1 (Linux 4.13 and later; 0 where it is missing). */
+async function oomKillsIn(dir: string, version: 'v1' | 'v2', controller: Controller): Promise<number> {
+  if (controller !== 'memory') return 0
+  const text = await fs.readFile(join(dir, version === 'v2' ? 'memory.events' : 'memory.oom_control'), 'utf8').catch(() => '')
+  return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0)
 }
 
 /** A run cgroup's name: its maker's pid and start time, so that one whose maker is gone is known as left over. */

@@ -61,6 +61,12 @@ export interface SandboxResult {
   truncated: boolean
   durationMs: number
   timedOut: boolean
+  /**
+   * True when the kernel killed a process of the command for reaching the memory limit. Known
+   * only where the limit is a cgroup (`limits.memory === 'cgroup'`); under RLIMIT_AS an
+   * allocation past the limit fails instead, and the command reports that itself.
+   */
+  oomKilled: boolean
   /** How each requested limit was enforced: a cgroup where one is ours to use, else an rlimit. */
   limits: { memory?: LimitVia; pids?: LimitVia; cpu?: 'rlimit' }
   /** Each limit enforced more weakly than asked, and each isolation weaker than docs/sandbox.md promises, in words. */
@@ -109,7 +115,8 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   try {
     const run = await launch(fields, spec, timeoutMs)
     const { weaker, ...launched } = run
-    return { ...launched, limits, warnings: [...weaker, ...weakLimits(limits, spec, as)] }
+    const oomKilled = (await Promise.all(cgroups.map((c) => c.oomKills()))).some((n) => n > 0)
+    return { ...launched, oomKilled, limits, warnings: [...weaker, ...weakLimits(limits, spec, as)] }
   } finally {
     await Promise.all(cgroups.map((c) => c.remove()))
   }
@@ -136,7 +143,7 @@ function weakLimits(limits: SandboxResult['limits'], spec: SandboxSpec, as: numb
 }
 
 /** What the runtime said of the run; `weaker`: where the sandbox is weaker than docs/sandbox.md promises. */
-type Launched = Omit<SandboxResult, 'limits' | 'warnings'> & { weaker: string[] }
+type Launched = Omit<SandboxResult, 'limits' | 'warnings' | 'oomKilled'> & { weaker: string[] }
 
 /**
  * Spawn the runtime with the request on fd 3, stdio streamed. A kill is SIGTERM to the

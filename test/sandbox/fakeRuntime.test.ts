@@ -17,7 +17,7 @@ it('runs a branch command through the injected runtime: the branch view at the w
     async run(spec) {
       specs.push(spec)
       await fs.writeFile(join(spec.view, 'made-by-fake.txt'), 'fake') // what the command would have written
-      return { exitCode: 3, stdout: 'out', stderr: '', truncated: false, durationMs: 1, timedOut: false, limits: {}, warnings: [] }
+      return { exitCode: 3, stdout: 'out', stderr: '', truncated: false, durationMs: 1, timedOut: false, oomKilled: false, limits: {}, warnings: [] }
     },
   }
   restore = useSandboxRuntime(fake)

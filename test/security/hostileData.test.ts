@@ -869,6 +869,25 @@ describe('a git repository checked out over a git repository: .git is content, t
       const ran = runAs(runner, dir, argv)
       expect(ran.status, ran.stderr).toBe(0)
     }
+
+
+describe('foreign run ids never become paths', () => {
+  const runners: Runner[] = process.getuid?.() === 0 ? [{ user: 'root' }, { user: 'nobody' }] : [{ user: 'root' }]
+  /** Ids inside the rule that a path or a ref would read as something else. */
+  const trickyIds = ['..', '.', '...', '..:..', '-', '.lock', 'x.lock', 'HEAD', 'refs', '_' + 'f'.repeat(64)]
+  /** Ids outside the rule that name places outside `refs/runs/`. */
+  const escapingIds = ['../../../escaped', '/tmp/escaped', 'a/b', '..\\x', 'x\0y']
+
+  async function artifactText(runId: string): Promise<string> {
+    const { runArtifactText } = await import('../../src/trace/core/runArtifact.js')
+    const { makeRun } = await import('../trace/runFixtures.js')
+    return runArtifactText(makeRun([['llm', 'plan', { runId }, 'ok']], runId))
+  }
+
+  function ownWorkspace(runner: Runner): string {
+    const dir = tempDir('foreign-run-ids')
+    if (runner.user === 'nobody') chownSync(dir, 65534, 65534)
+    expect(forkpoint(runner, dir, 'init').status).toBe(0)
     return dir
   }
 
@@ -954,4 +973,30 @@ describe('merge rename detection is bounded', () => {
     expect(merged.renames.map((r) => `${r.from}>${r.to}`)).toEqual(['old/f0.txt>same/f0.txt'])
     expect(merged.conflicts).toHaveLength(N - 1)
   })
+})
+
+    it(`as ${runner.user}: tricky ids each get one ref file inside refs/runs/; escaping ids are refused (exit 5) and write nothing`, async () => {
+      const dir = ownWorkspace(runner)
+      const refKinds = readdirSync(join(dir, '.forkpoint', 'refs'))
+      for (const [i, id] of [...trickyIds, ...escapingIds].entries()) writeFileSync(join(dir, `r${i}.run.json`), await artifactText(id))
+      if (runner.user === 'nobody') for (const name of readdirSync(dir)) chownSync(join(dir, name), 65534, 65534)
+      trickyIds.forEach((id, i) => {
+        const ran = forkpoint(runner, dir, 'snapshot', '--trace', `r${i}.run.json`)
+        expect([id, ran.status, ran.stderr]).toEqual([id, 0, expect.any(String)])
+      })
+      escapingIds.forEach((id, j) => {
+        const ran = forkpoint(runner, dir, 'snapshot', '--trace', `r${trickyIds.length + j}.run.json`)
+        expect([id, ran.status, ran.stderr]).toEqual([id, 5, expect.stringMatching(/runId .* is not a run id/)])
+      })
+      const refs = join(dir, '.forkpoint', 'refs', 'runs')
+      const names = readdirSync(refs, { withFileTypes: true })
+      expect(names.every((e) => e.isFile())).toBe(true)
+      expect(names).toHaveLength(trickyIds.length)
+      expect(readdirSync(join(dir, '.forkpoint', 'refs')).sort()).toEqual([...refKinds, 'runs'].sort())
+      // refs/runs/../../../escaped is the workspace's own directory
+      expect([existsSync(join(dir, 'escaped')), existsSync('/tmp/escaped')]).toEqual([false, false])
+      const listed = JSON.parse(forkpoint(runner, dir, 'runs', '--json', '-n', '100').stdout) as { runs: Array<{ runId: string }> }
+      expect(listed.runs.map((r) => r.runId).sort()).toEqual([...trickyIds].sort())
+    })
+  }
 })

@@ -51,13 +51,14 @@ export async function runSandboxedCommand({ dir, store, command, env, envFrom, .
   return runWithEffects({ dir, store, cmd: command, passEnv: env, envFile: envFrom, ...options })
 }
 
-export function sandboxRunView(timeout: string | undefined): View<RunResult> {
+export function sandboxRunView({ timeout, memory }: { timeout?: string | undefined; memory?: string | undefined }): View<RunResult> {
   return {
     // the output was streamed as written; under --json it is in the result
     human: () => '',
     warnings: (r) => [
       ...r.warnings.map((w) => `forkpoint: warning: ${w}`),
       ...(r.timedOut ? [`forkpoint: timed out after ${timeout ?? DEFAULT_TIMEOUT}; the process tree was killed`] : []),
+      ...(r.oomKilled ? [`forkpoint: killed: memory limit ${memory} reached`] : []),
     ],
     exit: (r) => r.exitCode,
   }
@@ -148,6 +149,6 @@ export function registerRun(program: Command): void {
         // streamed as written; under --json the output is in the result instead
         ...(flags.json ? {} : { onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => process[stream].write(chunk) }),
       })
-      print(flags, result, sandboxRunView(opts.timeout))
+      print(flags, result, sandboxRunView(opts))
     })
 }

@@ -69,5 +69,3 @@ export interface Run {
 export function makeRunId(now = Date.now()): string {
   return `run-${now.toString(16).padStart(12, '0')}${randomBytes(4).toString('hex')}`
 }
-
-export const RUN_ID_RE = /^run-[0-9a-f]{20}$/

@@ -8,6 +8,7 @@ import { withWriteLock } from '../../store/storeLock.js'
 import { requirePackage } from '../../util/requirePackage.js'
 import { parseRun } from './parseRun.js'
 import type { Run, RunStatus } from './Run.js'
+import { runRefName } from './runIds.js'
 
 /** One row of `forkpoint runs`. */
 export interface RunSummary {
@@ -62,7 +63,7 @@ interface Row {
 
 /**
  * Recorded runs: each finished run is a `run` object in the object store (kept alive by
- * `refs/runs/<runId>`, so snapshots and registries can carry it and gc keeps it), and a
+ * its ref, `runRefName`, so snapshots and registries can carry it and gc keeps it), and a
  * row in `runs.db` (SQLite) for listing and search. Opened on a bare `.db` path (no
  * object store), the run bodies live in the database itself.
  */
@@ -102,7 +103,7 @@ export class RunStore {
       const store = this.store
       digest = await withWriteLock(store, async () => {
         const d = await store.writeObject(run)
-        await updateRef({ store, name: `refs/runs/${run.runId}`, id: d, message: `run: ${run.entrypoint}` })
+        await updateRef({ store, name: runRefName(run.runId), id: d, message: `run: ${run.entrypoint}` })
         return d
       })
     }
@@ -154,18 +155,22 @@ export class RunStore {
     return (this.db.prepare(sql).all(...params, limit) as Row[]).map(summary)
   }
 
-  /** The run id `spec` names: a full id, a unique prefix (with or without `run-`), or `latest`. */
+  /** The run id `spec` names: a full id, a unique prefix (of a `run-…` id with or without `run-`), or `latest`. */
   resolve(spec: string): string {
     if (spec === 'latest' || spec === 'last') {
       const row = this.db.prepare('SELECT run_id FROM runs ORDER BY started_at DESC, run_id DESC LIMIT 1').get() as { run_id: string } | undefined
       if (!row) throw new RunNotFoundError('there are no recorded runs yet')
       return row.run_id
     }
-    const prefix = spec.startsWith('run-') ? spec : `run-${spec}`
-    const rows = this.db.prepare("SELECT run_id FROM runs WHERE run_id >= ? AND run_id < ? || '~' LIMIT 2").all(prefix, prefix) as Array<{ run_id: string }>
-    if (rows.length === 0) throw new RunNotFoundError(`no run ${spec} (see 'forkpoint runs')`, { spec })
-    if (rows.length > 1 && rows[0]!.run_id !== prefix) throw new UsageError(`run id ${spec} is ambiguous; give more characters`, { spec })
-    return rows[0]!.run_id
+    const exact = this.find(spec)
+    if (exact !== null) return exact
+    const prefixes = spec.startsWith('run-') ? [spec] : [spec, `run-${spec}`]
+    // '~' sorts after every character a run id may hold
+    const byPrefix = this.db.prepare("SELECT run_id FROM runs WHERE run_id >= ? AND run_id < ? || '~' LIMIT 2")
+    const ids = new Set(prefixes.flatMap((p) => (byPrefix.all(p, p) as Array<{ run_id: string }>).map((r) => r.run_id)))
+    if (ids.size === 0) throw new RunNotFoundError(`no run ${spec} (see 'forkpoint runs')`, { spec })
+    if (ids.size > 1) throw new UsageError(`run id ${spec} is ambiguous; give more characters`, { spec })
+    return [...ids][0]!
   }
 
   /** How this store came by the run of exactly this id: recorded by its own `run --record`, imported, or null when it holds none. */
@@ -187,7 +192,7 @@ export class RunStore {
    */
   async remove(spec: string): Promise<string> {
     const runId = this.resolve(spec)
-    if (this.store) await deleteRef(this.store, `refs/runs/${runId}`)
+    if (this.store) await deleteRef(this.store, runRefName(runId))
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM run_steps WHERE run_id = ?').run(runId)
       this.db.prepare('DELETE FROM runs WHERE run_id = ?').run(runId)
@@ -200,7 +205,7 @@ export class RunStore {
     const row = this.db.prepare('SELECT digest, body FROM runs WHERE run_id = ?').get(runId) as { digest: string | null; body: Buffer | null }
     if (row.body) return parseRun(row.body, `run ${runId}`)
     if (!this.store) throw new RunArtifactError(`run ${runId} has no stored body`)
-    const digest = isDigest(row.digest) ? row.digest : await readRef(this.store, `refs/runs/${runId}`)
+    const digest = isDigest(row.digest) ? row.digest : await readRef(this.store, runRefName(runId))
     if (!digest) throw new RunArtifactError(`run ${runId} is indexed but its object is gone (was the store pruned?)`, { runId })
     return parseRun(await this.store.readBlob(digest), `run ${runId}`)
   }

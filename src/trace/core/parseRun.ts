@@ -3,11 +3,13 @@ import { jsonDataProblem } from '../../util/jsonDataProblem.js'
 import { jsonTextTooDeep, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES } from '../../util/jsonDepth.js'
 import { previewValue } from '../../util/previewValue.js'
 import { isSealed } from '../redact/payloadCipher.js'
-import { type Run, RUN_ID_RE, RUN_SCHEMA_VERSION, type Step, STEP_TYPES } from './Run.js'
+import { makeRunId, type Run, RUN_SCHEMA_VERSION, type Step, STEP_TYPES } from './Run.js'
+import { isRunId } from './runIds.js'
 import { hashPayload } from './stepHash.js'
 
 const STATUSES = ['ok', 'failed', 'running']
 const MODES = ['secrets', 'content', 'encrypt']
+const RUN_ID_WORDS = "1 to 128 letters, digits, '.', '_', ':' or '-'"
 
 type Obj = Record<string, unknown>
 
@@ -33,9 +35,15 @@ export function parseRunJson(source: Buffer | string, where = 'run artifact'): u
  * older schema versions. Unknown fields are kept. Missing step hashes are computed;
  * with `verifyHashes` (schema validation) every plain step's hashes are checked against
  * its payloads. Diff compares payloads, not hashes, so a hand-edited artifact still
- * diffs by what it says. Throws RunArtifactError (exit 5) naming the first problem.
+ * diffs by what it says. `repairIds` (for `ci normalize`) mints a new runId for one outside
+ * the rule and drops such a parent instead of refusing them. Throws RunArtifactError
+ * (exit 5) naming the first problem.
  */
-export function parseRun(source: unknown, where = 'run artifact', { verifyHashes = false, owned: ownedObject = false }: { verifyHashes?: boolean; owned?: boolean } = {}): Run {
+export function parseRun(
+  source: unknown,
+  where = 'run artifact',
+  { verifyHashes = false, owned: ownedObject = false, repairIds = false }: { verifyHashes?: boolean; owned?: boolean; repairIds?: boolean } = {},
+): Run {
   // bytes are parsed here, so their steps are ours to complete in place; so are an object's when the caller says so
   const isText = typeof source === 'string' || Buffer.isBuffer(source)
   const owned = ownedObject || isText
@@ -51,9 +59,10 @@ export function parseRun(source: unknown, where = 'run artifact', { verifyHashes
   if (!Number.isInteger(version) || (version as number) < 0) fail('schemaVersion must be a non-negative integer')
   if ((version as number) > RUN_SCHEMA_VERSION) fail(`schemaVersion ${String(version)} is newer than this forkpoint understands (${RUN_SCHEMA_VERSION}); upgrade forkpoint`)
   const run = (version as number) === 0 ? migrateV0(raw) : { ...raw }
+  if (repairIds) repairRunIds(run)
   for (const field of ['runId', 'entrypoint', 'startedAt', 'endedAt'] as const) if (typeof run[field] !== 'string') fail(`${field} must be a string`)
-  if (!RUN_ID_RE.test(run['runId'] as string)) fail(`runId ${previewValue(run['runId'])} is not a run id (run- and 20 lowercase hex digits)`)
-  if (run['parent'] !== undefined && !RUN_ID_RE.test(String(run['parent']))) fail(`parent ${previewValue(run['parent'])} is not a run id`)
+  if (!isRunId(run['runId'])) fail(`runId ${previewValue(run['runId'])} is not a run id (${RUN_ID_WORDS})`)
+  if (run['parent'] !== undefined && !isRunId(run['parent'])) fail(`parent ${previewValue(run['parent'])} is not a run id (${RUN_ID_WORDS})`)
   if (!STATUSES.includes(run['status'] as string)) fail(`status must be one of ${STATUSES.join(', ')}`)
   if (!MODES.includes(run['redaction'] as string)) fail(`redaction must be one of ${MODES.join(', ')}`)
   if (run['meta'] === undefined) run['meta'] = {}
@@ -97,6 +106,12 @@ function checkStep(raw: unknown, i: number, encrypted: boolean, verifyHashes: bo
     }
   }
   return step
+}
+
+/** For `ci normalize`, which repairs hand-edited artifacts: a runId outside the rule becomes a new one, such a parent goes. */
+function repairRunIds(run: Obj): void {
+  if (!isRunId(run['runId'])) run['runId'] = makeRunId()
+  if (run['parent'] !== undefined && !isRunId(run['parent'])) delete run['parent']
 }
 
 /** Version 0 (before redaction modes and stored hashes): steps carried `error: null` and no hashes. */

@@ -8,7 +8,7 @@ import type { Run } from './Run.js'
  * A `*.run.json` file, checked as every command that reads one checks it: its size
  * (`MAX_JSON_FILE_BYTES`, before it is read), JSON within the depth limit and with finite numbers, the run schema, and each plain step's hashes against its payloads
  * (a hand-edited artifact is RunArtifactError, exit 5). `rehash` is for `ci normalize`
- * alone, which exists to rewrite the hashes of an edited artifact.
+ * alone, which exists to rewrite the hashes and run ids of an edited artifact.
  */
 export function readRunArtifact(path: string, { rehash = false }: { rehash?: boolean } = {}): { run: Run; writtenVersion: unknown } {
   const bytes = readCappedFile(path, MAX_JSON_FILE_BYTES, {
@@ -17,5 +17,5 @@ export function readRunArtifact(path: string, { rehash = false }: { rehash?: boo
   })
   const raw = parseRunJson(bytes, path)
   const writtenVersion = (raw as { schemaVersion?: unknown } | null)?.schemaVersion
-  return { run: parseRun(raw, path, { verifyHashes: !rehash, owned: true }), writtenVersion }
+  return { run: parseRun(raw, path, { verifyHashes: !rehash, owned: true, repairIds: rehash }), writtenVersion }
 }
