@@ -869,25 +869,6 @@ describe('a git repository checked out over a git repository: .git is content, t
       const ran = runAs(runner, dir, argv)
       expect(ran.status, ran.stderr).toBe(0)
     }
-
-
-describe('foreign run ids never become paths', () => {
-  const runners: Runner[] = process.getuid?.() === 0 ? [{ user: 'root' }, { user: 'nobody' }] : [{ user: 'root' }]
-  /** Ids inside the rule that a path or a ref would read as something else. */
-  const trickyIds = ['..', '.', '...', '..:..', '-', '.lock', 'x.lock', 'HEAD', 'refs', '_' + 'f'.repeat(64)]
-  /** Ids outside the rule that name places outside `refs/runs/`. */
-  const escapingIds = ['../../../escaped', '/tmp/escaped', 'a/b', '..\\x', 'x\0y']
-
-  async function artifactText(runId: string): Promise<string> {
-    const { runArtifactText } = await import('../../src/trace/core/runArtifact.js')
-    const { makeRun } = await import('../trace/runFixtures.js')
-    return runArtifactText(makeRun([['llm', 'plan', { runId }, 'ok']], runId))
-  }
-
-  function ownWorkspace(runner: Runner): string {
-    const dir = tempDir('foreign-run-ids')
-    if (runner.user === 'nobody') chownSync(dir, 65534, 65534)
-    expect(forkpoint(runner, dir, 'init').status).toBe(0)
     return dir
   }
 
@@ -975,6 +956,27 @@ describe('merge rename detection is bounded', () => {
   })
 })
 
+describe('foreign run ids never become paths', () => {
+  const runners: Runner[] = process.getuid?.() === 0 ? [{ user: 'root' }, { user: 'nobody' }] : [{ user: 'root' }]
+  /** Ids inside the rule that a path or a ref would read as something else. */
+  const trickyIds = ['..', '.', '...', '..:..', '-', '.lock', 'x.lock', 'HEAD', 'refs', '_' + 'f'.repeat(64)]
+  /** Ids outside the rule that name places outside `refs/runs/`. */
+  const escapingIds = ['../../../escaped', '/tmp/escaped', 'a/b', '..\\x', 'x\0y']
+
+  async function artifactText(runId: string): Promise<string> {
+    const { runArtifactText } = await import('../../src/trace/core/runArtifact.js')
+    const { makeRun } = await import('../trace/runFixtures.js')
+    return runArtifactText(makeRun([['llm', 'plan', { runId }, 'ok']], runId))
+  }
+
+  function ownWorkspace(runner: Runner): string {
+    const dir = tempDir('foreign-run-ids')
+    if (runner.user === 'nobody') chownSync(dir, 65534, 65534)
+    expect(forkpoint(runner, dir, 'init').status).toBe(0)
+    return dir
+  }
+
+  for (const runner of runners) {
     it(`as ${runner.user}: tricky ids each get one ref file inside refs/runs/; escaping ids are refused (exit 5) and write nothing`, async () => {
       const dir = ownWorkspace(runner)
       const refKinds = readdirSync(join(dir, '.forkpoint', 'refs'))
