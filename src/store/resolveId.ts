@@ -3,6 +3,7 @@ import { AmbiguousIdError, ObjectNotFoundError, UsageError } from '../errors/ind
 import { type Digest, isDigest, shortId } from './digest.js'
 import { readRef } from './refs.js'
 import type { Store } from './Store.js'
+import { counted } from '../util/plural.js'
 
 const HEX_PREFIX = /^(?:sha256:)?([0-9a-f]{4,64})$/
 /** Ancestry steps after a name (which never holds `~` or `^`): `~N` (N first parents back), `^N` (the N-th parent); a bare `~` or `^` is 1. */
@@ -69,13 +70,13 @@ async function resolvePrefix(store: Store, hex: string, spec: string): Promise<D
 
 async function firstParentBack(store: Store, id: Digest, n: number, spec: string): Promise<Digest> {
   let current = id
-  for (let i = 0; i < n; i++) current = await parentOf(store, current, 1, spec, () => `its history has only ${i} snapshot${i === 1 ? '' : 's'} before it`)
+  for (let i = 0; i < n; i++) current = await parentOf(store, current, 1, spec, () => `its history has only ${counted(i, 'snapshot')} before it`)
   return current
 }
 
 async function nthParent(store: Store, id: Digest, n: number, spec: string): Promise<Digest> {
   if (n === 0) return id
-  return parentOf(store, id, n, spec, (count) => `${shortId(id)} has ${count === 0 ? 'no parent' : `only ${count} parent${count === 1 ? '' : 's'}`}`)
+  return parentOf(store, id, n, spec, (count) => `${shortId(id)} has ${count === 0 ? 'no parent' : `only ${counted(count, 'parent')}`}`)
 }
 
 /** The `n`-th parent (from 1) of a snapshot, or ObjectNotFoundError (exit 2) saying why `spec` goes past the history. */

@@ -5,6 +5,7 @@ import { short } from '../format.js'
 import { quotePath } from '../../world/quotePath.js'
 import { type View, print } from '../output.js'
 import { progressBar } from '../progress.js'
+import { counted } from '../../util/plural.js'
 
 export type CheckoutOptions = Where & Pick<CheckoutArgs, 'id' | 'into' | 'force' | 'allowExternalSymlinks' | 'trustGit' | 'onProgress'>
 
@@ -16,7 +17,7 @@ export async function checkoutCommand(options: CheckoutOptions): Promise<Checkou
 
 export const checkoutView: View<CheckoutResult> = {
   human: (r) =>
-    `checked out ${short(r.id)} into ${r.target} (${r.files} files${r.mode === 'in-place' ? `, ${r.changed} paths changed` : ''}, ${r.method})${heldBackLines(r.heldBack, 'forkpoint checkout ID --trust-git')}`,
+    `checked out ${short(r.id)} into ${r.target} (${counted(r.files, 'file')}${r.mode === 'in-place' ? `, ${counted(r.changed, 'path')} changed` : ''}, ${r.method})${heldBackLines(r.heldBack, 'forkpoint checkout ID --trust-git')}`,
 }
 
 /** What a checkout of another store's image did not write, and the command that would. */
