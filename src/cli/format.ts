@@ -32,3 +32,8 @@ export function formatChanges(changes: Change[]): string {
     })
     .join('\n')
 }
+
+/** One line per item, or `empty` when there is none: a listing always says what it found. */
+export function listLines<T>(items: readonly T[], line: (item: T) => string, empty: string): string {
+  return items.length === 0 ? empty : items.map(line).join('\n')
+}

@@ -4,6 +4,7 @@ import { errnoCode } from '../util/fsx.js'
 import { commands } from './commands/index.js'
 import { common } from './context.js'
 import { allowStoreDirectories } from '../store/storeOwner.js'
+import { packageVersion } from '../util/ownPackage.js'
 
 /**
  * The only place that exits. Commands throw; a ForkpointError exits with its own code
@@ -14,7 +15,7 @@ export async function main(argv: string[]): Promise<number> {
   allowStoreDirectories((process.env['FORKPOINT_SAFE_DIRECTORY'] ?? '').split(':'))
   const program = common(new Command('forkpoint'))
     .description('fork() for AI agents: snapshot, branch, explore, merge, record, replay, diff, ship')
-    .version(process.env['npm_package_version'] ?? '0.1.0')
+    .version(packageVersion())
     .exitOverride()
     .showSuggestionAfterError()
     // the parser's error lines (and the help it shows for a missing subcommand) are `report`'s to print

@@ -1,5 +1,6 @@
 import type { EffectsListing } from '../effects/listEffects.js'
 import { pc } from './output.js'
+import { counted } from '../util/plural.js'
 
 /** `forkpoint effects`: a header naming the ledger, then one line per entry (seq, status, class, tool, key). */
 export function renderEffects({ source, ledger, entries }: EffectsListing, pending: boolean): string {
@@ -7,7 +8,7 @@ export function renderEffects({ source, ledger, entries }: EffectsListing, pendi
   if (!ledger) return `${source}: no ${what} yet`
   if (entries.length === 0) return `${source}: ${what} ${ledger.slice(0, 19)}: ${pending ? 'nothing pending' : 'empty'}`
   const lines = entries.map((e) => `  #${e.seq}  ${status(e.status)}  ${e.class.padEnd(12)}  ${e.tool}  key ${e.idempotencyKey}`)
-  return [`${source}: ${what} ${ledger.slice(0, 19)}, ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}`, ...lines].join('\n')
+  return [`${source}: ${what} ${ledger.slice(0, 19)}, ${counted(entries.length, 'entry', 'entries')}`, ...lines].join('\n')
 }
 
 function status(s: string): string {

@@ -1,6 +1,7 @@
 import type { ImageDescription } from '../image/describeImage.js'
 import type { JsonValue } from '../trace/core/Run.js'
 import { formatBytes } from './format.js'
+import { counted } from '../util/plural.js'
 
 type Obj = { [key: string]: JsonValue }
 
@@ -10,7 +11,7 @@ export function renderImage(image: ImageDescription): string {
   if (image.parents.length > 0) lines.push(`parents: ${image.parents.join(' ')}`)
   if (image.meta.agent) lines.push(`agent: ${image.meta.agent}`)
   lines.push(`message: ${image.meta.message}`, `created: ${image.meta.createdAt}`)
-  lines.push(`world: tree ${image.world.tree}, ${image.world.files} files, ${formatBytes(image.world.bytes)}`)
+  lines.push(`world: tree ${image.world.tree}, ${counted(image.world.files, 'file')}, ${formatBytes(image.world.bytes)}`)
   const env = Object.entries(image.world.env ?? {})
   lines.push(env.length > 0 ? `env: ${env.length} variables` : 'env: not recorded', ...env.map(([name, value]) => `  ${name}=${value}`))
   lines.push(...renderTrace(image.trace))
@@ -22,7 +23,7 @@ function renderTrace(trace: ImageDescription['trace']): string[] {
   if (!trace) return ['trace: none']
   const head = `trace: ${trace.runId} (${trace.id}), ${trace.entrypoint}, ${trace.status}`
   if (trace.messages) return [`${head}, ${trace.messages.length} messages`, ...trace.messages.map((m, i) => `  [${i}] ${messageLine(m as Obj)}`)]
-  return [`${head}, ${trace.steps.length} steps`, ...trace.steps.map((s) => `  [${s.idx}] ${s.type} ${s.name}`)]
+  return [`${head}, ${counted(trace.steps.length, 'step')}`, ...trace.steps.map((s) => `  [${s.idx}] ${s.type} ${s.name}`)]
 }
 
 /** One message on one line: its role and text, tool calls as `-> name(args)`, tool results as `<- text`. */

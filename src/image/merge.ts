@@ -1,4 +1,4 @@
-import { UsageError } from '../errors/index.js'
+import { RefConflictError, UsageError } from '../errors/index.js'
 import { createRefs } from '../store/createRefs.js'
 import { type Digest, shortId } from '../store/digest.js'
 import { headRef, deleteRef, headTarget, readHead, readRef, tagRef, updateRef } from '../store/refs.js'
@@ -23,6 +23,8 @@ export interface MergeArgs extends StoreLocator {
   from: string
   /** The head or tag merged into, in the store only (default: HEAD and the workspace). */
   into?: string
+  /** Let `into` name a tag: a tag moves only when asked (RefConflictError, exit 3, otherwise). */
+  force?: boolean
   allowUnrelated?: boolean
   message?: string
   allowExternalSymlinks?: boolean
@@ -44,23 +46,51 @@ export type MergeResult = ImageMerge & { ref: string; inProgress: boolean }
  * the conflict tree in the workspace and the state in the store, for `continueMerge` or
  * `abortMerge`. Into a ref, a conflict moves nothing. Every result tree goes through
  * `admitTree` before anything is written from it.
- * @throws {UsageError} when a merge is in progress, FROM or TO is unknown, or they share no history
+ * @throws {UsageError} when a merge is in progress, FROM or TO is unknown, TO is an image id, or they share no history
+ * @throws {RefConflictError} when TO is a tag and `force` is not set
  * @throws {DirtyWorkspaceError} when merging into HEAD with uncommitted changes
  * @throws {UnsafePathError} when the result would write outside the workspace (nothing is written)
  */
 export async function merge(args: MergeArgs): Promise<MergeResult> {
   const { store, workspace } = await openStore(args)
-  if (args.into !== undefined && args.into !== 'HEAD') return mergeIntoRef(store, workspace, args, await refToMerge(store, args.into))
+  if (args.into !== undefined && args.into !== 'HEAD') return mergeIntoRef(store, workspace, args, await refToMerge(store, args.into, args.force ?? false))
   await recoverCheckout(store, workspace)
   if (await mergeInProgress(store)) throw new UsageError("a merge is in progress: finish it with 'forkpoint merge --continue' or undo it with 'forkpoint merge --abort'")
   return withWriteLock(store, () => withWorkspaceLock(store, () => mergeIntoHead(store, workspace, args)))
 }
 
-/** The ref `--into NAME` names: a full ref, else the head, else the tag of that name. */
-async function refToMerge(store: Store, name: string): Promise<string> {
-  if (name.startsWith('refs/')) return headRef(name)
-  for (const ref of [headRef(name), tagRef(name)]) if ((await readRef(store, ref)) !== null) return ref
-  throw new UsageError(`merge --into: no head or tag named ${JSON.stringify(name)}`, { into: name })
+/**
+ * The ref `--into NAME` names: a full ref, else the head, else the tag of that name. A tag
+ * moves only with `force`, as `tag` moves one; an image id (`sha256:…`, a short id, `main~1`)
+ * names no ref to move.
+ */
+async function refToMerge(store: Store, name: string, force: boolean): Promise<string> {
+  const ref = await namedRef(store, name)
+  if (ref === null) {
+    const isImage = await resolveId(store, name).then(
+      () => true,
+      () => false,
+    )
+    const what = isImage ? 'is an image id, not a head or tag' : 'names no head or tag'
+    throw new UsageError(`merge --into takes the name of the head or tag it moves: ${JSON.stringify(name)} ${what}`, { into: name })
+  }
+  if (ref.startsWith('refs/tags/') && !force) {
+    const at = await readRef(store, ref)
+    throw new RefConflictError(`merge --into: ${name} is a tag, moved only with -f: 'forkpoint merge FROM --into ${name} -f'`, { ref, actual: at, expected: null })
+  }
+  return ref
+}
+
+/** The ref `name` names in the store (a full ref name is taken as it is), or null for none or a name no ref can have. */
+async function namedRef(store: Store, name: string): Promise<string | null> {
+  try {
+    if (name.startsWith('refs/')) return headRef(name)
+    for (const ref of [headRef(name), tagRef(name)]) if ((await readRef(store, ref)) !== null) return ref
+    return null
+  } catch (err) {
+    if (err instanceof UsageError) return null
+    throw err
+  }
 }
 
 async function mergeIntoRef(store: Store, workspace: string, args: MergeArgs, ref: string): Promise<MergeResult> {

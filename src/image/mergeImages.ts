@@ -18,6 +18,7 @@ import { incomingImage } from './incomingImage.js'
 import { mergeBases } from './mergeBases.js'
 import { mergeModelLayers } from './model/mergeModels.js'
 import { MODEL_MERGE_METHODS, type ModelMergeOptions } from './model/mergeTensors.js'
+import { counted } from '../util/plural.js'
 
 /** How one layer came out of a merge. */
 export interface LayerReport {
@@ -115,7 +116,7 @@ export async function mergeImages({
           layer: key,
           outcome: 'merged',
           summary: modelMerge
-            ? `model: merged with ${modelMerge.method} (${model.tensors} tensors in ${model.files} files combined)`
+            ? `model: merged with ${modelMerge.method} (${counted(model.tensors, 'tensor')} in ${counted(model.files, 'file')} combined)`
             : 'model: merged (no file changed on both sides)',
         })
         continue

@@ -15,7 +15,8 @@ import type { PackSource } from './readPackRanges.js'
 import { type ObjectArrivals, stagePackedObjects } from './stagePackedObjects.js'
 import { type Limits, resolveLimits } from './limits.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
-import { type Remote, assertTag, parseRemote, remoteLocation } from './parseRemote.js'
+import { type Reference, assertTag, parseRemote, remoteLocation } from './parseRemote.js'
+import { refTagName } from './refTagName.js'
 import { rememberPulledImage } from './knownRemoteImage.js'
 import { readSegment } from './segmentCache.js'
 import { loadPublicKey } from './signingKeys.js'
@@ -25,7 +26,7 @@ import type { ProgressListener } from './TransferProgress.js'
 import type { Transport } from './Transport.js'
 
 export interface PullArgs extends ConnectOptions, StoreLocator {
-  /** `file:///dir[:tag|@digest]`, `oci://host[:port]/repo[:tag|@digest]`, `s3://bucket/prefix[:tag|@digest]`; default tag `latest`. */
+  /** `file:///dir[:tag|@digest]`, `oci://host[:port]/repo[:tag|@digest]`, `s3://bucket/prefix[:tag|@digest]`; default tag: the head HEAD follows (as push names it), `latest` when HEAD is detached. */
   remote: string
   /** The local tag to point at the image (default: the remote tag; `pulled-<id>` for a digest). */
   tag?: string
@@ -71,17 +72,18 @@ export interface PullResult {
 export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Promise<PullResult> {
   const { store } = await openStore(args)
   const remote = parseRemote(args.remote)
+  const reference = remote.reference ?? { tag: await refTagName(store, 'HEAD') }
   const verifyKey = args.verifyKey === undefined ? null : loadPublicKey(args.verifyKey)
   const transport = await openTransport(remote, args)
   const limits = resolveLimits(args.limits)
-  const { manifest, bytes } = await fetchIndex(transport, remote, limits)
+  const { manifest, bytes } = await fetchIndex(transport, reference, limits)
   const index = parseImageIndex(bytes, `image ${manifest}`)
   const verified = verifyKey !== null
-  if (verifyKey !== null) await verifyImageSignature(transport, { digest: manifest, repository: remoteLocation(remote), tag: pulledTag(remote) }, verifyKey)
+  if (verifyKey !== null) await verifyImageSignature(transport, { digest: manifest, repository: remoteLocation(remote), tag: pulledTag(reference) }, verifyKey)
   const fetched = { bytes: bytes.length } // manifests and indexes count as transferred bytes too
   const packs = await readManifests(store, transport, index, limits, fetched)
   const staging = await Staging.open(store, `${remoteLocation(remote)}\0${manifest}`)
-  const tag = localTag(args.tag, remote, manifest)
+  const tag = localTag(args.tag, reference, manifest)
   arrivals?.image(index.root)
   let added = 0
   let checked: CheckedImage
@@ -124,7 +126,7 @@ export async function pullImage(args: PullArgs, arrivals?: ArrivalListener): Pro
     let held: Set<Digest> | undefined // built only if asked: a clone's record needs no lookup
     const inPacks = (d: Digest) => (held ??= new Set(packs.flatMap((p) => p.index.objects.map((o) => o.digest)))).has(d)
     // by the tag or digest asked: a push `from` either continues the image
-    await rememberPulledImage(store, transport.location, remoteReference(remote), { index: manifest, root: index.root, checked: checked.whole, held: inPacks })
+    await rememberPulledImage(store, transport.location, referenceName(reference), { index: manifest, root: index.root, checked: checked.whole, held: inPacks })
   }
   return {
     id: index.root,
@@ -169,28 +171,30 @@ function remotePack(transport: Transport, pack: Digest): PackSource {
   return { where: `pack ${pack} in ${transport.location}`, open: (offset, length, signal) => transport.openBlob(pack, offset, { length, signal }) }
 }
 
-/** What the pull asks the remote for: the digest, the tag, or `latest` when none is named. */
-function remoteReference({ reference }: Remote): string {
-  return reference === null ? 'latest' : 'tag' in reference ? reference.tag : reference.digest
+/** What the pull asks for: a tag (the remote's, else the head HEAD follows, as push names it: `refTagName`) or a digest. */
+type PulledReference = NonNullable<Reference>
+
+function referenceName(reference: PulledReference): string {
+  return 'tag' in reference ? reference.tag : reference.digest
 }
 
 /** The remote tag pulled; null for a pull by digest. */
-function pulledTag(remote: Remote): string | null {
-  return remote.reference !== null && 'digest' in remote.reference ? null : remoteReference(remote)
+function pulledTag(reference: PulledReference): string | null {
+  return 'tag' in reference ? reference.tag : null
 }
 
-/** The local tag: as asked, else the remote tag, `pulled-<id>` for a pull by digest, `latest` for none. */
-function localTag(asked: string | undefined, remote: Remote, manifest: Digest): string {
-  return assertTag(asked ?? pulledTag(remote) ?? `pulled-${shortId(manifest)}`)
+/** The local tag: as asked, else the remote tag pulled, `pulled-<id>` for a pull by digest. */
+function localTag(asked: string | undefined, reference: PulledReference, manifest: Digest): string {
+  return assertTag(asked ?? pulledTag(reference) ?? `pulled-${shortId(manifest)}`)
 }
 
 /** The image's index by tag or digest; its digest is computed here, never taken from the remote. */
-async function fetchIndex(transport: Transport, remote: Remote, limits: Limits): Promise<{ manifest: Digest; bytes: Buffer }> {
-  const reference = remoteReference(remote)
+async function fetchIndex(transport: Transport, pulled: PulledReference, limits: Limits): Promise<{ manifest: Digest; bytes: Buffer }> {
+  const reference = referenceName(pulled)
   const fetched = await transport.getManifest(reference)
   if (fetched === null) throw new RemoteImageNotFoundError(`no image ${reference} in ${transport.location}`, { remote: transport.location, reference })
   const manifest = sha256(fetched.bytes)
-  const expected = remote.reference && 'digest' in remote.reference ? remote.reference.digest : fetched.claimed
+  const expected = 'digest' in pulled ? pulled.digest : fetched.claimed
   if (fetched.bytes.length > limits.maxManifestBytes || (expected !== undefined && manifest !== expected)) {
     throw new DigestMismatchError(`image manifest ${reference} from ${transport.location} hashes to ${manifest}, not ${expected}: refusing it`, {
       reference,

@@ -3,8 +3,9 @@ import type { Store } from '../store/Store.js'
 import { assertTag } from './parseRemote.js'
 
 /**
- * The remote tag a push uses when the remote names none: the head or tag the id was
- * given as (`main`, `refs/tags/v1`, `HEAD` following the head `main`), else `latest`.
+ * The remote tag used when the remote names none: the head or tag the id was given as
+ * (`main`, `refs/tags/v1`, `HEAD` following the head `main`), else `latest`. Push asks it of
+ * the id pushed, pull and clone of `HEAD`, so `push REMOTE` and `pull REMOTE` on one head meet.
  */
 export async function refTagName(store: Store, spec: string): Promise<string> {
   if (spec === 'HEAD') {

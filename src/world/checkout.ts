@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, promises as fs, symlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { DirtyWorkspaceError, TargetNotEmptyError } from '../errors/index.js'
+import { DirtyWorkspaceError, TargetNotEmptyError, UsageError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { headRef, readRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
@@ -110,8 +110,8 @@ async function checkoutInto(store: Store, id: Digest, wanted: Digest, target: st
 }
 
 async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree: Digest, args: CheckoutArgs, holdBack: boolean): Promise<CheckoutResult> {
-  const headTip = /^[0-9a-f]{4,}$|^sha256:/.test(args.id) ? null : await readRef(store, headRef(args.id)).catch(() => null)
-  const head = headTip === id ? `ref: ${headRef(args.id)}\n` : `${id}\n`
+  const followed = await headNamed(store, args.id, id)
+  const head = followed ? `ref: ${followed}\n` : `${id}\n`
   const applied = await applyTree({
     store,
     workspace,
@@ -124,6 +124,18 @@ async function checkoutInPlace(store: Store, workspace: string, id: Digest, tree
     limits: resolveLimits(args.limits),
   })
   return { id, tree, target: workspace, mode: 'in-place', ...applied }
+}
+
+/** The head `spec` names when it is one that points at `id` (HEAD then follows it), else null: ids, tags and `main~2` detach HEAD. */
+async function headNamed(store: Store, spec: string, id: Digest): Promise<string | null> {
+  if (/^[0-9a-f]{4,}$|^sha256:/.test(spec)) return null
+  try {
+    const ref = headRef(spec)
+    return ref.startsWith('refs/heads/') && (await readRef(store, ref)) === id ? ref : null
+  } catch (err) {
+    if (err instanceof UsageError) return null // not a ref name, so not a head
+    throw err
+  }
 }
 
 export interface ApplyTreeArgs {

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI, runCli } from '../helpers/cli.js'
+import { CLI, ROOT, runCli } from '../helpers/cli.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 describe('bin/forkpoint', () => {
@@ -20,6 +20,12 @@ describe('bin/forkpoint', () => {
       expect(r.status, r.stderr).toBe(0)
       expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
     }
+  })
+
+  it("prints its own package's version, not the version npm sets for the package that runs it", async () => {
+    const own = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
+    const r = await runCli(['--version'], { cwd: tempDir('caller'), env: { npm_package_version: '9.9.9-caller' } })
+    expect([r.code, r.stdout.trim()]).toEqual([0, own])
   })
 
   it('leaves NODE_EXTRA_CA_CERTS as the user set it, for itself and every process it starts (into a sandbox when passed by name)', async () => {

@@ -87,7 +87,7 @@ describe('show', () => {
     }
     await fs.writeFile(join(dir, 'r.run.json'), JSON.stringify({ ...run, steps: run.steps.map(({ inputHash: _i, outputHash: _o, ...s }) => s) }))
     const id = (await snapshotAgent({ dir, trace: 'r.run.json' })).id
-    expect(await shownText(dir, id)).toContain('node agent.js, ok, 1 steps\n  [0] tool fs.read')
+    expect(await shownText(dir, id)).toContain('node agent.js, ok, 1 step\n  [0] tool fs.read')
     expect((await describeImage({ store: store, spec: id })).trace?.messages).toBeNull()
   })
 

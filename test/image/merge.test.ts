@@ -208,7 +208,7 @@ describe('merge --into a ref', () => {
     const h = await diverged({ 'f.txt': '1\n2\n3\n' }, { 'f.txt': 'one\n2\n3\n' }, { 'f.txt': '1\n2\nthree\n' })
     await createTag({ store: h.store, name: 'release', id: h.ours })
     const before = await hashed(h.dir)
-    const result = await merge({ dir: h.dir, from: 'other', into: 'release' })
+    const result = await merge({ dir: h.dir, from: 'other', into: 'release', force: true })
     expect(result).toMatchObject({ outcome: 'merged', ref: 'refs/tags/release' })
     if (result.outcome !== 'merged') return
     expect(await readRef(h.store, 'refs/tags/release')).toBe(result.id)
@@ -218,11 +218,33 @@ describe('merge --into a ref', () => {
 
     const c = await diverged({ 'f.txt': '1\n2\n3\n' }, { 'f.txt': '1\nours\n3\n' }, { 'f.txt': '1\ntheirs\n3\n' })
     await createTag({ store: c.store, name: 'release', id: c.ours })
-    const cli = await fp(c.dir, 'merge', 'other', '--into', 'release')
+    const cli = await fp(c.dir, 'merge', 'other', '--into', 'release', '-f')
     expect(cli.code).toBe(3)
     expect(cli.stdout).toContain('world: conflict (1 path: f.txt)')
     expect(await readRef(c.store, 'refs/tags/release')).toBe(c.ours)
     expect(existsSync(c.store.path(MERGE_STATE))).toBe(false)
+  })
+})
+
+describe('merge --into: a tag needs -f, an id is no ref', () => {
+  it('refuses to move a tag without -f (RefConflictError, exit 3, as tag refuses), leaving it where it was', async () => {
+    const h = await diverged({ 'f.txt': '1\n2\n3\n' }, { 'f.txt': 'one\n2\n3\n' }, { 'f.txt': '1\n2\nthree\n' })
+    await createTag({ store: h.store, name: 'release', id: h.ours })
+    await expect(merge({ dir: h.dir, from: 'other', into: 'release' })).rejects.toMatchObject({ code: 'RefConflictError', exitCode: 3 })
+    const cli = await fp(h.dir, 'merge', 'other', '--into', 'release')
+    expect([cli.code, cli.stderr.trim()]).toEqual([3, "forkpoint: merge --into: release is a tag, moved only with -f: 'forkpoint merge FROM --into release -f'"])
+    expect(await readRef(h.store, 'refs/tags/release')).toBe(h.ours)
+    expect(await merge({ dir: h.dir, from: 'other', into: 'other' })).toMatchObject({ outcome: 'up-to-date' }) // a head needs no -f
+  })
+
+  it('refuses an image id, short id or main~1 as --into with a usage error (exit 2) that says so', async () => {
+    const h = await diverged({ 'f.txt': '1\n' }, { 'f.txt': '2\n' }, { 'f.txt': '3\n' })
+    for (const into of [h.ours, h.ours.slice(7, 19), 'main~1']) {
+      const cli = await fp(h.dir, 'merge', 'other', '--into', into)
+      expect([cli.code, cli.stderr.trim()], into).toEqual([2, `forkpoint: merge --into takes the name of the head or tag it moves: "${into}" is an image id, not a head or tag`])
+    }
+    await expect(merge({ dir: h.dir, from: 'other', into: 'nothing-here' })).rejects.toThrow(/"nothing-here" names no head or tag/)
+    expect(await readRef(h.store, 'refs/heads/main')).toBe(h.ours)
   })
 })
 

@@ -26,7 +26,7 @@ describe('a key in a URL path', () => {
       expect(rec.code, rec.stderr).toBe(0)
       expect(server.requests.at(-1)!.path).toContain(lookupKey)
       const listed = await fp(['runs', '--step', 'lookup'], { cwd: dir })
-      expect(listed.stdout).toContain('1 steps')
+      expect(listed.stdout).toContain('1 step ')
       const shown = await fp(['runs', 'show', 'latest'], { cwd: dir, env })
       expect(shown.stdout).toMatch(/tool\s+http GET 127\.0\.0\.1:\d+\/tools\/lookup\/\[redacted secret\]/)
       for (const out of [rec.stdout, rec.stderr, listed.stdout, shown.stdout]) expect(out).not.toContain(lookupKey)

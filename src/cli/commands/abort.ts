@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import type { LedgerEntry } from '../../effects/Ledger.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
+import { counted } from '../../util/plural.js'
 
 export interface AbortResult {
   aborted: string
@@ -16,7 +17,7 @@ export async function abortCommand(options: Where & { name: string }): Promise<A
 }
 
 export const abortView: View<AbortResult> = {
-  human: (r) => `aborted ${r.aborted}${r.dropped.length > 0 ? `; ${r.dropped.length} deferred effect${r.dropped.length === 1 ? '' : 's'} dropped` : ''}`,
+  human: (r) => `aborted ${r.aborted}${r.dropped.length > 0 ? `; ${counted(r.dropped.length, 'deferred effect')} dropped` : ''}`,
 }
 
 export function registerAbort(program: Command): void {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { listLines } from '../format.js'
 import type { BackendName, BranchInfo } from '../../branch/types.js'
 import { UsageError } from '../../errors/index.js'
 import { type Where, common, commonFlags } from '../context.js'
@@ -27,7 +28,7 @@ export async function branchListCommand(options: Where): Promise<{ branches: Bra
 export const branchView: View<BranchInfo> = { human: (b) => (b.view === 'host' ? b.path : '') }
 
 export const branchListView: View<{ branches: BranchInfo[] }> = {
-  human: (r) => r.branches.map((b) => `${b.name}\t${b.backend}\t${b.view === 'host' ? b.path : `(no path other tools can use: forkpoint shell ${b.name})`}`).join('\n'),
+  human: (r) => listLines(r.branches, (b) => `${b.name}\t${b.backend}\t${b.view === 'host' ? b.path : `(no path other tools can use: forkpoint shell ${b.name})`}`, 'no branches'),
 }
 
 export function registerBranch(program: Command): void {

@@ -6,6 +6,7 @@ import { short } from '../format.js'
 import { quotePath } from '../../world/quotePath.js'
 import { type View, print } from '../output.js'
 import { progressBar } from '../progress.js'
+import { counted } from '../../util/plural.js'
 
 export type CheckoutOptions = Where & Pick<CheckoutArgs, 'id' | 'into' | 'force' | 'allowExternalSymlinks' | 'trustGit' | 'onProgress'> & { paths?: string[] }
 
@@ -19,8 +20,8 @@ export async function checkoutCommand({ paths, ...options }: CheckoutOptions): P
 export const checkoutView: View<CheckoutResult | RestorePathsResult> = {
   human: (r) =>
     r.mode === 'paths'
-      ? `restored ${r.paths.map(quotePath).join(', ')} from ${short(r.id)} (${r.changed} paths changed, HEAD unchanged)${heldBackLines(r.heldBack, 'forkpoint checkout ID --trust-git -- PATH…')}`
-      : `checked out ${short(r.id)} into ${r.target} (${r.files} files${r.mode === 'in-place' ? `, ${r.changed} paths changed` : ''}, ${r.method})${heldBackLines(r.heldBack, 'forkpoint checkout ID --trust-git')}`,
+      ? `restored ${r.paths.map(quotePath).join(', ')} from ${short(r.id)} (${counted(r.changed, 'path')} changed, HEAD unchanged)${heldBackLines(r.heldBack, 'forkpoint checkout ID --trust-git -- PATH…')}`
+      : `checked out ${short(r.id)} into ${r.target} (${counted(r.files, 'file')}${r.mode === 'in-place' ? `, ${counted(r.changed, 'path')} changed` : ''}, ${r.method})${heldBackLines(r.heldBack, 'forkpoint checkout ID --trust-git')}`,
 }
 
 /** What a checkout of another store's image did not write, and the command that would. */

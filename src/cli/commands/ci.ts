@@ -8,6 +8,7 @@ import { renderRunDiff } from '../../trace/diff/renderRunDiff.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
 import { type RecordingFlags, type RedactionRuleFlags, recordingOptions, redactionOptions, redactionRuleOptions, redactionRules } from '../redactionFlags.js'
+import { counted } from '../../util/plural.js'
 
 const CI_EXIT: Record<CiOutcome, number> = { pass: 0, diff: 1, offline_violation: 4 }
 
@@ -25,7 +26,7 @@ export async function ciRecordCommand({ dir, store, entrypoint, out, ...flags }:
   return { runId: r.runId, artifact: r.artifact, steps: r.steps, exitCode: r.exitCode }
 }
 
-export const ciRecordView: View<CiRecordResult> = { human: (x) => `recorded ${x.runId}: ${x.steps} steps -> ${x.artifact}` }
+export const ciRecordView: View<CiRecordResult> = { human: (x) => `recorded ${x.runId}: ${counted(x.steps, 'step')} -> ${x.artifact}` }
 
 export interface CiCheckOutput {
   outcome: CiOutcome
@@ -70,7 +71,7 @@ export async function ciNormalizeCommand({ dir, store, input, out }: Where & { i
   return ciNormalize({ input, ...(out ? { out } : {}), dir, store })
 }
 
-export const ciNormalizeView: View<{ artifact: string; steps: number }> = { human: (x) => `normalised ${x.steps} steps -> ${x.artifact}` }
+export const ciNormalizeView: View<{ artifact: string; steps: number }> = { human: (x) => `normalised ${counted(x.steps, 'step')} -> ${x.artifact}` }
 
 /** `forkpoint ci replay`: an artifact validated against the run schema (RunArtifactError, exit 5, when it is not valid). */
 export async function ciValidateCommand({ dir, artifact }: Where & { artifact: string }): Promise<ArtifactReport> {

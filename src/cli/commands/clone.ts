@@ -8,6 +8,7 @@ import { type View, print } from '../output.js'
 import { transferBar } from '../transferBar.js'
 import { type PullFlags, pullOptions } from './pull.js'
 import { heldBackLines } from './checkout.js'
+import { counted } from '../../util/plural.js'
 
 /** `forkpoint clone REMOTE --into DIR`: an image pulled and materialized in a new directory (store: `store`, else INTO/.forkpoint). */
 export async function cloneCommand({
@@ -23,8 +24,8 @@ export async function cloneCommand({
 export const cloneView: View<CloneResult> = {
   human: (r) =>
     [
-      `cloned ${short(r.id)} from ${r.remote} into ${r.into} (${r.files} files)`,
-      `  ${r.fetchedObjects} of ${r.objects} objects fetched, ${formatBytes(r.fetchedBytes)}; store ${r.storeDir}${r.head ? `, head ${r.head}` : ''}${heldBackLines(r.heldBack, `forkpoint -C ${r.into} checkout ${short(r.id)} --trust-git --force`)}`,
+      `cloned ${short(r.id)} from ${r.remote} into ${r.into} (${counted(r.files, 'file')})`,
+      `  ${r.fetchedObjects} of ${counted(r.objects, 'object')} fetched, ${formatBytes(r.fetchedBytes)}; store ${r.storeDir}${r.head ? `, head ${r.head}` : ''}${heldBackLines(r.heldBack, `forkpoint -C ${r.into} checkout ${short(r.id)} --trust-git --force`)}`,
     ].join('\n'),
 }
 

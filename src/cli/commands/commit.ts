@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import type { CommitWithEffectsResult } from '../../effects/branchEffects.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
+import { counted } from '../../util/plural.js'
 
 /** `forkpoint commit NAME`: branch NAME applied to its parent and ended, then its deferred effects sent (or handed to the parent branch). */
 export async function commitCommand({ failIfStale, ...options }: Where & { name: string; failIfStale?: boolean }): Promise<CommitWithEffectsResult> {
@@ -24,6 +25,6 @@ export function registerCommit(program: Command): void {
 }
 
 function sentLine({ executed, handedUp }: { executed: unknown[]; handedUp: unknown[] }): string {
-  if (executed.length > 0) return `; ${executed.length} deferred effect${executed.length === 1 ? '' : 's'} sent`
-  return handedUp.length > 0 ? `; ${handedUp.length} deferred effect${handedUp.length === 1 ? '' : 's'} passed to the parent branch` : ''
+  if (executed.length > 0) return `; ${counted(executed.length, 'deferred effect')} sent`
+  return handedUp.length > 0 ? `; ${counted(handedUp.length, 'deferred effect')} passed to the parent branch` : ''
 }

@@ -4,6 +4,7 @@ import type { GcResult } from '../../store/gc.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes } from '../format.js'
 import { type View, print } from '../output.js'
+import { counted } from '../../util/plural.js'
 
 /** What gc did: `removed` counts the objects, `removedIds` names them. */
 export type GcOutput = Omit<GcResult, 'removed'> & { removed: number; removedIds: Digest[] }
@@ -17,7 +18,8 @@ export async function gcCommand({ dryRun, prune, ...where }: Where & { dryRun?: 
 
 export function gcView(dryRun: boolean): View<GcOutput> {
   return {
-    human: (r) => `${dryRun ? 'would remove' : 'removed'} ${r.removed} objects (${formatBytes(r.freedBytes)}) and ${r.expiredReflogEntries} reflog entries; ${r.kept} reachable`,
+    human: (r) =>
+      `${dryRun ? 'would remove' : 'removed'} ${counted(r.removed, 'object')} (${formatBytes(r.freedBytes)}) and ${counted(r.expiredReflogEntries, 'reflog entry', 'reflog entries')}; ${r.kept} reachable`,
   }
 }
 

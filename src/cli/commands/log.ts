@@ -13,7 +13,7 @@ export async function logCommand({ ref, limit, all, ...where }: Where & { ref?: 
 }
 
 export function logView(graph: boolean): View<{ entries: LogEntry[] }> {
-  return { human: (r) => (graph ? drawGraph(r.entries, line) : r.entries.map(line).join('\n')) }
+  return { human: (r) => (r.entries.length === 0 ? 'no snapshots yet' : graph ? drawGraph(r.entries, line) : r.entries.map(line).join('\n')) }
 }
 
 export function registerLog(program: Command): void {

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
 import type { MachineInfo } from '../../machine/MachineBackend.js'
 import { type CommonFlags, common, commonFlags } from '../context.js'
-import { short } from '../format.js'
+import { listLines, short } from '../format.js'
 import { type View, print } from '../output.js'
 
 const api = () => import('../../machine/machineApi.js')
@@ -11,7 +11,7 @@ const where = (flags: CommonFlags) => ({ dir: flags.dir, ...(flags.store ? { sto
 const machineLine = (m: MachineInfo) =>
   `${m.id}\t${m.state}\t${m.accelerator}\t${m.memoryMiB} MiB\t${m.from ? `from ${short(m.from)}` : 'booted'}${m.head ? `\tlast snapshot ${short(m.head)}` : ''}${m.failure ? `\t${m.failure}` : ''}`
 
-const machinesView: View<{ machines: MachineInfo[] }> = { human: (r) => r.machines.map(machineLine).join('\n') }
+const machinesView: View<{ machines: MachineInfo[] }> = { human: (r) => listLines(r.machines, machineLine, 'no machines') }
 
 interface AccelFlag {
   accel?: string
@@ -109,7 +109,7 @@ export function registerMachine(program: Command): void {
     const flags = commonFlags(cmd)
     const { killMachine } = await api()
     for (const id of ids) await killMachine({ ...where(flags), machine: id })
-    print(flags, { killed: ids }, { human: () => '' })
+    print(flags, { killed: ids }, { human: (r) => `killed ${r.killed.join(' ')}` })
   })
 
   sub('rm <machines...>', 'remove machines that are not running (a failed one keeps its logs until then)').action(async (ids: string[], _opts: object, cmd: Command) => {

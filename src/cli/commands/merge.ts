@@ -11,6 +11,7 @@ import { type View, pc, print } from '../output.js'
 export interface MergeOptions extends Where {
   from: string
   into?: string
+  force?: boolean
   allowUnrelated?: boolean
   message?: string
   allowExternalSymlinks?: boolean
@@ -68,6 +69,7 @@ export function registerMerge(program: Command): void {
   common(program.command('merge [FROM]'))
     .description('merge image FROM into HEAD (the workspace) or into a head or tag (--into), layer by layer')
     .option('--into <ref>', 'merge into this head or tag in the store only (no files touched)')
+    .option('-f, --force', 'with --into a tag: move the tag (refused otherwise, as tag does)')
     .option('--allow-unrelated', 'merge images that share no history, against an empty base')
     .option('-m, --message <msg>', 'message of the merge snapshot')
     .option('--continue', 'finish a merge stopped on conflicts, once the files are fixed')

@@ -3,6 +3,7 @@ import type { PackResult } from '../../registry/packImage.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../format.js'
 import { type View, print } from '../output.js'
+import { counted } from '../../util/plural.js'
 
 /** `forkpoint pack ID -o FILE`: an image as one file (the pack a push sends, with a header); the same image gives the same bytes. */
 export async function packCommand({ level, depth, ...options }: Where & { id: string; output: string; level?: number; depth?: number }): Promise<PackResult> {
@@ -10,7 +11,9 @@ export async function packCommand({ level, depth, ...options }: Where & { id: st
   return packImage({ ...options, ...(level ? { level } : {}), ...(depth !== undefined ? { depth } : {}) })
 }
 
-export const packView: View<PackResult> = { human: (r) => `packed ${short(r.id)} into ${r.output}: ${r.objects} objects, ${formatBytes(r.bytes)} -> ${formatBytes(r.packBytes)}` }
+export const packView: View<PackResult> = {
+  human: (r) => `packed ${short(r.id)} into ${r.output}: ${counted(r.objects, 'object')}, ${formatBytes(r.bytes)} -> ${formatBytes(r.packBytes)}`,
+}
 
 export function registerPack(program: Command): void {
   common(program.command('pack <ID>'))

@@ -5,6 +5,7 @@ import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../format.js'
 import { type View, print } from '../output.js'
 import { transferBar } from '../transferBar.js'
+import { counted } from '../../util/plural.js'
 
 export interface PullFlags {
   tag?: string
@@ -32,7 +33,7 @@ export const pullView: View<PullResult> = {
   human: (r) =>
     [
       `pulled ${short(r.id)} from ${r.remote} as tag ${r.tag}${r.verified ? ' (signature verified)' : ''}`,
-      `  ${r.fetchedObjects} of ${r.objects} objects fetched, ${formatBytes(r.fetchedBytes)} of ${formatBytes(r.totalBytes)}`,
+      `  ${r.fetchedObjects} of ${counted(r.objects, 'object')} fetched, ${formatBytes(r.fetchedBytes)} of ${formatBytes(r.totalBytes)}`,
     ].join('\n'),
 }
 

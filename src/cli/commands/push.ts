@@ -5,6 +5,7 @@ import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../format.js'
 import { type View, print } from '../output.js'
 import { transferBar } from '../transferBar.js'
+import { counted } from '../../util/plural.js'
 
 export interface PushOptions extends Where {
   id: string
@@ -37,7 +38,7 @@ export const pushView: View<PushResult> = {
   human: (r) =>
     [
       `pushed ${short(r.id)} to ${r.remote}${r.tag === null ? `@${r.manifest}` : `:${r.tag}`}${r.signed ? ' (signed)' : ''}`,
-      `  ${r.sentObjects} of ${r.objects} objects sent: ${formatBytes(r.sentBytes)} with the manifests, for an image of ${formatBytes(r.totalBytes)} in ${r.packs} pack${r.packs === 1 ? '' : 's'}${r.repacked ? ' (repacked)' : ''}${r.shallow.length > 0 ? ', shallow' : ''}`,
+      `  ${r.sentObjects} of ${counted(r.objects, 'object')} sent: ${formatBytes(r.sentBytes)} with the manifests, for an image of ${formatBytes(r.totalBytes)} in ${counted(r.packs, 'pack')}${r.repacked ? ' (repacked)' : ''}${r.shallow.length > 0 ? ', shallow' : ''}`,
       `  manifest ${r.manifest}`,
     ].join('\n'),
 }

@@ -4,6 +4,7 @@ import type { AgentStdout } from '../../trace/record/spawnAgent.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
 import { type RedactionRuleFlags, redactionRuleOptions, redactionRules } from '../redactionFlags.js'
+import { counted } from '../../util/plural.js'
 
 /** What a replay did, without the replayed run and the agent's output. */
 export type ReplaySummary = Omit<ReplayResult, 'replayed' | 'agentStdout'>
@@ -33,7 +34,7 @@ export function replayView(liveFrom: number | undefined): View<ReplaySummary> {
   return {
     human: (r) =>
       r.forked
-        ? `forked ${r.forked.runId} from ${r.runId} at step ${liveFrom}: ${r.served} steps served, ${r.steps - r.served} live`
+        ? `forked ${r.forked.runId} from ${r.runId} at step ${liveFrom}: ${counted(r.served, 'step')} served, ${r.steps - r.served} live`
         : `replayed ${r.runId} offline (${r.isolation}): ${r.served}/${r.steps} steps served, identical to the recording`,
   }
 }

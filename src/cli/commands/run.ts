@@ -8,6 +8,7 @@ import type { AgentStdout } from '../../trace/record/spawnAgent.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
 import { type RecordingFlags, recordingOptions, redactionOptions } from '../redactionFlags.js'
+import { counted } from '../../util/plural.js'
 
 interface RunFlags extends RecordingFlags {
   record?: boolean
@@ -84,7 +85,7 @@ export async function recordRunCommand({ dir, store, command, entrypoint, out, s
 }
 
 export const recordRunView: View<RecordSummary> = {
-  human: (r) => `recorded ${r.runId}: ${r.steps} steps, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}`,
+  human: (r) => `recorded ${r.runId}: ${counted(r.steps, 'step')}, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}`,
 }
 
 /**

@@ -1,9 +1,11 @@
 import type { Command } from 'commander'
+import { listLines } from '../format.js'
 import type { Run, RunSummary } from '../../index.js'
 import type { ListRunsArgs } from '../../trace/core/RunStore.js'
 import { printable } from '../../trace/core/printable.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, pc, print } from '../output.js'
+import { counted } from '../../util/plural.js'
 
 /** `forkpoint runs`: recorded runs, newest first. */
 export async function runsCommand({ dir, store, ...filter }: Where & ListRunsArgs): Promise<{ runs: RunSummary[] }> {
@@ -29,10 +31,10 @@ export async function runsExportCommand({ dir, store, spec, out }: Where & { spe
   return exportRun({ spec, out, dir, store })
 }
 
-export const runsView: View<{ runs: RunSummary[] }> = { human: (r) => (r.runs.length ? r.runs.map(line).join('\n') : 'no recorded runs') }
+export const runsView: View<{ runs: RunSummary[] }> = { human: (r) => listLines(r.runs, line, 'no recorded runs') }
 export const runsShowView: View<{ run: Run }> = { human: (r) => render(r.run) }
 export const runsRmView: View<{ removed: string[] }> = { human: (r) => r.removed.map((id) => `removed ${id}`).join('\n') }
-export const runsExportView: View<{ artifact: string; runId: string; steps: number }> = { human: (r) => `wrote ${r.runId} (${r.steps} steps) to ${r.artifact}` }
+export const runsExportView: View<{ artifact: string; runId: string; steps: number }> = { human: (r) => `wrote ${r.runId} (${counted(r.steps, 'step')}) to ${r.artifact}` }
 
 export function registerRuns(program: Command): void {
   const runs = common(program.command('runs'))
@@ -69,7 +71,7 @@ export function registerRuns(program: Command): void {
 function line(r: RunSummary): string {
   r = { ...r, runId: printable(r.runId), entrypoint: printable(r.entrypoint), parent: r.parent && printable(r.parent) }
   const status = r.status === 'ok' ? pc.green(r.status) : pc.red(r.status)
-  return `${pc.yellow(r.runId)} ${status} ${r.entrypoint} ${r.steps} steps (${r.llmCalls} llm, ${r.toolCalls} tool${r.errors ? `, ${r.errors} errors` : ''}) ${pc.dim(r.startedAt)}${r.parent ? pc.dim(` from ${r.parent}`) : ''}`
+  return `${pc.yellow(r.runId)} ${status} ${r.entrypoint} ${counted(r.steps, 'step')} (${r.llmCalls} llm, ${r.toolCalls} tool${r.errors ? `, ${counted(r.errors, 'error')}` : ''}) ${pc.dim(r.startedAt)}${r.parent ? pc.dim(` from ${r.parent}`) : ''}`
 }
 
 function render(run: Run): string {

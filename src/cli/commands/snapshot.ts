@@ -7,6 +7,7 @@ import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes } from '../format.js'
 import { type View, print } from '../output.js'
 import { progressBar } from '../progress.js'
+import { counted } from '../../util/plural.js'
 
 export interface SnapshotOptions extends Where {
   message?: string
@@ -45,7 +46,9 @@ export async function snapshotCommand(options: SnapshotOptions): Promise<Snapsho
 
 export const snapshotView: View<SnapshotAgentResult> = {
   human: (r) => r.id,
-  notes: (r) => [`${r.created ? 'snapshot' : 'nothing changed since HEAD'}: ${r.files} files, ${formatBytes(r.bytes)}; read ${r.hashedFiles} (${formatBytes(r.hashedBytes)})`],
+  notes: (r) => [
+    `${r.created ? 'snapshot' : 'nothing changed since HEAD'}: ${counted(r.files, 'file')}, ${formatBytes(r.bytes)}; read ${r.hashedFiles} (${formatBytes(r.hashedBytes)})`,
+  ],
   warnings: (r) => r.skipped.map((path) => `forkpoint: skipped ${quotePath(path)} (not a file, directory or symlink)`),
 }
 

@@ -3,6 +3,7 @@ import type { StatusResult } from '../../world/status.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatChanges, short } from '../format.js'
 import { type View, print } from '../output.js'
+import { counted } from '../../util/plural.js'
 
 export interface StatusOptions extends Where {
   respectGitignore?: boolean
@@ -30,7 +31,7 @@ export const statusView: View<StatusResult> = {
 
 function mergeNote(merge: { theirs: string | null; conflicts: string[] }): string {
   const what = merge.theirs ? `merging ${short(merge.theirs)}` : 'merging (damaged merge state)'
-  const conflicts = merge.conflicts.length > 0 ? ` with ${merge.conflicts.length} conflict${merge.conflicts.length === 1 ? '' : 's'} (${merge.conflicts.join(', ')})` : ''
+  const conflicts = merge.conflicts.length > 0 ? ` with ${counted(merge.conflicts.length, 'conflict')} (${merge.conflicts.join(', ')})` : ''
   return `${what}${conflicts}: fix the files, then 'forkpoint merge --continue', or 'forkpoint merge --abort'`
 }
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
 import type { TagInfo } from '../../store/tags.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { short } from '../format.js'
+import { listLines, short } from '../format.js'
 import { type View, print } from '../output.js'
 
 /** `forkpoint tag`: every tag. */
@@ -24,7 +24,7 @@ export async function tagDeleteCommand({ name, ...where }: Where & { name: strin
   return { deleted: name }
 }
 
-export const tagListView: View<{ tags: TagInfo[] }> = { human: (r) => r.tags.map((t) => `${t.name}\t${short(t.id)}`).join('\n') }
+export const tagListView: View<{ tags: TagInfo[] }> = { human: (r) => listLines(r.tags, (t) => `${t.name}\t${short(t.id)}`, 'no tags') }
 export const tagView: View<TagInfo> = { human: (t) => `${t.name} -> ${t.id}` }
 export const tagDeleteView: View<{ deleted: string }> = { human: (r) => `deleted tag ${r.deleted}` }
 

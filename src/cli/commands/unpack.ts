@@ -3,6 +3,7 @@ import type { UnpackResult } from '../../registry/unpackImage.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../format.js'
 import { type View, print } from '../output.js'
+import { counted } from '../../util/plural.js'
 
 /** `forkpoint unpack FILE`: a pack file read into the store, every object verified. */
 export async function unpackCommand(options: Where & { input: string; tag?: string; allowExternalSymlinks?: boolean }): Promise<UnpackResult> {
@@ -10,7 +11,7 @@ export async function unpackCommand(options: Where & { input: string; tag?: stri
   return unpackImage(options)
 }
 
-export const unpackView: View<UnpackResult> = { human: (r) => `unpacked ${short(r.id)} as tag ${r.tag}: ${r.objects} objects, ${r.added} new` }
+export const unpackView: View<UnpackResult> = { human: (r) => `unpacked ${short(r.id)} as tag ${r.tag}: ${counted(r.objects, 'object')}, ${r.added} new` }
 
 export function registerUnpack(program: Command): void {
   common(program.command('unpack <FILE>'))

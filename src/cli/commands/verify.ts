@@ -4,6 +4,7 @@ import type { VerifyLedgersResult } from '../../image/verifyLedgers.js'
 import type { VerifyResult } from '../../store/verify.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
+import { counted } from '../../util/plural.js'
 
 export type VerifyReport = VerifyResult & { ledgers: VerifyLedgersResult }
 
@@ -22,7 +23,7 @@ export const verifyView: View<VerifyReport> = {
       ...r.problems.map((p) => (p.type === 'corrupt' ? `corrupt: ${p.digest} (hashes to ${p.actual})` : `missing: ${p.digest} (referenced by ${p.referencedBy})`)),
       ...r.ledgers.problems.map((p) => `tampered ledger: ${p.ledger} (effects of ${p.image}): ${p.reason}`),
       ...(r.ledgers.unkeyed.length > 0 ? [`${r.ledgers.unkeyed.length} HMAC-chained ledgers not checked: set FORKPOINT_KEY`] : []),
-      `${r.checked} objects checked, ${r.problems.length} problems; ${r.ledgers.checked} ledgers checked, ${r.ledgers.problems.length} tampered`,
+      `${counted(r.checked, 'object')} checked, ${counted(r.problems.length, 'problem')}; ${counted(r.ledgers.checked, 'ledger')} checked, ${r.ledgers.problems.length} tampered`,
     ].join('\n'),
   exit(r) {
     if (!r.ok) return new StoreCorruptError(`store has ${r.problems.length} bad or missing objects`, { problems: r.problems.length })

@@ -3,6 +3,7 @@ import { type DiffOp, jsonDiff } from './jsonDiff.js'
 import type { PayloadCipher } from '../redact/payloadCipher.js'
 import { isSealed } from '../redact/payloadCipher.js'
 import type { JsonValue, Run, Step, StepType } from '../core/Run.js'
+import { counted } from '../../util/plural.js'
 
 export const DIVERGENCE_STATUSES = ['exact_match', 'input_divergence', 'output_divergence', 'op_divergence', 'missing_steps', 'extra_steps', 'error_divergence'] as const
 export type DivergenceStatus = (typeof DIVERGENCE_STATUSES)[number]
@@ -100,13 +101,13 @@ export function diffRuns({ a, b, window = 10, context = 3, cipher = null }: Diff
     ...diffs,
   })
   if (i === A.length && j === B.length) {
-    return found('exact_match', null, null, `the runs match: ${A.length} steps, same calls, inputs, outputs and errors`)
+    return found('exact_match', null, null, `the runs match: ${counted(A.length, 'step')}, same calls, inputs, outputs and errors`)
   }
   if (j === B.length) {
-    return found('missing_steps', i, null, `run B ends after ${B.length} steps; A continues with ${A.length - i} more, from step ${i} ${describe(A[i]!)}`)
+    return found('missing_steps', i, null, `run B ends after ${counted(B.length, 'step')}; A continues with ${A.length - i} more, from step ${i} ${describe(A[i]!)}`)
   }
   if (i === A.length) {
-    return found('extra_steps', null, j, `run B has ${B.length - j} steps more than A at its end, from step ${j} ${describe(B[j]!)}`)
+    return found('extra_steps', null, j, `run B has ${counted(B.length - j, 'step')} more than A at its end, from step ${j} ${describe(B[j]!)}`)
   }
   const sa = A[i]!
   const sb = B[j]!
@@ -152,7 +153,7 @@ function summarise(ops: DiffOp[] | null): string {
     .slice(0, 3)
     .map((o) => o.path)
     .join(', ')
-  return ` (${ops.length} change${ops.length === 1 ? '' : 's'}: ${first}${ops.length > 3 ? ', …' : ''})`
+  return ` (${counted(ops.length, 'change')}: ${first}${ops.length > 3 ? ', …' : ''})`
 }
 
 /** The smallest k in 1..window with `steps[from + k]` having the signature of `target`, or null. */

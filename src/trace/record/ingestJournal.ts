@@ -5,6 +5,7 @@ import { assembleRun, type RunHeader } from './assembleRun.js'
 import { readJournal } from './journal.js'
 import type { Run } from '../core/Run.js'
 import { RunStore } from '../core/RunStore.js'
+import { counted } from '../../util/plural.js'
 
 export type IngestHeader = Omit<RunHeader, 'startedAt' | 'endedAt'> & { startedAt: string; endedAt: string }
 
@@ -27,7 +28,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const [journal, header] = process.argv.slice(2)
   try {
     const run = await ingestJournal({ journal: journal!, header: JSON.parse(header!) as IngestHeader })
-    process.stderr.write(`forkpoint: recorded ${run.runId} (${run.steps.length} steps)\n`)
+    process.stderr.write(`forkpoint: recorded ${run.runId} (${counted(run.steps.length, 'step')})\n`)
   } catch (err) {
     process.stderr.write(`forkpoint: run not saved (${(err as Error).message}); its journal is ${journal}\n`)
     process.exitCode = 1

@@ -111,7 +111,7 @@ describe('the model layer', () => {
 
     const cli = await fp(h.dir, 'merge', 'other', '--model-merge', 'ties', '--density', '1')
     expect(cli.code).toBe(0)
-    expect(cli.stdout).toContain('model: merged with ties (2 tensors in 1 files combined)')
+    expect(cli.stdout).toContain('model: merged with ties (2 tensors in 1 file combined)')
     expect(cli.stdout).toContain('cache: dropped')
     const merged = await readSnapshot(h.store, (await readRef(h.store, 'HEAD'))!)
     expect(merged.cache).toBeUndefined()
