@@ -24,7 +24,7 @@ export async function mergeCommand(options: MergeOptions): Promise<MergeResult> 
 }
 
 /** `forkpoint merge --continue`: a merge stopped on conflicts finished, once the files are fixed. */
-export async function mergeContinueCommand(options: Where & { allowExternalSymlinks?: boolean }): Promise<ContinueMergeResult> {
+export async function mergeContinueCommand(options: Where & { allowExternalSymlinks?: boolean; keepLeftovers?: boolean }): Promise<ContinueMergeResult> {
   const { continueMerge } = await import('../../image/continueMerge.js')
   return continueMerge(options)
 }
@@ -70,6 +70,7 @@ export function registerMerge(program: Command): void {
     .option('--allow-unrelated', 'merge images that share no history, against an empty base')
     .option('-m, --message <msg>', 'message of the merge snapshot')
     .option('--continue', 'finish a merge stopped on conflicts, once the files are fixed')
+    .option('--keep-leftovers', '--continue: snapshot the versions kept beside conflicts (NAME~LABEL) that are still there, instead of refusing')
     .option('--abort', 'undo a merge stopped on conflicts: the workspace back to HEAD exactly')
     .option('--allow-external-symlinks', 'allow symlinks that point outside the tree')
     .option('--model-merge <method>', `merge a model layer both sides changed: ${MODEL_MERGE_METHODS.join('|')}`)
@@ -78,14 +79,19 @@ export function registerMerge(program: Command): void {
     .option('--seed <n>', "dare, dare-ties: the drops' seed (default 0)")
     .option('--weights <a,b>', 'weights of ours and theirs (default 1,1)')
     .action(
-      async (from: string | undefined, opts: Omit<MergeOptions, keyof Where | 'from' | 'modelMerge'> & ModelMergeFlags & { continue?: boolean; abort?: boolean }, cmd: Command) => {
+      async (
+        from: string | undefined,
+        opts: Omit<MergeOptions, keyof Where | 'from' | 'modelMerge'> & ModelMergeFlags & { continue?: boolean; abort?: boolean; keepLeftovers?: boolean },
+        cmd: Command,
+      ) => {
         const flags = commonFlags(cmd)
         const where = { dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) }
         if ([from !== undefined, opts.continue, opts.abort].filter(Boolean).length !== 1) throw new UsageError('merge: give FROM, --continue or --abort (one of them)')
-        const { continue: _continue, abort: _abort, modelMerge, density, dropRate, seed, weights, ...mergeOpts } = opts
+        const { continue: _continue, abort: _abort, keepLeftovers: _keep, modelMerge, density, dropRate, seed, weights, ...mergeOpts } = opts
         const model = modelMergeOptions({ modelMerge, density, dropRate, seed, weights })
         if (opts.abort) print(flags, await mergeAbortCommand(where), mergeAbortView)
-        else if (opts.continue) print(flags, await mergeContinueCommand({ ...where, allowExternalSymlinks: opts.allowExternalSymlinks }), mergeContinueView)
+        else if (opts.continue)
+          print(flags, await mergeContinueCommand({ ...where, allowExternalSymlinks: opts.allowExternalSymlinks, keepLeftovers: opts.keepLeftovers }), mergeContinueView)
         else print(flags, await mergeCommand({ ...where, ...mergeOpts, ...(model ? { modelMerge: model } : {}), from: from! }), mergeView)
       },
     )
