@@ -10,7 +10,7 @@ import { entryAt } from '../world/entryAt.js'
 import type { PathConflict } from '../world/mergeWorld.js'
 import { sameEntry, treeSource } from '../world/treeSource.js'
 import type { Store } from '../store/Store.js'
-import { filesWithMarkers, leftoverFiles } from './unresolvedConflicts.js'
+import { filesWithMarkers, leftoverFiles } from '../world/unresolvedConflicts.js'
 import type { LayerReport } from './mergeImages.js'
 
 export interface ContinueMergeResult {

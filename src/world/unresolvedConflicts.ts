@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { fsPath } from '../world/fsName.js'
-import type { PathConflict } from '../world/mergeWorld.js'
+import { fsPath } from './fsName.js'
+import type { PathConflict } from './mergeWorld.js'
 
 /** The text conflicts (one file with markers at the path) whose file still has a marker line; a file the user removed is resolved. */
 export async function filesWithMarkers(root: string, conflicts: PathConflict[]): Promise<string[]> {
