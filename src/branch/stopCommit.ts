@@ -6,6 +6,7 @@ import { COMMIT_SAVED, type CommitState, type SavedFile, readCommitState, writeC
 import { fsPath } from '../world/fsName.js'
 import type { PathConflict } from '../world/mergeWorld.js'
 import { type ConflictFiles, type PathSides, conflictFiles } from './mergeChange.js'
+import { ancestorsAreDirectories } from './planCommit.js'
 import { lstatOrNull } from './samePath.js'
 
 /**
@@ -28,6 +29,7 @@ export async function stopCommit({
 }): Promise<PathConflict[] | null> {
   const found: ConflictFiles[] = []
   for (const path of paths) {
+    if (!(await ancestorsAreDirectories(sides.parent, path))) return null // a symlinked directory would lead the writes out
     const files = await conflictFiles({ ...sides, path }, branch)
     if (!files) return null
     found.push(await besideFreeNames(sides.parent, files))

@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { abortCommit } from '../../src/branch/abortCommit.js'
@@ -77,5 +78,18 @@ describe('a branch commit that meets conflicts in the workspace', () => {
     await expect(commitNamedWithEffects({ dir, name: 'c1' })).rejects.toMatchObject({ code: 'ConflictError', data: { inProgress: false } })
     expect(await dirState(dir)).toEqual(before)
     expect((await status({ dir })).commit).toBeNull()
+  })
+
+  it('writes nothing through a directory the workspace replaced by a symlink: the conflict applies nothing', async () => {
+    const { dir } = await storeWorkspace({ 'd/f.txt': '1\n' })
+    const made = await makeBranch({ dir, name: 'c1' })
+    await fs.writeFile(join(made.path, 'd/f.txt'), 'branch\n')
+    const outside = await fs.mkdtemp(join(tmpdir(), 'outside-'))
+    await fs.writeFile(join(outside, 'f.txt'), 'outside\n')
+    await fs.rm(join(dir, 'd'), { recursive: true })
+    await fs.symlink(outside, join(dir, 'd'))
+    await expect(commit(dir)).rejects.toMatchObject({ code: 'ConflictError', data: { paths: ['d/f.txt'], inProgress: false } })
+    expect(await fs.readdir(outside)).toEqual(['f.txt'])
+    expect(await read(outside, 'f.txt')).toBe('outside\n')
   })
 })
