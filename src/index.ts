@@ -104,8 +104,9 @@ export { verifyLedgers, type LedgerProblem, type VerifyLedgersResult } from './i
 export { snapshotForkBranch, type SnapshotForkBranchArgs, type SnapshotForkBranchResult } from './image/snapshotForkBranch.js'
 export { mergeImages, type ImageMerge, type LayerReport, type MergeImagesArgs } from './image/mergeImages.js'
 export { merge, type MergeArgs, type MergeResult } from './image/merge.js'
-export { continueMerge, type ContinueMergeResult } from './image/continueMerge.js'
+export { continueMerge, type ContinueMergeArgs, type ContinueMergeResult } from './image/continueMerge.js'
 export { abortMerge } from './image/abortMerge.js'
+export { abortCommit } from './branch/abortCommit.js'
 // model layer: adapter weights in safetensors, merged with linear / TIES / DARE
 export {
   parseSafetensors,

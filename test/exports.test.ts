@@ -82,6 +82,7 @@ it('exports exactly the reviewed public names', () => {
     'UsageError',
     'WorkerRegistryError',
     'Workspace',
+    'abortCommit',
     'abortMerge',
     'abortWithEffects',
     'allowStoreDirectories',

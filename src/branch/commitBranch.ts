@@ -13,8 +13,11 @@ import { destroyBranch } from './destroyBranch.js'
 import { basePath, branchChanges, liveState, parentView, viewPath } from './liveBranch.js'
 import { mergeFileChange, writeMergedFile } from './mergeChange.js'
 import { planCommit } from './planCommit.js'
+import { commitNextSteps, settledPaths } from './commitInProgress.js'
+import { stopCommit } from './stopCommit.js'
+import { clearCommitState } from '../world/commitState.js'
 import { self } from '../sandbox/processId.js'
-import type { BranchState, CommitResult, ConflictPolicy } from './types.js'
+import type { BranchState, CommitResult, ConflictPolicy, InProgressOptions } from './types.js'
 
 /**
  * Apply a branch's changes to its parent (the workspace, or the branch it was made from)
@@ -33,13 +36,16 @@ export async function commitBranch({
   id,
   onConflict = 'merge',
   allowExternalSymlinks = false,
+  stopOnConflict = false,
+  resume = false,
+  keepLeftovers = false,
 }: {
   store: Store
   workspace: string
   id: string
   onConflict?: ConflictPolicy
   allowExternalSymlinks?: boolean
-}): Promise<CommitResult> {
+} & InProgressOptions): Promise<CommitResult> {
   const started = performance.now()
   const state = await liveState(store, id)
   await assertNoChildren(store, state)
@@ -56,14 +62,17 @@ export async function commitBranch({
     }
     const view = viewPath(store, state)
     const base = basePath(store, state)
-    const changes = await branchChanges(store, state)
+    const settled = state.parent === null ? await settledPaths({ store, workspace, name: state.name, resume, keepLeftovers }) : new Set<string>()
+    const changes = (await branchChanges(store, state)).filter((c) => !settled.has(c.path))
     if (!allowExternalSymlinks) await assertPutLinksInside(view, changes)
     const merge = (path: string) => mergeFileChange({ store, base, view, parent, path })
     const plan = await planCommit({ changes, view, base, parent, merge })
     if (plan.conflicts.length > 0) {
+      const stopped = stopOnConflict && state.parent === null && (await stopCommit({ store, branch: state.name, paths: plan.conflicts, sides: { store, base, view, parent } }))
+      const count = `${plan.conflicts.length} path${plan.conflicts.length === 1 ? '' : 's'}`
       throw new ConflictError(
-        `cannot commit ${state.name}: ${plan.conflicts.length} path(s) also changed in the parent since the branch was made, in ways that do not merge: ${plan.conflicts.slice(0, 10).join(', ')}`,
-        { name: state.name, paths: plan.conflicts },
+        `cannot commit ${state.name}: ${count} also changed in the parent since the branch was made, in ways that do not merge: ${plan.conflicts.slice(0, 10).join(', ')}${stopped ? `; the conflicts are marked in the workspace: ${commitNextSteps(state.name)}` : ''}`,
+        { name: state.name, paths: plan.conflicts, inProgress: Boolean(stopped) },
       )
     }
     const ops: CommitOp[] = plan.apply.map((c) => (c.type === 'delete' ? c : { ...c, temp: sibling(c.path, 'new', state.id), aside: sibling(c.path, 'old', state.id) }))
@@ -98,6 +107,7 @@ export async function commitBranch({
       )
     await writeCommitJournal(store, { ...journal, phase: 'applying' })
     await applyCommit(store, parent, journal)
+    if (settled.size > 0) await clearCommitState(store)
     result = {
       name: state.name,
       written: plan.apply.filter((c) => c.type === 'put').map((c) => c.path),

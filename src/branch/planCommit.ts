@@ -53,7 +53,7 @@ async function mergeOrConflict(plan: CommitPlan, change: BranchChange, merge: Me
 }
 
 /** Every directory on the way to `rel` is a real directory (never a symlink to elsewhere). */
-async function ancestorsAreDirectories(root: string, rel: string): Promise<boolean> {
+export async function ancestorsAreDirectories(root: string, rel: string): Promise<boolean> {
   const parts = dirname(rel)
     .split('/')
     .filter((p) => p !== '.' && p !== '')

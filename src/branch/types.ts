@@ -61,6 +61,16 @@ export interface BranchInfo {
   createdAt: string
 }
 
+/** How a commit into the workspace meets conflicts it cannot merge (the CLI's and the service's commit). */
+export interface InProgressOptions {
+  /** Leave the conflicts in the workspace (markers, `NAME~LABEL`) with the commit in progress, instead of applying nothing. */
+  stopOnConflict?: boolean
+  /** Finish the commit in progress: the conflicts are fixed in the workspace and stay as they are there. */
+  resume?: boolean
+  /** With `resume`: keep the versions kept beside conflicts (`NAME~LABEL`) that are still there, instead of refusing. */
+  keepLeftovers?: boolean
+}
+
 export interface CommitResult {
   name: string
   /** Paths written into the parent (created, modified or replaced). */

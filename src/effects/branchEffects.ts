@@ -1,8 +1,10 @@
+import { abortCommit } from '../branch/abortCommit.js'
 import { Branch } from '../branch/Branch.js'
+import { readCommitState } from '../world/commitState.js'
 import { listStates } from '../branch/branchStore.js'
 import { Workspace } from '../branch/Workspace.js'
 import type { StoreLocator } from '../store/findStore.js'
-import type { CommitResult, ConflictPolicy } from '../branch/types.js'
+import type { CommitResult, ConflictPolicy, InProgressOptions } from '../branch/types.js'
 import { readdir } from 'node:fs/promises'
 import type { Store } from '../store/Store.js'
 import type { EffectsCommitResult } from './Effects.js'
@@ -17,7 +19,7 @@ export type CommitWithEffectsResult = CommitResult & { effects: EffectsCommitRes
  * then each deferred request, once per key.
  * @throws {ConflictError} @throws {BranchStaleError} as `Branch.commit`; nothing is sent then
  */
-export async function commitWithEffects(branch: Branch, options: { onConflict?: ConflictPolicy } = {}): Promise<CommitWithEffectsResult> {
+export async function commitWithEffects(branch: Branch, options: { onConflict?: ConflictPolicy } & InProgressOptions = {}): Promise<CommitWithEffectsResult> {
   const result = await branch.commit(options)
   const effects = await commitOutbox({ store: branch.workspace.store, branchId: branch.id, into: branch.parent instanceof Branch ? branch.parent.id : null })
   return { ...result, effects }
@@ -33,13 +35,29 @@ export async function abortWithEffects(branch: Branch): Promise<LedgerEntry[]> {
 }
 
 /** `forkpoint commit NAME`: `commitWithEffects` for a branch named by the CLI. */
-export async function commitNamedWithEffects({ name, onConflict, ...ref }: StoreLocator & { name: string; onConflict?: ConflictPolicy }): Promise<CommitWithEffectsResult> {
-  return commitWithEffects(await (await Workspace.open(ref)).openBranch(name), onConflict ? { onConflict } : {})
+export async function commitNamedWithEffects({
+  name,
+  onConflict,
+  stopOnConflict,
+  resume,
+  keepLeftovers,
+  ...ref
+}: StoreLocator & { name: string; onConflict?: ConflictPolicy } & InProgressOptions): Promise<CommitWithEffectsResult> {
+  const options = {
+    ...(onConflict ? { onConflict } : {}),
+    ...(stopOnConflict ? { stopOnConflict } : {}),
+    ...(resume ? { resume } : {}),
+    ...(keepLeftovers ? { keepLeftovers } : {}),
+  }
+  return commitWithEffects(await (await Workspace.open(ref)).openBranch(name), options)
 }
 
-/** `forkpoint abort NAME`: the branch and its children aborted, their outboxes dropped. */
+/** `forkpoint abort NAME`: the branch and its children aborted, their outboxes dropped; a commit of it in progress is undone first. */
 export async function abortNamedWithEffects({ name, ...ref }: StoreLocator & { name: string }): Promise<{ aborted: string; dropped: LedgerEntry[] }> {
-  return { aborted: name, dropped: await abortWithEffects(await (await Workspace.open(ref)).openBranch(name)) }
+  const workspace = await Workspace.open(ref)
+  const branch = await workspace.openBranch(name)
+  if ((await readCommitState(workspace.store))?.branch === name) await abortCommit({ ...ref, name })
+  return { aborted: name, dropped: await abortWithEffects(branch) }
 }
 
 /** The branch and every branch made from it, children first (their outboxes are dropped before their parent's). */

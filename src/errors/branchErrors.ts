@@ -4,7 +4,7 @@ import { CorruptDataError, ExitCode, ForkpointError, type NoData } from './Forkp
 export abstract class BranchError<Data extends object = NoData> extends ForkpointError<Data> {}
 
 /** A commit whose paths were also changed in the parent since the branch was made. `data.paths` lists them. */
-export class ConflictError extends BranchError<{ name: string; paths: string[] }> {
+export class ConflictError extends BranchError<{ name: string; paths: string[]; inProgress?: boolean }> {
   readonly exitCode = ExitCode.conflict
 }
 

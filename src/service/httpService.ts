@@ -8,6 +8,7 @@ import { type StoreLocator, openStore } from '../store/findStore.js'
 import { packageVersion } from '../util/ownPackage.js'
 import { openApiDocument } from './openApi.js'
 import { OPERATION_NAMES, type OperationName, runOperation } from './operations.js'
+import { serviceErrorJson } from './operationWords.js'
 import { type ServiceAddress, WORKSPACE_HEADER, defaultSocket, parseListen } from './serviceAddress.js'
 import { type ViewName, VIEW_NAMES, runView } from './views.js'
 import { WarmWorld } from './warmWorld.js'
@@ -144,7 +145,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
   if (req.method === 'GET' && path === '/openapi.json') return sendJson(res, 200, openApiDocument(ctx.version, { bearer: ctx.guard.token !== null }))
   if (req.method === 'GET' && path === '/v1/health')
     return sendJson(res, 200, { ok: true, version: ctx.version, workspace: ctx.where.dir, served: ctx.served, scan: ctx.world === null ? 'full' : (ctx.world.lost ?? 'warm') })
-  const name = /^\/v1\/([a-z]+)$/.exec(path)?.[1]
+  const name = /^\/v1\/([a-z_]+)$/.exec(path)?.[1]
   if (req.method !== 'POST' || !name || !(OPERATION_NAMES as string[]).includes(name)) {
     return sendJson(
       res,
@@ -171,7 +172,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
   try {
     event('result', await run((progress) => event('progress', progress)))
   } catch (err) {
-    event('error', asForkpointError(err).toJSON().error)
+    event('error', serviceErrorJson(asForkpointError(err)).error)
   }
   res.end()
 }
@@ -200,7 +201,7 @@ function asForkpointError(err: unknown): ForkpointError<object> {
 function sendError(res: ServerResponse, err: unknown): void {
   const error = asForkpointError(err)
   if (res.headersSent) return void res.destroy()
-  sendJson(res, STATUS[error.exitCode] ?? 500, error.toJSON())
+  sendJson(res, STATUS[error.exitCode] ?? 500, serviceErrorJson(error))
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

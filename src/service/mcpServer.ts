@@ -6,6 +6,7 @@ import { type StoreLocator, openStore } from '../store/findStore.js'
 import type { RequestPolicy } from './requestPolicy.js'
 import { packageVersion } from '../util/ownPackage.js'
 import { OPERATIONS, OPERATION_NAMES, type OperationContext } from './operations.js'
+import { inOperationWords, serviceErrorJson } from './operationWords.js'
 
 /** The operations MCP clients get as tools (the HTTP service has a few more). */
 export const TOOL_NAMES = OPERATION_NAMES.filter((name) => (OPERATIONS[name] as { mcp?: false }).mcp !== false)
@@ -32,7 +33,7 @@ export function createMcpServer(where: StoreLocator, { allowPaths = [] }: McpOpt
   return server
 }
 
-/** A result as JSON text, or an error as the CLI words it (`isError`, with its code and exit code). */
+/** A result as JSON text, or an error (`isError`, with its code and exit code) whose next steps name tools, not CLI commands. */
 async function answer(call: () => Promise<object>): Promise<CallToolResult> {
   try {
     return { content: [{ type: 'text', text: JSON.stringify(await call(), null, 2) }] }
@@ -41,8 +42,8 @@ async function answer(call: () => Promise<object>): Promise<CallToolResult> {
     return {
       isError: true,
       content: [
-        { type: 'text', text: `forkpoint: ${err.message}` },
-        { type: 'text', text: JSON.stringify(err.toJSON()) },
+        { type: 'text', text: `forkpoint: ${inOperationWords(err.message)}` },
+        { type: 'text', text: JSON.stringify(serviceErrorJson(err as ForkpointError<object>)) },
       ],
     }
   }

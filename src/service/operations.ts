@@ -16,6 +16,7 @@ export interface OperationContext {
 type Handler<Args> = (where: StoreLocator, args: Args, ctx: OperationContext) => Promise<object>
 
 const branchName = z.string().min(1).describe('a branch name (PARENT/NAME for a branch of a branch)')
+const keepLeftovers = z.boolean().optional().describe('snapshot the versions kept beside conflicts (NAME~LABEL) that are still there, instead of refusing')
 
 /**
  * The CLI's workspace operations, as the MCP server's tools and the HTTP service's
@@ -89,12 +90,29 @@ export const OPERATIONS = {
     }) as Handler<{ name: string; backend?: 'overlay' | 'reflink' | 'copy' | 'auto' | undefined }>,
   },
   commit: {
-    description: "Apply a branch to its parent and end it (three-way; a conflict is an error), then send the branch's deferred effects.",
+    description:
+      "Apply a branch to its parent and end it (three-way), then send the branch's deferred effects. A conflict is an error; into the workspace it leaves the commit in progress, the conflicts marked in the files: fix them, then commit_continue, or commit_abort.",
     input: { name: branchName, failIfStale: z.boolean().optional().describe('refuse if a sibling committed first') },
     run: (async (where, { name, failIfStale }) => {
       const { commitNamedWithEffects } = await import('../effects/branchEffects.js')
-      return commitNamedWithEffects({ ...where, name, onConflict: failIfStale ? 'fail' : 'merge' })
+      return commitNamedWithEffects({ ...where, name, onConflict: failIfStale ? 'fail' : 'merge', stopOnConflict: true })
     }) as Handler<{ name: string; failIfStale?: boolean | undefined }>,
+  },
+  commit_continue: {
+    description: 'Finish a branch commit stopped on conflicts, once the files are fixed (refused while markers or, unless keepLeftovers, NAME~LABEL files remain).',
+    input: { name: branchName, keepLeftovers: keepLeftovers },
+    run: (async (where, { name, keepLeftovers }) => {
+      const { commitNamedWithEffects } = await import('../effects/branchEffects.js')
+      return commitNamedWithEffects({ ...where, name, stopOnConflict: true, resume: true, keepLeftovers: keepLeftovers ?? false })
+    }) as Handler<{ name: string; keepLeftovers?: boolean | undefined }>,
+  },
+  commit_abort: {
+    description: "Undo a branch commit stopped on conflicts: the workspace's files as they were; the branch stays live.",
+    input: { name: branchName },
+    run: (async (where, { name }) => {
+      const { abortCommit } = await import('../branch/abortCommit.js')
+      return abortCommit({ ...where, name })
+    }) as Handler<{ name: string }>,
   },
   abort: {
     description: 'End a branch without applying it; its deferred effects are dropped.',
@@ -127,12 +145,29 @@ export const OPERATIONS = {
     }) as Handler<{ id?: string | undefined; count: number }>,
   },
   merge: {
-    description: 'Merge an image into HEAD and the workspace, layer by layer (files three-way); a conflict leaves the merge in progress.',
+    description:
+      'Merge an image into HEAD and the workspace, layer by layer (files three-way); a conflict (outcome "conflict") leaves the merge in progress: fix the files, then merge_continue, or merge_abort.',
     input: { from: id },
     run: (async (where, { from }) => {
       const { merge } = await import('../image/merge.js')
       return merge({ ...where, from })
     }) as Handler<{ from: string }>,
+  },
+  merge_continue: {
+    description: 'Finish a merge stopped on conflicts, once the files are fixed (refused while markers or, unless keepLeftovers, NAME~LABEL files remain).',
+    input: { keepLeftovers },
+    run: (async (where, { keepLeftovers }) => {
+      const { continueMerge } = await import('../image/continueMerge.js')
+      return continueMerge({ ...where, keepLeftovers: keepLeftovers ?? false })
+    }) as Handler<{ keepLeftovers?: boolean | undefined }>,
+  },
+  merge_abort: {
+    description: 'Undo a merge stopped on conflicts: the workspace back to HEAD exactly.',
+    input: {},
+    run: (async (where) => {
+      const { abortMerge } = await import('../image/abortMerge.js')
+      return abortMerge(where)
+    }) as Handler<object>,
   },
   runs: {
     description: 'The recorded runs, newest first.',

@@ -3,6 +3,7 @@ import { readHead, readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { recoverCheckout } from './checkoutJournal.js'
 import { type Change, diffTrees } from './diffTrees.js'
+import { readCommitState } from './commitState.js'
 import { mergeInProgress, readMergeState } from './mergeState.js'
 import { readSnapshot } from './readObjects.js'
 import { type ScanResult, scanWorkspace } from './scanWorkspace.js'
@@ -20,6 +21,8 @@ export interface StatusResult {
   changes: Change[]
   /** A merge stopped on conflicts (`merge --continue` / `--abort` end it); `theirs` is null when its state is damaged. */
   merge: { theirs: Digest | null; conflicts: string[] } | null
+  /** A branch commit stopped on conflicts in the workspace (`commit NAME --continue` / `--abort` end it). */
+  commit: { branch: string; conflicts: string[] } | null
 }
 
 export interface StatusArgs extends StoreLocator {
@@ -50,11 +53,24 @@ async function statusOf(store: Store, workspace: string, scan: ScanResult): Prom
   const head = h.type === 'symbolic' ? await readRef(store, h.ref) : h.id
   const headTree = head ? (await readSnapshot(store, head)).world.tree : null
   const changes = await diffTrees({ source: treeSource(store, scan.trees), a: headTree, b: scan.tree })
-  return { workspace, headName: h.type === 'symbolic' ? h.ref.replace(/^refs\/heads\//, '') : null, head, clean: changes.length === 0, changes, merge: await mergeSummary(store) }
+  return {
+    workspace,
+    headName: h.type === 'symbolic' ? h.ref.replace(/^refs\/heads\//, '') : null,
+    head,
+    clean: changes.length === 0,
+    changes,
+    merge: await mergeSummary(store),
+    commit: await commitSummary(store),
+  }
 }
 
 async function mergeSummary(store: Store): Promise<StatusResult['merge']> {
   if (!(await mergeInProgress(store))) return null
   const state = await readMergeState(store).catch(() => null)
   return { theirs: state?.theirs ?? null, conflicts: state?.conflicts.map((c) => c.path) ?? [] }
+}
+
+async function commitSummary(store: Store): Promise<StatusResult['commit']> {
+  const state = await readCommitState(store)
+  return state && { branch: state.branch, conflicts: state.conflicts.map((c) => c.path) }
 }

@@ -35,6 +35,27 @@ describe('forkpoint branch / commit / abort / run', () => {
     expect(existsSync(join(dir, '.forkpoint/branches/live')) && readFileSync('/proc/self/mountinfo', 'utf8').includes(dir)).toBe(false)
   })
 
+  it('leaves a commit that meets conflicts in progress, with markers, --continue and --abort', async () => {
+    const dir = await makeWorkspace({ 'Readme.md': '1\n2\n3\n' })
+    const { path } = JSON.parse(cli(dir, 'branch', 'c1', '--json').stdout) as { path: string }
+    writeFileSync(join(path, 'Readme.md'), '1\nbranch\n3\n')
+    writeFileSync(join(dir, 'Readme.md'), '1\nparent\n3\n')
+    const stopped = cli(dir, 'commit', 'c1')
+    expect(stopped.status).toBe(3)
+    expect(stopped.stderr).toMatch(/1 path also changed in the parent.*Readme\.md.*'forkpoint commit c1 --continue', or 'forkpoint commit c1 --abort'/)
+    expect(readFileSync(join(dir, 'Readme.md'), 'utf8')).toContain('<<<<<<< parent\nparent\n||||||| base\n2\n=======\nbranch\n>>>>>>> c1\n')
+    expect(cli(dir, 'status').stdout).toContain('committing branch c1 with 1 conflict (Readme.md)')
+    expect(cli(dir, 'commit', 'c1', '--abort').status).toBe(0)
+    expect(readFileSync(join(dir, 'Readme.md'), 'utf8')).toBe('1\nparent\n3\n')
+    expect(cli(dir, 'commit', 'c1').status).toBe(3)
+    const marked = cli(dir, 'commit', 'c1', '--continue')
+    expect([marked.status, marked.stderr]).toEqual([3, expect.stringContaining('conflict markers remain in Readme.md')])
+    writeFileSync(join(dir, 'Readme.md'), '1\nboth\n3\n')
+    expect(cli(dir, 'commit', 'c1', '--continue').status).toBe(0)
+    expect(readFileSync(join(dir, 'Readme.md'), 'utf8')).toBe('1\nboth\n3\n')
+    expect(cli(dir, 'branch', '--list', '--json').stdout).not.toContain('c1')
+  })
+
   it('runs with limits and reports a timeout; refuses bad usage with exit 2', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a' })
     const timed = cli(dir, 'run', '--timeout', '300ms', '--json', '--', 'sleep', '30')

@@ -5,12 +5,12 @@ import { AmbiguousIdError, ConflictError, DirtyWorkspaceError, type ForkpointErr
 describe('error data is typed per class', () => {
   it('carries the fields its class declares, with their types', () => {
     const conflict = new ConflictError('m', { name: 'b', paths: ['a.txt'] })
-    expectTypeOf(conflict.data).toEqualTypeOf<{ name: string; paths: string[] }>()
+    expectTypeOf(conflict.data).toEqualTypeOf<{ name: string; paths: string[]; inProgress?: boolean }>()
     expectTypeOf(new AmbiguousIdError('m', { spec: 'ab', matches: [] }).data.matches).toEqualTypeOf<string[]>()
     expectTypeOf(new LedgerTamperedError('m', { ledger: 'x', reason: 'chain' }).data.reason).toEqualTypeOf<
       'malformed' | 'chain' | 'head' | 'key' | 'unkeyed' | 'reference' | 'conflict' | 'seq' | 'prev'
     >()
-    expectTypeOf(conflict.toJSON().error.data).toEqualTypeOf<{ name: string; paths: string[] }>()
+    expectTypeOf(conflict.toJSON().error.data).toEqualTypeOf<{ name: string; paths: string[]; inProgress?: boolean }>()
     expectTypeOf<ForkpointError['data']>().not.toEqualTypeOf<Record<string, unknown>>()
     expect(conflict.data.paths).toEqual(['a.txt'])
   })

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { type Digest, type Snapshot, type Store, checkout, createTag, openEffects, snapshotWorkspace, status } from '../../src/index.js'
 import { makeSnapshot } from '../../src/world/Snapshot.js'
 import { readHead, readRef, updateRef } from '../../src/store/refs.js'
-import { readSnapshot } from '../../src/world/readObjects.js'
+import { readSnapshot, readTree } from '../../src/world/readObjects.js'
 import type { Ledger } from '../../src/effects/Ledger.js'
 import { abortMerge } from '../../src/image/abortMerge.js'
 import { continueMerge } from '../../src/image/continueMerge.js'
@@ -57,6 +57,12 @@ async function diverged(base: Files, ours: Files | null, theirs: Files | null): 
 async function hashed(dir: string): Promise<Record<string, string>> {
   const state: DirState = await dirState(dir)
   return Object.fromEntries(Object.entries(state).map(([path, e]) => [path, createHash('sha256').update(JSON.stringify(e)).digest('hex')]))
+}
+
+/** The paths of a snapshot's files, sorted. */
+async function readFiles(store: Store, id: Digest): Promise<string[]> {
+  const tree = await readTree(store, (await readSnapshot(store, id)).world.tree)
+  return tree.entries.map((e) => e.name).sort()
 }
 
 const read = (dir: string, path: string) => fs.readFile(join(dir, path), 'utf8')
@@ -183,6 +189,21 @@ describe('a merge that stops on conflicts', () => {
     await fs.rename(join(h.dir, beside), join(h.dir, 'img.bin'))
     const done = await continueMerge({ dir: h.dir })
     expect((await readSnapshot(h.store, done.id)).parents).toEqual([h.ours, h.theirs])
+  })
+
+  it('--continue refuses (exit 3) while a version kept beside a conflict is still there, unless keepLeftovers; it counts only the conflicts fixed by hand', async () => {
+    const bin = (b: number) => Buffer.from([0, 1, 2, b])
+    const h = await diverged({ 'a.bin': bin(0), 'b.bin': bin(0) }, { 'a.bin': bin(1), 'b.bin': bin(1) }, { 'a.bin': bin(2), 'b.bin': bin(2) })
+    const result = await merge({ dir: h.dir, from: 'other' })
+    if (result.outcome !== 'conflict') throw new Error(`expected a conflict, got ${result.outcome}`)
+    const [a, b] = result.conflicts.map((c) => c.kept.theirs!)
+    await expect(continueMerge({ dir: h.dir })).rejects.toMatchObject({ code: 'MergeConflictError', exitCode: 3, data: { paths: [a, b] } })
+    await fs.rename(join(h.dir, a!), join(h.dir, 'a.bin')) // a settled: theirs kept; b left as the merge wrote it
+    await expect(continueMerge({ dir: h.dir })).rejects.toMatchObject({ code: 'MergeConflictError', exitCode: 3, data: { paths: [b] } })
+    expect(await readRef(h.store, 'HEAD')).toBe(h.ours)
+    const done = await continueMerge({ dir: h.dir, keepLeftovers: true })
+    expect(done.layers.map((l) => l.summary)).toEqual(['world: resolved (1 path fixed by hand, 1 left as the merge wrote it)'])
+    expect(await readFiles(h.store, done.id)).toEqual(['a.bin', 'b.bin', b])
   })
 
   it('--abort puts the workspace back byte for byte, whatever the user did in between', async () => {
@@ -320,6 +341,17 @@ describe('hostile input', () => {
 })
 
 describe('forkpoint merge (CLI)', () => {
+  it('merge --continue names the leftovers and exits 3; --keep-leftovers snapshots them', async () => {
+    const h = await diverged({ 'img.bin': Buffer.from([0, 0]) }, { 'img.bin': Buffer.from([0, 1]) }, { 'img.bin': Buffer.from([0, 2]) })
+    expect((await fp(h.dir, 'merge', 'other')).code).toBe(3)
+    const refused = await fp(h.dir, 'merge', '--continue')
+    expect(refused.code).toBe(3)
+    expect(refused.stderr).toMatch(/img\.bin~[0-9a-f]+.*--keep-leftovers/)
+    const done = await fp(h.dir, 'merge', '--continue', '--keep-leftovers')
+    expect(done).toMatchObject({ code: 0 })
+    expect(done.stdout).toContain('world: resolved (0 paths fixed by hand, 1 left as the merge wrote it)')
+  })
+
   it('prints one line per layer; a conflict exits 3 and --continue finishes it; --json gives the whole merge', async () => {
     const h = await diverged(
       { 'f.txt': '1\n2\n3\n', 'g.txt': '1\n2\n3\n' },

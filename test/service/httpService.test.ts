@@ -10,6 +10,7 @@ import { scanWorkspace } from '../../src/world/scanWorkspace.js'
 import { CLI, runCli } from '../helpers/cli.js'
 import { nonLoopbackAddress } from '../helpers/tlsRegistry.js'
 import { tempDir } from '../helpers/tmp.js'
+import { conflictingHeads } from '../helpers/conflicting.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 import { eventually, processesWith } from '../patterns/leftovers.js'
 
@@ -66,9 +67,10 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
         '/v1/health',
-        ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'abort', 'run', 'fork', 'merge', 'runs', 'replay', 'scan', 'show', 'push', 'pull'].map(
-          (op) => `/v1/${op}`,
-        ),
+        ...[
+          ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
+          ...['merge', 'merge_continue', 'merge_abort', 'runs', 'replay', 'scan', 'show', 'push', 'pull'],
+        ].map((op) => `/v1/${op}`),
         ...['graph', 'image', 'tree', 'changes', 'ledger', 'runs', 'run', 'rundiff', 'explorations', 'branches'].map((view) => `/v1/view/${view}`),
       ].sort(),
     )
@@ -216,6 +218,34 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     )
     expect(answers.flat().every((s) => s === 200)).toBe(true)
     expect((await call(service.address, 'GET', '/v1/health', { headers: auth })).json()).toMatchObject({ served: 200 })
+  })
+
+  it('finishes and undoes merges and branch commits stopped on conflicts, and words their next steps as operations', async () => {
+    const { dir } = await conflictingHeads()
+    const service = await serve({ dir })
+    expect((await post(service.address, 'merge', { from: 'other' })).json()).toMatchObject({ outcome: 'conflict', inProgress: true })
+    const again = (await post(service.address, 'merge', { from: 'other' })).json() as { error: { message: string } }
+    expect(again.error.message).toContain('finish it with merge_continue or undo it with merge_abort')
+    expect(again.error.message).not.toContain('forkpoint ')
+    const marked = await post(service.address, 'merge_continue')
+    expect([marked.status, marked.json()]).toMatchObject([409, { error: { code: 'MergeConflictError', message: expect.stringContaining('merge_abort') } }])
+    writeFileSync(join(dir, 'f.txt'), '1\nboth\n3\n')
+    expect((await post(service.address, 'merge_continue')).json()).toMatchObject({ outcome: 'merged' })
+
+    const { path } = (await post(service.address, 'branch', { name: 'c1' })).json() as { path: string }
+    writeFileSync(join(path, 'f.txt'), '1\nbranch\n3\n')
+    writeFileSync(join(dir, 'f.txt'), '1\nparent\n3\n')
+    const stopped = await post(service.address, 'commit', { name: 'c1' })
+    expect([stopped.status, stopped.json()]).toMatchObject([409, { error: { code: 'ConflictError', data: { inProgress: true } } }])
+    expect((stopped.json() as { error: { message: string } }).error.message).toContain('commit_continue {"name":"c1"}, or commit_abort {"name":"c1"}')
+    expect((await post(service.address, 'status')).json()).toMatchObject({ commit: { branch: 'c1', conflicts: ['f.txt'] } })
+    expect((await post(service.address, 'commit_continue', { name: 'c1' })).status).toBe(409)
+    expect((await post(service.address, 'commit_abort', { name: 'c1' })).json()).toMatchObject({ name: 'c1', restored: ['f.txt'] })
+    expect(readFileSync(join(dir, 'f.txt'), 'utf8')).toBe('1\nparent\n3\n')
+    expect((await post(service.address, 'commit', { name: 'c1' })).status).toBe(409)
+    writeFileSync(join(dir, 'f.txt'), 'fixed\n')
+    expect((await post(service.address, 'commit_continue', { name: 'c1' })).json()).toMatchObject({ name: 'c1' })
+    expect((await post(service.address, 'status')).json()).toMatchObject({ commit: null })
   })
 })
 

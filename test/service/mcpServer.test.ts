@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { TOOL_NAMES, createMcpServer } from '../../src/service/mcpServer.js'
 import { CLI, fp } from '../helpers/cli.js'
 import { eventually, processesWith } from '../patterns/leftovers.js'
+import { conflictingHeads } from '../helpers/conflicting.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 /** A client connected in-process to a server for the workspace `dir`. */
@@ -40,7 +41,10 @@ describe('the MCP server', () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'a' })
     const { tools } = await (await connect(dir)).listTools()
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort())
-    expect(TOOL_NAMES).toEqual(['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'abort', 'run', 'fork', 'merge', 'runs', 'replay'])
+    expect(TOOL_NAMES).toEqual([
+      ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
+      ...['merge', 'merge_continue', 'merge_abort', 'runs', 'replay'],
+    ])
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(20)
       expect(tool.inputSchema.type).toBe('object')
@@ -185,5 +189,18 @@ describe('the MCP server', () => {
     const text = (id: number) => (replies.find((r) => r.id === id)!.result.content[0] as { text: string }).text
     expect(JSON.parse(text(2))).toMatchObject({ exitCode: 0, stdout: 'slow\n' })
     expect(await call(await connect(dir), 'log', {})).toMatchObject({ entries: [{ message: 'piped' }] })
+  })
+
+  it('gives merge_continue and merge_abort, and its errors name tools, not CLI commands', async () => {
+    const { dir } = await conflictingHeads()
+    const client = await connect(dir)
+    expect(await call(client, 'merge', { from: 'other' })).toMatchObject({ outcome: 'conflict', inProgress: true })
+    const [again] = await refused(client, 'merge', { from: 'other' })
+    expect(again).toContain('finish it with merge_continue or undo it with merge_abort')
+    expect(again).not.toContain("'forkpoint")
+    expect((await refused(client, 'merge_continue', {}))[0]).toContain('conflict markers remain in f.txt')
+    expect(await call(client, 'merge_abort')).toHaveProperty('head')
+    expect(await fs.readFile(join(dir, 'f.txt'), 'utf8')).toBe('1\nours\n3\n')
+    expect(await call(client, 'status')).toMatchObject({ clean: true, merge: null })
   })
 })

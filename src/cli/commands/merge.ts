@@ -26,7 +26,7 @@ export async function mergeCommand(options: MergeOptions): Promise<MergeResult> 
 }
 
 /** `forkpoint merge --continue`: a merge stopped on conflicts finished, once the files are fixed. */
-export async function mergeContinueCommand(options: Where & { allowExternalSymlinks?: boolean }): Promise<ContinueMergeResult> {
+export async function mergeContinueCommand(options: Where & { allowExternalSymlinks?: boolean; keepLeftovers?: boolean }): Promise<ContinueMergeResult> {
   const { continueMerge } = await import('../../image/continueMerge.js')
   return continueMerge(options)
 }
@@ -73,6 +73,7 @@ export function registerMerge(program: Command): void {
     .option('--allow-unrelated', 'merge images that share no history, against an empty base')
     .option('-m, --message <msg>', 'message of the merge snapshot')
     .option('--continue', 'finish a merge stopped on conflicts, once the files are fixed')
+    .option('--keep-leftovers', '--continue: snapshot the versions kept beside conflicts (NAME~LABEL) that are still there, instead of refusing')
     .option('--abort', 'undo a merge stopped on conflicts: the workspace back to HEAD exactly')
     .option('--allow-external-symlinks', 'allow symlinks that point outside the tree')
     .option('--find-renames [n]', 'a file deleted on one side and one added there are a rename when at least N% alike (default 50)')
@@ -85,17 +86,20 @@ export function registerMerge(program: Command): void {
     .action(
       async (
         from: string | undefined,
-        opts: Omit<MergeOptions, keyof Where | 'from' | 'modelMerge' | 'renames'> & ModelMergeFlags & RenameFlags & { continue?: boolean; abort?: boolean },
+        opts: Omit<MergeOptions, keyof Where | 'from' | 'modelMerge' | 'renames'> &
+          ModelMergeFlags &
+          RenameFlags & { continue?: boolean; abort?: boolean; keepLeftovers?: boolean },
         cmd: Command,
       ) => {
         const flags = commonFlags(cmd)
         const where = { dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) }
         if ([from !== undefined, opts.continue, opts.abort].filter(Boolean).length !== 1) throw new UsageError('merge: give FROM, --continue or --abort (one of them)')
-        const { continue: _continue, abort: _abort, modelMerge, density, dropRate, seed, weights, findRenames, renames, ...mergeOpts } = opts
+        const { continue: _continue, abort: _abort, keepLeftovers: _keep, modelMerge, density, dropRate, seed, weights, findRenames, renames, ...mergeOpts } = opts
         const model = modelMergeOptions({ modelMerge, density, dropRate, seed, weights })
         const renameDetection = renameOptions({ findRenames, renames })
         if (opts.abort) print(flags, await mergeAbortCommand(where), mergeAbortView)
-        else if (opts.continue) print(flags, await mergeContinueCommand({ ...where, allowExternalSymlinks: opts.allowExternalSymlinks }), mergeContinueView)
+        else if (opts.continue)
+          print(flags, await mergeContinueCommand({ ...where, allowExternalSymlinks: opts.allowExternalSymlinks, keepLeftovers: opts.keepLeftovers }), mergeContinueView)
         else print(flags, await mergeCommand({ ...where, ...mergeOpts, ...(model ? { modelMerge: model } : {}), ...renameDetection, from: from! }), mergeView)
       },
     )

@@ -3,6 +3,7 @@ import type { StatusResult } from '../../world/status.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatChanges, short } from '../format.js'
 import { type View, print } from '../output.js'
+import { commitNextSteps } from '../../branch/commitInProgress.js'
 import { counted } from '../../util/plural.js'
 
 export interface StatusOptions extends Where {
@@ -24,7 +25,7 @@ export async function statusCommand(options: StatusOptions): Promise<StatusResul
 export const statusView: View<StatusResult> = {
   human(r) {
     const where = `${r.headName ? `on ${r.headName}` : 'HEAD detached'}${r.head ? ` at ${short(r.head)}` : ' (no snapshot yet)'}`
-    const merging = r.merge ? `\n${mergeNote(r.merge)}` : ''
+    const merging = `${r.merge ? `\n${mergeNote(r.merge)}` : ''}${r.commit ? `\n${commitNote(r.commit)}` : ''}`
     return r.clean ? `${where}${merging}\nclean` : `${where}${merging}\n${formatChanges(r.changes)}`
   },
 }
@@ -33,6 +34,11 @@ function mergeNote(merge: { theirs: string | null; conflicts: string[] }): strin
   const what = merge.theirs ? `merging ${short(merge.theirs)}` : 'merging (damaged merge state)'
   const conflicts = merge.conflicts.length > 0 ? ` with ${counted(merge.conflicts.length, 'conflict')} (${merge.conflicts.join(', ')})` : ''
   return `${what}${conflicts}: fix the files, then 'forkpoint merge --continue', or 'forkpoint merge --abort'`
+}
+
+function commitNote(commit: { branch: string; conflicts: string[] }): string {
+  const n = commit.conflicts.length
+  return `committing branch ${commit.branch} with ${n} conflict${n === 1 ? '' : 's'} (${commit.conflicts.join(', ')}): ${commitNextSteps(commit.branch)}`
 }
 
 export function registerStatus(program: Command): void {
