@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { MachineNotFoundError } from '../errors/index.js'
+import { MachineNotFoundError, UsageError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWriteSync } from '../util/atomicWrite.js'
+import { errnoCode } from '../util/fsx.js'
+import { pollUntil } from '../util/pollUntil.js'
 import { type ProcessId, self } from '../sandbox/processId.js'
 import { checkedRecord } from './checkedRecord.js'
 import type { GuestAgentKind } from './qemu/GuestChannel.js'
 import type { Accelerator, QemuLaunch } from './qemu/qemuArgs.js'
+import { qemuUser } from './qemu/qemuUser.js'
 
 /** A machine of a store, running or gone: what `machine ls`, `exec`, `snapshot` and `kill` find it by. */
 export interface MachineRecord {
@@ -49,9 +52,24 @@ export const machinesDir = (store: Store) => join(store.root, 'machines')
 export const machineDir = (store: Store, id: string) => join(machinesDir(store), id)
 
 /** Unix socket paths are limited to 107 bytes, so the sockets live in a short folder of the user's. */
+/**
+ * A machine's sockets' directory, 0700. Root's is its QEMU user's (`qemuUser`), who binds
+ * the incoming state's socket there after it has dropped root, so the directory above it
+ * lets that user through (0711, nothing listed).
+ */
 export function socketDir(id: string): string {
-  const dir = join(tmpdir(), `fp-machines-${process.getuid?.() ?? 0}`, id)
+  const parent = join(tmpdir(), `fp-machines-${process.getuid?.() ?? 0}`)
+  const dir = join(parent, id)
+  mkdirSync(parent, { recursive: true, mode: 0o700 })
+  const owner = lstatSync(parent)
+  if (!owner.isDirectory() || owner.uid !== (process.getuid?.() ?? 0))
+    throw new UsageError(`${parent} is not this user's own directory (another user made it first): remove it`, { path: parent })
   mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const user = qemuUser()
+  if (user) {
+    chmodSync(parent, 0o711)
+    chownSync(dir, user.uid, user.gid)
+  }
   return dir
 }
 
@@ -119,8 +137,14 @@ export function removeRecord(store: Store, record: MachineRecord): void {
  */
 export function findQemu(record: MachineRecord): number | null {
   if (record.pid > 0 && namesSocket(record.pid, record.launch.sockets.qmp)) return record.pid
-  return qemuProcesses((cmdline) => cmdline.includes(`${record.launch.sockets.qmp},`))[0] ?? null
+  return qemuProcesses(namingSocket(record))[0] ?? null
 }
+
+/** A test of a command line: it names the machine's QMP socket. */
+export const namingSocket =
+  (record: MachineRecord) =>
+  (cmdline: string): boolean =>
+    cmdline.includes(`${record.launch.sockets.qmp},`)
 
 function namesSocket(pid: number, socket: string): boolean {
   if (hasExited(pid)) return false
@@ -131,22 +155,37 @@ function namesSocket(pid: number, socket: string): boolean {
   }
 }
 
-/** QEMU, or the `unshare` that is about to become it (it execs QEMU in place, and under load that takes a while). */
-const launchesQemu = (cmdline: string) => cmdline.startsWith('qemu-system') || (cmdline.startsWith('unshare\0') && cmdline.includes('\0qemu-system'))
-
-/** Live QEMU processes of this user whose command line passes `test`. */
-export function qemuProcesses(test: (cmdline: string) => boolean): number[] {
+/**
+ * Live QEMU processes of this user whose command line passes `test`; with `launchers`,
+ * also the `unshare`s that start QEMUs in namespaces of their own (`launchQemu`): killing
+ * one kills its QEMU too, and under load it may not have started QEMU yet, so a sweep
+ * kills them; only a QEMU makes a machine running.
+ */
+export function qemuProcesses(test: (cmdline: string) => boolean, { launchers = false } = {}): number[] {
   const pids: number[] = []
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     try {
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8')
-      if (launchesQemu(cmdline) && test(cmdline) && !hasExited(Number(name))) pids.push(Number(name))
+      const kind = cmdline.startsWith('qemu-system') || (launchers && cmdline.startsWith('unshare\0') && cmdline.includes('\0qemu-system'))
+      if (kind && test(cmdline) && !hasExited(Number(name))) pids.push(Number(name))
     } catch {
       // gone meanwhile, or not ours to read
     }
   }
   return pids
+}
+
+/** SIGKILL each of `pids` and wait until all have exited; one already gone (a QEMU's launcher exits with it) is fine. */
+export async function killAndWait(pids: readonly number[]): Promise<void> {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch (err) {
+      if (errnoCode(err) !== 'ESRCH') throw err
+    }
+  }
+  await pollUntil(() => (pids.every(hasExited) ? true : undefined))
 }
 
 /**

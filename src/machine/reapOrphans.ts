@@ -1,8 +1,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Store } from '../store/Store.js'
-import { pollUntil } from '../util/pollUntil.js'
-import { MACHINE_ID, hasExited, machinesDir, qemuProcesses } from './machineRecords.js'
+import { MACHINE_ID, killAndWait, machinesDir, qemuProcesses } from './machineRecords.js'
 
 /**
  * Kill the QEMUs running a machine of this store that has no record (its folder was
@@ -12,12 +11,14 @@ import { MACHINE_ID, hasExited, machinesDir, qemuProcesses } from './machineReco
 export async function reapOrphans(store: Store): Promise<number[]> {
   const dir = machinesDir(store)
   const owned = (id: string) => existsSync(join(dir, id, 'machine.json'))
-  const orphans = qemuProcesses((cmdline) => {
-    const id = new RegExp(`${escape(dir)}/(m[0-9a-f]{8})/`).exec(cmdline)?.[1]
-    return id !== undefined && !owned(id)
-  })
-  for (const pid of orphans) process.kill(pid, 'SIGKILL')
-  await pollUntil(() => (orphans.every(hasExited) ? true : undefined))
+  const orphans = qemuProcesses(
+    (cmdline) => {
+      const id = new RegExp(`${escape(dir)}/(m[0-9a-f]{8})/`).exec(cmdline)?.[1]
+      return id !== undefined && !owned(id)
+    },
+    { launchers: true },
+  )
+  await killAndWait(orphans)
   if (existsSync(dir)) for (const name of readdirSync(dir)) if (MACHINE_ID.test(name) && !owned(name)) rmSync(join(dir, name), { recursive: true, force: true })
   return orphans
 }

@@ -57,13 +57,21 @@ export function processAlive(pid: number): boolean {
 
 /** Live QEMU processes whose command line names `needle` (a store's path, a machine's socket). */
 export function qemuProcessesNaming(needle: string): number[] {
+  return processesNaming(needle, (cmdline) => cmdline.startsWith('qemu-system'))
+}
+
+/** Live `unshare`s that start a QEMU naming `needle` in namespaces of its own: each goes when its QEMU does. */
+export function qemuLaunchersNaming(needle: string): number[] {
+  return processesNaming(needle, (cmdline) => cmdline.startsWith('unshare\0') && cmdline.includes('\0qemu-system'))
+}
+
+function processesNaming(needle: string, kind: (cmdline: string) => boolean): number[] {
   const pids: number[] = []
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     try {
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8')
-      const qemu = cmdline.startsWith('qemu-system') || (cmdline.startsWith('unshare\0') && cmdline.includes('\0qemu-system')) // or the unshare about to exec it
-      if (qemu && cmdline.includes(needle) && processAlive(Number(name))) pids.push(Number(name))
+      if (kind(cmdline) && cmdline.includes(needle) && processAlive(Number(name))) pids.push(Number(name))
     } catch {
       // gone meanwhile
     }

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bootMachine, buildMachineImage, execMachine, killMachine, listMachines, machineGc, snapshotMachine } from '../../src/index.js'
 import { CLI } from '../helpers/cli.js'
-import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, qemuProcessesNaming, settlesWithin } from '../helpers/machines.js'
+import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, pollFor, qemuLaunchersNaming, qemuProcessesNaming, settlesWithin } from '../helpers/machines.js'
 
 /**
  * kill -9 of the CLI at points through `machine start`, `machine fork` and `machine
@@ -68,6 +68,7 @@ async function expectOnlyWorkingMachines(): Promise<void> {
   expect(folders().sort()).toEqual(left.map((m) => m.id).sort())
   for (const m of left) await killMachine({ dir, machine: m.id })
   expect(qemus()).toEqual([])
+  await pollFor('the launchers of the killed QEMUs to end', () => (qemuLaunchersNaming(join(dir, '.forkpoint')).length === 0 ? true : undefined))
 }
 
 const anyQemuWithoutPid = () => qemus().length > 0 && records().some((r) => r.pid === -1)

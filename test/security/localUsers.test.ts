@@ -5,6 +5,7 @@ import { promises as fs, chownSync, existsSync, mkdirSync, readFileSync, readdir
 import { join } from 'node:path'
 import { describe, expect, it, afterAll } from 'vitest'
 import { Workspace } from '../../src/index.js'
+import { socketDir } from '../../src/machine/machineRecords.js'
 import { startService } from '../../src/service/httpService.js'
 import { type Runner, forkpoint, runAs, toolWorkspace } from '../branch/toolsInBranch.js'
 import { fp, fpJson, CLI, runProgram } from '../helpers/cli.js'
@@ -232,5 +233,24 @@ describe("the service's socket, port and token", () => {
     const ok = await fetch(`${address}/v1/status`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } })
     expect(ok.status).toBe(200)
     expect(existsSync(join(dir, '.forkpoint', 'service-token'))).toBe(true)
+  })
+})
+
+describe.runIf(process.getuid?.() === 0)("root's machine sockets", () => {
+  it('a socket directory another user made first is refused (exit 2), nothing made in it', () => {
+    const tmp = tempDir('machine-squat')
+    chmodSync(tmp, 0o1777)
+    const squatted = join(tmp, 'fp-machines-0')
+    mkdirSync(squatted, { mode: 0o777 })
+    chownSync(squatted, 65534, 65534)
+    const saved = process.env['TMPDIR']
+    process.env['TMPDIR'] = tmp // socketDir is synchronous: nothing else runs while it is set
+    try {
+      expect(() => socketDir('m00000000')).toThrow(expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/not this user's own directory/) }))
+    } finally {
+      if (saved === undefined) delete process.env['TMPDIR']
+      else process.env['TMPDIR'] = saved
+    }
+    expect(readdirSync(squatted)).toEqual([])
   })
 })

@@ -1,18 +1,22 @@
 import { spawn } from 'node:child_process'
-import { chownSync, existsSync, promises as fs, readFileSync, readdirSync } from 'node:fs'
+import { chownSync, existsSync, promises as fs, readFileSync, readdirSync, readlinkSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runWithEffects } from '../../src/effects/runWithEffects.js'
-import { type Branch, Workspace } from '../../src/index.js'
+import { type Branch, type Digest, Workspace, bootMachine, buildMachineImage, forkMachine, snapshotMachine } from '../../src/index.js'
+import { sockets } from '../../src/machine/qemu/qemuProcess.js'
+import { withQmp } from '../../src/machine/qemu/qemuSteps.js'
+import { qemuUser } from '../../src/machine/qemu/qemuUser.js'
 import { startService } from '../../src/service/httpService.js'
 import { createMcpServer } from '../../src/service/mcpServer.js'
 import { CLI, fp, fpJson } from '../helpers/cli.js'
 import { PLANT, fpAsNobody, giveToNobody, plainPlanted, planted } from '../helpers/privilegedModes.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { underTerminal } from '../helpers/underTerminal.js'
+import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, processAlive } from '../helpers/machines.js'
 import { pollFor } from '../helpers/until.js'
 
 describe('nothing privileged comes out of sandboxed work', () => {
@@ -334,4 +338,44 @@ for name, args in calls.items():
     }
     return null
   }
+})
+
+describe.runIf(process.getuid?.() === 0)("root's machines: once QEMU runs a guest or loads a state it is no host root", { timeout: MACHINE_TIMEOUT }, () => {
+  let dir: string
+  let image: Digest
+  beforeAll(async () => {
+    dir = await machineWorkspace('security-qemu')
+    image = (await buildMachineImage({ dir, recipe: 'busybox' })).image
+  }, MACHINE_TIMEOUT)
+  afterAll(async () => {
+    if (dir) await killAllMachines(dir)
+  }, MACHINE_TIMEOUT)
+
+  /** A /proc/PID/status field. */
+  const field = (pid: number, name: string) => new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+
+  it('a booted machine and a child forked from its snapshot: an unprivileged user of their own, no capabilities, no_new_privs, a seccomp filter, namespaces of their own', async () => {
+    const parent = await bootMachine({ dir, image })
+    const snap = await snapshotMachine({ dir, machine: parent.id })
+    const [child] = await forkMachine({ dir, image: snap.image, n: 1 })
+    const { uid, gid } = qemuUser()!
+    expect(uid).toBeGreaterThanOrEqual(65536) // no account's, no sandbox's
+    for (const m of [parent, child!]) {
+      expect(field(m.pid, 'Uid')!.split(/\s+/).map(Number)).toEqual([uid, uid, uid, uid])
+      expect(field(m.pid, 'Gid')!.split(/\s+/).map(Number)).toEqual([gid, gid, gid, gid])
+      expect(field(m.pid, 'Groups')!.trim()).toBe(String(gid))
+      expect([field(m.pid, 'CapEff'), field(m.pid, 'CapPrm')]).toEqual(['0000000000000000', '0000000000000000'])
+      expect([field(m.pid, 'NoNewPrivs'), field(m.pid, 'Seccomp')]).toEqual(['1', '2'])
+      for (const ns of ['net', 'pid', 'mnt']) expect(readlinkSync(`/proc/${m.pid}/ns/${ns}`), ns).not.toBe(readlinkSync(`/proc/self/ns/${ns}`))
+    }
+    expect((await execOrHang({ dir, machine: child!.id, command: 'echo alive' })).stdout).toBe('alive\n')
+  })
+
+  it('QEMU starts no program: a migration to an exec: command ends it (its filter kills it) rather than run the command', async () => {
+    const machine = await bootMachine({ dir, image })
+    const marker = join(tempDir('qemu-spawn'), 'ran')
+    await withQmp(sockets(machine.id).qmp, machine.id, (qmp) => qmp.execute('migrate', { uri: `exec:touch ${marker}` })).catch(() => undefined)
+    await pollFor('QEMU to end', () => (processAlive(machine.pid) ? undefined : true))
+    expect(existsSync(marker)).toBe(false)
+  })
 })

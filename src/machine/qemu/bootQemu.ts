@@ -14,7 +14,7 @@ import { planAccelerator, rememberVerdict } from './accelerator.js'
 import { guestAgentFor } from './GuestChannel.js'
 import { launchQemu, waitForSocket } from './launchQemu.js'
 import { enterLimits, limitsAlongside } from './machineLimits.js'
-import { type Accelerator, qemuArgs, type QemuLaunch } from './qemuArgs.js'
+import { type Accelerator, type QemuLaunch } from './qemuArgs.js'
 import { info, killRecord, sockets, watchOf, wholeNumber, withAgent } from './qemuProcess.js'
 import { stopReason, watched } from './watchdog.js'
 
@@ -83,8 +83,8 @@ async function bootOn(store: Store, o: BootOptions, files: ImageFiles, p: BootPl
     record.cgroups = limits.map((g) => g.dir)
     writeRecord(store, record)
     const log = join(dir, 'qemu.log')
-    const child = launchQemu(qemuArgs(launch), { detached: record.detached, log, machine: id })
-    record.pid = child.pid ?? -1
+    const { child, pid } = await launchQemu(launch, { detached: record.detached, log, machine: id })
+    record.pid = pid
     writeRecord(store, record)
     await enterLimits(limits, record.pid)
     await updateRef({ store, name: liveRef(id), id: o.image, message: `machine start ${id}` })

@@ -85,8 +85,8 @@ async function startChild(
     record.cgroups = limits.map((g) => g.dir)
     writeRecord(store, record)
     await updateRef({ store, name: liveRef(id), id: o.image, message: `machine fork ${id}` })
-    const child = await startIncoming(launch, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached: record.detached, stateWithoutRam: true })
-    record.pid = child.pid ?? -1
+    const { pid } = await startIncoming(launch, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached: record.detached, stateWithoutRam: true })
+    record.pid = pid
     writeRecord(store, record)
     await enterLimits(limits, record.pid)
     await withQmp(launch.sockets.qmp, id, (qmp) => qmp.execute('cont'))

@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
 import { MachineError, MachineUnavailableError } from '../../errors/index.js'
 import { pollUntil } from '../../util/pollUntil.js'
-import { QEMU_BINARY } from './qemuArgs.js'
+import { qemuProcesses } from '../machineRecords.js'
+import { QEMU_BINARY, type QemuLaunch, qemuArgs } from './qemuArgs.js'
 
 export interface LaunchOptions {
   /** Outlive the caller (`forkpoint machine start`); otherwise QEMU gets SIGKILL when the caller goes, however it goes. */
@@ -12,25 +13,59 @@ export interface LaunchOptions {
   machine: string
 }
 
+/** A QEMU started: the process forkpoint spawned (its exit is QEMU's) and QEMU's own pid. */
+export interface LaunchedQemu {
+  child: ChildProcess
+  pid: number
+}
+
 /**
- * Start QEMU in a network namespace of its own (no network device either: a guest has
- * only loopback). `unshare` and `setpriv` exec in place, so the pid returned is QEMU's.
- * Unprivileged, the namespace comes with a user namespace mapping the caller to itself.
- * Tied to the caller, `setpriv --pdeathsig KILL` makes the kernel kill QEMU when the
- * thread that spawned it exits (Node spawns from its main thread).
+ * Start QEMU in network, PID and mount namespaces of its own (and, unprivileged, a user
+ * namespace mapping the caller to itself); a guest has only loopback. The first process
+ * of the PID namespace is a shell that starts QEMU and waits for it, so `unshare` exits
+ * with QEMU's status, and when that shell dies the kernel kills QEMU. Tied to the
+ * caller, `setpriv --pdeathsig KILL` makes the kernel kill `unshare` when the thread that
+ * spawned it exits (Node spawns from its main thread), and `--kill-child` the shell with
+ * it: QEMU's own death signal would not hold, as the kernel clears it when root's QEMU
+ * gives up root (`-runas`). Resolves once QEMU's pid is known.
  */
-export function launchQemu(args: string[], o: LaunchOptions): ChildProcess {
-  const isolate = process.getuid?.() === 0 ? ['unshare', '--net', '--'] : ['unshare', '--user', '--map-current-user', '--net', '--']
+export async function launchQemu(launch: QemuLaunch, o: LaunchOptions): Promise<LaunchedQemu> {
+  const user = process.getuid?.() === 0 ? [] : ['--user', '--map-current-user']
+  const isolate = ['unshare', ...user, '--net', '--mount', '--pid', '--fork', '--kill-child', '--']
   const tie = o.detached ? [] : ['setpriv', '--pdeathsig', 'KILL', '--']
-  const argv = [...isolate, ...tie, QEMU_BINARY, ...args]
-  const log = openSync(o.log, 'a')
+  const argv = [...tie, ...isolate, 'sh', '-c', '"$@" & wait $!', 'sh', QEMU_BINARY, ...qemuArgs(launch)]
+  const child = spawnWithDisk(argv, launch.disk, o)
+  return { child, pid: await qemuPid(child, launch.sockets.qmp, o) }
+}
+
+/** QEMU's pid, once it runs: the process whose command line is QEMU's with this QMP socket. */
+function qemuPid(child: ChildProcess, qmp: string, o: Pick<LaunchOptions, 'log' | 'machine'>): Promise<number> {
+  return pollUntil(() => {
+    const [pid] = qemuProcesses((cmdline) => cmdline.startsWith(QEMU_BINARY) && cmdline.includes(`${qmp},`))
+    if (pid !== undefined) return pid
+    if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, o)
+    return undefined
+  })
+}
+
+/** Spawn `argv` with QEMU's log as stdout and stderr and the disk's descriptors at DISK_FDS. */
+function spawnWithDisk(argv: string[], disk: string, o: LaunchOptions): ChildProcess {
+  const fds: number[] = []
   try {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', log, log], detached: o.detached })
+    for (const [path, flags] of [
+      [o.log, 'a'],
+      [disk, 'r+'],
+      [disk, 'r'],
+    ] as const)
+      fds.push(openSync(path, flags))
+    const [log, readWrite, readOnly] = fds
+    // the disk's descriptors land at DISK_FDS, the places after stdin, stdout and stderr
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', log, log, readWrite, readOnly], detached: o.detached })
     child.on('error', () => undefined) // reported by waitForSocket from the log and the exit
     child.unref() // a caller may end without killing its machines: tied ones die with it, detached ones live on
     return child
   } finally {
-    closeSync(log)
+    for (const fd of fds) closeSync(fd)
   }
 }
 

@@ -1,3 +1,5 @@
+import { type QemuUser, qemuUser } from './qemuUser.js'
+
 /** What one QEMU process of ours is started with. */
 export interface QemuLaunch {
   /**
@@ -36,19 +38,40 @@ export function qemuArgs(l: QemuLaunch): string[] {
     ...['-chardev', `file,id=con,path=${opt(l.console)}`, '-serial', 'chardev:con'],
     ...['-device', 'virtio-serial-device', '-chardev', `socket,id=agent,path=${opt(l.sockets.agent)},server=on,wait=off`, '-device', 'virtserialport,chardev=agent,name=agent'],
     ...['-device', 'virtio-rng-device'],
-    ...['-drive', `file=${opt(l.disk)},if=none,id=disk,format=qcow2,cache=unsafe,discard=unmap`, '-device', 'virtio-blk-device,drive=disk'],
+    ...[
+      ...DISK_FDS.flatMap((fd) => ['-add-fd', `fd=${fd},set=${DISK_FDSET}`]),
+      '-drive',
+      `file=/dev/fdset/${DISK_FDSET},file.locking=off,if=none,id=disk,format=qcow2,cache=unsafe,discard=unmap`,
+    ],
+    ...['-device', 'virtio-blk-device,drive=disk'],
     ...['-qmp', `unix:${opt(l.sockets.qmp)},server=on,wait=off`],
-    ...['-sandbox', QEMU_SANDBOX],
+    ...qemuContainment(qemuUser()),
   ]
 }
 
 /**
- * QEMU's own seccomp filter: obsolete system calls, gaining privileges (setuid and the
- * like) and changing resource controls are denied, so a guest that exploits a device or a
- * hostile device state gets a QEMU that can do less. Spawning stays allowed: a snapshot and
- * a fork move the state through `exec:cat`.
+ * QEMU's own seccomp filter: obsolete system calls, spawning processes and changing
+ * resource controls are denied, so a guest that exploits a device, or a hostile device
+ * state, gets a QEMU that can do less (its state moves over unix sockets, never through a
+ * program). Root's QEMU also becomes an unprivileged user of its own (`-runas`) once its
+ * devices and files are open, before the guest runs or a state is loaded; its setuid
+ * calls must then stay allowed for that one drop, after which it holds no capability
+ * (and `no_new_privs`), so none can give any back. An unprivileged caller's QEMU never
+ * changes user, and setuid and the like are denied.
  */
-const QEMU_SANDBOX = 'on,obsolete=deny,elevateprivileges=deny,spawn=allow,resourcecontrol=deny'
+function qemuContainment(user: QemuUser | null): string[] {
+  const sandbox = `on,obsolete=deny,spawn=deny,resourcecontrol=deny,elevateprivileges=${user ? 'allow' : 'deny'}`
+  return [...(user ? ['-runas', `${user.uid}:${user.gid}`] : []), '-sandbox', sandbox]
+}
+
+/**
+ * The disk reaches QEMU as two descriptors its launcher opened, read-write (3) and
+ * read-only (4), in one fd set: QEMU reopens its disk by name when a migration hands it
+ * over or takes it back, and root's QEMU has given up root by then, so it picks the
+ * descriptor of the mode it needs from the set instead (as libvirt passes them).
+ */
+export const DISK_FDS = [3, 4] as const
+const DISK_FDSET = 1
 
 /** A path inside a QEMU option string: commas there are doubled. */
 const opt = (path: string) => path.replaceAll(',', ',,')

@@ -3,12 +3,11 @@ import { dirname, join } from 'node:path'
 import { MachineError, UsageError } from '../../errors/index.js'
 import { openStore } from '../../store/findStore.js'
 import { deleteRef } from '../../store/refs.js'
-import { pollUntil } from '../../util/pollUntil.js'
 import type { Store } from '../../store/Store.js'
 import type { MachineInfo, MachineRef, MachineStats } from '../MachineBackend.js'
 import { isAlive } from '../../sandbox/processId.js'
 import type { MachineState } from '../MachineBackend.js'
-import { findQemu, hasExited, liveRef, type MachineRecord, machineDir, readRecord, removeRecord, socketDir, writeRecord } from '../machineRecords.js'
+import { findQemu, killAndWait, liveRef, type MachineRecord, machineDir, namingSocket, qemuProcesses, readRecord, removeRecord, socketDir, writeRecord } from '../machineRecords.js'
 import { withQmp } from './qemuSteps.js'
 import type { Watched } from './watchdog.js'
 import { GuestAgent } from './GuestAgent.js'
@@ -122,11 +121,7 @@ export async function killRecord(store: Store, id: string, failed?: { keepLogs: 
     await deleteRef(store, liveRef(id))
     return
   }
-  const pid = findQemu(record)
-  if (pid !== null) {
-    process.kill(pid, 'SIGKILL')
-    await pollUntil(() => (hasExited(pid) ? true : undefined))
-  }
+  await killAndWait(qemuProcesses(namingSocket(record), { launchers: true }))
   await releaseLimits(record.cgroups)
   await deleteRef(store, liveRef(id))
   if (!failed?.keepLogs) return removeRecord(store, record)

@@ -1,5 +1,5 @@
 import { readFileSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { openStore } from '../../store/findStore.js'
 import { updateRef } from '../../store/refs.js'
 import type { Store } from '../../store/Store.js'
@@ -38,7 +38,7 @@ export async function snapshotQemu(o: MachineRef & { message?: string }): Promis
     const files = filesIn(staging)
     const ownRam = record.launch.ram.share
     const pausedMs = await pausedWhile(store, record, async (qmp) => {
-      await migrateToFile(qmp, ownRam ? files.devices : join(staging, 'whole'), ownRam)
+      await migrateToFile(qmp, ownRam ? files.devices : join(staging, 'whole'), ownRam, dirname(record.launch.sockets.qmp))
       if (ownRam) await runTool('cp', ['--sparse=always', record.launch.ram.path, files.ram])
       await runTool('qemu-img', ['convert', '-U', '-f', 'qcow2', '-O', 'raw', record.launch.disk, files.disk])
     })
@@ -74,9 +74,9 @@ async function splitWholeState(record: MachineRecord, staging: string, files: Sn
   await runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', files.disk, '-F', 'raw', overlay])
   const launch = { ...record.launch, boot: null, ram: { path: files.ram, share: true }, disk: overlay, sockets: sockets(id), console: join(staging, 'split.log') }
   const o = { machine: record.id, log: join(staging, 'split-qemu.log'), detached: false, stateWithoutRam: false }
-  const child = await startIncoming(launch, join(staging, 'whole'), o)
+  const { child } = await startIncoming(launch, join(staging, 'whole'), o)
   try {
-    await withQmp(launch.sockets.qmp, record.id, (qmp) => migrateToFile(qmp, files.devices, true))
+    await withQmp(launch.sockets.qmp, record.id, (qmp) => migrateToFile(qmp, files.devices, true, dirname(launch.sockets.qmp)))
   } finally {
     child.kill('SIGKILL')
     rmSync(socketDir(id), { recursive: true, force: true })

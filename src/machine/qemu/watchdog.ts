@@ -50,9 +50,26 @@ export async function watched<T>(w: Watched, work: Promise<T>, bound?: { ms: num
 
 /** A failed wait on a guest that stopped (its agent's socket closes as QEMU exits) is reported as the stop, not as the closed socket. */
 async function whyFailed(w: Watched, err: unknown): Promise<never> {
-  const status = hasExited(w.pid) ? 'exited' : await runState(w)
+  const status = await settledState(w)
   throw status !== null && (status === 'exited' || STOPPED.has(status)) ? stopped(w, status) : err
 }
+
+/**
+ * QEMU's run state, or 'exited'. A QEMU on its way out has closed its sockets before it is
+ * gone, and answers neither QMP nor the exit check for that moment: it is asked again
+ * until one answers, for at most SETTLE_MS (null then: the error stands as it came).
+ */
+async function settledState(w: Watched): Promise<string | null> {
+  const end = Date.now() + SETTLE_MS
+  for (;;) {
+    if (hasExited(w.pid)) return 'exited'
+    const status = await runState(w)
+    if (status !== null || Date.now() > end) return status
+    await new Promise((resolve) => setTimeout(resolve, WATCH_INTERVAL_MS / 10))
+  }
+}
+
+const SETTLE_MS = 10_000
 
 async function runState(w: Watched): Promise<string | null> {
   try {
