@@ -1,9 +1,7 @@
 import { promises as fs } from 'node:fs'
-import { CorruptDataError } from '../errors/index.js'
 import type { Store } from '../store/Store.js'
-import { atomicWrite } from '../util/atomicWrite.js'
-import { readTextOrNull } from '../util/fsx.js'
 import type { PathConflict } from './mergeWorld.js'
+import { readProgressFile, writeProgressFile } from './progressFile.js'
 
 /** Where a branch commit that stopped on conflicts in the workspace is recorded, in the store. */
 export const COMMIT_STATE = 'COMMIT_STATE.json'
@@ -31,26 +29,20 @@ export interface CommitState {
 }
 
 export async function writeCommitState(store: Store, state: CommitState): Promise<void> {
-  await atomicWrite(store.path(COMMIT_STATE), JSON.stringify(state), { fsync: true })
+  await writeProgressFile(store, COMMIT_STATE, state)
 }
 
 /**
  * The branch commit in progress in the workspace, or null when there is none.
  * @throws {CorruptDataError} when the state file does not parse
  */
-export async function readCommitState(store: Store): Promise<CommitState | null> {
-  const text = await readTextOrNull(store.path(COMMIT_STATE))
-  if (text === null) return null
-  let state: CommitState
-  try {
-    state = JSON.parse(text) as CommitState
-  } catch {
-    state = {} as CommitState
-  }
-  if (state.kind !== 'commit-state' || typeof state.branch !== 'string' || !Array.isArray(state.conflicts) || !Array.isArray(state.saved)) {
-    throw new CorruptDataError(`the commit state (${COMMIT_STATE} in the store) is damaged`, { path: store.path(COMMIT_STATE) })
-  }
-  return state
+export function readCommitState(store: Store): Promise<CommitState | null> {
+  return readProgressFile<CommitState>(
+    store,
+    COMMIT_STATE,
+    (s) => s.kind === 'commit-state' && typeof s.branch === 'string' && Array.isArray(s.conflicts) && Array.isArray(s.saved),
+    `the commit state (${COMMIT_STATE} in the store) is damaged`,
+  )
 }
 
 /** End the commit in progress: the state first, then the saved copies it named. */

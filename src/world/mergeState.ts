@@ -1,11 +1,10 @@
 import { promises as fs } from 'node:fs'
-import { CorruptDataError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import { deleteRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
-import { atomicWrite } from '../util/atomicWrite.js'
 import { readTextOrNull } from '../util/fsx.js'
 import type { PathConflict } from './mergeWorld.js'
+import { readProgressFile, writeProgressFile } from './progressFile.js'
 
 /** Where a merge that stopped on conflicts is recorded, in the store. */
 export const MERGE_STATE = 'MERGE_STATE.json'
@@ -33,26 +32,20 @@ export interface MergeState {
 }
 
 export async function writeMergeState(store: Store, state: MergeState): Promise<void> {
-  await atomicWrite(store.path(MERGE_STATE), JSON.stringify(state), { fsync: true })
+  await writeProgressFile(store, MERGE_STATE, state)
 }
 
 /**
  * The merge in progress, or null when there is none.
  * @throws {CorruptDataError} when the state file does not parse (`merge --abort` still ends it)
  */
-export async function readMergeState(store: Store): Promise<MergeState | null> {
-  const text = await readTextOrNull(store.path(MERGE_STATE))
-  if (text === null) return null
-  let state: MergeState
-  try {
-    state = JSON.parse(text) as MergeState
-  } catch {
-    state = {} as MergeState
-  }
-  if (state.kind !== 'merge-state' || !Array.isArray(state.conflicts)) {
-    throw new CorruptDataError(`the merge state (${MERGE_STATE} in the store) is damaged: 'forkpoint merge --abort' ends the merge`, { path: store.path(MERGE_STATE) })
-  }
-  return state
+export function readMergeState(store: Store): Promise<MergeState | null> {
+  return readProgressFile<MergeState>(
+    store,
+    MERGE_STATE,
+    (s) => s.kind === 'merge-state' && Array.isArray(s.conflicts),
+    `the merge state (${MERGE_STATE} in the store) is damaged: 'forkpoint merge --abort' ends the merge`,
+  )
 }
 
 export async function mergeInProgress(store: Store): Promise<boolean> {
