@@ -10,7 +10,8 @@ import { withWriteLock } from '../store/storeLock.js'
 import { type CheckoutJournal, type CheckoutStep, type JournalRef, dropJournal, moveJournalRef, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
 import { admitTree } from './admitTree.js'
 import { admitCheckoutCost } from './checkoutCost.js'
-import { diffTrees } from './diffTrees.js'
+import { type EntryChange, changedEntries } from './diffTrees.js'
+import { sameStaging } from './gitIndex.js'
 import { type CopyMethod, type FileWrite, layOut, materializeTree, probeCopyMethod, writeFiles } from './materializeTree.js'
 import { fsPath, lstatPath } from './fsName.js'
 import { quotePath } from './quotePath.js'
@@ -169,7 +170,7 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
   const { store, workspace } = args
   const scan = args.cleanScan ?? (await scanForCheckout(store, workspace))
   const source = treeSource(store, scan.trees)
-  if (!args.force && !args.cleanScan) await assertClean(store, source, scan.tree)
+  if (!args.force && !args.cleanScan) await assertClean(store, workspace, source, scan.tree)
   const { tree, heldBack } = args.holdBackGit
     ? await holdBackGit({ store, source, tree: args.tree, keep: (path) => entryAt(source, scan.tree, path.split('/')) })
     : { tree: args.tree, heldBack: [] }
@@ -216,25 +217,35 @@ export async function scanForCheckout(store: Store, workspace: string): Promise<
 /** Refuse (DirtyWorkspaceError, exit 3) a workspace with changes since HEAD; the scan that found it clean, for `applyTree`. */
 export async function assertWorkspaceClean(store: Store, workspace: string): Promise<ScanResult> {
   const scan = await scanForCheckout(store, workspace)
-  await assertClean(store, treeSource(store, scan.trees), scan.tree)
+  await assertClean(store, workspace, treeSource(store, scan.trees), scan.tree)
   return scan
 }
 
 /**
  * Refuse (DirtyWorkspaceError, exit 3) a workspace whose scanned tree differs from HEAD's.
- * `source` must know the scan's trees.
+ * `source` must know the scan's trees. A git index that a `git status` only refreshed
+ * (`sameStaging`) is no change: going back overwrites it with the snapshot's.
  */
-export async function assertClean(store: Store, source: TreeSource, scanned: Digest): Promise<void> {
+export async function assertClean(store: Store, workspace: string, source: TreeSource, scanned: Digest): Promise<void> {
   const head = await readRef(store, 'HEAD')
   const headTree = head ? (await readSnapshot(store, head)).world.tree : null
   if (scanned === headTree) return
-  const changes = await diffTrees({ source, a: headTree, b: scanned })
+  const changes: string[] = []
+  for await (const c of changedEntries({ source, a: headTree, b: scanned })) if (!(await onlyRefreshed(store, workspace, c))) changes.push(c.path)
   if (changes.length === 0) return
-  const paths = changes.map((c) => c.path)
+  const paths = changes
   throw new DirtyWorkspaceError(
     `the workspace has uncommitted changes (${paths.slice(0, 5).map(quotePath).join(', ')}${paths.length > 5 ? ', ...' : ''}): snapshot them or pass --force`,
     { paths },
   )
+}
+
+/** A git index (`.git/index`, a submodule's too) whose staged entries are HEAD's: only its stat data was refreshed. */
+async function onlyRefreshed(store: Store, workspace: string, c: EntryChange): Promise<boolean> {
+  const [old, now] = [c.old, c.new]
+  if (c.status !== 'modified' || !/(^|\/)\.git\/index$/.test(c.path) || old?.type !== 'file' || now?.type !== 'file' || 'chunks' in old) return false
+  const current = await fs.readFile(join(workspace, c.path)).catch(() => null)
+  return current !== null && sameStaging(await store.readBlob(old.blob), current)
 }
 
 interface PlanContext {

@@ -49,6 +49,24 @@ async function commitA(dir: string, content: string): Promise<string> {
 }
 
 describe('a git repository as a workspace', () => {
+  it('git status between snapshots refreshes .git/index: going back in place still works; a change staged since is still refused', async () => {
+    const dir = await gitWorkspace()
+    const s1 = await fp(dir, 'snapshot')
+    await commitA(dir, '2\n')
+    const s2 = await fp(dir, 'snapshot')
+    await fp(dir, 'checkout', s1)
+    await git(dir, 'status') // after a checkout every inode is new: git refreshes its index's stat data
+    expect(await fp(dir, 'status')).toContain('.git/index')
+    await fp(dir, 'checkout', s2)
+    expect(await git(dir, 'log', '--format=%s')).toBe('2\none')
+    await git(dir, 'status')
+    await fs.writeFile(join(dir, 'a.txt'), 'staged\n')
+    await git(dir, 'add', 'a.txt')
+    await fs.writeFile(join(dir, 'a.txt'), '2\n') // the file as the snapshot has it: only the index says what changed
+    const refused = await runCli(['checkout', s1], { cwd: dir })
+    expect([refused.code, refused.stderr]).toEqual([3, expect.stringMatching(/uncommitted changes \(\.git\/index, /)])
+  })
+
   it('goes back to an older snapshot in place and --into: .git comes back byte for byte, git sees that history, clean', async () => {
     const dir = await gitWorkspace()
     const first = await git(dir, 'rev-parse', 'HEAD')
