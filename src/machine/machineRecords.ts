@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { MachineNotFoundError, UsageError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
@@ -52,14 +52,18 @@ export const machinesDir = (store: Store) => join(store.root, 'machines')
 export const machineDir = (store: Store, id: string) => join(machinesDir(store), id)
 
 /** Unix socket paths are limited to 107 bytes, so the sockets live in a short folder of the user's. */
+/** Where a machine's sockets live: a unix socket path is limited to 107 bytes, and a store can be deep. */
+export const socketDirOf = (id: string): string => join(tmpdir(), `fp-machines-${process.getuid?.() ?? 0}`, id)
+
 /**
- * A machine's sockets' directory, 0700. Root's is its QEMU user's (`qemuUser`), who binds
- * the incoming state's socket there after it has dropped root, so the directory above it
- * lets that user through (0711, nothing listed).
+ * Make a machine's sockets' directory, 0700, and return it. Root's is its QEMU user's
+ * (`qemuUser`), who binds the incoming state's socket there after it has dropped root, so
+ * the directory above it lets that user through (0711, nothing listed) and must be root's
+ * own (refused, exit 2, when another user made it first).
  */
-export function socketDir(id: string): string {
-  const parent = join(tmpdir(), `fp-machines-${process.getuid?.() ?? 0}`)
-  const dir = join(parent, id)
+export function makeSocketDir(id: string): string {
+  const dir = socketDirOf(id)
+  const parent = dirname(dir)
   mkdirSync(parent, { recursive: true, mode: 0o700 })
   const owner = lstatSync(parent)
   if (!owner.isDirectory() || owner.uid !== (process.getuid?.() ?? 0))
@@ -126,7 +130,7 @@ export function listRecords(store: Store): MachineRecord[] {
 
 export function removeRecord(store: Store, record: MachineRecord): void {
   rmSync(machineDir(store, record.id), { recursive: true, force: true })
-  rmSync(socketDir(record.id), { recursive: true, force: true })
+  rmSync(socketDirOf(record.id), { recursive: true, force: true })
 }
 
 /**

@@ -5,7 +5,7 @@ import { promises as fs, chownSync, existsSync, mkdirSync, readFileSync, readdir
 import { join } from 'node:path'
 import { describe, expect, it, afterAll } from 'vitest'
 import { Workspace } from '../../src/index.js'
-import { socketDir } from '../../src/machine/machineRecords.js'
+import { makeSocketDir } from '../../src/machine/machineRecords.js'
 import { startService } from '../../src/service/httpService.js'
 import { type Runner, forkpoint, runAs, toolWorkspace } from '../branch/toolsInBranch.js'
 import { fp, fpJson, CLI, runProgram } from '../helpers/cli.js'
@@ -244,9 +244,9 @@ describe.runIf(process.getuid?.() === 0)("root's machine sockets", () => {
     mkdirSync(squatted, { mode: 0o777 })
     chownSync(squatted, 65534, 65534)
     const saved = process.env['TMPDIR']
-    process.env['TMPDIR'] = tmp // socketDir is synchronous: nothing else runs while it is set
+    process.env['TMPDIR'] = tmp // makeSocketDir is synchronous: nothing else runs while it is set
     try {
-      expect(() => socketDir('m00000000')).toThrow(expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/not this user's own directory/) }))
+      expect(() => makeSocketDir('m00000000')).toThrow(expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/not this user's own directory/) }))
     } finally {
       if (saved === undefined) delete process.env['TMPDIR']
       else process.env['TMPDIR'] = saved

@@ -7,7 +7,20 @@ import type { Store } from '../../store/Store.js'
 import type { MachineInfo, MachineRef, MachineStats } from '../MachineBackend.js'
 import { isAlive } from '../../sandbox/processId.js'
 import type { MachineState } from '../MachineBackend.js'
-import { findQemu, killAndWait, liveRef, type MachineRecord, machineDir, namingSocket, qemuProcesses, readRecord, removeRecord, socketDir, writeRecord } from '../machineRecords.js'
+import {
+  findQemu,
+  killAndWait,
+  liveRef,
+  type MachineRecord,
+  machineDir,
+  namingSocket,
+  qemuProcesses,
+  readRecord,
+  removeRecord,
+  makeSocketDir,
+  socketDirOf,
+  writeRecord,
+} from '../machineRecords.js'
 import { withQmp } from './qemuSteps.js'
 import type { Watched } from './watchdog.js'
 import { GuestAgent } from './GuestAgent.js'
@@ -97,7 +110,11 @@ export function deadline<T>(work: Promise<T>, ms: number, message: string): Prom
   return Promise.race([work, late]).finally(() => clearTimeout(timer))
 }
 
-export const sockets = (id: string) => ({ qmp: join(socketDir(id), 'qmp.sock'), agent: join(socketDir(id), 'agent.sock') })
+/** A new machine's sockets, in a directory made for them. */
+export function sockets(id: string): { qmp: string; agent: string } {
+  const dir = makeSocketDir(id)
+  return { qmp: join(dir, 'qmp.sock'), agent: join(dir, 'agent.sock') }
+}
 
 export function wholeNumber(value: number, option: string, min: number, max: number): number {
   if (!Number.isSafeInteger(value) || value < min || value > max) throw new UsageError(`${option} must be a whole number from ${min} to ${max}, not ${value}`, { option, value })
@@ -127,7 +144,7 @@ export async function killRecord(store: Store, id: string, failed?: { keepLogs: 
   if (!failed?.keepLogs) return removeRecord(store, record)
   const dir = machineDir(store, id)
   for (const name of readdirSync(dir)) if (!KEPT_OF_FAILED.has(name)) rmSync(join(dir, name), { recursive: true, force: true })
-  rmSync(socketDir(id), { recursive: true, force: true })
+  rmSync(socketDirOf(id), { recursive: true, force: true })
   writeRecord(store, { ...record, failure: `${failed.failure.split('\n')[0]} (logs in ${dir} until machine rm)` })
 }
 

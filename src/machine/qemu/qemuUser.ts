@@ -19,8 +19,12 @@ const SANDBOX_ID_COUNT = 65536
  */
 export function qemuUser(): QemuUser | null {
   if (process.getuid?.() !== 0) return null
-  return { uid: idAfterSandboxRange('/etc/subuid'), gid: idAfterSandboxRange('/etc/subgid') }
+  user ??= { uid: idAfterSandboxRange('/etc/subuid'), gid: idAfterSandboxRange('/etc/subgid') }
+  return user
 }
+
+/** Read once a process: every launch, socket directory and migration socket asks. */
+let user: QemuUser | undefined
 
 function idAfterSandboxRange(file: string): number {
   return rootRangeStart(file, SANDBOX_ID_COUNT + 1) + SANDBOX_ID_COUNT

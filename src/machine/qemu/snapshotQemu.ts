@@ -10,7 +10,7 @@ import { storeFilePieces } from '../filePieces.js'
 import type { MachineRef, MachineSnapshot } from '../MachineBackend.js'
 import type { MachineLayer } from '../MachineLayer.js'
 import { filesIn, keepSnapshotFiles, type SnapshotFiles, stagingDir } from '../machineFiles.js'
-import { type MachineRecord, newMachineId, socketDir, writeRecord } from '../machineRecords.js'
+import { type MachineRecord, newMachineId, socketDirOf, writeRecord } from '../machineRecords.js'
 import { runTool } from '../runTool.js'
 import { self } from '../../sandbox/processId.js'
 import { qemuVersion } from './accelerator.js'
@@ -79,7 +79,7 @@ async function splitWholeState(record: MachineRecord, staging: string, files: Sn
     await withQmp(launch.sockets.qmp, record.id, (qmp) => migrateToFile(qmp, files.devices, true, dirname(launch.sockets.qmp)))
   } finally {
     child.kill('SIGKILL')
-    rmSync(socketDir(id), { recursive: true, force: true })
+    rmSync(socketDirOf(id), { recursive: true, force: true })
   }
 }
 
