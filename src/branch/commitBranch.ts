@@ -18,6 +18,7 @@ import { stopCommit } from './stopCommit.js'
 import { clearCommitState } from '../world/commitState.js'
 import { self } from '../sandbox/processId.js'
 import type { BranchState, CommitResult, ConflictPolicy, InProgressOptions } from './types.js'
+import { counted } from '../util/plural.js'
 
 /**
  * Apply a branch's changes to its parent (the workspace, or the branch it was made from)
@@ -69,7 +70,7 @@ export async function commitBranch({
     const plan = await planCommit({ changes, view, base, parent, merge })
     if (plan.conflicts.length > 0) {
       const stopped = stopOnConflict && state.parent === null && (await stopCommit({ store, branch: state.name, paths: plan.conflicts, sides: { store, base, view, parent } }))
-      const count = `${plan.conflicts.length} path${plan.conflicts.length === 1 ? '' : 's'}`
+      const count = counted(plan.conflicts.length, 'path')
       throw new ConflictError(
         `cannot commit ${state.name}: ${count} also changed in the parent since the branch was made, in ways that do not merge: ${plan.conflicts.slice(0, 10).join(', ')}${stopped ? `; the conflicts are marked in the workspace: ${commitNextSteps(state.name)}` : ''}`,
         { name: state.name, paths: plan.conflicts, inProgress: Boolean(stopped) },

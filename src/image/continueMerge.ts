@@ -12,6 +12,7 @@ import { sameEntry, treeSource } from '../world/treeSource.js'
 import type { Store } from '../store/Store.js'
 import { filesWithMarkers, leftoverFiles } from '../world/unresolvedConflicts.js'
 import type { LayerReport } from './mergeImages.js'
+import { counted } from '../util/plural.js'
 
 export interface ContinueMergeResult {
   outcome: 'merged'
@@ -55,7 +56,7 @@ export async function continueMerge(args: ContinueMergeArgs = {}): Promise<Conti
   await clearMergeState(store)
   const fixed = await changedConflicts(store, draft.world.tree, result.tree, state.conflicts)
   const untouched = state.conflicts.length - fixed
-  const summary = `world: resolved (${plural(fixed, 'path')} fixed by hand${untouched > 0 ? `, ${untouched} left as the merge wrote ${untouched === 1 ? 'it' : 'them'}` : ''})`
+  const summary = `world: resolved (${counted(fixed, 'path')} fixed by hand${untouched > 0 ? `, ${untouched} left as the merge wrote ${untouched === 1 ? 'it' : 'them'}` : ''})`
   const world: LayerReport = { layer: 'world', outcome: 'merged', summary }
   return { outcome: 'merged', id: result.id, bases: state.bases, layers: [world, ...(state.layers.filter((l) => l.layer !== 'world') as LayerReport[])] }
 }
@@ -91,8 +92,4 @@ async function changedConflicts(store: Store, conflictTree: Digest, resultTree: 
     }
   }
   return changed
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`
 }

@@ -246,11 +246,11 @@ function worldReport({ conflicts, lineMerged, renames, inexactRenamesSkipped }: 
     return {
       layer: 'world',
       outcome: 'conflict',
-      summary: `world: conflict (${paths.length} path${paths.length === 1 ? '' : 's'}: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}${skipped})`,
+      summary: `world: conflict (${counted(paths.length, 'path')}: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}${skipped})`,
     }
   }
   const merged = lineMerged.length > 0 ? `, ${lineMerged.length} merged line by line` : ''
-  const renamed = renames.length > 0 ? `, ${renames.length} rename${renames.length === 1 ? '' : 's'} found` : ''
+  const renamed = renames.length > 0 ? `, ${counted(renames.length, 'rename')} found` : ''
   return { layer: 'world', outcome: onlyTheirs ?? 'merged', summary: `world: clean${merged}${renamed}${skipped}` }
 }
 

@@ -33,7 +33,7 @@ export const commitView: View<CommitWithEffectsResult> = {
 }
 
 export const commitAbortView: View<{ name: string; restored: string[] }> = {
-  human: (r) => `commit of ${r.name} aborted: ${r.restored.length} file${r.restored.length === 1 ? '' : 's'} restored; the branch is still live`,
+  human: (r) => `commit of ${r.name} aborted: ${counted(r.restored.length, 'file')} restored; the branch is still live`,
 }
 
 export function registerCommit(program: Command): void {

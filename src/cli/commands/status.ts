@@ -38,7 +38,7 @@ function mergeNote(merge: { theirs: string | null; conflicts: string[] }): strin
 
 function commitNote(commit: { branch: string; conflicts: string[] }): string {
   const n = commit.conflicts.length
-  return `committing branch ${commit.branch} with ${n} conflict${n === 1 ? '' : 's'} (${commit.conflicts.join(', ')}): ${commitNextSteps(commit.branch)}`
+  return `committing branch ${commit.branch} with ${counted(n, 'conflict')} (${commit.conflicts.join(', ')}): ${commitNextSteps(commit.branch)}`
 }
 
 export function registerStatus(program: Command): void {
