@@ -9,7 +9,7 @@
  * same way. Needs `npm run build` and GNU time (`apt-get install time`).
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Digest, Store } from '../src/index.js'
@@ -120,6 +120,23 @@ async function zstdBombRows(): Promise<Row[]> {
   return rows
 }
 
+/** A layout whose `index.json` is the most a manifest may be (4 MiB) of arrays nested two million deep: pull and clone. */
+function nestedIndexRows(): Row[] {
+  const name = 'index.json of 4 MiB nesting two million deep'
+  const source = receiver()
+  writeFileSync(join(source, 'a.txt'), 'a\n')
+  spawnSync(CLI, ['snapshot'], { cwd: source })
+  const layout = join(newDir('nested'), 'layout')
+  spawnSync(CLI, ['push', 'HEAD', `file://${layout}:v1`], { cwd: source })
+  const depth = (4 * MiB - 64) / 2
+  writeFileSync(join(layout, 'index.json'), `{"schemaVersion":2,"manifests":${'['.repeat(depth)}${']'.repeat(depth)}}`)
+  const cloneInto = join(newDir('clone'), 'into')
+  return [
+    row(name, 'pull (file://)', timed(['pull', `file://${layout}:v1`], receiver()), false),
+    row(name, 'clone (file://)', timed(['clone', `file://${layout}:v1`, '--into', cloneInto], tmpdir()), existsSync(cloneInto)),
+  ]
+}
+
 export async function main(): Promise<void> {
   if (!existsSync('/usr/bin/time')) throw new Error('GNU time is missing: apt-get install -y time')
   const rows: Row[] = []
@@ -129,6 +146,7 @@ export async function main(): Promise<void> {
       rows.push(...rowsFor(bomb.name, image))
     }
     rows.push(...(await zstdBombRows()))
+    rows.push(...nestedIndexRows())
   } finally {
     for (const dir of made) rmSync(dir, { recursive: true, force: true })
   }
