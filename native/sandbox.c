@@ -460,7 +460,8 @@ static int root_user_namespace(const struct spec *s) {
     userns = make_userns(uid_map, uid_map);
     tree = clone_tree(s->view, 1);
     snprintf(weaker, sizeof weaker,
-             "the sandbox runs as the host's uid 0 (without capabilities over the host): its view %s cannot be idmapped (an overlay branch's cannot)",
+             "the sandbox runs as the host's uid 0 (without capabilities over the host): its view %s cannot be idmapped (an overlay "
+             "branch's cannot); a branch made with --backend copy runs in the unprivileged range",
              s->view);
   }
   CHECK(setns(userns, CLONE_NEWUSER), "setns: %s", strerror(errno));

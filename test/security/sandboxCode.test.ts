@@ -319,9 +319,21 @@ for name, args in calls.items():
       expect(/warning: .*host's uid 0/.test(session.output)).toBe(uid === 0)
     })
 
-    it('a run in an overlay branch says in its warnings exactly when it runs as the host uid 0', async () => {
+    it('a run in an overlay branch says in its warnings exactly when it runs as the host uid 0, and what avoids it', async () => {
       const { uid, warnings } = await hostUidOfSleep((argv) => live.run(argv))
       expect(/host's uid 0/.test(warnings.join('\n'))).toBe(uid === 0)
+      if (uid === 0) expect(warnings.join('\n')).toContain('--backend copy')
+    })
+
+    it('a run in a copy branch runs as an unprivileged host uid, with no warning', async () => {
+      const copied = await ws.branch('copied', { persistent: true, backend: 'copy' })
+      try {
+        const { uid, warnings } = await hostUidOfSleep((argv) => copied.run(argv))
+        expect(uid).toBeGreaterThanOrEqual(65536)
+        expect(warnings).toEqual([])
+      } finally {
+        await copied.abort()
+      }
     })
   })
 
