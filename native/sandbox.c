@@ -50,6 +50,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "egress.h"
 #include "seccomp-filter.h" /* build/, from native/seccompFilter.c */
 
 #define MAX_FRAME (16u << 20)
@@ -312,7 +313,9 @@ static int host_unmount(int argc, char **argv) {
 struct spec {
   char **argv, **env, **expose, **hide, **cgroups;
   const char *cwd, *view, *workspace, *home, *holder, *scratch_size;
-  int net_none, new_root, pty;
+  /* egress: the effects proxy's unix socket, the only way out of the sandbox's own network; ca_bundle: what its TLS clients trust */
+  const char *egress, *ca_bundle;
+  int net_own, new_root, pty;
   rlim_t as, nproc, cpu;
 };
 
@@ -333,11 +336,16 @@ static struct spec parse_spec(const struct frame *f) {
   s.home = value(f, "home", "/home/sandbox");
   s.holder = value(f, "holder", NULL);
   s.scratch_size = value(f, "scratch-size", "50%");
-  s.net_none = strcmp(value(f, "net", "none"), "none") == 0;
+  const char *net = value(f, "net", "none");
+  s.egress = value(f, "egress", NULL);
+  s.ca_bundle = value(f, "ca-bundle", NULL);
+  s.net_own = strcmp(net, "host") != 0;
+  if (strcmp(net, "proxy") == 0 ? !s.egress : s.egress != NULL) fail("net=proxy goes with egress=SOCKET, and only it");
   s.new_root = strcmp(value(f, "root", "new"), "new") == 0;
   s.pty = strcmp(value(f, "terminal", "none"), "pty") == 0;
   s.as = number(f, "rlimit-as"), s.nproc = number(f, "rlimit-nproc"), s.cpu = number(f, "rlimit-cpu");
   if (s.new_root && (!s.view || !s.workspace)) fail("a sandbox with a new root needs view and workspace");
+  if (!s.new_root && s.egress) fail("egress through the effects proxy needs a new root");
   return s;
 }
 
@@ -553,6 +561,20 @@ static void hide(const char *path) {
 }
 
 /*
+ * The effects proxy's CA, the only one the sandbox's TLS clients trust: read-only at
+ * /run/forkpoint/ca.pem (where the environment's *_CA_* variables point) and over the
+ * system's bundle, for clients that read only that.
+ */
+static void show_ca_bundle(const char *bundle) {
+  char src[4096];
+  path_in(src, sizeof src, "/oldroot", bundle);
+  mkdirs("/newroot/run/forkpoint", 0755);
+  close(open("/newroot/run/forkpoint/ca.pem", O_WRONLY | O_CREAT | O_CLOEXEC, 0444));
+  bind_mount(src, "/newroot/run/forkpoint/ca.pem", 1);
+  if (access("/newroot/etc/ssl/certs/ca-certificates.crt", F_OK) == 0) bind_mount(src, "/newroot/etc/ssl/certs/ca-certificates.crt", 1);
+}
+
+/*
  * The new root, as bubblewrap builds one: a tmpfs holding read-only binds of the system
  * directories, the view at the workspace's path, the exposed paths, a fresh /proc, a
  * minimal /dev and private /tmp, /var/tmp, /run, /dev/shm and HOME, all of them on one
@@ -586,6 +608,7 @@ static void make_root(const struct spec *s, int view_tree) {
     mount_point_for(src, dst);
     bind_mount(src, dst, 1);
   }
+  if (s->ca_bundle) show_ca_bundle(s->ca_bundle);
   path_in(dst, sizeof dst, "/newroot", s->workspace);
   mkdirs(dst, 0755);
   CHECK(move_mount(view_tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH), "cannot mount the view at %s: %s", s->workspace, strerror(errno));
@@ -771,14 +794,49 @@ static void exec_command(const struct spec *s, int ready_fd, int pty) {
 
 static int status_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
+/* The sandbox's network leads only to the egress port, whose listeners go out to the runtime's relay. */
+static void egress_out(int sock) {
+  int fds[EGRESS_LISTENERS];
+  char why[256];
+  if (egress_prepare(fds, why, sizeof why) != 0) fail("%s", why);
+  CHECK(egress_send(sock, fds), "cannot hand the egress listeners over: %s", strerror(errno));
+  for (int i = 0; i < EGRESS_LISTENERS; i++)
+    if (fds[i] >= 0) close(fds[i]);
+  close(sock);
+}
+
+/*
+ * The relay for the sandbox's egress listeners, which come on `sock[0]` once the sandbox
+ * has made them: a child dying with this process, forked before any namespace or id changes,
+ * so it stays outside the sandbox with the caller's own ids.
+ */
+static void start_egress_relay(int sock[2], const char *proxy) {
+  pid_t runtime = getpid(), relay = fork();
+  if (relay < 0) fail("fork: %s", strerror(errno));
+  if (relay > 0) {
+    close(sock[0]);
+    return;
+  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != runtime) _exit(0);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  dup2(null, 0), dup2(null, 1), dup2(null, 2);
+  close(CONTROL_FD), close(sock[1]);
+  int fds[EGRESS_LISTENERS];
+  egress_receive(sock[0], fds);
+  if (fds[EGRESS_TCP4] < 0) _exit(0); /* the sandbox failed before: its error says why */
+  egress_relay(fds, proxy);
+}
+
 /* PID 1 of the sandbox: sets up, starts the command in a nested user namespace, reaps orphans, exits with the command. */
-static int sandbox_init(const struct spec *s, int view_tree, const char *inner_map, int runtime_alive, int pty_sock) {
+static int sandbox_init(const struct spec *s, int view_tree, const char *inner_map, int runtime_alive, int pty_sock, int egress_sock) {
   /* the runtime is outside our PID namespace (getppid() says 0): its end of a pipe tells whether it died */
   CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL), "prctl: %s", strerror(errno));
   struct pollfd gone = {.fd = runtime_alive, .events = POLLIN};
   if (poll(&gone, 1, 0) != 0) _exit(125);
   close(runtime_alive);
-  if (s->net_none) loopback_up();
+  if (s->net_own) loopback_up();
+  if (s->egress) egress_out(egress_sock);
   if (s->new_root) make_root(s, view_tree);
   if (pty_sock >= 0) pty_for_command(pty_sock);
   int sync[2], unshared[2];
@@ -845,7 +903,12 @@ static int run(void) {
   for (char **c = s.cgroups; *c; c++) put(*c, "0");
   uid_t uid = getuid();
   gid_t gid = getgid();
-  int isolate = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | (s.net_none ? CLONE_NEWNET : 0);
+  int isolate = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | (s.net_own ? CLONE_NEWNET : 0);
+  int egress_sock[2] = {-1, -1};
+  if (s.egress) {
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, egress_sock), "socketpair: %s", strerror(errno));
+    start_egress_relay(egress_sock, s.egress);
+  }
   char inner[96];
   int view_tree = -1, in_userns = s.holder ? enter_holder(s.holder) : 0;
   if (!s.new_root) {
@@ -853,7 +916,7 @@ static int run(void) {
     if (uid == 0) CHECK(unshare(CLONE_NEWNET), "unshare: %s", strerror(errno));
     else become_namespace_root(CLONE_NEWNET);
     die_with(caller);
-    if (s.net_none) loopback_up();
+    if (s.net_own) loopback_up();
     send_frame(CONTROL_FD, "event", "ready", NULL);
     close(CONTROL_FD);
     environ = s.env;
@@ -883,7 +946,7 @@ static int run(void) {
   if (init == 0) {
     close(alive[1]);
     if (pty_sock[0] >= 0) close(pty_sock[0]);
-    _exit(sandbox_init(&s, view_tree, inner, alive[0], pty_sock[1]));
+    _exit(sandbox_init(&s, view_tree, inner, alive[0], pty_sock[1], egress_sock[1]));
   }
   close(alive[0]);
   init_pid = init;
@@ -891,6 +954,7 @@ static int run(void) {
   close(view_tree);
   close(CONTROL_FD);
   error_fd = -1;
+  if (egress_sock[1] >= 0) close(egress_sock[1]);
   if (pty_sock[0] >= 0) {
     close(pty_sock[1]);
     int master = receive_fd(pty_sock[0]);

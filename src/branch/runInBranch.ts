@@ -1,7 +1,7 @@
 import { basename, dirname } from 'node:path'
 import type { Store } from '../store/Store.js'
 import { type SandboxLimits } from '../sandbox/limits.js'
-import type { NetMode, SandboxResult, SandboxSpec } from '../sandbox/runSandboxed.js'
+import type { EgressProxy, NetMode, SandboxResult, SandboxSpec } from '../sandbox/runSandboxed.js'
 import { sandboxRuntime } from '../sandbox/SandboxRuntime.js'
 import { backendByName } from './backends/chooseBackend.js'
 import { liveDir } from './branchStore.js'
@@ -12,8 +12,11 @@ import { throughHolder } from './overlayMount.js'
 import type { BranchState } from './types.js'
 
 export interface RunOptions extends SandboxLimits {
-  /** "none" (default): no network at all, not even the host's 127.0.0.1. "host": the host's network. */
-  net?: NetMode
+  /**
+   * "none" (default): no network at all, not even the host's 127.0.0.1. "host": the host's network. An egress
+   * proxy: a network of the sandbox's own leading only to it (`withEgressEffects`).
+   */
+  net?: NetMode | EgressProxy
   /** The command's environment (default: this process's). */
   env?: NodeJS.ProcessEnv
   /** Working directory inside the sandbox (default: the workspace path). */

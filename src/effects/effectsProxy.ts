@@ -70,6 +70,14 @@ async function handle(effects: HttpEffects, req: IncomingMessage, res: ServerRes
   const named = req.headers[TARGET_HEADER]
   const url = typeof named === 'string' ? named : (req.url ?? '')
   if (!/^https?:\/\//i.test(url)) return fail(res, 400, new Error(`forkpoint effects proxy: ${url} is not a proxy request (point HTTP_PROXY at this proxy)`))
+  return answerRequest(effects, url, req, res)
+}
+
+/**
+ * Answer the agent's request for `url`: from `effects` when the policy classes it (held in
+ * a branch's outbox, sent once per key, or answered from the ledger), else from the server.
+ */
+export async function answerRequest(effects: HttpEffects, url: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
   const headers: Record<string, string> = {}
@@ -112,7 +120,7 @@ function splitHostPort(target: string): [string, number] {
   return at > 0 ? [target.slice(0, at).replace(/^\[|\]$/g, ''), Number(target.slice(at + 1)) || 443] : [target, 443]
 }
 
-function fail(res: ServerResponse, status: number, err: unknown): void {
+export function fail(res: ServerResponse, status: number, err: unknown): void {
   if (res.headersSent) return void res.destroy()
   const message = err instanceof Error ? err.message : String(err)
   const code = isForkpointError(err) ? err.code : 'forkpoint_effects_proxy_error'

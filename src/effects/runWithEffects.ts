@@ -4,15 +4,16 @@ import { Workspace } from '../branch/Workspace.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { type EffectsContext, WORKSPACE_CONTEXT } from './contextLedger.js'
 import { loadHttpPolicy } from './httpPolicy.js'
-import { withHttpEffects } from './withHttpEffects.js'
+import { withEgressEffects, withHttpEffects } from './withHttpEffects.js'
 import { type RecordCommandArgs, type RecordResult, recordCommand } from '../trace/record/recordCommand.js'
 
 /**
- * `forkpoint run` (sandboxed) with the store's HTTP effects policy in force: with the
- * host's network (`net: 'host'`), the agent's HTTP goes through the effects proxy (the
- * standard proxy variables), so inside a branch its irreversible requests wait in the
- * branch's outbox. Without network there is nothing to class; a policy file is still
- * checked, so a malformed one fails before the agent starts.
+ * `forkpoint run` (sandboxed) with the store's HTTP effects policy in force: with network
+ * (`net: 'host'`), the sandbox gets a network of its own whose only way out is the egress
+ * proxy, so inside a branch its irreversible requests wait in the branch's outbox, whatever
+ * the program; what is neither HTTP nor TLS is refused (said in `warnings`). Without network
+ * there is nothing to class; a policy file is still checked, so a malformed one fails before
+ * the agent starts.
  * @throws {EffectsPolicyError} (exit 2) a malformed `.forkpoint/effects.json`
  */
 export async function runWithEffects(args: StoreLocator & RunCommandOptions): Promise<RunResult> {
@@ -22,8 +23,15 @@ export async function runWithEffects(args: StoreLocator & RunCommandOptions): Pr
     return runCommand(args)
   }
   const context: EffectsContext = args.branch ? { kind: 'branch', id: (await ws.openBranch(args.branch)).id, name: args.branch } : WORKSPACE_CONTEXT
-  // a sandbox shows the agent none of forkpoint's files: the standard proxy variables only, no Node hook
-  return withHttpEffects({ store: ws.store, context, nodeHook: false }, (proxyEnv) => runCommand({ ...args, ...(proxyEnv ? { extraEnv: { ...args.extraEnv, ...proxyEnv } } : {}) }))
+  return withEgressEffects({ store: ws.store, context }, async (net, refused) => {
+    const result = await runCommand({ ...args, ...(net ? { net } : {}) })
+    return { ...result, warnings: [...result.warnings, ...refusedWarnings(refused)] }
+  })
+}
+
+/** Each connection the egress proxy refused, in words. */
+export function refusedWarnings(refused: readonly string[]): string[] {
+  return refused.map((to) => `a connection to ${to} was refused: the effects policy is in force, and it was neither HTTP nor TLS`)
 }
 
 /**

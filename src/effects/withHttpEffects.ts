@@ -2,6 +2,9 @@ import type { Store } from '../store/Store.js'
 import type { EffectsContext } from './contextLedger.js'
 import { startEffectsProxy } from './effectsProxy.js'
 import { HttpEffects } from './HttpEffects.js'
+import { startEgressServer } from './egressProxy.js'
+import type { EgressProxy } from '../sandbox/runSandboxed.js'
+import { storeCa } from './storeCa.js'
 import { type HttpPolicy, loadHttpPolicy } from './httpPolicy.js'
 
 export interface WithHttpEffectsArgs {
@@ -33,6 +36,30 @@ export async function withHttpEffects<T>(
     return await work(proxy.env)
   } finally {
     await proxy.close()
+    await effects.settled()
+  }
+}
+
+/**
+ * Run a sandboxed `work` with the store's HTTP effects policy in force for one context,
+ * failing closed: `work` gets the network to give the sandbox (`runSandboxed`'s `net`), a
+ * namespace of its own whose every TCP connection and DNS query reach the egress proxy,
+ * whatever the program's language or HTTP client. Without a policy file, `work` gets null.
+ * `refused` lists connections refused for being neither HTTP nor TLS.
+ * @throws {EffectsPolicyError} (exit 2) the policy file is malformed; `work` does not run
+ */
+export async function withEgressEffects<T>(
+  { store, context, env = process.env, ...args }: Omit<WithHttpEffectsArgs, 'nodeHook'>,
+  work: (net: EgressProxy | null, refused: readonly string[]) => Promise<T>,
+): Promise<T> {
+  const policy = args.policy !== undefined ? args.policy : await loadHttpPolicy(store)
+  if (!policy) return work(null, [])
+  const effects = await HttpEffects.open({ store, context, policy, env })
+  const egress = await startEgressServer({ effects, ca: await storeCa(store) })
+  try {
+    return await work(egress.net, egress.refused)
+  } finally {
+    await egress.close()
     await effects.settled()
   }
 }

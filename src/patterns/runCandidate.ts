@@ -2,7 +2,8 @@ import type { Branch } from '../branch/Branch.js'
 import type { RunResult } from '../branch/runInBranch.js'
 import { UsageError } from '../errors/index.js'
 import type { HttpPolicy } from '../effects/httpPolicy.js'
-import { withHttpEffects } from '../effects/withHttpEffects.js'
+import { withEgressEffects, withHttpEffects } from '../effects/withHttpEffects.js'
+import type { EgressProxy } from '../sandbox/runSandboxed.js'
 import { runPlain } from './runPlain.js'
 import type { Candidate, CommandTask, TaskContext, TaskResult } from './types.js'
 
@@ -11,6 +12,12 @@ export interface Verdict {
   success: boolean
   score: number
   value?: unknown
+}
+
+/** How a candidate's traffic reaches the effects proxy: the proxy variables (unsandboxed) or the sandbox's network. */
+interface Route {
+  env?: Record<string, string>
+  net?: EgressProxy
 }
 
 /** What command candidates report as their value. */
@@ -33,16 +40,21 @@ export async function runCandidate(
   if (!spec || (typeof spec.cmd !== 'string' && !Array.isArray(spec.cmd))) throw new UsageError('a candidate is a function, a command line, or { cmd }', {})
   const { cmd, score, env, ...limits } = spec
   const runEnv = { ...process.env, ...env, FORKPOINT_ATTEMPT: String(index), ...(context.feedback === undefined ? {} : { FORKPOINT_FEEDBACK: context.feedback }) }
-  const run = (what: string | string[], proxyEnv: Record<string, string> | null = null) => {
-    const withProxy = { ...runEnv, ...proxyEnv }
-    return isolate ? branch.run(what, { ...limits, env: withProxy, signal }) : runPlain(what, { branch, env: withProxy, signal })
+  const run = (what: string | string[], via: Route = {}) => {
+    const env = { ...runEnv, ...via.env }
+    return isolate ? branch.run(what, { ...limits, ...(via.net ? { net: via.net } : {}), env, signal }) : runPlain(what, { branch, env, signal })
   }
   // the candidate's HTTP goes through an effects proxy of its branch: irreversible requests wait in the branch's outbox
-  const effectsContext = { kind: 'branch' as const, id: branch.id, name: branch.name }
-  const main = await withHttpEffects(
-    { store: branch.workspace.store, context: effectsContext, nodeHook: !isolate, ...(httpPolicy === undefined ? {} : { policy: httpPolicy }) },
-    (proxyEnv) => run(cmd, proxyEnv),
-  )
+  const effects = {
+    store: branch.workspace.store,
+    context: { kind: 'branch' as const, id: branch.id, name: branch.name },
+    ...(httpPolicy === undefined ? {} : { policy: httpPolicy }),
+  }
+  const main = !isolate
+    ? await withHttpEffects({ ...effects, nodeHook: true }, (env) => run(cmd, env ? { env } : {}))
+    : limits.net === 'host'
+      ? await withEgressEffects(effects, (net) => run(cmd, net ? { net } : {}))
+      : await run(cmd)
   const value: CommandValue = { exitCode: main.exitCode, stdout: main.stdout, stderr: main.stderr, changedPaths: main.changedPaths, durationMs: main.durationMs }
   const success = value.exitCode === 0
   return { success, score: score === undefined ? Number(success) : scoreOf(await run(score)), value }

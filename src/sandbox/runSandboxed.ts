@@ -11,6 +11,21 @@ import { SANDBOX_HOME, sandboxEnv } from './sandboxEnv.js'
 
 export type NetMode = 'none' | 'host'
 
+/**
+ * A network namespace of the sandbox's own whose only way out is forkpoint's effects proxy:
+ * every TCP connection and DNS query is turned to it (docs/effects.md).
+ */
+export interface EgressProxy {
+  /** The proxy's unix socket; each connection starts with a line naming its original destination. */
+  socket: string
+  /** The PEM of the CA whose certificates the proxy presents: the only one the sandbox's TLS clients trust. */
+  ca: string
+}
+
+/** Where the sandbox's own TLS clients find the proxy's CA (the standard variables point here). */
+export const SANDBOX_CA_BUNDLE = '/run/forkpoint/ca.pem'
+const CA_VARIABLES = ['SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'GIT_SSL_CAINFO'] as const
+
 /** Host files hidden in every sandbox even where a system directory is shown (secrets a root caller could read). */
 export const HIDDEN_HOST_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/sudoers.d', '/etc/ssh', '/etc/ssl/private'] as const
 
@@ -26,8 +41,11 @@ export interface SandboxSpec extends SandboxLimits {
   cmd: string | string[]
   /** Working directory inside the sandbox (default: the workspace path). */
   cwd?: string
-  /** "none": a new network namespace with only `lo` (the host's 127.0.0.1 is out of reach). Default "none". */
-  net?: NetMode
+  /**
+   * "none": a new network namespace with only `lo` (the host's 127.0.0.1 is out of reach); "host": the host's;
+   * an egress proxy: a namespace of its own leading only to that proxy. Default "none".
+   */
+  net?: NetMode | EgressProxy
   /** The command's whole environment (default: `sandboxEnv(process.env)`: the allowlist, HOME the sandbox's own). */
   env?: NodeJS.ProcessEnv
   /** Bytes fed to the command's stdin (default: none, stdin is /dev/null). */
@@ -88,7 +106,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const timeoutMs = timeoutOf(spec.timeout)
   const { as, nproc, cpu } = rlimitsOf(spec)
   const net = spec.net ?? 'none'
-  if (net !== 'none' && net !== 'host') throw new SandboxError(`unknown network mode ${JSON.stringify(net)} (none or host)`, { net })
+  if (typeof net === 'string' && net !== 'none' && net !== 'host') throw new SandboxError(`unknown network mode ${JSON.stringify(net)} (none or host)`, { net })
   for (const path of spec.expose ?? []) if (!isAbsolute(path)) throw new SandboxError(`--expose needs an absolute path, not ${JSON.stringify(path)}`, { path })
   const [made] = await Promise.all([Promise.all([as ? makeRunCgroup('memory', as) : null, nproc ? makeRunCgroup('pids', nproc) : null]), reapLeftoverCgroups()])
   const cgroups = made.filter((c): c is RunCgroup => c !== null)
@@ -98,7 +116,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
     ['view', spec.view],
     ['workspace', spec.workspace],
     ['cwd', spec.cwd ?? spec.workspace],
-    ['net', net],
+    ...netFields(net),
     ['home', SANDBOX_HOME],
     ...(spec.stdio === 'inherit' ? [['terminal', 'pty'] as [string, string]] : []),
     ...(spec.namespaceHolder === undefined ? [] : [['holder', String(spec.namespaceHolder)] as [string, string]]),
@@ -109,7 +127,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
     ...cgroups.map((c): [string, string] => ['cgroup', c.procs]),
     ...(spec.expose ?? []).map((p): [string, string] => ['expose', resolve(p)]),
     ...[...HIDDEN_HOST_FILES, ...(spec.hide ?? [])].map((p): [string, string] => ['hide', p]),
-    ...envFields(spec.env ?? sandboxEnv(process.env)),
+    ...envFields({ ...(spec.env ?? sandboxEnv(process.env)), ...(typeof net === 'string' ? {} : caVariables()) }),
     ...argv.map((a): [string, string] => ['argv', a]),
   ]
   try {
@@ -125,6 +143,19 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
 function timeoutOf(timeout: number | string | undefined): number {
   if (timeout === 0 || timeout === '0') return 0
   return parseDuration(timeout ?? DEFAULT_TIMEOUT)
+}
+
+function netFields(net: NetMode | EgressProxy): Fields {
+  if (typeof net === 'string') return [['net', net]]
+  return [
+    ['net', 'proxy'],
+    ['egress', net.socket],
+    ['ca-bundle', net.ca],
+  ]
+}
+
+function caVariables(): Record<string, string> {
+  return Object.fromEntries(CA_VARIABLES.map((name) => [name, SANDBOX_CA_BUNDLE]))
 }
 
 function envFields(env: NodeJS.ProcessEnv): Fields {

@@ -1,0 +1,157 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { type IncomingMessage, createServer as createHttpServer } from 'node:http'
+import { type Server, type Socket, createServer, isIP } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Duplex } from 'node:stream'
+import { TLSSocket } from 'node:tls'
+import { isForkpointError } from '../errors/index.js'
+import type { EgressProxy } from '../sandbox/runSandboxed.js'
+import { answerRequest, fail } from './effectsProxy.js'
+import type { HttpEffects } from './HttpEffects.js'
+import type { StoreCa } from './storeCa.js'
+
+/** The effects proxy a sandbox's whole network leads to, and what it refused. */
+export interface EgressServer {
+  /** What `runSandboxed`'s `net` takes. */
+  net: EgressProxy
+  /** `ADDRESS:PORT` of each connection refused because it was neither HTTP nor TLS. */
+  refused: string[]
+  close(): Promise<void>
+}
+
+/** Where a connection from the sandbox was going, as its relay said. */
+interface Destination {
+  address: string
+  port: number
+}
+
+const HEADER = /^forkpoint-egress (\S+) (\d+)\n/
+const HEADER_MAX = 128
+const HTTP_REQUEST_START = /^[A-Z]{1,16} /
+const TLS_HANDSHAKE = 0x16
+
+/**
+ * The egress proxy for sandboxes with an effects policy: each connection the sandbox's
+ * relay hands over (the runtime's egress, docs/effects.md) is HTTP, or TLS ended here with
+ * a certificate of the store's CA for the name the client asked for; its requests go through
+ * `effects` like the HTTP_PROXY proxy's. Anything else is refused, never passed on.
+ */
+export async function startEgressServer({ effects, ca }: { effects: HttpEffects; ca: StoreCa }): Promise<EgressServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'fp-egress-'))
+  const socket = join(dir, 'egress.sock')
+  const refused: string[] = []
+  const destinations = new WeakMap<Duplex, Destination & { tls: boolean }>()
+  const http = createHttpServer((req, res) => {
+    const destination = destinations.get(req.socket as Duplex)
+    if (!destination) return fail(res, 502, new Error('forkpoint egress proxy: a request from nowhere'))
+    answerRequest(effects, urlOf(req, destination), req, res).catch((err: unknown) => fail(res, isForkpointError(err) ? 409 : 502, err))
+  })
+  const accept = (client: Socket) => {
+    client.on('error', () => undefined)
+    takeHeader(client)
+      .then(async ({ destination, first }) => {
+        if (first[0] === TLS_HANDSHAKE) {
+          const secure = new TLSSocket(withFirst(client, first), {
+            isServer: true,
+            ALPNProtocols: ['http/1.1'],
+            SNICallback: (name, done) => ca.contextFor(name).then((c) => done(null, c), done),
+            secureContext: await ca.contextFor(destination.address),
+          })
+          secure.on('error', () => secure.destroy())
+          destinations.set(secure, { ...destination, tls: true })
+          http.emit('connection', secure)
+        } else if (HTTP_REQUEST_START.test(first.toString('latin1', 0, 17))) {
+          const plain = withFirst(client, first)
+          destinations.set(plain, { ...destination, tls: false })
+          http.emit('connection', plain)
+        } else {
+          refused.push(`${hostOf(destination)}:${destination.port}`)
+          client.destroy()
+        }
+      })
+      .catch(() => client.destroy())
+  }
+  const server = createServer(accept)
+  await listen(server, socket)
+  return {
+    net: { socket, ca: ca.certFile },
+    refused,
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections()
+        server.close(() => {
+          rmSync(dir, { recursive: true, force: true })
+          resolve()
+        })
+      }),
+  }
+}
+
+function listen(server: Server, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(path, resolve)
+  })
+}
+
+/** The relay's line naming the destination, then the first bytes of the client's own. */
+function takeHeader(client: Socket): Promise<{ destination: Destination; first: Buffer }> {
+  return new Promise((resolve, reject) => {
+    let seen = Buffer.alloc(0)
+    const onData = (chunk: Buffer) => {
+      seen = Buffer.concat([seen, chunk])
+      const end = seen.indexOf(0x0a)
+      if (end < 0 && seen.length < HEADER_MAX) return
+      const match = HEADER.exec(seen.toString('latin1', 0, end + 1))
+      if (!match || isIP(match[1]!) === 0) return done(new Error('not a relay header'))
+      const first = seen.subarray(end + 1)
+      if (first.length === 0) return // the client has not spoken yet
+      done(null, { destination: { address: match[1]!, port: Number(match[2]) }, first })
+    }
+    const onEnd = () => done(new Error('closed before it spoke'))
+    const done = (err: Error | null, value?: { destination: Destination; first: Buffer }) => {
+      client.off('data', onData).off('end', onEnd)
+      client.pause()
+      if (err) reject(err)
+      else resolve(value!)
+    }
+    client.on('data', onData).on('end', onEnd)
+  })
+}
+
+/**
+ * The client's stream as the HTTP server (or TLS) reads it: the bytes already taken to
+ * classify it first, then the rest. A plain stream, not the socket, so that nothing reads
+ * the socket's handle past the bytes taken.
+ */
+function withFirst(client: Socket, first: Buffer): Duplex {
+  const stream = new Duplex({
+    read: () => void client.resume(),
+    write: (chunk: Buffer, _encoding, done) => void client.write(chunk, done),
+    final: (done) => void client.end(done),
+    destroy: (err, done) => {
+      client.destroy()
+      done(err)
+    },
+  })
+  stream.push(first)
+  client.on('data', (chunk: Buffer) => void (stream.push(chunk) || client.pause()))
+  client.on('end', () => stream.push(null))
+  client.on('close', () => stream.destroy())
+  return stream
+}
+
+/** The URL the client asked for: by its Host (or TLS server name), else the address it connected to. */
+function urlOf(req: IncomingMessage, destination: Destination & { tls: boolean }): string {
+  const target = req.url ?? '/'
+  if (/^https?:\/\//i.test(target)) return target
+  const scheme = destination.tls ? 'https' : 'http'
+  const servername = destination.tls ? (req.socket as TLSSocket).servername : undefined
+  const host = req.headers.host ?? (servername ? `${servername}:${destination.port}` : `${hostOf(destination)}:${destination.port}`)
+  return `${scheme}://${host}${target.startsWith('/') ? target : `/${target}`}`
+}
+
+function hostOf(destination: Destination): string {
+  return isIP(destination.address) === 6 ? `[${destination.address}]` : destination.address
+}
