@@ -43,7 +43,7 @@ export async function startEgressServer({ effects, ca }: { effects: HttpEffects;
   const refused: string[] = []
   const destinations = new WeakMap<Duplex, Destination & { tls: boolean }>()
   const http = createHttpServer((req, res) => {
-    const destination = destinations.get(req.socket as Duplex)
+    const destination = destinations.get(req.socket)
     if (!destination) return fail(res, 502, new Error('forkpoint egress proxy: a request from nowhere'))
     answerRequest(effects, urlOf(req, destination), req, res).catch((err: unknown) => fail(res, isForkpointError(err) ? 409 : 502, err))
   })
@@ -55,7 +55,7 @@ export async function startEgressServer({ effects, ca }: { effects: HttpEffects;
           const secure = new TLSSocket(withFirst(client, first), {
             isServer: true,
             ALPNProtocols: ['http/1.1'],
-            SNICallback: (name, done) => ca.contextFor(name).then((c) => done(null, c), done),
+            SNICallback: (name, done) => void ca.contextFor(name).then((c) => done(null, c), done),
             secureContext: await ca.contextFor(destination.address),
           })
           secure.on('error', () => secure.destroy())
