@@ -313,8 +313,8 @@ static int host_unmount(int argc, char **argv) {
 struct spec {
   char **argv, **env, **expose, **hide, **cgroups;
   const char *cwd, *view, *workspace, *home, *holder, *scratch_size;
-  /* egress: the effects proxy's unix socket, the only way out of the sandbox's own network; ca_bundle: what its TLS clients trust */
-  const char *egress, *ca_bundle;
+  /* egress: the effects proxy's unix socket, the only way out of the sandbox's own network; ca_pem: the one CA its TLS clients trust */
+  const char *egress, *ca_pem;
   int net_own, new_root, pty;
   rlim_t as, nproc, cpu;
 };
@@ -338,7 +338,7 @@ static struct spec parse_spec(const struct frame *f) {
   s.scratch_size = value(f, "scratch-size", "50%");
   const char *net = value(f, "net", "none");
   s.egress = value(f, "egress", NULL);
-  s.ca_bundle = value(f, "ca-bundle", NULL);
+  s.ca_pem = value(f, "ca", NULL);
   s.net_own = strcmp(net, "host") != 0;
   if (strcmp(net, "proxy") == 0 ? !s.egress : s.egress != NULL) fail("net=proxy goes with egress=SOCKET, and only it");
   s.new_root = strcmp(value(f, "root", "new"), "new") == 0;
@@ -565,13 +565,14 @@ static void hide(const char *path) {
  * /run/forkpoint/ca.pem (where the environment's *_CA_* variables point) and over the
  * system's bundle, for clients that read only that.
  */
-static void show_ca_bundle(const char *bundle) {
-  char src[4096];
-  path_in(src, sizeof src, "/oldroot", bundle);
+static void show_ca_bundle(const char *pem) {
+  int fd = open("/scratch/forkpoint-ca.pem", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+  CHECK(fd < 0 || write_full(fd, pem, strlen(pem)) != 0, "cannot write the effects proxy's CA: %s", strerror(errno));
+  close(fd);
   mkdirs("/newroot/run/forkpoint", 0755);
   close(open("/newroot/run/forkpoint/ca.pem", O_WRONLY | O_CREAT | O_CLOEXEC, 0444));
-  bind_mount(src, "/newroot/run/forkpoint/ca.pem", 1);
-  if (access("/newroot/etc/ssl/certs/ca-certificates.crt", F_OK) == 0) bind_mount(src, "/newroot/etc/ssl/certs/ca-certificates.crt", 1);
+  bind_mount("/scratch/forkpoint-ca.pem", "/newroot/run/forkpoint/ca.pem", 1);
+  if (access("/newroot/etc/ssl/certs/ca-certificates.crt", F_OK) == 0) bind_mount("/scratch/forkpoint-ca.pem", "/newroot/etc/ssl/certs/ca-certificates.crt", 1);
 }
 
 /*
@@ -608,7 +609,7 @@ static void make_root(const struct spec *s, int view_tree) {
     mount_point_for(src, dst);
     bind_mount(src, dst, 1);
   }
-  if (s->ca_bundle) show_ca_bundle(s->ca_bundle);
+  if (s->ca_pem) show_ca_bundle(s->ca_pem);
   path_in(dst, sizeof dst, "/newroot", s->workspace);
   mkdirs(dst, 0755);
   CHECK(move_mount(view_tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH), "cannot mount the view at %s: %s", s->workspace, strerror(errno));

@@ -75,7 +75,7 @@ export async function startEgressServer({ effects, ca }: { effects: HttpEffects;
   const server = createServer(accept)
   await listen(server, socket)
   return {
-    net: { socket, ca: ca.certFile },
+    net: { socket, ca: ca.certPem },
     refused,
     close: () =>
       new Promise<void>((resolve) => {

@@ -12,8 +12,8 @@ import { tempSibling } from '../util/atomicWrite.js'
  * sandboxes), `ca-key.pem` and `leaf-key.pem` (private, 0600).
  */
 export interface StoreCa {
-  /** The CA certificate's file (PEM). */
-  certFile: string
+  /** The CA certificate (PEM). */
+  certPem: string
   /** A TLS context presenting a certificate for `name` (a host name or an IP address), signed by the CA. */
   contextFor(name: string): Promise<SecureContext>
 }
@@ -34,7 +34,7 @@ export async function storeCa(store: Store): Promise<StoreCa> {
   const leafKey = forge.pki.privateKeyFromPem(leafKeyPem)
   const contexts = new Map<string, SecureContext>()
   return {
-    certFile,
+    certPem: caCertPem,
     async contextFor(name) {
       const known = contexts.get(name)
       if (known) return known

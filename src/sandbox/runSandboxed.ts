@@ -18,7 +18,7 @@ export type NetMode = 'none' | 'host'
 export interface EgressProxy {
   /** The proxy's unix socket; each connection starts with a line naming its original destination. */
   socket: string
-  /** The PEM of the CA whose certificates the proxy presents: the only one the sandbox's TLS clients trust. */
+  /** The CA certificate (PEM text) the proxy's certificates are signed by: the only one the sandbox's TLS clients trust. */
   ca: string
 }
 
@@ -150,7 +150,7 @@ function netFields(net: NetMode | EgressProxy): Fields {
   return [
     ['net', 'proxy'],
     ['egress', net.socket],
-    ['ca-bundle', net.ca],
+    ['ca', net.ca],
   ]
 }
 

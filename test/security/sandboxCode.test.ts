@@ -391,3 +391,55 @@ describe.runIf(process.getuid?.() === 0)("root's machines: once QEMU runs a gues
     expect(existsSync(marker)).toBe(false)
   })
 })
+
+describe('effects fail closed: no byte of a sandbox under an effects policy passes around the proxy', () => {
+  const heard: string[] = []
+  let tcpPort = 0
+  let udpPort = 0
+  let closeAll = () => undefined as void
+  beforeAll(async () => {
+    const { createServer } = await import('node:net')
+    const { createSocket } = await import('node:dgram')
+    const tcp = createServer((c) => c.on('data', (d: Buffer) => heard.push(`tcp ${d.toString().trim()}`)).on('error', () => undefined))
+    const udp = createSocket('udp4').on('message', (m) => heard.push(`udp ${m.toString()}`))
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve))
+    await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve))
+    tcpPort = (tcp.address() as { port: number }).port
+    udpPort = udp.address().port
+    closeAll = () => void (tcp.close(), udp.close())
+  })
+  afterAll(() => closeAll())
+
+  /** A workspace whose policy holds POST /hold on the host's 127.0.0.1, for `as`. */
+  async function workspaceWithPolicy(as: 'root' | 'nobody'): Promise<string> {
+    const dir = await makeWorkspace({ 'a.txt': 'a' })
+    if (as === 'nobody') giveToNobody(dir)
+    expect((await (as === 'root' ? fp(dir, 'init') : fpAsNobody(dir, 'init'))).code).toBe(0)
+    const policy = join(dir, '.forkpoint', 'effects.json')
+    await fs.writeFile(policy, JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/hold', class: 'irreversible' }] }))
+    if (as === 'nobody') chownSync(policy, 65534, 65534)
+    return dir
+  }
+
+  const probe = (port: number, udp: number, marker: string) =>
+    [
+      `node -e 'fetch("http://127.0.0.1:${port}/hold",{method:"POST",body:"${marker}-fetch"}).then(r=>console.log("fetch",r.status),e=>console.log("fetch failed"))'`,
+      `python3 -c 'import socket; s=socket.create_connection(("127.0.0.1",${port})); s.sendall(b"${marker}-raw\\n"); s.close()' 2>/dev/null || echo raw refused`,
+      `python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"${marker}-udp", ("127.0.0.1", ${udp}))'`,
+      `iptables -t nat -F OUTPUT 2>/dev/null && echo flushed || echo cannot flush`,
+      `python3 -c 'import socket; s=socket.create_connection(("127.0.0.1",${port})); s.sendall(b"${marker}-after\\n"); s.close()' 2>/dev/null || echo raw refused`,
+    ].join('; ')
+
+  it.each(['root', 'nobody'] as const)('as %s: Node fetch is held, a raw TCP client and UDP reach nothing, and the NAT rules cannot be flushed', async (as) => {
+    const dir = await workspaceWithPolicy(as)
+    const marker = `m${as}`
+    const forkpoint = (...args: string[]) => (as === 'root' ? fp(dir, ...args) : fpAsNobody(dir, ...args))
+    expect((await forkpoint('branch', 'attempt')).code).toBe(0)
+    const run = await forkpoint('run', '--branch', 'attempt', '--net', 'host', '--', 'sh', '-c', probe(tcpPort, udpPort, marker))
+    expect(run.stdout).toContain('fetch 202')
+    expect(run.stdout).toContain('cannot flush')
+    expect(run.stderr).toContain(`a connection to 127.0.0.1:${tcpPort} was refused`)
+    expect(heard.filter((h) => h.includes(marker))).toEqual([])
+    expect((await forkpoint('abort', 'attempt')).code).toBe(0)
+  })
+})
