@@ -21,6 +21,13 @@ export interface BranchOptions {
    */
   path?: string
   /**
+   * Make the branch a directory of the host's file system that every tool can use, even
+   * though it ends with this process (the patterns' unsandboxed candidates): mounted in the
+   * host's mount namespace where this process can mount there, else, with the backend left
+   * to choose, a clone (reflink, or copy).
+   */
+  onHost?: boolean
+  /**
    * Cap what the branch writes (bytes, or a size like "512M"): its upper layer gets a file
    * system of that size, so a write past it fails with ENOSPC. Overlay backend, as root,
    * mounted on the host (persistent, or with `path`); refused elsewhere (BackendUnavailableError).
@@ -131,6 +138,7 @@ export class Branch implements AsyncDisposable {
         parent: this.id,
         backend: options.backend,
         persistent: options.persistent,
+        onHost: options.onHost,
         disk: options.disk,
         ...(path === undefined ? {} : { path }),
       }),

@@ -134,6 +134,7 @@ export class Workspace implements AsyncDisposable {
         tree,
         backend: options.backend ?? this.options.backend,
         persistent: options.persistent,
+        onHost: options.onHost,
         disk: options.disk,
         ...(path === undefined ? {} : { path }),
       }),

@@ -24,6 +24,8 @@ export interface CreateBranchArgs {
   backend?: BackendName | 'auto'
   /** Live until commit or abort even after this process exits (the CLI's branches). */
   persistent?: boolean
+  /** A directory of the host's file system even though it ends with this process: see `BranchOptions.onHost`. */
+  onHost?: boolean
   /** Mount the branch here, in the host's mount namespace (checked by `atBranchPath`). */
   path?: string
   /** Cap what the branch writes: bytes, or a size like "512M" (overlay backend, mounted on the host, as root). */
@@ -36,14 +38,14 @@ export interface CreateBranchArgs {
  * stacked on its layers. The state file is written before anything is mounted, so a crash
  * at any point leaves something the next open can clean.
  */
-export async function createBranch({ store, name, parent, tree, backend: wanted, persistent = false, path, disk }: CreateBranchArgs): Promise<BranchState> {
+export async function createBranch({ store, name, parent, tree, backend: wanted, persistent = false, onHost = false, path, disk }: CreateBranchArgs): Promise<BranchState> {
   const diskBytes = disk === undefined ? undefined : parseSize(disk, 'disk')
   const parentState = parent === null ? null : await liveState(store, parent)
   const fullName = parentState ? `${parentState.name}/${assertBranchName(name)}` : assertBranchName(name)
   if (parentState && wanted && wanted !== 'auto' && wanted !== parentState.backend) {
     throw new UsageError(`branch ${fullName} must use its parent's backend (${parentState.backend}), not ${wanted}`, { backend: wanted })
   }
-  const backend = parentState ? backendByName(parentState.backend) : await chooseBackend(store, wanted)
+  const backend = parentState ? backendByName(parentState.backend) : await chooseBackend(store, wanted, { onHost })
   const baseTree = parentState ? parentState.baseTree : (tree ?? missingTree())
   // a branch of the workspace stands on the base view of its tree, a branch of a branch on its parent's layers
   const view = parentState ? null : baseViewPath(store, baseTree)
@@ -67,7 +69,7 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
   try {
     if (view) await ensureBaseView(store, baseTree)
     if (parentState) state.layers = await backend.freeze(parentState, liveDir(store, parentState.id), join(dir, 'layer'))
-    const hostView = backend.hostViewFor({ persistent, ...(path === undefined ? {} : { path }) })
+    const hostView = backend.hostViewFor({ persistent, onHost, ...(path === undefined ? {} : { path }) })
     if (hostView) {
       state.hostView = hostView
       await writeState(store, state) // before the mount: a crash leaves a mount the next use finds

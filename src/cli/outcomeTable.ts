@@ -30,5 +30,9 @@ function verdict(outcome: Outcome<CommandValue>): string {
   return pc.green(`winner: #${outcome.winner}, committed${c ? ` (${c.written.length} written, ${c.deleted.length} deleted)` : ''}`)
 }
 
-/** speculate and explore: the table, and exit 1 when no candidate was committed. */
-export const outcomeView: View<Outcome<CommandValue>> = { human: formatOutcome, exit: (o) => (o.committed ? 0 : 1) }
+/** speculate and explore: the table, the outcome's warnings, and exit 1 when no candidate was committed. */
+export const outcomeView: View<Outcome<CommandValue>> = {
+  human: formatOutcome,
+  warnings: (o) => (o.warnings ?? []).map((w) => `forkpoint: warning: ${w}`),
+  exit: (o) => (o.committed ? 0 : 1),
+}

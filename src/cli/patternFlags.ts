@@ -11,6 +11,8 @@ export interface PatternFlags extends QueueSecretFlags {
   parallel?: string
   net?: NetMode
   isolate?: boolean
+  /** With --no-isolate under an effects policy: run anyway, effects may escape. */
+  allowUnsandboxedEffects?: boolean
   /** Fan-out: the queue and the registry; with both, the candidates run on `forkpoint worker`s. */
   queue?: string
   registry?: string
@@ -24,7 +26,8 @@ export function withPatternOptions(cmd: Command): Command {
     .option('--timeout <duration>', 'wall-clock limit per candidate, e.g. 60s, 500ms, 2m')
     .option('--parallel <k>', 'candidates running at once (default: number of cores)')
     .addOption(new Option('--net <mode>', 'network inside the sandboxes').choices(['none', 'host']).default('none'))
-    .option('--no-isolate', 'run the commands as plain processes in the branch directories, without a sandbox')
+    .option('--no-isolate', 'run the commands as plain processes in the branch directories (directories of the host), without a sandbox')
+    .option('--allow-unsandboxed-effects', 'with --no-isolate under an effects policy (.forkpoint/effects.json): run anyway; requests made around the proxy are not held')
     .option('--queue <url>', 'run the candidates on forkpoint workers taking jobs from this Redis queue (redis[s]://[USER@]HOST:PORT); needs --registry and the queue key')
     .option('--registry <remote>', 'with --queue: the registry images travel through (oci://HOST[:PORT]/REPO)')
     .option('--insecure', 'with --queue: plain HTTP to a registry that is not on loopback')
@@ -33,7 +36,7 @@ export function withPatternOptions(cmd: Command): Command {
   return withQueueSecrets(cmd)
 }
 
-export function patternFlags(opts: PatternFlags): { timeout?: string; maxParallel?: number; net?: NetMode; isolate?: boolean } {
+export function patternFlags(opts: PatternFlags): { timeout?: string; maxParallel?: number; net?: NetMode; isolate?: boolean; allowUnsandboxedEffects?: boolean } {
   if ((opts.queue === undefined) !== (opts.registry === undefined))
     throw new UsageError('--queue and --registry go together: the queue carries the jobs, the registry the images', { option: opts.queue ? 'registry' : 'queue' })
   return {
@@ -41,6 +44,7 @@ export function patternFlags(opts: PatternFlags): { timeout?: string; maxParalle
     ...(opts.parallel ? { maxParallel: Number(opts.parallel) } : {}),
     ...(opts.net ? { net: opts.net } : {}),
     ...(opts.isolate === undefined ? {} : { isolate: opts.isolate }),
+    ...(opts.allowUnsandboxedEffects ? { allowUnsandboxedEffects: true } : {}),
   }
 }
 

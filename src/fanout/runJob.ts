@@ -53,7 +53,7 @@ export async function runJob(data: FanoutJobData, ctx: JobContext, signal: Abort
   ctx.report({ phase: 'pulling', worker: ctx.worker })
   await ensureBase(data, ctx)
   const base = await readSnapshot(store, data.base.id)
-  const pool = new BranchPool(ctx.workspace, 'fanout')
+  const pool = new BranchPool(ctx.workspace, 'fanout', undefined, { onHost: !data.isolate })
   try {
     ctx.report({ phase: 'running', worker: ctx.worker })
     const [attempt] = await runCandidates({

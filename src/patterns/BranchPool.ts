@@ -18,12 +18,17 @@ export class BranchPool {
   /** Each branch's effects handle, forked from its parent's (or the pattern's `effects`): committed with the branch, dropped with it. */
   readonly #effects = new Map<Branch, Effects>()
 
+  /** Every branch a directory of the host's file system (`BranchOptions.onHost`): unsandboxed candidates work in them. */
+  readonly #onHost: boolean
+
   constructor(
     readonly target: Target,
     pattern: string,
     private readonly effects?: Effects,
+    { onHost = false }: { onHost?: boolean } = {},
   ) {
     this.#prefix = `${pattern.toLowerCase()}-${randomBytes(3).toString('hex')}`
+    this.#onHost = onHost
   }
 
   /** The effects handle of a branch of this pool (when the pattern was given `effects`). */
@@ -44,7 +49,8 @@ export class BranchPool {
   async create(parent: Target, index: number, tree?: Digest): Promise<Branch> {
     const name = `${this.#prefix}-${index}`
     if (tree !== undefined && parent instanceof Branch) throw new InternalError(`a branch of a tree is made from a workspace, not from branch ${parent.name}`)
-    const branch = tree === undefined || parent instanceof Branch ? await parent.branch(name) : await parent.branch(name, { tree })
+    const onHost = this.#onHost
+    const branch = tree === undefined || parent instanceof Branch ? await parent.branch(name, { onHost }) : await parent.branch(name, { tree, onHost })
     this.#live.add(branch)
     const above = parent instanceof Branch ? this.#effects.get(parent) : this.effects
     if (above) this.#effects.set(branch, above.fork())

@@ -10,15 +10,24 @@ export interface CommandPatternArgs extends StoreLocator {
   net?: NetMode
   /** false: plain processes in the branch directories instead of sandboxes. */
   isolate?: boolean
+  /** With `isolate: false` under an effects policy: run anyway (effects may escape). */
+  allowUnsandboxedEffects?: boolean
   signal?: AbortSignal
   /** Run the attempts elsewhere: `queueRunner(...)` (fan-out across machines). */
   runner?: CandidateRunner
 }
 
 /** The pattern options those arguments give, leaving out what was not asked. */
-export function commandPatternOptions({ isolate = true, runner, maxParallel, timeout }: CommandPatternArgs): PatternOptions & { runner?: CandidateRunner } {
+export function commandPatternOptions({
+  isolate = true,
+  allowUnsandboxedEffects,
+  runner,
+  maxParallel,
+  timeout,
+}: CommandPatternArgs): PatternOptions & { runner?: CandidateRunner } {
   return {
     isolate,
+    ...(allowUnsandboxedEffects ? { allowUnsandboxedEffects } : {}),
     ...(runner ? { runner } : {}),
     ...(maxParallel === undefined ? {} : { maxParallel }),
     ...(timeout === undefined ? {} : { timeout }),

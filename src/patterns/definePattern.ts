@@ -5,6 +5,7 @@ import { recordExploration } from './explorations.js'
 import { type ResolvedOptions, resolveOptions } from './patternOptions.js'
 import { type Attempt, type CandidateRunner, type RunCandidatesArgs, runCandidates } from './runCandidates.js'
 import type { CandidateResult, Outcome, Pattern, PatternName, PatternOptions } from './types.js'
+import { unsandboxedEffects } from './unsandboxedEffects.js'
 
 /** What a pattern's body works with during one `apply`. */
 export interface PatternRun {
@@ -29,13 +30,18 @@ export function definePattern<V>(name: PatternName, options: PatternOptions, bod
   return {
     name,
     async apply(target, { signal } = {}) {
-      const pool = new BranchPool(target, name, resolved.effects)
+      const pool = new BranchPool(target, name, resolved.effects, { onHost: !resolved.isolate })
+      const warnings = new Set<string>()
       const cancelled = (results: CandidateResult[]) => new PatternCancelledError(`${name} was cancelled; every branch was aborted`, { results })
       const run: PatternRun = {
         pool,
         options: resolved,
         signal,
-        run: ({ runner = runCandidates, ...args }) => runner({ ...args, pool, options: resolved, signal }),
+        async run({ runner = runCandidates, ...args }) {
+          const warning = await unsandboxedEffects(pool.workspace.store, args.specs, resolved)
+          if (warning) warnings.add(warning)
+          return runner({ ...args, pool, options: resolved, signal })
+        },
         async commit(winner, results) {
           if (signal?.aborted) throw cancelled(results)
           const commit = await pool.commitChain(winner.branch, resolved.onConflict)
@@ -45,7 +51,7 @@ export function definePattern<V>(name: PatternName, options: PatternOptions, bod
       const started = new Date()
       const record = (outcome: Omit<Outcome, 'pattern'> | null, error: Error | null) => recordExploration(pool.workspace.store, { pattern: name, started, outcome, error })
       try {
-        const outcome = await body(run)
+        const outcome = { ...(await body(run)), ...(warnings.size === 0 ? {} : { warnings: [...warnings] }) }
         if (signal?.aborted && !outcome.committed) throw cancelled(outcome.results)
         await record(outcome, null)
         return { pattern: name, ...outcome }

@@ -9,15 +9,24 @@ export interface ResolvedOptions {
   timeoutMs: number | null
   maxParallel: number
   isolate: boolean
+  allowUnsandboxedEffects: boolean
   onConflict: 'merge' | 'fail'
   effects: Effects | undefined
 }
 
-export function resolveOptions({ timeout, maxParallel = availableParallelism(), isolate = true, onConflict = 'merge', effects }: PatternOptions): ResolvedOptions {
+export function resolveOptions({
+  timeout,
+  maxParallel = availableParallelism(),
+  isolate = true,
+  allowUnsandboxedEffects = false,
+  onConflict = 'merge',
+  effects,
+}: PatternOptions): ResolvedOptions {
   return {
     timeoutMs: timeout === undefined ? null : parseDuration(timeout),
     maxParallel: positiveCount(maxParallel, 'maxParallel'),
     isolate,
+    allowUnsandboxedEffects,
     onConflict,
     effects,
   }

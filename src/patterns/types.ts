@@ -94,6 +94,8 @@ export interface Outcome<V = unknown> {
   results: CandidateResult<V>[]
   /** Tournaments: every match, round by round. */
   matches?: Match[]
+  /** What the caller must hear about how the candidates ran (unsandboxed under an effects policy); absent when nothing. */
+  warnings?: string[]
 }
 
 /** Options every pattern takes. */
@@ -102,8 +104,19 @@ export interface PatternOptions {
   timeout?: number | string
   /** Candidates running at once (default: the number of cores). */
   maxParallel?: number
-  /** Command candidates run sandboxed (default true); false runs them as plain processes in the branch directory. */
+  /**
+   * Command candidates run sandboxed (default true); false runs them as plain processes in
+   * their branch directories, every branch of the pattern then a directory of the host's
+   * file system (`BranchOptions.onHost`), so that tools which resolve real paths (node,
+   * git, `getcwd()`) work there.
+   */
   isolate?: boolean
+  /**
+   * With `isolate: false` and an HTTP effects policy in force: run the command candidates
+   * anyway, through the effects proxy as far as they honour it (effects may escape; the
+   * outcome's `warnings` says so). Without it, that combination throws a UsageError.
+   */
+  allowUnsandboxedEffects?: boolean
   /** How the winner's commit treats a target that changed meanwhile (default "merge"). */
   onConflict?: ConflictPolicy
   /**

@@ -7,7 +7,8 @@ import { BranchError, Workspace } from '../../src/index.js'
 import { writeCommitJournal, sibling } from '../../src/branch/commitJournal.js'
 import { readGeneration } from '../../src/branch/branchStore.js'
 import { hostMountVia } from '../../src/branch/hostMount.js'
-import { makeWorkspace } from '../helpers/tmp.js'
+import { LIB } from '../helpers/cli.js'
+import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 const dead = { pid: 2 ** 22 + 1, start: '0' }
 
@@ -204,5 +205,25 @@ describe('a persistent branch whose maker crashed between recording where it mou
     expect(readFileSync(join(again.path, 'a.txt'), 'utf8')).toBe('kept')
     await again.abort()
     expect(await gone()).toBe(true)
+  })
+})
+
+describe('a branch made onHost (an unsandboxed candidate’s) whose process was killed', () => {
+  it('is a directory of the host while it lives, and the next open tears it down, host mount and all', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'a\n' })
+    const maker = join(tempDir('onhost-maker'), 'maker.mjs')
+    await fs.writeFile(
+      maker,
+      `import { Workspace } from ${JSON.stringify(LIB)}\nconst ws = await Workspace.open({ dir: process.argv[2] })\nconsole.log((await ws.branch('plain', { onHost: true })).path)\nprocess.kill(process.pid, 'SIGKILL')\n`,
+    )
+    const made = spawnSync(process.execPath, [maker, dir], { encoding: 'utf8' })
+    expect([made.signal, made.stderr]).toEqual(['SIGKILL', ''])
+    const path = made.stdout.trim()
+    expect(path).toMatch(new RegExp(`^${dir}/\\.forkpoint/branches/live/`))
+    expect(readFileSync(join(path, 'a.txt'), 'utf8')).toBe('a\n') // outlives its maker, unlike a holder's /proc/<pid>/root path
+    const ws = await Workspace.open({ dir })
+    expect(await ws.branches()).toEqual([])
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(dir)
+    expect(existsSync(path)).toBe(false)
   })
 })

@@ -191,6 +191,24 @@ describe('queueRunner (loopback)', () => {
     }
   }, 180_000)
 
+  it('a worker started with allowUnsandboxed runs an isolate: false job as a plain process in a directory of the host (a Node script with a relative import)', async () => {
+    await using ws = await workspace()
+    writeFileSync(join(ws.dir, 'lib.mjs'), "export const greeting = 'hello'\n")
+    writeFileSync(
+      join(ws.dir, 'main.mjs'),
+      "import { writeFileSync } from 'node:fs'\nimport { greeting } from './lib.mjs'\nwriteFileSync('notes.md', `${greeting} from ${process.cwd()}\\n`)\n",
+    )
+    const remote = `oci://${registry.host}/fanout-plain`
+    const worker = await startWorker({ queue, key, registry: remote, dir: tempDir('fanout-plain-cache'), allowUnsandboxed: true })
+    try {
+      const outcome = await bestOfN({ cmd: 'node main.mjs' }, { n: 1, isolate: false, runner: queueRunner({ queue, key, registry: remote }) }).apply(ws)
+      expect([outcome.committed, outcome.results[0]!.value]).toMatchObject([true, { exitCode: 0, stderr: '' }])
+      expect(readFileSync(join(ws.dir, 'notes.md'), 'utf8')).toMatch(/^hello from \/(?!proc\/)\S+\n$/)
+    } finally {
+      await worker.close()
+    }
+  }, 120_000)
+
   it("the winner's deferred HTTP effect is sent once, here, when it commits; a loser's never", async () => {
     await using ws = await workspace()
     writeFileSync(join(ws.store.root, 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))

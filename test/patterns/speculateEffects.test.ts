@@ -16,6 +16,7 @@ describe('speculate / explore with HTTP effects (CLI)', () => {
       dir,
       'speculate',
       '--no-isolate',
+      '--allow-unsandboxed-effects',
       '--parallel',
       '4',
       ...[0, 1, 2, 3].flatMap(() => ['-c', candidate]),

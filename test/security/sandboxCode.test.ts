@@ -1,18 +1,19 @@
 import { spawn } from 'node:child_process'
-import { chownSync, existsSync, promises as fs, readFileSync, readdirSync, readlinkSync } from 'node:fs'
+import { chownSync, existsSync, promises as fs, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runWithEffects } from '../../src/effects/runWithEffects.js'
-import { type Branch, type Digest, Workspace, bootMachine, buildMachineImage, forkMachine, snapshotMachine } from '../../src/index.js'
+import { type Branch, type Digest, UsageError, Workspace, bestOfN, bootMachine, buildMachineImage, forkMachine, snapshotMachine } from '../../src/index.js'
 import { sockets } from '../../src/machine/qemu/qemuProcess.js'
 import { withQmp } from '../../src/machine/qemu/qemuSteps.js'
 import { qemuUser } from '../../src/machine/qemu/qemuUser.js'
 import { startService } from '../../src/service/httpService.js'
 import { createMcpServer } from '../../src/service/mcpServer.js'
-import { CLI, fp, fpJson } from '../helpers/cli.js'
+import { CLI, type CliResult, fp, fpJson } from '../helpers/cli.js'
+import { useCountingServer } from '../helpers/countingServer.js'
 import { PLANT, fpAsNobody, giveToNobody, plainPlanted, planted } from '../helpers/privilegedModes.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { underTerminal } from '../helpers/underTerminal.js'
@@ -441,5 +442,68 @@ describe('effects fail closed: no byte of a sandbox under an effects policy pass
     expect(run.stderr).toContain(`a connection to 127.0.0.1:${tcpPort} was refused`)
     expect(heard.filter((h) => h.includes(marker))).toEqual([])
     expect((await forkpoint('abort', 'attempt')).code).toBe(0)
+  })
+})
+
+describe('unsandboxed candidates under an effects policy: refused unless acknowledged', () => {
+  const mail = useCountingServer()
+  const users = process.getuid?.() === 0 ? (['root', 'nobody'] as const) : (['root'] as const)
+
+  /** A workspace (of `user`'s) whose store's policy holds POST /send, with `send.mjs`: Node's fetch POSTs to the counting service, keyed by attempt. */
+  async function policyWorkspace(user: 'root' | 'nobody'): Promise<{ dir: string; cli: (...args: string[]) => Promise<CliResult> }> {
+    const dir = await makeWorkspace({
+      'send.mjs': `const r = await fetch(${JSON.stringify(mail.url('/send'))}, { method: 'POST', headers: { 'idempotency-key': 'hook-' + process.env.FORKPOINT_ATTEMPT }, body: 'hi' })\nconsole.log(r.status)\n`,
+    })
+    const cli = user === 'root' ? (...args: string[]) => fp(dir, ...args) : (...args: string[]) => fpAsNobody(dir, ...args)
+    if (user === 'nobody') giveToNobody(dir)
+    expect((await cli('init')).code).toBe(0)
+    writeFileSync(join(dir, '.forkpoint', 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
+    return { dir, cli }
+  }
+
+  for (const user of users) {
+    it(`--no-isolate exits 2 naming the policy file, before any candidate runs (${user})`, async () => {
+      const { dir, cli } = await policyWorkspace(user)
+      for (const args of [
+        ['speculate', '--no-isolate', '-c', 'touch ran; node send.mjs'],
+        ['explore', '--no-isolate', '-n', '2', '--', 'touch ran; node send.mjs'],
+      ]) {
+        const r = await cli(...args)
+        expect(r.code, r.stderr).toBe(2)
+        expect(r.stderr).toContain(`${dir}/.forkpoint/effects.json sets an HTTP effects policy`)
+        expect(r.stderr).toMatch(/sandboxed candidates hold them.*--allow-unsandboxed-effects/)
+      }
+      expect(existsSync(join(dir, 'ran'))).toBe(false)
+      expect(JSON.parse((await cli('branch', '--list', '--json')).stdout)).toMatchObject({ branches: [] })
+      expect(mail.received).toEqual([])
+    })
+
+    it(`--allow-unsandboxed-effects runs them through the proxy and the Node hook, and says effects may escape (${user})`, async () => {
+      const { dir, cli } = await policyWorkspace(user)
+      const r = await cli('speculate', '--no-isolate', '--allow-unsandboxed-effects', '--json', '-c', 'node send.mjs > sent.txt', '-c', 'node send.mjs > sent.txt')
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr).toMatch(/^forkpoint: warning: effects may escape: .*\.forkpoint\/effects\.json/m)
+      const outcome = JSON.parse(r.stdout) as { winner: number; warnings: string[] }
+      expect(outcome.warnings).toEqual([expect.stringMatching(/^effects may escape/)])
+      // Node's fetch went through the hook: held (202) in the branch, sent once when the winner committed
+      expect(readFileSync(join(dir, 'sent.txt'), 'utf8')).toBe('202\n')
+      expect(mail.received.map((m) => m.idempotencyKey)).toEqual([`hook-${outcome.winner}`])
+    })
+  }
+
+  it('the library: isolate: false throws a UsageError; allowUnsandboxedEffects runs and warns', async () => {
+    const { dir } = await policyWorkspace('root')
+    const ws = await Workspace.open({ dir })
+    const refused = await bestOfN({ cmd: 'touch ran' }, { n: 1, isolate: false })
+      .apply(ws)
+      .catch((err: unknown) => err)
+    expect(refused).toBeInstanceOf(UsageError)
+    expect((refused as UsageError).exitCode).toBe(2)
+    expect(existsSync(join(dir, 'ran'))).toBe(false)
+    const outcome = await bestOfN({ cmd: 'touch ran' }, { n: 1, isolate: false, allowUnsandboxedEffects: true }).apply(ws)
+    expect([outcome.committed, outcome.warnings]).toEqual([true, [expect.stringMatching(/^effects may escape/)]])
+    expect(existsSync(join(dir, 'ran'))).toBe(true)
+    // function candidates are never refused: they get no proxy, only the pattern's effects handle
+    expect((await bestOfN(() => true, { n: 1, isolate: false }).apply(ws)).warnings).toBeUndefined()
   })
 })

@@ -11,11 +11,12 @@ export interface BranchBackend {
   readonly name: BackendName
   /**
    * Where a new branch is to be mounted in the host's mount namespace, where every tool
-   * sees it (a persistent one when that can be done here; at `path` when given), or
-   * undefined. Recorded before it is mounted, so that a crash leaves no mount unfound.
-   * @throws {UsageError} @throws {BackendUnavailableError} a `path` that cannot be had
+   * sees it (a persistent one when that can be done here; one `onHost`, and one at `path`
+   * when given), or undefined. Recorded before it is mounted, so that a crash leaves no
+   * mount unfound.
+   * @throws {UsageError} @throws {BackendUnavailableError} a `path` or `onHost` that cannot be had
    */
-  hostViewFor(args: { persistent: boolean; path?: string }): HostView | undefined
+  hostViewFor(args: { persistent: boolean; onHost: boolean; path?: string }): HostView | undefined
   /**
    * Make the writable view inside the branch directory `dir` (at `hostView` when given, else
    * in a holder if one is needed); with `disk`, its writes capped at that many bytes.

@@ -5,6 +5,7 @@ import type { Store } from '../../store/Store.js'
 import { atomicWriteSync } from '../../util/atomicWrite.js'
 import { inParentDir, readTextOrNullSync } from '../../util/fsx.js'
 import { branchesDir } from '../branchStore.js'
+import { hostMountVia } from '../hostMount.js'
 import { removeTree } from '../removeTree.js'
 import { type OverlaySpec, mountShared, unmount } from '../overlayMount.js'
 import type { BackendName } from '../types.js'
@@ -64,8 +65,12 @@ async function probe(store: Store, name: BackendName): Promise<boolean> {
   }
 }
 
-/** The backend asked for (checked), or the best one that works here: overlay, then reflink, then copy. */
-export async function chooseBackend(store: Store, wanted?: BackendName | 'auto'): Promise<BranchBackend> {
+/**
+ * The backend asked for (checked), or the best one that works here: overlay, then reflink,
+ * then copy; `onHost`, an overlay only where this process can mount it in the host's mount
+ * namespace (a clone is always a directory of the host).
+ */
+export async function chooseBackend(store: Store, wanted?: BackendName | 'auto', { onHost = false }: { onHost?: boolean } = {}): Promise<BranchBackend> {
   if (wanted && wanted !== 'auto') {
     const backend = backendByName(wanted)
     if (!(await backendWorks(store, backend.name))) {
@@ -76,6 +81,6 @@ export async function chooseBackend(store: Store, wanted?: BackendName | 'auto')
     }
     return backend
   }
-  for (const name of ['overlay', 'reflink'] as const) if (await backendWorks(store, name)) return BACKENDS[name]
-  return copyBackend
+  if ((!onHost || hostMountVia() !== null) && (await backendWorks(store, 'overlay'))) return overlayBackend
+  return (await backendWorks(store, 'reflink')) ? reflinkBackend : copyBackend
 }

@@ -28,11 +28,12 @@ const exec = promisify(execFile)
 export const overlayBackend: BranchBackend = {
   name: 'overlay',
 
-  hostViewFor({ persistent, path }) {
-    if (!persistent && path === undefined) return undefined
+  hostViewFor({ persistent, onHost, path }) {
+    if (!persistent && !onHost && path === undefined) return undefined
     const via = hostMountVia()
     if (via) return { via, path: path ?? null }
     if (path !== undefined) throw new BackendUnavailableError(`cannot mount a branch at ${path}: ${HOST_MOUNT_NEEDS}`, { path })
+    if (onHost) throw new BackendUnavailableError(`cannot make an overlay branch that other tools can use: ${HOST_MOUNT_NEEDS} (the copy backend can)`, {})
     return undefined
   },
 
@@ -49,8 +50,8 @@ export const overlayBackend: BranchBackend = {
         await mountOnHost(hostView.via, specs(dir, layers, hostView))
         return { holder: null, hostView }
       } catch (err) {
-        // asked for a path or a disk, or a kernel that refuses us: there is nothing a holder would do better
-        if (hostView.path !== null || disk !== undefined) throw err
+        // asked for a path, a disk or a directory other tools can use, or a kernel that refuses us: a holder gives none of them
+        if (!persistent || hostView.path !== null || disk !== undefined) throw err
       }
     }
     return { holder: await mount(dir, layers, persistent), hostView: undefined }
