@@ -11,7 +11,8 @@ import { listEffects } from './listEffects.js'
 import type { Store } from '../store/Store.js'
 import type { EffectsCommitResult } from './Effects.js'
 import type { LedgerEntry } from './Ledger.js'
-import { dropOutbox, handOverOutbox, verifyOutbox } from './outbox.js'
+import { discardOutbox, dropOutbox, handOverOutbox, verifyOutbox } from './outbox.js'
+import { LedgerTamperedError } from '../errors/index.js'
 import { type SentEffects, sendUnsent } from './sendUnsent.js'
 import { type StepHook, noSteps } from './stepHook.js'
 
@@ -62,8 +63,20 @@ async function executedNow(store: Store, handed: LedgerEntry[], env: NodeJS.Proc
   return handed.map((e) => keyState(entries, e.idempotencyKey)).filter((e): e is LedgerEntry => e?.status === 'executed')
 }
 
+/** What an abort did with the outboxes of the branch and its children. */
+export interface AbortedOutboxes {
+  /** Deferred effects recorded dropped: never sent. */
+  dropped: LedgerEntry[]
+  /** Outboxes that failed verification: discarded unsent and unmerged (their ids stay in the reflog), one line each. */
+  discarded: string[]
+}
+
 /** Abort a branch, then record its outbox (and its children's) dropped: nothing of it is ever sent. */
 export async function abortWithEffects(branch: Branch): Promise<LedgerEntry[]> {
+  return (await abortWithOutboxes(branch)).dropped
+}
+
+async function abortWithOutboxes(branch: Branch): Promise<AbortedOutboxes> {
   const store = branch.workspace.store
   // most branches have no outbox: then no branch list is read
   const ids = (await readdir(store.path('refs', 'effects', 'branches')).catch(() => [])).length > 0 ? await withDescendants(store, branch.id) : []
@@ -92,11 +105,11 @@ export async function commitNamedWithEffects({
 }
 
 /** `forkpoint abort NAME`: the branch and its children aborted, their outboxes dropped; a commit of it in progress is undone first. */
-export async function abortNamedWithEffects({ name, ...ref }: StoreLocator & { name: string }): Promise<{ aborted: string; dropped: LedgerEntry[] }> {
+export async function abortNamedWithEffects({ name, ...ref }: StoreLocator & { name: string }): Promise<{ aborted: string } & AbortedOutboxes> {
   const workspace = await Workspace.open(ref)
   const branch = await workspace.openBranch(name)
   if ((await readCommitState(workspace.store))?.branch === name) await abortCommit({ ...ref, name })
-  return { aborted: name, dropped: await abortWithEffects(branch) }
+  return { aborted: name, ...(await abortWithOutboxes(branch)) }
 }
 
 /** The branch and every branch made from it, children first (their outboxes are dropped before their parent's). */
@@ -106,8 +119,17 @@ async function withDescendants(store: Store, id: string): Promise<string[]> {
   return [...below(id), id]
 }
 
-async function dropAll(store: Store, ids: string[]): Promise<LedgerEntry[]> {
-  const dropped: LedgerEntry[] = []
-  for (const branchId of ids) dropped.push(...(await dropOutbox({ store, branchId })))
-  return dropped
+/** Each outbox dropped; one that fails verification is discarded whole instead, so an aborted branch never blocks on bad data. */
+async function dropAll(store: Store, ids: string[]): Promise<AbortedOutboxes> {
+  const result: AbortedOutboxes = { dropped: [], discarded: [] }
+  for (const branchId of ids) {
+    try {
+      result.dropped.push(...(await dropOutbox({ store, branchId })))
+    } catch (err) {
+      if (!(err instanceof LedgerTamperedError)) throw err
+      await discardOutbox({ store, branchId })
+      result.discarded.push(`${err.message}: discarded unsent`)
+    }
+  }
+  return result
 }

@@ -39,7 +39,7 @@ export async function verifyOutbox({ store, branchId, env = process.env }: Outbo
  * lose its outbox. Into the workspace, its deferred effects are then pending there (the
  * unsent mark written first) until `sendUnsent` sends them; into a parent branch they wait
  * in that branch's outbox. A key a sibling already sent is executed in the parent: not pending.
- * @returns the branch's effects that still wait, now in the parent's ledger
+ * @returns the branch's deferred effects, handed over (a key a sibling sent is executed in the parent already)
  */
 export async function handOverOutbox({ store, branchId, into = null, env = process.env, onStep = noSteps }: OutboxArgs): Promise<LedgerEntry[]> {
   const own = branchContext(branchId)
@@ -52,10 +52,10 @@ export async function handOverOutbox({ store, branchId, into = null, env = proce
     const parentLedger = await contextLedger(store, parent)
     const mine = await verifyLedger({ store, ledger: branchLedger, env })
     const merged = parentLedger ? (await mergeLedgers({ store, ours: parentLedger, theirs: branchLedger, env })).ledger : mine
-    const handed = deferAgain(merged, pendingEntries(mine.entries), ChainHasher.forLedger(merged.chain, env, `ledger of branch ${branchId}`))
-    const keys = new Set(pendingEntries(mine.entries).map((e) => e.idempotencyKey))
-    const waiting = pendingEntries(handed.entries).filter((e) => keys.has(e.idempotencyKey))
-    if (parent.kind === 'workspace' && waiting.length > 0) await markUnsent(store)
+    const deferred = pendingEntries(mine.entries)
+    const handed = deferAgain(merged, deferred, ChainHasher.forLedger(merged.chain, env, `ledger of branch ${branchId}`))
+    const keys = new Set(deferred.map((e) => e.idempotencyKey))
+    if (parent.kind === 'workspace' && pendingEntries(handed.entries).some((e) => keys.has(e.idempotencyKey))) await markUnsent(store)
     await onStep('handover:marked')
     const digest = await store.writeObject(handed)
     await store.sync()
@@ -63,7 +63,7 @@ export async function handOverOutbox({ store, branchId, into = null, env = proce
     await onStep('handover:saved')
     await forgetContextLedger(store, own)
     await onStep('handover:done')
-    return waiting
+    return deferred
   })
 }
 
@@ -96,6 +96,11 @@ export async function dropOutbox({ store, branchId, into = null, env = process.e
     await forgetContextLedger(store, own)
     return dropped
   })
+}
+
+/** Remove a branch's outbox without reading it (one that fails verification, of an aborted branch): nothing of it is sent or merged; its id stays in the ref's log. */
+export async function discardOutbox({ store, branchId }: Pick<OutboxArgs, 'store' | 'branchId'>): Promise<void> {
+  await withOutboxLock(store, () => forgetContextLedger(store, branchContext(branchId)))
 }
 
 function branchContext(id: string): EffectsContext {

@@ -11,6 +11,7 @@ import { pendingEntries } from './ledgerState.js'
 import { type StepHook, noSteps } from './stepHook.js'
 import { clearUnsent, hasUnsent } from './unsentMark.js'
 import { verifyLedger } from './verifyLedger.js'
+import { counted } from '../util/plural.js'
 
 export interface SendUnsentArgs extends StoreLocator {
   env?: NodeJS.ProcessEnv
@@ -88,7 +89,7 @@ export async function recoverUnsent(args: Omit<SendUnsentArgs, 'wait' | 'always'
   try {
     const { sent, resent } = await sendUnsent({ ...args, wait: false })
     if (sent.length === 0) return null
-    return `sent ${sent.length} deferred effect(s) an interrupted commit left unsent${resent.length > 0 ? `, ${resent.length} of them a second time (see 'forkpoint effects --uncertain')` : ''}`
+    return `sent ${counted(sent.length, 'deferred effect')} an interrupted commit left unsent${resent.length > 0 ? `, ${resent.length} of them a second time (see 'forkpoint effects --uncertain')` : ''}`
   } catch (err) {
     return `committed effects are still unsent (${(err as Error).message}): run 'forkpoint effects recover'`
   }

@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI, fp, fpJson } from '../helpers/cli.js'
+import { fp, fpJson } from '../helpers/cli.js'
 import { workspaceDeferringSend } from '../helpers/countingServer.js'
 import { useHoldingServer } from '../helpers/holdingServer.js'
-import { tempDir } from '../helpers/tmp.js'
-import { pollFor } from '../helpers/until.js'
+import { killedAt } from '../helpers/killAtStep.js'
 
 /** The three emails the agent sends from its branch, each its own effect (its own key). */
 const EMAILS = ['ada', 'bob', 'cy'].map((to) => JSON.stringify({ to }))
@@ -39,22 +37,10 @@ async function branchWithOutbox(service: Service): Promise<string> {
 
 /** `forkpoint commit mail`, killed with SIGKILL at `point`. */
 async function commitKilledAt(dir: string, service: Service, point: KillPoint): Promise<void> {
-  const pauseFile = join(tempDir('pause'), 'paused')
-  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'], HOME: process.env['HOME'], NO_COLOR: '1' }
-  if ('step' in point) Object.assign(env, { FORKPOINT_TEST_PAUSE_AT: point.step, FORKPOINT_TEST_PAUSE_FILE: pauseFile })
-  else service.state.holdNth = point.inFlight
-  const child = spawn(CLI, ['commit', 'mail'], { cwd: dir, env, stdio: 'ignore' })
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  let ended: number | null | undefined
-  void exited.then((code) => (ended = code))
+  if ('inFlight' in point) service.state.holdNth = point.inFlight
   try {
-    await pollFor(`forkpoint commit to reach ${nameOf(point)}`, () => {
-      if (ended !== undefined) throw new Error(`forkpoint commit exited (${ended}) before ${nameOf(point)}`)
-      return ('step' in point ? existsSync(pauseFile) : service.received.length >= point.inFlight) || undefined
-    })
+    await killedAt(dir, ['commit', 'mail'], 'step' in point ? point : { what: nameOf(point), reached: () => service.received.length >= point.inFlight })
   } finally {
-    child.kill('SIGKILL')
-    await exited
     service.release()
   }
 }
