@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { fp, fpJson } from '../helpers/cli.js'
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fp, fpJson, runCli } from '../helpers/cli.js'
 import { useCountingServer, workspaceDeferringSend } from '../helpers/countingServer.js'
 import { killedAt } from '../helpers/killAtStep.js'
+import { until } from '../helpers/until.js'
 
 const mail = useCountingServer()
 
@@ -41,6 +44,21 @@ describe('the write-ahead outbox of forkpoint commit', () => {
     const ledger = (await fpJson<{ entries: Entry[] }>(dir, 'effects')).json.entries
     expect(ledger.filter((e) => e.status !== 'deferred').map((e) => e.status)).toEqual(['sending', 'executed'])
     expect((await fp(dir, 'effects', '--uncertain')).stdout).toMatch(/^workspace: ledger sha256:[0-9a-f]{12}: no effect was resent after an uncertain attempt\n$/)
+  })
+
+  it('a run recording effects in the workspace meanwhile never overwrites an outbox a commit handed over', async () => {
+    const dir = await workspaceDeferringSend()
+    await branchSending(dir, 'mail')
+    // a run in the workspace itself: it reads the workspace's ledger as it starts and saves it after its own request
+    const receipt = `curl -s -o /dev/null -X POST -H 'Idempotency-Key: receipt-1' -d receipt ${mail.url('/send')}`
+    const run = runCli(['run', '--net', 'host', '--', 'sh', '-c', `touch started; while [ ! -e go ]; do sleep 0.05; done; ${receipt}`], { cwd: dir })
+    await until(() => existsSync(join(dir, 'started')), 'the run in the workspace to start')
+    await killedAt(dir, ['commit', 'mail'], { step: 'commit:applied' })
+    writeFileSync(join(dir, 'go'), '')
+    expect((await run).code).toBe(0)
+    expect(mail.received.map((r) => r.idempotencyKey)).toEqual(['receipt-1'])
+    expect((await fp(dir, 'status')).code).toBe(0)
+    expect(mail.received.map((r) => r.idempotencyKey)).toEqual(['receipt-1', 'newsletter-7'])
   })
 
   it('lists an effect resent after an uncertain attempt, as text', async () => {
