@@ -89,7 +89,7 @@ export async function recoverUnsent(args: Omit<SendUnsentArgs, 'wait' | 'always'
   try {
     const { sent, resent } = await sendUnsent({ ...args, wait: false })
     if (sent.length === 0) return null
-    return `sent ${counted(sent.length, 'deferred effect')} an interrupted commit left unsent${resent.length > 0 ? `, ${resent.length} of them a second time (see 'forkpoint effects --uncertain')` : ''}`
+    return `sent ${counted(sent.length, 'deferred effect')} an interrupted commit left unsent${resent.length > 0 ? `, ${resent.length} of them again after an attempt with no recorded answer (see 'forkpoint effects --uncertain')` : ''}`
   } catch (err) {
     return `committed effects are still unsent (${(err as Error).message}): run 'forkpoint effects recover'`
   }

@@ -61,6 +61,23 @@ describe('the write-ahead outbox of forkpoint commit', () => {
     expect(mail.received.map((r) => r.idempotencyKey)).toEqual(['receipt-1', 'newsletter-7'])
   })
 
+  it('sends what a crash left unsent when the service starts', async () => {
+    const dir = await workspaceDeferringSend()
+    await branchSending(dir, 'mail')
+    await killedAt(dir, ['commit', 'mail'], { step: 'send:intent-saved' })
+    expect(mail.received).toEqual([])
+    const { startService } = await import('../../src/service/httpService.js')
+    const service = await startService({ dir, watch: false })
+    try {
+      expect(service.recovered).toBe(
+        "sent 1 deferred effect an interrupted commit left unsent, 1 of them again after an attempt with no recorded answer (see 'forkpoint effects --uncertain')",
+      )
+    } finally {
+      await service.close()
+    }
+    expect(mail.received.map((r) => r.idempotencyKey)).toEqual(['newsletter-7'])
+  })
+
   it('lists an effect resent after an uncertain attempt, as text', async () => {
     const dir = await workspaceDeferringSend()
     await branchSending(dir, 'mail')
