@@ -229,6 +229,7 @@ export type { HttpPolicy, HttpRule } from './effects/httpPolicy.js'
 export { commitWithEffects, abortWithEffects, type CommitWithEffectsResult } from './effects/branchEffects.js'
 export { withHttpEffects, type WithHttpEffectsArgs } from './effects/withHttpEffects.js'
 export { listEffects, type ListEffectsArgs, type EffectsListing } from './effects/listEffects.js'
+export { sendUnsent, type SendUnsentArgs, type SentEffects } from './effects/sendUnsent.js'
 export type { EffectsContext } from './effects/contextLedger.js'
 
 // registries and pack files

@@ -153,6 +153,7 @@ it('exports exactly the reviewed public names', () => {
     'replayRun',
     'restoreMachine',
     'restoreSequence',
+    'sendUnsent',
     'showObject',
     'snapshotAgent',
     'snapshotForkBranch',

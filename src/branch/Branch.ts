@@ -6,7 +6,7 @@ import { commitBranch } from './commitBranch.js'
 import { createBranch } from './createBranch.js'
 import { branchChanges, liveState, viewPath } from './liveBranch.js'
 import type { RunOptions, RunResult } from './runInBranch.js'
-import type { BackendName, BranchChange, BranchState, CommitResult, ConflictPolicy, InProgressOptions } from './types.js'
+import type { BackendName, BranchChange, BranchState, CommitHooks, CommitResult, ConflictPolicy, InProgressOptions } from './types.js'
 import type { Workspace } from './Workspace.js'
 
 export interface BranchOptions {
@@ -91,16 +91,17 @@ export class Branch implements AsyncDisposable {
    * @param options.onConflict "merge" (default): fine unless a changed path also changed in the parent; "fail": any commit into the parent since this branch was made makes it stale
    * @param options.allowExternalSymlinks let symlinks that lead out of the workspace in (refused otherwise)
    * @param options.stopOnConflict into the workspace: leave conflicts marked there with the commit in progress (`resume` finishes it, `abortCommit` undoes it)
+   * @param options.beforeApply runs when the commit is sure to go in, before the first file is put in place
    * @throws {ConflictError} @throws {BranchStaleError} @throws {BranchBusyError} live children
    * @throws {BranchNotFoundError} it was aborted: its changes are gone
    * @throws {UnsafePathError} a symlink leading out @throws {UnsupportedFileError} a FIFO, socket or device
    */
-  commit(options: { onConflict?: ConflictPolicy; allowExternalSymlinks?: boolean } & InProgressOptions = {}): Promise<CommitResult> {
+  commit(options: { onConflict?: ConflictPolicy; allowExternalSymlinks?: boolean } & InProgressOptions & CommitHooks = {}): Promise<CommitResult> {
     this.#commit ??= this.#commitOnce(options)
     return this.#commit
   }
 
-  async #commitOnce(options: { onConflict?: ConflictPolicy; allowExternalSymlinks?: boolean } & InProgressOptions): Promise<CommitResult> {
+  async #commitOnce(options: { onConflict?: ConflictPolicy; allowExternalSymlinks?: boolean } & InProgressOptions & CommitHooks): Promise<CommitResult> {
     if (this.#status === 'aborted') throw new BranchNotFoundError(`branch ${this.name} was aborted: nothing to commit`, { name: this.name })
     try {
       const result = await commitBranch({ store: this.workspace.store, workspace: this.workspace.dir, id: this.id, ...options })

@@ -17,7 +17,7 @@ import { commitNextSteps, settledPaths } from './commitInProgress.js'
 import { stopCommit } from './stopCommit.js'
 import { clearCommitState } from '../world/commitState.js'
 import { self } from '../sandbox/processId.js'
-import type { BranchState, CommitResult, ConflictPolicy, InProgressOptions } from './types.js'
+import type { BranchState, CommitHooks, CommitResult, ConflictPolicy, InProgressOptions } from './types.js'
 import { counted } from '../util/plural.js'
 
 /**
@@ -30,6 +30,7 @@ import { counted } from '../util/plural.js'
  * @throws {ConflictError} a changed path was also changed in the parent and does not merge (`data.paths`); nothing is applied
  * @throws {BranchBusyError} the branch has live children
  * @throws {UnsafePathError} a symlink it puts leads out (unless `allowExternalSymlinks`)
+ * `beforeApply` runs after staging and before the point of no return (the journal's `applying` phase).
  */
 export async function commitBranch({
   store,
@@ -40,13 +41,15 @@ export async function commitBranch({
   stopOnConflict = false,
   resume = false,
   keepLeftovers = false,
+  beforeApply,
 }: {
   store: Store
   workspace: string
   id: string
   onConflict?: ConflictPolicy
   allowExternalSymlinks?: boolean
-} & InProgressOptions): Promise<CommitResult> {
+} & InProgressOptions &
+  CommitHooks): Promise<CommitResult> {
   const started = performance.now()
   const state = await liveState(store, id)
   await assertNoChildren(store, state)
@@ -95,6 +98,7 @@ export async function commitBranch({
         if (merged) await writeMergedFile(join(parent, op.temp), merged)
         else await copyChange(join(view, op.path), join(parent, op.temp), op.path)
       }
+      await beforeApply?.()
     } catch (err) {
       await rollBackCommit(parent, journal)
       await fs.rm(liveDir(store, state.id, 'commit.json'), { force: true })

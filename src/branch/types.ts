@@ -71,6 +71,15 @@ export interface InProgressOptions {
   keepLeftovers?: boolean
 }
 
+/** What a commit may hold back for the layers above the branch (the effects outbox). */
+export interface CommitHooks {
+  /**
+   * Runs once the commit is sure to go in (no conflict, every file staged beside its
+   * target), before the first file is put in place. A throw undoes the staging: nothing is applied.
+   */
+  beforeApply?: () => Promise<void>
+}
+
 export interface CommitResult {
   name: string
   /** Paths written into the parent (created, modified or replaced). */

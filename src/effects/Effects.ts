@@ -116,11 +116,15 @@ export class Effects implements AsyncDisposable {
     return { executed, handedUp: [] }
   }
 
-  /** The context is abandoned: every deferred effect is recorded `dropped` and never runs. The parent is not touched. */
-  async drop(): Promise<LedgerEntry[]> {
+  /**
+   * The context is abandoned: every deferred effect is recorded `dropped` and never runs. The
+   * parent is not touched. One being sent (`sending`) may have arrived, so it is never dropped;
+   * `keep`: keys another context has committed, left as they are.
+   */
+  async drop({ keep = () => false }: { keep?: (key: string) => boolean } = {}): Promise<LedgerEntry[]> {
     this.#ended = true
     const dropped: LedgerEntry[] = []
-    for (const entry of this.pending()) {
+    for (const entry of this.pending().filter((e) => e.status === 'deferred' && !keep(e.idempotencyKey))) {
       dropped.push(await this.lockChain(entry.idempotencyKey, async () => this.append({ ...recordOf(entry), at: this.at(), status: 'dropped', resultHash: null })))
     }
     return dropped
@@ -148,7 +152,7 @@ export class Effects implements AsyncDisposable {
     const recorded = this.recorded(record.idempotencyKey)
     if (recorded && recorded.status !== 'dropped' && recorded.argsHash !== record.argsHash) throw argsConflict(record, recorded)
     if (recorded?.status === 'executed') return this.replay(recorded)
-    if (recorded?.status === 'deferred') return placeholder(recorded)
+    if (recorded?.status === 'deferred' || recorded?.status === 'sending') return placeholder(recorded)
     if (record.class === 'irreversible' && this.mode === 'speculative') return placeholder(this.append({ ...record, status: 'deferred' }))
     return this.execute(fn, args, record)
   }

@@ -1,6 +1,8 @@
 import type { Store } from '../store/Store.js'
 import type { HttpRequestData, HttpResponseData } from '../trace/capture/httpExchange.js'
-import { type EffectsContext, contextLedger, saveContextLedger } from './contextLedger.js'
+import { type EffectsContext, contextLedger, contextRef, saveContextLedger, withOutboxLock } from './contextLedger.js'
+import { mergeLedgers } from './mergeLedgers.js'
+import { readRef } from '../store/refs.js'
 import type { Effects } from './Effects.js'
 import { type HttpEffectArgs, type HttpEffectResult, deferredResponse, httpEffectArgs, httpResponseOf, httpToolName, sendHttpEffect } from './httpEffect.js'
 import { type HttpPolicy, classifyRequest } from './httpPolicy.js'
@@ -57,8 +59,17 @@ export class HttpEffects {
   }
 
   private save(): Promise<void> {
-    const { store, context } = this.args
-    this.saving = this.saving.then(async () => saveContextLedger(store, context, await this.effects.ledger(), 'effects: http request'))
+    const { store, context, env = process.env } = this.args
+    this.saving = this.saving.then(async () => {
+      const mine = await this.effects.ledger()
+      if (context.kind === 'branch') return saveContextLedger(store, context, mine, 'effects: http request')
+      // the workspace's ledger also takes commits' outboxes and their sends meanwhile: merged, under their lock, never overwritten
+      await withOutboxLock(store, async () => {
+        const current = await readRef(store, contextRef(context))
+        const merged = current && current !== mine ? (await mergeLedgers({ store, ours: current, theirs: mine, env })).digest : mine
+        await saveContextLedger(store, context, merged, 'effects: http request')
+      })
+    })
     return this.saving
   }
 

@@ -6,7 +6,12 @@ export const EFFECT_CLASSES = ['read', 'idempotent', 'irreversible'] as const
 /** `read` changes nothing outside; `idempotent` may be repeated safely; `irreversible` must happen at most once. */
 export type EffectClass = (typeof EFFECT_CLASSES)[number]
 
-export const EFFECT_STATUSES = ['executed', 'deferred', 'dropped'] as const
+/**
+ * `deferred`: held in an outbox; `sending`: about to be sent (the intent, durable before the
+ * request leaves, so a crash leaves it uncertain rather than unrecorded); `executed`: done,
+ * with its result; `dropped`: never to run.
+ */
+export const EFFECT_STATUSES = ['executed', 'deferred', 'sending', 'dropped'] as const
 export type EffectStatus = (typeof EFFECT_STATUSES)[number]
 
 /** What an entry says happened, before it is placed in the chain. */

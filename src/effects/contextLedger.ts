@@ -1,5 +1,5 @@
 import type { Digest } from '../store/digest.js'
-import { acquireLock } from '../store/lockFile.js'
+import { acquireLock, breakIfStale, type Lock, tryCreateLock } from '../store/lockFile.js'
 import { deleteRef, readRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { readSnapshot } from '../world/readObjects.js'
@@ -38,12 +38,23 @@ export async function forgetContextLedger(store: Store, context: EffectsContext)
   await deleteRef(store, contextRef(context))
 }
 
-/** One commit or drop of an outbox at a time per store, across processes: a key must be sent once. */
-export async function withOutboxLock<T>(store: Store, work: () => Promise<T>): Promise<T> {
-  const lock = await acquireLock(store.path('locks', 'effects-outbox.lock'), { what: 'the effects outbox', timeoutMs: 120_000 })
+/**
+ * One commit, drop or send of an outbox at a time per store, across processes: a key must be
+ * sent once. `wait: false`: null at once when a live process holds the lock (it is sending).
+ */
+export async function withOutboxLock<T>(store: Store, work: () => Promise<T>): Promise<T>
+export async function withOutboxLock<T>(store: Store, work: () => Promise<T>, options: { wait: boolean }): Promise<T | null>
+export async function withOutboxLock<T>(store: Store, work: () => Promise<T>, { wait = true } = {}): Promise<T | null> {
+  const path = store.path('locks', 'effects-outbox.lock')
+  const lock = wait ? await acquireLock(path, { what: 'the effects outbox', timeoutMs: 120_000 }) : await tryOnce(path)
+  if (!lock) return null
   try {
     return await work()
   } finally {
     await lock.release()
   }
+}
+
+async function tryOnce(path: string): Promise<Lock | null> {
+  return (await tryCreateLock(path)) ?? ((await breakIfStale(path)) ? tryCreateLock(path) : null)
 }

@@ -11,7 +11,7 @@ export const RESPONSE_HOP_HEADERS = /^(content-length|content-encoding|transfer-
 export interface HttpEffectArgs {
   method: string
   url: string
-  /** Lower-case names; per-call and transport headers (and Idempotency-Key, sent from the key) left out. */
+  /** Lower-case names; per-call and transport headers (and Idempotency-Key, sent from the key) left out; the agent's User-Agent kept. */
   headers: Record<string, string>
   /** The body's bytes, base64; null for none. */
   body: string | null
@@ -33,11 +33,18 @@ export const DEFERRED_CONTENT_TYPE = 'application/json'
 export const DEFERRED_STATUS = 202
 
 const HOP_BY_HOP = /^(proxy-.*|te|trailer|upgrade|x-forkpoint-.*)$/i
+/** Volatile for a trace's matching, yet the agent's own: a resend carries them as the agent sent them. */
+const AGENT_HEADERS = /^(user-agent|accept-language)$/i
 
 /** The tool name an HTTP request is recorded under: `http POST mail.example.com/v1/send`. */
 export function httpToolName(method: string, url: string): string {
   const { host, pathname } = new URL(url)
   return `http ${method.toUpperCase()} ${host}${pathname}`
+}
+
+/** Whether a ledger entry's tool is an HTTP request this layer can send (`http METHOD host/path`). */
+export function isHttpTool(tool: string): boolean {
+  return tool.startsWith('http ')
 }
 
 /**
@@ -51,7 +58,7 @@ export function httpEffectArgs(req: HttpRequestData): HttpEffectArgs {
   for (const [name, value] of Object.entries(req.headers)) {
     const lower = name.toLowerCase()
     if (lower === 'idempotency-key') given = value
-    else if (!VOLATILE_REQUEST_HEADERS.test(lower) && !HOP_BY_HOP.test(lower)) headers[lower] = value
+    else if ((AGENT_HEADERS.test(lower) || !VOLATILE_REQUEST_HEADERS.test(lower)) && !HOP_BY_HOP.test(lower)) headers[lower] = value
   }
   const method = req.method.toUpperCase()
   const body = req.body && req.body.length > 0 ? req.body.toString('base64') : null

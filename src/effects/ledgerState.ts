@@ -14,12 +14,27 @@ export function keyState<T extends EffectRecord>(entries: readonly T[], key: str
   return latest
 }
 
-/** The outbox: per key still waiting, its latest `deferred` entry, in ledger order. */
+/** The outbox: per key still waiting (`deferred`, or `sending` with no answer recorded), its state, in ledger order. */
 export function pendingEntries(entries: readonly LedgerEntry[]): LedgerEntry[] {
-  const keys = new Set(entries.filter((e) => e.status === 'deferred').map((e) => e.idempotencyKey))
+  const waiting = (e: LedgerEntry) => e.status === 'deferred' || e.status === 'sending'
+  const keys = new Set(entries.filter(waiting).map((e) => e.idempotencyKey))
+  return statesOf(entries, keys).filter(waiting)
+}
+
+/**
+ * Effects sent again after an attempt whose outcome was unknown (two `sending` entries for
+ * one key): a service that ignores Idempotency-Key may have received them twice. Per key, its state.
+ */
+export function uncertainEntries(entries: readonly LedgerEntry[]): LedgerEntry[] {
+  const attempts = new Map<string, number>()
+  for (const e of entries) if (e.status === 'sending') attempts.set(e.idempotencyKey, (attempts.get(e.idempotencyKey) ?? 0) + 1)
+  return statesOf(entries, new Set([...attempts].filter(([, n]) => n > 1).map(([key]) => key)))
+}
+
+function statesOf(entries: readonly LedgerEntry[], keys: Set<string>): LedgerEntry[] {
   return [...keys]
     .map((key) => keyState(entries, key))
-    .filter((entry): entry is LedgerEntry => entry?.status === 'deferred')
+    .filter((entry): entry is LedgerEntry => entry !== null)
     .sort((a, b) => a.seq - b.seq)
 }
 

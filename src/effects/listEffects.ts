@@ -5,7 +5,7 @@ import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { type EffectsContext, WORKSPACE_CONTEXT, contextLedger } from './contextLedger.js'
 import type { LedgerEntry } from './Ledger.js'
-import { pendingEntries } from './ledgerState.js'
+import { pendingEntries, uncertainEntries } from './ledgerState.js'
 import { verifyLedger } from './verifyLedger.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 
@@ -14,6 +14,8 @@ export interface ListEffectsArgs extends StoreLocator {
   id?: string
   /** Only the outbox: deferred effects neither sent nor dropped. */
   pending?: boolean
+  /** Only effects sent again after an attempt whose outcome was unknown: a service ignoring Idempotency-Key may have had them twice. */
+  uncertain?: boolean
   env?: NodeJS.ProcessEnv
 }
 
@@ -27,16 +29,16 @@ export interface EffectsListing {
 
 /**
  * The ledger of an image, a branch or the workspace, verified (`forkpoint effects [ID]`),
- * or only its outbox (`--pending`).
+ * or only its outbox (`--pending`), or only the effects resent after a crash (`--uncertain`).
  * @throws {LedgerTamperedError} (exit 5) the ledger fails verification
  * @throws {MalformedObjectError} (exit 5) ID names an object that is neither an image nor a ledger
  * @throws {ObjectNotFoundError} ID names nothing
  */
-export async function listEffects({ store, dir, id, pending = false, env = process.env }: ListEffectsArgs = {}): Promise<EffectsListing> {
+export async function listEffects({ store, dir, id, pending = false, uncertain = false, env = process.env }: ListEffectsArgs = {}): Promise<EffectsListing> {
   const { store: theStore } = await openStore({ ...(dir ? { dir } : {}), ...(store ? { store } : {}) })
   const { source, ledger } = await locate(theStore, id)
   const entries = ledger ? (await verifyLedger({ store: theStore, ledger, env })).entries : []
-  return { source, ledger, entries: pending ? pendingEntries(entries) : [...entries] }
+  return { source, ledger, entries: pending ? pendingEntries(entries) : uncertain ? uncertainEntries(entries) : [...entries] }
 }
 
 async function locate(store: Store, id: string | undefined): Promise<{ source: string; ledger: Digest | null }> {

@@ -1,3 +1,4 @@
+import { recoverUnsent } from '../effects/sendUnsent.js'
 import { promises as fs } from 'node:fs'
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
 import { type AddressInfo, connect } from 'node:net'
@@ -56,6 +57,8 @@ export interface RunningService {
   /** The store's directory (`.forkpoint`). */
   storeRoot: string
   world: WarmWorld | null
+  /** What the start did with committed effects a crash left unsent (one line), or null when none waited. */
+  recovered: string | null
   close(): Promise<void>
 }
 
@@ -80,6 +83,7 @@ const STATUS: Record<number, number> = { [ExitCode.usage]: 400, [ExitCode.confli
 export async function startService(args: ServeArgs = {}): Promise<RunningService> {
   const { store, workspace } = await openStore(args)
   const where: StoreLocator = { dir: workspace, store }
+  const recovered = await recoverUnsent({ store })
   const address: ServiceAddress = args.listen ? parseListen(args.listen) : { kind: 'unix', path: defaultSocket(store) }
   const readOnly = args.readOnly ?? false
   const token = address.kind === 'tcp' ? (args.token ?? newServiceToken()) : null
@@ -107,6 +111,7 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
     tokenFile,
     storeRoot: store.root,
     world,
+    recovered,
     close: async () => {
       if (tokenFile) await fs.rm(tokenFile, { force: true })
       await new Promise<void>((resolve) => {

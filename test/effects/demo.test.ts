@@ -30,7 +30,7 @@ describe("forkpoint demo: the agent image's story", () => {
       expect(out).toMatch(/✓ two forks "sent" an email, the service has received none yet/)
       expect(out).toMatch(/fork 1 wins \(score 3\); its outbox sent 1 email/)
       expect(out).toMatch(/^ {4}world: clean\n {4}effects: taken from theirs\n {4}trace: merged/m)
-      expect(out).toMatch(/^ {4}dropped {2}ticket-42-escalation\n {4}executed ticket-42-refund$/m)
+      expect(out).toMatch(/^ {4}dropped {2}ticket-42-escalation\n {4}sending {2}ticket-42-refund\n {4}executed ticket-42-refund$/m)
       expect(out).toMatch(/✓ the mail service received exactly one call: the winner’s, with its Idempotency-Key/)
       expect(out).toMatch(/demo finished in/)
     },

@@ -57,7 +57,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
 
     const ledger = await fpJson<{ source: string; entries: Array<{ status: string }> }>(dir, 'effects')
     expect(ledger.json.source).toBe('workspace')
-    expect(ledger.json.entries.map((e) => e.status)).toEqual(['deferred', 'executed'])
+    expect(ledger.json.entries.map((e) => e.status)).toEqual(['deferred', 'sending', 'executed'])
     expect((await fpJson<{ entries: unknown[] }>(dir, 'effects', '--pending')).json.entries).toEqual([])
   })
 
@@ -133,7 +133,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     const snap = await fp(dir, 'snapshot', '-m', 'after', '--effects', 'refs/effects/workspace')
     expect(snap.code).toBe(0)
     const image = await fp(dir, 'effects', 'HEAD')
-    expect(image.stdout).toMatch(/^image sha256:[0-9a-f]{64}: ledger sha256:[0-9a-f]{12}, 2 entries\n {2}#0 {2}deferred .*\n {2}#1 {2}executed .*\n$/)
+    expect(image.stdout).toMatch(/^image sha256:[0-9a-f]{64}: ledger sha256:[0-9a-f]{12}, 3 entries\n {2}#0 {2}deferred .*\n {2}#1 {2}sending .*\n {2}#2 {2}executed .*\n$/)
     const tree = (await fpJson<{ object: { world: { tree: string } } }>(dir, 'show', 'HEAD')).json.object.world.tree
     const notALedger = await fp(dir, 'effects', tree)
     expect([notALedger.code, notALedger.stderr]).toEqual([5, expect.stringMatching(/a tree object: give an image, a ledger or a live branch\n$/)])

@@ -32,6 +32,7 @@ import { Redactor } from '../../src/trace/redact/Redactor.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { type Runner, forkpoint, runAs } from '../branch/toolsInBranch.js'
 import { adversarialLines, filled, LINE_BYTES } from '../helpers/adversarialLines.js'
+import { useCountingServer } from '../helpers/countingServer.js'
 import { CLI, fp, runCli, runProgram } from '../helpers/cli.js'
 import { type FakeLlmServer, startFakeLlmServer } from '../helpers/fakeLlmServer.js'
 import { type RegistryServer, startRegistry } from '../helpers/registryServer.js'
@@ -999,6 +1000,87 @@ describe('foreign run ids never become paths', () => {
       expect([existsSync(join(dir, 'escaped')), existsSync('/tmp/escaped')]).toEqual([false, false])
       const listed = JSON.parse(forkpoint(runner, dir, 'runs', '--json', '-n', '100').stdout) as { runs: Array<{ runId: string }> }
       expect(listed.runs.map((r) => r.runId).sort()).toEqual([...trickyIds].sort())
+    })
+  }
+})
+
+describe('effects ledgers and outboxes edited in the store: refused before anything moves, and by verify', () => {
+  const mail = useCountingServer()
+  type User = 'root' | 'nobody'
+  const NOBODY = ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups']
+  const as = (user: User, dir: string, ...args: string[]) => runProgram([...(user === 'nobody' ? NOBODY : []), CLI, ...args], { cwd: dir })
+  const giveTo = (user: User, path: string) => user === 'nobody' && execFileSync('chown', ['-R', '65534:65534', path])
+
+  /** A workspace (owned by `user`) with branch `b`: the agent wrote new.txt and POSTed one email, deferred in b's outbox. */
+  async function branchWithOutbox(user: User): Promise<string> {
+    const dir = await makeWorkspace({ 'notes.txt': 'hello\n' })
+    giveTo(user, dir)
+    expect((await as(user, dir, 'init')).code).toBe(0)
+    writeFileSync(join(dir, '.forkpoint', 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
+    giveTo(user, join(dir, '.forkpoint', 'effects.json'))
+    expect((await as(user, dir, 'branch', 'b')).code).toBe(0)
+    const agent = `echo new > new.txt && curl -s -o /dev/null -X POST -d hello ${mail.url('/send')}`
+    expect((await as(user, dir, 'run', '--branch', 'b', '--net', 'host', '--', 'sh', '-c', agent)).code).toBe(0)
+    return dir
+  }
+
+  /** Re-store the ledger `ref` holds, changed by `edit`, and point the ref at it: an edit as someone with write access to the store would make it. */
+  function editLedger(user: User, dir: string, ref: string, edit: (entries: Array<Record<string, unknown>>) => void): void {
+    const objects = join(dir, '.forkpoint', 'objects', 'sha256')
+    const file = (digest: string) => join(objects, digest.slice(7, 9), digest.slice(9))
+    const ledger = JSON.parse(readFileSync(file(readFileSync(join(dir, '.forkpoint', ref), 'utf8').trim()), 'utf8')) as { entries: Array<Record<string, unknown>> }
+    edit(ledger.entries)
+    const bytes = canonicalBytes(ledger)
+    const edited = sha256(bytes)
+    mkdirSync(dirname(file(edited)), { recursive: true })
+    writeFileSync(file(edited), bytes)
+    writeFileSync(join(dir, '.forkpoint', ref), `${edited}\n`)
+    giveTo(user, join(dir, '.forkpoint'))
+  }
+
+  const outboxRef = (dir: string) => `refs/effects/branches/${readdirSync(join(dir, '.forkpoint', 'refs', 'effects', 'branches'))[0]}`
+
+  for (const user of ['root', 'nobody'] as const) {
+    it(`refuses an edited outbox (exit 5) before any file of its branch is applied, and the branch can still be aborted (${user})`, async () => {
+      const dir = await branchWithOutbox(user)
+      const ref = outboxRef(dir)
+      editLedger(user, dir, ref, (entries) => (entries[0]!['idempotencyKey'] = 'hijacked'))
+
+      const commit = await as(user, dir, 'commit', 'b')
+      expect([commit.code, commit.stderr]).toEqual([5, expect.stringMatching(/^forkpoint: effects ledger ledger sha256:[0-9a-f]{64} is tampered: /)])
+      expect(existsSync(join(dir, 'new.txt'))).toBe(false)
+      expect(mail.received).toEqual([])
+      expect((await as(user, dir, 'branch', '--json')).stdout).toContain('"name": "b"')
+
+      const verify = await as(user, dir, 'verify')
+      expect([verify.code, verify.stdout, verify.stderr]).toEqual([5, expect.stringContaining(`held by ${ref}): head`), expect.stringContaining(ref)])
+
+      const abort = await as(user, dir, 'abort', 'b')
+      expect([abort.code, abort.stdout]).toEqual([0, expect.stringMatching(/^aborted b\nwarning: .*is tampered.*: discarded unsent\n$/)])
+      expect(mail.received).toEqual([])
+      expect(existsSync(join(dir, '.forkpoint', ref))).toBe(false)
+      expect((await as(user, dir, 'verify')).code).toBe(0)
+    })
+
+    it(`verify exits 5 naming refs/effects/workspace when its ledger was edited, truncated or reordered and re-stored (${user})`, async () => {
+      const dir = await branchWithOutbox(user)
+      expect((await as(user, dir, 'commit', 'b')).code).toBe(0)
+      expect(mail.received).toHaveLength(1)
+      expect((await as(user, dir, 'verify')).code).toBe(0)
+      const edits: Record<string, (entries: Array<Record<string, unknown>>) => void> = {
+        edited: (entries) => (entries[2]!['status'] = 'dropped'),
+        truncated: (entries) => void entries.pop(),
+        reordered: (entries) => entries.reverse(),
+      }
+      const whole = readFileSync(join(dir, '.forkpoint', 'refs', 'effects', 'workspace'), 'utf8')
+      for (const [what, edit] of Object.entries(edits)) {
+        editLedger(user, dir, 'refs/effects/workspace', edit)
+        const verify = await as(user, dir, 'verify')
+        expect([what, verify.code, verify.stderr]).toEqual([what, 5, expect.stringContaining('refs/effects/workspace')])
+        expect([what, (await as(user, dir, 'effects')).code]).toEqual([what, 5])
+        writeFileSync(join(dir, '.forkpoint', 'refs', 'effects', 'workspace'), whole)
+      }
+      expect((await as(user, dir, 'verify')).code).toBe(0)
     })
   }
 })

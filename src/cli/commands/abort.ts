@@ -8,6 +8,8 @@ export interface AbortResult {
   aborted: string
   /** the deferred effects of its outbox (and its children's), recorded dropped: never sent */
   dropped: LedgerEntry[]
+  /** Outboxes that failed verification, discarded unsent: one line each. */
+  discarded: string[]
 }
 
 /** `forkpoint abort NAME`: branch NAME (and its children) thrown away, their deferred effects dropped. */
@@ -17,7 +19,8 @@ export async function abortCommand(options: Where & { name: string }): Promise<A
 }
 
 export const abortView: View<AbortResult> = {
-  human: (r) => `aborted ${r.aborted}${r.dropped.length > 0 ? `; ${counted(r.dropped.length, 'deferred effect')} dropped` : ''}`,
+  human: (r) =>
+    [`aborted ${r.aborted}${r.dropped.length > 0 ? `; ${counted(r.dropped.length, 'deferred effect')} dropped` : ''}`, ...r.discarded.map((d) => `warning: ${d}`)].join('\n'),
 }
 
 export function registerAbort(program: Command): void {

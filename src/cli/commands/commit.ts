@@ -4,6 +4,7 @@ import { UsageError } from '../../errors/index.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
 import { counted } from '../../util/plural.js'
+import { pauseAtFromEnv } from '../pauseAt.js'
 
 export interface CommitOptions extends Where {
   name: string
@@ -19,7 +20,15 @@ export interface CommitOptions extends Where {
  */
 export async function commitCommand({ failIfStale, continue: resume, keepLeftovers, ...options }: CommitOptions): Promise<CommitWithEffectsResult> {
   const { commitNamedWithEffects } = await import('../../effects/branchEffects.js')
-  return commitNamedWithEffects({ ...options, onConflict: failIfStale ? 'fail' : 'merge', stopOnConflict: true, resume: resume ?? false, keepLeftovers: keepLeftovers ?? false })
+  const onStep = pauseAtFromEnv(process.env)
+  return commitNamedWithEffects({
+    ...options,
+    ...(onStep ? { onStep } : {}),
+    onConflict: failIfStale ? 'fail' : 'merge',
+    stopOnConflict: true,
+    resume: resume ?? false,
+    keepLeftovers: keepLeftovers ?? false,
+  })
 }
 
 /** `forkpoint commit NAME --abort`: the commit stopped on conflicts undone, the workspace's files as they were; the branch stays. */
@@ -53,7 +62,10 @@ export function registerCommit(program: Command): void {
     })
 }
 
-function sentLine({ executed, handedUp }: { executed: unknown[]; handedUp: unknown[] }): string {
-  if (executed.length > 0) return `; ${counted(executed.length, 'deferred effect')} sent`
-  return handedUp.length > 0 ? `; ${counted(handedUp.length, 'deferred effect')} passed to the parent branch` : ''
+/** What went out: the requests this commit sent (a sibling may have sent the same key already: then none). */
+function sentLine({ sent, resent, executed, handedUp }: { sent: unknown[]; resent: unknown[]; executed: unknown[]; handedUp: unknown[] }): string {
+  if (handedUp.length > 0) return `; ${counted(handedUp.length, 'deferred effect')} passed to the parent branch`
+  const resends = resent.length > 0 ? ` (${resent.length} resent after an interrupted commit)` : ''
+  if (sent.length > 0) return `; ${counted(sent.length, 'deferred effect')} sent${resends}`
+  return executed.length > 0 ? `; ${counted(executed.length, 'deferred effect')} already sent, not sent again` : ''
 }

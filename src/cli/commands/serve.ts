@@ -40,6 +40,7 @@ export function registerServe(program: Command): void {
         ...(opts.listen ? { listen: opts.listen } : {}),
         ...(token ? { token } : {}),
       })
+      if (service.recovered) process.stderr.write(`forkpoint: ${service.recovered}\n`)
       const line = flags.json
         ? JSON.stringify({ address: service.address, tokenFile: service.tokenFile })
         : `forkpoint: serving on ${service.address}${service.tokenFile ? `; every request needs the bearer token in ${service.tokenFile}` : ''}`

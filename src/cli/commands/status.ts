@@ -10,8 +10,11 @@ export interface StatusOptions extends Where {
   respectGitignore?: boolean
 }
 
-/** `forkpoint status`: the workspace's changes since HEAD. */
+/** `forkpoint status`: the workspace's changes since HEAD (committed effects a crash left unsent are sent first). */
 export async function statusCommand(options: StatusOptions): Promise<StatusResult> {
+  const { recoverUnsent } = await import('../../effects/sendUnsent.js')
+  const recovered = await recoverUnsent({ dir: options.dir, ...(options.store ? { store: options.store } : {}) })
+  if (recovered) process.stderr.write(`forkpoint: ${recovered}\n`)
   // the store's running service knows from its watcher what changed
   if (options.respectGitignore === undefined) {
     const { callService } = await import('../../service/callService.js')

@@ -21,21 +21,27 @@ export const verifyView: View<VerifyReport> = {
   human: (r) =>
     [
       ...r.problems.map((p) => (p.type === 'corrupt' ? `corrupt: ${p.digest} (hashes to ${p.actual})` : `missing: ${p.digest} (referenced by ${p.referencedBy})`)),
-      ...r.ledgers.problems.map((p) => `tampered ledger: ${p.ledger} (effects of ${p.image}): ${p.reason}`),
+      ...r.ledgers.problems.map((p) => `tampered ledger: ${p.ledger} (${p.ref ? `held by ${p.ref}` : `effects of ${p.image}`}): ${p.reason}`),
       ...(r.ledgers.unkeyed.length > 0 ? [`${r.ledgers.unkeyed.length} HMAC-chained ledgers not checked: set FORKPOINT_KEY`] : []),
       `${counted(r.checked, 'object')} checked, ${counted(r.problems.length, 'problem')}; ${counted(r.ledgers.checked, 'ledger')} checked, ${r.ledgers.problems.length} tampered`,
     ].join('\n'),
   exit(r) {
     if (!r.ok) return new StoreCorruptError(`store has ${r.problems.length} bad or missing objects`, { problems: r.problems.length })
     if (r.ledgers.problems.length > 0)
-      return new StoreCorruptError(`${r.ledgers.problems.length} effects ledger(s) tampered with (chain broken or edited)`, { ledgers: r.ledgers.problems.length })
+      return new StoreCorruptError(`${r.ledgers.problems.length} effects ledger(s) tampered with (chain broken or edited): ${r.ledgers.problems.map(ledgerName).join(', ')}`, {
+        ledgers: r.ledgers.problems.length,
+      })
     return 0
   },
 }
 
+function ledgerName({ ledger, ref, image }: VerifyLedgersResult['problems'][number]): string {
+  return ref ?? `${ledger} (effects of ${image})`
+}
+
 export function registerVerify(program: Command): void {
   common(program.command('verify'))
-    .description('re-hash every object, check that everything reachable is present, and the effects ledger of every image (exit 5 if not)')
+    .description('re-hash every object, check that everything reachable is present, and every effects ledger (of each image, and under refs/effects/) (exit 5 if not)')
     .action(async (_opts, cmd: Command) => {
       const flags = commonFlags(cmd)
       print(flags, await verifyCommand({ dir: flags.dir, store: flags.store }), verifyView)

@@ -111,7 +111,7 @@ export async function imageDemo(ctx: DemoContext): Promise<void> {
     const won = branches[winner]!
     const { tree } = await scanWorkspace({ store, dir: won.path, write: true })
     // the winner's files travel by the image merge below; its outbox is sent now, once
-    const { executed } = await commitOutbox({ store, branchId: won.id })
+    const { sent } = await commitOutbox({ store, branchId: won.id })
     await won.abort()
     const winnerConversation = join(ctx.root, 'winner.jsonl')
     await fs.writeFile(
@@ -123,7 +123,7 @@ export async function imageDemo(ctx: DemoContext): Promise<void> {
     const image = await store.writeObject(
       makeSnapshot({ parents: [forks[winner]!.id], tree, message: `fork ${winner}: refund`, agent: 'support-agent', layers: { trace, effects: ledger } }),
     )
-    ctx.show(`fork ${winner} wins (score ${scores[winner]}); its outbox sent ${executed.length} email; the other forks' outboxes dropped\nits image: ${image.slice(0, 19)}`)
+    ctx.show(`fork ${winner} wins (score ${scores[winner]}); its outbox sent ${sent.length} email; the other forks' outboxes dropped\nits image: ${image.slice(0, 19)}`)
 
     ctx.say('Merge the winner into main, layer by layer')
     const merged = await lib.merge({ dir, from: image })
