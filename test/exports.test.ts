@@ -170,6 +170,7 @@ it('exports exactly the reviewed public names', () => {
     'verify',
     'verifyLedger',
     'verifyLedgers',
+    'withEgressEffects',
     'withHttpEffects',
     'writeSafetensors',
   ])

@@ -1,3 +1,4 @@
+import { StoreNotFoundError } from '../errors/index.js'
 import { readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
@@ -91,6 +92,7 @@ export async function recoverUnsent(args: Omit<SendUnsentArgs, 'wait' | 'always'
     if (sent.length === 0) return null
     return `sent ${counted(sent.length, 'deferred effect')} an interrupted commit left unsent${resent.length > 0 ? `, ${resent.length} of them again after an attempt with no recorded answer (see 'forkpoint effects --uncertain')` : ''}`
   } catch (err) {
+    if (err instanceof StoreNotFoundError) return null // the command itself says so
     return `committed effects are still unsent (${(err as Error).message}): run 'forkpoint effects recover'`
   }
 }
