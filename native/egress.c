@@ -27,6 +27,8 @@
 #define PORT_TEXT(x) TEXT(x)
 /* What a DNS query for an IPv4 address gets: an address of the benchmarking range (RFC 2544). */
 #define EGRESS_DNS_ANSWER "198.18.0.1"
+/* Connections relayed at once: each is a process outside the sandbox, so its pids limit does not count them. */
+#define EGRESS_CONNECTIONS 128
 #ifndef IP6T_SO_ORIGINAL_DST
 #define IP6T_SO_ORIGINAL_DST 80
 #endif
@@ -278,9 +280,10 @@ static void serve_connection(int client, int family, const char *proxy) {
   if (upstream >= 0 && write_all(upstream, line, (size_t)n) == 0) splice_both(client, upstream);
 }
 
-static void accept_connection(int listening, int family, const char *proxy) {
+/* 1 when a handler now serves a new connection from `listening`. */
+static int accept_connection(int listening, int family, const char *proxy) {
   int client = accept4(listening, NULL, NULL, SOCK_CLOEXEC);
-  if (client < 0) return;
+  if (client < 0) return 0;
   pid_t handler = fork();
   if (handler == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -288,6 +291,7 @@ static void accept_connection(int listening, int family, const char *proxy) {
     _exit(0);
   }
   close(client);
+  return handler > 0;
 }
 
 /* The answer to the DNS query in `q` (n bytes), in place; its length, or 0 to ignore the query. */
@@ -323,18 +327,34 @@ static void answer_dns(int sock) {
   if (answer > 0) sendto(sock, buf, answer, 0, (struct sockaddr *)&from, len);
 }
 
+static void on_child(int sig) { (void)sig; }
+
+/*
+ * At most EGRESS_CONNECTIONS handlers at once: past that, new connections wait in the
+ * listeners' backlog (and then the kernel's) until one ends.
+ */
 void egress_relay(const int fds[EGRESS_LISTENERS], const char *proxy) {
-  signal(SIGCHLD, SIG_IGN); /* handlers are reaped by the kernel */
+  struct sigaction child = {.sa_handler = on_child, .sa_flags = SA_NOCLDSTOP};
+  sigaction(SIGCHLD, &child, NULL); /* wakes ppoll when a handler ends: blocked but there */
   signal(SIGPIPE, SIG_IGN);
+  sigset_t chld, waiting;
+  sigemptyset(&chld), sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, &waiting);
+  sigdelset(&waiting, SIGCHLD);
   struct pollfd polled[EGRESS_LISTENERS];
-  for (int i = 0; i < EGRESS_LISTENERS; i++) polled[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+  int live = 0;
   for (;;) {
-    if (poll(polled, EGRESS_LISTENERS, -1) < 0) {
+    while (live > 0 && waitpid(-1, NULL, WNOHANG) > 0) live--;
+    for (int i = 0; i < EGRESS_LISTENERS; i++) {
+      int tcp = i == EGRESS_TCP4 || i == EGRESS_TCP6;
+      polled[i] = (struct pollfd){.fd = tcp && live >= EGRESS_CONNECTIONS ? -1 : fds[i], .events = POLLIN};
+    }
+    if (ppoll(polled, EGRESS_LISTENERS, NULL, &waiting) < 0) {
       if (errno == EINTR) continue;
       _exit(1);
     }
-    if (polled[EGRESS_TCP4].revents) accept_connection(fds[EGRESS_TCP4], AF_INET, proxy);
-    if (polled[EGRESS_TCP6].revents) accept_connection(fds[EGRESS_TCP6], AF_INET6, proxy);
+    if (polled[EGRESS_TCP4].revents) live += accept_connection(fds[EGRESS_TCP4], AF_INET, proxy);
+    if (polled[EGRESS_TCP6].revents) live += accept_connection(fds[EGRESS_TCP6], AF_INET6, proxy);
     if (polled[EGRESS_UDP4].revents) answer_dns(fds[EGRESS_UDP4]);
     if (polled[EGRESS_UDP6].revents) answer_dns(fds[EGRESS_UDP6]);
   }

@@ -19,6 +19,8 @@ export interface StoreCa {
 }
 
 const CA_YEARS = 10
+/** Contexts kept per proxy: a sandbox asking for endless names costs signatures, not memory. */
+const CONTEXTS_KEPT = 256
 const LEAF_DAYS = 30
 
 /** The store's CA, made on first use. */
@@ -39,6 +41,7 @@ export async function storeCa(store: Store): Promise<StoreCa> {
       const known = contexts.get(name)
       if (known) return known
       const context = createSecureContext({ key: leafKeyPem, cert: leafCertificate(forge, name, leafKey, caCert, signer) })
+      if (contexts.size >= CONTEXTS_KEPT) contexts.delete(contexts.keys().next().value!)
       contexts.set(name, context)
       return context
     },

@@ -443,6 +443,43 @@ describe('effects fail closed: no byte of a sandbox under an effects policy pass
     expect(heard.filter((h) => h.includes(marker))).toEqual([])
     expect((await forkpoint('abort', 'attempt')).code).toBe(0)
   })
+
+  /** The most children one `forkpoint-sandbox run` process has: the egress relay's are its connection handlers. */
+  function mostRelayChildren(): number {
+    const runtimes = new Map<number, number>()
+    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+      if (!cmdline[0]?.endsWith('forkpoint-sandbox') || cmdline[1] !== 'run') continue
+      const parent = Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+      runtimes.set(parent, (runtimes.get(parent) ?? 0) + 1)
+    }
+    return Math.max(0, ...runtimes.values())
+  }
+
+  it('a sandbox opening hundreds of connections gets at most 128 relay processes outside it (its pids limit does not count them)', async () => {
+    const dir = await workspaceWithPolicy('root')
+    const script = [
+      'import socket, time',
+      'held = []',
+      'for _ in range(400):',
+      '    s = socket.socket(); s.setblocking(False); s.connect_ex(("127.0.0.1", 9)); held.append(s)',
+      "print('opened', flush=True)",
+      'time.sleep(600)',
+    ].join('\n')
+    const child = spawn(CLI, ['run', '--net', 'host', '--', 'python3', '-c', script], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+    try {
+      await pollFor('the relay to reach its cap', () => (mostRelayChildren() >= 128 ? true : undefined))
+      const seen: number[] = []
+      for (let i = 0; i < 20; i++) {
+        seen.push(mostRelayChildren())
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(Math.max(...seen)).toBeLessThanOrEqual(128)
+    } finally {
+      child.kill('SIGTERM')
+      await new Promise((resolve) => child.once('close', resolve))
+    }
+  })
 })
 
 describe('unsandboxed candidates under an effects policy: refused unless acknowledged', () => {
