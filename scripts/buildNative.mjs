@@ -38,6 +38,7 @@ const generator = spawnSync(cc, ['-O2', '-Wall', '-o', 'build/seccomp-filter', '
 const filter = generator.status === 0 ? spawnSync('build/seccomp-filter', { encoding: 'utf8' }) : generator
 if (filter.status === 0) writeFileSync('build/seccomp-filter.h', filter.stdout)
 // built beside it, then renamed over it: a running holder keeps its program, and no one execs half a file
-const sandbox = filter.status === 0 ? spawnSync(cc, ['-O2', '-Wall', '-Ibuild', '-o', 'build/forkpoint-sandbox.tmp', 'native/sandbox.c', 'native/egress.c'], { encoding: 'utf8' }) : filter
+const sandbox =
+  filter.status === 0 ? spawnSync(cc, ['-O2', '-Wall', '-Ibuild', '-o', 'build/forkpoint-sandbox.tmp', 'native/sandbox.c', 'native/egress.c'], { encoding: 'utf8' }) : filter
 if (sandbox.status === 0) renameSync('build/forkpoint-sandbox.tmp', 'build/forkpoint-sandbox')
 else fail(`${cc} native/sandbox.c`, tail(sandbox), (why) => `the sandbox runtime was not built (${why}); sandboxed runs and overlay branches need it (and libseccomp-dev to build)`)
