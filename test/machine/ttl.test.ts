@@ -35,4 +35,24 @@ describe('forkpoint machine start --ttl', () => {
     expect(machines).toEqual([])
     expect((await fp('machine', 'exec', m.id, 'true')).code).toBe(2) // removed: no such machine
   })
+
+  it("fork --ttl: a child with 2s goes while its parent runs on; machine ls shows a longer one's time left", { timeout: MACHINE_TIMEOUT }, async () => {
+    dir = tempDir('machine-ttl-fork')
+    expect((await fp('init')).code).toBe(0)
+    const { image } = await fpJson<{ image: string }>('machine', 'build', 'busybox')
+    const parent = await fpJson<Machine>('machine', 'start', image)
+    const snapshot = (await fpJson<{ image: string }>('machine', 'snapshot', parent.id)).image
+    const [short] = (await fpJson<{ machines: Machine[] }>('machine', 'fork', snapshot, '--ttl', '2s')).machines
+    const [long] = (await fpJson<{ machines: Machine[] }>('machine', 'fork', snapshot, '--ttl', '1h')).machines
+    expect((await fp('machine', 'ls')).stdout).toMatch(new RegExp(`${long!.id}\\t.*\\t(59|60)m left`))
+    await pollFor('the child past its ttl to be killed', () => (processAlive(short!.pid) ? undefined : true), MACHINE_TIMEOUT / 2)
+    const { machines } = await fpJson<{ machines: Machine[] }>('machine', 'ls')
+    expect(machines.map((m) => [m.id, m.running])).toEqual(
+      expect.arrayContaining([
+        [parent.id, true],
+        [long!.id, true],
+      ]),
+    )
+    expect(machines.map((m) => m.id)).not.toContain(short!.id)
+  })
 })
