@@ -1065,4 +1065,36 @@ describe('machine cp: a file out of an untrusted guest', () => {
     expect(readFileSync(join(out, 'target'), 'utf8')).toBe('from the guest')
     expect(readdirSync(out)).toEqual(['target'])
   })
+
+  it.runIf(process.getuid?.() === 0)('as nobody: the same refusals through the CLI, in a store and folder nobody owns', { timeout: TIMEOUT * 2 }, async () => {
+    const { KERNEL_CACHE } = await machines()
+    const nobody: Runner = { user: 'nobody' }
+    const home = tempDir('hostile-cp-nobody')
+    chownSync(home, 65534, 65534)
+    const fpNobody = (...args: string[]) => forkpoint(nobody, home, ...args)
+    const json = <T>(...args: string[]): T => {
+      const ran = runAs(nobody, home, [CLI, ...args, '--json'], { XDG_CACHE_HOME: KERNEL_CACHE })
+      expect([args.join(' '), ran.status, ran.stderr]).toEqual([args.join(' '), 0, ran.stderr])
+      return JSON.parse(ran.stdout) as T
+    }
+    expect(fpNobody('init').status).toBe(0)
+    const { image } = json<{ image: string }>('machine', 'build', 'busybox')
+    const { id } = json<{ id: string }>('machine', 'start', image)
+    try {
+      json('machine', 'exec', id, "head -c 5000 /dev/urandom > /tmp/big && printf 'from the guest' > /tmp/small")
+      const elsewhere = join(tempDir('hostile-cp-nobody-elsewhere'), 'precious')
+      writeFileSync(elsewhere, 'kept')
+      chmodSync(elsewhere, 0o666) // writable by nobody: only not following the link keeps it
+      symlinkSync(elsewhere, join(home, 'target'))
+      json('machine', 'cp', `${id}:/tmp/small`, join(home, 'target'))
+      expect(readFileSync(elsewhere, 'utf8')).toBe('kept')
+      expect((await fs.lstat(join(home, 'target'))).isSymbolicLink()).toBe(false)
+      expect(readFileSync(join(home, 'target'), 'utf8')).toBe('from the guest')
+      const over = fpNobody('machine', 'cp', '--max-bytes', '1000', `${id}:/tmp/big`, join(home, 'big'))
+      expect([over.status, over.stderr]).toEqual([5, expect.stringMatching(/over 1000 bytes/)])
+      expect(readdirSync(home).filter((name) => name.includes('big'))).toEqual([])
+    } finally {
+      fpNobody('machine', 'kill', id)
+    }
+  })
 })
