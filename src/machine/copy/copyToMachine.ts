@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
-import { basename } from 'node:path'
-import { posix } from 'node:path'
+import { basename, posix } from 'node:path'
 import { UsageError } from '../../errors/index.js'
 import { errnoCode } from '../../util/fsx.js'
 import type { MachineRef } from '../MachineBackend.js'
