@@ -147,7 +147,9 @@ export {
   MACHINE_RECIPES,
   type MachineRecipe,
 } from './machine/machineApi.js'
-export type { MachineBackend, MachineInfo, MachineState, BootOptions, ForkOptions, MachineRef, MachineSnapshot, MachineStats } from './machine/MachineBackend.js'
+export type { MachineBackend, MachineInfo, MachineState, BootOptions, ForkOptions, MachineRef, MachineSnapshot, MachineStats, MachineTtl } from './machine/MachineBackend.js'
+export { copyToMachine, type MachineCopy } from './machine/copy/copyToMachine.js'
+export { copyFromMachine, type CopyFromMachineOptions, DEFAULT_COPY_MAX_BYTES } from './machine/copy/copyFromMachine.js'
 export { qemuBackend } from './machine/qemu/qemuBackend.js'
 export type { ExecResult } from './machine/qemu/GuestChannel.js'
 export type { MachineDiff } from './machine/diffMachines.js'

@@ -32,7 +32,17 @@ export interface MachineInfo {
   createdAt: string
   /** Why its start or fork failed; its logs stay in its folder until `machine rm`. Null for a machine that started. */
   failure: string | null
+  /** When its time to live ends (ISO 8601): its QEMU is killed then, and the next `machine ls` or `gc` removes it. Null for no time to live. */
+  expiresAt: string | null
 }
+
+/**
+ * How long a machine may live once its start completes: milliseconds, or a duration such
+ * as `30m`, `2h`, `90s` (a bare number in a string is seconds), rounded up to whole
+ * seconds. Its launcher kills its QEMU when the time is up, whether or not any forkpoint
+ * process runs then (docs/machine.md).
+ */
+export type MachineTtl = number | string
 
 export interface BootOptions extends StoreLocator {
   /** A machine image (`buildMachineImage`). */
@@ -49,6 +59,8 @@ export interface BootOptions extends StoreLocator {
   detached?: boolean
   /** KVM, TCG, or `auto`: KVM only where a boot of this kernel on it reached the guest's agent (docs/machine.md). @default 'auto' */
   accel?: AcceleratorRequest
+  /** Kill the machine after this long (MachineTtl). @default none */
+  ttl?: MachineTtl
 }
 
 export interface MachineRef extends StoreLocator {
@@ -81,6 +93,8 @@ export interface ForkOptions extends StoreLocator {
    * @default false
    */
   trustMachine?: boolean
+  /** Kill each child this long after it starts (MachineTtl). @default none */
+  ttl?: MachineTtl
 }
 
 /** A machine's memory as the host sees it: PSS shares each shared page among the processes mapping it. */

@@ -32,6 +32,7 @@ const RecordSchema = z.object({
   failure: z.string().max(8192).optional(),
   starting: processId.optional(),
   pausedBy: processId.optional(),
+  expiresAt: z.string().max(64).optional(),
 })
 
 const HEX = '[0-9a-f]{64}'

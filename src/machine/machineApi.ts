@@ -12,6 +12,9 @@ import { buildBusyboxImage } from './image/buildBusyboxImage.js'
 import { buildRootfsImage } from './image/buildRootfsImage.js'
 import type { BootOptions, ForkOptions, MachineInfo, MachineRef, MachineSnapshot, MachineStats } from './MachineBackend.js'
 export { acceleratorRequest } from './qemu/accelerator.js'
+export { copyToMachine } from './copy/copyToMachine.js'
+export { copyFromMachine } from './copy/copyFromMachine.js'
+export { parseSize } from '../sandbox/limits.js'
 import { type AcceleratorChoice, type AcceleratorRequest, forgetVerdict, planAccelerator, qemuVersion } from './qemu/accelerator.js'
 import { readMachineImage } from './image/MachineImage.js'
 import type { ExecResult } from './qemu/GuestChannel.js'
@@ -83,7 +86,7 @@ export function killMachine(o: MachineRef): Promise<void> {
 
 /** What `machine gc` reaped: machines that will not run again, and QEMUs no record names. */
 export interface MachineGc {
-  /** Machines incomplete (what started them was killed), gone or failed, removed with their files. */
+  /** Machines incomplete (what started them was killed), gone, failed or past their time to live, removed with their files. */
   removed: string[]
   /** QEMU processes of this store's machines that no record names, killed. */
   orphans: number[]
@@ -93,13 +96,26 @@ export interface MachineGc {
  * Reap what killed processes left: every machine that is incomplete, gone or failed
  * (its QEMU, if one runs, killed; its cgroups, ref and files removed), every QEMU running
  * a machine of this store that no record names, and machine folders with no record.
- * Running, paused and starting machines are left alone.
+ * Running, paused and starting machines are left alone, but for those past their time to live.
  */
 export async function machineGc(o: StoreLocator = {}): Promise<MachineGc> {
   const { store } = await openStore(o)
+  const expired = await reapExpired(o)
   const reapable = (await qemuBackend.list(o)).filter((m) => m.state === 'incomplete' || m.state === 'gone' || m.state === 'failed')
   for (const m of reapable) await qemuBackend.kill({ ...o, machine: m.id })
-  return { removed: reapable.map((m) => m.id), orphans: await reapOrphans(store) }
+  return { removed: [...expired, ...reapable.map((m) => m.id)], orphans: await reapOrphans(store) }
+}
+
+/**
+ * Remove the machines past their time to live: their launcher has killed their QEMU (one
+ * it has not yet is killed here), and their files go. One still starting is its starter's
+ * to finish or fail; one failed keeps its logs until `machine rm`.
+ */
+async function reapExpired(o: StoreLocator): Promise<string[]> {
+  const now = Date.now()
+  const expired = (await qemuBackend.list(o)).filter((m) => m.expiresAt !== null && Date.parse(m.expiresAt) <= now && m.state !== 'starting' && m.state !== 'failed')
+  for (const m of expired) await qemuBackend.kill({ ...o, machine: m.id })
+  return expired.map((m) => m.id)
 }
 
 /** Remove a machine that is not running: one gone, or one whose start or fork failed (its logs go with it). A running one is refused: killMachine stops it. */
@@ -109,7 +125,9 @@ export async function removeMachine(o: MachineRef): Promise<void> {
   return qemuBackend.kill(o)
 }
 
-export function listMachines(o: StoreLocator = {}): Promise<MachineInfo[]> {
+/** The store's machines, once those past their time to live are removed. */
+export async function listMachines(o: StoreLocator = {}): Promise<MachineInfo[]> {
+  await reapExpired(o)
   return qemuBackend.list(o)
 }
 

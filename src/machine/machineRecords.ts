@@ -36,6 +36,8 @@ export interface MachineRecord {
   failure?: string
   /** The process starting it, until its start or fork completes: once that process is gone, the machine is incomplete (`machine gc` reaps it). */
   starting?: ProcessId
+  /** When its time to live ends (ISO 8601), set once its start completes: its launcher kills its QEMU then. */
+  expiresAt?: string
   /** The process that paused it for a snapshot, until it lets it go on: once that process is gone, the next command resumes the machine. */
   pausedBy?: ProcessId
 }

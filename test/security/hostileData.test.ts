@@ -1084,3 +1084,99 @@ describe('effects ledgers and outboxes edited in the store: refused before anyth
     })
   }
 })
+
+describe('machine cp: a file out of an untrusted guest', () => {
+  // imported here so this block stays self-contained (a machine build also sets the kernel cache)
+  const machines = () => import('../helpers/machines.js')
+  const api = () => import('../../src/index.js')
+  let dir: string | undefined
+  let machine: string
+  const TIMEOUT = 240_000
+
+  beforeAll(async () => {
+    const { machineWorkspace } = await machines()
+    const { bootMachine, buildMachineImage } = await api()
+    dir = await machineWorkspace('hostile-machine-cp')
+    const { image } = await buildMachineImage({ dir, recipe: 'busybox' })
+    machine = (await bootMachine({ dir, image })).id
+  }, TIMEOUT)
+
+  afterAll(async () => {
+    if (dir) await (await machines()).killAllMachines(dir)
+  }, TIMEOUT)
+
+  const guest = async (command: string) => {
+    const r = await (await api()).execMachine({ dir: dir!, machine, command })
+    expect([r.exitCode, r.stderr]).toEqual([0, ''])
+  }
+  const copyOut = async (source: string, target: string, maxBytes?: number) =>
+    (await api()).copyFromMachine({ dir: dir!, machine, source, target, ...(maxBytes === undefined ? {} : { maxBytes }) }).then(
+      () => null,
+      (err: unknown) => err as { exitCode: number; message: string },
+    )
+
+  /** Copy `source` out with a cap of 1000 bytes into a fresh folder: refused (exit 5), and the folder left empty. */
+  const expectRefusedOverCap = async (source: string) => {
+    const out = tempDir('hostile-cp-cap')
+    const err = await copyOut(source, join(out, 'copy'), 1000)
+    expect([err?.exitCode, err?.message]).toEqual([5, expect.stringMatching(/over 1000 bytes/)])
+    expect(readdirSync(out)).toEqual([])
+  }
+
+  it('refuses a guest file over the cap (exit 5) and leaves nothing at the target or beside it', { timeout: TIMEOUT }, async () => {
+    await guest('head -c 5000 /dev/urandom > /tmp/big')
+    await expectRefusedOverCap('/tmp/big')
+  })
+
+  it('refuses a guest that says its file is small and sends more than the cap (exit 5), leaving nothing', { timeout: TIMEOUT }, async () => {
+    // the guest's own stat made to lie: it says 10 bytes, the file holds 5000
+    await guest('head -c 5000 /dev/urandom > /tmp/liar && rm /bin/stat && printf \'#!/bin/sh\\necho "10 644"\\n\' > /bin/stat && chmod 755 /bin/stat')
+    await expectRefusedOverCap('/tmp/liar')
+    await guest('rm /bin/stat && ln -s busybox /bin/stat')
+  })
+
+  it('replaces a symlink at the host target with the file, never writing where it points', { timeout: TIMEOUT }, async () => {
+    await guest("printf 'from the guest' > /tmp/small")
+    const out = tempDir('hostile-cp-symlink')
+    const elsewhere = join(tempDir('hostile-cp-elsewhere'), 'precious')
+    writeFileSync(elsewhere, 'kept')
+    symlinkSync(elsewhere, join(out, 'target'))
+    expect(await copyOut('/tmp/small', join(out, 'target'))).toBe(null)
+    expect(readFileSync(elsewhere, 'utf8')).toBe('kept')
+    expect((await fs.lstat(join(out, 'target'))).isSymbolicLink()).toBe(false)
+    expect(readFileSync(join(out, 'target'), 'utf8')).toBe('from the guest')
+    expect(readdirSync(out)).toEqual(['target'])
+  })
+
+  it.runIf(process.getuid?.() === 0)('as nobody: the same refusals through the CLI, in a store and folder nobody owns', { timeout: TIMEOUT * 2 }, async () => {
+    const { KERNEL_CACHE } = await machines()
+    const nobody: Runner = { user: 'nobody' }
+    const home = tempDir('hostile-cp-nobody')
+    chownSync(home, 65534, 65534)
+    const fpNobody = (...args: string[]) => forkpoint(nobody, home, ...args)
+    const json = <T>(...args: string[]): T => {
+      const ran = runAs(nobody, home, [CLI, ...args, '--json'], { XDG_CACHE_HOME: KERNEL_CACHE })
+      expect([args.join(' '), ran.status, ran.stderr]).toEqual([args.join(' '), 0, ran.stderr])
+      return JSON.parse(ran.stdout) as T
+    }
+    expect(fpNobody('init').status).toBe(0)
+    const { image } = json<{ image: string }>('machine', 'build', 'busybox')
+    const { id } = json<{ id: string }>('machine', 'start', image)
+    try {
+      json('machine', 'exec', id, "head -c 5000 /dev/urandom > /tmp/big && printf 'from the guest' > /tmp/small")
+      const elsewhere = join(tempDir('hostile-cp-nobody-elsewhere'), 'precious')
+      writeFileSync(elsewhere, 'kept')
+      chmodSync(elsewhere, 0o666) // writable by nobody: only not following the link keeps it
+      symlinkSync(elsewhere, join(home, 'target'))
+      json('machine', 'cp', `${id}:/tmp/small`, join(home, 'target'))
+      expect(readFileSync(elsewhere, 'utf8')).toBe('kept')
+      expect((await fs.lstat(join(home, 'target'))).isSymbolicLink()).toBe(false)
+      expect(readFileSync(join(home, 'target'), 'utf8')).toBe('from the guest')
+      const over = fpNobody('machine', 'cp', '--max-bytes', '1000', `${id}:/tmp/big`, join(home, 'big'))
+      expect([over.status, over.stderr]).toEqual([5, expect.stringMatching(/over 1000 bytes/)])
+      expect(readdirSync(home).filter((name) => name.includes('big'))).toEqual([])
+    } finally {
+      fpNobody('machine', 'kill', id)
+    }
+  })
+})

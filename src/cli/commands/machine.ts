@@ -9,7 +9,19 @@ const api = () => import('../../machine/machineApi.js')
 const where = (flags: CommonFlags) => ({ dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) })
 
 const machineLine = (m: MachineInfo) =>
-  `${m.id}\t${m.state}\t${m.accelerator}\t${m.memoryMiB} MiB\t${m.from ? `from ${short(m.from)}` : 'booted'}${m.head ? `\tlast snapshot ${short(m.head)}` : ''}${m.failure ? `\t${m.failure}` : ''}`
+  `${m.id}\t${m.state}\t${m.accelerator}\t${m.memoryMiB} MiB\t${m.from ? `from ${short(m.from)}` : 'booted'}${m.head ? `\tlast snapshot ${short(m.head)}` : ''}${m.failure ? `\t${m.failure}` : ''}${m.expiresAt ? `\t${timeLeft(m.expiresAt)} left` : ''}`
+
+/** What remains of a time to live, in the largest unit that keeps it over one. */
+function timeLeft(expiresAt: string): string {
+  const s = Math.max(0, Math.ceil((Date.parse(expiresAt) - Date.now()) / 1000))
+  return s < 120 ? `${s}s` : s < 7200 ? `${Math.ceil(s / 60)}m` : `${Math.ceil(s / 3600)}h`
+}
+
+interface TtlFlag {
+  ttl?: string
+}
+
+const withTtl = (command: Command) => command.option('--ttl <duration>', 'kill and remove the machine after this long (e.g. 90s, 30m, 2h), whether or not forkpoint runs then')
 
 const machinesView: View<{ machines: MachineInfo[] }> = { human: (r) => listLines(r.machines, machineLine, 'no machines') }
 
@@ -45,10 +57,10 @@ export function registerMachine(program: Command): void {
       print(flags, r, { human: (i) => `${i.image}\t${i.recipe}, kernel ${i.kernelRelease}` })
     })
 
-  withAccel(sub('start <image>', 'boot a machine image; the machine runs until machine kill'))
+  withTtl(withAccel(sub('start <image>', 'boot a machine image; the machine runs until machine kill or its --ttl')))
     .option('--memory <MiB>', 'guest RAM', '256')
     .option('--disk <MiB>', "the guest's disk: a blank one at /data (busybox), or the root filesystem grown to it (default: the image's and 256 MiB more)")
-    .action(async (image: string, opts: { memory?: string; disk?: string } & AccelFlag, cmd: Command) => {
+    .action(async (image: string, opts: { memory?: string; disk?: string } & AccelFlag & TtlFlag, cmd: Command) => {
       const flags = commonFlags(cmd)
       const m = await (
         await api()
@@ -59,6 +71,7 @@ export function registerMachine(program: Command): void {
         ...(opts.disk === undefined ? {} : { diskMiB: wholeNumber('--disk', opts.disk, 256) }),
         detached: true,
         accel: await accel(opts),
+        ttl: opts.ttl,
       })
       print(flags, m, { human: (r) => r.id })
     })
@@ -77,6 +90,19 @@ export function registerMachine(program: Command): void {
     },
   )
 
+  sub('cp <source> <target>', 'copy a regular file into a machine (machine cp FILE ID:PATH) or out of one (machine cp ID:PATH FILE), bytes and mode')
+    .option('--max-bytes <size>', 'the largest file to take out of a machine (e.g. 64M, 2G)', '1G')
+    .action(async (source: string, target: string, opts: { maxBytes: string }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const m = await api()
+      const [from, to] = [inMachine(source), inMachine(target)]
+      if ((from === null) === (to === null)) throw new UsageError('machine cp: exactly one of source and target is ID:PATH, a path in a machine', { value: `${source} ${target}` })
+      const copy = from
+        ? await m.copyFromMachine({ ...where(flags), machine: from.machine, source: from.path, target, maxBytes: m.parseSize(opts.maxBytes, '--max-bytes') })
+        : await m.copyToMachine({ ...where(flags), machine: to!.machine, source, target: to!.path })
+      print(flags, copy, { human: (c) => `${c.path}\t${c.bytes} bytes, mode ${c.mode.toString(8)}` })
+    })
+
   sub('snapshot <machine>', 'snapshot a running machine into an image (the machine goes on)')
     .option('-m, --message <text>', 'the image message')
     .action(async (id: string, opts: { message?: string }, cmd: Command) => {
@@ -90,12 +116,12 @@ export function registerMachine(program: Command): void {
       })
     })
 
-  withAccel(sub('fork <snapshot>', 'start N children from a snapshot image, each continuing from its instant with a disk of its own'))
+  withTtl(withAccel(sub('fork <snapshot>', 'start N children from a snapshot image, each continuing from its instant with a disk of its own')))
     .option('-n <count>', 'how many children', '1')
     .option('--trust-machine', 'load the device state of an image from another store (verify its signature on pull first)')
-    .action(async (image: string, opts: { n?: string; trustMachine?: boolean } & AccelFlag, cmd: Command) => {
+    .action(async (image: string, opts: { n?: string; trustMachine?: boolean } & AccelFlag & TtlFlag, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const fork = { ...where(flags), image, n: wholeNumber('-n', opts.n, 1), detached: true, accel: await accel(opts), trustMachine: opts.trustMachine ?? false }
+      const fork = { ...where(flags), image, n: wholeNumber('-n', opts.n, 1), detached: true, accel: await accel(opts), trustMachine: opts.trustMachine ?? false, ttl: opts.ttl }
       const machines = await (await api()).forkMachine(fork)
       print(flags, { machines }, { human: (r) => r.machines.map((m) => m.id).join('\n') })
     })
@@ -145,6 +171,12 @@ export function registerMachine(program: Command): void {
       exit: (d) => (d.memory.changed + d.disk.changed > 0 || d.devicesChanged ? 1 : 0),
     })
   })
+}
+
+/** `ID:PATH`, a path in a machine; null for a host path. */
+function inMachine(arg: string): { machine: string; path: string } | null {
+  const match = /^(m[0-9a-f]{8}):(.+)$/.exec(arg)
+  return match ? { machine: match[1]!, path: match[2]! } : null
 }
 
 /** Words after `--` joined back into one line for the guest's sh, each quoted. */

@@ -17,6 +17,7 @@ import { enterLimits, limitsAlongside } from './machineLimits.js'
 import { type Accelerator, type QemuLaunch } from './qemuArgs.js'
 import { info, killRecord, sockets, watchOf, wholeNumber, withAgent } from './qemuProcess.js'
 import { stopReason, watched } from './watchdog.js'
+import { startClock, ttlSeconds } from './timeToLive.js'
 
 /** How long a boot may take to start the guest's agent before the machine is given up (MachineError): generous, a boot took 2-8 s under TCG on a busy two-core host. */
 const BOOT_DEADLINE_MS = 300_000
@@ -38,8 +39,9 @@ export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
   const { store } = await openStore(o)
   const memoryMiB = wholeNumber(o.memoryMiB ?? 256, 'memoryMiB', 16, MAX_MEMORY_MIB)
   const diskMiB = o.diskMiB === undefined ? null : wholeNumber(o.diskMiB, 'diskMiB', 8, 1 << 20)
+  const seconds = ttlSeconds(o.ttl)
   const [files, image] = await Promise.all([imageFiles(store, o.image), readMachineImage(store, o.image)])
-  const boot = (accelerator: Accelerator, probe: boolean) => bootOn(store, o, files, { memoryMiB, diskMiB, accelerator, probe })
+  const boot = (accelerator: Accelerator, probe: boolean) => bootOn(store, o, files, { memoryMiB, diskMiB, accelerator, probe, ttlSeconds: seconds })
   const plan = await planAccelerator(o.accel ?? 'auto', image.kernel)
   if (plan.accelerator !== 'probe') return boot(plan.accelerator, false)
   try {
@@ -60,6 +62,7 @@ interface BootPlan {
   memoryMiB: number
   diskMiB: number | null
   accelerator: Accelerator
+  ttlSeconds: number | null
   /** A boot that finds out whether KVM works: when KVM fails it, nothing of it is kept (the machine boots again on TCG). */
   probe: boolean
 }
@@ -83,7 +86,7 @@ async function bootOn(store: Store, o: BootOptions, files: ImageFiles, p: BootPl
     record.cgroups = limits.map((g) => g.dir)
     writeRecord(store, record)
     const log = join(dir, 'qemu.log')
-    const { child, pid } = await launchQemu(launch, { detached: record.detached, log, machine: id })
+    const { child, pid } = await launchQemu(launch, { detached: record.detached, log, machine: id, ttlSeconds: p.ttlSeconds })
     record.pid = pid
     writeRecord(store, record)
     await enterLimits(limits, record.pid)
@@ -91,6 +94,7 @@ async function bootOn(store: Store, o: BootOptions, files: ImageFiles, p: BootPl
     await waitForSocket(child, launch.sockets.agent, { log, machine: id })
     const bound = p.accelerator === 'kvm' ? KVM_BOOT_MS : BOOT_DEADLINE_MS
     await withAgent(record, (agent) => watched(watchOf(record), agent.waitForHello(), { ms: bound, what: `its agent's first answer within ${bound / 1000} s` }))
+    if (p.ttlSeconds !== null) record.expiresAt = startClock(child, p.ttlSeconds, id)
     return info(started(store, record))
   } catch (err) {
     await killRecord(store, id, { keepLogs: !(p.probe && err instanceof AcceleratorFailedError), failure: (err as Error).message })

@@ -20,6 +20,7 @@ import { printfEscaped } from './printfEscaped.js'
 import { startIncoming, withQmp } from './qemuSteps.js'
 import { info, killRecord, sockets, watchOf, wholeNumber, withAgent } from './qemuProcess.js'
 import { watched } from './watchdog.js'
+import { startClock, ttlSeconds } from './timeToLive.js'
 
 /** Most children one fork starts. */
 const MAX_FORK = 64
@@ -51,7 +52,8 @@ export async function forkQemu(o: ForkOptions): Promise<MachineInfo[]> {
   const accelerator = await acceleratorForState(o.accel ?? 'auto', layer.accelerator, image.kernel)
   const saved = await snapshotFiles(store, snap.machine, layer)
   const agent = guestAgentFor(image.rootfs !== undefined)
-  const started = await Promise.allSettled(Array.from({ length: n }, () => startChild(store, o, layer, saved, { accelerator, agent })))
+  const ttl = ttlSeconds(o.ttl)
+  const started = await Promise.allSettled(Array.from({ length: n }, () => startChild(store, o, layer, saved, { accelerator, agent }, ttl)))
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
   if (failed) {
     for (const s of started) if (s.status === 'fulfilled') await killRecord(store, s.value.id)
@@ -66,6 +68,7 @@ async function startChild(
   layer: MachineLayer,
   saved: SnapshotFiles,
   { accelerator, agent }: Pick<MachineRecord, 'accelerator' | 'agent'>,
+  ttl: number | null,
 ): Promise<MachineInfo> {
   const id = newMachineId()
   const dir = machineDir(store, id)
@@ -85,7 +88,13 @@ async function startChild(
     record.cgroups = limits.map((g) => g.dir)
     writeRecord(store, record)
     await updateRef({ store, name: liveRef(id), id: o.image, message: `machine fork ${id}` })
-    const { pid } = await startIncoming(launch, saved.devices, { machine: id, log: join(dir, 'qemu.log'), detached: record.detached, stateWithoutRam: true })
+    const { child, pid } = await startIncoming(launch, saved.devices, {
+      machine: id,
+      log: join(dir, 'qemu.log'),
+      detached: record.detached,
+      stateWithoutRam: true,
+      ttlSeconds: ttl,
+    })
     record.pid = pid
     writeRecord(store, record)
     await enterLimits(limits, record.pid)
@@ -94,6 +103,7 @@ async function startChild(
       watched(watchOf(record), agent.exec(freshStart()), { ms: FRESH_DEADLINE_MS, what: `its first command's answer within ${FRESH_DEADLINE_MS / 1000} s` }),
     )
     if (fresh.exitCode !== 0) throw new MachineError(`machine ${id}: setting its clock and reseeding its random generator failed: ${fresh.stderr}`, { machine: id })
+    if (ttl !== null) record.expiresAt = startClock(child, ttl, id)
     return info(started(store, record))
   } catch (err) {
     await killRecord(store, id, { keepLogs: true, failure: (err as Error).message })

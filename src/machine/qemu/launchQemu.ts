@@ -4,6 +4,7 @@ import { MachineError, MachineUnavailableError } from '../../errors/index.js'
 import { pollUntil } from '../../util/pollUntil.js'
 import { qemuProcesses } from '../machineRecords.js'
 import { QEMU_BINARY, type QemuLaunch, qemuArgs } from './qemuArgs.js'
+import { launcherScript } from './timeToLive.js'
 
 export interface LaunchOptions {
   /** Outlive the caller (`forkpoint machine start`); otherwise QEMU gets SIGKILL when the caller goes, however it goes. */
@@ -11,6 +12,8 @@ export interface LaunchOptions {
   /** QEMU's own messages go here, for the report of a failed start. */
   log: string
   machine: string
+  /** A time to live in seconds: the launcher kills QEMU that long after `startClock`; none when null or absent. */
+  ttlSeconds?: number | null
 }
 
 /** A QEMU started: the process forkpoint spawned (its exit is QEMU's) and QEMU's own pid. */
@@ -27,13 +30,14 @@ export interface LaunchedQemu {
  * caller, `setpriv --pdeathsig KILL` makes the kernel kill `unshare` when the thread that
  * spawned it exits (Node spawns from its main thread), and `--kill-child` the shell with
  * it: QEMU's own death signal would not hold, as the kernel clears it when root's QEMU
- * gives up root (`-runas`). Resolves once QEMU's pid is known.
+ * gives up root (`-runas`). With a time to live, the shell also keeps its clock
+ * (`launcherScript`). Resolves once QEMU's pid is known.
  */
 export async function launchQemu(launch: QemuLaunch, o: LaunchOptions): Promise<LaunchedQemu> {
   const user = process.getuid?.() === 0 ? [] : ['--user', '--map-current-user']
   const isolate = ['unshare', ...user, '--net', '--mount', '--pid', '--fork', '--kill-child', '--']
   const tie = o.detached ? [] : ['setpriv', '--pdeathsig', 'KILL', '--']
-  const argv = [...tie, ...isolate, 'sh', '-c', '"$@" & wait $!', 'sh', QEMU_BINARY, ...qemuArgs(launch)]
+  const argv = [...tie, ...isolate, 'sh', '-c', launcherScript(o.ttlSeconds ?? null), 'sh', QEMU_BINARY, ...qemuArgs(launch)]
   const child = spawnWithDisk(argv, launch.disk, o)
   return { child, pid: await qemuPid(child, launch.sockets.qmp, o) }
 }

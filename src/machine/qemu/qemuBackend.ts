@@ -3,18 +3,14 @@ import type { MachineBackend, MachineRef } from '../MachineBackend.js'
 import { listRecords, readRecord } from '../machineRecords.js'
 import { bootQemu } from './bootQemu.js'
 import { forkQemu } from './forkQemu.js'
-import { info, killRecord, machineMemory, runningRecord, watchOf, withAgent } from './qemuProcess.js'
-import { watched } from './watchdog.js'
+import { info, killRecord, machineMemory, withRunningAgent } from './qemuProcess.js'
 import { snapshotQemu } from './snapshotQemu.js'
 
 /** Machines as QEMU microVMs (docs/machine.md). */
 export const qemuBackend: MachineBackend = {
   name: 'qemu',
   boot: bootQemu,
-  exec: async (o) => {
-    const record = await runningRecord((await openStore(o)).store, o.machine)
-    return withAgent(record, (agent) => watched(watchOf(record), agent.exec(o.command)))
-  },
+  exec: (o) => withRunningAgent(o, (run) => run(o.command)),
   snapshot: snapshotQemu,
   restore: async (o) => (await forkQemu({ ...o, n: 1 }))[0]!,
   fork: forkQemu,

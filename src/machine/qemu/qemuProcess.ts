@@ -22,9 +22,9 @@ import {
   writeRecord,
 } from '../machineRecords.js'
 import { withQmp } from './qemuSteps.js'
-import type { Watched } from './watchdog.js'
+import { type Watched, watched } from './watchdog.js'
 import { GuestAgent } from './GuestAgent.js'
-import type { GuestChannel } from './GuestChannel.js'
+import type { ExecResult, GuestChannel } from './GuestChannel.js'
 import { QemuGuestAgent } from './QemuGuestAgent.js'
 import { releaseLimits } from './machineLimits.js'
 
@@ -65,6 +65,12 @@ export function machineState(r: MachineRecord, qemu: number | null = findQemu(r)
   return r.pausedBy && !isAlive(r.pausedBy) ? 'paused' : 'running'
 }
 
+/** The running machine's agent for `use`: each script `run` runs is watched (a guest that stops ends it with QEMU's reason). */
+export async function withRunningAgent<T>(o: MachineRef, use: (run: (script: string) => Promise<ExecResult>) => Promise<T>): Promise<T> {
+  const record = await runningRecord((await openStore(o)).store, o.machine)
+  return withAgent(record, (agent) => use((script) => watched(watchOf(record), agent.exec(script))))
+}
+
 export async function withAgent<T>(record: MachineRecord, use: (agent: GuestChannel) => Promise<T>): Promise<T> {
   const { agent: path } = record.launch.sockets
   const agent: GuestChannel = record.agent === 'qemu-ga' ? await QemuGuestAgent.connect(path, record.id) : await GuestAgent.connect(path, record.id)
@@ -91,6 +97,7 @@ export function info(r: MachineRecord): MachineInfo {
     limited: r.cgroups.length > 0,
     createdAt: r.createdAt,
     failure: r.failure ?? null,
+    expiresAt: r.expiresAt ?? null,
   }
 }
 

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises'
 import { MachineError } from '../../errors/index.js'
 import { pollUntil } from '../../util/pollUntil.js'
 import { QmpClient } from './QmpClient.js'
-import { type LaunchedQemu, launchQemu, qemuFailed, waitForSocket } from './launchQemu.js'
+import { type LaunchOptions, type LaunchedQemu, launchQemu, qemuFailed, waitForSocket } from './launchQemu.js'
 import type { QemuLaunch } from './qemuArgs.js'
 import { qemuUser } from './qemuUser.js'
 
@@ -74,11 +74,7 @@ async function listenForQemu(path: string): Promise<Server> {
  * paused once loaded. `x-ignore-shared` must be on at this end too: with it the stream
  * carries each RAM block's address, and the loader must expect that.
  */
-export async function startIncoming(
-  launch: QemuLaunch & { boot: null },
-  file: string,
-  o: { machine: string; log: string; detached: boolean; stateWithoutRam: boolean },
-): Promise<LaunchedQemu> {
+export async function startIncoming(launch: QemuLaunch & { boot: null }, file: string, o: LaunchOptions & { stateWithoutRam: boolean }): Promise<LaunchedQemu> {
   const launched = await launchQemu(launch, o)
   const { child } = launched
   try {
