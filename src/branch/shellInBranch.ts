@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import type { NetMode } from '../sandbox/runSandboxed.js'
+import type { EgressProxy, NetMode } from '../sandbox/runSandboxed.js'
 import { sandboxEnv } from '../sandbox/sandboxEnv.js'
 import type { StoreLocator } from '../store/findStore.js'
 import { Workspace } from './Workspace.js'
@@ -17,7 +17,7 @@ export async function shellInBranch({
   net,
   passEnv,
   ...ref
-}: StoreLocator & { branch: string; command?: string; net?: NetMode; passEnv?: string[] }): Promise<{ exitCode: number; warnings: string[] }> {
+}: StoreLocator & { branch: string; command?: string; net?: NetMode | EgressProxy; passEnv?: string[] }): Promise<{ exitCode: number; warnings: string[] }> {
   const ws = await Workspace.open(ref)
   const argv = command === undefined ? [existsSync('/bin/bash') ? 'bash' : 'sh', '-i'] : ['sh', '-c', command]
   const result = await ws.run(argv, { branch, env: sandboxEnv(process.env, passEnv), stdio: 'inherit', timeout: 0, ...(net ? { net } : {}) })

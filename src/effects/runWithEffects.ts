@@ -1,4 +1,5 @@
 import { type RunCommandOptions, runCommand } from '../branch/runCommand.js'
+import { shellInBranch } from '../branch/shellInBranch.js'
 import type { RunResult } from '../branch/runInBranch.js'
 import { Workspace } from '../branch/Workspace.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
@@ -25,6 +26,24 @@ export async function runWithEffects(args: StoreLocator & RunCommandOptions): Pr
   const context: EffectsContext = args.branch ? { kind: 'branch', id: (await ws.openBranch(args.branch)).id, name: args.branch } : WORKSPACE_CONTEXT
   return withEgressEffects({ store: ws.store, context }, async (net, refused) => {
     const result = await runCommand({ ...args, ...(net ? { net } : {}) })
+    return { ...result, warnings: [...result.warnings, ...refusedWarnings(refused)] }
+  })
+}
+
+/**
+ * `forkpoint shell NAME` with the store's HTTP effects policy in force, as `runWithEffects`:
+ * with network, the shell's only way out is the egress proxy of the branch's outbox.
+ * @throws {EffectsPolicyError} (exit 2) a malformed `.forkpoint/effects.json`
+ */
+export async function shellWithEffects(args: Parameters<typeof shellInBranch>[0]): Promise<{ exitCode: number; warnings: string[] }> {
+  const ws = await Workspace.open(args)
+  if (args.net !== 'host') {
+    await loadHttpPolicy(ws.store)
+    return shellInBranch(args)
+  }
+  const context: EffectsContext = { kind: 'branch', id: (await ws.openBranch(args.branch)).id, name: args.branch }
+  return withEgressEffects({ store: ws.store, context }, async (net, refused) => {
+    const result = await shellInBranch({ ...args, ...(net ? { net } : {}) })
     return { ...result, warnings: [...result.warnings, ...refusedWarnings(refused)] }
   })
 }

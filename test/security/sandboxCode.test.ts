@@ -444,6 +444,16 @@ describe('effects fail closed: no byte of a sandbox under an effects policy pass
     expect((await forkpoint('abort', 'attempt')).code).toBe(0)
   })
 
+  it('forkpoint shell in a branch with --net host: the same network, its POST held', async () => {
+    const dir = await workspaceWithPolicy('root')
+    expect((await fp(dir, 'branch', 'interactive')).code).toBe(0)
+    const fetchOnce = `node -e 'fetch("http://127.0.0.1:${tcpPort}/hold",{method:"POST",body:"mshell"}).then(r=>console.log("fetch",r.status))'`
+    const shell = await fp(dir, 'shell', 'interactive', '--net', 'host', '-c', fetchOnce)
+    expect([shell.code, shell.stdout.trim()]).toEqual([0, 'fetch 202'])
+    expect(heard.filter((h) => h.includes('mshell'))).toEqual([])
+    expect((await fp(dir, 'abort', 'interactive')).code).toBe(0)
+  })
+
   /** The most children one `forkpoint-sandbox run` process has: the egress relay's are its connection handlers. */
   function mostRelayChildren(): number {
     const runtimes = new Map<number, number>()

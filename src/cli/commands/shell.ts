@@ -12,8 +12,8 @@ export function registerShell(program: Command): void {
     .option('--env <NAME>', 'pass this variable of ours in too (repeatable)', collect, [])
     .action(async (name: string, opts: { command?: string; net: string; env: string[] }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { shellInBranch } = await import('../../branch/shellInBranch.js')
-      const shell = await shellInBranch({ dir: flags.dir, store: flags.store, branch: name, command: opts.command, net: opts.net as 'none', passEnv: opts.env })
+      const { shellWithEffects } = await import('../../effects/runWithEffects.js')
+      const shell = await shellWithEffects({ dir: flags.dir, store: flags.store, branch: name, command: opts.command, net: opts.net as 'none', passEnv: opts.env })
       for (const warning of shell.warnings) process.stderr.write(`forkpoint: warning: ${warning}\n`)
       process.exitCode = shell.exitCode
     })
