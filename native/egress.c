@@ -248,16 +248,20 @@ static int connect_proxy(const char *proxy) {
   return -1;
 }
 
-/* Copy both ways until both sides have finished; a side's end is passed on as a half close. */
-static void splice_both(int a, int b) {
-  struct pollfd fds[2] = {{.fd = a, .events = POLLIN}, {.fd = b, .events = POLLIN}};
+/*
+ * Copy both ways until both sides have finished (a side's end is passed on as a half close)
+ * or the runtime is gone (`alive` readable: its write end closed).
+ */
+static void splice_both(int a, int b, int alive) {
+  struct pollfd fds[3] = {{.fd = a, .events = POLLIN}, {.fd = b, .events = POLLIN}, {.fd = alive, .events = POLLIN}};
   char buf[65536];
   int open_sides = 2;
   while (open_sides > 0) {
-    if (poll(fds, 2, -1) < 0) {
+    if (poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       return;
     }
+    if (fds[2].revents) return;
     for (int i = 0; i < 2; i++) {
       if (!fds[i].revents) continue;
       int other = i == 0 ? b : a;
@@ -273,21 +277,21 @@ static void splice_both(int a, int b) {
   }
 }
 
-static void serve_connection(int client, int family, const char *proxy) {
+static void serve_connection(int client, int family, const char *proxy, int alive) {
   char line[128];
   int n = destination_line(client, family, line, sizeof line);
   int upstream = n > 0 ? connect_proxy(proxy) : -1;
-  if (upstream >= 0 && write_all(upstream, line, (size_t)n) == 0) splice_both(client, upstream);
+  if (upstream >= 0 && write_all(upstream, line, (size_t)n) == 0) splice_both(client, upstream, alive);
 }
 
 /* 1 when a handler now serves a new connection from `listening`. */
-static int accept_connection(int listening, int family, const char *proxy) {
+static int accept_connection(int listening, int family, const char *proxy, int alive) {
   int client = accept4(listening, NULL, NULL, SOCK_CLOEXEC);
   if (client < 0) return 0;
   pid_t handler = fork();
   if (handler == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    serve_connection(client, family, proxy);
+    serve_connection(client, family, proxy, alive);
     _exit(0);
   }
   close(client);
@@ -333,7 +337,7 @@ static void on_child(int sig) { (void)sig; }
  * At most EGRESS_CONNECTIONS handlers at once: past that, new connections wait in the
  * listeners' backlog (and then the kernel's) until one ends.
  */
-void egress_relay(const int fds[EGRESS_LISTENERS], const char *proxy) {
+void egress_relay(const int fds[EGRESS_LISTENERS], const char *proxy, int alive) {
   struct sigaction child = {.sa_handler = on_child, .sa_flags = SA_NOCLDSTOP};
   sigaction(SIGCHLD, &child, NULL); /* wakes ppoll when a handler ends: blocked but there */
   signal(SIGPIPE, SIG_IGN);
@@ -341,7 +345,7 @@ void egress_relay(const int fds[EGRESS_LISTENERS], const char *proxy) {
   sigemptyset(&chld), sigaddset(&chld, SIGCHLD);
   sigprocmask(SIG_BLOCK, &chld, &waiting);
   sigdelset(&waiting, SIGCHLD);
-  struct pollfd polled[EGRESS_LISTENERS];
+  struct pollfd polled[EGRESS_LISTENERS + 1];
   int live = 0;
   for (;;) {
     while (live > 0 && waitpid(-1, NULL, WNOHANG) > 0) live--;
@@ -349,12 +353,17 @@ void egress_relay(const int fds[EGRESS_LISTENERS], const char *proxy) {
       int tcp = i == EGRESS_TCP4 || i == EGRESS_TCP6;
       polled[i] = (struct pollfd){.fd = tcp && live >= EGRESS_CONNECTIONS ? -1 : fds[i], .events = POLLIN};
     }
-    if (ppoll(polled, EGRESS_LISTENERS, NULL, &waiting) < 0) {
+    polled[EGRESS_LISTENERS] = (struct pollfd){.fd = alive, .events = POLLIN};
+    if (ppoll(polled, EGRESS_LISTENERS + 1, NULL, &waiting) < 0) {
       if (errno == EINTR) continue;
       _exit(1);
     }
-    if (polled[EGRESS_TCP4].revents) live += accept_connection(fds[EGRESS_TCP4], AF_INET, proxy);
-    if (polled[EGRESS_TCP6].revents) live += accept_connection(fds[EGRESS_TCP6], AF_INET6, proxy);
+    if (polled[EGRESS_LISTENERS].revents) {
+      kill(0, SIGKILL); /* the runtime is gone: so are this relay and its handlers (their own process group) */
+      _exit(0);
+    }
+    if (polled[EGRESS_TCP4].revents) live += accept_connection(fds[EGRESS_TCP4], AF_INET, proxy, alive);
+    if (polled[EGRESS_TCP6].revents) live += accept_connection(fds[EGRESS_TCP6], AF_INET6, proxy, alive);
     if (polled[EGRESS_UDP4].revents) answer_dns(fds[EGRESS_UDP4]);
     if (polled[EGRESS_UDP6].revents) answer_dns(fds[EGRESS_UDP6]);
   }

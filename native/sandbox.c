@@ -808,25 +808,28 @@ static void egress_out(int sock) {
 
 /*
  * The relay for the sandbox's egress listeners, which come on `sock[0]` once the sandbox
- * has made them: a child dying with this process, forked before any namespace or id changes,
- * so it stays outside the sandbox with the caller's own ids.
+ * has made them: a child forked before any namespace or id changes, so it stays outside the
+ * sandbox with the caller's ids, in a process group of its own with its handlers. It ends
+ * when this process has: the write end of its `alive` pipe is ours alone (close-on-exec).
  */
 static void start_egress_relay(int sock[2], const char *proxy) {
-  pid_t runtime = getpid(), relay = fork();
+  int alive[2];
+  CHECK(pipe2(alive, O_CLOEXEC), "pipe: %s", strerror(errno));
+  pid_t relay = fork();
   if (relay < 0) fail("fork: %s", strerror(errno));
   if (relay > 0) {
-    close(sock[0]);
+    close(sock[0]), close(alive[0]);
     return;
   }
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != runtime) _exit(0);
+  close(alive[1]);
+  setpgid(0, 0);
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   dup2(null, 0), dup2(null, 1), dup2(null, 2);
   close(CONTROL_FD), close(sock[1]);
   int fds[EGRESS_LISTENERS];
   egress_receive(sock[0], fds);
   if (fds[EGRESS_TCP4] < 0) _exit(0); /* the sandbox failed before: its error says why */
-  egress_relay(fds, proxy);
+  egress_relay(fds, proxy, alive[0]);
 }
 
 /* PID 1 of the sandbox: sets up, starts the command in a nested user namespace, reaps orphans, exits with the command. */

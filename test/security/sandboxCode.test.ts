@@ -444,6 +444,30 @@ describe('effects fail closed: no byte of a sandbox under an effects policy pass
     expect((await forkpoint('abort', 'attempt')).code).toBe(0)
   })
 
+  /** `forkpoint-sandbox run` processes whose parent is gone (PID 1 took them): a relay or handler left behind. */
+  function orphanedRuntimes(): number[] {
+    return readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .filter((pid) => {
+        try {
+          const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+          return cmdline[0]!.endsWith('forkpoint-sandbox') && cmdline[1] === 'run' && /^PPid:\s+1$/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
+        } catch {
+          return false // gone meanwhile
+        }
+      })
+      .map(Number)
+  }
+
+  it('leaves no relay behind once the run is over, whether its connections ended or not', async () => {
+    const dir = await workspaceWithPolicy('root')
+    const before = new Set(orphanedRuntimes())
+    const script = `import socket; s = socket.create_connection(("127.0.0.1", ${tcpPort})); print("connected", flush=True)`
+    const run = await fp(dir, 'run', '--net', 'host', '--', 'python3', '-c', script)
+    expect(run.stdout.trim()).toBe('connected')
+    await pollFor('the relay to end with its run', () => (orphanedRuntimes().every((pid) => before.has(pid)) ? true : undefined), 30_000)
+  })
+
   it('forkpoint shell in a branch with --net host: the same network, its POST held', async () => {
     const dir = await workspaceWithPolicy('root')
     expect((await fp(dir, 'branch', 'interactive')).code).toBe(0)
