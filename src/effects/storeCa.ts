@@ -1,5 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { readTextOrNullSync } from '../util/fsx.js'
 import { isIP } from 'node:net'
 import { type SecureContext, createSecureContext } from 'node:tls'
 import type { Store } from '../store/Store.js'
@@ -29,8 +30,8 @@ export async function storeCa(store: Store): Promise<StoreCa> {
   const dir = store.path('ca')
   const certFile = `${dir}/ca.pem`
   const caKey = privateKey(`${dir}/ca-key.pem`)
-  const leafKeyPem = readPem(`${dir}/leaf-key.pem`) ?? writeOnce(`${dir}/leaf-key.pem`, newKeyPem(), 0o600)
-  const caCertPem = readPem(certFile) ?? writeOnce(certFile, selfSigned(forge, caKey), 0o644)
+  const leafKeyPem = readTextOrNullSync(`${dir}/leaf-key.pem`) ?? writeOnce(`${dir}/leaf-key.pem`, newKeyPem(), 0o600)
+  const caCertPem = readTextOrNullSync(certFile) ?? writeOnce(certFile, selfSigned(forge, caKey), 0o644)
   const caCert = forge.pki.certificateFromPem(caCertPem)
   const signer = forge.pki.privateKeyFromPem(caKey)
   const leafKey = forge.pki.privateKeyFromPem(leafKeyPem)
@@ -49,7 +50,7 @@ export async function storeCa(store: Store): Promise<StoreCa> {
 
   function privateKey(file: string): string {
     mkdirSync(dir, { recursive: true, mode: 0o755 })
-    return readPem(file) ?? writeOnce(file, newKeyPem(), 0o600)
+    return readTextOrNullSync(file) ?? writeOnce(file, newKeyPem(), 0o600)
   }
 }
 
@@ -57,14 +58,6 @@ type Forge = typeof import('node-forge')
 
 function newKeyPem(): string {
   return generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }) as string
-}
-
-function readPem(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch {
-    return null
-  }
 }
 
 /** Write `pem` to `file` unless another process made it first: then theirs is the one. */
