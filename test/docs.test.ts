@@ -20,16 +20,23 @@ function prose(text: string): string {
 
 /** Work-log references in prose: issue numbers, calendar dates, times of day. */
 function workLogReferences(text: string): string[] {
-  const patterns = [/\bissues?\s+#?\d+(?:\s*(?:,|and)\s*#?\d+)*/gi, /(?<![\w/])#\d+\b/g, /\b\d{4}-\d{2}-\d{2}\b/g, /\b\d{1,2}:\d{2}(?::\d{2})?\s*UTC\b/g]
+  const patterns = [
+    /\bissues?\s+#?\d+(?:\s*(?:,|and)\s*#?\d+)*/gi,
+    /(?<![\w/])#\d+\b/g,
+    /\b(?:the|this|a later|later|earlier)\s+issues?\b|\bissue's/gi,
+    /\b\d{4}-\d{2}-\d{2}\b/g,
+    /\b\d{1,2}:\d{2}(?::\d{2})?\s*UTC\b/g,
+  ]
   return patterns.flatMap((pattern) => [...prose(text).matchAll(pattern)].map((m) => m[0]))
 }
 
 describe('docs', () => {
   it('finds the work-log references it is meant to refuse, and not a date given as an example of input', () => {
-    expect(workLogReferences('Part of issue 16 (issues 19 and 21), see #21; run at 2026-11-28, at 15:20 UTC.')).toEqual([
+    expect(workLogReferences('Part of issue 16 (issues 19 and 21), see #21, as the issue asks; at 2026-11-28, 15:20 UTC.')).toEqual([
       'issue 16',
       'issues 19 and 21',
       '#21',
+      'the issue',
       '2026-11-28',
       '15:20 UTC',
     ])
