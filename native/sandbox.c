@@ -345,7 +345,7 @@ static struct spec parse_spec(const struct frame *f) {
   s.pty = strcmp(value(f, "terminal", "none"), "pty") == 0;
   s.as = number(f, "rlimit-as"), s.nproc = number(f, "rlimit-nproc"), s.cpu = number(f, "rlimit-cpu");
   if (s.new_root && (!s.view || !s.workspace)) fail("a sandbox with a new root needs view and workspace");
-  if (!s.new_root && s.egress) fail("egress through the effects proxy needs a new root");
+  if (!s.new_root && s.ca_pem) fail("ca goes with a new root; in root=host the caller points the CA variables at its file");
   return s;
 }
 
@@ -887,6 +887,51 @@ static void on_stop(int sig) {
   if (init_pid > 0) kill(init_pid, SIGKILL);
 }
 
+/* A user namespace of its own, the same ids inside: capabilities over the namespaces made so far (the network's rules, setns out) are gone. */
+static void drop_namespace_powers(void) {
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  char map[64];
+  CHECK(unshare(CLONE_NEWUSER), "unshare: %s", strerror(errno));
+  put("/proc/self/setgroups", "deny");
+  snprintf(map, sizeof map, "%u %u 1", uid, uid);
+  put("/proc/self/uid_map", map);
+  snprintf(map, sizeof map, "%u %u 1", gid, gid);
+  put("/proc/self/gid_map", map);
+}
+
+/*
+ * root=host with egress (a recorded agent): the network of its own leads only to the relay,
+ * which lives while this process does (its `alive` pipe is close-on-exec), so the command is
+ * a child and this process waits for it rather than exec in its place.
+ */
+static int run_host_root_egress(const struct spec *s, int egress_sock) {
+  egress_out(egress_sock);
+  send_frame(CONTROL_FD, "event", "ready", NULL);
+  pid_t runtime = getpid();
+  pid_t command = fork();
+  if (command < 0) fail("fork: %s", strerror(errno));
+  if (command == 0) {
+    drop_namespace_powers();
+    die_with(runtime); /* after the new user namespace, which clears the parent-death signal */
+    close(CONTROL_FD);
+    environ = s->env;
+    if (s->cwd && chdir(s->cwd) != 0) fail("cannot enter %s: %s", s->cwd, strerror(errno));
+    signal(SIGPIPE, SIG_DFL);
+    execvp(s->argv[0], s->argv);
+    fprintf(stderr, "forkpoint-sandbox: cannot run %s: %s\n", s->argv[0], strerror(errno));
+    _exit(127);
+  }
+  init_pid = command;
+  if (stopping) kill(command, SIGKILL);
+  close(CONTROL_FD);
+  error_fd = -1;
+  for (int status;;) {
+    if (waitpid(command, &status, 0) == command) return status_code(status);
+    if (errno != EINTR) return 125;
+  }
+}
+
 static int run(void) {
   struct frame f;
   error_fd = CONTROL_FD;
@@ -916,11 +961,12 @@ static int run(void) {
   char inner[96];
   int view_tree = -1, in_userns = s.holder ? enter_holder(s.holder) : 0;
   if (!s.new_root) {
-    /* replay: only the network is closed; the file system is the caller's */
+    /* record and replay: only the network is closed; the file system is the caller's */
     if (uid == 0) CHECK(unshare(CLONE_NEWNET), "unshare: %s", strerror(errno));
     else become_namespace_root(CLONE_NEWNET);
     die_with(caller);
     if (s.net_own) loopback_up();
+    if (s.egress) return run_host_root_egress(&s, egress_sock[1]);
     send_frame(CONTROL_FD, "event", "ready", NULL);
     close(CONTROL_FD);
     environ = s.env;

@@ -1,5 +1,7 @@
 import { type Command, Option } from 'commander'
 import { type RedactionRules, Redactor } from '../trace/redact/Redactor.js'
+import { UsageError } from '../errors/index.js'
+import type { CaptureMode } from '../trace/record/agentRun.js'
 
 /** `--redact MODE` and the user rules, shared by the commands that record. */
 export function redactionOptions(cmd: Command): Command {
@@ -45,13 +47,16 @@ export function redactionRules(opts: RedactionRuleFlags): RedactionRules {
   return rules
 }
 
-/** How a recording command records: redaction, the proxy, pinned time and randomness. */
+/** How a recording command records: redaction, the capture, pinned time and randomness. */
 export interface RecordingFlags extends RedactionFlags {
   proxy?: boolean
+  egress?: boolean
   deterministic?: boolean
 }
 
 /** The recording options of `run --record` and `ci record`, from their flags. */
-export function recordingOptions(flags: RecordingFlags): { redact: RedactionFlags['redact']; rules: RedactionRules; proxy: boolean; deterministic: boolean } {
-  return { redact: flags.redact, rules: redactionRules(flags), proxy: Boolean(flags.proxy), deterministic: Boolean(flags.deterministic) }
+export function recordingOptions(flags: RecordingFlags): { redact: RedactionFlags['redact']; rules: RedactionRules; capture: CaptureMode; deterministic: boolean } {
+  if (flags.proxy && flags.egress) throw new UsageError('--proxy and --egress are two ways to record: choose one')
+  const capture: CaptureMode = flags.egress ? 'egress' : flags.proxy ? 'proxy' : 'register'
+  return { redact: flags.redact, rules: redactionRules(flags), capture, deterministic: Boolean(flags.deterministic) }
 }

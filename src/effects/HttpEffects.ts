@@ -39,6 +39,11 @@ export class HttpEffects {
     return new HttpEffects(await openEffects({ store, env, mode, ...(ledger ? { ledger } : {}) }), args)
   }
 
+  /** The policy in force. */
+  get policy(): HttpPolicy {
+    return this.args.policy
+  }
+
   /** Handle a request the policy classes and return the agent's response; null when the policy leaves it alone (send it on as it is). */
   async handle(req: HttpRequestData): Promise<HttpResponseData | null> {
     const classed = classifyRequest(this.args.policy, req.method, req.url)

@@ -2,11 +2,11 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import { type AddressInfo, type Socket, connect } from 'node:net'
 import { pathToFileURL } from 'node:url'
 import { isForkpointError } from '../errors/index.js'
+import { failResponse } from '../util/failResponse.js'
 import { EFFECTS_PROXY_ENV, TARGET_HEADER } from '../trace/capture/effectsProxyProtocol.js'
-import type { HttpRequestData, HttpResponseData } from '../trace/capture/httpExchange.js'
+import { type LiveAnswer, answerFrom, answeredWith, fetchLive } from '../trace/capture/liveAnswer.js'
 import { builtEntry } from '../util/builtEntry.js'
 import type { HttpEffects } from './HttpEffects.js'
-import { RESPONSE_HOP_HEADERS } from './httpEffect.js'
 import { type HttpPolicy, policyNamesHost } from './httpPolicy.js'
 
 export interface EffectsProxy {
@@ -25,8 +25,6 @@ export interface StartEffectsProxyArgs {
   env?: NodeJS.ProcessEnv
 }
 
-const NOT_FORWARDED = new RegExp(`^(host|connection|keep-alive|proxy-.*|transfer-encoding|content-length|te|trailer|upgrade|${TARGET_HEADER})$`, 'i')
-
 /**
  * An HTTP proxy on 127.0.0.1 for an agent in any language: each request the policy classes
  * goes through `effects` (deferred in a branch, sent once per key, or answered from the
@@ -36,7 +34,7 @@ const NOT_FORWARDED = new RegExp(`^(host|connection|keep-alive|proxy-.*|transfer
  */
 export async function startEffectsProxy({ effects, policy, nodeHook = true, env = process.env }: StartEffectsProxyArgs): Promise<EffectsProxy> {
   const server = createServer((req, res) => {
-    handle(effects, req, res).catch((err: unknown) => fail(res, isForkpointError(err) ? 409 : 502, err))
+    handle(effects, req, res).catch((err: unknown) => failResponse(res, isForkpointError(err) ? 409 : 502, err))
   })
   server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => tunnel(policy, req, client, head))
   await new Promise<void>((resolve, reject) => {
@@ -69,32 +67,20 @@ export async function startEffectsProxy({ effects, policy, nodeHook = true, env 
 async function handle(effects: HttpEffects, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const named = req.headers[TARGET_HEADER]
   const url = typeof named === 'string' ? named : (req.url ?? '')
-  if (!/^https?:\/\//i.test(url)) return fail(res, 400, new Error(`forkpoint effects proxy: ${url} is not a proxy request (point HTTP_PROXY at this proxy)`))
-  return answerRequest(effects, url, req, res)
+  if (!/^https?:\/\//i.test(url)) return failResponse(res, 400, new Error(`forkpoint effects proxy: ${url} is not a proxy request (point HTTP_PROXY at this proxy)`))
+  return answerFrom(effectsLive(effects))(url, req, res)
 }
 
 /**
- * Answer the agent's request for `url`: from `effects` when the policy classes it (held in
- * a branch's outbox, sent once per key, or answered from the ledger), else from the server.
+ * Where the agent's requests get their answers under a policy: from `effects` when the
+ * policy classes them (held in a branch's outbox, sent once per key, or answered from the
+ * ledger), else from the server.
  */
-export async function answerRequest(effects: HttpEffects, url: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  const headers: Record<string, string> = {}
-  for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && !NOT_FORWARDED.test(name)) headers[name] = value
-  const request: HttpRequestData = { url, method: req.method ?? 'GET', headers, body: chunks.length > 0 ? Buffer.concat(chunks) : null }
-  const answer = await effects.handle(request)
-  if (answer) return send(res, answer)
-  const upstream = await fetch(url, { method: request.method, headers, body: request.body, redirect: 'manual' })
-  res.writeHead(upstream.status, upstream.statusText, Object.fromEntries([...upstream.headers].filter(([k]) => !RESPONSE_HOP_HEADERS.test(k))))
-  if (upstream.body) for await (const chunk of upstream.body) res.write(chunk)
-  res.end()
-}
-
-function send(res: ServerResponse, answer: HttpResponseData): void {
-  res.writeHead(answer.status, answer.statusText, answer.headers)
-  for (const chunk of answer.chunks) res.write(chunk)
-  res.end()
+export function effectsLive(effects: HttpEffects): LiveAnswer {
+  return async (request) => {
+    const answer = await effects.handle(request)
+    return answer ? answeredWith(answer) : fetchLive(request)
+  }
 }
 
 function tunnel(policy: HttpPolicy, req: IncomingMessage, client: Socket, head: Buffer): void {
@@ -118,12 +104,4 @@ function tunnel(policy: HttpPolicy, req: IncomingMessage, client: Socket, head: 
 function splitHostPort(target: string): [string, number] {
   const at = target.lastIndexOf(':')
   return at > 0 ? [target.slice(0, at).replace(/^\[|\]$/g, ''), Number(target.slice(at + 1)) || 443] : [target, 443]
-}
-
-export function fail(res: ServerResponse, status: number, err: unknown): void {
-  if (res.headersSent) return void res.destroy()
-  const message = err instanceof Error ? err.message : String(err)
-  const code = isForkpointError(err) ? err.code : 'forkpoint_effects_proxy_error'
-  res.writeHead(status, { 'content-type': 'application/json', 'x-forkpoint-error': code })
-  res.end(JSON.stringify({ error: { type: code, message } }))
 }

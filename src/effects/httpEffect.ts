@@ -1,11 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { HttpRequestData, HttpResponseData } from '../trace/capture/httpExchange.js'
-import { VOLATILE_REQUEST_HEADERS } from '../trace/capture/httpExchange.js'
+import { RESPONSE_HOP_HEADERS, VOLATILE_REQUEST_HEADERS } from '../trace/capture/httpExchange.js'
 import { canonicalJson } from '../util/canonicalJson.js'
 import type { LedgerEntry } from './Ledger.js'
-
-/** Response headers that describe one hop's framing, not the body an agent is given. */
-export const RESPONSE_HOP_HEADERS = /^(content-length|content-encoding|transfer-encoding|connection|keep-alive)$/i
 
 /** An HTTP request as a ledger records it (the arguments of its `http …` tool): enough to send it again later. */
 export interface HttpEffectArgs {

@@ -5,7 +5,9 @@ import { Workspace } from '../branch/Workspace.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { type EffectsContext, WORKSPACE_CONTEXT } from './contextLedger.js'
 import { loadHttpPolicy } from './httpPolicy.js'
-import { withEgressEffects, withHttpEffects } from './withHttpEffects.js'
+import { refusedWarning } from '../sandbox/egressServer.js'
+import { withEgressEffects, withHttpEffects, withPolicyEffects } from './withHttpEffects.js'
+import { effectsLive } from './effectsProxy.js'
 import { type RecordCommandArgs, type RecordResult, recordCommand } from '../trace/record/recordCommand.js'
 
 /**
@@ -26,7 +28,7 @@ export async function runWithEffects(args: StoreLocator & RunCommandOptions): Pr
   const context: EffectsContext = args.branch ? { kind: 'branch', id: (await ws.openBranch(args.branch)).id, name: args.branch } : WORKSPACE_CONTEXT
   return withEgressEffects({ store: ws.store, context }, async (net, refused) => {
     const result = await runCommand({ ...args, ...(net ? { net } : {}) })
-    return { ...result, warnings: [...result.warnings, ...refusedWarnings(refused)] }
+    return { ...result, warnings: [...result.warnings, ...refused.map(refusedWarning)] }
   })
 }
 
@@ -44,25 +46,24 @@ export async function shellWithEffects(args: Parameters<typeof shellInBranch>[0]
   const context: EffectsContext = { kind: 'branch', id: (await ws.openBranch(args.branch)).id, name: args.branch }
   return withEgressEffects({ store: ws.store, context }, async (net, refused) => {
     const result = await shellInBranch({ ...args, ...(net ? { net } : {}) })
-    return { ...result, warnings: [...result.warnings, ...refusedWarnings(refused)] }
+    return { ...result, warnings: [...result.warnings, ...refused.map(refusedWarning)] }
   })
-}
-
-/** Each connection the egress proxy refused, in words. */
-export function refusedWarnings(refused: readonly string[]): string[] {
-  return refused.map((to) => `a connection to ${to} was refused: the effects policy is in force, and it was neither HTTP nor TLS`)
 }
 
 /**
  * `forkpoint run --record` with the store's HTTP effects policy in force, in the workspace
  * (requests run at once, once per key for the classes that say so, answered from the ledger
- * after that): Node agents' captured calls and other languages' proxied ones (HTTP_PROXY)
- * go through the effects proxy; the run records what the agent got.
+ * after that): captured in-process or through the LLM proxy, the agent's HTTP goes through
+ * the effects proxy (HTTP_PROXY); through the egress proxy, that proxy answers from the
+ * effects themselves. The run records what the agent got.
  * @throws {EffectsPolicyError} (exit 2) a malformed `.forkpoint/effects.json`
  */
 export async function recordWithEffects(args: RecordCommandArgs): Promise<RecordResult> {
   const { store } = await openStore(args)
   const env = args.env ?? process.env
+  if (args.capture === 'egress') {
+    return withPolicyEffects({ store, context: WORKSPACE_CONTEXT, env }, (effects) => recordCommand({ ...args, store, ...(effects ? { live: effectsLive(effects) } : {}) }))
+  }
   return withHttpEffects({ store, context: WORKSPACE_CONTEXT, nodeHook: false, env }, (proxyEnv) =>
     recordCommand({ ...args, store, ...(proxyEnv ? { env: { ...env, ...proxyEnv } } : {}) }),
   )

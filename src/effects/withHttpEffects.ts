@@ -1,10 +1,11 @@
 import type { Store } from '../store/Store.js'
 import type { EffectsContext } from './contextLedger.js'
-import { startEffectsProxy } from './effectsProxy.js'
+import { effectsLive, startEffectsProxy } from './effectsProxy.js'
 import { HttpEffects } from './HttpEffects.js'
-import { startEgressServer } from './egressProxy.js'
+import { startEgressServer } from '../sandbox/egressServer.js'
 import type { EgressProxy } from '../sandbox/runSandboxed.js'
-import { storeCa } from './storeCa.js'
+import { storeCa } from '../sandbox/storeCa.js'
+import { answerFrom } from '../trace/capture/liveAnswer.js'
 import { type HttpPolicy, loadHttpPolicy } from './httpPolicy.js'
 
 export interface WithHttpEffectsArgs {
@@ -19,25 +20,40 @@ export interface WithHttpEffectsArgs {
 }
 
 /**
+ * Run `work` with the store's HTTP effects policy in force for one context: the effects
+ * that class its requests, or null without a policy file; they are settled after `work`.
+ * @throws {EffectsPolicyError} (exit 2) the policy file is malformed; `work` does not run
+ */
+export async function withPolicyEffects<T>(
+  { store, context, env = process.env, ...args }: Omit<WithHttpEffectsArgs, 'nodeHook'>,
+  work: (effects: HttpEffects | null) => Promise<T>,
+): Promise<T> {
+  const policy = args.policy !== undefined ? args.policy : await loadHttpPolicy(store)
+  if (!policy) return work(null)
+  const effects = await HttpEffects.open({ store, context, policy, env })
+  try {
+    return await work(effects)
+  } finally {
+    await effects.settled()
+  }
+}
+
+/**
  * Run `work` with the store's HTTP effects policy in force for one context: an effects
  * proxy on 127.0.0.1, whose variables `work` gives the agent. Without a policy file,
  * `work` gets null and nothing is started.
  * @throws {EffectsPolicyError} (exit 2) the policy file is malformed; `work` does not run
  */
-export async function withHttpEffects<T>(
-  { store, context, nodeHook = true, env = process.env, ...args }: WithHttpEffectsArgs,
-  work: (proxyEnv: Record<string, string> | null) => Promise<T>,
-): Promise<T> {
-  const policy = args.policy !== undefined ? args.policy : await loadHttpPolicy(store)
-  if (!policy) return work(null)
-  const effects = await HttpEffects.open({ store, context, policy, env })
-  const proxy = await startEffectsProxy({ effects, policy, nodeHook, env })
-  try {
-    return await work(proxy.env)
-  } finally {
-    await proxy.close()
-    await effects.settled()
-  }
+export async function withHttpEffects<T>({ nodeHook = true, ...args }: WithHttpEffectsArgs, work: (proxyEnv: Record<string, string> | null) => Promise<T>): Promise<T> {
+  return withPolicyEffects(args, async (effects) => {
+    if (!effects) return work(null)
+    const proxy = await startEffectsProxy({ effects, policy: effects.policy, nodeHook, env: args.env ?? process.env })
+    try {
+      return await work(proxy.env)
+    } finally {
+      await proxy.close()
+    }
+  })
 }
 
 /**
@@ -48,18 +64,14 @@ export async function withHttpEffects<T>(
  * `refused` lists connections refused for being neither HTTP nor TLS.
  * @throws {EffectsPolicyError} (exit 2) the policy file is malformed; `work` does not run
  */
-export async function withEgressEffects<T>(
-  { store, context, env = process.env, ...args }: Omit<WithHttpEffectsArgs, 'nodeHook'>,
-  work: (net: EgressProxy | null, refused: readonly string[]) => Promise<T>,
-): Promise<T> {
-  const policy = args.policy !== undefined ? args.policy : await loadHttpPolicy(store)
-  if (!policy) return work(null, [])
-  const effects = await HttpEffects.open({ store, context, policy, env })
-  const egress = await startEgressServer({ effects, ca: await storeCa(store) })
-  try {
-    return await work(egress.net, egress.refused)
-  } finally {
-    await egress.close()
-    await effects.settled()
-  }
+export async function withEgressEffects<T>(args: Omit<WithHttpEffectsArgs, 'nodeHook'>, work: (net: EgressProxy | null, refused: readonly string[]) => Promise<T>): Promise<T> {
+  return withPolicyEffects(args, async (effects) => {
+    if (!effects) return work(null, [])
+    const egress = await startEgressServer({ answer: answerFrom(effectsLive(effects)), ca: await storeCa(args.store) })
+    try {
+      return await work(egress.net, egress.refused)
+    } finally {
+      await egress.close()
+    }
+  })
 }

@@ -154,8 +154,9 @@ function netFields(net: NetMode | EgressProxy): Fields {
   ]
 }
 
-function caVariables(): Record<string, string> {
-  return Object.fromEntries(CA_VARIABLES.map((name) => [name, SANDBOX_CA_BUNDLE]))
+/** The standard variables that point TLS clients (OpenSSL, Node, Python requests, curl, git) at the CA file `path`. */
+export function caVariables(path = SANDBOX_CA_BUNDLE): Record<string, string> {
+  return Object.fromEntries(CA_VARIABLES.map((name) => [name, path]))
 }
 
 function envFields(env: NodeJS.ProcessEnv): Fields {

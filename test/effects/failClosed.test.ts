@@ -147,6 +147,22 @@ describe('effects fail closed: a sandbox under an effects policy reaches the net
       expect(tls.received.sort()).toEqual(['POST /send over tls curl', 'POST /send over tls node', 'POST /send over tls python'])
     })
 
+    it('run --record --egress reads HTTPS from node, curl and python with the store CA, and the replay serves it with nothing sent', async () => {
+      const dir = await workspaceDeferringSend()
+      const url = `https://127.0.0.1:${tls.port}/status`
+      const script = `curl -s ${url}; echo; node -e 'fetch("${url}").then((r) => r.text()).then(console.log)'; python3 -c 'import urllib.request; print(urllib.request.urlopen("${url}").read().decode())'`
+      const trustServer = { NODE_EXTRA_CA_CERTS: join(tls.dir, 'cert.pem') }
+      const before = tls.received.length
+      const recorded = await runCli(['run', '--record', '--egress', '--', 'sh', '-c', script], { cwd: dir, env: trustServer })
+      expect(recorded.code, recorded.stderr).toBe(0)
+      expect(recorded.stdout.match(/tls-1/g)).toHaveLength(3)
+      expect(tls.received.length - before).toBe(3)
+      const replay = await runCli(['replay', 'latest'], { cwd: dir })
+      expect(replay.code, replay.stderr).toBe(0)
+      expect(replay.stdout.match(/tls-1/g)).toHaveLength(3)
+      expect(tls.received.length - before).toBe(3)
+    })
+
     it("the sandbox trusts only the store's CA: it cannot read the CA's key, and a server's own certificate is not what it sees", async () => {
       const dir = await workspaceDeferringSend()
       const run = await fp(
@@ -163,6 +179,48 @@ describe('effects fail closed: a sandbox under an effects policy reaches the net
       expect(run.stdout).toMatch(/i:CN = forkpoint effects proxy CA/)
       expect(run.stdout).toMatch(/Verify return code: 0 \(ok\)/)
     })
+  })
+})
+
+describe('recording through the egress proxy: any client is recorded, and its replay sends nothing', () => {
+  it('run --record --egress: Node fetch, Python urllib, curl and a raw socket speaking HTTP are recorded as steps; replays send 0 requests', async () => {
+    const dir = await workspaceDeferringSend()
+    for (const kind of KINDS) {
+      const run = await fp(dir, 'run', '--json', '--record', '--egress', '--', ...client(kind, mail.url('/send'), `recorded ${kind}`))
+      const recorded = JSON.parse(run.stdout) as { steps: number; exitCode: number; warnings: string[] }
+      expect([kind, recorded.steps, recorded.exitCode, recorded.warnings]).toEqual([kind, 1, 0, []])
+    }
+    // in the workspace the policy sends at once
+    expect(mail.received.map((r) => r.body).sort()).toEqual(['recorded curl', 'recorded node', 'recorded python', 'recorded raw'])
+    const { runs } = (await fpJson<{ runs: Array<{ runId: string }> }>(dir, 'runs')).json
+    expect(runs).toHaveLength(4)
+    for (const { runId } of runs) {
+      const replay = await fp(dir, 'replay', runId)
+      expect([runId, replay.code], replay.stderr).toEqual([runId, 0])
+    }
+    expect(mail.received).toHaveLength(4)
+  })
+
+  it('replay serves what the recording holds to every client, and a request it does not hold diverges without reaching the network', async () => {
+    const dir = await workspaceDeferringSend()
+    const get = `curl -s ${mail.url('/status')}; echo; python3 -c 'import urllib.request; print(urllib.request.urlopen("${mail.url('/status')}").read().decode())'`
+    const recorded = await fp(dir, 'run', '--record', '--egress', '--', 'sh', '-c', get)
+    expect(recorded.stdout).toContain('{"id":"msg-1"}\n{"id":"msg-2"}')
+    const replay = await fp(dir, 'replay', 'latest')
+    expect(replay.code, replay.stderr).toBe(0)
+    expect(replay.stdout).toContain('{"id":"msg-1"}\n{"id":"msg-2"}')
+    const other = await fp(dir, 'replay', 'latest', '--', 'sh', '-c', `curl -s ${mail.url('/other')}`)
+    expect(other.code).toBe(3)
+    expect(mail.received).toHaveLength(2)
+  })
+
+  it('a connection that is neither HTTP nor TLS is refused while recording, and said', async () => {
+    const dir = await workspaceDeferringSend()
+    const script = `import socket; s = socket.create_connection(("127.0.0.1", ${mail.port()})); s.sendall(bytes([0, 1, 2, 3]) * 4); print(repr(s.recv(16)))`
+    const run = await fp(dir, 'run', '--record', '--egress', '--', 'python3', '-c', script)
+    expect(run.stdout).toContain("b''")
+    expect(run.stderr).toContain(`warning: a connection to 127.0.0.1:${mail.port()} was refused`)
+    expect(mail.received).toEqual([])
   })
 })
 

@@ -444,6 +444,22 @@ describe('effects fail closed: no byte of a sandbox under an effects policy pass
     expect((await forkpoint('abort', 'attempt')).code).toBe(0)
   })
 
+  it.each(['root', 'nobody'] as const)("as %s: a recorded agent (run --record --egress) cannot enter the host's network, flush the NAT rules, or send UDP", async (as) => {
+    const dir = await workspaceWithPolicy(as)
+    const marker = `rec${as}`
+    const escape = [
+      // the runtime's parent, the CLI, is in the host's network
+      `nsenter --net=/proc/$(awk '/^PPid/ {print $2}' /proc/$PPID/status)/ns/net python3 -c 'import socket; s=socket.create_connection(("127.0.0.1",${tcpPort})); s.sendall(b"${marker}-setns\\n"); s.close()' 2>/dev/null && echo entered || echo cannot enter`,
+      ...probe(tcpPort, udpPort, marker).split('; ').slice(1),
+    ].join('; ')
+    const forkpoint = (...args: string[]) => (as === 'root' ? fp(dir, ...args) : fpAsNobody(dir, ...args))
+    const run = await forkpoint('run', '--record', '--egress', '--', 'sh', '-c', escape)
+    expect(run.stdout).toContain('cannot enter')
+    expect(run.stdout).toContain('cannot flush')
+    expect(run.stderr).toContain(`a connection to 127.0.0.1:${tcpPort} was refused`)
+    expect(heard.filter((h) => h.includes(marker))).toEqual([])
+  })
+
   /** `forkpoint-sandbox run` processes whose parent is gone (PID 1 took them): a relay or handler left behind. */
   function orphanedRuntimes(): number[] {
     return readdirSync('/proc')

@@ -88,6 +88,7 @@ export function registerCi(program: Command): void {
     .description('record the entrypoint and write its normalised golden artifact')
     .requiredOption('--entrypoint <file>', 'the agent script')
     .requiredOption('--out <file>', 'the artifact to write (*.run.json)')
+    .option('--egress', 'record every connection through the egress proxy (any language and client, HTTPS included)')
     .option('--proxy', 'record through the local proxy (any language)')
     .option('--deterministic', 'pin Date and Math.random')
     .action(async (opts: RecordingFlags & { entrypoint: string; out: string }, cmd: Command) => {

@@ -86,6 +86,7 @@ export async function recordRunCommand({ dir, store, command, entrypoint, out, s
 
 export const recordRunView: View<RecordSummary> = {
   human: (r) => `recorded ${r.runId}: ${counted(r.steps, 'step')}, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}`,
+  warnings: (r) => r.warnings.map((w) => `forkpoint: warning: ${w}`),
 }
 
 /**
@@ -97,7 +98,8 @@ export function registerRun(program: Command): void {
   redactionOptions(common(program.command('run')))
     .description('run CMD sandboxed (the branch at the workspace path, no network by default), or with --record, record it as a run')
     .argument('<command...>', 'the command and its arguments, after --')
-    .option('--record', 'record the run (in-process for Node agents; add --proxy for any language)')
+    .option('--record', 'record the run (in-process for Node agents; add --egress or --proxy for any language)')
+    .option('--egress', "record every connection through the egress proxy: a network of the agent's own, HTTPS read with the store's CA")
     .option('--proxy', 'record through a local proxy on 127.0.0.1 (sets OPENAI_BASE_URL, ANTHROPIC_BASE_URL)')
     .option('--deterministic', 'pin Date and Math.random in the agent (replay pins them the same way)')
     .option('--entrypoint <name>', 'name the run (default: the script)')
@@ -118,7 +120,7 @@ export function registerRun(program: Command): void {
       if (opts.record) {
         const used = [...SANDBOX_FLAGS.filter((f) => opts[f] !== undefined), ...(opts.env.length > 0 ? ['env'] : []), ...(opts.expose.length > 0 ? ['expose'] : [])]
         if (used.length > 0) throw new UsageError(`--record cannot be combined with sandbox options yet (${used.map((f) => `--${f}`).join(', ')})`)
-        const { redact, redactKey, redactPath, redactPattern, proxy, deterministic, entrypoint, out } = opts
+        const { redact, redactKey, redactPath, redactPattern, proxy, egress, deterministic, entrypoint, out } = opts
         const summary = await recordRunCommand({
           ...where,
           command,
@@ -127,6 +129,7 @@ export function registerRun(program: Command): void {
           redactPath,
           redactPattern,
           proxy,
+          egress,
           deterministic,
           entrypoint,
           out,

@@ -22,6 +22,8 @@ export interface HttpResponseData {
 /** Headers that change on every call or describe the transport, not the exchange: left out of step inputs. */
 export const VOLATILE_REQUEST_HEADERS =
   /^(host|content-length|connection|keep-alive|user-agent|accept-encoding|transfer-encoding|date|traceparent|tracestate|idempotency-key|x-request-id|x-stainless-.*|sec-fetch-.*|accept-language)$/i
+/** Response headers of the hop, not the answer: framing is redone, and fetch has already decoded the body. */
+export const RESPONSE_HOP_HEADERS = /^(content-length|content-encoding|transfer-encoding|connection|keep-alive)$/i
 /** Response headers not replayed: framing is redone, bodies are served decoded, the rest is per call. */
 const DROPPED_RESPONSE_HEADERS = /^(content-length|content-encoding|transfer-encoding|connection|keep-alive|date)$/i
 

@@ -1,5 +1,5 @@
 import { basename, resolve } from 'node:path'
-import { runAgent } from '../record/agentRun.js'
+import { recordedCapture, runAgent } from '../record/agentRun.js'
 import { assembleRun } from '../record/assembleRun.js'
 import { diffRuns, type RunDiff } from '../diff/diffRuns.js'
 import { entrypointCommand } from './entrypointCommand.js'
@@ -60,7 +60,7 @@ export async function ciCheck(args: CiCheckArgs): Promise<CiCheckResult> {
     cwd,
     env,
     policy: { mode: expected.redaction, rules: args.rules ?? {} },
-    capture: expected.meta['capture'] === 'proxy' ? 'proxy' : 'register',
+    capture: recordedCapture(expected),
     replay: live || expected.redaction === 'content' ? undefined : { run: expected, onMiss: 'offline-error' },
     offline: !live,
     deterministic: recordedDeterminism(expected),

@@ -9,13 +9,23 @@ import { fileSink, type JournalEntry, type JournalSink, readJournal } from './jo
 import { networkNamespaceAvailable, spawnAgent, type AgentExit, type AgentStdout } from './spawnAgent.js'
 import { PayloadCipher } from '../redact/payloadCipher.js'
 import { defaultUpstreams, startRecordingProxy, type RecordingProxy } from '../capture/recordingProxy.js'
+import { recordedAnswer } from '../capture/recordedAnswer.js'
+import { type LiveAnswer, fetchLive } from '../capture/liveAnswer.js'
+import { OfflineViolationError } from '../../errors/index.js'
+import { type EgressServer, startEgressServer } from '../../sandbox/egressServer.js'
+import { caVariables } from '../../sandbox/runSandboxed.js'
+import { storeCa } from '../../sandbox/storeCa.js'
 import type { RedactionPolicy } from '../redact/Redactor.js'
-import type { EncryptionInfo } from '../core/Run.js'
+import type { EncryptionInfo, Run } from '../core/Run.js'
 import { shellQuote } from '../core/shellQuote.js'
 import { TRACE_ENV } from './traceEnv.js'
 
-/** How the agent's calls are captured: in-process (`--import forkpoint/register`) or through the local proxy. */
-export type CaptureMode = 'register' | 'proxy'
+/**
+ * How the agent's calls are captured: in-process (`--import forkpoint/register`), through
+ * the local LLM proxy (its base-URL variables), or through the egress proxy (a network of
+ * the agent's own whose every connection it sees, HTTPS ended with the store's CA).
+ */
+export type CaptureMode = 'register' | 'proxy' | 'egress'
 
 export interface AgentRunArgs {
   store: Store
@@ -28,11 +38,15 @@ export interface AgentRunArgs {
   offline: boolean
   deterministic: DeterministicSettings | null
   stdout: AgentStdout
+  /** Where the egress proxy gets live answers (an effects policy's ledger and outbox, say). @default the server */
+  live?: LiveAnswer
 }
 
 export interface AgentRunOutcome {
   entries: JournalEntry[]
   exit: AgentExit
+  /** `ADDRESS:PORT` of each connection the egress proxy refused, for being neither HTTP nor TLS. */
+  refused: string[]
   startedAt: Date
   endedAt: Date
   encryption?: EncryptionInfo | undefined
@@ -44,7 +58,7 @@ export interface AgentRunOutcome {
  * outcome means.
  */
 export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
-  const { store, command, cwd, env, policy, capture, replay, offline, deterministic, stdout } = args
+  const { store, command, cwd, env, policy, capture, replay, offline, deterministic, stdout, live = fetchLive } = args
   const encryption = replay ? replay.run.encryption : policy.mode === 'encrypt' ? PayloadCipher.fromEnv(env, '--redact encrypt').info() : undefined
   if (replay?.run.encryption) PayloadCipher.fromEnv(env, `replaying encrypted run ${replay.run.runId}`).assertMatches(replay.run.encryption)
   const journal = store.tempPath('journal.ndjson')
@@ -65,28 +79,60 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
   else childEnv[TRACE_ENV.http] = '0'
   const abort = new AbortController()
   let proxy: RecordingProxy | null = null
+  let egress: EgressServer | null = null
   let proxySink: JournalSink | null = null
   let bridgeSocket: string | undefined
-  if (capture === 'proxy') {
+  let caFile: string | undefined
+  if (capture !== 'register') {
     proxySink = fileSink(journal)
     const session = createSession({ policy, sink: proxySink, replay, env })
     session.onDivergence = () => abort.abort()
-    bridgeSocket = offline && networkNamespaceAvailable() ? store.tempPath('proxy.sock') : undefined
-    proxy = await startRecordingProxy({ session, upstreams: defaultUpstreams(env), ...(bridgeSocket ? { socketPath: bridgeSocket } : {}) })
-    Object.assign(childEnv, proxy.env)
+    if (capture === 'egress') {
+      const ca = await storeCa(store)
+      caFile = store.tempPath('ca.pem')
+      writeFileSync(caFile, ca.certPem, { mode: 0o644 })
+      egress = await startEgressServer({ answer: recordedAnswer(session, offline ? offlineLive : live), ca })
+      Object.assign(childEnv, caVariables(caFile))
+    } else {
+      bridgeSocket = offline && networkNamespaceAvailable() ? store.tempPath('proxy.sock') : undefined
+      proxy = await startRecordingProxy({ session, upstreams: defaultUpstreams(env), ...(bridgeSocket ? { socketPath: bridgeSocket } : {}) })
+      Object.assign(childEnv, proxy.env)
+    }
+  }
+  const close = async () => {
+    await proxy?.close()
+    await egress?.close()
+    proxySink?.close()
   }
   const startedAt = new Date()
   try {
-    const exit = await spawnAgent({ command, env: childEnv, cwd, offline, stdout, signal: abort.signal, ...(bridgeSocket ? { bridgeSocket } : {}) })
-    await proxy?.close()
-    proxySink?.close()
-    return { entries: readJournal(journal), exit, startedAt, endedAt: new Date(), encryption }
+    const exit = await spawnAgent({
+      command,
+      env: childEnv,
+      cwd,
+      offline,
+      stdout,
+      signal: abort.signal,
+      ...(bridgeSocket ? { bridgeSocket } : {}),
+      ...(egress ? { egress: egress.net.socket } : {}),
+    })
+    await close()
+    return { entries: readJournal(journal), exit, refused: egress?.refused ?? [], startedAt, endedAt: new Date(), encryption }
   } finally {
-    await proxy?.close()
-    proxySink?.close()
-    for (const path of [journal, artifact, bridgeSocket]) if (path) rmSync(path, { force: true })
+    await close()
+    for (const path of [journal, artifact, bridgeSocket, caFile]) if (path) rmSync(path, { force: true })
   }
 }
+
+/** How a recorded run was captured, so that its replay serves it the same way. */
+export function recordedCapture(run: Run): CaptureMode {
+  const capture = run.meta['capture']
+  return capture === 'proxy' || capture === 'egress' ? capture : 'register'
+}
+
+/** A replay's live answers: none, the network is closed (the recording serves every call it holds). */
+const offlineLive: LiveAnswer = (request) =>
+  Promise.reject(new OfflineViolationError(`offline: ${request.method} ${request.url} is not served by the recording`, { target: request.url }))
 
 /**
  * A readable name for the agent: the script an interpreter runs, else the program; a

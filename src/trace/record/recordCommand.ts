@@ -1,6 +1,8 @@
 import { resolve } from 'node:path'
 import type { Digest } from '../../store/digest.js'
 import { type CaptureMode, entrypointName, runAgent } from './agentRun.js'
+import { refusedWarning } from '../../sandbox/egressServer.js'
+import type { LiveAnswer } from '../capture/liveAnswer.js'
 import { assembleRun } from './assembleRun.js'
 import type { DeterministicSettings } from './deterministic.js'
 import { Redactor, type RedactionRules } from '../redact/Redactor.js'
@@ -16,8 +18,14 @@ export interface RecordCommandArgs extends StoreLocator {
   entrypoint?: string
   redact?: RedactionMode
   rules?: RedactionRules
-  /** Capture through the local recording proxy (any language) instead of in-process. */
-  proxy?: boolean
+  /**
+   * How calls are captured: `register` in-process (Node agents), `proxy` through the local
+   * LLM proxy (its base-URL variables, any language), `egress` through the egress proxy (the
+   * agent's every connection, any language and client, HTTPS included). @default 'register'
+   */
+  capture?: CaptureMode
+  /** Where the egress proxy gets live answers (`recordWithEffects`: the effects policy). @default the server */
+  live?: LiveAnswer
   /** Pin Date and Math.random in the agent (and again on replay). */
   deterministic?: boolean
   /** Also write the run artifact here. */
@@ -36,6 +44,8 @@ export interface RecordResult {
   run: Run
   /** The agent's stdout, when `stdout: 'capture'`. */
   agentStdout: string
+  /** What the egress proxy refused (connections neither HTTP nor TLS), in words. */
+  warnings: string[]
 }
 
 /**
@@ -47,12 +57,11 @@ export interface RecordResult {
  * const { runId } = await recordCommand({ command: ['node', 'agent.js'] })
  */
 export async function recordCommand(args: RecordCommandArgs): Promise<RecordResult> {
-  const { command, redact = 'secrets', rules = {}, proxy = false, deterministic = false, out, env = process.env, stdout = 'inherit' } = args
+  const { command, redact = 'secrets', rules = {}, capture = 'register', deterministic = false, out, env = process.env, stdout = 'inherit', live } = args
   const cwd = resolve(args.dir ?? process.cwd())
   const store = (await openStore({ ...args, dir: cwd })).store
-  const capture: CaptureMode = proxy ? 'proxy' : 'register'
   const pinned: DeterministicSettings | null = deterministic ? { epochMs: Date.now(), seed: Math.floor(Math.random() * 2 ** 31) } : null
-  const outcome = await runAgent({ store, command, cwd, env, policy: { mode: redact, rules }, capture, offline: false, deterministic: pinned, stdout })
+  const outcome = await runAgent({ store, command, cwd, env, policy: { mode: redact, rules }, capture, offline: false, deterministic: pinned, stdout, ...(live ? { live } : {}) })
   const shownCommand = new Redactor({ mode: 'secrets', rules, env }).redactArgv(command)
   const meta: { [key: string]: JsonValue } = {
     command: shownCommand,
@@ -80,5 +89,15 @@ export async function recordCommand(args: RecordCommandArgs): Promise<RecordResu
   }
   const artifact = out ? resolve(cwd, out) : null
   if (artifact) await writeRunArtifact(artifact, run)
-  return { runId: run.runId, digest, status: run.status, exitCode: outcome.exit.exitCode, steps: run.steps.length, artifact, run, agentStdout: outcome.exit.stdout }
+  return {
+    runId: run.runId,
+    digest,
+    status: run.status,
+    exitCode: outcome.exit.exitCode,
+    steps: run.steps.length,
+    artifact,
+    run,
+    agentStdout: outcome.exit.stdout,
+    warnings: outcome.refused.map(refusedWarning),
+  }
 }

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import type { Duplex } from 'node:stream'
-import { UsageError } from '../../errors/index.js'
-import { encodeFrame } from '../../sandbox/frames.js'
+import { SandboxError, UsageError } from '../../errors/index.js'
+import { type Fields, encodeFrame } from '../../sandbox/frames.js'
 import { runtimeBinary } from '../../sandbox/runtimeBinary.js'
 import { builtEntry } from '../../util/builtEntry.js'
 import { exitStatus } from '../../util/exitStatus.js'
@@ -41,7 +41,9 @@ export function networkNamespaceAvailable(): boolean {
  * Run the agent command and wait for it. With `offline`, the child gets a network
  * namespace with only loopback up, through the sandbox runtime (`root=host`: its file
  * system stays the caller's) when the kernel allows one (`bridgeSocket`: 127.0.0.1 is
- * bridged to the replay proxy's unix socket, nothing else).
+ * bridged to the replay proxy's unix socket, nothing else). With `egress`, a namespace
+ * whose every TCP connection and DNS query go to the egress server at that socket, and
+ * nothing else: required, never left out.
  */
 export async function spawnAgent({
   command,
@@ -49,6 +51,7 @@ export async function spawnAgent({
   cwd,
   offline = false,
   bridgeSocket,
+  egress,
   stdout = 'inherit',
   signal,
 }: {
@@ -57,14 +60,26 @@ export async function spawnAgent({
   cwd: string
   offline?: boolean
   bridgeSocket?: string
+  egress?: string
   stdout?: AgentStdout
   signal?: AbortSignal
 }): Promise<AgentExit> {
   if (command.length === 0) throw new UsageError('no agent command given (put it after --)')
-  const netns = offline && networkNamespaceAvailable()
+  const netns = (offline || egress !== undefined) && networkNamespaceAvailable()
+  if (egress !== undefined && !netns)
+    throw new SandboxError(
+      "recording through the egress proxy needs a network namespace of the agent's own, which this machine does not give (record in-process or with --proxy instead)",
+    )
   const bridge = bridgeSocket ? [process.execPath, builtEntry('trace/capture', 'netnsBridge.js'), bridgeSocket, '--'] : []
   const stdio = [stdout === 'capture' ? 'ignore' : 'inherit', stdout === 'inherit' ? 'inherit' : 'pipe', stdout === 'capture' ? 'pipe' : 'inherit'] as const
-  const child = netns ? inNetworkNamespace([...bridge, ...command], env, cwd, stdio) : spawn(command[0]!, command.slice(1), { cwd, env, stdio: [...stdio] })
+  const net: Fields =
+    egress === undefined
+      ? [['net', 'none']]
+      : [
+          ['net', 'proxy'],
+          ['egress', egress],
+        ]
+  const child = netns ? inNetworkNamespace([...bridge, ...command], net, env, cwd, stdio) : spawn(command[0]!, command.slice(1), { cwd, env, stdio: [...stdio] })
   let out = ''
   let err = ''
   child.stdout?.on('data', (c: Buffer) => (stdout === 'capture' ? (out += c.toString()) : process.stderr.write(c)))
@@ -85,13 +100,19 @@ export async function spawnAgent({
   }
 }
 
-/** The runtime in `root=host` mode: it unshares the network (and, unprivileged, a user namespace), brings lo up, and execs argv in place. */
-function inNetworkNamespace(argv: string[], env: NodeJS.ProcessEnv, cwd: string, stdio: readonly ['inherit' | 'ignore', 'inherit' | 'pipe', 'inherit' | 'pipe']): ChildProcess {
+/** The runtime in `root=host` mode: it unshares the network (and, unprivileged, a user namespace), brings lo up (and the egress), and runs argv. */
+function inNetworkNamespace(
+  argv: string[],
+  net: Fields,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  stdio: readonly ['inherit' | 'ignore', 'inherit' | 'pipe', 'inherit' | 'pipe'],
+): ChildProcess {
   const child = spawn(runtimeBinary(), ['run'], { cwd, stdio: [...stdio, 'pipe'] })
   const control = child.stdio[3] as Duplex
   control.on('error', () => undefined)
   control.on('data', () => undefined) // `event=ready`; a setup error also ends in exit 125 with its reason on stderr
   const envFields = Object.entries(env).flatMap(([k, v]): Array<[string, string]> => (v === undefined ? [] : [['env', `${k}=${v}`]]))
-  control.end(encodeFrame([['root', 'host'], ['net', 'none'], ['cwd', cwd], ...envFields, ...argv.map((a): [string, string] => ['argv', a])]))
+  control.end(encodeFrame([['root', 'host'], ...net, ['cwd', cwd], ...envFields, ...argv.map((a): [string, string] => ['argv', a])]))
   return child
 }

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { ReplayDivergenceError, UsageError } from '../../errors/index.js'
 import type { Digest } from '../../store/digest.js'
-import { type CaptureMode, runAgent } from '../record/agentRun.js'
+import { recordedCapture, runAgent } from '../record/agentRun.js'
 import { assembleRun } from '../record/assembleRun.js'
 import type { DeterministicSettings } from '../record/deterministic.js'
 import { diffRuns, type RunDiff } from '../diff/diffRuns.js'
@@ -65,7 +65,7 @@ export async function replayRun(args: ReplayRunArgs): Promise<ReplayResult> {
   }
   const store = (await openStore({ ...args, dir: cwd })).store
   const command = args.command?.length ? args.command : await trustedRecordedCommand({ run, store, trust: args.trustCommand === true })
-  const capture: CaptureMode = run.meta['capture'] === 'proxy' ? 'proxy' : 'register'
+  const capture = recordedCapture(run)
   const outcome = await runAgent({
     store,
     command,

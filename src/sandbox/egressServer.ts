@@ -1,17 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs'
-import { type IncomingMessage, createServer as createHttpServer } from 'node:http'
+import { type IncomingMessage, type ServerResponse, createServer as createHttpServer } from 'node:http'
 import { type Server, type Socket, createServer, isIP } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Duplex } from 'node:stream'
 import { TLSSocket } from 'node:tls'
 import { isForkpointError } from '../errors/index.js'
-import type { EgressProxy } from '../sandbox/runSandboxed.js'
-import { answerRequest, fail } from './effectsProxy.js'
-import type { HttpEffects } from './HttpEffects.js'
+import { failResponse } from '../util/failResponse.js'
+import type { EgressProxy } from './runSandboxed.js'
 import type { StoreCa } from './storeCa.js'
 
-/** The effects proxy a sandbox's whole network leads to, and what it refused. */
+/** How the egress server answers one HTTP request from the sandbox, for `url` (scheme, host and path as the client meant them). */
+export type RequestHandler = (url: string, req: IncomingMessage, res: ServerResponse) => Promise<void>
+
+/** The proxy a sandbox's whole network leads to, and what it refused. */
 export interface EgressServer {
   /** What `runSandboxed`'s `net` takes. */
   net: EgressProxy
@@ -32,20 +34,21 @@ const HTTP_REQUEST_START = /^[A-Z]{1,16} /
 const TLS_HANDSHAKE = 0x16
 
 /**
- * The egress proxy for sandboxes with an effects policy: each connection the sandbox's
- * relay hands over (the runtime's egress, docs/effects.md) is HTTP, or TLS ended here with
- * a certificate of the store's CA for the name the client asked for; its requests go through
- * `effects` like the HTTP_PROXY proxy's. Anything else is refused, never passed on.
+ * The egress proxy for sandboxes whose network must not reach anything unseen (an effects
+ * policy, a recording): each connection the sandbox's relay hands over (the runtime's
+ * egress, docs/effects.md) is HTTP, or TLS ended here with a certificate of the store's CA
+ * for the name the client asked for; `answer` answers its requests. Anything else is
+ * refused, never passed on.
  */
-export async function startEgressServer({ effects, ca }: { effects: HttpEffects; ca: StoreCa }): Promise<EgressServer> {
+export async function startEgressServer({ answer, ca }: { answer: RequestHandler; ca: StoreCa }): Promise<EgressServer> {
   const dir = mkdtempSync(join(tmpdir(), 'fp-egress-'))
   const socket = join(dir, 'egress.sock')
   const refused: string[] = []
   const destinations = new WeakMap<Duplex, Destination & { tls: boolean }>()
   const http = createHttpServer((req, res) => {
     const destination = destinations.get(req.socket)
-    if (!destination) return fail(res, 502, new Error('forkpoint egress proxy: a request from nowhere'))
-    answerRequest(effects, urlOf(req, destination), req, res).catch((err: unknown) => fail(res, isForkpointError(err) ? 409 : 502, err))
+    if (!destination) return failResponse(res, 502, new Error('forkpoint egress proxy: a request from nowhere'))
+    answer(urlOf(req, destination), req, res).catch((err: unknown) => failResponse(res, isForkpointError(err) ? 409 : 502, err))
   })
   const accept = (client: Socket) => {
     client.on('error', () => undefined)
@@ -86,6 +89,11 @@ export async function startEgressServer({ effects, ca }: { effects: HttpEffects;
         })
       }),
   }
+}
+
+/** A connection the egress proxy refused, in words. */
+export function refusedWarning(to: string): string {
+  return `a connection to ${to} was refused: it was neither HTTP nor TLS, which the egress proxy cannot read`
 }
 
 function listen(server: Server, path: string): Promise<void> {
