@@ -6,6 +6,7 @@ import { openStore, type StoreLocator } from '../store/findStore.js'
 import { type EffectsContext, WORKSPACE_CONTEXT } from './contextLedger.js'
 import { loadHttpPolicy } from './httpPolicy.js'
 import { refusedWarning } from '../sandbox/egressServer.js'
+import type { EgressProxy, NetMode } from '../sandbox/runSandboxed.js'
 import { withEgressEffects, withHttpEffects, withPolicyEffects } from './withHttpEffects.js'
 import { effectsLive } from './effectsProxy.js'
 import { type RecordCommandArgs, type RecordResult, recordCommand } from '../trace/record/recordCommand.js'
@@ -20,16 +21,7 @@ import { type RecordCommandArgs, type RecordResult, recordCommand } from '../tra
  * @throws {EffectsPolicyError} (exit 2) a malformed `.forkpoint/effects.json`
  */
 export async function runWithEffects(args: StoreLocator & RunCommandOptions): Promise<RunResult> {
-  const ws = await Workspace.open(args)
-  if (args.net !== 'host') {
-    await loadHttpPolicy(ws.store)
-    return runCommand(args)
-  }
-  const context: EffectsContext = args.branch ? { kind: 'branch', id: (await ws.openBranch(args.branch)).id, name: args.branch } : WORKSPACE_CONTEXT
-  return withEgressEffects({ store: ws.store, context }, async (net, refused) => {
-    const result = await runCommand({ ...args, ...(net ? { net } : {}) })
-    return { ...result, warnings: [...result.warnings, ...refused.map(refusedWarning)] }
-  })
+  return withSandboxEffects(args, args.branch ?? null, (net) => runCommand({ ...args, ...(net ? { net } : {}) }))
 }
 
 /**
@@ -38,14 +30,27 @@ export async function runWithEffects(args: StoreLocator & RunCommandOptions): Pr
  * @throws {EffectsPolicyError} (exit 2) a malformed `.forkpoint/effects.json`
  */
 export async function shellWithEffects(args: Parameters<typeof shellInBranch>[0]): Promise<{ exitCode: number; warnings: string[] }> {
+  return withSandboxEffects(args, args.branch, (net) => shellInBranch({ ...args, ...(net ? { net } : {}) }))
+}
+
+/**
+ * A sandboxed command in `branch` (null: the workspace) with the policy in force: with
+ * network, `sandboxed` gets the egress to give it and its result the refused connections'
+ * warnings; without, the policy is only checked.
+ */
+async function withSandboxEffects<T extends { warnings: string[] }>(
+  args: StoreLocator & { net?: NetMode | EgressProxy | undefined },
+  branch: string | null,
+  sandboxed: (net: EgressProxy | null) => Promise<T>,
+): Promise<T> {
   const ws = await Workspace.open(args)
   if (args.net !== 'host') {
     await loadHttpPolicy(ws.store)
-    return shellInBranch(args)
+    return sandboxed(null)
   }
-  const context: EffectsContext = { kind: 'branch', id: (await ws.openBranch(args.branch)).id, name: args.branch }
+  const context: EffectsContext = branch ? { kind: 'branch', id: (await ws.openBranch(branch)).id, name: branch } : WORKSPACE_CONTEXT
   return withEgressEffects({ store: ws.store, context }, async (net, refused) => {
-    const result = await shellInBranch({ ...args, ...(net ? { net } : {}) })
+    const result = await sandboxed(net)
     return { ...result, warnings: [...result.warnings, ...refused.map(refusedWarning)] }
   })
 }
