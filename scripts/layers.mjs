@@ -15,7 +15,7 @@ export function readLayers(markdown) {
   })
 }
 
-/** The public API: any layer may be behind it, and only `cli` (the layer that may import anything) imports it. */
+/** The public API: it sits between the layers and `cli`, the last row, the only one that imports it. */
 const PUBLIC_API = 'index.ts'
 
 /** Where a path lies under src/: its layer folder, the public API, or null outside src/. */
@@ -28,9 +28,10 @@ function placeOf(srcDir, path) {
 
 /** Why `importer` may not import `imported` (both places under src/), or null when it may. */
 function refusal(layers, importer, imported) {
-  if (importer === PUBLIC_API || importer === imported) return null
+  if (importer === imported) return null
   const top = layers[layers.length - 1]
   if (imported === PUBLIC_API) return importer === top ? null : `only ${top}/ imports src/index.ts (the public API)`
+  if (importer === PUBLIC_API) return imported === top ? `src/index.ts (the public API) imports no ${top}/: ${top}/ imports it` : null
   if (!layers.includes(imported)) return `src/${imported}/ is no layer of docs/architecture.md's table`
   if (layers.indexOf(imported) > layers.indexOf(importer)) return `${imported}/ is below ${importer}/ in docs/architecture.md's layer table`
   return null
