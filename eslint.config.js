@@ -4,6 +4,7 @@ import js from '@eslint/js'
 import { defineConfig } from 'eslint/config'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
+import { layersConfig } from './scripts/layers.mjs'
 
 export default defineConfig(
   { ignores: ['dist/', 'build/', 'coverage/', 'bench/results/', '.forkpoint/', '.scratch/', '.test-results/'] },
@@ -18,6 +19,7 @@ export default defineConfig(
       'no-control-regex': 'off',
     },
   },
+  layersConfig(import.meta.dirname),
   {
     files: ['test/**'],
     rules: {

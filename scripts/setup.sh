@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # docker-registry: real OCI registry for registry tests; apache2-utils: htpasswd for its auth;
-# skopeo: the registry benchmark's peer; python3: the trace tests' non-Node agent (recording proxy); iproute2/util-linux: nsenter, setpriv, ipcs for branches and the tests;
+# skopeo: the registry benchmark's peer and the OCI interop tests; podman: those tests' check that a container tool refuses a pushed image (an OCI artifact) cleanly; python3: the trace tests' non-Node agent (recording proxy); iproute2/util-linux: nsenter, setpriv, ipcs for branches and the tests;
 # zstd, git, rsync: benchmark baselines and tools; xfsprogs: an XFS image for the reflink branch backend tests;
 # gcc: cc compiling the sandbox runtime (native/sandbox.c); g++, make (with python3): node-gyp compiling better-sqlite3 and forkpoint's native/lstat_names.c.
 # fuse-overlayfs (with fuse3's fusermount3): unprivileged branch paths that every tool can use (docs/branch-paths.md).
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 # iptables: the NAT rules that turn a sandbox's connections to the effects proxy (iptables-restore, nf_tables); time: GNU time, the hostile-input benchmark's peak RSS (/usr/bin/time -v); libseccomp-dev: the sandbox runtime's seccomp filter, compiled at build time (native/seccompFilter.c); bubblewrap: the sandbox benchmark's side-by-side baseline.
 # chromium: the web view's end-to-end tests and benchmark, driven by playwright-core (which downloads no browser of its own).
 # redis-server: the queue fan-out's tests and benchmark run workers against (forkpoint worker, explore/speculate --queue)
-SYSTEM_PACKAGES=(libseccomp-dev iptables bubblewrap time redis-server docker-registry apache2-utils skopeo iproute2 util-linux zstd git rsync xfsprogs python3 gcc g++ make fuse-overlayfs curl openssl procps qemu-system-x86 qemu-utils busybox-static e2fsprogs fakeroot librsvg2-bin chromium)
+SYSTEM_PACKAGES=(libseccomp-dev iptables bubblewrap time redis-server docker-registry apache2-utils skopeo podman iproute2 util-linux zstd git rsync xfsprogs python3 gcc g++ make fuse-overlayfs curl openssl procps qemu-system-x86 qemu-utils busybox-static e2fsprogs fakeroot librsvg2-bin chromium)
 
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do

@@ -14,19 +14,14 @@ export interface BuiltManifest {
 }
 
 /**
- * The config of a packs manifest: a minimal OCI image config, so that standard tools
- * (plain `skopeo inspect`) treat the image as one, or our own for registries that refuse it.
- * The empty config OCI suggests for artifacts makes skopeo refuse the image.
+ * The config every manifest forkpoint writes names: OCI 1.1's empty descriptor (the blob
+ * `{}`), as an artifact's manifest does. The manifest's `artifactType` says what it holds;
+ * container tools refuse it as no image instead of reading the packs as layer tarballs.
  */
-export type ConfigStyle = 'image' | 'custom'
-
-export const IMAGE_CONFIG_BYTES = canonicalBytes({ architecture: 'amd64', os: 'linux', rootfs: { type: 'layers', diff_ids: [] } })
-export const CUSTOM_CONFIG_BYTES = canonicalBytes({ artifactType: MediaType.objects })
-
-export function configBlob(style: ConfigStyle): { descriptor: Descriptor; bytes: Buffer } {
-  const bytes = style === 'image' ? IMAGE_CONFIG_BYTES : CUSTOM_CONFIG_BYTES
-  const mediaType = style === 'image' ? MediaType.imageConfig : MediaType.objectsConfig
-  return { descriptor: { mediaType, digest: sha256(bytes), size: bytes.length }, bytes }
+const EMPTY_CONFIG_BYTES = Buffer.from('{}')
+export const EMPTY_CONFIG: { descriptor: Descriptor; bytes: Buffer } = {
+  descriptor: { mediaType: MediaType.empty, digest: sha256(EMPTY_CONFIG_BYTES), size: EMPTY_CONFIG_BYTES.length },
+  bytes: EMPTY_CONFIG_BYTES,
 }
 
 export function built(mediaType: string, body: object, artifactType?: string): BuiltManifest {
@@ -49,21 +44,10 @@ export interface PackPair {
  * history was cut (a shallow image). The manifest repeats those annotations, so a copy of
  * it alone still names its image. Same packs, same bytes.
  */
-export function buildPackedImage({
-  root,
-  packs,
-  config,
-  objects,
-  bytes,
-  shallow,
-}: {
-  root: Digest
-  packs: PackPair[]
-  config: ConfigStyle
-  objects: number
-  bytes: number
-  shallow: Digest[]
-}): { index: BuiltManifest; manifest: BuiltManifest } {
+export function buildPackedImage({ root, packs, objects, bytes, shallow }: { root: Digest; packs: PackPair[]; objects: number; bytes: number; shallow: Digest[] }): {
+  index: BuiltManifest
+  manifest: BuiltManifest
+} {
   const annotations: Record<string, string> = { [ROOT_ANNOTATION]: root, 'dev.forkpoint.objects': String(objects), 'dev.forkpoint.bytes': String(bytes) }
   if (shallow.length > 0) annotations[SHALLOW_ANNOTATION] = [...shallow].sort().join(',')
   const manifest = built(
@@ -72,7 +56,7 @@ export function buildPackedImage({
       schemaVersion: 2,
       mediaType: MediaType.manifest,
       artifactType: MediaType.packs,
-      config: configBlob(config).descriptor,
+      config: EMPTY_CONFIG.descriptor,
       layers: packs.flatMap((p) => [
         { mediaType: MediaType.packIndex, digest: p.index.digest, size: p.index.size },
         { mediaType: MediaType.pack, digest: p.pack.digest, size: p.pack.size },

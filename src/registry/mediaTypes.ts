@@ -2,19 +2,16 @@
 export const MediaType = {
   index: 'application/vnd.oci.image.index.v1+json',
   manifest: 'application/vnd.oci.image.manifest.v1+json',
-  imageConfig: 'application/vnd.oci.image.config.v1+json',
+  /** OCI 1.1's empty config (`{}`), which every manifest forkpoint writes names. */
+  empty: 'application/vnd.oci.empty.v1+json',
   /** The artifactType of the tagged index: one forkpoint image. */
   image: 'application/vnd.forkpoint.image.v1',
-  /** The artifactType the custom config names (for registries that refuse the image config). */
-  objects: 'application/vnd.forkpoint.objects.v1',
   /** The artifactType of the manifest whose layers are an image's packs and their indexes. */
   packs: 'application/vnd.forkpoint.packs.v1',
   /** A pack: zstd frames of many objects. */
   pack: 'application/vnd.forkpoint.pack.v1+zstd',
   /** A pack's index: where each object is in it. */
   packIndex: 'application/vnd.forkpoint.pack.index.v1+json',
-  /** A packs manifest's config when the registry refuses the image config. */
-  objectsConfig: 'application/vnd.forkpoint.objects.config.v1+json',
   /** The artifactType of a signature manifest. */
   signature: 'application/vnd.forkpoint.signature.v1',
   signatureLayer: 'application/vnd.forkpoint.signature.v1+json',

@@ -1,12 +1,12 @@
 import type { KeyObject } from 'node:crypto'
 import { promises as fs } from 'node:fs'
-import { CorruptDataError, RegistryRequestError, UsageError } from '../errors/index.js'
+import { CorruptDataError, UsageError } from '../errors/index.js'
 import { type Digest, digestHex, sha256 } from '../store/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { BlobRef } from './Descriptor.js'
-import { type BuiltManifest, type ConfigStyle, type PackPair, buildPackedImage, configBlob } from './imageManifest.js'
+import { type BuiltManifest, EMPTY_CONFIG, type PackPair, buildPackedImage } from './imageManifest.js'
 import { resolveLimits } from './limits.js'
 import { rememberPackIndex } from './loadPacks.js'
 import { type ConnectOptions, openTransport } from './openTransport.js'
@@ -99,31 +99,19 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   const level = args.level ?? 3
   const plan = await planPush({ store, transport, tag, from: args.from ?? tag, id, limits: resolveLimits(args.limits), repack: args.repack ?? false, depth: args.depth, level })
   const sent = { objects: 0, bytes: 0 }
-  // the image config goes up beside the pack (a small push is mostly round trips), unless the image continued names it already
-  const imageConfig = configBlob('image')
+  // the empty config goes up beside the pack (a small push is mostly round trips), unless the image continued names it already
   const [fresh, configBytes] = await settleAll<[PackPair | null, number]>([
     plan.send.length > 0 ? sendPack(store, transport, { objects: plan.send, structured: plan.structured, started: plan.pack, level }, args, sent) : Promise.resolve(null),
-    plan.heldConfig === imageConfig.descriptor.digest ? Promise.resolve(0) : putBytesBlob(store, transport, imageConfig),
+    plan.heldConfig === EMPTY_CONFIG.descriptor.digest ? Promise.resolve(0) : putBytesBlob(store, transport, EMPTY_CONFIG),
   ]).finally(() => plan.pack?.close())
   sent.bytes += configBytes
   args.signal?.throwIfAborted()
   const packs: PackPair[] = [...plan.reuse, ...(fresh ? [fresh] : [])]
-  const push = (config: ConfigStyle) =>
-    pushManifests({ store, transport, config, tag, sent, image: { root: id, packs, config, objects: plan.objects, bytes: plan.bytes, shallow: plan.shallow } })
-  let config: ConfigStyle = 'image'
-  let index: BuiltManifest
-  try {
-    index = await push(config)
-  } catch (err) {
-    if (!(err instanceof RegistryRequestError) || err.data['status'] !== 400) throw err
-    config = 'custom' // a registry that refuses the image config: push again with our own (the packs are there already)
-    sent.bytes += await putBytesBlob(store, transport, configBlob(config))
-    index = await push(config)
-  }
+  const index = await pushManifests({ store, transport, tag, sent, image: { root: id, packs, objects: plan.objects, bytes: plan.bytes, shallow: plan.shallow } })
   if (plan.members && tag !== null)
     await rememberRemoteImage(store, transport.location, tag, { index: index.descriptor.digest, root: id, bytes: plan.bytes, objects: plan.members })
   if (signingKey !== null && tag !== null) {
-    await pushSignature(store, transport, index, { digest: index.descriptor.digest, repository: remoteLocation(remote), tag }, signingKey, config)
+    await pushSignature(store, transport, index, { digest: index.descriptor.digest, repository: remoteLocation(remote), tag }, signingKey)
   }
   return {
     id,
@@ -218,19 +206,17 @@ async function sendPackFile(store: Store, transport: Transport, file: string, re
 async function pushManifests({
   store,
   transport,
-  config,
   tag,
   sent,
   image,
 }: {
   store: Store
   transport: Transport
-  config: ConfigStyle
   tag: string | null
   sent: { objects: number; bytes: number }
   image: Parameters<typeof buildPackedImage>[0]
 }): Promise<BuiltManifest> {
-  const { index, manifest } = buildPackedImage({ ...image, config })
+  const { index, manifest } = buildPackedImage(image)
   await transport.putManifest(manifest) // the same bytes again if it is there: one round trip, as asking would be
   sent.bytes += manifest.bytes.length // manifests count as sent bytes too
   await transport.putManifest(index, tag ?? undefined)
@@ -262,13 +248,13 @@ async function putBytesBlob(store: Store, transport: Transport, { descriptor, by
  * beside the others the image has (signed for other tags, repositories or keys), the
  * newest MAX_SIGNATURES, so that pushing it under a second tag leaves the first verifiable.
  */
-async function pushSignature(store: Store, transport: Transport, index: BuiltManifest, image: SignedImage, key: KeyObject, config: ConfigStyle): Promise<void> {
+async function pushSignature(store: Store, transport: Transport, index: BuiltManifest, image: SignedImage, key: KeyObject): Promise<void> {
   const blob = signatureBlob(image, key)
   const layer = { digest: sha256(blob), size: blob.length }
   await putBytesBlob(store, transport, { descriptor: layer, bytes: blob })
   const kept = await signaturesKept(transport, signatureTag(image.digest))
   const layers = [...kept.filter((l) => l.digest !== layer.digest), layer].slice(-MAX_SIGNATURES)
-  await transport.putManifest(signatureManifest(index.descriptor, layers, config), signatureTag(image.digest))
+  await transport.putManifest(signatureManifest(index.descriptor, layers), signatureTag(image.digest))
 }
 
 /** The signatures the remote keeps for an image already; none when it has no signature manifest, or one that is malformed. */

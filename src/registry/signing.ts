@@ -3,7 +3,7 @@ import { SignatureError } from '../errors/index.js'
 import { type Digest, sha256 } from '../store/digest.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { type BlobRef, type Descriptor, assertDescriptor } from './Descriptor.js'
-import { type BuiltManifest, type ConfigStyle, configBlob } from './imageManifest.js'
+import { type BuiltManifest, EMPTY_CONFIG } from './imageManifest.js'
 import { MediaType } from './mediaTypes.js'
 import { parseStrictJson } from '../util/strictJson.js'
 
@@ -62,12 +62,12 @@ export function signatureBlob(image: SignedImage, key: KeyObject): Buffer {
 }
 
 /** The manifest holding an image's signature documents as layers, with the signed index as its subject. */
-export function signatureManifest(index: Descriptor, layers: BlobRef[], config: ConfigStyle): BuiltManifest {
+export function signatureManifest(index: Descriptor, layers: BlobRef[]): BuiltManifest {
   const bytes = canonicalBytes({
     schemaVersion: 2,
     mediaType: MediaType.manifest,
     artifactType: MediaType.signature,
-    config: configBlob(config).descriptor,
+    config: EMPTY_CONFIG.descriptor,
     layers: layers.map(({ digest, size }) => ({ mediaType: MediaType.signatureLayer, digest, size })),
     subject: { mediaType: index.mediaType, digest: index.digest, size: index.size },
   })

@@ -40,7 +40,7 @@ export async function zstdBombLayout(dir: string, frame: Buffer, object: Buffer)
     return { digest: sha256(bytes), size: bytes.length }
   }
   const packs = [{ pack: await put(frame), index: await put(canonicalBytes(index)) }]
-  const image = buildPackedImage({ root: sha256(object), packs, config: 'image', objects: 1, bytes: object.length, shallow: [] })
+  const image = buildPackedImage({ root: sha256(object), packs, objects: 1, bytes: object.length, shallow: [] })
   await transport.putManifest(image.manifest)
   await transport.putManifest(image.index, 'v1')
   return `file://${layout}:v1`

@@ -69,7 +69,6 @@ async function layoutImage(pack: Forged & { body: Buffer }): Promise<string> {
   const { index, manifest } = buildPackedImage({
     root: sha256(NOTE),
     packs: [{ pack: { digest: pack.index.pack, size: packRef.size }, index: indexRef }],
-    config: 'image',
     objects: 2,
     bytes: 0,
     shallow: [],

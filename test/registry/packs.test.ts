@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { Store, checkout, cloneImage, gc, log, packImage, pullImage, pushImage, snapshotWorkspace, unpackImage, verify } from '../../src/index.js'
 import { UsageError } from '../../src/errors/index.js'
 import { REPACK_THRESHOLD } from '../../src/registry/choosePacks.js'
-import { configBlob } from '../../src/registry/imageManifest.js'
+import { EMPTY_CONFIG } from '../../src/registry/imageManifest.js'
 import { openTransport } from '../../src/registry/openTransport.js'
 import { parseRemote } from '../../src/registry/parseRemote.js'
 import { readKnownRemoteImage, rememberPulledImage } from '../../src/registry/knownRemoteImage.js'
@@ -439,10 +439,10 @@ describe('what a push reads of the local image', () => {
 })
 
 describe('a push that continues an image', () => {
-  it('sends nothing for the image config when the image it continues names it already', async () => {
+  it('sends nothing for the empty config when the image it continues names it already', async () => {
     const image = await makeImage({ 'a.txt': 'v0', ...randomFiles(4, 4096, 53) })
     const remote = remotes.remote('oci')
-    const config = configBlob('image').descriptor.digest
+    const config = EMPTY_CONFIG.descriptor.digest
     const asked: string[] = []
     const recording: typeof fetch = (input, init) => {
       asked.push(`${init?.method ?? 'GET'} ${input instanceof Request ? input.url : String(input)}`)

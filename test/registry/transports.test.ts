@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { openTransport } from '../../src/registry/openTransport.js'
 import { parseRemote } from '../../src/registry/parseRemote.js'
 import { sha256 } from '../../src/store/digest.js'
-import { buildPackedImage, configBlob } from '../../src/registry/imageManifest.js'
+import { EMPTY_CONFIG, buildPackedImage } from '../../src/registry/imageManifest.js'
 import type { Transport } from '../../src/registry/Transport.js'
 import { tempDir } from '../helpers/tmp.js'
 import { TRANSPORTS, useRemotes } from './remotes.js'
@@ -14,7 +14,7 @@ const remotes = useRemotes()
 
 /** An image's manifests naming one blob (as its pack and its index: the transport checks neither). */
 const imageOf = (blob: { digest: `sha256:${string}`; size: number }) =>
-  buildPackedImage({ root: blob.digest, packs: [{ pack: blob, index: blob }], config: 'image', objects: 1, bytes: blob.size, shallow: [] })
+  buildPackedImage({ root: blob.digest, packs: [{ pack: blob, index: blob }], objects: 1, bytes: blob.size, shallow: [] })
 
 async function blobFile(bytes: Buffer): Promise<{ digest: `sha256:${string}`; size: number; path: string }> {
   const path = join(tempDir('blob'), 'b')
@@ -68,7 +68,7 @@ describe.each(TRANSPORTS)('transport %s', (kind) => {
     const t = await open()
     const object = await blobFile(Buffer.from('{"kind":"note","schemaVersion":1}'))
     await t.putBlob(object, object.path)
-    const config = await blobFile(configBlob('image').bytes)
+    const config = await blobFile(EMPTY_CONFIG.bytes)
     await t.putBlob(config, config.path)
     const one = imageOf(object)
     expect(await t.getManifest(one.manifest.descriptor.digest)).toBeNull()

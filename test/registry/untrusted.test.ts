@@ -32,7 +32,7 @@ async function pushForged(store: Store, layout: string, root: Digest, objects: B
   await fs.writeFile(indexFile, pack.indexBytes)
   const index = { digest: sha256(pack.indexBytes), size: pack.indexBytes.length }
   await transport.putBlob(index, indexFile)
-  const built = buildPackedImage({ root, packs: [{ pack: { digest: pack.digest, size: pack.size }, index }], config: 'image', objects: objects.length, bytes: 0, shallow: [] })
+  const built = buildPackedImage({ root, packs: [{ pack: { digest: pack.digest, size: pack.size }, index }], objects: objects.length, bytes: 0, shallow: [] })
   await transport.putManifest(built.manifest)
   await transport.putManifest(built.index, 'forged')
   return built.index.descriptor.digest

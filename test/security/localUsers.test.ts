@@ -2,7 +2,9 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { promises as fs, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs'
+import { type AddressInfo, type Server as NetServer, type Socket, createServer as createNetServer } from 'node:net'
 import { join } from 'node:path'
+import { type Server as TlsServer, createServer as createTlsServer } from 'node:tls'
 import { describe, expect, it, afterAll } from 'vitest'
 import { Workspace } from '../../src/index.js'
 import { makeSocketDir } from '../../src/machine/machineRecords.js'
@@ -12,6 +14,7 @@ import { fp, fpJson, CLI, runProgram } from '../helpers/cli.js'
 import { PLANT, euidAsNobody, openToOthers } from '../helpers/privilegedModes.js'
 import { useServices } from '../helpers/serviceCleanup.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
+import { makeTestCa } from '../helpers/tlsRegistry.js'
 import { until } from '../helpers/until.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
@@ -252,5 +255,58 @@ describe.runIf(process.getuid?.() === 0)("root's machine sockets", () => {
       else process.env['TMPDIR'] = saved
     }
     expect(readdirSync(squatted)).toEqual([])
+  })
+})
+
+describe('the Python client against a port another user took', () => {
+  // Any local user may listen on a port the service left (or never had): an https:// URL
+  // must then hand that listener a TLS handshake it cannot finish, never the bearer token.
+  const listeners: Array<NetServer | TlsServer> = []
+  afterAll(() => listeners.forEach((l) => l.close()))
+
+  /** Listen on a free loopback port, keeping what a client sends (after TLS, for a TLS listener); a plain listener hangs up after the first bytes. */
+  async function listen(server: NetServer | TlsServer, connection: 'connection' | 'secureConnection'): Promise<{ url: string; received: () => string }> {
+    const chunks: Buffer[] = []
+    server.on(connection, (socket: Socket) =>
+      socket
+        .on('data', (d: Buffer) => {
+          chunks.push(d)
+          if (connection === 'connection') socket.end()
+        })
+        .on('error', () => {}),
+    )
+    server.on('tlsClientError', () => {})
+    listeners.push(server)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    return { url: `https://127.0.0.1:${port}`, received: () => Buffer.concat(chunks).toString('latin1') }
+  }
+
+  /** Call status with a token on `url` from Python: the name of the error it raised. */
+  async function pythonStatus(url: string): Promise<string> {
+    const script = `
+from forkpoint_client import Client
+try:
+    Client(url="${url}", token="s3cret-token", timeout=30).status()
+    print("answered")
+except Exception as err:
+    print(type(err).__name__)
+`
+    const r = await runProgram(['python3', '-c', script], { cwd: '/', env: { PYTHONPATH: join(import.meta.dirname, '..', '..', 'clients', 'python') } })
+    return r.stdout.trim()
+  }
+
+  it('a plain TCP listener on the port of an https:// URL gets a TLS hello, not the token', async () => {
+    const listener = await listen(createNetServer(), 'connection')
+    expect(await pythonStatus(listener.url)).not.toBe('answered')
+    expect(listener.received().startsWith('\x16\x03')).toBe(true) // a TLS handshake record
+    expect(listener.received()).not.toContain('s3cret-token')
+  })
+
+  it('a TLS listener with a certificate the client does not trust gets no request', async () => {
+    const ca = makeTestCa(tempDir('their-ca'), '127.0.0.1')
+    const listener = await listen(createTlsServer({ cert: readFileSync(ca.certFile), key: readFileSync(ca.keyFile) }), 'secureConnection')
+    expect(await pythonStatus(listener.url)).toBe('SSLCertVerificationError')
+    expect(listener.received()).toBe('')
   })
 })
