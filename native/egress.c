@@ -35,13 +35,16 @@
 
 /* ---------- routes ---------- */
 
-static struct rtattr *add_attribute(struct nlmsghdr *n, unsigned short type, const void *data, size_t len) {
-  struct rtattr *a = (struct rtattr *)((char *)n + NLMSG_ALIGN(n->nlmsg_len));
+/* Append an attribute to the netlink message at `msg`, a buffer of `size` bytes; -1 when it would not fit. */
+static int add_attribute(void *msg, size_t size, unsigned short type, const void *data, size_t len) {
+  struct nlmsghdr *n = msg;
+  if (NLMSG_ALIGN(n->nlmsg_len) + RTA_SPACE(len) > size) return -1;
+  struct rtattr *a = (struct rtattr *)((char *)msg + NLMSG_ALIGN(n->nlmsg_len));
   a->rta_type = type;
   a->rta_len = (unsigned short)RTA_LENGTH(len);
   memcpy(RTA_DATA(a), data, len);
   n->nlmsg_len = NLMSG_ALIGN(n->nlmsg_len) + RTA_ALIGN(a->rta_len);
-  return a;
+  return 0;
 }
 
 /*
@@ -65,10 +68,14 @@ static int default_route(int family) {
   req.r.rtm_scope = family == AF_INET ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
   req.r.rtm_type = RTN_UNICAST;
   int lo = (int)if_nametoindex("lo");
-  add_attribute(&req.n, RTA_OIF, &lo, sizeof lo);
   struct in_addr loopback4 = {htonl(INADDR_LOOPBACK)};
-  if (family == AF_INET) add_attribute(&req.n, RTA_PREFSRC, &loopback4, sizeof loopback4);
-  else add_attribute(&req.n, RTA_PREFSRC, &in6addr_loopback, sizeof in6addr_loopback);
+  int added = add_attribute(&req, sizeof req, RTA_OIF, &lo, sizeof lo) == 0 &&
+              (family == AF_INET ? add_attribute(&req, sizeof req, RTA_PREFSRC, &loopback4, sizeof loopback4)
+                                 : add_attribute(&req, sizeof req, RTA_PREFSRC, &in6addr_loopback, sizeof in6addr_loopback)) == 0;
+  if (!added) {
+    close(sock);
+    return -1;
+  }
   char answer[512];
   int status = -1;
   if (send(sock, &req, req.n.nlmsg_len, 0) == (ssize_t)req.n.nlmsg_len) {
