@@ -1,7 +1,6 @@
 import { promises as fs } from 'node:fs'
 import type { Command } from 'commander'
 import { InputNotFoundError } from '../errors/index.js'
-import { queueKey } from '../fanout/jobSignature.js'
 
 /** The queue's secrets as flags name them: files, never the secrets themselves (a command line is readable by every local user). */
 export interface QueueSecretFlags {
@@ -22,6 +21,8 @@ export function withQueueSecrets(cmd: Command): Command {
  * @throws {UsageError} no key, or a short one @throws {InputNotFoundError} a file that is not there
  */
 export async function queueSecrets(flags: QueueSecretFlags, env: NodeJS.ProcessEnv = process.env): Promise<{ key: Buffer; queuePassword?: string; queueCa?: string }> {
+  // loaded here, not at start: the job schema brings zod, which every other command would pay for
+  const { queueKey } = await import('../fanout/jobSignature.js')
   const key = queueKey(flags.queueKeyFile === undefined ? env['FORKPOINT_QUEUE_KEY'] : await readSecret(flags.queueKeyFile))
   const password = env['FORKPOINT_QUEUE_PASSWORD']
   const ca = flags.queueCaFile === undefined ? undefined : await readSecret(flags.queueCaFile)
