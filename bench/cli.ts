@@ -1,11 +1,10 @@
 /**
- * `npm run bench -- cli [--quick]`: what the CLI's start costs over Node's own, and what its
- * pieces buy: each command line as `bin/forkpoint` runs it (dist/cli/main.cjs, made by
- * scripts/bundleCli.mjs, compiled from its V8 code cache), the same bundle without the cache
- * (`node dist/cli/main.cjs`) and the compiled ES modules it is made of (`node
+ * `npm run bench -- cli [--quick]`: what the CLI's start costs over Node's own, and whether
+ * the one-file bundle pays: each command line as `bin/forkpoint` runs it (dist/cli/main.cjs,
+ * made by scripts/bundleCli.mjs) against the compiled ES modules it is made of (`node
  * dist/cli/main.js`), after `npm run build`. Wall and CPU medians; CPU time is what a busy
- * machine's waiting does not add to. The bundle and the cache stay in the build only while
- * these rows show they pay (docs/cli-startup.md).
+ * machine's waiting does not add to. The bundle stays in the build only while these rows
+ * show it pays (docs/cli-startup.md).
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -18,8 +17,7 @@ import { makeFixture } from './workspaceFixture.js'
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const CLI = join(ROOT, 'bin', 'forkpoint')
 const VARIANTS = [
-  ['bin/forkpoint (bundle, code cache)', CLI],
-  ['bundle without the cache', join(ROOT, 'dist', 'cli', 'main.cjs')],
+  ['bin/forkpoint (the bundle)', CLI],
   ['ES modules', join(ROOT, 'dist', 'cli', 'main.js')],
 ] as const
 
@@ -43,7 +41,7 @@ export async function main(args: string[]): Promise<void> {
         rows.push({ command, how, wall_ms: r.median, cpu_ms: r.cpu, over_floor_ms: r.median - floor.median, over_floor_cpu_ms: r.cpu - floor.cpu })
       }
     }
-    report('cli', 'CLI start over node -e 0: bin/forkpoint, the bundle without its code cache, the ES modules (median ms)', rows)
+    report('cli', 'CLI start over node -e 0: bin/forkpoint (the bundle) and the ES modules (median ms)', rows)
   } finally {
     rmSync(ws, { recursive: true, force: true })
   }

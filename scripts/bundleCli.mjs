@@ -6,8 +6,6 @@
 // are needed. The file is replaced atomically, so a build never leaves a running test
 // without a CLI.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
-import Module from 'node:module'
-import { Script } from 'node:vm'
 import { build } from 'esbuild'
 
 const BUNDLED = new Set(['commander', 'picocolors'])
@@ -32,10 +30,3 @@ for (const { path, contents } of outputFiles) {
   writeFileSync(`${path}.tmp`, contents)
   renameSync(`${path}.tmp`, path)
 }
-// The V8 code cache of the bundle as bin/forkpoint compiles it (wrapped as a CommonJS module):
-// most of a start's compile time, read instead of done. A Node whose V8 differs rejects it and
-// compiles as usual.
-const bundle = 'dist/cli/main.cjs'
-const cache = new Script(Module.wrap(readFileSync(bundle, 'utf8')), { filename: bundle }).createCachedData()
-writeFileSync(`${bundle}.cache.tmp`, cache)
-renameSync(`${bundle}.cache.tmp`, `${bundle}.cache`)
