@@ -226,6 +226,19 @@ static void become_namespace_root(int extra_flags) {
   put("/proc/self/gid_map", map);
 }
 
+/* A user namespace of its own, the same ids inside: capabilities over the namespaces made so far (the network's rules, setns out) are gone. */
+static void drop_namespace_powers(void) {
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  char map[64];
+  CHECK(unshare(CLONE_NEWUSER), "unshare: %s", strerror(errno));
+  put("/proc/self/setgroups", "deny");
+  snprintf(map, sizeof map, "%u %u 1", uid, uid);
+  put("/proc/self/uid_map", map);
+  snprintf(map, sizeof map, "%u %u 1", gid, gid);
+  put("/proc/self/gid_map", map);
+}
+
 static void write_pidfile(const char *pidfile) {
   char stat[1024] = {0}, tmp[4096], line[128];
   int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
@@ -485,6 +498,19 @@ static void bind_mount(const char *src, const char *dst, int readonly) {
   CHECK(mount(src, dst, NULL, MS_BIND | MS_REC, NULL), "bind %s: %s", src, strerror(errno));
   struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID};
   if (readonly) CHECK(mount_setattr(AT_FDCWD, dst, AT_RECURSIVE, &ro, sizeof ro), "read-only %s: %s", dst, strerror(errno));
+}
+
+/*
+ * Root's record and replay run on the host's file system as uid 0: the host-wide settings
+ * under /proc/sys and /sys (a core pattern or a modprobe path runs a program as the host's
+ * root, outside every namespace) are made read-only in a mount namespace of their own, which
+ * the command, in a nested user namespace, cannot remount.
+ */
+static void read_only_host_settings(void) {
+  static const char *settings[] = {"/proc/sys", "/proc/sysrq-trigger", "/sys", NULL};
+  CHECK(mount("none", "/", NULL, MS_REC | MS_SLAVE, NULL), "mount propagation: %s", strerror(errno));
+  for (const char **p = settings; *p; p++)
+    if (access(*p, F_OK) == 0) bind_mount(*p, *p, 1);
 }
 
 static void path_in(char *buf, size_t size, const char *root, const char *path) { snprintf(buf, size, "%s%s", root, path); }
@@ -887,19 +913,6 @@ static void on_stop(int sig) {
   if (init_pid > 0) kill(init_pid, SIGKILL);
 }
 
-/* A user namespace of its own, the same ids inside: capabilities over the namespaces made so far (the network's rules, setns out) are gone. */
-static void drop_namespace_powers(void) {
-  uid_t uid = geteuid();
-  gid_t gid = getegid();
-  char map[64];
-  CHECK(unshare(CLONE_NEWUSER), "unshare: %s", strerror(errno));
-  put("/proc/self/setgroups", "deny");
-  snprintf(map, sizeof map, "%u %u 1", uid, uid);
-  put("/proc/self/uid_map", map);
-  snprintf(map, sizeof map, "%u %u 1", gid, gid);
-  put("/proc/self/gid_map", map);
-}
-
 /*
  * root=host with egress (a recorded agent): the network of its own leads only to the relay,
  * which lives while this process does (its `alive` pipe is close-on-exec), so the command is
@@ -962,13 +975,19 @@ static int run(void) {
   int view_tree = -1, in_userns = s.holder ? enter_holder(s.holder) : 0;
   if (!s.new_root) {
     /* record and replay: only the network is closed; the file system is the caller's */
-    if (uid == 0) CHECK(unshare(CLONE_NEWNET), "unshare: %s", strerror(errno));
-    else become_namespace_root(CLONE_NEWNET);
+    if (uid == 0) {
+      CHECK(unshare(CLONE_NEWNET | CLONE_NEWNS), "unshare: %s", strerror(errno));
+      read_only_host_settings();
+    } else {
+      become_namespace_root(CLONE_NEWNET);
+    }
     die_with(caller);
     if (s.net_own) loopback_up();
     if (s.egress) return run_host_root_egress(&s, egress_sock[1]);
     send_frame(CONTROL_FD, "event", "ready", NULL);
     close(CONTROL_FD);
+    drop_namespace_powers();
+    die_with(caller); /* after the new user namespace, which clears the parent-death signal */
     environ = s.env;
     if (s.cwd && chdir(s.cwd) != 0) fail("cannot enter %s: %s", s.cwd, strerror(errno));
     execvp(s.argv[0], s.argv);

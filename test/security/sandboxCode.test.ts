@@ -460,6 +460,30 @@ describe('effects fail closed: no byte of a sandbox under an effects policy pass
     expect(heard.filter((h) => h.includes(marker))).toEqual([])
   })
 
+  // the runtime's parent, the CLI, is in the host's network; writing the core pattern back as it is changes nothing
+  const hostEscapes = (marker: string) =>
+    [
+      `nsenter --net=/proc/$(awk '/^PPid/ {print $2}' /proc/$PPID/status)/ns/net python3 -c 'import socket; s=socket.create_connection(("127.0.0.1",${tcpPort})); s.sendall(b"${marker}-setns\\n"); s.close()' 2>/dev/null && echo entered || echo cannot enter`,
+      `(cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern) 2>/dev/null && echo wrote settings || echo cannot write settings`,
+    ].join('; ')
+
+  it.runIf(process.getuid?.() === 0)("as root: a replayed agent (any capture) cannot enter the host's network or change host-wide settings", async () => {
+    const dir = await workspaceWithPolicy('root')
+    const artifact = join(dir, 'plain.run.json')
+    expect((await fp(dir, 'run', '--record', '-o', artifact, '--', 'true')).code).toBe(0)
+    const replay = await fp(dir, 'replay', artifact, '--', 'sh', '-c', hostEscapes('replayed'))
+    expect(replay.stdout).toContain('cannot enter')
+    expect(replay.stdout).toContain('cannot write settings')
+    expect(heard.filter((h) => h.includes('replayed'))).toEqual([])
+  })
+
+  it.runIf(process.getuid?.() === 0)('as root: a recorded agent (run --record --egress) cannot change host-wide settings (a core pattern runs as host root)', async () => {
+    const dir = await workspaceWithPolicy('root')
+    const run = await fp(dir, 'run', '--record', '--egress', '--', 'sh', '-c', hostEscapes('recorded-settings'))
+    expect(run.stdout).toContain('cannot write settings')
+    expect(run.stdout).toContain('cannot enter')
+  })
+
   /** `forkpoint-sandbox run` processes whose parent is gone (PID 1 took them): a relay or handler left behind. */
   function orphanedRuntimes(): number[] {
     return readdirSync('/proc')
