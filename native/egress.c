@@ -228,7 +228,10 @@ static int write_all(int fd, const char *buf, size_t n) {
   return 0;
 }
 
-/* `forkpoint-egress ADDRESS PORT\n` for where `client` was going before the NAT rule turned it here. */
+/* The run's secret the proxy knows its relay by: a program that finds the proxy's socket cannot pass for the relay. */
+static const char *relay_token;
+
+/* `forkpoint-egress TOKEN ADDRESS PORT\n` for where `client` was going before the NAT rule turned it here. */
 static int destination_line(int client, int family, char *line, size_t size) {
   struct sockaddr_storage dst;
   socklen_t len = sizeof dst;
@@ -243,7 +246,7 @@ static int destination_line(int client, int family, char *line, size_t size) {
     struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&dst;
     inet_ntop(AF_INET6, &in6->sin6_addr, address, sizeof address), port = ntohs(in6->sin6_port);
   }
-  return snprintf(line, size, "forkpoint-egress %s %d\n", address, port);
+  return snprintf(line, size, "forkpoint-egress %s %s %d\n", relay_token, address, port);
 }
 
 static int connect_proxy(const char *proxy) {
@@ -285,9 +288,9 @@ static void splice_both(int a, int b, int alive) {
 }
 
 static void serve_connection(int client, int family, const char *proxy, int alive) {
-  char line[128];
+  char line[256];
   int n = destination_line(client, family, line, sizeof line);
-  int upstream = n > 0 ? connect_proxy(proxy) : -1;
+  int upstream = n > 0 && (size_t)n < sizeof line ? connect_proxy(proxy) : -1;
   if (upstream >= 0 && write_all(upstream, line, (size_t)n) == 0) splice_both(client, upstream, alive);
 }
 
@@ -344,7 +347,8 @@ static void on_child(int sig) { (void)sig; }
  * At most EGRESS_CONNECTIONS handlers at once: past that, new connections wait in the
  * listeners' backlog (and then the kernel's) until one ends.
  */
-void egress_relay(const int fds[EGRESS_LISTENERS], const char *proxy, int alive) {
+void egress_relay(const int fds[EGRESS_LISTENERS], const char *proxy, const char *token, int alive) {
+  relay_token = token;
   struct sigaction child = {.sa_handler = on_child, .sa_flags = SA_NOCLDSTOP};
   sigaction(SIGCHLD, &child, NULL); /* wakes ppoll when a handler ends: blocked but there */
   signal(SIGPIPE, SIG_IGN);

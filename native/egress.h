@@ -26,11 +26,12 @@ void egress_receive(int sock, int fds[EGRESS_LISTENERS]);
 /*
  * Outside the sandbox, until the runtime is gone (`alive` becomes readable: the runtime held its
  * pipe's other end): each accepted connection goes to the unix
- * socket `proxy`, after one line `forkpoint-egress ADDRESS PORT\n` naming its original
+ * socket `proxy`, after one line `forkpoint-egress TOKEN ADDRESS PORT\n` naming the run's
+ * `token` (the proxy's proof that the relay is speaking) and the connection's original
  * destination; each DNS query for an IPv4 address gets EGRESS_DNS_ANSWER (the proxy
  * connects by the name a request carries, its Host or TLS server name), other queries an
  * empty answer.
  */
-void egress_relay(const int fds[EGRESS_LISTENERS], const char *proxy, int alive) __attribute__((noreturn));
+void egress_relay(const int fds[EGRESS_LISTENERS], const char *proxy, const char *token, int alive) __attribute__((noreturn));
 
 #endif

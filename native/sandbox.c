@@ -326,8 +326,8 @@ static int host_unmount(int argc, char **argv) {
 struct spec {
   char **argv, **env, **expose, **hide, **cgroups;
   const char *cwd, *view, *workspace, *home, *holder, *scratch_size;
-  /* egress: the effects proxy's unix socket, the only way out of the sandbox's own network; ca_pem: the one CA its TLS clients trust */
-  const char *egress, *ca_pem;
+  /* egress: the egress proxy's unix socket, the only way out of the sandbox's own network, and the token its relay shows it; ca_pem: the one CA its TLS clients trust */
+  const char *egress, *egress_token, *ca_pem;
   int net_own, new_root, pty;
   rlim_t as, nproc, cpu;
 };
@@ -351,9 +351,11 @@ static struct spec parse_spec(const struct frame *f) {
   s.scratch_size = value(f, "scratch-size", "50%");
   const char *net = value(f, "net", "none");
   s.egress = value(f, "egress", NULL);
+  s.egress_token = value(f, "egress-token", NULL);
   s.ca_pem = value(f, "ca", NULL);
   s.net_own = strcmp(net, "host") != 0;
-  if (strcmp(net, "proxy") == 0 ? !s.egress : s.egress != NULL) fail("net=proxy goes with egress=SOCKET, and only it");
+  if (strcmp(net, "proxy") == 0 ? !s.egress || !s.egress_token : s.egress != NULL) fail("net=proxy goes with egress=SOCKET and egress-token=TOKEN, and only it");
+  if (s.egress_token && (strlen(s.egress_token) == 0 || strlen(s.egress_token) > 128 || strpbrk(s.egress_token, " \n"))) fail("egress-token is one word of at most 128 characters");
   s.new_root = strcmp(value(f, "root", "new"), "new") == 0;
   s.pty = strcmp(value(f, "terminal", "none"), "pty") == 0;
   s.as = number(f, "rlimit-as"), s.nproc = number(f, "rlimit-nproc"), s.cpu = number(f, "rlimit-cpu");
@@ -838,7 +840,7 @@ static void egress_out(int sock) {
  * sandbox with the caller's ids, in a process group of its own with its handlers. It ends
  * when this process has: the write end of its `alive` pipe is ours alone (close-on-exec).
  */
-static void start_egress_relay(int sock[2], const char *proxy) {
+static void start_egress_relay(int sock[2], const char *proxy, const char *token) {
   int alive[2];
   CHECK(pipe2(alive, O_CLOEXEC), "pipe: %s", strerror(errno));
   pid_t relay = fork();
@@ -855,7 +857,9 @@ static void start_egress_relay(int sock[2], const char *proxy) {
   int fds[EGRESS_LISTENERS];
   egress_receive(sock[0], fds);
   if (fds[EGRESS_TCP4] < 0) _exit(0); /* the sandbox failed before: its error says why */
-  egress_relay(fds, proxy, alive[0]);
+  /* its memory holds the run's token: nothing of the caller's ids (the command's, in record and replay) may read it */
+  prctl(PR_SET_DUMPABLE, 0);
+  egress_relay(fds, proxy, token, alive[0]);
 }
 
 /* PID 1 of the sandbox: sets up, starts the command in a nested user namespace, reaps orphans, exits with the command. */
@@ -969,7 +973,7 @@ static int run(void) {
   int egress_sock[2] = {-1, -1};
   if (s.egress) {
     CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, egress_sock), "socketpair: %s", strerror(errno));
-    start_egress_relay(egress_sock, s.egress);
+    start_egress_relay(egress_sock, s.egress, s.egress_token);
   }
   char inner[96];
   int view_tree = -1, in_userns = s.holder ? enter_holder(s.holder) : 0;

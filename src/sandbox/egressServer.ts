@@ -1,3 +1,4 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { type IncomingMessage, type ServerResponse, createServer as createHttpServer } from 'node:http'
 import { type Server, type Socket, createServer, isIP } from 'node:net'
@@ -28,8 +29,8 @@ interface Destination {
   port: number
 }
 
-const HEADER = /^forkpoint-egress (\S+) (\d+)\n/
-const HEADER_MAX = 128
+const HEADER = /^forkpoint-egress (\S+) (\S+) (\d+)\n/
+const HEADER_MAX = 256
 const HTTP_REQUEST_START = /^[A-Z]{1,16} /
 const TLS_HANDSHAKE = 0x16
 
@@ -44,6 +45,7 @@ export async function startEgressServer({ answer, ca }: { answer: RequestHandler
   const dir = mkdtempSync(join(tmpdir(), 'fp-egress-'))
   const socket = join(dir, 'egress.sock')
   const refused: string[] = []
+  const token = randomBytes(24).toString('hex')
   const destinations = new WeakMap<Duplex, Destination & { tls: boolean }>()
   const http = createHttpServer((req, res) => {
     const destination = destinations.get(req.socket)
@@ -52,7 +54,7 @@ export async function startEgressServer({ answer, ca }: { answer: RequestHandler
   })
   const accept = (client: Socket) => {
     client.on('error', () => undefined)
-    takeHeader(client)
+    takeHeader(client, token)
       .then(async ({ destination, first }) => {
         if (first[0] === TLS_HANDSHAKE) {
           const secure = new TLSSocket(withFirst(client, first), {
@@ -78,7 +80,7 @@ export async function startEgressServer({ answer, ca }: { answer: RequestHandler
   const server = createServer(accept)
   await listen(server, socket)
   return {
-    net: { socket, ca: ca.certPem },
+    net: { socket, token, ca: ca.certPem },
     refused,
     close: () =>
       new Promise<void>((resolve) => {
@@ -103,8 +105,8 @@ function listen(server: Server, path: string): Promise<void> {
   })
 }
 
-/** The relay's line naming the destination, then the first bytes of the client's own. */
-function takeHeader(client: Socket): Promise<{ destination: Destination; first: Buffer }> {
+/** The relay's line naming the run's token and the destination, then the first bytes of the client's own; anyone without the token is refused. */
+function takeHeader(client: Socket, token: string): Promise<{ destination: Destination; first: Buffer }> {
   return new Promise((resolve, reject) => {
     let seen = Buffer.alloc(0)
     const onData = (chunk: Buffer) => {
@@ -112,10 +114,10 @@ function takeHeader(client: Socket): Promise<{ destination: Destination; first: 
       const end = seen.indexOf(0x0a)
       if (end < 0 && seen.length < HEADER_MAX) return
       const match = HEADER.exec(seen.toString('latin1', 0, end + 1))
-      if (!match || isIP(match[1]!) === 0) return done(new Error('not a relay header'))
+      if (!match || !sameSecret(match[1]!, token) || isIP(match[2]!) === 0) return done(new Error('not the relay'))
       const first = seen.subarray(end + 1)
       if (first.length === 0) return // the client has not spoken yet
-      done(null, { destination: { address: match[1]!, port: Number(match[2]) }, first })
+      done(null, { destination: { address: match[2]!, port: Number(match[3]) }, first })
     }
     const onEnd = () => done(new Error('closed before it spoke'))
     const done = (err: Error | null, value?: { destination: Destination; first: Buffer }) => {
@@ -126,6 +128,12 @@ function takeHeader(client: Socket): Promise<{ destination: Destination; first: 
     }
     client.on('data', onData).on('end', onEnd)
   })
+}
+
+function sameSecret(given: string, token: string): boolean {
+  const a = Buffer.from(given)
+  const b = Buffer.from(token)
+  return a.length === b.length && timingSafeEqual(a, b)
 }
 
 /**

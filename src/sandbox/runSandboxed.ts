@@ -16,8 +16,10 @@ export type NetMode = 'none' | 'host'
  * every TCP connection and DNS query is turned to it (docs/effects.md).
  */
 export interface EgressProxy {
-  /** The proxy's unix socket; each connection starts with a line naming its original destination. */
+  /** The proxy's unix socket; each connection starts with a line naming the run's token and its original destination. */
   socket: string
+  /** The secret the sandbox's relay shows the proxy (given to the runtime, never to the command): a program that finds the socket cannot pass for it. */
+  token: string
   /** The CA certificate (PEM text) the proxy's certificates are signed by: the only one the sandbox's TLS clients trust. */
   ca: string
 }
@@ -150,6 +152,7 @@ function netFields(net: NetMode | EgressProxy): Fields {
   return [
     ['net', 'proxy'],
     ['egress', net.socket],
+    ['egress-token', net.token],
     ['ca', net.ca],
   ]
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { chownSync, existsSync, promises as fs, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
+import { tmpdir } from 'node:os'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -482,6 +483,30 @@ describe('effects fail closed: no byte of a sandbox under an effects policy pass
     const run = await fp(dir, 'run', '--record', '--egress', '--', 'sh', '-c', hostEscapes('recorded-settings'))
     expect(run.stdout).toContain('cannot write settings')
     expect(run.stdout).toContain('cannot enter')
+  })
+
+  it("a recorded agent that finds an egress proxy's socket (its own run's or another's) cannot pass for the relay", async () => {
+    const dir = await workspaceWithPolicy('root')
+    const marker = 'forged-relay'
+    const before = new Set(readdirSync(tmpdir()).filter((d) => d.startsWith('fp-egress-')))
+    const other = fp(dir, 'run', '--record', '--egress', '--', 'sleep', '8')
+    await pollFor('the other run to be up', () => (readdirSync(tmpdir()).some((d) => d.startsWith('fp-egress-') && !before.has(d)) ? true : undefined), 30_000)
+    const forge = [
+      'import glob, socket',
+      `request = b"forkpoint-egress 127.0.0.1 ${tcpPort}\\nGET /${marker} HTTP/1.1\\r\\nHost: 127.0.0.1:${tcpPort}\\r\\nConnection: close\\r\\n\\r\\n"`,
+      `for path in glob.glob("${tmpdir()}/fp-egress-*/egress.sock"):`,
+      '    s = socket.socket(socket.AF_UNIX)',
+      '    s.settimeout(5)',
+      '    try:',
+      '        s.connect(path); s.sendall(request); print("answer", len(s.recv(100)))',
+      '    except Exception as e:',
+      '        print("refused", type(e).__name__)',
+    ].join('\n')
+    const run = await fp(dir, 'run', '--record', '--egress', '--', 'python3', '-c', forge)
+    expect(run.stdout).toMatch(/answer 0|refused/)
+    expect(run.stdout).not.toMatch(/answer [1-9]/)
+    expect((await other).code).toBe(0)
+    expect(heard.filter((h) => h.includes(marker))).toEqual([])
   })
 
   /** `forkpoint-sandbox run` processes whose parent is gone (PID 1 took them): a relay or handler left behind. */

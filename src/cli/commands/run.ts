@@ -117,6 +117,7 @@ export function registerRun(program: Command): void {
     .action(async (command: string[], opts: RunFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
       const where = { dir: flags.dir, store: flags.store }
+      if (!opts.record && (opts.egress || opts.proxy)) throw new UsageError(`--${opts.egress ? 'egress' : 'proxy'} says how to record: it goes with --record`)
       if (opts.record) {
         const used = [...SANDBOX_FLAGS.filter((f) => opts[f] !== undefined), ...(opts.env.length > 0 ? ['env'] : []), ...(opts.expose.length > 0 ? ['expose'] : [])]
         if (used.length > 0) throw new UsageError(`--record cannot be combined with sandbox options yet (${used.map((f) => `--${f}`).join(', ')})`)

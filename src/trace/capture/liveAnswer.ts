@@ -15,7 +15,7 @@ export interface LiveResponse {
 export type LiveAnswer = (request: HttpRequestData) => Promise<LiveResponse>
 
 /** Request headers that describe the hop to the proxy, not the request. */
-const NOT_FORWARDED = new RegExp(`^(host|connection|keep-alive|proxy-.*|transfer-encoding|content-length|te|trailer|upgrade|${TARGET_HEADER})$`, 'i')
+const NOT_FORWARDED = new RegExp(`^(host|connection|keep-alive|proxy-.*|transfer-encoding|content-length|te|trailer|upgrade|expect|${TARGET_HEADER})$`, 'i')
 
 /** The request from the server, as is (redirects are the agent's to follow). */
 export const fetchLive: LiveAnswer = async (request) => {
@@ -42,16 +42,26 @@ export async function readRequest(url: string, req: IncomingMessage): Promise<Ht
   return { url, method: req.method ?? 'GET', headers, body: chunks.length > 0 ? Buffer.concat(chunks) : null }
 }
 
-/** Stream `live` to the agent; each chunk also goes to `kept`, for a recording. */
-export async function writeLive(res: ServerResponse, live: LiveResponse, kept: Buffer[] = []): Promise<void> {
+/** Stream `live` to the agent at the pace it reads; each chunk also goes to `kept`, for a recording. */
+export async function writeLive(res: ServerResponse, live: LiveResponse, kept?: Buffer[]): Promise<void> {
   res.writeHead(live.status, live.statusText, live.headers)
   if (live.body) {
     for await (const chunk of live.body) {
-      kept.push(Buffer.from(chunk))
-      res.write(chunk)
+      kept?.push(Buffer.from(chunk))
+      if (!res.write(chunk)) await drained(res)
     }
   }
   res.end()
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done)
+      resolve()
+    }
+    res.on('drain', done).on('close', done)
+  })
 }
 
 /** A handler answering every request from `live`. */

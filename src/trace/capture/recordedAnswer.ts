@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http'
 import { isForkpointError } from '../../errors/index.js'
 import type { RequestHandler } from '../../sandbox/egressServer.js'
 import type { Session } from '../record/Session.js'
-import { type HttpResponseData, describeRequest, recordedResponse, responseOutput } from './httpExchange.js'
+import { type HttpResponseData, RESPONSE_HOP_HEADERS, describeRequest, recordedResponse, responseOutput } from './httpExchange.js'
 import { type LiveAnswer, answeredWith, readRequest, writeLive } from './liveAnswer.js'
 
 /**
@@ -24,7 +24,7 @@ export function recordedAnswer(session: Session, live: LiveAnswer): RequestHandl
     if (call.recorded) {
       let served: HttpResponseData
       try {
-        served = recordedResponse(call.servedOutput())
+        served = servable(recordedResponse(call.servedOutput()))
       } catch (err) {
         return refuseRequest(res, 599, 'forkpoint_replay_error', (err as Error).message)
       }
@@ -41,6 +41,22 @@ export function recordedAnswer(session: Session, live: LiveAnswer): RequestHandl
       else res.destroy()
     }
   }
+}
+
+/**
+ * A recorded answer as it may be served: a status HTTP allows, string headers without the
+ * hop's framing (the body is served as recorded, framed anew), so a run from elsewhere
+ * cannot make one answer read as two.
+ * @throws {Error} a status or header no server could have sent
+ */
+function servable(answer: HttpResponseData): HttpResponseData {
+  if (!Number.isInteger(answer.status) || answer.status < 100 || answer.status > 599) throw new Error(`the recording's status ${String(answer.status)} is not an HTTP status`)
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (typeof value !== 'string') throw new Error(`the recording's header ${name} is not a string`)
+    if (!RESPONSE_HOP_HEADERS.test(name)) headers[name] = value
+  }
+  return { ...answer, statusText: typeof answer.statusText === 'string' ? answer.statusText : '', headers }
 }
 
 /** A proxy's own answer, in the shape of an API error, for a request it cannot pass on. */

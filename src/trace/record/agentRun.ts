@@ -83,29 +83,29 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
   let proxySink: JournalSink | null = null
   let bridgeSocket: string | undefined
   let caFile: string | undefined
-  if (capture !== 'register') {
-    proxySink = fileSink(journal)
-    const session = createSession({ policy, sink: proxySink, replay, env })
-    session.onDivergence = () => abort.abort()
-    if (capture === 'egress') {
-      const ca = await storeCa(store)
-      caFile = store.tempPath('ca.pem')
-      writeFileSync(caFile, ca.certPem, { mode: 0o644 })
-      egress = await startEgressServer({ answer: recordedAnswer(session, offline ? offlineLive : live), ca })
-      Object.assign(childEnv, caVariables(caFile))
-    } else {
-      bridgeSocket = offline && networkNamespaceAvailable() ? store.tempPath('proxy.sock') : undefined
-      proxy = await startRecordingProxy({ session, upstreams: defaultUpstreams(env), ...(bridgeSocket ? { socketPath: bridgeSocket } : {}) })
-      Object.assign(childEnv, proxy.env)
-    }
-  }
   const close = async () => {
     await proxy?.close()
     await egress?.close()
     proxySink?.close()
   }
-  const startedAt = new Date()
   try {
+    if (capture !== 'register') {
+      proxySink = fileSink(journal)
+      const session = createSession({ policy, sink: proxySink, replay, env })
+      session.onDivergence = () => abort.abort()
+      if (capture === 'egress') {
+        const ca = await storeCa(store)
+        caFile = store.tempPath('ca.pem')
+        writeFileSync(caFile, ca.certPem, { mode: 0o644 })
+        egress = await startEgressServer({ answer: recordedAnswer(session, offline ? offlineLive : live), ca })
+        Object.assign(childEnv, caVariables(caFile))
+      } else {
+        bridgeSocket = offline && networkNamespaceAvailable() ? store.tempPath('proxy.sock') : undefined
+        proxy = await startRecordingProxy({ session, upstreams: defaultUpstreams(env), ...(bridgeSocket ? { socketPath: bridgeSocket } : {}) })
+        Object.assign(childEnv, proxy.env)
+      }
+    }
+    const startedAt = new Date()
     const exit = await spawnAgent({
       command,
       env: childEnv,
@@ -114,7 +114,7 @@ export async function runAgent(args: AgentRunArgs): Promise<AgentRunOutcome> {
       stdout,
       signal: abort.signal,
       ...(bridgeSocket ? { bridgeSocket } : {}),
-      ...(egress ? { egress: egress.net.socket } : {}),
+      ...(egress ? { egress: { socket: egress.net.socket, token: egress.net.token } } : {}),
     })
     await close()
     return { entries: readJournal(journal), exit, refused: egress?.refused ?? [], startedAt, endedAt: new Date(), encryption }

@@ -42,8 +42,8 @@ export function networkNamespaceAvailable(): boolean {
  * namespace with only loopback up, through the sandbox runtime (`root=host`: its file
  * system stays the caller's) when the kernel allows one (`bridgeSocket`: 127.0.0.1 is
  * bridged to the replay proxy's unix socket, nothing else). With `egress`, a namespace
- * whose every TCP connection and DNS query go to the egress server at that socket, and
- * nothing else: required, never left out.
+ * whose every TCP connection and DNS query go to the egress server at that socket (its relay
+ * showing the token), and nothing else: required, never left out.
  */
 export async function spawnAgent({
   command,
@@ -60,7 +60,7 @@ export async function spawnAgent({
   cwd: string
   offline?: boolean
   bridgeSocket?: string
-  egress?: string
+  egress?: { socket: string; token: string }
   stdout?: AgentStdout
   signal?: AbortSignal
 }): Promise<AgentExit> {
@@ -77,7 +77,8 @@ export async function spawnAgent({
       ? [['net', 'none']]
       : [
           ['net', 'proxy'],
-          ['egress', egress],
+          ['egress', egress.socket],
+          ['egress-token', egress.token],
         ]
   const child = netns ? inNetworkNamespace([...bridge, ...command], net, env, cwd, stdio) : spawn(command[0]!, command.slice(1), { cwd, env, stdio: [...stdio] })
   let out = ''
