@@ -1,9 +1,10 @@
-import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { runProgram } from '../helpers/cli.js'
 import { type PackedInstall, packAndInstall } from '../helpers/packedInstall.js'
+import { serviceHealth } from '../helpers/serviceHealth.js'
 import { tempDir } from '../helpers/tmp.js'
 
 const MB = 1e6
@@ -49,5 +50,19 @@ describe('the package as a user installs it (npm pack, then npm i of the tarball
     expect(r.stderr).toContain(
       "the MCP server (forkpoint mcp) needs @modelcontextprotocol/sdk@^1.32.2, which this project has not installed: npm i '@modelcontextprotocol/sdk@^1.32.2'",
     )
+  })
+
+  it('serves without the file watcher, each snapshot scanning in full, and says what to install for it', async () => {
+    const ws = join(installed.project, 'ws')
+    mkdirSync(ws)
+    expect((await runProgram(['npx', '--no', 'forkpoint', 'init'], { cwd: ws })).code).toBe(0)
+    const child = spawn(join(installed.project, 'node_modules', '.bin', 'forkpoint'), ['serve', '--json'], { cwd: ws, stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      const { address } = await new Promise<{ address: string }>((resolve) => child.stdout.once('data', (line: Buffer) => resolve(JSON.parse(line.toString()))))
+      expect(await serviceHealth(address)).toMatchObject({ ok: true, scan: expect.stringContaining("npm i '@parcel/watcher@^2.6.0'") })
+    } finally {
+      child.kill('SIGTERM')
+      await new Promise((r) => child.once('exit', r))
+    }
   })
 })
