@@ -16,8 +16,8 @@
 // branches say how to build it; scans use Node's lstatSync instead). Without it (npm run
 // build) a failure fails.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
-import { arch } from 'node:os'
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { arch, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 
 const optional = process.argv.includes('--optional')
@@ -47,18 +47,28 @@ const mustRun = (command, args) => {
 }
 const cc = process.env.CC || 'cc'
 
-/** The seccomp filter's generator, built for this machine with libseccomp (libseccomp-dev). */
-function buildFilterGenerator() {
-  mkdirSync('build', { recursive: true })
-  return run(cc, ['-O2', '-Wall', '-o', 'build/seccomp-filter', 'native/seccompFilter.c', '-lseccomp'])
+/** The seccomp filter's generator, built for this machine with libseccomp (libseccomp-dev), into `out`. */
+function buildFilterGenerator(out) {
+  mkdirSync(dirname(out), { recursive: true })
+  return run(cc, ['-O2', '-Wall', '-o', out, 'native/seccompFilter.c', '-lseccomp'])
 }
 
-/** Writes the runtime `out`, built beside it and renamed over it: a running holder keeps its program, and no one execs half a file. */
-function buildRuntime(compiler, filterDir, out, flags = []) {
-  const built = run(compiler, ['-O2', '-Wall', ...flags, `-I${filterDir}`, '-o', `${out}.tmp`, 'native/sandbox.c', 'native/egress.c'])
-  if (built.status === 0) renameSync(`${out}.tmp`, out)
+/** Compiles into `out`, beside it first and renamed over it: a running holder keeps its program, a concurrent build or pack never reads half a file. */
+function compileTo(compiler, args, out) {
+  const temporary = `${out}.${process.pid}.tmp`
+  const built = run(compiler, [...args, '-o', temporary])
+  if (built.status === 0) renameSync(temporary, out)
   return built
 }
+
+/** Writes `out` as compileTo does. */
+function writeAtomically(out, content) {
+  mkdirSync(dirname(out), { recursive: true })
+  writeFileSync(`${out}.${process.pid}.tmp`, content)
+  renameSync(`${out}.${process.pid}.tmp`, out)
+}
+
+const buildRuntime = (compiler, filterDir, out, flags = []) => compileTo(compiler, ['-O2', '-Wall', ...flags, `-I${filterDir}`, 'native/sandbox.c', 'native/egress.c'], out)
 
 function buildHere() {
   // npm gives its own node-gyp to the scripts it runs, with the configuration (nodedir) it reads
@@ -70,7 +80,7 @@ function buildHere() {
     fail(`node-gyp ${step}`, tail(addon), (why) => `the native lstat helper was not built (${why}); scans use Node's lstat, about three times slower per file`)
 
   // after node-gyp, whose rebuild starts from an empty build/
-  const generator = buildFilterGenerator()
+  const generator = buildFilterGenerator('build/seccomp-filter')
   const filter = generator.status === 0 ? run('build/seccomp-filter', []) : generator
   if (filter.status === 0) writeFileSync('build/seccomp-filter.h', filter.stdout)
   const sandbox = filter.status === 0 ? buildRuntime(cc, 'build', 'build/forkpoint-sandbox') : filter
@@ -85,21 +95,31 @@ function nodeApiHeaders() {
   return dir
 }
 
+/** Each target's runtime and addon into prebuilds/, its seccomp filter kept in build/prebuild-<arch>/; the generator in a directory of this run's own. */
 function buildPrebuilds() {
-  const generator = buildFilterGenerator()
-  if (generator.status !== 0) fail(`${cc} native/seccompFilter.c`, tail(generator), (why) => why)
-  const headers = nodeApiHeaders()
-  for (const target of PREBUILT) {
-    const compiler = target.arch === arch() ? cc : target.compiler
-    const dir = prebuiltDir(target.arch)
-    const filterDir = `build/prebuild-${target.arch}`
-    mkdirSync(dir, { recursive: true })
-    mkdirSync(filterDir, { recursive: true })
-    writeFileSync(`${filterDir}/seccomp-filter.h`, mustRun('build/seccomp-filter', [target.seccompArch]).stdout)
-    const runtime = buildRuntime(compiler, filterDir, `${dir}/forkpoint-sandbox`, ['-static', '-s'])
-    if (runtime.status !== 0) fail(`${compiler} native/sandbox.c`, tail(runtime), (why) => why)
-    // as binding.gyp compiles it, less node-gyp: the addon needs only Node-API's headers
-    mustRun(compiler, ['-O2', '-ffp-contract=off', '-Wall', '-fPIC', '-shared', '-pthread', '-s', `-I${headers}`, '-o', `${dir}/forkpoint_native.node`, 'native/lstat_names.c'])
+  const work = mkdtempSync(join(tmpdir(), 'forkpoint-prebuilds-'))
+  try {
+    const generator = buildFilterGenerator(join(work, 'seccomp-filter'))
+    if (generator.status !== 0) fail(`${cc} native/seccompFilter.c`, tail(generator), (why) => why)
+    const headers = nodeApiHeaders()
+    for (const target of PREBUILT) {
+      const compiler = target.arch === arch() ? cc : target.compiler
+      const dir = prebuiltDir(target.arch)
+      const filterDir = `build/prebuild-${target.arch}`
+      mkdirSync(dir, { recursive: true })
+      writeAtomically(`${filterDir}/seccomp-filter.h`, mustRun(join(work, 'seccomp-filter'), [target.seccompArch]).stdout)
+      const runtime = buildRuntime(compiler, filterDir, `${dir}/forkpoint-sandbox`, ['-static', '-s'])
+      if (runtime.status !== 0) fail(`${compiler} native/sandbox.c`, tail(runtime), (why) => why)
+      // as binding.gyp compiles it, less node-gyp: the addon needs only Node-API's headers
+      const addon = compileTo(
+        compiler,
+        ['-O2', '-ffp-contract=off', '-Wall', '-fPIC', '-shared', '-pthread', '-s', `-I${headers}`, 'native/lstat_names.c'],
+        `${dir}/forkpoint_native.node`,
+      )
+      if (addon.status !== 0) fail(`${compiler} native/lstat_names.c`, tail(addon), (why) => why)
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
   }
 }
 
