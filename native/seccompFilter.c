@@ -3,13 +3,16 @@
  * libseccomp, as a C header on stdout: `static const struct sock_filter SECCOMP_FILTER[]`.
  * scripts/buildNative.mjs runs it at build time and native/sandbox.c includes the header,
  * so each sandbox loads a ready BPF program instead of compiling one (about 1.5 ms) and the
- * runtime does not need libseccomp.
+ * runtime does not need libseccomp. An argument names the architecture to write it for
+ * (libseccomp's names: x86_64, aarch64), so one build machine writes the filters of every
+ * prebuilt runtime; without one it is the machine's own.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/filter.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -42,11 +45,13 @@ static void deny(scmp_filter_ctx ctx, int nr, unsigned count, const struct scmp_
   if (seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, count, args) != 0) fail("cannot add a rule");
 }
 
-static scmp_filter_ctx build_filter(void) {
+/* A filter for `arch` alone; rules then take the build machine's numbers and libseccomp translates them by name. */
+static scmp_filter_ctx build_filter(uint32_t arch) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) fail("cannot make a filter");
+  if (arch != seccomp_arch_native() && (seccomp_arch_add(ctx, arch) != 0 || seccomp_arch_remove(ctx, SCMP_ARCH_NATIVE) != 0)) fail("cannot target the architecture");
   /* the 32-bit ABIs too, or a program would go around the filter through them */
-  if (seccomp_arch_native() == SCMP_ARCH_X86_64) seccomp_arch_add(ctx, SCMP_ARCH_X86), seccomp_arch_add(ctx, SCMP_ARCH_X32);
+  if (arch == SCMP_ARCH_X86_64 && (seccomp_arch_add(ctx, SCMP_ARCH_X86) != 0 || seccomp_arch_add(ctx, SCMP_ARCH_X32) != 0)) fail("cannot add the 32-bit ABIs");
   for (const char *const *name = denied_calls; *name; name++) {
     int nr = seccomp_syscall_resolve_name(*name);
     if (nr != __NR_SCMP_ERROR) deny(ctx, nr, 0, NULL);
@@ -61,8 +66,10 @@ static scmp_filter_ctx build_filter(void) {
 }
 
 /* The filter as libseccomp exports it (raw BPF, through a temporary file), printed as a C array. */
-int main(void) {
-  scmp_filter_ctx ctx = build_filter();
+int main(int argc, char **argv) {
+  uint32_t arch = argc > 1 ? seccomp_arch_resolve_name(argv[1]) : seccomp_arch_native();
+  if (arch == 0) fail("unknown architecture");
+  scmp_filter_ctx ctx = build_filter(arch);
   FILE *raw = tmpfile();
   if (!raw || seccomp_export_bpf(ctx, fileno(raw)) != 0) fail("cannot export the filter");
   rewind(raw);

@@ -15,7 +15,9 @@ cd "$(dirname "$0")/.."
 # iptables: the NAT rules that turn a sandbox's connections to the effects proxy (iptables-restore, nf_tables); time: GNU time, the hostile-input benchmark's peak RSS (/usr/bin/time -v); libseccomp-dev: the sandbox runtime's seccomp filter, compiled at build time (native/seccompFilter.c); bubblewrap: the sandbox benchmark's side-by-side baseline.
 # chromium: the web view's end-to-end tests and benchmark, driven by playwright-core (which downloads no browser of its own).
 # redis-server: the queue fan-out's tests and benchmark run workers against (forkpoint worker, explore/speculate --queue)
-SYSTEM_PACKAGES=(libseccomp-dev iptables bubblewrap time redis-server docker-registry apache2-utils skopeo podman iproute2 util-linux zstd git rsync xfsprogs python3 gcc g++ make fuse-overlayfs curl openssl procps qemu-system-x86 qemu-utils busybox-static e2fsprogs fakeroot librsvg2-bin chromium)
+# gcc-aarch64-linux-gnu, libc6-dev-arm64-cross: the linux-arm64 prebuilt runtime and lstat helper, cross-compiled at build time
+# (scripts/buildNative.mjs --prebuilds); qemu-user-static: the test that runs the arm64 runtime on this machine.
+SYSTEM_PACKAGES=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static libseccomp-dev iptables bubblewrap time redis-server docker-registry apache2-utils skopeo podman iproute2 util-linux zstd git rsync xfsprogs python3 gcc g++ make fuse-overlayfs curl openssl procps qemu-system-x86 qemu-utils busybox-static e2fsprogs fakeroot librsvg2-bin chromium)
 
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do

@@ -65,6 +65,7 @@ export {
   EffectKeyConflictError,
   EffectToolMissingError,
   InputNotFoundError,
+  MissingPackageError,
   MalformedTensorFileError,
   MachineError,
   MachineNotFoundError,

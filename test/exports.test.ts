@@ -52,6 +52,7 @@ it('exports exactly the reviewed public names', () => {
     'MalformedObjectError',
     'MalformedTensorFileError',
     'MergeConflictError',
+    'MissingPackageError',
     'ObjectNotFoundError',
     'OfflineViolationError',
     'PathLimitError',

@@ -28,7 +28,7 @@ export { BranchError, ConflictError, BranchStaleError, BranchNotFoundError, Bran
 export { BranchStateError } from './branchErrors.js'
 export { PatternError, PatternCancelledError, PatternCallbackError } from './patternErrors.js'
 export { RemoteSpecError, RegistryRequestError, RegistryAuthError, RemoteImageNotFoundError, InvalidImageError, InvalidPackError, SignatureError } from './registryErrors.js'
-export { InputNotFoundError } from './inputErrors.js'
+export { InputNotFoundError, MissingPackageError } from './inputErrors.js'
 export { MalformedTensorFileError } from './modelErrors.js'
 export { MachineError, MachineNotFoundError, MachineUnavailableError, AcceleratorFailedError, GuestStoppedError } from './machineErrors.js'
 export { FunctionCandidateError, InvalidJobError, QueueUnreachableError, WorkerRegistryError } from './fanoutErrors.js'

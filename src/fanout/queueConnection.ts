@@ -1,6 +1,7 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { QueueUnreachableError, UsageError } from '../errors/index.js'
 import { messageOf } from '../patterns/runCandidates.js'
+import { loadOptional } from '../util/optionalPackage.js'
 
 /** Where the queue lives, parsed from `redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB]`. */
 export interface QueueLocation {
@@ -78,8 +79,10 @@ export function connectionOptions(at: QueueLocation): {
  * A plain Redis connection, checked with a PING: a wrong address is a clear error at once
  * (ioredis would otherwise retry for ever). Used for pub/sub and the cancellation keys.
  * @throws {QueueUnreachableError}
+ * @throws {MissingPackageError} ioredis is not installed
  */
 export async function connectRedis(at: QueueLocation): Promise<Redis> {
+  const { Redis } = await loadOptional('queue', () => import('ioredis'))
   const redis = new Redis({ ...connectionOptions(at), lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: (times) => (times > 3 ? null : 200 * times) })
   redis.on('error', () => undefined) // reported by the calls that fail
   try {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type Job, Queue, QueueEvents } from 'bullmq'
+import type { Job } from 'bullmq'
 import { Workspace } from '../branch/Workspace.js'
 import { loadHttpPolicy } from '../effects/httpPolicy.js'
 import { FunctionCandidateError, UsageError } from '../errors/index.js'
@@ -13,6 +13,7 @@ import { fetchResult } from './fetchResult.js'
 import { noticeIdleQueue } from './noticeIdleQueue.js'
 import { pushBase } from './pushBase.js'
 import { connectRedis, connectionOptions, parseQueueUrl } from './queueConnection.js'
+import { loadOptional } from '../util/optionalPackage.js'
 
 export interface QueueRunnerOptions {
   /** `redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB]`: the BullMQ queue workers take jobs from. */
@@ -58,7 +59,7 @@ export type FanoutEvent =
  * `noWorkerNoticeMs` after they were queued, a `no-worker` event says so; it keeps waiting.
  * @example
  * await speculate(['make fix-a', 'make fix-b'], { runner: queueRunner({ queue: 'redis://10.0.0.5:6379', key, registry: 'oci://10.0.0.5:5000/agents' }) }).apply(ws)
- * @throws {UsageError} a bad queue URL, key or registry
+ * @throws {UsageError} a bad queue URL, key or registry (and, when it runs, MissingPackageError: bullmq or ioredis is not installed)
  */
 export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
   const at = parseQueueUrl(options.queue, { password: options.queuePassword, ca: options.queueCa })
@@ -73,6 +74,7 @@ export function queueRunner(options: QueueRunnerOptions): CandidateRunner {
     const candidates = specs.map(portable)
     const ws = pool.target
     if (!(ws instanceof Workspace)) throw new UsageError(`a fan-out runs from a workspace, not from branch ${ws.name}`, { name: ws.name })
+    const { Queue, QueueEvents } = await loadOptional('queue', () => import('bullmq'))
     const redis = await connectRedis(at)
     const queue = new Queue<SignedJobData, SignedJobResult>(QUEUE_NAME, { connection: connectionOptions(at) })
     const events = new QueueEvents(QUEUE_NAME, { connection: connectionOptions(at) })

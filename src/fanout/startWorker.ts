@@ -1,6 +1,6 @@
 import { hostname, homedir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { type Job, WaitingError, Worker } from 'bullmq'
+import type { Job, WaitingError as BullMQWaitingError } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { Workspace } from '../branch/Workspace.js'
 import { parseRemote } from '../registry/parseRemote.js'
@@ -11,6 +11,7 @@ import { type FanoutJobData, type FanoutJobResult, CANCEL_CHANNEL, QUEUE_NAME, c
 import { type SignedJobData, type SignedJobResult, queueKey, signResult, verifyJob } from './jobSignature.js'
 import { connectRedis, connectionOptions, parseQueueUrl } from './queueConnection.js'
 import { type JobContext, runJob } from './runJob.js'
+import { loadOptional } from '../util/optionalPackage.js'
 
 export interface StartWorkerOptions {
   /** `redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB]` */
@@ -63,8 +64,10 @@ export interface FanoutWorker extends AsyncDisposable {
  * signed with `key` and within its schema (else it fails, naming why, and nothing of it
  * runs), and always sandboxed unless `allowUnsandboxed`.
  * @throws {QueueUnreachableError} @throws {UsageError} a bad queue URL, key or count
+ * @throws {MissingPackageError} bullmq or ioredis is not installed
  */
 export async function startWorker(options: StartWorkerOptions): Promise<FanoutWorker> {
+  const { Worker, WaitingError } = await loadOptional('queue', () => import('bullmq'))
   const at = parseQueueUrl(options.queue, { password: options.queuePassword, ca: options.queueCa })
   const key = queueKey(options.key)
   parseRemote(options.registry)
@@ -89,7 +92,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
       for (const controller of running.get(group) ?? []) controller.abort(new DOMException('cancelled: the exploration has its winner', 'AbortError'))
     })
     await subscriber.subscribe(CANCEL_CHANNEL)
-    const job = jobProcessor({ options, key, name, workspace, redis, running, closing: () => closing !== null })
+    const job = jobProcessor({ options, key, name, workspace, redis, running, closing: () => closing !== null, WaitingError })
     const worker = new Worker<SignedJobData, SignedJobResult>(QUEUE_NAME, job, {
       connection: connectionOptions(at),
       concurrency,
@@ -122,6 +125,7 @@ function jobProcessor({
   redis,
   running,
   closing,
+  WaitingError,
 }: {
   options: StartWorkerOptions
   key: Buffer
@@ -130,6 +134,8 @@ function jobProcessor({
   redis: Redis
   running: Map<string, Set<AbortController>>
   closing: () => boolean
+  /** BullMQ's, as the worker loaded it: thrown, it tells BullMQ the job went back to the queue. */
+  WaitingError: typeof BullMQWaitingError
 }): (job: Job<SignedJobData, SignedJobResult>, token?: string, stop?: AbortSignal) => Promise<SignedJobResult> {
   const pulls: JobContext['pulls'] = new Map()
   return async (job, token, stop) => {

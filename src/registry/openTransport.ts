@@ -1,4 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3'
+import { loadOptional } from '../util/optionalPackage.js'
 import { fileTransport } from './fileTransport.js'
 import { type Limits, resolveLimits } from './limits.js'
 import { type Credentials, findCredentials } from './findCredentials.js'
@@ -40,7 +41,7 @@ export async function openTransport(remote: Remote, options: ConnectOptions = {}
     }
     case 's3': {
       // the AWS SDK is large: loaded only when an s3:// remote is really used
-      const { s3Transport } = await import('./s3Transport.js')
+      const { s3Transport } = await loadOptional('s3', () => import('./s3Transport.js'))
       return s3Transport({ bucket: remote.bucket, prefix: remote.prefix, options: remote.options, limits, ...(options.s3Client ? { client: options.s3Client } : {}) })
     }
   }

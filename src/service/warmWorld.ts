@@ -1,7 +1,7 @@
 import { promises as fs, readFileSync } from 'node:fs'
 import { basename, relative, sep } from 'node:path'
 import type { AsyncSubscription, Event } from '@parcel/watcher'
-import { ObjectNotFoundError } from '../errors/index.js'
+import { MissingPackageError, ObjectNotFoundError } from '../errors/index.js'
 import type { Digest } from '../store/digest.js'
 import type { Store } from '../store/Store.js'
 import { IGNORE_FILES } from '../world/ignoreRules.js'
@@ -10,7 +10,7 @@ import type { ScanResult } from '../world/scanWorkspace.js'
 import { type WorldScanner, fullScanner, withWorldScan } from '../world/snapshotWorkspace.js'
 import { isInside } from '../util/isInside.js'
 import { TaskQueues } from '../util/TaskQueues.js'
-import { requirePackage } from '../util/requirePackage.js'
+import { requireOptional } from '../util/optionalPackage.js'
 
 /** How long a snapshot waits for the watcher to report its cookie before it scans in full instead. */
 const COOKIE_DEADLINE_MS = 10_000
@@ -54,28 +54,33 @@ export class WarmWorld {
     readonly store: Store,
     readonly workspace: string,
     private readonly cookieDir: string | null,
+    /** Why nothing is watched, when nothing is: every snapshot then scans in full. */
+    private readonly unwatched: string | null,
   ) {}
 
-  /** Watch `workspace`; its store's directory must lie inside it for the watcher to be trusted (else every snapshot scans in full). */
+  /**
+   * Watch `workspace`; its store's directory must lie inside it for the watcher to be
+   * trusted, and @parcel/watcher (an optional package) must be installed: else every
+   * snapshot scans in full.
+   */
   static async start(store: Store, workspace: string): Promise<WarmWorld> {
-    const cookieDir = isInside(workspace, store.root) ? store.path('service', 'cookies') : null
-    const world = new WarmWorld(store, workspace, cookieDir)
-    if (cookieDir) {
-      await fs.rm(cookieDir, { recursive: true, force: true })
-      await fs.mkdir(cookieDir, { recursive: true })
-      const watcher = requirePackage('@parcel/watcher') as typeof import('@parcel/watcher')
-      world.#subscription = await watcher.subscribe(workspace, (err, events) => (err ? world.lose(`the watcher failed: ${err.message}`) : world.#take(events)), {
-        ignore: STORE_NOISE.map((dir) => store.path(dir)),
-      })
-      // after subscribing, so nothing changed during this scan goes unreported
-      await withWorldScan({ store, workspace, scanner: world.scanner }, (scan) => scan.persist())
-    }
+    const watcher = isInside(workspace, store.root) ? loadWatcher() : 'the store lies outside the workspace: nothing to time the watcher by'
+    if (typeof watcher === 'string') return new WarmWorld(store, workspace, null, watcher)
+    const cookieDir = store.path('service', 'cookies')
+    const world = new WarmWorld(store, workspace, cookieDir, null)
+    await fs.rm(cookieDir, { recursive: true, force: true })
+    await fs.mkdir(cookieDir, { recursive: true })
+    world.#subscription = await watcher.subscribe(workspace, (err, events) => (err ? world.lose(`the watcher failed: ${err.message}`) : world.#take(events)), {
+      ignore: STORE_NOISE.map((dir) => store.path(dir)),
+    })
+    // after subscribing, so nothing changed during this scan goes unreported
+    await withWorldScan({ store, workspace, scanner: world.scanner }, (scan) => scan.persist())
     return world
   }
 
   /** Why the next snapshot scans in full, or null when the watcher's list is trusted. */
   get lost(): string | null {
-    return this.cookieDir ? this.#lost : 'the store lies outside the workspace: nothing to time the watcher by'
+    return this.unwatched ?? this.#lost
   }
 
   /** Forget what the watcher said: the next snapshot scans in full (an overflow, a watcher error). */
@@ -160,5 +165,15 @@ export class WarmWorld {
     this.#cookies.delete(name)
     await fs.rm(`${this.cookieDir!}/${name}`, { force: true })
     return ok
+  }
+}
+
+/** @parcel/watcher, or why there is none (it is not installed: the MissingPackageError's message says how to add it). */
+function loadWatcher(): typeof import('@parcel/watcher') | string {
+  try {
+    return requireOptional<typeof import('@parcel/watcher')>('watcher', '@parcel/watcher')
+  } catch (err) {
+    if (err instanceof MissingPackageError) return err.message
+    throw err
   }
 }

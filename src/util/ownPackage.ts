@@ -8,3 +8,8 @@ export const PACKAGE_ROOT = dirname(requirePackage.resolve('../../package.json')
 export function packageVersion(): string {
   return (requirePackage('../../package.json') as { version: string }).version
 }
+
+/** The version range of `name` in this package's peerDependencies. */
+export function peerRange(name: string): string | undefined {
+  return (requirePackage('../../package.json') as { peerDependencies: Record<string, string> }).peerDependencies[name]
+}

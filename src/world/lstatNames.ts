@@ -1,6 +1,7 @@
 import { constants, lstatSync } from 'node:fs'
 import { EXEC_ROW, FILE_ROW, type IndexColumns, KIND_MASK, type ReadIndex, RACY, STAT_FIELDS } from './indexFile.js'
 import { requirePackage } from '../util/requirePackage.js'
+import { PREBUILT_DIR } from '../util/prebuilt.js'
 import { bytesOfName, fsPath } from './fsName.js'
 
 /**
@@ -79,21 +80,28 @@ interface NativeAddon {
 declare const filesCheckJob: unique symbol
 type FilesCheckJob = { readonly [filesCheckJob]: true }
 
+/** The built one first: it is of this copy's sources. */
+const ADDON_FILES = ['../../build/Release/forkpoint_native.node', `../../${PREBUILT_DIR}/forkpoint_native.node`]
+
 /**
- * The compiled helper (native/lstat_names.c, built by `npm run build` or at install):
- * the same numbers at a third of the cost per file, and the index's files checked on a
- * second thread from the last directory back while the scan asks from the first. Null
- * when it was not built (no compiler) or FORKPOINT_NATIVE=0 turns it off.
+ * The compiled helper (native/lstat_names.c): the same numbers at a third of the cost per
+ * file, and the index's files checked on a second thread from the last directory back
+ * while the scan asks from the first. Null when it is neither built (`npm run build`, or at
+ * install where no prebuilt fits) nor prebuilt for this platform, or FORKPOINT_NATIVE=0
+ * turns it off.
  */
 export const nativeLstat: LstatBackend | null = withAddon(loadAddon())
 
 function loadAddon(): NativeAddon | null {
   if (process.env['FORKPOINT_NATIVE'] === '0') return null
-  try {
-    return requirePackage('../../build/Release/forkpoint_native.node') as NativeAddon
-  } catch {
-    return null
+  for (const file of ADDON_FILES) {
+    try {
+      return requirePackage(file) as NativeAddon
+    } catch {
+      // not there, or not loadable here (a libc older than the prebuilt's): the next, then Node's lstat
+    }
   }
+  return null
 }
 
 function withAddon(addon: NativeAddon | null): LstatBackend | null {

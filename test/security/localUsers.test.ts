@@ -10,7 +10,7 @@ import { Workspace } from '../../src/index.js'
 import { makeSocketDir } from '../../src/machine/machineRecords.js'
 import { startService } from '../../src/service/httpService.js'
 import { type Runner, forkpoint, runAs, toolWorkspace } from '../branch/toolsInBranch.js'
-import { fp, fpJson, CLI, runProgram } from '../helpers/cli.js'
+import { fp, fpJson, CLI, ROOT, runProgram } from '../helpers/cli.js'
 import { PLANT, euidAsNobody, openToOthers } from '../helpers/privilegedModes.js'
 import { useServices } from '../helpers/serviceCleanup.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
@@ -308,5 +308,31 @@ except Exception as err:
     const listener = await listen(createTlsServer({ cert: readFileSync(ca.certFile), key: readFileSync(ca.keyFile) }), 'secureConnection')
     expect(await pythonStatus(listener.url)).toBe('SSLCertVerificationError')
     expect(listener.received()).toBe('')
+  })
+})
+
+describe.runIf(process.getuid?.() === 0)('the sandbox runtime root runs is the package’s own', () => {
+  it('a forkpoint-sandbox planted above a package that has none (no prebuilt fits, nothing built) is not run', async () => {
+    // the package as an install where no prebuilt fits and no compiler built one: its dist/, bin/ and package.json, under a directory others write to
+    const shared = tempDir('shared-parent')
+    chmodSync(shared, 0o1777)
+    const pkg = join(shared, 'project', 'node_modules', 'forkpoint')
+    mkdirSync(pkg, { recursive: true })
+    for (const part of ['dist', 'bin', 'package.json']) await fs.cp(join(ROOT, part), join(pkg, part), { recursive: true })
+    await fs.symlink(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
+    // another user's "runtime", in every directory above the package
+    const marker = join(shared, 'planted-ran')
+    for (const dir of [shared, join(shared, 'project'), join(shared, 'project', 'node_modules')]) {
+      mkdirSync(join(dir, 'build'))
+      writeFileSync(join(dir, 'build', 'forkpoint-sandbox'), `#!/bin/sh\nid -u > ${marker}\n`, { mode: 0o755 })
+      chownSync(join(dir, 'build'), 65534, 65534)
+      chownSync(join(dir, 'build', 'forkpoint-sandbox'), 65534, 65534)
+    }
+    const ws = await makeWorkspace({ 'a.txt': 'a\n' })
+    expect((await runProgram([join(pkg, 'bin', 'forkpoint'), 'init'], { cwd: ws })).code).toBe(0)
+    const r = await runProgram([join(pkg, 'bin', 'forkpoint'), 'run', '--', 'true'], { cwd: ws })
+    expect(existsSync(marker)).toBe(false)
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/sandbox runtime is not built and none is prebuilt/)
   })
 })

@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { loadOptional } from '../../util/optionalPackage.js'
 import { common, commonFlags } from '../context.js'
 
 export function registerMcp(program: Command): void {
@@ -12,7 +13,7 @@ export function registerMcp(program: Command): void {
     )
     .action(async (opts: { allowPath: string[] }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const { serveMcpStdio } = await import('../../service/mcpServer.js')
+      const { serveMcpStdio } = await loadOptional('mcp', () => import('../../service/mcpServer.js'))
       await serveMcpStdio({ dir: flags.dir, store: flags.store }, { allowPaths: opts.allowPath })
     })
 }
