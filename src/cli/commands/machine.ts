@@ -127,6 +127,14 @@ export function registerMachine(program: Command): void {
       print(flags, copy, { human: (c) => `${c.path}\t${c.bytes} bytes, mode ${c.mode.toString(8)}` })
     })
 
+  sub('commit <machine>', "snapshot a machine and send the requests its guest made that the effects policy deferred (its siblings' are dropped when they are killed)")
+    .option('-m, --message <text>', 'the image message')
+    .action(async (id: string, opts: { message?: string }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const r = await (await api()).commitMachine({ ...where(flags), machine: id, ...(opts.message ? { message: opts.message } : {}) })
+      print(flags, r, { human: (c) => c.image, notes: (c) => [`${c.effects.sent.length} deferred request(s) sent`] })
+    })
+
   sub('snapshot <machine>', 'snapshot a running machine into an image (the machine goes on)')
     .option('-m, --message <text>', 'the image message')
     .action(async (id: string, opts: { message?: string }, cmd: Command) => {

@@ -1,6 +1,8 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
+import { loadHttpPolicy } from '../../effects/httpPolicy.js'
 import { UsageError } from '../../errors/index.js'
+import type { Store } from '../../store/Store.js'
 
 /** A machine's network: `none` (no network device), or `egress`: a NIC whose way out is only what `allow` names. */
 export type MachineNetMode = 'none' | 'egress'
@@ -34,6 +36,8 @@ export interface Published {
 export interface NetPlan {
   allow: Destination[]
   publish: Published[]
+  /** The store whose HTTP effects policy is in force, when it has one: connections go through the effects egress proxy of the machine's outbox. */
+  effectsStore?: string | null
 }
 
 /** The ports a host name alone opens: the web's. */
@@ -59,8 +63,25 @@ export async function netPlan(o: MachineNetOptions): Promise<NetPlan | null> {
   return { allow, publish: published(o.publish ?? []) }
 }
 
+/**
+ * The plan, with the store when its HTTP effects policy is in force (a malformed policy is
+ * refused here, before anything starts: EffectsPolicyError, exit 2).
+ */
+export async function withEffectsStore(store: Store, net: NetPlan | null): Promise<NetPlan | null> {
+  return net && { ...net, effectsStore: (await loadHttpPolicy(store)) ? store.root : null }
+}
+
 /** The network device of a machine with this network: one whose way out is open, or none. */
 export const nicOf = (net: NetPlan | null) => (net ? { open: true, guestPorts: net.publish.map((p) => p.guestPort) } : null)
+
+/** The built entry of a machine network's host side (`netHost.ts`), which its command line names. */
+export const NET_HOST_ENTRY = 'machine/net/netHost.js'
+
+/**
+ * The effects context of a machine under the workspace's HTTP effects policy: an outbox
+ * of its own, as a branch has (docs/machine.md, "Network").
+ */
+export const machineOutbox = (machine: string) => ({ kind: 'branch' as const, id: `machine-${machine}`, name: `machine ${machine}` })
 
 /** The loopback port of the machine's network namespace where connections to `allow[index]` land. */
 export const relayPort = (index: number) => 1 + index

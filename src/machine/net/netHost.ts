@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process'
 import { chmodSync } from 'node:fs'
 import { type Socket, connect, createServer, isIP } from 'node:net'
-import type { Destination } from './machineNet.js'
+import { withEgressEffects } from '../../effects/withHttpEffects.js'
+import { Store } from '../../store/Store.js'
+import { type Destination, machineOutbox } from './machineNet.js'
 
 /**
  * `node netHost.js CONFIG -- CMD…`: the host side of a machine's network, on the host's
@@ -9,11 +11,15 @@ import type { Destination } from './machineNet.js'
  * with it. It serves the unix socket the relay in the machine's namespace hands each
  * connection to (`netnsRelay.ts`), and connects only where the machine was allowed to:
  * a header naming anything else ends the connection, for the relay runs as QEMU's user,
- * whom a hostile guest may have taken over.
+ * whom a hostile guest may have taken over. Under the store's HTTP effects policy
+ * (`effects`), an allowed connection goes to the effects egress proxy of the machine's
+ * outbox, as a sandbox's would, not to its destination: the proxy classes each request
+ * and defers the irreversible ones until the machine is committed.
  */
 interface HostConfig {
   socket: string
   allow: Destination[]
+  effects: { store: string; machine: string } | null
 }
 
 const HEADER = /^forkpoint-egress (\S+) (\d{1,5})\n/
@@ -40,29 +46,68 @@ function takeHeader(client: Socket, then: (destination: Destination, rest: Buffe
   client.on('data', onData)
 }
 
-function relay(client: Socket): void {
-  client.on('error', () => undefined)
-  takeHeader(client, (destination, rest) => {
-    if (!allowed.has(`${destination.address}:${destination.port}`)) return void client.destroy()
-    const upstream = connect({ port: destination.port, host: destination.address, allowHalfOpen: true })
-    upstream.on('error', () => client.destroy())
-    client.on('error', () => upstream.destroy())
-    upstream.write(rest)
-    client.pipe(upstream).pipe(client)
-    client.resume()
+/** Where an allowed connection goes: its destination, or the effects egress proxy's socket after the same header. */
+type Upstream = (destination: Destination) => Socket
+
+const direct: Upstream = (d) => connect({ port: d.port, host: d.address, allowHalfOpen: true })
+
+const throughProxy =
+  (socket: string): Upstream =>
+  (d) =>
+    withHeader(connect({ path: socket, allowHalfOpen: true }), d)
+
+function withHeader(upstream: Socket, d: Destination): Socket {
+  upstream.write(`forkpoint-egress ${d.address} ${d.port}\n`)
+  return upstream
+}
+
+function relay(upstreamFor: Upstream): (client: Socket) => void {
+  return (client) => {
+    client.on('error', () => undefined)
+    takeHeader(client, (destination, rest) => {
+      if (!allowed.has(`${destination.address}:${destination.port}`)) return void client.destroy()
+      const upstream = upstreamFor(destination)
+      upstream.on('error', () => client.destroy())
+      client.on('error', () => upstream.destroy())
+      upstream.write(rest)
+      client.pipe(upstream).pipe(client)
+      client.resume()
+    })
+  }
+}
+
+/** Serve the relay's socket and run the launcher; resolves with its exit status once it has exited. */
+function serveWhileRunning(upstreamFor: Upstream): Promise<number> {
+  const server = createServer({ allowHalfOpen: true }, relay(upstreamFor))
+  return new Promise((resolve) => {
+    server.listen(config.socket, () => {
+      chmodSync(config.socket, 0o777) // its folder (0700, QEMU's user's) is what keeps others out
+      const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 1, 2, 3, 4, ...inheritedBeyond(4)] })
+      child.on('error', (err) => {
+        process.stderr.write(`forkpoint: cannot start ${command[0]}: ${err.message}\n`)
+        resolve(127)
+      })
+      child.on('exit', (code, signal) => {
+        server.close()
+        resolve(code ?? 128 + (signal === 'SIGKILL' ? 9 : 15))
+      })
+    })
   })
 }
 
-const server = createServer({ allowHalfOpen: true }, relay)
-server.listen(config.socket, () => {
-  chmodSync(config.socket, 0o777) // its folder (0700, QEMU's user's) is what keeps others out
-  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 1, 2, 3, 4, ...inheritedBeyond(4)] })
-  child.on('error', (err) => {
-    process.stderr.write(`forkpoint: cannot start ${command[0]}: ${err.message}\n`)
-    process.exit(127)
-  })
-  child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal === 'SIGKILL' ? 9 : 15)))
-})
+async function main(): Promise<number> {
+  if (!config.effects) return serveWhileRunning(direct)
+  const store = await Store.open(config.effects.store)
+  return withEgressEffects({ store, context: machineOutbox(config.effects.machine) }, (net) => serveWhileRunning(net ? throughProxy(net.socket) : direct))
+}
+
+main().then(
+  (status) => process.exit(status),
+  (err: unknown) => {
+    process.stderr.write(`forkpoint: the machine's network failed: ${(err as Error).message}\n`)
+    process.exit(70)
+  },
+)
 
 /** The descriptors after `last` this process was given (a machine's published listeners): its launcher takes them too. */
 function inheritedBeyond(last: number): number[] {

@@ -18,7 +18,7 @@ import { type Accelerator, type QemuLaunch } from './qemuArgs.js'
 import { info, killRecord, sockets, watchOf, wholeNumber, withAgent } from './qemuProcess.js'
 import { stopReason, watched } from './watchdog.js'
 import { startClock, ttlSeconds } from './timeToLive.js'
-import { type NetPlan, netPlan, nicOf } from '../net/machineNet.js'
+import { type NetPlan, netPlan, nicOf, withEffectsStore } from '../net/machineNet.js'
 
 /** How long a boot may take to start the guest's agent before the machine is given up (MachineError): generous, a boot took 2-8 s under TCG on a busy two-core host. */
 const BOOT_DEADLINE_MS = 300_000
@@ -41,7 +41,7 @@ export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
   const memoryMiB = wholeNumber(o.memoryMiB ?? 256, 'memoryMiB', 16, MAX_MEMORY_MIB)
   const diskMiB = o.diskMiB === undefined ? null : wholeNumber(o.diskMiB, 'diskMiB', 8, 1 << 20)
   const seconds = ttlSeconds(o.ttl)
-  const net = await netPlan(o)
+  const net = await withEffectsStore(store, await netPlan(o))
   const [files, image] = await Promise.all([imageFiles(store, o.image), readMachineImage(store, o.image)])
   const boot = (accelerator: Accelerator, probe: boolean) => bootOn(store, o, files, { memoryMiB, diskMiB, accelerator, probe, ttlSeconds: seconds, net })
   const plan = await planAccelerator(o.accel ?? 'auto', image.kernel)

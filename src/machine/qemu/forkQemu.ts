@@ -21,7 +21,7 @@ import { startIncoming, withQmp } from './qemuSteps.js'
 import { info, killRecord, sockets, watchOf, wholeNumber, withAgent } from './qemuProcess.js'
 import { watched } from './watchdog.js'
 import { startClock, ttlSeconds } from './timeToLive.js'
-import { type NetPlan, netPlan, nicOf } from '../net/machineNet.js'
+import { type NetPlan, netPlan, nicOf, withEffectsStore } from '../net/machineNet.js'
 
 /** Most children one fork starts. */
 const MAX_FORK = 64
@@ -54,7 +54,7 @@ export async function forkQemu(o: ForkOptions): Promise<MachineInfo[]> {
   const saved = await snapshotFiles(store, snap.machine, layer)
   const agent = guestAgentFor(image.rootfs !== undefined)
   const ttl = ttlSeconds(o.ttl)
-  const net = await netPlan(o)
+  const net = await withEffectsStore(store, await netPlan(o))
   if (net && !layer.nic)
     throw new UsageError(`image ${o.image}'s machine has no network device (it was started with --net none): its children cannot have one`, { option: 'net', value: 'egress' })
   if (net?.publish.length && n > 1)

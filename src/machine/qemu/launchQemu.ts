@@ -75,7 +75,8 @@ async function launchWithNet(launch: QemuLaunch, o: LaunchOptions, net: NetPlan,
 ${relay.map(shellQuoted).join(' ')} 3>&- 4>&- </dev/null &
 ${fds.map((fd) => `exec ${fd}>&-`).join('; ')}
 ${script}`
-    const host = [process.execPath, builtEntry('machine/net', 'netHost.js'), JSON.stringify({ socket, allow: net.allow }), '--', 'setpriv', '--pdeathsig', 'KILL', '--']
+    const effects = net.effectsStore ? { store: net.effectsStore, machine: o.machine } : null
+    const host = [process.execPath, builtEntry('machine/net', 'netHost.js'), JSON.stringify({ socket, allow: net.allow, effects }), '--', 'setpriv', '--pdeathsig', 'KILL', '--']
     const qemu = [...(user ? [] : powerless), QEMU_BINARY, ...qemuArgs(launch)]
     const child = spawnWithDisk([...tie, ...host, ...isolate, 'sh', '-c', launcher, 'sh', ...qemu], launch.disk, o, listeners.map(fdOf))
     return { child, pid: await qemuPid(child, launch.sockets.qmp, o) }
