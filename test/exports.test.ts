@@ -99,6 +99,7 @@ it('exports exactly the reviewed public names', () => {
     'ciNormalize',
     'ciRecord',
     'cloneImage',
+    'commitMachine',
     'commitWithEffects',
     'compareRuns',
     'continueMerge',
