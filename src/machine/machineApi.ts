@@ -14,6 +14,7 @@ import type { BootOptions, ForkOptions, MachineInfo, MachineRef, MachineSnapshot
 export { acceleratorRequest } from './qemu/accelerator.js'
 export { copyToMachine } from './copy/copyToMachine.js'
 export { copyFromMachine } from './copy/copyFromMachine.js'
+export { machineConsole } from './qemu/machineConsole.js'
 export { parseSize } from '../sandbox/limits.js'
 import { type AcceleratorChoice, type AcceleratorRequest, forgetVerdict, planAccelerator, qemuVersion } from './qemu/accelerator.js'
 import { readMachineImage } from './image/MachineImage.js'

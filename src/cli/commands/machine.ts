@@ -135,6 +135,21 @@ export function registerMachine(program: Command): void {
       print(flags, r, { human: (c) => c.image, notes: (c) => [`${c.effects.sent.length} deferred request(s) sent`] })
     })
 
+  sub('console <machine>', "attach to the machine's serial console, a shell in the guest; Ctrl-] detaches").action(async (id: string, _opts: object, cmd: Command) => {
+    const flags = commonFlags(cmd)
+    const terminal = process.stdin.isTTY
+    if (terminal) {
+      process.stdin.setRawMode(true)
+      process.stderr.write(`attached to ${id}'s console; Ctrl-] detaches\r\n`)
+    }
+    try {
+      await (await api()).machineConsole({ ...where(flags), machine: id, input: process.stdin, output: process.stdout })
+    } finally {
+      if (terminal) process.stdin.setRawMode(false)
+      process.stdin.pause()
+    }
+  })
+
   sub('snapshot <machine>', 'snapshot a running machine into an image (the machine goes on)')
     .option('-m, --message <text>', 'the image message')
     .action(async (id: string, opts: { message?: string }, cmd: Command) => {

@@ -2,6 +2,13 @@
 export const GUEST_MODULES = ['virtio_mmio', 'virtio_blk', 'virtio_console', 'virtio-rng', 'virtio_net'] as const
 
 /**
+ * A shell on the serial console (`machine console`), its controlling terminal, started
+ * again when it exits: it waits on a read, so an idle one costs nothing.
+ */
+const CONSOLE_SHELL = (busybox: string) => `while :; do ${busybox}setsid -c ${busybox}sh -l </dev/ttyS0 >/dev/ttyS0 2>&1; ${busybox}sleep 0.1; done &
+`
+
+/**
  * The guest's network, when it has a device (`--net egress`): QEMU's user-mode network's
  * addresses, set statically (a DHCP client would cost every boot a round of requests).
  */
@@ -26,7 +33,7 @@ export function initScript(modules: readonly string[]): string {
 [ -b /dev/vda ] && mount -t ext4 -o noatime /dev/vda /data
 ${GUEST_NET('ip')}echo "forkpoint guest ready $(cut -d' ' -f1 /proc/uptime)" > /dev/ttyS0
 while :; do /bin/agent; sleep 0.1; done &
-while :; do sleep 3600; done
+${CONSOLE_SHELL('')}while :; do sleep 3600; done
 `
 }
 
@@ -94,5 +101,5 @@ P=
 while [ -z "$P" ]; do for p in /dev/vport*p1; do [ -c "$p" ] && P=$p; done; [ -z "$P" ] && busybox sleep 0.05; done
 echo "forkpoint guest ready $(busybox cut -d' ' -f1 /proc/uptime)" > /dev/ttyS0
 while :; do qemu-ga -m virtio-serial -p "$P" -t /run/qemu-ga; busybox sleep 0.1; done </dev/null >/dev/null 2>&1 &
-while :; do busybox sleep 3600; done
+${CONSOLE_SHELL('busybox ')}while :; do busybox sleep 3600; done
 `

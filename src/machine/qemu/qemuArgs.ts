@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path'
 import { PUBLISH_ADDRESS } from '../net/machineNet.js'
 import { type QemuUser, qemuUser } from './qemuUser.js'
 
@@ -15,7 +16,7 @@ export interface QemuLaunch {
   /** A qcow2 file. */
   disk: string
   sockets: { qmp: string; agent: string }
-  /** The guest's serial console, for a failed boot's report. */
+  /** The guest's serial console's log, for a failed boot's report; the console itself is a socket beside QMP's (`consoleSocket`). */
   console: string
   accelerator: Accelerator
   /**
@@ -35,6 +36,13 @@ export interface Nic {
 
 export type Accelerator = 'kvm' | 'tcg'
 
+/**
+ * The serial console's socket, in the machine's socket directory (`machine console`): QEMU
+ * serves one client at a time, and logs everything the guest writes to the console's log
+ * whether or not one is connected.
+ */
+export const consoleSocket = (qmp: string) => join(dirname(qmp), 'console.sock')
+
 export const QEMU_BINARY = 'qemu-system-x86_64'
 
 /**
@@ -49,7 +57,7 @@ export function qemuArgs(l: QemuLaunch): string[] {
     ...['-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot'],
     ...['-object', `memory-backend-file,id=mem,size=${l.memoryMiB}M,mem-path=${opt(l.ram.path)},share=${l.ram.share ? 'on' : 'off'}`],
     ...(l.boot ? ['-kernel', l.boot.kernel, '-initrd', l.boot.initrd, '-append', l.boot.cmdline] : ['-incoming', 'defer']),
-    ...['-chardev', `file,id=con,path=${opt(l.console)}`, '-serial', 'chardev:con'],
+    ...['-chardev', `socket,id=con,path=${opt(consoleSocket(l.sockets.qmp))},server=on,wait=off,logfile=${opt(l.console)},logappend=on`, '-serial', 'chardev:con'],
     ...['-device', 'virtio-serial-device', '-chardev', `socket,id=agent,path=${opt(l.sockets.agent)},server=on,wait=off`, '-device', 'virtserialport,chardev=agent,name=agent'],
     ...['-device', 'virtio-rng-device'],
     ...[
