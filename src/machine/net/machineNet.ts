@@ -132,3 +132,13 @@ function published(specs: string[]): Published[] {
   }
   return all
 }
+
+/**
+ * The NAT rules of a machine's namespace: a TCP connection to an allowed destination goes
+ * to the relay's port for it (the host's loopback too: QEMU's user-mode network connects
+ * to 127.0.0.1 for the guest's 10.0.2.2); anything else leaving loopback is refused.
+ */
+export function netRules(net: NetPlan): string {
+  const redirects = net.allow.map((d, i) => `-A OUTPUT -p tcp -d ${d.address}/32 --dport ${d.port} -j REDIRECT --to-ports ${relayPort(i)}\n`).join('')
+  return `*nat\n:OUTPUT ACCEPT [0:0]\n${redirects}COMMIT\n*filter\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT ! -d 127.0.0.0/8 -p tcp -j REJECT --reject-with tcp-reset\n-A OUTPUT ! -d 127.0.0.0/8 -j REJECT\nCOMMIT\n`
+}

@@ -7,7 +7,7 @@ import { builtEntry } from '../../util/builtEntry.js'
 import { pollUntil } from '../../util/pollUntil.js'
 import { shellQuoted } from '../copy/shellQuoted.js'
 import { qemuProcesses } from '../machineRecords.js'
-import { type NetPlan, relayPort } from '../net/machineNet.js'
+import { type NetPlan, netRules } from '../net/machineNet.js'
 import { qemuUser } from './qemuUser.js'
 import { QEMU_BINARY, type QemuLaunch, qemuArgs } from './qemuArgs.js'
 import { launcherScript } from './timeToLive.js'
@@ -71,7 +71,7 @@ async function launchWithNet(launch: QemuLaunch, o: LaunchOptions, net: NetPlan,
     const isolate = ['unshare', ...(user ? [] : ['--user', '--map-root-user']), '--net', '--mount', '--pid', '--fork', '--kill-child', '--']
     const fds = net.publish.map((_, i) => FIRST_PUBLISHED_FD + i)
     const relay = [...relayUser, process.execPath, builtEntry('machine/net', 'netnsRelay.js'), JSON.stringify(relayConfig(net, socket, fds))]
-    const launcher = `${NET_SETUP} ${shellQuoted(netRules(net))} | iptables-restore || exit 70
+    const launcher = `${namespaceSetup(netRules(net))}
 ${relay.map(shellQuoted).join(' ')} 3>&- 4>&- </dev/null &
 ${fds.map((fd) => `exec ${fd}>&-`).join('; ')}
 ${script}`
@@ -88,18 +88,9 @@ ${script}`
 /** The launcher's descriptors after stdin, stdout, stderr and the disk's two (DISK_FDS). */
 const FIRST_PUBLISHED_FD = 5
 
-const NET_SETUP =
-  'export PATH=/usr/sbin:/sbin:/usr/bin:/bin:$PATH; echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start && ip link set lo up && ip route add default dev lo && printf %s'
-
-/**
- * The NAT rules of a machine's namespace: a TCP connection to an allowed destination goes
- * to the relay's port for it (the host's loopback too: QEMU's user-mode network connects
- * to 127.0.0.1 for the guest's 10.0.2.2); anything else leaving loopback is refused.
- */
-export function netRules(net: NetPlan): string {
-  const redirects = net.allow.map((d, i) => `-A OUTPUT -p tcp -d ${d.address}/32 --dport ${d.port} -j REDIRECT --to-ports ${relayPort(i)}\n`).join('')
-  return `*nat\n:OUTPUT ACCEPT [0:0]\n${redirects}COMMIT\n*filter\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT ! -d 127.0.0.0/8 -p tcp -j REJECT --reject-with tcp-reset\n-A OUTPUT ! -d 127.0.0.0/8 -j REJECT\nCOMMIT\n`
-}
+/** The launcher's first line, as its namespace's root: loopback up, a default route into it, ports below 1024 for anyone, the NAT rules; a failure ends the launch (its words in QEMU's log). */
+const namespaceSetup = (rules: string) =>
+  `export PATH=/usr/sbin:/sbin:/usr/bin:/bin:$PATH; echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start && ip link set lo up && ip route add default dev lo && printf %s ${shellQuoted(rules)} | iptables-restore || exit 70`
 
 function relayConfig(net: NetPlan, egress: string, fds: number[]) {
   return { egress, allow: net.allow, publish: net.publish.map((p, i) => ({ fd: fds[i]!, guestPort: p.guestPort })) }
