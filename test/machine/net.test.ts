@@ -74,6 +74,8 @@ describe('machine networking', { timeout: MACHINE_TIMEOUT * 2 }, () => {
     expect(tried.stdout).toBe('done\n')
     expect(mail.received).toEqual([])
     expect((await fp('machine', 'start', image, '--allow', `127.0.0.1:${mail.port()}`)).code).toBe(2) // --allow needs --net egress
+    const snapshot = (await fp('machine', 'snapshot', m)).stdout.trim()
+    expect((await fp('machine', 'fork', snapshot, '--net', 'egress')).code).toBe(2) // its machine has no network device for a child to continue with
   })
 
   it('a guest POST under an effects policy waits in each forked child and is sent once, when the child is committed', async () => {
@@ -83,6 +85,7 @@ describe('machine networking', { timeout: MACHINE_TIMEOUT * 2 }, () => {
     const allow = ['--net', 'egress', '--allow', `127.0.0.1:${mail.port()}`]
     const parent = (await fpJson<{ id: string }>('machine', 'start', own, '--memory', '128', ...allow)).id
     const snapshot = (await fp('machine', 'snapshot', parent)).stdout.trim()
+    expect((await fp('machine', 'fork', snapshot, '-n', '2', ...allow, '--publish', `${await freePort()}:80`)).code).toBe(2) // one host port, one child
     const { machines: kids } = await fpJson<{ machines: Array<{ id: string }> }>('machine', 'fork', snapshot, '-n', '2', ...allow)
     for (const kid of kids) {
       const post = await fp('machine', 'exec', kid.id, guestRequest(mail.port(), 'POST', '/send', 'welcome ada'))
