@@ -588,7 +588,8 @@ describe.runIf(process.getuid?.() === 0)(
     let allowedPort = 0
     let otherPort = 0
     let closeAll = () => undefined as void
-    const dirs: string[] = []
+    /** Each machine started, and as whom: it is killed as that user (root's library calls cannot open nobody's store). */
+    const started: Array<{ as: 'root' | 'nobody'; dir: string; machine: string }> = []
     beforeAll(async () => {
       const { createServer } = await import('node:net')
       const listening = (label: string, host: string) =>
@@ -604,7 +605,7 @@ describe.runIf(process.getuid?.() === 0)(
     }, MACHINE_TIMEOUT)
     afterAll(async () => {
       closeAll()
-      for (const dir of dirs) await killAllMachines(dir)
+      for (const { as, dir, machine } of started) await cli(as, dir, 'machine', 'kill', machine)
     }, MACHINE_TIMEOUT)
 
     /** The CLI as `as`, with the suite's kernel cache. */
@@ -633,7 +634,6 @@ describe.runIf(process.getuid?.() === 0)(
       it(`as ${as}: no host service but the allowed one, whatever address or port the guest tries; the relay's socket refuses other destinations; a published port is on 127.0.0.1 only`, async () => {
         heard.splice(0)
         const dir = tempDir(`machine-net-${as}`)
-        dirs.push(dir)
         if (as === 'nobody') chownSync(dir, 65534, 65534)
         expect((await cli(as, dir, 'init')).code).toBe(0)
         const image = (await cli(as, dir, 'machine', 'build', 'busybox')).stdout.split('\t')[0]!
@@ -641,9 +641,10 @@ describe.runIf(process.getuid?.() === 0)(
         const probe = createServer()
         const published = await new Promise<number>((resolve) => probe.listen(0, '127.0.0.1', () => resolve((probe.address() as { port: number }).port)))
         await new Promise((resolve) => probe.close(resolve))
-        const started = await cli(as, dir, 'machine', 'start', image, '--memory', '128', '--net', 'egress', '--allow', `127.0.0.1:${allowedPort}`, '--publish', `${published}:8080`)
-        expect(started.code, started.stderr).toBe(0)
-        const machine = started.stdout.trim()
+        const start = await cli(as, dir, 'machine', 'start', image, '--memory', '128', '--net', 'egress', '--allow', `127.0.0.1:${allowedPort}`, '--publish', `${published}:8080`)
+        expect(start.code, start.stderr).toBe(0)
+        const machine = start.stdout.trim()
+        started.push({ as, dir, machine })
 
         // the guest: the other service on every address it might be reached by, the allowed port on other addresses, QEMU's DNS and host aliases
         const tries = (await hostAddresses()).flatMap((address) => [`${address} ${otherPort}`, ...(address === '10.0.2.2' ? [] : [`${address} ${allowedPort}`])])
