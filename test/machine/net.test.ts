@@ -43,7 +43,7 @@ describe('machine networking', { timeout: MACHINE_TIMEOUT * 2 }, () => {
     image = (await fpJson<{ image: string }>('machine', 'build', 'busybox')).image
   }, MACHINE_TIMEOUT)
 
-  it('--net egress --allow: the guest reaches exactly the allowed host:port; --publish serves a guest HTTP server on the host', async () => {
+  it('--net egress --allow: the guest reaches exactly the allowed host:port; --publish serves a guest HTTP server on the host; a --net none child reaches nothing', async () => {
     const published = await freePort()
     const m = (
       await fpJson<{ id: string }>('machine', 'start', image, '--memory', '128', '--net', 'egress', '--allow', `127.0.0.1:${mail.port()}`, '--publish', `${published}:8080`)
@@ -64,6 +64,13 @@ describe('machine networking', { timeout: MACHINE_TIMEOUT * 2 }, () => {
       return r?.ok ? r.text() : undefined
     })
     expect(page).toBe('hello from the guest\n')
+
+    // a child with --net none of a machine with a network keeps the device (its state needs it), leading nowhere
+    const snapshot = (await fp('machine', 'snapshot', m)).stdout.trim()
+    const { machines } = await fpJson<{ machines: Array<{ id: string }> }>('machine', 'fork', snapshot, '--net', 'none')
+    const closed = await fp('machine', 'exec', machines[0]!.id, `ls /sys/class/net; ${guestRequest(mail.port(), 'GET', '/closed')}; echo done`)
+    expect(closed.stdout).toBe('eth0\nlo\ndone\n')
+    expect(mail.received.map((r) => r.path)).toEqual(['/hello'])
   })
 
   it('--net none: the guest has no network device and reaches nothing', async () => {
