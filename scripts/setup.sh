@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # fuse-overlayfs (with fuse3's fusermount3): unprivileged branch paths that every tool can use (docs/branch-paths.md).
 # curl: the HTTP effects tests' non-Node agent; openssl: a private CA for the TLS registry tests; procps: pgrep, pkill.
 # qemu-system-x86, qemu-utils, busybox-static, e2fsprogs: machines (microVMs; the guest's kernel and a python or node image's packages are fetched with apt-get download); fakeroot: those images' files owned by root whoever builds them; librsvg2-bin: the machine benchmark's plot as PNG.
-# iptables: the NAT rules that turn a sandbox's connections to the effects proxy (iptables-restore, nf_tables); time: GNU time, the hostile-input benchmark's peak RSS (/usr/bin/time -v); libseccomp-dev: the sandbox runtime's seccomp filter, compiled at build time (native/seccompFilter.c); bubblewrap: the sandbox benchmark's side-by-side baseline.
+# iptables: the NAT rules that turn a sandbox's connections to the effects proxy, and a networked machine's to its relay (iptables-restore, nf_tables); time: GNU time, the hostile-input benchmark's peak RSS (/usr/bin/time -v); libseccomp-dev: the sandbox runtime's seccomp filter, compiled at build time (native/seccompFilter.c); bubblewrap: the sandbox benchmark's side-by-side baseline.
 # chromium: the web view's end-to-end tests and benchmark, driven by playwright-core (which downloads no browser of its own).
 # redis-server: the queue fan-out's tests and benchmark run workers against (forkpoint worker, explore/speculate --queue)
 # gcc-aarch64-linux-gnu, libc6-dev-arm64-cross: the linux-arm64 prebuilt runtime and lstat helper, cross-compiled at build time

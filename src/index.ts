@@ -135,6 +135,8 @@ export {
   bootMachine,
   execMachine,
   snapshotMachine,
+  commitMachine,
+  type MachineCommit,
   forkMachine,
   restoreMachine,
   killMachine,
@@ -149,7 +151,9 @@ export {
   type MachineRecipe,
 } from './machine/machineApi.js'
 export type { MachineBackend, MachineInfo, MachineState, BootOptions, ForkOptions, MachineRef, MachineSnapshot, MachineStats, MachineTtl } from './machine/MachineBackend.js'
+export type { MachineNetMode, MachineNetOptions } from './machine/net/machineNet.js'
 export { copyToMachine, type MachineCopy } from './machine/copy/copyToMachine.js'
+export { machineConsole, CONSOLE_DETACH_KEY, type MachineConsoleOptions } from './machine/qemu/machineConsole.js'
 export { copyFromMachine, type CopyFromMachineOptions, DEFAULT_COPY_MAX_BYTES } from './machine/copy/copyFromMachine.js'
 export { qemuBackend } from './machine/qemu/qemuBackend.js'
 export type { ExecResult } from './machine/qemu/GuestChannel.js'

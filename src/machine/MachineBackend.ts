@@ -2,6 +2,7 @@ import type { Digest } from '../store/digest.js'
 import type { StoreLocator } from '../store/findStore.js'
 import type { ExecResult } from './qemu/GuestChannel.js'
 import type { AcceleratorRequest } from './qemu/accelerator.js'
+import type { MachineNetOptions } from './net/machineNet.js'
 import type { Accelerator } from './qemu/qemuArgs.js'
 
 /**
@@ -44,7 +45,7 @@ export interface MachineInfo {
  */
 export type MachineTtl = number | string
 
-export interface BootOptions extends StoreLocator {
+export interface BootOptions extends StoreLocator, MachineNetOptions {
   /** A machine image (`buildMachineImage`). */
   image: Digest
   /** Guest RAM. @default 256 */
@@ -79,7 +80,7 @@ export interface MachineSnapshot {
   devicesBytes: number
 }
 
-export interface ForkOptions extends StoreLocator {
+export interface ForkOptions extends StoreLocator, MachineNetOptions {
   /** A snapshot image with a machine layer. */
   image: Digest
   n: number
@@ -108,7 +109,7 @@ export interface MachineStats {
 /**
  * A way to run machines. QEMU is the one here (`qemuBackend`); another (Firecracker, Cloud
  * Hypervisor) would keep these semantics: children of a snapshot continue from its
- * instant, each with a disk of its own and no network.
+ * instant, each with a disk of its own and a network of its own (none by default).
  */
 export interface MachineBackend {
   readonly name: string

@@ -26,6 +26,8 @@ export interface MachineLayer {
   qemuVersion: string
   /** What it ran on: its CPU state loads only into a machine running on the same. */
   accelerator: Accelerator
+  /** It has a network device (it was started with `--net egress`): so must every child, for its device state to load. Absent when it has none. */
+  nic?: true
 }
 
 /** Guests larger than this are refused before a file of their size is made. */
@@ -42,7 +44,8 @@ export async function readMachineLayer(store: Store, digest: Digest): Promise<Ma
     Number.isSafeInteger(layer.diskBytes) &&
     layer.diskBytes > 0 &&
     typeof layer.qemuVersion === 'string' &&
-    (layer.accelerator === 'kvm' || layer.accelerator === 'tcg')
+    (layer.accelerator === 'kvm' || layer.accelerator === 'tcg') &&
+    (layer.nic === undefined || layer.nic === true)
   if (!sane) throw new MalformedObjectError(`${digest} is not a machine layer`, { digest, expected: 'machine', actual: String(layer.kind) })
   return layer
 }

@@ -23,6 +23,10 @@ const RecordSchema = z.object({
     sockets: z.object({ qmp: path, agent: path }),
     console: path,
     accelerator: z.enum(['kvm', 'tcg']),
+    nic: z
+      .object({ open: z.boolean(), guestPorts: z.array(z.number().int().min(1).max(65535)).max(256) })
+      .nullable()
+      .optional(),
   }),
   from: digest.nullable(),
   head: digest.nullable(),

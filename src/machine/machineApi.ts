@@ -14,12 +14,16 @@ import type { BootOptions, ForkOptions, MachineInfo, MachineRef, MachineSnapshot
 export { acceleratorRequest } from './qemu/accelerator.js'
 export { copyToMachine } from './copy/copyToMachine.js'
 export { copyFromMachine } from './copy/copyFromMachine.js'
+export { machineConsole } from './qemu/machineConsole.js'
 export { parseSize } from '../sandbox/limits.js'
 import { type AcceleratorChoice, type AcceleratorRequest, forgetVerdict, planAccelerator, qemuVersion } from './qemu/accelerator.js'
 import { readMachineImage } from './image/MachineImage.js'
 import type { ExecResult } from './qemu/GuestChannel.js'
 import { qemuBackend } from './qemu/qemuBackend.js'
 import { reapOrphans } from './reapOrphans.js'
+import { commitOutbox } from '../effects/outbox.js'
+import type { SentEffects } from '../effects/sendUnsent.js'
+import { machineOutbox } from './net/machineNet.js'
 
 /**
  * The recipes `buildMachineImage` knows, and the Debian packages each adds to a root
@@ -68,6 +72,21 @@ export function execMachine(o: MachineRef & { command: string }): Promise<ExecRe
 /** Snapshot a running machine into an image whose `machine` layer holds it; the machine goes on. */
 export function snapshotMachine(o: MachineRef & { message?: string }): Promise<MachineSnapshot> {
   return qemuBackend.snapshot(o)
+}
+
+/** A machine committed: its snapshot, and what its outbox sent. */
+export type MachineCommit = MachineSnapshot & { effects: SentEffects }
+
+/**
+ * Choose a machine: snapshot it (its image on `refs/heads/machines/<id>`, the machine goes
+ * on) and hand its outbox to the workspace, sending the requests its guest made that the
+ * workspace's HTTP effects policy deferred, once per key (a sibling's commit may have sent
+ * one already). A machine killed uncommitted has its deferred requests dropped, never sent.
+ */
+export async function commitMachine(o: MachineRef & { message?: string }): Promise<MachineCommit> {
+  const snapshot = await qemuBackend.snapshot(o)
+  const { store } = await openStore(o)
+  return { ...snapshot, effects: await commitOutbox({ store, branchId: machineOutbox(o.machine).id }) }
 }
 
 /** Start `n` children from a snapshot image, each continuing from its instant. */

@@ -13,6 +13,7 @@ import { checkedRecord } from './checkedRecord.js'
 import type { GuestAgentKind } from './qemu/GuestChannel.js'
 import type { Accelerator, QemuLaunch } from './qemu/qemuArgs.js'
 import { qemuUser } from './qemu/qemuUser.js'
+import { NET_HOST_ENTRY } from './net/machineNet.js'
 
 /** A machine of a store, running or gone: what `machine ls`, `exec`, `snapshot` and `kill` find it by. */
 export interface MachineRecord {
@@ -163,7 +164,9 @@ function namesSocket(pid: number, socket: string): boolean {
 
 /**
  * Live QEMU processes of this user whose command line passes `test`; with `launchers`,
- * also the `unshare`s that start QEMUs in namespaces of their own (`launchQemu`): killing
+ * also the `unshare`s that start QEMUs in namespaces of their own (`launchQemu`), and the
+ * host sides of machines' networks above them (`net/netHost.ts`, whose ledger saves end
+ * before the machine's outbox is dropped): killing
  * one kills its QEMU too, and under load it may not have started QEMU yet, so a sweep
  * kills them; only a QEMU makes a machine running.
  */
@@ -173,7 +176,8 @@ export function qemuProcesses(test: (cmdline: string) => boolean, { launchers = 
     if (!/^\d+$/.test(name)) continue
     try {
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8')
-      const kind = cmdline.startsWith('qemu-system') || (launchers && cmdline.startsWith('unshare\0') && cmdline.includes('\0qemu-system'))
+      const launcher = cmdline.startsWith('unshare\0') || cmdline.includes(`${NET_HOST_ENTRY}\0`)
+      const kind = cmdline.startsWith('qemu-system') || (launchers && launcher && cmdline.includes('\0qemu-system'))
       if (kind && test(cmdline) && !hasExited(Number(name))) pids.push(Number(name))
     } catch {
       // gone meanwhile, or not ours to read

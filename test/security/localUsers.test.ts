@@ -3,11 +3,13 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { promises as fs, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs'
 import { type AddressInfo, type Server as NetServer, type Socket, createServer as createNetServer } from 'node:net'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { type Server as TlsServer, createServer as createTlsServer } from 'node:tls'
 import { describe, expect, it, afterAll } from 'vitest'
-import { Workspace } from '../../src/index.js'
+import { Workspace, bootMachine, buildMachineImage } from '../../src/index.js'
 import { makeSocketDir } from '../../src/machine/machineRecords.js'
+import { sockets } from '../../src/machine/qemu/qemuProcess.js'
+import { MACHINE_TIMEOUT, killAllMachines, machineWorkspace } from '../helpers/machines.js'
 import { startService } from '../../src/service/httpService.js'
 import { type Runner, forkpoint, runAs, toolWorkspace } from '../branch/toolsInBranch.js'
 import { fp, fpJson, CLI, ROOT, runProgram } from '../helpers/cli.js'
@@ -334,5 +336,36 @@ describe.runIf(process.getuid?.() === 0)('the sandbox runtime root runs is the p
     expect(existsSync(marker)).toBe(false)
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/sandbox runtime is not built and none is prebuilt/)
+  })
+})
+
+describe.runIf(process.getuid?.() === 0)("another local user and root's machine with a network", { timeout: MACHINE_TIMEOUT }, () => {
+  let dir: string | undefined
+  afterAll(async () => {
+    if (dir) await killAllMachines(dir)
+  }, MACHINE_TIMEOUT)
+
+  it("cannot attach to its console nor hand its network's host side a connection (its socket directory is QEMU's user's, 0700)", async () => {
+    dir = await machineWorkspace('machine-net-local')
+    const { image } = await buildMachineImage({ dir, recipe: 'busybox' })
+    const machine = await bootMachine({ dir, image, memoryMiB: 128, net: 'egress', allow: ['127.0.0.1:9'] })
+    const socketDir = dirname(sockets(machine.id).qmp)
+    for (const name of ['console.sock', 'egress.sock']) {
+      const path = join(socketDir, name)
+      expect(existsSync(path)).toBe(true)
+      const tried = await runProgram(
+        [
+          'setpriv',
+          '--reuid=nobody',
+          '--regid=nogroup',
+          '--clear-groups',
+          process.execPath,
+          '-e',
+          `require('net').connect(${JSON.stringify(path)}).on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(0) })`,
+        ],
+        { cwd: '/' },
+      )
+      expect([name, tried.stdout.trim()]).toEqual([name, 'EACCES'])
+    }
   })
 })

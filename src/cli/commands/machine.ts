@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
 import type { MachineInfo } from '../../machine/MachineBackend.js'
+import type { MachineNetMode } from '../../machine/net/machineNet.js'
 import { type CommonFlags, common, commonFlags } from '../context.js'
 import { listLines, short } from '../format.js'
 import { type View, print } from '../output.js'
@@ -22,6 +23,28 @@ interface TtlFlag {
 }
 
 const withTtl = (command: Command) => command.option('--ttl <duration>', 'kill and remove the machine after this long (e.g. 90s, 30m, 2h), whether or not forkpoint runs then')
+
+interface NetFlags {
+  net?: string
+  allow?: string[]
+  publish?: string[]
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value]
+
+const withNet = (command: Command) =>
+  command
+    .option('--net <none|egress>', "the guest's network: none (no network device), or egress: only to --allow'ed destinations", 'none')
+    .option(
+      '--allow <host[:port]>',
+      "with --net egress: a destination the guest may connect to (repeatable; a host alone: its ports 80 and 443); the host's 127.0.0.1 is 10.0.2.2 in the guest",
+      collect,
+      [],
+    )
+    .option('--publish <hostPort:guestPort>', "with --net egress: serve the guest's port on the host's 127.0.0.1 (repeatable)", collect, [])
+
+/** The library's network options from the flags: `--net` is checked there. */
+const netOptions = (opts: NetFlags) => ({ net: opts.net as MachineNetMode, allow: opts.allow ?? [], publish: opts.publish ?? [] })
 
 const machinesView: View<{ machines: MachineInfo[] }> = { human: (r) => listLines(r.machines, machineLine, 'no machines') }
 
@@ -57,10 +80,10 @@ export function registerMachine(program: Command): void {
       print(flags, r, { human: (i) => `${i.image}\t${i.recipe}, kernel ${i.kernelRelease}` })
     })
 
-  withTtl(withAccel(sub('start <image>', 'boot a machine image; the machine runs until machine kill or its --ttl')))
+  withNet(withTtl(withAccel(sub('start <image>', 'boot a machine image; the machine runs until machine kill or its --ttl'))))
     .option('--memory <MiB>', 'guest RAM', '256')
     .option('--disk <MiB>', "the guest's disk: a blank one at /data (busybox), or the root filesystem grown to it (default: the image's and 256 MiB more)")
-    .action(async (image: string, opts: { memory?: string; disk?: string } & AccelFlag & TtlFlag, cmd: Command) => {
+    .action(async (image: string, opts: { memory?: string; disk?: string } & AccelFlag & TtlFlag & NetFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
       const m = await (
         await api()
@@ -72,6 +95,7 @@ export function registerMachine(program: Command): void {
         detached: true,
         accel: await accel(opts),
         ttl: opts.ttl,
+        ...netOptions(opts),
       })
       print(flags, m, { human: (r) => r.id })
     })
@@ -103,6 +127,29 @@ export function registerMachine(program: Command): void {
       print(flags, copy, { human: (c) => `${c.path}\t${c.bytes} bytes, mode ${c.mode.toString(8)}` })
     })
 
+  sub('commit <machine>', "snapshot a machine and send the requests its guest made that the effects policy deferred (its siblings' are dropped when they are killed)")
+    .option('-m, --message <text>', 'the image message')
+    .action(async (id: string, opts: { message?: string }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const r = await (await api()).commitMachine({ ...where(flags), machine: id, ...(opts.message ? { message: opts.message } : {}) })
+      print(flags, r, { human: (c) => c.image, notes: (c) => [`${c.effects.sent.length} deferred request(s) sent`] })
+    })
+
+  sub('console <machine>', "attach to the machine's serial console, a shell in the guest; Ctrl-] detaches").action(async (id: string, _opts: object, cmd: Command) => {
+    const flags = commonFlags(cmd)
+    const terminal = process.stdin.isTTY
+    if (terminal) {
+      process.stdin.setRawMode(true)
+      process.stderr.write(`attached to ${id}'s console; Ctrl-] detaches\r\n`)
+    }
+    try {
+      await (await api()).machineConsole({ ...where(flags), machine: id, input: process.stdin, output: process.stdout })
+    } finally {
+      if (terminal) process.stdin.setRawMode(false)
+      process.stdin.pause()
+    }
+  })
+
   sub('snapshot <machine>', 'snapshot a running machine into an image (the machine goes on)')
     .option('-m, --message <text>', 'the image message')
     .action(async (id: string, opts: { message?: string }, cmd: Command) => {
@@ -116,12 +163,21 @@ export function registerMachine(program: Command): void {
       })
     })
 
-  withTtl(withAccel(sub('fork <snapshot>', 'start N children from a snapshot image, each continuing from its instant with a disk of its own')))
+  withNet(withTtl(withAccel(sub('fork <snapshot>', 'start N children from a snapshot image, each continuing from its instant with a disk of its own'))))
     .option('-n <count>', 'how many children', '1')
     .option('--trust-machine', 'load the device state of an image from another store (verify its signature on pull first)')
-    .action(async (image: string, opts: { n?: string; trustMachine?: boolean } & AccelFlag & TtlFlag, cmd: Command) => {
+    .action(async (image: string, opts: { n?: string; trustMachine?: boolean } & AccelFlag & TtlFlag & NetFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const fork = { ...where(flags), image, n: wholeNumber('-n', opts.n, 1), detached: true, accel: await accel(opts), trustMachine: opts.trustMachine ?? false, ttl: opts.ttl }
+      const fork = {
+        ...where(flags),
+        image,
+        n: wholeNumber('-n', opts.n, 1),
+        detached: true,
+        accel: await accel(opts),
+        trustMachine: opts.trustMachine ?? false,
+        ttl: opts.ttl,
+        ...netOptions(opts),
+      }
       const machines = await (await api()).forkMachine(fork)
       print(flags, { machines }, { human: (r) => r.machines.map((m) => m.id).join('\n') })
     })

@@ -1,5 +1,20 @@
 /** Modules the busybox guest loads, in this order once their dependencies are sorted in (the cloud kernel builds virtio as modules). */
-export const GUEST_MODULES = ['virtio_mmio', 'virtio_blk', 'virtio_console', 'virtio-rng'] as const
+export const GUEST_MODULES = ['virtio_mmio', 'virtio_blk', 'virtio_console', 'virtio-rng', 'virtio_net'] as const
+
+/**
+ * A shell on the serial console (`machine console`), its controlling terminal, started
+ * again when it exits: it waits on a read, so an idle one costs nothing.
+ */
+const CONSOLE_SHELL = (busybox: string) => `while :; do ${busybox}setsid -c ${busybox}sh -l </dev/ttyS0 >/dev/ttyS0 2>&1; ${busybox}sleep 0.1; done &
+`
+
+/**
+ * The guest's network, when it has a device (`--net egress`): QEMU's user-mode network's
+ * addresses, set statically (a DHCP client would cost every boot a round of requests).
+ */
+const GUEST_NET = (ip: string) => `${ip} link set lo up
+[ -e /sys/class/net/eth0 ] && ${ip} link set eth0 up && ${ip} addr add 10.0.2.15/24 dev eth0 && ${ip} route add default via 10.0.2.2
+`
 
 /** What an initramfs's PID 1 does first: the kernel's filesystems mounted, the modules loaded. */
 function initPreamble(modules: readonly string[]): string {
@@ -16,9 +31,9 @@ for m in ${modules.join(' ')}; do insmod /lib/modules/$m.ko; done
 export function initScript(modules: readonly string[]): string {
   return `${initPreamble(modules)}mkdir -p /dev/pts /tmp /data && mount -t tmpfs tmpfs /tmp
 [ -b /dev/vda ] && mount -t ext4 -o noatime /dev/vda /data
-echo "forkpoint guest ready $(cut -d' ' -f1 /proc/uptime)" > /dev/ttyS0
+${GUEST_NET('ip')}echo "forkpoint guest ready $(cut -d' ' -f1 /proc/uptime)" > /dev/ttyS0
 while :; do /bin/agent; sleep 0.1; done &
-while :; do sleep 3600; done
+${CONSOLE_SHELL('')}while :; do sleep 3600; done
 `
 }
 
@@ -81,10 +96,10 @@ busybox mount -t tmpfs -o mode=755 tmpfs /run
 busybox mkdir -p /dev/pts /dev/shm /run/qemu-ga
 busybox mount -t devpts devpts /dev/pts
 busybox hostname forkpoint
-resize2fs ${ROOT_DISK} >/dev/null 2>&1
+${GUEST_NET('busybox ip')}resize2fs ${ROOT_DISK} >/dev/null 2>&1
 P=
 while [ -z "$P" ]; do for p in /dev/vport*p1; do [ -c "$p" ] && P=$p; done; [ -z "$P" ] && busybox sleep 0.05; done
 echo "forkpoint guest ready $(busybox cut -d' ' -f1 /proc/uptime)" > /dev/ttyS0
 while :; do qemu-ga -m virtio-serial -p "$P" -t /run/qemu-ga; busybox sleep 0.1; done </dev/null >/dev/null 2>&1 &
-while :; do busybox sleep 3600; done
+${CONSOLE_SHELL('busybox ')}while :; do busybox sleep 3600; done
 `

@@ -18,6 +18,7 @@ import { type Accelerator, type QemuLaunch } from './qemuArgs.js'
 import { info, killRecord, sockets, watchOf, wholeNumber, withAgent } from './qemuProcess.js'
 import { stopReason, watched } from './watchdog.js'
 import { startClock, ttlSeconds } from './timeToLive.js'
+import { type NetPlan, netPlan, nicOf, withEffectsStore } from '../net/machineNet.js'
 
 /** How long a boot may take to start the guest's agent before the machine is given up (MachineError): generous, a boot took 2-8 s under TCG on a busy two-core host. */
 const BOOT_DEADLINE_MS = 300_000
@@ -40,8 +41,9 @@ export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
   const memoryMiB = wholeNumber(o.memoryMiB ?? 256, 'memoryMiB', 16, MAX_MEMORY_MIB)
   const diskMiB = o.diskMiB === undefined ? null : wholeNumber(o.diskMiB, 'diskMiB', 8, 1 << 20)
   const seconds = ttlSeconds(o.ttl)
+  const net = await withEffectsStore(store, await netPlan(o))
   const [files, image] = await Promise.all([imageFiles(store, o.image), readMachineImage(store, o.image)])
-  const boot = (accelerator: Accelerator, probe: boolean) => bootOn(store, o, files, { memoryMiB, diskMiB, accelerator, probe, ttlSeconds: seconds })
+  const boot = (accelerator: Accelerator, probe: boolean) => bootOn(store, o, files, { memoryMiB, diskMiB, accelerator, probe, ttlSeconds: seconds, net })
   const plan = await planAccelerator(o.accel ?? 'auto', image.kernel)
   if (plan.accelerator !== 'probe') return boot(plan.accelerator, false)
   try {
@@ -63,6 +65,7 @@ interface BootPlan {
   diskMiB: number | null
   accelerator: Accelerator
   ttlSeconds: number | null
+  net: NetPlan | null
   /** A boot that finds out whether KVM works: when KVM fails it, nothing of it is kept (the machine boots again on TCG). */
   probe: boolean
 }
@@ -78,6 +81,7 @@ async function bootOn(store: Store, o: BootOptions, files: ImageFiles, p: BootPl
     sockets: sockets(id),
     console: join(dir, 'console.log'),
     accelerator: p.accelerator,
+    nic: nicOf(p.net),
   }
   const record = startingRecord({ id, image: o.image, launch, agent: guestAgentFor(files.rootfs !== null), from: null, detached: o.detached ?? false })
   createRecord(store, record)
@@ -86,12 +90,13 @@ async function bootOn(store: Store, o: BootOptions, files: ImageFiles, p: BootPl
     record.cgroups = limits.map((g) => g.dir)
     writeRecord(store, record)
     const log = join(dir, 'qemu.log')
-    const { child, pid } = await launchQemu(launch, { detached: record.detached, log, machine: id, ttlSeconds: p.ttlSeconds })
+    const launched = await launchQemu(launch, { detached: record.detached, log, machine: id, ttlSeconds: p.ttlSeconds, net: p.net })
+    const { child, pid } = launched
     record.pid = pid
     writeRecord(store, record)
     await enterLimits(limits, record.pid)
     await updateRef({ store, name: liveRef(id), id: o.image, message: `machine start ${id}` })
-    await waitForSocket(child, launch.sockets.agent, { log, machine: id })
+    await waitForSocket(launched, launch.sockets.agent, { log, machine: id })
     const bound = p.accelerator === 'kvm' ? KVM_BOOT_MS : BOOT_DEADLINE_MS
     await withAgent(record, (agent) => watched(watchOf(record), agent.waitForHello(), { ms: bound, what: `its agent's first answer within ${bound / 1000} s` }))
     if (p.ttlSeconds !== null) record.expiresAt = startClock(child, p.ttlSeconds, id)

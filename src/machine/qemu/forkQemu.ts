@@ -21,6 +21,7 @@ import { startIncoming, withQmp } from './qemuSteps.js'
 import { info, killRecord, sockets, watchOf, wholeNumber, withAgent } from './qemuProcess.js'
 import { watched } from './watchdog.js'
 import { startClock, ttlSeconds } from './timeToLive.js'
+import { type NetPlan, netPlan, nicOf, withEffectsStore } from '../net/machineNet.js'
 
 /** Most children one fork starts. */
 const MAX_FORK = 64
@@ -53,7 +54,12 @@ export async function forkQemu(o: ForkOptions): Promise<MachineInfo[]> {
   const saved = await snapshotFiles(store, snap.machine, layer)
   const agent = guestAgentFor(image.rootfs !== undefined)
   const ttl = ttlSeconds(o.ttl)
-  const started = await Promise.allSettled(Array.from({ length: n }, () => startChild(store, o, layer, saved, { accelerator, agent }, ttl)))
+  const net = await withEffectsStore(store, await netPlan(o))
+  if (net && !layer.nic)
+    throw new UsageError(`image ${o.image}'s machine has no network device (it was started with --net none): its children cannot have one`, { option: 'net', value: 'egress' })
+  if (net?.publish.length && n > 1)
+    throw new UsageError('--publish takes a host port, which one child can hold: fork one child at a time to publish', { option: 'publish', value: n })
+  const started = await Promise.allSettled(Array.from({ length: n }, () => startChild(store, o, layer, saved, { accelerator, agent }, { ttl, net })))
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
   if (failed) {
     for (const s of started) if (s.status === 'fulfilled') await killRecord(store, s.value.id)
@@ -68,7 +74,7 @@ async function startChild(
   layer: MachineLayer,
   saved: SnapshotFiles,
   { accelerator, agent }: Pick<MachineRecord, 'accelerator' | 'agent'>,
-  ttl: number | null,
+  { ttl, net }: { ttl: number | null; net: NetPlan | null },
 ): Promise<MachineInfo> {
   const id = newMachineId()
   const dir = machineDir(store, id)
@@ -80,6 +86,7 @@ async function startChild(
     sockets: sockets(id),
     console: join(dir, 'console.log'),
     accelerator,
+    nic: layer.nic ? (nicOf(net) ?? { open: false, guestPorts: [] }) : null,
   }
   const record = startingRecord({ id, image: layer.image, launch, agent, from: o.image, detached: o.detached ?? false })
   createRecord(store, record)
@@ -94,6 +101,7 @@ async function startChild(
       detached: record.detached,
       stateWithoutRam: true,
       ttlSeconds: ttl,
+      net,
     })
     record.pid = pid
     writeRecord(store, record)

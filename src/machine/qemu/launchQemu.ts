@@ -1,8 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
-import { MachineError, MachineUnavailableError } from '../../errors/index.js'
+import { type Server, createServer } from 'node:net'
+import { dirname, join } from 'node:path'
+import { MachineError, MachineUnavailableError, UsageError } from '../../errors/index.js'
+import { builtEntry } from '../../util/builtEntry.js'
 import { pollUntil } from '../../util/pollUntil.js'
+import { shellQuoted } from '../copy/shellQuoted.js'
 import { qemuProcesses } from '../machineRecords.js'
+import { type NetPlan, netRules } from '../net/machineNet.js'
+import { qemuUser } from './qemuUser.js'
 import { QEMU_BINARY, type QemuLaunch, qemuArgs } from './qemuArgs.js'
 import { launcherScript } from './timeToLive.js'
 
@@ -14,6 +20,8 @@ export interface LaunchOptions {
   machine: string
   /** A time to live in seconds: the launcher kills QEMU that long after `startClock`; none when null or absent. */
   ttlSeconds?: number | null
+  /** The network of a machine started with `--net egress` (its launch's `nic` is open); none when null or absent. */
+  net?: NetPlan | null
 }
 
 /** A QEMU started: the process forkpoint spawned (its exit is QEMU's) and QEMU's own pid. */
@@ -34,13 +42,83 @@ export interface LaunchedQemu {
  * (`launcherScript`). Resolves once QEMU's pid is known.
  */
 export async function launchQemu(launch: QemuLaunch, o: LaunchOptions): Promise<LaunchedQemu> {
+  const tie = o.detached ? [] : ['setpriv', '--pdeathsig', 'KILL', '--']
+  const script = launcherScript(o.ttlSeconds ?? null)
+  if (o.net) return launchWithNet(launch, o, o.net, tie, script)
   const user = process.getuid?.() === 0 ? [] : ['--user', '--map-current-user']
   const isolate = ['unshare', ...user, '--net', '--mount', '--pid', '--fork', '--kill-child', '--']
-  const tie = o.detached ? [] : ['setpriv', '--pdeathsig', 'KILL', '--']
-  const argv = [...tie, ...isolate, 'sh', '-c', launcherScript(o.ttlSeconds ?? null), 'sh', QEMU_BINARY, ...qemuArgs(launch)]
-  const child = spawnWithDisk(argv, launch.disk, o)
+  const child = spawnWithDisk([...tie, ...isolate, 'sh', '-c', script, 'sh', QEMU_BINARY, ...qemuArgs(launch)], launch.disk, o, [])
   return { child, pid: await qemuPid(child, launch.sockets.qmp, o) }
 }
+
+/**
+ * A machine with `--net egress`: the host side of its network (`net/netHost.ts`, on the
+ * host's network) starts the launcher and ends with it. The launcher's namespace is set up
+ * as its root (real root, or the root of a user namespace mapping the caller): loopback
+ * up, a default route into it, unprivileged ports from 0 (the relay and QEMU bind low
+ * ones), and NAT rules (`netRules`); then the relay (`net/netnsRelay.ts`) starts, and QEMU,
+ * neither with a capability (root's relay as QEMU's user, unprivileged ones with no
+ * bounding set), so a guest that takes QEMU over cannot change the rules. Published ports
+ * are listened on here, on the host's 127.0.0.1, and passed down to the relay.
+ */
+async function launchWithNet(launch: QemuLaunch, o: LaunchOptions, net: NetPlan, tie: string[], script: string): Promise<LaunchedQemu> {
+  const socket = join(dirname(launch.sockets.qmp), 'egress.sock')
+  const listeners = await publishedListeners(net)
+  try {
+    const user = qemuUser()
+    const powerless = ['setpriv', '--inh-caps=-all', '--bounding-set=-all', '--']
+    const relayUser = user ? ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', ...powerless.slice(1)] : powerless
+    const isolate = ['unshare', ...(user ? [] : ['--user', '--map-root-user']), '--net', '--mount', '--pid', '--fork', '--kill-child', '--']
+    const fds = net.publish.map((_, i) => FIRST_PUBLISHED_FD + i)
+    const relay = [...relayUser, process.execPath, builtEntry('machine/net', 'netnsRelay.js'), JSON.stringify(relayConfig(net, socket, fds))]
+    const launcher = `${namespaceSetup(netRules(net))}
+${relay.map(shellQuoted).join(' ')} 3>&- 4>&- </dev/null &
+${fds.map((fd) => `exec ${fd}>&-`).join('; ')}
+${script}`
+    const effects = net.effectsStore ? { store: net.effectsStore, machine: o.machine } : null
+    const host = [process.execPath, builtEntry('machine/net', 'netHost.js'), JSON.stringify({ socket, allow: net.allow, effects }), '--', 'setpriv', '--pdeathsig', 'KILL', '--']
+    const qemu = [...(user ? [] : powerless), QEMU_BINARY, ...qemuArgs(launch)]
+    const child = spawnWithDisk([...tie, ...host, ...isolate, 'sh', '-c', launcher, 'sh', ...qemu], launch.disk, o, listeners.map(fdOf))
+    return { child, pid: await qemuPid(child, launch.sockets.qmp, o) }
+  } finally {
+    for (const server of listeners) server.close() // the launcher holds them now
+  }
+}
+
+/** The launcher's descriptors after stdin, stdout, stderr and the disk's two (DISK_FDS). */
+const FIRST_PUBLISHED_FD = 5
+
+/** The launcher's first line, as its namespace's root: loopback up, a default route into it, ports below 1024 for anyone, the NAT rules; a failure ends the launch (its words in QEMU's log). */
+const namespaceSetup = (rules: string) =>
+  `export PATH=/usr/sbin:/sbin:/usr/bin:/bin:$PATH; echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start && ip link set lo up && ip route add default dev lo && printf %s ${shellQuoted(rules)} | iptables-restore || exit 70`
+
+function relayConfig(net: NetPlan, egress: string, fds: number[]) {
+  return { egress, allow: net.allow, publish: net.publish.map((p, i) => ({ fd: fds[i]!, guestPort: p.guestPort })) }
+}
+
+/** A listener on the host's 127.0.0.1 for each published port. @throws {UsageError} (exit 2) a port this host cannot take */
+async function publishedListeners(net: NetPlan): Promise<Server[]> {
+  const servers: Server[] = []
+  try {
+    for (const { hostPort } of net.publish) {
+      const server = createServer()
+      servers.push(server)
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', (err) =>
+          reject(new UsageError(`--publish: cannot listen on 127.0.0.1:${hostPort} (${(err as NodeJS.ErrnoException).code})`, { option: 'publish', value: hostPort })),
+        )
+        server.listen(hostPort, '127.0.0.1', resolve)
+      })
+    }
+    return servers
+  } catch (err) {
+    for (const server of servers) server.close()
+    throw err
+  }
+}
+
+/** A listening server's descriptor, for a child to inherit. */
+const fdOf = (server: Server): number => (server as unknown as { _handle: { fd: number } })._handle.fd
 
 /** QEMU's pid, once it runs: the process whose command line is QEMU's with this QMP socket. */
 function qemuPid(child: ChildProcess, qmp: string, o: Pick<LaunchOptions, 'log' | 'machine'>): Promise<number> {
@@ -52,8 +130,8 @@ function qemuPid(child: ChildProcess, qmp: string, o: Pick<LaunchOptions, 'log' 
   })
 }
 
-/** Spawn `argv` with QEMU's log as stdout and stderr and the disk's descriptors at DISK_FDS. */
-function spawnWithDisk(argv: string[], disk: string, o: LaunchOptions): ChildProcess {
+/** Spawn `argv` with QEMU's log as stdout and stderr, the disk's descriptors at DISK_FDS and `more` after them. */
+function spawnWithDisk(argv: string[], disk: string, o: LaunchOptions, more: number[]): ChildProcess {
   const fds: number[] = []
   try {
     for (const [path, flags] of [
@@ -64,7 +142,8 @@ function spawnWithDisk(argv: string[], disk: string, o: LaunchOptions): ChildPro
       fds.push(openSync(path, flags))
     const [log, readWrite, readOnly] = fds
     // the disk's descriptors land at DISK_FDS, the places after stdin, stdout and stderr
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', log, log, readWrite, readOnly], detached: o.detached })
+    const env = { ...process.env, FORKPOINT_NET_FDS: String(more.length) }
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', log, log, readWrite, readOnly, ...more], detached: o.detached, env })
     child.on('error', () => undefined) // reported by waitForSocket from the log and the exit
     child.unref() // a caller may end without killing its machines: tied ones die with it, detached ones live on
     return child
@@ -76,13 +155,13 @@ function spawnWithDisk(argv: string[], disk: string, o: LaunchOptions): ChildPro
 /**
  * Wait for QEMU to listen on a socket it was told to. The file appears at bind(), a
  * moment before listen(), and a connect between the two is refused, so what is watched
- * is the kernel's list of QEMU's unix sockets (in its network namespace) for that path
+ * is the kernel's list of QEMU's unix sockets (in its network namespace: QEMU's pid's) for that path
  * with the listening flag. No deadline: QEMU either listens or exits, and an exit is
  * reported with what it wrote to its log.
  */
-export async function waitForSocket(child: ChildProcess, socket: string, o: Pick<LaunchOptions, 'log' | 'machine'>): Promise<void> {
+export async function waitForSocket({ child, pid }: LaunchedQemu, socket: string, o: Pick<LaunchOptions, 'log' | 'machine'>): Promise<void> {
   await pollUntil(() => {
-    if (listensOn(child.pid, socket)) return true
+    if (listensOn(pid, socket)) return true
     if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, o)
     return undefined
   })

@@ -1,3 +1,5 @@
+import { dirname, join } from 'node:path'
+import { PUBLISH_ADDRESS } from '../net/machineNet.js'
 import { type QemuUser, qemuUser } from './qemuUser.js'
 
 /** What one QEMU process of ours is started with. */
@@ -14,19 +16,39 @@ export interface QemuLaunch {
   /** A qcow2 file. */
   disk: string
   sockets: { qmp: string; agent: string }
-  /** The guest's serial console, for a failed boot's report. */
+  /** The guest's serial console's log, for a failed boot's report; the console itself is a socket beside QMP's (`consoleSocket`). */
   console: string
   accelerator: Accelerator
+  /**
+   * The guest's network device (virtio-net on QEMU's user-mode network), or none. `open`:
+   * its way out is the machine's relay (`--net egress`), and QEMU forwards PUBLISH_ADDRESS:P
+   * in its namespace to each of `guestPorts`; else it leads nowhere (`restrict=on`, in an
+   * empty namespace): a child of a machine that had one, started with `--net none`, for a
+   * device state loads only into the same devices.
+   */
+  nic?: Nic | null
+}
+
+export interface Nic {
+  open: boolean
+  guestPorts: number[]
 }
 
 export type Accelerator = 'kvm' | 'tcg'
+
+/**
+ * The serial console's socket, in the machine's socket directory (`machine console`): QEMU
+ * serves one client at a time, and logs everything the guest writes to the console's log
+ * whether or not one is connected.
+ */
+export const consoleSocket = (qmp: string) => join(dirname(qmp), 'console.sock')
 
 export const QEMU_BINARY = 'qemu-system-x86_64'
 
 /**
  * A microvm: no firmware or option ROMs, the legacy timers the kernel needs under TCG, one
- * virtio-serial port for the agent, virtio-rng, the disk on virtio-blk, no network device
- * at all, QMP on a unix socket, QEMU's seccomp sandbox on.
+ * virtio-serial port for the agent, virtio-rng, the disk on virtio-blk, a network device
+ * only when the machine has one, QMP on a unix socket, QEMU's seccomp sandbox on.
  */
 export function qemuArgs(l: QemuLaunch): string[] {
   return [
@@ -35,7 +57,7 @@ export function qemuArgs(l: QemuLaunch): string[] {
     ...['-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot'],
     ...['-object', `memory-backend-file,id=mem,size=${l.memoryMiB}M,mem-path=${opt(l.ram.path)},share=${l.ram.share ? 'on' : 'off'}`],
     ...(l.boot ? ['-kernel', l.boot.kernel, '-initrd', l.boot.initrd, '-append', l.boot.cmdline] : ['-incoming', 'defer']),
-    ...['-chardev', `file,id=con,path=${opt(l.console)}`, '-serial', 'chardev:con'],
+    ...['-chardev', `socket,id=con,path=${opt(consoleSocket(l.sockets.qmp))},server=on,wait=off,logfile=${opt(l.console)},logappend=on`, '-serial', 'chardev:con'],
     ...['-device', 'virtio-serial-device', '-chardev', `socket,id=agent,path=${opt(l.sockets.agent)},server=on,wait=off`, '-device', 'virtserialport,chardev=agent,name=agent'],
     ...['-device', 'virtio-rng-device'],
     ...[
@@ -44,9 +66,20 @@ export function qemuArgs(l: QemuLaunch): string[] {
       `file=/dev/fdset/${DISK_FDSET},file.locking=off,if=none,id=disk,format=qcow2,cache=unsafe,discard=unmap`,
     ],
     ...['-device', 'virtio-blk-device,drive=disk'],
+    ...(l.nic ? nicArgs(l.nic) : []),
     ...['-qmp', `unix:${opt(l.sockets.qmp)},server=on,wait=off`],
     ...qemuContainment(qemuUser()),
   ]
+}
+
+/**
+ * QEMU's user-mode network (slirp: the guest is 10.0.2.15, the host 10.0.2.2, no IPv6),
+ * whose connections out are QEMU's own in its network namespace, where the machine's NAT
+ * rules take them (launchQemu.ts).
+ */
+function nicArgs(nic: Nic): string[] {
+  const forwards = nic.guestPorts.map((port) => `,hostfwd=tcp:${PUBLISH_ADDRESS}:${port}-:${port}`).join('')
+  return ['-netdev', `user,id=net,ipv6=off,restrict=${nic.open ? 'off' : 'on'}${forwards}`, '-device', 'virtio-net-device,netdev=net']
 }
 
 /**

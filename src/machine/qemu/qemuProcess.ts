@@ -27,6 +27,8 @@ import { GuestAgent } from './GuestAgent.js'
 import type { ExecResult, GuestChannel } from './GuestChannel.js'
 import { QemuGuestAgent } from './QemuGuestAgent.js'
 import { releaseLimits } from './machineLimits.js'
+import { dropOutbox } from '../../effects/outbox.js'
+import { machineOutbox } from '../net/machineNet.js'
 
 /** A machine's QEMU process as its record knows it: found running, talked to, described, killed. */
 
@@ -146,6 +148,7 @@ export async function killRecord(store: Store, id: string, failed?: { keepLogs: 
     return
   }
   await killAndWait(qemuProcesses(namingSocket(record), { launchers: true }))
+  await dropOutbox({ store, branchId: machineOutbox(id).id })
   await releaseLimits(record.cgroups)
   await deleteRef(store, liveRef(id))
   if (!failed?.keepLogs) return removeRecord(store, record)

@@ -78,12 +78,12 @@ export async function startIncoming(launch: QemuLaunch & { boot: null }, file: s
   const launched = await launchQemu(launch, o)
   const { child } = launched
   try {
-    await waitForSocket(child, launch.sockets.qmp, o)
+    await waitForSocket(launched, launch.sockets.qmp, o)
     await withQmp(launch.sockets.qmp, o.machine, async (qmp) => {
       await qmp.execute('migrate-set-capabilities', { capabilities: [{ capability: 'x-ignore-shared', state: o.stateWithoutRam }] })
       const socket = join(dirname(launch.sockets.qmp), 'state-in.sock')
       await qmp.execute('migrate-incoming', { uri: `unix:${socket}` })
-      await waitForSocket(child, socket, o)
+      await waitForSocket(launched, socket, o)
       const sent = pipeline(createReadStream(file), connect(socket))
       sent.catch(() => undefined) // a load that fails is reported by QEMU's status
       await pollUntil(async () => {

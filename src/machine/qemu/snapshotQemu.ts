@@ -72,7 +72,8 @@ async function splitWholeState(record: MachineRecord, staging: string, files: Sn
   const id = newMachineId()
   const overlay = join(staging, 'split.qcow2')
   await runTool('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', files.disk, '-F', 'raw', overlay])
-  const launch = { ...record.launch, boot: null, ram: { path: files.ram, share: true }, disk: overlay, sockets: sockets(id), console: join(staging, 'split.log') }
+  const nic = record.launch.nic ? { open: false, guestPorts: [] } : null
+  const launch = { ...record.launch, boot: null, ram: { path: files.ram, share: true }, disk: overlay, sockets: sockets(id), console: join(staging, 'split.log'), nic }
   const o = { machine: record.id, log: join(staging, 'split-qemu.log'), detached: false, stateWithoutRam: false }
   const { child } = await startIncoming(launch, join(staging, 'whole'), o)
   try {
@@ -98,6 +99,7 @@ async function storeSnapshot(store: Store, record: MachineRecord, files: Snapsho
     diskBytes: disk.size,
     qemuVersion: await qemuVersion(),
     accelerator: record.accelerator,
+    ...(record.launch.nic ? { nic: true as const } : {}),
   }
   const layerId = await store.writeBlob(canonicalBytes(layer))
   const parent = record.head ?? record.from

@@ -30,14 +30,28 @@ export function launcherScript(seconds: number | null): string {
 
 /** Start a machine's time to live: signal its launcher's shell (`launcherScript`); when it ends (ISO 8601). */
 export function startClock(launcher: ChildProcess, seconds: number, machine: string): string {
-  const pid = launcher.pid
-  const shell = Number(readChildren(pid).trim().split(/\s+/)[0])
+  const shell = launcherShell(launcher.pid)
   if (!Number.isSafeInteger(shell) || shell <= 0) throw new MachineError(`machine ${machine}: its launcher's shell is gone: its time to live cannot start`, { machine })
   process.kill(shell, 'SIGUSR1')
   return new Date(Date.now() + seconds * 1000).toISOString()
 }
 
-/** `unshare --fork`'s one child, the shell. */
+/** `unshare --fork`'s one child, the shell; a machine with a network has the host side of it (`netHost.ts`) above its `unshare`. */
+function launcherShell(pid: number | undefined): number {
+  const first = firstChild(pid)
+  return commandOf(first) === 'unshare' ? firstChild(first) : first
+}
+
+const firstChild = (pid: number | undefined) => Number(readChildren(pid).trim().split(/\s+/)[0])
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+  } catch {
+    return ''
+  }
+}
+
 function readChildren(pid: number | undefined): string {
   try {
     return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
