@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- machine [--quick]`: issue 15's benchmark, microVMs under QEMU (KVM
+ * `npm run bench -- machine [--quick]`: the machines' benchmark, microVMs under QEMU (KVM
  * when it works here, TCG otherwise; the accelerator is in every row). For N = 1, 4, 16
  * (--quick: 1, 4): the time from `forkMachine` to every child having answered an exec,
  * against booting N machines cold to the same point (each run of one followed by a run
