@@ -1,12 +1,51 @@
 import { defineConfig } from 'vitest/config'
 
+/** `dir/NAME.test.ts` for each name. */
+const tests = (dir: string, names: string[]): string[] => names.map((name) => `${dir}/${name}.test.ts`)
+
+/**
+ * The unit tier (`npm run test:unit`): no services, no root, no CLI processes, no QEMU or browser.
+ * test/helpers/unitTierGuard.ts makes a file here fail when it starts a server or one of those processes.
+ */
+export const UNIT_TESTS = [
+  ...tests('test', ['asyncDispose', 'layers', 'lint']),
+  ...tests('test/tiers', ['unitTier']),
+  ...tests('test/adapters', ['aiSdk', 'jsonCodec', 'langgraphValidation', 'openaiAgents']),
+  ...tests('test/cli', ['output']),
+  ...tests('test/effects', ['effects', 'httpPolicy', 'mergeLedgers', 'verifyLedger']),
+  ...tests('test/errors', ['errorData', 'errors']),
+  ...tests('test/image', ['imageGraph', 'mergeImages']),
+  ...tests('test/image/model', ['mergeTensors', 'safetensors']),
+  ...tests('test/patterns', ['reflexion', 'tournament']),
+  ...tests('test/registry', ['defaultTag', 'digestSet', 'hostilePacks', 'pack', 'parseRemote', 'readPackFrames', 'signing']),
+  ...tests('test/service', ['contentOperations']),
+  ...tests('test/store', ['Store', 'objectGraph', 'refs', 'storeLocator', 'verifyGc']),
+  ...tests('test/trace', ['diffRuns']),
+  ...tests('test/world', [
+    'admitTree',
+    'checkout',
+    'diffMerge',
+    'fastcdc',
+    'ignoreRules',
+    'mergeRenames',
+    'mergeWorld',
+    'racyClean',
+    'restorePaths',
+    'showPath',
+    'treeBytes',
+    'treeLinks',
+    'workspaceCommands',
+  ]),
+]
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
     projects: [
-      { extends: true, test: { name: 'all', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'unit', include: UNIT_TESTS, setupFiles: ['test/helpers/unitTierGuard.ts'], isolate: false } },
+      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT_TESTS } },
       // The workspace tests again with Node's lstat instead of the compiled one (src/world/lstatNames.ts);
       // test/native/ compares the two itself.
       { extends: true, test: { name: 'node-lstat', include: ['test/world/**/*.test.ts'], env: { FORKPOINT_NATIVE: '0' } } },
