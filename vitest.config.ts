@@ -38,6 +38,13 @@ export const UNIT_TESTS = [
   ]),
 ]
 
+/**
+ * The files that test the workspace scan and its index (src/world/scanWorkspace.ts, workspaceIndex.ts) run again
+ * with Node's lstat instead of the compiled one (src/world/lstatNames.ts): the two differ only there, and
+ * test/native/ compares them itself. Other workspace tests snapshot too, but only as the way to their subject.
+ */
+export const NODE_LSTAT_TESTS = tests('test/world', ['admitTree', 'externalSymlinks', 'hostileTrees', 'nonUtf8Names', 'racyClean', 'snapshotWorkspace', 'workspaceIndex'])
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -46,9 +53,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT_TESTS, setupFiles: ['test/helpers/unitTierGuard.ts'], isolate: false } },
       { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT_TESTS } },
-      // The workspace tests again with Node's lstat instead of the compiled one (src/world/lstatNames.ts);
-      // test/native/ compares the two itself.
-      { extends: true, test: { name: 'node-lstat', include: ['test/world/**/*.test.ts'], env: { FORKPOINT_NATIVE: '0' } } },
+      { extends: true, test: { name: 'node-lstat', include: NODE_LSTAT_TESTS, env: { FORKPOINT_NATIVE: '0' } } },
     ],
   },
 })

@@ -4,7 +4,7 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { UNIT_TESTS } from '../../vitest.config.js'
+import { NODE_LSTAT_TESTS, UNIT_TESTS } from '../../vitest.config.js'
 
 const root = join(import.meta.dirname, '..', '..')
 /** The guard's error (test/helpers/unitTierGuard.ts), by its message: with `isolate: false` the guard may come from an earlier file's module instance. */
@@ -29,7 +29,7 @@ describe('the unit tier', () => {
     await expect(promisify(execFile)('sync', ['-f', root])).resolves.toBeDefined()
   })
 
-  it.each(UNIT_TESTS)('lists files that exist: %s', (file) => {
+  it.each([...UNIT_TESTS, ...NODE_LSTAT_TESTS])('lists files that exist: %s', (file) => {
     expect(existsSync(join(root, file))).toBe(true)
   })
 })
