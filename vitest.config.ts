@@ -9,7 +9,7 @@ const tests = (dir: string, names: string[]): string[] => names.map((name) => `$
  */
 export const UNIT_TESTS = [
   ...tests('test', ['asyncDispose', 'layers', 'lint']),
-  ...tests('test/tiers', ['unitTier']),
+  ...tests('test/tiers', ['buildIfStale', 'unitTier']),
   ...tests('test/adapters', ['aiSdk', 'jsonCodec', 'langgraphValidation', 'openaiAgents']),
   ...tests('test/cli', ['output']),
   ...tests('test/effects', ['effects', 'httpPolicy', 'mergeLedgers', 'verifyLedger']),
