@@ -52,7 +52,11 @@ export default defineConfig({
     pool: 'forks',
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT_TESTS, setupFiles: ['test/helpers/unitTierGuard.ts'], isolate: false } },
-      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT_TESTS } },
+      {
+        extends: true,
+        // one registry and one S3 server for the whole run (test/helpers/sharedServices.ts)
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT_TESTS, globalSetup: ['test/helpers/startSharedServices.ts'] },
+      },
       { extends: true, test: { name: 'node-lstat', include: NODE_LSTAT_TESTS, env: { FORKPOINT_NATIVE: '0' } } },
     ],
   },
