@@ -1,13 +1,17 @@
 /**
  * Set up before each file of the `unit` vitest project (vitest.config.ts): a unit test that starts a
  * server or spawns the CLI, a service, QEMU or a browser fails at once, naming what it started, so the
- * tier stays runnable without services or root. Short helpers such as `sync` stay allowed.
+ * tier stays runnable without services or root. Short helpers such as `sync` stay allowed. It also removes each
+ * file's temporary directories after it: the project runs with `isolate: false`, which imports test/helpers/tmp.ts
+ * once a worker.
  */
 import childProcess from 'node:child_process'
 import { Server } from 'node:net'
 import { syncBuiltinESMExports } from 'node:module'
 import { basename } from 'node:path'
 import { promisify } from 'node:util'
+import { afterAll } from 'vitest'
+import { removeTempDirs } from './tmp.js'
 
 /** The CLI, Node itself (how the CLI and workers start), the services, and what needs root or namespaces; QEMU by its `qemu-` prefix. */
 const FORBIDDEN_PROGRAMS = [
@@ -72,3 +76,5 @@ if (!marks[installed]) {
   installGuard()
   marks[installed] = true
 }
+
+afterAll(removeTempDirs)
