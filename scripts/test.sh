@@ -1,13 +1,35 @@
 #!/usr/bin/env bash
-# Runs the whole vitest suite and ends with the plain 'N passed, N failed' line.
+# Runs the vitest suite tier by tier (vitest.config.ts): `unit` first, then `integration` (the integration
+# and node-lstat projects). Ends with each tier's time and the plain 'N passed, N failed' line.
+# Usage: scripts/test.sh [unit|integration]... (no argument: both)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .test-results
-npx vitest run --reporter=default --reporter=json --outputFile.json=.test-results/vitest.json "$@"
-status=$?
+rm -f .test-results/*.json
+
+declare -A PROJECTS=([unit]='--project unit' [integration]='--project integration --project node-lstat')
+tiers=("$@")
+[ ${#tiers[@]} -gt 0 ] || tiers=(unit integration)
+
+status=0
+timings=()
+for tier in "${tiers[@]}"; do
+  if [ -z "${PROJECTS[$tier]:-}" ]; then
+    echo "test.sh: no tier '$tier' (unit or integration)" >&2
+    exit 2
+  fi
+  start=$SECONDS
+  # shellcheck disable=SC2086 # the project options are words
+  npx vitest run ${PROJECTS[$tier]} --reporter=default --reporter=json --outputFile.json=".test-results/$tier.json" || status=1
+  timings+=("$tier: $((SECONDS - start)) s")
+done
+
 node -e '
-  const r = JSON.parse(require("fs").readFileSync(".test-results/vitest.json", "utf8"))
-  const skipped = r.numPendingTests + r.numTodoTests
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""))
-' || true
+  const { readFileSync } = require("fs")
+  const reports = process.argv.slice(1).map((tier) => JSON.parse(readFileSync(`.test-results/${tier}.json`, "utf8")))
+  const sum = (key) => reports.reduce((n, r) => n + r[key], 0)
+  const skipped = sum("numPendingTests") + sum("numTodoTests")
+  console.log(`tests: ${sum("numPassedTests")} passed, ${sum("numFailedTests")} failed` + (skipped ? `, ${skipped} skipped` : ""))
+' "${tiers[@]}" || true
+echo "tiers: $(IFS=,; echo "${timings[*]}" | sed 's/,/, /g'), total: $SECONDS s"
 exit $status

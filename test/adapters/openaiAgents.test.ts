@@ -13,13 +13,11 @@ import {
   tool,
   withGenerationSpan,
 } from '@openai/agents'
-import { mkdtemp } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 import { forkpointTraceProcessor, recordModel, recordingModelProvider } from '../../src/adapters/openaiAgents/index.js'
 import { ReplayDivergenceError, compareRuns, listRuns, loadRun } from '../../src/index.js'
+import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 const message = (text: string) => ({ type: 'message' as const, role: 'assistant' as const, status: 'completed' as const, content: [{ type: 'output_text' as const, text }] })
@@ -146,7 +144,7 @@ describe('the OpenAI Agents stream wrapper', () => {
 
 describe('the OpenAI Agents trace processor', () => {
   it('says on stderr when it cannot write a trace, and the agent still succeeds', async () => {
-    const nowhere = await mkdtemp(join(tmpdir(), 'no-store-'))
+    const nowhere = tempDir('no-store')
     const said: string[] = []
     const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (said.push(String(chunk)), true))
     try {

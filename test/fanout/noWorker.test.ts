@@ -5,23 +5,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FanoutEvent, Workspace, queueRunner, speculate } from '../../src/index.js'
 import { CLI } from '../helpers/cli.js'
 import { type RedisServer, startRedis } from '../helpers/redisServer.js'
-import { type RegistryServer, startRegistry } from '../helpers/registryServer.js'
+import { sharedRegistry, type SharedRegistry } from '../helpers/sharedServices.js'
 import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/until.js'
 
 /** A queue of its own, which no worker ever takes jobs from. */
 let redis: RedisServer
-let registry: RegistryServer
+let registry: SharedRegistry
 const key = 'no-worker-test-key-0123456789abcdef'
 
 beforeAll(async () => {
   redis = await startRedis()
-  registry = await startRegistry({ dir: tempDir('no-worker-registry') })
+  registry = sharedRegistry()
 }, 60_000)
 
 afterAll(async () => {
   redis?.stop()
-  await registry?.stop()
 })
 
 async function workspace(): Promise<Workspace> {

@@ -10,7 +10,8 @@ import { type SignedJobData, signJob } from '../../src/fanout/jobSignature.js'
 import { pushImage } from '../../src/index.js'
 import { openTransport } from '../../src/registry/openTransport.js'
 import { parseRemote } from '../../src/registry/parseRemote.js'
-import { freePort, type RegistryServer, startRegistry } from '../helpers/registryServer.js'
+import { freePort } from '../helpers/registryServer.js'
+import { sharedRegistry, type SharedRegistry } from '../helpers/sharedServices.js'
 import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/until.js'
 import { useCountingServer } from '../helpers/countingServer.js'
@@ -18,7 +19,7 @@ import { type RedisServer, startRedis } from '../helpers/redisServer.js'
 
 const mail = useCountingServer()
 let redis: RedisServer
-let registry: RegistryServer
+let registry: SharedRegistry
 let queue: string
 /** The key the tests' submitters and workers share. */
 const key = 'fanout-test-key-0123456789abcdef'
@@ -26,12 +27,11 @@ const key = 'fanout-test-key-0123456789abcdef'
 beforeAll(async () => {
   redis = await startRedis()
   queue = redis.queue
-  registry = await startRegistry({ dir: tempDir('fanout-registry') })
+  registry = sharedRegistry()
 }, 60_000)
 
 afterAll(async () => {
   redis?.stop()
-  await registry?.stop()
 })
 
 async function workspace(): Promise<Workspace> {

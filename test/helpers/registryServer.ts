@@ -50,10 +50,7 @@ export async function startRegistry({ dir, auth }: { dir: string; auth?: { usern
   return {
     host,
     dataDir,
-    blobDataPath: (digest) => {
-      const hex = digest.replace('sha256:', '')
-      return join(dataDir, 'docker/registry/v2/blobs/sha256', hex.slice(0, 2), hex, 'data')
-    },
+    blobDataPath: (digest) => blobPath(dataDir, digest),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve()
@@ -61,6 +58,12 @@ export async function startRegistry({ dir, auth }: { dir: string; auth?: { usern
         child.kill('SIGTERM')
       }),
   }
+}
+
+/** Where distribution keeps a blob's bytes under its data directory. */
+export function blobPath(dataDir: string, digest: string): string {
+  const hex = digest.replace('sha256:', '')
+  return join(dataDir, 'docker/registry/v2/blobs/sha256', hex.slice(0, 2), hex, 'data')
 }
 
 async function waitUntilUp(host: string, child: ChildProcess, stderr: () => string): Promise<void> {

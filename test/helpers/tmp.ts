@@ -5,10 +5,17 @@ import { dirname, join } from 'node:path'
 import { afterAll } from 'vitest'
 
 const made: string[] = []
-afterAll(async () => {
-  detachMountsUnder(made)
-  await Promise.all(made.map((d) => fs.rm(d, { recursive: true, force: true })))
-})
+afterAll(removeTempDirs)
+
+/**
+ * Remove the directories tempDir() made. Registered once on import; the unit project (isolate: false) imports
+ * this module once a worker, so its setup file (unitTierGuard.ts) registers it again for each file.
+ */
+export async function removeTempDirs(): Promise<void> {
+  const dirs = made.splice(0)
+  detachMountsUnder(dirs)
+  await Promise.all(dirs.map((d) => fs.rm(d, { recursive: true, force: true })))
+}
 
 /**
  * A branch a test left live is mounted where every tool sees it (docs/branch-paths.md), and

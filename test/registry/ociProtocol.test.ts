@@ -2,8 +2,7 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RegistryAuthError, pullImage, pushImage } from '../../src/index.js'
-import { type RegistryServer, startRegistry } from '../helpers/registryServer.js'
-import { tempDir } from '../helpers/tmp.js'
+import { sharedRegistry, type SharedRegistry } from '../helpers/sharedServices.js'
 import { emptyStore, makeImage } from './fixtures.js'
 
 /**
@@ -13,7 +12,7 @@ import { emptyStore, makeImage } from './fixtures.js'
  * talks to `localhost:PORT`; redirects go to `127.0.0.1:PORT/direct/…`, another origin,
  * where we record whether credentials followed.
  */
-let registry: RegistryServer
+let registry: SharedRegistry
 let front: ReturnType<typeof createServer>
 let port = 0
 const seen = { tokens: 0, redirects: 0, directWithAuth: 0, directRequests: 0 }
@@ -70,7 +69,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 }
 
 beforeAll(async () => {
-  registry = await startRegistry({ dir: tempDir('registry') })
+  registry = sharedRegistry()
   front = createServer((req, res) => {
     handle(req, res).catch((err: Error) => {
       res.writeHead(500)
@@ -82,7 +81,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await new Promise((resolve) => front?.close(resolve))
-  await registry?.stop()
 })
 
 describe('OCI client protocol', () => {

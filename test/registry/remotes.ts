@@ -1,24 +1,30 @@
 import { afterAll, beforeAll } from 'vitest'
 import { startRegistry, type RegistryServer } from '../helpers/registryServer.js'
-import { startS3, type S3Server } from '../helpers/s3Server.js'
+import { fileToken, sharedRegistry, sharedS3, type SharedRegistry } from '../helpers/sharedServices.js'
 import { tempDir } from '../helpers/tmp.js'
 
 export type TransportName = 'file' | 'oci' | 's3'
 export const TRANSPORTS: TransportName[] = ['file', 'oci', 's3']
 
 /**
- * Start a real OCI registry and a real S3 server for the test file, and hand out fresh
- * remote specs (a new repository / prefix / directory each time) for any transport.
+ * Hand out fresh remote specs (a new repository / prefix / directory each time, under names of this
+ * file's own) for any transport, on the run's shared registry and S3 server. With `damagesBlobs`,
+ * the file's tests corrupt stored blobs, so the file gets a registry of its own: the shared one may hold
+ * the same blobs for another file.
  */
-export function useRemotes(): { remote(kind: TransportName, tag?: string): string; registry(): RegistryServer } {
-  let registry: RegistryServer
-  let s3: S3Server
+export function useRemotes({ damagesBlobs = false }: { damagesBlobs?: boolean } = {}): {
+  remote(kind: TransportName, tag?: string): string
+  registry(): SharedRegistry
+} {
+  let registry: SharedRegistry
+  let own: RegistryServer | undefined
   let n = 0
+  const name = fileToken()
   beforeAll(async () => {
-    ;[registry, s3] = await Promise.all([startRegistry({ dir: tempDir('registry') }), startS3({ bucket: 'images', dir: tempDir('s3rver') })])
+    registry = damagesBlobs ? (own = await startRegistry({ dir: tempDir('registry') })) : sharedRegistry()
   })
   afterAll(async () => {
-    await Promise.all([registry?.stop(), s3?.stop()])
+    await own?.stop()
   })
   return {
     remote(kind, tag = 'v1') {
@@ -27,9 +33,11 @@ export function useRemotes(): { remote(kind: TransportName, tag?: string): strin
         case 'file':
           return `file://${tempDir('layout')}:${tag}`
         case 'oci':
-          return `oci://${registry.host}/team/agent${n}:${tag}`
-        case 's3':
-          return `s3://images/agents/a${n}:${tag}?endpoint=${encodeURIComponent(s3.endpoint)}`
+          return `oci://${registry.host}/team/${name}-agent${n}:${tag}`
+        case 's3': {
+          const s3 = sharedS3()
+          return `s3://${s3.bucket}/agents/${name}-a${n}:${tag}?endpoint=${encodeURIComponent(s3.endpoint)}`
+        }
       }
     },
     registry: () => registry,

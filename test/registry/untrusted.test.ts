@@ -14,7 +14,7 @@ import { tempDir } from '../helpers/tmp.js'
 import { emptyStore, expectRefusedUntouched, makeImage, remotePacks } from './fixtures.js'
 import { useRemotes } from './remotes.js'
 
-const remotes = useRemotes()
+const remotes = useRemotes({ damagesBlobs: true })
 const credentials = null
 
 /** Pull into a fresh store and expect a refusal (exit 5) that leaves it as it was. */
