@@ -547,10 +547,14 @@ describe('effects fail closed: no byte of a sandbox under an effects policy pass
   function mostRelayChildren(): number {
     const runtimes = new Map<number, number>()
     for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
-      if (!cmdline[0]?.endsWith('forkpoint-sandbox') || cmdline[1] !== 'run') continue
-      const parent = Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
-      runtimes.set(parent, (runtimes.get(parent) ?? 0) + 1)
+      try {
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+        if (!cmdline[0]?.endsWith('forkpoint-sandbox') || cmdline[1] !== 'run') continue
+        const parent = Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+        runtimes.set(parent, (runtimes.get(parent) ?? 0) + 1)
+      } catch {
+        continue // the process ended between the listing and the read
+      }
     }
     return Math.max(0, ...runtimes.values())
   }
