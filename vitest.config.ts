@@ -16,6 +16,7 @@ export const UNIT_TESTS = [
   ...tests('test/errors', ['errorData', 'errors']),
   ...tests('test/image', ['imageGraph', 'mergeImages']),
   ...tests('test/image/model', ['mergeTensors', 'safetensors']),
+  ...tests('test/operations', ['outputs']),
   ...tests('test/patterns', ['reflexion', 'tournament']),
   ...tests('test/registry', ['defaultTag', 'digestSet', 'hostilePacks', 'pack', 'parseRemote', 'readPackFrames', 'signing']),
   ...tests('test/service', ['contentOperations']),

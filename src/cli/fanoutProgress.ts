@@ -1,6 +1,6 @@
 import type { FanoutEvent } from '../fanout/queueRunner.js'
 import type { WorkerEvent } from '../fanout/startWorker.js'
-import { short } from './format.js'
+import { short } from '../operations/text/format.js'
 
 /** One line of a fan-out's progress, for stderr. */
 export function describeFanoutEvent(e: FanoutEvent): string {

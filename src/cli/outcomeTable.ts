@@ -1,6 +1,7 @@
 import type { CommandValue } from '../patterns/runCandidate.js'
 import type { CandidateStatus, Outcome } from '../patterns/types.js'
-import { type View, pc } from './output.js'
+import { pc } from './output.js'
+import type { Rendering } from '../operations/rendering.js'
 
 const COLOUR: Record<CandidateStatus, (s: string) => string> = { succeeded: pc.green, failed: pc.yellow, error: pc.red, timeout: pc.red, cancelled: pc.dim }
 
@@ -31,7 +32,7 @@ function verdict(outcome: Outcome<CommandValue>): string {
 }
 
 /** speculate and explore: the table, the outcome's warnings, and exit 1 when no candidate was committed. */
-export const outcomeView: View<Outcome<CommandValue>> = {
+export const outcomeView: Rendering<Outcome<CommandValue>> = {
   human: formatOutcome,
   warnings: (o) => (o.warnings ?? []).map((w) => `forkpoint: warning: ${w}`),
   exit: (o) => (o.committed ? 0 : 1),

@@ -2,6 +2,8 @@ import { Command, CommanderError } from 'commander'
 import { ExitCode, InputNotFoundError, UsageError, isForkpointError } from '../errors/index.js'
 import { errnoCode } from '../util/fsx.js'
 import { commands } from './commands/index.js'
+import { OPERATIONS } from '../operations/table.js'
+import { registerOperationCommands } from './operationCommands.js'
 import { common } from './context.js'
 import { allowStoreDirectories } from '../store/storeOwner.js'
 import { packageVersion } from '../util/ownPackage.js'
@@ -30,6 +32,7 @@ export async function main(argv: string[]): Promise<number> {
     const dir = action.optsWithGlobals<{ dir?: string }>().dir
     if (dir) enterDir(dir)
   })
+  registerOperationCommands(program, OPERATIONS)
   for (const register of commands) register(program)
   try {
     await program.parseAsync(argv)

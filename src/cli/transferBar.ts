@@ -1,6 +1,6 @@
 import type cliProgressType from 'cli-progress'
 import type { TransferProgress } from '../registry/TransferProgress.js'
-import { formatBytes } from './format.js'
+import { formatBytes } from '../operations/text/format.js'
 import { loadCliProgress } from './progress.js'
 
 /**

@@ -10,7 +10,7 @@ import { ensureBaseView } from '../branch/baseView.js'
 import type { Snapshot } from '../world/Snapshot.js'
 
 /** Most children one fork makes: each is an object and a ref. */
-const MAX_FORK_CHILDREN = 10_000
+export const MAX_FORK_CHILDREN = 10_000
 
 export interface ForkChild extends NamedChild {
   /** With `materialize`: the child's live copy-on-write branch, its files the image's world. */

@@ -4,7 +4,6 @@ import * as errors from '../errors/index.js'
 import { ForkpointError, InternalError } from '../errors/index.js'
 import { type StoreLocator, locateStore } from '../store/findStore.js'
 import { STORE_SERVICE_SOCKET, WORKSPACE_HEADER } from './serviceAddress.js'
-import type { OperationName } from './operations.js'
 import { readServiceToken } from './serviceToken.js'
 
 /**
@@ -15,7 +14,7 @@ import { readServiceToken } from './serviceToken.js'
  * (`service-token`) goes along when there is one.
  * @throws {ForkpointError} the operation failed in the service: the same class of error, message and data, as running it here would have thrown
  */
-export async function callService(where: StoreLocator, operation: OperationName, args: object): Promise<object | null> {
+export async function callService(where: StoreLocator, operation: string, args: object): Promise<object | null> {
   const location = locateStore(where)
   const socketPath = location && `${location.storeDir}/${STORE_SERVICE_SOCKET}`
   if (!socketPath || !existsSync(socketPath)) return null

@@ -8,15 +8,16 @@ import { ExitCode } from '../errors/ForkpointError.js'
 import { type StoreLocator, openStore } from '../store/findStore.js'
 import { packageVersion } from '../util/ownPackage.js'
 import { openApiDocument } from './openApi.js'
-import { OPERATION_NAMES, type OperationName, runOperation } from './operations.js'
-import { serviceErrorJson } from './operationWords.js'
+import { type AnyOperation, offeredOn } from '../operations/operation.js'
+import { serviceErrorJson } from '../operations/operationWords.js'
+import { runOperation } from '../operations/runOperation.js'
+import { OPERATIONS, findOperation } from '../operations/table.js'
 import { type ServiceAddress, WORKSPACE_HEADER, defaultSocket, parseListen } from './serviceAddress.js'
-import { type ViewName, VIEW_NAMES, runView } from './views.js'
 import { WarmWorld } from './warmWorld.js'
 import { SECURITY_HEADERS, isWebAsset, sendWebAsset } from './webAssets.js'
 import { type Guard, refusal } from './guardRequest.js'
 import { listenerHosts, listenerOrigins } from './listenerNames.js'
-import { type RequestPolicy } from './requestPolicy.js'
+import type { RequestPolicy } from '../operations/requestPolicy.js'
 import { newServiceToken, writeServiceToken } from './serviceToken.js'
 import { newImageCache, type ImageCache } from '../image/imageGraph.js'
 
@@ -80,7 +81,7 @@ const STATUS: Record<number, number> = { [ExitCode.usage]: 400, [ExitCode.confli
  * Files and remotes a request names are confined (requestPolicy).
  * @throws {UsageError} a socket another service answers on
  */
-export async function startService(args: ServeArgs = {}): Promise<RunningService> {
+export async function startService(args: ServeArgs = {}, table: readonly AnyOperation[] = OPERATIONS): Promise<RunningService> {
   const { store, workspace } = await openStore(args)
   const where: StoreLocator = { dir: workspace, store }
   const recovered = await recoverUnsent({ store })
@@ -92,7 +93,7 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
   const version = packageVersion()
   const policy: RequestPolicy = { workspace, store: store.root, allowPaths: (args.allowPaths ?? []).map((p) => resolvePath(p)), allowRemotes: args.allowRemotes ?? [] }
   const guard: Guard = { hosts: null, origins: null, token }
-  const context: Context = { where, world, guard, policy, version, served: 0, cache: newImageCache(), readOnly }
+  const context: Context = { where, table, world, guard, policy, version, address: '', served: 0, cache: newImageCache(), readOnly }
   const server = createServer((req, res) => {
     handle(req, res, context).catch((err: unknown) => sendError(res, err))
   })
@@ -100,6 +101,7 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
     await world?.close()
     throw err
   })
+  context.address = url
   if (address.kind === 'tcp') {
     guard.hosts = listenerHosts(address.host, Number(new URL(url).port))
     guard.origins = listenerOrigins(guard.hosts)
@@ -126,10 +128,14 @@ export async function startService(args: ServeArgs = {}): Promise<RunningService
 
 interface Context {
   where: StoreLocator
+  /** the operations it serves */
+  table: readonly AnyOperation[]
   world: WarmWorld | null
   guard: Guard
   policy: RequestPolicy
   version: string
+  /** Where it listens (`http://host:port` or `unix:/path`), once it does. */
+  address: string
   /** Operations answered so far (health says it: how a client knows its calls reach this service). */
   served: number
   /** Snapshots and tree sizes the views have read: immutable, so kept for the service's life. */
@@ -144,23 +150,20 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
   const refused = refusal(req, ctx.guard, { public: asset })
   if (refused) return sendJson(res, refused.status, refused.error.toJSON(), refused.headers)
   if (asset) return sendWebAsset(res, path, url.search)
-  const view = /^\/v1\/view\/([a-z]+)$/.exec(path)?.[1]
-  if (req.method === 'GET' && view !== undefined && (VIEW_NAMES as string[]).includes(view))
-    return sendJson(res, 200, await runView(view as ViewName, ctx.where, url.searchParams, { cache: ctx.cache }))
-  if (req.method === 'GET' && path === '/openapi.json') return sendJson(res, 200, openApiDocument(ctx.version, { bearer: ctx.guard.token !== null }))
-  if (req.method === 'GET' && path === '/v1/health')
-    return sendJson(res, 200, { ok: true, version: ctx.version, workspace: ctx.where.dir, served: ctx.served, scan: ctx.world === null ? 'full' : (ctx.world.lost ?? 'warm') })
-  const name = /^\/v1\/([a-z_]+)$/.exec(path)?.[1]
-  if (req.method !== 'POST' || !name || !(OPERATION_NAMES as string[]).includes(name)) {
+  const query = served(ctx.table, /^\/v1\/view\/([a-z]+)$/.exec(path)?.[1], { query: true })
+  if (req.method === 'GET' && query)
     return sendJson(
       res,
-      404,
-      new UsageError(
-        `no such endpoint: ${req.method ?? ''} ${path} (POST /v1/<operation>: ${OPERATION_NAMES.join(', ')}; GET /v1/view/<view>: ${VIEW_NAMES.join(', ')}; GET /openapi.json)`,
-      ).toJSON(),
+      200,
+      await runOperation(query, ctx.where, Object.fromEntries(url.searchParams), { signal: new AbortController().signal, policy: ctx.policy, cache: ctx.cache }),
     )
-  }
-  if (ctx.readOnly) return sendJson(res, 405, new UsageError(`this service is read-only (the web view's): ${name} is refused`, { field: name }).toJSON())
+  if (req.method === 'GET' && path === '/openapi.json')
+    return sendJson(res, 200, openApiDocument(ctx.version, { address: ctx.address, bearer: ctx.guard.token !== null }, ctx.table))
+  if (req.method === 'GET' && path === '/v1/health')
+    return sendJson(res, 200, { ok: true, version: ctx.version, workspace: ctx.where.dir, served: ctx.served, scan: ctx.world === null ? 'full' : (ctx.world.lost ?? 'warm') })
+  const op = served(ctx.table, /^\/v1\/([a-z_]+)$/.exec(path)?.[1])
+  if (req.method !== 'POST' || !op) return sendJson(res, 404, new UsageError(`no such endpoint: ${req.method ?? ''} ${path} (${endpoints(ctx.table)})`).toJSON())
+  if (ctx.readOnly) return sendJson(res, 405, new UsageError(`this service is read-only (the web view's): ${op.name} is refused`, { field: op.name }).toJSON())
   const caller = req.headers[WORKSPACE_HEADER]
   if (typeof caller === 'string' && decodeURIComponent(caller) !== ctx.where.dir) {
     return sendJson(res, 421, new UsageError(`this service keeps the workspace ${String(ctx.where.dir)}, not ${decodeURIComponent(caller)}`).toJSON())
@@ -169,8 +172,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
   ctx.served++
   const abort = new AbortController()
   res.on('close', () => res.writableFinished || abort.abort()) // the client went away before its answer
-  const run = (onProgress?: (progress: object) => void) =>
-    runOperation(name as OperationName, ctx.where, args, { signal: abort.signal, policy: ctx.policy, scanner: ctx.world?.scanner, onProgress })
+  const run = (onProgress?: (progress: object) => void) => runOperation(op, ctx.where, args, { signal: abort.signal, policy: ctx.policy, scanner: ctx.world?.scanner, onProgress })
   if (!(req.headers.accept ?? '').includes('text/event-stream')) return sendJson(res, 200, await run())
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' })
   const event = (type: string, data: unknown) => res.writableEnded || res.destroyed || res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`)
@@ -180,6 +182,18 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
     event('error', serviceErrorJson(asForkpointError(err)).error)
   }
   res.end()
+}
+
+/** The operation (or, with `query`, the web view's query) a path names, when the service offers it. */
+function served(table: readonly AnyOperation[], name: string | undefined, { query = false } = {}) {
+  const op = name === undefined ? undefined : findOperation(table, name, { query })
+  return op && offeredOn(op, 'http') ? op : undefined
+}
+
+/** What a 404 lists: every endpoint the service has. */
+function endpoints(table: readonly AnyOperation[]): string {
+  const names = (query: boolean) => table.filter((op) => (op.query === true) === query && offeredOn(op, 'http')).map((op) => op.name)
+  return [`POST /v1/<operation>: ${names(false).join(', ')}`, `GET /v1/view/<view>: ${names(true).join(', ')}`, 'GET /openapi.json'].join('; ')
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {

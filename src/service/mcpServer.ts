@@ -3,40 +3,64 @@ import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/t
 import { ForkpointError } from '../errors/index.js'
 import { resolve } from 'node:path'
 import { type StoreLocator, openStore } from '../store/findStore.js'
-import type { RequestPolicy } from './requestPolicy.js'
+import { z } from 'zod'
+import type { RequestPolicy } from '../operations/requestPolicy.js'
 import { packageVersion } from '../util/ownPackage.js'
-import { OPERATIONS, OPERATION_NAMES, type OperationContext } from './operations.js'
-import { inOperationWords, serviceErrorJson } from './operationWords.js'
+import { type AnyOperation, offeredOn, remoteInput } from '../operations/operation.js'
+import { inOperationWords, serviceErrorJson } from '../operations/operationWords.js'
+import { runOperation } from '../operations/runOperation.js'
+import { OPERATIONS } from '../operations/table.js'
 
-/** The operations MCP clients get as tools (the HTTP service has a few more). */
-export const TOOL_NAMES = OPERATION_NAMES.filter((name) => (OPERATIONS[name] as { mcp?: false }).mcp !== false)
-
-/** What the tools may reach besides the workspace: directories whose files requests may name (a run artifact to replay or diff). */
-export interface McpOptions {
-  allowPaths?: string[]
+/** The operations MCP clients get as tools. */
+export function mcpTools(table: readonly AnyOperation[] = OPERATIONS): AnyOperation[] {
+  return table.filter((op) => !op.query && offeredOn(op, 'mcp'))
 }
 
-/** An MCP server whose tools act on the store `where` locates; files a request names are confined to the workspace and `allowPaths` (requestPolicy). */
-export function createMcpServer(where: StoreLocator, { allowPaths = [] }: McpOptions = {}): McpServer {
+/**
+ * What the tools may reach besides the workspace: directories whose files requests may name
+ * (a run artifact to replay or diff, a `file://` remote), and the remotes push and pull may use.
+ */
+export interface McpOptions {
+  allowPaths?: string[]
+  allowRemotes?: string[]
+}
+
+/** An MCP server whose tools act on the store `where` locates; files and remotes a request names are confined (requestPolicy). */
+export function createMcpServer(where: StoreLocator, { allowPaths = [], allowRemotes = [] }: McpOptions = {}, table: readonly AnyOperation[] = OPERATIONS): McpServer {
   let policy: Promise<RequestPolicy> | null = null
   const confined = () =>
-    (policy ??= openStore(where).then(({ store, workspace }) => ({ workspace, store: store.root, allowPaths: allowPaths.map((p) => resolve(p)), allowRemotes: [] })))
+    (policy ??= openStore(where).then(({ store, workspace }) => ({ workspace, store: store.root, allowPaths: allowPaths.map((p) => resolve(p)), allowRemotes })))
   const server = new McpServer({ name: 'forkpoint', version: packageVersion() })
-  for (const name of TOOL_NAMES) {
-    const tool = OPERATIONS[name]
-    server.registerTool(name, { description: tool.description, inputSchema: tool.input }, async (args: unknown, extra: { signal: AbortSignal }) =>
-      answer(async () =>
-        (tool.run as (where: StoreLocator, args: unknown, ctx: OperationContext) => Promise<object>)(where, args, { signal: extra.signal, policy: await confined() }),
-      ),
+  for (const op of mcpTools(table)) {
+    const { readOnly, destructive, idempotent } = op.annotations
+    const config = {
+      description: op.description,
+      inputSchema: z.object(remoteInput(op)).strict(),
+      outputSchema: asObjectSchema(op.output),
+      annotations: { readOnlyHint: readOnly, destructiveHint: destructive, idempotentHint: idempotent },
+    }
+    server.registerTool(op.name, config, async (args: unknown, extra: { signal: AbortSignal }) =>
+      answer(async () => runOperation(op, where, args, { signal: extra.signal, policy: await confined() })),
     )
   }
   return server
 }
 
-/** A result as JSON text, or an error (`isError`, with its code and exit code) whose next steps name tools, not CLI commands. */
+/**
+ * MCP lists only output schemas of type object: a result of one of several shapes (each an
+ * object) is listed as an object with the shapes as its `anyOf`.
+ */
+function asObjectSchema(output: z.ZodType<object>): z.ZodType<object> {
+  if (output instanceof z.ZodObject) return output
+  const { $schema: _schema, ...shapes } = z.toJSONSchema(output, { io: 'output', target: 'draft-7' }) as Record<string, unknown>
+  return z.looseObject({}).meta(shapes)
+}
+
+/** A result as structured content (and as JSON text, for clients that read only text), or an error (`isError`, with its code and exit code) whose next steps name tools, not CLI commands. */
 async function answer(call: () => Promise<object>): Promise<CallToolResult> {
   try {
-    return { content: [{ type: 'text', text: JSON.stringify(await call(), null, 2) }] }
+    const result = await call()
+    return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result as Record<string, unknown> }
   } catch (err) {
     if (!(err instanceof ForkpointError)) throw err
     return {

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { OPERATIONS, OPERATION_NAMES } from './operations.js'
-import { VIEWS, VIEW_NAMES } from './views.js'
+import { type AnyOperation, offeredOn, remoteInput } from '../operations/operation.js'
+import { OPERATIONS } from '../operations/table.js'
 
 const ERROR_SCHEMA = {
   type: 'object',
@@ -11,53 +11,103 @@ const ERROR_SCHEMA = {
       required: ['code', 'exitCode', 'message'],
     },
   },
+  required: ['error'],
 } as const
 
-/** The service's OpenAPI 3.1 document: one POST per operation, its body the operation's arguments as the MCP tools take them; one GET per view of the web page, its arguments query parameters. */
-export function openApiDocument(version: string, { bearer }: { bearer: boolean }): object {
+const ERROR_RESPONSE = {
+  description: 'a forkpoint error: HTTP 400 usage (exit 2), 409 conflict (3), 403 offline (4), 422 corrupt (5), 500 internal (6)',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+}
+
+const HEALTH_SCHEMA = {
+  type: 'object',
+  properties: {
+    ok: { type: 'boolean' },
+    version: { type: 'string' },
+    workspace: { type: 'string' },
+    served: { type: 'integer', description: 'operations answered so far' },
+    scan: { type: 'string', description: "'warm' (the watcher knows the workspace), 'full', or why the watcher was lost" },
+  },
+  required: ['ok', 'version', 'workspace', 'served', 'scan'],
+} as const
+
+/** Where the document says the service listens, and whether its requests carry the bearer token. */
+export interface OpenApiOptions {
+  /** `http://host:port`, or `unix:/path` (no URL a browser can open: the document then names no server) */
+  address: string
+  bearer: boolean
+}
+
+/**
+ * The service's OpenAPI 3.1 document, made from the operation table: one POST per operation
+ * offered over HTTP, its body the operation's arguments and its answer the operation's
+ * result schema; one GET per query of the web view, its arguments query parameters.
+ */
+export function openApiDocument(version: string, { address, bearer }: OpenApiOptions, table: readonly AnyOperation[] = OPERATIONS): object {
   const paths: Record<string, object> = {
-    '/v1/health': { get: { summary: 'Whether the service is up, and how it scans the workspace', responses: { 200: { description: 'up' } } } },
-  }
-  for (const name of OPERATION_NAMES) {
-    const op = OPERATIONS[name]
-    const { $schema: _schema, ...body } = z.toJSONSchema(z.object(op.input).strict()) as Record<string, unknown>
-    paths[`/v1/${name}`] = {
-      post: {
-        operationId: name,
-        summary: op.description,
-        requestBody: { required: false, content: { 'application/json': { schema: body } } },
-        responses: {
-          200: {
-            description: "the operation's result; with `Accept: text/event-stream`, server-sent events: `progress` while it works, then `result` or `error`",
-            content: { 'application/json': { schema: { type: 'object' } }, 'text/event-stream': { schema: { type: 'string' } } },
-          },
-          default: {
-            description: 'a forkpoint error: HTTP 400 usage (exit 2), 409 conflict (3), 403 offline (4), 422 corrupt (5), 500 internal (6)',
-            content: { 'application/json': { schema: ERROR_SCHEMA } },
-          },
-        },
+    '/v1/health': {
+      get: {
+        operationId: 'health',
+        summary: 'Whether the service is up, and how it scans the workspace',
+        responses: { 200: { description: 'up', content: { 'application/json': { schema: HEALTH_SCHEMA } } }, default: ERROR_RESPONSE },
       },
-    }
+    },
   }
-  for (const name of VIEW_NAMES) paths[`/v1/view/${name}`] = { get: viewPath(name) }
+  const schemas: Record<string, object> = { Error: ERROR_SCHEMA }
+  for (const op of table.filter((op) => offeredOn(op, 'http'))) {
+    if (op.query) paths[`/v1/view/${op.name}`] = { get: queryPath(op, schemas) }
+    else paths[`/v1/${op.name}`] = { post: operationPath(op, schemas) }
+  }
   return {
     openapi: '3.1.0',
     info: { title: 'forkpoint service', version },
+    ...(address.startsWith('http') ? { servers: [{ url: address }] } : {}),
     paths,
-    ...(bearer ? { components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] } : {}),
+    components: {
+      schemas,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: "the token in the store's service-token file (TCP only; a Unix socket needs none)" } },
+    },
+    ...(bearer ? { security: [{ bearer: [] }] } : {}),
   }
 }
 
-function viewPath(name: (typeof VIEW_NAMES)[number]): object {
-  const view = VIEWS[name]
-  const { properties = {}, required = [] } = z.toJSONSchema(z.object(view.input), { io: 'input' }) as { properties?: Record<string, object>; required?: string[] }
+function operationPath(op: AnyOperation, schemas: Record<string, object>): object {
+  const jsonSchema = jsonSchemaInto(schemas, op.name)
   return {
-    operationId: `view_${name}`,
-    summary: view.description,
-    parameters: Object.entries(properties).map(([param, schema]) => ({ name: param, in: 'query', required: required.includes(param), schema })),
+    operationId: op.name,
+    summary: op.description,
+    requestBody: { required: false, content: { 'application/json': { schema: jsonSchema(z.object(remoteInput(op)).strict(), 'input') } } },
     responses: {
-      200: { description: "the view's JSON", content: { 'application/json': { schema: { type: 'object' } } } },
-      default: { description: 'a forkpoint error', content: { 'application/json': { schema: ERROR_SCHEMA } } },
+      200: {
+        description: "the operation's result; with `Accept: text/event-stream`, server-sent events: `progress` while it works, then `result` or `error`",
+        content: { 'application/json': { schema: jsonSchema(op.output, 'output') }, 'text/event-stream': { schema: { type: 'string' } } },
+      },
+      default: ERROR_RESPONSE,
     },
+  }
+}
+
+function queryPath(op: AnyOperation, schemas: Record<string, object>): object {
+  const jsonSchema = jsonSchemaInto(schemas, `view_${op.name}`)
+  const { properties = {}, required = [] } = jsonSchema(z.object(op.input), 'input') as { properties?: Record<string, object>; required?: string[] }
+  return {
+    operationId: `view_${op.name}`,
+    summary: op.description,
+    parameters: Object.entries(properties).map(([name, schema]) => ({ name, in: 'query', required: required.includes(name), schema })),
+    responses: { 200: { description: "the query's result", content: { 'application/json': { schema: jsonSchema(op.output, 'output') } } }, default: ERROR_RESPONSE },
+  }
+}
+
+/**
+ * Schemas as JSON Schema (draft 2020-12, as OpenAPI 3.1 takes it), less their `$schema`;
+ * the definitions a schema refers to (a recursive JSON value) become components named for
+ * the operation, where the document's `$ref`s can reach them.
+ */
+function jsonSchemaInto(components: Record<string, object>, prefix: string) {
+  const relink = (schema: object): object => JSON.parse(JSON.stringify(schema).replaceAll('"#/$defs/', `"#/components/schemas/${prefix}_`)) as object
+  return (schema: z.ZodType, io: 'input' | 'output'): object => {
+    const { $schema: _schema, $defs = {}, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as { $schema?: string; $defs?: Record<string, object> }
+    for (const [id, definition] of Object.entries($defs)) components[`${prefix}_${id}`] = relink(definition)
+    return relink(rest)
   }
 }

@@ -3,20 +3,18 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Store } from '../../src/index.js'
 import { sha256 } from '../../src/store/digest.js'
-import { checkoutCommand } from '../../src/cli/commands/checkout.js'
 import { diffCommand } from '../../src/cli/commands/diff.js'
 import { gcCommand } from '../../src/cli/commands/gc.js'
 import { initCommand } from '../../src/cli/commands/init.js'
-import { logCommand } from '../../src/cli/commands/log.js'
 import { showCommand } from '../../src/cli/commands/show.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
-import { statusCommand } from '../../src/cli/commands/status.js'
 import { tagCommand, tagListCommand } from '../../src/cli/commands/tag.js'
 import { verifyCommand, verifyView } from '../../src/cli/commands/verify.js'
 import { fp, fpJson } from '../helpers/cli.js'
 import { collidingBlobs } from '../helpers/ids.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { dirState } from '../helpers/workspace.js'
+import { callOperation } from '../helpers/callOperation.js'
 
 type Json = Record<string, any>
 
@@ -172,9 +170,9 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
   it('not a store -> 2: every command refuses it (in-process); the CLI prints one line, or the error as JSON', async () => {
     const dir = tempDir('nostore')
     const calls = [
-      () => statusCommand({ dir }),
+      () => callOperation('status', { dir }),
       () => snapshotCommand({ dir }),
-      () => logCommand({ dir }),
+      () => callOperation('log', { dir }),
       () => verifyCommand({ dir }),
       () => gcCommand({ dir }),
       () => tagListCommand({ dir }),
@@ -198,10 +196,10 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
     await snapshotCommand({ dir })
     const calls = [
       () => showCommand({ dir, id: 'deadbeef' }),
-      () => checkoutCommand({ dir, id: 'nope', into: join(tempDir('x'), 'y') }),
+      () => callOperation('checkout', { dir, id: 'nope', into: join(tempDir('x'), 'y') }),
       () => diffCommand({ dir, a: 'HEAD~5' }),
       () => tagCommand({ dir, name: 't', id: 'missing' }),
-      () => logCommand({ dir, ref: sha256('x') }),
+      () => callOperation('log', { dir, ref: sha256('x') }),
     ]
     for (const call of calls) await expect(call()).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/unknown id|no object|goes past the first snapshot/) })
     const unknown = await fp(dir, 'show', 'deadbeef')
@@ -250,7 +248,8 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
 
     // A corrupt snapshot object is caught too, by any command that reads it.
     await fs.writeFile(store.objectPath(snap), '{"kind":"snapshot"}')
-    for (const call of [() => logCommand({ dir }), () => statusCommand({ dir }), () => diffCommand({ dir, a: 'HEAD' })]) await expect(call()).rejects.toMatchObject({ exitCode: 5 })
+    for (const call of [() => callOperation('log', { dir }), () => callOperation('status', { dir }), () => diffCommand({ dir, a: 'HEAD' })])
+      await expect(call()).rejects.toMatchObject({ exitCode: 5 })
   })
 
   it('a missing object -> 5 from checkout, nothing left behind', async () => {
@@ -259,7 +258,7 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
     await snapshotCommand({ dir })
     await fs.rm((await Store.open(join(dir, '.forkpoint'))).objectPath(sha256('lost')))
     const parent = tempDir('missing')
-    await expect(checkoutCommand({ dir, id: 'HEAD', into: join(parent, 'out') })).rejects.toMatchObject({
+    await expect(callOperation('checkout', { dir, id: 'HEAD', into: join(parent, 'out') })).rejects.toMatchObject({
       exitCode: 5,
       message: expect.stringMatching(new RegExp(`${sha256('lost')} is missing.*forkpoint verify`)),
     })
@@ -274,7 +273,7 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
     const tree = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: '..', type: 'file', mode: 0o644, size: 1, blob }] })
     const snap = await store.writeObject({ kind: 'snapshot', schemaVersion: 1, parents: [], world: { tree }, meta: { message: 'evil', createdAt: new Date().toISOString() } })
     const target = join(tempDir('unsafe'), 'out')
-    await expect(checkoutCommand({ dir: ws, id: snap, into: target })).rejects.toMatchObject({
+    await expect(callOperation('checkout', { dir: ws, id: snap, into: target })).rejects.toMatchObject({
       code: 'UnsafePathError',
       exitCode: 5,
       message: expect.stringMatching(/unsafe name/),

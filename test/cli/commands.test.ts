@@ -4,14 +4,13 @@ import { describe, expect, it } from 'vitest'
 import { diffCommand, diffView } from '../../src/cli/commands/diff.js'
 import { gcCommand } from '../../src/cli/commands/gc.js'
 import { initCommand } from '../../src/cli/commands/init.js'
-import { logCommand } from '../../src/cli/commands/log.js'
 import { showCommand } from '../../src/cli/commands/show.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
-import { statusCommand } from '../../src/cli/commands/status.js'
 import { tagCommand, tagDeleteCommand, tagListCommand } from '../../src/cli/commands/tag.js'
 import { verifyCommand, verifyView } from '../../src/cli/commands/verify.js'
 import { fpJson } from '../helpers/cli.js'
 import { makeWorkspace } from '../helpers/tmp.js'
+import { callOperation } from '../helpers/callOperation.js'
 
 /** What `forkpoint ARGS --json` prints, without the schemaVersion the formatter adds. */
 async function printed(dir: string, ...args: string[]): Promise<unknown> {
@@ -29,9 +28,9 @@ describe('CLI commands are functions that return data', () => {
     await fs.writeFile(join(dir, 'a.txt'), 'two\n')
     const second = await snapshotCommand({ dir, message: 'second' })
     await fs.writeFile(join(dir, 'new.txt'), 'new')
-    expect(await printed(dir, 'status')).toEqual(await statusCommand({ dir }))
-    expect(await printed(dir, 'log')).toEqual(await logCommand({ dir }))
-    expect(await printed(dir, 'log', 'v1')).toEqual(await logCommand({ dir, ref: 'v1' }))
+    expect(await printed(dir, 'status')).toEqual(await callOperation('status', { dir }))
+    expect(await printed(dir, 'log')).toEqual(await callOperation('log', { dir }))
+    expect(await printed(dir, 'log', 'v1')).toEqual(await callOperation('log', { dir, ref: 'v1' }))
     expect(await printed(dir, 'show', 'HEAD')).toEqual(await showCommand({ dir, id: 'HEAD' }))
     expect(await printed(dir, 'diff', 'v1')).toEqual(await diffCommand({ dir, a: 'v1' }))
     expect(await printed(dir, 'tag')).toEqual(await tagListCommand({ dir }))
@@ -45,7 +44,7 @@ describe('CLI commands are functions that return data', () => {
     const dir = await makeWorkspace({ 'a.txt': 'one\n' })
     expect(await initCommand({ dir })).toMatchObject({ created: true, storeDir: join(dir, '.forkpoint') })
     const { id } = await snapshotCommand({ dir, message: 'first' })
-    expect(await statusCommand({ dir })).toMatchObject({ clean: true, head: id, changes: [] })
+    expect(await callOperation('status', { dir })).toMatchObject({ clean: true, head: id, changes: [] })
     await fs.writeFile(join(dir, 'a.txt'), 'two\n')
     const diff = await diffCommand({ dir, a: 'HEAD' })
     expect(diff).toMatchObject({ a: id, b: null, changes: [{ path: 'a.txt', status: 'modified' }] })
@@ -56,6 +55,6 @@ describe('CLI commands are functions that return data', () => {
     const verified = await verifyCommand({ dir })
     expect(verified).toMatchObject({ ok: true, problems: [] })
     expect(verifyView.exit!(verified)).toBe(0)
-    expect((await logCommand({ dir, limit: 1 })).entries.map((e) => e.id)).toEqual([id])
+    expect((await callOperation<{ entries: Array<{ id: string }> }>('log', { dir, limit: 1 })).entries.map((e) => e.id)).toEqual([id])
   })
 })

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { drawGraph } from '../../src/cli/drawGraph.js'
+import { drawGraph } from '../../src/operations/text/drawGraph.js'
 import { tempDir } from '../helpers/tmp.js'
 
 /** Build a git history: each step `name` on `branch` (made as an orphan if new and `orphan`), or a merge of `merge` into it. */

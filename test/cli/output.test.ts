@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { StoreCorruptError } from '../../src/errors/index.js'
-import { type View, print } from '../../src/cli/output.js'
+import { print } from '../../src/cli/output.js'
+import type { Rendering } from '../../src/operations/rendering.js'
 
 /** What print wrote, stream by stream, and the exit code it left. */
 function capture() {
@@ -10,7 +11,7 @@ function capture() {
   return out
 }
 
-const view: View<{ n: number; names: string[] }> = {
+const view: Rendering<{ n: number; names: string[] }> = {
   human: (r) => `${r.n} names: ${r.names.join(', ')}`,
   notes: (r) => [`read ${r.n}`],
   warnings: (r) => r.names.filter((n) => n.startsWith('!')).map((n) => `forkpoint: odd name ${n}`),
@@ -55,7 +56,7 @@ describe('print, the one formatter', () => {
 
   it('an error from the view is thrown once the result is printed (for main to report with its exit code)', () => {
     const out = capture()
-    const failing: View<{ ok: boolean }> = { human: () => 'checked', exit: (r) => (r.ok ? 0 : new StoreCorruptError('store has 1 bad or missing objects', { problems: 1 })) }
+    const failing: Rendering<{ ok: boolean }> = { human: () => 'checked', exit: (r) => (r.ok ? 0 : new StoreCorruptError('store has 1 bad or missing objects', { problems: 1 })) }
     expect(() => print({ json: true }, { ok: false }, failing)).toThrow(StoreCorruptError)
     vi.restoreAllMocks()
     expect(JSON.parse(out.stdout)).toEqual({ schemaVersion: 1, ok: false })

@@ -4,11 +4,11 @@ import { listRefs } from '../../src/store/refs.js'
 import { readSnapshot } from '../../src/world/readObjects.js'
 import { forkImage } from '../../src/image/forkImage.js'
 import { mergeBases } from '../../src/image/mergeBases.js'
-import { forkCommand } from '../../src/cli/commands/fork.js'
 import { initCommand } from '../../src/cli/commands/init.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
 import { runCli } from '../helpers/cli.js'
 import { makeWorkspace } from '../helpers/tmp.js'
+import { callOperation } from '../helpers/callOperation.js'
 
 describe('forkImage', () => {
   it('makes N children of an image, each its own id with the image as parent and the same layers, kept by refs/forks', async () => {
@@ -38,8 +38,9 @@ describe('forkImage', () => {
     const dir = await makeWorkspace({ 'a.txt': 'hi\n' })
     await initCommand({ dir })
     await snapshotCommand({ dir })
-    for (const n of ['0', '-3', '1.5', 'many']) await expect(forkCommand({ dir, id: 'HEAD', count: Number(n) }), n).rejects.toMatchObject({ code: 'UsageError', exitCode: 2 })
-    await expect(forkCommand({ dir, id: 'deadbeef', count: 2 })).rejects.toThrow(/deadbeef/)
+    for (const n of ['0', '-3', '1.5', 'many'])
+      await expect(callOperation('fork', { dir, id: 'HEAD', count: Number(n) }), n).rejects.toMatchObject({ code: 'UsageError', exitCode: 2 })
+    await expect(callOperation('fork', { dir, id: 'deadbeef', count: 2 })).rejects.toThrow(/deadbeef/)
     const r = await runCli(['fork', 'HEAD', '-n', 'many'], { cwd: dir })
     expect({ code: r.code, lines: r.stderr.trim().split('\n').length }).toEqual({ code: 2, lines: 1 })
   })

@@ -49,7 +49,7 @@ async function wrongKindImage(layer: 'trace' | 'effects'): Promise<{ dir: string
 describe('show', () => {
   /** `forkpoint show ID` as it prints, colours aside (called in-process). */
   async function shownText(dir: string, id: string): Promise<string> {
-    return stripVTControlCharacters(showView.human(await showCommand({ dir, id })))
+    return stripVTControlCharacters(showView.human(await showCommand({ dir, id }), {}))
   }
 
   it('shows every layer of an image in human form and as JSON', async () => {

@@ -7,10 +7,10 @@ import { RunStore } from '../../src/trace/core/RunStore.js'
 import { snapshotAgent } from '../../src/image/snapshotAgent.js'
 import { makeRunId, type Run } from '../../src/trace/core/Run.js'
 import { transcriptText } from '../../src/trace/core/transcript.js'
-import { logCommand } from '../../src/cli/commands/log.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
 import { runCli } from '../helpers/cli.js'
 import { storeWorkspace } from '../helpers/workspace.js'
+import { callOperation } from '../helpers/callOperation.js'
 
 const OPENAI = [
   '{"role":"system","content":"You are terse."}',
@@ -89,7 +89,7 @@ describe('snapshot --trace', () => {
     }
     const r = await runCli(['snapshot', '--trace', 'bad.jsonl'], { cwd: dir })
     expect({ code: r.code, lines: r.stderr.trim().split('\n').length }).toEqual({ code: 5, lines: 1 })
-    expect((await logCommand({ dir })).entries).toEqual([])
+    expect((await callOperation('log', { dir })).entries).toEqual([])
   })
 
   it('attaches a run artifact file, validated, and a stored run by id, prefix or latest', async () => {

@@ -2,13 +2,14 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { snapshotWorkspace } from '../../src/index.js'
-import { runOperation } from '../../src/service/operations.js'
+import { runOperation } from '../../src/operations/runOperation.js'
+import { OPERATIONS, findOperation } from '../../src/operations/table.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 /** An operation as HTTP and MCP call it: arguments checked against the table's schema, then run. */
 async function operation(name: 'diff' | 'show' | 'checkout', dir: string, args: object): Promise<Record<string, unknown>> {
   const policy = { workspace: dir, store: join(dir, '.forkpoint'), allowPaths: [], allowRemotes: [] }
-  return (await runOperation(name, { dir }, args, { signal: new AbortController().signal, policy })) as Record<string, unknown>
+  return (await runOperation(findOperation(OPERATIONS, name)!, { dir }, args, { signal: new AbortController().signal, policy })) as Record<string, unknown>
 }
 
 describe('contents through the operation table (HTTP and MCP)', () => {

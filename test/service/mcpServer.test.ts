@@ -6,7 +6,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
-import { TOOL_NAMES, createMcpServer } from '../../src/service/mcpServer.js'
+import { createMcpServer, mcpTools } from '../../src/service/mcpServer.js'
+
+const TOOL_NAMES = mcpTools().map((op) => op.name)
 import { CLI, fp } from '../helpers/cli.js'
 import { eventually, processesWith } from '../patterns/leftovers.js'
 import { conflictingHeads } from '../helpers/conflicting.js'
@@ -43,7 +45,7 @@ describe('the MCP server', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort())
     expect(TOOL_NAMES).toEqual([
       ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
-      ...['merge', 'merge_continue', 'merge_abort', 'runs', 'replay'],
+      ...['merge', 'merge_continue', 'merge_abort', 'show', 'runs', 'replay', 'push', 'pull'],
     ])
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(20)

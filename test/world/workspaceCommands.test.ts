@@ -2,15 +2,19 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { stripVTControlCharacters } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { checkoutCommand } from '../../src/cli/commands/checkout.js'
 import { cloneCommand } from '../../src/cli/commands/clone.js'
 import { initCommand } from '../../src/cli/commands/init.js'
 import { packCommand } from '../../src/cli/commands/pack.js'
 import { pushCommand } from '../../src/cli/commands/push.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
-import { statusCommand, statusView } from '../../src/cli/commands/status.js'
 import { unpackCommand } from '../../src/cli/commands/unpack.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
+import type { z } from 'zod'
+import type { CliForm } from '../../src/operations/operation.js'
+import { callOperation } from '../helpers/callOperation.js'
+import { status } from '../../src/operations/workspace/status.js'
+
+const statusRendering = (status.cli as CliForm<z.ZodRawShape, any>).rendering
 
 // The commands called in-process, as the CLI calls them (test/cli/ runs the binary for the wiring).
 async function snapshotted(files: Parameters<typeof makeWorkspace>[0]): Promise<string> {
@@ -21,7 +25,7 @@ async function snapshotted(files: Parameters<typeof makeWorkspace>[0]): Promise<
 }
 
 async function statusText(dir: string): Promise<string> {
-  return stripVTControlCharacters(statusView.human(await statusCommand({ dir })))
+  return stripVTControlCharacters(statusRendering.human(await callOperation('status', { dir }), {}))
 }
 
 describe('workspace commands as a new user meets them', () => {
@@ -32,8 +36,8 @@ describe('workspace commands as a new user meets them', () => {
     const other = await makeWorkspace({})
     await initCommand({ dir: other })
     const unpacked = await unpackCommand({ dir: other, input: file })
-    expect((await statusCommand({ dir: other })).clean).toBe(true)
-    expect(await checkoutCommand({ dir: other, id: unpacked.id })).toMatchObject({ id: unpacked.id, mode: 'in-place' })
+    expect((await callOperation('status', { dir: other })).clean).toBe(true)
+    expect(await callOperation('checkout', { dir: other, id: unpacked.id })).toMatchObject({ id: unpacked.id, mode: 'in-place' })
     expect(await fs.readFile(join(other, 'b/c.txt'), 'utf8')).toBe('deeper')
   })
 
@@ -74,14 +78,14 @@ describe('workspace commands as a new user meets them', () => {
     const dir = await makeWorkspace({ '.gitignore': 'build/\n', 'a.txt': 'a', 'build/out.js': 'x' })
     await initCommand({ dir })
     await snapshotCommand({ dir, respectGitignore: true })
-    expect((await statusCommand({ dir })).clean).toBe(true)
+    expect((await callOperation('status', { dir })).clean).toBe(true)
     await fs.writeFile(join(dir, 'build/more.js'), 'y')
-    expect((await statusCommand({ dir })).clean).toBe(true)
-    await checkoutCommand({ dir, id: 'HEAD' })
+    expect((await callOperation('status', { dir })).clean).toBe(true)
+    await callOperation('checkout', { dir, id: 'HEAD' })
     await snapshotCommand({ dir, respectGitignore: false })
-    expect((await statusCommand({ dir })).clean).toBe(true)
+    expect((await callOperation('status', { dir })).clean).toBe(true)
     await fs.writeFile(join(dir, 'build/third.js'), 'z')
-    expect((await statusCommand({ dir })).clean).toBe(false)
+    expect((await callOperation('status', { dir })).clean).toBe(false)
   })
 
   it('leaves a nested workspace’s store out of snapshots (as git leaves out a nested .git), so they check out', async () => {
@@ -90,7 +94,7 @@ describe('workspace commands as a new user meets them', () => {
     await initCommand({ dir })
     await snapshotCommand({ dir })
     const into = join(tempDir('into'), 'out')
-    await checkoutCommand({ dir, id: 'HEAD', into })
+    await callOperation('checkout', { dir, id: 'HEAD', into })
     expect((await fs.readdir(join(into, 'sub'))).sort()).toEqual(['b.txt'])
   })
 })

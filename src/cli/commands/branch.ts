@@ -1,9 +1,10 @@
 import type { Command } from 'commander'
-import { listLines } from '../format.js'
+import { listLines } from '../../operations/text/format.js'
 import type { BackendName, BranchInfo } from '../../branch/types.js'
 import { UsageError } from '../../errors/index.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { type View, print } from '../output.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 
 const BACKENDS = ['overlay', 'reflink', 'copy', 'auto']
 
@@ -25,9 +26,9 @@ export async function branchListCommand(options: Where): Promise<{ branches: Bra
   return { branches: await listBranches(options) }
 }
 
-export const branchView: View<BranchInfo> = { human: (b) => (b.view === 'host' ? b.path : '') }
+export const branchView: Rendering<BranchInfo> = { human: (b) => (b.view === 'host' ? b.path : '') }
 
-export const branchListView: View<{ branches: BranchInfo[] }> = {
+export const branchListView: Rendering<{ branches: BranchInfo[] }> = {
   human: (r) => listLines(r.branches, (b) => `${b.name}\t${b.backend}\t${b.view === 'host' ? b.path : `(no path other tools can use: forkpoint shell ${b.name})`}`, 'no branches'),
 }
 

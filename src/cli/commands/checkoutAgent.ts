@@ -1,8 +1,9 @@
 import type { Command } from 'commander'
 import type { CheckoutAgentResult } from '../../image/checkoutAgent.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { short } from '../format.js'
-import { type View, print } from '../output.js'
+import { short } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 
 /** `forkpoint checkout-agent ID --into DIR`: every layer of an image written into a new directory. */
 export async function checkoutAgentCommand(options: Where & { id: string; into: string }): Promise<CheckoutAgentResult> {
@@ -10,7 +11,7 @@ export async function checkoutAgentCommand(options: Where & { id: string; into: 
   return checkoutAgent(options)
 }
 
-export const checkoutAgentView: View<CheckoutAgentResult> = { human: (r) => `checked out image ${short(r.id)} into ${r.target}: ${r.written.join(', ')}` }
+export const checkoutAgentView: Rendering<CheckoutAgentResult> = { human: (r) => `checked out image ${short(r.id)} into ${r.target}: ${r.written.join(', ')}` }
 
 export function registerCheckoutAgent(program: Command): void {
   common(program.command('checkout-agent <ID>'))

@@ -6,7 +6,8 @@ import type { ArtifactReport } from '../../trace/ci/validateArtifact.js'
 import { describeArtifact } from '../../trace/ci/describeArtifact.js'
 import { renderRunDiff } from '../../trace/diff/renderRunDiff.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { type View, print } from '../output.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { type RecordingFlags, type RedactionRuleFlags, recordingOptions, redactionOptions, redactionRuleOptions, redactionRules } from '../redactionFlags.js'
 import { counted } from '../../util/plural.js'
 
@@ -26,7 +27,7 @@ export async function ciRecordCommand({ dir, store, entrypoint, out, ...flags }:
   return { runId: r.runId, artifact: r.artifact, steps: r.steps, exitCode: r.exitCode }
 }
 
-export const ciRecordView: View<CiRecordResult> = { human: (x) => `recorded ${x.runId}: ${counted(x.steps, 'step')} -> ${x.artifact}` }
+export const ciRecordView: Rendering<CiRecordResult> = { human: (x) => `recorded ${x.runId}: ${counted(x.steps, 'step')} -> ${x.artifact}` }
 
 export interface CiCheckOutput {
   outcome: CiOutcome
@@ -52,7 +53,7 @@ export async function ciCheckCommand({
   return { outcome: r.outcome, trace: r.diff, offlineViolations: r.offlineViolations, isolation: r.isolation, agentExitCode: r.exitCode, actualArtifact: r.actualArtifact }
 }
 
-export const ciCheckView: View<CiCheckOutput> = {
+export const ciCheckView: Rendering<CiCheckOutput> = {
   human: (x) => (x.outcome === 'offline_violation' ? `runs match, but the agent tried to reach: ${x.offlineViolations.join(', ')}` : renderRunDiff(x.trace)),
   exit: (x) => CI_EXIT[x.outcome],
 }
@@ -63,7 +64,7 @@ export async function ciDiffCommand({ dir, store, ...options }: Where & { expect
   return { trace: await ciDiff({ ...options, dir, store }) }
 }
 
-export const ciDiffView: View<{ trace: RunDiff }> = { human: (x) => renderRunDiff(x.trace), exit: (x) => (x.trace.status === 'exact_match' ? 0 : 1) }
+export const ciDiffView: Rendering<{ trace: RunDiff }> = { human: (x) => renderRunDiff(x.trace), exit: (x) => (x.trace.status === 'exact_match' ? 0 : 1) }
 
 /** `forkpoint ci normalize`: an artifact rewritten in stable form. */
 export async function ciNormalizeCommand({ dir, store, input, out }: Where & { input: string; out?: string }): Promise<{ artifact: string; runId: string; steps: number }> {
@@ -71,7 +72,7 @@ export async function ciNormalizeCommand({ dir, store, input, out }: Where & { i
   return ciNormalize({ input, ...(out ? { out } : {}), dir, store })
 }
 
-export const ciNormalizeView: View<{ artifact: string; steps: number }> = { human: (x) => `normalised ${counted(x.steps, 'step')} -> ${x.artifact}` }
+export const ciNormalizeView: Rendering<{ artifact: string; steps: number }> = { human: (x) => `normalised ${counted(x.steps, 'step')} -> ${x.artifact}` }
 
 /** `forkpoint ci replay`: an artifact validated against the run schema (RunArtifactError, exit 5, when it is not valid). */
 export async function ciValidateCommand({ dir, artifact }: Where & { artifact: string }): Promise<ArtifactReport> {
@@ -79,7 +80,7 @@ export async function ciValidateCommand({ dir, artifact }: Where & { artifact: s
   return validateArtifact({ artifact, dir })
 }
 
-export const ciValidateView: View<ArtifactReport> = { human: describeArtifact }
+export const ciValidateView: Rendering<ArtifactReport> = { human: describeArtifact }
 
 /** `forkpoint ci record|check|diff|normalize|replay`: each subcommand one library call. */
 export function registerCi(program: Command): void {

@@ -2,7 +2,8 @@ import type { Command } from 'commander'
 import type { ClaudeFork } from '../../adapters/claudeCode/forkSession.js'
 import type { ClaudeHooksResult } from '../../adapters/claudeCode/claudeSettings.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { type View, print } from '../output.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { shellQuote } from '../../trace/core/shellQuote.js'
 
 /** A hook's input is one JSON document; a tool's response can be a large file, not this. */
@@ -21,8 +22,8 @@ export async function claudeForkCommand(args: Where & { session: string; count: 
   return { forks: await forkClaudeSession({ ...rest, n: count }) }
 }
 
-export const claudeInstallView: View<ClaudeHooksResult> = { human: (r) => `${r.changed ? 'wrote' : 'already set:'} ${r.settings}` }
-export const claudeForkView: View<{ forks: ClaudeFork[] }> = {
+export const claudeInstallView: Rendering<ClaudeHooksResult> = { human: (r) => `${r.changed ? 'wrote' : 'already set:'} ${r.settings}` }
+export const claudeForkView: Rendering<{ forks: ClaudeFork[] }> = {
   human: (r) =>
     r.forks
       .map((f) =>

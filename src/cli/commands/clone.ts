@@ -3,11 +3,12 @@ import { resolve } from 'node:path'
 import type { CloneResult } from '../../registry/cloneImage.js'
 import type { ProgressListener } from '../../registry/TransferProgress.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { formatBytes, short } from '../format.js'
-import { type View, print } from '../output.js'
+import { formatBytes, short } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { transferBar } from '../transferBar.js'
 import { type PullFlags, pullOptions } from './pull.js'
-import { heldBackLines } from './checkout.js'
+import { heldBackLines } from '../../operations/text/heldBackLines.js'
 import { counted } from '../../util/plural.js'
 
 /** `forkpoint clone REMOTE --into DIR`: an image pulled and materialized in a new directory (store: `store`, else INTO/.forkpoint). */
@@ -21,7 +22,7 @@ export async function cloneCommand({
   return cloneImage({ ...options, into: resolve(dir, into), ...(store ? { store } : {}) })
 }
 
-export const cloneView: View<CloneResult> = {
+export const cloneView: Rendering<CloneResult> = {
   human: (r) =>
     [
       `cloned ${short(r.id)} from ${r.remote} into ${r.into} (${counted(r.files, 'file')})`,

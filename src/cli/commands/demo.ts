@@ -3,7 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { common, commonFlags } from '../context.js'
-import { type View, print } from '../output.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 
 export interface DemoResult {
   ok: true
@@ -28,7 +29,7 @@ export async function demoCommand({ keep, out }: { keep?: boolean; out?: (text: 
   return { ok: true, steps: demoSteps.map((s) => s.name), seconds: (Date.now() - started) / 1000, kept: keep ? root : null }
 }
 
-export const demoView: View<DemoResult> = { human: (r) => `\ndemo finished in ${r.seconds.toFixed(1)}s${r.kept ? ` (kept in ${r.kept})` : ''}` }
+export const demoView: Rendering<DemoResult> = { human: (r) => `\ndemo finished in ${r.seconds.toFixed(1)}s${r.kept ? ` (kept in ${r.kept})` : ''}` }
 
 export function registerDemo(program: Command): void {
   common(program.command('demo'))

@@ -3,8 +3,9 @@ import type { Command } from 'commander'
 import type { DiffOutput } from '../../image/diffImagesOrRuns.js'
 import { renderRunDiff } from '../../trace/diff/renderRunDiff.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { formatChanges, short } from '../format.js'
-import { type View, print } from '../output.js'
+import { formatChanges, short } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 
 export type { DiffOutput }
 
@@ -14,7 +15,7 @@ export async function diffCommand(options: Where & { a: string; b?: string; wind
   return diffImagesOrRuns(options)
 }
 
-export const diffView: View<DiffOutput> = {
+export const diffView: Rendering<DiffOutput> = {
   human(r) {
     if ('trace' in r) return renderRunDiff(r.trace)
     if ('patch' in r) return r.patch

@@ -3,7 +3,8 @@ import type { EffectsListing } from '../../effects/listEffects.js'
 import type { SentEffects } from '../../effects/sendUnsent.js'
 import { UsageError } from '../../errors/index.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { type View, print } from '../output.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { type EffectsFilter, renderEffects, renderRecovered } from '../renderEffects.js'
 
 /** `forkpoint effects [ID] [--pending | --uncertain]`: the effects ledger of an image, a live branch or the workspace. */
@@ -18,11 +19,11 @@ export async function effectsRecoverCommand(where: Where): Promise<SentEffects> 
   return sendUnsent({ ...where, always: true })
 }
 
-export function effectsView(filter: EffectsFilter): View<EffectsListing> {
+export function effectsView(filter: EffectsFilter): Rendering<EffectsListing> {
   return { human: (r) => renderEffects(r, filter) }
 }
 
-export const effectsRecoverView: View<SentEffects> = { human: renderRecovered }
+export const effectsRecoverView: Rendering<SentEffects> = { human: renderRecovered }
 
 export function registerEffects(program: Command): void {
   const effects = common(program.command('effects [ID]'))

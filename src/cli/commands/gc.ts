@@ -2,8 +2,9 @@ import type { Command } from 'commander'
 import type { Digest } from '../../store/digest.js'
 import type { GcResult } from '../../store/gc.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { formatBytes } from '../format.js'
-import { type View, print } from '../output.js'
+import { formatBytes } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { counted } from '../../util/plural.js'
 
 /** What gc did: `removed` counts the objects, `removedIds` names them. */
@@ -16,7 +17,7 @@ export async function gcCommand({ dryRun, prune, ...where }: Where & { dryRun?: 
   return { ...result, removed: result.removed.length, removedIds: result.removed }
 }
 
-export function gcView(dryRun: boolean): View<GcOutput> {
+export function gcView(dryRun: boolean): Rendering<GcOutput> {
   return {
     human: (r) =>
       `${dryRun ? 'would remove' : 'removed'} ${counted(r.removed, 'object')} (${formatBytes(r.freedBytes)}) and ${counted(r.expiredReflogEntries, 'reflog entry', 'reflog entries')}; ${r.kept} reachable`,

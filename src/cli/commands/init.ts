@@ -1,7 +1,8 @@
 import type { Command } from 'commander'
 import type { InitResult } from '../../store/initStore.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { type View, print } from '../output.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 
 /** `forkpoint init`: a store (.forkpoint/) in the workspace. */
 export async function initCommand(options: Where): Promise<InitResult> {
@@ -9,7 +10,7 @@ export async function initCommand(options: Where): Promise<InitResult> {
   return initWorkspace(options)
 }
 
-export const initView: View<InitResult> = {
+export const initView: Rendering<InitResult> = {
   human: (r) =>
     `${r.created ? 'initialized' : 'already initialized'} forkpoint store in ${r.storeDir}${r.gitignoreUpdated ? ' (added to .gitignore)' : ''}${r.gitExcludeUpdated ? ' (added to .git/info/exclude)' : ''}`,
 }

@@ -2,8 +2,9 @@ import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
 import type { ForkImageCacheResult } from '../../image/cache/forkImageCache.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { short } from '../format.js'
-import { type View, print } from '../output.js'
+import { short } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 
 export interface LlmForkOptions extends Where {
   id: string
@@ -51,7 +52,7 @@ function parseVary(specs: string[]): { temperature?: number[]; seed?: number[] }
   return vary
 }
 
-export const llmForkView: View<ForkImageCacheResult> = {
+export const llmForkView: Rendering<ForkImageCacheResult> = {
   human: (r) =>
     [
       ...r.children.map(
@@ -73,7 +74,7 @@ export async function llmExportLoraCommand(
   return exportLoraGguf({ ...rest, ...(alpha !== undefined ? { alpha } : {}) })
 }
 
-export const llmExportLoraView: View<{ out: string; tensors: number; alpha: number }> = { human: (r) => `${r.out}: ${r.tensors} tensors, alpha ${r.alpha}` }
+export const llmExportLoraView: Rendering<{ out: string; tensors: number; alpha: number }> = { human: (r) => `${r.out}: ${r.tensors} tensors, alpha ${r.alpha}` }
 
 export function registerLlm(program: Command): void {
   const llm = program.command('llm').description("an LLM's KV-cache layer, with llama.cpp on the CPU (node-llama-cpp)")

@@ -3,8 +3,9 @@ import { UsageError } from '../../errors/index.js'
 import type { MachineInfo } from '../../machine/MachineBackend.js'
 import type { MachineNetMode } from '../../machine/net/machineNet.js'
 import { type CommonFlags, common, commonFlags } from '../context.js'
-import { listLines, short } from '../format.js'
-import { type View, print } from '../output.js'
+import { listLines, short } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 
 const api = () => import('../../machine/machineApi.js')
 const where = (flags: CommonFlags) => ({ dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) })
@@ -46,7 +47,7 @@ const withNet = (command: Command) =>
 /** The library's network options from the flags: `--net` is checked there. */
 const netOptions = (opts: NetFlags) => ({ net: opts.net as MachineNetMode, allow: opts.allow ?? [], publish: opts.publish ?? [] })
 
-const machinesView: View<{ machines: MachineInfo[] }> = { human: (r) => listLines(r.machines, machineLine, 'no machines') }
+const machinesView: Rendering<{ machines: MachineInfo[] }> = { human: (r) => listLines(r.machines, machineLine, 'no machines') }
 
 interface AccelFlag {
   accel?: string

@@ -5,8 +5,9 @@ import type { MergeArgs as MergeResultArgs, MergeResult } from '../../image/merg
 import type { LayerReport } from '../../image/mergeImages.js'
 import { DEFAULT_DENSITY, DEFAULT_DROP_RATE, MODEL_MERGE_METHODS, type ModelMergeMethod, type ModelMergeOptions } from '../../image/model/mergeTensors.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { short } from '../format.js'
-import { type View, pc, print } from '../output.js'
+import { short } from '../../operations/text/format.js'
+import { pc, print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 
 export interface MergeOptions extends Where {
   from: string
@@ -37,7 +38,7 @@ export async function mergeAbortCommand(where: Where): Promise<{ head: string }>
   return abortMerge(where)
 }
 
-export const mergeView: View<MergeResult> = {
+export const mergeView: Rendering<MergeResult> = {
   human(r) {
     if (r.outcome === 'conflict') return `${layerLines(r.layers)}conflict: ${r.inProgress ? 'the merge is in progress in the workspace' : `${r.ref} unchanged`}`
     if (r.outcome === 'up-to-date') return 'already up to date'
@@ -57,9 +58,9 @@ export const mergeView: View<MergeResult> = {
   exit: (r) => (r.outcome === 'conflict' ? 3 : 0),
 }
 
-export const mergeContinueView: View<ContinueMergeResult> = { human: (r) => `${layerLines(r.layers)}merged: ${short(r.id)}` }
+export const mergeContinueView: Rendering<ContinueMergeResult> = { human: (r) => `${layerLines(r.layers)}merged: ${short(r.id)}` }
 
-export const mergeAbortView: View<{ head: string }> = { human: (r) => `merge aborted: the workspace is back at ${short(r.head)}` }
+export const mergeAbortView: Rendering<{ head: string }> = { human: (r) => `merge aborted: the workspace is back at ${short(r.head)}` }
 
 function layerLines(layers: LayerReport[]): string {
   return layers.map((l) => `${l.summary}\n`).join('')

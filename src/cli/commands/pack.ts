@@ -1,8 +1,9 @@
 import type { Command } from 'commander'
 import type { PackResult } from '../../registry/packImage.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { formatBytes, short } from '../format.js'
-import { type View, print } from '../output.js'
+import { formatBytes, short } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { counted } from '../../util/plural.js'
 
 /** `forkpoint pack ID -o FILE`: an image as one file (the pack a push sends, with a header); the same image gives the same bytes. */
@@ -11,7 +12,7 @@ export async function packCommand({ level, depth, ...options }: Where & { id: st
   return packImage({ ...options, ...(level ? { level } : {}), ...(depth !== undefined ? { depth } : {}) })
 }
 
-export const packView: View<PackResult> = {
+export const packView: Rendering<PackResult> = {
   human: (r) => `packed ${short(r.id)} into ${r.output}: ${counted(r.objects, 'object')}, ${formatBytes(r.bytes)} -> ${formatBytes(r.packBytes)}`,
 }
 

@@ -2,8 +2,9 @@ import type { Command } from 'commander'
 import type { PullResult } from '../../registry/pullImage.js'
 import type { ProgressListener } from '../../registry/TransferProgress.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { formatBytes, short } from '../format.js'
-import { type View, print } from '../output.js'
+import { formatBytes, short } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { transferBar } from '../transferBar.js'
 import { counted } from '../../util/plural.js'
 
@@ -29,7 +30,7 @@ export async function pullCommand(options: Where & PullFlags & { remote: string;
   return pullImage(options)
 }
 
-export const pullView: View<PullResult> = {
+export const pullView: Rendering<PullResult> = {
   human: (r) =>
     [
       `pulled ${short(r.id)} from ${r.remote} as tag ${r.tag}${r.verified ? ' (signature verified)' : ''}`,

@@ -2,8 +2,9 @@ import type { Command } from 'commander'
 import type { PushResult } from '../../registry/pushImage.js'
 import type { ProgressListener } from '../../registry/TransferProgress.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { formatBytes, short } from '../format.js'
-import { type View, print } from '../output.js'
+import { formatBytes, short } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { transferBar } from '../transferBar.js'
 import { counted } from '../../util/plural.js'
 
@@ -34,7 +35,7 @@ export async function pushCommand({ sign, insecure, repack, depth, onProgress, .
   })
 }
 
-export const pushView: View<PushResult> = {
+export const pushView: Rendering<PushResult> = {
   human: (r) =>
     [
       `pushed ${short(r.id)} to ${r.remote}${r.tag === null ? `@${r.manifest}` : `:${r.tag}`}${r.signed ? ' (signed)' : ''}`,

@@ -2,7 +2,8 @@ import type { Command } from 'commander'
 import type { ReplayResult } from '../../trace/replay/replayRun.js'
 import type { AgentStdout } from '../../trace/record/spawnAgent.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { type View, print } from '../output.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { type RedactionRuleFlags, redactionRuleOptions, redactionRules } from '../redactionFlags.js'
 import { counted } from '../../util/plural.js'
 
@@ -30,7 +31,7 @@ export async function replayCommand({ dir, store, spec, command, trustCommand, l
   return summary
 }
 
-export function replayView(liveFrom: number | undefined): View<ReplaySummary> {
+export function replayView(liveFrom: number | undefined): Rendering<ReplaySummary> {
   return {
     human: (r) =>
       r.forked

@@ -6,7 +6,8 @@ import type { NetMode } from '../../sandbox/runSandboxed.js'
 import type { RecordResult } from '../../trace/record/recordCommand.js'
 import type { AgentStdout } from '../../trace/record/spawnAgent.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { type View, print } from '../output.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { type RecordingFlags, recordingOptions, redactionOptions } from '../redactionFlags.js'
 import { counted } from '../../util/plural.js'
 
@@ -52,7 +53,7 @@ export async function runSandboxedCommand({ dir, store, command, env, envFrom, .
   return runWithEffects({ dir, store, cmd: command, passEnv: env, envFile: envFrom, ...options })
 }
 
-export function sandboxRunView({ timeout, memory }: { timeout?: string | undefined; memory?: string | undefined }): View<RunResult> {
+export function sandboxRunView({ timeout, memory }: { timeout?: string | undefined; memory?: string | undefined }): Rendering<RunResult> {
   return {
     // the output was streamed as written; under --json it is in the result
     human: () => '',
@@ -84,7 +85,7 @@ export async function recordRunCommand({ dir, store, command, entrypoint, out, s
   return summary
 }
 
-export const recordRunView: View<RecordSummary> = {
+export const recordRunView: Rendering<RecordSummary> = {
   human: (r) => `recorded ${r.runId}: ${counted(r.steps, 'step')}, agent exited ${r.exitCode}${r.artifact ? `, artifact ${r.artifact}` : ''}`,
   warnings: (r) => r.warnings.map((w) => `forkpoint: warning: ${w}`),
 }

@@ -1,10 +1,11 @@
 import type { Command } from 'commander'
-import { listLines } from '../format.js'
+import { listLines } from '../../operations/text/format.js'
 import type { Run, RunSummary } from '../../index.js'
 import type { ListRunsArgs } from '../../trace/core/RunStore.js'
 import { printable } from '../../trace/core/printable.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { type View, pc, print } from '../output.js'
+import { pc, print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { counted } from '../../util/plural.js'
 
 /** `forkpoint runs`: recorded runs, newest first. */
@@ -31,10 +32,10 @@ export async function runsExportCommand({ dir, store, spec, out }: Where & { spe
   return exportRun({ spec, out, dir, store })
 }
 
-export const runsView: View<{ runs: RunSummary[] }> = { human: (r) => listLines(r.runs, line, 'no recorded runs') }
-export const runsShowView: View<{ run: Run }> = { human: (r) => render(r.run) }
-export const runsRmView: View<{ removed: string[] }> = { human: (r) => r.removed.map((id) => `removed ${id}`).join('\n') }
-export const runsExportView: View<{ artifact: string; runId: string; steps: number }> = { human: (r) => `wrote ${r.runId} (${counted(r.steps, 'step')}) to ${r.artifact}` }
+export const runsView: Rendering<{ runs: RunSummary[] }> = { human: (r) => listLines(r.runs, line, 'no recorded runs') }
+export const runsShowView: Rendering<{ run: Run }> = { human: (r) => render(r.run) }
+export const runsRmView: Rendering<{ removed: string[] }> = { human: (r) => r.removed.map((id) => `removed ${id}`).join('\n') }
+export const runsExportView: Rendering<{ artifact: string; runId: string; steps: number }> = { human: (r) => `wrote ${r.runId} (${counted(r.steps, 'step')}) to ${r.artifact}` }
 
 export function registerRuns(program: Command): void {
   const runs = common(program.command('runs'))

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { type Command, Option } from 'commander'
 import { InputNotFoundError, UsageError } from '../../errors/index.js'
+import { allowFlags } from '../allowFlags.js'
 import { common, commonFlags } from '../context.js'
 
 interface ServeFlags {
@@ -12,18 +13,14 @@ interface ServeFlags {
   watch: boolean
 }
 
-const collect = (value: string, list: string[]) => [...list, value]
-
 export function registerServe(program: Command): void {
-  common(program.command('serve'))
+  allowFlags(common(program.command('serve')))
     .description(
       "serve the workspace's operations as JSON endpoints (POST /v1/<operation>, GET /openapi.json) on a Unix socket in the store, keeping the workspace warm with a file watcher",
     )
     .option('--listen <address>', 'unix:PATH or HOST:PORT (default: unix:<store>/service.sock); TCP always needs the bearer token')
     .option('--token-file <file>', 'TCP: the bearer token every request must carry (default: $FORKPOINT_TOKEN, else a new one); written to <store>/service-token, mode 0600')
     .addOption(new Option('--token <token>').hideHelp())
-    .option('--allow-path <dir>', 'a directory outside the workspace whose files requests may name (a run artifact, a file:// remote); repeatable', collect, [])
-    .option('--allow-remote <remote>', 'an oci://HOST/REPO or s3://BUCKET/PREFIX that push and pull may use, with what lies beneath it; repeatable', collect, [])
     .option('--no-watch', 'scan the workspace in full at every snapshot (no file watcher)')
     .action(async (opts: ServeFlags, cmd: Command) => {
       const flags = commonFlags(cmd)

@@ -5,9 +5,10 @@ import { looksBinary } from '../../world/looksBinary.js'
 import { quotePath } from '../../world/quotePath.js'
 import type { ShownFile } from '../../world/showPath.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { formatBytes } from '../format.js'
-import { type View, print } from '../output.js'
-import { renderImage } from '../renderImage.js'
+import { formatBytes } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
+import { renderImage } from '../../operations/text/renderImage.js'
 
 /** `forkpoint show ID` or `show ID:PATH`: an image layer by layer, a file or directory of one, any other object as it is stored. */
 export async function showCommand({ id, ...where }: Where & { id: string }): Promise<Shown> {
@@ -21,7 +22,7 @@ function bytesOf(r: Shown): Pick<ShownFile, 'kind' | 'content' | 'chunked' | 'ta
   return r.kind === 'blob' && !('object' in r) ? { kind: 'file', content: r.id, chunked: false } : null
 }
 
-export const showView: View<Shown> = {
+export const showView: Rendering<Shown> = {
   human(r) {
     if (r.kind === 'snapshot' && 'world' in r) return renderImage(r)
     if ('total' in r) {

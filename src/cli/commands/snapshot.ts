@@ -3,9 +3,11 @@ import { UsageError } from '../../errors/index.js'
 import type { SnapshotAgentResult } from '../../image/snapshotAgent.js'
 import type { SnapshotForkBranchResult } from '../../image/snapshotForkBranch.js'
 import { quotePath } from '../../world/quotePath.js'
+import { collect } from '../allowFlags.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { formatBytes } from '../format.js'
-import { type View, print } from '../output.js'
+import { formatBytes } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { progressBar } from '../progress.js'
 import { counted } from '../../util/plural.js'
 
@@ -29,8 +31,6 @@ export interface SnapshotOptions extends Where {
   onProgress?: (done: number, total: number) => void
 }
 
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
-
 /** `forkpoint snapshot`: the workspace (and the layers asked for) as a snapshot. */
 export async function snapshotCommand(options: SnapshotOptions): Promise<SnapshotAgentResult> {
   // a plain snapshot goes to the store's running service, which knows from its watcher what changed
@@ -44,7 +44,7 @@ export async function snapshotCommand(options: SnapshotOptions): Promise<Snapsho
   return snapshotAgent(options)
 }
 
-export const snapshotView: View<SnapshotAgentResult> = {
+export const snapshotView: Rendering<SnapshotAgentResult> = {
   human: (r) => r.id,
   notes: (r) => [
     `${r.created ? 'snapshot' : 'nothing changed since HEAD'}: ${counted(r.files, 'file')}, ${formatBytes(r.bytes)}; read ${r.hashedFiles} (${formatBytes(r.hashedBytes)})`,
@@ -68,7 +68,7 @@ export async function snapshotBranchCommand({ branch, ...options }: Omit<Snapsho
   })
 }
 
-export const snapshotBranchView: View<SnapshotForkBranchResult> = {
+export const snapshotBranchView: Rendering<SnapshotForkBranchResult> = {
   human: (r) => r.id,
   notes: (r) => (r.created ? [] : [`nothing changed since ${r.ref}`]),
 }

@@ -2,8 +2,9 @@ import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
 import type { TagInfo } from '../../store/tags.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { listLines, short } from '../format.js'
-import { type View, print } from '../output.js'
+import { listLines, short } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 
 /** `forkpoint tag`: every tag. */
 export async function tagListCommand(where: Where): Promise<{ tags: TagInfo[] }> {
@@ -24,9 +25,9 @@ export async function tagDeleteCommand({ name, ...where }: Where & { name: strin
   return { deleted: name }
 }
 
-export const tagListView: View<{ tags: TagInfo[] }> = { human: (r) => listLines(r.tags, (t) => `${t.name}\t${short(t.id)}`, 'no tags') }
-export const tagView: View<TagInfo> = { human: (t) => `${t.name} -> ${t.id}` }
-export const tagDeleteView: View<{ deleted: string }> = { human: (r) => `deleted tag ${r.deleted}` }
+export const tagListView: Rendering<{ tags: TagInfo[] }> = { human: (r) => listLines(r.tags, (t) => `${t.name}\t${short(t.id)}`, 'no tags') }
+export const tagView: Rendering<TagInfo> = { human: (t) => `${t.name} -> ${t.id}` }
+export const tagDeleteView: Rendering<{ deleted: string }> = { human: (r) => `deleted tag ${r.deleted}` }
 
 export function registerTag(program: Command): void {
   common(program.command('tag [NAME] [ID]'))

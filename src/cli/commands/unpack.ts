@@ -1,8 +1,9 @@
 import type { Command } from 'commander'
 import type { UnpackResult } from '../../registry/unpackImage.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { short } from '../format.js'
-import { type View, print } from '../output.js'
+import { short } from '../../operations/text/format.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { counted } from '../../util/plural.js'
 
 /** `forkpoint unpack FILE`: a pack file read into the store, every object verified. */
@@ -11,7 +12,7 @@ export async function unpackCommand(options: Where & { input: string; tag?: stri
   return unpackImage(options)
 }
 
-export const unpackView: View<UnpackResult> = { human: (r) => `unpacked ${short(r.id)} as tag ${r.tag}: ${counted(r.objects, 'object')}, ${r.added} new` }
+export const unpackView: Rendering<UnpackResult> = { human: (r) => `unpacked ${short(r.id)} as tag ${r.tag}: ${counted(r.objects, 'object')}, ${r.added} new` }
 
 export function registerUnpack(program: Command): void {
   common(program.command('unpack <FILE>'))

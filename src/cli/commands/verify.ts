@@ -3,7 +3,8 @@ import { StoreCorruptError } from '../../errors/index.js'
 import type { VerifyLedgersResult } from '../../image/verifyLedgers.js'
 import type { VerifyResult } from '../../store/verify.js'
 import { type Where, common, commonFlags } from '../context.js'
-import { type View, print } from '../output.js'
+import { print } from '../output.js'
+import type { Rendering } from '../../operations/rendering.js'
 import { counted } from '../../util/plural.js'
 
 export type VerifyReport = VerifyResult & { ledgers: VerifyLedgersResult }
@@ -17,7 +18,7 @@ export async function verifyCommand(where: Where): Promise<VerifyReport> {
   return { ...(await verify({ store })), ledgers: await verifyLedgers({ store }) }
 }
 
-export const verifyView: View<VerifyReport> = {
+export const verifyView: Rendering<VerifyReport> = {
   human: (r) =>
     [
       ...r.problems.map((p) => (p.type === 'corrupt' ? `corrupt: ${p.digest} (hashes to ${p.actual})` : `missing: ${p.digest} (referenced by ${p.referencedBy})`)),

@@ -1,6 +1,6 @@
-import type { Change } from '../world/diffTrees.js'
-import { quotePath } from '../world/quotePath.js'
-import { pc } from './output.js'
+import type { Change } from '../../world/diffTrees.js'
+import { quotePath } from '../../world/quotePath.js'
+import pc from 'picocolors'
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`

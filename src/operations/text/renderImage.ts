@@ -1,7 +1,7 @@
-import type { ImageDescription } from '../image/describeImage.js'
-import type { JsonValue } from '../trace/core/Run.js'
+import type { ImageDescription } from '../../image/describeImage.js'
+import type { JsonValue } from '../../trace/core/Run.js'
 import { formatBytes } from './format.js'
-import { counted } from '../util/plural.js'
+import { counted } from '../../util/plural.js'
 
 type Obj = { [key: string]: JsonValue }
 

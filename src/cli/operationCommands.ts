@@ -1,0 +1,137 @@
+import { type Command, Option } from 'commander'
+import { z } from 'zod'
+import { UsageError } from '../errors/index.js'
+import type { AnyOperation, CliForm } from '../operations/operation.js'
+import { runOperation } from '../operations/runOperation.js'
+import { common, commonFlags } from './context.js'
+import { print } from './output.js'
+import { pauseAtFromEnv } from './pauseAt.js'
+import { progressBar } from './progress.js'
+
+type Generated = AnyOperation & { cli: CliForm<AnyOperation['input'], object> }
+
+/** A field's JSON Schema, as much of it as makes a flag. */
+interface FieldSchema {
+  type?: string
+  enum?: string[]
+  items?: { type?: string }
+  description?: string
+}
+
+/**
+ * The commands of the operations the table gives a command-line form: one command per
+ * `usage`, its positional arguments and flags made from the input schema, the operations
+ * that share the words told apart by their `selectedBy` flag (`commit NAME --abort`).
+ */
+export function registerOperationCommands(program: Command, table: readonly AnyOperation[]): void {
+  const byUsage = new Map<string, Generated[]>()
+  for (const op of table.filter(isGenerated)) byUsage.set(op.cli.usage, [...(byUsage.get(op.cli.usage) ?? []), op])
+  for (const [usage, ops] of byUsage) registerCommand(program, usage, ops)
+}
+
+/** Whether a positional argument was given: commander passes a variadic one left out as []. */
+function isGiven(value: unknown): boolean {
+  return value !== undefined && !(Array.isArray(value) && value.length === 0)
+}
+
+function isGenerated(op: AnyOperation): op is Generated {
+  return op.cli !== undefined && 'usage' in op.cli
+}
+
+function registerCommand(program: Command, usage: string, ops: Generated[]): void {
+  const main = ops.find((op) => op.cli.selectedBy === undefined) ?? ops[0]!
+  const positionals = positionalFields(usage)
+  const cmd = common(program.command(usage)).description(lowerFirst(main.description))
+  const flagged = new Map<string, FieldSchema>()
+  for (const op of ops) for (const [field, schema] of Object.entries(fieldSchemas(op))) if (!positionals.includes(field)) flagged.set(field, schema)
+  for (const [field, schema] of flagged) {
+    cmd.addOption(flagOption(field, schema, ops))
+    if (ops.some((op) => op.cli.negatable?.includes(field))) cmd.addOption(new Option(`--no-${kebab(field)}`, `the opposite of --${kebab(field)}`))
+  }
+  for (const op of ops) if (op.cli.selectedBy) cmd.addOption(new Option(`--${op.cli.selectedBy}`, lowerFirst(op.description)))
+  cmd.action(async (...values: unknown[]) => {
+    const command = values[values.length - 1] as Command
+    const given = command.opts<Record<string, unknown>>()
+    const op = selected(ops, given, usage)
+    const args: Record<string, unknown> = {}
+    positionals.forEach((field, i) => isGiven(values[i]) && (args[field] = values[i]))
+    for (const field of flagged.keys()) {
+      if (given[field] === undefined) continue
+      if (!(field in op.input))
+        throw new UsageError(`${commandWords(usage)}: --${kebab(field)} does not go with ${op.cli.selectedBy ? `--${op.cli.selectedBy}` : 'this command'}`, {
+          option: `--${kebab(field)}`,
+        })
+      args[field] = given[field]
+    }
+    await runCommand(op, args, command)
+  })
+}
+
+async function runCommand(op: Generated, args: Record<string, unknown>, command: Command): Promise<void> {
+  const flags = commonFlags(command)
+  const where = { dir: flags.dir, ...(flags.store ? { store: flags.store } : {}) }
+  if (op.cli.served?.(args)) {
+    const { callService } = await import('../service/callService.js')
+    const answered = await callService(where, op.name, args)
+    if (answered) return print(flags, answered, op.cli.rendering, args)
+  }
+  const bar = op.cli.progress ? progressBar(op.cli.progress, flags.json) : null
+  const onProgress = bar?.onProgress && ((progress: object) => bar.onProgress!((progress as { done: number }).done, (progress as { total: number }).total))
+  const context = {
+    signal: new AbortController().signal,
+    policy: null,
+    onProgress,
+    notice: (line: string) => process.stderr.write(`forkpoint: ${line}\n`),
+    onStep: pauseAtFromEnv(process.env),
+  }
+  const result = await runOperation(op, where, args, context).finally(() => bar?.stop())
+  print(flags, result, op.cli.rendering, args)
+}
+
+/** The operation the flags select: the one whose `selectedBy` flag is given, else the one without. */
+function selected(ops: Generated[], given: Record<string, unknown>, usage: string): Generated {
+  const chosen = ops.filter((op) => op.cli.selectedBy !== undefined && given[op.cli.selectedBy] === true)
+  if (chosen.length > 1) throw new UsageError(`${commandWords(usage)}: give ${chosen.map((op) => `--${op.cli.selectedBy}`).join(' or ')}, not both`)
+  const op = chosen[0] ?? ops.find((op) => op.cli.selectedBy === undefined)
+  if (!op) throw new UsageError(`${commandWords(usage)}: give ${ops.map((op) => `--${op.cli.selectedBy}`).join(' or ')}`)
+  return op
+}
+
+/** The input fields `usage` takes as positional arguments, in order: `<id>`, `[b]`, `[paths...]`. */
+function positionalFields(usage: string): string[] {
+  return [...usage.matchAll(/[<[]([a-zA-Z]+)(?:\.\.\.)?[>\]]/g)].map((m) => m[1]!)
+}
+
+function commandWords(usage: string): string {
+  return usage.split(/ [<[]/)[0]!
+}
+
+function fieldSchemas(op: AnyOperation): Record<string, FieldSchema> {
+  return (z.toJSONSchema(z.object(op.input), { io: 'input' }) as { properties?: Record<string, FieldSchema> }).properties ?? {}
+}
+
+/** A field as a flag: `--kebab-case`, a value for all but booleans, numbers read as numbers, an array's values repeatable. */
+function flagOption(field: string, schema: FieldSchema, ops: Generated[]): Option {
+  const letter = ops.map((op) => (op.cli.short as Record<string, string> | undefined)?.[field]).find(Boolean)
+  const type = schema.type === 'array' ? schema.items?.type : schema.type
+  const value = type === 'boolean' ? '' : type === 'integer' || type === 'number' ? ' <n>' : ` <${kebab(field)}>`
+  const option = new Option(`${letter ? `-${letter}, ` : ''}--${kebab(field)}${value}`, schema.description ?? '')
+  if (schema.enum) option.choices(schema.enum)
+  if (type === 'integer' || type === 'number') option.argParser((v: string) => (v.trim() === '' ? Number.NaN : Number(v)))
+  if (schema.type === 'array') option.argParser((v: string, list: string[] | undefined) => [...(list ?? []), v])
+  if (ops.every((op) => isRequired(op, field))) option.makeOptionMandatory()
+  return option
+}
+
+function isRequired(op: AnyOperation, field: string): boolean {
+  const schema = op.input[field]
+  return schema !== undefined && !z.safeParse(schema, undefined).success
+}
+
+function kebab(field: string): string {
+  return field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1)
+}

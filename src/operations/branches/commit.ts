@@ -1,0 +1,75 @@
+import { z } from 'zod'
+import { counted } from '../../util/plural.js'
+import { defineOperation } from '../operation.js'
+import { branchName, keepLeftovers, ledgerEntry } from '../schemas.js'
+
+const committed = z.object({
+  name: z.string(),
+  written: z.array(z.string()).describe('paths written into the parent (created, modified or replaced)'),
+  deleted: z.array(z.string()).describe('paths removed from the parent'),
+  alreadyThere: z.array(z.string()).describe('changed paths the parent already had in the same state'),
+  merged: z.array(z.string()).describe('of written: files the parent had changed too, merged line by line'),
+  durationMs: z.number(),
+  effects: z.object({
+    executed: z.array(ledgerEntry).describe('deferred effects run now, or found already run by a sibling'),
+    handedUp: z.array(ledgerEntry).describe('deferred effects passed to a parent branch, to run when it commits'),
+    sent: z.array(ledgerEntry).describe('the requests this commit sent'),
+    resent: z.array(ledgerEntry).describe('of sent: those whose earlier attempt has no recorded answer (a crash)'),
+  }),
+})
+
+const commitRendering = {
+  human: (r: z.infer<typeof committed>) => `committed ${r.name}: ${r.written.length} written, ${r.deleted.length} deleted (${r.durationMs.toFixed(0)} ms)${sentLine(r.effects)}`,
+}
+
+export const commit = defineOperation({
+  name: 'commit',
+  description:
+    "Apply a branch to its parent and end it (three-way), then send the branch's deferred effects. A conflict is an error; into the workspace it leaves the commit in progress, the conflicts marked in the files: fix them, then commit_continue, or commit_abort.",
+  input: { name: branchName, failIfStale: z.boolean().optional().describe('first committer wins: refuse if a sibling committed first') },
+  output: committed,
+  annotations: { readOnly: false, destructive: false, idempotent: false },
+  cli: { usage: 'commit <name>', rendering: commitRendering },
+  async run(where, { name, failIfStale }, { onStep }) {
+    const { commitNamedWithEffects } = await import('../../effects/branchEffects.js')
+    return commitNamedWithEffects({ ...where, name, onConflict: failIfStale ? 'fail' : 'merge', stopOnConflict: true, ...(onStep ? { onStep } : {}) })
+  },
+})
+
+export const commitContinue = defineOperation({
+  name: 'commit_continue',
+  description: 'Finish a branch commit stopped on conflicts, once the files are fixed (refused while markers or, unless keepLeftovers, NAME~LABEL files remain).',
+  input: { name: branchName, keepLeftovers },
+  output: committed,
+  annotations: { readOnly: false, destructive: false, idempotent: false },
+  cli: { usage: 'commit <name>', selectedBy: 'continue', rendering: commitRendering },
+  async run(where, { name, keepLeftovers }, { onStep }) {
+    const { commitNamedWithEffects } = await import('../../effects/branchEffects.js')
+    return commitNamedWithEffects({ ...where, name, stopOnConflict: true, resume: true, keepLeftovers: keepLeftovers ?? false, ...(onStep ? { onStep } : {}) })
+  },
+})
+
+export const commitAbort = defineOperation({
+  name: 'commit_abort',
+  description: "Undo a branch commit stopped on conflicts: the workspace's files as they were; the branch stays live.",
+  input: { name: branchName },
+  output: z.object({ name: z.string(), restored: z.array(z.string()) }),
+  annotations: { readOnly: false, destructive: true, idempotent: false },
+  cli: {
+    usage: 'commit <name>',
+    selectedBy: 'abort',
+    rendering: { human: (r) => `commit of ${r.name} aborted: ${counted(r.restored.length, 'file')} restored; the branch is still live` },
+  },
+  async run(where, { name }) {
+    const { abortCommit } = await import('../../branch/abortCommit.js')
+    return abortCommit({ ...where, name })
+  },
+})
+
+/** What went out: the requests this commit sent (a sibling may have sent the same key already: then none). */
+function sentLine({ sent, resent, executed, handedUp }: { sent: unknown[]; resent: unknown[]; executed: unknown[]; handedUp: unknown[] }): string {
+  if (handedUp.length > 0) return `; ${counted(handedUp.length, 'deferred effect')} passed to the parent branch`
+  const resends = resent.length > 0 ? ` (${resent.length} resent after an interrupted commit)` : ''
+  if (sent.length > 0) return `; ${counted(sent.length, 'deferred effect')} sent${resends}`
+  return executed.length > 0 ? `; ${counted(executed.length, 'deferred effect')} already sent, not sent again` : ''
+}

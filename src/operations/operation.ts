@@ -1,0 +1,102 @@
+import type { z } from 'zod'
+import type { StoreLocator } from '../store/findStore.js'
+import type { StepHook } from '../effects/stepHook.js'
+import type { ImageCache } from '../image/imageGraph.js'
+import type { WorldScanner } from '../world/snapshotWorkspace.js'
+import type { Rendering } from './rendering.js'
+import type { RequestPolicy } from './requestPolicy.js'
+
+/** Where an operation is offered: the command line, the HTTP service (and its OpenAPI document), the MCP server. */
+export type Surface = 'cli' | 'http' | 'mcp'
+
+/** What an operation does to the store and the workspace, as MCP's tool annotations say it. */
+export interface Annotations {
+  /** changes nothing */
+  readOnly: boolean
+  /** may discard what was there (uncommitted files, a branch, a ref) */
+  destructive: boolean
+  /** the same call twice leaves what one leaves */
+  idempotent: boolean
+}
+
+/** What an operation gets besides its arguments: the caller's cancel, what requests may reach, where to report progress, and the service's warm scanner. */
+export interface OperationContext {
+  signal: AbortSignal
+  /** what a remote caller's request may reach; null on the command line, whose caller owns the machine already */
+  policy: RequestPolicy | null
+  onProgress?: ((progress: object) => void) | undefined
+  scanner?: WorldScanner | undefined
+  /** where a line for the caller goes that is not the result (the command line's stderr) */
+  notice?: ((line: string) => void) | undefined
+  /** the service's cache of immutable objects the web view's queries read */
+  cache?: ImageCache | undefined
+  /** told each durable step of a commit (a crash test stops the process there) */
+  onStep?: StepHook | undefined
+}
+
+/** How the command line offers an operation: its words and positional arguments, short flags, progress bar. */
+export interface CliForm<Input extends z.ZodRawShape, Result> {
+  /**
+   * commander's command line: the words, then the positional arguments by input field
+   * (`<id>` required, `[b]` optional, `[paths...]` the rest); every other field is a flag,
+   * `--kebab-case` of its name.
+   */
+  usage: string
+  /** boolean fields that also have a `--no-` flag: left out, the operation decides (as the last snapshot did) */
+  negatable?: ReadonlyArray<keyof Input & string>
+  /** one-letter flags, by field */
+  short?: { [K in keyof Input]?: string }
+  /** the flag that selects this operation among the others of the same words (`merge --continue`) */
+  selectedBy?: string
+  /** whether the store's running service answers these arguments in its place (its watcher knows the workspace warm) */
+  served?: (args: z.infer<z.ZodObject<Input>>) => boolean
+  /** the label of the progress bar drawn on a terminal while it works */
+  progress?: string
+  rendering: Rendering<Result, z.infer<z.ZodObject<Input>>>
+}
+
+/** An operation whose command line is a command of its own in `src/cli/commands/`, and why. */
+export interface OwnCommand {
+  own: string
+  why: string
+}
+
+/**
+ * One operation, declared once: commander, the HTTP service, its OpenAPI document and the
+ * MCP server are made from it. Fields named in `local` exist on the command line only
+ * (they name the caller's own files or environment); `surfaces` names where it is offered
+ * when that is not everywhere, with the reason.
+ */
+export interface Operation<Input extends z.ZodRawShape = z.ZodRawShape, Output extends z.ZodType<object> = z.ZodType<object>> {
+  name: string
+  description: string
+  input: Input
+  output: Output
+  annotations: Annotations
+  local?: { fields: ReadonlyArray<keyof Input & string>; why: string }
+  surfaces?: { only: readonly Surface[]; why: string }
+  /** a read the web view makes: `GET /v1/view/<name>`, its arguments query parameters */
+  query?: true
+  /** how the command line offers it; absent only when `surfaces` leaves the command line out */
+  cli?: CliForm<Input, z.infer<Output>> | OwnCommand
+  run(where: StoreLocator, args: z.infer<z.ZodObject<Input>>, ctx: OperationContext): Promise<z.infer<Output>>
+}
+
+/** An operation of any arguments and result, as the surfaces hold them. */
+export type AnyOperation = Operation<z.ZodRawShape, z.ZodType<object>>
+
+/** An operation as declared, its handler's arguments and result typed by its schemas. */
+export function defineOperation<Input extends z.ZodRawShape, Output extends z.ZodType<object>>(op: Operation<Input, Output>): AnyOperation {
+  return op as unknown as AnyOperation
+}
+
+/** Whether an operation is offered on a surface. */
+export function offeredOn(op: AnyOperation, surface: Surface): boolean {
+  return op.surfaces === undefined || op.surfaces.only.includes(surface)
+}
+
+/** The input fields a remote caller (HTTP, MCP) may give: all but the local ones. */
+export function remoteInput(op: AnyOperation): z.ZodRawShape {
+  const local = new Set<string>(op.local?.fields ?? [])
+  return Object.fromEntries(Object.entries(op.input).filter(([field]) => !local.has(field)))
+}
