@@ -41,7 +41,9 @@ function isGenerated(op: AnyOperation): op is Generated {
 function registerCommand(program: Command, usage: string, ops: Generated[]): void {
   const main = ops.find((op) => op.cli.selectedBy === undefined) ?? ops[0]!
   const positionals = positionalFields(usage)
-  const cmd = common(program.command(usage)).description(lowerFirst(main.description))
+  const cmd = common(program.command(usage))
+    .description(lowerFirst(main.description))
+    .summary(lowerFirst(firstSentence(main.description)))
   const flagged = new Map<string, FieldSchema>()
   for (const op of ops) for (const [field, schema] of Object.entries(fieldSchemas(op))) if (!positionals.includes(field)) flagged.set(field, schema)
   for (const [field, schema] of flagged) {
@@ -130,6 +132,10 @@ function isRequired(op: AnyOperation, field: string): boolean {
 
 function kebab(field: string): string {
   return field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
+}
+
+function firstSentence(text: string): string {
+  return /^.*?[.;:](?=\s|$)/.exec(text)?.[0].slice(0, -1) ?? text
 }
 
 function lowerFirst(text: string): string {

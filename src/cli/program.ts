@@ -2,7 +2,6 @@ import { Command, CommanderError } from 'commander'
 import { ExitCode, InputNotFoundError, UsageError, isForkpointError } from '../errors/index.js'
 import { errnoCode } from '../util/fsx.js'
 import { commands } from './commands/index.js'
-import { OPERATIONS } from '../operations/table.js'
 import { registerOperationCommands } from './operationCommands.js'
 import { common } from './context.js'
 import { allowStoreDirectories } from '../store/storeOwner.js'
@@ -32,8 +31,9 @@ export async function main(argv: string[]): Promise<number> {
     const dir = action.optsWithGlobals<{ dir?: string }>().dir
     if (dir) enterDir(dir)
   })
-  registerOperationCommands(program, OPERATIONS)
   for (const register of commands) register(program)
+  // the table (and zod with it) loads only for its own commands, help, or a word no command has
+  if (needsTable(program, argv)) registerOperationCommands(program, (await import('../operations/table.js')).OPERATIONS)
   try {
     await program.parseAsync(argv)
     return Number(process.exitCode ?? 0)
@@ -41,6 +41,17 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : report(parserError(err, parsing), argv.includes('--json'))
     return report(err, argv.includes('--json'))
   }
+}
+
+/** Options of the program that take a value, so that the value is not taken for the command's name. */
+const VALUED = new Set(['-C', '--dir', '--store'])
+
+/** Whether the line needs the operation table: it names none of the commands of their own, and does not only ask the version. */
+function needsTable(program: Command, argv: string[]): boolean {
+  const words = argv.slice(2)
+  const word = words.find((w, i) => !w.startsWith('-') && !VALUED.has(words[i - 1] ?? ''))
+  if (word === undefined) return !words.some((w) => w === '-V' || w === '--version')
+  return !program.commands.some((c) => c.name() === word)
 }
 
 function enterDir(dir: string): void {

@@ -136,3 +136,48 @@ describe('listeners are safe by default', () => {
     expect(refused + allowed).not.toContain('mcp-secret')
   })
 })
+
+describe("the operation table's fields of the caller's own machine", () => {
+  const { services } = useServices()
+
+  /** One MCP tool call on a server for `dir`; its result as JSON text. */
+  async function mcpCall(dir: string, name: string, args: Record<string, unknown>, allowRemotes: string[] = []): Promise<string> {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir }, { allowRemotes }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    const result = await client.callTool({ name, arguments: args })
+    await client.close()
+    return JSON.stringify(result)
+  }
+
+  it('are refused over HTTP and MCP: a checkout writes nowhere but the workspace, nor takes git files that run code', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const into = join(tempDir('table-local'), 'out')
+    for (const field of [{ into }, { trustGit: true }, { allowExternalSymlinks: true }]) {
+      const res = await fetch(`${service.address}/v1/checkout`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'HEAD', ...field }),
+      })
+      expect(res.status).toBe(400)
+      expect(await mcpCall(dir, 'checkout', { id: 'HEAD', ...field })).toMatch(/"isError":true/)
+    }
+    expect(existsSync(into)).toBe(false)
+  })
+
+  it('MCP push and pull reach only the remotes and directories the server allows', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+    const elsewhere = tempDir('table-elsewhere')
+    expect(await mcpCall(dir, 'push', { id: 'HEAD', remote: `file://${elsewhere}/layout:v1` })).toContain('RequestRefusedError')
+    expect(existsSync(join(elsewhere, 'layout'))).toBe(false)
+    expect(await mcpCall(dir, 'push', { id: 'HEAD', remote: 'oci://127.0.0.1:1/team/agent:v1' })).toContain('RequestRefusedError')
+    // allowed, so it goes to the registry (which is not there): refused by the network, not by the policy
+    expect(await mcpCall(dir, 'push', { id: 'HEAD', remote: 'oci://127.0.0.1:1/team/agent:v1' }, ['oci://127.0.0.1:1/team'])).toContain('RegistryRequestError')
+    expect(await mcpCall(dir, 'pull', { remote: `file://${elsewhere}/layout:v1` })).toContain('RequestRefusedError')
+  })
+})
