@@ -92,7 +92,7 @@ static char* utf8_of(napi_env env, napi_value value, size_t* len) {
 /*
  * The bytes of a path or a NUL-separated list of names (malloc'd, NUL-terminated), its
  * length in *len: a Uint8Array (Buffer) as it is, since file names are bytes and need not
- * be UTF-8 (src/world/fsName.ts), or a string as UTF-8. NULL on failure.
+ * be UTF-8 (src/util/fsName.ts), or a string as UTF-8. NULL on failure.
  */
 static char* bytes_of(napi_env env, napi_value value, size_t* len) {
   bool is_typed = false;

@@ -76,7 +76,7 @@ export {
 } from './errors/index.js'
 
 // workspace and store: every call locates its store with { dir?, store? } (StoreLocator)
-export { type Digest } from './store/digest.js'
+export { type Digest } from './objects/digest.js'
 export { Store } from './store/Store.js'
 export { openStore, type StoreLocator } from './store/findStore.js'
 export { allowStoreDirectories } from './store/storeOwner.js'
@@ -91,8 +91,8 @@ export { showObject, type ShownObject } from './store/showObject.js'
 export { createTag, deleteTag, listTags, type TagInfo } from './store/tags.js'
 export { gc, type GcResult } from './store/gc.js'
 export { verify, type VerifyResult, type VerifyProblem } from './store/verify.js'
-export type { Tree, TreeEntry, FileEntry } from './world/Tree.js'
-export type { Snapshot } from './world/Snapshot.js'
+export type { Tree, TreeEntry, FileEntry } from './objects/Tree.js'
+export type { Snapshot } from './objects/Snapshot.js'
 export type { ScanCounts } from './world/scanWorkspace.js'
 
 // agent images: every layer at once, forked and merged
@@ -204,7 +204,7 @@ export type {
 } from './patterns/types.js'
 
 // recorded runs: record, replay, diff, the CI gate
-export type { Run, Step, StepType, StepError, RunStatus, RedactionMode, JsonValue } from './trace/core/Run.js'
+export type { Run, Step, StepType, StepError, RunStatus, RedactionMode, JsonValue } from './objects/Run.js'
 export type { RedactionRules, RedactionPolicy } from './trace/redact/Redactor.js'
 export { Recorder, type RecorderOptions, type RecorderResult } from './trace/record/Recorder.js'
 export { recordCommand, type RecordCommandArgs, type RecordResult } from './trace/record/recordCommand.js'
@@ -231,7 +231,7 @@ export type { Effects, EffectsCommitResult } from './effects/Effects.js'
 export { verifyLedger, type VerifyLedgerArgs } from './effects/verifyLedger.js'
 export { mergeLedgers, type MergeLedgersArgs } from './effects/mergeLedgers.js'
 export { isDeferredEffect, type DeferredEffect, type EffectsMode, type ToolOptions } from './effects/types.js'
-export type { Ledger, LedgerEntry, EffectClass, EffectStatus } from './effects/Ledger.js'
+export type { Ledger, LedgerEntry, EffectClass, EffectStatus } from './objects/Ledger.js'
 export type { HttpPolicy, HttpRule } from './effects/httpPolicy.js'
 export { commitWithEffects, abortWithEffects, type CommitWithEffectsResult } from './effects/branchEffects.js'
 export { withEgressEffects, withHttpEffects, type WithHttpEffectsArgs } from './effects/withHttpEffects.js'

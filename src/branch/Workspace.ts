@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { UsageError } from '../errors/index.js'
 import { join, resolve } from 'node:path'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { locateStore, STORE_DIR_NAME, type StoreLocator } from '../store/findStore.js'
 import { initWorkspace } from '../store/initStore.js'
 import { Store } from '../store/Store.js'

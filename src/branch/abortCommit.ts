@@ -4,7 +4,7 @@ import { UsageError } from '../errors/index.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { COMMIT_SAVED, clearCommitState, readCommitState } from '../world/commitState.js'
-import { fsPath } from '../world/fsName.js'
+import { fsPath } from '../util/fsName.js'
 import { withWorkspaceLock } from '../world/workspaceLock.js'
 
 /**

@@ -1,5 +1,5 @@
 import { ObjectNotFoundError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { scanPaths } from '../world/scanPaths.js'
 import { IGNORE_FILES } from '../world/ignoreRules.js'

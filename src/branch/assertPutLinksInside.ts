@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { assertLinkInside } from '../world/admitTree.js'
-import { fsPath, readdirNames, readlinkNameAsync } from '../world/fsName.js'
+import { fsPath, readdirNames, readlinkNameAsync } from '../util/fsName.js'
 import { directoryLookup } from '../world/treeLinks.js'
 import type { BranchChange } from './types.js'
 

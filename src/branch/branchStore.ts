@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { BranchNotFoundError, UsageError } from '../errors/index.js'
-import { type Digest, digestHex } from '../store/digest.js'
+import { type Digest, digestHex } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite, atomicWriteSync } from '../util/atomicWrite.js'
 import { readTextOrNull, readTextOrNullSync } from '../util/fsx.js'

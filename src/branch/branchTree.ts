@@ -1,5 +1,5 @@
 import { InternalError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { scanPaths } from '../world/scanPaths.js'
 import { spliceTree } from '../world/spliceTree.js'

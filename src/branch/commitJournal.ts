@@ -4,7 +4,7 @@ import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { errnoCode, readTextOrNull } from '../util/fsx.js'
 import { liveDir, writeGeneration } from './branchStore.js'
-import { fsPath } from '../world/fsName.js'
+import { fsPath } from '../util/fsName.js'
 import { removeTree } from './removeTree.js'
 import type { ProcessId } from './types.js'
 

@@ -3,7 +3,7 @@ import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readTextOrNull } from '../util/fsx.js'
 import { branchesDir } from './branchStore.js'
-import { isSafeName } from '../world/Tree.js'
+import { isSafeName } from '../objects/Tree.js'
 
 /** How many commits into the workspace a long-lived `Workspace` can catch up with without a rescan. */
 const KEPT = 64

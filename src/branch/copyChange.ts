@@ -1,6 +1,6 @@
 import { constants, promises as fs } from 'node:fs'
 import { UnsupportedFileError } from '../errors/index.js'
-import { fsPath, readdirNames } from '../world/fsName.js'
+import { fsPath, readdirNames } from '../util/fsName.js'
 import { quotePath } from '../world/quotePath.js'
 
 /**

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { BranchExistsError, UsageError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Lock } from '../store/lockFile.js'
 import type { Store } from '../store/Store.js'
 import { chooseBackend, backendByName } from './backends/chooseBackend.js'

@@ -1,6 +1,6 @@
 import { promises as fs, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { fsPath } from '../world/fsName.js'
+import { fsPath } from '../util/fsName.js'
 
 /**
  * rm -rf that also gets through directories left without permissions (overlayfs makes

@@ -1,7 +1,7 @@
 import { type BigIntStats, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { errnoCode } from '../util/fsx.js'
-import { fsPath, readdirNames, readlinkNameAsync } from '../world/fsName.js'
+import { fsPath, readdirNames, readlinkNameAsync } from '../util/fsName.js'
 
 /** lstat, or null when nothing is there (also when an ancestor is not a directory). */
 export async function lstatOrNull(path: string): Promise<BigIntStats | null> {

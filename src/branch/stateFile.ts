@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { BranchStateError } from '../errors/index.js'
-import { type Digest, isDigest } from '../store/digest.js'
+import { type Digest, isDigest } from '../objects/digest.js'
 import type { BranchState, HostView } from './types.js'
 
 /** A branch id as `newBranchId` makes it: the only form that may name a directory under `branches/live/`. */

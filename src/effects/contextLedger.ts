@@ -1,4 +1,4 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { acquireLock, breakIfStale, type Lock, tryCreateLock } from '../store/lockFile.js'
 import { deleteRef, readRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'

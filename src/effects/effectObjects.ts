@@ -1,5 +1,5 @@
 import { LedgerTamperedError, UsageError, isForkpointError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { canonicalJson } from '../util/canonicalJson.js'
 

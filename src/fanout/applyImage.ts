@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import type { Branch } from '../branch/Branch.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { replacedEntries } from '../world/diffTrees.js'
 import { type FileWrite, layOut, writeFiles } from '../world/materializeTree.js'

@@ -12,11 +12,11 @@ import type { CommandValue } from '../patterns/runCandidate.js'
 import { pullImage } from '../registry/pullImage.js'
 import { parseRemote } from '../registry/parseRemote.js'
 import { pushImage } from '../registry/pushImage.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { readSnapshot } from '../world/readObjects.js'
-import type { Snapshot } from '../world/Snapshot.js'
+import type { Snapshot } from '../objects/Snapshot.js'
 import type { FanoutJobData, FanoutJobProgress, FanoutJobResult } from './FanoutJob.js'
 
 /** What a worker runs its jobs with. */

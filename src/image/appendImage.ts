@@ -1,10 +1,10 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { acquireLock } from '../store/lockFile.js'
 import { readRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { readSnapshot } from '../world/readObjects.js'
-import { type SnapshotLayer, makeSnapshot } from '../world/Snapshot.js'
+import { type SnapshotLayer, makeSnapshot } from '../objects/Snapshot.js'
 import { type WorldScanner, carriedLayers, withWorldScan } from '../world/snapshotWorkspace.js'
 import { EMPTY_TREE } from '../world/treeSource.js'
 

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { TargetNotEmptyError, UnsafePathError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import { runArtifactText } from '../trace/core/runArtifact.js'
 import { transcriptText } from '../trace/core/transcript.js'

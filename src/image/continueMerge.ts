@@ -1,6 +1,6 @@
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { MergeConflictError, UsageError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { recoverCheckout } from '../world/checkoutJournal.js'
 import { clearMergeState, readMergeState } from '../world/mergeState.js'
 import { quotePath } from '../world/quotePath.js'

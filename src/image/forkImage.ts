@@ -1,13 +1,13 @@
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { UsageError } from '../errors/index.js'
-import { type Digest, shortId } from '../store/digest.js'
+import { type Digest, shortId } from '../objects/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { addForkChildren, type NamedChild } from './addForkChildren.js'
 import { incomingImage } from './incomingImage.js'
 import { materializeChildren } from './materializeFork.js'
 import { ensureBaseView } from '../branch/baseView.js'
-import type { Snapshot } from '../world/Snapshot.js'
+import type { Snapshot } from '../objects/Snapshot.js'
 
 /** Most children one fork makes: each is an object and a ref. */
 const MAX_FORK_CHILDREN = 10_000

@@ -1,6 +1,6 @@
 import type { Branch } from '../branch/Branch.js'
 import { Workspace } from '../branch/Workspace.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { forkBranchName } from './forkBranch.js'
 import type { ForkChild } from './forkImage.js'

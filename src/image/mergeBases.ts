@@ -1,4 +1,4 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { readSnapshot } from '../world/readObjects.js'
 

@@ -1,4 +1,4 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { descriptorSchema, parseUntrusted } from './ociSchemas.js'
 
 /** An OCI content descriptor: what a manifest says about a blob. */

@@ -1,4 +1,4 @@
-import { type Digest, digestHex } from '../store/digest.js'
+import { type Digest, digestHex } from '../objects/digest.js'
 
 const WIDTH = 32
 

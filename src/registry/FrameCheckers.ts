@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads'
 import { FileWriteError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { startBuiltWorker } from '../util/builtEntry.js'
 
 /** Threads that check a pack read whole, besides the one reading it. */

@@ -2,14 +2,16 @@ import { createHash } from 'node:crypto'
 import { createReadStream, existsSync, promises as fs, mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DigestMismatchError, InvalidImageError, InvalidPackError } from '../errors/index.js'
-import { type Digest, digestHex, hashFile, sha256 } from '../store/digest.js'
+import { type Digest, digestHex, hashFile, sha256 } from '../objects/digest.js'
 import { LocalPacks } from '../store/LocalPacks.js'
 import { BatchedWrites } from '../util/BatchedWrites.js'
 import { type Lock, acquireLock } from '../store/lockFile.js'
-import { objectEdges, objectFromBytes, readObjectFile, readStoredObject, shallowParents } from '../store/objectGraph.js'
+import { objectFromBytes, readObjectFile, readStoredObject } from '../store/objectGraph.js'
+import { objectEdges } from '../objects/kinds.js'
+import { snapshotParents } from '../objects/Snapshot.js'
 import type { ReadIndex } from '../store/PackIndex.js'
 import { OBJECT_MODE, type Store } from '../store/Store.js'
-import type { StructuredObject } from '../store/StructuredObject.js'
+import type { StructuredObject } from '../objects/StructuredObject.js'
 import type { BlobRef } from './Descriptor.js'
 import { type PackSource, readPackRanges } from './readPackRanges.js'
 import { readPackFrames } from './readPackFrames.js'
@@ -289,7 +291,7 @@ export class Staging {
     if (whole === null) return
     for (const [digest, { object }] of whole.objects) {
       if (object === null) continue
-      const optional = shallow.has(digest) ? shallowParents(object) : new Set<Digest>()
+      const optional = shallow.has(digest) ? snapshotParents(object) : new Set<Digest>()
       for (const child of objectEdges(object)) {
         if (whole.objects.has(child) || optional.has(child) || (await this.store.has(child))) continue
         await readPackRanges({

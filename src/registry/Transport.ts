@@ -1,4 +1,4 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { BuiltManifest } from './imageManifest.js'
 
 /** Options every transfer takes: cancellation and a byte counter for progress. */

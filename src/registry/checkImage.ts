@@ -1,15 +1,16 @@
 import { InvalidImageError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
-import { objectEdges, shallowParents } from '../store/objectGraph.js'
+import type { Digest } from '../objects/digest.js'
+import { objectEdges } from '../objects/kinds.js'
+import { snapshotParents } from '../objects/Snapshot.js'
 import { assertLayerKinds } from '../world/layerKinds.js'
 import { type LinkLookup, treeLookup } from '../world/treeLinks.js'
 import { assertLinkInside } from '../world/admitTree.js'
 import { admitCheckoutCost } from '../world/checkoutCost.js'
 import type { Limits } from './limits.js'
-import { validateSnapshot } from '../world/Snapshot.js'
-import { type Chunks, type Tree, validateChunks, validateTree } from '../world/Tree.js'
+import { validateSnapshot } from '../objects/Snapshot.js'
+import { type Chunks, type Tree, validateChunks, validateTree } from '../objects/Tree.js'
 import { joinPath } from '../world/treeSource.js'
-import type { StructuredObject } from '../store/StructuredObject.js'
+import type { StructuredObject } from '../objects/StructuredObject.js'
 import type { BlobRef } from './Descriptor.js'
 import type { Described } from './Staging.js'
 
@@ -63,7 +64,7 @@ export async function checkImage({ root, describe, allowExternalSymlinks = false
     expanded[expanded.length - 1] = true
     const parent = found.get(digest)!
     if (!walked(digest, parent)) continue
-    const optional = shallow.has(digest) ? shallowParents(parent.object!) : null
+    const optional = shallow.has(digest) ? snapshotParents(parent.object!) : null
     for (const child of objectEdges(parent.object!)) {
       if (found.has(child)) continue
       const item = describe(child)

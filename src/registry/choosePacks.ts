@@ -1,4 +1,4 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { BlobRef } from './Descriptor.js'
 import type { LoadedPack } from './loadPacks.js'
 

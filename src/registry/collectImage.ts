@@ -1,8 +1,8 @@
 import { StoreCorruptError, UsageError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { walkGraph } from '../store/objectGraph.js'
 import type { Store } from '../store/Store.js'
-import type { Snapshot } from '../world/Snapshot.js'
+import type { Snapshot } from '../objects/Snapshot.js'
 import type { BlobRef } from './Descriptor.js'
 import type { DigestSet } from './DigestSet.js'
 

@@ -4,7 +4,7 @@
  * (the caller parses them), and keeps the frame until told which files its blobs fill.
  */
 import { parentPort } from 'node:worker_threads'
-import { sha256 } from '../store/digest.js'
+import { sha256 } from '../objects/digest.js'
 import { writeNewFileSync } from '../util/fsx.js'
 import { requirePackage } from '../util/requirePackage.js'
 import type { CheckFrame, CheckReply, WriteFrame, WriteReply } from './FrameCheckers.js'

@@ -1,5 +1,5 @@
 import { InvalidImageError } from '../errors/index.js'
-import { type Digest, isDigest, sha256 } from '../store/digest.js'
+import { type Digest, isDigest, sha256 } from '../objects/digest.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { type BlobRef, type Descriptor, assertDescriptor } from './Descriptor.js'
 import { MediaType, ROOT_ANNOTATION, SHALLOW_ANNOTATION } from './mediaTypes.js'

@@ -1,4 +1,4 @@
-import { type Digest, digestHex, sha256 } from '../store/digest.js'
+import { type Digest, digestHex, sha256 } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { readOrNull } from '../util/fsx.js'
 import { collectImage } from './collectImage.js'

@@ -1,5 +1,5 @@
 import { DigestMismatchError, InvalidImageError } from '../errors/index.js'
-import { sha256 } from '../store/digest.js'
+import { sha256 } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import type { BlobRef } from './Descriptor.js'

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { InvalidImageError } from '../errors/index.js'
-import { type Digest, isDigest } from '../store/digest.js'
+import { type Digest, isDigest } from '../objects/digest.js'
 
 /** `sha256:<64 lowercase hex>`: the only digest that may name a blob, checked before it becomes a path or a key. */
 export const digestSchema = z.custom<Digest>(isDigest, { message: 'not a sha256:<64 lowercase hex> digest' })

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { RegistryRequestError } from '../errors/index.js'
-import { type Digest, isDigest } from '../store/digest.js'
+import { type Digest, isDigest } from '../objects/digest.js'
 import { DigestCheck, type Expected } from '../store/verifiedRead.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readTextOrNull } from '../util/fsx.js'

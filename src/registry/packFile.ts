@@ -1,5 +1,5 @@
 import { InvalidPackError } from '../errors/index.js'
-import { type Digest, isDigest } from '../store/digest.js'
+import { type Digest, isDigest } from '../objects/digest.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { type Limits, frameLimit, raiseHint } from './limits.js'
 import { type PackIndex, type ReadIndex, checkPackIndex } from '../store/PackIndex.js'

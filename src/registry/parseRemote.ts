@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { RemoteSpecError } from '../errors/index.js'
-import { type Digest, isDigest } from '../store/digest.js'
+import { type Digest, isDigest } from '../objects/digest.js'
 import type { Credentials } from './findCredentials.js'
 import { redactSecrets } from './redactSecrets.js'
 

@@ -1,4 +1,4 @@
-import { type Digest, sha256 } from '../store/digest.js'
+import { type Digest, sha256 } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { REPACK_THRESHOLD, choosePacks } from './choosePacks.js'
 import { collectImage } from './collectImage.js'

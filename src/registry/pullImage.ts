@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto'
 import { DigestMismatchError, InvalidImageError, InvalidPackError, RemoteImageNotFoundError } from '../errors/index.js'
-import { type Digest, sha256, shortId } from '../store/digest.js'
+import { type Digest, sha256, shortId } from '../objects/digest.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import { withWriteLock } from '../store/storeLock.js'
 import type { Store } from '../store/Store.js'

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { CorruptDataError, UsageError } from '../errors/index.js'
-import { type Digest, digestHex, sha256 } from '../store/digest.js'
+import { type Digest, digestHex, sha256 } from '../objects/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { DigestMismatchError, ForkpointError, InvalidPackError } from '../errors/index.js'
-import { sha256 } from '../store/digest.js'
+import { sha256 } from '../objects/digest.js'
 import { forEachLimit } from '../util/forEachLimit.js'
 import { decompressFrames } from './decompressFrames.js'
 import type { Frame, PackedObject, ReadIndex } from '../store/PackIndex.js'

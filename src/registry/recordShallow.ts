@@ -1,7 +1,7 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { readShallow, updateShallow } from '../store/shallow.js'
 import type { Store } from '../store/Store.js'
-import type { Snapshot } from '../world/Snapshot.js'
+import type { Snapshot } from '../objects/Snapshot.js'
 
 /** The store's shallow snapshots an incoming image does not cut: the image brings their parents. */
 export async function shallowToDeepen(store: Store, imageShallow: Digest[]): Promise<Set<Digest>> {

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { dirname } from 'node:path'
-import { type Digest, digestHex, sha256 } from '../store/digest.js'
+import { type Digest, digestHex, sha256 } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readOrNull } from '../util/fsx.js'

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
 import { ForkpointError, RegistryAuthError, RegistryRequestError } from '../errors/index.js'
-import { type Digest, digestHex, isDigest } from '../store/digest.js'
+import { type Digest, digestHex, isDigest } from '../objects/digest.js'
 import { createVerifiedReadStream } from '../store/verifiedRead.js'
 import type { BuiltManifest } from './imageManifest.js'
 import { DEFAULT_LIMITS, type Limits, raiseHint } from './limits.js'

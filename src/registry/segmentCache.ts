@@ -1,5 +1,5 @@
 import { DigestMismatchError, InvalidImageError } from '../errors/index.js'
-import { sha256 } from '../store/digest.js'
+import { sha256 } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import type { Descriptor } from './Descriptor.js'
 import { cachedBlob, rememberBlob } from './registryCache.js'

@@ -1,6 +1,6 @@
 import { type KeyObject, createPublicKey, sign, verify } from 'node:crypto'
 import { SignatureError } from '../errors/index.js'
-import { type Digest, sha256 } from '../store/digest.js'
+import { type Digest, sha256 } from '../objects/digest.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { type BlobRef, type Descriptor, assertDescriptor } from './Descriptor.js'
 import { type BuiltManifest, EMPTY_CONFIG } from './imageManifest.js'

@@ -1,6 +1,6 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { objectFromBytes } from '../store/objectGraph.js'
-import type { StructuredObject } from '../store/StructuredObject.js'
+import type { StructuredObject } from '../objects/StructuredObject.js'
 import type { FilePlace } from '../world/ArrivingCheckout.js'
 import type { FrameCheckers } from './FrameCheckers.js'
 import type { Store } from '../store/Store.js'

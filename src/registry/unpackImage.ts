@@ -1,7 +1,7 @@
 import { createReadStream, promises as fs } from 'node:fs'
 import { resolve } from 'node:path'
 import { InvalidPackError } from '../errors/index.js'
-import { type Digest, shortId } from '../store/digest.js'
+import { type Digest, shortId } from '../objects/digest.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto'
 import { SignatureError } from '../errors/index.js'
-import { sha256 } from '../store/digest.js'
+import { sha256 } from '../objects/digest.js'
 import { readCapped } from './readCapped.js'
 import { SIGNATURE_BYTES, type SignedImage, signatureLayers, signatureTag, signs } from './signing.js'
 import type { Transport } from './Transport.js'

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { closeSync, openSync, writeSync } from 'node:fs'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { type Frame, openFrameQueue } from './frameBuilder.js'
 import type { BlobRef } from './Descriptor.js'

@@ -8,10 +8,10 @@ import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
 import '../util/disposeSymbols.js'
 import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreNotFoundError } from '../errors/index.js'
-import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
+import { type Digest, assertDigest, digestHex, sha256 } from '../objects/digest.js'
 import { LocalPacks } from './LocalPacks.js'
 import { objectPathIn } from './objectPath.js'
-import type { StructuredObject } from './StructuredObject.js'
+import type { StructuredObject } from '../objects/StructuredObject.js'
 import { assertStoreOwner } from './storeOwner.js'
 
 /** Up to this many objects written since the last sync are fsynced one by one; more, and the whole file system is synced at once. */

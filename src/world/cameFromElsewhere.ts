@@ -1,7 +1,7 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { readForeignImages } from '../store/foreignImages.js'
 import type { Store } from '../store/Store.js'
-import type { Snapshot } from './Snapshot.js'
+import type { Snapshot } from '../objects/Snapshot.js'
 
 /**
  * Whether snapshot `id` came from another store: an image pulled, cloned or unpacked here,

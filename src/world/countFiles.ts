@@ -1,4 +1,4 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { TreeSource } from './treeSource.js'
 
 /** Regular files and their bytes. */

@@ -1,4 +1,4 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { type Change, diffTrees } from './diffTrees.js'

@@ -1,5 +1,5 @@
-import type { Digest } from '../store/digest.js'
-import type { Tree, TreeEntry } from './Tree.js'
+import type { Digest } from '../objects/digest.js'
+import type { Tree, TreeEntry } from '../objects/Tree.js'
 import { EMPTY_TREE, type TreeSource, entryId, joinPath, sameEntry, zipEntries } from './treeSource.js'
 
 export type ChangeStatus = 'added' | 'deleted' | 'modified' | 'mode' | 'typechange'

@@ -1,5 +1,5 @@
-import type { Digest } from '../store/digest.js'
-import type { TreeEntry } from './Tree.js'
+import type { Digest } from '../objects/digest.js'
+import type { TreeEntry } from '../objects/Tree.js'
 import type { TreeSource } from './treeSource.js'
 
 /** The entry at a path of a tree, or null when there is none. */

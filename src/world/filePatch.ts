@@ -1,9 +1,9 @@
-import { sha256 } from '../store/digest.js'
+import { sha256 } from '../objects/digest.js'
 import type { EntryChange } from './diffTrees.js'
-import { bytesOfName } from './fsName.js'
+import { bytesOfName } from '../util/fsName.js'
 import { looksBinary } from './looksBinary.js'
 import { quotePath } from './quotePath.js'
-import { type TreeEntry, contentDigest } from './Tree.js'
+import { type TreeEntry, contentDigest } from '../objects/Tree.js'
 import { unifiedHunks } from './unifiedHunks.js'
 
 /** A side's bytes (a symlink's are its target), or null when it is too large to diff. */

@@ -1,6 +1,6 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
-import { type FileEntry, type Tree, type TreeEntry, contentDigest } from './Tree.js'
+import { type FileEntry, type Tree, type TreeEntry, contentDigest } from '../objects/Tree.js'
 import { looksBinary } from './looksBinary.js'
 import { type Signature, sharedBytes, signatureOf, sizesCanReach } from './similarity.js'
 import { EMPTY_TREE, type TreeSource, joinPath, sameEntry, zipEntries } from './treeSource.js'

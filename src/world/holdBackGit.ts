@@ -1,7 +1,7 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { spliceTree } from './spliceTree.js'
-import type { TreeEntry } from './Tree.js'
+import type { TreeEntry } from '../objects/Tree.js'
 import { type TreeSource, joinPath } from './treeSource.js'
 
 export interface HeldBack {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { fsPath } from './fsName.js'
+import { fsPath } from '../util/fsName.js'
 import { join } from 'node:path'
 import ignore, { type Ignore } from 'ignore'
 

@@ -1,5 +1,5 @@
 import type { Store } from '../store/Store.js'
-import type { FileEntry } from './Tree.js'
+import type { FileEntry } from '../objects/Tree.js'
 
 /**
  * Files to write, those whose objects are packed in their packs' order (after the

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { bytesOfName, nameFromBytes } from './fsName.js'
+import { bytesOfName, nameFromBytes } from '../util/fsName.js'
 
 /** What a row of the index is (the low bits of its kind byte). */
 export const FILE_ROW = 0

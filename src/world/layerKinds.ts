@@ -1,6 +1,6 @@
 import { MalformedObjectError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
-import type { Snapshot, SnapshotLayer } from './Snapshot.js'
+import type { Digest } from '../objects/digest.js'
+import type { Snapshot, SnapshotLayer } from '../objects/Snapshot.js'
 
 /** The kind of object each layer must point at. */
 export const LAYER_KINDS: Record<SnapshotLayer, string> = { trace: 'run', effects: 'ledger', checkpoints: 'checkpoint-log', model: 'model', cache: 'kv-cache', machine: 'machine' }

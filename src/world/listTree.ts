@@ -1,10 +1,10 @@
 import { UsageError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { resolveId } from '../store/resolveId.js'
 import { entryAt } from './entryAt.js'
 import { readSnapshot } from './readObjects.js'
-import type { TreeEntry } from './Tree.js'
+import type { TreeEntry } from '../objects/Tree.js'
 import { treeSource } from './treeSource.js'
 
 export interface TreeListing {

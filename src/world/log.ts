@@ -1,12 +1,12 @@
 import { openStore, type StoreLocator } from '../store/findStore.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { readRef } from '../store/refs.js'
 import { resolveId } from '../store/resolveId.js'
 import { readShallow } from '../store/shallow.js'
 import type { Store } from '../store/Store.js'
 import { type ImageRef, imageRefs, refLabel } from './imageRefs.js'
 import { readSnapshot } from './readObjects.js'
-import type { Snapshot } from './Snapshot.js'
+import type { Snapshot } from '../objects/Snapshot.js'
 
 export interface LogEntry {
   id: Digest

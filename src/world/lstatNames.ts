@@ -2,7 +2,7 @@ import { constants, lstatSync } from 'node:fs'
 import { EXEC_ROW, FILE_ROW, type IndexColumns, KIND_MASK, type ReadIndex, RACY, STAT_FIELDS } from './indexFile.js'
 import { requirePackage } from '../util/requirePackage.js'
 import { PREBUILT_DIR } from '../util/prebuilt.js'
-import { bytesOfName, fsPath } from './fsName.js'
+import { bytesOfName, fsPath } from '../util/fsName.js'
 
 /**
  * Numbers per name in `lstatNames`' result: mode (file type and permission bits), size,

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { deleteRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { readTextOrNull } from '../util/fsx.js'

@@ -1,6 +1,6 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
-import { EXEC_MODE, FILE_MODE, type FileEntry, type Tree, type TreeEntry, dirEntry, fileEntry, treeObject } from './Tree.js'
+import { EXEC_MODE, FILE_MODE, type FileEntry, type Tree, type TreeEntry, dirEntry, fileEntry, treeObject } from '../objects/Tree.js'
 import { DEFAULT_RENAMES, type RenameOptions } from './findRenames.js'
 import { looksBinary } from './looksBinary.js'
 import { type ConflictLabels, mergeLines } from './mergeLines.js'

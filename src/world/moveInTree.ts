@@ -1,7 +1,7 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { entryAt } from './entryAt.js'
-import { type TreeEntry, dirEntry, treeObject } from './Tree.js'
+import { type TreeEntry, dirEntry, treeObject } from '../objects/Tree.js'
 import type { TreeSource } from './treeSource.js'
 
 interface Change {

@@ -5,7 +5,7 @@ import type { StoreLocator } from '../store/findStore.js'
 import { type DiffSides, type SnapshotDiff, diffOfSides, diffSides } from './diffSnapshots.js'
 import { changedEntries } from './diffTrees.js'
 import { type ReadSide, filePatch } from './filePatch.js'
-import { bytesOfName, fsPath } from './fsName.js'
+import { bytesOfName, fsPath } from '../util/fsName.js'
 
 /**
  * Past this size a file is not read for a patch: it shows as `Binary files … differ`, as

@@ -1,4 +1,4 @@
-import { bytesOfName, hasEscapedBytes } from './fsName.js'
+import { bytesOfName, hasEscapedBytes } from '../util/fsName.js'
 
 const NEEDS_QUOTES = /[\x00-\x1f\x7f"\\]/
 const C_ESCAPES: Record<string, string> = { '\n': '\\n', '\t': '\\t', '\r': '\\r', '"': '\\"', '\\': '\\\\' }

@@ -1,9 +1,9 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import type { ScanResult } from './scanWorkspace.js'
 import { scanPaths } from './scanPaths.js'
 import { ancestors, outermost, spliceTree } from './spliceTree.js'
-import type { TreeEntry } from './Tree.js'
+import type { TreeEntry } from '../objects/Tree.js'
 import { entryAt } from './entryAt.js'
 import { type TreeSource, joinPath, treeSource } from './treeSource.js'
 

@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs'
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path'
 import { UnsafePathError } from '../errors/index.js'
 import { errnoCode } from '../util/fsx.js'
-import { fsPath } from './fsName.js'
+import { fsPath } from '../util/fsName.js'
 
 /**
  * Refuse to touch `root/rel` unless every directory between root and it is a real

@@ -1,11 +1,11 @@
 import { lstatSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Store } from '../store/Store.js'
-import { fsPath, lstatPath, readdirEntries, readlinkName } from './fsName.js'
+import { fsPath, lstatPath, readdirEntries, readlinkName } from '../util/fsName.js'
 import { type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { storeFile } from './storeFile.js'
-import { type TreeEntry, dirEntry, fileEntry, symlinkEntry, treeObject } from './Tree.js'
+import { type TreeEntry, dirEntry, fileEntry, symlinkEntry, treeObject } from '../objects/Tree.js'
 
 export interface ScanPathsOptions {
   store: Store

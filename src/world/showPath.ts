@@ -1,13 +1,13 @@
 import { UsageError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { resolveId } from '../store/resolveId.js'
 import { entryAt } from './entryAt.js'
-import { bytesOfName } from './fsName.js'
+import { bytesOfName } from '../util/fsName.js'
 import { type TreeListing, listTree } from './listTree.js'
 import { looksBinary } from './looksBinary.js'
 import { readChunks, readSnapshot } from './readObjects.js'
-import { contentDigest } from './Tree.js'
+import { contentDigest } from '../objects/Tree.js'
 import { treeSource } from './treeSource.js'
 
 /** Past this size a file's JSON description carries no `text`: its bytes are for a stream (`fileContent`). */

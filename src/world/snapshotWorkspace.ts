@@ -1,4 +1,4 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { RefConflictError } from '../errors/index.js'
 import { readRef, tagRef, updateRef } from '../store/refs.js'
@@ -13,7 +13,7 @@ import { treeLookup } from './treeLinks.js'
 import { treeSource } from './treeSource.js'
 import { type ScanCounts, type ScanResult, scanWorkspace } from './scanWorkspace.js'
 import { canonicalJson } from '../util/canonicalJson.js'
-import { SNAPSHOT_LAYERS, type Snapshot, type SnapshotLayer, makeSnapshot } from './Snapshot.js'
+import { SNAPSHOT_LAYERS, type Snapshot, type SnapshotLayer, makeSnapshot } from '../objects/Snapshot.js'
 
 export interface SnapshotArgs extends StoreLocator {
   message?: string

@@ -1,7 +1,7 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { readTree } from './readObjects.js'
-import { type TreeEntry, treeObject } from './Tree.js'
+import { type TreeEntry, treeObject } from '../objects/Tree.js'
 
 /**
  * A tree with some paths replaced: each path (relative, '/'-separated) gets the entry

@@ -1,4 +1,4 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { readHead, readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { recoverCheckout } from './checkoutJournal.js'

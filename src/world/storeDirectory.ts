@@ -1,7 +1,7 @@
 import { lstatSync, realpathSync, statSync } from 'node:fs'
 import { basename, resolve } from 'node:path'
 import { STORE_DIR_NAME } from '../store/findStore.js'
-import { fsPath } from './fsName.js'
+import { fsPath } from '../util/fsName.js'
 
 /**
  * The store's own directory, known by device and inode, so that it is left out however

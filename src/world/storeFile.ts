@@ -1,10 +1,10 @@
 import { createReadStream, readFileSync } from 'node:fs'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import { type Digest, sha256 } from '../store/digest.js'
+import { type Digest, sha256 } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { chunkStream } from './fastcdc.js'
-import { fsPath } from './fsName.js'
-import type { Chunks } from './Tree.js'
+import { fsPath } from '../util/fsName.js'
+import type { Chunks } from '../objects/Tree.js'
 
 /** Files this large or larger are stored as content-defined chunks. */
 export const CHUNKING_THRESHOLD = 8 * 1024 * 1024

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
-import type { Digest } from '../store/digest.js'
-import { fsPath, readlinkNameAsync } from './fsName.js'
-import type { Tree, TreeEntry } from './Tree.js'
+import type { Digest } from '../objects/digest.js'
+import { fsPath, readlinkNameAsync } from '../util/fsName.js'
+import type { Tree, TreeEntry } from '../objects/Tree.js'
 
 /** Links followed in one resolution before giving up, as Linux does (MAXSYMLINKS). */
 export const MAX_LINK_HOPS = 40

@@ -1,7 +1,7 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { readTree } from './readObjects.js'
-import type { Tree, TreeEntry } from './Tree.js'
+import type { Tree, TreeEntry } from '../objects/Tree.js'
 
 /** Where trees come from: the store, optionally with trees a scan holds only in memory first. */
 export type TreeSource = (digest: Digest) => Promise<Tree>

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { fsPath } from './fsName.js'
+import { fsPath } from '../util/fsName.js'
 import type { PathConflict } from './mergeWorld.js'
 
 /** The text conflicts (one file with markers at the path) whose file still has a marker line; a file the user removed is resolved. */

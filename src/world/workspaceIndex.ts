@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { Stats } from 'node:fs'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { atomicWriteSync } from '../util/atomicWrite.js'
 import { type FilesCheck, STAT_SLOT, lstat, statStillHolds } from './lstatNames.js'

@@ -6,8 +6,8 @@ import { readSnapshot } from '../../src/world/readObjects.js'
 import { scanWorkspace } from '../../src/world/scanWorkspace.js'
 import { treeSource } from '../../src/world/treeSource.js'
 import { admitTree } from '../../src/world/admitTree.js'
-import { makeTree } from '../../src/world/Tree.js'
-import type { Digest } from '../../src/store/digest.js'
+import { makeTree } from '../../src/objects/Tree.js'
+import type { Digest } from '../../src/objects/digest.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 // In place (checkout, merge) a tree is checked only where it differs from what a scan found on disk.

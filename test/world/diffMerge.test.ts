@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type Digest, Store, type TreeEntry } from '../../src/index.js'
 import { diffTrees } from '../../src/world/diffTrees.js'
-import { makeTree } from '../../src/world/Tree.js'
+import { makeTree } from '../../src/objects/Tree.js'
 import { treeSource } from '../../src/world/treeSource.js'
 import { tempDir } from '../helpers/tmp.js'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type Digest, Store, type TreeEntry } from '../../src/index.js'
 import { readTree } from '../../src/world/readObjects.js'
-import { dirEntry, fileEntry, symlinkEntry, treeObject } from '../../src/world/Tree.js'
+import { dirEntry, fileEntry, symlinkEntry, treeObject } from '../../src/objects/Tree.js'
 import { type PathConflict, mergeWorld } from '../../src/world/mergeWorld.js'
 import { tempDir } from '../helpers/tmp.js'
 

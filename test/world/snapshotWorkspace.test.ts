@@ -7,7 +7,7 @@ import { Store, UsageError, checkout, snapshotWorkspace, status } from '../../sr
 import { CHUNKING_THRESHOLD } from '../../src/world/storeFile.js'
 import { readChunks, readSnapshot, readTree } from '../../src/world/readObjects.js'
 import { readRef } from '../../src/store/refs.js'
-import { sha256 } from '../../src/store/digest.js'
+import { sha256 } from '../../src/objects/digest.js'
 import { tempDir } from '../helpers/tmp.js'
 import { countObjects, storeWorkspace } from '../helpers/workspace.js'
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import type { LedgerEntry } from '../../effects/Ledger.js'
+import type { LedgerEntry } from '../../objects/Ledger.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { type View, print } from '../output.js'
 import { counted } from '../../util/plural.js'

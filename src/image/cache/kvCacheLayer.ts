@@ -1,7 +1,7 @@
 import { createReadStream, statSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { InputNotFoundError, MalformedObjectError } from '../../errors/index.js'
-import { type Digest, isDigest } from '../../store/digest.js'
+import { type Digest, isDigest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { chunkedFile, readRange, storePieces } from '../storedPieces.js'
 import { type ChunkerOptions, chunkBuffer } from '../../world/fastcdc.js'

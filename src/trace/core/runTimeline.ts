@@ -5,7 +5,7 @@ import type { Store } from '../../store/Store.js'
 import { readSnapshot } from '../../world/readObjects.js'
 import { isSealed } from '../redact/payloadCipher.js'
 import { loadStoredRun, readRunObject } from './loadRun.js'
-import type { JsonValue, Run, StepError, StepType } from './Run.js'
+import type { JsonValue, Run, StepError, StepType } from '../../objects/Run.js'
 
 /** What an encrypted payload shows without its key. */
 const SEALED = '[encrypted]'

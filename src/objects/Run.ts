@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { EdgeRule } from './edges.js'
 
 /** The run artifact schema this version writes; older ones are migrated on read. */
 export const RUN_SCHEMA_VERSION = 1
@@ -69,3 +70,6 @@ export interface Run {
 export function makeRunId(now = Date.now()): string {
   return `run-${now.toString(16).padStart(12, '0')}${randomBytes(4).toString('hex')}`
 }
+
+/** A run is recorded data all through: a digest in it is what the agent saw, never a reference. */
+export const RUN_EDGES: EdgeRule = { only: new Set() }
