@@ -1,4 +1,4 @@
-import { listStates } from '../branch/branchStore.js'
+import { listStates } from '../branch/lifecycle/branchStore.js'
 import { MalformedObjectError } from '../errors/index.js'
 import type { Digest } from '../objects/digest.js'
 import { resolveId } from '../store/resolveId.js'

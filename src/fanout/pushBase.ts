@@ -1,6 +1,6 @@
 import { hostname } from 'node:os'
 import type { Workspace } from '../branch/Workspace.js'
-import { pushImage } from '../registry/pushImage.js'
+import { pushImage } from '../registry/transfer/pushImage.js'
 import { type Digest, digestHex, sha256 } from '../objects/digest.js'
 import { readRef } from '../store/refs.js'
 import { makeSnapshot } from '../objects/Snapshot.js'

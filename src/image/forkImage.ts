@@ -6,7 +6,7 @@ import type { Store } from '../store/Store.js'
 import { addForkChildren, type NamedChild } from './addForkChildren.js'
 import { incomingImage } from './incomingImage.js'
 import { materializeChildren } from './materializeFork.js'
-import { ensureBaseView } from '../branch/baseView.js'
+import { ensureBaseView } from '../branch/mount/baseView.js'
 import type { Snapshot } from '../objects/Snapshot.js'
 
 /** Most children one fork makes: each is an object and a ref. */

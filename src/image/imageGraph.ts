@@ -1,13 +1,13 @@
-import { listStates } from '../branch/branchStore.js'
+import { listStates } from '../branch/lifecycle/branchStore.js'
 import type { Digest } from '../objects/digest.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
-import { countFiles, type FileCount } from '../world/countFiles.js'
-import { allRefTargets, reachableSnapshots, refLabels, topoNewestFirst } from '../world/log.js'
-import { readSnapshot } from '../world/readObjects.js'
+import { countFiles, type FileCount } from '../world/scan/countFiles.js'
+import { allRefTargets, reachableSnapshots, refLabels, topoNewestFirst } from '../world/workspace/log.js'
+import { readSnapshot } from '../world/tree/readObjects.js'
 import type { Snapshot } from '../objects/Snapshot.js'
-import { treeSource } from '../world/treeSource.js'
+import { treeSource } from '../world/tree/treeSource.js'
 import { allLayers } from './imageLayers.js'
 
 /**

@@ -1,7 +1,7 @@
 import type { Digest } from '../objects/digest.js'
 import { parseStructured, type Store } from '../store/Store.js'
-import { assertLayerKinds } from '../world/layerKinds.js'
-import { readSnapshot } from '../world/readObjects.js'
+import { assertLayerKinds } from '../world/tree/layerKinds.js'
+import { readSnapshot } from '../world/tree/readObjects.js'
 import type { Snapshot } from '../objects/Snapshot.js'
 
 /** A snapshot read for use as an image: well-formed, and each layer pointing at an object of its kind (exit 5 otherwise). */

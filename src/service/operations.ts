@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { checkArgs, snapshotId as id } from './checkArgs.js'
 import type { StoreLocator } from '../store/findStore.js'
-import type { WorldScanner } from '../world/snapshotWorkspace.js'
+import type { WorldScanner } from '../world/scan/snapshotWorkspace.js'
 import { type RequestPolicy, confineRemote, confineRunFiles } from './requestPolicy.js'
 
 /** What an operation gets besides its arguments: the caller's cancel, what requests may reach, where to report progress, and the service's warm scanner. */
@@ -38,7 +38,7 @@ export const OPERATIONS = {
     description: "The workspace's changes since HEAD, HEAD's id and branch, and a merge in progress if any.",
     input: {},
     run: (async (where, _, { scanner }) => {
-      const { status } = await import('../world/status.js')
+      const { status } = await import('../world/workspace/status.js')
       return status({ ...where, scanner })
     }) as Handler<object>,
   },
@@ -60,7 +60,7 @@ export const OPERATIONS = {
     description: 'The history from a snapshot (default HEAD), newest first.',
     input: { ref: id.optional(), limit: z.number().int().min(1).optional().describe('at most this many (default 50)') },
     run: (async (where, { ref, limit }) => {
-      const { log } = await import('../world/log.js')
+      const { log } = await import('../world/workspace/log.js')
       return { entries: await log({ ...where, from: ref ?? 'HEAD', limit: limit ?? 50 }) }
     }) as Handler<{ ref?: string | undefined; limit?: number | undefined }>,
   },
@@ -74,10 +74,10 @@ export const OPERATIONS = {
     },
     run: (async (where, { id, force, paths }) => {
       if (paths) {
-        const { checkoutPaths } = await import('../world/restorePaths.js')
+        const { checkoutPaths } = await import('../world/checkout/restorePaths.js')
         return checkoutPaths({ ...where, id, paths, force })
       }
-      const { checkout } = await import('../world/checkout.js')
+      const { checkout } = await import('../world/checkout/checkout.js')
       return checkout({ ...where, id, force: force ?? false })
     }) as Handler<{ id: string; force?: boolean | undefined; paths?: string[] | undefined }>,
   },
@@ -85,7 +85,7 @@ export const OPERATIONS = {
     description: 'Make a copy-on-write branch of the workspace: try something there, then commit it or abort it.',
     input: { name: branchName, backend: z.enum(['overlay', 'reflink', 'copy', 'auto']).optional() },
     run: (async (where, { name, backend }) => {
-      const { makeBranch } = await import('../branch/makeBranch.js')
+      const { makeBranch } = await import('../branch/lifecycle/makeBranch.js')
       return makeBranch({ ...where, name, backend: backend ?? 'auto' })
     }) as Handler<{ name: string; backend?: 'overlay' | 'reflink' | 'copy' | 'auto' | undefined }>,
   },
@@ -110,7 +110,7 @@ export const OPERATIONS = {
     description: "Undo a branch commit stopped on conflicts: the workspace's files as they were; the branch stays live.",
     input: { name: branchName },
     run: (async (where, { name }) => {
-      const { abortCommit } = await import('../branch/abortCommit.js')
+      const { abortCommit } = await import('../branch/commit/abortCommit.js')
       return abortCommit({ ...where, name })
     }) as Handler<{ name: string }>,
   },
@@ -197,7 +197,7 @@ export const OPERATIONS = {
     run: (async (where, { respectGitignore }, { scanner }) => {
       const [{ openStore }, { fullScanner }, { withWriteLock }] = await Promise.all([
         import('../store/findStore.js'),
-        import('../world/snapshotWorkspace.js'),
+        import('../world/scan/snapshotWorkspace.js'),
         import('../store/storeLock.js'),
       ])
       const { store, workspace } = await openStore(where)
@@ -226,7 +226,7 @@ export const OPERATIONS = {
     input: { id, remote: z.string().min(1) },
     run: (async (where, { id, remote }, { signal, onProgress, policy }) => {
       await confineRemote(policy, remote)
-      const { pushImage } = await import('../registry/pushImage.js')
+      const { pushImage } = await import('../registry/transfer/pushImage.js')
       return pushImage({ ...where, id, remote, signal, ...(onProgress ? { onProgress } : {}) })
     }) as Handler<{ id: string; remote: string }>,
   },
@@ -236,7 +236,7 @@ export const OPERATIONS = {
     input: { remote: z.string().min(1), tag: z.string().min(1).optional() },
     run: (async (where, { remote, tag }, { signal, onProgress, policy }) => {
       await confineRemote(policy, remote)
-      const { pullImage } = await import('../registry/pullImage.js')
+      const { pullImage } = await import('../registry/transfer/pullImage.js')
       return pullImage({ ...where, remote, signal, ...(tag ? { tag } : {}), ...(onProgress ? { onProgress } : {}) })
     }) as Handler<{ remote: string; tag?: string | undefined }>,
   },

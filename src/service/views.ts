@@ -42,7 +42,7 @@ export const VIEWS = {
     description: "One directory of an image's file tree.",
     input: { id, path: z.string().optional().describe('slash-separated, default the root') },
     run: (async (where, { id, path }) => {
-      const { listTree } = await import('../world/listTree.js')
+      const { listTree } = await import('../world/tree/listTree.js')
       return listTree({ ...where, id, ...(path === undefined ? {} : { path }) })
     }) as View<{ id: string; path?: string | undefined }>,
   },
@@ -99,7 +99,7 @@ export const VIEWS = {
       'The live branches with the paths each changed so far and the sandboxed commands running in each; the commands running sandboxed in the workspace itself, with its changes since HEAD.',
     input: {},
     run: (async (where) => {
-      const { liveWork } = await import('../branch/liveChanges.js')
+      const { liveWork } = await import('../branch/run/liveChanges.js')
       return liveWork(where)
     }) as View<object>,
   },

@@ -31,7 +31,7 @@ export interface GcResult {
 const STALE_TEMP_MS = 60 * 60 * 1000
 
 /**
- * Where an in-place checkout writes its journal (world/checkoutJournal). The staging
+ * Where an in-place checkout writes its journal (world/checkout/checkoutJournal.ts). The staging
  * directory it names under `tmp/` is kept however old: the next command needs it to
  * finish the checkout.
  */

@@ -2,7 +2,7 @@ import { existsSync, promises as fs, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Workspace } from '../../src/index.js'
-import { creationLock } from '../../src/branch/creationLock.js'
+import { creationLock } from '../../src/branch/lifecycle/creationLock.js'
 import { self } from '../../src/sandbox/processId.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 

@@ -1,5 +1,5 @@
 import type { Digest, Store, TreeEntry } from '../../src/index.js'
-import { readTree } from '../../src/world/readObjects.js'
+import { readTree } from '../../src/world/tree/readObjects.js'
 import { dirEntry, fileEntry, treeObject } from '../../src/objects/Tree.js'
 
 /** A flat description of a tree of files: path -> contents. */

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs'
-import { encodeHeader } from '../../src/registry/packFile.js'
+import { encodeHeader } from '../../src/registry/pack/packFile.js'
 import { sha256 } from '../../src/objects/digest.js'
 import type { PackIndex } from '../../src/store/PackIndex.js'
 

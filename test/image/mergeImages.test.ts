@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type Digest, Store } from '../../src/index.js'
 import { makeSnapshot } from '../../src/objects/Snapshot.js'
-import { readSnapshot, readTree } from '../../src/world/readObjects.js'
+import { readSnapshot, readTree } from '../../src/world/tree/readObjects.js'
 import { mergeImages } from '../../src/image/mergeImages.js'
 import { type Run, type Step, openEffects, verifyLedger } from '../../src/index.js'
 import { hashPayload } from '../../src/trace/core/stepHash.js'

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type Digest, openEffects, snapshotWorkspace, type Store, verifyLedgers } from '../../src/index.js'
 import { updateRef } from '../../src/store/refs.js'
-import { readSnapshot } from '../../src/world/readObjects.js'
+import { readSnapshot } from '../../src/world/tree/readObjects.js'
 import type { Ledger } from '../../src/objects/Ledger.js'
 import { snapshotAgent } from '../../src/image/snapshotAgent.js'
 import { fp } from '../helpers/cli.js'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { RemoteSpecError } from '../../src/index.js'
-import { parseRemote } from '../../src/registry/parseRemote.js'
+import { parseRemote } from '../../src/registry/transport/parseRemote.js'
 import { sha256 } from '../../src/objects/digest.js'
 
 describe('parseRemote', () => {

@@ -21,9 +21,9 @@ import {
   verifyLedger,
   writeSafetensors,
 } from '../../src/index.js'
-import { MediaType } from '../../src/registry/mediaTypes.js'
-import { openTransport } from '../../src/registry/openTransport.js'
-import { parseRemote } from '../../src/registry/parseRemote.js'
+import { MediaType } from '../../src/registry/manifest/mediaTypes.js'
+import { openTransport } from '../../src/registry/transport/openTransport.js'
+import { parseRemote } from '../../src/registry/transport/parseRemote.js'
 import { sha256 } from '../../src/objects/digest.js'
 import { GuestAgent } from '../../src/machine/qemu/GuestAgent.js'
 import { QemuGuestAgent } from '../../src/machine/qemu/QemuGuestAgent.js'
@@ -919,8 +919,8 @@ describe('contents of a hostile image (diff --patch, show ID:PATH)', () => {
   it('reads no blob past the per-file cap for a patch, whatever size the tree claims for it', async () => {
     const { Store } = await import('../../src/store/Store.js')
     const { treeObject } = await import('../../src/objects/Tree.js')
-    const { treeSource } = await import('../../src/world/treeSource.js')
-    const { collectPatch, patchSides, MAX_PATCH_FILE_BYTES } = await import('../../src/world/patchSnapshots.js')
+    const { treeSource } = await import('../../src/world/tree/treeSource.js')
+    const { collectPatch, patchSides, MAX_PATCH_FILE_BYTES } = await import('../../src/world/diff/patchSnapshots.js')
     const store = await Store.init(tempDir('hostile-patch'))
     const small = await store.writeBlob(Buffer.from('small\n'))
     // a tree that lies: it says 6 bytes for a blob past the cap
@@ -941,7 +941,7 @@ describe('contents of a hostile image (diff --patch, show ID:PATH)', () => {
 describe('merge rename detection is bounded', () => {
   it('an image that deletes and adds over 1,000 × 1,000 files is merged comparing none by content: only identical files pair', async () => {
     const { Store } = await import('../../src/index.js')
-    const { mergeWorld } = await import('../../src/world/mergeWorld.js')
+    const { mergeWorld } = await import('../../src/world/merge/mergeWorld.js')
     const { writeFlat } = await import('../helpers/flatTree.js')
     const store = await Store.init(tempDir('hostile-renames'))
     const N = 1001

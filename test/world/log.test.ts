@@ -5,7 +5,7 @@ import { createTag, forkImage, log, snapshotWorkspace } from '../../src/index.js
 import type { Digest } from '../../src/objects/digest.js'
 import { updateRef } from '../../src/store/refs.js'
 import type { Store } from '../../src/store/Store.js'
-import { readSnapshot } from '../../src/world/readObjects.js'
+import { readSnapshot } from '../../src/world/tree/readObjects.js'
 import { fp, fpJson } from '../helpers/cli.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 

@@ -1,9 +1,9 @@
 import type { Command } from 'commander'
-import type { CheckoutArgs, CheckoutResult } from '../../world/checkout.js'
-import type { RestorePathsResult } from '../../world/restorePaths.js'
+import type { CheckoutArgs, CheckoutResult } from '../../world/checkout/checkout.js'
+import type { RestorePathsResult } from '../../world/checkout/restorePaths.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../format.js'
-import { quotePath } from '../../world/quotePath.js'
+import { quotePath } from '../../world/diff/quotePath.js'
 import { type View, print } from '../output.js'
 import { progressBar } from '../progress.js'
 import { counted } from '../../util/plural.js'
@@ -12,8 +12,8 @@ export type CheckoutOptions = Where & Pick<CheckoutArgs, 'id' | 'into' | 'force'
 
 /** `forkpoint checkout ID [-- PATH…]`: a snapshot materialized into a new directory or over the workspace, or only the paths given restored from it. */
 export async function checkoutCommand({ paths, ...options }: CheckoutOptions): Promise<CheckoutResult | RestorePathsResult> {
-  const { checkout } = await import('../../world/checkout.js')
-  const { checkoutPaths } = await import('../../world/restorePaths.js')
+  const { checkout } = await import('../../world/checkout/checkout.js')
+  const { checkoutPaths } = await import('../../world/checkout/restorePaths.js')
   return paths?.length ? checkoutPaths({ ...options, paths }) : checkout(options)
 }
 

@@ -33,7 +33,7 @@ export async function commitCommand({ failIfStale, continue: resume, keepLeftove
 
 /** `forkpoint commit NAME --abort`: the commit stopped on conflicts undone, the workspace's files as they were; the branch stays. */
 export async function commitAbortCommand(options: Where & { name: string }): Promise<{ name: string; restored: string[] }> {
-  const { abortCommit } = await import('../../branch/abortCommit.js')
+  const { abortCommit } = await import('../../branch/commit/abortCommit.js')
   return abortCommit(options)
 }
 

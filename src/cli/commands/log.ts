@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
-import type { LogEntry } from '../../world/log.js'
+import type { LogEntry } from '../../world/workspace/log.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { drawGraph } from '../drawGraph.js'
 import { short } from '../format.js'
@@ -8,7 +8,7 @@ import { type View, pc, print } from '../output.js'
 
 /** `forkpoint log [REF]`: the history of snapshots, newest first. */
 export async function logCommand({ ref, limit, all, ...where }: Where & { ref?: string; limit?: number; all?: boolean }): Promise<{ entries: LogEntry[] }> {
-  const { log } = await import('../../world/log.js')
+  const { log } = await import('../../world/workspace/log.js')
   return { entries: await log({ ...where, from: ref ?? 'HEAD', all: Boolean(all), limit: limit ?? Infinity }) }
 }
 

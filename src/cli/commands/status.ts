@@ -1,9 +1,9 @@
 import type { Command } from 'commander'
-import type { StatusResult } from '../../world/status.js'
+import type { StatusResult } from '../../world/workspace/status.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatChanges, short } from '../format.js'
 import { type View, print } from '../output.js'
-import { commitNextSteps } from '../../branch/commitInProgress.js'
+import { commitNextSteps } from '../../branch/commit/commitInProgress.js'
 import { counted } from '../../util/plural.js'
 
 export interface StatusOptions extends Where {
@@ -21,7 +21,7 @@ export async function statusCommand(options: StatusOptions): Promise<StatusResul
     const served = await callService({ dir: options.dir, store: options.store }, 'status', {})
     if (served) return served as StatusResult
   }
-  const { status } = await import('../../world/status.js')
+  const { status } = await import('../../world/workspace/status.js')
   return status(options)
 }
 
