@@ -12,7 +12,7 @@ import '../util/disposeSymbols.js'
 import { withWorkspaceLock } from '../world/workspace/workspaceLock.js'
 import { type Base, type FoundBase, advanceBase } from './commit/advanceBase.js'
 import { Branch, type BranchOptions } from './Branch.js'
-import { pruneBaseViews } from './mount/baseView.js'
+import { pruneBaseDirs } from './mount/baseDir.js'
 import { atBranchPath } from './mount/branchPath.js'
 import { findState, listStates, readGeneration } from './lifecycle/branchStore.js'
 import { cleanupOrphans } from './lifecycle/cleanupOrphans.js'
@@ -69,7 +69,7 @@ export class Workspace implements AsyncDisposable {
     const ws = new Workspace(workspace, store, options)
     await recoverCheckout(ws.store, ws.dir)
     await cleanupOrphans({ store: ws.store, workspace: ws.dir })
-    await pruneBaseViews(ws.store)
+    await pruneBaseDirs(ws.store)
     return ws
   }
 
@@ -89,7 +89,7 @@ export class Workspace implements AsyncDisposable {
   async #update(from: Base | null): Promise<Digest> {
     const { respectGitignore } = this.options
     this.#base = await withWriteLock(this.store, async () => {
-      // the workspace lock for reading the workspace only: syncing and the base view come after, as a snapshot's do
+      // the workspace lock for reading the workspace only: syncing and the base directory come after, as a snapshot's do
       const found: FoundBase = await withWorkspaceLock(this.store, async () => {
         const generation = await readGeneration(this.store, null)
         const advanced = from ? await advanceBase({ store: this.store, workspace: this.dir, from, generation, respectGitignore }) : null

@@ -6,7 +6,7 @@ import type { Store } from '../store/Store.js'
 import { addForkChildren, type NamedChild } from './addForkChildren.js'
 import { incomingImage } from './incomingImage.js'
 import { materializeChildren } from './materializeFork.js'
-import { ensureBaseView } from '../branch/mount/baseView.js'
+import { ensureBaseDir } from '../branch/mount/baseDir.js'
 import type { Snapshot } from '../objects/Snapshot.js'
 
 /** Most children one fork makes: each is an object and a ref. */
@@ -45,9 +45,9 @@ export async function forkImage({ id, n, materialize = false, persistent = false
   const parentId = await resolveId(store, id)
   const parent = await incomingImage(store, parentId)
   if (!materialize) return makeChildren(store, parentId, parent, n, now)
-  // The base view the branches stand on is laid out while the children are written and the
+  // The base directory the branches stand on is laid out while the children are written and the
   // branches register; each branch waits for this same build before its mount, and fails with it.
-  ensureBaseView(store, parent.world.tree).catch(() => undefined)
+  ensureBaseDir(store, parent.world.tree).catch(() => undefined)
   const children = await makeChildren(store, parentId, parent, n, now)
   return materializeChildren({ dir: workspace, store, tree: parent.world.tree, children, persistent })
 }

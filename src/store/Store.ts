@@ -22,7 +22,7 @@ const SHARDS = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, 
 
 /**
  * Objects are read-only by convention, not by mode: 0644 lets a hard link to a blob carry
- * a regular file's mode, which copy-on-write base views rely on. `verify` catches writes.
+ * a regular file's mode, which copy-on-write base directories rely on. `verify` catches writes.
  */
 export const OBJECT_MODE = 0o644
 

@@ -42,7 +42,7 @@ describe('a pull keeps a big pack whole', () => {
     expect(await treeListing(out)).toEqual(await treeListing(image.dir))
   })
 
-  it('a branch of a cloned workspace links its base view from objects written out of the pack', async () => {
+  it('a branch of a cloned workspace links its base directory from objects written out of the pack', async () => {
     const image = await bigImage(2)
     const into = join(tempDir('clone'), 'ws')
     await cloneImage({ remote: image.remote, into, credentials })

@@ -4,7 +4,7 @@ import type { Store } from '../../store/Store.js'
 import { scanPaths } from '../../world/scan/scanPaths.js'
 import { IGNORE_FILES } from '../../world/scan/ignoreRules.js'
 import { spliceTree } from '../../world/tree/spliceTree.js'
-import { advanceBaseView } from '../mount/baseView.js'
+import { advanceBaseDir } from '../mount/baseDir.js'
 import { committedPaths } from './committedPaths.js'
 
 /** Files whose change can change what is ignored anywhere below them: after one, only a full rescan is right. */
@@ -25,7 +25,7 @@ export interface FoundBase extends Base {
 /**
  * The base new branches start from after the commits made into the workspace since
  * `from`, up to commit `generation`: `from`'s tree with just the paths those commits
- * changed scanned again, and (on `persist`) its base view changed at those paths. The cost
+ * changed scanned again, and (on `persist`) its base directory changed at those paths. The cost
  * follows the commits, not the workspace. The caller holds the writer registration and
  * the workspace lock (so no commit is half applied), and may let the latter go before
  * `persist`. Null when that cannot be known (a commit's record is gone, an ignore file
@@ -53,8 +53,8 @@ export async function advanceBase({
   })
   if (tree === null) return null
   const persist = async (): Promise<void> => {
-    await store.sync() // the base view links the new blobs: make them durable before a branch can copy them
-    await advanceBaseView(store, from.tree, tree, changes)
+    await store.sync() // the base directory links the new blobs: make them durable before a branch can copy them
+    await advanceBaseDir(store, from.tree, tree, changes)
   }
   return { tree, generation, persist }
 }

@@ -11,15 +11,15 @@ import type { BranchState, HostView } from '../types.js'
 
 /**
  * Where branches live inside the store:
- *   branches/bases/<tree hex>/   read-only base views, one per base tree, shared
+ *   branches/bases/<tree hex>/   read-only base directories, one per base tree, shared
  *   branches/live/<id>/          one live branch: state.json, upper/ work/ mnt/ (overlay) or root/ (clones)
  *   branches/generations/<key>   commits made into a parent (the workspace, or a branch id)
  *   branches/locks/              creation, and commit locks of parent branches (commits into the workspace take locks/workspace.lock)
  */
 export const branchesDir = (store: Store, ...parts: string[]): string => store.path('branches', ...parts)
 export const liveDir = (store: Store, id: string, ...parts: string[]): string => branchesDir(store, 'live', assertBranchId(id), ...parts)
-/** Where the base view of a tree is (or will be). */
-export const baseViewPath = (store: Store, tree: Digest): string => branchesDir(store, 'bases', digestHex(tree))
+/** Where the base directory of a tree is (or will be). */
+export const baseDirPath = (store: Store, tree: Digest): string => branchesDir(store, 'bases', digestHex(tree))
 export const parentKey = (parent: string | null): string => parent ?? 'workspace'
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$/
@@ -57,7 +57,7 @@ export async function readState(store: Store, id: string): Promise<BranchState |
 
 /**
  * A state file holds ids only; its layers and where its view is mounted are derived here:
- * the base view of its tree, the frozen `layer/` of each branch up its chain of parents,
+ * the base directory of its tree, the frozen `layer/` of each branch up its chain of parents,
  * and the mount the kernel shows for its upper layer. `below`: the ids of the children
  * this read came from, so a chain of parents that loops is refused.
  * @throws {BranchStateError}
@@ -78,7 +78,7 @@ function readStateSync(store: Store, id: string, below: string[]): BranchState |
 const MAX_DEPTH = 64
 
 function layersOf(store: Store, stored: StateFile, below: string[], file: string): string[] {
-  if (stored.parent === null) return [baseViewPath(store, stored.baseTree)]
+  if (stored.parent === null) return [baseDirPath(store, stored.baseTree)]
   const own = liveDir(store, stored.id, 'layer')
   if (stored.backend !== 'overlay') return [own]
   const parent = readStateSync(store, stored.parent, [...below, stored.id])

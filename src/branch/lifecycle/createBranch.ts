@@ -5,9 +5,9 @@ import type { Digest } from '../../objects/digest.js'
 import type { Lock } from '../../store/lockFile.js'
 import type { Store } from '../../store/Store.js'
 import { chooseBackend, backendByName } from '../backends/chooseBackend.js'
-import { ensureBaseView } from '../mount/baseView.js'
+import { ensureBaseDir } from '../mount/baseDir.js'
 import { creationLock } from './creationLock.js'
-import { assertBranchName, baseViewPath, liveDir, listStates, newBranchId, readGeneration, writeState } from './branchStore.js'
+import { assertBranchName, baseDirPath, liveDir, listStates, newBranchId, readGeneration, writeState } from './branchStore.js'
 import { destroyBranch } from './destroyBranch.js'
 import { liveState } from './liveBranch.js'
 import { parseSize } from '../../sandbox/limits.js'
@@ -33,7 +33,7 @@ export interface CreateBranchArgs {
 }
 
 /**
- * Make a branch: from the workspace, an overlay over the shared base view of its tree (or
+ * Make a branch: from the workspace, an overlay over the shared base directory of its tree (or
  * a clone of it); from a branch, the same over a frozen copy of that branch's changes
  * stacked on its layers. The state file is written before anything is mounted, so a crash
  * at any point leaves something the next open can clean.
@@ -47,8 +47,8 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
   }
   const backend = parentState ? backendByName(parentState.backend) : await chooseBackend(store, wanted, { onHost })
   const baseTree = parentState ? parentState.baseTree : (tree ?? missingTree())
-  // a branch of the workspace stands on the base view of its tree, a branch of a branch on its parent's layers
-  const view = parentState ? null : baseViewPath(store, baseTree)
+  // a branch of the workspace stands on the base directory of its tree, a branch of a branch on its parent's layers
+  const base = parentState ? null : baseDirPath(store, baseTree)
   const state = await register(store, { name: fullName, parent }, (parentGeneration) => ({
     kind: 'branch-state',
     schemaVersion: 1,
@@ -57,8 +57,8 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
     parent,
     backend: backend.name,
     baseTree,
-    // named before the view is made or found: from then on it cannot be taken away
-    layers: view ? [view] : [],
+    // named before the base is made or found: from then on it cannot be taken away
+    layers: base ? [base] : [],
     parentGeneration,
     owner: persistent ? null : self,
     holder: null,
@@ -67,7 +67,7 @@ export async function createBranch({ store, name, parent, tree, backend: wanted,
   }))
   const dir = liveDir(store, state.id)
   try {
-    if (view) await ensureBaseView(store, baseTree)
+    if (base) await ensureBaseDir(store, baseTree)
     if (parentState) state.layers = await backend.freeze(parentState, liveDir(store, parentState.id), join(dir, 'layer'))
     const hostView = backend.hostViewFor({ persistent, onHost, ...(path === undefined ? {} : { path }) })
     if (hostView) {
@@ -99,9 +99,9 @@ const waiting = new Map<string, Registration[]>()
 
 /**
  * Register a branch: its name checked unique among the live ones and its state written,
- * under the creation lock. A base view is taken away (to be advanced) or pruned only while
+ * under the creation lock. A base directory is taken away (to be advanced) or pruned only while
  * no registered branch names it, which is decided under the same lock; so a branch
- * registers first and makes or finds its view after. Branches made at once (a fork's, a
+ * registers first and makes or finds its base after. Branches made at once (a fork's, a
  * pattern's) are registered together, with one read of the live states, not one each.
  */
 function register(store: Store, { name, parent }: { name: string; parent: string | null }, draft: Draft): Promise<BranchState> {

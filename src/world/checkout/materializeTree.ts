@@ -19,7 +19,7 @@ import { type TreeSource, joinPath } from '../tree/treeSource.js'
 /**
  * How file bytes get from the store to the target: `reflink` clones (no data copied;
  * btrfs, XFS, APFS), `copy` reads and writes them, `hardlink` links the object itself
- * (read-only uses such as base views; only for non-executable files, whose mode the
+ * (read-only uses such as base directories; only for non-executable files, whose mode the
  * object file carries). Each verifies the object's digest first (writeFileEntry).
  */
 export type CopyMethod = 'reflink' | 'copy' | 'hardlink'
@@ -38,7 +38,7 @@ export interface MaterializeOptions {
   concurrency?: number
   /**
    * Hash each object before it is linked or cloned (the default). Off only for a branch's
-   * base view, which must stay O(links) to build: see docs/world-integrity.md.
+   * base directory, which must stay O(links) to build: see docs/world-integrity.md.
    */
   verify?: boolean
   onProgress?: (done: number, total: number) => void
@@ -128,7 +128,7 @@ export async function writeFiles(
 }
 
 /**
- * Link the plain files of `files` (a base view's: thousands, unverified) synchronously, a
+ * Link the plain files of `files` (a base directory's: thousands, unverified) synchronously, a
  * slice at a time, as `cp -al` does: a link takes microseconds, a trip through Node's
  * thread pool more. Returns the files left for the general way: other modes, chunked
  * files, and any link that failed (which the general way retries, and reports as it does).
@@ -170,7 +170,7 @@ function linked(object: string, abs: string): boolean {
  * bytes are verified on the way (DESIGN.md): hashed before a link or a clone hands the
  * file itself on, hashed as they are read for a copy. A corrupt object writes nothing and
  * throws DigestMismatchError (exit 5) naming it and `rel`, the path it was meant for.
- * `verify` false links or clones unhashed (a base view's links; a copy always checks).
+ * `verify` false links or clones unhashed (a base directory's links; a copy always checks).
  */
 export async function writeFileEntry(store: Store, abs: string, entry: FileEntry, method: CopyMethod, rel = abs, verify = true): Promise<void> {
   try {

@@ -10,20 +10,20 @@ import { replacedEntries } from '../../world/diff/diffTrees.js'
 import { outermost } from '../../world/tree/spliceTree.js'
 import type { TreeEntry } from '../../objects/Tree.js'
 import { treeSource } from '../../world/tree/treeSource.js'
-import { baseViewPath, branchesDir, listStates } from '../lifecycle/branchStore.js'
+import { baseDirPath, branchesDir, listStates } from '../lifecycle/branchStore.js'
 import { creationLock } from '../lifecycle/creationLock.js'
 import { removeTree } from '../lifecycle/removeTree.js'
 
 /**
- * The read-only base view of a tree: hard links to the store's immutable objects (copies
+ * The read-only base directory of a tree: hard links to the store's immutable objects (copies
  * only for executables and chunked files, whose mode or bytes a link cannot carry).
  * Built once per base tree and shared by every branch made from it, so making a branch
- * costs nothing per file. Built aside and renamed into place: a view that exists is whole.
+ * costs nothing per file. Built aside and renamed into place: a base that exists is whole.
  */
-export async function ensureBaseView(store: Store, tree: Digest): Promise<string> {
-  const dir = baseViewPath(store, tree)
+export async function ensureBaseDir(store: Store, tree: Digest): Promise<string> {
+  const dir = baseDirPath(store, tree)
   if (await exists(dir)) return dir
-  // The branches of a pattern are made in parallel: one build of a view, not one each.
+  // The branches of a pattern are made in parallel: one build of a base, not one each.
   let build = inFlight.get(dir)
   if (!build) {
     build = withWriteLock(store, () => advanceOrBuild(store, tree, dir)).finally(() => inFlight.delete(dir))
@@ -35,7 +35,7 @@ export async function ensureBaseView(store: Store, tree: Digest): Promise<string
 const inFlight = new Map<string, Promise<string>>()
 
 /**
- * A new view is made from the newest one no live branch uses when there is one (it would
+ * A new base is made from the newest one no live branch uses when there is one (it would
  * be pruned anyway): changed where the trees differ, which for the next image of an agent
  * (a few files changed) costs a few links instead of one per file. Else it is built whole.
  */
@@ -49,19 +49,19 @@ async function advanceOrBuild(store: Store, tree: Digest, dir: string): Promise<
   return changeInto(store, taken.path, dir, changes)
 }
 
-/** The base views there are, the most recently made first. */
-async function viewsNewestFirst(store: Store): Promise<string[]> {
+/** The base directories there are, the most recently made first. */
+async function basesNewestFirst(store: Store): Promise<string[]> {
   const root = branchesDir(store, 'bases')
-  const views = await Promise.all(
+  const bases = await Promise.all(
     (await fs.readdir(root).catch(() => [] as string[])).map(async (name) => ({ dir: join(root, name), mtime: (await fs.stat(join(root, name)).catch(() => null))?.mtimeMs })),
   )
-  return views
+  return bases
     .filter((v): v is { dir: string; mtime: number } => v.mtime !== undefined)
     .sort((x, y) => y.mtime - x.mtime)
     .map((v) => v.dir)
 }
 
-/** Lay the view out aside and rename it into place; the caller holds the store's write lock. */
+/** Lay the base out aside and rename it into place; the caller holds the store's write lock. */
 async function buildBaseView(store: Store, tree: Digest, dir: string): Promise<string> {
   const building = store.tempPath(`base-${digestHex(tree).slice(0, 12)}`)
   await fs.mkdir(branchesDir(store, 'bases'), { recursive: true })
@@ -78,23 +78,23 @@ async function buildBaseView(store: Store, tree: Digest, dir: string): Promise<s
 }
 
 /**
- * The base view of tree `to`, which differs from tree `from` only at the paths of
+ * The base directory of tree `to`, which differs from tree `from` only at the paths of
  * `changes` (their new entries, null where removed). When no live branch stands on the
- * view of `from` (overlayfs forbids changing a lower layer under a mount), that view is
+ * base of `from` (overlayfs forbids changing a lower layer under a mount), that base is
  * taken (moved aside under the creation lock, so no branch can start on it meanwhile),
  * changed at those paths only and renamed into place: the cost follows the change. Else
- * the view of `to` is built whole. The caller holds the store's write lock (taking it
+ * the base of `to` is built whole. The caller holds the store's write lock (taking it
  * again here could wait on a gc that waits on the caller).
  */
-export async function advanceBaseView(store: Store, from: Digest, to: Digest, changes: Map<string, TreeEntry | null>): Promise<string> {
-  const dir = baseViewPath(store, to)
+export async function advanceBaseDir(store: Store, from: Digest, to: Digest, changes: Map<string, TreeEntry | null>): Promise<string> {
+  const dir = baseDirPath(store, to)
   if (await exists(dir)) return dir
-  const view = baseViewPath(store, from)
-  const taken = await takeUnused(store, (unused) => unused.find((v) => v === view))
+  const base = baseDirPath(store, from)
+  const taken = await takeUnused(store, (unused) => unused.find((v) => v === base))
   return taken === null ? buildBaseView(store, to, dir) : changeInto(store, taken.path, dir, changes)
 }
 
-/** Change a taken view at the paths of `changes` only, and rename it to `dir`. */
+/** Change a taken base at the paths of `changes` only, and rename it to `dir`. */
 async function changeInto(store: Store, taken: string, dir: string, changes: Map<string, TreeEntry | null>): Promise<string> {
   try {
     for (const [path, entry] of outermost(changes)) {
@@ -103,7 +103,7 @@ async function changeInto(store: Store, taken: string, dir: string, changes: Map
     }
     await fs.rename(taken, dir)
     const now = new Date()
-    await fs.utimes(dir, now, now) // made now: pruning and advancing choose views by it
+    await fs.utimes(dir, now, now) // made now: pruning and advancing choose bases by it
   } catch (err) {
     await removeTree(taken)
     if (!['EEXIST', 'ENOTEMPTY'].includes(errnoCode(err) ?? '')) throw err
@@ -112,19 +112,19 @@ async function changeInto(store: Store, taken: string, dir: string, changes: Map
 }
 
 /**
- * Move the view `choose` picks among those no live branch uses (newest first) out of
+ * Move the base `choose` picks among those no live branch uses (newest first) out of
  * `bases/`, into the store's tmp, and say which tree it was of; null when it picks none.
- * Decided under the creation lock, under which branches register the views they name.
+ * Decided under the creation lock, under which branches register the bases they name.
  */
 async function takeUnused(store: Store, choose: (unusedNewestFirst: string[]) => string | undefined): Promise<{ path: string; tree: Digest } | null> {
   const lock = await creationLock(store)
   try {
-    const inUse = await viewsInUse(store)
-    const view = choose((await viewsNewestFirst(store)).filter((v) => !inUse.has(v)))
-    const tree = view === undefined ? null : `sha256:${basename(view)}`
-    if (view === undefined || !isDigest(tree)) return null
+    const inUse = await basesInUse(store)
+    const base = choose((await basesNewestFirst(store)).filter((v) => !inUse.has(v)))
+    const tree = base === undefined ? null : `sha256:${basename(base)}`
+    if (base === undefined || !isDigest(tree)) return null
     const taken = store.tempPath('base-advancing')
-    await fs.rename(view, taken)
+    await fs.rename(base, taken)
     return { path: taken, tree }
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return null
@@ -134,8 +134,8 @@ async function takeUnused(store: Store, choose: (unusedNewestFirst: string[]) =>
   }
 }
 
-/** The views some live branch names. */
-async function viewsInUse(store: Store): Promise<Set<string>> {
+/** The bases some live branch names. */
+async function basesInUse(store: Store): Promise<Set<string>> {
   return new Set((await listStates(store)).flatMap((s) => s.layers))
 }
 
@@ -146,21 +146,21 @@ async function writeEntry(store: Store, abs: string, entry: TreeEntry): Promise<
 }
 
 /**
- * Remove base views no live branch uses, except the newest (most likely the workspace's
+ * Remove base directories no live branch uses, except the newest (most likely the workspace's
  * current one, which the next branch would otherwise have to build again). Decided and
- * moved out of `bases/` under the creation lock, as a branch registers on a view under
- * it: a view is never removed under a branch about to mount it, nor half removed when
+ * moved out of `bases/` under the creation lock, as a branch registers on a base under
+ * it: a base is never removed under a branch about to mount it, nor half removed when
  * taken to be advanced. The removal itself runs after.
  */
-export async function pruneBaseViews(store: Store): Promise<void> {
+export async function pruneBaseDirs(store: Store): Promise<void> {
   const root = branchesDir(store, 'bases')
-  // Every open of a workspace calls this: with one view or none there is nothing to decide, and no lock to take.
+  // Every open of a workspace calls this: with one base or none there is nothing to decide, and no lock to take.
   if ((await fs.readdir(root).catch(() => [])).length < 2) return
   const lock = await creationLock(store)
   const taken: string[] = []
   try {
-    const inUse = await viewsInUse(store)
-    const older = (await viewsNewestFirst(store)).slice(1)
+    const inUse = await basesInUse(store)
+    const older = (await basesNewestFirst(store)).slice(1)
     for (const dir of older) {
       if (inUse.has(dir)) continue
       const aside = store.tempPath('base-pruned')

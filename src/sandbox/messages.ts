@@ -1,18 +1,18 @@
 /**
- * The runtime's request protocol (docs/sandbox.md): a frame is a 32-bit little-endian byte
+ * The runtime's request protocol (docs/sandbox.md): a message is a 32-bit little-endian byte
  * count, then that many bytes of `key=value\0` fields. A key may repeat; order is kept.
  */
 export type Fields = Array<[string, string]>
 
-export function encodeFrame(fields: Fields): Buffer {
+export function encodeMessage(fields: Fields): Buffer {
   const body = Buffer.concat(fields.map(([k, v]) => Buffer.from(`${k}=${v}\0`)))
   const head = Buffer.alloc(4)
   head.writeUInt32LE(body.length)
   return Buffer.concat([head, body])
 }
 
-/** Feeds bytes as they come; calls `onFrame` with each whole frame's fields (first value of each key). */
-export function frameReader(onFrame: (fields: Record<string, string>) => void): (chunk: Buffer) => void {
+/** Feeds bytes as they come; calls `onMessage` with each whole message's fields (first value of each key). */
+export function messageReader(onMessage: (fields: Record<string, string>) => void): (chunk: Buffer) => void {
   let pending = Buffer.alloc(0)
   return (chunk) => {
     pending = Buffer.concat([pending, chunk])
@@ -24,7 +24,7 @@ export function frameReader(onFrame: (fields: Record<string, string>) => void): 
         if (eq > 0 && !(field.slice(0, eq) in fields)) fields[field.slice(0, eq)] = field.slice(eq + 1)
       }
       pending = pending.subarray(end)
-      onFrame(fields)
+      onMessage(fields)
     }
   }
 }
