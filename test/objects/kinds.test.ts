@@ -56,12 +56,13 @@ describe('a ledger read from the store', () => {
 })
 
 describe('the edges of each kind', () => {
+  const edgesOf = (object: Record<string, unknown>) => objectEdges(object)
   const named = sha256('named')
   const text = sha256('only text')
 
   it('are its references, never its users text', () => {
     const snapshot = makeSnapshot({ parents: [parent], tree, message: text, agent: text, env: { A: text } })
-    expect([...objectEdges(snapshot)].sort()).toEqual([parent, tree].sort())
+    expect([...edgesOf(snapshot)].sort()).toEqual([parent, tree].sort())
     const treeObject = {
       kind: 'tree',
       schemaVersion: 1,
@@ -70,13 +71,13 @@ describe('the edges of each kind', () => {
         { name: 'f', type: 'file', mode: 0o644, size: 1, blob: named },
       ],
     }
-    expect(objectEdges(treeObject)).toEqual([named])
-    expect(objectEdges({ kind: 'run', schemaVersion: 1, steps: [{ output: named }] })).toEqual([])
-    expect(objectEdges({ kind: 'checkpoint-log', schemaVersion: 1, previous: named, entry: { ns: text, id: text } })).toEqual([named])
+    expect(edgesOf(treeObject)).toEqual([named])
+    expect(edgesOf({ kind: 'run', schemaVersion: 1, steps: [{ output: named }] })).toEqual([])
+    expect(edgesOf({ kind: 'checkpoint-log', schemaVersion: 1, previous: named, entry: { ns: text, id: text } })).toEqual([named])
   })
 
   it('of a kind without a rule are every digest in it', () => {
-    expect(objectEdges({ kind: 'newer-kind', schemaVersion: 1, deep: { list: [named] } })).toEqual([named])
+    expect(edgesOf({ kind: 'newer-kind', schemaVersion: 1, deep: { list: [named] } })).toEqual([named])
   })
 })
 
