@@ -40,8 +40,8 @@ export const UNIT_TESTS = [
 ]
 
 /**
- * The files that test the workspace scan and its index (src/world/scanWorkspace.ts, workspaceIndex.ts) run again
- * with Node's lstat instead of the compiled one (src/world/lstatNames.ts): the two differ only there, and
+ * The files that test the workspace scan and its index (src/world/scan/scanWorkspace.ts, workspaceIndex.ts) run again
+ * with Node's lstat instead of the compiled one (src/world/scan/lstatNames.ts): the two differ only there, and
  * test/native/ compares them itself. Other workspace tests snapshot too, but only as the way to their subject.
  */
 export const NODE_LSTAT_TESTS = tests('test/world', ['admitTree', 'externalSymlinks', 'hostileTrees', 'nonUtf8Names', 'racyClean', 'snapshotWorkspace', 'workspaceIndex'])

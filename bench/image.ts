@@ -13,12 +13,12 @@ import { join } from 'node:path'
 import { forkImage } from '../src/image/forkImage.js'
 import { merge } from '../src/image/merge.js'
 import { mergeImages } from '../src/image/mergeImages.js'
-import { abortNamedBranch } from '../src/branch/abortNamedBranch.js'
-import { ensureBaseView } from '../src/branch/baseView.js'
-import { readSnapshot } from '../src/world/readObjects.js'
+import { abortNamedBranch } from '../src/branch/lifecycle/abortNamedBranch.js'
+import { ensureBaseDir } from '../src/branch/mount/baseDir.js'
+import { readSnapshot } from '../src/world/tree/readObjects.js'
 import { checkout, initWorkspace, openStore, snapshotWorkspace } from '../src/index.js'
 import { updateRef } from '../src/store/refs.js'
-import { mergeLines } from '../src/world/mergeLines.js'
+import { mergeLines } from '../src/world/merge/mergeLines.js'
 import { type Row, compare, measure, report } from './harness.js'
 import { makeFixture } from './workspaceFixture.js'
 
@@ -183,7 +183,7 @@ async function materializeRows(): Promise<Row[]> {
 }
 
 /** The one-time part of a first fork: an image's base view built whole (no view to start from), beside `cp -al` of the same files. */
-async function baseViewRows(): Promise<Row[]> {
+async function baseDirRows(): Promise<Row[]> {
   const root = mkdtempSync(join(tmpdir(), 'fp-bench-baseview-'))
   try {
     const dir = join(root, 'fp')
@@ -194,13 +194,13 @@ async function baseViewRows(): Promise<Row[]> {
     const { tree } = (await readSnapshot(store, id)).world
     const copy = join(root, 'cp')
     const { a: ours, b: cp } = await compare(
-      { run: () => ensureBaseView(store, tree), before: () => removeSettled(join(store.root, 'branches', 'bases')) },
+      { run: () => ensureBaseDir(store, tree), before: () => removeSettled(join(store.root, 'branches', 'bases')) },
       { run: () => void execFileSync('sh', ['-c', `mkdir ${copy} && cp -al ${dir}/d* ${copy}/`]), before: () => removeSettled(copy) },
       { runs: 5, warmup: 1 },
     )
     const op = `base view of a ${BIG.files}-file image, built whole`
     return [
-      { operation: op, tool: 'ensureBaseView (library: the tree checked, then a hard link per file)', ms: ours, 'vs cp -al': ours / cp },
+      { operation: op, tool: 'ensureBaseDir (library: the tree checked, then a hard link per file)', ms: ours, 'vs cp -al': ours / cp },
       { operation: op, tool: 'cp -al of the same files', ms: cp, 'vs cp -al': 1 },
     ]
   } finally {
@@ -353,7 +353,7 @@ export async function main(args: string[]): Promise<void> {
   const wanted = (section: string) => args.length === 0 || args.includes(section)
   if (wanted('fork')) {
     report('image-fork', 'Image fork', [...(await forkRows()), ...(await materializeRows())])
-    report('image-base-view', 'Image fork: the base view a first fork builds (median ms, interleaved)', await baseViewRows())
+    report('image-base-view', 'Image fork: the base view a first fork builds (median ms, interleaved)', await baseDirRows())
   }
   if (wanted('merge')) report('image-merge-10k', 'Image merge: two images of a 10k-file workspace vs git merge (median ms)', [...(await mergeRows()), ...(await renameMergeRows())])
   if (wanted('lines')) await lineMergeRows()

@@ -32,7 +32,7 @@ import {
 import { ZERO_PIECE_DIGEST } from '../src/machine/filePieces.js'
 import { readMachineImage } from '../src/machine/image/MachineImage.js'
 import { readMachineLayer } from '../src/machine/MachineLayer.js'
-import { readChunks, readSnapshot } from '../src/world/readObjects.js'
+import { readChunks, readSnapshot } from '../src/world/tree/readObjects.js'
 import { report, type Row } from './harness.js'
 
 /** The fetched kernel package is kept here between runs, whatever the caller's cache is. */

@@ -1,5 +1,5 @@
 /*
- * Batched lstat for the workspace scan; src/world/lstatNames.ts does the same in
+ * Batched lstat for the workspace scan; src/world/scan/lstatNames.ts does the same in
  * JavaScript when this is not built.
  *
  * Why this exists: a warm snapshot stats every file of the workspace, and Node's
@@ -47,7 +47,7 @@
 #endif
 
 #define FIELDS 5
-/* Index rows (src/world/indexFile.ts): kind in the low bits, RACY a flag; four stat fields. */
+/* Index rows (src/world/scan/indexFile.ts): kind in the low bits, RACY a flag; four stat fields. */
 #define KIND_MASK 0x0f
 #define FILE_ROW 0
 #define EXEC_ROW 1
@@ -92,7 +92,7 @@ static char* utf8_of(napi_env env, napi_value value, size_t* len) {
 /*
  * The bytes of a path or a NUL-separated list of names (malloc'd, NUL-terminated), its
  * length in *len: a Uint8Array (Buffer) as it is, since file names are bytes and need not
- * be UTF-8 (src/world/fsName.ts), or a string as UTF-8. NULL on failure.
+ * be UTF-8 (src/util/fsName.ts), or a string as UTF-8. NULL on failure.
  */
 static char* bytes_of(napi_env env, napi_value value, size_t* len) {
   bool is_typed = false;

@@ -4,7 +4,7 @@
 //   its seccomp filter first, by native/seccompFilter.c built with libseccomp (libseccomp-dev)
 //   and run here, into build/seccomp-filter.h;
 // - native/lstat_names.c (binding.gyp) with node-gyp into build/Release/forkpoint_native.node:
-//   the batched lstat a warm snapshot uses (src/world/lstatNames.ts).
+//   the batched lstat a warm snapshot uses (src/world/scan/lstatNames.ts).
 // `--prebuilds` (npm run build, and npm pack's prepack): both parts for every platform in
 // PREBUILT, into prebuilds/<platform>-<arch>/, which the package ships: the runtime linked
 // statically (it runs on any Linux libc), the addon compiled against Node-API's headers

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { installClaudeHooks } from '../../src/adapters/claudeCode/index.js'
 import { diffSnapshots, initWorkspace, loadRun, log, openStore, snapshotWorkspace } from '../../src/index.js'
-import { readSnapshot } from '../../src/world/readObjects.js'
+import { readSnapshot } from '../../src/world/tree/readObjects.js'
 import { tempProject } from '../workspace.js'
 
 const project = await tempProject()

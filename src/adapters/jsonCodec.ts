@@ -1,4 +1,4 @@
-import type { JsonValue } from '../trace/core/Run.js'
+import type { JsonValue } from '../objects/Run.js'
 
 /**
  * What agent frameworks pass and return hold Dates (response timestamps), bytes (file

@@ -1,4 +1,4 @@
-import type { JsonValue } from '../trace/core/Run.js'
+import type { JsonValue } from '../objects/Run.js'
 import type { Recorder } from '../trace/record/Recorder.js'
 
 /** A call the model is answering: its result, and how its step ends once the output is known. */

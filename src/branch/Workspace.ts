@@ -1,24 +1,24 @@
 import { existsSync } from 'node:fs'
 import { UsageError } from '../errors/index.js'
 import { join, resolve } from 'node:path'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { locateStore, STORE_DIR_NAME, type StoreLocator } from '../store/findStore.js'
 import { initWorkspace } from '../store/initStore.js'
 import { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
-import { recoverCheckout } from '../world/checkoutJournal.js'
-import { scanWorkspace } from '../world/scanWorkspace.js'
+import { recoverCheckout } from '../world/checkout/checkoutJournal.js'
+import { scanWorkspace } from '../world/scan/scanWorkspace.js'
 import '../util/disposeSymbols.js'
-import { withWorkspaceLock } from '../world/workspaceLock.js'
-import { type Base, type FoundBase, advanceBase } from './advanceBase.js'
+import { withWorkspaceLock } from '../world/workspace/workspaceLock.js'
+import { type Base, type FoundBase, advanceBase } from './commit/advanceBase.js'
 import { Branch, type BranchOptions } from './Branch.js'
-import { pruneBaseViews } from './baseView.js'
-import { atBranchPath } from './branchPath.js'
-import { findState, listStates, readGeneration } from './branchStore.js'
-import { cleanupOrphans } from './cleanupOrphans.js'
-import { createBranch } from './createBranch.js'
-import { branchInfo, liveState } from './liveBranch.js'
-import { type RunOptions, type RunResult, runInBranch } from './runInBranch.js'
+import { pruneBaseDirs } from './mount/baseDir.js'
+import { atBranchPath } from './mount/branchPath.js'
+import { findState, listStates, readGeneration } from './lifecycle/branchStore.js'
+import { cleanupOrphans } from './lifecycle/cleanupOrphans.js'
+import { createBranch } from './lifecycle/createBranch.js'
+import { branchInfo, liveState } from './lifecycle/liveBranch.js'
+import { type RunOptions, type RunResult, runInBranch } from './run/runInBranch.js'
 import type { BackendName, BranchInfo } from './types.js'
 
 /** `dir` / `store` locate the store as in every call; when nothing is there, a new `dir/.forkpoint` (or `store`) is made. */
@@ -69,7 +69,7 @@ export class Workspace implements AsyncDisposable {
     const ws = new Workspace(workspace, store, options)
     await recoverCheckout(ws.store, ws.dir)
     await cleanupOrphans({ store: ws.store, workspace: ws.dir })
-    await pruneBaseViews(ws.store)
+    await pruneBaseDirs(ws.store)
     return ws
   }
 
@@ -89,7 +89,7 @@ export class Workspace implements AsyncDisposable {
   async #update(from: Base | null): Promise<Digest> {
     const { respectGitignore } = this.options
     this.#base = await withWriteLock(this.store, async () => {
-      // the workspace lock for reading the workspace only: syncing and the base view come after, as a snapshot's do
+      // the workspace lock for reading the workspace only: syncing and the base directory come after, as a snapshot's do
       const found: FoundBase = await withWorkspaceLock(this.store, async () => {
         const generation = await readGeneration(this.store, null)
         const advanced = from ? await advanceBase({ store: this.store, workspace: this.dir, from, generation, respectGitignore }) : null

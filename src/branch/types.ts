@@ -1,4 +1,4 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { ProcessId } from '../sandbox/processId.js'
 
 export type BackendName = 'overlay' | 'reflink' | 'copy'

@@ -1,5 +1,5 @@
 import type cliProgressType from 'cli-progress'
-import type { TransferProgress } from '../registry/TransferProgress.js'
+import type { TransferProgress } from '../registry/transport/TransferProgress.js'
 import { formatBytes } from '../operations/text/format.js'
 import { loadCliProgress } from './progress.js'
 

@@ -1,7 +1,7 @@
 import { createHash, createHmac, hkdfSync } from 'node:crypto'
 import { EncryptionKeyError, LedgerTamperedError } from '../errors/index.js'
 import { PayloadCipher } from '../trace/redact/payloadCipher.js'
-import type { ChainInfo } from './Ledger.js'
+import type { ChainInfo } from '../objects/Ledger.js'
 
 const SUBKEY_INFO = 'forkpoint effects ledger chain v1'
 const KEY_CHECK_LABEL = 'forkpoint effects ledger key check v1'

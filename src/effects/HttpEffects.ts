@@ -6,7 +6,7 @@ import { readRef } from '../store/refs.js'
 import type { Effects } from './Effects.js'
 import { type HttpEffectArgs, type HttpEffectResult, deferredResponse, httpEffectArgs, httpResponseOf, httpToolName, sendHttpEffect } from './httpEffect.js'
 import { type HttpPolicy, classifyRequest } from './httpPolicy.js'
-import type { EffectClass } from './Ledger.js'
+import type { EffectClass } from '../objects/Ledger.js'
 import { openEffects } from './openEffects.js'
 import { type DeferredEffect, isDeferredEffect } from './types.js'
 

@@ -1,7 +1,7 @@
 import { LedgerTamperedError } from '../errors/index.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import type { ChainHasher } from './ChainHasher.js'
-import type { EffectRecord, Ledger, LedgerEntry } from './Ledger.js'
+import type { EffectRecord, Ledger, LedgerEntry } from '../objects/Ledger.js'
 
 /** The `prev` of the first entry. */
 const GENESIS = '0'.repeat(64)

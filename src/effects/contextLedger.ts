@@ -1,8 +1,8 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { acquireLock, breakIfStale, type Lock, tryCreateLock } from '../store/lockFile.js'
 import { deleteRef, readRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
-import { readSnapshot } from '../world/readObjects.js'
+import { readSnapshot } from '../world/tree/readObjects.js'
 
 /** Whose ledger: the workspace's (the image the next snapshot takes), or a live branch's (its outbox). */
 export type EffectsContext = { kind: 'workspace' } | { kind: 'branch'; id: string; /** For messages. */ name?: string }

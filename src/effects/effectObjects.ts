@@ -1,25 +1,8 @@
 import { LedgerTamperedError, UsageError, isForkpointError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
+import { type EffectArgs, type EffectResult, effectPayloadText } from '../objects/EffectPayload.js'
 import type { Store } from '../store/Store.js'
 import { canonicalJson } from '../util/canonicalJson.js'
-
-/**
- * A call's arguments and a tool's result are stored as canonical JSON *text* inside their
- * objects, not as nested JSON: a `sha256:…` string an agent passed or got back is data,
- * and must never look like a reference to the store's graph walk (gc, verify).
- */
-type EffectArgs = {
-  kind: 'effect-args'
-  schemaVersion: 1
-  tool: string
-  args: string
-}
-
-type EffectResult = {
-  kind: 'effect-result'
-  schemaVersion: 1
-  value: string
-}
 
 /** Store a call's arguments; the digest is the entry's `argsHash` (it names the tool, so one key on two tools never matches). */
 export function writeArgs(store: Store, tool: string, args: unknown): Promise<Digest> {
@@ -65,8 +48,8 @@ async function readPayload(store: Store, digest: Digest, kind: 'effect-args' | '
     if (isForkpointError(err)) throw bad(err.message, err)
     throw err
   }
-  const text = object.kind === 'effect-args' ? object.args : object.value
-  if (typeof text !== 'string') throw bad('it holds no JSON text')
+  const text = effectPayloadText(object, kind)
+  if (text === null) throw bad('it holds no JSON text')
   try {
     return JSON.parse(text) as unknown
   } catch (err) {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { HttpRequestData, HttpResponseData } from '../trace/capture/httpExchange.js'
 import { RESPONSE_HOP_HEADERS, VOLATILE_REQUEST_HEADERS } from '../trace/capture/httpExchange.js'
 import { canonicalJson } from '../util/canonicalJson.js'
-import type { LedgerEntry } from './Ledger.js'
+import type { LedgerEntry } from '../objects/Ledger.js'
 
 /** An HTTP request as a ledger records it (the arguments of its `http …` tool): enough to send it again later. */
 export interface HttpEffectArgs {

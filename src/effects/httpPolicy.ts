@@ -1,7 +1,7 @@
 import { EffectsPolicyError } from '../errors/index.js'
 import type { Store } from '../store/Store.js'
 import { readTextOrNull } from '../util/fsx.js'
-import { EFFECT_CLASSES, type EffectClass } from './Ledger.js'
+import { EFFECT_CLASSES, type EffectClass } from '../objects/Ledger.js'
 
 /** The policy file's name inside the store directory (`.forkpoint/effects.json`). */
 export const HTTP_POLICY_FILE = 'effects.json'

@@ -1,4 +1,4 @@
-import type { EffectRecord, LedgerEntry } from './Ledger.js'
+import type { EffectRecord, LedgerEntry } from '../objects/Ledger.js'
 
 /**
  * Where one idempotency key stands: `executed` once any entry executed it (executing is

@@ -1,7 +1,7 @@
 import { openStore, type StoreLocator } from '../store/findStore.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { ChainHasher } from './ChainHasher.js'
-import type { Ledger } from './Ledger.js'
+import type { Ledger } from '../objects/Ledger.js'
 import { unionLedgers } from './unionLedgers.js'
 import { verifyLedger } from './verifyLedger.js'
 

@@ -1,4 +1,4 @@
-import type { EffectClass } from './Ledger.js'
+import type { EffectClass } from '../objects/Ledger.js'
 
 export interface ToolOptions<A> {
   /** What calling the tool does to the world outside the workspace. */

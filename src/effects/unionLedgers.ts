@@ -2,7 +2,7 @@ import { EffectKeyConflictError } from '../errors/index.js'
 import { canonicalJson } from '../util/canonicalJson.js'
 import type { ChainHasher } from './ChainHasher.js'
 import { chainRecords } from './chain.js'
-import { type EffectRecord, type Ledger, recordOf } from './Ledger.js'
+import { type EffectRecord, type Ledger, recordOf } from '../objects/Ledger.js'
 import { findKeyConflict } from './ledgerState.js'
 
 /**

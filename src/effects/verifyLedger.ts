@@ -1,11 +1,11 @@
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { CorruptDataError, LedgerTamperedError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { ChainHasher } from './ChainHasher.js'
 import { checkChain } from './chain.js'
 import { readArgs, readResult } from './effectObjects.js'
-import { type Ledger, validateLedger } from './Ledger.js'
+import { type Ledger, validateLedger } from '../objects/Ledger.js'
 import { findKeyConflict } from './ledgerState.js'
 
 export interface VerifyLedgerArgs extends StoreLocator {

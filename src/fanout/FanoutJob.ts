@@ -1,7 +1,7 @@
 import type { HttpPolicy } from '../effects/httpPolicy.js'
 import type { CommandValue } from '../patterns/runCandidate.js'
 import type { CandidateStatus, CommandTask } from '../patterns/types.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 
 /** The BullMQ queue's name (its keys are `bull:forkpoint:…`). */
 export const QUEUE_NAME = 'forkpoint'

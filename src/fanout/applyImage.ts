@@ -1,11 +1,11 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import type { Branch } from '../branch/Branch.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
-import { replacedEntries } from '../world/diffTrees.js'
-import { type FileWrite, layOut, writeFiles } from '../world/materializeTree.js'
-import { treeSource } from '../world/treeSource.js'
+import { replacedEntries } from '../world/diff/diffTrees.js'
+import { type FileWrite, layOut, writeFiles } from '../world/checkout/materializeTree.js'
+import { treeSource } from '../world/tree/treeSource.js'
 
 /**
  * Make a branch of tree `base` hold tree `image` instead: each entry that differs is

@@ -1,6 +1,6 @@
 import type { Job, QueueEvents } from 'bullmq'
 import type { Redis } from 'ioredis'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { messageOf } from '../patterns/runCandidates.js'
 import type { CandidateResult } from '../patterns/types.js'
 import { type FanoutJobResult, CANCEL_CHANNEL, cancelledKey } from './FanoutJob.js'

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { EFFECT_CLASSES } from '../effects/Ledger.js'
+import { EFFECT_CLASSES } from '../objects/Ledger.js'
 
 /** The longest string a job may carry in one field (a command line, an environment value). */
 const MAX_TEXT = 64 * 1024

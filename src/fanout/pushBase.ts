@@ -1,9 +1,9 @@
 import { hostname } from 'node:os'
 import type { Workspace } from '../branch/Workspace.js'
-import { pushImage } from '../registry/pushImage.js'
-import { type Digest, digestHex, sha256 } from '../store/digest.js'
+import { pushImage } from '../registry/transfer/pushImage.js'
+import { type Digest, digestHex, sha256 } from '../objects/digest.js'
 import { readRef } from '../store/refs.js'
-import { makeSnapshot } from '../world/Snapshot.js'
+import { makeSnapshot } from '../objects/Snapshot.js'
 
 /** The base a fan-out starts from: the workspace's tree as an image, and where workers find it. */
 export interface PushedBase {

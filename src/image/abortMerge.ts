@@ -1,12 +1,12 @@
 import { UsageError } from '../errors/index.js'
 import { readHead, readRef } from '../store/refs.js'
 import { withWriteLock } from '../store/storeLock.js'
-import { applyTree } from '../world/checkout.js'
-import { recoverCheckout } from '../world/checkoutJournal.js'
-import { clearMergeState, mergeInProgress } from '../world/mergeState.js'
-import { readSnapshot } from '../world/readObjects.js'
+import { applyTree } from '../world/checkout/checkout.js'
+import { recoverCheckout } from '../world/checkout/checkoutJournal.js'
+import { clearMergeState, mergeInProgress } from '../world/merge/mergeState.js'
+import { readSnapshot } from '../world/tree/readObjects.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
-import { withWorkspaceLock } from '../world/workspaceLock.js'
+import { withWorkspaceLock } from '../world/workspace/workspaceLock.js'
 
 /**
  * Undo a merge in progress: the workspace back to HEAD's tree exactly (whatever the user

@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises'
 import { createRefs } from '../store/createRefs.js'
-import { type Digest, shortId } from '../store/digest.js'
+import { type Digest, shortId } from '../objects/digest.js'
 import { acquireLock } from '../store/lockFile.js'
 import { withWriteLock } from '../store/storeLock.js'
 import type { Store } from '../store/Store.js'

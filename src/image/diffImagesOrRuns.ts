@@ -1,7 +1,7 @@
 import { UsageError } from '../errors/index.js'
 import type { StoreLocator } from '../store/findStore.js'
 import type { RunDiff } from '../trace/diff/diffRuns.js'
-import type { SnapshotDiff } from '../world/diffSnapshots.js'
+import type { SnapshotDiff } from '../world/diff/diffSnapshots.js'
 
 /** Snapshots compared file by file (with their patch when asked), or runs to their first divergence. */
 export type DiffOutput = SnapshotDiff | (SnapshotDiff & { patch: string; patchTruncated: boolean }) | { trace: RunDiff }
@@ -24,9 +24,9 @@ export async function diffImagesOrRuns({
     return { trace: await compareRuns({ ...where, a, b, ...(window === undefined ? {} : { window }) }) }
   }
   if (patch) {
-    const { diffWithPatch } = await import('../world/patchSnapshots.js')
+    const { diffWithPatch } = await import('../world/diff/patchSnapshots.js')
     return diffWithPatch({ ...where, a, b })
   }
-  const { diffSnapshots } = await import('../world/diffSnapshots.js')
+  const { diffSnapshots } = await import('../world/diff/diffSnapshots.js')
   return diffSnapshots({ ...where, a, b })
 }

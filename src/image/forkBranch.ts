@@ -1,5 +1,5 @@
 import { UsageError } from '../errors/index.js'
-import { type Digest, shortId } from '../store/digest.js'
+import { type Digest, shortId } from '../objects/digest.js'
 
 /** Where the children of an image are kept: `refs/forks/<short id>`, one ref per child below it. */
 export const forkRefPrefix = (image: Digest): string => `refs/forks/${shortId(image)}`

@@ -1,13 +1,13 @@
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import { UsageError } from '../errors/index.js'
-import { type Digest, shortId } from '../store/digest.js'
+import { type Digest, shortId } from '../objects/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { addForkChildren, type NamedChild } from './addForkChildren.js'
 import { incomingImage } from './incomingImage.js'
 import { materializeChildren } from './materializeFork.js'
-import { ensureBaseView } from '../branch/baseView.js'
-import type { Snapshot } from '../world/Snapshot.js'
+import { ensureBaseDir } from '../branch/mount/baseDir.js'
+import type { Snapshot } from '../objects/Snapshot.js'
 
 /** Most children one fork makes: each is an object and a ref. */
 export const MAX_FORK_CHILDREN = 10_000
@@ -45,9 +45,9 @@ export async function forkImage({ id, n, materialize = false, persistent = false
   const parentId = await resolveId(store, id)
   const parent = await incomingImage(store, parentId)
   if (!materialize) return makeChildren(store, parentId, parent, n, now)
-  // The base view the branches stand on is laid out while the children are written and the
+  // The base directory the branches stand on is laid out while the children are written and the
   // branches register; each branch waits for this same build before its mount, and fails with it.
-  ensureBaseView(store, parent.world.tree).catch(() => undefined)
+  ensureBaseDir(store, parent.world.tree).catch(() => undefined)
   const children = await makeChildren(store, parentId, parent, n, now)
   return materializeChildren({ dir: workspace, store, tree: parent.world.tree, children, persistent })
 }

@@ -1,5 +1,5 @@
-import { type Digest, isDigest } from '../store/digest.js'
-import { SNAPSHOT_LAYERS, type Snapshot } from '../world/Snapshot.js'
+import { type Digest, isDigest } from '../objects/digest.js'
+import { SNAPSHOT_LAYERS, type Snapshot } from '../objects/Snapshot.js'
 
 /** Every layer of an image besides world and trace: the known slots, then any digest-valued field a newer writer added (carried, never dropped). */
 export function otherLayers(snapshot: Snapshot): Array<{ layer: string; id: Digest }> {

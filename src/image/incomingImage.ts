@@ -1,7 +1,7 @@
 import { verifyLedger } from '../effects/verifyLedger.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
-import type { Snapshot } from '../world/Snapshot.js'
+import type { Snapshot } from '../objects/Snapshot.js'
 import { readImage } from './readImage.js'
 
 /**

@@ -1,12 +1,12 @@
 import type { Branch } from '../branch/Branch.js'
 import { Workspace } from '../branch/Workspace.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { forkBranchName } from './forkBranch.js'
 import type { ForkChild } from './forkImage.js'
 
 /**
- * A copy-on-write branch per child, over the shared base view of the image's
+ * A copy-on-write branch per child, over the shared base directory of the image's
  * tree (built once, whatever the workspace holds now), made in parallel. If one cannot be
  * made, those that were are aborted and the error is thrown.
  */

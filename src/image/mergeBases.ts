@@ -1,6 +1,6 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
-import { readSnapshot } from '../world/readObjects.js'
+import { readSnapshot } from '../world/tree/readObjects.js'
 
 /** A snapshot's parents, read once per snapshot however often the walks pass it. */
 type ParentsOf = (id: Digest) => Promise<Digest[]>

@@ -1,8 +1,8 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { parseStructured, type Store } from '../store/Store.js'
-import { assertLayerKinds } from '../world/layerKinds.js'
-import { readSnapshot } from '../world/readObjects.js'
-import type { Snapshot } from '../world/Snapshot.js'
+import { assertLayerKinds } from '../world/tree/layerKinds.js'
+import { readSnapshot } from '../world/tree/readObjects.js'
+import type { Snapshot } from '../objects/Snapshot.js'
 
 /** A snapshot read for use as an image: well-formed, and each layer pointing at an object of its kind (exit 5 otherwise). */
 export async function readImage(store: Store, id: Digest): Promise<Snapshot> {

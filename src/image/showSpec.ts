@@ -1,6 +1,6 @@
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { ShownObject } from '../store/showObject.js'
-import { MAX_SHOWN_TEXT_BYTES, type ShownPath, showPath, splitPathSpec, textOf } from '../world/showPath.js'
+import { MAX_SHOWN_TEXT_BYTES, type ShownPath, showPath, splitPathSpec, textOf } from '../world/diff/showPath.js'
 import { type ImageDescription, describeObject } from './describeImage.js'
 
 /** A blob with its text when that is short UTF-8 (as a file of an image carries it). */

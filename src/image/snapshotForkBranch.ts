@@ -1,12 +1,12 @@
-import { branchTree } from '../branch/branchTree.js'
+import { branchTree } from '../branch/lifecycle/branchTree.js'
 import { Workspace } from '../branch/Workspace.js'
 import { ObjectNotFoundError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { readRef, updateRef } from '../store/refs.js'
 import type { StoreLocator } from '../store/findStore.js'
 import { withWriteLock } from '../store/storeLock.js'
-import { readSnapshot } from '../world/readObjects.js'
-import type { Snapshot, SnapshotLayer } from '../world/Snapshot.js'
+import { readSnapshot } from '../world/tree/readObjects.js'
+import type { Snapshot, SnapshotLayer } from '../objects/Snapshot.js'
 import { forkRefOfBranch } from './forkBranch.js'
 
 export interface SnapshotForkBranchArgs extends StoreLocator {

@@ -1,9 +1,9 @@
 import { MalformedObjectError } from '../errors/index.js'
-import { type Digest, sha256 } from '../store/digest.js'
+import { type Digest, sha256 } from '../objects/digest.js'
 import { type Store, verified } from '../store/Store.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
-import { readChunks } from '../world/readObjects.js'
-import type { Chunks, FileEntry } from '../world/Tree.js'
+import { readChunks } from '../world/tree/readObjects.js'
+import type { Chunks, FileEntry } from '../objects/Tree.js'
 
 /** One stored piece of a file: its object, its size and where in the file it starts. */
 export interface Piece {

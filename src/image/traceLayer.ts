@@ -1,17 +1,17 @@
 import { resolve } from 'node:path'
 import { RunArtifactError, RunNotFoundError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { readRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { isRunFile } from '../trace/core/loadRun.js'
 import { readRunArtifact } from '../trace/core/readRunArtifact.js'
-import type { Run } from '../trace/core/Run.js'
+import type { Run } from '../objects/Run.js'
 import { RunStore } from '../trace/core/RunStore.js'
 import { runRefName } from '../trace/core/runIds.js'
 import { transcriptToRun } from '../trace/core/transcript.js'
 import { MAX_JSON_FILE_BYTES } from '../util/jsonDepth.js'
 import { readCappedFile } from '../util/readCappedFile.js'
-import type { Snapshot } from '../world/Snapshot.js'
+import type { Snapshot } from '../objects/Snapshot.js'
 
 /**
  * The `run` object a `--trace` names, stored and indexed like any recorded run (so

@@ -1,10 +1,10 @@
 import { verifyLedger } from '../effects/verifyLedger.js'
 import { EncryptionKeyError, LedgerTamperedError, ObjectNotFoundError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import { gcRoots } from '../store/gcRoots.js'
 import { listRefs } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
-import type { Snapshot } from '../world/Snapshot.js'
+import type { Snapshot } from '../objects/Snapshot.js'
 
 export interface LedgerProblem {
   ledger: Digest

@@ -1,4 +1,4 @@
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { StoreLocator } from '../store/findStore.js'
 import type { ExecResult } from './qemu/GuestChannel.js'
 import type { AcceleratorRequest } from './qemu/accelerator.js'

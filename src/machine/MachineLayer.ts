@@ -1,5 +1,5 @@
 import { MalformedObjectError } from '../errors/index.js'
-import { type Digest, isDigest } from '../store/digest.js'
+import { type Digest, isDigest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import type { Accelerator } from './qemu/qemuArgs.js'
 

@@ -1,5 +1,5 @@
 import { closeSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs'
-import { type Digest, sha256 } from '../store/digest.js'
+import { type Digest, sha256 } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { chunkedFile, readRange, storePieces } from '../image/storedPieces.js'
 

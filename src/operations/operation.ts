@@ -2,7 +2,7 @@ import type { z } from 'zod'
 import type { StoreLocator } from '../store/findStore.js'
 import type { StepHook } from '../effects/stepHook.js'
 import type { ImageCache } from '../image/imageGraph.js'
-import type { WorldScanner } from '../world/snapshotWorkspace.js'
+import type { WorldScanner } from '../world/scan/snapshotWorkspace.js'
 import type { Rendering } from './rendering.js'
 import type { RequestPolicy } from './requestPolicy.js'
 

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { RequestRefusedError } from '../errors/index.js'
-import { type Remote, parseRemote, remoteLocation } from '../registry/parseRemote.js'
+import { type Remote, parseRemote, remoteLocation } from '../registry/transport/parseRemote.js'
 import { isRunFile } from '../trace/core/loadRun.js'
 import { isInside } from '../util/isInside.js'
 

@@ -1,7 +1,8 @@
 import { z } from 'zod'
-import { STEP_TYPES } from '../trace/core/Run.js'
+import { DigestSchema } from '../objects/digestSchema.js'
+import { STEP_TYPES } from '../objects/Run.js'
 import { DIVERGENCE_STATUSES } from '../trace/diff/diffRuns.js'
-import { EFFECT_CLASSES, EFFECT_STATUSES } from '../effects/Ledger.js'
+import { EFFECT_CLASSES, EFFECT_STATUSES } from '../objects/Ledger.js'
 
 /** A snapshot argument, as operations take it. */
 export const snapshotId = z.string().min(1).describe('a snapshot id, short id, head or tag, optionally followed by ~N or ^ (HEAD~1, main^)')
@@ -12,8 +13,8 @@ export const branchName = z.string().min(1).describe('a branch name (PARENT/NAME
 /** Whether to snapshot the versions a conflict kept beside a file. */
 export const keepLeftovers = z.boolean().optional().describe('snapshot the versions kept beside conflicts (NAME~LABEL) that are still there, instead of refusing')
 
-/** An object id as results carry it: `sha256:` and 64 hex digits (typed as the library's `Digest`). */
-export const digest = z.templateLiteral(['sha256:', z.string().regex(/^[0-9a-f]{64}$/)])
+/** An object id as results carry it. */
+export const digest = DigestSchema
 
 /** A JSON value as a run records it: a step's input and output are whatever the agent's calls carried. */
 export const jsonValue = z.json()

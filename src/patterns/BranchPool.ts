@@ -5,7 +5,7 @@ import type { Workspace } from '../branch/Workspace.js'
 import { abortWithEffects, type CommitWithEffectsResult, commitWithEffects } from '../effects/branchEffects.js'
 import type { Effects } from '../effects/Effects.js'
 import { InternalError } from '../errors/index.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { Target } from './types.js'
 
 /**

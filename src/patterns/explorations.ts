@@ -6,7 +6,7 @@ import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readOrNull } from '../util/fsx.js'
-import { readdirOrEmpty } from '../branch/samePath.js'
+import { readdirOrEmpty } from '../branch/commit/samePath.js'
 import type { CandidateResult, CandidateStatus, Match, Outcome, PatternName } from './types.js'
 
 /** How a pattern's run ended. */

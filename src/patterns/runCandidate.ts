@@ -1,5 +1,5 @@
 import type { Branch } from '../branch/Branch.js'
-import type { RunResult } from '../branch/runInBranch.js'
+import type { RunResult } from '../branch/run/runInBranch.js'
 import { UsageError } from '../errors/index.js'
 import type { HttpPolicy } from '../effects/httpPolicy.js'
 import { withEgressEffects, withHttpEffects } from '../effects/withHttpEffects.js'

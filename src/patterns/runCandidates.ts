@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import type { Branch } from '../branch/Branch.js'
 import type { HttpPolicy } from '../effects/httpPolicy.js'
-import type { Digest } from '../store/digest.js'
+import type { Digest } from '../objects/digest.js'
 import type { BranchPool } from './BranchPool.js'
 import { mapLimit } from './mapLimit.js'
 import type { ResolvedOptions } from './patternOptions.js'

@@ -1,5 +1,5 @@
 import type { Branch } from '../branch/Branch.js'
-import type { RunOptions } from '../branch/runInBranch.js'
+import type { RunOptions } from '../branch/run/runInBranch.js'
 import type { CommitResult, ConflictPolicy } from '../branch/types.js'
 import type { Workspace } from '../branch/Workspace.js'
 import type { Effects } from '../effects/Effects.js'

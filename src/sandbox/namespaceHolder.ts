@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { readlink } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { SandboxError } from '../errors/index.js'
-import { type Fields, encodeFrame, frameReader } from './frames.js'
+import { type Fields, encodeMessage, messageReader } from './messages.js'
 import { type ProcessId, isAlive, processId } from './processId.js'
 import { runtimeBinary } from './runtimeBinary.js'
 
@@ -17,8 +17,8 @@ const HOLDER_EXITED = 'the namespace holder exited'
 /**
  * A namespace holder: `forkpoint-sandbox holder` (native/sandbox.c) holds a mount namespace
  * (in a user namespace mapping us to its root, unless we are root) in which it mounts and
- * unmounts overlays on request, one frame each on its stdin, each answered `event=ok` or
- * `event=error` on its stdout. A mount is a frame on a pipe, not a process spawned by Node.
+ * unmounts overlays on request, one message each on its stdin, each answered `event=ok` or
+ * `event=error` on its stdout. A mount is a message on a pipe, not a process spawned by Node.
  */
 class Holder {
   readonly id: ProcessId
@@ -32,7 +32,7 @@ class Holder {
     this.id = processId(child.pid!)
     child.stdout!.on(
       'data',
-      frameReader((answer) => this.#answer(answer)),
+      messageReader((answer) => this.#answer(answer)),
     )
     // A request written as it dies fails with EPIPE here; its answer is the 'close' below.
     child.stdin!.on('error', () => undefined)
@@ -68,7 +68,7 @@ class Holder {
     this.#ref(true)
     return new Promise((resolve) => {
       this.#waiting.set(id, resolve)
-      this.#child.stdin!.write(encodeFrame([['id', id], ...fields]))
+      this.#child.stdin!.write(encodeMessage([['id', id], ...fields]))
     })
   }
 
@@ -94,7 +94,7 @@ async function spawnHolder(pidFile?: string): Promise<{ child: ChildProcess; hol
   let err = ''
   child.stderr.on('data', (c: Buffer) => (err += c.toString()))
   await new Promise<void>((resolve, reject) => {
-    const onReady = frameReader((f) => {
+    const onReady = messageReader((f) => {
       if (f['event'] !== 'ready') return
       child.stdout.off('data', onReady)
       child.removeAllListeners('exit')

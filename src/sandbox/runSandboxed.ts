@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream'
 import { SandboxError } from '../errors/index.js'
 import { exitStatus } from '../util/exitStatus.js'
 import { type RunCgroup, makeRunCgroup, reapLeftoverCgroups } from './cgroup.js'
-import { type Fields, encodeFrame, frameReader } from './frames.js'
+import { type Fields, encodeMessage, messageReader } from './messages.js'
 import { DEFAULT_TIMEOUT, type SandboxLimits, parseDuration, rlimitsOf } from './limits.js'
 import { runtimeBinary } from './runtimeBinary.js'
 import { SANDBOX_HOME, sandboxEnv } from './sandboxEnv.js'
@@ -201,13 +201,13 @@ async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Pro
   control.on('error', () => undefined)
   control.on(
     'data',
-    frameReader((f) => {
+    messageReader((f) => {
       if (f['event'] === 'ready') ready = true
       if (f['event'] === 'ready' && f['warning']) weaker.push(f['warning'])
       if (f['event'] === 'error') setupError = f['message'] ?? 'unknown error'
     }),
   )
-  control.write(encodeFrame(fields))
+  control.write(encodeMessage(fields))
   const switches = killSwitches(() => child.kill('SIGTERM'), timeoutMs, spec.signal)
   const exitCode = await new Promise<number>((resolve, reject) => {
     child.once('error', (err) => reject(new SandboxError(`cannot start the sandbox runtime: ${err.message}`, { file: runtimeBinary() }, { cause: err })))

@@ -1,5 +1,5 @@
-import type { ScanResult } from '../world/scanWorkspace.js'
-import { type WorldScanner, fullScanner } from '../world/snapshotWorkspace.js'
+import type { ScanResult } from '../world/scan/scanWorkspace.js'
+import { type WorldScanner, fullScanner } from '../world/scan/snapshotWorkspace.js'
 import { callService } from './callService.js'
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { Decompressor } from 'zstd-napi'
 import { StoreCorruptError } from '../errors/index.js'
 import { requirePackage } from '../util/requirePackage.js'
-import { type Digest, digestHex } from './digest.js'
+import { type Digest, digestHex } from '../objects/digest.js'
 import { NO_FRAME_LIMIT, type PackedObject, type ReadIndex, parsePackIndex } from './PackIndex.js'
 
 /** A pack the store keeps: its file, its index file, and the index. */

@@ -1,5 +1,5 @@
 import { InvalidImageError, InvalidPackError } from '../errors/index.js'
-import { type Digest, isDigest } from './digest.js'
+import { type Digest, isDigest } from '../objects/digest.js'
 import { previewValue } from '../util/previewValue.js'
 import { parseStrictJson } from '../util/strictJson.js'
 

@@ -8,10 +8,10 @@ import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
 import '../util/disposeSymbols.js'
 import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreNotFoundError } from '../errors/index.js'
-import { type Digest, assertDigest, digestHex, sha256 } from './digest.js'
+import { type Digest, assertDigest, digestHex, sha256 } from '../objects/digest.js'
 import { LocalPacks } from './LocalPacks.js'
 import { objectPathIn } from './objectPath.js'
-import type { StructuredObject } from './StructuredObject.js'
+import type { StructuredObject } from '../objects/StructuredObject.js'
 import { assertStoreOwner } from './storeOwner.js'
 
 /** Up to this many objects written since the last sync are fsynced one by one; more, and the whole file system is synced at once. */
@@ -22,7 +22,7 @@ const SHARDS = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, 
 
 /**
  * Objects are read-only by convention, not by mode: 0644 lets a hard link to a blob carry
- * a regular file's mode, which copy-on-write base views rely on. `verify` catches writes.
+ * a regular file's mode, which copy-on-write base directories rely on. `verify` catches writes.
  */
 export const OBJECT_MODE = 0o644
 

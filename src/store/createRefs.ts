@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { RefConflictError } from '../errors/index.js'
 import { atomicWriteSync } from '../util/atomicWrite.js'
-import { assertDigest, type Digest } from './digest.js'
+import { assertDigest, type Digest } from '../objects/digest.js'
 import { assertRefName } from './refs.js'
 import type { Store } from './Store.js'
 

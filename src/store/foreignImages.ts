@@ -1,6 +1,6 @@
 import { atomicWrite } from '../util/atomicWrite.js'
 import { readTextOrNull } from '../util/fsx.js'
-import { type Digest, isDigest } from './digest.js'
+import { type Digest, isDigest } from '../objects/digest.js'
 import type { Store } from './Store.js'
 
 /**

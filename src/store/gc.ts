@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs'
 import { resolve } from 'node:path'
 import { StoreCorruptError } from '../errors/index.js'
 import { readTextOrNull } from '../util/fsx.js'
-import type { Digest } from './digest.js'
+import type { Digest } from '../objects/digest.js'
 import { gcRoots } from './gcRoots.js'
 import { DEFAULT_PRUNE, parseExpiry } from './parseExpiry.js'
 import { expireReflogs, isLive, listReflogs, readReflog } from './reflog.js'
@@ -31,7 +31,7 @@ export interface GcResult {
 const STALE_TEMP_MS = 60 * 60 * 1000
 
 /**
- * Where an in-place checkout writes its journal (world/checkoutJournal). The staging
+ * Where an in-place checkout writes its journal (world/checkout/checkoutJournal.ts). The staging
  * directory it names under `tmp/` is kept however old: the next command needs it to
  * finish the checkout.
  */

@@ -1,4 +1,4 @@
-import type { Digest } from './digest.js'
+import type { Digest } from '../objects/digest.js'
 import { isLive, listReflogs, readReflog } from './reflog.js'
 import { listRefs, readRef } from './refs.js'
 import type { Store } from './Store.js'

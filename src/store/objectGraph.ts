@@ -1,58 +1,13 @@
 import { closeSync, promises as fs, fstatSync, openSync } from 'node:fs'
 import { errnoCode, readIntoSync } from '../util/fsx.js'
-import { type Digest, isDigest, sha256 } from './digest.js'
+import { type Digest, isDigest, sha256 } from '../objects/digest.js'
+import { objectEdges } from '../objects/kinds.js'
+import { snapshotParents } from '../objects/Snapshot.js'
+import { fileBlobs } from '../objects/Tree.js'
 import { readShallow } from './shallow.js'
 import type { Store } from './Store.js'
 import { parseStructured } from './Store.js'
-import type { StructuredObject } from './StructuredObject.js'
-
-/**
- * Where a kind holds its users' text beside its references: a file's name, a link's target,
- * a snapshot's message or env, an idempotency key, a LangGraph namespace. Any of them may
- * read `sha256:<hex>` and still name nothing. `only`: a string is an edge only under one of
- * these keys. `skip`: never under these keys (the rest stays generic, so that layers a newer
- * writer adds to a snapshot are kept alive). `run` objects are recorded data all through.
- * Every other kind is generic: each digest-shaped string in it is an edge.
- */
-type EdgeRule = { readonly only: ReadonlySet<string> } | { readonly skip: ReadonlySet<string> }
-const EDGE_RULES: ReadonlyMap<string, EdgeRule> = new Map([
-  ['run', { only: new Set<string>() }],
-  ['tree', { only: new Set(['blob', 'chunks', 'tree']) }],
-  ['ledger', { only: new Set(['argsHash', 'resultHash']) }],
-  ['checkpoint-log', { only: new Set(['previous', 'blob']) }],
-  ['snapshot', { skip: new Set(['message', 'agent', 'env']) }],
-])
-
-/** Edges found, by parsed object: a pull's check and its commit both ask for every tree's (parsed objects are never changed). */
-const edgesFound = new WeakMap<object, readonly Digest[]>()
-
-/** The edges of the object graph: the digests a structured object names (EDGE_RULES). */
-export function objectEdges(object: { kind?: unknown }): readonly Digest[] {
-  let edges = edgesFound.get(object)
-  if (edges === undefined) {
-    edges = digestsIn(object, typeof object.kind === 'string' ? EDGE_RULES.get(object.kind) : undefined, true, [])
-    edgesFound.set(object, edges)
-  }
-  return edges
-}
-
-/** The digests in `value`; `counts`: whether a string here, under its nearest key, can be an edge. */
-function digestsIn(value: unknown, rule: EdgeRule | undefined, counts: boolean, out: Digest[]): Digest[] {
-  if (typeof value === 'string') {
-    if (counts && isDigest(value)) out.push(value)
-  } else if (Array.isArray(value)) {
-    for (const item of value) digestsIn(item, rule, counts, out)
-  } else if (typeof value === 'object' && value !== null) {
-    const fields = value as Record<string, unknown>
-    for (const key in fields) {
-      const item = fields[key]
-      if (rule === undefined) digestsIn(item, rule, true, out)
-      else if ('only' in rule) digestsIn(item, rule, rule.only.has(key), out)
-      else if (!rule.skip.has(key)) digestsIn(item, rule, true, out)
-    }
-  }
-  return out
-}
+import type { StructuredObject } from '../objects/StructuredObject.js'
 
 /** An object file as a walk sees it: its size and, when it is structured, its parsed form. */
 export interface ObjectFile {
@@ -130,16 +85,6 @@ function statBlob(store: Store, digest: Digest): Read {
 }
 
 type Read = { object: StructuredObject | null | 'corrupt'; size: number } | 'missing'
-
-/** The digests a tree names as file content (`entries[].blob`), with the sizes it gives them. */
-function fileBlobs(object: StructuredObject): Map<Digest, number> {
-  const entries = object.kind === 'tree' ? (object as { entries?: unknown }).entries : null
-  const blobs = new Map<Digest, number>()
-  if (!Array.isArray(entries)) return blobs
-  // only ever asked about edges, which are digests already: no need to test these again
-  for (const e of entries as Array<{ blob?: unknown; size?: unknown }>) if (typeof e?.blob === 'string') blobs.set(e.blob as Digest, Number(e.size))
-  return blobs
-}
 
 export interface GraphWalk {
   /** Every object reached, with its size in bytes. */
@@ -226,7 +171,7 @@ export async function walkGraph(
     if (object === 'corrupt') corrupt.add(digest)
     else if (object) {
       structured.add(digest)
-      const parents = cut.has(digest) || cutAt?.has(digest) ? shallowParents(object) : new Set<Digest>()
+      const parents = cut.has(digest) || cutAt?.has(digest) ? snapshotParents(object) : new Set<Digest>()
       const blobs = fileBlobs(object)
       for (const child of objectEdges(object)) {
         if (cutAt?.has(digest) && parents.has(child)) continue
@@ -240,12 +185,6 @@ export async function walkGraph(
     }
   }
   return { reachable, missing, corrupt, structured, reachedKnown }
-}
-
-/** The parents of a snapshot of a shallow image: followed where present, never missing. */
-export function shallowParents(object: StructuredObject): Set<Digest> {
-  const parents = (object as { parents?: unknown }).parents
-  return new Set(object.kind === 'snapshot' && Array.isArray(parents) ? parents.filter(isDigest) : [])
 }
 
 /** Every object file in the store, by digest. */

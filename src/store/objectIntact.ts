@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import type { Digest } from './digest.js'
+import type { Digest } from '../objects/digest.js'
 import { type Store, corruptObject } from './Store.js'
 
 /** Objects found intact by this process, per store: each is hashed once however often it is linked. */

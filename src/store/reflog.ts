@@ -1,7 +1,7 @@
 import { appendFileSync, promises as fs } from 'node:fs'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { inParentDir, readTextOrNull } from '../util/fsx.js'
-import { type Digest, isDigest } from './digest.js'
+import { type Digest, isDigest } from '../objects/digest.js'
 import type { Store } from './Store.js'
 
 export interface ReflogEntry {

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { AmbiguousIdError, ObjectNotFoundError, UsageError } from '../errors/index.js'
-import { type Digest, isDigest, shortId } from './digest.js'
+import { type Digest, isDigest, shortId } from '../objects/digest.js'
 import { readRef } from './refs.js'
 import type { Store } from './Store.js'
 import { counted } from '../util/plural.js'

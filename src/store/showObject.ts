@@ -1,8 +1,8 @@
 import { openStore, type StoreLocator } from './findStore.js'
-import type { Digest } from './digest.js'
+import type { Digest } from '../objects/digest.js'
 import { resolveId } from './resolveId.js'
 import { parseStructured } from './Store.js'
-import type { StructuredObject } from './StructuredObject.js'
+import type { StructuredObject } from '../objects/StructuredObject.js'
 
 export type ShownObject = { id: Digest; kind: 'blob'; size: number } | { id: Digest; kind: string; size: number; object: StructuredObject }
 

@@ -1,6 +1,6 @@
 import { openStore, type StoreLocator } from './findStore.js'
 import { ObjectNotFoundError, RefConflictError } from '../errors/index.js'
-import { type Digest, shortId } from './digest.js'
+import { type Digest, shortId } from '../objects/digest.js'
 import { deleteRef, listRefs, readRef, tagRef, updateRef } from './refs.js'
 import { resolveId } from './resolveId.js'
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { Transform } from 'node:stream'
 import { DigestMismatchError } from '../errors/index.js'
-import type { Digest } from './digest.js'
+import type { Digest } from '../objects/digest.js'
 
 /** An object expected to be `size` bytes hashing to `digest`. */
 export interface Expected {

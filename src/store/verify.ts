@@ -1,5 +1,5 @@
 import { openStore, type StoreLocator } from './findStore.js'
-import { type Digest, hashFile, sha256 } from './digest.js'
+import { type Digest, hashFile, sha256 } from '../objects/digest.js'
 import { gcRoots } from './gcRoots.js'
 import { listObjects, walkGraph } from './objectGraph.js'
 

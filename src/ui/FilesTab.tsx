@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import type { TreeListing } from '../world/listTree.js'
+import type { TreeListing } from '../world/tree/listTree.js'
 import { bytes } from './format.js'
 import { Loading } from './Loading.js'
 import { useView } from './useView.js'

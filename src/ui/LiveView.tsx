@@ -1,5 +1,5 @@
-import type { LiveBranch, WorkspaceSandboxes } from '../branch/liveChanges.js'
-import type { RunningSandbox } from '../branch/runningSandboxes.js'
+import type { LiveBranch, WorkspaceSandboxes } from '../branch/run/liveChanges.js'
+import type { RunningSandbox } from '../branch/run/runningSandboxes.js'
 import { when } from './format.js'
 import { Loading } from './Loading.js'
 import { useView } from './useView.js'

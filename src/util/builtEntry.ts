@@ -7,7 +7,7 @@ import { requirePackage } from './requirePackage.js'
 
 /**
  * The built JS file of an entry module that a child process or worker thread loads
- * (`trace/register.js`, `world/hashWorker.js`, ...): `dist/<layer>/<name>` of this
+ * (`trace/register.js`, `world/scan/hashWorker.js`, ...): `dist/<layer>/<name>` of this
  * package, whether the caller runs from dist/ (the library), the bundled CLI or src/ (as
  * tests run).
  */

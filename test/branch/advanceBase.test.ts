@@ -2,7 +2,7 @@ import { existsSync, promises as fs, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Workspace } from '../../src/index.js'
-import { creationLock } from '../../src/branch/creationLock.js'
+import { creationLock } from '../../src/branch/lifecycle/creationLock.js'
 import { self } from '../../src/sandbox/processId.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 
@@ -92,7 +92,7 @@ describe('the base after a commit', () => {
     expect(baseTreeOf(ws, next.id)).toBe(await fullScan(ws))
     expect(read(join(next.path, 'a.txt'))).toBe('a2')
     expect(read(join(next.path, 'c.txt'))).toBe('c')
-    expect(read(join(sibling.path, 'a.txt'))).toBe('a') // its base view was not touched
+    expect(read(join(sibling.path, 'a.txt'))).toBe('a') // its base directory was not touched
     expect(existsSync(join(sibling.path, 'c.txt'))).toBe(false)
     await Promise.all([sibling.abort(), next.abort()])
   })
@@ -178,7 +178,7 @@ describe('the base after a commit', () => {
   })
 })
 
-describe('the base view of another tree', () => {
+describe('the base directory of another tree', () => {
   it('is made from a view no branch uses by changing it where the trees differ, and holds exactly the new tree', async () => {
     const ws = await Workspace.open({
       dir: await makeWorkspace({ 'a.txt': 'a', 'src/main.ts': 'main', 'src/lib/util.ts': 'util', 'gone/x.md': 'x', 'becomes-dir': 'file', link: { symlink: 'a.txt' } }),

@@ -18,7 +18,7 @@ it('branches a 100k-file workspace without reading its files, also after a commi
   await ws.refresh() // the one scan that reads (hashes) every file
   const fileBytes = 100_000 * 1000
   let before = bytesRead()
-  const first = await ws.branch('first') // builds the shared base view: links, not reads
+  const first = await ws.branch('first') // builds the shared base directory: links, not reads
   expect(bytesRead() - before).toBeLessThan(fileBytes / 4) // what it reads is tree objects, not files
   before = bytesRead()
   const second = await ws.branch('second')
@@ -39,7 +39,7 @@ it('branches a 100k-file workspace without reading its files, also after a commi
   await third.abort()
 }, 300_000)
 
-it('builds a base view even when one object backs more files than a file system allows links (ext4: 65000)', async () => {
+it('builds a base directory even when one object backs more files than a file system allows links (ext4: 65000)', async () => {
   const dir = tempDir('same')
   for (let i = 0; i < 70_000; i++) {
     if (i % 1000 === 0) mkdirSync(join(dir, `d${i / 1000}`))

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { BackendUnavailableError } from '../../src/errors/index.js'
-import { mountShared } from '../../src/branch/overlayMount.js'
+import { mountShared } from '../../src/branch/mount/overlayMount.js'
 import { sharedHolder } from '../../src/sandbox/namespaceHolder.js'
 import { tempDir } from '../helpers/tmp.js'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { EffectKeyConflictError, LedgerTamperedError, type Store, mergeLedgers, openEffects, verifyLedger } from '../../src/index.js'
-import type { Ledger } from '../../src/effects/Ledger.js'
+import type { Ledger } from '../../src/objects/Ledger.js'
 import { KEY, counted, newStore, tickingClock } from './fixtures.js'
 
 type Mail = { to: string }

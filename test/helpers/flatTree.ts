@@ -1,6 +1,6 @@
 import type { Digest, Store, TreeEntry } from '../../src/index.js'
-import { readTree } from '../../src/world/readObjects.js'
-import { dirEntry, fileEntry, treeObject } from '../../src/world/Tree.js'
+import { readTree } from '../../src/world/tree/readObjects.js'
+import { dirEntry, fileEntry, treeObject } from '../../src/objects/Tree.js'
 
 /** A flat description of a tree of files: path -> contents. */
 export type FlatFiles = Record<string, string | Buffer>

@@ -3,9 +3,9 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { type Digest, Store, initWorkspace, packImage, pushImage } from '../../src/index.js'
 import { updateRef } from '../../src/store/refs.js'
-import { HEADER_PREFIX_BYTES, type PackFileHeader, encodeHeader } from '../../src/registry/packFile.js'
-import { makeSnapshot } from '../../src/world/Snapshot.js'
-import { dirEntry, fileEntry, treeObject, type TreeEntry } from '../../src/world/Tree.js'
+import { HEADER_PREFIX_BYTES, type PackFileHeader, encodeHeader } from '../../src/registry/pack/packFile.js'
+import { makeSnapshot } from '../../src/objects/Snapshot.js'
+import { dirEntry, fileEntry, treeObject, type TreeEntry } from '../../src/objects/Tree.js'
 
 /**
  * Hostile images for adversary 2 (THREAT-MODEL.md), built with forkpoint's own store

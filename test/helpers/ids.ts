@@ -1,4 +1,4 @@
-import { sha256 } from '../../src/store/digest.js'
+import { sha256 } from '../../src/objects/digest.js'
 
 /** Two small blobs whose digests share their first 4 hex characters (found by brute force). */
 export function collidingBlobs(): [string, string] {

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
-import { encodeHeader } from '../../src/registry/packFile.js'
-import { sha256 } from '../../src/store/digest.js'
+import { encodeHeader } from '../../src/registry/pack/packFile.js'
+import { sha256 } from '../../src/objects/digest.js'
 import type { PackIndex } from '../../src/store/PackIndex.js'
 
 /** The index of a pack of one object (`object`, the image's root) whose one frame is `frame`, honest or not. */

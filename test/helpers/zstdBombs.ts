@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { fileTransport } from '../../src/registry/fileTransport.js'
-import { buildPackedImage } from '../../src/registry/imageManifest.js'
-import { sha256 } from '../../src/store/digest.js'
+import { fileTransport } from '../../src/registry/transport/fileTransport.js'
+import { buildPackedImage } from '../../src/registry/manifest/imageManifest.js'
+import { sha256 } from '../../src/objects/digest.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { onePackIndex, writeOnePackFile } from './onePack.js'
 

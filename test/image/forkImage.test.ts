@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { gc, initWorkspace, openStore, snapshotWorkspace } from '../../src/index.js'
 import { listRefs } from '../../src/store/refs.js'
-import { readSnapshot } from '../../src/world/readObjects.js'
+import { readSnapshot } from '../../src/world/tree/readObjects.js'
 import { forkImage } from '../../src/image/forkImage.js'
 import { mergeBases } from '../../src/image/mergeBases.js'
 import { initCommand } from '../../src/cli/commands/init.js'

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { UsageError, createTag, forkImage, snapshotAgent } from '../../src/index.js'
 import { imageChanges } from '../../src/image/imageChanges.js'
 import { imageGraph, newImageCache } from '../../src/image/imageGraph.js'
-import { listTree } from '../../src/world/listTree.js'
+import { listTree } from '../../src/world/tree/listTree.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 describe('the image graph and an image seen layer by layer', () => {

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { type Digest, Store } from '../../src/index.js'
-import { makeSnapshot } from '../../src/world/Snapshot.js'
-import { makeTree } from '../../src/world/Tree.js'
+import { makeSnapshot } from '../../src/objects/Snapshot.js'
+import { makeTree } from '../../src/objects/Tree.js'
 import { mergeBases } from '../../src/image/mergeBases.js'
 import { tempDir } from '../helpers/tmp.js'
 

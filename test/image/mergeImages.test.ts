@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { type Digest, Store } from '../../src/index.js'
-import { makeSnapshot } from '../../src/world/Snapshot.js'
-import { readSnapshot, readTree } from '../../src/world/readObjects.js'
+import { makeSnapshot } from '../../src/objects/Snapshot.js'
+import { readSnapshot, readTree } from '../../src/world/tree/readObjects.js'
 import { mergeImages } from '../../src/image/mergeImages.js'
 import { type Run, type Step, openEffects, verifyLedger } from '../../src/index.js'
 import { hashPayload } from '../../src/trace/core/stepHash.js'
-import { fileEntry, treeObject } from '../../src/world/Tree.js'
+import { fileEntry, treeObject } from '../../src/objects/Tree.js'
 import { tempDir } from '../helpers/tmp.js'
 
 async function world(store: Store, files: Record<string, string>): Promise<Digest> {

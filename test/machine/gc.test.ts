@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type MachineImage, Store, bootMachine, buildMachineImage, forkMachine, gc, killMachine, snapshotMachine } from '../../src/index.js'
 import { deleteRef, listRefs } from '../../src/store/refs.js'
-import { readSnapshot } from '../../src/world/readObjects.js'
+import { readSnapshot } from '../../src/world/tree/readObjects.js'
 import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace } from '../helpers/machines.js'
 
 let dir: string

@@ -21,9 +21,9 @@ import {
 } from '../../src/index.js'
 import { ZERO_PIECE_DIGEST } from '../../src/machine/filePieces.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
-import { readSnapshot } from '../../src/world/readObjects.js'
-import { makeSnapshot } from '../../src/world/Snapshot.js'
-import { EMPTY_TREE } from '../../src/world/treeSource.js'
+import { readSnapshot } from '../../src/world/tree/readObjects.js'
+import { makeSnapshot } from '../../src/objects/Snapshot.js'
+import { EMPTY_TREE } from '../../src/world/tree/treeSource.js'
 import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, qemuProcessesNaming } from '../helpers/machines.js'
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { hostMountVia } from '../../src/branch/hostMount.js'
+import { hostMountVia } from '../../src/branch/mount/hostMount.js'
 import { Workspace, bestOfN } from '../../src/index.js'
 import type { CommandValue, Outcome } from '../../src/index.js'
 import { type Runner, forkpoint, fuseNamespace, runAs } from '../branch/toolsInBranch.js'

@@ -1,7 +1,7 @@
 import { type Server, createServer } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RegistryRequestError, pullImage, pushImage } from '../../src/index.js'
-import { redactSecrets } from '../../src/registry/redactSecrets.js'
+import { redactSecrets } from '../../src/registry/transport/redactSecrets.js'
 import { fp } from '../helpers/cli.js'
 import { type RegistryServer, startRegistry } from '../helpers/registryServer.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { DigestSet } from '../../src/registry/DigestSet.js'
-import type { Digest } from '../../src/store/digest.js'
+import { DigestSet } from '../../src/registry/transfer/DigestSet.js'
+import type { Digest } from '../../src/objects/digest.js'
 
 const digest = (hex: string): Digest => `sha256:${hex}`
 const random = () => digest(randomBytes(32).toString('hex'))

@@ -93,9 +93,9 @@ export function onePackFile(body: Buffer, tail: Buffer = Buffer.alloc(0)): Promi
 
 /** The digests of the packs the image tagged at `remote` spans, from its manifests. */
 export async function remotePacks(remote: string): Promise<Array<`sha256:${string}`>> {
-  const { openTransport } = await import('../../src/registry/openTransport.js')
-  const { parseRemote } = await import('../../src/registry/parseRemote.js')
-  const { parseImageIndex, parsePacksManifest } = await import('../../src/registry/imageManifest.js')
+  const { openTransport } = await import('../../src/registry/transport/openTransport.js')
+  const { parseRemote } = await import('../../src/registry/transport/parseRemote.js')
+  const { parseImageIndex, parsePacksManifest } = await import('../../src/registry/manifest/imageManifest.js')
   const parsed = parseRemote(remote)
   const transport = await openTransport(parsed, { credentials: null })
   const reference = parsed.reference && 'tag' in parsed.reference ? parsed.reference.tag : 'latest'

@@ -2,7 +2,7 @@ import { existsSync, promises as fs, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Store, Workspace, checkout, cloneImage, deleteTag, gc, pullImage, pushImage, showObject, snapshotWorkspace, verify } from '../../src/index.js'
-import { KEEP_WHOLE_MIN_OBJECTS } from '../../src/registry/stagePackedObjects.js'
+import { KEEP_WHOLE_MIN_OBJECTS } from '../../src/registry/transfer/stagePackedObjects.js'
 import { listObjects } from '../../src/store/objectGraph.js'
 import { tempDir } from '../helpers/tmp.js'
 import { emptyStore, expectRefusedUntouched, makeImage, randomFiles, remotePacks, storeState, treeListing } from './fixtures.js'
@@ -42,7 +42,7 @@ describe('a pull keeps a big pack whole', () => {
     expect(await treeListing(out)).toEqual(await treeListing(image.dir))
   })
 
-  it('a branch of a cloned workspace links its base view from objects written out of the pack', async () => {
+  it('a branch of a cloned workspace links its base directory from objects written out of the pack', async () => {
     const image = await bigImage(2)
     const into = join(tempDir('clone'), 'ws')
     await cloneImage({ remote: image.remote, into, credentials })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { RemoteSpecError } from '../../src/index.js'
-import { parseRemote } from '../../src/registry/parseRemote.js'
-import { sha256 } from '../../src/store/digest.js'
+import { parseRemote } from '../../src/registry/transport/parseRemote.js'
+import { sha256 } from '../../src/objects/digest.js'
 
 describe('parseRemote', () => {
   it('parses the three transports with tags and digests', () => {

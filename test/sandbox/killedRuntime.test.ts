@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
 import { expect, it } from 'vitest'
-import { encodeFrame } from '../../src/sandbox/frames.js'
+import { encodeMessage } from '../../src/sandbox/messages.js'
 import { runtimeBinary } from '../../src/sandbox/runtimeBinary.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 
@@ -26,7 +26,7 @@ it('leaves no process behind when the runtime is killed at any point of its setu
     const control = child.stdio[3] as NodeJS.WritableStream & { on(e: string, f: () => void): void }
     control.on('error', () => undefined)
     control.write(
-      encodeFrame([
+      encodeMessage([
         ['view', ws],
         ['workspace', ws],
         ['env', `PATH=${process.env['PATH']}`],

@@ -21,10 +21,10 @@ import {
   verifyLedger,
   writeSafetensors,
 } from '../../src/index.js'
-import { MediaType } from '../../src/registry/mediaTypes.js'
-import { openTransport } from '../../src/registry/openTransport.js'
-import { parseRemote } from '../../src/registry/parseRemote.js'
-import { sha256 } from '../../src/store/digest.js'
+import { MediaType } from '../../src/registry/manifest/mediaTypes.js'
+import { openTransport } from '../../src/registry/transport/openTransport.js'
+import { parseRemote } from '../../src/registry/transport/parseRemote.js'
+import { sha256 } from '../../src/objects/digest.js'
 import { GuestAgent } from '../../src/machine/qemu/GuestAgent.js'
 import { QemuGuestAgent } from '../../src/machine/qemu/QemuGuestAgent.js'
 import { transcriptText, transcriptToRun } from '../../src/trace/core/transcript.js'
@@ -571,14 +571,14 @@ describe('imported runs, model directories and foreign .git are data', () => {
 
 describe('hostile graphs, objects and the checkout budget', async () => {
   const { Store, checkout, cloneImage, initWorkspace, pullImage, unpackImage, verifyLedgers } = await import('../../src/index.js')
-  const { sha256 } = await import('../../src/store/digest.js')
+  const { sha256 } = await import('../../src/objects/digest.js')
   const { objectPathIn } = await import('../../src/store/objectPath.js')
   const { updateRef } = await import('../../src/store/refs.js')
   const { resolveId } = await import('../../src/store/resolveId.js')
   const { readShallow } = await import('../../src/store/shallow.js')
   const { canonicalBytes } = await import('../../src/util/canonicalJson.js')
-  const { makeSnapshot } = await import('../../src/world/Snapshot.js')
-  const { treeObject } = await import('../../src/world/Tree.js')
+  const { makeSnapshot } = await import('../../src/objects/Snapshot.js')
+  const { treeObject } = await import('../../src/objects/Tree.js')
   const { chunksBomb, claimShallow, dagBomb, deepTree, hostileImage, packOfBytes, sharedBlobBomb } = await import('../helpers/hostileImages.js')
   const { storeState } = await import('../registry/fixtures.js')
   const { makeWorkspace, tempDir } = await import('../helpers/tmp.js')
@@ -901,7 +901,7 @@ describe('a git repository checked out over a git repository: .git is content, t
   it('an entry landing on the store in use, whatever its name, is still refused in place (exit 5), the store untouched', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a' })
     const { storeDir } = await initWorkspace({ dir, store: join(dir, 'state') })
-    const [{ Store }, { makeSnapshot }] = await Promise.all([import('../../src/store/Store.js'), import('../../src/world/Snapshot.js')])
+    const [{ Store }, { makeSnapshot }] = await Promise.all([import('../../src/store/Store.js'), import('../../src/objects/Snapshot.js')])
     const store = await Store.open(storeDir)
     const planted = { name: 'planted', type: 'file', mode: 0o644, size: 71, blob: await store.writeBlob(Buffer.from(`${sha256('x')}\n`)) }
     const tags = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [planted] })
@@ -918,9 +918,9 @@ describe('a git repository checked out over a git repository: .git is content, t
 describe('contents of a hostile image (diff --patch, show ID:PATH)', () => {
   it('reads no blob past the per-file cap for a patch, whatever size the tree claims for it', async () => {
     const { Store } = await import('../../src/store/Store.js')
-    const { treeObject } = await import('../../src/world/Tree.js')
-    const { treeSource } = await import('../../src/world/treeSource.js')
-    const { collectPatch, patchSides, MAX_PATCH_FILE_BYTES } = await import('../../src/world/patchSnapshots.js')
+    const { treeObject } = await import('../../src/objects/Tree.js')
+    const { treeSource } = await import('../../src/world/tree/treeSource.js')
+    const { collectPatch, patchSides, MAX_PATCH_FILE_BYTES } = await import('../../src/world/diff/patchSnapshots.js')
     const store = await Store.init(tempDir('hostile-patch'))
     const small = await store.writeBlob(Buffer.from('small\n'))
     // a tree that lies: it says 6 bytes for a blob past the cap
@@ -941,7 +941,7 @@ describe('contents of a hostile image (diff --patch, show ID:PATH)', () => {
 describe('merge rename detection is bounded', () => {
   it('an image that deletes and adds over 1,000 × 1,000 files is merged comparing none by content: only identical files pair', async () => {
     const { Store } = await import('../../src/index.js')
-    const { mergeWorld } = await import('../../src/world/mergeWorld.js')
+    const { mergeWorld } = await import('../../src/world/merge/mergeWorld.js')
     const { writeFlat } = await import('../helpers/flatTree.js')
     const store = await Store.init(tempDir('hostile-renames'))
     const N = 1001

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { DigestMismatchError, ObjectNotFoundError, Store, StoreNotFoundError } from '../../src/index.js'
 import { canonicalJson } from '../../src/util/canonicalJson.js'
-import { sha256 } from '../../src/store/digest.js'
+import { sha256 } from '../../src/objects/digest.js'
 import { tempDir } from '../helpers/tmp.js'
 
 describe('Store', () => {

@@ -9,8 +9,8 @@ import { startService, type RunningService } from '../../src/service/httpService
 import { createMcpServer } from '../../src/service/mcpServer.js'
 import { readHead, updateRef } from '../../src/store/refs.js'
 import { resolveId } from '../../src/store/resolveId.js'
-import { readSnapshot } from '../../src/world/readObjects.js'
-import { makeSnapshot } from '../../src/world/Snapshot.js'
+import { readSnapshot } from '../../src/world/tree/readObjects.js'
+import { makeSnapshot } from '../../src/objects/Snapshot.js'
 import { fp } from '../helpers/cli.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 

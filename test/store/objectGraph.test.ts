@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { Store, verify, gc } from '../../src/index.js'
-import { sha256 } from '../../src/store/digest.js'
+import { sha256 } from '../../src/objects/digest.js'
 import { updateRef } from '../../src/store/refs.js'
-import { objectEdges, walkGraph } from '../../src/store/objectGraph.js'
+import { objectEdges } from '../../src/objects/kinds.js'
+import { walkGraph } from '../../src/store/objectGraph.js'
 import { tempDir } from '../helpers/tmp.js'
 
 describe('object graph', () => {

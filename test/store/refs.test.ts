@@ -3,7 +3,7 @@ import { AmbiguousIdError, ObjectNotFoundError, RefConflictError, Store, UsageEr
 import { listRefs, readRef, updateRef } from '../../src/store/refs.js'
 import { readReflog } from '../../src/store/reflog.js'
 import { resolveId } from '../../src/store/resolveId.js'
-import { sha256 } from '../../src/store/digest.js'
+import { sha256 } from '../../src/objects/digest.js'
 import { collidingBlobs } from '../helpers/ids.js'
 import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'

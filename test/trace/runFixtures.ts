@@ -1,5 +1,5 @@
 import { hashPayload } from '../../src/trace/core/stepHash.js'
-import { type JsonValue, type Run, type Step, type StepType } from '../../src/trace/core/Run.js'
+import { type JsonValue, type Run, type Step, type StepType } from '../../src/objects/Run.js'
 
 /** A hand-built step: `['llm', 'plan', {q: 1}, 'out']`. */
 export type StepSpec = [type: StepType, name: string, input: JsonValue, output: JsonValue, error?: string]

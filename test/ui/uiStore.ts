@@ -1,10 +1,10 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { Recorder, Store, Workspace, bestOfN, checkout, createTag, forkImage, initWorkspace, merge, openEffects, snapshotAgent } from '../../src/index.js'
-import type { Digest } from '../../src/store/digest.js'
+import type { Digest } from '../../src/objects/digest.js'
 import { updateRef } from '../../src/store/refs.js'
-import { makeSnapshot } from '../../src/world/Snapshot.js'
-import { fileEntry, treeObject } from '../../src/world/Tree.js'
+import { makeSnapshot } from '../../src/objects/Snapshot.js'
+import { fileEntry, treeObject } from '../../src/objects/Tree.js'
 
 /** The hostile names and values the page must show as text. */
 export const HOSTILE_FILE = '<script>alert(1)<script>.js'

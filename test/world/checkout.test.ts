@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DirtyWorkspaceError, TargetNotEmptyError, checkout, snapshotWorkspace, status } from '../../src/index.js'
 import { readRef } from '../../src/store/refs.js'
-import { readSnapshot, readTree } from '../../src/world/readObjects.js'
+import { readSnapshot, readTree } from '../../src/world/tree/readObjects.js'
 import { tempDir } from '../helpers/tmp.js'
 import { dirState, storeWorkspace } from '../helpers/workspace.js'
 

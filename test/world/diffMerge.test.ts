@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { type Digest, Store, type TreeEntry } from '../../src/index.js'
-import { diffTrees } from '../../src/world/diffTrees.js'
-import { makeTree } from '../../src/world/Tree.js'
-import { treeSource } from '../../src/world/treeSource.js'
+import { diffTrees } from '../../src/world/diff/diffTrees.js'
+import { makeTree } from '../../src/objects/Tree.js'
+import { treeSource } from '../../src/world/tree/treeSource.js'
 import { tempDir } from '../helpers/tmp.js'
 
 /** A tree described as a map: 'path': content, { x: content } (executable), { link: target }, { dir: {...} }, {} for an empty dir. */

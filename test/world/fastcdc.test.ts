@@ -1,7 +1,7 @@
 import { createCipheriv, createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_CHUNKING, chunkBuffer, chunkStream } from '../../src/world/fastcdc.js'
+import { DEFAULT_CHUNKING, chunkBuffer, chunkStream } from '../../src/world/scan/fastcdc.js'
 
 const hash = (b: Uint8Array) => createHash('sha256').update(b).digest('hex')
 

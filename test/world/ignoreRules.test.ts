@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { type Digest, Store, snapshotWorkspace } from '../../src/index.js'
-import { readSnapshot, readTree } from '../../src/world/readObjects.js'
+import { readSnapshot, readTree } from '../../src/world/tree/readObjects.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 

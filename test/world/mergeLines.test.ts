@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { MAX_EDITS, diffLines } from '../../src/world/diffLines.js'
-import { mergeLines } from '../../src/world/mergeLines.js'
+import { MAX_EDITS, diffLines } from '../../src/world/diff/diffLines.js'
+import { mergeLines } from '../../src/world/merge/mergeLines.js'
 import { tempDir } from '../helpers/tmp.js'
 
 const dir = tempDir('merge-lines')

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Store } from '../../src/index.js'
-import { mergeWorld } from '../../src/world/mergeWorld.js'
-import type { RenameOptions } from '../../src/world/findRenames.js'
+import { mergeWorld } from '../../src/world/merge/mergeWorld.js'
+import type { RenameOptions } from '../../src/world/diff/findRenames.js'
 import { type FlatFiles, readFlat, writeFlat } from '../helpers/flatTree.js'
 import { tempDir } from '../helpers/tmp.js'
 

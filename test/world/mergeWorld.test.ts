@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { type Digest, Store, type TreeEntry } from '../../src/index.js'
-import { readTree } from '../../src/world/readObjects.js'
-import { dirEntry, fileEntry, symlinkEntry, treeObject } from '../../src/world/Tree.js'
-import { type PathConflict, mergeWorld } from '../../src/world/mergeWorld.js'
+import { readTree } from '../../src/world/tree/readObjects.js'
+import { dirEntry, fileEntry, symlinkEntry, treeObject } from '../../src/objects/Tree.js'
+import { type PathConflict, mergeWorld } from '../../src/world/merge/mergeWorld.js'
 import { tempDir } from '../helpers/tmp.js'
 
 /** A flat description of a tree: path -> file text (`x:` prefix = executable), `-> target` (symlink), or null (a directory). */

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { snapshotWorkspace } from '../../src/index.js'
 import { mulberry32 } from '../../src/util/mulberry32.js'
-import { collectPatch, patchSnapshots } from '../../src/world/patchSnapshots.js'
+import { collectPatch, patchSnapshots } from '../../src/world/diff/patchSnapshots.js'
 import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 

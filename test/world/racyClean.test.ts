@@ -2,7 +2,7 @@ import { promises as fs, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, expect, it, vi } from 'vitest'
 import { snapshotWorkspace } from '../../src/index.js'
-import { scanClock } from '../../src/world/scanWorkspace.js'
+import { scanClock } from '../../src/world/scan/scanWorkspace.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 afterEach(() => {

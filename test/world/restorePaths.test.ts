@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { UsageError, snapshotWorkspace } from '../../src/index.js'
 import { readRef } from '../../src/store/refs.js'
-import { restorePaths } from '../../src/world/restorePaths.js'
+import { restorePaths } from '../../src/world/checkout/restorePaths.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 describe('checkout ID -- PATH…', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { UsageError, snapshotWorkspace } from '../../src/index.js'
 import { showSpec } from '../../src/image/showSpec.js'
-import { type ShownFile, fileContent } from '../../src/world/showPath.js'
+import { type ShownFile, fileContent } from '../../src/world/diff/showPath.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 async function bytesOf(dir: string, file: ShownFile): Promise<Buffer> {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
-import { makeTree } from '../../src/world/Tree.js'
-import { sha256 } from '../../src/store/digest.js'
-import { treeBytes } from '../../src/world/Tree.js'
+import { makeTree } from '../../src/objects/Tree.js'
+import { sha256 } from '../../src/objects/digest.js'
+import { treeBytes } from '../../src/objects/Tree.js'
 
 describe('treeBytes', () => {
   it('writes exactly the canonical JSON bytes of a tree, for every kind of entry and awkward names', () => {

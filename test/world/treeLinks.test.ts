@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { type LinkLookup, MAX_LINK_HOPS, resolveLink } from '../../src/world/treeLinks.js'
+import { type LinkLookup, MAX_LINK_HOPS, resolveLink } from '../../src/world/checkout/treeLinks.js'
 
 /** A root holding only the given symlinks (path -> target) and directories `dirs`. */
 function root(links: Record<string, string>, dirs: string[] = []): LinkLookup {

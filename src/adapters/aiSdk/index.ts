@@ -1,5 +1,5 @@
 import type { LanguageModelV3GenerateResult, LanguageModelV3Middleware, LanguageModelV3StreamPart } from '@ai-sdk/provider'
-import type { JsonValue } from '../../trace/core/Run.js'
+import type { JsonValue } from '../../objects/Run.js'
 import type { Recorder } from '../../trace/record/Recorder.js'
 import { startModelCall } from '../modelCall.js'
 import { decode, encode } from '../jsonCodec.js'

@@ -1,6 +1,6 @@
 import { Usage } from '@openai/agents'
 import type { Model, ModelProvider, ModelRequest, ModelResponse, Span, StreamEvent, Trace, TracingProcessor } from '@openai/agents'
-import type { JsonValue, StepType } from '../../trace/core/Run.js'
+import type { JsonValue, StepType } from '../../objects/Run.js'
 import { Recorder, type RecorderOptions } from '../../trace/record/Recorder.js'
 import { decode, encode } from '../jsonCodec.js'
 import { startModelCall } from '../modelCall.js'

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { BackendUnavailableError, UsageError } from '../../errors/index.js'
-import { removeTree } from '../removeTree.js'
+import { removeTree } from '../lifecycle/removeTree.js'
 import type { BranchBackend } from './BranchBackend.js'
 
 const exec = promisify(execFile)

@@ -16,13 +16,13 @@ export async function branchCommand({
   ...options
 }: Where & { name: string; backend?: string; path?: string | undefined; disk?: string | undefined }): Promise<BranchInfo> {
   if (!BACKENDS.includes(backend)) throw new UsageError(`unknown backend ${JSON.stringify(backend)} (overlay, reflink, copy or auto)`)
-  const { makeBranch } = await import('../../branch/makeBranch.js')
+  const { makeBranch } = await import('../../branch/lifecycle/makeBranch.js')
   return makeBranch({ ...options, backend: backend as BackendName | 'auto', ...(path === undefined ? {} : { path }), ...(disk === undefined ? {} : { disk }) })
 }
 
 /** `forkpoint branch --list`: the live branches. */
 export async function branchListCommand(options: Where): Promise<{ branches: BranchInfo[] }> {
-  const { listBranches } = await import('../../branch/listBranches.js')
+  const { listBranches } = await import('../../branch/lifecycle/listBranches.js')
   return { branches: await listBranches(options) }
 }
 

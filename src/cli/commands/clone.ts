@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { resolve } from 'node:path'
-import type { CloneResult } from '../../registry/cloneImage.js'
-import type { ProgressListener } from '../../registry/TransferProgress.js'
+import type { CloneResult } from '../../registry/transfer/cloneImage.js'
+import type { ProgressListener } from '../../registry/transport/TransferProgress.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../../operations/text/format.js'
 import { print } from '../output.js'
@@ -18,7 +18,7 @@ export async function cloneCommand({
   into,
   ...options
 }: Where & PullFlags & { remote: string; into: string; trustGit?: boolean; onProgress?: ProgressListener }): Promise<CloneResult> {
-  const { cloneImage } = await import('../../registry/cloneImage.js')
+  const { cloneImage } = await import('../../registry/transfer/cloneImage.js')
   return cloneImage({ ...options, into: resolve(dir, into), ...(store ? { store } : {}) })
 }
 

@@ -28,7 +28,7 @@ export const diffView: Rendering<DiffOutput> = {
 
 /** `diff A B --patch` on a terminal or a pipe: the patch written file by file as it is made, never held whole; exit 1 when it is not empty. */
 async function streamPatch(where: Where & { a: string; b?: string | undefined }): Promise<void> {
-  const { patchSnapshots } = await import('../../world/patchSnapshots.js')
+  const { patchSnapshots } = await import('../../world/diff/patchSnapshots.js')
   let written = false
   for await (const section of patchSnapshots(where)) {
     written = true

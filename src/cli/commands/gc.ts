@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import type { Digest } from '../../store/digest.js'
+import type { Digest } from '../../objects/digest.js'
 import type { GcResult } from '../../store/gc.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes } from '../../operations/text/format.js'

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import type { PackResult } from '../../registry/packImage.js'
+import type { PackResult } from '../../registry/pack/packImage.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../../operations/text/format.js'
 import { print } from '../output.js'
@@ -8,7 +8,7 @@ import { counted } from '../../util/plural.js'
 
 /** `forkpoint pack ID -o FILE`: an image as one file (the pack a push sends, with a header); the same image gives the same bytes. */
 export async function packCommand({ level, depth, ...options }: Where & { id: string; output: string; level?: number; depth?: number }): Promise<PackResult> {
-  const { packImage } = await import('../../registry/packImage.js')
+  const { packImage } = await import('../../registry/pack/packImage.js')
   return packImage({ ...options, ...(level ? { level } : {}), ...(depth !== undefined ? { depth } : {}) })
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
-import type { PullResult } from '../../registry/pullImage.js'
-import type { ProgressListener } from '../../registry/TransferProgress.js'
+import type { PullResult } from '../../registry/transfer/pullImage.js'
+import type { ProgressListener } from '../../registry/transport/TransferProgress.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../../operations/text/format.js'
 import { print } from '../output.js'
@@ -26,7 +26,7 @@ export function pullOptions(cmd: Command): Command {
 
 /** `forkpoint pull REMOTE`: an image fetched into the store; `onProgress` hears the transfer as it goes. */
 export async function pullCommand(options: Where & PullFlags & { remote: string; onProgress?: ProgressListener }): Promise<PullResult> {
-  const { pullImage } = await import('../../registry/pullImage.js')
+  const { pullImage } = await import('../../registry/transfer/pullImage.js')
   return pullImage(options)
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
-import type { PushResult } from '../../registry/pushImage.js'
-import type { ProgressListener } from '../../registry/TransferProgress.js'
+import type { PushResult } from '../../registry/transfer/pushImage.js'
+import type { ProgressListener } from '../../registry/transport/TransferProgress.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes, short } from '../../operations/text/format.js'
 import { print } from '../output.js'
@@ -23,8 +23,8 @@ export interface PushOptions extends Where {
 
 /** `forkpoint push ID REMOTE`: an image sent to a remote; `onProgress` hears the transfer as it goes. */
 export async function pushCommand({ sign, insecure, repack, depth, onProgress, ...options }: PushOptions): Promise<PushResult> {
-  const { pushImage } = await import('../../registry/pushImage.js')
-  const { signingKeyFromEnv } = await import('../../registry/signingKeys.js')
+  const { pushImage } = await import('../../registry/transfer/pushImage.js')
+  const { signingKeyFromEnv } = await import('../../registry/signing/signingKeys.js')
   return pushImage({
     ...options,
     insecure: insecure ?? false,

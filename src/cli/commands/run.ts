@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import type { RunResult } from '../../branch/runInBranch.js'
+import type { RunResult } from '../../branch/run/runInBranch.js'
 import { UsageError } from '../../errors/index.js'
 import { DEFAULT_TIMEOUT } from '../../sandbox/limits.js'
 import type { NetMode } from '../../sandbox/runSandboxed.js'

@@ -1,9 +1,9 @@
 import { once } from 'node:events'
 import type { Command } from 'commander'
 import type { Shown } from '../../image/showSpec.js'
-import { looksBinary } from '../../world/looksBinary.js'
-import { quotePath } from '../../world/quotePath.js'
-import type { ShownFile } from '../../world/showPath.js'
+import { looksBinary } from '../../world/diff/looksBinary.js'
+import { quotePath } from '../../world/diff/quotePath.js'
+import type { ShownFile } from '../../world/diff/showPath.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { formatBytes } from '../../operations/text/format.js'
 import { print } from '../output.js'
@@ -37,7 +37,7 @@ export const showView: Rendering<Shown> = {
 
 /** A blob's or file's bytes on stdout as stored, piece by piece; false (nothing written) when they are binary and stdout is a terminal. */
 async function writeContent(where: Where, file: NonNullable<ReturnType<typeof bytesOf>>): Promise<boolean> {
-  const { fileContent } = await import('../../world/showPath.js')
+  const { fileContent } = await import('../../world/diff/showPath.js')
   let first = true
   for await (const piece of fileContent({ ...where, file })) {
     if (first && process.stdout.isTTY && looksBinary(piece)) return false

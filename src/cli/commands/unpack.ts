@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import type { UnpackResult } from '../../registry/unpackImage.js'
+import type { UnpackResult } from '../../registry/pack/unpackImage.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../../operations/text/format.js'
 import { print } from '../output.js'
@@ -8,7 +8,7 @@ import { counted } from '../../util/plural.js'
 
 /** `forkpoint unpack FILE`: a pack file read into the store, every object verified. */
 export async function unpackCommand(options: Where & { input: string; tag?: string; allowExternalSymlinks?: boolean }): Promise<UnpackResult> {
-  const { unpackImage } = await import('../../registry/unpackImage.js')
+  const { unpackImage } = await import('../../registry/pack/unpackImage.js')
   return unpackImage(options)
 }
 

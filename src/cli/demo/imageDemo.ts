@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { commitOutbox } from '../../effects/outbox.js'
 import { traceLayer } from '../../image/traceLayer.js'
-import { makeSnapshot } from '../../world/Snapshot.js'
-import { scanWorkspace } from '../../world/scanWorkspace.js'
+import { makeSnapshot } from '../../objects/Snapshot.js'
+import { scanWorkspace } from '../../world/scan/scanWorkspace.js'
 import type { DemoContext } from './DemoContext.js'
 
 /** The agent's conversation so far, OpenAI-style chat messages (one JSON object a line). */

@@ -19,8 +19,8 @@ export async function registryDemo(ctx: DemoContext): Promise<void> {
   const teammate = join(ctx.root, 'teammate')
   const clone = await lib.cloneImage({ remote, store: join(teammate, 'store'), into: join(teammate, 'agent') })
   const { store } = await lib.openStore({ dir: ws })
-  const cloned = await (await import('../../world/scanWorkspace.js')).scanWorkspace({ store, dir: clone.into, write: false })
-  const head = await (await import('../../world/readObjects.js')).readSnapshot(store, pushed.id)
+  const cloned = await (await import('../../world/scan/scanWorkspace.js')).scanWorkspace({ store, dir: clone.into, write: false })
+  const head = await (await import('../../world/tree/readObjects.js')).readSnapshot(store, pushed.id)
   ctx.check(clone.id === pushed.id && cloned.tree === head.world.tree, `the clone has the identical snapshot and tree ${head.world.tree.slice(7, 19)}`)
 
   ctx.say('Change one file, push again: only the difference travels')

@@ -52,6 +52,6 @@ export async function storeDemo(ctx: DemoContext): Promise<void> {
   ctx.say('Check the first snapshot out elsewhere and compare')
   const copy = join(ctx.root, 'restored')
   await lib.checkout({ dir: ws, id: first.id.slice(0, 14), into: copy })
-  const restored = await (await import('../../world/scanWorkspace.js')).scanWorkspace({ store, dir: copy, write: false })
+  const restored = await (await import('../../world/scan/scanWorkspace.js')).scanWorkspace({ store, dir: copy, write: false })
   ctx.check(restored.tree === first.tree, `restored copy has the identical tree ${first.tree.slice(7, 19)} (bytes, modes, symlink, empty dir)`)
 }

@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors/index.js'
-import type { Digest } from '../../store/digest.js'
+import type { Digest } from '../../objects/digest.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { readKvCacheLayer } from './kvCacheLayer.js'
 import type { LlamaModelLike, LlamaSequenceLike } from './llamaTypes.js'

@@ -1,10 +1,10 @@
 import { createReadStream, statSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { InputNotFoundError, MalformedObjectError } from '../../errors/index.js'
-import { type Digest, isDigest } from '../../store/digest.js'
+import { type Digest, isDigest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { chunkedFile, readRange, storePieces } from '../storedPieces.js'
-import { type ChunkerOptions, chunkBuffer } from '../../world/fastcdc.js'
+import { type ChunkerOptions, chunkBuffer } from '../../world/scan/fastcdc.js'
 
 /**
  * The cache layer: one sequence's KV-cache as llama.cpp saves it, with what it needs to

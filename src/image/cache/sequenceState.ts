@@ -1,6 +1,6 @@
 import { promises as fs, writeFileSync } from 'node:fs'
 import { MalformedObjectError, UsageError } from '../../errors/index.js'
-import type { Digest } from '../../store/digest.js'
+import type { Digest } from '../../objects/digest.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import type { Store } from '../../store/Store.js'
 import { canonicalBytes } from '../../util/canonicalJson.js'

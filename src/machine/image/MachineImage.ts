@@ -1,5 +1,5 @@
 import { MalformedObjectError } from '../../errors/index.js'
-import { type Digest, isDigest } from '../../store/digest.js'
+import { type Digest, isDigest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 
 /** What a machine boots: a kernel, an initramfs and the kernel's command line, built by a recipe. */

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import type { Digest } from '../../store/digest.js'
+import type { Digest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { canonicalBytes } from '../../util/canonicalJson.js'
 import { guestInitramfs } from './initramfs.js'

@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Digest } from '../../store/digest.js'
+import type { Digest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { canonicalBytes } from '../../util/canonicalJson.js'
 import { storeFilePieces } from '../filePieces.js'

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { MachineUnavailableError } from '../../errors/index.js'
-import { hashFile } from '../../store/digest.js'
+import { hashFile } from '../../objects/digest.js'
 import { runTool } from '../runTool.js'
 import { forkpointCacheDir } from './cacheDir.js'
 

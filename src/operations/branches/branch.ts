@@ -10,7 +10,7 @@ export const branch = defineOperation({
   annotations: { readOnly: false, destructive: false, idempotent: false },
   cli: { own: 'branch', why: 'the command line also lists branches, mounts one at a path of the caller and caps its disk' },
   async run(where, { name, backend }) {
-    const { makeBranch } = await import('../../branch/makeBranch.js')
+    const { makeBranch } = await import('../../branch/lifecycle/makeBranch.js')
     return makeBranch({ ...where, name, backend: backend ?? 'auto' })
   },
 })

@@ -61,7 +61,7 @@ export const commitAbort = defineOperation({
     rendering: { human: (r) => `commit of ${r.name} aborted: ${counted(r.restored.length, 'file')} restored; the branch is still live` },
   },
   async run(where, { name }) {
-    const { abortCommit } = await import('../../branch/abortCommit.js')
+    const { abortCommit } = await import('../../branch/commit/abortCommit.js')
     return abortCommit({ ...where, name })
   },
 })

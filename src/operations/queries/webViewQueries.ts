@@ -163,7 +163,7 @@ export const WEB_VIEW_QUERIES: AnyOperation[] = [
     annotations: READS,
     surfaces: WEB_VIEW_ONLY,
     async run(where, { id, path }) {
-      const { listTree } = await import('../../world/listTree.js')
+      const { listTree } = await import('../../world/tree/listTree.js')
       return listTree({ ...where, id, ...(path === undefined ? {} : { path }) })
     },
   }),
@@ -255,7 +255,7 @@ export const WEB_VIEW_QUERIES: AnyOperation[] = [
     annotations: READS,
     surfaces: WEB_VIEW_ONLY,
     async run(where) {
-      const { liveWork } = await import('../../branch/liveChanges.js')
+      const { liveWork } = await import('../../branch/run/liveChanges.js')
       return liveWork(where)
     },
   }),

@@ -23,7 +23,7 @@ export const pull = defineOperation({
   cli: { own: 'pull', why: "the command line also verifies a signature with a key file of the caller's" },
   async run(where, { remote, tag }, { signal, onProgress, policy }) {
     if (policy) await confineRemote(policy, remote)
-    const { pullImage } = await import('../../registry/pullImage.js')
+    const { pullImage } = await import('../../registry/transfer/pullImage.js')
     return pullImage({ ...where, remote, signal, ...(tag ? { tag } : {}), ...(onProgress ? { onProgress } : {}) })
   },
 })

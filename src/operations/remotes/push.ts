@@ -27,7 +27,7 @@ export const push = defineOperation({
   cli: { own: 'push', why: 'the command line also signs with the key in its environment, sends shallow history and repacks' },
   async run(where, { id, remote }, { signal, onProgress, policy }) {
     if (policy) await confineRemote(policy, remote)
-    const { pushImage } = await import('../../registry/pushImage.js')
+    const { pushImage } = await import('../../registry/transfer/pushImage.js')
     return pushImage({ ...where, id, remote, signal, ...(onProgress ? { onProgress } : {}) })
   },
 })

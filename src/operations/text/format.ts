@@ -1,5 +1,5 @@
-import type { Change } from '../../world/diffTrees.js'
-import { quotePath } from '../../world/quotePath.js'
+import type { Change } from '../../world/diff/diffTrees.js'
+import { quotePath } from '../../world/diff/quotePath.js'
 import pc from 'picocolors'
 
 export function formatBytes(n: number): string {

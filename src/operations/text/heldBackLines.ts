@@ -1,4 +1,4 @@
-import { quotePath } from '../../world/quotePath.js'
+import { quotePath } from '../../world/diff/quotePath.js'
 
 /** What a checkout of another store's image did not write, and the command that would. */
 export function heldBackLines(heldBack: string[], restore: string): string {

@@ -1,5 +1,5 @@
 import type { ImageDescription } from '../../image/describeImage.js'
-import type { JsonValue } from '../../trace/core/Run.js'
+import type { JsonValue } from '../../objects/Run.js'
 import { formatBytes } from './format.js'
 import { counted } from '../../util/plural.js'
 

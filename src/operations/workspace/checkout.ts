@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { quotePath } from '../../world/quotePath.js'
+import { quotePath } from '../../world/diff/quotePath.js'
 import { counted } from '../../util/plural.js'
 import { defineOperation } from '../operation.js'
 import { digest, snapshotId } from '../schemas.js'
@@ -47,10 +47,10 @@ export const checkout = defineOperation({
     const progress = onProgress && ((done: number, total: number) => onProgress({ done, total }))
     const options = { ...where, id, force: force ?? false, ...local, ...(progress ? { onProgress: progress } : {}) }
     if (paths?.length) {
-      const { checkoutPaths } = await import('../../world/restorePaths.js')
+      const { checkoutPaths } = await import('../../world/checkout/restorePaths.js')
       return checkoutPaths({ ...options, paths })
     }
-    const { checkout } = await import('../../world/checkout.js')
+    const { checkout } = await import('../../world/checkout/checkout.js')
     return checkout(options)
   },
 })

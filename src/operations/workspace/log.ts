@@ -36,7 +36,7 @@ export const log = defineOperation({
   },
   async run(where, { ref, all, limit }, { policy }) {
     if (all && ref !== undefined) throw new UsageError('log: --all or a REF, not both', { option: '--all' })
-    const { log } = await import('../../world/log.js')
+    const { log } = await import('../../world/workspace/log.js')
     return { entries: await log({ ...where, from: ref ?? 'HEAD', all: all ?? false, limit: limit ?? (policy ? 50 : Infinity) }) }
   },
 })

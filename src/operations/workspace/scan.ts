@@ -13,7 +13,7 @@ export const scan = defineOperation({
   async run(where, { respectGitignore }, { scanner }) {
     const [{ openStore }, { fullScanner }, { withWriteLock }] = await Promise.all([
       import('../../store/findStore.js'),
-      import('../../world/snapshotWorkspace.js'),
+      import('../../world/scan/snapshotWorkspace.js'),
       import('../../store/storeLock.js'),
     ])
     const { store, workspace } = await openStore(where)

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { SNAPSHOT_LAYERS } from '../../world/Snapshot.js'
+import { SNAPSHOT_LAYERS } from '../../objects/Snapshot.js'
 import { defineOperation } from '../operation.js'
 import { digest, scanCounts } from '../schemas.js'
 

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { commitNextSteps } from '../../branch/commitInProgress.js'
+import { commitNextSteps } from '../../branch/commit/commitInProgress.js'
 import { counted } from '../../util/plural.js'
 import { defineOperation } from '../operation.js'
 import { change, digest } from '../schemas.js'
@@ -37,7 +37,7 @@ export const status = defineOperation({
     const { recoverUnsent } = await import('../../effects/sendUnsent.js')
     const recovered = await recoverUnsent(where)
     if (recovered) notice?.(recovered)
-    const { status } = await import('../../world/status.js')
+    const { status } = await import('../../world/workspace/status.js')
     return status({ ...where, scanner, ...(respectGitignore === undefined ? {} : { respectGitignore }) })
   },
 })

@@ -1,5 +1,5 @@
 import { type LlmApi, assistantText, recogniseLlmApi } from './llmApis.js'
-import type { JsonValue } from '../core/Run.js'
+import type { JsonValue } from '../../objects/Run.js'
 import type { StepSpec } from '../record/Session.js'
 import { parseJsonOr, parseSse } from './sse.js'
 

@@ -1,4 +1,4 @@
-import type { JsonValue } from '../core/Run.js'
+import type { JsonValue } from '../../objects/Run.js'
 import type { SseEvent } from './sse.js'
 
 /** An LLM API call recognised by its path: OpenAI, Anthropic, and anything OpenAI-compatible. */

@@ -1,4 +1,4 @@
-import type { JsonValue } from '../core/Run.js'
+import type { JsonValue } from '../../objects/Run.js'
 
 export interface SseEvent {
   event?: string

@@ -4,7 +4,7 @@ import { entrypointCommand } from './entrypointCommand.js'
 import { normalizeRun } from './normalizeRun.js'
 import { printable } from '../core/printable.js'
 import { recordCommand, type RecordCommandArgs, type RecordResult } from '../record/recordCommand.js'
-import type { StepError } from '../core/Run.js'
+import type { StepError } from '../../objects/Run.js'
 import { writeRunArtifact } from '../core/runArtifact.js'
 
 export interface CiRecordArgs extends Omit<RecordCommandArgs, 'command' | 'out' | 'entrypoint'> {

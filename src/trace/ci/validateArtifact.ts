@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { readRunArtifact } from '../core/readRunArtifact.js'
 import { recordedCommandOf } from '../replay/recordedCommand.js'
-import { RUN_SCHEMA_VERSION } from '../core/Run.js'
+import { RUN_SCHEMA_VERSION } from '../../objects/Run.js'
 
 export interface ArtifactReport {
   artifact: string

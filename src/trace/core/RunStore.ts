@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs'
 import type Database from 'better-sqlite3'
 import { LockTimeoutError, RunArtifactError, RunNotFoundError, UsageError } from '../../errors/index.js'
-import { type Digest, isDigest } from '../../store/digest.js'
+import { type Digest, isDigest } from '../../objects/digest.js'
 import { deleteRef, readRef, updateRef } from '../../store/refs.js'
 import type { Store } from '../../store/Store.js'
 import { withWriteLock } from '../../store/storeLock.js'
 import { requirePackage } from '../../util/requirePackage.js'
 import { parseRun } from './parseRun.js'
-import type { Run, RunStatus } from './Run.js'
+import type { Run, RunStatus } from '../../objects/Run.js'
 import { runRefName } from './runIds.js'
 
 /** One row of `forkpoint runs`. */

@@ -3,7 +3,7 @@ import { jsonDataProblem } from '../../util/jsonDataProblem.js'
 import { jsonTextTooDeep, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES } from '../../util/jsonDepth.js'
 import { previewValue } from '../../util/previewValue.js'
 import { isSealed } from '../redact/payloadCipher.js'
-import { makeRunId, type Run, RUN_SCHEMA_VERSION, type Step, STEP_TYPES } from './Run.js'
+import { makeRunId, type Run, RUN_SCHEMA_VERSION, type Step, STEP_TYPES } from '../../objects/Run.js'
 import { isRunId } from './runIds.js'
 import { hashPayload } from './stepHash.js'
 

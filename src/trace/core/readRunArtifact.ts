@@ -2,7 +2,7 @@ import { RunArtifactError, RunNotFoundError } from '../../errors/index.js'
 import { MAX_JSON_FILE_BYTES } from '../../util/jsonDepth.js'
 import { readCappedFile } from '../../util/readCappedFile.js'
 import { parseRun, parseRunJson } from './parseRun.js'
-import type { Run } from './Run.js'
+import type { Run } from '../../objects/Run.js'
 
 /**
  * A `*.run.json` file, checked as every command that reads one checks it: its size

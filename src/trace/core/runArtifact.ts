@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { atomicWrite } from '../../util/atomicWrite.js'
 import { canonicalJson } from '../../util/canonicalJson.js'
-import type { Run } from './Run.js'
+import type { Run } from '../../objects/Run.js'
 
 /**
  * The text of a `*.run.json` file: keys in canonical order, two-space indented, one

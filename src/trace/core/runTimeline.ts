@@ -2,10 +2,10 @@ import { UsageError } from '../../errors/index.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { resolveId } from '../../store/resolveId.js'
 import type { Store } from '../../store/Store.js'
-import { readSnapshot } from '../../world/readObjects.js'
+import { readSnapshot } from '../../world/tree/readObjects.js'
 import { isSealed } from '../redact/payloadCipher.js'
 import { loadStoredRun, readRunObject } from './loadRun.js'
-import type { JsonValue, Run, StepError, StepType } from './Run.js'
+import type { JsonValue, Run, StepError, StepType } from '../../objects/Run.js'
 
 /** What an encrypted payload shows without its key. */
 const SEALED = '[encrypted]'

@@ -3,7 +3,7 @@ import { RunArtifactError } from '../../errors/index.js'
 import { jsonDataProblem } from '../../util/jsonDataProblem.js'
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../../util/jsonDepth.js'
 import { Redactor } from '../redact/Redactor.js'
-import { type JsonValue, makeRunId, type Run, RUN_SCHEMA_VERSION, type Step, type StepType } from './Run.js'
+import { type JsonValue, makeRunId, type Run, RUN_SCHEMA_VERSION, type Step, type StepType } from '../../objects/Run.js'
 import { hashPayload } from './stepHash.js'
 
 /** What `run.meta.transcript` records, beside each step's line, to give the file back byte for byte. */

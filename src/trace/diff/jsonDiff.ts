@@ -1,5 +1,5 @@
 import { assertDepth } from '../../util/jsonDepth.js'
-import type { JsonValue } from '../core/Run.js'
+import type { JsonValue } from '../../objects/Run.js'
 import { childPath } from '../redact/Redactor.js'
 
 /** One difference between two JSON values, at a path like `$.messages[1].content`. */

@@ -1,4 +1,4 @@
-import { type JsonValue, type Run, type Step, makeRunId } from '../core/Run.js'
+import { type JsonValue, type Run, type Step, makeRunId } from '../../objects/Run.js'
 import { hashPayload } from '../core/stepHash.js'
 
 /** What the merged run says about the steps FROM took after the runs parted. */

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { OfflineViolationError, ReplayDivergenceError } from '../../errors/index.js'
 import type { JournalEntry, JournalSink, StepEntry } from './journal.js'
 import type { ReplayMatcher } from '../replay/ReplayMatcher.js'
-import type { JsonValue, Step, StepError, StepType } from '../core/Run.js'
+import type { JsonValue, Step, StepError, StepType } from '../../objects/Run.js'
 import type { StepSealer } from '../redact/StepSealer.js'
 
 export interface StepSpec {

@@ -16,7 +16,7 @@ import { type EgressServer, startEgressServer } from '../../sandbox/egressServer
 import { caVariables } from '../../sandbox/runSandboxed.js'
 import { storeCa } from '../../sandbox/storeCa.js'
 import type { RedactionPolicy } from '../redact/Redactor.js'
-import type { EncryptionInfo, Run } from '../core/Run.js'
+import type { EncryptionInfo, Run } from '../../objects/Run.js'
 import { shellQuote } from '../core/shellQuote.js'
 import { TRACE_ENV } from './traceEnv.js'
 

@@ -1,5 +1,5 @@
 import type { JournalEntry, StepEntry } from './journal.js'
-import { type EncryptionInfo, type JsonValue, type RedactionMode, type Run, type RunStatus, RUN_SCHEMA_VERSION, type Step } from '../core/Run.js'
+import { type EncryptionInfo, type JsonValue, type RedactionMode, type Run, type RunStatus, RUN_SCHEMA_VERSION, type Step } from '../../objects/Run.js'
 
 export interface RunHeader {
   runId: string

@@ -3,7 +3,7 @@ import type { JournalSink } from './journal.js'
 import { PayloadCipher } from '../redact/payloadCipher.js'
 import { type RedactionPolicy, Redactor } from '../redact/Redactor.js'
 import { ReplayMatcher } from '../replay/ReplayMatcher.js'
-import type { RedactionMode, Run } from '../core/Run.js'
+import type { RedactionMode, Run } from '../../objects/Run.js'
 import { type MissPolicy, Session } from './Session.js'
 import { StepSealer } from '../redact/StepSealer.js'
 

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url'
 import { openStore } from '../../store/findStore.js'
 import { assembleRun, type RunHeader } from './assembleRun.js'
 import { readJournal } from './journal.js'
-import type { Run } from '../core/Run.js'
+import type { Run } from '../../objects/Run.js'
 import { RunStore } from '../core/RunStore.js'
 import { counted } from '../../util/plural.js'
 

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { RunArtifactError } from '../../errors/index.js'
-import type { Step, StepType } from '../core/Run.js'
+import type { Step, StepType } from '../../objects/Run.js'
 
 /**
  * What a recording process writes as it goes, one JSON line per entry, already

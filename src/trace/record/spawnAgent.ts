@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import type { Duplex } from 'node:stream'
 import { SandboxError, UsageError } from '../../errors/index.js'
-import { type Fields, encodeFrame } from '../../sandbox/frames.js'
+import { type Fields, encodeMessage } from '../../sandbox/messages.js'
 import { runtimeBinary } from '../../sandbox/runtimeBinary.js'
 import { builtEntry } from '../../util/builtEntry.js'
 import { exitStatus } from '../../util/exitStatus.js'
@@ -114,6 +114,6 @@ function inNetworkNamespace(
   control.on('error', () => undefined)
   control.on('data', () => undefined) // `event=ready`; a setup error also ends in exit 125 with its reason on stderr
   const envFields = Object.entries(env).flatMap(([k, v]): Array<[string, string]> => (v === undefined ? [] : [['env', `${k}=${v}`]]))
-  control.end(encodeFrame([['root', 'host'], ...net, ['cwd', cwd], ...envFields, ...argv.map((a): [string, string] => ['argv', a])]))
+  control.end(encodeMessage([['root', 'host'], ...net, ['cwd', cwd], ...envFields, ...argv.map((a): [string, string] => ['argv', a])]))
   return child
 }

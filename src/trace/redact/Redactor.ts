@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { UsageError } from '../../errors/index.js'
 import { assertDepth } from '../../util/jsonDepth.js'
-import type { JsonValue, RedactionMode } from '../core/Run.js'
+import type { JsonValue, RedactionMode } from '../../objects/Run.js'
 import { LiteralSet, type Span } from './LiteralSet.js'
 import { pathRuleRegex } from './redactionPath.js'
 import { collectJsonWebTokens, collectPrivateKeys } from './secretScanners.js'

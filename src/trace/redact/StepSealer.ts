@@ -1,6 +1,6 @@
 import type { PayloadCipher } from './payloadCipher.js'
 import type { Redactor } from './Redactor.js'
-import type { JsonValue, StepError } from '../core/Run.js'
+import type { JsonValue, StepError } from '../../objects/Run.js'
 import { hashPayload } from '../core/stepHash.js'
 
 /**

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, scryptSync } from 'node:crypto'
 import { DecryptionError, EncryptionKeyError } from '../../errors/index.js'
-import type { EncryptionInfo, JsonValue } from '../core/Run.js'
+import type { EncryptionInfo, JsonValue } from '../../objects/Run.js'
 
 const SEALED_PREFIX = 'fpenc:v1:'
 const KEY_CHECK_LABEL = 'forkpoint run key check v1'

@@ -1,4 +1,4 @@
-import type { Run, Step } from '../core/Run.js'
+import type { Run, Step } from '../../objects/Run.js'
 
 function signature(name: string, inputHash: string): string {
   return `${name}\u0000${inputHash}`

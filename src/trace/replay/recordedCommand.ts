@@ -1,5 +1,5 @@
 import { UntrustedCommandError, UsageError } from '../../errors/index.js'
-import type { Run } from '../core/Run.js'
+import type { Run } from '../../objects/Run.js'
 import { RunStore } from '../core/RunStore.js'
 import type { Store } from '../../store/Store.js'
 import { shellQuote } from '../core/shellQuote.js'

@@ -6,7 +6,7 @@ import { type Digest, DigestMismatchError, Store, UsageError, cloneImage, pushIm
 import { forkSequence } from '../../../src/image/cache/forkSequence.js'
 import { readKvCacheLayer, stateChunking } from '../../../src/image/cache/kvCacheLayer.js'
 import { prefill, restoreSequence, snapshotSequence } from '../../../src/image/cache/sequenceState.js'
-import { readChunks, readSnapshot } from '../../../src/world/readObjects.js'
+import { readChunks, readSnapshot } from '../../../src/world/tree/readObjects.js'
 import { readRef } from '../../../src/store/refs.js'
 import { fp, fpJson } from '../../helpers/cli.js'
 import { tinyLlama } from '../../helpers/tinyLlama.js'

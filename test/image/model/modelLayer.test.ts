@@ -15,7 +15,7 @@ import {
   writeSafetensors,
 } from '../../../src/index.js'
 import { readRef, updateRef } from '../../../src/store/refs.js'
-import { readChunks, readSnapshot } from '../../../src/world/readObjects.js'
+import { readChunks, readSnapshot } from '../../../src/world/tree/readObjects.js'
 import { mergeModelLayers } from '../../../src/image/model/mergeModels.js'
 import { modelFiles, readFileBytes, readModelLayer, storeTensorFile } from '../../../src/image/model/modelLayer.js'
 import { fp } from '../../helpers/cli.js'

@@ -1,0 +1,81 @@
+import { basename, dirname } from 'node:path'
+import type { Store } from '../../store/Store.js'
+import { type SandboxLimits } from '../../sandbox/limits.js'
+import type { EgressProxy, NetMode, SandboxResult, SandboxSpec } from '../../sandbox/runSandboxed.js'
+import { sandboxRuntime } from '../../sandbox/SandboxRuntime.js'
+import { backendByName } from '../backends/chooseBackend.js'
+import { liveDir } from '../lifecycle/branchStore.js'
+import { changedBetween, fingerprint } from '../lifecycle/fingerprint.js'
+import { noteRunningSandbox } from './runningSandboxes.js'
+import { normaliseWritten } from '../commit/normaliseWritten.js'
+import { throughHolder } from '../mount/overlayMount.js'
+import type { BranchState } from '../types.js'
+
+export interface RunOptions extends SandboxLimits {
+  /**
+   * "none" (default): no network at all, not even the host's 127.0.0.1. "host": the host's network. An egress
+   * proxy: a network of the sandbox's own leading only to it (`withEgressEffects`).
+   */
+  net?: NetMode | EgressProxy
+  /** The command's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv
+  /** Working directory inside the sandbox (default: the workspace path). */
+  cwd?: string
+  /** Bytes for the command's stdin. */
+  input?: string | Buffer
+  /** Abort kills the whole process tree. */
+  signal?: AbortSignal
+  /** Host paths shown read-only inside (nothing else of the host is). */
+  expose?: string[]
+  /** Each chunk of output as the command writes it. */
+  onOutput?: SandboxSpec['onOutput']
+  /** "inherit": the command uses this process's stdin, stdout and stderr (`forkpoint shell`). */
+  stdio?: SandboxSpec['stdio']
+}
+
+export interface RunResult extends SandboxResult {
+  /** The branch the command ran in, or null for the workspace itself. */
+  branch: string | null
+  /** Paths (relative to the workspace) the command created, changed or removed. */
+  changedPaths: string[]
+}
+
+/**
+ * Run a command sandboxed with a branch (or, without one, the workspace itself, its store
+ * kept out of reach) mounted at the workspace's own path.
+ */
+export async function runInBranch({
+  store,
+  workspace,
+  state,
+  cmd,
+  options,
+}: {
+  store: Store
+  workspace: string
+  state: BranchState | null
+  cmd: string | string[]
+  options: RunOptions
+}): Promise<RunResult> {
+  const backend = state ? backendByName(state.backend) : null
+  const dir = state ? liveDir(store, state.id) : null
+  const view = backend && dir && state ? backend.viewMount(state, dir) : workspace
+  const upper = backend && dir ? backend.changeCandidates(dir) : null
+  const watched = upper ?? view
+  const skip = state ? undefined : storeNameInside(store, workspace)
+  const before = await fingerprint(watched, { skip })
+  // The store is never visible inside: hidden wherever it lies (under the workspace, or an exposed path).
+  const running = await noteRunningSandbox(store, { branch: state?.name ?? null, command: cmd })
+  const result = await sandboxRuntime()
+    .run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root] })
+    .finally(running.done)
+  const after = await fingerprint(watched, { skip })
+  // an overlay's upper layer gains directories by copy-up alone: not changes, but still written by the sandbox
+  const changedPaths = changedBetween(before, after, { dirs: upper === null })
+  const normalised = await normaliseWritten({ view: state ? throughHolder(state.holder, view) : workspace, paths: changedBetween(before, after), before })
+  return { ...result, warnings: [...result.warnings, ...normalised], branch: state?.name ?? null, changedPaths }
+}
+
+function storeNameInside(store: Store, workspace: string): string | undefined {
+  return dirname(store.root) === workspace ? basename(store.root) : undefined
+}

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { type ProcessId, isAlive, self } from '../../sandbox/processId.js'
+import type { Store } from '../../store/Store.js'
+import { atomicWrite } from '../../util/atomicWrite.js'
+import { readTextOrNull } from '../../util/fsx.js'
+import { readdirOrEmpty } from '../commit/samePath.js'
+
+/** A sandboxed command running now: in a branch, or in the workspace itself (`branch` null). */
+export interface RunningSandbox {
+  id: string
+  branch: string | null
+  /** The command as given: argv, or one string run by `sh -c`. */
+  command: string | string[]
+  /** The process that runs it (and records it here): a sandbox whose process is gone, its pid reused or not, is not listed. */
+  owner: ProcessId
+  startedAt: string
+}
+
+const dir = (store: Store) => store.path('sandboxes')
+
+/**
+ * Note a sandboxed command while it runs, in `<store>/sandboxes/<id>.json` (plain files, not
+ * objects): what the web view lists as running. The note goes when `done` is called; notes
+ * left by processes that died are removed by the next writer (readers skip them).
+ */
+export async function noteRunningSandbox(store: Store, { branch, command }: Pick<RunningSandbox, 'branch' | 'command'>): Promise<{ done: () => Promise<void> }> {
+  const note: RunningSandbox = { id: randomBytes(6).toString('hex'), branch, command, owner: self, startedAt: new Date().toISOString() }
+  const path = join(dir(store), `${note.id}.json`)
+  await Promise.all((await readNotes(store)).filter(({ note }) => !isAlive(note.owner)).map(({ path }) => fs.rm(path, { force: true })))
+  await fs.mkdir(dir(store), { recursive: true })
+  await atomicWrite(path, JSON.stringify(note), { fsync: false })
+  return { done: () => fs.rm(path, { force: true }) }
+}
+
+/** The sandboxed commands running now, oldest first. */
+export async function runningSandboxes(store: Store): Promise<RunningSandbox[]> {
+  return (await readNotes(store))
+    .map(({ note }) => note)
+    .filter((note) => isAlive(note.owner))
+    .sort((a, b) => a.startedAt.localeCompare(b.startedAt))
+}
+
+/** Every note, alive or not; one gone between the listing and the read is left out. */
+async function readNotes(store: Store): Promise<Array<{ path: string; note: RunningSandbox }>> {
+  const names = (await readdirOrEmpty(dir(store))).filter((n) => /^[0-9a-f]{12}\.json$/.test(n))
+  const notes = await Promise.all(
+    names.map(async (name) => {
+      const text = await readTextOrNull(join(dir(store), name))
+      return text === null ? null : { path: join(dir(store), name), note: JSON.parse(text) as RunningSandbox }
+    }),
+  )
+  return notes.filter((n) => n !== null)
+}

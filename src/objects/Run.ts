@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto'
+import type { EdgeRule } from './edges.js'
+
+/** The run artifact schema this version writes; older ones are migrated on read. */
+export const RUN_SCHEMA_VERSION = 1
+
+export const STEP_TYPES = ['llm', 'tool', 'step', 'input', 'output'] as const
+export type StepType = (typeof STEP_TYPES)[number]
+
+export type RedactionMode = 'secrets' | 'content' | 'encrypt'
+
+/** A JSON value as recorded: what canonical JSON can hold. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
+
+/** A step's failure as recorded. */
+export interface StepError {
+  name: string
+  message: string
+  code?: string
+}
+
+/**
+ * One recorded call. `inputHash`/`outputHash` are hex sha256 of the NFC-normalised
+ * canonical JSON (keyed HMAC for encrypted runs); `(name, inputHash)` is the step's
+ * signature for replay matching and diff resync. In an encrypted run `input`, `output`
+ * and `error` are sealed strings (see payloadCipher).
+ */
+export interface Step {
+  idx: number
+  name: string
+  type: StepType
+  input: JsonValue
+  output: JsonValue
+  error?: StepError | string
+  inputHash: string
+  outputHash: string
+  startedAt: string
+  durationMs: number
+  meta?: { [key: string]: JsonValue }
+  [unknown: string]: unknown
+}
+
+export type RunStatus = 'ok' | 'failed' | 'running'
+
+export interface EncryptionInfo {
+  alg: 'aes-256-gcm'
+  kdf: 'raw' | 'scrypt'
+  /** HMAC of a fixed label under the key: tells a wrong key from tampered data. */
+  keyCheck: string
+}
+
+/** A recorded agent run: the `*.run.json` artifact and the store's `run` object. */
+export interface Run {
+  kind: 'run'
+  schemaVersion: number
+  runId: string
+  entrypoint: string
+  startedAt: string
+  endedAt: string
+  status: RunStatus
+  steps: Step[]
+  redaction: RedactionMode
+  encryption?: EncryptionInfo
+  parent?: string
+  meta: { [key: string]: JsonValue }
+  [unknown: string]: unknown
+}
+
+/** Run ids sort by time: `run-` + 12 hex of milliseconds + 8 random hex. */
+export function makeRunId(now = Date.now()): string {
+  return `run-${now.toString(16).padStart(12, '0')}${randomBytes(4).toString('hex')}`
+}
+
+/** A run is recorded data all through: a digest in it is what the agent saw, never a reference. */
+export const RUN_EDGES: EdgeRule = { only: new Set() }

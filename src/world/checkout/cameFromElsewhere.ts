@@ -1,0 +1,23 @@
+import type { Digest } from '../../objects/digest.js'
+import { readForeignImages } from '../../store/foreignImages.js'
+import type { Store } from '../../store/Store.js'
+import type { Snapshot } from '../../objects/Snapshot.js'
+
+/**
+ * Whether snapshot `id` came from another store: an image pulled, cloned or unpacked here,
+ * or one of its ancestors (they came with it). Snapshots made here on top of one are this
+ * store's own. Each snapshot is read once; a parent the store lacks (shallow) ends that line.
+ */
+export async function cameFromElsewhere(store: Store, id: Digest): Promise<boolean> {
+  const foreign = await readForeignImages(store)
+  const seen = new Set<Digest>()
+  const queue = [...foreign]
+  while (queue.length > 0) {
+    const at = queue.pop()!
+    if (at === id) return true
+    if (seen.has(at) || !(await store.has(at))) continue
+    seen.add(at)
+    queue.push(...(await store.readObject<Snapshot>(at, 'snapshot')).parents)
+  }
+  return false
+}

@@ -1,0 +1,146 @@
+import { lstatSync, mkdirSync, promises as fs, renameSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { ForkpointError, InternalError } from '../../errors/index.js'
+import { CHECKOUT_JOURNAL } from '../../store/gc.js'
+import { appendReflog } from '../../store/reflog.js'
+import { readRef, updateRef } from '../../store/refs.js'
+import type { Digest } from '../../objects/digest.js'
+import type { Store } from '../../store/Store.js'
+import { atomicWrite } from '../../util/atomicWrite.js'
+import { errnoCode, readTextOrNullSync } from '../../util/fsx.js'
+import { timeSlices } from '../../util/timeSlices.js'
+import { fsPath } from '../../util/fsName.js'
+import { assertNoLinkedAncestor } from './safePath.js'
+
+/**
+ * An in-place checkout is a list of steps written down (and fsynced) before the first one
+ * runs. Every step can run again without harm, so a checkout cut short at any point is
+ * finished by the next command that opens the workspace: the target ends as it was
+ * (interrupted before the journal was written) or as the snapshot, never half.
+ */
+export type CheckoutStep = { op: 'remove'; path: string } | { op: 'mkdir'; path: string } | { op: 'place'; path: string; staged: string }
+
+export interface CheckoutJournal {
+  kind: 'checkout-journal'
+  schemaVersion: 1
+  workspace: string
+  staging: string
+  steps: CheckoutStep[]
+  /** What HEAD becomes when the steps are done. */
+  head: string
+  /** A ref moved before the first step (a merge moving the head HEAD follows); done again, it is a no-op. */
+  ref?: JournalRef
+}
+
+export interface JournalRef {
+  name: string
+  id: Digest
+  /** Compare-and-swap: what the ref held when the journal was planned. */
+  expected: Digest | null
+  message: string
+}
+
+function journalPath(store: Store): string {
+  return store.path(CHECKOUT_JOURNAL)
+}
+
+export async function writeJournal(store: Store, journal: CheckoutJournal): Promise<void> {
+  await atomicWrite(journalPath(store), JSON.stringify(journal), { fsync: true })
+}
+
+export async function dropJournal(store: Store): Promise<void> {
+  await fs.rm(journalPath(store), { force: true })
+}
+
+/** Move the journal's ref unless it is there already (a replayed journal). */
+export async function moveJournalRef(store: Store, ref: JournalRef): Promise<void> {
+  if ((await readRef(store, ref.name)) === ref.id) return
+  await updateRef({ store, name: ref.name, id: ref.id, expected: ref.expected, message: ref.message })
+}
+
+/** Move the journal's ref, run every step, then set HEAD and drop the journal and the staging area. */
+export async function runJournal(store: Store, journal: CheckoutJournal): Promise<void> {
+  if (journal.ref) await moveJournalRef(store, journal.ref)
+  const pause = timeSlices()
+  for (const step of journal.steps) {
+    await runStep(journal.workspace, step)
+    const due = pause()
+    if (due) await due
+  }
+  const old = await readRef(store, 'HEAD').catch(() => null)
+  await atomicWrite(store.path('HEAD'), journal.head, { fsync: true })
+  // Compared with what HEAD held, so a replayed journal does not log the move twice.
+  const now = await readRef(store, 'HEAD')
+  if (now && now !== old) await appendReflog(store, 'HEAD', { old, new: now, message: 'checkout' })
+  await fs.rm(journal.staging, { recursive: true, force: true })
+  await fs.rm(journalPath(store), { force: true })
+}
+
+/** One step; a mkdir or a place synchronously (a system call or two: less than a trip through the thread pool), a removal of what may be a big tree not. */
+async function runStep(workspace: string, step: CheckoutStep): Promise<void> {
+  assertNoLinkedAncestor(workspace, step.path)
+  const abs = fsPath(join(workspace, step.path))
+  switch (step.op) {
+    case 'remove':
+      await fs.rm(abs, { recursive: true, force: true })
+      return
+    case 'mkdir': {
+      const st = lstatSync(abs, { throwIfNoEntry: false })
+      if (st?.isDirectory()) return
+      if (st) rmSync(abs, { force: true })
+      mkdirSync(abs)
+      return
+    }
+    case 'place':
+      try {
+        renameSync(step.staged, abs)
+      } catch (err) {
+        if (errnoCode(err) === 'ENOENT') return // placed before an interruption
+        if (errnoCode(err) !== 'EISDIR' && errnoCode(err) !== 'ENOTEMPTY' && errnoCode(err) !== 'ENOTDIR') throw err
+        await fs.rm(abs, { recursive: true, force: true })
+        renameSync(step.staged, abs)
+      }
+  }
+}
+
+/** Where a journal that could not be replayed is set aside (with why), for a person to read. */
+export const ABANDONED_JOURNAL = 'checkout-journal.abandoned.json'
+
+/**
+ * Finish a checkout that an earlier process started and did not complete. A journal that
+ * cannot be finished (unreadable, or a step that fails again) never wedges the
+ * workspace: it is set aside (ABANDONED_JOURNAL) with its staging area, HEAD stays where
+ * it was, and the error is thrown once, saying so; `discard` (a forced checkout, which
+ * overwrites the workspace anyway) sets it aside without throwing.
+ */
+export async function recoverCheckout(store: Store, workspace: string, { discard = false } = {}): Promise<boolean> {
+  const text = readTextOrNullSync(journalPath(store))
+  if (text === null) return false
+  let journal: CheckoutJournal
+  try {
+    journal = JSON.parse(text) as CheckoutJournal
+  } catch {
+    await setAside(store, text, 'the journal does not parse', null)
+    return false // written atomically, so never run: the workspace is as it was
+  }
+  if (journal.kind !== 'checkout-journal' || journal.workspace !== workspace) return false
+  try {
+    await runJournal(store, journal)
+    return true
+  } catch (err) {
+    await setAside(store, text, (err as Error).message, journal.staging)
+    if (discard) return false
+    const note = `; the interrupted checkout was set aside (${ABANDONED_JOURNAL} in the store), HEAD is unchanged: 'forkpoint checkout --force HEAD' restores the workspace`
+    if (err instanceof ForkpointError) {
+      err.message += note
+      throw err
+    }
+    throw new InternalError(`cannot finish an interrupted checkout: ${(err as Error).message}${note}`, { cause: (err as Error).message })
+  }
+}
+
+async function setAside(store: Store, text: string, why: string, staging: string | null): Promise<void> {
+  await atomicWrite(store.path(ABANDONED_JOURNAL), JSON.stringify({ why, journal: text }), { fsync: true })
+  await fs.rm(journalPath(store), { force: true })
+  if (typeof staging === 'string' && staging.startsWith(`${store.root}/`)) await fs.rm(staging, { recursive: true, force: true })
+}
