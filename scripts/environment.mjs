@@ -46,7 +46,8 @@ const readsEnvironmentRule = {
         if (isProcess(node.object) && propertyName(node) === 'env') report(node)
       },
       VariableDeclarator(node) {
-        if (node.init && isProcess(node.init) && node.id.type === 'ObjectPattern' && node.id.properties.some((p) => p.type === 'Property' && propertyName(p) === 'env')) report(node)
+        if (node.init && isProcess(node.init) && node.id.type === 'ObjectPattern' && node.id.properties.some((p) => p.type === 'Property' && propertyName(p) === 'env'))
+          report(node)
       },
       ImportDeclaration(node) {
         if (!PROCESS_MODULES.has(node.source.value)) return
