@@ -4,6 +4,7 @@ import js from '@eslint/js'
 import { defineConfig } from 'eslint/config'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
+import { environmentConfig } from './scripts/environment.mjs'
 import { layersConfig } from './scripts/layers.mjs'
 
 export default defineConfig(
@@ -20,6 +21,8 @@ export default defineConfig(
     },
   },
   layersConfig(import.meta.dirname),
+  // the files that may read process.env, each with why: docs/configuration.md
+  environmentConfig(import.meta.dirname),
   {
     files: ['test/**'],
     rules: {

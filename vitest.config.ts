@@ -8,7 +8,7 @@ const tests = (dir: string, names: string[]): string[] => names.map((name) => `$
  * test/helpers/unitTierGuard.ts makes a file here fail when it starts a server or one of those processes.
  */
 export const UNIT_TESTS = [
-  ...tests('test', ['asyncDispose', 'layers', 'lint']),
+  ...tests('test', ['asyncDispose', 'environment', 'layers', 'lint']),
   ...tests('test/tiers', ['buildIfStale', 'unitTier']),
   ...tests('test/adapters', ['aiSdk', 'jsonCodec', 'langgraphValidation', 'openaiAgents']),
   ...tests('test/cli', ['output']),

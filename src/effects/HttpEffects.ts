@@ -14,8 +14,8 @@ export interface OpenHttpEffectsArgs {
   store: Store
   context: EffectsContext
   policy: HttpPolicy
-  /** Where FORKPOINT_KEY is read from. @default process.env */
-  env?: NodeJS.ProcessEnv
+  /** Where FORKPOINT_KEY is read from. */
+  env: NodeJS.ProcessEnv
 }
 
 /**
@@ -33,7 +33,7 @@ export class HttpEffects {
   ) {}
 
   static async open(args: OpenHttpEffectsArgs): Promise<HttpEffects> {
-    const { store, context, env = process.env } = args
+    const { store, context, env } = args
     const ledger = await contextLedger(store, context)
     const mode = context.kind === 'branch' ? 'speculative' : 'direct'
     return new HttpEffects(await openEffects({ store, env, mode, ...(ledger ? { ledger } : {}) }), args)
@@ -64,7 +64,7 @@ export class HttpEffects {
   }
 
   private save(): Promise<void> {
-    const { store, context, env = process.env } = this.args
+    const { store, context, env } = this.args
     this.saving = this.saving.then(async () => {
       const mine = await this.effects.ledger()
       if (context.kind === 'branch') return saveContextLedger(store, context, mine, 'effects: http request')

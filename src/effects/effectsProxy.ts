@@ -21,8 +21,8 @@ export interface StartEffectsProxyArgs {
   policy: HttpPolicy
   /** Also load the Node hook into Node agents (NODE_OPTIONS); off where the agent cannot see forkpoint's files (a sandbox) or where forkpoint/register's capture does the same (`run --record`). @default true */
   nodeHook?: boolean
-  /** The environment whose NODE_OPTIONS the hook is added to. @default process.env */
-  env?: NodeJS.ProcessEnv
+  /** The agent's environment, whose NODE_OPTIONS the hook is added to. */
+  env: NodeJS.ProcessEnv
 }
 
 /**
@@ -32,7 +32,7 @@ export interface StartEffectsProxyArgs {
  * encrypted, so a tunnel to a host the policy names is refused rather than let a request
  * slip past the outbox; tunnels to other hosts pass.
  */
-export async function startEffectsProxy({ effects, policy, nodeHook = true, env = process.env }: StartEffectsProxyArgs): Promise<EffectsProxy> {
+export async function startEffectsProxy({ effects, policy, nodeHook = true, env }: StartEffectsProxyArgs): Promise<EffectsProxy> {
   const server = createServer((req, res) => {
     handle(effects, req, res).catch((err: unknown) => failResponse(res, isForkpointError(err) ? 409 : 502, err))
   })

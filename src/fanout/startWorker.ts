@@ -31,6 +31,8 @@ export interface StartWorkerOptions {
   concurrency?: number
   /** The worker's cache: a workspace whose store keeps the base images pulled (default `~/.cache/forkpoint/worker`). */
   dir?: string
+  /** The store of that cache (default: the `.forkpoint/` of `dir`). */
+  store?: string
   /** How the worker names itself in results and messages (default `HOST:PID`). */
   name?: string
   /**
@@ -75,7 +77,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<FanoutWo
   const lockDuration = positiveCount(options.lockDurationMs ?? 30_000, 'lock duration (ms)')
   const stalledInterval = positiveCount(options.stalledIntervalMs ?? 30_000, 'stalled interval (ms)')
   const name = options.name ?? `${hostname()}:${process.pid}`
-  const workspace = await Workspace.open({ dir: resolve(options.dir ?? join(homedir(), '.cache', 'forkpoint', 'worker')) })
+  const workspace = await Workspace.open({ dir: resolve(options.dir ?? join(homedir(), '.cache', 'forkpoint', 'worker')), store: options.store })
   /** What the worker holds, released in reverse: open connections would keep the process alive, reconnecting. */
   const opened: Array<() => unknown> = [() => workspace[Symbol.asyncDispose]()]
   const release = async () => {

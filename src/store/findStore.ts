@@ -15,8 +15,8 @@ export interface StoreLocator {
   /** The workspace directory (default: the current directory). */
   dir?: string | undefined
   /**
-   * The store: its directory, or a `Store` already open (default: `$FORKPOINT_STORE`, else
-   * the nearest `.forkpoint/` found walking up from `dir`, like git).
+   * The store: its directory, or a `Store` already open (default: the nearest `.forkpoint/`
+   * found walking up from `dir`, like git; the CLI's default is `$FORKPOINT_STORE` first).
    */
   store?: string | Store | undefined
 }
@@ -29,7 +29,7 @@ export interface StoreLocation {
 }
 
 /** Where the store a locator names is; null when none is named and none is found. */
-export function locateStore({ dir = process.cwd(), store = process.env['FORKPOINT_STORE'] || undefined }: StoreLocator = {}): StoreLocation | null {
+export function locateStore({ dir = process.cwd(), store }: StoreLocator = {}): StoreLocation | null {
   if (store !== undefined) return { storeDir: typeof store === 'string' ? resolve(dir, store) : store.root, workspace: resolve(dir) }
   for (let at = resolve(dir); ; at = dirname(at)) {
     const candidate = join(at, STORE_DIR_NAME)

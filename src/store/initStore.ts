@@ -16,7 +16,7 @@ export interface InitResult {
 }
 
 /** Create the store for a workspace (`DIR/.forkpoint`, or `store` when given), ignored by git (`ignoreStoreInGitignore`, `excludeStoreInGit`). Idempotent. */
-export async function initWorkspace({ dir = process.cwd(), store = process.env['FORKPOINT_STORE'] || undefined }: StoreLocator = {}): Promise<InitResult> {
+export async function initWorkspace({ dir = process.cwd(), store }: StoreLocator = {}): Promise<InitResult> {
   const workspace = resolve(dir)
   const storeDir = store === undefined ? join(workspace, STORE_DIR_NAME) : typeof store === 'string' ? resolve(dir, store) : store.root
   const already = await Store.open(storeDir).then(

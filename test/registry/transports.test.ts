@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { openTransport } from '../../src/registry/transport/openTransport.js'
 import { parseRemote } from '../../src/registry/transport/parseRemote.js'
 import { sha256 } from '../../src/objects/digest.js'
 import { EMPTY_CONFIG, buildPackedImage } from '../../src/registry/manifest/imageManifest.js'
 import type { Transport } from '../../src/registry/transport/Transport.js'
 import { tempDir } from '../helpers/tmp.js'
+import { sharedS3 } from '../helpers/sharedServices.js'
 import { TRANSPORTS, useRemotes } from './remotes.js'
 
 const remotes = useRemotes()
@@ -91,4 +92,20 @@ describe.each(TRANSPORTS)('transport %s', (kind) => {
     expect((await t.getManifest('first'))?.bytes.equals(two.index.bytes)).toBe(true)
     expect(await t.listTags()).toEqual(['first', 'second'])
   })
+})
+
+it('an s3:// remote that names no endpoint goes to FORKPOINT_S3_ENDPOINT, which the S3 transport reads, not parseRemote', async () => {
+  const s3 = sharedS3()
+  const spec = `s3://${s3.bucket}/endpoint-${randomBytes(4).toString('hex')}:v1`
+  const named = `${spec}?endpoint=${encodeURIComponent(s3.endpoint)}`
+  const blob = await blobFile(randomBytes(1000))
+  vi.stubEnv('FORKPOINT_S3_ENDPOINT', s3.endpoint)
+  try {
+    const remote = parseRemote(spec)
+    expect(remote.transport === 's3' && remote.options).toEqual({})
+    await (await openTransport(remote, { credentials: null })).putBlob(blob, blob.path)
+  } finally {
+    vi.unstubAllEnvs()
+  }
+  expect(await (await openTransport(parseRemote(named), { credentials: null })).statBlob(blob.digest)).toBe(1000)
 })

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import {
   Store,
   StoreNotFoundError,
@@ -66,6 +66,21 @@ describe('one store locator: { dir?, store? } in every call', () => {
     await expect(listRuns({ dir })).rejects.toThrow(StoreNotFoundError)
     await expect(openEffects({ dir })).rejects.toThrow(StoreNotFoundError)
     expect(existsSync(join(dir, '.forkpoint'))).toBe(false)
+  })
+
+  it('reads no FORKPOINT_STORE: the store is named by the caller or found from dir (the CLI reads the variable)', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'a' })
+    await initWorkspace({ dir })
+    const elsewhere = join(tempDir('store'), 'store')
+    await initWorkspace({ dir, store: elsewhere })
+    vi.stubEnv('FORKPOINT_STORE', elsewhere)
+    try {
+      expect((await Workspace.open({ dir })).store.root).toBe(join(dir, '.forkpoint'))
+      const other = await makeWorkspace({ 'b.txt': 'b' })
+      expect((await initWorkspace({ dir: other })).storeDir).toBe(join(other, '.forkpoint'))
+    } finally {
+      vi.unstubAllEnvs()
+    }
   })
 })
 

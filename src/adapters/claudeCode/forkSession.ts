@@ -20,7 +20,8 @@ export interface ForkClaudeSessionArgs extends StoreLocator {
   claude?: string
   /** More arguments for each session (`--allowedTools Write`, `--model ...`). */
   args?: string[]
-  env?: NodeJS.ProcessEnv
+  /** The environment the sessions start with; where `CLAUDE_CONFIG_DIR`, `HOME` and `PATH` are looked up (`process.env` from the CLI). */
+  env: NodeJS.ProcessEnv
 }
 
 export interface ClaudeFork {
@@ -49,7 +50,7 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9-]*$/
  * @throws {InputNotFoundError} the session's transcript is not where Claude Code keeps it
  */
 export async function forkClaudeSession(args: ForkClaudeSessionArgs): Promise<ClaudeFork[]> {
-  const { session, n, prompt, claude = 'claude', env = process.env } = args
+  const { session, n, prompt, claude = 'claude', env } = args
   if (!SESSION_ID.test(session)) throw new UsageError(`a Claude Code session id is letters, digits and '-' (got ${JSON.stringify(session)})`, { field: 'session' })
   const { store, workspace } = await openStore(args)
   const image = await readRef(store, sessionRef(session))

@@ -40,8 +40,10 @@ export interface HookOutcome {
  * `tool_input`, `tool_response` or the error) as a `tool` step of the session's run; Stop closes that run and puts it in the image
  * as its trace. Inside `forkpoint run --record` (or `replay`) the steps join the run the
  * command records (or are checked against the recording) and the command closes the run.
+ * `env` is the hook process's environment (`FORKPOINT_STORE`, `FORKPOINT_CLAUDE_BRANCH`,
+ * the recording parent's journal), which the CLI's `forkpoint claude hook` passes.
  */
-export async function handleClaudeHook({ event, env = process.env }: { event: ClaudeHookEvent; env?: NodeJS.ProcessEnv }): Promise<HookOutcome> {
+export async function handleClaudeHook({ event, env }: { event: ClaudeHookEvent; env: NodeJS.ProcessEnv }): Promise<HookOutcome> {
   const { store, workspace } = await openStore({ dir: event.cwd, store: env['FORKPOINT_STORE'] || undefined })
   const branch = env[FORK_BRANCH_ENV]
   if (!branch && isInside(store.root, resolve(event.cwd))) {

@@ -19,7 +19,7 @@ export async function claudeInstallCommand({ uninstall = false, command, ...wher
 export async function claudeForkCommand(args: Where & { session: string; count: number; prompt?: string; claude?: string; args: string[] }): Promise<{ forks: ClaudeFork[] }> {
   const { forkClaudeSession } = await import('../../adapters/claudeCode/forkSession.js')
   const { count, ...rest } = args
-  return { forks: await forkClaudeSession({ ...rest, n: count }) }
+  return { forks: await forkClaudeSession({ ...rest, n: count, env: process.env }) }
 }
 
 export const claudeInstallView: Rendering<ClaudeHooksResult> = { human: (r) => `${r.changed ? 'wrote' : 'already set:'} ${r.settings}` }
@@ -45,7 +45,7 @@ async function claudeHook(): Promise<void> {
   try {
     const { handleClaudeHook } = await import('../../adapters/claudeCode/handleHook.js')
     const { parseHookEvent } = await import('../../adapters/claudeCode/hookEvent.js')
-    await handleClaudeHook({ event: parseHookEvent(await readStdin()) })
+    await handleClaudeHook({ event: parseHookEvent(await readStdin()), env: process.env })
   } catch (err) {
     process.stderr.write(`forkpoint claude hook: ${(err as Error).message}\n`)
     process.exitCode = 1

@@ -41,6 +41,7 @@ export function registerWorker(program: Command): void {
       lockDurationMs: Number(opts.lockDuration),
       stalledIntervalMs: Number(opts.stalledInterval),
       ...(opts.cache ? { dir: opts.cache } : {}),
+      ...(flags.store ? { store: flags.store } : {}),
       ...(opts.name ? { name: opts.name } : {}),
       onEvent: (e) => process.stderr.write(`${describeWorkerEvent(e)}\n`),
     })

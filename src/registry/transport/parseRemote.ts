@@ -100,7 +100,7 @@ function parseS3(rest: string, spec: string): Remote {
   const { path: prefix, reference } = splitReference(slash < 0 ? '' : location.slice(slash + 1))
   const params = new URLSearchParams(query)
   const options: S3Options = {}
-  const endpoint = params.get('endpoint') ?? process.env['FORKPOINT_S3_ENDPOINT']
+  const endpoint = params.get('endpoint')
   const region = params.get('region') ?? undefined
   if (endpoint) options.endpoint = endpoint
   if (region) options.region = region

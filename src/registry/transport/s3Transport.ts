@@ -16,6 +16,9 @@ import type { BlobStream, TransferOptions, Transport } from './Transport.js'
  * manifests are blobs too) and one small object per tag (`tags/NAME`, holding the
  * manifest digest), so concurrent pushes of different tags never overwrite each other.
  * Credentials come from the AWS SDK's usual chain; `endpoint` serves S3-compatible stores.
+ * Like the SDK it stands on, it reads its settings from the environment where the remote
+ * names none: the region (`AWS_REGION`, `AWS_DEFAULT_REGION`) and the endpoint
+ * (`FORKPOINT_S3_ENDPOINT`).
  */
 export function s3Transport({
   bucket,
@@ -119,8 +122,9 @@ function s3Config(options: S3Options): S3ClientConfig {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   }
-  if (options.endpoint) {
-    config.endpoint = options.endpoint
+  const endpoint = options.endpoint ?? process.env['FORKPOINT_S3_ENDPOINT']
+  if (endpoint) {
+    config.endpoint = endpoint
     config.forcePathStyle = true
   }
   return config

@@ -3,7 +3,7 @@ import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest'
 import { FetchInterceptor } from '@mswjs/interceptors/fetch'
 import { type HttpRequestData, type HttpResponseData, describeRequest, recordedResponse, responseOutput } from './httpExchange.js'
 import { Session } from '../record/Session.js'
-import { EFFECTS_PROXY_ENV, TARGET_HEADER } from './effectsProxyProtocol.js'
+import { TARGET_HEADER } from './effectsProxyProtocol.js'
 
 /** Exchanges whose body is still arriving, each with what finishes its step. */
 const unfinished = new Set<() => void>()
@@ -16,9 +16,10 @@ function finishUnfinished(): void {
  * Capture every fetch / http / https call of this process into the current session:
  * live calls go out through the real fetch and are recorded as they stream back;
  * during replay, recorded responses are served chunk by chunk and nothing leaves the
- * process. Returns a function that removes the interception.
+ * process. `effectsProxy`: the effects proxy live calls go through, when `forkpoint run` put
+ * an effects policy in force. Returns a function that removes the interception.
  */
-export function installHttpCapture(): () => void {
+export function installHttpCapture({ effectsProxy }: { effectsProxy?: string | undefined } = {}): () => void {
   // a process that exits while a body is still arriving records the exchange with what arrived
   process.once('exit', finishUnfinished)
   const realFetch = globalThis.fetch.bind(globalThis)
@@ -51,7 +52,7 @@ export function installHttpCapture(): () => void {
       return
     }
     try {
-      const res = await liveFetch(realFetch, req)
+      const res = await liveFetch(realFetch, req, effectsProxy)
       const captured: HttpResponseData = { status: res.status, statusText: res.statusText, headers: Object.fromEntries(res.headers), chunks: [] }
       controller.respondWith(teeBody(res, captured, () => call.finish(responseOutput(spec.api, captured))))
     } catch (err) {
@@ -66,12 +67,10 @@ export function installHttpCapture(): () => void {
 }
 
 /**
- * A live call: straight out, or, when `forkpoint run` put an effects policy in force
- * (FORKPOINT_EFFECTS_PROXY), through the effects proxy, which classes it (and may answer
- * from the ledger); the step records what the agent got.
+ * A live call: straight out, or through the effects proxy, which classes it (and may
+ * answer from the ledger); the step records what the agent got.
  */
-function liveFetch(realFetch: typeof fetch, req: HttpRequestData): Promise<Response> {
-  const effectsProxy = process.env[EFFECTS_PROXY_ENV]
+function liveFetch(realFetch: typeof fetch, req: HttpRequestData, effectsProxy: string | undefined): Promise<Response> {
   const init = { method: req.method, body: req.body, redirect: 'manual' as const }
   if (!effectsProxy) return realFetch(req.url, { ...init, headers: req.headers })
   return realFetch(`${effectsProxy}/`, { ...init, headers: { ...req.headers, [TARGET_HEADER]: req.url } })

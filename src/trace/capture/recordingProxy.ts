@@ -18,7 +18,8 @@ export interface RecordingProxy {
   close(): Promise<void>
 }
 
-export function defaultUpstreams(env: NodeJS.ProcessEnv = process.env): ProxyUpstreams {
+/** Where the agent's SDKs would have gone: its environment's base URLs, else the public APIs. */
+export function defaultUpstreams(env: NodeJS.ProcessEnv): ProxyUpstreams {
   return {
     openai: env['OPENAI_BASE_URL'] ?? 'https://api.openai.com/v1',
     anthropic: env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com',

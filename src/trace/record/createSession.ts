@@ -24,12 +24,13 @@ export function createSession({
   policy,
   sink,
   replay,
-  env = process.env,
+  env,
 }: {
   policy: RedactionPolicy
   sink: JournalSink
   replay?: ReplaySource | undefined
-  env?: NodeJS.ProcessEnv
+  /** The recorded process's environment: FORKPOINT_KEY, and the secret values to scrub. */
+  env: NodeJS.ProcessEnv
 }): Session {
   const mode: RedactionMode = replay ? replay.run.redaction : policy.mode
   if (replay && mode === 'content') {

@@ -9,10 +9,20 @@ import { counted } from '../../util/plural.js'
 
 export type IngestHeader = Omit<RunHeader, 'startedAt' | 'endedAt'> & { startedAt: string; endedAt: string }
 
-/** Turn a finished journal into a stored run (the store found from `cwd`), and remove the journal. */
-export async function ingestJournal({ journal, header, cwd = process.cwd() }: { journal: string; header: IngestHeader; cwd?: string }): Promise<Run> {
+/** Turn a finished journal into a stored run (in `store`, else the store found from `cwd`), and remove the journal. */
+export async function ingestJournal({
+  journal,
+  header,
+  cwd = process.cwd(),
+  store: named,
+}: {
+  journal: string
+  header: IngestHeader
+  cwd?: string
+  store?: string | undefined
+}): Promise<Run> {
   const run = assembleRun(readJournal(journal), { ...header, startedAt: new Date(header.startedAt), endedAt: new Date(header.endedAt) })
-  const { store } = await openStore({ dir: cwd })
+  const { store } = await openStore({ dir: cwd, store: named })
   const runs = RunStore.open({ store })
   try {
     await runs.save(run)
@@ -23,11 +33,11 @@ export async function ingestJournal({ journal, header, cwd = process.cwd() }: { 
   return run
 }
 
-// `node ingestJournal.js JOURNAL HEADER_JSON`: what `node --import forkpoint/register` runs at exit when no forkpoint parent is collecting.
+// `node ingestJournal.js JOURNAL HEADER_JSON [STORE]`: what `node --import forkpoint/register` runs at exit when no forkpoint parent is collecting.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [journal, header] = process.argv.slice(2)
+  const [journal, header, store] = process.argv.slice(2)
   try {
-    const run = await ingestJournal({ journal: journal!, header: JSON.parse(header!) as IngestHeader })
+    const run = await ingestJournal({ journal: journal!, header: JSON.parse(header!) as IngestHeader, store })
     process.stderr.write(`forkpoint: recorded ${run.runId} (${counted(run.steps.length, 'step')})\n`)
   } catch (err) {
     process.stderr.write(`forkpoint: run not saved (${(err as Error).message}); its journal is ${journal}\n`)

@@ -8,6 +8,7 @@ import { builtEntry } from '../../util/builtEntry.js'
 import { createSession } from './createSession.js'
 import { parseDeterministic, pinClockAndRandom } from './deterministic.js'
 import { installHttpCapture } from '../capture/httpCapture.js'
+import { EFFECTS_PROXY_ENV } from '../capture/effectsProxyProtocol.js'
 import type { IngestHeader } from './ingestJournal.js'
 import { type JournalSink, fileSink } from './journal.js'
 import { installOfflineGuard } from '../replay/offlineGuard.js'
@@ -47,11 +48,14 @@ function install(env: NodeJS.ProcessEnv): void {
   // The parent reports the divergence (it is in the journal); the agent stops at once.
   session.onDivergence = () => setImmediate(() => process.exit(3))
   Session.install(session)
-  if (env[TRACE_ENV.http] !== '0') installHttpCapture()
+  if (env[TRACE_ENV.http] !== '0') installHttpCapture({ effectsProxy: env[EFFECTS_PROXY_ENV] || undefined })
   const startedAt = new Date()
   process.on('exit', (code) => {
     sink.close()
-    if (standalone) ingestAtExit(journal, startedAt, code, session.sealer.cipher?.info())
+    if (standalone) {
+      const redaction = parseRedactionMode(env[TRACE_ENV.redact])
+      ingestAtExit(journal, code, { startedAt, redaction, encryption: session.sealer.cipher?.info(), store: env['FORKPOINT_STORE'] })
+    }
   })
 }
 
@@ -66,17 +70,28 @@ export function sessionFromEnv(env: NodeJS.ProcessEnv, sink: JournalSink): Sessi
   return createSession({ policy: { mode: parseRedactionMode(env[TRACE_ENV.redact]), rules }, sink, replay: run && { run, liveFrom, onMiss }, env })
 }
 
-function ingestAtExit(journal: string, startedAt: Date, code: number, encryption: IngestHeader['encryption']): void {
+interface StandaloneRun {
+  startedAt: Date
+  redaction: IngestHeader['redaction']
+  encryption: IngestHeader['encryption']
+  /** The store the run is saved into (`$FORKPOINT_STORE`), else the one found from the working directory. */
+  store: string | undefined
+}
+
+function ingestAtExit(journal: string, code: number, { startedAt, redaction, encryption, store }: StandaloneRun): void {
   const header: IngestHeader = {
     runId: makeRunId(startedAt.getTime()),
     entrypoint: process.argv[1] ? basename(process.argv[1]) : 'node',
     startedAt: startedAt.toISOString(),
     endedAt: new Date().toISOString(),
     status: code === 0 ? 'ok' : 'failed',
-    redaction: parseRedactionMode(process.env[TRACE_ENV.redact]),
+    redaction,
     encryption,
     meta: { exitCode: code, capture: 'register' },
   }
   const { NODE_OPTIONS: _drop, ...env } = process.env
-  spawnSync(process.execPath, [builtEntry('trace/record', 'ingestJournal.js'), journal, JSON.stringify(header)], { stdio: ['ignore', 'ignore', 'inherit'], env })
+  spawnSync(process.execPath, [builtEntry('trace/record', 'ingestJournal.js'), journal, JSON.stringify(header), ...(store ? [store] : [])], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env,
+  })
 }

@@ -53,7 +53,7 @@ export class Redactor {
   private readonly userPatterns: RegExp[]
   private readonly known = new LiteralSet()
 
-  constructor({ mode = 'secrets', rules = {}, env = process.env }: { mode?: RedactionMode; rules?: RedactionRules; env?: NodeJS.ProcessEnv } = {}) {
+  constructor({ mode = 'secrets', rules = {}, env }: { mode?: RedactionMode; rules?: RedactionRules; env: NodeJS.ProcessEnv }) {
     this.mode = mode
     this.sensitiveKeys = new Set((rules.keys ?? []).map((k) => k.toLowerCase()))
     this.pathRules = (rules.paths ?? []).map(pathRuleRegex)

@@ -25,7 +25,7 @@ export class PayloadCipher {
     this.kdf = kdf
   }
 
-  static fromEnv(env: NodeJS.ProcessEnv = process.env, purpose = 'encrypted payloads'): PayloadCipher {
+  static fromEnv(env: NodeJS.ProcessEnv, purpose = 'encrypted payloads'): PayloadCipher {
     const material = env['FORKPOINT_KEY']
     if (!material) throw new EncryptionKeyError(`${purpose} need a key: set FORKPOINT_KEY (e.g. FORKPOINT_KEY=$(openssl rand -hex 32))`)
     return PayloadCipher.fromMaterial(material)
