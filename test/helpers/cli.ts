@@ -67,7 +67,15 @@ export function fp(cwd: string, ...args: string[]): Promise<CliResult> {
 
 /** `forkpoint ARGS --json` in `cwd`, stdout parsed (throws with the output when it does not parse). */
 export async function fpJson<T = Record<string, unknown>>(cwd: string, ...args: string[]): Promise<{ code: number; json: T; stderr: string }> {
-  const r = await fp(cwd, ...args, '--json')
+  return parsedJson<T>(args, await fp(cwd, ...args, '--json'))
+}
+
+/** `fpJson`, in this process (`runCliInProcess`). */
+export async function fpJsonInProcess<T = Record<string, unknown>>(cwd: string, ...args: string[]): Promise<{ code: number; json: T; stderr: string }> {
+  return parsedJson<T>(args, await fpInProcess(cwd, ...args, '--json'))
+}
+
+function parsedJson<T>(args: string[], r: CliResult): { code: number; json: T; stderr: string } {
   try {
     return { code: r.code, json: JSON.parse(r.stdout) as T, stderr: r.stderr }
   } catch {
