@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect } from 'vitest'
-import { fp, fpJson } from '../helpers/cli.js'
+import { fp, fpInProcess, fpJsonInProcess } from '../helpers/cli.js'
 import { workspaceDeferringSend } from '../helpers/countingServer.js'
 import { useHoldingServer } from '../helpers/holdingServer.js'
 import { killedAt } from '../helpers/killAtStep.js'
@@ -32,7 +32,7 @@ type Service = ReturnType<typeof useHoldingServer>
 /** A workspace with branch `mail` whose agent wrote a file and deferred the three emails. */
 export async function branchWithOutbox(service: Service): Promise<string> {
   const dir = await workspaceDeferringSend()
-  expect((await fp(dir, 'branch', 'mail')).code).toBe(0)
+  expect((await fpInProcess(dir, 'branch', 'mail')).code).toBe(0)
   const curl = (body: string) => `curl -s -o /dev/null -A '${AGENT}' -X POST -H 'content-type: application/json' -d '${body}' ${service.url('/send')}`
   const run = await fp(dir, 'run', '--branch', 'mail', '--net', 'host', '--', 'sh', '-c', ['echo sent > report.txt', ...EMAILS.map(curl)].join(' && '))
   expect(run.code).toBe(0)
@@ -55,15 +55,15 @@ export async function commitKilledAt(dir: string, service: Service, point: KillP
  * (`status`, which recovers by itself); the branch committed again if it is still live.
  */
 export async function recoverAfterCrash(dir: string, via: 'recover' | 'status'): Promise<void> {
-  expect((await fp(dir, ...(via === 'recover' ? ['effects', 'recover'] : ['status']))).code).toBe(0)
-  const live = (await fpJson<{ branches: Array<{ name: string }> }>(dir, 'branch')).json.branches.map((b) => b.name)
-  if (live.includes('mail')) expect((await fp(dir, 'commit', 'mail')).code).toBe(0)
+  expect((await fpInProcess(dir, ...(via === 'recover' ? ['effects', 'recover'] : ['status']))).code).toBe(0)
+  const live = (await fpJsonInProcess<{ branches: Array<{ name: string }> }>(dir, 'branch')).json.branches.map((b) => b.name)
+  if (live.includes('mail')) expect((await fpInProcess(dir, 'commit', 'mail')).code).toBe(0)
   expect(readFileSync(join(dir, 'report.txt'), 'utf8')).toBe('sent\n')
-  expect((await fpJson<{ entries: unknown[] }>(dir, 'effects', '--pending')).json.entries).toEqual([])
+  expect((await fpJsonInProcess<{ entries: unknown[] }>(dir, 'effects', '--pending')).json.entries).toEqual([])
 }
 
 export async function uncertainBodies(dir: string, service: Service): Promise<string[]> {
-  const listed = await fpJson<{ entries: Array<{ idempotencyKey: string }> }>(dir, 'effects', '--uncertain')
+  const listed = await fpJsonInProcess<{ entries: Array<{ idempotencyKey: string }> }>(dir, 'effects', '--uncertain')
   const keys = new Set(listed.json.entries.map((e) => e.idempotencyKey))
   return [...new Set(service.received.filter((r) => keys.has(r.idempotencyKey!)).map((r) => r.body))].sort()
 }
