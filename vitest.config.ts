@@ -48,9 +48,14 @@ export const NODE_LSTAT_TESTS = tests('test/world', ['admitTree', 'externalSymli
 
 export default defineConfig({
   test: {
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // bounds on a hang, not on speed: files run side by side on a busy two-core host
+    testTimeout: 180_000,
+    hookTimeout: 240_000,
     pool: 'forks',
+    // Most files wait (on child processes, QEMU, servers) as much as they compute: vitest's default of
+    // cores - 1 runs one file at a time on a 2-core host. Files already run safely side by side (every
+    // server on a free port, every write under a directory or key prefix of its own).
+    maxWorkers: 3,
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT_TESTS, setupFiles: ['test/helpers/unitTierGuard.ts'], isolate: false } },
       {

@@ -1,11 +1,11 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { runCli } from '../helpers/cli.js'
+import { runCliInProcess } from '../helpers/cli.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 
 async function fp(dir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return runCli(args, { cwd: dir })
+  return runCliInProcess(args, { cwd: dir })
 }
 
 describe('contents from the command line', () => {

@@ -1,7 +1,7 @@
 import { chownSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI, fp, fpJson, runProgram } from '../helpers/cli.js'
+import { CLI, fp, fpInProcess, fpJsonInProcess, runProgram } from '../helpers/cli.js'
 import { useCountingServer, workspaceDeferringSend } from '../helpers/countingServer.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 
@@ -23,7 +23,7 @@ const sendEmail = (to: string, extra: string[] = []) => [
 ]
 
 async function inBranch(dir: string, name: string, agent: string[]) {
-  expect((await fp(dir, 'branch', name)).code).toBe(0)
+  expect((await fpInProcess(dir, 'branch', name)).code).toBe(0)
   return fp(dir, 'run', '--branch', name, '--net', 'host', '--', ...agent)
 }
 
@@ -47,25 +47,25 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     expect(placeholder.headers).toMatch(new RegExp(`^idempotency-key: ${key}$`, 'im'))
     expect(placeholder.body.forkpoint).toMatchObject({ deferred: true, tool: `http POST 127.0.0.1:${mail.port()}/send`, seq: 0, context: 'branch welcome' })
 
-    const pending = await fpJson<{ source: string; entries: Array<{ status: string; idempotencyKey: string }> }>(dir, 'effects', 'welcome', '--pending')
+    const pending = await fpJsonInProcess<{ source: string; entries: Array<{ status: string; idempotencyKey: string }> }>(dir, 'effects', 'welcome', '--pending')
     expect(pending.json.source).toBe('branch welcome')
     expect(pending.json.entries.map((e) => [e.status, e.idempotencyKey])).toEqual([['deferred', key]])
 
-    const commit = await fp(dir, 'commit', 'welcome')
+    const commit = await fpInProcess(dir, 'commit', 'welcome')
     expect([commit.code, commit.stdout]).toEqual([0, expect.stringMatching(/1 deferred effect sent/)])
     expect(mail.received).toEqual([{ method: 'POST', path: '/send', idempotencyKey: key, body: JSON.stringify({ to: 'ada@example.com' }) }])
 
-    const ledger = await fpJson<{ source: string; entries: Array<{ status: string }> }>(dir, 'effects')
+    const ledger = await fpJsonInProcess<{ source: string; entries: Array<{ status: string }> }>(dir, 'effects')
     expect(ledger.json.source).toBe('workspace')
     expect(ledger.json.entries.map((e) => e.status)).toEqual(['deferred', 'sending', 'executed'])
-    expect((await fpJson<{ entries: unknown[] }>(dir, 'effects', '--pending')).json.entries).toEqual([])
+    expect((await fpJsonInProcess<{ entries: unknown[] }>(dir, 'effects', '--pending')).json.entries).toEqual([])
   })
 
   it("keeps the agent's own Idempotency-Key, and a branch made later gets the recorded response of a key already sent, without a call", async () => {
     const dir = await workspaceDeferringSend()
     const agent = sendEmail('bob@example.com', ['-H', 'Idempotency-Key: welcome-bob'])
     expect(placeholderOf((await inBranch(dir, 'first', agent)).stdout).body.forkpoint['idempotencyKey']).toBe('welcome-bob')
-    expect((await fp(dir, 'commit', 'first')).code).toBe(0)
+    expect((await fpInProcess(dir, 'commit', 'first')).code).toBe(0)
     expect(mail.received.map((r) => r.idempotencyKey)).toEqual(['welcome-bob'])
 
     // a fork of the agent repeats the request: it gets what the service answered the first time
@@ -73,17 +73,17 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     const [head, body] = again.stdout.replace(/\r/g, '').split('\n\n')
     expect(head).toMatch(/^HTTP\/1\.1 200/)
     expect(JSON.parse(body!)).toEqual({ id: 'msg-1' })
-    expect((await fp(dir, 'commit', 'again')).code).toBe(0)
+    expect((await fpInProcess(dir, 'commit', 'again')).code).toBe(0)
     expect(mail.received).toHaveLength(1)
   })
 
   it('drops the outbox on abort: nothing is sent, and the ledger records it dropped', async () => {
     const dir = await workspaceDeferringSend()
     expect(placeholderOf((await inBranch(dir, 'doomed', sendEmail('eve@example.com'))).stdout).status).toBe(202)
-    const abort = await fp(dir, 'abort', 'doomed')
+    const abort = await fpInProcess(dir, 'abort', 'doomed')
     expect([abort.code, abort.stdout]).toEqual([0, 'aborted doomed; 1 deferred effect dropped\n'])
     expect(mail.received).toEqual([])
-    const ledger = await fpJson<{ entries: Array<{ status: string; class: string }> }>(dir, 'effects')
+    const ledger = await fpJsonInProcess<{ entries: Array<{ status: string; class: string }> }>(dir, 'effects')
     expect(ledger.json.entries.map((e) => [e.status, e.class])).toEqual([
       ['deferred', 'irreversible'],
       ['dropped', 'irreversible'],
@@ -101,10 +101,10 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
         .join(' ')} >/dev/null; kill -9 $$`,
     ])
     expect(crash.code).toBe(137)
-    const pending = await fpJson<{ entries: Array<{ status: string }> }>(dir, 'effects', 'crashy', '--pending')
+    const pending = await fpJsonInProcess<{ entries: Array<{ status: string }> }>(dir, 'effects', 'crashy', '--pending')
     expect(pending.json.entries.map((e) => e.status)).toEqual(['deferred'])
     expect(mail.received).toEqual([])
-    expect((await fp(dir, 'commit', 'crashy')).code).toBe(0)
+    expect((await fpInProcess(dir, 'commit', 'crashy')).code).toBe(0)
     expect(mail.received.map((r) => r.body)).toEqual([JSON.stringify({ to: 'kim@example.com' })])
   })
 
@@ -115,34 +115,34 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     const post = await fp(dir, 'run', '--branch', 'reader', '--net', 'host', '--', 'curl', '-s', '-X', 'POST', mail.url('/other'))
     expect(post.stdout).toBe('{"id":"msg-2"}')
     expect(mail.received.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /send', 'POST /other'])
-    expect((await fpJson<{ entries: unknown[] }>(dir, 'effects', 'reader')).json.entries).toEqual([])
-    expect((await fp(dir, 'abort', 'reader')).code).toBe(0)
+    expect((await fpJsonInProcess<{ entries: unknown[] }>(dir, 'effects', 'reader')).json.entries).toEqual([])
+    expect((await fpInProcess(dir, 'abort', 'reader')).code).toBe(0)
   })
 
   it('lists a ledger as text: the workspace, an image, a branch', async () => {
     const dir = await workspaceDeferringSend()
-    expect((await fp(dir, 'effects')).stdout).toBe('workspace: no ledger yet\n')
+    expect((await fpInProcess(dir, 'effects')).stdout).toBe('workspace: no ledger yet\n')
     await inBranch(dir, 'listed', sendEmail('lin@example.com'))
-    const listed = await fp(dir, 'effects', 'listed', '--pending')
+    const listed = await fpInProcess(dir, 'effects', 'listed', '--pending')
     expect(listed.code).toBe(0)
     expect(listed.stdout).toMatch(
       new RegExp(`^branch listed: outbox sha256:[0-9a-f]{12}, 1 entry\\n  #0  deferred  irreversible  http POST 127\\.0\\.0\\.1:${mail.port()}/send  key http:[0-9a-f]{64}\\n$`),
     )
-    expect((await fp(dir, 'commit', 'listed')).code).toBe(0)
-    expect((await fp(dir, 'effects', '--pending')).stdout).toMatch(/^workspace: outbox sha256:[0-9a-f]{12}: nothing pending\n$/)
-    const snap = await fp(dir, 'snapshot', '-m', 'after', '--effects', 'refs/effects/workspace')
+    expect((await fpInProcess(dir, 'commit', 'listed')).code).toBe(0)
+    expect((await fpInProcess(dir, 'effects', '--pending')).stdout).toMatch(/^workspace: outbox sha256:[0-9a-f]{12}: nothing pending\n$/)
+    const snap = await fpInProcess(dir, 'snapshot', '-m', 'after', '--effects', 'refs/effects/workspace')
     expect(snap.code).toBe(0)
-    const image = await fp(dir, 'effects', 'HEAD')
+    const image = await fpInProcess(dir, 'effects', 'HEAD')
     expect(image.stdout).toMatch(/^image sha256:[0-9a-f]{64}: ledger sha256:[0-9a-f]{12}, 3 entries\n {2}#0 {2}deferred .*\n {2}#1 {2}sending .*\n {2}#2 {2}executed .*\n$/)
-    const tree = (await fpJson<{ object: { world: { tree: string } } }>(dir, 'show', 'HEAD')).json.object.world.tree
-    const notALedger = await fp(dir, 'effects', tree)
+    const tree = (await fpJsonInProcess<{ object: { world: { tree: string } } }>(dir, 'show', 'HEAD')).json.object.world.tree
+    const notALedger = await fpInProcess(dir, 'effects', tree)
     expect([notALedger.code, notALedger.stderr]).toEqual([5, expect.stringMatching(/a tree object: give an image, a ledger or a live branch\n$/)])
   })
 
   it('refuses a malformed policy file with exit 2 and a one-line message, before the agent runs', async () => {
     const dir = await workspaceDeferringSend()
     writeFileSync(join(dir, '.forkpoint', 'effects.json'), '{"rules": [{"host": "127.0.0.1:*", "class": "sometimes"}]}')
-    expect((await fp(dir, 'branch', 'b')).code).toBe(0)
+    expect((await fpInProcess(dir, 'branch', 'b')).code).toBe(0)
     const run = await fp(dir, 'run', '--branch', 'b', '--net', 'host', '--', 'sh', '-c', 'echo ran > ran.txt')
     expect(run.code).toBe(2)
     expect(run.stderr).toBe(
@@ -150,7 +150,7 @@ describe('HTTP effects of an agent in a branch (forkpoint run --branch)', () => 
     )
     expect((await fp(dir, 'run', '--branch', 'b', '--', 'sh', '-c', 'echo ran > ran.txt')).code).toBe(2) // without network too
     expect(() => statSync(join(dir, 'ran.txt'))).toThrow()
-    expect((await fp(dir, 'abort', 'b')).code).toBe(0)
+    expect((await fpInProcess(dir, 'abort', 'b')).code).toBe(0)
   })
 
   it('works unprivileged', async () => {

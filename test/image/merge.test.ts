@@ -11,7 +11,7 @@ import { abortMerge } from '../../src/image/abortMerge.js'
 import { continueMerge } from '../../src/image/continueMerge.js'
 import { merge } from '../../src/image/merge.js'
 import { MERGE_DRAFT_REF, MERGE_STATE } from '../../src/world/merge/mergeState.js'
-import { fp, fpJson } from '../helpers/cli.js'
+import { fpInProcess as fp, fpJsonInProcess as fpJson } from '../helpers/cli.js'
 import { type DirState, dirState, storeWorkspace } from '../helpers/workspace.js'
 
 type Files = Record<string, string | Buffer | null | { symlink: string }>

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ROOT, runCli, runProgram } from '../helpers/cli.js'
+import { ROOT, runCliInProcess, runProgram } from '../helpers/cli.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { type DirState, dirState } from '../helpers/workspace.js'
 
@@ -19,7 +19,7 @@ async function git(dir: string, ...args: string[]): Promise<string> {
 }
 
 async function fp(dir: string, ...args: string[]): Promise<string> {
-  const r = await runCli(args, { cwd: dir })
+  const r = await runCliInProcess(args, { cwd: dir })
   if (r.code !== 0) throw new Error(`forkpoint ${args.join(' ')} (exit ${r.code}): ${r.stderr}`)
   return r.stdout.trim()
 }
@@ -63,7 +63,7 @@ describe('a git repository as a workspace', () => {
     await fs.writeFile(join(dir, 'a.txt'), 'staged\n')
     await git(dir, 'add', 'a.txt')
     await fs.writeFile(join(dir, 'a.txt'), '2\n') // the file as the snapshot has it: only the index says what changed
-    const refused = await runCli(['checkout', s1], { cwd: dir })
+    const refused = await runCliInProcess(['checkout', s1], { cwd: dir })
     expect([refused.code, refused.stderr]).toEqual([3, expect.stringMatching(/uncommitted changes \(\.git\/index, /)])
   })
 
@@ -85,7 +85,7 @@ describe('a git repository as a workspace', () => {
     expect([await git(dir, 'rev-parse', 'HEAD'), await fs.readFile(join(dir, 'a.txt'), 'utf8')]).toEqual([first, '1\n'])
     expect(await git(dir, 'status', '--porcelain')).toBe('')
     // git status refreshed the stat data in .git/index: forkpoint sees that file changed, and only it
-    const status = await runCli(['status'], { cwd: dir })
+    const status = await runCliInProcess(['status'], { cwd: dir })
     expect(status.stdout.split('\n').filter((l) => /^[MAD] /.test(l))).toEqual([expect.stringMatching(/^M \.git\/index /)])
 
     await fp(dir, 'checkout', s2, '--force')
@@ -109,7 +109,7 @@ describe('a git repository as a workspace', () => {
     await fp(dir, 'snapshot')
 
     const before = await dirState(dir)
-    const conflict = await runCli(['merge', children[1]!], { cwd: dir })
+    const conflict = await runCliInProcess(['merge', children[1]!], { cwd: dir })
     expect(conflict.code, conflict.stderr).toBe(3)
     expect(conflict.stdout).toMatch(/conflict.*\.git\/index.*\.git\/refs\/heads\/main/)
     expect(await fs.readFile(join(dir, 'agent1.txt'), 'utf8')).toBe('agent1\n') // what merged cleanly is there
