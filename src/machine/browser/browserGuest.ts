@@ -47,11 +47,14 @@ PORT = ${GUEST_CDP_PORT}
 
 def get(path):
     with socket.create_connection(("127.0.0.1", PORT), timeout=60) as s:
-        s.sendall(f"GET {path} HTTP/1.1\\r\\nHost: 127.0.0.1:{PORT}\\r\\nConnection: close\\r\\n\\r\\n".encode())
-        response = b""
-        while chunk := s.recv(65536):
-            response += chunk
-    return json.loads(response.split(b"\\r\\n\\r\\n", 1)[1])
+        s.sendall(f"GET {path} HTTP/1.1\\r\\nHost: 127.0.0.1:{PORT}\\r\\n\\r\\n".encode())
+        f = s.makefile("rb")
+        length = 0
+        while (line := f.readline()) not in (b"\\r\\n", b""):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return json.loads(f.read(length))
 
 
 def pages(deadline):
