@@ -94,7 +94,7 @@ export async function main(args: string[]): Promise<void> {
     report('browser', title, rows, { accelerator: doctor.accelerator, acceleratorReason: doctor.reason, qemu: doctor.qemu, kernelRelease, runs, fork: results })
     plotForkAgainstCold(results, {
       name: 'browser',
-      title: 'Browser machines: fork from warm vs cold boot, until every page answered an eval',
+      title: 'Browser machines: fork from warm vs cold boot, until each page answered',
       subtitle: `${accelerator}, QEMU ${doctor.qemu} microvm, headless Chromium, ${GUEST_MIB} MiB guests, 1 vCPU each, 2-core host (log scale)`,
       fork: 'forkMachine(N) + evalInMachine in each (from a warm page)',
       cold: "bootMachine × N + evalInMachine in each (Chromium's cold start)",
