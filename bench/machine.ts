@@ -167,7 +167,13 @@ export async function main(args: string[]): Promise<void> {
     const title = `Machines: QEMU microvm under ${accelerator} (${doctor.reason}), QEMU ${doctor.qemu}, kernel ${kernelRelease}, 1 vCPU a guest on a 2-core host`
     report('machine', title, rows, { quick, accelerator: doctor.accelerator, acceleratorReason: doctor.reason, qemu: doctor.qemu, kernelRelease, fork })
     writeCsv(join(results, 'machine.csv'), rows)
-    plot(fork, accelerator, doctor.qemu)
+    plotForkAgainstCold(fork, {
+      name: 'machine',
+      title: 'Fork from warm vs cold boot, until every machine answered an exec',
+      subtitle: `${accelerator}, QEMU ${doctor.qemu} microvm, ${FORK_GUEST_MIB} MiB guests, 1 vCPU each, 2-core host (medians; log scale)`,
+      fork: 'forkMachine(N) + exec in each (from a warm snapshot)',
+      cold: 'bootMachine × N + exec in each (cold boot)',
+    })
   } finally {
     await killAll(live)
     rmSync(root, { recursive: true, force: true })
@@ -404,13 +410,13 @@ async function answer(store: Store, ids: string[], command = 'true', stdout = /^
   if (bad) throw new Error(`a machine answered ${bad.exitCode}: ${bad.stdout} ${bad.stderr}`)
 }
 
-async function killAll(live: Set<{ store: Store; id: string }>): Promise<void> {
+export async function killAll(live: Set<{ store: Store; id: string }>): Promise<void> {
   const machines = [...live]
   live.clear()
   await Promise.all(machines.map((m) => killMachine({ store: m.store, machine: m.id }).catch(() => undefined)))
 }
 
-function pssRow(row: (r: Omit<Row, 'accelerator'>) => Row, n: number, mib: number, pss: MachineStats[], cold: MachineStats[], breakdown: Breakdown): Row {
+export function pssRow(row: (r: Omit<Row, 'accelerator'>) => Row, n: number, mib: number, pss: MachineStats[], cold: MachineStats[], breakdown: Breakdown): Row {
   const perChild = median(pss.map((s) => s.pssBytes))
   const share = perChild / (mib * MiB)
   return row({
@@ -476,10 +482,10 @@ async function sharedBytes(store: Store, a: Digest, b: Digest): Promise<{ nonZer
   return { nonZero, shared }
 }
 
-type Breakdown = Record<string, { pss: number; privateDirty: number }>
+export type Breakdown = Record<string, { pss: number; privateDirty: number }>
 
 /** A QEMU's memory by kind of mapping, from /proc/PID/smaps: the guest's RAM file, TCG's translated code (anonymous, executable), the heap, other anonymous memory, QEMU's binary and libraries. */
-function smapsBreakdown(pid: number): Breakdown {
+export function smapsBreakdown(pid: number): Breakdown {
   const out: Breakdown = {}
   let kind = 'other'
   for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
@@ -504,7 +510,7 @@ function smapsBreakdown(pid: number): Breakdown {
   return out
 }
 
-function averageBreakdown(all: Breakdown[]): Breakdown {
+export function averageBreakdown(all: Breakdown[]): Breakdown {
   const out: Breakdown = {}
   for (const b of all)
     for (const [k, v] of Object.entries(b)) {
@@ -525,8 +531,17 @@ function writeCsv(path: string, rows: Row[]): void {
   console.log(`wrote ${path}`)
 }
 
+/** What a plot of fork against cold boot says: its file's name under bench/results/, its title and subtitle, and its legend's two lines. */
+export interface ForkPlot {
+  name: string
+  title: string
+  subtitle: string
+  fork: string
+  cold: string
+}
+
 /** Fork from warm against cold boot by N, as bars on a log scale: an SVG made here, rendered to PNG by rsvg-convert (librsvg2-bin). */
-function plot(points: ForkResult[], accelerator: string, qemu: string): void {
+export function plotForkAgainstCold(points: Array<{ n: number; forkMs: number; coldMs: number }>, what: ForkPlot): void {
   const [width, height] = [720, 440]
   const [left, right, top, bottom] = [78, 24, 64, 92]
   const seconds = points.flatMap((p) => [p.forkMs, p.coldMs]).map((ms) => ms / 1000)
@@ -539,8 +554,8 @@ function plot(points: ForkResult[], accelerator: string, qemu: string): void {
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
-    text(width / 2, 24, `Fork from warm vs cold boot, until every machine answered an exec`, 'text-anchor="middle" font-size="15" font-weight="bold"'),
-    text(width / 2, 44, `${accelerator}, QEMU ${qemu} microvm, ${FORK_GUEST_MIB} MiB guests, 1 vCPU each, 2-core host (medians; log scale)`, 'text-anchor="middle" fill="#444"'),
+    text(width / 2, 24, what.title, 'text-anchor="middle" font-size="15" font-weight="bold"'),
+    text(width / 2, 44, what.subtitle, 'text-anchor="middle" fill="#444"'),
   ]
   for (let e = lo; e <= hi; e++) {
     const s = 10 ** e
@@ -564,8 +579,8 @@ function plot(points: ForkResult[], accelerator: string, qemu: string): void {
   })
   parts.push(`<line x1="${left}" x2="${width - right}" y1="${height - bottom}" y2="${height - bottom}" stroke="#888"/>`)
   const legend = [
-    ['fork', `forkMachine(N) + exec in each (from a warm snapshot)`],
-    ['cold', `bootMachine × N + exec in each (cold boot)`],
+    ['fork', what.fork],
+    ['cold', what.cold],
   ] as const
   legend.forEach(([k, label], i) => {
     const ly = height - 30 + i * 18
@@ -573,13 +588,13 @@ function plot(points: ForkResult[], accelerator: string, qemu: string): void {
     parts.push(`<rect x="${lx}" y="${ly - 10}" width="12" height="12" fill="${colors[k]}"/>`, text(lx + 18, ly, label))
   })
   parts.push('</svg>')
-  const svg = join(results, 'machine.svg')
+  const svg = join(results, `${what.name}.svg`)
   writeFileSync(svg, parts.join('\n') + '\n')
-  execFileSync('rsvg-convert', ['-o', join(results, 'machine.png'), svg])
-  console.log(`wrote ${join(results, 'machine.png')}`)
+  execFileSync('rsvg-convert', ['-o', join(results, `${what.name}.png`), svg])
+  console.log(`wrote ${join(results, `${what.name}.png`)}`)
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)] ?? 0
 }

@@ -72,6 +72,7 @@ export {
   MachineUnavailableError,
   AcceleratorFailedError,
   GuestStoppedError,
+  PageScriptError,
   EffectsPolicyError,
 } from './errors/index.js'
 
@@ -156,6 +157,8 @@ export { copyToMachine, type MachineCopy } from './machine/copy/copyToMachine.js
 export { machineConsole, CONSOLE_DETACH_KEY, type MachineConsoleOptions } from './machine/qemu/machineConsole.js'
 export { copyFromMachine, type CopyFromMachineOptions, DEFAULT_COPY_MAX_BYTES } from './machine/copy/copyFromMachine.js'
 export { qemuBackend } from './machine/qemu/qemuBackend.js'
+export { evalInMachine, type EvalInMachineOptions, MAX_EVAL_BYTES } from './machine/browser/evalInMachine.js'
+export { serveMachineCdp, type MachineCdpOptions, type MachineCdpEndpoint } from './service/machineCdp.js'
 export type { ExecResult } from './machine/qemu/GuestChannel.js'
 export type { MachineDiff } from './machine/diffMachines.js'
 export type { MachineLayer } from './machine/MachineLayer.js'

@@ -30,7 +30,7 @@ export { PatternError, PatternCancelledError, PatternCallbackError } from './pat
 export { RemoteSpecError, RegistryRequestError, RegistryAuthError, RemoteImageNotFoundError, InvalidImageError, InvalidPackError, SignatureError } from './registryErrors.js'
 export { InputNotFoundError, MissingPackageError } from './inputErrors.js'
 export { MalformedTensorFileError } from './modelErrors.js'
-export { MachineError, MachineNotFoundError, MachineUnavailableError, AcceleratorFailedError, GuestStoppedError } from './machineErrors.js'
+export { MachineError, MachineNotFoundError, MachineUnavailableError, AcceleratorFailedError, GuestStoppedError, PageScriptError } from './machineErrors.js'
 export { FunctionCandidateError, InvalidJobError, QueueUnreachableError, WorkerRegistryError } from './fanoutErrors.js'
 export { LedgerTamperedError, EffectKeyConflictError, EffectToolMissingError, EffectsPolicyError } from './effectErrors.js'
 export { RequestRefusedError } from './serviceErrors.js'

@@ -33,3 +33,8 @@ export class AcceleratorFailedError extends ForkpointError<GuestStopData & { acc
 export class GuestStoppedError extends ForkpointError<GuestStopData> {
   readonly exitCode = ExitCode.corrupt
 }
+
+/** A script evaluated in a machine's page threw (or its promise rejected): `data.exception` is the page's description of it. */
+export class PageScriptError extends ForkpointError<{ machine: string; exception: string }> {
+  readonly exitCode = ExitCode.difference
+}

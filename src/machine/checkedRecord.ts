@@ -27,6 +27,7 @@ const RecordSchema = z.object({
       .object({ open: z.boolean(), guestPorts: z.array(z.number().int().min(1).max(65535)).max(256) })
       .nullable()
       .optional(),
+    cdp: z.boolean().optional(),
   }),
   from: digest.nullable(),
   head: digest.nullable(),

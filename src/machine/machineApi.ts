@@ -10,11 +10,13 @@ import { resolveId } from '../store/resolveId.js'
 import { type MachineDiff, diffSnapshotMachines } from './diffMachines.js'
 import { buildBusyboxImage } from './image/buildBusyboxImage.js'
 import { buildRootfsImage } from './image/buildRootfsImage.js'
+import { BROWSER_FILES } from './browser/browserGuest.js'
 import type { BootOptions, ForkOptions, MachineInfo, MachineRef, MachineSnapshot, MachineStats } from './MachineBackend.js'
 export { acceleratorRequest } from './qemu/accelerator.js'
 export { copyToMachine } from './copy/copyToMachine.js'
 export { copyFromMachine } from './copy/copyFromMachine.js'
 export { machineConsole } from './qemu/machineConsole.js'
+export { evalInMachine } from './browser/evalInMachine.js'
 export { parseSize } from '../sandbox/limits.js'
 import { type AcceleratorChoice, type AcceleratorRequest, forgetVerdict, planAccelerator, qemuVersion } from './qemu/accelerator.js'
 import { readMachineImage } from './image/MachineImage.js'
@@ -26,13 +28,19 @@ import type { SentEffects } from '../effects/sendUnsent.js'
 import { machineOutbox } from './net/machineNet.js'
 
 /**
- * The recipes `buildMachineImage` knows, and the Debian packages each adds to a root
- * filesystem: busybox has none (its guest lives in its initramfs), python and node are
- * Debian root filesystems run through qemu-guest-agent.
+ * The recipes `buildMachineImage` knows, the Debian packages each adds to a root filesystem
+ * and the files it adds to them: busybox has none (its guest lives in its initramfs);
+ * python, node and browser are Debian root filesystems run through qemu-guest-agent, the
+ * browser one with a headless Chromium its init starts and a CDP client for the host.
  */
-const RECIPE_PACKAGES = { busybox: null, python: ['python3'], node: ['nodejs'] } as const
-export type MachineRecipe = keyof typeof RECIPE_PACKAGES
-export const MACHINE_RECIPES = Object.keys(RECIPE_PACKAGES) as MachineRecipe[]
+const RECIPES = {
+  busybox: null,
+  python: { packages: ['python3'], files: [] },
+  node: { packages: ['nodejs'], files: [] },
+  browser: { packages: ['chromium', 'python3'], files: BROWSER_FILES },
+} as const
+export type MachineRecipe = keyof typeof RECIPES
+export const MACHINE_RECIPES = Object.keys(RECIPES) as MachineRecipe[]
 
 /** Debian's rule for a package name; anything else (an option to apt, a path) is refused before apt sees it. */
 const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]+$/
@@ -47,14 +55,14 @@ export async function buildMachineImage({
   packages = [],
   ...locator
 }: StoreLocator & { recipe: string; packages?: string[] }): Promise<{ image: Digest; recipe: MachineRecipe; kernelRelease: string }> {
-  if (!Object.hasOwn(RECIPE_PACKAGES, recipe)) throw new UsageError(`no machine recipe ${JSON.stringify(recipe)}: the recipes are ${MACHINE_RECIPES.join(', ')}`, { value: recipe })
-  const base = RECIPE_PACKAGES[recipe as MachineRecipe]
+  if (!Object.hasOwn(RECIPES, recipe)) throw new UsageError(`no machine recipe ${JSON.stringify(recipe)}: the recipes are ${MACHINE_RECIPES.join(', ')}`, { value: recipe })
+  const base = RECIPES[recipe as MachineRecipe]
   const odd = packages.find((p) => !PACKAGE_NAME.test(p))
   if (odd !== undefined) throw new UsageError(`${JSON.stringify(odd)} is not a Debian package name`, { value: odd })
   if (base === null && packages.length > 0)
-    throw new UsageError(`the busybox recipe takes no packages: its guest is busybox alone (python and node take packages)`, { value: recipe })
+    throw new UsageError(`the busybox recipe takes no packages: its guest is busybox alone (python, node and browser take packages)`, { value: recipe })
   const { store } = await openStore(locator)
-  const { image, kernelRelease } = base === null ? await buildBusyboxImage(store) : await buildRootfsImage(store, recipe, [...base, ...packages])
+  const { image, kernelRelease } = base === null ? await buildBusyboxImage(store) : await buildRootfsImage(store, recipe, [...base.packages, ...packages], base.files)
   await updateRef({ store, name: `refs/machine-images/${recipe}`, id: image, message: `machine build ${recipe}` }) // kept through gc
   return { image, recipe: recipe as MachineRecipe, kernelRelease }
 }

@@ -73,8 +73,8 @@ export function registerMachine(program: Command): void {
     print(commonFlags(cmd), await (await api()).machineDoctor({ accel: await accel(opts) }), { human: (r) => `${r.accelerator}: ${r.reason}\nQEMU ${r.qemu}` })
   })
 
-  sub('build <recipe>', 'build a machine image from Debian packages (recipe: busybox, python or node)')
-    .option('-p, --package <name...>', 'more Debian packages for a python or node image')
+  sub('build <recipe>', 'build a machine image from Debian packages (recipe: busybox, python, node or browser)')
+    .option('-p, --package <name...>', 'more Debian packages for a python, node or browser image')
     .action(async (recipe: string, opts: { package?: string[] }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const r = await (await api()).buildMachineImage({ ...where(flags), recipe, packages: opts.package ?? [] })
@@ -114,6 +114,27 @@ export function registerMachine(program: Command): void {
       })
     },
   )
+
+  sub('eval <machine> <js>', "evaluate a JavaScript expression in a browser machine's current page; prints its JSON value").action(
+    async (id: string, js: string, _opts: object, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const value = await (await api()).evalInMachine({ ...where(flags), machine: id, js })
+      print(flags, { value }, { human: (r) => JSON.stringify(r.value) })
+    },
+  )
+
+  sub('cdp <machine>', "serve a browser machine's DevTools protocol on 127.0.0.1 for Playwright's connectOverCDP, with a bearer token, until interrupted")
+    .option('--port <port>', 'the loopback port (default: a free one)', '0')
+    .action(async (id: string, opts: { port: string }, cmd: Command) => {
+      const flags = commonFlags(cmd)
+      const endpoint = await (await import('../../service/machineCdp.js')).serveMachineCdp({ ...where(flags), machine: id, port: wholeNumber('--port', opts.port, 0) })
+      const { url, token } = endpoint
+      print(flags, { url, token }, { human: (e) => `${e.url}\nAuthorization: Bearer ${e.token}` })
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve).once('SIGTERM', resolve)
+      })
+      await endpoint.close()
+    })
 
   sub('cp <source> <target>', 'copy a regular file into a machine (machine cp FILE ID:PATH) or out of one (machine cp ID:PATH FILE), bytes and mode')
     .option('--max-bytes <size>', 'the largest file to take out of a machine (e.g. 64M, 2G)', '1G')

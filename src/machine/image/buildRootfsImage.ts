@@ -4,7 +4,7 @@ import type { Digest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { canonicalBytes } from '../../util/canonicalJson.js'
 import { storeFilePieces } from '../filePieces.js'
-import { BASE_PACKAGES, buildExt4, downloadPackages, packageClosure } from './debianRootfs.js'
+import { BASE_PACKAGES, type ExtraFile, buildExt4, downloadPackages, packageClosure } from './debianRootfs.js'
 import { guestInitramfs } from './initramfs.js'
 import { forkpointCacheDir } from './cacheDir.js'
 import { fetchGuestKernel, type GuestKernel } from './kernelPackage.js'
@@ -22,9 +22,16 @@ const GROUP = 'root:x:0:\nnogroup:x:65534:\n'
 /**
  * A recipe with a Debian root filesystem: the closure of `packages` and the base
  * packages (qemu-guest-agent among them), unpacked into an ext4 image stored in fixed
- * pieces, and an initramfs that mounts it as the root. `recipe` names it.
+ * pieces, and an initramfs that mounts it as the root, with the recipe's own `files`.
+ * `recipe` names it.
  */
-export async function buildRootfsImage(store: Store, recipe: string, packages: readonly string[], kernel?: GuestKernel): Promise<{ image: Digest; kernelRelease: string }> {
+export async function buildRootfsImage(
+  store: Store,
+  recipe: string,
+  packages: readonly string[],
+  files: readonly ExtraFile[] = [],
+  kernel?: GuestKernel,
+): Promise<{ image: Digest; kernelRelease: string }> {
   const k = kernel ?? (await fetchGuestKernel())
   const closure = await packageClosure([...BASE_PACKAGES, ...packages])
   const debs = await downloadPackages(closure)
@@ -39,6 +46,7 @@ export async function buildRootfsImage(store: Store, recipe: string, packages: r
         { path: 'etc/passwd', data: PASSWD, mode: 0o644 },
         { path: 'etc/group', data: GROUP, mode: 0o644 },
         { path: 'etc/hostname', data: 'forkpoint\n', mode: 0o644 },
+        ...files,
       ],
       ext4,
       FREE_MIB,

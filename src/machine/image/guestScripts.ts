@@ -86,8 +86,9 @@ exec switch_root /newroot /sbin/forkpoint-init
 /**
  * PID 1 of a root filesystem image: mounts, the filesystem grown to the disk (the disk
  * can be larger than the image's filesystem), then qemu-guest-agent on the virtio-serial
- * port (there is no udev to name it), kept running. Busybox does what init needs, so the
- * packages stay the recipe's own.
+ * port (there is no udev to name it), kept running, and the recipe's own services
+ * (`/usr/sbin/forkpoint-services`, where the image has one: the browser recipe's Chromium).
+ * Busybox does what init needs, so the packages stay the recipe's own.
  */
 export const ROOTFS_INIT = `#!/bin/busybox sh
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
@@ -101,5 +102,6 @@ P=
 while [ -z "$P" ]; do for p in /dev/vport*p1; do [ -c "$p" ] && P=$p; done; [ -z "$P" ] && busybox sleep 0.05; done
 echo "forkpoint guest ready $(busybox cut -d' ' -f1 /proc/uptime)" > /dev/ttyS0
 while :; do qemu-ga -m virtio-serial -p "$P" -t /run/qemu-ga; busybox sleep 0.1; done </dev/null >/dev/null 2>&1 &
+[ -x /usr/sbin/forkpoint-services ] && /usr/sbin/forkpoint-services </dev/null >/dev/null 2>&1 &
 ${CONSOLE_SHELL('busybox ')}while :; do busybox sleep 3600; done
 `

@@ -6,6 +6,7 @@ import { updateRef } from '../../store/refs.js'
 import type { BootOptions, MachineInfo } from '../MachineBackend.js'
 import { MAX_MEMORY_MIB } from '../MachineLayer.js'
 import { type ImageFiles, imageFiles } from '../machineFiles.js'
+import { BROWSER_RECIPE } from '../browser/browserGuest.js'
 import { createRecord, liveRef, machineDir, newMachineId, started, startingRecord, writeRecord } from '../machineRecords.js'
 import { runTool } from '../runTool.js'
 import type { Store } from '../../store/Store.js'
@@ -43,7 +44,8 @@ export async function bootQemu(o: BootOptions): Promise<MachineInfo> {
   const seconds = ttlSeconds(o.ttl)
   const net = await withEffectsStore(store, await netPlan(o))
   const [files, image] = await Promise.all([imageFiles(store, o.image), readMachineImage(store, o.image)])
-  const boot = (accelerator: Accelerator, probe: boolean) => bootOn(store, o, files, { memoryMiB, diskMiB, accelerator, probe, ttlSeconds: seconds, net })
+  const boot = (accelerator: Accelerator, probe: boolean) =>
+    bootOn(store, o, files, { memoryMiB, diskMiB, accelerator, probe, ttlSeconds: seconds, net, cdp: image.recipe === BROWSER_RECIPE })
   const plan = await planAccelerator(o.accel ?? 'auto', image.kernel)
   if (plan.accelerator !== 'probe') return boot(plan.accelerator, false)
   try {
@@ -66,6 +68,8 @@ interface BootPlan {
   accelerator: Accelerator
   ttlSeconds: number | null
   net: NetPlan | null
+  /** Whether it has a CDP port: a browser machine. */
+  cdp: boolean
   /** A boot that finds out whether KVM works: when KVM fails it, nothing of it is kept (the machine boots again on TCG). */
   probe: boolean
 }
@@ -82,6 +86,7 @@ async function bootOn(store: Store, o: BootOptions, files: ImageFiles, p: BootPl
     console: join(dir, 'console.log'),
     accelerator: p.accelerator,
     nic: nicOf(p.net),
+    cdp: p.cdp,
   }
   const record = startingRecord({ id, image: o.image, launch, agent: guestAgentFor(files.rootfs !== null), from: null, detached: o.detached ?? false })
   createRecord(store, record)

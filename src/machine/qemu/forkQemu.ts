@@ -22,6 +22,7 @@ import { info, killRecord, sockets, watchOf, wholeNumber, withAgent } from './qe
 import { watched } from './watchdog.js'
 import { startClock, ttlSeconds } from './timeToLive.js'
 import { type NetPlan, netPlan, nicOf, withEffectsStore } from '../net/machineNet.js'
+import { BROWSER_RECIPE } from '../browser/browserGuest.js'
 
 /** Most children one fork starts. */
 const MAX_FORK = 64
@@ -59,7 +60,9 @@ export async function forkQemu(o: ForkOptions): Promise<MachineInfo[]> {
     throw new UsageError(`image ${o.image}'s machine has no network device (it was started with --net none): its children cannot have one`, { option: 'net', value: 'egress' })
   if (net?.publish.length && n > 1)
     throw new UsageError('--publish takes a host port, which one child can hold: fork one child at a time to publish', { option: 'publish', value: n })
-  const started = await Promise.allSettled(Array.from({ length: n }, () => startChild(store, o, layer, saved, { accelerator, agent }, { ttl, net })))
+  const started = await Promise.allSettled(
+    Array.from({ length: n }, () => startChild(store, o, layer, saved, { accelerator, agent }, { ttl, net, cdp: image.recipe === BROWSER_RECIPE })),
+  )
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
   if (failed) {
     for (const s of started) if (s.status === 'fulfilled') await killRecord(store, s.value.id)
@@ -74,7 +77,7 @@ async function startChild(
   layer: MachineLayer,
   saved: SnapshotFiles,
   { accelerator, agent }: Pick<MachineRecord, 'accelerator' | 'agent'>,
-  { ttl, net }: { ttl: number | null; net: NetPlan | null },
+  { ttl, net, cdp }: { ttl: number | null; net: NetPlan | null; cdp: boolean },
 ): Promise<MachineInfo> {
   const id = newMachineId()
   const dir = machineDir(store, id)
@@ -87,6 +90,7 @@ async function startChild(
     console: join(dir, 'console.log'),
     accelerator,
     nic: layer.nic ? (nicOf(net) ?? { open: false, guestPorts: [] }) : null,
+    cdp,
   }
   const record = startingRecord({ id, image: layer.image, launch, agent, from: o.image, detached: o.detached ?? false })
   createRecord(store, record)

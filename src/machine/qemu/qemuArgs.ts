@@ -27,6 +27,12 @@ export interface QemuLaunch {
    * device state loads only into the same devices.
    */
   nic?: Nic | null
+  /**
+   * A second virtio-serial port, `cdp`, on a socket beside QMP's (`cdpSocket`): the
+   * browser recipe's guest relays Chromium's DevTools protocol over it (`machine cdp`).
+   * A device state loads only into the same devices, so a child has it when its parent did.
+   */
+  cdp?: boolean
 }
 
 export interface Nic {
@@ -43,11 +49,14 @@ export type Accelerator = 'kvm' | 'tcg'
  */
 export const consoleSocket = (qmp: string) => join(dirname(qmp), 'console.sock')
 
+/** The socket of a browser machine's CDP port (`QemuLaunch.cdp`), in the machine's socket directory. */
+export const cdpSocket = (qmp: string) => join(dirname(qmp), 'cdp.sock')
+
 export const QEMU_BINARY = 'qemu-system-x86_64'
 
 /**
  * A microvm: no firmware or option ROMs, the legacy timers the kernel needs under TCG, one
- * virtio-serial port for the agent, virtio-rng, the disk on virtio-blk, a network device
+ * virtio-serial port for the agent (and one for CDP in a browser machine), virtio-rng, the disk on virtio-blk, a network device
  * only when the machine has one, QMP on a unix socket, QEMU's seccomp sandbox on.
  */
 export function qemuArgs(l: QemuLaunch): string[] {
@@ -59,6 +68,7 @@ export function qemuArgs(l: QemuLaunch): string[] {
     ...(l.boot ? ['-kernel', l.boot.kernel, '-initrd', l.boot.initrd, '-append', l.boot.cmdline] : ['-incoming', 'defer']),
     ...['-chardev', `socket,id=con,path=${opt(consoleSocket(l.sockets.qmp))},server=on,wait=off,logfile=${opt(l.console)},logappend=on`, '-serial', 'chardev:con'],
     ...['-device', 'virtio-serial-device', '-chardev', `socket,id=agent,path=${opt(l.sockets.agent)},server=on,wait=off`, '-device', 'virtserialport,chardev=agent,name=agent'],
+    ...(l.cdp ? ['-chardev', `socket,id=cdp,path=${opt(cdpSocket(l.sockets.qmp))},server=on,wait=off`, '-device', 'virtserialport,chardev=cdp,name=cdp'] : []),
     ...['-device', 'virtio-rng-device'],
     ...[
       ...DISK_FDS.flatMap((fd) => ['-add-fd', `fd=${fd},set=${DISK_FDSET}`]),
