@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { type Digest, type MachineStats, Store, bootMachine, buildMachineImage, evalInMachine, forkMachine, machineDoctor, machineStats, snapshotMachine } from '../src/index.js'
 import { readMachineImage } from '../src/machine/image/MachineImage.js'
 import { report, type Row } from './harness.js'
-import { type Breakdown, averageBreakdown, killAll, median, plotForkAgainstCold, pssRow, smapsBreakdown } from './machine.js'
+import { type Breakdown, type ForkAgainstCold, averageBreakdown, killAll, median, plotForkAgainstCold, pssRow, smapsBreakdown } from './machine.js'
 
 /** The fetched kernel and Debian packages are kept here between runs, whatever the caller's cache is. */
 process.env['XDG_CACHE_HOME'] = '/tmp/forkpoint-bench-kernels'
@@ -24,15 +24,6 @@ const NS = [1, 4]
 const TITLE = 'forkpoint warm page'
 
 type Live = Set<{ store: Store; id: string }>
-
-interface BrowserForkResult {
-  n: number
-  forkMs: number
-  coldMs: number
-  forkPss: MachineStats[]
-  coldPss: MachineStats[]
-  breakdown: Breakdown
-}
 
 export async function main(args: string[]): Promise<void> {
   const runsAt = args.indexOf('--runs')
@@ -49,7 +40,7 @@ export async function main(args: string[]): Promise<void> {
     const buildMs = performance.now() - t0
     const { rootfs } = await readMachineImage(store, image)
     const warm = await warmSnapshot(store, image, live)
-    const results: BrowserForkResult[] = []
+    const results: ForkAgainstCold[] = []
     for (const n of NS) results.push(await forkAgainstCold(store, image, warm.snapshot, n, runs, live))
 
     const row = (r: Omit<Row, 'accelerator'>): Row => ({ accelerator, ...r })
@@ -127,7 +118,7 @@ async function bootAnswering(store: Store, image: Digest, n: number, live: Live)
 }
 
 /** N children until each page answered with the parent's title, against N cold boots until each Chromium answered; runs interleaved, PSS of each run's machines. */
-async function forkAgainstCold(store: Store, image: Digest, snapshot: { image: Digest }, n: number, runs: number, live: Live): Promise<BrowserForkResult> {
+async function forkAgainstCold(store: Store, image: Digest, snapshot: { image: Digest }, n: number, runs: number, live: Live): Promise<ForkAgainstCold> {
   const samples = { fork: [] as number[], cold: [] as number[] }
   const pss = { fork: [] as MachineStats[], cold: [] as MachineStats[] }
   let breakdown: Breakdown = {}

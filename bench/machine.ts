@@ -180,13 +180,17 @@ export async function main(args: string[]): Promise<void> {
   }
 }
 
-interface ForkResult {
+/** One N's children from warm against as many cold boots: median times, memory of each, TCG's share. */
+export interface ForkAgainstCold {
   n: number
   forkMs: number
   coldMs: number
   forkPss: MachineStats[]
   coldPss: MachineStats[]
   breakdown: Breakdown
+}
+
+interface ForkResult extends ForkAgainstCold {
   lostForks: number
   lostBoots: number
 }

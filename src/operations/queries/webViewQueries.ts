@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { type AnyOperation, defineOperation } from '../operation.js'
+import { type AnyOperation, type Operation, defineOperation } from '../operation.js'
 import { branchInfo, change, digest, forkOrigin, jsonValue, ledgerEntry, runDiff, runSummary, snapshotId as id, stepError, stepType, treeListing } from '../schemas.js'
 
 const run = z.string().min(1).describe('a run id (run-…), latest, or an image whose trace layer to read')
@@ -123,137 +123,112 @@ const liveWork = z.object({
   }),
 })
 
+/** A read of the web view: offered over HTTP only, as `GET /v1/view/<name>`, changing nothing. */
+function webViewQuery<Input extends z.ZodRawShape, Output extends z.ZodType<object>>(query: Omit<Operation<Input, Output>, 'query' | 'annotations' | 'surfaces'>): AnyOperation {
+  return defineOperation<Input, Output>({ ...query, query: true, annotations: READS, surfaces: WEB_VIEW_ONLY })
+}
+
 /**
  * The read-only queries the web view makes: `GET /v1/view/<name>?<args>`, the arguments as
  * query parameters. None of them changes the store or the workspace.
  */
 export const WEB_VIEW_QUERIES: AnyOperation[] = [
-  defineOperation({
+  webViewQuery({
     name: 'graph',
-    query: true,
     description: 'A page of the image graph: every image reachable from HEAD, a branch, a tag or a fork, newest first, with refs and layer sizes.',
     input: { offset: count(10_000_000).optional(), limit: count(1000).optional() },
     output: z.object({ total: z.number(), offset: z.number(), nodes: z.array(graphNode) }),
-    annotations: READS,
-    surfaces: WEB_VIEW_ONLY,
     async run(where, { offset, limit }, { cache }) {
       const { imageGraph } = await import('../../image/imageGraph.js')
       return imageGraph({ ...where, cache, ...(offset === undefined ? {} : { offset }), ...(limit === undefined ? {} : { limit }) })
     },
   }),
-  defineOperation({
+  webViewQuery({
     name: 'image',
-    query: true,
     description: 'One image as the graph shows it: message, author, time, parents, refs, live branches, each layer with its size.',
     input: { id },
     output: graphNode,
-    annotations: READS,
-    surfaces: WEB_VIEW_ONLY,
     async run(where, { id }, { cache }) {
       const { imageNode } = await import('../../image/imageGraph.js')
       return imageNode({ ...where, id, cache })
     },
   }),
-  defineOperation({
+  webViewQuery({
     name: 'tree',
-    query: true,
     description: "One directory of an image's file tree.",
     input: { id, path: z.string().optional().describe('slash-separated, default the root') },
     output: treeListing,
-    annotations: READS,
-    surfaces: WEB_VIEW_ONLY,
     async run(where, { id, path }) {
       const { listTree } = await import('../../world/tree/listTree.js')
       return listTree({ ...where, id, ...(path === undefined ? {} : { path }) })
     },
   }),
-  defineOperation({
+  webViewQuery({
     name: 'changes',
-    query: true,
     description: 'What an image changed against a parent (default its first), layer by layer, with the changed paths.',
     input: { id, parent: id.optional() },
     output: imageChanges,
-    annotations: READS,
-    surfaces: WEB_VIEW_ONLY,
     async run(where, { id, parent }) {
       const { imageChanges } = await import('../../image/imageChanges.js')
       return imageChanges({ ...where, id, ...(parent === undefined ? {} : { parent }) })
     },
   }),
-  defineOperation({
+  webViewQuery({
     name: 'ledger',
-    query: true,
     description: "An image's effects ledger, verified.",
     input: { id },
     output: z.object({ source: z.string().describe('what was listed: workspace, branch NAME, image ID or ledger ID'), ledger: digest.nullable(), entries: z.array(ledgerEntry) }),
-    annotations: READS,
-    surfaces: WEB_VIEW_ONLY,
     async run(where, { id }) {
       const { listEffects } = await import('../../effects/listEffects.js')
       return listEffects({ ...where, id })
     },
   }),
-  defineOperation({
+  webViewQuery({
     name: 'runs',
-    query: true,
     description: 'The recorded runs, newest first.',
     input: { limit: count(1000).optional() },
     output: z.object({ runs: z.array(runSummary) }),
-    annotations: READS,
-    surfaces: WEB_VIEW_ONLY,
     async run(where, { limit }) {
       const { listRuns } = await import('../../trace/core/listRuns.js')
       return { runs: await listRuns({ ...where, limit: limit ?? 100 }) }
     },
   }),
-  defineOperation({
+  webViewQuery({
     name: 'run',
-    query: true,
     description: "A run's steps with their inputs and outputs (redacted values as the recording redacted them).",
     input: { run, offset: count(10_000_000).optional(), limit: count(1_000_000).optional() },
     output: runTimeline,
-    annotations: READS,
-    surfaces: WEB_VIEW_ONLY,
     async run(where, { run, offset, limit }) {
       const { runTimeline } = await import('../../trace/core/runTimeline.js')
       return runTimeline({ ...where, spec: run, ...(offset === undefined ? {} : { offset }), ...(limit === undefined ? {} : { limit }) })
     },
   }),
-  defineOperation({
+  webViewQuery({
     name: 'rundiff',
-    query: true,
     description: 'Where run b first diverges from run a, with the JSON diff of that step.',
     input: { a: storedRun, b: storedRun },
     output: runDiff,
-    annotations: READS,
-    surfaces: WEB_VIEW_ONLY,
     async run(where, { a, b }) {
       const { compareRuns } = await import('../../trace/diff/compareRuns.js')
       return compareRuns({ ...where, a, b })
     },
   }),
-  defineOperation({
+  webViewQuery({
     name: 'explorations',
-    query: true,
     description: 'The recorded explorations (speculate, explore, the patterns), newest first: candidates, status, scores, time, winner.',
     input: { limit: count(1000).optional() },
     output: z.object({ explorations: z.array(exploration) }),
-    annotations: READS,
-    surfaces: WEB_VIEW_ONLY,
     async run(where, { limit }) {
       const { listExplorations } = await import('../../patterns/explorations.js')
       return { explorations: await listExplorations({ ...where, ...(limit === undefined ? {} : { limit }) }) }
     },
   }),
-  defineOperation({
+  webViewQuery({
     name: 'branches',
-    query: true,
     description:
       'The live branches with the paths each changed so far and the sandboxed commands running in each; the commands running sandboxed in the workspace itself, with its changes since HEAD.',
     input: {},
     output: liveWork,
-    annotations: READS,
-    surfaces: WEB_VIEW_ONLY,
     async run(where) {
       const { liveWork } = await import('../../branch/run/liveChanges.js')
       return liveWork(where)
