@@ -1,7 +1,9 @@
+import { once } from 'node:events'
 import { type Command, Option } from 'commander'
 import { z } from 'zod'
 import { UsageError } from '../errors/index.js'
 import type { AnyOperation, CliForm } from '../operations/operation.js'
+import type { ByteSink } from '../operations/rendering.js'
 import { runOperation } from '../operations/runOperation.js'
 import { common, commonFlags } from './context.js'
 import { print } from './output.js'
@@ -77,6 +79,9 @@ async function runCommand(op: Generated, args: Record<string, unknown>, command:
     const answered = await callService(where, op.name, args)
     if (answered) return print(flags, answered, op.cli.rendering, args)
   }
+  const out = flags.json ? null : stdoutSink()
+  const streamed = out && (await op.cli.bytes?.instead?.(where, args, out))
+  if (typeof streamed === 'number') return void (process.exitCode = streamed)
   const bar = op.cli.progress ? progressBar(op.cli.progress, flags.json) : null
   const onProgress = bar?.onProgress && ((progress: object) => bar.onProgress!((progress as { done: number }).done, (progress as { total: number }).total))
   const context = {
@@ -87,7 +92,19 @@ async function runCommand(op: Generated, args: Record<string, unknown>, command:
     onStep: pauseAtFromEnv(process.env),
   }
   const result = await runOperation(op, where, args, context).finally(() => bar?.stop())
+  const written = out && (await op.cli.bytes?.after?.(where, result, out))
+  if (typeof written === 'number') return void (process.exitCode = written)
   print(flags, result, op.cli.rendering, args)
+}
+
+/** stdout as a sink that waits for it to drain. */
+function stdoutSink(): ByteSink {
+  return {
+    terminal: process.stdout.isTTY === true,
+    write: async (chunk) => {
+      if (!process.stdout.write(chunk)) await once(process.stdout, 'drain')
+    },
+  }
 }
 
 /** The operation the flags select: the one whose `selectedBy` flag is given, else the one without. */

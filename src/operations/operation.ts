@@ -3,7 +3,7 @@ import type { StoreLocator } from '../store/findStore.js'
 import type { StepHook } from '../effects/stepHook.js'
 import type { ImageCache } from '../image/imageGraph.js'
 import type { WorldScanner } from '../world/scan/snapshotWorkspace.js'
-import type { Rendering } from './rendering.js'
+import type { ByteSink, Rendering } from './rendering.js'
 import type { RequestPolicy } from './requestPolicy.js'
 
 /** Where an operation is offered: the command line, the HTTP service (and its OpenAPI document), the MCP server. */
@@ -53,6 +53,16 @@ export interface CliForm<Input extends z.ZodRawShape, Result> {
   /** the label of the progress bar drawn on a terminal while it works */
   progress?: string
   rendering: Rendering<Result, z.infer<z.ZodObject<Input>>>
+  /**
+   * Bytes written as they come rather than a rendering (never under --json): `instead` runs
+   * in place of the operation (a patch written as it is made), `after` writes a result's
+   * content (a file's bytes as stored). Each gives the exit code once it wrote the answer,
+   * or null to go on as without it.
+   */
+  bytes?: {
+    instead?(where: StoreLocator, args: z.infer<z.ZodObject<Input>>, out: ByteSink): Promise<number | null>
+    after?(where: StoreLocator, result: Result, out: ByteSink): Promise<number | null>
+  }
 }
 
 /** An operation whose command line is a command of its own in `src/cli/commands/`, and why. */

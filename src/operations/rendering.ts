@@ -13,3 +13,9 @@ export interface Rendering<T, Args = object> {
   /** a non-zero exit code (a difference, a conflict, the child's code), or an error to fail with once the result is printed */
   exit?(result: T): number | Error
 }
+
+/** Where the command line writes bytes as they come: stdout, and whether it is a terminal. */
+export interface ByteSink {
+  terminal: boolean
+  write(chunk: string | Uint8Array): Promise<void>
+}

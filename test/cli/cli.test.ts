@@ -3,10 +3,8 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Store } from '../../src/index.js'
 import { sha256 } from '../../src/objects/digest.js'
-import { diffCommand } from '../../src/cli/commands/diff.js'
 import { gcCommand } from '../../src/cli/commands/gc.js'
 import { initCommand } from '../../src/cli/commands/init.js'
-import { showCommand } from '../../src/cli/commands/show.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
 import { tagCommand, tagListCommand } from '../../src/cli/commands/tag.js'
 import { verifyCommand, verifyView } from '../../src/cli/commands/verify.js'
@@ -176,7 +174,7 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
       () => verifyCommand({ dir }),
       () => gcCommand({ dir }),
       () => tagListCommand({ dir }),
-      () => showCommand({ dir, id: 'HEAD' }),
+      () => callOperation('show', { dir, id: 'HEAD' }),
     ]
     for (const call of calls)
       await expect(call()).rejects.toMatchObject({ code: 'StoreNotFoundError', exitCode: 2, message: expect.stringMatching(/no forkpoint store.*forkpoint init/) })
@@ -195,9 +193,9 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
     await initCommand({ dir })
     await snapshotCommand({ dir })
     const calls = [
-      () => showCommand({ dir, id: 'deadbeef' }),
+      () => callOperation('show', { dir, id: 'deadbeef' }),
       () => callOperation('checkout', { dir, id: 'nope', into: join(tempDir('x'), 'y') }),
-      () => diffCommand({ dir, a: 'HEAD~5' }),
+      () => callOperation('diff', { dir, a: 'HEAD~5' }),
       () => tagCommand({ dir, name: 't', id: 'missing' }),
       () => callOperation('log', { dir, ref: sha256('x') }),
     ]
@@ -244,11 +242,11 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
     expect(verifyJson.json).toMatchObject({ schemaVersion: 1, ok: false })
     expect(verifyJson.json['problems']).toHaveLength(2)
 
-    await expect(showCommand({ dir, id: sha256('precious') })).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(/corrupt.*forkpoint verify/) })
+    await expect(callOperation('show', { dir, id: sha256('precious') })).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(/corrupt.*forkpoint verify/) })
 
     // A corrupt snapshot object is caught too, by any command that reads it.
     await fs.writeFile(store.objectPath(snap), '{"kind":"snapshot"}')
-    for (const call of [() => callOperation('log', { dir }), () => callOperation('status', { dir }), () => diffCommand({ dir, a: 'HEAD' })])
+    for (const call of [() => callOperation('log', { dir }), () => callOperation('status', { dir }), () => callOperation('diff', { dir, a: 'HEAD' })])
       await expect(call()).rejects.toMatchObject({ exitCode: 5 })
   })
 

@@ -1,16 +1,14 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { diffCommand, diffView } from '../../src/cli/commands/diff.js'
 import { gcCommand } from '../../src/cli/commands/gc.js'
 import { initCommand } from '../../src/cli/commands/init.js'
-import { showCommand } from '../../src/cli/commands/show.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
 import { tagCommand, tagDeleteCommand, tagListCommand } from '../../src/cli/commands/tag.js'
 import { verifyCommand, verifyView } from '../../src/cli/commands/verify.js'
 import { fpJson } from '../helpers/cli.js'
 import { makeWorkspace } from '../helpers/tmp.js'
-import { callOperation } from '../helpers/callOperation.js'
+import { callOperation, renderingOf } from '../helpers/callOperation.js'
 
 /** What `forkpoint ARGS --json` prints, without the schemaVersion the formatter adds. */
 async function printed(dir: string, ...args: string[]): Promise<unknown> {
@@ -31,8 +29,8 @@ describe('CLI commands are functions that return data', () => {
     expect(await printed(dir, 'status')).toEqual(await callOperation('status', { dir }))
     expect(await printed(dir, 'log')).toEqual(await callOperation('log', { dir }))
     expect(await printed(dir, 'log', 'v1')).toEqual(await callOperation('log', { dir, ref: 'v1' }))
-    expect(await printed(dir, 'show', 'HEAD')).toEqual(await showCommand({ dir, id: 'HEAD' }))
-    expect(await printed(dir, 'diff', 'v1')).toEqual(await diffCommand({ dir, a: 'v1' }))
+    expect(await printed(dir, 'show', 'HEAD')).toEqual(await callOperation('show', { dir, id: 'HEAD' }))
+    expect(await printed(dir, 'diff', 'v1')).toEqual(await callOperation('diff', { dir, a: 'v1' }))
     expect(await printed(dir, 'tag')).toEqual(await tagListCommand({ dir }))
     expect(await printed(dir, 'verify')).toEqual(await verifyCommand({ dir }))
     expect(await printed(dir, 'gc', '--dry-run')).toEqual(await gcCommand({ dir, dryRun: true }))
@@ -46,9 +44,9 @@ describe('CLI commands are functions that return data', () => {
     const { id } = await snapshotCommand({ dir, message: 'first' })
     expect(await callOperation('status', { dir })).toMatchObject({ clean: true, head: id, changes: [] })
     await fs.writeFile(join(dir, 'a.txt'), 'two\n')
-    const diff = await diffCommand({ dir, a: 'HEAD' })
+    const diff = await callOperation('diff', { dir, a: 'HEAD' })
     expect(diff).toMatchObject({ a: id, b: null, changes: [{ path: 'a.txt', status: 'modified' }] })
-    expect(diffView.exit!(diff)).toBe(1)
+    expect(renderingOf('diff').exit!(diff)).toBe(1)
     expect(await tagCommand({ dir, name: 'v1' })).toEqual({ name: 'v1', id })
     expect(await tagListCommand({ dir })).toEqual({ tags: [{ name: 'v1', id }] })
     expect(await tagDeleteCommand({ dir, name: 'v1' })).toEqual({ deleted: 'v1' })

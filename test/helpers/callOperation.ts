@@ -1,3 +1,4 @@
+import type { Rendering } from '../../src/operations/rendering.js'
 import { runOperation } from '../../src/operations/runOperation.js'
 import { OPERATIONS, findOperation } from '../../src/operations/table.js'
 
@@ -8,4 +9,11 @@ export async function callOperation<T = any>(name: string, { dir, store, ...args
   const where = { ...(dir === undefined ? {} : { dir }), ...(store === undefined ? {} : { store }) }
   const defined = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined))
   return (await runOperation(op, where, defined, { signal: new AbortController().signal, policy: null })) as T
+}
+
+/** How the command line renders an operation's result (its table form's rendering). */
+export function renderingOf(name: string): Rendering<any, any> {
+  const cli = findOperation(OPERATIONS, name)?.cli
+  if (!cli || !('rendering' in cli)) throw new Error(`${name} has no rendering of the table's`)
+  return cli.rendering as Rendering<any, any>
 }

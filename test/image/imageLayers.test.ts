@@ -2,7 +2,6 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { stripVTControlCharacters } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { showCommand, showView } from '../../src/cli/commands/show.js'
 import { cloneImage, gc, packImage, pullImage, pushImage, type Store, unpackImage, verify } from '../../src/index.js'
 import { makeSnapshot } from '../../src/objects/Snapshot.js'
 import { readSnapshot } from '../../src/world/tree/readObjects.js'
@@ -17,6 +16,7 @@ import { runCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 import { emptyStore, storeState } from '../registry/fixtures.js'
+import { callOperation, renderingOf } from '../helpers/callOperation.js'
 
 const TRANSCRIPT = '{"role":"user","content":"hi"}\n{"role":"assistant","content":[{"type":"text","text":"hello"}]}\n\n'
 
@@ -49,7 +49,7 @@ async function wrongKindImage(layer: 'trace' | 'effects'): Promise<{ dir: string
 describe('show', () => {
   /** `forkpoint show ID` as it prints, colours aside (called in-process). */
   async function shownText(dir: string, id: string): Promise<string> {
-    return stripVTControlCharacters(showView.human(await showCommand({ dir, id }), {}))
+    return stripVTControlCharacters(renderingOf('show').human(await callOperation('show', { dir, id }), {}))
   }
 
   it('shows every layer of an image in human form and as JSON', async () => {
@@ -61,7 +61,7 @@ describe('show', () => {
     expect(human).toContain('env: 2 variables\n  HOME=/home/me\n  OPENAI_API_KEY=[redacted secret]')
     expect(human).toMatch(/trace: run-[0-9a-f]{20} \(sha256:[0-9a-f]{64}\), transcript chat\.jsonl, ok, 2 messages\n {2}\[0\] user: hi\n {2}\[1\] assistant: hello/)
     expect(human).toContain(`effects: ${ledger} (ledger)`)
-    const json = await showCommand({ dir, id })
+    const json = await callOperation('show', { dir, id })
     expect(json).toMatchObject({
       id,
       kind: 'snapshot',
@@ -94,7 +94,7 @@ describe('show', () => {
   it('refuses an image whose trace is not a run, or whose effects are not a ledger, with exit 5', async () => {
     for (const layer of ['trace', 'effects'] as const) {
       const { dir, id } = await wrongKindImage(layer)
-      await expect(showCommand({ dir, id })).rejects.toMatchObject({ exitCode: 5, message: expect.stringContaining(`${layer} layer`) })
+      await expect(callOperation('show', { dir, id })).rejects.toMatchObject({ exitCode: 5, message: expect.stringContaining(`${layer} layer`) })
     }
   })
 })

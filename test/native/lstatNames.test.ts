@@ -179,7 +179,7 @@ describe('both lstats', () => {
 
   it("are chosen by FORKPOINT_NATIVE (0: Node's)", () => {
     const chosen = (value: string) =>
-      execFileSync(process.execPath, ['--import', 'tsx', '-e', "import('./src/world/lstatNames.ts').then((m) => console.log(m.lstat.name))"], {
+      execFileSync(process.execPath, ['--import', 'tsx', '-e', "import('./src/world/scan/lstatNames.ts').then((m) => console.log(m.lstat.name))"], {
         cwd: ROOT,
         env: { ...process.env, FORKPOINT_NATIVE: value },
         encoding: 'utf8',

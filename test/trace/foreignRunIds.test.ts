@@ -3,7 +3,6 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { initWorkspace } from '../../src/index.js'
 import { ciCheckCommand, ciDiffCommand, ciNormalizeCommand, ciValidateCommand } from '../../src/cli/commands/ci.js'
-import { diffCommand, diffView } from '../../src/cli/commands/diff.js'
 import { replayCommand } from '../../src/cli/commands/replay.js'
 import { runsExportCommand, runsShowCommand } from '../../src/cli/commands/runs.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
@@ -11,6 +10,7 @@ import { runArtifactText } from '../../src/trace/core/runArtifact.js'
 import { tempDir } from '../helpers/tmp.js'
 import { fp } from './cli.js'
 import { makeRun } from './runFixtures.js'
+import { callOperation, renderingOf } from '../helpers/callOperation.js'
 
 /** Forkline's run ids are 32-hex uuids; its fixtures use ids like `test-run-001`. */
 const FOREIGN_IDS = ['0f8fad5bd9cb469fa16570867728950e', 'test-run-001']
@@ -35,7 +35,7 @@ describe('run artifacts with foreign run ids', () => {
         'a.run.json': artifact(runId),
         'b.run.json': runArtifactText({ ...makeRun([['llm', 'plan', { q: 1 }, 'ok']], runId), entrypoint: 'idle.js' }),
       })
-      expect(diffView.exit!(await diffCommand({ dir, a: 'a.run.json', b: 'b.run.json' }))).toBe(1)
+      expect(renderingOf('diff').exit!(await callOperation('diff', { dir, a: 'a.run.json', b: 'b.run.json' }))).toBe(1)
       expect((await runsShowCommand({ dir, spec: 'a.run.json' })).run.runId).toBe(runId)
       expect((await ciValidateCommand({ dir, artifact: 'a.run.json' })).runId).toBe(runId)
       expect((await ciDiffCommand({ dir, expected: 'a.run.json', actual: 'a.run.json' })).trace.status).toBe('exact_match')

@@ -10,12 +10,12 @@ import { runArtifactText } from '../../src/trace/core/runArtifact.js'
 import { JsonTooDeepError } from '../../src/errors/index.js'
 import { canonicalJson } from '../../src/util/canonicalJson.js'
 import { ciDiffCommand, ciNormalizeCommand, ciValidateCommand } from '../../src/cli/commands/ci.js'
-import { diffCommand, diffView } from '../../src/cli/commands/diff.js'
 import { replayCommand } from '../../src/cli/commands/replay.js'
 import { runsShowCommand } from '../../src/cli/commands/runs.js'
 import { tempDir } from '../helpers/tmp.js'
 import { fp } from './cli.js'
 import { makeRun } from './runFixtures.js'
+import { callOperation, renderingOf } from '../helpers/callOperation.js'
 
 const quiet = "console.log('agent ran')"
 const plant = "require('node:fs').writeFileSync('pwned', 'x'); console.log('agent ran')"
@@ -82,8 +82,8 @@ describe('deeply nested JSON', () => {
     const deepText = `${'['.repeat(10_000)}1${']'.repeat(10_000)}`
     writeFileSync(join(dir, 'deep.run.json'), JSON.stringify(JSON.parse(good)).replace('"input":{"q":1}', `"input":${deepText}`))
     const calls: Array<[string, () => Promise<unknown>]> = [
-      ['diff deep deep', () => diffCommand({ dir, a: 'deep.run.json', b: 'deep.run.json' })],
-      ['diff good deep', () => diffCommand({ dir, a: 'good.run.json', b: 'deep.run.json' })],
+      ['diff deep deep', () => callOperation('diff', { dir, a: 'deep.run.json', b: 'deep.run.json' })],
+      ['diff good deep', () => callOperation('diff', { dir, a: 'good.run.json', b: 'deep.run.json' })],
       ['ci replay', () => ciValidateCommand({ dir, artifact: 'deep.run.json' })],
       ['ci diff', () => ciDiffCommand({ dir, expected: 'good.run.json', actual: 'deep.run.json' })],
       ['ci normalize', () => ciNormalizeCommand({ dir, input: 'deep.run.json', out: 'n.run.json' })],
@@ -168,8 +168,8 @@ describe('one validation for every command that loads an artifact', () => {
       const calls: Array<[string, () => Promise<unknown>]> = [
         ['ci replay', () => ciValidateCommand({ dir, artifact: file })],
         ['replay', () => replayCommand({ dir, spec: file, command: [process.execPath, '-e', '1'] })],
-        ['diff good file', () => diffCommand({ dir, a: 'good.run.json', b: file })],
-        ['diff file good', () => diffCommand({ dir, a: file, b: 'good.run.json' })],
+        ['diff good file', () => callOperation('diff', { dir, a: 'good.run.json', b: file })],
+        ['diff file good', () => callOperation('diff', { dir, a: file, b: 'good.run.json' })],
         ['runs show', () => runsShowCommand({ dir, spec: file })],
         ['ci diff', () => ciDiffCommand({ dir, expected: 'good.run.json', actual: file })],
       ]
@@ -180,6 +180,6 @@ describe('one validation for every command that loads an artifact', () => {
     }
     await ciNormalizeCommand({ dir, input: 'stale.run.json', out: 'fixed.run.json' })
     expect(await ciValidateCommand({ dir, artifact: 'fixed.run.json' })).toMatchObject({ artifact: join(dir, 'fixed.run.json') })
-    expect(diffView.exit!(await diffCommand({ dir, a: 'good.run.json', b: 'fixed.run.json' }))).toBe(1)
+    expect(renderingOf('diff').exit!(await callOperation('diff', { dir, a: 'good.run.json', b: 'fixed.run.json' }))).toBe(1)
   })
 })

@@ -9,12 +9,7 @@ import { pushCommand } from '../../src/cli/commands/push.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
 import { unpackCommand } from '../../src/cli/commands/unpack.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
-import type { z } from 'zod'
-import type { CliForm } from '../../src/operations/operation.js'
-import { callOperation } from '../helpers/callOperation.js'
-import { status } from '../../src/operations/workspace/status.js'
-
-const statusRendering = (status.cli as CliForm<z.ZodRawShape, any>).rendering
+import { callOperation, renderingOf } from '../helpers/callOperation.js'
 
 // The commands called in-process, as the CLI calls them (test/cli/ runs the binary for the wiring).
 async function snapshotted(files: Parameters<typeof makeWorkspace>[0]): Promise<string> {
@@ -25,7 +20,7 @@ async function snapshotted(files: Parameters<typeof makeWorkspace>[0]): Promise<
 }
 
 async function statusText(dir: string): Promise<string> {
-  return stripVTControlCharacters(statusRendering.human(await callOperation('status', { dir }), {}))
+  return stripVTControlCharacters(renderingOf('status').human(await callOperation('status', { dir }), {}))
 }
 
 describe('workspace commands as a new user meets them', () => {

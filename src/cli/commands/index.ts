@@ -5,7 +5,6 @@ import { registerCi } from './ci.js'
 import { registerClaude } from './claude.js'
 import { registerClone } from './clone.js'
 import { registerDemo } from './demo.js'
-import { registerDiff } from './diff.js'
 import { registerEffects } from './effects.js'
 import { registerExplore } from './explore.js'
 import { registerGc } from './gc.js'
@@ -22,7 +21,6 @@ import { registerPack } from './pack.js'
 import { registerPull } from './pull.js'
 import { registerPush } from './push.js'
 import { registerShell } from './shell.js'
-import { registerShow } from './show.js'
 import { registerSnapshot } from './snapshot.js'
 import { registerSpeculate } from './speculate.js'
 import { registerTag } from './tag.js'
@@ -35,8 +33,6 @@ import { registerWorker } from './worker.js'
 export const commands: Array<(program: Command) => void> = [
   registerInit,
   registerSnapshot,
-  registerShow,
-  registerDiff,
   registerCheckoutAgent,
   registerTag,
   registerMerge,

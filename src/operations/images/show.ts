@@ -1,5 +1,11 @@
 import { z } from 'zod'
+import type { StoreLocator } from '../../store/findStore.js'
+import { looksBinary } from '../../world/diff/looksBinary.js'
+import { quotePath } from '../../world/diff/quotePath.js'
 import { defineOperation } from '../operation.js'
+import type { ByteSink } from '../rendering.js'
+import { formatBytes } from '../text/format.js'
+import { renderImage } from '../text/renderImage.js'
 import { digest, forkOrigin, jsonValue, snapshotId, treeListing } from '../schemas.js'
 
 const snapshotMeta = z.object({
@@ -66,15 +72,57 @@ const fileOfImage = z.object({
 
 const dirOfImage = treeListing.extend({ kind: z.literal('dir') })
 
+const shown = z.union([imageDescription, blob, fileOfImage, dirOfImage, storedObject])
+type Shown = z.infer<typeof shown>
+type BytesOf = Pick<z.infer<typeof fileOfImage>, 'kind' | 'content' | 'chunked' | 'target'>
+
 export const show = defineOperation({
   name: 'show',
   description: 'An image layer by layer; ID:PATH a file (with its text when short UTF-8) or a directory of an image; a blob with its text; any other object.',
   input: { id: snapshotId.describe('a snapshot or object id, or ID:PATH for a path of an image') },
-  output: z.union([imageDescription, blob, fileOfImage, dirOfImage, storedObject]),
+  output: shown,
   annotations: { readOnly: true, destructive: false, idempotent: true },
-  cli: { own: 'show', why: "the command line writes a file's or blob's bytes as they are stored" },
+  cli: {
+    usage: 'show <id>',
+    rendering: {
+      human(r) {
+        if (r.kind === 'snapshot' && 'world' in r) return renderImage(r)
+        if ('total' in r) {
+          const names = r.entries.map((e) => `${quotePath(e.name)}${e.type === 'dir' ? '/' : ''}`)
+          return [...names, ...(r.total > r.entries.length ? [`… and ${r.total - r.entries.length} more`] : [])].join('\n')
+        }
+        if ('chunked' in r) return `${r.kind} ${quotePath(r.path)} of ${r.id} (${formatBytes(r.size)}, mode ${r.mode.toString(8)})`
+        return 'object' in r ? `${r.kind} ${r.id}\n${JSON.stringify(r.object, null, 2)}` : `blob ${r.id} (${formatBytes(r.size)})`
+      },
+      notes: (r) => (bytesOf(r) ? ['binary content is not written to a terminal: redirect stdout to get its bytes'] : []),
+    },
+    bytes: {
+      async after(where, result, out) {
+        const file = bytesOf(result)
+        return file && (await writeContent(where, file, out)) ? 0 : null
+      },
+    },
+  },
   async run(where, { id }) {
     const { showSpec } = await import('../../image/showSpec.js')
     return showSpec({ ...where, id })
   },
 })
+
+/** What holds bytes to print as they are: a blob, a file or a symlink of an image. */
+function bytesOf(r: Shown): BytesOf | null {
+  if ('chunked' in r) return r
+  return r.kind === 'blob' && !('object' in r) ? { kind: 'file', content: r.id, chunked: false } : null
+}
+
+/** A blob's or file's bytes as stored, piece by piece; false (nothing written) when they are binary and go to a terminal. */
+async function writeContent(where: StoreLocator, file: BytesOf, out: ByteSink): Promise<boolean> {
+  const { fileContent } = await import('../../world/diff/showPath.js')
+  let first = true
+  for await (const piece of fileContent({ ...where, file })) {
+    if (first && out.terminal && looksBinary(piece)) return false
+    first = false
+    await out.write(piece)
+  }
+  return true
+}

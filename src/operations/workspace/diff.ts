@@ -1,7 +1,9 @@
 import { z } from 'zod'
+import { renderRunDiff } from '../../trace/diff/renderRunDiff.js'
 import { defineOperation } from '../operation.js'
 import { confineRunFiles } from '../requestPolicy.js'
 import { runDiff, snapshotDiff } from '../schemas.js'
+import { formatChanges, short } from '../text/format.js'
 
 const runsDiff = z.object({ trace: runDiff })
 const patched = snapshotDiff.extend({ patch: z.string(), patchTruncated: z.boolean() })
@@ -18,7 +20,34 @@ export const diff = defineOperation({
   },
   output: z.union([patched, snapshotDiff, runsDiff]),
   annotations: { readOnly: true, destructive: false, idempotent: true },
-  cli: { own: 'diff', why: 'the command line writes a patch to a terminal or a pipe file by file as it is made' },
+  cli: {
+    usage: 'diff <a> [b]',
+    short: { patch: 'p' },
+    rendering: {
+      human(r) {
+        if ('trace' in r) return renderRunDiff(r.trace)
+        if ('patch' in r) return r.patch
+        const s = r.summary
+        const head = `${short(r.a)} -> ${r.b ? short(r.b) : 'workspace'}: ${s.added} added, ${s.deleted} deleted, ${s.modified} modified, ${s.mode} mode, ${s.typechange} type`
+        return r.changes.length ? `${head}\n${formatChanges(r.changes)}` : `${head}\nno differences`
+      },
+      exit: (r) => (('trace' in r ? r.trace.status !== 'exact_match' : r.changes.length > 0) ? 1 : 0),
+    },
+    bytes: {
+      // a patch of snapshots is written file by file as it is made, never held whole; exit 1 when it is not empty
+      async instead(where, { a, b, patch }, out) {
+        const { isRunSpec } = await import('../../trace/diff/compareRuns.js')
+        if (!patch || isRunSpec(a)) return null
+        const { patchSnapshots } = await import('../../world/diff/patchSnapshots.js')
+        let written = false
+        for await (const section of patchSnapshots({ ...where, a, b })) {
+          written = true
+          await out.write(section)
+        }
+        return written ? 1 : 0
+      },
+    },
+  },
   async run(where, { a, b, patch, window }, { policy }) {
     if (policy) await confineRunFiles(policy, a, b)
     const { diffImagesOrRuns } = await import('../../image/diffImagesOrRuns.js')
