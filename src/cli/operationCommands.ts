@@ -9,6 +9,7 @@ import { common, commonFlags } from './context.js'
 import { print } from './output.js'
 import { pauseAtFromEnv } from './pauseAt.js'
 import { progressBar } from './progress.js'
+import { transferBar } from './transferBar.js'
 
 type Generated = AnyOperation & { cli: CliForm<AnyOperation['input'], object> }
 
@@ -82,19 +83,29 @@ async function runCommand(op: Generated, args: Record<string, unknown>, command:
   const out = flags.json ? null : stdoutSink()
   const streamed = out && (await op.cli.bytes?.instead?.(where, args, out))
   if (typeof streamed === 'number') return void (process.exitCode = streamed)
-  const bar = op.cli.progress ? progressBar(op.cli.progress, flags.json) : null
-  const onProgress = bar?.onProgress && ((progress: object) => bar.onProgress!((progress as { done: number }).done, (progress as { total: number }).total))
+  const bar = progressOf(op.cli.progress, flags.json)
   const context = {
     signal: new AbortController().signal,
     policy: null,
-    onProgress,
-    notice: (line: string) => process.stderr.write(`forkpoint: ${line}\n`),
+    env: process.env,
+    onProgress: bar?.onProgress,
+    notice: (line: string) =>
+      process.stderr.write(`forkpoint: ${line}
+`),
     onStep: pauseAtFromEnv(process.env),
   }
   const result = await runOperation(op, where, args, context).finally(() => bar?.stop())
   const written = out && (await op.cli.bytes?.after?.(where, result, out))
   if (typeof written === 'number') return void (process.exitCode = written)
   print(flags, result, op.cli.rendering, args)
+}
+
+/** The bar a form asks for, drawn on stderr when it is a terminal (nothing under --json). */
+function progressOf(progress: CliForm<AnyOperation['input'], object>['progress'], json: boolean): { onProgress?: ((progress: object) => void) | undefined; stop(): void } | null {
+  if (progress === undefined) return null
+  if (progress === 'transfer') return transferBar(json) as { onProgress?: (progress: object) => void; stop(): void }
+  const bar = progressBar(progress.label, json)
+  return { stop: () => bar.stop(), onProgress: bar.onProgress && ((p: object) => bar.onProgress!((p as { done: number }).done, (p as { total: number }).total)) }
 }
 
 /** stdout as a sink that waits for it to drain. */

@@ -26,6 +26,8 @@ export interface OperationContext {
   policy: RequestPolicy | null
   onProgress?: ((progress: object) => void) | undefined
   scanner?: WorldScanner | undefined
+  /** the environment the edge was started with: keys (`FORKPOINT_KEY`, `FORKPOINT_SIGNING_KEY`) and what a command run inherits */
+  env: NodeJS.ProcessEnv
   /** where a line for the caller goes that is not the result (the command line's stderr) */
   notice?: ((line: string) => void) | undefined
   /** the service's cache of immutable objects the web view's queries read */
@@ -50,8 +52,8 @@ export interface CliForm<Input extends z.ZodRawShape, Result> {
   selectedBy?: string
   /** whether the store's running service answers these arguments in its place (its watcher knows the workspace warm) */
   served?: (args: z.infer<z.ZodObject<Input>>) => boolean
-  /** the label of the progress bar drawn on a terminal while it works */
-  progress?: string
+  /** the progress bar drawn on a terminal while it works: one of counted steps, with its label, or a transfer's bytes */
+  progress?: { label: string } | 'transfer'
   rendering: Rendering<Result, z.infer<z.ZodObject<Input>>>
   /**
    * Bytes written as they come rather than a rendering (never under --json): `instead` runs

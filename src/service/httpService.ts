@@ -37,6 +37,8 @@ export interface ServeArgs extends StoreLocator {
   allowPaths?: string[]
   /** `oci://HOST/REPO` and `s3://BUCKET/PREFIX` remotes (and what lies beneath) that push and pull may use; none by default. */
   allowRemotes?: string[]
+  /** The environment operations get (keys, what a sandboxed run inherits): the edge that starts the service passes it; default none. */
+  env?: NodeJS.ProcessEnv
   /** Keep the workspace warm with a file watcher (default true). */
   watch?: boolean
   /**
@@ -93,7 +95,7 @@ export async function startService(args: ServeArgs = {}, table: readonly AnyOper
   const version = packageVersion()
   const policy: RequestPolicy = { workspace, store: store.root, allowPaths: (args.allowPaths ?? []).map((p) => resolvePath(p)), allowRemotes: args.allowRemotes ?? [] }
   const guard: Guard = { hosts: null, origins: null, token }
-  const context: Context = { where, table, world, guard, policy, version, address: '', served: 0, cache: newImageCache(), readOnly }
+  const context: Context = { where, table, env: args.env ?? {}, world, guard, policy, version, address: '', served: 0, cache: newImageCache(), readOnly }
   const server = createServer((req, res) => {
     handle(req, res, context).catch((err: unknown) => sendError(res, err))
   })
@@ -130,6 +132,8 @@ interface Context {
   where: StoreLocator
   /** the operations it serves */
   table: readonly AnyOperation[]
+  /** the environment it was started with, for the operations */
+  env: NodeJS.ProcessEnv
   world: WarmWorld | null
   guard: Guard
   policy: RequestPolicy
@@ -155,7 +159,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
     return sendJson(
       res,
       200,
-      await runOperation(query, ctx.where, Object.fromEntries(url.searchParams), { signal: new AbortController().signal, policy: ctx.policy, cache: ctx.cache }),
+      await runOperation(query, ctx.where, Object.fromEntries(url.searchParams), { signal: new AbortController().signal, policy: ctx.policy, env: ctx.env, cache: ctx.cache }),
     )
   if (req.method === 'GET' && path === '/openapi.json')
     return sendJson(res, 200, openApiDocument(ctx.version, { address: ctx.address, bearer: ctx.guard.token !== null }, ctx.table))
@@ -172,7 +176,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
   ctx.served++
   const abort = new AbortController()
   res.on('close', () => res.writableFinished || abort.abort()) // the client went away before its answer
-  const run = (onProgress?: (progress: object) => void) => runOperation(op, ctx.where, args, { signal: abort.signal, policy: ctx.policy, scanner: ctx.world?.scanner, onProgress })
+  const run = (onProgress?: (progress: object) => void) =>
+    runOperation(op, ctx.where, args, { signal: abort.signal, policy: ctx.policy, env: ctx.env, scanner: ctx.world?.scanner, onProgress })
   if (!(req.headers.accept ?? '').includes('text/event-stream')) return sendJson(res, 200, await run())
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' })
   const event = (type: string, data: unknown) => res.writableEnded || res.destroyed || res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`)

@@ -23,10 +23,12 @@ export function mcpTools(table: readonly AnyOperation[] = OPERATIONS): AnyOperat
 export interface McpOptions {
   allowPaths?: string[]
   allowRemotes?: string[]
+  /** The environment tools get (keys, what a sandboxed run inherits): the edge that starts the server passes it; default none. */
+  env?: NodeJS.ProcessEnv
 }
 
 /** An MCP server whose tools act on the store `where` locates; files and remotes a request names are confined (requestPolicy). */
-export function createMcpServer(where: StoreLocator, { allowPaths = [], allowRemotes = [] }: McpOptions = {}, table: readonly AnyOperation[] = OPERATIONS): McpServer {
+export function createMcpServer(where: StoreLocator, { allowPaths = [], allowRemotes = [], env = {} }: McpOptions = {}, table: readonly AnyOperation[] = OPERATIONS): McpServer {
   let policy: Promise<RequestPolicy> | null = null
   const confined = () =>
     (policy ??= openStore(where).then(({ store, workspace }) => ({ workspace, store: store.root, allowPaths: allowPaths.map((p) => resolve(p)), allowRemotes })))
@@ -40,7 +42,7 @@ export function createMcpServer(where: StoreLocator, { allowPaths = [], allowRem
       annotations: { readOnlyHint: readOnly, destructiveHint: destructive, idempotentHint: idempotent },
     }
     server.registerTool(op.name, config, async (args: unknown, extra: { signal: AbortSignal }) =>
-      answer(async () => runOperation(op, where, args, { signal: extra.signal, policy: await confined() })),
+      answer(async () => runOperation(op, where, args, { signal: extra.signal, policy: await confined(), env })),
     )
   }
   return server

@@ -8,7 +8,7 @@ export async function callOperation<T = any>(name: string, { dir, store, ...args
   if (!op) throw new Error(`no operation ${name}`)
   const where = { ...(dir === undefined ? {} : { dir }), ...(store === undefined ? {} : { store }) }
   const defined = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined))
-  return (await runOperation(op, where, defined, { signal: new AbortController().signal, policy: null })) as T
+  return (await runOperation(op, where, defined, { signal: new AbortController().signal, policy: null, env: process.env })) as T
 }
 
 /** How the command line renders an operation's result (its table form's rendering). */

@@ -10,7 +10,7 @@ import { OPERATIONS, findOperation } from '../../src/operations/table.js'
 import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
-const ctx: OperationContext = { signal: new AbortController().signal, policy: null }
+const ctx: OperationContext = { signal: new AbortController().signal, policy: null, env: process.env }
 
 /**
  * Run an operation of the table on a workspace and hold its result to the operation's output

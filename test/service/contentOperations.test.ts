@@ -9,7 +9,7 @@ import { storeWorkspace } from '../helpers/workspace.js'
 /** An operation as HTTP and MCP call it: arguments checked against the table's schema, then run. */
 async function operation(name: 'diff' | 'show' | 'checkout', dir: string, args: object): Promise<Record<string, unknown>> {
   const policy = { workspace: dir, store: join(dir, '.forkpoint'), allowPaths: [], allowRemotes: [] }
-  return (await runOperation(findOperation(OPERATIONS, name)!, { dir }, args, { signal: new AbortController().signal, policy })) as Record<string, unknown>
+  return (await runOperation(findOperation(OPERATIONS, name)!, { dir }, args, { signal: new AbortController().signal, policy, env: {} })) as Record<string, unknown>
 }
 
 describe('contents through the operation table (HTTP and MCP)', () => {

@@ -11,6 +11,6 @@ export function registerMcp(program: Command): void {
     .action(async (opts: { allowPath: string[]; allowRemote: string[] }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { serveMcpStdio } = await loadOptional('mcp', () => import('../../service/mcpServer.js'))
-      await serveMcpStdio({ dir: flags.dir, store: flags.store }, { allowPaths: opts.allowPath, allowRemotes: opts.allowRemote })
+      await serveMcpStdio({ dir: flags.dir, store: flags.store }, { allowPaths: opts.allowPath, allowRemotes: opts.allowRemote, env: process.env })
     })
 }

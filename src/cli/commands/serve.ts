@@ -34,6 +34,7 @@ export function registerServe(program: Command): void {
         watch: opts.watch,
         allowPaths: opts.allowPath,
         allowRemotes: opts.allowRemote,
+        env: process.env,
         ...(opts.listen ? { listen: opts.listen } : {}),
         ...(token ? { token } : {}),
       })

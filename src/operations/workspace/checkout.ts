@@ -35,7 +35,7 @@ export const checkout = defineOperation({
   cli: {
     usage: 'checkout <id> [paths...]',
     short: { force: 'f' },
-    progress: 'checkout',
+    progress: { label: 'checkout' },
     rendering: {
       human: (r) =>
         r.mode === 'paths'
