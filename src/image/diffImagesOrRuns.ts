@@ -1,5 +1,6 @@
 import { UsageError } from '../errors/index.js'
 import type { StoreLocator } from '../store/findStore.js'
+import type { ConfineFile } from '../trace/core/loadRun.js'
 import type { RunDiff } from '../trace/diff/diffRuns.js'
 import type { SnapshotDiff } from '../world/diff/diffSnapshots.js'
 
@@ -16,12 +17,13 @@ export async function diffImagesOrRuns({
   b,
   window,
   patch,
+  confine,
   ...where
-}: StoreLocator & { a: string; b?: string | undefined; window?: number | undefined; patch?: boolean }): Promise<DiffOutput> {
+}: StoreLocator & { a: string; b?: string | undefined; window?: number | undefined; patch?: boolean; confine?: ConfineFile | undefined }): Promise<DiffOutput> {
   const { isRunSpec, compareRuns } = await import('../trace/diff/compareRuns.js')
   if (isRunSpec(a) && (b === undefined || isRunSpec(b))) {
     if (patch) throw new UsageError('a patch shows the files of snapshots; runs diff step by step without it')
-    return { trace: await compareRuns({ ...where, a, b, ...(window === undefined ? {} : { window }) }) }
+    return { trace: await compareRuns({ ...where, a, b, confine, ...(window === undefined ? {} : { window }) }) }
   }
   if (patch) {
     const { diffWithPatch } = await import('../world/diff/patchSnapshots.js')

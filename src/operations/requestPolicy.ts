@@ -2,7 +2,6 @@ import { promises as fs } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { RequestRefusedError } from '../errors/index.js'
 import { type Remote, parseRemote, remoteLocation } from '../registry/transport/parseRemote.js'
-import { isRunFile } from '../trace/core/loadRun.js'
 import { isInside } from '../util/isInside.js'
 
 /**
@@ -32,11 +31,6 @@ export async function confinePath(policy: RequestPolicy, path: string): Promise<
       { path },
     )
   return real
-}
-
-/** The run artifacts among `specs` (paths, as `loadRun` tells them from run ids) confined as files are. @throws {RequestRefusedError} */
-export async function confineRunFiles(policy: RequestPolicy, ...specs: Array<string | undefined>): Promise<void> {
-  for (const spec of specs) if (spec !== undefined && isRunFile(spec, policy.workspace)) await confinePath(policy, spec)
 }
 
 /** A remote push or pull may use. @throws {RequestRefusedError} */
@@ -70,4 +64,9 @@ async function realPathOf(path: string): Promise<string> {
     const parent = dirname(path)
     return parent === path ? path : join(await realPathOf(parent), basename(path))
   }
+}
+
+/** The policy as the rule `loadRun` confines the files a request names with; none on the command line. */
+export function fileRule(policy: RequestPolicy | null): ((path: string) => Promise<string>) | undefined {
+  return policy ? (path) => confinePath(policy, path) : undefined
 }

@@ -1,6 +1,6 @@
 // Adversary 4 of THREAT-MODEL.md: web pages in the user's browser.
 import { spawn, spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chownSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -179,5 +179,62 @@ describe("the operation table's fields of the caller's own machine", () => {
     // allowed, so it goes to the registry (which is not there): refused by the network, not by the policy
     expect(await mcpCall(dir, 'push', { id: 'HEAD', remote: 'oci://127.0.0.1:1/team/agent:v1' }, ['oci://127.0.0.1:1/team'])).toContain('RegistryRequestError')
     expect(await mcpCall(dir, 'pull', { remote: `file://${elsewhere}/layout:v1` })).toContain('RequestRefusedError')
+  })
+})
+
+describe('run files a request names, however it names them', () => {
+  const { services } = useServices()
+  const SECRET = 'PRIVATE-OUTSIDE-THE-WORKSPACE'
+  /** A run artifact whose only step's answer is `text`. */
+  const artifact = (runId: string, text: string, parent?: string) =>
+    JSON.stringify({
+      kind: 'run',
+      schemaVersion: 1,
+      runId,
+      entrypoint: 'agent',
+      startedAt: '2026-01-01T00:00:00Z',
+      endedAt: '2026-01-01T00:00:01Z',
+      status: 'ok',
+      redaction: 'secrets',
+      meta: {},
+      ...(parent ? { parent } : {}),
+      steps: [{ idx: 0, name: 'llm', type: 'llm', input: { prompt: 'hi' }, output: { text }, startedAt: '2026-01-01T00:00:00Z', durationMs: 1 }],
+    })
+
+  /** A workspace holding what a sandboxed command (or a cloned repository) may leave: links named as runs, to a secret run outside. */
+  async function plantedWorkspace(): Promise<string> {
+    const { dir } = await storeWorkspace({})
+    const outside = tempDir('run-files-outside')
+    writeFileSync(join(outside, 'secret.run.json'), artifact('run-000000000001aaaaaaaa', SECRET))
+    symlinkSync(join(outside, 'secret.run.json'), join(dir, 'run-000000000001aaaaaaaa'))
+    writeFileSync(join(dir, 'run-000000000002bbbbbbbb'), artifact('run-000000000002bbbbbbbb', 'public'))
+    writeFileSync(join(dir, 'mine.run.json'), artifact('run-000000000003cccccccc', 'public', 'run-000000000001aaaaaaaa'))
+    mkdirSync(join(dir, 'sub'))
+    symlinkSync(join(outside, 'secret.run.json'), join(dir, 'sub', 'x.run.json'))
+    return dir
+  }
+
+  it("the web view's rundiff, a diff's parent run and an MCP server started in a subdirectory read nothing outside", async () => {
+    const dir = await plantedWorkspace()
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false, readOnly: true })
+    services.push(service)
+    const view = await fetch(`${service.address}/v1/view/rundiff?a=run-000000000001aaaaaaaa&b=run-000000000002bbbbbbbb`, { headers: { authorization: `Bearer ${service.token}` } })
+    expect(await view.text()).not.toContain(SECRET)
+    const full = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(full)
+    const diff = await fetch(`${full.address}/v1/diff`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${full.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ a: 'mine.run.json' }),
+    })
+    expect(await diff.text()).not.toContain(SECRET)
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir: join(dir, 'sub') }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    const fromSub = JSON.stringify(await client.callTool({ name: 'diff', arguments: { a: 'x.run.json', b: 'x.run.json' } }))
+    await client.close()
+    expect(fromSub).not.toContain(SECRET)
+    expect(fromSub).toContain('RequestRefusedError')
   })
 })

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { type AnyOperation, type Operation, defineOperation } from '../operation.js'
+import { fileRule } from '../requestPolicy.js'
 import { branchInfo, change, digest, forkOrigin, jsonValue, ledgerEntry, runDiff, runSummary, snapshotId as id, stepError, stepType, treeListing } from '../schemas.js'
 
 const run = z.string().min(1).describe('a run id (run-…), latest, or an image whose trace layer to read')
@@ -208,9 +209,9 @@ export const WEB_VIEW_QUERIES: AnyOperation[] = [
     description: 'Where run b first diverges from run a, with the JSON diff of that step.',
     input: { a: storedRun, b: storedRun },
     output: runDiff,
-    async run(where, { a, b }) {
+    async run(where, { a, b }, { policy }) {
       const { compareRuns } = await import('../../trace/diff/compareRuns.js')
-      return compareRuns({ ...where, a, b })
+      return compareRuns({ ...where, a, b, confine: fileRule(policy) })
     },
   }),
   webViewQuery({

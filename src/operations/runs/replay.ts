@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { defineOperation } from '../operation.js'
-import { confineRunFiles } from '../requestPolicy.js'
+import { fileRule } from '../requestPolicy.js'
 import { digest, runDiff } from '../schemas.js'
 
 export const replay = defineOperation({
@@ -20,10 +20,9 @@ export const replay = defineOperation({
   annotations: { readOnly: true, destructive: false, idempotent: true },
   cli: { own: 'replay', why: "the command line runs the agent's command with the caller's terminal, resumes live from a step and redacts as told" },
   async run(where, { run: spec }, { policy }) {
-    if (policy) await confineRunFiles(policy, spec)
     const { loadRun } = await import('../../trace/core/loadRun.js')
     const { replayRun } = await import('../../trace/replay/replayRun.js')
-    const run = await loadRun({ ...where, spec })
+    const run = await loadRun({ ...where, spec, confine: fileRule(policy) })
     const { replayed: _replayed, agentStdout, ...summary } = await replayRun({ ...where, run, trustCommand: false, stdout: 'capture' })
     return { ...summary, stdout: agentStdout }
   },

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { renderRunDiff } from '../../trace/diff/renderRunDiff.js'
 import { defineOperation } from '../operation.js'
-import { confineRunFiles } from '../requestPolicy.js'
+import { fileRule } from '../requestPolicy.js'
 import { runDiff, snapshotDiff } from '../schemas.js'
 import { formatChanges, short } from '../text/format.js'
 
@@ -49,8 +49,7 @@ export const diff = defineOperation({
     },
   },
   async run(where, { a, b, patch, window }, { policy }) {
-    if (policy) await confineRunFiles(policy, a, b)
     const { diffImagesOrRuns } = await import('../../image/diffImagesOrRuns.js')
-    return diffImagesOrRuns({ ...where, a, b, patch: patch ?? false, ...(window === undefined ? {} : { window }) })
+    return diffImagesOrRuns({ ...where, a, b, patch: patch ?? false, confine: fileRule(policy), ...(window === undefined ? {} : { window }) })
   },
 })

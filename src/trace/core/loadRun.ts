@@ -13,14 +13,20 @@ export function isRunFile(spec: string, cwd = process.cwd()): boolean {
   return spec.endsWith('.json') || spec.includes('/') || existsSync(resolve(cwd, spec))
 }
 
+/** A remote caller's rule for the files its request names: the confined real path, or a refusal. */
+export type ConfineFile = (path: string) => Promise<string>
+
 /**
  * A run named by a `*.run.json` path or a run id (full, unique prefix, or `latest`) in
  * the store. Artifacts are validated as `ci replay --artifact` validates them, step
  * hashes included, and migrated (RunArtifactError, exit 5, when bad); `rehash` (for
  * `ci normalize`) recomputes the hashes of a hand-edited artifact instead.
  */
-export async function loadRun({ spec, rehash, ...where }: { spec: string; rehash?: boolean } & StoreLocator): Promise<Run> {
-  if (isRunFile(spec, where.dir)) return readRunArtifact(resolve(where.dir ?? process.cwd(), spec), { rehash }).run
+export async function loadRun({ spec, rehash, confine, ...where }: { spec: string; rehash?: boolean; confine?: ConfineFile | undefined } & StoreLocator): Promise<Run> {
+  if (isRunFile(spec, where.dir)) {
+    const path = resolve(where.dir ?? process.cwd(), spec)
+    return readRunArtifact(confine ? await confine(path) : path, { rehash }).run
+  }
   return loadStoredRun((await openStore(where)).store, spec)
 }
 

@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors/index.js'
 import { diffRuns, type RunDiff } from './diffRuns.js'
-import { loadRun } from '../core/loadRun.js'
+import { type ConfineFile, loadRun } from '../core/loadRun.js'
 import { PayloadCipher } from '../redact/payloadCipher.js'
 import type { StoreLocator } from '../../store/findStore.js'
 
@@ -12,18 +12,20 @@ export function isRunSpec(spec: string): boolean {
 /**
  * First divergence of run `b` from run `a` (ids or artifact files); without `b`, from
  * the run `a` was forked or replayed from. Encrypted payloads are opened when
- * `FORKPOINT_KEY` is set, else compared by hash.
+ * `FORKPOINT_KEY` is set, else compared by hash. Every file read, the parent's included,
+ * goes through `confine` when a remote caller asks.
  */
 export async function compareRuns({
   a,
   b,
   window = 10,
   env = process.env,
+  confine,
   ...where
-}: { a: string; b?: string | undefined; window?: number; env?: NodeJS.ProcessEnv } & StoreLocator): Promise<RunDiff> {
+}: { a: string; b?: string | undefined; window?: number; env?: NodeJS.ProcessEnv; confine?: ConfineFile | undefined } & StoreLocator): Promise<RunDiff> {
   if (!Number.isInteger(window) || window < 0) throw new UsageError('--window must be a whole number of steps')
-  const runB = await loadRun({ ...where, spec: b ?? a })
-  const runA = await loadRun({ ...where, spec: b === undefined ? parentOf(runB.parent, a) : a })
+  const runB = await loadRun({ ...where, confine, spec: b ?? a })
+  const runA = await loadRun({ ...where, confine, spec: b === undefined ? parentOf(runB.parent, a) : a })
   const cipher = PayloadCipher.forRuns(env, runA, runB)
   return diffRuns({ a: runA, b: runB, window, cipher })
 }
