@@ -75,13 +75,14 @@ describe('listeners are safe by default', () => {
     const { dir } = await storeWorkspace({ 'notes.md': 'v1\n', 'leak.run.json': 'workspace-secret: not json\n' })
     const outside = tempDir('web-pages-outside')
     writeFileSync(join(outside, 'shadow'), 'root:$6$outside-secret:19000:0:99999:7:::\n')
+    writeFileSync(join(outside, 'shadow.run.json'), 'root:$6$outside-secret:19000:0:99999:7:::\n')
     const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
     services.push(service)
     const headers = { authorization: `Bearer ${tokenIn(dir)}`, 'content-type': 'application/json' }
     const post = (op: string, args: object) => send(service.address, `/v1/${op}`, { body: JSON.stringify(args), headers })
     const refused = [
       await post('replay', { run: join(outside, 'shadow') }),
-      await post('diff', { a: '../../../../..' + join(outside, 'shadow'), b: 'latest' }),
+      await post('diff', { a: '../../../../..' + join(outside, 'shadow.run.json'), b: 'latest' }),
       await post('replay', { run: '.forkpoint/service-token' }),
     ]
     for (const answer of refused) {

@@ -24,8 +24,11 @@ export async function compareRuns({
   ...where
 }: { a: string; b?: string | undefined; window?: number; env?: NodeJS.ProcessEnv; confine?: ConfineFile | undefined } & StoreLocator): Promise<RunDiff> {
   if (!Number.isInteger(window) || window < 0) throw new UsageError('--window must be a whole number of steps')
-  const runB = await loadRun({ ...where, confine, spec: b ?? a })
-  const runA = await loadRun({ ...where, confine, spec: b === undefined ? parentOf(runB.parent, a) : a })
+  const load = (spec: string) => loadRun({ ...where, confine, spec })
+  // a before b, as named: the first file refused is the one a caller names first
+  const named = b === undefined ? null : await load(a)
+  const runB = await load(b ?? a)
+  const runA = named ?? (await load(parentOf(runB.parent, a)))
   const cipher = PayloadCipher.forRuns(env, runA, runB)
   return diffRuns({ a: runA, b: runB, window, cipher })
 }
