@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest'
 import { cloneCommand } from '../../src/cli/commands/clone.js'
 import { initCommand } from '../../src/cli/commands/init.js'
 import { packCommand } from '../../src/cli/commands/pack.js'
-import { pushCommand } from '../../src/cli/commands/push.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
 import { unpackCommand } from '../../src/cli/commands/unpack.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
@@ -41,7 +40,7 @@ describe('workspace commands as a new user meets them', () => {
     await initCommand({ dir })
     const snap = await snapshotCommand({ dir })
     const layout = join(tempDir('layout'), 'oci')
-    await pushCommand({ dir, id: 'HEAD', remote: `file://${layout}:v1` })
+    await callOperation('push', { dir, id: 'HEAD', remote: `file://${layout}:v1` })
     const into = join(tempDir('clone'), 'agent')
     const clone = await cloneCommand({ dir: tempDir('other'), remote: `file://${layout}:v1`, into })
     expect(snap.files).toBe(2)

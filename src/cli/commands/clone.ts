@@ -7,9 +7,24 @@ import { formatBytes, short } from '../../operations/text/format.js'
 import { print } from '../output.js'
 import type { Rendering } from '../../operations/rendering.js'
 import { transferBar } from '../transferBar.js'
-import { type PullFlags, pullOptions } from './pull.js'
 import { heldBackLines } from '../../operations/text/heldBackLines.js'
 import { counted } from '../../util/plural.js'
+
+export interface PullFlags {
+  tag?: string
+  verifyKey?: string
+  insecure?: boolean
+  allowExternalSymlinks?: boolean
+}
+
+/** The options clone shares with pull's (the operation table's): it fetches over HTTPS from this process. */
+export function pullOptions(cmd: Command): Command {
+  return cmd
+    .option('--tag <name>', 'local tag for the image (default: the remote tag)')
+    .option('--verify-key <key>', 'refuse the image unless signed by this Ed25519 public key (PEM file or text)')
+    .option('--insecure', 'plain HTTP to a registry that is not on loopback')
+    .option('--allow-external-symlinks', 'accept symlinks that point outside the tree')
+}
 
 /** `forkpoint clone REMOTE --into DIR`: an image pulled and materialized in a new directory (store: `store`, else INTO/.forkpoint). */
 export async function cloneCommand({

@@ -18,8 +18,6 @@ import { registerRun } from './run.js'
 import { registerRuns } from './runs.js'
 import { registerServe } from './serve.js'
 import { registerPack } from './pack.js'
-import { registerPull } from './pull.js'
-import { registerPush } from './push.js'
 import { registerShell } from './shell.js'
 import { registerSnapshot } from './snapshot.js'
 import { registerSpeculate } from './speculate.js'
@@ -44,8 +42,6 @@ export const commands: Array<(program: Command) => void> = [
   registerReplay,
   registerRuns,
   registerCi,
-  registerPush,
-  registerPull,
   registerClone,
   registerPack,
   registerUnpack,

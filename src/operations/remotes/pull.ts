@@ -1,12 +1,24 @@
 import { z } from 'zod'
 import { defineOperation } from '../operation.js'
 import { confineRemote } from '../requestPolicy.js'
+import { counted } from '../../util/plural.js'
 import { digest } from '../schemas.js'
+import { formatBytes, short } from '../text/format.js'
 
 export const pull = defineOperation({
   name: 'pull',
   description: 'Fetch an image from a remote into the store (tagged as the remote tag); the remotes push may use.',
-  input: { remote: z.string().min(1), tag: z.string().min(1).optional().describe('local tag for the image (default: the remote tag)') },
+  input: {
+    remote: z.string().min(1).describe('REMOTE[:TAG] or REMOTE@DIGEST'),
+    tag: z.string().min(1).optional().describe('local tag for the image (default: the remote tag)'),
+    verifyKey: z.string().min(1).optional().describe('refuse the image unless signed by this Ed25519 public key (PEM file or text)'),
+    insecure: z.boolean().optional().describe('plain HTTP to a registry that is not on loopback'),
+    allowExternalSymlinks: z.boolean().optional().describe('accept symlinks that point outside the tree'),
+  },
+  local: {
+    fields: ['verifyKey', 'insecure', 'allowExternalSymlinks'],
+    why: "a key file of the caller's; plain HTTP off loopback and links out of the tree are the caller's risks to take",
+  },
   output: z.object({
     id: digest,
     remote: z.string(),
@@ -20,10 +32,20 @@ export const pull = defineOperation({
     verified: z.boolean(),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: true },
-  cli: { own: 'pull', why: "the command line also verifies a signature with a key file of the caller's" },
-  async run(where, { remote, tag }, { signal, onProgress, policy }) {
+  cli: {
+    usage: 'pull <remote>',
+    progress: 'transfer',
+    rendering: {
+      human: (r) =>
+        [
+          `pulled ${short(r.id)} from ${r.remote} as tag ${r.tag}${r.verified ? ' (signature verified)' : ''}`,
+          `  ${r.fetchedObjects} of ${counted(r.objects, 'object')} fetched, ${formatBytes(r.fetchedBytes)} of ${formatBytes(r.totalBytes)}`,
+        ].join('\n'),
+    },
+  },
+  async run(where, { remote, tag, ...local }, { signal, onProgress, policy }) {
     if (policy) await confineRemote(policy, remote)
     const { pullImage } = await import('../../registry/transfer/pullImage.js')
-    return pullImage({ ...where, remote, signal, ...(tag ? { tag } : {}), ...(onProgress ? { onProgress } : {}) })
+    return pullImage({ ...where, ...local, remote, signal, ...(tag ? { tag } : {}), ...(onProgress ? { onProgress } : {}) })
   },
 })
