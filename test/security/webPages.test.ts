@@ -1,6 +1,6 @@
 // Adversary 4 of THREAT-MODEL.md: web pages in the user's browser.
 import { spawn, spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -180,4 +180,50 @@ describe("the operation table's fields of the caller's own machine", () => {
     expect(await mcpCall(dir, 'push', { id: 'HEAD', remote: 'oci://127.0.0.1:1/team/agent:v1' }, ['oci://127.0.0.1:1/team'])).toContain('RegistryRequestError')
     expect(await mcpCall(dir, 'pull', { remote: `file://${elsewhere}/layout:v1` })).toContain('RequestRefusedError')
   })
+})
+
+describe('a file:// layout a sandboxed run or a cloned repository planted', () => {
+  const { services } = useServices()
+
+  it('is refused over HTTP and by the CLI when its blob directories are symlinks: no blob is written through them', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const outside = tempDir('layout-outside')
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const post = async (op: string, args: object) => {
+      const res = await fetch(`${service.address}/v1/${op}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(args),
+      })
+      return { status: res.status, body: (await res.json()) as { error?: { code: string } } }
+    }
+    expect((await post('snapshot', { message: 'one' })).status).toBe(200)
+    // what a sandboxed run may do to its own workspace
+    expect((await post('run', { command: ['sh', '-c', `mkdir -p r/blobs q && ln -s ${outside} r/blobs/sha256 && ln -s ${outside} q/blobs`] })).status).toBe(200)
+    for (const remote of [`file://${dir}/r:v1`, `file://${dir}/q:v1`]) {
+      const pushed = await post('push', { id: 'HEAD', remote })
+      expect(pushed.status).toBe(422)
+      expect(pushed.body.error?.code).toBe('UnsafePathError')
+    }
+    const cli = spawnSync(CLI, ['push', 'HEAD', `file://${dir}/r:v1`], { cwd: dir, encoding: 'utf8' })
+    expect(cli.status, cli.stderr).toBe(5)
+    expect(readdirSync(outside)).toEqual([])
+  }, 120_000)
+
+  it('is not read through a symlinked blob directory either', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+    const outside = tempDir('layout-read-outside')
+    expect(spawnSync(CLI, ['push', 'HEAD', `file://${outside}/real:v1`], { cwd: dir }).status).toBe(0)
+    // a layout whose index is its own but whose blobs are someone else's
+    const cloned = join(tempDir('layout-cloned'), 'layout')
+    mkdirSync(cloned)
+    writeFileSync(join(cloned, 'index.json'), readFileSync(join(outside, 'real', 'index.json')))
+    symlinkSync(join(outside, 'real', 'blobs'), join(cloned, 'blobs'))
+    const { dir: other } = await storeWorkspace({})
+    const cli = spawnSync(CLI, ['pull', `file://${cloned}:v1`], { cwd: other, encoding: 'utf8' })
+    expect(cli.status, cli.stderr).toBe(5)
+    expect(cli.stderr).toContain('symlink')
+  }, 120_000)
 })
