@@ -231,28 +231,35 @@ describe('a file:// layout a sandboxed run or a cloned repository planted', () =
 describe('a FIFO named as a run artifact', () => {
   const { children } = useServices()
 
-  it('is refused promptly over HTTP and the service goes on answering', async () => {
-    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
-    expect(spawnSync('mkfifo', [join(dir, 'x.run.json')]).status).toBe(0)
-    const child = spawn(CLI, ['serve', '--listen', '127.0.0.1:0', '--no-watch', '--json'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
-    children.push(child)
-    let out = ''
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
-    await until(() => out.includes('\n') || child.exitCode !== null, 'the service to start')
-    const { address } = JSON.parse(out) as { address: string }
-    const token = readFileSync(join(dir, '.forkpoint', 'service-token'), 'utf8').trim()
-    // generous: a service whose event loop is blocked never answers, whatever the deadline
-    const diff = await fetch(`${address}/v1/diff`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ a: 'x.run.json', b: 'x.run.json' }),
-      signal: AbortSignal.timeout(60_000),
-    }).catch((err: Error) => err)
-    expect(diff).toBeInstanceOf(Response)
-    const answer = diff as Response
-    expect(answer.status).toBe(422)
-    expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('RunArtifactError')
-    const health = await fetch(`${address}/v1/health`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(60_000) })
-    expect(health.status).toBe(200)
-  }, 180_000)
+  for (const asNobody of [false, true])
+    it(`is refused promptly over HTTP and the service (run by ${asNobody ? 'nobody' : 'root'}) goes on answering`, async () => {
+      const dir = tempDir('fifo-ws')
+      const prefix = asNobody ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'] : []
+      if (asNobody) chownSync(dir, 65534, 65534)
+      const env = { PATH: process.env['PATH']!, HOME: dir, NO_COLOR: '1' }
+      const [cmd, ...args] = [...prefix, CLI]
+      expect(spawnSync(cmd, [...args, 'init'], { cwd: dir, env }).status).toBe(0)
+      expect(spawnSync('mkfifo', [join(dir, 'x.run.json')]).status).toBe(0)
+      if (asNobody) chownSync(join(dir, 'x.run.json'), 65534, 65534)
+      const child = spawn(cmd, [...args, 'serve', '--listen', '127.0.0.1:0', '--no-watch', '--json'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      children.push(child)
+      let out = ''
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+      await until(() => out.includes('\n') || child.exitCode !== null, 'the service to start')
+      const { address } = JSON.parse(out) as { address: string }
+      const token = readFileSync(join(dir, '.forkpoint', 'service-token'), 'utf8').trim()
+      // generous: a service whose event loop is blocked never answers, whatever the deadline
+      const diff = await fetch(`${address}/v1/diff`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ a: 'x.run.json', b: 'x.run.json' }),
+        signal: AbortSignal.timeout(60_000),
+      }).catch((err: Error) => err)
+      expect(diff).toBeInstanceOf(Response)
+      const answer = diff as Response
+      expect(answer.status).toBe(422)
+      expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('RunArtifactError')
+      const health = await fetch(`${address}/v1/health`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(60_000) })
+      expect(health.status).toBe(200)
+    }, 180_000)
 })
