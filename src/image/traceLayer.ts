@@ -61,6 +61,7 @@ async function withRuns<T>(store: Store, use: (runs: RunStore) => Promise<T>): P
 function readInput(path: string): Buffer {
   return readCappedFile(path, MAX_JSON_FILE_BYTES, {
     missing: () => new RunNotFoundError(`no transcript at ${path}`, { path }),
+    notRegular: () => new RunArtifactError(`${path} is not a regular file (a symlink, FIFO or device): a transcript is read only from a regular file`, { path }),
     tooLarge: (size) => new RunArtifactError(`${path} is ${size} bytes, over the ${MAX_JSON_FILE_BYTES}-byte limit of a transcript`, { path, limit: MAX_JSON_FILE_BYTES }),
   })
 }

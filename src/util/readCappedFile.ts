@@ -1,20 +1,28 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
+import { errnoCode } from './fsx.js'
+
+/** How `readCappedFile` refuses a file: none there, not a regular file (or a symlink to one), or over the limit. */
+export interface CappedFileRefusals {
+  missing: () => Error
+  notRegular: () => Error
+  tooLarge: (size: number) => Error
+}
 
 /**
- * A file's bytes, its size checked on the open handle before anything is read:
- * `missing()` is thrown when it cannot be opened as a file, `tooLarge(size)` when it holds
- * more than `maxBytes`.
+ * A file's bytes, its size checked on the open handle before anything is read. The open
+ * never follows a symlink nor waits (O_NONBLOCK: a FIFO would block the event loop, and a
+ * service with it, until a writer came), so only a regular file is read.
  */
-export function readCappedFile(path: string, maxBytes: number, refuse: { missing: () => Error; tooLarge: (size: number) => Error }): Buffer {
+export function readCappedFile(path: string, maxBytes: number, refuse: CappedFileRefusals): Buffer {
   let fd: number
   try {
-    fd = openSync(path, 'r')
-  } catch {
-    throw refuse.missing()
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
+  } catch (err) {
+    throw errnoCode(err) === 'ELOOP' ? refuse.notRegular() : refuse.missing()
   }
   try {
     const stat = fstatSync(fd)
-    if (!stat.isFile()) throw refuse.missing()
+    if (!stat.isFile()) throw stat.isDirectory() ? refuse.missing() : refuse.notRegular()
     if (stat.size > maxBytes) throw refuse.tooLarge(stat.size)
     const bytes = Buffer.alloc(stat.size)
     let at = 0

@@ -1,6 +1,6 @@
 // Adversary 4 of THREAT-MODEL.md: web pages in the user's browser.
 import { spawn, spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -238,4 +238,86 @@ describe('run files a request names, however it names them', () => {
     expect(fromSub).not.toContain(SECRET)
     expect(fromSub).toContain('RequestRefusedError')
   })
+})
+
+describe('a file:// layout a sandboxed run or a cloned repository planted', () => {
+  const { services } = useServices()
+
+  it('is refused over HTTP and by the CLI when its blob directories are symlinks: no blob is written through them', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const outside = tempDir('layout-outside')
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const post = async (op: string, args: object) => {
+      const res = await fetch(`${service.address}/v1/${op}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(args),
+      })
+      return { status: res.status, body: (await res.json()) as { error?: { code: string } } }
+    }
+    expect((await post('snapshot', { message: 'one' })).status).toBe(200)
+    // what a sandboxed run may do to its own workspace
+    expect((await post('run', { command: ['sh', '-c', `mkdir -p r/blobs q && ln -s ${outside} r/blobs/sha256 && ln -s ${outside} q/blobs`] })).status).toBe(200)
+    for (const remote of [`file://${dir}/r:v1`, `file://${dir}/q:v1`]) {
+      const pushed = await post('push', { id: 'HEAD', remote })
+      expect(pushed.status).toBe(422)
+      expect(pushed.body.error?.code).toBe('UnsafePathError')
+    }
+    const cli = spawnSync(CLI, ['push', 'HEAD', `file://${dir}/r:v1`], { cwd: dir, encoding: 'utf8' })
+    expect(cli.status, cli.stderr).toBe(5)
+    expect(readdirSync(outside)).toEqual([])
+  }, 120_000)
+
+  it('is not read through a symlinked blob directory either', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+    const outside = tempDir('layout-read-outside')
+    expect(spawnSync(CLI, ['push', 'HEAD', `file://${outside}/real:v1`], { cwd: dir }).status).toBe(0)
+    // a layout whose index is its own but whose blobs are someone else's
+    const cloned = join(tempDir('layout-cloned'), 'layout')
+    mkdirSync(cloned)
+    writeFileSync(join(cloned, 'index.json'), readFileSync(join(outside, 'real', 'index.json')))
+    symlinkSync(join(outside, 'real', 'blobs'), join(cloned, 'blobs'))
+    const { dir: other } = await storeWorkspace({})
+    const cli = spawnSync(CLI, ['pull', `file://${cloned}:v1`], { cwd: other, encoding: 'utf8' })
+    expect(cli.status, cli.stderr).toBe(5)
+    expect(cli.stderr).toContain('symlink')
+  }, 120_000)
+})
+
+describe('a FIFO named as a run artifact', () => {
+  const { children } = useServices()
+
+  for (const asNobody of [false, true])
+    it(`is refused promptly over HTTP and the service (run by ${asNobody ? 'nobody' : 'root'}) goes on answering`, async () => {
+      const dir = tempDir('fifo-ws')
+      const prefix = asNobody ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'] : []
+      if (asNobody) chownSync(dir, 65534, 65534)
+      const env = { PATH: process.env['PATH']!, HOME: dir, NO_COLOR: '1' }
+      const [cmd, ...args] = [...prefix, CLI]
+      expect(spawnSync(cmd, [...args, 'init'], { cwd: dir, env }).status).toBe(0)
+      expect(spawnSync('mkfifo', [join(dir, 'x.run.json')]).status).toBe(0)
+      if (asNobody) chownSync(join(dir, 'x.run.json'), 65534, 65534)
+      const child = spawn(cmd, [...args, 'serve', '--listen', '127.0.0.1:0', '--no-watch', '--json'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      children.push(child)
+      let out = ''
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+      await until(() => out.includes('\n') || child.exitCode !== null, 'the service to start')
+      const { address } = JSON.parse(out) as { address: string }
+      const token = readFileSync(join(dir, '.forkpoint', 'service-token'), 'utf8').trim()
+      // generous: a service whose event loop is blocked never answers, whatever the deadline
+      const diff = await fetch(`${address}/v1/diff`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ a: 'x.run.json', b: 'x.run.json' }),
+        signal: AbortSignal.timeout(60_000),
+      }).catch((err: Error) => err)
+      expect(diff).toBeInstanceOf(Response)
+      const answer = diff as Response
+      expect(answer.status).toBe(422)
+      expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('RunArtifactError')
+      const health = await fetch(`${address}/v1/health`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(60_000) })
+      expect(health.status).toBe(200)
+    }, 180_000)
 })

@@ -1,7 +1,9 @@
-import { createWriteStream, promises as fs } from 'node:fs'
+import { type Stats, createWriteStream, promises as fs } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import { InvalidImageError } from '../../errors/index.js'
+import { InvalidImageError, UnsafePathError } from '../../errors/index.js'
+import { errnoCode } from '../../util/fsx.js'
 import { acquireLock } from '../../store/lockFile.js'
 import { createVerifiedReadStream } from '../../store/verifiedRead.js'
 import { type Digest, digestHex, isDigest } from '../../objects/digest.js'
@@ -23,14 +25,20 @@ type LayoutIndex = z.infer<typeof layoutIndexSchema>
  * `org.opencontainers.image.ref.name` annotation; index.json changes under a lock file.
  */
 export function fileTransport(root: string, limits: Limits = DEFAULT_LIMITS): Transport {
-  const blobPath = (digest: Digest) => join(root, 'blobs', 'sha256', digestHex(digest))
   const indexPath = join(root, 'index.json')
 
+  /** A blob's file; null when the layout has no blob directory (nor, then, the blob). */
+  async function blobPath(digest: Digest): Promise<string | null> {
+    const dir = await blobDirectory(root)
+    return dir && join(dir, digestHex(digest))
+  }
+
   async function ensureLayout(): Promise<void> {
-    await fs.mkdir(join(root, 'blobs', 'sha256'), { recursive: true })
-    if ((await fs.lstat(join(root, 'oci-layout')).catch(() => null)) === null) {
-      await atomicWrite(join(root, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}')
-    }
+    await fs.mkdir(root, { recursive: true })
+    const marker = join(root, 'oci-layout')
+    const stat = await lstatOrNull(marker)
+    if (stat === null) await atomicWrite(marker, '{"imageLayoutVersion":"1.0.0"}')
+    else if (!stat.isFile()) throw new UnsafePathError(`${marker} is not a regular file: refusing the layout`, { path: marker })
   }
 
   const readSmall = (path: string, what: string) => readRegularFile(path, limits.maxManifestBytes, what, raiseHint('maxManifestBytes'))
@@ -42,7 +50,7 @@ export function fileTransport(root: string, limits: Limits = DEFAULT_LIMITS): Tr
 
   async function writeBlobFrom(digest: Digest, write: (tmp: string) => Promise<void>): Promise<void> {
     await ensureLayout()
-    const target = blobPath(digest)
+    const target = join(await blobDirectory(root, true), digestHex(digest))
     const tmp = tempSibling(target)
     try {
       await write(tmp)
@@ -52,8 +60,13 @@ export function fileTransport(root: string, limits: Limits = DEFAULT_LIMITS): Tr
     }
   }
 
+  async function openBlobFile(digest: Digest): Promise<FileHandle | null> {
+    const path = await blobPath(digest)
+    return path === null ? null : openRegularFile(path)
+  }
+
   async function statBlob(digest: Digest): Promise<number | null> {
-    const handle = await openRegularFile(blobPath(digest))
+    const handle = await openBlobFile(digest)
     if (handle === null) return null
     try {
       return (await handle.stat()).size
@@ -66,16 +79,16 @@ export function fileTransport(root: string, limits: Limits = DEFAULT_LIMITS): Tr
     location: `file://${root}`,
     statBlob,
     async putBlob(blob, source, { signal, onBytes }: TransferOptions = {}) {
-      await writeBlobFrom(blob.digest, (tmp) => pipeline(createVerifiedReadStream(source, blob, { onBytes }), createWriteStream(tmp), { signal }))
+      await writeBlobFrom(blob.digest, (tmp) => pipeline(createVerifiedReadStream(source, blob, { onBytes }), createWriteStream(tmp, { flags: 'wx' }), { signal }))
     },
     async openBlob(digest, offset, { length }: { length?: number } = {}): Promise<BlobStream | null> {
-      const handle = await openRegularFile(blobPath(digest))
+      const handle = await openBlobFile(digest)
       if (handle === null) return null
       const start = Math.min(offset, (await handle.stat()).size)
       return { offset: start, body: handle.createReadStream(length === undefined ? { start } : { start, end: start + length - 1 }) }
     },
     async putManifest({ descriptor, bytes }: BuiltManifest, tag?: string) {
-      await writeBlobFrom(descriptor.digest, (tmp) => fs.writeFile(tmp, bytes))
+      await writeBlobFrom(descriptor.digest, (tmp) => fs.writeFile(tmp, bytes, { flag: 'wx' }))
       if (tag === undefined) return
       const lock = await acquireLock(`${indexPath}.lock`, { what: `the layout index ${indexPath}` })
       try {
@@ -89,14 +102,53 @@ export function fileTransport(root: string, limits: Limits = DEFAULT_LIMITS): Tr
     },
     async getManifest(reference) {
       const digest = isDigest(reference) ? reference : (await readIndex()).manifests.find((m) => m.annotations?.[REF_NAME_ANNOTATION] === reference)?.digest
-      if (!digest) return null
-      const bytes = await readSmall(blobPath(digest), `manifest ${digest}`)
+      const path = digest && (await blobPath(digest))
+      if (!path) return null
+      const bytes = await readSmall(path, `manifest ${digest}`)
       return bytes && { bytes, claimed: digest }
     },
     async listTags() {
       const tags = (await readIndex()).manifests.map((m) => m.annotations?.[REF_NAME_ANNOTATION])
       return tags.filter((t): t is string => typeof t === 'string').sort()
     },
+  }
+}
+
+/**
+ * `root/blobs/sha256`, made when `create`, each part checked with lstat to be a real
+ * directory: a symlink there (`blobs/sha256 -> /elsewhere`, planted in a workspace or
+ * carried by a cloned repository) would take blob writes and reads out of the layout.
+ * Null when a part is missing and not to be made.
+ */
+async function blobDirectory(root: string, create: true): Promise<string>
+async function blobDirectory(root: string): Promise<string | null>
+async function blobDirectory(root: string, create = false): Promise<string | null> {
+  let dir = root
+  for (const part of ['blobs', 'sha256']) {
+    dir = join(dir, part)
+    if (create) await mkdirUnlessThere(dir)
+    const stat = await lstatOrNull(dir)
+    if (stat === null) return null
+    if (!stat.isDirectory())
+      throw new UnsafePathError(`${dir} is ${stat.isSymbolicLink() ? 'a symlink' : 'not a directory'}: refusing to follow it out of the layout`, { path: dir })
+  }
+  return dir
+}
+
+async function mkdirUnlessThere(dir: string): Promise<void> {
+  try {
+    await fs.mkdir(dir)
+  } catch (err) {
+    if (errnoCode(err) !== 'EEXIST') throw err
+  }
+}
+
+async function lstatOrNull(path: string): Promise<Stats | null> {
+  try {
+    return await fs.lstat(path)
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return null
+    throw err
   }
 }
 

@@ -13,6 +13,7 @@ import type { Run } from '../../objects/Run.js'
 export function readRunArtifact(path: string, { rehash = false }: { rehash?: boolean } = {}): { run: Run; writtenVersion: unknown } {
   const bytes = readCappedFile(path, MAX_JSON_FILE_BYTES, {
     missing: () => new RunNotFoundError(`no run artifact at ${path}`, { path }),
+    notRegular: () => new RunArtifactError(`${path} is not a regular file (a symlink, FIFO or device): a run artifact is read only from a regular file`, { path }),
     tooLarge: (size) => new RunArtifactError(`${path} is ${size} bytes, over the ${MAX_JSON_FILE_BYTES}-byte limit of a run artifact`, { path, limit: MAX_JSON_FILE_BYTES }),
   })
   const raw = parseRunJson(bytes, path)
