@@ -48,6 +48,8 @@ export async function confineRemote(policy: RequestPolicy, spec: string): Promis
 }
 
 function covers(allowed: Remote, remote: Remote): boolean {
+  // a key prefix is text to S3, but `..` is a way up to a server or proxy that normalises paths
+  if (remote.transport === 's3' && remote.prefix.split('/').some((segment) => segment === '..' || segment === '.')) return false
   if (allowed.transport === 'oci' && remote.transport === 'oci') return allowed.host === remote.host && beneath(allowed.repository, remote.repository)
   if (allowed.transport === 's3' && remote.transport === 's3')
     return allowed.bucket === remote.bucket && allowed.options.endpoint === remote.options.endpoint && beneath(allowed.prefix, remote.prefix)

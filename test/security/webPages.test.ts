@@ -321,3 +321,17 @@ describe('a FIFO named as a run artifact', () => {
       expect(health.status).toBe(200)
     }, 180_000)
 })
+
+describe('an S3 remote beneath an allowed prefix', () => {
+  it('is refused when its prefix climbs out with . or .. segments', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir }, { allowRemotes: ['s3://bucket/team'] }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    for (const remote of ['s3://bucket/team/../other:v1', 's3://bucket/team/./../x:v1'])
+      expect(JSON.stringify(await client.callTool({ name: 'push', arguments: { id: 'HEAD', remote } })), remote).toContain('RequestRefusedError')
+    await client.close()
+  })
+})
