@@ -860,6 +860,37 @@ describe('a hostile browser guest or page: its answers are bounded, its text pri
     expect(got[4]!.equals(big)).toBe(true)
   })
 
+  it('backpressure: a guest that stops reading makes write report a full queue until it drains; a paused session delivers nothing', async () => {
+    const { createServer } = await import('node:net')
+    const path = join(tempDir('slow-relay'), 'cdp.sock')
+    let guestSide: import('node:net').Socket | undefined
+    const server = createServer((socket) => {
+      guestSide = socket
+      socket.write(frame('O', Buffer.alloc(0)))
+      socket.pause()
+    })
+    await new Promise<void>((resolve) => server.listen(path, resolve))
+    relays.push(server)
+    const session = await CdpSession.open(path, 'm1')
+    let writes = 0
+    while (session.write(Buffer.alloc(64 * 1024))) expect(++writes).toBeLessThan(100_000)
+    let drained = false
+    session.onceDrain(() => (drained = true))
+    guestSide!.resume()
+    await until(() => drained, 'the queue toward the guest drained')
+
+    const got: Buffer[] = []
+    session.onData((bytes) => got.push(bytes))
+    session.pause()
+    guestSide!.write(frame('D', Buffer.from('late')))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(got).toEqual([])
+    session.resume()
+    await until(() => got.length === 1, 'the frame after resume')
+    expect(String(got[0])).toBe('late')
+    session.close()
+  })
+
   it('a frame over the size cap is refused as bad data before its payload arrives', async () => {
     const head = Buffer.alloc(5)
     head.write('D', 0, 'latin1')

@@ -52,8 +52,25 @@ export class CdpSession {
     this.closeListener = listener
   }
 
-  write(bytes: Buffer): void {
-    for (let at = 0; at < bytes.length; at += CHUNK) this.frame('D', bytes.subarray(at, at + CHUNK))
+  /** Send bytes to Chromium; false when the socket queues past its high-water mark: write more after `onceDrain`. */
+  write(bytes: Buffer): boolean {
+    let flowing = true
+    for (let at = 0; at < bytes.length; at += CHUNK) flowing = this.frame('D', bytes.subarray(at, at + CHUNK))
+    return flowing
+  }
+
+  /** Stop delivering the guest's bytes until `resume`: for a reader of `onData` slower than the guest. */
+  pause(): void {
+    this.socket.pause()
+  }
+
+  resume(): void {
+    this.socket.resume()
+  }
+
+  /** Called once the bytes queued for the guest have drained. */
+  onceDrain(listener: () => void): void {
+    this.socket.once('drain', listener)
   }
 
   /** End the session: the relay closes its connection to Chromium. */
@@ -64,11 +81,11 @@ export class CdpSession {
     this.finish()
   }
 
-  private frame(kind: string, payload: Uint8Array = new Uint8Array()): void {
+  private frame(kind: string, payload: Uint8Array = new Uint8Array()): boolean {
     const head = Buffer.alloc(5)
     head.write(kind, 0, 'latin1')
     head.writeUInt32BE(payload.length, 1)
-    this.socket.write(Buffer.concat([head, payload]))
+    return this.socket.write(Buffer.concat([head, payload]))
   }
 
   private receive(bytes: Buffer): void {
