@@ -96,11 +96,35 @@ async function relayUpgrade(req: IncomingMessage, client: Socket, head: Buffer, 
   }
   session.write(Buffer.from(`${req.method} ${req.url} HTTP/1.1\r\nHost: 127.0.0.1:${GUEST_CDP_PORT}\r\n${headers.join('\r\n')}\r\n\r\n`, 'latin1'))
   if (head.length > 0) session.write(head)
-  session.onData((bytes) => client.write(bytes))
+  const towardClient = backpressure(
+    () => session.pause(),
+    () => session.resume(),
+    (drained) => client.once('drain', drained),
+  )
+  const towardGuest = backpressure(
+    () => client.pause(),
+    () => client.resume(),
+    (drained) => session.onceDrain(drained),
+  )
+  session.onData((bytes) => towardClient(client.write(bytes)))
   session.onClose(() => client.end())
-  client.on('data', (bytes: Buffer) => session.write(bytes))
+  client.on('data', (bytes: Buffer) => towardGuest(session.write(bytes)))
   client.on('close', () => session.close())
   client.on('error', () => session.close())
+}
+
+/** Told each write's result: on false, stop reading the sending side until the receiving side drains, so neither queues without bound. */
+function backpressure(pause: () => void, resume: () => void, onceDrained: (drained: () => void) => void): (flowing: boolean) => void {
+  let paused = false
+  return (flowing) => {
+    if (flowing || paused) return
+    paused = true
+    pause()
+    onceDrained(() => {
+      paused = false
+      resume()
+    })
+  }
 }
 
 /** Chromium's `/json/version`, asked through the relay: its HTTP answer read to its Content-Length. */

@@ -5,9 +5,25 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { runWithEffects } from '../../src/effects/runWithEffects.js'
-import { type Branch, type Digest, UsageError, Workspace, bestOfN, bootMachine, buildMachineImage, forkMachine, snapshotMachine } from '../../src/index.js'
+import {
+  type Branch,
+  CorruptDataError,
+  type Digest,
+  MachineError,
+  PageScriptError,
+  UsageError,
+  Workspace,
+  bestOfN,
+  bootMachine,
+  buildMachineImage,
+  evalInMachine,
+  forkMachine,
+  qemuBackend,
+  snapshotMachine,
+} from '../../src/index.js'
+import { CdpSession } from '../../src/machine/browser/cdpSession.js'
 import { sockets } from '../../src/machine/qemu/qemuProcess.js'
 import { withQmp } from '../../src/machine/qemu/qemuSteps.js'
 import { qemuUser } from '../../src/machine/qemu/qemuUser.js'
@@ -19,7 +35,7 @@ import { PLANT, fpAsNobody, giveToNobody, plainPlanted, planted } from '../helpe
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { underTerminal } from '../helpers/underTerminal.js'
 import { KERNEL_CACHE, MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, processAlive } from '../helpers/machines.js'
-import { pollFor } from '../helpers/until.js'
+import { pollFor, until } from '../helpers/until.js'
 
 describe('nothing privileged comes out of sandboxed work', () => {
   const root = process.getuid?.() === 0
@@ -739,3 +755,151 @@ describe.runIf(process.getuid?.() === 0)(
       })
   },
 )
+
+describe('a hostile browser guest or page: its answers are bounded, its text printed inert', () => {
+  // what a page chooses as its exception text: set the window title, erase the line, forge a line, write the clipboard (OSC 52)
+  const HOSTILE_TEXT = 'Error: \x1b]0;owned title\x07\x1b[2K\rforkpoint: machine m1 ok\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGV8c2g=\x07\u009b31m'
+  const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/
+  const ref = { machine: 'm1' }
+
+  afterEach(() => vi.restoreAllMocks())
+
+  function guestAnswers(answer: { exitCode: number; stdout: string; stderr: string }): void {
+    vi.spyOn(qemuBackend, 'exec').mockResolvedValue(answer)
+  }
+
+  async function evalError(): Promise<Error & { exitCode?: number; data?: unknown }> {
+    return (await evalInMachine({ ...ref, js: 'app.state()' }).then(
+      () => expect.unreachable('the eval should fail'),
+      (err: unknown) => err,
+    )) as Error
+  }
+
+  it('an answer nesting past the depth limit is bad data (exit 5), not a stack overflow', async () => {
+    guestAnswers({ exitCode: 0, stdout: `{"value":${'['.repeat(100_000)}${']'.repeat(100_000)}}\n`, stderr: '' })
+    const err = await evalError()
+    expect(err).toBeInstanceOf(CorruptDataError)
+    expect(err.exitCode).toBe(5)
+  })
+
+  it("the page's exception text reaches the message with every control escaped, raw only in data", async () => {
+    guestAnswers({ exitCode: 0, stdout: `${JSON.stringify({ exception: HOSTILE_TEXT })}\n`, stderr: '' })
+    const err = await evalError()
+    expect(err).toBeInstanceOf(PageScriptError)
+    expect(err.message).not.toMatch(CONTROLS)
+    expect(err.message).toContain('\\x1b]52;c;')
+    expect(err.data).toMatchObject({ exception: HOSTILE_TEXT })
+  })
+
+  it("the guest client's stderr reaches the message with every control escaped", async () => {
+    guestAnswers({ exitCode: 1, stdout: '', stderr: HOSTILE_TEXT })
+    const err = await evalError()
+    expect(err).toBeInstanceOf(MachineError)
+    expect(err.message).not.toMatch(CONTROLS)
+    expect(err.message).toContain('owned title')
+  })
+
+  /** A hostile CDP relay on a Unix socket: it writes `pieces` once a client connects, `later` once the client sent more than its open frame. */
+  async function relay(pieces: Buffer[], later: Buffer[] = []): Promise<string> {
+    const { createServer } = await import('node:net')
+    const path = join(tempDir('hostile-relay'), 'cdp.sock')
+    const server = createServer((socket) => {
+      for (const piece of pieces) socket.write(piece)
+      let heard = 0
+      socket.on('data', (bytes: Buffer) => {
+        const before = heard
+        heard += bytes.length
+        if (before <= 5 && heard > 5) for (const piece of later) socket.write(piece)
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(path, resolve))
+    relays.push(server)
+    return path
+  }
+  const relays: { close(): void }[] = []
+  afterAll(() => relays.forEach((server) => server.close()))
+
+  function split(bytes: Buffer, size: number): Buffer[] {
+    const pieces: Buffer[] = []
+    for (let at = 0; at < bytes.length; at += size) pieces.push(bytes.subarray(at, at + size))
+    return pieces
+  }
+
+  function frame(kind: string, payload: Buffer): Buffer {
+    const head = Buffer.alloc(5)
+    head.write(kind, 0, 'latin1')
+    head.writeUInt32BE(payload.length, 1)
+    return Buffer.concat([head, payload])
+  }
+
+  it("a relay's refusal text reaches the message with every control escaped", async () => {
+    const path = await relay([frame('E', Buffer.from(HOSTILE_TEXT))])
+    const err = (await CdpSession.open(path, 'm1').then(
+      () => expect.unreachable('the session should be refused'),
+      (e: unknown) => e,
+    )) as Error
+    expect(err).toBeInstanceOf(MachineError)
+    expect(err.message).not.toMatch(CONTROLS)
+  })
+
+  it('frames split over many chunks, and frames back to back, arrive whole and in order', async () => {
+    const big = Buffer.alloc(3 * 2 ** 20 + 7, 0)
+    for (let i = 0; i < big.length; i++) big[i] = (i * 31) & 0xff
+    const small = [Buffer.from('one'), Buffer.from(''), Buffer.from('three')]
+    const first = Buffer.concat([frame('O', Buffer.alloc(0)), frame('D', big)])
+    const smalls = Buffer.concat([...small.map((p) => frame('D', p)), frame('R', Buffer.from('x'))])
+    // byte by byte where frame heads are, so even a head arrives split; elsewhere pieces the size a virtio port delivers
+    const path = await relay([...split(first.subarray(0, 16), 1), ...split(first.subarray(16), 65536), ...split(smalls, 1), ...split(frame('D', big), 65536)])
+    const session = await CdpSession.open(path, 'm1')
+    const got: Buffer[] = []
+    session.onData((bytes) => got.push(bytes))
+    await until(() => got.length === 5, 'five data frames')
+    session.close()
+    expect(got[0]!.equals(big)).toBe(true)
+    expect(got.slice(1, 4).map(String)).toEqual(['one', '', 'three'])
+    expect(got[4]!.equals(big)).toBe(true)
+  })
+
+  it('backpressure: a guest that stops reading makes write report a full queue until it drains; a paused session delivers nothing', async () => {
+    const { createServer } = await import('node:net')
+    const path = join(tempDir('slow-relay'), 'cdp.sock')
+    let guestSide: import('node:net').Socket | undefined
+    const server = createServer((socket) => {
+      guestSide = socket
+      socket.write(frame('O', Buffer.alloc(0)))
+      socket.pause()
+    })
+    await new Promise<void>((resolve) => server.listen(path, resolve))
+    relays.push(server)
+    const session = await CdpSession.open(path, 'm1')
+    let writes = 0
+    while (session.write(Buffer.alloc(64 * 1024))) expect(++writes).toBeLessThan(100_000)
+    let drained = false
+    session.onceDrain(() => (drained = true))
+    guestSide!.resume()
+    await until(() => drained, 'the queue toward the guest drained')
+
+    const got: Buffer[] = []
+    session.onData((bytes) => got.push(bytes))
+    session.pause()
+    guestSide!.write(frame('D', Buffer.from('late')))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(got).toEqual([])
+    session.resume()
+    await until(() => got.length === 1, 'the frame after resume')
+    expect(String(got[0])).toBe('late')
+    session.close()
+  })
+
+  it('a frame over the size cap is refused as bad data before its payload arrives', async () => {
+    const head = Buffer.alloc(5)
+    head.write('D', 0, 'latin1')
+    head.writeUInt32BE(64 * 2 ** 20 + 1, 1)
+    const path = await relay([frame('O', Buffer.alloc(0))], split(head, 2))
+    const session = await CdpSession.open(path, 'm1')
+    let closed = false
+    session.onClose(() => (closed = true))
+    session.write(Buffer.from('GET /json/version HTTP/1.1\r\n\r\n'))
+    await until(() => closed, 'the session refused')
+  })
+})

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net'
 import { CorruptDataError, MachineError } from '../../errors/index.js'
+import { printable } from '../../trace/core/printable.js'
 import { connectUnix } from '../qemu/connectUnix.js'
 
 /** The largest frame the guest's relay may send: Chromium's messages are far smaller; a guest is not trusted to stay so. */
@@ -15,7 +16,9 @@ const CHUNK = 64 * 1024
  * at a time: a second waits for the socket.
  */
 export class CdpSession {
-  private pending = Buffer.alloc(0)
+  /** Bytes received and not yet handled, kept as they came: joined once per frame, not once per chunk. */
+  private chunks: Buffer[] = []
+  private buffered = 0
   private opened: ((err?: Error) => void) | null = null
   private dataListener: (bytes: Buffer) => void = () => undefined
   private closeListener: () => void = () => undefined
@@ -49,8 +52,25 @@ export class CdpSession {
     this.closeListener = listener
   }
 
-  write(bytes: Buffer): void {
-    for (let at = 0; at < bytes.length; at += CHUNK) this.frame('D', bytes.subarray(at, at + CHUNK))
+  /** Send bytes to Chromium; false when the socket queues past its high-water mark: write more after `onceDrain`. */
+  write(bytes: Buffer): boolean {
+    let flowing = true
+    for (let at = 0; at < bytes.length; at += CHUNK) flowing = this.frame('D', bytes.subarray(at, at + CHUNK))
+    return flowing
+  }
+
+  /** Stop delivering the guest's bytes until `resume`: for a reader of `onData` slower than the guest. */
+  pause(): void {
+    this.socket.pause()
+  }
+
+  resume(): void {
+    this.socket.resume()
+  }
+
+  /** Called once the bytes queued for the guest have drained. */
+  onceDrain(listener: () => void): void {
+    this.socket.once('drain', listener)
   }
 
   /** End the session: the relay closes its connection to Chromium. */
@@ -61,30 +81,48 @@ export class CdpSession {
     this.finish()
   }
 
-  private frame(kind: string, payload: Uint8Array = new Uint8Array()): void {
+  private frame(kind: string, payload: Uint8Array = new Uint8Array()): boolean {
     const head = Buffer.alloc(5)
     head.write(kind, 0, 'latin1')
     head.writeUInt32BE(payload.length, 1)
-    this.socket.write(Buffer.concat([head, payload]))
+    return this.socket.write(Buffer.concat([head, payload]))
   }
 
   private receive(bytes: Buffer): void {
-    this.pending = Buffer.concat([this.pending, bytes])
-    while (this.pending.length >= 5) {
-      const length = this.pending.readUInt32BE(1)
+    this.chunks.push(bytes)
+    this.buffered += bytes.length
+    while (this.buffered >= 5) {
+      const head = this.head()
+      const length = head.readUInt32BE(1)
       if (length > MAX_FRAME_BYTES) return this.fail(new CorruptDataError(`machine ${this.machine}'s CDP relay sent a frame of ${length} bytes`, {}))
-      if (this.pending.length < 5 + length) return
-      const kind = String.fromCharCode(this.pending[0]!)
-      const payload = this.pending.subarray(5, 5 + length)
-      this.pending = this.pending.subarray(5 + length)
-      this.handle(kind, payload)
+      if (this.buffered < 5 + length) return
+      this.handle(String.fromCharCode(head[0]!), this.take(5 + length).subarray(5))
     }
+  }
+
+  /** The next frame's kind byte and length, copied from however many chunks hold them. */
+  private head(): Buffer {
+    const head = Buffer.alloc(5)
+    let at = 0
+    for (const chunk of this.chunks) {
+      at += chunk.copy(head, at)
+      if (at === head.length) break
+    }
+    return head
+  }
+
+  /** The first `count` buffered bytes as one buffer; the rest stay buffered. */
+  private take(count: number): Buffer {
+    const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered)
+    this.chunks = all.length > count ? [all.subarray(count)] : []
+    this.buffered -= count
+    return all.subarray(0, count)
   }
 
   private handle(kind: string, payload: Buffer): void {
     if (kind === 'O') this.settleOpen()
     else if (kind === 'E')
-      this.fail(new MachineError(`machine ${this.machine}'s Chromium refused the connection: ${payload.toString('utf8').slice(0, 200)}`, { machine: this.machine }))
+      this.fail(new MachineError(`machine ${this.machine}'s Chromium refused the connection: ${printable(payload.toString('utf8').slice(0, 200))}`, { machine: this.machine }))
     else if (kind === 'D') this.dataListener(Buffer.from(payload))
     else if (kind === 'C') this.close()
     else if (kind !== 'R') this.fail(new CorruptDataError(`machine ${this.machine}'s CDP relay sent a frame of unknown kind ${JSON.stringify(kind)}`, {}))
