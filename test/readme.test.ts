@@ -22,19 +22,6 @@ describe('README', () => {
     expect(readFileSync(join(ROOT, '.ci', 'run'), 'utf8')).toContain('npm run setup && npm test')
   })
 
-  it('lists exactly the public API src/index.ts exports, each name once', async () => {
-    const api = await import('../src/index.js')
-    const library = readme.slice(readme.indexOf('## Library'), readme.indexOf('## Security'))
-    // a bullet wraps onto lines indented under it
-    const listed = library
-      .replaceAll(/\n {2}(?=\S)/g, ' ')
-      .split('\n')
-      .filter((line) => line.startsWith('- **'))
-      .flatMap((line) => [...line.matchAll(/`(\w+)`/g)].map((m) => m[1]!))
-    expect(listed.length).toBe(new Set(listed).size)
-    expect([...listed].sort()).toEqual(Object.keys(api).sort())
-  })
-
   // Each block runs as a user's own file would, importing 'forkpoint' (the package resolves itself from inside it).
   const dir = join(ROOT, '.scratch', 'readme')
   for (const [i, block] of blocks.filter((b) => b.lang === 'ts').entries()) {
