@@ -1,4 +1,4 @@
-import pc from 'picocolors'
+import { pc } from '../operations/text/colors.js'
 import type { Rendering } from '../operations/rendering.js'
 
 export interface OutputFlags {

@@ -6,6 +6,7 @@ import { registerOperationCommands } from './operationCommands.js'
 import { common } from './context.js'
 import { allowStoreDirectories } from '../store/storeOwner.js'
 import { packageVersion } from '../util/ownPackage.js'
+import { colorsWanted, useColors } from '../operations/text/colors.js'
 
 /**
  * The only place that exits. Commands throw; a ForkpointError exits with its own code
@@ -14,6 +15,7 @@ import { packageVersion } from '../util/ownPackage.js'
  */
 export async function main(argv: string[]): Promise<number> {
   allowStoreDirectories((process.env['FORKPOINT_SAFE_DIRECTORY'] ?? '').split(':'))
+  useColors(colorsWanted(process.env, process.stdout))
   const program = common(new Command('forkpoint'))
     .description('fork() for AI agents: snapshot, branch, explore, merge, record, replay, diff, ship')
     .version(packageVersion())

@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { fp, runCliInProcess } from '../helpers/cli.js'
+import { fp, runCli, runCliInProcess } from '../helpers/cli.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 // Tests that call the CLI in-process (test/helpers/cli.ts) rely on it answering as bin/forkpoint does
@@ -15,6 +15,19 @@ describe('the CLI in-process', () => {
       const child = await fp(dir, ...args)
       expect(await runCliInProcess(args, { cwd: dir }), args.join(' ')).toEqual(child)
     }
+  })
+
+  it('colours only a terminal or FORCE_COLOR, never a pipe under CI, and NO_COLOR wins; in-process as spawned', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'a\n' })
+    expect((await runCliInProcess(['init'], { cwd: dir })).code).toBe(0)
+    expect((await runCliInProcess(['snapshot', '-m', 'one'], { cwd: dir })).code).toBe(0)
+    const log = (env: Record<string, string>) => runCli(['log'], { cwd: dir, env })
+    const ESCAPE = '\u001b['
+    expect((await log({ CI: '1', NO_COLOR: '' })).stdout).not.toContain(ESCAPE)
+    expect((await log({ FORCE_COLOR: '1', NO_COLOR: '' })).stdout).toContain(ESCAPE)
+    expect((await log({ FORCE_COLOR: '1', NO_COLOR: '1' })).stdout).not.toContain(ESCAPE)
+    expect((await runCliInProcess(['log'], { cwd: dir, env: { FORCE_COLOR: '1', NO_COLOR: '' } })).stdout).toContain(ESCAPE)
+    expect((await runCliInProcess(['log'], { cwd: dir, env: { CI: '1', NO_COLOR: '' } })).stdout).not.toContain(ESCAPE)
   })
 
   it('starts in its directory with the clean environment, and leaves directory, environment and exit code as they were', async () => {

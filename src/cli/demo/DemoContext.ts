@@ -1,4 +1,4 @@
-import pc from 'picocolors'
+import { pc } from '../../operations/text/colors.js'
 
 /** What each demo step gets: a scratch root, and a way to narrate. */
 export interface DemoContext {

@@ -1,6 +1,6 @@
 import type { Change } from '../../world/diff/diffTrees.js'
 import { quotePath } from '../../world/diff/quotePath.js'
-import pc from 'picocolors'
+import { pc } from './colors.js'
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`
@@ -19,7 +19,16 @@ export function short(id: string): string {
 }
 
 /** git's letters: a mode change is a modification, `T` a change of type (file, symlink, directory). */
-const MARK: Record<Change['status'], string> = { added: pc.green('A'), deleted: pc.red('D'), modified: pc.yellow('M'), mode: pc.yellow('M'), typechange: pc.cyan('T') }
+function mark(status: Change['status']): string {
+  const marks: Record<Change['status'], () => string> = {
+    added: () => pc.green('A'),
+    deleted: () => pc.red('D'),
+    modified: () => pc.yellow('M'),
+    mode: () => pc.yellow('M'),
+    typechange: () => pc.cyan('T'),
+  }
+  return marks[status]()
+}
 
 /** One line per change: status letter, path, what it was and became. */
 export function formatChanges(changes: Change[]): string {
@@ -28,7 +37,7 @@ export function formatChanges(changes: Change[]): string {
       const side = (e: Change['old']) =>
         !e ? '' : e.type === 'symlink' ? `-> ${quotePath(e.target ?? '')}` : e.type === 'dir' ? 'dir' : `${formatBytes(e.size)}${e.mode === 0o755 ? ' +x' : ''}`
       const detail = c.old && c.new ? `${side(c.old)} => ${side(c.new)}` : side(c.old ?? c.new)
-      return `${MARK[c.status]} ${quotePath(c.path)}${c.new?.type === 'dir' || (!c.new && c.old?.type === 'dir') ? '/' : ''}  ${pc.dim(detail)}`
+      return `${mark(c.status)} ${quotePath(c.path)}${c.new?.type === 'dir' || (!c.new && c.old?.type === 'dir') ? '/' : ''}  ${pc.dim(detail)}`
     })
     .join('\n')
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { UsageError } from '../../errors/index.js'
-import pc from 'picocolors'
+import { pc } from '../text/colors.js'
 import { defineOperation } from '../operation.js'
 import { digest, snapshotId } from '../schemas.js'
 import { drawGraph } from '../text/drawGraph.js'
