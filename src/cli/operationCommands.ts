@@ -42,10 +42,11 @@ function isGenerated(op: AnyOperation): op is Generated {
 }
 
 function registerCommand(program: Command, usage: string, ops: Generated[]): void {
-  const main = ops.find((op) => op.cli.selectedBy === undefined) ?? ops[0]!
+  const main = ops.find((op) => op.cli.selectedBy === undefined && !op.cli.withoutArguments) ?? ops[0]!
+  const bare = ops.find((op) => op.cli.withoutArguments)
   const positionals = positionalFields(usage)
   const cmd = common(program.command(usage))
-    .description(lowerFirst(main.description))
+    .description(lowerFirst(main.description) + (bare && bare !== main ? ` Without arguments: ${lowerFirst(bare.description)}` : ''))
     .summary(lowerFirst(firstSentence(main.description)))
   const flagged = new Map<string, FieldSchema>()
   for (const op of ops) for (const [field, schema] of Object.entries(fieldSchemas(op))) if (!positionals.includes(field)) flagged.set(field, schema)
@@ -53,23 +54,38 @@ function registerCommand(program: Command, usage: string, ops: Generated[]): voi
     cmd.addOption(flagOption(field, schema, ops))
     if (ops.some((op) => op.cli.negatable?.includes(field))) cmd.addOption(new Option(`--no-${kebab(field)}`, `the opposite of --${kebab(field)}`))
   }
-  for (const op of ops) if (op.cli.selectedBy) cmd.addOption(new Option(`--${op.cli.selectedBy}`, lowerFirst(op.description)))
+  for (const op of ops) {
+    const selector = selectorOf(op)
+    if (selector) cmd.addOption(new Option(`${selector.short ? `-${selector.short}, ` : ''}--${selector.flag}`, lowerFirst(op.description)))
+  }
   cmd.action(async (...values: unknown[]) => {
     const command = values[values.length - 1] as Command
     const given = command.opts<Record<string, unknown>>()
-    const op = selected(ops, given, usage)
+    const named = positionals.filter((_, i) => isGiven(values[i]))
+    const op = selected(ops, given, named.length > 0, usage)
     const args: Record<string, unknown> = {}
     positionals.forEach((field, i) => isGiven(values[i]) && (args[field] = values[i]))
+    for (const field of named) if (!(field in op.input)) throw misplaced(usage, op, `<${field}>`)
     for (const field of flagged.keys()) {
       if (given[field] === undefined) continue
-      if (!(field in op.input))
-        throw new UsageError(`${commandWords(usage)}: --${kebab(field)} does not go with ${op.cli.selectedBy ? `--${op.cli.selectedBy}` : 'this command'}`, {
-          option: `--${kebab(field)}`,
-        })
+      if (!(field in op.input)) throw misplaced(usage, op, `--${kebab(field)}`)
       args[field] = given[field]
     }
     await runCommand(op, args, command)
   })
+}
+
+/** The flag that selects an operation among the others of its words, if one does. */
+function selectorOf(op: Generated): { flag: string; short?: string } | null {
+  const by = op.cli.selectedBy
+  return by === undefined ? null : typeof by === 'string' ? { flag: by } : by
+}
+
+/** An argument the selected operation does not take (`tag -d NAME ID`). */
+function misplaced(usage: string, op: Generated, argument: string): UsageError {
+  const selector = selectorOf(op)
+  const what = selector ? `--${selector.flag}` : op.cli.withoutArguments ? 'no arguments' : 'this command'
+  return new UsageError(`${commandWords(usage)}: ${argument} does not go with ${what}`, { option: argument })
 }
 
 async function runCommand(op: Generated, args: Record<string, unknown>, command: Command): Promise<void> {
@@ -118,12 +134,22 @@ function stdoutSink(): ByteSink {
   }
 }
 
-/** The operation the flags select: the one whose `selectedBy` flag is given, else the one without. */
-function selected(ops: Generated[], given: Record<string, unknown>, usage: string): Generated {
-  const chosen = ops.filter((op) => op.cli.selectedBy !== undefined && given[op.cli.selectedBy] === true)
-  if (chosen.length > 1) throw new UsageError(`${commandWords(usage)}: give ${chosen.map((op) => `--${op.cli.selectedBy}`).join(' or ')}, not both`)
-  const op = chosen[0] ?? ops.find((op) => op.cli.selectedBy === undefined)
-  if (!op) throw new UsageError(`${commandWords(usage)}: give ${ops.map((op) => `--${op.cli.selectedBy}`).join(' or ')}`)
+/**
+ * The operation the arguments select: the one whose `selectedBy` flag is given, else the one
+ * `withoutArguments` when no positional argument is, else the one selected by neither.
+ */
+function selected(ops: Generated[], given: Record<string, unknown>, positional: boolean, usage: string): Generated {
+  const chosen = ops.filter((op) => given[selectorOf(op)?.flag ?? ''] === true)
+  if (chosen.length > 1) throw new UsageError(`${commandWords(usage)}: give ${chosen.map((op) => `--${selectorOf(op)!.flag}`).join(' or ')}, not both`)
+  const unflagged = ops.filter((op) => selectorOf(op) === null)
+  const op = chosen[0] ?? (positional ? undefined : unflagged.find((op) => op.cli.withoutArguments)) ?? unflagged.find((op) => !op.cli.withoutArguments)
+  if (!op)
+    throw new UsageError(
+      `${commandWords(usage)}: give ${ops
+        .flatMap((op) => selectorOf(op)?.flag ?? [])
+        .map((flag) => `--${flag}`)
+        .join(' or ')}`,
+    )
   return op
 }
 

@@ -48,8 +48,10 @@ export interface CliForm<Input extends z.ZodRawShape, Result> {
   negatable?: ReadonlyArray<keyof Input & string>
   /** one-letter flags, by field */
   short?: { [K in keyof Input]?: string }
-  /** the flag that selects this operation among the others of the same words (`merge --continue`) */
-  selectedBy?: string
+  /** the flag that selects this operation among the others of the same words (`commit NAME --continue`), with its letter when it has one (`tag -d`) */
+  selectedBy?: string | { flag: string; short: string }
+  /** selects this operation among the others of the same words when no positional argument is given (`tag` alone lists) */
+  withoutArguments?: true
   /** whether the store's running service answers these arguments in its place (its watcher knows the workspace warm) */
   served?: (args: z.infer<z.ZodObject<Input>>) => boolean
   /** the progress bar drawn on a terminal while it works: one of counted steps, with its label, or a transfer's bytes */

@@ -17,6 +17,9 @@ import { log } from './workspace/log.js'
 import { scan } from './workspace/scan.js'
 import { snapshot } from './workspace/snapshot.js'
 import { status } from './workspace/status.js'
+import { gc } from './store/gc.js'
+import { tag, tagDelete, tagList } from './store/tag.js'
+import { verify } from './store/verify.js'
 
 /**
  * Every operation, each declared once: the command line, the HTTP service, its OpenAPI
@@ -45,6 +48,11 @@ export const OPERATIONS: readonly AnyOperation[] = [
   scan,
   push,
   pull,
+  tag,
+  tagList,
+  tagDelete,
+  verify,
+  gc,
   ...WEB_VIEW_QUERIES,
 ]
 

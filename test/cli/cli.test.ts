@@ -3,16 +3,13 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Store } from '../../src/index.js'
 import { sha256 } from '../../src/objects/digest.js'
-import { gcCommand } from '../../src/cli/commands/gc.js'
 import { initCommand } from '../../src/cli/commands/init.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
-import { tagCommand, tagListCommand } from '../../src/cli/commands/tag.js'
-import { verifyCommand, verifyView } from '../../src/cli/commands/verify.js'
 import { fp, fpJson } from '../helpers/cli.js'
 import { collidingBlobs } from '../helpers/ids.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { dirState } from '../helpers/workspace.js'
-import { callOperation } from '../helpers/callOperation.js'
+import { callOperation, renderingOf } from '../helpers/callOperation.js'
 
 type Json = Record<string, any>
 
@@ -171,9 +168,9 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
       () => callOperation('status', { dir }),
       () => snapshotCommand({ dir }),
       () => callOperation('log', { dir }),
-      () => verifyCommand({ dir }),
-      () => gcCommand({ dir }),
-      () => tagListCommand({ dir }),
+      () => callOperation('verify', { dir }),
+      () => callOperation('gc', { dir }),
+      () => callOperation('tag_list', { dir }),
       () => callOperation('show', { dir, id: 'HEAD' }),
     ]
     for (const call of calls)
@@ -196,7 +193,7 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
       () => callOperation('show', { dir, id: 'deadbeef' }),
       () => callOperation('checkout', { dir, id: 'nope', into: join(tempDir('x'), 'y') }),
       () => callOperation('diff', { dir, a: 'HEAD~5' }),
-      () => tagCommand({ dir, name: 't', id: 'missing' }),
+      () => callOperation('tag', { dir, name: 't', id: 'missing' }),
       () => callOperation('log', { dir, ref: sha256('x') }),
     ]
     for (const call of calls) await expect(call()).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/unknown id|no object|goes past the first snapshot/) })
@@ -228,10 +225,10 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
     await fs.writeFile(store.objectPath(sha256('precious')), 'tampered')
     await fs.rm(store.objectPath(sha256('b')))
 
-    const verified = await verifyCommand({ dir })
+    const verified = await callOperation('verify', { dir })
     expect(verified).toMatchObject({ ok: false })
     expect(verified.problems).toHaveLength(2)
-    expect(verifyView.exit!(verified)).toMatchObject({ code: 'StoreCorruptError', exitCode: 5 })
+    expect(renderingOf('verify').exit!(verified)).toMatchObject({ code: 'StoreCorruptError', exitCode: 5 })
     const verify = await fp(dir, 'verify')
     expect(verify.code).toBe(5)
     expect(verify.stdout).toContain(`corrupt: ${sha256('precious')} (hashes to ${sha256('tampered')})`)

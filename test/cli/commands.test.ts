@@ -1,11 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { gcCommand } from '../../src/cli/commands/gc.js'
 import { initCommand } from '../../src/cli/commands/init.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
-import { tagCommand, tagDeleteCommand, tagListCommand } from '../../src/cli/commands/tag.js'
-import { verifyCommand, verifyView } from '../../src/cli/commands/verify.js'
 import { fpJson } from '../helpers/cli.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 import { callOperation, renderingOf } from '../helpers/callOperation.js'
@@ -31,9 +28,9 @@ describe('CLI commands are functions that return data', () => {
     expect(await printed(dir, 'log', 'v1')).toEqual(await callOperation('log', { dir, ref: 'v1' }))
     expect(await printed(dir, 'show', 'HEAD')).toEqual(await callOperation('show', { dir, id: 'HEAD' }))
     expect(await printed(dir, 'diff', 'v1')).toEqual(await callOperation('diff', { dir, a: 'v1' }))
-    expect(await printed(dir, 'tag')).toEqual(await tagListCommand({ dir }))
-    expect(await printed(dir, 'verify')).toEqual(await verifyCommand({ dir }))
-    expect(await printed(dir, 'gc', '--dry-run')).toEqual(await gcCommand({ dir, dryRun: true }))
+    expect(await printed(dir, 'tag')).toEqual(await callOperation('tag_list', { dir }))
+    expect(await printed(dir, 'verify')).toEqual(await callOperation('verify', { dir }))
+    expect(await printed(dir, 'gc', '--dry-run')).toEqual(await callOperation('gc', { dir, dryRun: true }))
     expect(first).toMatchObject({ created: true, parents: [] })
     expect(second).toMatchObject({ created: true, parents: [first.id] })
   })
@@ -47,12 +44,12 @@ describe('CLI commands are functions that return data', () => {
     const diff = await callOperation('diff', { dir, a: 'HEAD' })
     expect(diff).toMatchObject({ a: id, b: null, changes: [{ path: 'a.txt', status: 'modified' }] })
     expect(renderingOf('diff').exit!(diff)).toBe(1)
-    expect(await tagCommand({ dir, name: 'v1' })).toEqual({ name: 'v1', id })
-    expect(await tagListCommand({ dir })).toEqual({ tags: [{ name: 'v1', id }] })
-    expect(await tagDeleteCommand({ dir, name: 'v1' })).toEqual({ deleted: 'v1' })
-    const verified = await verifyCommand({ dir })
+    expect(await callOperation('tag', { dir, name: 'v1' })).toEqual({ name: 'v1', id })
+    expect(await callOperation('tag_list', { dir })).toEqual({ tags: [{ name: 'v1', id }] })
+    expect(await callOperation('tag_delete', { dir, name: 'v1' })).toEqual({ deleted: 'v1' })
+    const verified = await callOperation('verify', { dir })
     expect(verified).toMatchObject({ ok: true, problems: [] })
-    expect(verifyView.exit!(verified)).toBe(0)
+    expect(renderingOf('verify').exit!(verified)).toBe(0)
     expect((await callOperation<{ entries: Array<{ id: string }> }>('log', { dir, limit: 1 })).entries.map((e) => e.id)).toEqual([id])
   })
 })

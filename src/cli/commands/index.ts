@@ -7,7 +7,6 @@ import { registerClone } from './clone.js'
 import { registerDemo } from './demo.js'
 import { registerEffects } from './effects.js'
 import { registerExplore } from './explore.js'
-import { registerGc } from './gc.js'
 import { registerInit } from './init.js'
 import { registerMcp } from './mcp.js'
 import { registerLlm } from './llm.js'
@@ -21,10 +20,8 @@ import { registerPack } from './pack.js'
 import { registerShell } from './shell.js'
 import { registerSnapshot } from './snapshot.js'
 import { registerSpeculate } from './speculate.js'
-import { registerTag } from './tag.js'
 import { registerUi } from './ui.js'
 import { registerUnpack } from './unpack.js'
-import { registerVerify } from './verify.js'
 import { registerWorker } from './worker.js'
 
 /** The CLI commands of their own, each registered from its own file (the operation table's are made from it: operationCommands.ts). */
@@ -32,12 +29,9 @@ export const commands: Array<(program: Command) => void> = [
   registerInit,
   registerSnapshot,
   registerCheckoutAgent,
-  registerTag,
   registerMerge,
   registerLlm,
   registerMachine,
-  registerGc,
-  registerVerify,
   registerRun,
   registerReplay,
   registerRuns,
