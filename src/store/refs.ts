@@ -36,7 +36,14 @@ export function headRef(name: string): string {
   return assertRefName(name.startsWith('refs/') ? name : `refs/heads/${name}`)
 }
 
+/**
+ * A tag: `v1` -> `refs/tags/v1`; a full name only under `refs/tags/`, so a tag never moves
+ * or deletes a head or what a live machine, branch or run keeps from gc.
+ * @throws {UsageError} a name that is no tag's
+ */
 export function tagRef(name: string): string {
+  if (name.startsWith('refs/') && !name.startsWith('refs/tags/'))
+    throw new UsageError(`invalid tag name: ${JSON.stringify(name.slice(0, 200))} names a ref outside refs/tags/`, { name })
   return assertRefName(name.startsWith('refs/') ? name : `refs/tags/${name}`)
 }
 

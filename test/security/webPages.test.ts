@@ -6,8 +6,11 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { describe, expect, it } from 'vitest'
-import { startService } from '../../src/service/httpService.js'
+import type { Digest } from '../../src/objects/digest.js'
+import { type RunningService, startService } from '../../src/service/httpService.js'
 import { createMcpServer } from '../../src/service/mcpServer.js'
+import { readRef, updateRef } from '../../src/store/refs.js'
+import type { Store } from '../../src/store/Store.js'
 import { CLI } from '../helpers/cli.js'
 import { useServices } from '../helpers/serviceCleanup.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -333,5 +336,94 @@ describe('an S3 remote beneath an allowed prefix', () => {
     for (const remote of ['s3://bucket/team/../other:v1', 's3://bucket/team/./../x:v1'])
       expect(JSON.stringify(await client.callTool({ name: 'push', arguments: { id: 'HEAD', remote } })), remote).toContain('RequestRefusedError')
     await client.close()
+  })
+})
+
+describe("the store's upkeep over HTTP and MCP: tag, tag_delete, gc, verify", () => {
+  const { services } = useServices()
+
+  /** A workspace with a snapshot tagged v1, and a blob only `refs/machines/m` keeps (what a live machine holds). */
+  async function heldWorkspace(): Promise<{ dir: string; store: Store; held: Digest }> {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one', '--tag', 'v1'], { cwd: dir }).status).toBe(0)
+    const held = await store.writeBlob(Buffer.from('what a live machine started from'))
+    await updateRef({ store, name: 'refs/machines/m', id: held, message: 'machine' })
+    return { dir, store, held }
+  }
+
+  const post = (service: RunningService, name: string, body: object) =>
+    fetch(`${service.address}/v1/${name}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+
+  it("the web view's read-only service (its token in a page's URL) can neither move nor delete a tag, nor gc", async () => {
+    const { dir, store } = await heldWorkspace()
+    const garbage = await store.writeBlob(Buffer.from('unreachable'))
+    const view = await startService({ dir, listen: '127.0.0.1:0', watch: false, readOnly: true })
+    services.push(view)
+    for (const [name, body] of [
+      ['tag_delete', { name: 'v1' }],
+      ['tag', { name: 'v1', id: garbage, force: true }],
+      ['gc', { prune: 'now' }],
+    ] as const)
+      expect((await post(view, name, body)).status, name).toBe(405)
+    expect(await readRef(store, 'refs/tags/v1')).not.toBeNull()
+    expect(await store.has(garbage)).toBe(true)
+  })
+
+  it('a tag name reaches only refs/tags/: another namespace, .. or an absolute path is refused over HTTP and MCP, and gc keeps what they hold', async () => {
+    const { dir, store, held } = await heldWorkspace()
+    const main = await readRef(store, 'refs/heads/main')
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    const attempts: Array<[string, object]> = [
+      ['tag_delete', { name: 'refs/machines/m' }],
+      ['tag_delete', { name: 'refs/heads/main' }],
+      ['tag', { name: 'refs/heads/main', id: held, force: true }],
+      ['tag', { name: 'refs/effects/workspace', id: held }],
+      ['tag', { name: '../escape' }],
+      ['tag', { name: 'a/../../../escape' }],
+      ['tag', { name: '/etc/escape' }],
+    ]
+    for (const [name, args] of attempts) {
+      const what = `${name} ${JSON.stringify(args)}`
+      expect((await post(service, name, args)).status, what).toBe(400)
+      const called = await client.callTool({ name, arguments: args as Record<string, unknown> })
+      expect(called.isError, what).toBe(true)
+      expect(JSON.stringify(called), what).toContain('UsageError')
+    }
+    await client.close()
+    expect((await post(service, 'gc', { prune: 'now' })).status).toBe(200)
+    expect(await readRef(store, 'refs/machines/m')).toBe(held)
+    expect(await store.has(held)).toBe(true)
+    expect(await readRef(store, 'refs/heads/main')).toBe(main)
+    expect(await readRef(store, 'refs/effects/workspace')).toBeNull()
+    expect(readdirSync(join(store.root, 'refs', 'tags'))).toEqual(['v1'])
+    expect(existsSync(join(store.root, 'escape')) || existsSync(join(dir, 'escape')) || existsSync('/etc/escape')).toBe(false)
+    const verified = (await (await post(service, 'verify', {})).json()) as { ok: boolean }
+    expect(verified.ok).toBe(true)
+  })
+
+  it('MCP tells a client which of them change or discard what is there', async () => {
+    const { dir } = await storeWorkspace({})
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    const hints = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t.annotations]))
+    await client.close()
+    expect(hints).toMatchObject({
+      tag_list: { readOnlyHint: true, destructiveHint: false },
+      verify: { readOnlyHint: true, destructiveHint: false },
+      tag: { readOnlyHint: false, destructiveHint: false },
+      tag_delete: { readOnlyHint: false, destructiveHint: true },
+      gc: { readOnlyHint: false, destructiveHint: true },
+    })
   })
 })
