@@ -57,6 +57,13 @@ export const ledgerEntry = z.object({
   resultHash: digest.nullable().describe('null unless executed'),
 })
 
+/** An effects ledger as listed: whose it is, the ledger object, its entries (verified). */
+export const effectsListing = z.object({
+  source: z.string().describe('what was listed: workspace, branch NAME, image ID or ledger ID'),
+  ledger: digest.nullable().describe('the ledger object, or null when there is none yet'),
+  entries: z.array(ledgerEntry),
+})
+
 /** One directory of an image's file tree, at most `limit` of its `total` entries. */
 export const treeListing = z.object({
   id: digest,

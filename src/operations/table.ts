@@ -2,6 +2,7 @@ import { abort } from './branches/abort.js'
 import { branch } from './branches/branch.js'
 import { commit, commitAbort, commitContinue } from './branches/commit.js'
 import { run } from './branches/run.js'
+import { effects } from './images/effects.js'
 import { fork } from './images/fork.js'
 import { merge, mergeAbort, mergeContinue } from './images/merge.js'
 import { show } from './images/show.js'
@@ -53,8 +54,34 @@ export const OPERATIONS: readonly AnyOperation[] = [
   tagDelete,
   verify,
   gc,
+  effects,
   ...WEB_VIEW_QUERIES,
 ]
+
+/**
+ * The commands of the command line that are no operation of the table, each with why: the
+ * surfaces themselves, and commands that work the caller's terminal, files or processor. A
+ * command is made from the table, named by an operation's `cli.own`, or listed here.
+ */
+export const NOT_OPERATIONS: Readonly<Record<string, string>> = {
+  serve: 'the HTTP service: a surface the table makes, not an operation on one',
+  mcp: 'the MCP server: a surface the table makes, not an operation on one',
+  ui: "the web view: the service's read-only surface, started for a browser",
+  worker: "a process that runs other machines' signed jobs from a Redis queue: a surface of its own, with its own checks",
+  init: 'makes the store a service and an MCP server are started on: they have one already',
+  demo: 'a walkthrough in a temporary directory, for a person at a terminal',
+  shell: "an interactive shell in a branch on the caller's terminal (a pty forkpoint owns): nothing a request can hold",
+  'checkout-agent': "writes an image's layers into a new directory the caller names, outside the workspace (as checkout's local `into`)",
+  clone: 'makes a new directory and a store of its own there: a service works on the store it was started on',
+  pack: 'writes an image as one file where the caller says; push is the operation that sends an image elsewhere',
+  unpack: "reads a pack file of the caller's into the store; pull is the operation that fetches an image",
+  ci: "gates CI: runs the caller's entrypoint and reads and writes golden files in the caller's repository",
+  claude: "Claude Code's hooks: installs them into the workspace's .claude/settings.json and is the hook Claude Code runs",
+  llm: "loads a model from the caller's disk and runs it on the caller's CPU (node-llama-cpp)",
+  machine: 'microVM sandboxes: QEMU processes that outlive the call, their consoles and exec, a group of subcommands',
+  explore: "not yet: N sandboxed candidates and a scoring command, each as `run`, a pattern the table's form has no shape for",
+  speculate: "not yet: racing sandboxed commands, each as `run`, a pattern the table's form has no shape for",
+}
 
 /** The operation a service call names (`POST /v1/<name>`), or undefined. */
 export function findOperation(table: readonly AnyOperation[], name: string, { query = false } = {}): AnyOperation | undefined {

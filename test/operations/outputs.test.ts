@@ -171,10 +171,24 @@ describe("every operation's output schema describes what its handler returns", (
     expect(await view(dir, 'tree', { id: withEffects.id })).toMatchObject({ entries: [{ name: 'a.txt' }] })
     expect(await view(dir, 'changes', { id: withEffects.id })).toMatchObject({ files: { total: 1 } })
     expect(await view(dir, 'ledger', { id: withEffects.id })).toMatchObject({ entries: [{ tool: 'weather.get', status: 'executed' }] })
+    expect(await described(dir, 'effects', { id: withEffects.id })).toMatchObject({ entries: [{ tool: 'weather.get', status: 'executed' }] })
+    expect(await described(dir, 'effects', { pending: true })).toMatchObject({ source: 'workspace', entries: [] })
     expect(await view(dir, 'run', { run: first })).toMatchObject({ total: 2, steps: [{ type: 'llm' }, { type: 'tool', error: { message: 'offline' } }] })
     expect(await view(dir, 'rundiff', { a: first, b: second })).toMatchObject({ status: 'output_divergence' })
     expect(await described(dir, 'diff', { a: first, b: second })).toMatchObject({ trace: { status: 'output_divergence' } })
     expect(await view(dir, 'explorations')).toMatchObject({ explorations: [{ pattern: 'bestOfN', winner: 1 }] })
+  })
+
+  it('the store: tag, tag_list, tag_delete, verify, gc (dry run and not)', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
+    const image = await described<Image>(dir, 'snapshot')
+    expect(await described(dir, 'tag', { name: 'v1' })).toEqual({ name: 'v1', id: image.id })
+    expect(await described(dir, 'tag_list')).toEqual({ tags: [{ name: 'v1', id: image.id }] })
+    expect(await described(dir, 'tag_delete', { name: 'v1' })).toEqual({ deleted: 'v1' })
+    expect(await described(dir, 'verify')).toMatchObject({ ok: true, problems: [], ledgers: { problems: [] } })
+    const garbage = await store.writeBlob(Buffer.from('unreachable'))
+    expect(await described(dir, 'gc', { dryRun: true })).toMatchObject({ removed: 1, removedIds: [garbage] })
+    expect(await described(dir, 'gc', { prune: 'now' })).toMatchObject({ removed: 1, removedIds: [garbage] })
   })
 
   it('remotes: push and pull through a file remote', async () => {

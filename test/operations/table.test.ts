@@ -3,11 +3,13 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { Command } from 'commander'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
+import { commands } from '../../src/cli/commands/index.js'
 import { registerOperationCommands } from '../../src/cli/operationCommands.js'
 import { type AnyOperation, defineOperation } from '../../src/operations/operation.js'
 import { startService } from '../../src/service/httpService.js'
 import { createMcpServer } from '../../src/service/mcpServer.js'
 import { openApiDocument } from '../../src/service/openApi.js'
+import { NOT_OPERATIONS, OPERATIONS } from '../../src/operations/table.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 /** An operation only this test's table has: declared once, it must appear on every surface. */
@@ -88,5 +90,40 @@ describe('an operation added to the table', () => {
     expect(await client.callTool({ name: 'echo', arguments: { text: 'hi', times: 2 } })).toMatchObject({ structuredContent: { said: 'hi hi' } })
     const refused = await client.callTool({ name: 'echo', arguments: { text: 'hi', extra: 1 } })
     expect(refused.isError).toBe(true)
+  })
+})
+
+/** The command line as `forkpoint` makes it: the commands of their own, then the table's. */
+function wholeProgram(): Command {
+  const program = new Command('forkpoint')
+  for (const register of commands) register(program)
+  registerOperationCommands(program, OPERATIONS)
+  return program
+}
+
+/** The commands of a program that are neither made from the table, nor an operation's own command, nor declared no operation. */
+function undeclared(program: Command): string[] {
+  const generated = OPERATIONS.flatMap((op) => (op.cli && 'usage' in op.cli ? [op.cli.usage.split(' ')[0]!] : []))
+  const own = OPERATIONS.flatMap((op) => (op.cli && 'own' in op.cli ? [op.cli.own] : []))
+  return program.commands.map((c) => c.name()).filter((name) => !generated.includes(name) && !own.includes(name) && !Object.hasOwn(NOT_OPERATIONS, name))
+}
+
+describe('every command of the command line', () => {
+  it("is made from the table, an operation's own command, or declared no operation with why", () => {
+    const program = wholeProgram()
+    const names = program.commands.map((c) => c.name())
+    expect(undeclared(program)).toEqual([])
+    expect(new Set(names).size, 'a command registered twice').toBe(names.length)
+    for (const op of OPERATIONS) if (op.cli && 'own' in op.cli) expect(names, `${op.name}'s own command`).toContain(op.cli.own)
+    for (const [name, why] of Object.entries(NOT_OPERATIONS)) {
+      expect(names, `NOT_OPERATIONS names ${name}, which the command line no longer has`).toContain(name)
+      expect(why.length).toBeGreaterThan(20)
+    }
+  })
+
+  it('a command added without a place in the table is found', () => {
+    const program = wholeProgram()
+    program.command('frobnicate').action(() => undefined)
+    expect(undeclared(program)).toEqual(['frobnicate'])
   })
 })

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { type AnyOperation, type Operation, defineOperation } from '../operation.js'
 import { fileRule } from '../requestPolicy.js'
-import { branchInfo, change, digest, forkOrigin, jsonValue, ledgerEntry, runDiff, runSummary, snapshotId as id, stepError, stepType, treeListing } from '../schemas.js'
+import { branchInfo, change, digest, effectsListing, forkOrigin, jsonValue, runDiff, runSummary, snapshotId as id, stepError, stepType, treeListing } from '../schemas.js'
 
 const run = z.string().min(1).describe('a run id (run-…), latest, or an image whose trace layer to read')
 const storedRun = z
@@ -178,7 +178,7 @@ export const WEB_VIEW_QUERIES: AnyOperation[] = [
     name: 'ledger',
     description: "An image's effects ledger, verified.",
     input: { id },
-    output: z.object({ source: z.string().describe('what was listed: workspace, branch NAME, image ID or ledger ID'), ledger: digest.nullable(), entries: z.array(ledgerEntry) }),
+    output: effectsListing,
     async run(where, { id }) {
       const { listEffects } = await import('../../effects/listEffects.js')
       return listEffects({ ...where, id })
