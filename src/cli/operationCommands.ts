@@ -84,8 +84,8 @@ function selectorOf(op: Generated): { flag: string; short?: string } | null {
 /** An argument the selected operation does not take (`tag -d NAME ID`). */
 function misplaced(usage: string, op: Generated, argument: string): UsageError {
   const selector = selectorOf(op)
-  const what = selector ? `--${selector.flag}` : op.cli.withoutArguments ? 'no arguments' : 'this command'
-  return new UsageError(`${commandWords(usage)}: ${argument} does not go with ${what}`, { option: argument })
+  const what = selector ? `with --${selector.flag}` : op.cli.withoutArguments ? 'without arguments' : 'with this command'
+  return new UsageError(`${commandWords(usage)}: ${argument} does not go ${what}`, { option: argument })
 }
 
 async function runCommand(op: Generated, args: Record<string, unknown>, command: Command): Promise<void> {

@@ -46,6 +46,7 @@ describe('the MCP server', () => {
     expect(TOOL_NAMES).toEqual([
       ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
       ...['merge', 'merge_continue', 'merge_abort', 'show', 'runs', 'replay', 'push', 'pull'],
+      ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects'],
     ])
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(20)

@@ -21,7 +21,7 @@ export const tag = defineOperation({
 
 export const tagList = defineOperation({
   name: 'tag_list',
-  description: 'List the tags.',
+  description: 'List the tags, each with the snapshot it points at.',
   input: {},
   output: z.object({ tags: z.array(tagInfo) }),
   annotations: { readOnly: true, destructive: false, idempotent: true },
