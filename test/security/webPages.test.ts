@@ -410,6 +410,23 @@ describe("the store's upkeep over HTTP and MCP: tag, tag_delete, gc, verify", ()
     expect(verified.ok).toBe(true)
   })
 
+  it("gc between the warm service's scans takes nothing the next snapshot needs", async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n', 'sub/b.txt': 'b\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+    const service = await startService({ dir, listen: '127.0.0.1:0' })
+    services.push(service)
+    writeFileSync(join(dir, 'sub', 'b.txt'), 'changed, scanned by status, referenced by nothing\n')
+    expect(((await (await post(service, 'status', {})).json()) as { clean: boolean }).clean).toBe(false)
+    const swept = (await (await post(service, 'gc', { prune: 'now' })).json()) as { removed: number }
+    expect(swept.removed).toBeGreaterThan(0)
+    writeFileSync(join(dir, 'a.txt'), 'a changed\n')
+    expect((await post(service, 'snapshot', { message: 'two' })).status).toBe(200)
+    expect(((await (await post(service, 'verify', {})).json()) as { ok: boolean }).ok).toBe(true)
+    const into = join(tempDir('upkeep-checkout'), 'out')
+    expect(spawnSync(CLI, ['checkout', 'HEAD', '--into', into], { cwd: dir }).status).toBe(0)
+    expect(readFileSync(join(into, 'sub', 'b.txt'), 'utf8')).toBe('changed, scanned by status, referenced by nothing\n')
+  })
+
   it('MCP tells a client which of them change or discard what is there', async () => {
     const { dir } = await storeWorkspace({})
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
