@@ -3,7 +3,7 @@ import { ExitCode, InputNotFoundError, UsageError, isForkpointError } from '../e
 import { errnoCode } from '../util/fsx.js'
 import { commands } from './commands/index.js'
 import { common } from './context.js'
-import { allowStoreDirectories } from '../store/storeOwner.js'
+import { allowSafeDirectories } from './safeDirectories.js'
 import { packageVersion } from '../util/ownPackage.js'
 import { colorsWanted, useColors } from '../operations/text/colors.js'
 
@@ -13,7 +13,7 @@ import { colorsWanted, useColors } from '../operations/text/colors.js'
  * errors like any other; anything else is a bug: exit 6 with the stack.
  */
 export async function main(argv: string[]): Promise<number> {
-  allowStoreDirectories((process.env['FORKPOINT_SAFE_DIRECTORY'] ?? '').split(':'))
+  allowSafeDirectories(process.env)
   useColors(colorsWanted(process.env, process.stdout))
   const program = common(new Command('forkpoint'))
     .description('fork() for AI agents: snapshot, branch, explore, merge, record, replay, diff, ship')
