@@ -40,4 +40,9 @@ describe('what a start loads', () => {
     expect(bundles(loaded)).toEqual(['dist/cli/hook.cjs'])
     expect(packages(loaded)).toEqual(['ignore'])
   })
+
+  it("claude hook --help: the option parser's help, from the main bundle (not a hook waiting for its event)", async () => {
+    const r = await runCli(['claude', 'hook', '--help'], { cwd: tempDir('hook-help') })
+    expect([r.code, r.stdout.split('\n')[0]]).toEqual([0, 'Usage: forkpoint claude hook [options]'])
+  })
 })
