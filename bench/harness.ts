@@ -56,6 +56,30 @@ export async function compare(
   return { a: ma, b: mb, ratio: ma / mb, fastest: { a: Math.min(...samples[0]), b: Math.min(...samples[1]) } }
 }
 
+/**
+ * `measure` of several operations with their runs interleaved (each round runs every one once,
+ * in order), so that a machine whose load drifts weighs on all alike: the medians of wall and
+ * CPU time of each, by name. For rows that compare against a floor measured in the same rounds.
+ */
+export async function interleave(
+  steps: Record<string, { run: Step; before?: Step }>,
+  { runs = 5, warmup = 1 }: { runs?: number; warmup?: number } = {},
+): Promise<Record<string, { median: number; cpu: number }>> {
+  const samples = Object.fromEntries(Object.keys(steps).map((name) => [name, { wall: [] as number[], cpu: [] as number[] }]))
+  for (let i = 0; i < warmup + runs; i++) {
+    for (const [name, step] of Object.entries(steps)) {
+      if (step.before) await step.before()
+      const c0 = cpuMs()
+      const t0 = process.hrtime.bigint()
+      await step.run()
+      if (i < warmup) continue
+      samples[name]!.wall.push(Number(process.hrtime.bigint() - t0) / 1e6)
+      samples[name]!.cpu.push(cpuMs() - c0)
+    }
+  }
+  return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s.wall), cpu: median(s.cpu) }]))
+}
+
 function median(samples: number[]): number {
   const sorted = [...samples].sort((x, y) => x - y)
   return sorted[Math.floor(sorted.length / 2)]!

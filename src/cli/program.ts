@@ -2,9 +2,8 @@ import { Command, CommanderError } from 'commander'
 import { ExitCode, InputNotFoundError, UsageError, isForkpointError } from '../errors/index.js'
 import { errnoCode } from '../util/fsx.js'
 import { commands } from './commands/index.js'
-import { registerOperationCommands } from './operationCommands.js'
 import { common } from './context.js'
-import { allowStoreDirectories } from '../store/storeOwner.js'
+import { allowSafeDirectories } from './safeDirectories.js'
 import { packageVersion } from '../util/ownPackage.js'
 import { colorsWanted, useColors } from '../operations/text/colors.js'
 
@@ -14,7 +13,7 @@ import { colorsWanted, useColors } from '../operations/text/colors.js'
  * errors like any other; anything else is a bug: exit 6 with the stack.
  */
 export async function main(argv: string[]): Promise<number> {
-  allowStoreDirectories((process.env['FORKPOINT_SAFE_DIRECTORY'] ?? '').split(':'))
+  allowSafeDirectories(process.env)
   useColors(colorsWanted(process.env, process.stdout))
   const program = common(new Command('forkpoint'))
     .description('fork() for AI agents: snapshot, branch, explore, merge, record, replay, diff, ship')
@@ -34,8 +33,8 @@ export async function main(argv: string[]): Promise<number> {
     if (dir) enterDir(dir)
   })
   for (const register of commands) register(program)
-  // the table (and zod with it) loads only for its own commands, help, or a word no command has
-  if (needsTable(program, argv)) registerOperationCommands(program, (await import('../operations/table.js')).OPERATIONS)
+  // the table and its commands' maker (and zod with them) load only for the table's commands, help, or a word no command has
+  if (needsTable(program, argv)) await registerTable(program)
   try {
     await program.parseAsync(argv)
     return Number(process.exitCode ?? 0)
@@ -43,6 +42,11 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : report(parserError(err, parsing), argv.includes('--json'))
     return report(err, argv.includes('--json'))
   }
+}
+
+async function registerTable(program: Command): Promise<void> {
+  const [{ registerOperationCommands }, { OPERATIONS }] = await Promise.all([import('./operationCommands.js'), import('../operations/table.js')])
+  registerOperationCommands(program, OPERATIONS)
 }
 
 /** Options of the program that take a value, so that the value is not taken for the command's name. */

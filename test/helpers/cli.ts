@@ -36,8 +36,8 @@ export function runProgram(argv: string[], options: { cwd: string; env?: Record<
   return run(argv[0]!, argv.slice(1), options)
 }
 
-/** Run a node process to completion and collect its output. */
-export function runNode(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+/** Run a node process to completion and collect its output (with `input`, that on its stdin). */
+export function runNode(args: string[], options: { cwd: string; env?: Record<string, string>; input?: string }): Promise<CliResult> {
   return run(process.execPath, args, options)
 }
 

@@ -9,13 +9,16 @@ import { describe, expect, it } from 'vitest'
 import type { Digest } from '../../src/objects/digest.js'
 import { type RunningService, startService } from '../../src/service/httpService.js'
 import { createMcpServer } from '../../src/service/mcpServer.js'
+import { checkout, snapshotWorkspace } from '../../src/index.js'
+import { noteRunningSandbox } from '../../src/branch/run/runningSandboxes.js'
 import { readRef, updateRef } from '../../src/store/refs.js'
 import type { Store } from '../../src/store/Store.js'
-import { CLI } from '../helpers/cli.js'
+import { CLI, LIB } from '../helpers/cli.js'
+import { runUntilCrash } from '../helpers/crasher.js'
 import { useServices } from '../helpers/serviceCleanup.js'
 import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/until.js'
-import { storeWorkspace } from '../helpers/workspace.js'
+import { dirState, storeWorkspace } from '../helpers/workspace.js'
 
 describe('listeners are safe by default', () => {
   const { services, children } = useServices()
@@ -336,6 +339,35 @@ describe('an S3 remote beneath an allowed prefix', () => {
     for (const remote of ['s3://bucket/team/../other:v1', 's3://bucket/team/./../x:v1'])
       expect(JSON.stringify(await client.callTool({ name: 'push', arguments: { id: 'HEAD', remote } })), remote).toContain('RequestRefusedError')
     await client.close()
+  })
+})
+
+describe('the read-only web view', () => {
+  const { services } = useServices()
+
+  it('never finishes a checkout another process left: its branches view reads the files as they lie', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a1', 'b.txt': 'b1', 'c.txt': 'c1' })
+    const a = (await snapshotWorkspace({ dir })).id
+    for (const name of ['a.txt', 'b.txt', 'c.txt']) writeFileSync(join(dir, name), `${name} changed`)
+    const b = (await snapshotWorkspace({ dir })).id
+    await checkout({ dir, id: a })
+    await runUntilCrash(LIB, dir, `await lib.checkout({ dir, id: ${JSON.stringify(b)}, force: true })`, { at: 'after-steps', placed: 1 })
+    const cutShort = await dirState(dir)
+    // a sandboxed command in the workspace itself makes the view read the workspace's changes
+    const running = await noteRunningSandbox(store, { branch: null, command: 'agent' })
+    try {
+      const service = await startService({ dir, listen: '127.0.0.1:0', readOnly: true, watch: false })
+      services.push(service)
+      const res = await fetch(`${service.address}/v1/view/branches`, { headers: { authorization: `Bearer ${service.token}` } })
+      expect(res.status).toBe(200)
+      const { workspace } = (await res.json()) as { workspace: { totalChanges: number } }
+      expect(workspace.totalChanges).toBeGreaterThan(0)
+    } finally {
+      await running.done()
+    }
+    expect(existsSync(store.path('checkout-journal.json'))).toBe(true)
+    expect(await dirState(dir)).toEqual(cutShort)
+    expect(await readRef(store, 'HEAD')).toBe(a)
   })
 })
 

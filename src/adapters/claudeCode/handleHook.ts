@@ -5,15 +5,13 @@ import { isInside } from '../../util/isInside.js'
 import { acquireLock } from '../../store/lockFile.js'
 import { appendImage } from '../../image/appendImage.js'
 import { servedScanner } from '../../service/servedScanner.js'
-import { snapshotForkBranch } from '../../image/snapshotForkBranch.js'
 import type { Digest } from '../../objects/digest.js'
 import { openStore } from '../../store/findStore.js'
 import { refComponent } from '../../store/refComponent.js'
 import type { Store } from '../../store/Store.js'
 import { makeRunId, type Run } from '../../objects/Run.js'
-import { RunStore } from '../../trace/core/RunStore.js'
 import { assembleRun } from '../../trace/record/assembleRun.js'
-import { sessionFromEnv } from '../../trace/record/installFromEnv.js'
+import { sessionFromEnv } from '../../trace/record/sessionFromEnv.js'
 import { type JournalEntry, fileSink, memorySink, readJournal } from '../../trace/record/journal.js'
 import { TRACE_ENV } from '../../trace/record/traceEnv.js'
 import { type ClaudeHookEvent, endsRun } from './hookEvent.js'
@@ -58,6 +56,8 @@ export async function handleClaudeHook({ event, env }: { event: ClaudeHookEvent;
   const layers = closed ? { trace: closed.digest } : {}
   const message = `${describeEvent(event)} (claude session ${event.session_id.slice(0, 8)})`
   if (branch) {
+    // a fork's branch (and the branch machinery with it) loads only for a fork's hooks
+    const { snapshotForkBranch } = await import('../../image/snapshotForkBranch.js')
     const made = await snapshotForkBranch({ store, branch, message, agent: ENTRYPOINT, layers })
     return { event: event.hook_event_name, image: made.created ? made.id : null, ref: made.ref, run: closed?.runId ?? null }
   }
@@ -127,6 +127,8 @@ async function closeRun(store: Store, sessionId: string, env: NodeJS.ProcessEnv)
       return null
     }
     const run = sessionRun(entries, sessionId, env)
+    // the run store (and SQLite with it) loads only for a turn that made tool calls
+    const { RunStore } = await import('../../trace/core/RunStore.js')
     const runs = RunStore.open({ store })
     try {
       const digest = await runs.save(run)

@@ -46,6 +46,6 @@ export async function liveWork({ limit = 200, ...locator }: StoreLocator & { lim
   )
   const running = sandboxes.filter((s) => s.branch === null)
   if (running.length === 0) return { branches, workspace: { running, changes: null, totalChanges: 0 } }
-  const { changes } = await status({ ...locator, store })
+  const { changes } = await status({ ...locator, store, readOnly: true })
   return { branches, workspace: { running, changes: changes.slice(0, limit), totalChanges: changes.length } }
 }

@@ -6,9 +6,6 @@ import { print } from '../output.js'
 import type { Rendering } from '../../operations/rendering.js'
 import { shellQuote } from '../../trace/core/shellQuote.js'
 
-/** A hook's input is one JSON document; a tool's response can be a large file, not this. */
-const MAX_HOOK_INPUT = 64 * 1024 * 1024
-
 /** `forkpoint claude install [--uninstall]`: forkpoint's hooks in (or out of) the workspace's .claude/settings.json. */
 export async function claudeInstallCommand({ uninstall = false, command, ...where }: Where & { uninstall?: boolean; command?: string }): Promise<ClaudeHooksResult> {
   const { installClaudeHooks, uninstallClaudeHooks } = await import('../../adapters/claudeCode/claudeSettings.js')
@@ -36,33 +33,6 @@ export const claudeForkView: Rendering<{ forks: ClaudeFork[] }> = {
       .join('\n'),
 }
 
-/**
- * What the installed hooks run: the event JSON on stdin. Every failure is exit 1 with one
- * line on stderr, never 2: Claude Code takes a hook's exit 2 as "block this tool call",
- * and a snapshot that could not be made must not stop the agent.
- */
-async function claudeHook(): Promise<void> {
-  try {
-    const { handleClaudeHook } = await import('../../adapters/claudeCode/handleHook.js')
-    const { parseHookEvent } = await import('../../adapters/claudeCode/hookEvent.js')
-    await handleClaudeHook({ event: parseHookEvent(await readStdin()), env: process.env })
-  } catch (err) {
-    process.stderr.write(`forkpoint claude hook: ${(err as Error).message}\n`)
-    process.exitCode = 1
-  }
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_HOOK_INPUT) throw new Error(`the hook input is over ${MAX_HOOK_INPUT} bytes`)
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks).toString('utf8')
-}
-
 export function registerClaude(program: Command): void {
   const claude = common(program.command('claude')).description('Claude Code: hooks that snapshot and record every tool call, and forks of a session')
   common(claude.command('install'))
@@ -83,7 +53,7 @@ export function registerClaude(program: Command): void {
     // arguments are not checked: a usage error would be exit 2, which Claude Code takes as "block this tool call"
     .allowUnknownOption()
     .allowExcessArguments()
-    .action(claudeHook)
+    .action(async () => (await import('../claudeHook.js')).claudeHook())
   common(claude.command('fork <SESSION> [ARGS...]'))
     .description("N sessions from SESSION's latest image, each in a copy-on-write branch; with -p, run them (claude --resume SESSION --fork-session -p PROMPT ARGS)")
     .requiredOption('-n, --count <N>', 'how many forks', (v) => Number(v))

@@ -1,19 +1,16 @@
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { isForkpointError } from '../../errors/index.js'
 import { builtEntry } from '../../util/builtEntry.js'
-import { createSession } from './createSession.js'
 import { parseDeterministic, pinClockAndRandom } from './deterministic.js'
 import { installHttpCapture } from '../capture/httpCapture.js'
 import { EFFECTS_PROXY_ENV } from '../capture/effectsProxyProtocol.js'
 import type { IngestHeader } from './ingestJournal.js'
-import { type JournalSink, fileSink } from './journal.js'
+import { fileSink } from './journal.js'
+import { sessionFromEnv } from './sessionFromEnv.js'
 import { installOfflineGuard } from '../replay/offlineGuard.js'
-import { parseRun } from '../core/parseRun.js'
-import type { RedactionRules } from '../redact/Redactor.js'
 import { makeRunId } from '../../objects/Run.js'
 import { preciseNow, Session } from './Session.js'
 import { TRACE_ENV } from './traceEnv.js'
@@ -57,17 +54,6 @@ function install(env: NodeJS.ProcessEnv): void {
       ingestAtExit(journal, code, { startedAt, redaction, encryption: session.sealer.cipher?.info(), store: env['FORKPOINT_STORE'] })
     }
   })
-}
-
-/** The session a forkpoint parent's environment asks for (redaction, and the run to serve when it replays), writing to `sink`. */
-export function sessionFromEnv(env: NodeJS.ProcessEnv, sink: JournalSink): Session {
-  const replayPath = env[TRACE_ENV.replay]
-  const run = replayPath ? parseRun(readFileSync(replayPath), replayPath) : undefined
-  const liveFrom = env[TRACE_ENV.liveFrom] ? Number(env[TRACE_ENV.liveFrom]) : undefined
-  const onMiss = env[TRACE_ENV.onMiss] === 'offline-error' ? 'offline-error' : 'fail'
-  const rulesText = env[TRACE_ENV.redactRules]
-  const rules = rulesText ? (JSON.parse(rulesText) as RedactionRules) : {}
-  return createSession({ policy: { mode: parseRedactionMode(env[TRACE_ENV.redact]), rules }, sink, replay: run && { run, liveFrom, onMiss }, env })
 }
 
 interface StandaloneRun {

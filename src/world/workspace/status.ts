@@ -32,6 +32,11 @@ export interface StatusArgs extends StoreLocator {
    * written to the store, as a snapshot's are, and it is remembered for the next scan.
    */
   scanner?: WorldScanner | undefined
+  /**
+   * Only read (the web view's): a checkout another process left unfinished stays for the next
+   * writer to finish, and the files are reported as they lie.
+   */
+  readOnly?: boolean
 }
 
 /** What changed in the workspace since HEAD. Reads only files the stat cache (or the scanner) cannot vouch for; writes nothing without a scanner. */
@@ -43,7 +48,7 @@ export async function status(args: StatusArgs = {}): Promise<StatusResult> {
       await scan.persist() // the scanner builds its next scan on this one's trees
       return statusOf(store, workspace, scan)
     })
-  await recoverCheckout(store, workspace)
+  if (!args.readOnly) await recoverCheckout(store, workspace)
   const scan = await scanWorkspace({ store, dir: workspace, write: false, respectGitignore: await respectGitignore(store, args.respectGitignore, { remember: false }) })
   return statusOf(store, workspace, scan)
 }

@@ -1,0 +1,48 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { CLI, ROOT, runCli, runNode } from '../helpers/cli.js'
+import { makeWorkspace, tempDir } from '../helpers/tmp.js'
+
+/** Every CommonJS file `forkpoint ARGS` loaded (bundles, packages), relative to the repository's root (a file outside it by absolute path). */
+async function loadedBy(args: string[], { cwd, input }: { cwd: string; input?: string }): Promise<string[]> {
+  const dir = tempDir('loads')
+  const preload = join(dir, 'record.cjs')
+  const list = join(dir, 'loaded.txt')
+  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, Object.keys(require.cache).join('\\n')))\n`)
+  const r = await runNode(['-r', preload, CLI, ...args], { cwd, ...(input === undefined ? {} : { input }) })
+  expect(r.code, r.stderr).toBe(0)
+  return readFileSync(list, 'utf8')
+    .split('\n')
+    .filter((file) => file !== preload)
+    .map((file) => (file.startsWith(ROOT) ? relative(ROOT, file) : file))
+}
+
+const bundles = (files: string[]) => files.filter((f) => f.startsWith('dist/'))
+const packages = (files: string[]) => [...new Set(files.flatMap((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)?.[1] ?? []))]
+
+describe('what a start loads', () => {
+  it('--version: no bundle and no package', async () => {
+    const loaded = await loadedBy(['--version'], { cwd: tempDir('version') })
+    expect([bundles(loaded), packages(loaded)]).toEqual([[], []])
+  })
+
+  it('a command of its own: the main bundle and no package (zod loads with the operation table)', async () => {
+    const loaded = await loadedBy(['snapshot', '--help'], { cwd: tempDir('help') })
+    expect([bundles(loaded), packages(loaded)]).toEqual([['dist/cli/main.cjs'], []])
+  })
+
+  it("claude hook: the hook's bundle, without the option parser's, zod, the HTTP capture or SQLite", async () => {
+    const ws = await makeWorkspace({ 'a.txt': 'a' })
+    expect((await runCli(['init'], { cwd: ws })).code).toBe(0)
+    const event = { hook_event_name: 'PreToolUse', session_id: 'loads', cwd: ws, tool_name: 'Write', tool_input: {}, tool_use_id: 't1' }
+    const loaded = await loadedBy(['claude', 'hook'], { cwd: ws, input: JSON.stringify(event) })
+    expect(bundles(loaded)).toEqual(['dist/cli/hook.cjs'])
+    expect(packages(loaded)).toEqual(['ignore'])
+  })
+
+  it("claude hook --help: the option parser's help, from the main bundle (not a hook waiting for its event)", async () => {
+    const r = await runCli(['claude', 'hook', '--help'], { cwd: tempDir('hook-help') })
+    expect([r.code, r.stdout.split('\n')[0]]).toEqual([0, 'Usage: forkpoint claude hook [options]'])
+  })
+})
