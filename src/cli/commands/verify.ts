@@ -15,7 +15,7 @@ export async function verifyCommand(where: Where): Promise<VerifyReport> {
   const { verifyLedgers } = await import('../../image/verifyLedgers.js')
   const { openStore } = await import('../../store/findStore.js')
   const { store } = await openStore(where)
-  return { ...(await verify({ store })), ledgers: await verifyLedgers({ store }) }
+  return { ...(await verify({ store })), ledgers: await verifyLedgers({ store, env: process.env }) }
 }
 
 export const verifyView: Rendering<VerifyReport> = {
