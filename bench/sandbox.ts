@@ -50,7 +50,7 @@ async function underPolicy(dir: string, runs: number) {
   await initWorkspace({ dir })
   const { store } = await openStore({ dir })
   writeFileSync(store.path('effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
-  const measured = await withEgressEffects({ store, context: WORKSPACE_CONTEXT }, (net) =>
+  const measured = await withEgressEffects({ store, context: WORKSPACE_CONTEXT, env: process.env }, (net) =>
     compare({ run: () => libraryTrue(dir, net!) }, { run: () => libraryTrue(dir) }, { runs, warmup: 3 }),
   )
   return [

@@ -36,7 +36,7 @@ try {
   console.log('replayed offline:', await supportBot(project.dir, offline, 'replay'))
   await supportBot(project.dir, answering('Please contact support.'), 'record')
   const [newer, older] = await listRuns({ dir: project.dir, entrypoint: 'support-bot' })
-  const diff = await compareRuns({ dir: project.dir, a: older!.runId, b: newer!.runId })
+  const diff = await compareRuns({ dir: project.dir, a: older!.runId, b: newer!.runId, env: process.env })
   console.log(`diff of the two recordings: ${diff.status} at step ${diff.idxA}`)
 } finally {
   project.done()

@@ -36,7 +36,14 @@ export function withPatternOptions(cmd: Command): Command {
   return withQueueSecrets(cmd)
 }
 
-export function patternFlags(opts: PatternFlags): { timeout?: string; maxParallel?: number; net?: NetMode; isolate?: boolean; allowUnsandboxedEffects?: boolean } {
+export function patternFlags(opts: PatternFlags): {
+  timeout?: string
+  maxParallel?: number
+  net?: NetMode
+  isolate?: boolean
+  allowUnsandboxedEffects?: boolean
+  env: NodeJS.ProcessEnv
+} {
   if ((opts.queue === undefined) !== (opts.registry === undefined))
     throw new UsageError('--queue and --registry go together: the queue carries the jobs, the registry the images', { option: opts.queue ? 'registry' : 'queue' })
   return {
@@ -45,6 +52,7 @@ export function patternFlags(opts: PatternFlags): { timeout?: string; maxParalle
     ...(opts.net ? { net: opts.net } : {}),
     ...(opts.isolate === undefined ? {} : { isolate: opts.isolate }),
     ...(opts.allowUnsandboxedEffects ? { allowUnsandboxedEffects: true } : {}),
+    env: process.env,
   }
 }
 

@@ -25,7 +25,8 @@ export type CommitWithEffectsResult = CommitResult & { effects: EffectsCommitRes
 
 export interface CommitWithEffectsOptions extends InProgressOptions {
   onConflict?: ConflictPolicy
-  env?: NodeJS.ProcessEnv
+  /** Where FORKPOINT_KEY is read from: the caller's environment, passed down from its edge. */
+  env: NodeJS.ProcessEnv
   /** Told each durable step (tests stop the process there). */
   onStep?: StepHook
 }
@@ -39,7 +40,7 @@ export interface CommitWithEffectsOptions extends InProgressOptions {
  * @throws {LedgerTamperedError} (exit 5) the outbox fails verification: nothing is applied
  * @throws {ConflictError} @throws {BranchStaleError} as `Branch.commit`; nothing is sent then
  */
-export async function commitWithEffects(branch: Branch, { env = process.env, onStep = noSteps, ...options }: CommitWithEffectsOptions = {}): Promise<CommitWithEffectsResult> {
+export async function commitWithEffects(branch: Branch, { env, onStep = noSteps, ...options }: CommitWithEffectsOptions): Promise<CommitWithEffectsResult> {
   const store = branch.workspace.store
   const into = branch.parent instanceof Branch ? branch.parent.id : null
   await onStep('commit:start')
@@ -71,17 +72,17 @@ export interface AbortedOutboxes {
   discarded: string[]
 }
 
-/** Abort a branch, then record its outbox (and its children's) dropped: nothing of it is ever sent. */
-export async function abortWithEffects(branch: Branch): Promise<LedgerEntry[]> {
-  return (await abortWithOutboxes(branch)).dropped
+/** Abort a branch, then record its outbox (and its children's) dropped: nothing of it is ever sent. `env`: where FORKPOINT_KEY is read from, for the ledgers the drops are recorded in. */
+export async function abortWithEffects(branch: Branch, { env }: { env: NodeJS.ProcessEnv }): Promise<LedgerEntry[]> {
+  return (await abortWithOutboxes(branch, env)).dropped
 }
 
-async function abortWithOutboxes(branch: Branch): Promise<AbortedOutboxes> {
+async function abortWithOutboxes(branch: Branch, env: NodeJS.ProcessEnv): Promise<AbortedOutboxes> {
   const store = branch.workspace.store
   // most branches have no outbox: then no branch list is read
   const ids = (await readdir(store.path('refs', 'effects', 'branches')).catch(() => [])).length > 0 ? await withDescendants(store, branch.id) : []
   await branch.abort()
-  return dropAll(store, ids)
+  return dropAll(store, ids, env)
 }
 
 /** `forkpoint commit NAME`: `commitWithEffects` for a branch named by the CLI. */
@@ -92,9 +93,11 @@ export async function commitNamedWithEffects({
   resume,
   keepLeftovers,
   onStep,
+  env,
   ...ref
 }: StoreLocator & { name: string } & CommitWithEffectsOptions): Promise<CommitWithEffectsResult> {
   const options = {
+    env,
     ...(onStep ? { onStep } : {}),
     ...(onConflict ? { onConflict } : {}),
     ...(stopOnConflict ? { stopOnConflict } : {}),
@@ -105,11 +108,11 @@ export async function commitNamedWithEffects({
 }
 
 /** `forkpoint abort NAME`: the branch and its children aborted, their outboxes dropped; a commit of it in progress is undone first. */
-export async function abortNamedWithEffects({ name, ...ref }: StoreLocator & { name: string }): Promise<{ aborted: string } & AbortedOutboxes> {
+export async function abortNamedWithEffects({ name, env, ...ref }: StoreLocator & { name: string; env: NodeJS.ProcessEnv }): Promise<{ aborted: string } & AbortedOutboxes> {
   const workspace = await Workspace.open(ref)
   const branch = await workspace.openBranch(name)
   if ((await readCommitState(workspace.store))?.branch === name) await abortCommit({ ...ref, name })
-  return { aborted: name, ...(await abortWithOutboxes(branch)) }
+  return { aborted: name, ...(await abortWithOutboxes(branch, env)) }
 }
 
 /** The branch and every branch made from it, children first (their outboxes are dropped before their parent's). */
@@ -120,11 +123,11 @@ async function withDescendants(store: Store, id: string): Promise<string[]> {
 }
 
 /** Each outbox dropped; one that fails verification is discarded whole instead, so an aborted branch never blocks on bad data. */
-async function dropAll(store: Store, ids: string[]): Promise<AbortedOutboxes> {
+async function dropAll(store: Store, ids: string[], env: NodeJS.ProcessEnv): Promise<AbortedOutboxes> {
   const result: AbortedOutboxes = { dropped: [], discarded: [] }
   for (const branchId of ids) {
     try {
-      result.dropped.push(...(await dropOutbox({ store, branchId })))
+      result.dropped.push(...(await dropOutbox({ store, branchId, env })))
     } catch (err) {
       if (!(err instanceof LedgerTamperedError)) throw err
       await discardOutbox({ store, branchId })

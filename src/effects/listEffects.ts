@@ -16,7 +16,8 @@ export interface ListEffectsArgs extends StoreLocator {
   pending?: boolean
   /** Only effects sent again after an attempt whose outcome was unknown: a service ignoring Idempotency-Key may have had them twice. */
   uncertain?: boolean
-  env?: NodeJS.ProcessEnv
+  /** Where FORKPOINT_KEY is read from, to verify the ledger: the caller's environment, passed down from its edge. */
+  env: NodeJS.ProcessEnv
 }
 
 export interface EffectsListing {
@@ -34,7 +35,7 @@ export interface EffectsListing {
  * @throws {MalformedObjectError} (exit 5) ID names an object that is neither an image nor a ledger
  * @throws {ObjectNotFoundError} ID names nothing
  */
-export async function listEffects({ store, dir, id, pending = false, uncertain = false, env = process.env }: ListEffectsArgs = {}): Promise<EffectsListing> {
+export async function listEffects({ store, dir, id, pending = false, uncertain = false, env }: ListEffectsArgs): Promise<EffectsListing> {
   const { store: theStore } = await openStore({ ...(dir ? { dir } : {}), ...(store ? { store } : {}) })
   const { source, ledger } = await locate(theStore, id)
   const entries = ledger ? (await verifyLedger({ store: theStore, ledger, env })).entries : []

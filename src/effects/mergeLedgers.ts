@@ -8,8 +8,8 @@ import { verifyLedger } from './verifyLedger.js'
 export interface MergeLedgersArgs extends StoreLocator {
   ours: Digest
   theirs: Digest
-  /** Where FORKPOINT_KEY is read from (the result is HMAC-chained when it is set). @default process.env */
-  env?: NodeJS.ProcessEnv
+  /** Where FORKPOINT_KEY is read from (the result is HMAC-chained when it is set): the caller's environment. */
+  env: NodeJS.ProcessEnv
 }
 
 /**
@@ -20,7 +20,7 @@ export interface MergeLedgersArgs extends StoreLocator {
  * @throws {EffectKeyConflictError} (exit 3) one key executed with two different results
  * @example const { digest } = await mergeLedgers({ store, ours: to.effects, theirs: from.effects })
  */
-export async function mergeLedgers({ ours, theirs, env = process.env, ...locator }: MergeLedgersArgs): Promise<{ digest: Digest; ledger: Ledger }> {
+export async function mergeLedgers({ ours, theirs, env, ...locator }: MergeLedgersArgs): Promise<{ digest: Digest; ledger: Ledger }> {
   const { store } = await openStore(locator)
   const [a, b] = await Promise.all([verifyLedger({ store, ledger: ours, env }), verifyLedger({ store, ledger: theirs, env })])
   const ledger = unionLedgers(a, b, ChainHasher.fromEnv(env))

@@ -13,8 +13,8 @@ export interface OpenEffectsArgs extends StoreLocator {
   ledger?: Digest
   /** `speculative` inside a branch or a pattern candidate: irreversible calls wait for `commit()`. @default 'direct' */
   mode?: EffectsMode
-  /** Where FORKPOINT_KEY is read from: when set, the chain is HMAC-SHA256. @default process.env */
-  env?: NodeJS.ProcessEnv
+  /** Where FORKPOINT_KEY is read from: when set, the chain is HMAC-SHA256. The caller's environment (`process.env` at its edge). */
+  env: NodeJS.ProcessEnv
   /** The clock entries are stamped with (merges order by it). @default () => new Date() */
   now?: () => Date
 }
@@ -30,7 +30,7 @@ export interface OpenEffectsArgs extends StoreLocator {
  * await send({ messageId: 'm-1', to: 'a@example.com' }) // deferred: { deferred: true, … }
  * await effects.commit() // sends it, once
  */
-export async function openEffects({ ledger, mode = 'direct', env = process.env, now = () => new Date(), ...locator }: OpenEffectsArgs = {}): Promise<Effects> {
+export async function openEffects({ ledger, mode = 'direct', env, now = () => new Date(), ...locator }: OpenEffectsArgs): Promise<Effects> {
   if (mode !== 'direct' && mode !== 'speculative') throw new UsageError(`effects mode must be 'direct' or 'speculative', not ${String(mode)}`)
   const { store: theStore } = await openStore(locator)
   const start = ledger ? await verifyLedger({ store: theStore, ledger, env }) : null

@@ -18,7 +18,8 @@ export interface OutboxArgs {
   branchId: string
   /** Where the branch commits: the workspace (default) or its parent branch's id. */
   into?: string | null
-  env?: NodeJS.ProcessEnv
+  /** Where FORKPOINT_KEY is read from: the caller's environment, passed down from its edge. */
+  env: NodeJS.ProcessEnv
   /** Called at each durable step (tests stop the process there). */
   onStep?: StepHook
 }
@@ -28,7 +29,7 @@ export interface OutboxArgs {
  * applied: the branch and the workspace are left as they are, so it can still be aborted.
  * @throws {LedgerTamperedError} (exit 5)
  */
-export async function verifyOutbox({ store, branchId, env = process.env }: OutboxArgs): Promise<void> {
+export async function verifyOutbox({ store, branchId, env }: OutboxArgs): Promise<void> {
   const ledger = await readRef(store, contextRef(branchContext(branchId)))
   if (ledger) await verifyLedger({ store, ledger, env })
 }
@@ -41,7 +42,7 @@ export async function verifyOutbox({ store, branchId, env = process.env }: Outbo
  * in that branch's outbox. A key a sibling already sent is executed in the parent: not pending.
  * @returns the branch's deferred effects, handed over (a key a sibling sent is executed in the parent already)
  */
-export async function handOverOutbox({ store, branchId, into = null, env = process.env, onStep = noSteps }: OutboxArgs): Promise<LedgerEntry[]> {
+export async function handOverOutbox({ store, branchId, into = null, env, onStep = noSteps }: OutboxArgs): Promise<LedgerEntry[]> {
   const own = branchContext(branchId)
   if (!(await readRef(store, contextRef(own)))) return [] // no outbox: no lock to take
   return withOutboxLock(store, async () => {
@@ -70,7 +71,7 @@ export async function handOverOutbox({ store, branchId, into = null, env = proce
 /** Hand a branch's outbox to the workspace and send it, without its files (the demo's winner: its files travel by an image merge). */
 export async function commitOutbox(args: OutboxArgs): Promise<SentEffects> {
   await handOverOutbox({ ...args, into: null })
-  return sendUnsent({ store: args.store, ...(args.env ? { env: args.env } : {}) })
+  return sendUnsent({ store: args.store, env: args.env })
 }
 
 /**
@@ -79,7 +80,7 @@ export async function commitOutbox(args: OutboxArgs): Promise<SentEffects> {
  * shows what was dropped; a dropped key is free to be used again. A key the parent holds
  * (a sibling committed it, or it was there when the branch was made) is left to the parent.
  */
-export async function dropOutbox({ store, branchId, into = null, env = process.env }: OutboxArgs): Promise<LedgerEntry[]> {
+export async function dropOutbox({ store, branchId, into = null, env }: OutboxArgs): Promise<LedgerEntry[]> {
   const own = branchContext(branchId)
   const parent = parentContext(into)
   if (!(await readRef(store, contextRef(own)))) return []

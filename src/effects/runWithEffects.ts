@@ -11,6 +11,11 @@ import { withEgressEffects, withHttpEffects, withPolicyEffects } from './withHtt
 import { effectsLive } from './effectsProxy.js'
 import { type RecordCommandArgs, type RecordResult, recordCommand } from '../trace/record/recordCommand.js'
 
+/** The caller's environment, passed down from its edge: where FORKPOINT_KEY is read from for the outbox's ledger (the command's own environment is the allowlist, or `env`). */
+interface CallerEnv {
+  callerEnv: NodeJS.ProcessEnv
+}
+
 /**
  * `forkpoint run` (sandboxed) with the store's HTTP effects policy in force: with network
  * (`net: 'host'`), the sandbox gets a network of its own whose only way out is the egress
@@ -20,7 +25,7 @@ import { type RecordCommandArgs, type RecordResult, recordCommand } from '../tra
  * the agent starts.
  * @throws {EffectsPolicyError} (exit 2) a malformed `.forkpoint/effects.json`
  */
-export async function runWithEffects(args: StoreLocator & RunCommandOptions): Promise<RunResult> {
+export async function runWithEffects(args: StoreLocator & RunCommandOptions & CallerEnv): Promise<RunResult> {
   return withSandboxEffects(args, args.branch ?? null, (net) => runCommand({ ...args, ...(net ? { net } : {}) }))
 }
 
@@ -29,7 +34,7 @@ export async function runWithEffects(args: StoreLocator & RunCommandOptions): Pr
  * with network, the shell's only way out is the egress proxy of the branch's outbox.
  * @throws {EffectsPolicyError} (exit 2) a malformed `.forkpoint/effects.json`
  */
-export async function shellWithEffects(args: Parameters<typeof shellInBranch>[0]): Promise<{ exitCode: number; warnings: string[] }> {
+export async function shellWithEffects(args: Parameters<typeof shellInBranch>[0] & CallerEnv): Promise<{ exitCode: number; warnings: string[] }> {
   return withSandboxEffects(args, args.branch, (net) => shellInBranch({ ...args, ...(net ? { net } : {}) }))
 }
 
@@ -39,7 +44,7 @@ export async function shellWithEffects(args: Parameters<typeof shellInBranch>[0]
  * warnings; without, the policy is only checked.
  */
 async function withSandboxEffects<T extends { warnings: string[] }>(
-  args: StoreLocator & { net?: NetMode | EgressProxy | undefined },
+  args: StoreLocator & CallerEnv & { net?: NetMode | EgressProxy | undefined },
   branch: string | null,
   sandboxed: (net: EgressProxy | null) => Promise<T>,
 ): Promise<T> {
@@ -49,7 +54,7 @@ async function withSandboxEffects<T extends { warnings: string[] }>(
     return sandboxed(null)
   }
   const context: EffectsContext = branch ? { kind: 'branch', id: (await ws.openBranch(branch)).id, name: branch } : WORKSPACE_CONTEXT
-  return withEgressEffects({ store: ws.store, context }, async (net, refused) => {
+  return withEgressEffects({ store: ws.store, context, env: args.callerEnv }, async (net, refused) => {
     const result = await sandboxed(net)
     return { ...result, warnings: [...result.warnings, ...refused.map(refusedWarning)] }
   })
@@ -65,7 +70,7 @@ async function withSandboxEffects<T extends { warnings: string[] }>(
  */
 export async function recordWithEffects(args: RecordCommandArgs): Promise<RecordResult> {
   const { store } = await openStore(args)
-  const env = args.env ?? process.env
+  const { env } = args
   if (args.capture === 'egress') {
     return withPolicyEffects({ store, context: WORKSPACE_CONTEXT, env }, (effects) => recordCommand({ ...args, store, ...(effects ? { live: effectsLive(effects) } : {}) }))
   }

@@ -15,7 +15,8 @@ import { verifyLedger } from './verifyLedger.js'
 import { counted } from '../util/plural.js'
 
 export interface SendUnsentArgs extends StoreLocator {
-  env?: NodeJS.ProcessEnv
+  /** Where FORKPOINT_KEY is read from, to verify and extend the ledger: the caller's environment. */
+  env: NodeJS.ProcessEnv
   /** Wait for a commit that is sending right now (default), or return at once, sending nothing (the automatic recovery). */
   wait?: boolean
   /** Read the workspace's ledger even when no effect is marked unsent (`forkpoint effects recover`). */
@@ -36,9 +37,9 @@ export interface SentEffects {
  * intent) is durable; after the answer, `executed` with the result. A resend carries the
  * same Idempotency-Key and the agent's headers. Under the outbox lock, so one process sends a key.
  * @throws {LedgerTamperedError} (exit 5) the workspace's ledger fails verification
- * @example await sendUnsent({ dir: '.', always: true }) // `forkpoint effects recover`
+ * @example await sendUnsent({ dir: '.', always: true, env: process.env }) // `forkpoint effects recover`
  */
-export async function sendUnsent({ env = process.env, wait = true, always = false, onStep = noSteps, ...locator }: SendUnsentArgs = {}): Promise<SentEffects> {
+export async function sendUnsent({ env, wait = true, always = false, onStep = noSteps, ...locator }: SendUnsentArgs): Promise<SentEffects> {
   const { store } = await openStore(locator)
   if (!always && !(await hasUnsent(store))) return { sent: [], resent: [] }
   return (await withOutboxLock(store, () => sendAll(store, env, onStep), { wait })) ?? { sent: [], resent: [] }

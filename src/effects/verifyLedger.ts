@@ -11,8 +11,8 @@ import { findKeyConflict } from './ledgerState.js'
 export interface VerifyLedgerArgs extends StoreLocator {
   /** The `ledger` object to check. */
   ledger: Digest
-  /** Where FORKPOINT_KEY is read from. @default process.env */
-  env?: NodeJS.ProcessEnv
+  /** Where FORKPOINT_KEY is read from: the caller's environment. */
+  env: NodeJS.ProcessEnv
 }
 
 /**
@@ -24,7 +24,7 @@ export interface VerifyLedgerArgs extends StoreLocator {
  * @throws {EncryptionKeyError} an HMAC-chained ledger and no FORKPOINT_KEY
  * @example const ledger = await verifyLedger({ store, ledger: snapshot.effects })
  */
-export async function verifyLedger({ ledger: digest, env = process.env, ...locator }: VerifyLedgerArgs): Promise<Ledger> {
+export async function verifyLedger({ ledger: digest, env, ...locator }: VerifyLedgerArgs): Promise<Ledger> {
   const { store } = await openStore(locator)
   const where = `ledger ${digest}`
   const ledger = validateLedger(await readLedgerObject(store, digest, where), where)

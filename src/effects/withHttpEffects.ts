@@ -14,7 +14,8 @@ export interface WithHttpEffectsArgs {
   context: EffectsContext
   /** Whether the agent can load the Node hook (it sees forkpoint's files: not in a sandbox). @default true */
   nodeHook?: boolean
-  env?: NodeJS.ProcessEnv
+  /** The agent's environment the proxy's variables are added to, and where FORKPOINT_KEY is read from: the caller's, passed down from its edge. */
+  env: NodeJS.ProcessEnv
   /** The policy in force instead of the store's file (null: none); a fan-out worker runs under the submitter's. */
   policy?: HttpPolicy | null
 }
@@ -24,10 +25,7 @@ export interface WithHttpEffectsArgs {
  * that class its requests, or null without a policy file; they are settled after `work`.
  * @throws {EffectsPolicyError} (exit 2) the policy file is malformed; `work` does not run
  */
-export async function withPolicyEffects<T>(
-  { store, context, env = process.env, ...args }: Omit<WithHttpEffectsArgs, 'nodeHook'>,
-  work: (effects: HttpEffects | null) => Promise<T>,
-): Promise<T> {
+export async function withPolicyEffects<T>({ store, context, env, ...args }: Omit<WithHttpEffectsArgs, 'nodeHook'>, work: (effects: HttpEffects | null) => Promise<T>): Promise<T> {
   const policy = args.policy !== undefined ? args.policy : await loadHttpPolicy(store)
   if (!policy) return work(null)
   const effects = await HttpEffects.open({ store, context, policy, env })
@@ -47,7 +45,7 @@ export async function withPolicyEffects<T>(
 export async function withHttpEffects<T>({ nodeHook = true, ...args }: WithHttpEffectsArgs, work: (proxyEnv: Record<string, string> | null) => Promise<T>): Promise<T> {
   return withPolicyEffects(args, async (effects) => {
     if (!effects) return work(null)
-    const proxy = await startEffectsProxy({ effects, policy: effects.policy, nodeHook, env: args.env ?? process.env })
+    const proxy = await startEffectsProxy({ effects, policy: effects.policy, nodeHook, env: args.env })
     try {
       return await work(proxy.env)
     } finally {

@@ -28,6 +28,8 @@ export interface JobContext {
   insecure: boolean
   /** Base images being pulled now, so that jobs of one base pull it once. */
   pulls: Map<Digest, Promise<void>>
+  /** The worker's environment, as a pattern's `env`: what candidates start with, where FORKPOINT_KEY is read from. */
+  env: NodeJS.ProcessEnv | undefined
   /** Tell the submitter the job's phase; not waited for (the queue keeps a connection's commands in order, so the phases still arrive before the result). */
   report(progress: FanoutJobProgress): void
 }
@@ -53,13 +55,14 @@ export async function runJob(data: FanoutJobData, ctx: JobContext, signal: Abort
   ctx.report({ phase: 'pulling', worker: ctx.worker })
   await ensureBase(data, ctx)
   const base = await readSnapshot(store, data.base.id)
-  const pool = new BranchPool(ctx.workspace, 'fanout', undefined, { onHost: !data.isolate })
+  const options = resolveOptions({ maxParallel: 1, isolate: data.isolate, ...(data.timeoutMs === null ? {} : { timeout: data.timeoutMs }), ...(ctx.env ? { env: ctx.env } : {}) })
+  const pool = new BranchPool(ctx.workspace, 'fanout', undefined, { onHost: !data.isolate, env: options.env })
   try {
     ctx.report({ phase: 'running', worker: ctx.worker })
     const [attempt] = await runCandidates({
       pool,
       specs: [{ index: data.index, candidate: data.candidate, parent: ctx.workspace, tree: base.world.tree, httpPolicy: data.httpPolicy }],
-      options: resolveOptions({ maxParallel: 1, isolate: data.isolate, ...(data.timeoutMs === null ? {} : { timeout: data.timeoutMs }) }),
+      options,
       signal,
       keep: (r) => r.success,
     })
@@ -73,7 +76,7 @@ export async function runJob(data: FanoutJobData, ctx: JobContext, signal: Abort
     }
     if (!branch || signal.aborted) return { ...report, image: null, deferred: 0, durationMs: performance.now() - started }
     ctx.report({ phase: 'pushing', worker: ctx.worker })
-    const { image, deferred } = await pushResult(data, ctx, base, branch)
+    const { image, deferred } = await pushResult(data, ctx, base, branch, options.env)
     return { ...report, image, deferred, durationMs: performance.now() - started }
   } finally {
     await pool.close()
@@ -96,11 +99,11 @@ async function ensureBase(data: FanoutJobData, ctx: JobContext): Promise<void> {
 }
 
 /** The branch's files and outbox as the job's image: parent the base, `createdAt` the job's; pushed untagged, so a repository's tags do not grow by one a job. */
-async function pushResult(data: FanoutJobData, ctx: JobContext, base: Snapshot, branch: Branch): Promise<Pick<FanoutJobResult, 'image' | 'deferred'>> {
+async function pushResult(data: FanoutJobData, ctx: JobContext, base: Snapshot, branch: Branch, env: NodeJS.ProcessEnv): Promise<Pick<FanoutJobResult, 'image' | 'deferred'>> {
   const store = ctx.workspace.store
   const tree = await branchTree(store, branch, false)
   const outbox = await readRef(store, contextRef({ kind: 'branch', id: branch.id }))
-  const deferred = outbox ? await countDeferred(store, outbox) : 0
+  const deferred = outbox ? await countDeferred(store, outbox, env) : 0
   const { effects: baseEffects, ...rest } = base
   const effects = outbox ?? baseEffects
   const snapshot: Snapshot = {
@@ -123,8 +126,8 @@ function baseManifest(data: FanoutJobData): string | undefined {
   return reference === null ? undefined : 'digest' in reference ? reference.digest : reference.tag
 }
 
-async function countDeferred(store: Store, ledger: Digest): Promise<number> {
-  return pendingEntries((await verifyLedger({ store, ledger })).entries).length
+async function countDeferred(store: Store, ledger: Digest, env: NodeJS.ProcessEnv): Promise<number> {
+  return pendingEntries((await verifyLedger({ store, ledger, env })).entries).length
 }
 
 /** A registry call whose failure names the worker and the registry. */

@@ -46,6 +46,8 @@ export interface StartWorkerOptions {
   maxStalledCount?: number
   /** Each job as it starts and ends. */
   onEvent?: (event: WorkerEvent) => void
+  /** What candidates start with, and where FORKPOINT_KEY is read from: as a pattern's `env`. @default process.env */
+  env?: NodeJS.ProcessEnv
 }
 
 export type WorkerEvent =
@@ -163,6 +165,7 @@ function jobProcessor({
         registry: options.registry,
         insecure: options.insecure ?? false,
         pulls,
+        env: options.env,
         report: (p) => void job.updateProgress(p).catch(() => undefined),
       }
       const result = await runJob(data, ctx, controller.signal)

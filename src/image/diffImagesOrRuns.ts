@@ -18,12 +18,20 @@ export async function diffImagesOrRuns({
   window,
   patch,
   confine,
+  env,
   ...where
-}: StoreLocator & { a: string; b?: string | undefined; window?: number | undefined; patch?: boolean; confine?: ConfineFile | undefined }): Promise<DiffOutput> {
+}: StoreLocator & {
+  a: string
+  b?: string | undefined
+  window?: number | undefined
+  patch?: boolean
+  confine?: ConfineFile | undefined
+  env: NodeJS.ProcessEnv
+}): Promise<DiffOutput> {
   const { isRunSpec, compareRuns } = await import('../trace/diff/compareRuns.js')
   if (isRunSpec(a) && (b === undefined || isRunSpec(b))) {
     if (patch) throw new UsageError('a patch shows the files of snapshots; runs diff step by step without it')
-    return { trace: await compareRuns({ ...where, a, b, confine, ...(window === undefined ? {} : { window }) }) }
+    return { trace: await compareRuns({ ...where, a, b, confine, env, ...(window === undefined ? {} : { window }) }) }
   }
   if (patch) {
     const { diffWithPatch } = await import('../world/diff/patchSnapshots.js')

@@ -25,6 +25,8 @@ export interface ForkImageArgs extends StoreLocator {
   /** With `materialize`: branches that outlive this process until committed or aborted (the CLI's); else they end with it, as `Workspace.branch`'s do. */
   persistent?: boolean
   now?: () => Date
+  /** Where FORKPOINT_KEY is read from, to verify the incoming image's effects ledger. @default process.env */
+  env?: NodeJS.ProcessEnv
 }
 
 /**
@@ -39,11 +41,11 @@ export interface ForkImageArgs extends StoreLocator {
  * @throws {BackendUnavailableError} `materialize` where no branch backend works
  * @throws {MalformedObjectError} @throws {LedgerTamperedError} a hostile image (exit 5): nothing is made
  */
-export async function forkImage({ id, n, materialize = false, persistent = false, now = () => new Date(), ...locator }: ForkImageArgs): Promise<ForkChild[]> {
+export async function forkImage({ id, n, materialize = false, persistent = false, now = () => new Date(), env = process.env, ...locator }: ForkImageArgs): Promise<ForkChild[]> {
   const { store, workspace } = await openStore(locator)
   if (!Number.isInteger(n) || n < 1 || n > MAX_FORK_CHILDREN) throw new UsageError(`fork: -n must be a whole number from 1 to ${MAX_FORK_CHILDREN} (got ${n})`, { n })
   const parentId = await resolveId(store, id)
-  const parent = await incomingImage(store, parentId)
+  const parent = await incomingImage(store, parentId, env)
   if (!materialize) return makeChildren(store, parentId, parent, n, now)
   // The base directory the branches stand on is laid out while the children are written and the
   // branches register; each branch waits for this same build before its mount, and fails with it.

@@ -29,6 +29,8 @@ export interface MergeArgs extends StoreLocator {
   message?: string
   allowExternalSymlinks?: boolean
   now?: () => Date
+  /** Where FORKPOINT_KEY is read from, to verify and merge the images' ledgers. @default process.env (as `mergeImages`) */
+  env?: NodeJS.ProcessEnv
   /** How a model layer both sides changed is merged (unset: a conflict). */
   modelMerge?: ModelMergeOptions
   /** How renames are found in the world (default: 50% similar, 1,000² pairs at most); false: not at all. */
@@ -128,8 +130,8 @@ async function mergeIntoHead(store: Store, workspace: string, args: MergeArgs): 
   return { ...result, ref, inProgress: false }
 }
 
-function imageMergeArgs({ from, allowUnrelated, message, now, modelMerge, renames }: MergeArgs): Omit<MergeImagesArgs, 'ours'> {
-  return { theirs: from, allowUnrelated, message, now, modelMerge, renames }
+function imageMergeArgs({ from, allowUnrelated, message, now, modelMerge, renames, env }: MergeArgs): Omit<MergeImagesArgs, 'ours'> {
+  return { theirs: from, allowUnrelated, message, now, modelMerge, renames, env }
 }
 
 /** The HEAD file's text once HEAD is at `id`: the head it follows, unchanged, or `id` itself when detached. */

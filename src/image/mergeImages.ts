@@ -54,6 +54,8 @@ export interface MergeImagesArgs extends StoreLocator {
   modelMerge?: ModelMergeOptions
   /** How renames are found in the world (default: 50% similar, 1,000² pairs at most); false: not at all. */
   renames?: Partial<RenameOptions> | false
+  /** Where FORKPOINT_KEY is read from, to verify the ledgers of the images merged, and to chain their union. @default process.env */
+  env?: NodeJS.ProcessEnv
 }
 
 /** Layers other than the world: the trace merges its runs, the effects their ledgers; the rest, with no merge of their own yet, are kept from the side that changed them. */
@@ -77,6 +79,7 @@ export async function mergeImages({
   now = () => new Date(),
   modelMerge,
   renames: asked,
+  env: callerEnv = process.env,
   ...locator
 }: MergeImagesArgs): Promise<ImageMerge> {
   const renames = asked === false ? false : { ...DEFAULT_RENAMES, ...asked }
@@ -84,7 +87,7 @@ export async function mergeImages({
   const [oursId, theirsId] = await Promise.all([resolveId(store, ours), resolveId(store, theirs)])
   const bases = await mergeBases({ store, a: oursId, b: theirsId })
   if (bases.includes(theirsId)) return { outcome: 'up-to-date', id: oursId, layers: [] }
-  const t = await incomingImage(store, theirsId)
+  const t = await incomingImage(store, theirsId, callerEnv)
   if (bases.includes(oursId)) return { outcome: 'fast-forward', id: theirsId, layers: [] }
   if (bases.length === 0 && !allowUnrelated) {
     throw new UsageError(`${shortId(theirsId)} and ${shortId(oursId)} share no history; pass --allow-unrelated to merge them against an empty base`, {
@@ -140,7 +143,7 @@ export async function mergeImages({
       }
     }
     if (side === 'conflict' && key === 'effects') {
-      const effects = await mergeEffects(store, o.effects!, t.effects!)
+      const effects = await mergeEffects(store, o.effects!, t.effects!, callerEnv)
       if (effects) {
         picked[key] = effects.digest
         layers.push({ layer: key, outcome: 'merged', summary: `effects: merged (${effects.entries} entries, union by idempotency key)` })
@@ -193,9 +196,9 @@ async function mergeTraces(
 }
 
 /** Both ledgers' union (`mergeLedgers`); null when one key ran with two different results. A tampered ledger throws (exit 5). */
-async function mergeEffects(store: Store, ours: Digest, theirs: Digest): Promise<{ digest: Digest; entries: number } | null> {
+async function mergeEffects(store: Store, ours: Digest, theirs: Digest, env: NodeJS.ProcessEnv): Promise<{ digest: Digest; entries: number } | null> {
   try {
-    const { digest, ledger } = await mergeLedgers({ store, ours, theirs })
+    const { digest, ledger } = await mergeLedgers({ store, ours, theirs, env })
     return { digest, entries: ledger.entries.length }
   } catch (err) {
     if (err instanceof EffectKeyConflictError) return null

@@ -50,7 +50,7 @@ export async function snapshotAgent(args: SnapshotAgentArgs = {}): Promise<Snaps
 
 async function chooseTrace(store: Store, spec: string | false | undefined, cwd: string): Promise<Digest | null> {
   if (spec === false) return null
-  if (spec !== undefined) return traceLayer({ store, spec, cwd })
+  if (spec !== undefined) return traceLayer({ store, spec, cwd, env: process.env }) // a transcript loses the values of the caller's secrets
   const head = await readRef(store, 'HEAD')
   return runSinceSnapshot(store, head ? await readSnapshot(store, head) : null)
 }

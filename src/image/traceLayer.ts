@@ -17,11 +17,11 @@ import type { Snapshot } from '../objects/Snapshot.js'
  * The `run` object a `--trace` names, stored and indexed like any recorded run (so
  * `forkpoint runs` lists it): a chat transcript (`*.jsonl`), a run artifact file
  * (validated as every reader of one validates it), or a run of the store by id, unique
- * prefix or `latest`.
+ * prefix or `latest`. A transcript is scrubbed of `env`'s secret values.
  */
-export async function traceLayer({ store, spec, cwd = process.cwd() }: { store: Store; spec: string; cwd?: string }): Promise<Digest> {
+export async function traceLayer({ store, spec, cwd = process.cwd(), env }: { store: Store; spec: string; cwd?: string; env: NodeJS.ProcessEnv }): Promise<Digest> {
   const path = resolve(cwd, spec)
-  if (spec.endsWith('.jsonl')) return saveRun(store, transcriptToRun(readInput(path), path))
+  if (spec.endsWith('.jsonl')) return saveRun(store, transcriptToRun(readInput(path), path, { env }))
   if (isRunFile(spec, cwd)) return saveRun(store, readRunArtifact(path).run)
   return withRuns(store, async (runs) => {
     const runId = runs.resolve(spec)

@@ -32,7 +32,7 @@ export interface VerifyLedgersResult {
  * that an image kept by the store's refs and reflogs, or any of their ancestors, names as its
  * effects layer. Objects that are missing or do not hash right are `verify`'s to report.
  */
-export async function verifyLedgers({ store, env = process.env }: { store: Store; env?: NodeJS.ProcessEnv }): Promise<VerifyLedgersResult> {
+export async function verifyLedgers({ store, env }: { store: Store; env: NodeJS.ProcessEnv }): Promise<VerifyLedgersResult> {
   const ledgers = await refLedgers(store, await imageLedgers(store))
   const result: VerifyLedgersResult = { checked: 0, unkeyed: [], problems: [] }
   for (const [ledger, from] of ledgers) {

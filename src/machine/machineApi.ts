@@ -90,11 +90,12 @@ export type MachineCommit = MachineSnapshot & { effects: SentEffects }
  * on) and hand its outbox to the workspace, sending the requests its guest made that the
  * workspace's HTTP effects policy deferred, once per key (a sibling's commit may have sent
  * one already). A machine killed uncommitted has its deferred requests dropped, never sent.
+ * `env`: where FORKPOINT_KEY is read from for the ledgers (default: the process's environment).
  */
-export async function commitMachine(o: MachineRef & { message?: string }): Promise<MachineCommit> {
+export async function commitMachine({ env = process.env, ...o }: MachineRef & { message?: string; env?: NodeJS.ProcessEnv }): Promise<MachineCommit> {
   const snapshot = await qemuBackend.snapshot(o)
   const { store } = await openStore(o)
-  return { ...snapshot, effects: await commitOutbox({ store, branchId: machineOutbox(o.machine).id }) }
+  return { ...snapshot, effects: await commitOutbox({ store, branchId: machineOutbox(o.machine).id, env }) }
 }
 
 /** Start `n` children from a snapshot image, each continuing from its instant. */

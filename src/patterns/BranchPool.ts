@@ -20,15 +20,18 @@ export class BranchPool {
 
   /** Every branch a directory of the host's file system (`BranchOptions.onHost`): unsandboxed candidates work in them. */
   readonly #onHost: boolean
+  /** Where FORKPOINT_KEY is read from, for the outboxes' ledgers. */
+  readonly #env: NodeJS.ProcessEnv
 
   constructor(
     readonly target: Target,
     pattern: string,
-    private readonly effects?: Effects,
-    { onHost = false }: { onHost?: boolean } = {},
+    private readonly effects: Effects | undefined,
+    { onHost = false, env }: { onHost?: boolean; env: NodeJS.ProcessEnv },
   ) {
     this.#prefix = `${pattern.toLowerCase()}-${randomBytes(3).toString('hex')}`
     this.#onHost = onHost
+    this.#env = env
   }
 
   /** The effects handle of a branch of this pool (when the pattern was given `effects`). */
@@ -75,7 +78,7 @@ export class BranchPool {
     await this.abortAll((b) => !chain.includes(b))
     let result: CommitWithEffectsResult | undefined
     for (const branch of chain) {
-      result = await commitWithEffects(branch, { onConflict }) // a failed commit leaves it live, for close() to abort
+      result = await commitWithEffects(branch, { onConflict, env: this.#env }) // a failed commit leaves it live, for close() to abort
       this.#live.delete(branch)
       await this.#effects.get(branch)?.commit()
       this.#effects.delete(branch)
@@ -102,7 +105,7 @@ export class BranchPool {
 
   /** Abort `branch` (and its children) and drop their deferred effects; `also`: handles of other branches torn down with it. */
   async #drop(branch: Branch, also: Branch[] = []): Promise<void> {
-    await abortWithEffects(branch)
+    await abortWithEffects(branch, { env: this.#env })
     for (const b of [branch, ...also.filter((c) => isBelow(c, branch))]) {
       await this.#effects.get(b)?.drop()
       this.#effects.delete(b)

@@ -15,6 +15,8 @@ export interface CommandPatternArgs extends StoreLocator {
   signal?: AbortSignal
   /** Run the attempts elsewhere: `queueRunner(...)` (fan-out across machines). */
   runner?: CandidateRunner
+  /** What the commands start with, and where FORKPOINT_KEY is read from: the caller's environment (a pattern's `env`). */
+  env: NodeJS.ProcessEnv
 }
 
 /** The pattern options those arguments give, leaving out what was not asked. */
@@ -24,9 +26,11 @@ export function commandPatternOptions({
   runner,
   maxParallel,
   timeout,
+  env,
 }: CommandPatternArgs): PatternOptions & { runner?: CandidateRunner } {
   return {
     isolate,
+    env,
     ...(allowUnsandboxedEffects ? { allowUnsandboxedEffects } : {}),
     ...(runner ? { runner } : {}),
     ...(maxParallel === undefined ? {} : { maxParallel }),

@@ -30,7 +30,7 @@ export function definePattern<V>(name: PatternName, options: PatternOptions, bod
   return {
     name,
     async apply(target, { signal } = {}) {
-      const pool = new BranchPool(target, name, resolved.effects, { onHost: !resolved.isolate })
+      const pool = new BranchPool(target, name, resolved.effects, { onHost: !resolved.isolate, env: resolved.env })
       const warnings = new Set<string>()
       const cancelled = (results: CandidateResult[]) => new PatternCancelledError(`${name} was cancelled; every branch was aborted`, { results })
       const run: PatternRun = {

@@ -12,6 +12,7 @@ export interface ResolvedOptions {
   allowUnsandboxedEffects: boolean
   onConflict: 'merge' | 'fail'
   effects: Effects | undefined
+  env: NodeJS.ProcessEnv
 }
 
 export function resolveOptions({
@@ -21,6 +22,7 @@ export function resolveOptions({
   allowUnsandboxedEffects = false,
   onConflict = 'merge',
   effects,
+  env = process.env,
 }: PatternOptions): ResolvedOptions {
   return {
     timeoutMs: timeout === undefined ? null : parseDuration(timeout),
@@ -29,6 +31,7 @@ export function resolveOptions({
     allowUnsandboxedEffects,
     onConflict,
     effects,
+    env,
   }
 }
 

@@ -32,14 +32,15 @@ export async function runCandidate(
     signal,
     context,
     isolate,
+    env: callerEnv,
     httpPolicy,
-  }: { branch: Branch; index: number; signal: AbortSignal; context: TaskContext; isolate: boolean; httpPolicy?: HttpPolicy | null },
+  }: { branch: Branch; index: number; signal: AbortSignal; context: TaskContext; isolate: boolean; env: NodeJS.ProcessEnv; httpPolicy?: HttpPolicy | null },
 ): Promise<Verdict> {
   if (typeof candidate === 'function') return checkVerdict(await candidate(branch.path, index, signal, context))
   const spec: CommandTask = typeof candidate === 'string' ? { cmd: candidate } : candidate
   if (!spec || (typeof spec.cmd !== 'string' && !Array.isArray(spec.cmd))) throw new UsageError('a candidate is a function, a command line, or { cmd }', {})
   const { cmd, score, env, ...limits } = spec
-  const runEnv = { ...process.env, ...env, FORKPOINT_ATTEMPT: String(index), ...(context.feedback === undefined ? {} : { FORKPOINT_FEEDBACK: context.feedback }) }
+  const runEnv = { ...callerEnv, ...env, FORKPOINT_ATTEMPT: String(index), ...(context.feedback === undefined ? {} : { FORKPOINT_FEEDBACK: context.feedback }) }
   const run = (what: string | string[], via: Route = {}) => {
     const env = { ...runEnv, ...via.env }
     return isolate ? branch.run(what, { ...limits, ...(via.net ? { net: via.net } : {}), env, signal }) : runPlain(what, { branch, env, signal })
@@ -48,6 +49,7 @@ export async function runCandidate(
   const effects = {
     store: branch.workspace.store,
     context: { kind: 'branch' as const, id: branch.id, name: branch.name },
+    env: callerEnv,
     ...(httpPolicy === undefined ? {} : { policy: httpPolicy }),
   }
   const main = !isolate

@@ -150,6 +150,7 @@ export async function runCandidates({ pool, specs, options, signal, firstWins = 
         signal,
         context,
         isolate: options.isolate,
+        env: options.env,
         ...(spec.httpPolicy === undefined ? {} : { httpPolicy: spec.httpPolicy }),
       })
       if (!evaluate || !verdict.success) return verdict

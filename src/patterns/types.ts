@@ -125,6 +125,12 @@ export interface PatternOptions {
    * once), the others are dropped. Command candidates' HTTP follows the store's policy file.
    */
   effects?: Effects
+  /**
+   * The environment command candidates start with (their attempt and feedback added), and
+   * where FORKPOINT_KEY is read from for the ledgers of the branches' outboxes.
+   * @default process.env
+   */
+  env?: NodeJS.ProcessEnv
 }
 
 /** A configured pattern, applied to a workspace or branch. */

@@ -86,7 +86,8 @@ const STATUS: Record<number, number> = { [ExitCode.usage]: 400, [ExitCode.confli
 export async function startService(args: ServeArgs = {}, table: readonly AnyOperation[] = OPERATIONS): Promise<RunningService> {
   const { store, workspace } = await openStore(args)
   const where: StoreLocator = { dir: workspace, store }
-  const recovered = await recoverUnsent({ store })
+  const env = args.env ?? {}
+  const recovered = await recoverUnsent({ store, env })
   const address: ServiceAddress = args.listen ? parseListen(args.listen) : { kind: 'unix', path: defaultSocket(store) }
   const readOnly = args.readOnly ?? false
   const token = address.kind === 'tcp' ? (args.token ?? newServiceToken()) : null
@@ -95,7 +96,7 @@ export async function startService(args: ServeArgs = {}, table: readonly AnyOper
   const version = packageVersion()
   const policy: RequestPolicy = { workspace, store: store.root, allowPaths: (args.allowPaths ?? []).map((p) => resolvePath(p)), allowRemotes: args.allowRemotes ?? [] }
   const guard: Guard = { hosts: null, origins: null, token }
-  const context: Context = { where, table, env: args.env ?? {}, world, guard, policy, version, address: '', served: 0, cache: newImageCache(), readOnly }
+  const context: Context = { where, table, env, world, guard, policy, version, address: '', served: 0, cache: newImageCache(), readOnly }
   const server = createServer((req, res) => {
     handle(req, res, context).catch((err: unknown) => sendError(res, err))
   })

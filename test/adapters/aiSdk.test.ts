@@ -144,7 +144,7 @@ describe('the Vercel AI SDK middleware', () => {
       await recorder.finish()
     }
     const [newer, older] = await listRuns({ dir, entrypoint: 'geo' })
-    const diff = await compareRuns({ dir, a: older!.runId, b: newer!.runId })
+    const diff = await compareRuns({ dir, a: older!.runId, b: newer!.runId, env: {} })
     expect(diff).toMatchObject({ status: 'output_divergence', idxA: 0, idxB: 0 })
   })
 })

@@ -183,7 +183,7 @@ describe('the OpenAI Agents trace processor', () => {
     ])
     const toolStep = run.steps[1]!
     expect([toolStep.input, toolStep.output]).toEqual([{ city: 'Paris' }, 'sunny in Paris'])
-    const diff = await compareRuns({ dir, a: runs[1]!.runId, b: runs[0]!.runId })
+    const diff = await compareRuns({ dir, a: runs[1]!.runId, b: runs[0]!.runId, env: {} })
     expect(diff).toMatchObject({ status: 'output_divergence', idxA: 2 })
   })
 })

@@ -23,7 +23,7 @@ async function bothChanged(
 }
 
 const read = (dir: string, path: string) => fs.readFile(join(dir, path), 'utf8')
-const commit = (dir: string, more: { resume?: boolean; keepLeftovers?: boolean } = {}) => commitNamedWithEffects({ dir, name: 'c1', stopOnConflict: true, ...more })
+const commit = (dir: string, more: { resume?: boolean; keepLeftovers?: boolean } = {}) => commitNamedWithEffects({ dir, name: 'c1', stopOnConflict: true, env: {}, ...more })
 
 describe('a branch commit that meets conflicts in the workspace', () => {
   it('leaves diff3 markers and the commit in progress (exit 3 naming the path and the next commands); --continue refuses while markers remain, then applies the rest', async () => {
@@ -58,7 +58,7 @@ describe('a branch commit that meets conflicts in the workspace', () => {
     expect((await status({ dir })).commit).toBeNull()
     await expect(abortCommit({ dir, name: 'c1' })).rejects.toMatchObject({ code: 'UsageError', exitCode: 2 })
     await expect(commit(dir)).rejects.toMatchObject({ code: 'ConflictError' }) // still live: it stops again
-    await abortNamedWithEffects({ dir, name: 'c1' }) // ending the branch undoes its commit in progress too
+    await abortNamedWithEffects({ dir, name: 'c1', env: {} }) // ending the branch undoes its commit in progress too
     expect(await dirState(dir)).toEqual(before)
     expect((await status({ dir })).commit).toBeNull()
   })
@@ -75,7 +75,7 @@ describe('a branch commit that meets conflicts in the workspace', () => {
 
   it('without stopOnConflict (the library default) applies nothing and writes no marker, as before', async () => {
     const { dir, before } = await bothChanged({ 'f.txt': '1\n2\n' }, { 'f.txt': '1\nb\n' }, { 'f.txt': '1\np\n' })
-    await expect(commitNamedWithEffects({ dir, name: 'c1' })).rejects.toMatchObject({ code: 'ConflictError', data: { inProgress: false } })
+    await expect(commitNamedWithEffects({ dir, name: 'c1', env: {} })).rejects.toMatchObject({ code: 'ConflictError', data: { inProgress: false } })
     expect(await dirState(dir)).toEqual(before)
     expect((await status({ dir })).commit).toBeNull()
   })

@@ -53,7 +53,7 @@ describe('speculate with an effects handle (library)', () => {
   it("runs only the winner's deferred effects, once; a replay from the saved ledger calls nothing", async () => {
     const dir = await workspaceDeferringSend()
     const ws = await Workspace.open({ dir })
-    const root = await openEffects({ store: ws.store })
+    const root = await openEffects({ store: ws.store, env: {} })
     const sendVia = (effects: Effects) =>
       effects.tool(
         'email.send',
@@ -77,7 +77,7 @@ describe('speculate with an effects handle (library)', () => {
     expect(mail.received.map((m) => m.idempotencyKey)).toEqual(['welcome:ada@example.com'])
     expect(root.pending()).toEqual([])
 
-    const replayed = await openEffects({ store: ws.store, ledger: await root.ledger() })
+    const replayed = await openEffects({ store: ws.store, ledger: await root.ledger(), env: {} })
     expect(await sendVia(replayed)('ada@example.com')).toEqual({ id: 'msg-1' })
     expect(mail.received).toHaveLength(1)
   })

@@ -713,7 +713,7 @@ describe('hostile graphs, objects and the checkout budget', async () => {
     const tree = await store.writeBlob(treeObject([]).bytes)
     const id = await store.writeObject(makeSnapshot({ parents: [], tree, message: 'with effects', layers: { effects: ledger } }))
     await updateRef({ store, name: 'refs/tags/ledger', id, message: 'test' })
-    expect((await verifyLedgers({ store })).problems).toMatchObject([{ ledger, reason: 'malformed', message: expect.stringMatching(/too large for a double/) }])
+    expect((await verifyLedgers({ store, env: {} })).problems).toMatchObject([{ ledger, reason: 'malformed', message: expect.stringMatching(/too large for a double/) }])
   })
 
   it('refuses a ref name longer than a file name may be as a usage error (exit 2), not ENAMETOOLONG', async () => {

@@ -112,7 +112,7 @@ describe('nothing privileged comes out of sandboxed work', () => {
 
   it('the run of MCP and HTTP (runWithEffects), an MCP tools/call and a POST /v1/run leave plain files', async () => {
     const routes: Array<(dir: string) => Promise<unknown>> = [
-      (dir) => runWithEffects({ dir, cmd: ['sh', '-c', PLANT] }),
+      (dir) => runWithEffects({ dir, cmd: ['sh', '-c', PLANT], callerEnv: {} }),
       async (dir) => {
         const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
         await createMcpServer({ dir }).connect(serverSide)

@@ -32,7 +32,7 @@ describe('one store locator: { dir?, store? } in every call', () => {
     const open = await Store.open(elsewhere)
     expect((await status({ dir, store: open })).head).toBe(byPath.id)
     expect(await listRuns({ dir, store: elsewhere })).toEqual([])
-    const effects = await openEffects({ dir, store: open })
+    const effects = await openEffects({ dir, store: open, env: {} })
     expect(effects.store.root).toBe(elsewhere)
     const ws = await Workspace.open({ dir, store: elsewhere })
     expect([ws.dir, ws.store.root]).toEqual([dir, elsewhere])
@@ -64,7 +64,7 @@ describe('one store locator: { dir?, store? } in every call', () => {
     const dir = await makeWorkspace({ 'a.txt': 'a' })
     await expect(status({ dir })).rejects.toThrow(StoreNotFoundError)
     await expect(listRuns({ dir })).rejects.toThrow(StoreNotFoundError)
-    await expect(openEffects({ dir })).rejects.toThrow(StoreNotFoundError)
+    await expect(openEffects({ dir, env: {} })).rejects.toThrow(StoreNotFoundError)
     expect(existsSync(join(dir, '.forkpoint'))).toBe(false)
   })
 

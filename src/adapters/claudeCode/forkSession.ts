@@ -61,7 +61,7 @@ export async function forkClaudeSession(args: ForkClaudeSessionArgs): Promise<Cl
     throw new InputNotFoundError(`the transcript of session ${session} is not at ${transcript}; fork it from the machine and HOME it ran in`, { path: transcript })
   })
   if (prompt !== undefined) assertRunnable(claude, env)
-  const children = await forkImage({ store, id: image, n, materialize: true, persistent: true })
+  const children = await forkImage({ store, id: image, n, materialize: true, persistent: true, env })
   const forks = await Promise.all(
     children.map(async (child): Promise<ClaudeFork> => {
       const branch = child.branch!

@@ -43,6 +43,8 @@ export interface ForkpointSaverOptions extends StoreLocator {
   /** The images' `meta.agent` (default `langgraph`). */
   agent?: string
   serde?: SerializerProtocol
+  /** Where FORKPOINT_KEY is read from, to verify the effects ledger of an image a thread starts from or forks. @default process.env */
+  env?: NodeJS.ProcessEnv
 }
 
 export interface ForkThreadOptions {
@@ -80,15 +82,17 @@ export class ForkpointSaver extends BaseCheckpointSaver {
   readonly #locator: StoreLocator
   readonly #captureWorkspace: boolean
   readonly #agent: string
+  readonly #env: NodeJS.ProcessEnv
   #opened: Promise<{ store: Store; workspace: string }> | null = null
   readonly #threads = new Map<string, ThreadState>()
   readonly #queues = new TaskQueues()
 
-  constructor({ captureWorkspace = true, agent = 'langgraph', serde, ...locator }: ForkpointSaverOptions = {}) {
+  constructor({ captureWorkspace = true, agent = 'langgraph', serde, env = process.env, ...locator }: ForkpointSaverOptions = {}) {
     super(serde)
     this.#locator = locator
     this.#captureWorkspace = captureWorkspace
     this.#agent = agent
+    this.#env = env
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -208,7 +212,7 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     if (!head) throw new UsageError(`no thread ${JSON.stringify(threadId)} in this store`, { field: 'thread_id' })
     const image = checkpointId === undefined ? head : await this.#imageOfPut(store, head, checkpointNs, checkpointId)
     const names = await freeForkNames(store, threadId, n) // checked before any fork is made
-    const children = await forkImage({ store, id: image, n })
+    const children = await forkImage({ store, id: image, n, env: this.#env })
     return Promise.all(children.map(async (child, i) => ({ threadId: names[i]!, image: await this.threadFrom(names[i]!, child.id), index: child.index })))
   }
 
@@ -228,7 +232,7 @@ export class ForkpointSaver extends BaseCheckpointSaver {
     const ref = threadRef(threadId)
     const { store } = await this.#open()
     const id = await resolveId(store, image)
-    const snapshot = await incomingImage(store, id)
+    const snapshot = await incomingImage(store, id, this.#env)
     if (!snapshot.checkpoints) throw new UsageError(`image ${id} holds no LangGraph thread (it has no checkpoints layer)`, { field: 'image' })
     await updateRef({ store, name: ref, id, expected: null, message: `thread from ${id}` }).catch((err: unknown) => {
       if ((err as { code?: string }).code !== 'RefConflictError') throw err

@@ -23,7 +23,7 @@ export interface CiRecordResult {
 /** `forkpoint ci record`: the entrypoint recorded, its normalised golden artifact written (the agent's stdout goes to stderr). */
 export async function ciRecordCommand({ dir, store, entrypoint, out, ...flags }: Where & RecordingFlags & { entrypoint: string; out: string }): Promise<CiRecordResult> {
   const { ciRecord } = await import('../../trace/ci/ciRecord.js')
-  const r = await ciRecord({ entrypoint, out, dir, store, ...recordingOptions(flags), stdout: 'stderr' })
+  const r = await ciRecord({ entrypoint, out, dir, store, ...recordingOptions(flags), stdout: 'stderr', env: process.env })
   return { runId: r.runId, artifact: r.artifact, steps: r.steps, exitCode: r.exitCode }
 }
 
@@ -49,7 +49,7 @@ export async function ciCheckCommand({
 }: Where & RedactionRuleFlags & { entrypoint: string; expected: string; live?: boolean; actualOut?: string; window?: number }): Promise<CiCheckOutput> {
   const rules = redactionRules({ redactKey, redactPath, redactPattern })
   const { ciCheck } = await import('../../trace/ci/ciCheck.js')
-  const r = await ciCheck({ ...options, rules, live: Boolean(options.live), dir, store, stdout: 'stderr' })
+  const r = await ciCheck({ ...options, rules, live: Boolean(options.live), dir, store, stdout: 'stderr', env: process.env })
   return { outcome: r.outcome, trace: r.diff, offlineViolations: r.offlineViolations, isolation: r.isolation, agentExitCode: r.exitCode, actualArtifact: r.actualArtifact }
 }
 
@@ -61,7 +61,7 @@ export const ciCheckView: Rendering<CiCheckOutput> = {
 /** `forkpoint ci diff`: two artifacts compared after normalising both. */
 export async function ciDiffCommand({ dir, store, ...options }: Where & { expected: string; actual: string; window?: number }): Promise<{ trace: RunDiff }> {
   const { ciDiff } = await import('../../trace/ci/ciDiff.js')
-  return { trace: await ciDiff({ ...options, dir, store }) }
+  return { trace: await ciDiff({ ...options, dir, store, env: process.env }) }
 }
 
 export const ciDiffView: Rendering<{ trace: RunDiff }> = { human: (x) => renderRunDiff(x.trace), exit: (x) => (x.trace.status === 'exact_match' ? 0 : 1) }

@@ -10,13 +10,13 @@ import { type EffectsFilter, renderEffects, renderRecovered } from '../renderEff
 /** `forkpoint effects [ID] [--pending | --uncertain]`: the effects ledger of an image, a live branch or the workspace. */
 export async function effectsCommand({ id, filter = 'all', ...where }: Where & { id?: string | undefined; filter?: EffectsFilter }): Promise<EffectsListing> {
   const { listEffects } = await import('../../effects/listEffects.js')
-  return listEffects({ ...where, ...(id === undefined ? {} : { id }), pending: filter === 'pending', uncertain: filter === 'uncertain' })
+  return listEffects({ ...where, ...(id === undefined ? {} : { id }), pending: filter === 'pending', uncertain: filter === 'uncertain', env: process.env })
 }
 
 /** `forkpoint effects recover`: send what a commit left unsent (a crash), with the same Idempotency-Key. */
 export async function effectsRecoverCommand(where: Where): Promise<SentEffects> {
   const { sendUnsent } = await import('../../effects/sendUnsent.js')
-  return sendUnsent({ ...where, always: true })
+  return sendUnsent({ ...where, always: true, env: process.env })
 }
 
 export function effectsView(filter: EffectsFilter): Rendering<EffectsListing> {

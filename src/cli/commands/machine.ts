@@ -153,7 +153,7 @@ export function registerMachine(program: Command): void {
     .option('-m, --message <text>', 'the image message')
     .action(async (id: string, opts: { message?: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const r = await (await api()).commitMachine({ ...where(flags), machine: id, ...(opts.message ? { message: opts.message } : {}) })
+      const r = await (await api()).commitMachine({ ...where(flags), machine: id, env: process.env, ...(opts.message ? { message: opts.message } : {}) })
       print(flags, r, { human: (c) => c.image, notes: (c) => [`${c.effects.sent.length} deferred request(s) sent`] })
     })
 

@@ -23,7 +23,7 @@ export interface MergeOptions extends Where {
 /** `forkpoint merge FROM`: image FROM merged into HEAD (the workspace) or, `into`, a branch or tag in the store only. */
 export async function mergeCommand(options: MergeOptions): Promise<MergeResult> {
   const { merge } = await import('../../image/merge.js')
-  return merge(options)
+  return merge({ ...options, env: process.env })
 }
 
 /** `forkpoint merge --continue`: a merge stopped on conflicts finished, once the files are fixed. */

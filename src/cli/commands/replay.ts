@@ -27,7 +27,11 @@ export async function replayCommand({ dir, store, spec, command, trustCommand, l
   const { loadRun } = await import('../../trace/core/loadRun.js')
   const { replayRun } = await import('../../trace/replay/replayRun.js')
   const run = await loadRun({ spec, dir, store })
-  const { replayed: _r, agentStdout: _o, ...summary } = await replayRun({ run, command, trustCommand: Boolean(trustCommand), liveFrom, rules, dir, store, stdout })
+  const {
+    replayed: _r,
+    agentStdout: _o,
+    ...summary
+  } = await replayRun({ run, command, trustCommand: Boolean(trustCommand), liveFrom, rules, dir, store, stdout, env: process.env })
   return summary
 }
 

@@ -50,7 +50,7 @@ export interface SandboxRunOptions extends Where {
 /** `forkpoint run CMD`: the command run sandboxed (the branch at the workspace path, no network by default), under the workspace's HTTP effects policy. */
 export async function runSandboxedCommand({ dir, store, command, env, envFrom, ...options }: SandboxRunOptions): Promise<RunResult> {
   const { runWithEffects } = await import('../../effects/runWithEffects.js')
-  return runWithEffects({ dir, store, cmd: command, passEnv: env, envFile: envFrom, ...options })
+  return runWithEffects({ dir, store, cmd: command, passEnv: env, envFile: envFrom, callerEnv: process.env, ...options })
 }
 
 export function sandboxRunView({ timeout, memory }: { timeout?: string | undefined; memory?: string | undefined }): Rendering<RunResult> {
@@ -80,7 +80,16 @@ export interface RecordRunOptions extends Where, RecordingFlags {
 /** `forkpoint run --record CMD`: the agent run and recorded as a run, under the workspace's HTTP effects policy. */
 export async function recordRunCommand({ dir, store, command, entrypoint, out, stdout = 'inherit', ...flags }: RecordRunOptions): Promise<RecordSummary> {
   const { recordWithEffects } = await import('../../effects/runWithEffects.js')
-  const result = await recordWithEffects({ command, dir, store, ...recordingOptions(flags), ...(entrypoint ? { entrypoint } : {}), ...(out ? { out } : {}), stdout })
+  const result = await recordWithEffects({
+    command,
+    dir,
+    store,
+    ...recordingOptions(flags),
+    ...(entrypoint ? { entrypoint } : {}),
+    ...(out ? { out } : {}),
+    stdout,
+    env: process.env,
+  })
   const { run: _run, agentStdout: _out, ...summary } = result
   return summary
 }

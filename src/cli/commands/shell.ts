@@ -13,7 +13,15 @@ export function registerShell(program: Command): void {
     .action(async (name: string, opts: { command?: string; net: string; env: string[] }, cmd: Command) => {
       const flags = commonFlags(cmd)
       const { shellWithEffects } = await import('../../effects/runWithEffects.js')
-      const shell = await shellWithEffects({ dir: flags.dir, store: flags.store, branch: name, command: opts.command, net: opts.net as 'none', passEnv: opts.env })
+      const shell = await shellWithEffects({
+        dir: flags.dir,
+        store: flags.store,
+        branch: name,
+        command: opts.command,
+        net: opts.net as 'none',
+        passEnv: opts.env,
+        callerEnv: process.env,
+      })
       for (const warning of shell.warnings) process.stderr.write(`forkpoint: warning: ${warning}\n`)
       process.exitCode = shell.exitCode
     })

@@ -44,6 +44,7 @@ export function registerWorker(program: Command): void {
       ...(flags.store ? { store: flags.store } : {}),
       ...(opts.name ? { name: opts.name } : {}),
       onEvent: (e) => process.stderr.write(`${describeWorkerEvent(e)}\n`),
+      env: process.env,
     })
     if (opts.allowUnsandboxed) process.stderr.write(`worker ${worker.name}: --allow-unsandboxed: a signed job that asks for it runs UNSANDBOXED, as this user\n`)
     process.stderr.write(`worker ${worker.name}: waiting for jobs on ${worker.queue} (Ctrl-C stops it)\n`)

@@ -69,7 +69,7 @@ export async function imageDemo(ctx: DemoContext): Promise<void> {
     ctx.say('Snapshot an agent: its files, its conversation and its ledger of side effects, one id')
     const conversation = join(ctx.root, 'conversation.jsonl')
     await fs.writeFile(conversation, CONVERSATION.map((m) => JSON.stringify(m)).join('\n') + '\n')
-    const effects = await lib.openEffects({ store })
+    const effects = await lib.openEffects({ store, env: process.env })
     const lookup = effects.tool('crm.lookup', (q: { ticket: number }) => ({ ticket: q.ticket, customer: 'ada@example.com', plan: 'pro' }), {
       class: 'idempotent',
       key: (q) => `crm:${q.ticket}`,
@@ -79,7 +79,7 @@ export async function imageDemo(ctx: DemoContext): Promise<void> {
     ctx.show(`image ${base.id}\n  world: ${base.files} files   trace: ${CONVERSATION.length} messages   effects: 1 entry (crm.lookup, executed)`)
 
     ctx.say('Fork it 4 ways')
-    const forks = await lib.forkImage({ store, id: base.id, n: 4 })
+    const forks = await lib.forkImage({ store, id: base.id, n: 4, env: process.env })
     ctx.show(forks.map((f) => `fork ${f.index}: ${f.id.slice(0, 19)}  (${f.ref})`).join('\n'))
     const branches = await Promise.all(forks.map((f) => ws.branch(`fork-${f.index}`)))
 
@@ -96,7 +96,7 @@ export async function imageDemo(ctx: DemoContext): Promise<void> {
     await fs.writeFile(agentFile, AGENT)
     const runs = await Promise.all(
       branches.map((branch, i) =>
-        lib.withHttpEffects({ store, context: { kind: 'branch', id: branch.id, name: branch.name } }, (proxyEnv) =>
+        lib.withHttpEffects({ store, context: { kind: 'branch', id: branch.id, name: branch.name }, env: process.env }, (proxyEnv) =>
           runAgent(agentFile, branch.path, { ...process.env, ...proxyEnv, FORKPOINT_ATTEMPT: String(i), DEMO_MAIL_URL: mail.url }),
         ),
       ),
@@ -107,33 +107,33 @@ export async function imageDemo(ctx: DemoContext): Promise<void> {
     ctx.say('Keep the best fork, drop the others')
     const scores = runs.map((r) => (r.code === 0 ? Number(/score (\d+)/.exec(r.out)?.[1] ?? 0) : -1))
     const winner = scores.indexOf(Math.max(...scores))
-    for (const [i, branch] of branches.entries()) if (i !== winner) await lib.abortWithEffects(branch)
+    for (const [i, branch] of branches.entries()) if (i !== winner) await lib.abortWithEffects(branch, { env: process.env })
     const won = branches[winner]!
     const { tree } = await scanWorkspace({ store, dir: won.path, write: true })
     // the winner's files travel by the image merge below; its outbox is sent now, once
-    const { sent } = await commitOutbox({ store, branchId: won.id })
+    const { sent } = await commitOutbox({ store, branchId: won.id, env: process.env })
     await won.abort()
     const winnerConversation = join(ctx.root, 'winner.jsonl')
     await fs.writeFile(
       winnerConversation,
       [...CONVERSATION, { role: 'assistant', content: 'Refund issued and the customer emailed.' }].map((m) => JSON.stringify(m)).join('\n') + '\n',
     )
-    const ledger = (await lib.listEffects({ store })).ledger!
-    const trace = await traceLayer({ store, spec: winnerConversation, cwd: ctx.root })
+    const ledger = (await lib.listEffects({ store, env: process.env })).ledger!
+    const trace = await traceLayer({ store, spec: winnerConversation, cwd: ctx.root, env: process.env })
     const image = await store.writeObject(
       makeSnapshot({ parents: [forks[winner]!.id], tree, message: `fork ${winner}: refund`, agent: 'support-agent', layers: { trace, effects: ledger } }),
     )
     ctx.show(`fork ${winner} wins (score ${scores[winner]}); its outbox sent ${sent.length} email; the other forks' outboxes dropped\nits image: ${image.slice(0, 19)}`)
 
     ctx.say('Merge the winner into main, layer by layer')
-    const merged = await lib.merge({ dir, from: image })
+    const merged = await lib.merge({ dir, from: image, env: process.env })
     ctx.show(merged.layers.map((l) => l.summary).join('\n'))
     ctx.check(merged.outcome === 'merged', 'a clean three-way merge of every layer')
     ctx.check(
       (await fs.readFile(join(dir, 'reply.md'), 'utf8')).includes('Refund') && (await fs.readFile(join(dir, 'notes.md'), 'utf8')).includes('VIP'),
       "the workspace has the winner's reply and main's note",
     )
-    const entries = (await lib.listEffects({ store, id: 'HEAD' })).entries
+    const entries = (await lib.listEffects({ store, id: 'HEAD', env: process.env })).entries
     const emails = entries.filter((e) => e.tool.startsWith('http POST'))
     ctx.show(emails.map((e) => `${e.status.padEnd(8)} ${e.idempotencyKey}`).join('\n'))
     ctx.check(mail.received.length === 1 && mail.received[0] === 'ticket-42-refund', 'the mail service received exactly one call: the winner’s, with its Idempotency-Key')

@@ -97,7 +97,7 @@ function serveWhileRunning(upstreamFor: Upstream): Promise<number> {
 async function main(): Promise<number> {
   if (!config.effects) return serveWhileRunning(direct)
   const store = await Store.open(config.effects.store)
-  return withEgressEffects({ store, context: machineOutbox(config.effects.machine) }, (net) => serveWhileRunning(net ? throughProxy(net) : direct))
+  return withEgressEffects({ store, context: machineOutbox(config.effects.machine), env: process.env }, (net) => serveWhileRunning(net ? throughProxy(net) : direct))
 }
 
 main().then(

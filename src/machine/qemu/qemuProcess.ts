@@ -148,7 +148,7 @@ export async function killRecord(store: Store, id: string, failed?: { keepLogs: 
     return
   }
   await killAndWait(qemuProcesses(namingSocket(record), { launchers: true }))
-  await dropOutbox({ store, branchId: machineOutbox(id).id })
+  await dropOutbox({ store, branchId: machineOutbox(id).id, env: process.env }) // the backend's calls carry no environment: the key is this process's
   await releaseLimits(record.cgroups)
   await deleteRef(store, liveRef(id))
   if (!failed?.keepLogs) return removeRecord(store, record)

@@ -16,8 +16,8 @@ export const abort = defineOperation({
         [`aborted ${r.aborted}${r.dropped.length > 0 ? `; ${counted(r.dropped.length, 'deferred effect')} dropped` : ''}`, ...r.discarded.map((d) => `warning: ${d}`)].join('\n'),
     },
   },
-  async run(where, { name }) {
+  async run(where, { name }, { env }) {
     const { abortNamedWithEffects } = await import('../../effects/branchEffects.js')
-    return abortNamedWithEffects({ ...where, name })
+    return abortNamedWithEffects({ ...where, name, env })
   },
 })

@@ -30,9 +30,9 @@ export const commit = defineOperation({
   output: committed,
   annotations: { readOnly: false, destructive: false, idempotent: false },
   cli: { usage: 'commit <name>', rendering: commitRendering },
-  async run(where, { name, failIfStale }, { onStep }) {
+  async run(where, { name, failIfStale }, { onStep, env }) {
     const { commitNamedWithEffects } = await import('../../effects/branchEffects.js')
-    return commitNamedWithEffects({ ...where, name, onConflict: failIfStale ? 'fail' : 'merge', stopOnConflict: true, ...(onStep ? { onStep } : {}) })
+    return commitNamedWithEffects({ ...where, name, onConflict: failIfStale ? 'fail' : 'merge', stopOnConflict: true, env, ...(onStep ? { onStep } : {}) })
   },
 })
 
@@ -43,9 +43,9 @@ export const commitContinue = defineOperation({
   output: committed,
   annotations: { readOnly: false, destructive: false, idempotent: false },
   cli: { usage: 'commit <name>', selectedBy: 'continue', rendering: commitRendering },
-  async run(where, { name, keepLeftovers }, { onStep }) {
+  async run(where, { name, keepLeftovers }, { onStep, env }) {
     const { commitNamedWithEffects } = await import('../../effects/branchEffects.js')
-    return commitNamedWithEffects({ ...where, name, stopOnConflict: true, resume: true, keepLeftovers: keepLeftovers ?? false, ...(onStep ? { onStep } : {}) })
+    return commitNamedWithEffects({ ...where, name, stopOnConflict: true, resume: true, keepLeftovers: keepLeftovers ?? false, env, ...(onStep ? { onStep } : {}) })
   },
 })
 

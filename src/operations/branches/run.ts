@@ -28,9 +28,9 @@ export const run = defineOperation({
   }),
   annotations: { readOnly: false, destructive: true, idempotent: false },
   cli: { own: 'run', why: 'the command line also records runs, streams the output and takes the root, egress and limit flags of the sandbox' },
-  async run(where, { command, branch, net, timeout }, { signal }) {
+  async run(where, { command, branch, net, timeout }, { signal, env }) {
     const { runWithEffects } = await import('../../effects/runWithEffects.js')
     // a client's cancel kills the command's process tree
-    return runWithEffects({ ...where, cmd: command, signal, ...(branch ? { branch } : {}), ...(net ? { net } : {}), ...(timeout ? { timeout } : {}) })
+    return runWithEffects({ ...where, cmd: command, signal, callerEnv: env, ...(branch ? { branch } : {}), ...(net ? { net } : {}), ...(timeout ? { timeout } : {}) })
   },
 })

@@ -21,8 +21,8 @@ export const fork = defineOperation({
     short: { count: 'n' },
     rendering: { human: (r) => r.children.map((c) => (c.branch ? `${c.id}\t${c.branch.name}\t${c.branch.path}` : c.id)).join('\n') },
   },
-  async run(where, { id, count, materialize }) {
+  async run(where, { id, count, materialize }, { env }) {
     const { forkImage } = await import('../../image/forkImage.js')
-    return { children: await forkImage({ ...where, id: id ?? 'HEAD', n: count, materialize: materialize ?? false, persistent: true }) }
+    return { children: await forkImage({ ...where, id: id ?? 'HEAD', n: count, materialize: materialize ?? false, persistent: true, env }) }
   },
 })

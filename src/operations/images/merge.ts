@@ -44,9 +44,9 @@ export const merge = defineOperation({
   output: mergeResult,
   annotations: { readOnly: false, destructive: false, idempotent: false },
   cli: MERGE_COMMAND,
-  async run(where, { from }) {
+  async run(where, { from }, { env }) {
     const { merge } = await import('../../image/merge.js')
-    return merge({ ...where, from })
+    return merge({ ...where, from, env })
   },
 })
 

@@ -179,9 +179,9 @@ export const WEB_VIEW_QUERIES: AnyOperation[] = [
     description: "An image's effects ledger, verified.",
     input: { id },
     output: effectsListing,
-    async run(where, { id }) {
+    async run(where, { id }, { env }) {
       const { listEffects } = await import('../../effects/listEffects.js')
-      return listEffects({ ...where, id })
+      return listEffects({ ...where, id, env })
     },
   }),
   webViewQuery({
@@ -209,9 +209,9 @@ export const WEB_VIEW_QUERIES: AnyOperation[] = [
     description: 'Where run b first diverges from run a, with the JSON diff of that step.',
     input: { a: storedRun, b: storedRun },
     output: runDiff,
-    async run(where, { a, b }, { policy }) {
+    async run(where, { a, b }, { policy, env }) {
       const { compareRuns } = await import('../../trace/diff/compareRuns.js')
-      return compareRuns({ ...where, a, b, confine: fileRule(policy) })
+      return compareRuns({ ...where, a, b, confine: fileRule(policy), env })
     },
   }),
   webViewQuery({

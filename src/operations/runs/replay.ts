@@ -19,11 +19,11 @@ export const replay = defineOperation({
   }),
   annotations: { readOnly: true, destructive: false, idempotent: true },
   cli: { own: 'replay', why: "the command line runs the agent's command with the caller's terminal, resumes live from a step and redacts as told" },
-  async run(where, { run: spec }, { policy }) {
+  async run(where, { run: spec }, { policy, env }) {
     const { loadRun } = await import('../../trace/core/loadRun.js')
     const { replayRun } = await import('../../trace/replay/replayRun.js')
     const run = await loadRun({ ...where, spec, confine: fileRule(policy) })
-    const { replayed: _replayed, agentStdout, ...summary } = await replayRun({ ...where, run, trustCommand: false, stdout: 'capture' })
+    const { replayed: _replayed, agentStdout, ...summary } = await replayRun({ ...where, run, trustCommand: false, stdout: 'capture', env })
     return { ...summary, stdout: agentStdout }
   },
 })

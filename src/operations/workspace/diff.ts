@@ -48,8 +48,8 @@ export const diff = defineOperation({
       },
     },
   },
-  async run(where, { a, b, patch, window }, { policy }) {
+  async run(where, { a, b, patch, window }, { policy, env }) {
     const { diffImagesOrRuns } = await import('../../image/diffImagesOrRuns.js')
-    return diffImagesOrRuns({ ...where, a, b, patch: patch ?? false, confine: fileRule(policy), ...(window === undefined ? {} : { window }) })
+    return diffImagesOrRuns({ ...where, a, b, patch: patch ?? false, confine: fileRule(policy), env, ...(window === undefined ? {} : { window }) })
   },
 })

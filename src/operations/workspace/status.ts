@@ -33,9 +33,9 @@ export const status = defineOperation({
       },
     },
   },
-  async run(where, { respectGitignore }, { scanner, notice }) {
+  async run(where, { respectGitignore }, { scanner, notice, env }) {
     const { recoverUnsent } = await import('../../effects/sendUnsent.js')
-    const recovered = await recoverUnsent(where)
+    const recovered = await recoverUnsent({ ...where, env })
     if (recovered) notice?.(recovered)
     const { status } = await import('../../world/workspace/status.js')
     return status({ ...where, scanner, ...(respectGitignore === undefined ? {} : { respectGitignore }) })

@@ -28,7 +28,7 @@ function ed25519(make: () => KeyObject, what: string): KeyObject {
 }
 
 /** The signing key from FORKPOINT_SIGNING_KEY (PEM text or a PEM file's path); UsageError when unset. */
-export function signingKeyFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+export function signingKeyFromEnv(env: NodeJS.ProcessEnv): string {
   const key = env['FORKPOINT_SIGNING_KEY']
   if (!key) throw new UsageError('--sign needs an Ed25519 private key in FORKPOINT_SIGNING_KEY (PEM text or a file path)')
   return key

@@ -26,7 +26,8 @@ export interface CiCheckArgs extends StoreLocator {
   window?: number
   /** The user redaction rules, as `ci record` was given them; the golden run's `meta.redactionRules` are data and never used. */
   rules?: RedactionRules
-  env?: NodeJS.ProcessEnv
+  /** The agent's environment, and where FORKPOINT_KEY opens an encrypted golden run: the caller's, passed down from its edge. */
+  env: NodeJS.ProcessEnv
   stdout?: AgentStdout
 }
 
@@ -50,7 +51,7 @@ export interface CiCheckResult {
  * so timestamps and generated ids never fail a build.
  */
 export async function ciCheck(args: CiCheckArgs): Promise<CiCheckResult> {
-  const { entrypoint, live = false, window = 10, env = process.env, stdout = 'inherit' } = args
+  const { entrypoint, live = false, window = 10, env, stdout = 'inherit' } = args
   const cwd = resolve(args.dir ?? process.cwd())
   const expected = await loadRun({ ...args, spec: args.expected, dir: cwd })
   const store = (await openStore({ ...args, dir: cwd })).store

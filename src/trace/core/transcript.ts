@@ -22,11 +22,11 @@ type Message = { [key: string]: JsonValue }
 /**
  * A chat transcript (JSONL, one message a line, OpenAI- or Anthropic-style) as a `run`:
  * one step per message, its input the message, its `meta.line` and `meta.text` the line's
- * number and exact text. Secrets are redacted as in any recorded run (secrets mode), so
+ * number and exact text. Secrets are redacted as in any recorded run (secrets mode; `env`'s secret values too), so
  * the file comes back byte for byte when it holds none. RunArtifactError (exit 5) names the
  * first bad line.
  */
-export function transcriptToRun(bytes: Buffer, path: string, { now = new Date(), env = process.env }: { now?: Date; env?: NodeJS.ProcessEnv } = {}): Run {
+export function transcriptToRun(bytes: Buffer, path: string, { now = new Date(), env }: { now?: Date; env: NodeJS.ProcessEnv }): Run {
   const where = basename(path)
   const text = bytes.toString('utf8')
   if (!Buffer.from(text, 'utf8').equals(bytes)) throw new RunArtifactError(`${where} is not UTF-8 text`, { path })

@@ -12,17 +12,17 @@ export function isRunSpec(spec: string): boolean {
 /**
  * First divergence of run `b` from run `a` (ids or artifact files); without `b`, from
  * the run `a` was forked or replayed from. Encrypted payloads are opened when
- * `FORKPOINT_KEY` is set, else compared by hash. Every file read, the parent's included,
+ * `env` (the caller's environment) sets `FORKPOINT_KEY`, else compared by hash. Every file read, the parent's included,
  * goes through `confine` when a remote caller asks.
  */
 export async function compareRuns({
   a,
   b,
   window = 10,
-  env = process.env,
+  env,
   confine,
   ...where
-}: { a: string; b?: string | undefined; window?: number; env?: NodeJS.ProcessEnv; confine?: ConfineFile | undefined } & StoreLocator): Promise<RunDiff> {
+}: { a: string; b?: string | undefined; window?: number; env: NodeJS.ProcessEnv; confine?: ConfineFile | undefined } & StoreLocator): Promise<RunDiff> {
   if (!Number.isInteger(window) || window < 0) throw new UsageError('--window must be a whole number of steps')
   const load = (spec: string) => loadRun({ ...where, confine, spec })
   // a before b, as named: the first file refused is the one a caller names first

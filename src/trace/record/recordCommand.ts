@@ -30,7 +30,8 @@ export interface RecordCommandArgs extends StoreLocator {
   deterministic?: boolean
   /** Also write the run artifact here. */
   out?: string
-  env?: NodeJS.ProcessEnv
+  /** The command's environment (its secrets scrubbed from the run; FORKPOINT_KEY encrypts): the caller's, passed down from its edge. */
+  env: NodeJS.ProcessEnv
   stdout?: AgentStdout
 }
 
@@ -57,7 +58,7 @@ export interface RecordResult {
  * const { runId } = await recordCommand({ command: ['node', 'agent.js'] })
  */
 export async function recordCommand(args: RecordCommandArgs): Promise<RecordResult> {
-  const { command, redact = 'secrets', rules = {}, capture = 'register', deterministic = false, out, env = process.env, stdout = 'inherit', live } = args
+  const { command, redact = 'secrets', rules = {}, capture = 'register', deterministic = false, out, env, stdout = 'inherit', live } = args
   const cwd = resolve(args.dir ?? process.cwd())
   const store = (await openStore({ ...args, dir: cwd })).store
   const pinned: DeterministicSettings | null = deterministic ? { epochMs: Date.now(), seed: Math.floor(Math.random() * 2 ** 31) } : null

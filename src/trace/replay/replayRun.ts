@@ -25,7 +25,8 @@ export interface ReplayRunArgs extends StoreLocator {
   liveFrom?: number | undefined
   /** The user redaction rules live calls are redacted with: the ones the run was recorded with, for its requests to match. A run's own `meta.redactionRules` are never used. */
   rules?: RedactionRules
-  env?: NodeJS.ProcessEnv
+  /** The replayed command's environment, and where FORKPOINT_KEY opens an encrypted run: the caller's, passed down from its edge. */
+  env: NodeJS.ProcessEnv
   stdout?: AgentStdout
 }
 
@@ -57,7 +58,7 @@ export interface ReplayResult {
  * const result = await replayRun({ run: await loadRun({ spec: 'latest' }) })
  */
 export async function replayRun(args: ReplayRunArgs): Promise<ReplayResult> {
-  const { run, liveFrom, env = process.env, stdout = 'inherit' } = args
+  const { run, liveFrom, env, stdout = 'inherit' } = args
   const cwd = resolve(args.dir ?? process.cwd())
   if (run.redaction === 'content') throw new ReplayNotPossibleError(`run ${run.runId} was recorded with --redact content: it can be diffed but not replayed`)
   if (liveFrom !== undefined && (!Number.isInteger(liveFrom) || liveFrom < 0 || liveFrom > run.steps.length)) {
