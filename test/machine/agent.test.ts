@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { bootMachine, buildMachineImage, killMachine, snapshotMachine } from '../../src/index.js'
+import { bootMachine, killMachine, snapshotMachine } from '../../src/index.js'
 import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, pollFor } from '../helpers/machines.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /**
  * The guest agent (src/machine/image/guestScripts.ts, src/machine/qemu/GuestAgent.ts) must
@@ -14,7 +15,7 @@ let machine: string
 
 beforeAll(async () => {
   dir = await machineWorkspace('machine-agent')
-  image = (await buildMachineImage({ dir, recipe: 'busybox' })).image
+  image = await sharedMachineImage(dir, 'busybox')
 }, MACHINE_TIMEOUT)
 
 beforeEach(async () => {

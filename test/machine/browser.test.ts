@@ -3,20 +3,10 @@ import { type Server, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromium } from 'playwright-core'
-import {
-  type MachineInfo,
-  PageScriptError,
-  bootMachine,
-  buildMachineImage,
-  evalInMachine,
-  forkMachine,
-  killMachine,
-  serveMachineCdp,
-  showObject,
-  snapshotMachine,
-} from '../../src/index.js'
+import { type MachineInfo, PageScriptError, bootMachine, evalInMachine, forkMachine, killMachine, serveMachineCdp, showObject, snapshotMachine } from '../../src/index.js'
 import { runCli } from '../helpers/cli.js'
 import { KERNEL_CACHE, MACHINE_TIMEOUT, killAllMachines, machineWorkspace, pollFor } from '../helpers/machines.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /**
  * The browser recipe: a Debian root filesystem with Chromium, started headless by the
@@ -62,7 +52,7 @@ async function navigate(machine: string, path: string): Promise<void> {
 beforeAll(async () => {
   await servePages()
   dir = await machineWorkspace('machine-browser')
-  browser = (await buildMachineImage({ dir, recipe: 'browser' })).image
+  browser = await sharedMachineImage(dir, 'browser')
   parent = await bootMachine({ dir, image: browser, memoryMiB: 1536, ...net() })
 }, TEST_TIMEOUT)
 
