@@ -60,8 +60,14 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: UNIT_TESTS, setupFiles: ['test/helpers/unitTierGuard.ts'], isolate: false } },
       {
         extends: true,
-        // one registry and one S3 server for the whole run (test/helpers/sharedServices.ts)
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT_TESTS, globalSetup: ['test/helpers/startSharedServices.ts'] },
+        // one registry and one S3 server for the whole run (test/helpers/sharedServices.ts), and machine images
+        // built once a run (test/helpers/sharedMachineImages.ts)
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: UNIT_TESTS,
+          globalSetup: ['test/helpers/startSharedServices.ts', 'test/helpers/startMachineImages.ts'],
+        },
       },
       { extends: true, test: { name: 'node-lstat', include: NODE_LSTAT_TESTS, env: { FORKPOINT_NATIVE: '0' } } },
     ],

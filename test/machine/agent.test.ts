@@ -1,24 +1,29 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { bootMachine, buildMachineImage, killMachine, snapshotMachine } from '../../src/index.js'
+import { bootMachine, forkMachine, killMachine, snapshotMachine } from '../../src/index.js'
 import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, pollFor } from '../helpers/machines.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /**
  * The guest agent (src/machine/image/guestScripts.ts, src/machine/qemu/GuestAgent.ts) must
  * answer every exec: one after another, from several callers at once, and after a command
  * that left a background process behind. A machine of its own for each test (one QEMU at a
- * time): an agent one test wedges must not fail the others.
+ * time): an agent one test wedges must not fail the others. Each is a child forked from a
+ * snapshot of one machine booted once, its agent idle: a fork starts in a fraction of a boot.
  */
 let dir: string
-let image: string
+let snapshot: string
 let machine: string
 
 beforeAll(async () => {
   dir = await machineWorkspace('machine-agent')
-  image = (await buildMachineImage({ dir, recipe: 'busybox' })).image
+  const booted = await bootMachine({ dir, image: await sharedMachineImage(dir, 'busybox') })
+  snapshot = (await snapshotMachine({ dir, machine: booted.id })).image
+  await killMachine({ dir, machine: booted.id })
 }, MACHINE_TIMEOUT)
 
 beforeEach(async () => {
-  machine = (await bootMachine({ dir, image })).id
+  const [child] = await forkMachine({ dir, image: snapshot, n: 1 })
+  machine = child!.id
 }, MACHINE_TIMEOUT)
 
 afterEach(async () => {

@@ -4,6 +4,7 @@ import { CLI } from '../helpers/cli.js'
 import { machineCli } from '../helpers/machineCli.js'
 import { KERNEL_CACHE, MACHINE_TIMEOUT, killAllMachines, pollFor } from '../helpers/machines.js'
 import { tempDir } from '../helpers/tmp.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /** `machine console`: the serial console's shell, driven through a pipe (no terminal), left with the detach key. */
 let dir: string | undefined
@@ -32,7 +33,7 @@ async function consoleRound(machine: string, command: string, marker: string): P
 describe('forkpoint machine console', { timeout: MACHINE_TIMEOUT }, () => {
   it("runs what is typed in the guest's console shell, detaches on Ctrl-], and a forked child's console is its own", async () => {
     expect((await fp('init')).code).toBe(0)
-    const { image } = await fpJson<{ image: string }>('machine', 'build', 'busybox')
+    const image = await sharedMachineImage(dir!, 'busybox')
     const machine = (await fpJson<{ id: string }>('machine', 'start', image, '--memory', '128')).id
 
     const first = await consoleRound(machine, 'echo marker-$((40+2)) > /tmp/typed; cat /tmp/typed', 'marker-42')

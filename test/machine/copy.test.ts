@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { machineCli } from '../helpers/machineCli.js'
 import { MACHINE_TIMEOUT, killAllMachines } from '../helpers/machines.js'
 import { tempDir } from '../helpers/tmp.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /** `machine cp` through the CLI, both ways, into one busybox machine (started detached, killed after). */
 let dir: string | undefined
@@ -15,7 +16,7 @@ const { fp, fpJson } = machineCli(() => dir!)
 beforeAll(async () => {
   dir = tempDir('machine-cp')
   expect((await fp('init')).code).toBe(0)
-  const { image } = await fpJson<{ image: string }>('machine', 'build', 'busybox')
+  const image = await sharedMachineImage(dir, 'busybox')
   machine = (await fpJson<{ id: string }>('machine', 'start', image)).id
 }, MACHINE_TIMEOUT)
 

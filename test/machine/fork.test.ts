@@ -19,6 +19,7 @@ import {
   snapshotMachine,
 } from '../../src/index.js'
 import { MACHINE_TIMEOUT, execOrHang, heartbeatDaemon, killAllMachines, machineWorkspace, pollFor, processAlive } from '../helpers/machines.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /**
  * One machine booted cold, a value left in the memory of one of its processes alone, a
@@ -45,7 +46,7 @@ async function sh(machine: string, command: string): Promise<string> {
 
 beforeAll(async () => {
   dir = await machineWorkspace('machine-fork')
-  image = (await buildMachineImage({ dir, recipe: 'busybox' })).image
+  image = await sharedMachineImage(dir, 'busybox')
   parent = await bootMachine({ dir, image })
   await sh(parent.id, heartbeatDaemon(secret))
   // Until the daemon's first beat, `cat` fails: that is a not-yet, not an error.

@@ -25,6 +25,7 @@ import { readSnapshot } from '../../src/world/tree/readObjects.js'
 import { makeSnapshot } from '../../src/objects/Snapshot.js'
 import { EMPTY_TREE } from '../../src/world/tree/treeSource.js'
 import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, qemuProcessesNaming } from '../helpers/machines.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /**
  * What a fork refuses before QEMU sees anything: a stored piece of RAM or a device state
@@ -46,7 +47,7 @@ interface Chunks {
 
 beforeAll(async () => {
   dir = await machineWorkspace('machine-integrity')
-  image = (await buildMachineImage({ dir, recipe: 'busybox' })).image
+  image = await sharedMachineImage(dir, 'busybox')
   const m = await bootMachine({ dir, image })
   await execOrHang({ dir, machine: m.id, command: 'echo kept > /data/kept' })
   snapImage = (await snapshotMachine({ dir, machine: m.id })).image

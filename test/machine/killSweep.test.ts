@@ -2,9 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bootMachine, buildMachineImage, execMachine, killMachine, listMachines, machineGc, snapshotMachine } from '../../src/index.js'
+import { bootMachine, execMachine, killMachine, listMachines, machineGc, snapshotMachine } from '../../src/index.js'
 import { CLI } from '../helpers/cli.js'
 import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, pollFor, qemuLaunchersNaming, qemuProcessesNaming, settlesWithin } from '../helpers/machines.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /**
  * kill -9 of the CLI at points through `machine start`, `machine fork` and `machine
@@ -24,7 +25,7 @@ const qemus = () => qemuProcessesNaming(join(dir, '.forkpoint'))
 
 beforeAll(async () => {
   dir = await machineWorkspace('machine-kill-sweep')
-  image = (await buildMachineImage({ dir, recipe: 'busybox' })).image
+  image = await sharedMachineImage(dir, 'busybox')
   const parent = await bootMachine({ dir, image })
   snapshot = (await snapshotMachine({ dir, machine: parent.id })).image
   await killMachine({ dir, machine: parent.id })

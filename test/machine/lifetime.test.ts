@@ -2,10 +2,11 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildMachineImage, killMachine, listMachines } from '../../src/index.js'
+import { killMachine, listMachines } from '../../src/index.js'
 import { ROOT } from '../helpers/cli.js'
 import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, pollFor, processAlive } from '../helpers/machines.js'
 import { tempDir } from '../helpers/tmp.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /**
  * A machine the library starts is tied to its caller: however the caller ends (SIGKILL
@@ -26,7 +27,7 @@ setInterval(() => undefined, 60_000) // and wait to be killed
 
 beforeAll(async () => {
   dir = await machineWorkspace('machine-lifetime')
-  image = (await buildMachineImage({ dir, recipe: 'busybox' })).image
+  image = await sharedMachineImage(dir, 'busybox')
 }, MACHINE_TIMEOUT)
 
 afterAll(async () => {

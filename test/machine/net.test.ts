@@ -4,6 +4,7 @@ import { useCountingServer, workspaceDeferringSend } from '../helpers/countingSe
 import { machineCli } from '../helpers/machineCli.js'
 import { MACHINE_TIMEOUT, killAllMachines, pollFor } from '../helpers/machines.js'
 import { tempDir } from '../helpers/tmp.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /**
  * Machine networking through the CLI: `--net none|egress`, `--allow`, `--publish`, and a
@@ -40,7 +41,7 @@ describe('machine networking', { timeout: MACHINE_TIMEOUT * 2 }, () => {
     dir = tempDir('machine-net')
     dirs.push(dir)
     expect((await fp('init')).code).toBe(0)
-    image = (await fpJson<{ image: string }>('machine', 'build', 'busybox')).image
+    image = await sharedMachineImage(dir, 'busybox')
   }, MACHINE_TIMEOUT)
 
   it('--net egress --allow: the guest reaches exactly the allowed host:port; --publish serves a guest HTTP server on the host; a --net none child reaches nothing', async () => {
@@ -88,7 +89,7 @@ describe('machine networking', { timeout: MACHINE_TIMEOUT * 2 }, () => {
   it('a guest POST under an effects policy waits in each forked child and is sent once, when the child is committed', async () => {
     dir = await workspaceDeferringSend()
     dirs.push(dir)
-    const own = (await fpJson<{ image: string }>('machine', 'build', 'busybox')).image
+    const own = await sharedMachineImage(dir, 'busybox')
     const allow = ['--net', 'egress', '--allow', `127.0.0.1:${mail.port()}`]
     const parent = (await fpJson<{ id: string }>('machine', 'start', own, '--memory', '128', ...allow)).id
     const snapshot = (await fp('machine', 'snapshot', parent)).stdout.trim()

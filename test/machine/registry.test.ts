@@ -1,21 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  type MachineInfo,
-  type PushResult,
-  UsageError,
-  bootMachine,
-  buildMachineImage,
-  cloneImage,
-  forkMachine,
-  killMachine,
-  pullImage,
-  pushImage,
-  snapshotMachine,
-} from '../../src/index.js'
+import { type MachineInfo, type PushResult, UsageError, bootMachine, cloneImage, forkMachine, killMachine, pullImage, pushImage, snapshotMachine } from '../../src/index.js'
 import { MACHINE_TIMEOUT, execOrHang, heartbeatDaemon, killAllMachines, machineWorkspace, pollFor, qemuProcessesNaming } from '../helpers/machines.js'
 import { tempDir } from '../helpers/tmp.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /**
  * A machine snapshot travels as an image: pushed to a registry, cloned into another store
@@ -34,7 +23,7 @@ beforeAll(async () => {
   dir = await machineWorkspace('machine-push')
   registry = tempDir('machine-registry')
   clone = join(tempDir('machine-clone'), 'c')
-  const { image } = await buildMachineImage({ dir, recipe: 'busybox' })
+  const image = await sharedMachineImage(dir, 'busybox')
   machine = await bootMachine({ dir, image })
   await execOrHang({ dir, machine: machine.id, command: `${heartbeatDaemon(secret)}\necho first > /data/note; sync` })
   await pollFor('the daemon', async () => ((await execOrHang({ dir, machine: machine.id, command: 'cat /tmp/heartbeat' })).stdout === `${secret}\n` ? true : undefined))

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, truncateSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MachineInfo, bootMachine, buildMachineImage, forkMachine, killMachine, showObject, snapshotMachine } from '../../src/index.js'
+import { downloadPackages, packageClosure } from '../../src/machine/image/debianRootfs.js'
 import { runCli } from '../helpers/cli.js'
 import { KERNEL_CACHE, MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, pollFor, shq } from '../helpers/machines.js'
 
@@ -111,7 +112,7 @@ describe('building root filesystem images', () => {
   })
 
   it("checks every cached .deb against apt's index: one cut short is fetched again", { timeout: MACHINE_TIMEOUT }, async () => {
-    await buildMachineImage({ dir, recipe: 'python', packages: ['jq'] }) // only this file's tests use jq: no other build reads its .deb meanwhile
+    await downloadPackages(await packageClosure(['jq'])) // in the cache; only this file's tests use jq: no other build reads its .deb meanwhile
     const debs = join(KERNEL_CACHE, 'forkpoint', 'debs')
     const jq = readdirSync(debs).find((f) => /^jq_.*_[0-9a-f]{16}\.deb$/.test(f))! // as the cache names it: name, version, the start of its SHA-256
     const whole = readFileSync(join(debs, jq))

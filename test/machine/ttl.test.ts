@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { machineCli } from '../helpers/machineCli.js'
 import { MACHINE_TIMEOUT, killAllMachines, pollFor, processAlive, qemuLaunchersNaming } from '../helpers/machines.js'
 import { tempDir } from '../helpers/tmp.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /** `--ttl`: a machine's launcher kills it when its time is up, with no forkpoint process running; `machine ls` then removes it. */
 let dir: string | undefined
@@ -23,7 +24,7 @@ describe('forkpoint machine start --ttl', () => {
   it('a machine started with --ttl 2s is killed with no CLI running, and machine ls then shows it no more', { timeout: MACHINE_TIMEOUT }, async () => {
     dir = tempDir('machine-ttl')
     expect((await fp('init')).code).toBe(0)
-    const { image } = await fpJson<{ image: string }>('machine', 'build', 'busybox')
+    const image = await sharedMachineImage(dir, 'busybox')
     expect((await fp('machine', 'start', image, '--ttl', 'soon')).code).toBe(2)
     const m = await fpJson<Machine>('machine', 'start', image, '--ttl', '2s')
     expect(m.expiresAt).toEqual(expect.any(String))
@@ -39,7 +40,7 @@ describe('forkpoint machine start --ttl', () => {
   it("fork --ttl: a child with 2s goes while its parent runs on; machine ls shows a longer one's time left", { timeout: MACHINE_TIMEOUT }, async () => {
     dir = tempDir('machine-ttl-fork')
     expect((await fp('init')).code).toBe(0)
-    const { image } = await fpJson<{ image: string }>('machine', 'build', 'busybox')
+    const image = await sharedMachineImage(dir, 'busybox')
     const parent = await fpJson<Machine>('machine', 'start', image)
     const snapshot = (await fpJson<{ image: string }>('machine', 'snapshot', parent.id)).image
     const [short] = (await fpJson<{ machines: Machine[] }>('machine', 'fork', snapshot, '--ttl', '2s')).machines

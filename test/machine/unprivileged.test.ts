@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chownSync, readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildMachineImage } from '../../src/index.js'
+import { fetchGuestKernel } from '../../src/machine/image/kernelPackage.js'
 import { CLI, type CliResult } from '../helpers/cli.js'
-import { KERNEL_CACHE, MACHINE_TIMEOUT, heartbeatDaemon, killAllMachines, machineWorkspace, pollFor, processAlive } from '../helpers/machines.js'
+import { KERNEL_CACHE, MACHINE_TIMEOUT, heartbeatDaemon, killAllMachines, pollFor, processAlive } from '../helpers/machines.js'
 import { tempDir } from '../helpers/tmp.js'
 
 /**
@@ -20,8 +20,7 @@ let home: string
 
 beforeAll(async () => {
   if (!root) return
-  // the kernel fetched (as root, once for the suite) before nobody needs it
-  await buildMachineImage({ dir: await machineWorkspace('machine-kernel'), recipe: 'busybox' })
+  await fetchGuestKernel() // into the suite's cache, as root, before nobody needs it (a build only looks it up)
   dir = tempDir('machine-nobody')
   home = tempDir('machine-nobody-home')
   for (const d of [dir, home]) chownSync(d, NOBODY, NOBODY)

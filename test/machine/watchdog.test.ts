@@ -1,22 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  AcceleratorFailedError,
-  GuestStoppedError,
-  UsageError,
-  bootMachine,
-  buildMachineImage,
-  killMachine,
-  listMachines,
-  machineDoctor,
-  openStore,
-  removeMachine,
-} from '../../src/index.js'
+import { AcceleratorFailedError, GuestStoppedError, UsageError, bootMachine, killMachine, listMachines, machineDoctor, openStore, removeMachine } from '../../src/index.js'
 import type { MachineImage } from '../../src/index.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { runCli as run } from '../helpers/cli.js'
 import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, processAlive, settlesWithin } from '../helpers/machines.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 
 /**
  * The watchdog: a guest that cannot answer ends the call that waits on it with a clear
@@ -33,7 +23,7 @@ const HANG = 200_000
 
 beforeAll(async () => {
   dir = await machineWorkspace('machine-watchdog')
-  image = (await buildMachineImage({ dir, recipe: 'busybox' })).image
+  image = await sharedMachineImage(dir, 'busybox')
   const { store } = await openStore({ dir })
   const good = (await store.readObject(image as never)) as unknown as MachineImage
   panicking = await store.writeBlob(canonicalBytes({ ...good, cmdline: `${good.cmdline} rdinit=/no-such-init` }))

@@ -6,7 +6,7 @@ import { type AddressInfo, type Server as NetServer, type Socket, createServer a
 import { dirname, join } from 'node:path'
 import { type Server as TlsServer, createServer as createTlsServer } from 'node:tls'
 import { describe, expect, it, afterAll } from 'vitest'
-import { Workspace, bootMachine, buildMachineImage, serveMachineCdp } from '../../src/index.js'
+import { Workspace, bootMachine, serveMachineCdp } from '../../src/index.js'
 import { makeSocketDir } from '../../src/machine/machineRecords.js'
 import { sockets } from '../../src/machine/qemu/qemuProcess.js'
 import { MACHINE_TIMEOUT, killAllMachines, machineWorkspace } from '../helpers/machines.js'
@@ -17,6 +17,7 @@ import { PLANT, euidAsNobody, openToOthers } from '../helpers/privilegedModes.js
 import { useServices } from '../helpers/serviceCleanup.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { makeTestCa } from '../helpers/tlsRegistry.js'
+import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 import { until } from '../helpers/until.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
@@ -347,7 +348,7 @@ describe.runIf(process.getuid?.() === 0)("another local user and root's machine 
 
   it("cannot attach to its console nor hand its network's host side a connection (its socket directory is QEMU's user's, 0700)", async () => {
     dir = await machineWorkspace('machine-net-local')
-    const { image } = await buildMachineImage({ dir, recipe: 'busybox' })
+    const image = await sharedMachineImage(dir, 'busybox')
     const machine = await bootMachine({ dir, image, memoryMiB: 128, net: 'egress', allow: ['127.0.0.1:9'] })
     const socketDir = dirname(sockets(machine.id).qmp)
     for (const name of ['console.sock', 'egress.sock']) {
@@ -405,7 +406,7 @@ describe.runIf(process.getuid?.() === 0)("another local user and a browser machi
 
   it('reaches neither its CDP socket nor, without the token, its own Host and no Origin, the loopback endpoint', async () => {
     dir = await machineWorkspace('machine-cdp-local')
-    const { image } = await buildMachineImage({ dir, recipe: 'browser' })
+    const image = await sharedMachineImage(dir, 'browser')
     const machine = await bootMachine({ dir, image, memoryMiB: 1024 })
     const cdpSock = join(dirname(sockets(machine.id).qmp), 'cdp.sock')
     expect(existsSync(cdpSock)).toBe(true)
