@@ -90,21 +90,25 @@ describe('the browser recipe', () => {
   })
 
   it(
-    "forks children of a page with localStorage set: each reads the parent's value, one navigates alone, playwright-core drives the other over CDP",
+    "forks 3 children of a page with localStorage set: each reads the parent's value, one navigates alone, playwright-core drives another over CDP",
     { timeout: TEST_TIMEOUT },
     async () => {
       const secret = randomBytes(8).toString('hex')
       expect(await evalIn(parent.id, `localStorage.setItem('secret', ${JSON.stringify(secret)}); localStorage.getItem('secret')`)).toBe(secret)
       const snapshot = await snapshotMachine({ dir, machine: parent.id })
-      await killMachine({ dir, machine: parent.id }) // each guest runs a Chromium: no more of them at a time on a two-core host than the test needs
-      const children = await forkMachine({ dir, image: snapshot.image, n: 2, ...net() })
-      for (const child of children) expect(await evalIn(child.id, '[localStorage.getItem("secret"), document.title]')).toEqual([secret, 'page a'])
-      const [navigated, driven] = children as [MachineInfo, MachineInfo]
-      await navigate(navigated.id, '/b')
-      expect(await evalIn(navigated.id, '[document.title, localStorage.getItem("secret")]')).toEqual(['page b', secret])
+      await killMachine({ dir, machine: parent.id }) // three guests at a time on a two-core host is enough
+      const children = await forkMachine({ dir, image: snapshot.image, n: 3, ...net() })
+      for (const child of children) {
+        expect(await evalIn(child.id, 'localStorage.getItem("secret")')).toBe(secret)
+        expect(await evalIn(child.id, 'document.title')).toBe('page a')
+      }
+      const [first, ...others] = children as [MachineInfo, ...MachineInfo[]]
+      await navigate(first.id, '/b')
+      expect(await evalIn(first.id, '[document.title, localStorage.getItem("secret")]')).toEqual(['page b', secret])
+      for (const other of others) expect(await evalIn(other.id, '[document.title, location.pathname]')).toEqual(['page a', '/a'])
 
-      // playwright-core drives a child through the DevTools endpoint on the host's loopback; its sibling's navigation
-      // did not reach it, and what it does does not reach its sibling
+      // playwright-core drives a child through the DevTools endpoint on the host's loopback; its siblings do not see it
+      const [driven, untouched] = others as [MachineInfo, MachineInfo]
       const endpoint = await serveMachineCdp({ dir, machine: driven.id })
       try {
         expect(endpoint.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
@@ -112,7 +116,7 @@ describe('the browser recipe', () => {
         expect(refused.status).toBe(401)
         const browser = await chromium.connectOverCDP(endpoint.url, { headers: { authorization: `Bearer ${endpoint.token}` } })
         const page = browser.contexts()[0]!.pages()[0]!
-        expect([await page.title(), new URL(page.url()).pathname]).toEqual(['page a', '/a'])
+        expect(await page.title()).toBe('page a')
         expect(await page.evaluate('localStorage.getItem("secret")')).toBe(secret)
         await page.evaluate('document.title = "driven by playwright"')
         await browser.close()
@@ -120,7 +124,7 @@ describe('the browser recipe', () => {
         await endpoint.close()
       }
       expect(await evalIn(driven.id, 'document.title')).toBe('driven by playwright')
-      expect(await evalIn(navigated.id, '[document.title, location.pathname]')).toEqual(['page b', '/b'])
+      expect(await evalIn(untouched.id, 'document.title')).toBe('page a')
     },
   )
 })
