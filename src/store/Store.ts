@@ -128,7 +128,7 @@ export class Store implements AsyncDisposable {
   }
 
   /** How many object files the store has, from the first object directory's. */
-  private estimatedObjectFiles(): number {
+  estimatedObjectFiles(): number {
     return shardNames(this.objectsDir, SHARDS[0]!).length * SHARDS.length
   }
 
