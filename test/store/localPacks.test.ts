@@ -55,7 +55,7 @@ describe("a cold snapshot's own pack", () => {
     const second = await snapshotWorkspace({ dir })
     const root = await store.writeObject(makeSnapshot({ parents: [], tree: second.tree, message: 'root' }))
     await updateRef({ store, name: 'refs/heads/main', id: root, expected: second.id, message: 'test' })
-    const swept = await gc({ store, prune: 'now' })
+    const swept = await gc({ store, prune: 'now', now: new Date(Date.now() + 60_000) }) // every reflog entry older than the clock, even one of this very millisecond
     expect(swept.removed).toContain(first.id)
     expect(swept.removed).toContain(sha256(manyFiles(3)['dir0/file0.bin']!))
     expect(packFiles(store)).toEqual([])
