@@ -128,7 +128,7 @@ export class Store implements AsyncDisposable {
   }
 
   /** How many object files the store has, from the first object directory's. */
-  private estimatedObjectFiles(): number {
+  estimatedObjectFiles(): number {
     return shardNames(this.objectsDir, SHARDS[0]!).length * SHARDS.length
   }
 
@@ -202,7 +202,7 @@ export class Store implements AsyncDisposable {
   /** Read an object's bytes and check them against the digest. */
   async readBlob(digest: Digest): Promise<Buffer> {
     assertDigest(digest)
-    const packed = this.packs.peek(digest) // as `bytesOf`, the file read asynchronously: a blob may be large
+    const packed = this.packs.peekRead(digest) // as `bytesOf`, the file read asynchronously: a blob may be large
     return verified(digest, packed ? this.packs.readAt(packed) : ((await readOrNull(this.objectPath(digest))) ?? this.packs.read(digest)))
   }
 
@@ -213,12 +213,12 @@ export class Store implements AsyncDisposable {
   }
 
   /**
-   * An object's bytes, unchecked: from the pack that holds it as far as this process knows
+   * An object's bytes, unchecked: from the pack that holds it by the indexes read so far
    * (a lookup is cheaper than the failed open of a file the object does not have), else its
-   * file, else a pack kept since; null when the store lacks it.
+   * file, else a pack (its indexes read then); null when the store lacks it.
    */
   private bytesOf(digest: Digest, readFile: (path: string) => Buffer | null): Buffer | null {
-    const packed = this.packs.peek(digest)
+    const packed = this.packs.peekRead(digest)
     return packed ? this.packs.readAt(packed) : (readFile(this.objectPath(digest)) ?? this.packs.read(digest))
   }
 

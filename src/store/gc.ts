@@ -77,6 +77,7 @@ export async function gc({ dryRun = false, prune = DEFAULT_PRUNE, now = new Date
     freedBytes += packed.freedBytes
     if (!dryRun) {
       await removeStaleTemps(store)
+      await removeUncommittedPacks(store)
       for (const temp of temps) await removeIfStale(temp) // an object is written as a dot-file in its shard, then renamed
       if (removed.length > 0) await fs.rm(store.path('index'), { force: true })
     }
@@ -118,6 +119,14 @@ async function removeStaleTemps(store: Store): Promise<void> {
   const pending = await pendingStaging(store)
   for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
     if (resolve(dir, name) !== pending) await removeIfStale(`${dir}/${name}`)
+  }
+}
+
+/** Packs whose index never came (a writer crashed between the two), once old enough to be a crashed writer's: no reader looks at them. */
+async function removeUncommittedPacks(store: Store): Promise<void> {
+  const names = await fs.readdir(store.packs.dir).catch(() => [] as string[])
+  for (const name of names) {
+    if (/^[0-9a-f]{64}\.pack$/.test(name) && !names.includes(`${name.slice(0, 64)}.idx`)) await removeIfStale(`${store.packs.dir}/${name}`)
   }
 }
 

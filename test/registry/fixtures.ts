@@ -16,6 +16,15 @@ export async function makeImage(files: Record<string, FileSpec>): Promise<{ dir:
   return { dir, store: await Store.open(join(dir, '.forkpoint')), id: snap.id }
 }
 
+/** Every object of the store's packs (a cold snapshot of many files writes one) as a file of its own, the packs dropped: for a test of object files. */
+export async function unpackStore(store: Store): Promise<void> {
+  for (const pack of store.packs.list()) {
+    for (const object of pack.index.objects) store.objectFile(object.digest)
+    await store.sync()
+    store.packs.remove(pack)
+  }
+}
+
 /** An empty store of its own (the receiving side). */
 export async function emptyStore(): Promise<Store> {
   return Store.init(join(tempDir('recv'), '.forkpoint'))

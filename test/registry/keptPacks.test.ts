@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { Store, Workspace, checkout, cloneImage, deleteTag, gc, pullImage, pushImage, showObject, snapshotWorkspace, verify } from '../../src/index.js'
 import { KEEP_WHOLE_MIN_OBJECTS } from '../../src/registry/transfer/stagePackedObjects.js'
 import { listObjects } from '../../src/store/objectGraph.js'
+import { PACK_MIN_OBJECTS } from '../../src/world/scan/scanWorkspace.js'
 import { tempDir } from '../helpers/tmp.js'
 import { emptyStore, expectRefusedUntouched, makeImage, randomFiles, remotePacks, storeState, treeListing } from './fixtures.js'
 import { useRemotes } from './remotes.js'
@@ -134,5 +135,18 @@ describe('a kept pack that goes bad', () => {
     bytes[bytes.length - 100]! ^= 0xff // inside the last frame: its checksum fails
     await fs.writeFile(blob, bytes)
     await expectRefusedUntouched((s) => pullImage({ store: s, remote: image.remote, credentials }), Error) // storeState counts kept packs too
+  })
+})
+
+describe("a snapshot's own pack", () => {
+  it('a cold snapshot whose objects its store packed pushes and clones like any other', async () => {
+    const image = await makeImage({ ...randomFiles(PACK_MIN_OBJECTS + 10, 512, 9), 'small.txt': 'small' })
+    expect(packFiles(image.store).map((n) => n.slice(64))).toEqual(['.idx', '.pack'])
+    const remote = remotes.remote('file', 'own-pack')
+    await pushImage({ store: image.store, id: image.id, remote, credentials })
+    const into = join(tempDir('clone'), 'ws')
+    await cloneImage({ remote, into, credentials })
+    expect(await treeListing(into)).toEqual(await treeListing(image.dir))
+    expect(await verify({ store: await Store.open(join(into, '.forkpoint')) })).toMatchObject({ ok: true })
   })
 })

@@ -12,12 +12,12 @@ import { openTransport } from '../../src/registry/transport/openTransport.js'
 import { parseRemote } from '../../src/registry/transport/parseRemote.js'
 import { readKnownRemoteImage, rememberPulledImage } from '../../src/registry/transfer/knownRemoteImage.js'
 import { collectImage } from '../../src/registry/transfer/collectImage.js'
-import { frameCompressor } from '../../src/registry/pack/frameBuilder.js'
+import { frameCompressor } from '../../src/store/frameCompressor.js'
 import { openPackWriter, writePack } from '../../src/registry/pack/writePack.js'
 import type { TransferProgress } from '../../src/registry/transport/TransferProgress.js'
 import { sha256 } from '../../src/objects/digest.js'
 import { tempDir } from '../helpers/tmp.js'
-import { emptyStore, makeImage, randomFiles, remotePacks, treeListing } from './fixtures.js'
+import { emptyStore, makeImage, randomFiles, remotePacks, treeListing, unpackStore } from './fixtures.js'
 import { TRANSPORTS, useRemotes } from './remotes.js'
 
 const remotes = useRemotes()
@@ -306,6 +306,7 @@ describe('a pack built as the walk goes', () => {
   it('has the bytes of a pack written after the walk, structured objects first: fed by the walk, pushed whole or repacked, and as a pack file; a corrupt content is refused (exit 5)', async () => {
     // 18 MB in 2 KiB files: the second thread starts, and frames close, while the walk goes on
     const image = await makeImage(randomFiles(9000, 2048, 17))
+    await unpackStore(image.store) // the objects as files, which the second thread reads (and the test damages)
     const { objects, structured } = await collectImage(image.store, image.id)
     const after = await writePack(image.store, objects, join(tempDir('after'), 'pack'), { structured })
     expect(after.threads).toBe(availableParallelism() > 1 ? 2 : 1)
@@ -352,6 +353,7 @@ describe('a pack built as the walk goes', () => {
 describe('a pack of many objects, built on two threads', () => {
   it('has the bytes one thread gives, reads objects the store keeps only in a pack, refuses a corrupt or short object file (exit 5), and sends only an object’s own bytes', async () => {
     const image = await makeImage(randomFiles(9000, 48, 13)) // past the object count where a second thread reads
+    await unpackStore(image.store) // the objects as files, which the second thread reads (and the test damages)
     const { objects, structured } = await collectImage(image.store, image.id)
     const onOneThread = async (store: Store, file: string) => {
       const pack = await writePack(store, objects, file, { structured })

@@ -22,6 +22,8 @@ import {
   writeSafetensors,
 } from '../../src/index.js'
 import { MediaType } from '../../src/registry/manifest/mediaTypes.js'
+import { LocalPacks } from '../../src/store/LocalPacks.js'
+import { packIndexBytes } from '../../src/store/PackIndex.js'
 import { openTransport } from '../../src/registry/transport/openTransport.js'
 import { parseRemote } from '../../src/registry/transport/parseRemote.js'
 import { sha256 } from '../../src/objects/digest.js'
@@ -1178,5 +1180,55 @@ describe('machine cp: a file out of an untrusted guest', () => {
     } finally {
       fpNobody('machine', 'kill', id)
     }
+  })
+})
+
+describe("a store's own packs from elsewhere (a cloned repository's .forkpoint/)", () => {
+  const PEAK_RSS_BYTES = 300 * 1024 * 1024
+
+  /** Read one object of the store at `storeDir` in a process of its own: the exit code its error carries, its message and the peak RSS. */
+  async function readInChild(storeDir: string, digest: string): Promise<{ exitCode: number; message: string; peakRssBytes: number }> {
+    const script = join(tempDir('pack-reader'), 'read.mts')
+    const lib = fileURLToPath(new URL('../../src/index.js', import.meta.url))
+    await fs.writeFile(
+      script,
+      `import { Store } from ${JSON.stringify(lib)}
+let exitCode = 0
+let message = ''
+try {
+  await (await Store.open(process.argv[2])).readBlob(process.argv[3])
+} catch (err) {
+  exitCode = err.exitCode ?? 6
+  message = err.message
+}
+process.stdout.write(JSON.stringify({ exitCode, message, peakRssBytes: process.resourceUsage().maxRSS * 1024 }) + '\\n')
+`,
+    )
+    const r = await runProgram([process.execPath, '--import', 'tsx', script, storeDir, digest], { cwd: fileURLToPath(new URL('../..', import.meta.url)) })
+    const line = r.stdout.trim().split('\n').pop() ?? ''
+    if (!line.startsWith('{')) throw new Error(`the reader exited ${r.code} without a report:\n${r.stdout}\n${r.stderr}`)
+    return JSON.parse(line) as { exitCode: number; message: string; peakRssBytes: number }
+  }
+
+  it('a kept frame of 4 GiB of zeros whose index declares 3.5 KB: a read is refused (exit 5) with peak RSS under 300 MB', async () => {
+    const { store } = await storeWorkspace()
+    const declared = Buffer.alloc(3584)
+    const frame = zeroFrame(Buffer.alloc(0), FOUR_GIB_OF_ZEROS)
+    const pack = sha256(frame)
+    const index = packIndexBytes({
+      kind: 'pack-index',
+      schemaVersion: 1,
+      pack,
+      packSize: frame.length,
+      frames: [[frame.length, declared.length]],
+      objects: [[sha256(declared), 0, declared.length]],
+    })
+    await fs.mkdir(store.packs.dir, { recursive: true })
+    await fs.writeFile(LocalPacks.packFile(store.packs.dir, pack), frame)
+    await fs.writeFile(LocalPacks.indexFile(store.packs.dir, pack), index)
+    const result = await readInChild(store.root, sha256(declared))
+    expect(result.exitCode, result.message).toBe(5)
+    expect(result.peakRssBytes).toBeLessThan(PEAK_RSS_BYTES)
+    expect(result.message).toMatch(/is damaged at frame 0/)
   })
 })

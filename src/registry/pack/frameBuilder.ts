@@ -5,7 +5,7 @@ import { InternalError, StoreCorruptError } from '../../errors/index.js'
 import { sha256 } from '../../objects/digest.js'
 import { DigestCheck } from '../../store/verifiedRead.js'
 import { startBuiltWorker } from '../../util/builtEntry.js'
-import { requirePackage } from '../../util/requirePackage.js'
+import { frameCompressor } from '../../store/frameCompressor.js'
 import type { BlobRef } from '../manifest/Descriptor.js'
 
 /**
@@ -21,14 +21,6 @@ const HELPER_MIN_OBJECTS = 8192
 
 /** Frames handed to the helper and not yet back: enough to keep it busy while this thread builds its own. */
 const HELPER_QUEUE = 2
-
-/** A zstd compressor for pack frames: the level asked, each frame with its checksum. */
-export function frameCompressor(level: number): Compressor {
-  const { Compressor } = requirePackage('zstd-napi') as typeof import('zstd-napi')
-  const compressor = new Compressor()
-  compressor.setParameters({ compressionLevel: level, checksumFlag: true })
-  return compressor
-}
 
 /** A compressed frame, with the size of the bytes it holds. */
 export interface Frame {

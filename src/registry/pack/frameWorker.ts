@@ -3,7 +3,8 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { objectPathIn } from '../../store/objectPath.js'
 import { readSizedOrNullSync } from '../../util/fsx.js'
 import type { BlobRef } from '../manifest/Descriptor.js'
-import { type FrameReader, buildFrame, frameCompressor } from './frameBuilder.js'
+import { frameCompressor } from '../../store/frameCompressor.js'
+import { type FrameReader, buildFrame } from './frameBuilder.js'
 
 const { level, objectsDir } = workerData as { level: number; objectsDir: string }
 const compressor = frameCompressor(level)

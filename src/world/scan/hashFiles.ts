@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import type { Worker } from 'node:worker_threads'
 import { InternalError } from '../../errors/index.js'
+import type { ObjectSink } from '../../store/LocalPackWriter.js'
 import type { Store } from '../../store/Store.js'
 import { startBuiltWorker } from '../../util/builtEntry.js'
 import { storeSmallFile } from './storeFile.js'
@@ -28,6 +29,8 @@ export interface HashFilesArgs {
   bytes: number
   /** Store each file as a blob, or only hash it. */
   write: boolean
+  /** Where the blobs go when not into the store's own files (a pack): all from this thread then. */
+  sink?: ObjectSink | undefined
   onProgress?: (done: number, total: number) => void
 }
 
@@ -35,16 +38,15 @@ export interface HashFilesArgs {
  * Hash (and store) small files, one blob each, on two threads when that pays: each thread takes the next file from a shared counter, so a few large files
  * never leave one thread idle. The worker hands back what it wrote, for the caller's one sync.
  */
-export async function hashSmallFiles({ store, paths, bytes, write, onProgress }: HashFilesArgs): Promise<SharedHashes> {
+export async function hashSmallFiles({ store, paths, bytes, write, sink, onProgress }: HashFilesArgs): Promise<SharedHashes> {
   const shared: SharedHashes = {
     next: new Int32Array(new SharedArrayBuffer(4)),
     digests: new Uint8Array(new SharedArrayBuffer(paths.length * 32)),
     sizes: new Float64Array(new SharedArrayBuffer(paths.length * 8)),
   }
-  const worthIt = bytes >= WORKER_MIN_BYTES && bytes >= WORKER_MIN_AVERAGE * paths.length && availableParallelism() > 1
-  const helper = worthIt ? startHelper(store, paths, write, shared) : null
+  const helper = sink === undefined && helperPays(paths.length, bytes) ? startHelper(store, paths, write, shared) : null
   try {
-    hashShare(store, paths, write, shared, onProgress)
+    hashShare(sink ?? store, paths, write, shared, onProgress)
   } catch (err) {
     await helper?.worker.terminate()
     throw err
@@ -54,8 +56,13 @@ export async function hashSmallFiles({ store, paths, bytes, write, onProgress }:
   return shared
 }
 
+/** Whether hashing `files` files of `bytes` in all pays a second thread (see WORKER_MIN_BYTES). */
+export function helperPays(files: number, bytes: number): boolean {
+  return bytes >= WORKER_MIN_BYTES && bytes >= WORKER_MIN_AVERAGE * files && availableParallelism() > 1
+}
+
 /** This thread's share: files from the shared counter until none is left. */
-export function hashShare(store: Store, paths: string[], write: boolean, shared: SharedHashes, onProgress?: (done: number, total: number) => void): void {
+export function hashShare(store: ObjectSink, paths: string[], write: boolean, shared: SharedHashes, onProgress?: (done: number, total: number) => void): void {
   const digests = Buffer.from(shared.digests.buffer)
   for (let i = Atomics.add(shared.next, 0, 1); i < paths.length; i = Atomics.add(shared.next, 0, 1)) {
     const stored = storeSmallFile({ store, path: paths[i]!, write })

@@ -6,7 +6,8 @@ import type { Store } from '../../store/Store.js'
 import { IGNORE_FILES, type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { DIR_ROW, EXEC_ROW, FILE_ROW, SYMLINK_ROW } from './indexFile.js'
 import { fsPath, readdirEntries, readlinkName } from '../../util/fsName.js'
-import { hashSmallFiles } from './hashFiles.js'
+import { hashSmallFiles, helperPays } from './hashFiles.js'
+import { LocalPackWriter, type ObjectSink } from '../../store/LocalPackWriter.js'
 import { STAT_SLOT, VANISHED, lstat } from './lstatNames.js'
 import { StoreDirectory } from './storeDirectory.js'
 import { CHUNKING_THRESHOLD, storeFile } from './storeFile.js'
@@ -86,8 +87,7 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   // Other ignore rules can bring back entries that the lists the index vouched for left out: list everything (asking the index nothing).
   if (walked.walk.reusedLists > 0 && !sameRules) walked = walkWorkspace(opts, root, store, previous, scanStartMs, true)
   const { next, walk, top } = walked
-  const hashedBytes = await hashPending(opts, next, walk.pending, scanStartMs)
-  const trees = buildTrees(opts, next, walk)
+  const { hashedBytes, trees } = await storeObjects(opts, next, walk, scanStartMs)
   let indexSaved = walk.clean[top]! && !walk.dirRecordsChanged && sameRules // an index that vouched for everything is already right
   const persist = async (): Promise<void> => {
     if (!opts.write) return
@@ -316,16 +316,45 @@ class Walk {
   }
 }
 
-/** Read and store (or only hash) the files the index could not vouch for; returns the bytes read. */
-async function hashPending(opts: ScanOptions, next: NextIndex, pending: PendingFile[], scanStartMs: number): Promise<number> {
-  const small = pending.filter((p) => next.size(p.row) < CHUNKING_THRESHOLD)
+/**
+ * A write scan with at least this many small files to store puts them, and its trees, into
+ * one pack (`LocalPackWriter`) rather than a file each, unless a second thread hashes them
+ * (large files, where hashing is the work, not creating files).
+ */
+export const PACK_MIN_OBJECTS = 1024
+
+/** Hash the files the index could not vouch for, build the trees, and store what is new (a write scan): in one pack when there are many. */
+async function storeObjects(opts: ScanOptions, next: NextIndex, walk: Walk, scanStartMs: number): Promise<{ hashedBytes: number; trees: Map<Digest, Tree> }> {
+  const small = walk.pending.filter((p) => next.size(p.row) < CHUNKING_THRESHOLD)
+  const smallBytes = small.reduce((n, p) => n + next.size(p.row), 0)
+  const pack = opts.write && small.length >= PACK_MIN_OBJECTS && !helperPays(small.length, smallBytes) ? new LocalPackWriter(opts.store) : null
+  try {
+    const hashedBytes = await hashPending(opts, next, walk.pending, { small, smallBytes, pack }, scanStartMs)
+    const trees = buildTrees(opts, next, walk, pack ?? opts.store)
+    pack?.finish()
+    return { hashedBytes, trees }
+  } catch (err) {
+    pack?.abort()
+    throw err
+  }
+}
+
+/** Read and store (or only hash) the files the index could not vouch for, the small ones into `pack` if given; returns the bytes read. */
+async function hashPending(
+  opts: ScanOptions,
+  next: NextIndex,
+  pending: PendingFile[],
+  { small, smallBytes, pack }: { small: PendingFile[]; smallBytes: number; pack: LocalPackWriter | null },
+  scanStartMs: number,
+): Promise<number> {
   const large = pending.filter((p) => next.size(p.row) >= CHUNKING_THRESHOLD)
   const progress = (done: number) => opts.onProgress?.(done, pending.length)
   const hashed = await hashSmallFiles({
     store: opts.store,
     paths: small.map((p) => p.abs),
-    bytes: small.reduce((n, p) => n + next.size(p.row), 0),
+    bytes: smallBytes,
     write: opts.write,
+    sink: pack ?? undefined,
     onProgress: progress,
   })
   let bytes = 0
@@ -342,8 +371,8 @@ async function hashPending(opts: ScanOptions, next: NextIndex, pending: PendingF
   return bytes
 }
 
-/** Build (and store, on a write scan) the tree of every directory the index did not vouch for, children first. */
-function buildTrees(opts: ScanOptions, next: NextIndex, walk: Walk): Map<Digest, Tree> {
+/** Build (and store into `sink`, on a write scan) the tree of every directory the index did not vouch for, children first. */
+function buildTrees(opts: ScanOptions, next: NextIndex, walk: Walk, sink: ObjectSink): Map<Digest, Tree> {
   const trees = new Map<Digest, Tree>()
   for (let dir = walk.clean.length - 1; dir >= 0; dir--) {
     if (walk.clean[dir]) continue
@@ -351,7 +380,7 @@ function buildTrees(opts: ScanOptions, next: NextIndex, walk: Walk): Map<Digest,
     const entries: TreeEntry[] = []
     for (let row = first; row < first + next.dirCount(dir); row++) entries.push(entryOf(next, walk, row))
     const { tree, bytes, digest } = treeObject(entries)
-    if (opts.write) opts.store.writeVerifiedSync(digest, bytes)
+    if (opts.write) sink.writeVerifiedSync(digest, bytes)
     next.setDirTree(dir, digest)
     trees.set(digest, tree)
   }

@@ -2,6 +2,7 @@ import { createReadStream, readFileSync } from 'node:fs'
 import { canonicalBytes } from '../../util/canonicalJson.js'
 import { type Digest, sha256 } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
+import type { ObjectSink } from '../../store/LocalPackWriter.js'
 import { chunkStream } from './fastcdc.js'
 import { fsPath } from '../../util/fsName.js'
 import type { Chunks } from '../../objects/Tree.js'
@@ -39,7 +40,7 @@ export async function storeFile({ store, path, size, write }: { store: Store; pa
 }
 
 /** One blob, synchronously: for a small file the system calls cost less than handing them to the thread pool. */
-export function storeSmallFile({ store, path, write }: { store: Store; path: string; write: boolean }): StoredContent {
+export function storeSmallFile({ store, path, write }: { store: ObjectSink; path: string; write: boolean }): StoredContent {
   const bytes = readFileSync(fsPath(path))
   const content = sha256(bytes)
   if (write) store.writeVerifiedSync(content, bytes)
