@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect } from 'vitest'
-import { fp, fpInProcess, fpJsonInProcess } from '../helpers/cli.js'
+import { fpInProcess, fpJsonInProcess } from '../helpers/cli.js'
 import { workspaceDeferringSend } from '../helpers/countingServer.js'
 import { useHoldingServer } from '../helpers/holdingServer.js'
 import { killedAt } from '../helpers/killAtStep.js'
@@ -34,7 +34,7 @@ export async function branchWithOutbox(service: Service): Promise<string> {
   const dir = await workspaceDeferringSend()
   expect((await fpInProcess(dir, 'branch', 'mail')).code).toBe(0)
   const curl = (body: string) => `curl -s -o /dev/null -A '${AGENT}' -X POST -H 'content-type: application/json' -d '${body}' ${service.url('/send')}`
-  const run = await fp(dir, 'run', '--branch', 'mail', '--net', 'host', '--', 'sh', '-c', ['echo sent > report.txt', ...EMAILS.map(curl)].join(' && '))
+  const run = await fpInProcess(dir, 'run', '--branch', 'mail', '--net', 'host', '--', 'sh', '-c', ['echo sent > report.txt', ...EMAILS.map(curl)].join(' && '))
   expect(run.code).toBe(0)
   expect(service.received).toEqual([])
   return dir

@@ -1,6 +1,6 @@
 /**
  * Fuzz targets that misbehave on purpose, to show the fuzzer reports each kind of
- * finding (test/security/hostileData.test.ts, "fuzz regressions"): a stub parser that
+ * finding (test/security/fuzzRegressions.test.ts): a stub parser that
  * throws a TypeError, one that throws an exit-6 error, one that hangs, one whose process
  * dies, one that takes too much memory, and one that refuses everything as it should.
  */

@@ -3,7 +3,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest'
-import { fp } from './cli.js'
+import { fpInProcess } from './cli.js'
 import { makeWorkspace } from './tmp.js'
 
 /** What a counting service received: one entry per request. */
@@ -43,7 +43,7 @@ export function useCountingServer(): { url: (path?: string) => string; port: () 
 /** A workspace with a store and an HTTP effects policy that makes POST /send (the counting service's "email") irreversible. */
 export async function workspaceDeferringSend(): Promise<string> {
   const dir = await makeWorkspace({ 'notes.txt': 'hello\n' })
-  expect((await fp(dir, 'init')).code).toBe(0)
+  expect((await fpInProcess(dir, 'init')).code).toBe(0)
   writeFileSync(join(dir, '.forkpoint', 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
   return dir
 }

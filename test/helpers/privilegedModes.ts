@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, chownSync, promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { CLI, type CliResult } from './cli.js'
+import { CLI, type CliResult, fpInProcess } from './cli.js'
 
 /**
  * What hostile code in a sandbox leaves to gain privilege on the host: a copy of `id` made
@@ -54,4 +54,9 @@ export function fpAsNobody(cwd: string, ...args: string[]): Promise<CliResult> {
     child.on('error', reject)
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
   })
+}
+
+/** `forkpoint ARGS` in `cwd` as `user`: nobody's through setpriv, root's in this process (a test's own user, root when it runs as root). */
+export function fpAs(user: 'root' | 'nobody', cwd: string, ...args: string[]): Promise<CliResult> {
+  return user === 'nobody' ? fpAsNobody(cwd, ...args) : fpInProcess(cwd, ...args)
 }

@@ -34,8 +34,9 @@ import { Redactor } from '../../src/trace/redact/Redactor.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { type Runner, forkpoint, runAs } from '../branch/toolsInBranch.js'
 import { adversarialLines, filled, LINE_BYTES } from '../helpers/adversarialLines.js'
+import { fpAs } from '../helpers/privilegedModes.js'
 import { useCountingServer } from '../helpers/countingServer.js'
-import { CLI, fp, runCli, runProgram } from '../helpers/cli.js'
+import { CLI, fpInProcess, runCli, runProgram } from '../helpers/cli.js'
 import { type FakeLlmServer, startFakeLlmServer } from '../helpers/fakeLlmServer.js'
 import { type RegistryServer, startRegistry } from '../helpers/registryServer.js'
 import { tempDir, makeWorkspace } from '../helpers/tmp.js'
@@ -92,6 +93,7 @@ describe('hostile trace data: linear redaction, rules from artifacts, bounded me
       writeFileSync(join(dir, name), JSON.stringify(golden))
       return name
     }
+    // spawned: the agent inherits the CLI's stderr, which is captured only when the CLI is a child
     const check = (expected: string, ...flags: string[]) => runCli(['ci', 'check', '--entrypoint', entry, '--expected', expected, '--json', ...flags], { cwd: dir, env })
 
     it('a pattern, key or path in the artifact changes nothing: the check passes on what the agent did', async () => {
@@ -151,7 +153,7 @@ describe('hostile trace data: linear redaction, rules from artifacts, bounded me
         writeFileSync(join(adapter, 'adapter_model.safetensors'), writeSafetensors(tensors))
         const { id } = await snapshotAgent({ dir, model: adapter, message: name, allowEmpty: true })
         const out = join(tempDir('gguf'), 'adapter.gguf')
-        const res = await fp(dir, 'llm', 'export-lora', id, '-o', out, '--alpha', '8')
+        const res = await fpInProcess(dir, 'llm', 'export-lora', id, '-o', out, '--alpha', '8')
         expect(res.code, res.stderr).toBe(5)
         expect(res.stderr).toContain('not a consistent LoRA adapter')
         expect(existsSync(out)).toBe(false)
@@ -171,7 +173,7 @@ describe('hostile trace data: linear redaction, rules from artifacts, bounded me
 
     it('as root', async () => {
       const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
-      const res = await fp(dir, 'serve', '--listen', `127.0.0.1:${port}`, '--no-watch')
+      const res = await fpInProcess(dir, 'serve', '--listen', `127.0.0.1:${port}`, '--no-watch')
       expect(res.code, res.stderr).toBe(2)
       expect(res.stderr).toContain(`127.0.0.1:${port}`)
       expect(res.stderr).toContain('in use')
@@ -199,7 +201,7 @@ describe('hostile trace data: linear redaction, rules from artifacts, bounded me
       ]
       for (const [name, input] of inputs) {
         writeFileSync(join(dir, `${name}.run.json`), run(input))
-        const res = await fp(dir, 'ci', 'replay', '--artifact', `${name}.run.json`)
+        const res = await fpInProcess(dir, 'ci', 'replay', '--artifact', `${name}.run.json`)
         expect(res.code, `${name}: ${res.stderr}`).toBe(5)
         expect(res.stderr.length).toBeLessThan(500)
       }
@@ -214,7 +216,7 @@ describe('hostile trace data: linear redaction, rules from artifacts, bounded me
       for (const [name, line] of lines) {
         writeFileSync(join(dir, `${name}.jsonl`), `${line}\n`)
         expect(() => transcriptToRun(Buffer.from(`${line}\n`), `${name}.jsonl`, { env: {} })).toThrow(RunArtifactError)
-        const res = await fp(dir, 'snapshot', '--trace', `${name}.jsonl`, '-m', name)
+        const res = await fpInProcess(dir, 'snapshot', '--trace', `${name}.jsonl`, '-m', name)
         expect(res.code, `${name}: ${res.stderr}`).toBe(5)
       }
     })
@@ -249,7 +251,7 @@ describe('hostile trace data: linear redaction, rules from artifacts, bounded me
 describe('registry: packs, layouts and signatures from elsewhere', () => {
   const NOBODY = 65534
   const asRoot = process.getuid?.() === 0
-  const CHILD = fileURLToPath(new URL('../helpers/registryChild.ts', import.meta.url))
+  const CHILD = fileURLToPath(new URL('../helpers/registryChild.mjs', import.meta.url))
   const PEAK_RSS_BYTES = 300 * 1024 * 1024
   const NOTE = Buffer.from('{"kind":"note","schemaVersion":1,"text":"an honest object before the zeros"}')
 
@@ -265,7 +267,7 @@ describe('registry: packs, layouts and signatures from elsewhere', () => {
 
   /** Run the operation in a child process as `uid`: the exit code its error carries and its peak RSS. */
   async function inChild(uid: number, op: 'unpack' | 'pull', input: string, store: string): Promise<{ exitCode: number; message: string; peakRssBytes: number }> {
-    const node = [process.execPath, '--import', 'tsx', CHILD, op, input, store]
+    const node = [process.execPath, CHILD, op, input, store]
     const argv = uid === 0 ? node : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...node]
     const r = await runProgram(argv, { cwd: fileURLToPath(new URL('../..', import.meta.url)), env: { HOME: join(store, '..') } })
     const line = r.stdout.trim().split('\n').pop() ?? ''
@@ -462,15 +464,12 @@ describe('imported runs, model directories and foreign .git are data', () => {
   }
 
   /** `forkpoint ARGS` in `cwd` as the runner. */
-  function cli(runner: Runner, cwd: string, ...args: string[]): { code: number | null; stdout: string; stderr: string } {
-    const ran = forkpoint(runner, cwd, ...args)
-    return { code: ran.status, stdout: ran.stdout, stderr: ran.stderr }
-  }
+  const cli = (runner: Runner, cwd: string, ...args: string[]) => fpAs(runner.user, cwd, ...args)
 
   /** A workspace with a store, owned by the runner. */
-  function ownWorkspace(runner: Runner, label: string): string {
+  async function ownWorkspace(runner: Runner, label: string): Promise<string> {
     const dir = ownDir(runner, label)
-    expect(cli(runner, dir, 'init').code).toBe(0)
+    expect((await cli(runner, dir, 'init')).code).toBe(0)
     return dir
   }
 
@@ -478,7 +477,7 @@ describe('imported runs, model directories and foreign .git are data', () => {
   async function hostileArtifact(): Promise<string> {
     const elsewhere = tempDir('hostile-author')
     await initWorkspace({ dir: elsewhere })
-    const rec = await fp(elsewhere, 'run', '--record', '-o', 'evil.run.json', '--', process.execPath, '-e', quiet)
+    const rec = await fpInProcess(elsewhere, 'run', '--record', '-o', 'evil.run.json', '--', process.execPath, '-e', quiet)
     expect(rec.code, rec.stderr).toBe(0)
     const run = JSON.parse(readFileSync(join(elsewhere, 'evil.run.json'), 'utf8')) as { meta: { command: string[] } }
     run.meta.command = [process.execPath, '-e', plant]
@@ -487,34 +486,34 @@ describe('imported runs, model directories and foreign .git are data', () => {
 
   for (const runner of runners) {
     it(`as ${runner.user}: a run imported with snapshot --trace never runs its recorded command on replay, with or without --trust-command; one recorded here does`, async () => {
-      const home = ownWorkspace(runner, 'hostile-home')
+      const home = await ownWorkspace(runner, 'hostile-home')
       writeFileSync(join(home, 'evil.run.json'), await hostileArtifact())
-      expect(cli(runner, home, 'snapshot', '--trace', 'evil.run.json').code).toBe(0)
+      expect((await cli(runner, home, 'snapshot', '--trace', 'evil.run.json')).code).toBe(0)
       for (const args of [
         ['replay', 'latest'],
         ['replay', 'latest', '--trust-command'],
         ['replay', 'evil.run.json', '--trust-command'],
       ]) {
-        const replay = cli(runner, home, ...args)
+        const replay = await cli(runner, home, ...args)
         expect([args, replay.code, replay.stderr]).toEqual([args, 2, expect.stringMatching(/was imported into this store, not recorded by its own run --record/)])
         expect(existsSync(join(home, 'pwned'))).toBe(false)
       }
-      const own = cli(runner, home, 'replay', 'latest', '--', process.execPath, '-e', quiet)
+      const own = await cli(runner, home, 'replay', 'latest', '--', process.execPath, '-e', quiet)
       expect([own.code, own.stderr]).toEqual([0, expect.any(String)])
       expect(existsSync(join(home, 'pwned'))).toBe(false)
       // a run this store's own run --record recorded replays with its own command, as ever
-      expect(cli(runner, home, 'run', '--record', '--', process.execPath, '-e', quiet).code).toBe(0)
-      expect(cli(runner, home, 'replay', 'latest').code).toBe(0)
+      expect((await cli(runner, home, 'run', '--record', '--', process.execPath, '-e', quiet)).code).toBe(0)
+      expect((await cli(runner, home, 'replay', 'latest')).code).toBe(0)
     })
 
-    it(`as ${runner.user}: snapshot --model refuses a symlink leading out of the model directory (exit 5), and stores nothing of its target`, () => {
-      const home = ownWorkspace(runner, 'model-home')
+    it(`as ${runner.user}: snapshot --model refuses a symlink leading out of the model directory (exit 5), and stores nothing of its target`, async () => {
+      const home = await ownWorkspace(runner, 'model-home')
       const secret = join(ownDir(runner, 'secret'), 'shadow')
       writeFileSync(secret, 'root:$6$secret-hash:19000:0:99999:7:::\n')
       const model = ownDir(runner, 'model')
       writeFileSync(join(model, 'adapter_config.json'), '{"r": 8}\n')
       symlinkSync(secret, join(model, 'config.json'))
-      const refused = cli(runner, home, 'snapshot', '--model', model, '--allow-empty')
+      const refused = await cli(runner, home, 'snapshot', '--model', model, '--allow-empty')
       expect([refused.code, refused.stderr]).toEqual([5, expect.stringMatching(/config\.json is a symlink leading out of the model directory/)])
       expect(spawnSync('grep', ['-r', '-l', 'secret-hash', join(home, '.forkpoint')]).status).toBe(1) // no file of the store holds it
       // a link inside the directory, and a Hugging Face cache snapshot linking to its repository's blobs, are followed
@@ -524,7 +523,7 @@ describe('imported runs, model directories and foreign .git are data', () => {
       writeFileSync(join(repo, 'blobs', 'abc123'), '{"r": 8}\n')
       symlinkSync('../../blobs/abc123', join(repo, 'snapshots', 'rev1', 'config.json'))
       symlinkSync('config.json', join(repo, 'snapshots', 'rev1', 'alias.json'))
-      const cached = cli(runner, home, 'snapshot', '--model', join(repo, 'snapshots', 'rev1'), '--allow-empty')
+      const cached = await cli(runner, home, 'snapshot', '--model', join(repo, 'snapshots', 'rev1'), '--allow-empty')
       expect([cached.code, cached.stderr]).toEqual([0, expect.not.stringMatching(/symlink/)])
     })
 
@@ -537,19 +536,19 @@ describe('imported runs, model directories and foreign .git are data', () => {
         '.git/hooks/post-checkout': { content: `#!/bin/sh\ntouch ${marker}\n`, mode: 0o755 },
         'sub/.git': 'gitdir: /elsewhere\n',
       })
-      expect((await fp(author, 'init')).code).toBe(0)
-      expect((await fp(author, 'snapshot', '-m', 'with git files')).code).toBe(0)
+      expect((await fpInProcess(author, 'init')).code).toBe(0)
+      expect((await fpInProcess(author, 'snapshot', '-m', 'with git files')).code).toBe(0)
       const own = join(tempDir('own'), 'out')
-      const ownCheckout = await fp(author, 'checkout', 'HEAD', '--into', own)
+      const ownCheckout = await fpInProcess(author, 'checkout', 'HEAD', '--into', own)
       expect([ownCheckout.code, ownCheckout.stdout]).toEqual([0, expect.not.stringContaining('held back')]) // this store's own image: as it is
       expect(existsSync(join(own, '.git', 'config'))).toBe(true)
       const layoutDir = tempDir('layout')
-      expect((await fp(author, 'push', 'HEAD', `file://${layoutDir}:v1`)).code).toBe(0)
+      expect((await fpInProcess(author, 'push', 'HEAD', `file://${layoutDir}:v1`)).code).toBe(0)
       if (runner.user === 'nobody') runAs({ user: 'root' }, layoutDir, ['chown', '-R', 'nobody:nogroup', layoutDir])
       const layout = `file://${layoutDir}:v1`
 
       const into = join(ownDir(runner, 'clone'), 'agent')
-      const clone = cli(runner, ownDir(runner, 'cwd'), 'clone', layout, '--into', into)
+      const clone = await cli(runner, ownDir(runner, 'cwd'), 'clone', layout, '--into', into)
       expect(clone.code, clone.stderr).toBe(0)
       expect(clone.stdout).toMatch(/held back[^\n]*\n {2}\.git\/config\n {2}\.git\/hooks\/post-checkout\n {2}sub\/\.git\n {2}to write them: /)
       expect(['a.txt', '.git/HEAD'].map((p) => existsSync(join(into, p)))).toEqual([true, true])
@@ -557,14 +556,14 @@ describe('imported runs, model directories and foreign .git are data', () => {
       runAs(runner, into, ['git', 'status'])
       expect(existsSync(marker)).toBe(false)
 
-      const home = ownWorkspace(runner, 'puller')
-      expect(cli(runner, home, 'pull', layout, '--tag', 'theirs').code).toBe(0)
-      const held = cli(runner, home, 'checkout', 'theirs', '--into', join(ownDir(runner, 'held'), 'out'), '--json')
+      const home = await ownWorkspace(runner, 'puller')
+      expect((await cli(runner, home, 'pull', layout, '--tag', 'theirs')).code).toBe(0)
+      const held = await cli(runner, home, 'checkout', 'theirs', '--into', join(ownDir(runner, 'held'), 'out'), '--json')
       expect(JSON.parse(held.stdout).heldBack).toEqual(['.git/config', '.git/hooks/post-checkout', 'sub/.git'])
       const trusted = join(ownDir(runner, 'trusted'), 'out')
-      expect(cli(runner, home, 'checkout', 'theirs', '--into', trusted, '--trust-git').code).toBe(0)
+      expect((await cli(runner, home, 'checkout', 'theirs', '--into', trusted, '--trust-git')).code).toBe(0)
       expect(readFileSync(join(trusted, '.git', 'config'), 'utf8')).toContain('fsmonitor')
-      const restored = cli(runner, into, 'checkout', 'HEAD', '--trust-git', '--force')
+      const restored = await cli(runner, into, 'checkout', 'HEAD', '--trust-git', '--force')
       expect(restored.code, restored.stderr).toBe(0)
       expect(existsSync(join(into, '.git', 'hooks', 'post-checkout'))).toBe(true)
     })
@@ -742,79 +741,6 @@ describe('hostile graphs, objects and the checkout budget', async () => {
   })
 })
 
-describe('fuzz regressions', async () => {
-  const { buildCorpus } = await import('../../fuzz/corpus.js')
-  const { mutatedBytes } = await import('../../fuzz/byteMutations.js')
-  const { fuzzTarget, replayInputs } = await import('../../fuzz/fuzzTarget.js')
-  const { fuzzTargets, targetOfFile, TARGET_NAMES, TARGETS_MODULE } = await import('../../fuzz/fuzzTargets.js')
-  const { tempDir } = await import('../helpers/tmp.js')
-  const HOSTILE = fileURLToPath(new URL('../fixtures/hostile/', import.meta.url))
-  const BROKEN = fileURLToPath(new URL('../helpers/brokenFuzzTargets.ts', import.meta.url))
-  const GiB = 1024 ** 3
-  /** A generous bound on one input: a hang is a finding, a slow machine is not. */
-  const watchdog = { timeoutMs: 60_000, maxRssBytes: GiB }
-  const CI_RUNS = 300
-  const CI_SEED = 20261129
-  let corpus: Awaited<ReturnType<typeof buildCorpus>>
-
-  beforeAll(async () => {
-    corpus = await buildCorpus(tempDir('fuzz-corpus'))
-  })
-
-  /** The saved inputs of test/fixtures/hostile/: each `<target>-<hash>.<ext>` beside its `.json` description. */
-  const regressionFiles = (): string[] => (existsSync(HOSTILE) ? readdirSync(HOSTILE).filter((f) => existsSync(join(HOSTILE, `${f}.json`))) : [])
-
-  it('replays every saved finding through its target: each is now refused (exit 2 or 5) or taken, none misbehaves', async () => {
-    const byTarget = new Map<string, string[]>()
-    for (const file of regressionFiles()) {
-      const target = targetOfFile(file)
-      expect(target, file).toBeDefined()
-      byTarget.set(target!, [...(byTarget.get(target!) ?? []), file])
-    }
-    for (const [target, files] of byTarget) {
-      const verdicts = await replayInputs(
-        target,
-        files.map((f) => readFileSync(join(HOSTILE, f))),
-        { module: TARGETS_MODULE, context: corpus.context, ...watchdog },
-      )
-      expect(Object.fromEntries(files.map((f, i) => [f, verdicts[i]]))).toEqual(Object.fromEntries(files.map((f) => [f, null])))
-    }
-  })
-
-  it.each(TARGET_NAMES)(
-    `fuzzes %s for ${CI_RUNS} inputs from a fixed seed: no misbehaviour`,
-    async (name) => {
-      const [target] = fuzzTargets(corpus, [name])
-      const report = await fuzzTarget(target!, {
-        module: TARGETS_MODULE,
-        context: corpus.context,
-        runs: CI_RUNS,
-        seed: CI_SEED,
-        findingsDir: tempDir('fuzz-findings'),
-        ...watchdog,
-      })
-      expect(report.findings).toEqual([])
-      expect(report.inputs).toBe(CI_RUNS)
-    },
-    300_000,
-  )
-
-  it('reports a stub parser that throws a TypeError, exits 6, hangs, dies or bloats as a finding, its input saved; one that refuses is clean', async () => {
-    const findingsDir = tempDir('fuzz-broken')
-    const kinds: Record<string, string[]> = {}
-    for (const name of ['type-error', 'exit6', 'hang', 'crash', 'bloat', 'refuses']) {
-      const target = { name, ext: 'bin', inputs: mutatedBytes([Buffer.from('a seed input')]) }
-      const report = await fuzzTarget(target, { module: BROKEN, context: {}, runs: 100, seed: CI_SEED, findingsDir, timeoutMs: 5000, maxRssBytes: 300 * 1024 ** 2 })
-      kinds[name] = report.findings.map((f) => f.kind)
-      for (const f of report.findings) {
-        expect(readFileSync(f.file).length).toBeGreaterThan(12)
-        expect(JSON.parse(readFileSync(`${f.file}.json`, 'utf8'))).toMatchObject({ target: name, seed: CI_SEED, kind: f.kind })
-      }
-    }
-    expect(kinds).toEqual({ 'type-error': ['threw'], exit6: ['exit6'], hang: ['hang'], crash: ['crash'], bloat: ['rss'], refuses: [] })
-  })
-})
-
 describe("a guest's agent: what a guest sends the host is bounded", () => {
   const MiB = 2 ** 20
 
@@ -882,16 +808,16 @@ describe('a git repository checked out over a git repository: .git is content, t
       writeFileSync(join(author, '.git', 'config'), `[core]\n\tfsmonitor = "touch ${marker}"\n`, { flag: 'a' })
       writeFileSync(join(author, '.git', 'hooks', 'post-checkout'), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 })
       const theirs = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: author, encoding: 'utf8' }).trim()
-      expect((await fp(author, 'snapshot')).code).toBe(0)
+      expect((await fpInProcess(author, 'snapshot')).code).toBe(0)
       const layoutDir = tempDir('git-layout')
-      expect((await fp(author, 'push', 'HEAD', `file://${layoutDir}:v1`)).code).toBe(0)
+      expect((await fpInProcess(author, 'push', 'HEAD', `file://${layoutDir}:v1`)).code).toBe(0)
       if (runner.user === 'nobody') runAs({ user: 'root' }, layoutDir, ['chown', '-R', 'nobody:nogroup', layoutDir])
 
       const home = gitRepositoryOf(runner, 'git-home', 'mine.txt')
       const ownConfig = readFileSync(join(home, '.git', 'config'), 'utf8')
-      expect(forkpoint(runner, home, 'pull', `file://${layoutDir}:v1`, '--tag', 'theirs').status).toBe(0)
-      const checkedOut = forkpoint(runner, home, 'checkout', 'theirs', '--force')
-      expect([checkedOut.status, checkedOut.stdout]).toEqual([0, expect.stringMatching(/held back[^\n]*\n {2}\.git\/config\n(.*\n)* {2}\.git\/hooks\/post-checkout\n/)])
+      expect((await fpAs(runner.user, home, 'pull', `file://${layoutDir}:v1`, '--tag', 'theirs')).code).toBe(0)
+      const checkedOut = await fpAs(runner.user, home, 'checkout', 'theirs', '--force')
+      expect([checkedOut.code, checkedOut.stdout]).toEqual([0, expect.stringMatching(/held back[^\n]*\n {2}\.git\/config\n(.*\n)* {2}\.git\/hooks\/post-checkout\n/)])
       expect(runAs(runner, home, ['git', 'rev-parse', 'HEAD']).stdout.trim()).toBe(theirs)
       expect(readFileSync(join(home, '.git', 'config'), 'utf8')).toBe(ownConfig)
       expect(existsSync(join(home, '.git', 'hooks', 'post-checkout'))).toBe(false)
@@ -911,7 +837,7 @@ describe('a git repository checked out over a git repository: .git is content, t
     const state = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: 'refs', type: 'dir', mode: 0o755, size: 0, tree: refs }] })
     const tree = await store.writeObject({ kind: 'tree', schemaVersion: 1, entries: [{ name: 'state', type: 'dir', mode: 0o755, size: 0, tree: state }] })
     const id = await store.writeObject(makeSnapshot({ parents: [], tree, message: 'hostile' }))
-    const r = await fp(dir, 'checkout', id, '--force', '--store', storeDir)
+    const r = await fpInProcess(dir, 'checkout', id, '--force', '--store', storeDir)
     expect([r.code, r.stderr]).toEqual([5, expect.stringMatching(/its entry state would write into a forkpoint store/)])
     expect(existsSync(join(storeDir, 'refs', 'tags', 'planted'))).toBe(false)
   })
@@ -972,27 +898,27 @@ describe('foreign run ids never become paths', () => {
     return runArtifactText(makeRun([['llm', 'plan', { runId }, 'ok']], runId))
   }
 
-  function ownWorkspace(runner: Runner): string {
+  async function ownWorkspace(runner: Runner): Promise<string> {
     const dir = tempDir('foreign-run-ids')
     if (runner.user === 'nobody') chownSync(dir, 65534, 65534)
-    expect(forkpoint(runner, dir, 'init').status).toBe(0)
+    expect((await fpAs(runner.user, dir, 'init')).code).toBe(0)
     return dir
   }
 
   for (const runner of runners) {
     it(`as ${runner.user}: tricky ids each get one ref file inside refs/runs/; escaping ids are refused (exit 5) and write nothing`, async () => {
-      const dir = ownWorkspace(runner)
+      const dir = await ownWorkspace(runner)
       const refKinds = readdirSync(join(dir, '.forkpoint', 'refs'))
       for (const [i, id] of [...trickyIds, ...escapingIds].entries()) writeFileSync(join(dir, `r${i}.run.json`), await artifactText(id))
       if (runner.user === 'nobody') for (const name of readdirSync(dir)) chownSync(join(dir, name), 65534, 65534)
-      trickyIds.forEach((id, i) => {
-        const ran = forkpoint(runner, dir, 'snapshot', '--trace', `r${i}.run.json`)
-        expect([id, ran.status, ran.stderr]).toEqual([id, 0, expect.any(String)])
-      })
-      escapingIds.forEach((id, j) => {
-        const ran = forkpoint(runner, dir, 'snapshot', '--trace', `r${trickyIds.length + j}.run.json`)
-        expect([id, ran.status, ran.stderr]).toEqual([id, 5, expect.stringMatching(/runId .* is not a run id/)])
-      })
+      for (const [i, id] of trickyIds.entries()) {
+        const ran = await fpAs(runner.user, dir, 'snapshot', '--trace', `r${i}.run.json`)
+        expect([id, ran.code, ran.stderr]).toEqual([id, 0, expect.any(String)])
+      }
+      for (const [j, id] of escapingIds.entries()) {
+        const ran = await fpAs(runner.user, dir, 'snapshot', '--trace', `r${trickyIds.length + j}.run.json`)
+        expect([id, ran.code, ran.stderr]).toEqual([id, 5, expect.stringMatching(/runId .* is not a run id/)])
+      }
       const refs = join(dir, '.forkpoint', 'refs', 'runs')
       const names = readdirSync(refs, { withFileTypes: true })
       expect(names.every((e) => e.isFile())).toBe(true)
@@ -1000,7 +926,7 @@ describe('foreign run ids never become paths', () => {
       expect(readdirSync(join(dir, '.forkpoint', 'refs')).sort()).toEqual([...refKinds, 'runs'].sort())
       // refs/runs/../../../escaped is the workspace's own directory
       expect([existsSync(join(dir, 'escaped')), existsSync('/tmp/escaped')]).toEqual([false, false])
-      const listed = JSON.parse(forkpoint(runner, dir, 'runs', '--json', '-n', '100').stdout) as { runs: Array<{ runId: string }> }
+      const listed = JSON.parse((await fpAs(runner.user, dir, 'runs', '--json', '-n', '100')).stdout) as { runs: Array<{ runId: string }> }
       expect(listed.runs.map((r) => r.runId).sort()).toEqual([...trickyIds].sort())
     })
   }
@@ -1009,20 +935,18 @@ describe('foreign run ids never become paths', () => {
 describe('effects ledgers and outboxes edited in the store: refused before anything moves, and by verify', () => {
   const mail = useCountingServer()
   type User = 'root' | 'nobody'
-  const NOBODY = ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups']
-  const as = (user: User, dir: string, ...args: string[]) => runProgram([...(user === 'nobody' ? NOBODY : []), CLI, ...args], { cwd: dir })
   const giveTo = (user: User, path: string) => user === 'nobody' && execFileSync('chown', ['-R', '65534:65534', path])
 
   /** A workspace (owned by `user`) with branch `b`: the agent wrote new.txt and POSTed one email, deferred in b's outbox. */
   async function branchWithOutbox(user: User): Promise<string> {
     const dir = await makeWorkspace({ 'notes.txt': 'hello\n' })
     giveTo(user, dir)
-    expect((await as(user, dir, 'init')).code).toBe(0)
+    expect((await fpAs(user, dir, 'init')).code).toBe(0)
     writeFileSync(join(dir, '.forkpoint', 'effects.json'), JSON.stringify({ rules: [{ host: '127.0.0.1:*', method: 'POST', path: '/send', class: 'irreversible' }] }))
     giveTo(user, join(dir, '.forkpoint', 'effects.json'))
-    expect((await as(user, dir, 'branch', 'b')).code).toBe(0)
+    expect((await fpAs(user, dir, 'branch', 'b')).code).toBe(0)
     const agent = `echo new > new.txt && curl -s -o /dev/null -X POST -d hello ${mail.url('/send')}`
-    expect((await as(user, dir, 'run', '--branch', 'b', '--net', 'host', '--', 'sh', '-c', agent)).code).toBe(0)
+    expect((await fpAs(user, dir, 'run', '--branch', 'b', '--net', 'host', '--', 'sh', '-c', agent)).code).toBe(0)
     return dir
   }
 
@@ -1048,27 +972,27 @@ describe('effects ledgers and outboxes edited in the store: refused before anyth
       const ref = outboxRef(dir)
       editLedger(user, dir, ref, (entries) => (entries[0]!['idempotencyKey'] = 'hijacked'))
 
-      const commit = await as(user, dir, 'commit', 'b')
+      const commit = await fpAs(user, dir, 'commit', 'b')
       expect([commit.code, commit.stderr]).toEqual([5, expect.stringMatching(/^forkpoint: effects ledger ledger sha256:[0-9a-f]{64} is tampered: /)])
       expect(existsSync(join(dir, 'new.txt'))).toBe(false)
       expect(mail.received).toEqual([])
-      expect((await as(user, dir, 'branch', '--json')).stdout).toContain('"name": "b"')
+      expect((await fpAs(user, dir, 'branch', '--json')).stdout).toContain('"name": "b"')
 
-      const verify = await as(user, dir, 'verify')
+      const verify = await fpAs(user, dir, 'verify')
       expect([verify.code, verify.stdout, verify.stderr]).toEqual([5, expect.stringContaining(`held by ${ref}): head`), expect.stringContaining(ref)])
 
-      const abort = await as(user, dir, 'abort', 'b')
+      const abort = await fpAs(user, dir, 'abort', 'b')
       expect([abort.code, abort.stdout]).toEqual([0, expect.stringMatching(/^aborted b\nwarning: .*is tampered.*: discarded unsent\n$/)])
       expect(mail.received).toEqual([])
       expect(existsSync(join(dir, '.forkpoint', ref))).toBe(false)
-      expect((await as(user, dir, 'verify')).code).toBe(0)
+      expect((await fpAs(user, dir, 'verify')).code).toBe(0)
     })
 
     it(`verify exits 5 naming refs/effects/workspace when its ledger was edited, truncated or reordered and re-stored (${user})`, async () => {
       const dir = await branchWithOutbox(user)
-      expect((await as(user, dir, 'commit', 'b')).code).toBe(0)
+      expect((await fpAs(user, dir, 'commit', 'b')).code).toBe(0)
       expect(mail.received).toHaveLength(1)
-      expect((await as(user, dir, 'verify')).code).toBe(0)
+      expect((await fpAs(user, dir, 'verify')).code).toBe(0)
       const edits: Record<string, (entries: Array<Record<string, unknown>>) => void> = {
         edited: (entries) => (entries[2]!['status'] = 'dropped'),
         truncated: (entries) => void entries.pop(),
@@ -1077,12 +1001,12 @@ describe('effects ledgers and outboxes edited in the store: refused before anyth
       const whole = readFileSync(join(dir, '.forkpoint', 'refs', 'effects', 'workspace'), 'utf8')
       for (const [what, edit] of Object.entries(edits)) {
         editLedger(user, dir, 'refs/effects/workspace', edit)
-        const verify = await as(user, dir, 'verify')
+        const verify = await fpAs(user, dir, 'verify')
         expect([what, verify.code, verify.stderr]).toEqual([what, 5, expect.stringContaining('refs/effects/workspace')])
-        expect([what, (await as(user, dir, 'effects')).code]).toEqual([what, 5])
+        expect([what, (await fpAs(user, dir, 'effects')).code]).toEqual([what, 5])
         writeFileSync(join(dir, '.forkpoint', 'refs', 'effects', 'workspace'), whole)
       }
-      expect((await as(user, dir, 'verify')).code).toBe(0)
+      expect((await fpAs(user, dir, 'verify')).code).toBe(0)
     })
   }
 })

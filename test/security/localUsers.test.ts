@@ -3,21 +3,18 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { promises as fs, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs'
 import { type AddressInfo, type Server as NetServer, type Socket, createServer as createNetServer } from 'node:net'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { type Server as TlsServer, createServer as createTlsServer } from 'node:tls'
 import { describe, expect, it, afterAll } from 'vitest'
-import { Workspace, bootMachine, serveMachineCdp } from '../../src/index.js'
+import { Workspace } from '../../src/index.js'
 import { makeSocketDir } from '../../src/machine/machineRecords.js'
-import { sockets } from '../../src/machine/qemu/qemuProcess.js'
-import { MACHINE_TIMEOUT, killAllMachines, machineWorkspace } from '../helpers/machines.js'
 import { startService } from '../../src/service/httpService.js'
-import { type Runner, forkpoint, runAs, toolWorkspace } from '../branch/toolsInBranch.js'
-import { fp, fpJson, CLI, ROOT, runProgram } from '../helpers/cli.js'
-import { PLANT, euidAsNobody, openToOthers } from '../helpers/privilegedModes.js'
+import { type Runner, runAs, toolWorkspace } from '../branch/toolsInBranch.js'
+import { fp, fpInProcess, fpJsonInProcess, CLI, ROOT, runCliInProcess, runProgram } from '../helpers/cli.js'
+import { PLANT, euidAsNobody, fpAs, openToOthers } from '../helpers/privilegedModes.js'
 import { useServices } from '../helpers/serviceCleanup.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { makeTestCa } from '../helpers/tlsRegistry.js'
-import { sharedMachineImage } from '../helpers/sharedMachineImages.js'
 import { until } from '../helpers/until.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
@@ -27,7 +24,7 @@ describe.runIf(process.getuid?.() === 0)("a root caller's sandboxed work is no o
   const workspace = async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a\n' })
     openToOthers(dir)
-    expect((await fp(dir, 'init')).code).toBe(0)
+    expect((await fpInProcess(dir, 'init')).code).toBe(0)
     return dir
   }
 
@@ -39,14 +36,14 @@ describe.runIf(process.getuid?.() === 0)("a root caller's sandboxed work is no o
 
   it("a branch's host mount is nosuid: even a setuid root file put there from the host gives nobody no euid 0; nor does its commit", async () => {
     const dir = await workspace()
-    const branch = await fpJson<{ path: string; view: string }>(dir, 'branch', 'attempt')
+    const branch = await fpJsonInProcess<{ path: string; view: string }>(dir, 'branch', 'attempt')
     expect(branch.json.view).toBe('host')
     openToOthers(join(branch.json.path, '..'))
     expect((await fp(dir, 'run', '--branch', 'attempt', '--', 'sh', '-c', PLANT)).code).toBe(0)
     await fs.copyFile('/usr/bin/id', join(branch.json.path, 'host-made'))
     await fs.chmod(join(branch.json.path, 'host-made'), 0o4755)
     expect(['s', 'host-made'].map((f) => euidAsNobody(join(branch.json.path, f)))).toEqual(['65534', '65534'])
-    expect((await fp(dir, 'commit', 'attempt')).code).toBe(0)
+    expect((await fpInProcess(dir, 'commit', 'attempt')).code).toBe(0)
     expect(['s', 'g', 'host-made'].map((f) => euidAsNobody(join(dir, f)))).toEqual(['65534', '65534', '65534'])
   })
 
@@ -122,8 +119,8 @@ describe('store state and ownership: a planted store mounts, removes and kills n
         ['abort', 'planted'],
         ['commit', 'planted'],
       ]) {
-        const ran = forkpoint(runner, workspace, ...args)
-        expect([args, ran.status, ran.stderr]).toEqual([args, 5, expect.stringMatching(/refusing the state of branch .*names the path/)])
+        const ran = await fpAs(runner.user, workspace, ...args)
+        expect([args, ran.code, ran.stderr]).toEqual([args, 5, expect.stringMatching(/refusing the state of branch .*names the path/)])
         expect(mountedUnder(victim)).toEqual([])
         expect(readdirSync(victim)).toEqual(['keep'])
         expect(readdirSync(evil).sort()).toEqual(['keep', 'payload'])
@@ -135,8 +132,8 @@ describe('store state and ownership: a planted store mounts, removes and kills n
     const workspace = await toolWorkspace(ROOT)
     const evil = target(ROOT, 'attacker-layer')
     plant(ROOT, workspace, { layers: [evil] })
-    const ran = forkpoint(ROOT, workspace, 'branch', '--list')
-    expect([ran.status, ran.stderr]).toEqual([5, expect.stringMatching(/layers .* are not the branch’s own|layers .* are not the branch's own/)])
+    const ran = await fpInProcess(workspace, 'branch', '--list')
+    expect([ran.code, ran.stderr]).toEqual([5, expect.stringMatching(/layers .* are not the branch’s own|layers .* are not the branch's own/)])
     expect(mountedUnder(evil)).toEqual([])
   })
 
@@ -146,8 +143,8 @@ describe('store state and ownership: a planted store mounts, removes and kills n
     victims.push(victim)
     const start = startOf(victim.pid!)
     plant(ROOT, workspace, { holder: { pid: victim.pid, start } })
-    const ran = forkpoint(ROOT, workspace, 'abort', 'planted')
-    expect([ran.status, ran.stderr]).toEqual([0, ''])
+    const ran = await fpInProcess(workspace, 'abort', 'planted')
+    expect([ran.code, ran.stderr]).toEqual([0, ''])
     expect(startOf(victim.pid!)).toBe(start)
     expect(existsSync(join(workspace, '.forkpoint', 'branches', 'live', PLANTED_ID))).toBe(false)
   })
@@ -158,12 +155,12 @@ describe('store state and ownership: a planted store mounts, removes and kills n
       const workspace = await toolWorkspace(NOBODY)
       const store = join(workspace, '.forkpoint')
       for (const args of [['status'], ['branch', '--list'], ['log']]) {
-        const refused = runAs(ROOT, workspace, [CLI, ...args])
-        expect([args, refused.status, refused.stderr]).toEqual([args, 2, expect.stringContaining(`refusing the store ${store}: it belongs to uid 65534`)])
+        const refused = await fpInProcess(workspace, ...args)
+        expect([args, refused.code, refused.stderr]).toEqual([args, 2, expect.stringContaining(`refusing the store ${store}: it belongs to uid 65534`)])
         expect(refused.stderr).toContain(`FORKPOINT_SAFE_DIRECTORY=${store}`)
       }
-      expect(runAs(ROOT, workspace, [CLI, 'status'], { FORKPOINT_SAFE_DIRECTORY: `/elsewhere:${store}` }).status).toBe(0)
-      expect(runAs(ROOT, workspace, [CLI, 'branch', '--list'], { FORKPOINT_SAFE_DIRECTORY: '*' }).status).toBe(0)
+      expect((await runCliInProcess(['status'], { cwd: workspace, env: { FORKPOINT_SAFE_DIRECTORY: `/elsewhere:${store}` } })).code).toBe(0)
+      expect((await runCliInProcess(['branch', '--list'], { cwd: workspace, env: { FORKPOINT_SAFE_DIRECTORY: '*' } })).code).toBe(0)
       expect(runAs(NOBODY, workspace, [CLI, 'status']).status).toBe(0) // its owner uses it as ever
     },
   )
@@ -337,96 +334,5 @@ describe.runIf(process.getuid?.() === 0)('the sandbox runtime root runs is the p
     expect(existsSync(marker)).toBe(false)
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/sandbox runtime is not built and none is prebuilt/)
-  })
-})
-
-describe.runIf(process.getuid?.() === 0)("another local user and root's machine with a network", { timeout: MACHINE_TIMEOUT }, () => {
-  let dir: string | undefined
-  afterAll(async () => {
-    if (dir) await killAllMachines(dir)
-  }, MACHINE_TIMEOUT)
-
-  it("cannot attach to its console nor hand its network's host side a connection (its socket directory is QEMU's user's, 0700)", async () => {
-    dir = await machineWorkspace('machine-net-local')
-    const image = await sharedMachineImage(dir, 'busybox')
-    const machine = await bootMachine({ dir, image, memoryMiB: 128, net: 'egress', allow: ['127.0.0.1:9'] })
-    const socketDir = dirname(sockets(machine.id).qmp)
-    for (const name of ['console.sock', 'egress.sock']) {
-      const path = join(socketDir, name)
-      expect(existsSync(path)).toBe(true)
-      const tried = await runProgram(
-        [
-          'setpriv',
-          '--reuid=nobody',
-          '--regid=nogroup',
-          '--clear-groups',
-          process.execPath,
-          '-e',
-          `require('net').connect(${JSON.stringify(path)}).on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(0) })`,
-        ],
-        { cwd: '/' },
-      )
-      expect([name, tried.stdout.trim()]).toEqual([name, 'EACCES'])
-    }
-  })
-})
-
-describe.runIf(process.getuid?.() === 0)("another local user and a browser machine's DevTools endpoint (machine cdp)", { timeout: MACHINE_TIMEOUT * 3 }, () => {
-  let dir: string | undefined
-  afterAll(async () => {
-    if (dir) await killAllMachines(dir)
-  }, MACHINE_TIMEOUT)
-
-  /** As nobody, ended after a minute: a request the endpoint let through to a Chromium not yet up would otherwise wait for it. */
-  const NOBODY_FOR_A_MINUTE = ['timeout', '60', 'setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups']
-
-  /** Node as nobody: `fetch` of the endpoint's `path` with `headers`, printing the status (or the error's code). */
-  async function statusAsNobody(url: string, headers: Record<string, string>): Promise<string> {
-    const script = `fetch(process.argv[1], { headers: JSON.parse(process.argv[2]) }).then((r) => console.log(r.status), (e) => console.log(e.cause?.code ?? e.message))`
-    const r = await runProgram([...NOBODY_FOR_A_MINUTE, process.execPath, '-e', script, url, JSON.stringify(headers)], { cwd: '/' })
-    return r.stdout.trim() || r.stderr.trim()
-  }
-
-  /** A WebSocket handshake as nobody, raw, with `headers` (name: value lines): the status line the endpoint answers with. */
-  async function upgradeAsNobody(port: string, headers: string[]): Promise<string> {
-    const request = [
-      'GET /devtools/browser/x HTTP/1.1',
-      'Upgrade: websocket',
-      'Connection: Upgrade',
-      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
-      'Sec-WebSocket-Version: 13',
-      ...headers,
-      '',
-      '',
-    ].join('\r\n')
-    const script = `const s = require('net').connect(Number(process.argv[1]), '127.0.0.1', () => s.write(process.argv[2])); s.on('data', (d) => { console.log(d.toString().split('\\r\\n')[0]); process.exit(0) }); s.on('error', (e) => console.log(e.code))`
-    const r = await runProgram([...NOBODY_FOR_A_MINUTE, process.execPath, '-e', script, port, request], { cwd: '/' })
-    return r.stdout.trim() || r.stderr.trim()
-  }
-
-  it('reaches neither its CDP socket nor, without the token, its own Host and no Origin, the loopback endpoint', async () => {
-    dir = await machineWorkspace('machine-cdp-local')
-    const image = await sharedMachineImage(dir, 'browser')
-    const machine = await bootMachine({ dir, image, memoryMiB: 1024 })
-    const cdpSock = join(dirname(sockets(machine.id).qmp), 'cdp.sock')
-    expect(existsSync(cdpSock)).toBe(true)
-    const connect = `require('net').connect(process.argv[1]).on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(0) })`
-    const direct = await runProgram(['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, '-e', connect, cdpSock], { cwd: '/' })
-    expect(direct.stdout.trim()).toBe('EACCES')
-
-    const endpoint = await serveMachineCdp({ dir, machine: machine.id })
-    try {
-      const { port, hostname } = new URL(endpoint.url)
-      expect(hostname).toBe('127.0.0.1') // loopback alone, never 0.0.0.0
-      const bearer = { authorization: `Bearer ${endpoint.token}` }
-      expect(await statusAsNobody(`${endpoint.url}/json/version`, {})).toBe('401')
-      expect(await statusAsNobody(`${endpoint.url}/json/version`, { authorization: 'Bearer guessed' })).toBe('401')
-      expect(await statusAsNobody(`${endpoint.url}/json/version`, { ...bearer, origin: 'http://evil.example' })).toBe('403')
-      expect(await upgradeAsNobody(port, [`Host: 127.0.0.1:${port}`])).toBe('HTTP/1.1 401 Refused')
-      expect(await upgradeAsNobody(port, [`Host: rebound.example:${port}`, `Authorization: Bearer ${endpoint.token}`])).toBe('HTTP/1.1 421 Refused')
-      expect(await upgradeAsNobody(port, [`Host: 127.0.0.1:${port}`, `Authorization: Bearer ${endpoint.token}`, 'Origin: http://evil.example'])).toBe('HTTP/1.1 403 Refused')
-    } finally {
-      await endpoint.close()
-    }
   })
 })
