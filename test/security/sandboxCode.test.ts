@@ -252,6 +252,10 @@ for name, args in calls.items():
       dir = await probeWorkspace(caller)
       expect((await forkpoint(dir, caller, ['branch', 'probe'])).code).toBe(0)
     })
+    // the branch's holder process is the caller's: it would outlive the run
+    afterAll(async () => {
+      expect((await forkpoint(dir, caller, ['abort', 'probe'])).code).toBe(0)
+    })
 
     it('run: the command has no terminal of the caller, and TIOCSTI pushes nothing into it', async () => {
       const session = await forkpoint(dir, caller, ['run', '--', 'python3', 'inject.py'])
@@ -314,6 +318,7 @@ for name, args in calls.items():
       expect((await forkpoint(dir, 'root', ['branch', 'probe'])).code).toBe(0)
       const { uid } = await hostUidOfSleep((argv) => live.run(argv)) // the same kind of branch
       const session = await forkpoint(dir, 'root', ['shell', 'probe', '-c', 'true'])
+      expect((await forkpoint(dir, 'root', ['abort', 'probe'])).code).toBe(0)
       expect(session.code).toBe(0)
       expect(/warning: .*host's uid 0/.test(session.output)).toBe(uid === 0)
     })
