@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { DurationSequencer } from './test/helpers/durationSequencer.js'
 
 /** `dir/NAME.test.ts` for each name. */
 const tests = (dir: string, names: string[]): string[] => names.map((name) => `${dir}/${name}.test.ts`)
@@ -56,6 +57,7 @@ export default defineConfig({
     // cores - 1 runs one file at a time on a 2-core host. Files already run safely side by side (every
     // server on a free port, every write under a directory or key prefix of its own).
     maxWorkers: 3,
+    sequence: { sequencer: DurationSequencer },
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT_TESTS, setupFiles: ['test/helpers/unitTierGuard.ts'], isolate: false } },
       {
