@@ -19,15 +19,17 @@ export function short(id: string): string {
 }
 
 /** git's letters: a mode change is a modification, `T` a change of type (file, symlink, directory). */
+const MARK: Record<Change['status'], [string, 'green' | 'red' | 'yellow' | 'cyan']> = {
+  added: ['A', 'green'],
+  deleted: ['D', 'red'],
+  modified: ['M', 'yellow'],
+  mode: ['M', 'yellow'],
+  typechange: ['T', 'cyan'],
+}
+
 function mark(status: Change['status']): string {
-  const marks: Record<Change['status'], () => string> = {
-    added: () => pc.green('A'),
-    deleted: () => pc.red('D'),
-    modified: () => pc.yellow('M'),
-    mode: () => pc.yellow('M'),
-    typechange: () => pc.cyan('T'),
-  }
-  return marks[status]()
+  const [letter, colour] = MARK[status]
+  return pc[colour](letter)
 }
 
 /** One line per change: status letter, path, what it was and became. */
