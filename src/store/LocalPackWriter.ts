@@ -57,7 +57,7 @@ export class LocalPackWriter implements ObjectSink {
   }
 
   writeVerifiedSync(digest: Digest, bytes: Uint8Array): boolean {
-    if (this.held.has(digest) || this.store.packs.peek(digest) !== undefined) return false
+    if (this.held.has(digest) || this.store.packs.locate(digest, 'read-once') !== undefined) return false
     // an object file of the store's is kept, and made durable with the store's other writes
     if (this.lookForFiles && existsSync(this.store.objectPath(digest))) return this.store.writeVerifiedSync(digest, bytes)
     if (this.groupBytes > 0 && this.groupBytes + bytes.length > FRAME_BYTES) this.writeFrame()

@@ -59,27 +59,21 @@ export class LocalPacks {
     return join(dir, `${digestHex(digest)}.idx`)
   }
 
-  /** Where an object is packed by what was read of the indexes (not read again): for a reader that tries the packs first. */
-  peek(digest: Digest): PackedAt | undefined {
-    if (this.loadedAt === null) this.load()
-    return this.byDigest.get(digest)
-  }
-
   /**
-   * `peek` by the indexes this `LocalPacks` read already, reading none: for a reader that
-   * tries the packs first once they are read, and the object's file first before (a
-   * process reading only object files, a warm snapshot's, never parses an index: 10-100
-   * ms for one of 10k objects).
+   * Where an object is packed, or undefined, by the indexes as far as `lookup` lets it
+   * read: `current` reads the directory again when a lookup misses and it changed since,
+   * `read-once` reads every index at the first lookup and then never again (for a reader
+   * that tries the packs first), `read-already` reads none (for a reader that tries the
+   * object's file first until the indexes are read: a process reading only object files, a
+   * warm snapshot's, never parses an index, 10-100 ms for one of 10k objects).
    */
-  peekRead(digest: Digest): PackedAt | undefined {
-    return this.loadedAt === null ? undefined : this.byDigest.get(digest)
-  }
-
-  /** Where an object is packed, or undefined. */
-  locate(digest: Digest): PackedAt | undefined {
-    if (this.loadedAt === null) this.load()
+  locate(digest: Digest, lookup: 'current' | 'read-once' | 'read-already' = 'current'): PackedAt | undefined {
+    if (this.loadedAt === null) {
+      if (lookup === 'read-already') return undefined
+      this.load()
+    }
     const at = this.byDigest.get(digest)
-    if (at !== undefined || !this.changed()) return at
+    if (at !== undefined || lookup !== 'current' || !this.changed()) return at
     this.load()
     return this.byDigest.get(digest)
   }

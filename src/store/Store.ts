@@ -102,7 +102,7 @@ export class Store implements AsyncDisposable {
    * (a pull asks it of thousands, and a trip through the thread pool costs more than a stat).
    */
   async has(digest: Digest): Promise<boolean> {
-    return this.packs.peek(digest) !== undefined || existsSync(this.objectPath(digest)) || this.packs.locate(digest) !== undefined
+    return this.packs.locate(digest, 'read-once') !== undefined || existsSync(this.objectPath(digest)) || this.packs.locate(digest) !== undefined
   }
 
   /**
@@ -117,7 +117,7 @@ export class Store implements AsyncDisposable {
     const hasFile = (d: Digest) => (files ? files.has(digestHex(d)) : existsSync(this.objectPath(d)))
     this.packs.refresh() // once for all: `has` looks at the packs' directory again at each object it finds nowhere (300 ms of a 100k-file clone)
     if (files?.size === 0 && this.packs.list().length === 0) return new Set(digests) // an empty store (a clone's): no lookups
-    return new Set(digests.filter((d) => this.packs.peek(d) === undefined && !hasFile(d)))
+    return new Set(digests.filter((d) => this.packs.locate(d, 'read-once') === undefined && !hasFile(d)))
   }
 
   /** The object files' hex names, from one listing of each object directory. */
@@ -202,7 +202,7 @@ export class Store implements AsyncDisposable {
   /** Read an object's bytes and check them against the digest. */
   async readBlob(digest: Digest): Promise<Buffer> {
     assertDigest(digest)
-    const packed = this.packs.peekRead(digest) // as `bytesOf`, the file read asynchronously: a blob may be large
+    const packed = this.packs.locate(digest, 'read-already') // as `bytesOf`, the file read asynchronously: a blob may be large
     return verified(digest, packed ? this.packs.readAt(packed) : ((await readOrNull(this.objectPath(digest))) ?? this.packs.read(digest)))
   }
 
@@ -218,7 +218,7 @@ export class Store implements AsyncDisposable {
    * file, else a pack (its indexes read then); null when the store lacks it.
    */
   private bytesOf(digest: Digest, readFile: (path: string) => Buffer | null): Buffer | null {
-    const packed = this.packs.peekRead(digest)
+    const packed = this.packs.locate(digest, 'read-already')
     return packed ? this.packs.readAt(packed) : (readFile(this.objectPath(digest)) ?? this.packs.read(digest))
   }
 

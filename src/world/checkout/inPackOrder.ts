@@ -14,7 +14,7 @@ export function inPackOrder<T>(store: Store, items: T[], entryOf: (item: T) => F
   const rank = new Map(packs.map((pack, i) => [pack.digest, i]))
   const placed = items.map((item) => {
     const entry = entryOf(item)
-    const at = 'blob' in entry ? store.packs.peek(entry.blob) : undefined
+    const at = 'blob' in entry ? store.packs.locate(entry.blob, 'read-once') : undefined
     return { item, pack: at ? rank.get(at.pack.digest)! : -1, offset: at?.object.offset ?? 0 }
   })
   // numbers, not strings to compare: 100k keys sorted as text took 270 ms of a clone
