@@ -100,8 +100,9 @@ async function runCommand(op: Generated, args: Record<string, unknown>, command:
   const streamed = out && (await op.cli.bytes?.instead?.(where, args, out))
   if (typeof streamed === 'number') return void (process.exitCode = streamed)
   const bar = progressOf(op.cli.progress, flags.json)
+  const cancel = new AbortController()
   const context = {
-    signal: new AbortController().signal,
+    signal: cancel.signal,
     policy: null,
     env: process.env,
     onProgress: bar?.onProgress,
@@ -110,15 +111,30 @@ async function runCommand(op: Generated, args: Record<string, unknown>, command:
 `),
     onStep: pauseAtFromEnv(process.env),
   }
-  const result = await runOperation(op, where, args, context).finally(() => bar?.stop())
+  const result = await cancelledBySignals(op.cli.cancelOnSignals ? cancel : null, () => runOperation(op, where, args, context)).finally(() => bar?.stop())
   const written = out && (await op.cli.bytes?.after?.(where, result, out))
   if (typeof written === 'number') return void (process.exitCode = written)
   print(flags, result, op.cli.rendering, args)
 }
 
-/** The bar a form asks for, drawn on stderr when it is a terminal (nothing under --json). */
+/** While `work` runs, SIGINT and SIGTERM abort `cancel` instead of ending the process; with no controller, `work` alone. */
+async function cancelledBySignals<T>(cancel: AbortController | null, work: () => Promise<T>): Promise<T> {
+  if (cancel === null) return work()
+  const abort = () => cancel.abort()
+  process.once('SIGINT', abort)
+  process.once('SIGTERM', abort)
+  try {
+    return await work()
+  } finally {
+    process.off('SIGINT', abort)
+    process.off('SIGTERM', abort)
+  }
+}
+
+/** The progress a form asks for on stderr: a bar on a terminal, or lines (nothing under --json). */
 function progressOf(progress: CliForm<AnyOperation['input'], object>['progress'], json: boolean): { onProgress?: ((progress: object) => void) | undefined; stop(): void } | null {
   if (progress === undefined) return null
+  if (progress === 'lines') return json ? null : { onProgress: (p: object) => process.stderr.write(`${(p as { line: string }).line}\n`), stop: () => undefined }
   if (progress === 'transfer') return transferBar(json) as { onProgress?: (progress: object) => void; stop(): void }
   const bar = progressBar(progress.label, json)
   return { stop: () => bar.stop(), onProgress: bar.onProgress && ((p: object) => bar.onProgress!((p as { done: number }).done, (p as { total: number }).total)) }

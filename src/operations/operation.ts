@@ -44,7 +44,7 @@ export interface CliForm<Input extends z.ZodRawShape, Result> {
    * `--kebab-case` of its name.
    */
   usage: string
-  /** boolean fields that also have a `--no-` flag: left out, the operation decides (as the last snapshot did) */
+  /** fields that also have a `--no-` flag, giving false: left out, the operation decides (as the last snapshot did) */
   negatable?: ReadonlyArray<keyof Input & string>
   /** one-letter flags, by field */
   short?: { [K in keyof Input]?: string }
@@ -54,8 +54,14 @@ export interface CliForm<Input extends z.ZodRawShape, Result> {
   withoutArguments?: true
   /** whether the store's running service answers these arguments in its place (its watcher knows the workspace warm) */
   served?: (args: z.infer<z.ZodObject<Input>>) => boolean
-  /** the progress bar drawn on a terminal while it works: one of counted steps, with its label, or a transfer's bytes */
-  progress?: { label: string } | 'transfer'
+  /**
+   * What the command line shows of the progress it is told: a bar of counted steps, with its
+   * label, or of a transfer's bytes, drawn on a terminal; or `lines`, each `{ line }` written
+   * to stderr (never under --json)
+   */
+  progress?: { label: string } | 'transfer' | 'lines'
+  /** Ctrl-C and SIGTERM cancel the operation through its signal (its work ended, its branches aborted) rather than end forkpoint mid-way */
+  cancelOnSignals?: true
   rendering: Rendering<Result, z.infer<z.ZodObject<Input>>>
   /**
    * Bytes written as they come rather than a rendering (never under --json): `instead` runs

@@ -57,6 +57,22 @@ export const ledgerEntry = z.object({
   resultHash: digest.nullable().describe('null unless executed'),
 })
 
+/** What a branch commit did: the paths it changed in the parent, and the deferred effects it sent or handed up. */
+export const branchCommit = z.object({
+  name: z.string(),
+  written: z.array(z.string()).describe('paths written into the parent (created, modified or replaced)'),
+  deleted: z.array(z.string()).describe('paths removed from the parent'),
+  alreadyThere: z.array(z.string()).describe('changed paths the parent already had in the same state'),
+  merged: z.array(z.string()).describe('of written: files the parent had changed too, merged line by line'),
+  durationMs: z.number(),
+  effects: z.object({
+    executed: z.array(ledgerEntry).describe('deferred effects run now, or found already run by a sibling'),
+    handedUp: z.array(ledgerEntry).describe('deferred effects passed to a parent branch, to run when it commits'),
+    sent: z.array(ledgerEntry).describe('the requests this commit sent'),
+    resent: z.array(ledgerEntry).describe('of sent: those whose earlier attempt has no recorded answer (a crash)'),
+  }),
+})
+
 /** An effects ledger as listed: whose it is, the ledger object, its entries (verified). */
 export const effectsListing = z.object({
   source: z.string().describe('what was listed: workspace, branch NAME, image ID or ledger ID'),

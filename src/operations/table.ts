@@ -15,6 +15,8 @@ import { runs } from './runs/runs.js'
 import { checkout } from './workspace/checkout.js'
 import { diff } from './workspace/diff.js'
 import { log } from './workspace/log.js'
+import { explore } from './patterns/explore.js'
+import { speculate } from './patterns/speculate.js'
 import { scan } from './workspace/scan.js'
 import { snapshot } from './workspace/snapshot.js'
 import { status } from './workspace/status.js'
@@ -40,6 +42,8 @@ export const OPERATIONS: readonly AnyOperation[] = [
   abort,
   run,
   fork,
+  explore,
+  speculate,
   merge,
   mergeContinue,
   mergeAbort,
@@ -79,8 +83,6 @@ export const NOT_OPERATIONS: Readonly<Record<string, string>> = {
   claude: "Claude Code's hooks: installs them into the workspace's .claude/settings.json and is the hook Claude Code runs",
   llm: "loads a model from the caller's disk and runs it on the caller's CPU (node-llama-cpp)",
   machine: 'microVM sandboxes: QEMU processes that outlive the call, their consoles and exec, a group of subcommands',
-  explore: "not yet: N sandboxed candidates and a scoring command, each as `run`, a pattern the table's form has no shape for",
-  speculate: "not yet: racing sandboxed commands, each as `run`, a pattern the table's form has no shape for",
 }
 
 /** The operation a service call names (`POST /v1/<name>`), or undefined. */

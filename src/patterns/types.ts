@@ -1,7 +1,8 @@
 import type { Branch } from '../branch/Branch.js'
 import type { RunOptions } from '../branch/run/runInBranch.js'
-import type { CommitResult, ConflictPolicy } from '../branch/types.js'
+import type { ConflictPolicy } from '../branch/types.js'
 import type { Workspace } from '../branch/Workspace.js'
+import type { CommitWithEffectsResult } from '../effects/branchEffects.js'
 import type { Effects } from '../effects/Effects.js'
 
 /** Where a pattern's branches are made and its winner is committed: the workspace, or a branch of it. */
@@ -88,8 +89,8 @@ export interface Outcome<V = unknown> {
   committed: boolean
   /** The index of the committed result. */
   winner?: number
-  /** What the commit wrote into the target. */
-  commit?: CommitResult
+  /** What the commit wrote into the target, and the deferred effects it sent or handed up. */
+  commit?: CommitWithEffectsResult
   /** Every candidate, by index, whatever finished first. */
   results: CandidateResult<V>[]
   /** Tournaments: every match, round by round. */

@@ -42,7 +42,7 @@ describe('forkpoint speculate', () => {
     const dir = await project()
     expect(forkpoint(dir, ['speculate']).code).toBe(2)
     const bad = forkpoint(dir, ['speculate', '-c', 'true', '--parallel', '0'])
-    expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/maxParallel must be a whole number/)])
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/speculate: parallel: Too small: expected number to be >=1/)])
     expect(forkpoint(dir, ['speculate', '-c', 'true', '--timeout', 'soon']).code).toBe(2)
   })
 

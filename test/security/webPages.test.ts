@@ -476,3 +476,72 @@ describe("the store's upkeep over HTTP and MCP: tag, tag_delete, gc, verify", ()
     })
   })
 })
+
+describe('explore and speculate over HTTP and MCP', () => {
+  const { services } = useServices()
+
+  async function mcpCall(dir: string, name: string, args: Record<string, unknown>): Promise<string> {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    const result = await client.callTool({ name, arguments: args })
+    await client.close()
+    return JSON.stringify(result)
+  }
+
+  it("never run a request's candidates unsandboxed, nor on a queue, nor read the key files it names", async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const outside = tempDir('pattern-outside')
+    const marker = join(outside, 'pwned')
+    const planted = `echo pwned > ${marker}`
+    const refused = [
+      { isolate: false },
+      { isolate: false, allowUnsandboxedEffects: true },
+      { queue: 'redis://127.0.0.1:1', registry: 'oci://127.0.0.1:1/x' },
+      { queueKeyFile: '/etc/shadow' },
+      { workerTimeout: false },
+    ]
+    for (const [name, args] of [
+      ['explore', { command: [planted], attempts: 1 }],
+      ['speculate', { command: [planted] }],
+    ] as const) {
+      for (const field of refused) {
+        const res = await fetch(`${service.address}/v1/${name}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ ...args, ...field }),
+        })
+        expect([name, field, res.status]).toEqual([name, field, 400])
+        expect(await mcpCall(dir, name, { ...args, ...field })).toMatch(/"isError":true/)
+      }
+      expect(existsSync(marker)).toBe(false)
+    }
+  })
+
+  it("run a request's candidates sandboxed: a write outside the workspace lands nowhere on the host, and the winner is committed", async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const outside = tempDir('pattern-sandboxed')
+    const res = await fetch(`${service.address}/v1/explore`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ command: [`echo pwned > ${outside}/pwned; echo won > a.txt`], attempts: 2 }),
+    })
+    const outcome = (await res.json()) as { committed: boolean; results: Array<{ status: string }> }
+    expect([res.status, outcome.committed]).toEqual([200, true])
+    expect(readdirSync(outside)).toEqual([])
+    expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('won\n')
+    const tooMany = await fetch(`${service.address}/v1/speculate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ command: Array.from({ length: 257 }, () => 'true') }),
+    })
+    expect(tooMany.status).toBe(400)
+  })
+})

@@ -68,7 +68,7 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
       [
         '/v1/health',
         ...[
-          ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
+          ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork', 'explore', 'speculate'],
           ...['merge', 'merge_continue', 'merge_abort', 'runs', 'replay', 'scan', 'show', 'push', 'pull'],
           ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects'],
         ].map((op) => `/v1/${op}`),

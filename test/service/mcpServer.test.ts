@@ -44,7 +44,7 @@ describe('the MCP server', () => {
     const { tools } = await (await connect(dir)).listTools()
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort())
     expect(TOOL_NAMES).toEqual([
-      ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
+      ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork', 'explore', 'speculate'],
       ...['merge', 'merge_continue', 'merge_abort', 'show', 'runs', 'replay', 'push', 'pull'],
       ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects'],
     ])

@@ -6,7 +6,6 @@ import { registerClaude } from './claude.js'
 import { registerClone } from './clone.js'
 import { registerDemo } from './demo.js'
 import { registerEffects } from './effects.js'
-import { registerExplore } from './explore.js'
 import { registerInit } from './init.js'
 import { registerMcp } from './mcp.js'
 import { registerLlm } from './llm.js'
@@ -19,7 +18,6 @@ import { registerServe } from './serve.js'
 import { registerPack } from './pack.js'
 import { registerShell } from './shell.js'
 import { registerSnapshot } from './snapshot.js'
-import { registerSpeculate } from './speculate.js'
 import { registerUi } from './ui.js'
 import { registerUnpack } from './unpack.js'
 import { registerWorker } from './worker.js'
@@ -45,8 +43,6 @@ export const commands: Array<(program: Command) => void> = [
   registerServe,
   registerUi,
   registerClaude,
-  registerSpeculate,
-  registerExplore,
   registerWorker,
   registerEffects,
   registerDemo,

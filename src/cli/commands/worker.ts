@@ -1,8 +1,9 @@
 import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
-import { type QueueSecretFlags, queueSecrets, withQueueSecrets } from '../queueFlags.js'
+import type { QueueSecretFiles } from '../../fanout/queueSecrets.js'
+import { withQueueSecrets } from '../queueFlags.js'
 
-interface WorkerFlags extends QueueSecretFlags {
+interface WorkerFlags extends QueueSecretFiles {
   queue: string
   allowUnsandboxed?: boolean
   registry: string
@@ -30,10 +31,12 @@ export function registerWorker(program: Command): void {
   withQueueSecrets(command).action(async (opts: WorkerFlags, cmd: Command) => {
     const flags = commonFlags(cmd)
     const { startWorker } = await import('../../fanout/startWorker.js')
-    const { describeWorkerEvent } = await import('../fanoutProgress.js')
+    // loaded here, not at start: the job schema brings zod, which every other command would pay for
+    const { queueSecrets } = await import('../../fanout/queueSecrets.js')
+    const { describeWorkerEvent } = await import('../workerLog.js')
     const worker = await startWorker({
       queue: opts.queue,
-      ...(await queueSecrets(opts)),
+      ...(await queueSecrets(opts, process.env)),
       allowUnsandboxed: opts.allowUnsandboxed ?? false,
       registry: opts.registry,
       insecure: opts.insecure ?? false,

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CommandValue } from '../../patterns/runCandidate.js'
 import type { Outcome } from '../../patterns/types.js'
-import { formatOutcome } from '../outcomeTable.js'
+import { formatOutcome } from '../../operations/text/outcome.js'
 import type { DemoContext } from './DemoContext.js'
 import { demoWorkspace } from './storeDemo.js'
 

@@ -1,25 +1,10 @@
 import { z } from 'zod'
 import { counted } from '../../util/plural.js'
 import { defineOperation } from '../operation.js'
-import { branchName, keepLeftovers, ledgerEntry } from '../schemas.js'
-
-const committed = z.object({
-  name: z.string(),
-  written: z.array(z.string()).describe('paths written into the parent (created, modified or replaced)'),
-  deleted: z.array(z.string()).describe('paths removed from the parent'),
-  alreadyThere: z.array(z.string()).describe('changed paths the parent already had in the same state'),
-  merged: z.array(z.string()).describe('of written: files the parent had changed too, merged line by line'),
-  durationMs: z.number(),
-  effects: z.object({
-    executed: z.array(ledgerEntry).describe('deferred effects run now, or found already run by a sibling'),
-    handedUp: z.array(ledgerEntry).describe('deferred effects passed to a parent branch, to run when it commits'),
-    sent: z.array(ledgerEntry).describe('the requests this commit sent'),
-    resent: z.array(ledgerEntry).describe('of sent: those whose earlier attempt has no recorded answer (a crash)'),
-  }),
-})
+import { branchCommit, branchName, keepLeftovers } from '../schemas.js'
 
 const commitRendering = {
-  human: (r: z.infer<typeof committed>) => `committed ${r.name}: ${r.written.length} written, ${r.deleted.length} deleted (${r.durationMs.toFixed(0)} ms)${sentLine(r.effects)}`,
+  human: (r: z.infer<typeof branchCommit>) => `committed ${r.name}: ${r.written.length} written, ${r.deleted.length} deleted (${r.durationMs.toFixed(0)} ms)${sentLine(r.effects)}`,
 }
 
 export const commit = defineOperation({
@@ -27,7 +12,7 @@ export const commit = defineOperation({
   description:
     "Apply a branch to its parent and end it (three-way), then send the branch's deferred effects. A conflict is an error; into the workspace it leaves the commit in progress, the conflicts marked in the files: fix them, then commit_continue, or commit_abort.",
   input: { name: branchName, failIfStale: z.boolean().optional().describe('first committer wins: refuse if a sibling committed first') },
-  output: committed,
+  output: branchCommit,
   annotations: { readOnly: false, destructive: false, idempotent: false },
   cli: { usage: 'commit <name>', rendering: commitRendering },
   async run(where, { name, failIfStale }, { onStep, env }) {
@@ -40,7 +25,7 @@ export const commitContinue = defineOperation({
   name: 'commit_continue',
   description: 'Finish a branch commit stopped on conflicts, once the files are fixed (refused while markers or, unless keepLeftovers, NAME~LABEL files remain).',
   input: { name: branchName, keepLeftovers },
-  output: committed,
+  output: branchCommit,
   annotations: { readOnly: false, destructive: false, idempotent: false },
   cli: { usage: 'commit <name>', selectedBy: 'continue', rendering: commitRendering },
   async run(where, { name, keepLeftovers }, { onStep, env }) {

@@ -1,6 +1,5 @@
-import type { FanoutEvent } from '../fanout/queueRunner.js'
-import type { WorkerEvent } from '../fanout/startWorker.js'
-import { short } from '../operations/text/format.js'
+import type { FanoutEvent } from '../../fanout/queueRunner.js'
+import { short } from './format.js'
 
 /** One line of a fan-out's progress, for stderr. */
 export function describeFanoutEvent(e: FanoutEvent): string {
@@ -17,17 +16,5 @@ export function describeFanoutEvent(e: FanoutEvent): string {
       return `fan-out: cancelling the others (${e.reason})`
     case 'no-worker':
       return `fan-out: no worker has taken any of the ${e.jobs} job(s) in ${e.waitedMs / 1000}s; still waiting (is a 'forkpoint worker' taking jobs from this queue? --no-worker-timeout turns this notice off)`
-  }
-}
-
-/** One line of a worker's log, for stderr. */
-export function describeWorkerEvent(e: WorkerEvent): string {
-  switch (e.type) {
-    case 'started':
-      return `worker: job ${e.job} (#${e.index}) started`
-    case 'finished':
-      return `worker: job ${e.job} (#${e.index}) ${e.result.status}${e.result.image ? `, image ${short(e.result.image.id)}` : ''} in ${(e.result.durationMs / 1000).toFixed(2)}s`
-    case 'failed':
-      return `worker: job ${e.job} failed: ${e.error}`
   }
 }

@@ -1,9 +1,10 @@
-import type { CommandValue } from '../patterns/runCandidate.js'
-import type { CandidateStatus, Outcome } from '../patterns/types.js'
-import { pc } from './output.js'
-import type { Rendering } from '../operations/rendering.js'
+import type { CommandValue } from '../../patterns/runCandidate.js'
+import type { CandidateStatus, Outcome } from '../../patterns/types.js'
+import type { Rendering } from '../rendering.js'
+import { pc } from './colors.js'
 
-const COLOUR: Record<CandidateStatus, (s: string) => string> = { succeeded: pc.green, failed: pc.yellow, error: pc.red, timeout: pc.red, cancelled: pc.dim }
+// colour names, looked up in the colours of the call: the edge turns them on after this module loads
+const COLOUR: Record<CandidateStatus, 'green' | 'yellow' | 'red' | 'dim'> = { succeeded: 'green', failed: 'yellow', error: 'red', timeout: 'red', cancelled: 'dim' }
 
 /** The candidates as a table (index, status, score, time, what changed or went wrong), then the winner. */
 export function formatOutcome(outcome: Outcome<CommandValue>): string {
@@ -21,7 +22,7 @@ export function formatOutcome(outcome: Outcome<CommandValue>): string {
       .map((c, i) => (i === 1 ? colour(c.padEnd(widths[i]!)) : c.padEnd(widths[i]!)))
       .join('  ')
       .trimEnd()
-  const table = [pc.bold(line(header)), ...rows.map((row, i) => line(row, COLOUR[outcome.results[i]!.status]))].join('\n')
+  const table = [pc.bold(line(header)), ...rows.map((row, i) => line(row, pc[COLOUR[outcome.results[i]!.status]]))].join('\n')
   return `${table}\n${verdict(outcome)}`
 }
 
@@ -32,7 +33,7 @@ function verdict(outcome: Outcome<CommandValue>): string {
 }
 
 /** speculate and explore: the table, the outcome's warnings, and exit 1 when no candidate was committed. */
-export const outcomeView: Rendering<Outcome<CommandValue>> = {
+export const outcomeRendering: Rendering<Outcome<CommandValue>> = {
   human: formatOutcome,
   warnings: (o) => (o.warnings ?? []).map((w) => `forkpoint: warning: ${w}`),
   exit: (o) => (o.committed ? 0 : 1),
