@@ -3,7 +3,8 @@ import { type Digest, sha256 } from '../objects/digest.js'
 import { type Store, verified } from '../store/Store.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { readChunks } from '../world/tree/readObjects.js'
-import type { Chunks, FileEntry } from '../objects/Tree.js'
+import type { Chunks } from '../objects/Chunks.js'
+import type { FileEntry } from '../objects/Tree.js'
 
 /** One stored piece of a file: its object, its size and where in the file it starts. */
 export interface Piece {
