@@ -127,7 +127,7 @@ export { exportLoraGguf, type ExportLoraArgs } from './image/model/exportLoraGgu
 export { snapshotSequence, restoreSequence, prefill, type SnapshotSequenceArgs, type SnapshotSequenceResult, type RestoreSequenceArgs } from './image/cache/sequenceState.js'
 export { forkSequence, type ForkSequenceArgs, type ForkSequenceResult, type ForkedContinuation } from './image/cache/forkSequence.js'
 export { forkImageCache, type ForkImageCacheArgs, type ForkImageCacheResult } from './image/cache/forkImageCache.js'
-export type { KvCacheLayer } from './image/cache/kvCacheLayer.js'
+export type { KvCacheLayer } from './objects/KvCacheLayer.js'
 export type { LlamaModelLike, LlamaSequenceLike } from './image/cache/llamaTypes.js'
 
 // machines: microVMs booted, snapshotted running, forked from warm
@@ -161,10 +161,10 @@ export { evalInMachine, type EvalInMachineOptions, MAX_EVAL_BYTES } from './mach
 export { serveMachineCdp, type MachineCdpOptions, type MachineCdpEndpoint } from './service/machineCdp.js'
 export type { ExecResult } from './machine/qemu/GuestChannel.js'
 export type { MachineDiff } from './machine/diffMachines.js'
-export type { MachineLayer } from './machine/MachineLayer.js'
-export type { MachineImage } from './machine/image/MachineImage.js'
+export type { MachineLayer } from './objects/MachineLayer.js'
+export type { MachineImage } from './objects/MachineImage.js'
 export type { AcceleratorChoice, AcceleratorRequest } from './machine/qemu/accelerator.js'
-export type { Accelerator } from './machine/qemu/qemuArgs.js'
+export type { Accelerator } from './objects/MachineLayer.js'
 export type { PathConflict } from './world/merge/mergeWorld.js'
 export type { RenameOptions } from './world/diff/findRenames.js'
 export { mergeLines, type ConflictLabels, type LineMerge } from './world/merge/mergeLines.js'

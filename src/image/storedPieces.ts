@@ -3,7 +3,8 @@ import { type Digest, sha256 } from '../objects/digest.js'
 import { type Store, verified } from '../store/Store.js'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { readChunks } from '../world/tree/readObjects.js'
-import type { Chunks, FileEntry } from '../objects/Tree.js'
+import type { Chunks } from '../objects/Chunks.js'
+import type { FileEntry } from '../objects/Tree.js'
 
 /** One stored piece of a file: its object, its size and where in the file it starts. */
 export interface Piece {
@@ -73,10 +74,10 @@ export async function storePieces(
   return { digest: await store.writeBlob(canonicalBytes(object)), size, newBytes }
 }
 
-/** A `chunks` object's pieces and size, checked to add up (and to be `expectedSize` when given): MalformedObjectError (exit 5) if not. */
+/** A `chunks` object's pieces and size (read checked: they add up), and its size `expectedSize` when given: MalformedObjectError (exit 5) if not. */
 export async function chunkedFile(store: Store, digest: Digest, expectedSize?: number): Promise<{ pieces: Piece[]; size: number }> {
   const { chunks, size } = await readChunks(store, digest)
-  if (chunks.reduce((n, c) => n + c.size, 0) !== size || (expectedSize !== undefined && size !== expectedSize))
-    throw new MalformedObjectError(`stored file ${digest}: its pieces do not add up to its ${expectedSize ?? size} bytes`, { digest })
+  if (expectedSize !== undefined && size !== expectedSize)
+    throw new MalformedObjectError(`stored file ${digest}: its pieces do not add up to its ${expectedSize} bytes`, { digest })
   return { pieces: piecesOf(chunks), size }
 }

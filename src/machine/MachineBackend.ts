@@ -3,7 +3,7 @@ import type { StoreLocator } from '../store/findStore.js'
 import type { ExecResult } from './qemu/GuestChannel.js'
 import type { AcceleratorRequest } from './qemu/accelerator.js'
 import type { MachineNetOptions } from './net/machineNet.js'
-import type { Accelerator } from './qemu/qemuArgs.js'
+import type { Accelerator } from '../objects/MachineLayer.js'
 
 /**
  * Where a machine is: `starting` (its start or fork is under way), `running`, `paused`

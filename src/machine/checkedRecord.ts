@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { z } from 'zod'
 import { CorruptDataError } from '../errors/index.js'
 import type { Store } from '../store/Store.js'
+import { ACCELERATORS } from '../objects/MachineLayer.js'
 import type { MachineRecord } from './machineRecords.js'
 
 const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/)
@@ -13,7 +14,7 @@ const RecordSchema = z.object({
   id: z.string(),
   pid: z.number().int().min(-1),
   image: digest,
-  accelerator: z.enum(['kvm', 'tcg']),
+  accelerator: z.enum(ACCELERATORS),
   agent: z.enum(['forkpoint', 'qemu-ga']),
   launch: z.object({
     boot: z.object({ kernel: path, initrd: path, cmdline: z.string().max(4096) }).nullable(),
@@ -22,7 +23,7 @@ const RecordSchema = z.object({
     disk: path,
     sockets: z.object({ qmp: path, agent: path }),
     console: path,
-    accelerator: z.enum(['kvm', 'tcg']),
+    accelerator: z.enum(ACCELERATORS),
     nic: z
       .object({ open: z.boolean(), guestPorts: z.array(z.number().int().min(1).max(65535)).max(256) })
       .nullable()

@@ -4,7 +4,7 @@ import type { Digest } from '../objects/digest.js'
 import type { Store } from '../store/Store.js'
 import { writeFilePieces } from './filePieces.js'
 import { readMachineImage } from './image/MachineImage.js'
-import type { MachineLayer } from './MachineLayer.js'
+import type { MachineLayer } from '../objects/MachineLayer.js'
 import { machinesDir } from './machineRecords.js'
 
 /** A machine image's kernel and initramfs as files QEMU can read, and its root filesystem, the raw file a machine's disk is an overlay of. */

@@ -1,10 +1,9 @@
 import { z } from 'zod'
-import { MalformedObjectError } from '../errors/index.js'
+import { checkObject } from './checkObject.js'
 import { type Digest, isDigest } from './digest.js'
 import { DigestSchema } from './digestSchema.js'
 import type { EdgeRule } from './edges.js'
 import type { StructuredObject } from './StructuredObject.js'
-import { previewValue } from '../util/previewValue.js'
 
 export const SNAPSHOT_LAYERS = ['trace', 'effects', 'checkpoints', 'model', 'cache', 'machine'] as const
 export type SnapshotLayer = (typeof SNAPSHOT_LAYERS)[number]
@@ -58,15 +57,7 @@ export function makeSnapshot(args: {
 
 /** The parsed object as a snapshot, unchanged; MalformedObjectError (exit 5) when it is not one. */
 export function validateSnapshot(value: unknown, where: string): Snapshot {
-  const parsed = SnapshotSchema.safeParse(value)
-  if (!parsed.success) throw new MalformedObjectError(`${where} is not a valid snapshot: ${issueOf(parsed.error)}`)
-  return value as Snapshot
-}
-
-/** Where the first problem lies and what it is, its path bounded: keys of `env` are the data's own. */
-function issueOf(error: z.ZodError): string {
-  const [issue] = error.issues
-  return issue ? `${previewValue(issue.path.join('.'))}: ${issue.message}` : 'unknown problem'
+  return checkObject(SnapshotSchema, value, where, 'snapshot')
 }
 
 /** The parents a structured object names when it is a snapshot (a walk follows a shallow image's where present, never missing); none for another kind. */

@@ -24,14 +24,6 @@ export interface Tree {
   entries: TreeEntry[]
 }
 
-/** The content-defined chunks of one large file, in order. */
-export interface Chunks {
-  kind: 'chunks'
-  schemaVersion: 1
-  size: number
-  chunks: Array<{ blob: Digest; size: number }>
-}
-
 export function makeTree(entries: TreeEntry[]): Tree {
   return { kind: 'tree', schemaVersion: 1, entries: [...entries].sort(byName) }
 }
@@ -146,18 +138,7 @@ function validEntry(e: TreeEntry): boolean {
   }
 }
 
-export function validateChunks(value: unknown, where: string): Chunks {
-  const c = value as Chunks
-  const ok =
-    c?.kind === 'chunks' &&
-    Array.isArray(c.chunks) &&
-    c.chunks.every((p) => isDigest(p?.blob) && Number.isSafeInteger(p.size) && p.size > 0) &&
-    c.chunks.reduce((n, p) => n + p.size, 0) === c.size
-  if (!ok) throw new MalformedObjectError(`${where} is not a valid chunks object`)
-  return c
-}
-
-/** A tree names its entries' contents and subtrees; names and link targets are its users' text. A `chunks` object is generic (edges.ts). */
+/** A tree names its entries' contents and subtrees; names and link targets are its users' text. A `chunks` object's are generic (Chunks.ts). */
 export const TREE_EDGES: EdgeRule = { only: new Set(['blob', 'chunks', 'tree']) }
 
 /** The digests a tree names as file content (`entries[].blob`), with the sizes it gives them; none for another kind. */

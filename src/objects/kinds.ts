@@ -2,6 +2,8 @@ import { CHECKPOINT_LOG_EDGES } from './CheckpointLog.js'
 import type { Digest } from './digest.js'
 import { digestsIn, type EdgeRule } from './edges.js'
 import { LEDGER_EDGES } from './Ledger.js'
+import { MACHINE_IMAGE_EDGES } from './MachineImage.js'
+import { MACHINE_LAYER_EDGES } from './MachineLayer.js'
 import { RUN_EDGES } from './Run.js'
 import { SNAPSHOT_EDGES } from './Snapshot.js'
 import { TREE_EDGES } from './Tree.js'
@@ -13,6 +15,8 @@ const EDGE_RULES: ReadonlyMap<string, EdgeRule> = new Map([
   ['ledger', LEDGER_EDGES],
   ['checkpoint-log', CHECKPOINT_LOG_EDGES],
   ['snapshot', SNAPSHOT_EDGES],
+  ['machine', MACHINE_LAYER_EDGES],
+  ['machine-image', MACHINE_IMAGE_EDGES],
 ])
 
 /** Edges found, by parsed object: a pull's check and its commit both ask for every tree's (parsed objects are never changed). */

@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { LedgerTamperedError, MalformedObjectError } from '../../src/errors/index.js'
+import { validateCheckpointLog } from '../../src/objects/CheckpointLog.js'
+import { validateChunks } from '../../src/objects/Chunks.js'
 import { sha256 } from '../../src/objects/digest.js'
 import { effectPayloadText } from '../../src/objects/EffectPayload.js'
 import { objectEdges } from '../../src/objects/kinds.js'
+import { validateKvCacheLayer } from '../../src/objects/KvCacheLayer.js'
 import { validateLedger } from '../../src/objects/Ledger.js'
+import { validateMachineImage } from '../../src/objects/MachineImage.js'
+import { validateMachineLayer } from '../../src/objects/MachineLayer.js'
+import { validateModelLayer } from '../../src/objects/ModelLayer.js'
 import { makeSnapshot, validateSnapshot } from '../../src/objects/Snapshot.js'
 
 const tree = sha256('a tree')
@@ -74,6 +80,8 @@ describe('the edges of each kind', () => {
     expect(edgesOf(treeObject)).toEqual([named])
     expect(edgesOf({ kind: 'run', schemaVersion: 1, steps: [{ output: named }] })).toEqual([])
     expect(edgesOf({ kind: 'checkpoint-log', schemaVersion: 1, previous: named, entry: { ns: text, id: text } })).toEqual([named])
+    expect(edgesOf({ ...machineLayer(), qemuVersion: text })).toEqual([named, named, named, named])
+    expect(edgesOf({ ...machineImage(), recipe: text, kernelRelease: text, cmdline: text, rootfs: { disk: named, diskBytes: 1, packages: [text] } })).toEqual([named, named, named])
   })
 
   it('of a kind without a rule are every digest in it', () => {
@@ -86,5 +94,155 @@ describe('effect payloads', () => {
     expect(effectPayloadText({ kind: 'effect-args', schemaVersion: 1, tool: 't', args: '{}' }, 'effect-args')).toBe('{}')
     expect(effectPayloadText({ kind: 'effect-args', schemaVersion: 1, tool: 't', args: '{}' }, 'effect-result')).toBeNull()
     expect(effectPayloadText({ kind: 'effect-result', schemaVersion: 1, value: { not: 'text' } }, 'effect-result')).toBeNull()
+  })
+})
+
+const named = sha256('named')
+const machineLayer = () => ({
+  kind: 'machine',
+  schemaVersion: 1,
+  image: named,
+  memoryMiB: 256,
+  memory: named,
+  devices: named,
+  disk: named,
+  diskBytes: 1 << 20,
+  qemuVersion: '7.2.22',
+  accelerator: 'tcg',
+})
+const machineImage = () => ({ kind: 'machine-image', schemaVersion: 1, recipe: 'busybox', kernelRelease: '6.1.0', kernel: named, initrd: named, cmdline: 'console=ttyS0' })
+const kvCache = () => ({ kind: 'kv-cache', schemaVersion: 1, modelSha256: 'a'.repeat(64), contextSize: 8, tokens: [1, 2], pending: [3], state: named })
+const typed = { type: 'json', blob: named }
+const checkpointLog = () => ({
+  kind: 'checkpoint-log',
+  schemaVersion: 1,
+  framework: 'langgraph',
+  previous: null,
+  entry: { op: 'put', ns: '', id: 'c1', parent: null, checkpoint: typed, metadata: typed, values: [{ channel: 'a', version: 1, value: typed }] },
+})
+const chunks = () => ({
+  kind: 'chunks',
+  schemaVersion: 1,
+  size: 3,
+  chunks: [
+    { blob: named, size: 1 },
+    { blob: named, size: 2 },
+  ],
+})
+
+/** `levels` arrays, one inside the other, around `inner`. */
+const nested = (levels: number, inner: unknown): unknown => (levels === 0 ? inner : [nested(levels - 1, inner)])
+
+/** Each kind's check, and objects of it that hostile data may hold instead of a valid one. */
+const KINDS: Array<{ kind: string; validate: (value: unknown, where: string) => unknown; good: () => Record<string, unknown>; bad: Array<[string, Record<string, unknown>]> }> = [
+  {
+    kind: 'model',
+    validate: validateModelLayer,
+    good: () => ({ kind: 'model', schemaVersion: 1, tree: named }),
+    bad: [
+      ['its tree a number', { tree: 7 }],
+      ['no tree', { tree: undefined }],
+      ['a schema version this code does not write', { schemaVersion: 2 }],
+      ['its tree nested in arrays', { tree: nested(64, named) }],
+    ],
+  },
+  {
+    kind: 'kv-cache',
+    validate: validateKvCacheLayer,
+    good: kvCache,
+    bad: [
+      ['its model a digest of the store', { modelSha256: named }],
+      ['a token that is text', { tokens: [1, '2'] }],
+      ['a negative token', { pending: [-1] }],
+      ['a token past the safe integers', { tokens: [2 ** 60] }],
+      ['no pending token', { pending: [] }],
+      ['a context of 2^40 tokens', { contextSize: 2 ** 40 }],
+      ['more tokens than its context', { contextSize: 2 }],
+      ['no state', { state: undefined }],
+      ['tokens nested in arrays', { tokens: nested(64, [1]) }],
+    ],
+  },
+  {
+    kind: 'machine',
+    validate: validateMachineLayer,
+    good: machineLayer,
+    bad: [
+      ['its memory a string', { memoryMiB: '256' }],
+      ['a memory of 2^53 MiB', { memoryMiB: 2 ** 53 }],
+      ['a disk of no bytes', { diskBytes: 0 }],
+      ['a fractional disk', { diskBytes: 1.5 }],
+      ['an accelerator of its own', { accelerator: 'hvf' }],
+      ['a network device that is not true', { nic: false }],
+      ['no devices', { devices: undefined }],
+      ['a QEMU version nested in arrays', { qemuVersion: nested(64, '7.2.22') }],
+    ],
+  },
+  {
+    kind: 'machine-image',
+    validate: validateMachineImage,
+    good: machineImage,
+    bad: [
+      ['no recipe', { recipe: undefined }],
+      ['a recipe that is an object', { recipe: { name: 'busybox' } }],
+      ['a command line holding NUL', { cmdline: 'console=ttyS0\u0000init=/bin/sh' }],
+      ['a root filesystem of null', { rootfs: null }],
+      ['a package that is not text', { rootfs: { disk: named, diskBytes: 1, packages: [{ name: 'x' }] } }],
+      ['a root filesystem of 2^60 bytes', { rootfs: { disk: named, diskBytes: 2 ** 60, packages: [] } }],
+      ['its kernel nested in arrays', { kernel: nested(64, named) }],
+    ],
+  },
+  {
+    kind: 'checkpoint-log',
+    validate: (value, where) => validateCheckpointLog(value, where as never),
+    good: checkpointLog,
+    bad: [
+      ['another framework', { framework: 'crewai' }],
+      ['a previous step that is not a digest', { previous: 'HEAD' }],
+      ['an op of its own', { entry: { op: 'delete', ns: '', id: 'c1' } }],
+      ['an empty checkpoint id', { entry: { ...checkpointLog().entry, id: '' } }],
+      ['a value whose blob is not a digest', { entry: { ...checkpointLog().entry, values: [{ channel: 'a', version: 1, value: { type: 'json', blob: 'x' } }] } }],
+      ['a write index past the safe integers', { entry: { op: 'writes', ns: '', id: 'c1', taskId: 't', taskPath: 'p', writes: [{ idx: 2 ** 60, channel: 'a', value: typed }] } }],
+      ['writes without a task', { entry: { op: 'writes', ns: '', id: 'c1', writes: [] } }],
+      ['an entry nested in arrays', { entry: nested(64, checkpointLog().entry) }],
+    ],
+  },
+  {
+    kind: 'chunks',
+    validate: validateChunks,
+    good: chunks,
+    bad: [
+      ['sizes that do not add up', { size: 4 }],
+      ['a schema version this code does not write', { schemaVersion: 2 }],
+      [
+        'a size past the safe integers',
+        {
+          size: 2 ** 53,
+          chunks: [
+            { blob: named, size: 2 ** 53 - 1 },
+            { blob: named, size: 1 },
+          ],
+        },
+      ],
+      ['a chunk of no bytes', { size: 0, chunks: [{ blob: named, size: 0 }] }],
+      ['a chunk that is null', { chunks: [null] }],
+      ['chunks nested in arrays', { chunks: nested(64, chunks().chunks) }],
+    ],
+  },
+]
+
+describe.each(KINDS)('a $kind object read from the store', ({ kind, validate, good, bad }) => {
+  it('is the object itself once valid', () => {
+    const object = good()
+    expect(validate(object, `${kind} x`)).toBe(object)
+  })
+
+  it.each(bad)('is refused (exit 5) with %s', (_, change) => {
+    const read = () => validate({ ...good(), ...change }, `${kind} x`)
+    expect(read).toThrow(MalformedObjectError)
+    expect(read).toThrow(expect.objectContaining({ exitCode: 5 }))
+  })
+
+  it.each([null, 7, 'text', [], {}])('is refused (exit 5) when it is %j', (value) => {
+    expect(() => validate(value, `${kind} x`)).toThrow(MalformedObjectError)
   })
 })

@@ -1156,3 +1156,23 @@ process.stdout.write(JSON.stringify({ exitCode, message, peakRssBytes: process.r
     expect(result.message).toMatch(/is damaged at frame 0/)
   })
 })
+
+describe('a machine image from elsewhere: its command line is data', () => {
+  it('refuses one whose command line holds NUL (exit 5) before a machine is made, not a crash when QEMU is started (exit 6)', async () => {
+    const { dir, store } = await storeWorkspace({})
+    const image = await store.writeObject({
+      kind: 'machine-image',
+      schemaVersion: 1,
+      recipe: 'busybox',
+      kernelRelease: '6.1.0',
+      kernel: await store.writeBlob(Buffer.from('not a kernel')),
+      initrd: await store.writeBlob(Buffer.from('not an initramfs')),
+      cmdline: 'console=ttyS0\u0000init=/bin/sh',
+    })
+    const r = await fpInProcess(dir, 'machine', 'start', image, '--accel', 'tcg')
+    expect(r.stderr).toMatch(/machine image .* is not a valid machine image: "cmdline": it holds a NUL/)
+    expect(r.code).toBe(5)
+    const machines = join(dir, '.forkpoint', 'machines')
+    expect(existsSync(machines) ? readdirSync(machines).filter((n) => /^m[0-9a-f]{8}$/.test(n)) : []).toEqual([])
+  })
+})

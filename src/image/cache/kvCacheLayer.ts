@@ -1,28 +1,11 @@
 import { createReadStream, statSync } from 'node:fs'
 import { createHash } from 'node:crypto'
-import { InputNotFoundError, MalformedObjectError } from '../../errors/index.js'
-import { type Digest, isDigest } from '../../objects/digest.js'
+import { InputNotFoundError } from '../../errors/index.js'
+import type { Digest } from '../../objects/digest.js'
+import { type KvCacheLayer, validateKvCacheLayer } from '../../objects/KvCacheLayer.js'
 import type { Store } from '../../store/Store.js'
 import { chunkedFile, readRange, storePieces } from '../storedPieces.js'
 import { type ChunkerOptions, chunkBuffer } from '../../world/scan/fastcdc.js'
-
-/**
- * The cache layer: one sequence's KV-cache as llama.cpp saves it, with what it needs to
- * be used again safely: the model it was made with (loading a state into another model
- * can crash the process, so a restore refuses one), the tokens it holds, and the tokens
- * to evaluate before the next one is sampled (a state holds no logits).
- */
-export interface KvCacheLayer {
-  kind: 'kv-cache'
-  schemaVersion: 1
-  /** The GGUF model file's sha256, as hex: not a `sha256:` digest, which would name an object of the store (the model is not one). */
-  modelSha256: string
-  contextSize: number
-  tokens: number[]
-  pending: number[]
-  /** The state file, as a `chunks` object of content-defined pieces. */
-  state: Digest
-}
 
 /**
  * The state's pieces are content-defined, about two tokens' worth of cells each (a power of
@@ -53,23 +36,10 @@ export async function readState(store: Store, digest: Digest): Promise<Buffer> {
   return readRange(store, pieces, 0, size)
 }
 
+/** The cache layer object `digest` names (MalformedObjectError, exit 5, when it is something else). */
 export async function readKvCacheLayer(store: Store, digest: Digest): Promise<KvCacheLayer> {
-  const layer = (await store.readObject(digest)) as unknown as KvCacheLayer
-  const tokens = (xs: unknown) => Array.isArray(xs) && xs.every((t) => Number.isSafeInteger(t) && t >= 0)
-  const sane = tokens(layer.tokens) && tokens(layer.pending) && layer.pending.length > 0 && Number.isSafeInteger(layer.contextSize) && layer.contextSize <= MAX_CONTEXT
-  if (
-    layer.kind !== 'kv-cache' ||
-    !/^[0-9a-f]{64}$/.test(String(layer.modelSha256)) ||
-    !isDigest(layer.state) ||
-    !sane ||
-    layer.contextSize < layer.tokens.length + layer.pending.length
-  )
-    throw new MalformedObjectError(`cache layer ${digest} is not a kv-cache object`, { digest, expected: 'kv-cache', actual: String(layer.kind) })
-  return layer
+  return validateKvCacheLayer(await store.readObject(digest), `cache layer ${digest}`)
 }
-
-/** A context larger than this in a cache layer is refused before llama.cpp is asked to allocate it. */
-const MAX_CONTEXT = 1 << 20
 
 const modelDigests = new Map<string, Promise<string>>()
 

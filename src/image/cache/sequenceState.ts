@@ -4,7 +4,8 @@ import type { Digest } from '../../objects/digest.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import type { Store } from '../../store/Store.js'
 import { canonicalBytes } from '../../util/canonicalJson.js'
-import { type KvCacheLayer, modelSha256, readKvCacheLayer, readState, storeState } from './kvCacheLayer.js'
+import type { KvCacheLayer } from '../../objects/KvCacheLayer.js'
+import { modelSha256, readKvCacheLayer, readState, storeState } from './kvCacheLayer.js'
 import type { LlamaSequenceLike } from './llamaTypes.js'
 
 export interface SnapshotSequenceArgs<T extends number> extends StoreLocator {

@@ -1,23 +1,18 @@
 import { existsSync, promises as fs } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { MalformedObjectError, UnsafePathError, UsageError } from '../../errors/index.js'
+import { UnsafePathError, UsageError } from '../../errors/index.js'
 import { isInside } from '../../util/isInside.js'
-import { type Digest, isDigest } from '../../objects/digest.js'
+import type { Digest } from '../../objects/digest.js'
+import { type ModelLayer, validateModelLayer } from '../../objects/ModelLayer.js'
 import { canonicalBytes } from '../../util/canonicalJson.js'
 import type { Store } from '../../store/Store.js'
 import { readTree } from '../../world/tree/readObjects.js'
 import { type Piece, filePieces, readRange } from '../storedPieces.js'
 import { storeFile } from '../../world/scan/storeFile.js'
-import { type Chunks, type FileEntry, type TreeEntry, dirEntry, fileEntry } from '../../objects/Tree.js'
+import type { Chunks } from '../../objects/Chunks.js'
+import { type FileEntry, type TreeEntry, dirEntry, fileEntry } from '../../objects/Tree.js'
 import { joinPath } from '../../world/tree/treeSource.js'
 import { type SafetensorsFile, parseSafetensors } from './safetensors.js'
-
-/** The model layer: a directory of adapter or model files (safetensors, configs), as a tree. */
-export interface ModelLayer {
-  kind: 'model'
-  schemaVersion: 1
-  tree: Digest
-}
 
 /** Tensors larger than this are stored in pieces of this size, so no object is huge. */
 const MAX_PIECE = 4 * 1024 * 1024
@@ -133,12 +128,9 @@ export async function openTensorFile(store: Store, entry: FileEntry, where: stri
   return { file: parseSafetensors(readRange(store, pieces, 0, headerEnd), where, entry.size), pieces }
 }
 
-/** The model layer object `digest` names (exit 5 when it is something else). */
+/** The model layer object `digest` names (MalformedObjectError, exit 5, when it is something else). */
 export async function readModelLayer(store: Store, digest: Digest): Promise<ModelLayer> {
-  const layer = (await store.readObject(digest)) as unknown as ModelLayer
-  if (layer.kind !== 'model' || !isDigest(layer.tree))
-    throw new MalformedObjectError(`model layer ${digest} is not a model object`, { digest, expected: 'model', actual: layer.kind })
-  return layer
+  return validateModelLayer(await store.readObject(digest), `model layer ${digest}`)
 }
 
 /** Every file of a model tree by its path. */

@@ -4,7 +4,8 @@ import type { Store } from '../../store/Store.js'
 import { canonicalBytes } from '../../util/canonicalJson.js'
 import { guestInitramfs } from './initramfs.js'
 import { fetchGuestKernel, type GuestKernel } from './kernelPackage.js'
-import { GUEST_CMDLINE, type MachineImage } from './MachineImage.js'
+import type { MachineImage } from '../../objects/MachineImage.js'
+import { GUEST_CMDLINE } from './MachineImage.js'
 import { AGENT_SCRIPT, initScript } from './guestScripts.js'
 
 /**

@@ -8,7 +8,8 @@ import { BASE_PACKAGES, type ExtraFile, buildExt4, downloadPackages, packageClos
 import { guestInitramfs } from './initramfs.js'
 import { forkpointCacheDir } from './cacheDir.js'
 import { fetchGuestKernel, type GuestKernel } from './kernelPackage.js'
-import { GUEST_CMDLINE, type MachineImage } from './MachineImage.js'
+import type { MachineImage } from '../../objects/MachineImage.js'
+import { GUEST_CMDLINE } from './MachineImage.js'
 import { ROOTFS_INIT, switchRootInit } from './guestScripts.js'
 import { FRESH_START_PATH, freshStartElf } from './freshStartElf.js'
 

@@ -7,7 +7,8 @@ import { z } from 'zod'
 import { MachineUnavailableError, UsageError } from '../../errors/index.js'
 import { atomicWriteSync } from '../../util/atomicWrite.js'
 import { forkpointCacheDir } from '../image/cacheDir.js'
-import { type Accelerator, QEMU_BINARY } from './qemuArgs.js'
+import { ACCELERATORS, type Accelerator } from '../../objects/MachineLayer.js'
+import { QEMU_BINARY } from './qemuArgs.js'
 
 /** What a caller asks for: `auto` (the default) uses KVM only where a boot of the guest's own kernel on it has reached the guest's agent. */
 export type AcceleratorRequest = Accelerator | 'auto'
@@ -88,7 +89,7 @@ function writeVerdicts(verdicts: Record<string, AcceleratorChoice>): void {
   }
 }
 
-const Verdicts = z.record(z.string().max(512), z.object({ accelerator: z.enum(['kvm', 'tcg']), reason: z.string().max(2000) }))
+const Verdicts = z.record(z.string().max(512), z.object({ accelerator: z.enum(ACCELERATORS), reason: z.string().max(2000) }))
 
 function readVerdicts(): Record<string, AcceleratorChoice> {
   try {

@@ -1,4 +1,5 @@
 import { dirname, join } from 'node:path'
+import type { Accelerator } from '../../objects/MachineLayer.js'
 import { PUBLISH_ADDRESS } from '../net/machineNet.js'
 import { type QemuUser, qemuUser } from './qemuUser.js'
 
@@ -39,8 +40,6 @@ export interface Nic {
   open: boolean
   guestPorts: number[]
 }
-
-export type Accelerator = 'kvm' | 'tcg'
 
 /**
  * The serial console's socket, in the machine's socket directory (`machine console`): QEMU

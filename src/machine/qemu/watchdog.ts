@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { AcceleratorFailedError, GuestStoppedError, MachineError } from '../../errors/index.js'
 import type { GuestStopData } from '../../errors/machineErrors.js'
 import { hasExited } from '../machineRecords.js'
-import type { Accelerator } from './qemuArgs.js'
+import type { Accelerator } from '../../objects/MachineLayer.js'
 import { QmpClient } from './QmpClient.js'
 
 /** What the watchdog watches: a machine's QEMU, its QMP socket, and the logs it names in a report. */

@@ -2,7 +2,8 @@ import { InvalidImageError, PathLimitError } from '../../errors/index.js'
 import type { Digest } from '../../objects/digest.js'
 import { EXPANSION_FLOOR, type Limits, raiseHint } from '../../util/limits.js'
 import { quotePath } from '../diff/quotePath.js'
-import type { Chunks, Tree } from '../../objects/Tree.js'
+import type { Chunks } from '../../objects/Chunks.js'
+import type { Tree } from '../../objects/Tree.js'
 
 /** How many directories deep a tree may go: far beyond real projects, far below what makes every walk slow. */
 export const MAX_TREE_DEPTH = 256

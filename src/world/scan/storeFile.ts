@@ -5,7 +5,7 @@ import type { Store } from '../../store/Store.js'
 import type { ObjectSink } from '../../store/LocalPackWriter.js'
 import { chunkStream } from './fastcdc.js'
 import { fsPath } from '../../util/fsName.js'
-import type { Chunks } from '../../objects/Tree.js'
+import type { Chunks } from '../../objects/Chunks.js'
 
 /** Files this large or larger are stored as content-defined chunks. */
 export const CHUNKING_THRESHOLD = 8 * 1024 * 1024

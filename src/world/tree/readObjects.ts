@@ -1,7 +1,8 @@
 import type { Digest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { type Snapshot, validateSnapshot } from '../../objects/Snapshot.js'
-import { type Chunks, type Tree, validateChunks, validateTree } from '../../objects/Tree.js'
+import { type Chunks, validateChunks } from '../../objects/Chunks.js'
+import { type Tree, validateTree } from '../../objects/Tree.js'
 
 /** Read and validate a tree: a hostile or malformed one throws (exit 5) here, before any use. */
 export async function readTree(store: Store, digest: Digest): Promise<Tree> {
