@@ -1,14 +1,16 @@
 /**
- * `npm run bench -- registry [--quick] [--only 10k|100k]`: push and pull of an image as
- * packs to a local OCI registry (Debian's docker-registry on 127.0.0.1), for a 10,000-file
- * / ~100 MB workspace and a 100,000-small-file one, each beside its baseline in the same
- * run (interleaved): a cold push against `tar | zstd` of the workspace into a one-layer
+ * `npm run bench -- registry [--quick] [--only 1k,3k,10k,100k] [--cold-push]`: push and pull
+ * of an image as packs to a local OCI registry (Debian's docker-registry on 127.0.0.1), for
+ * workspaces of 1,000, 3,000 and 10,000 files (~10 KB a file) and of 100,000 small files,
+ * each beside its baseline in the same run (interleaved): a cold push against `tar | zstd`
+ * of the workspace into a one-layer
  * OCI layout plus `skopeo copy` of it to the same registry; a cold pull (into an empty
  * store, then checked out) against `skopeo copy` back plus `zstd -d | tar -x`, on the disk
  * and again into tmpfs (without the disk's swings in file creation), each also against a
  * baseline that hashes every file it unpacked, as the clone checks every object; then a
  * one-file change pushed (beside `git push` of the same change to a bare repository) and
- * pulled again.
+ * pulled again. `--cold-push`: the first cold push row alone, at every size (fixed costs
+ * weigh most on the small pushes).
  */
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -17,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store, cloneImage, initWorkspace, pullImage, pushImage, snapshotWorkspace } from '../src/index.js'
 import { startRegistry } from '../test/helpers/registryServer.js'
-import { type Row, compare, measure, report } from './harness.js'
+import { type Row, compare, interleave, measure, report } from './harness.js'
 import { makeFixture } from './workspaceFixture.js'
 
 /**
@@ -101,7 +103,11 @@ function unpackLayer(layout: string, out: string): void {
   sh(`zstd -dc ${join(layout, 'blobs', 'sha256', manifest.layers[0]!.digest.slice(7))} | tar -C ${out} -xf -`)
 }
 
-async function scenario(name: string, files: number, totalBytes: number, runs: number, host: string, root: string, rows: Row[]): Promise<void> {
+async function scenario(
+  { name, files, totalBytes, runs }: Workspace,
+  { host, root, coldPushOnly }: { host: string; root: string; coldPushOnly: boolean },
+  rows: Row[],
+): Promise<void> {
   const dir = join(root, name.replace(/\W+/g, '-'))
   const ws = join(dir, 'ws')
   makeFixture(ws, { files, totalBytes })
@@ -109,7 +115,7 @@ async function scenario(name: string, files: number, totalBytes: number, runs: n
   const v1 = await snapshotWorkspace({ dir: ws, message: 'v1' })
   const plain = join(dir, 'plain')
   sh(`cp -a ${ws} ${plain} && rm -rf ${join(plain, '.forkpoint')}`)
-  if (runs > 1)
+  if (runs > 1 && !coldPushOnly)
     await settleDeletions() // that rm, and whatever ran before; syncs the fixture's writeback too
   else sh('sync')
   let n = 0
@@ -127,21 +133,25 @@ async function scenario(name: string, files: number, totalBytes: number, runs: n
       target,
     })
 
-  // cold push: a new repository each run
+  // cold push: a new repository each run; CPU time too (the baseline's children's, not the registry's)
   let pushed = { totalBytes: 0, sentBytes: 0, objects: 0 }
   let fpRepo = ''
   const layout = join(dir, 'layout')
-  const push = await compare(
-    { run: async () => (pushed = await pushImage({ dir: ws, id: v1.id, remote: `oci://${(fpRepo = repo('fp'))}:v1`, credentials: null })) },
+  const push = await interleave(
     {
-      run: () => {
-        ociLayout(plain, layout)
-        skopeoPush(layout, `${repo('skopeo')}:v1`)
+      forkpoint: { run: async () => (pushed = await pushImage({ dir: ws, id: v1.id, remote: `oci://${(fpRepo = repo('fp'))}:v1`, credentials: null })) },
+      baseline: {
+        run: () => {
+          ociLayout(plain, layout)
+          skopeoPush(layout, `${repo('skopeo')}:v1`)
+        },
       },
     },
     { runs, warmup: 0 },
   )
-  row('cold push', push.a, 'tar + zstd, skopeo copy', push.b, pushed.sentBytes, pushed.totalBytes, '≤ 1.0x')
+  row('cold push', push['forkpoint']!.median, 'tar + zstd, skopeo copy', push['baseline']!.median, pushed.sentBytes, pushed.totalBytes, '≤ 1.0x')
+  Object.assign(rows.at(-1)!, { forkpoint_cpu_ms: Math.round(push['forkpoint']!.cpu), baseline_cpu_ms: Math.round(push['baseline']!.cpu) })
+  if (coldPushOnly) return
   // the same baseline doing the check every forkpoint read makes: a sha256 of every file (two processes, as the push reads on two threads)
   const checked = await compare(
     { run: async () => (pushed = await pushImage({ dir: ws, id: v1.id, remote: `oci://${repo('fp')}:v1`, credentials: null })) },
@@ -221,7 +231,7 @@ async function scenario(name: string, files: number, totalBytes: number, runs: n
     pullTimes.push((await measure(async () => (warmPull = await pullImage({ store, remote: `oci://${fpRepo}:v1`, credentials: null })), { runs: 1, warmup: 0 })).median)
   }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!
-  row('push, 1 file changed', median(times), 'cold push', push.a, warm.sentBytes, warm.totalBytes, '< 1% sent, ≤ 0.2x')
+  row('push, 1 file changed', median(times), 'cold push', push['forkpoint']!.median, warm.sentBytes, warm.totalBytes, '< 1% sent, ≤ 0.2x')
   row('push, 1 file changed', median(times), 'git push of the change to a bare repository', median(gitTimes), warm.sentBytes, warm.totalBytes, '≤ 3x (proposed)')
   row('pull of the changed image (first one local)', median(pullTimes), '–', null, warmPull.fetchedBytes, warmPull.totalBytes, '< 1% fetched')
 }
@@ -242,16 +252,37 @@ async function settleDeletions(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 65_000))
 }
 
+interface Workspace {
+  /** how `--only` names it */
+  size: string
+  name: string
+  files: number
+  totalBytes: number
+  runs: number
+}
+
+const WORKSPACES: Workspace[] = [
+  { size: '1k', name: '1k files / 10 MB', files: 1000, totalBytes: 10e6, runs: 5 },
+  { size: '3k', name: '3k files / 30 MB', files: 3000, totalBytes: 30e6, runs: 5 },
+  { size: '10k', name: '10k files / 100 MB', files: 10_000, totalBytes: 100e6, runs: 3 },
+  { size: '100k', name: '100k small files', files: 100_000, totalBytes: 10e6, runs: 3 },
+]
+
+/** `--quick`: every workspace a tenth of its size (at least 500 files), one run each. */
+const quickly = (w: Workspace): Workspace => ({ ...w, files: Math.max(500, w.files / 10), totalBytes: w.totalBytes / 10, runs: 1 })
+
 export async function main(args: string[]): Promise<void> {
   const quick = args.includes('--quick')
-  const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : null
+  const coldPushOnly = args.includes('--cold-push')
+  const only = args.includes('--only') ? args[args.indexOf('--only') + 1]!.split(',') : null
+  const workspaces = WORKSPACES.filter((w) => !only || only.includes(w.size)).map((w) => (quick ? quickly(w) : w))
   const root = mkdtempSync(join(tmpdir(), 'fp-bench-registry-'))
   const registry = await startRegistry({ dir: join(root, 'registry') })
   const rows: Row[] = []
   try {
-    if (only !== '100k') await scenario('10k files / 100 MB', quick ? 1000 : 10_000, quick ? 10e6 : 100e6, quick ? 1 : 3, registry.host, root, rows)
-    if (only !== '10k') await scenario('100k small files', quick ? 5000 : 100_000, quick ? 5e6 : 10e6, quick ? 1 : 3, registry.host, root, rows)
-    report(only ? `registry-${only}` : 'registry', 'Registry: push and pull as packs to docker-registry on 127.0.0.1, beside tar | zstd + skopeo (median, interleaved)', rows)
+    for (const workspace of workspaces) await scenario(workspace, { host: registry.host, root, coldPushOnly }, rows)
+    const name = ['registry', ...(coldPushOnly ? ['cold-push'] : []), ...(only ? [only.join('-')] : [])].join('-')
+    report(name, 'Registry: push and pull as packs to docker-registry on 127.0.0.1, beside tar | zstd + skopeo (median, interleaved)', rows)
   } finally {
     await registry.stop()
     rmSync(root, { recursive: true, force: true })

@@ -96,6 +96,17 @@ export class LocalPacks {
     return at === undefined ? null : this.readAt(at)
   }
 
+  /**
+   * An object's bytes, unchecked: from the pack that holds it by the indexes read so far
+   * (a lookup is cheaper than the failed open of a file the object does not have), else
+   * its file at `path` (`readFile`), else a pack (its indexes read then); null when
+   * neither has it.
+   */
+  bytesOf(digest: Digest, path: string, readFile: (path: string) => Buffer | null): Buffer | null {
+    const packed = this.locate(digest, 'read-already')
+    return packed ? this.readAt(packed) : (readFile(path) ?? this.read(digest))
+  }
+
   readAt({ pack, object }: PackedAt): Buffer {
     const frame = this.frame(pack, object.frame)
     const start = object.offset - pack.index.frames[object.frame]!.start

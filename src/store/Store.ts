@@ -212,14 +212,9 @@ export class Store implements AsyncDisposable {
     return parseStructured<T>(verified(digest, this.bytesOf(digest, readOrNullSync)), digest, kind)
   }
 
-  /**
-   * An object's bytes, unchecked: from the pack that holds it by the indexes read so far
-   * (a lookup is cheaper than the failed open of a file the object does not have), else its
-   * file, else a pack (its indexes read then); null when the store lacks it.
-   */
+  /** An object's bytes, unchecked (`LocalPacks.bytesOf`); null when the store lacks it. */
   private bytesOf(digest: Digest, readFile: (path: string) => Buffer | null): Buffer | null {
-    const packed = this.packs.locate(digest, 'read-already')
-    return packed ? this.packs.readAt(packed) : (readFile(this.objectPath(digest)) ?? this.packs.read(digest))
+    return this.packs.bytesOf(digest, this.objectPath(digest), readFile)
   }
 
   /**

@@ -70,6 +70,8 @@ export interface FrameQueue {
   finish(): Promise<Frame[]>
   /** Whether a second thread took part (it was worth starting, and could start). */
   readonly threads: 1 | 2
+  /** Frames the second thread built (the others were built on this one). */
+  readonly helperFrames: number
   close(): Promise<void>
 }
 
@@ -78,20 +80,20 @@ export interface FrameQueue {
  * that takes a frame (reads its objects' files, checks and compresses them) whenever it
  * has fewer than HELPER_QUEUE, or one lent to it ahead of its turn while this thread does
  * other work (a push's walk). Each frame is compressed alone with the same parameters
- * whichever thread takes it, so the pack's bytes are the same as on one thread. A frame
- * the worker cannot build (an object it finds no file for: packed in the store, or
- * missing, or corrupt) is built here, where the store's packs are read and errors raised.
+ * whichever thread takes it, so the pack's bytes are the same as on one thread. Both read
+ * an object from its file or the store's packs. A frame the worker cannot build (an
+ * object missing or corrupt) is built here, where errors are raised.
  */
 export function openFrameQueue({
   level,
   reader,
-  objectsDir,
+  storeDirs,
 }: {
   level: number
   /** How this thread reads an object (from its file or the store's packs). */
   reader: FrameReader
-  /** The store's object files, which the helper reads. */
-  objectsDir: string
+  /** The store's object files and packs, which the helper reads. */
+  storeDirs: StoreDirs
 }): FrameQueue {
   const local = frameCompressor(level)
   const buildHere = (frameObjects: BlobRef[]) => buildFrame(frameObjects, { ...reader, compressor: local })
@@ -99,6 +101,7 @@ export function openFrameQueue({
   const known = { objects: 0, bytes: 0, started: false }
   const queue: Array<{ frame: Frame | null; ready: Promise<unknown> }> = []
   let lent = 0
+  let helperFrames = 0
   let closed = false
   const take = (): Frame[] => {
     const out: Frame[] = []
@@ -118,12 +121,15 @@ export function openFrameQueue({
     get threads() {
       return helper ? 2 : 1
     },
+    get helperFrames() {
+      return helperFrames
+    },
     grow(objects, bytes) {
       known.objects += objects
       known.bytes += bytes
       if (known.started || (known.bytes < HELPER_MIN_BYTES && known.objects < HELPER_MIN_OBJECTS)) return
       known.started = true
-      if (availableParallelism() > 1) helper = startHelper(level, objectsDir)
+      if (availableParallelism() > 1) helper = startHelper(level, storeDirs)
     },
     lend,
     async add(frameObjects, ahead = null) {
@@ -132,6 +138,7 @@ export function openFrameQueue({
         const item: (typeof queue)[number] = { frame: null, ready: Promise.resolve() }
         item.ready = building.then((frame) => {
           if (closed) return // the pack failed, and closing stopped the helper: nothing more to build
+          if (frame) helperFrames++
           item.frame = frame ?? buildHere(frameObjects)
         })
         item.ready.catch(() => {}) // a failure is thrown where the frame is awaited, in order
@@ -158,10 +165,16 @@ export function openFrameQueue({
 /** What the helper answers: the frame, or null when it could not build it. */
 type HelperReply = { id: number; frame: Uint8Array; rawSize: number } | { id: number; frame: null }
 
-function startHelper(level: number, objectsDir: string): { worker: Worker; alive: () => boolean; build: (objects: BlobRef[]) => Promise<Frame | null> } | null {
+/** Where the helper reads objects: the store's object files and its packs. */
+export interface StoreDirs {
+  objectsDir: string
+  packsDir: string
+}
+
+function startHelper(level: number, storeDirs: StoreDirs): { worker: Worker; alive: () => boolean; build: (objects: BlobRef[]) => Promise<Frame | null> } | null {
   let worker: Worker
   try {
-    worker = startBuiltWorker('registry/pack', 'frameWorker.js', { level, objectsDir })
+    worker = startBuiltWorker('registry/pack', 'frameWorker.js', { level, ...storeDirs })
   } catch {
     return null // running from unbuilt sources: one thread builds it all, to the same bytes
   }

@@ -14,13 +14,17 @@ import type { Transport } from '../transport/Transport.js'
  * image pushed one object per blob, something else) teaches nothing and is skipped.
  */
 export async function repositoryPacks({ store, transport, tag, limits }: { store: Store; transport: Transport; tag: string | null; limits: Limits }): Promise<LoadedPack[]> {
+  // the tag's own packs asked for beside the tag list: a cold push is mostly round trips
+  const own = tag === null ? null : packsOfTag(store, transport, tag, limits)
+  own?.catch(() => {}) // a failure is thrown where it is awaited, below
   const tags = await transport.listTags()
   const others = tags.filter((t) => t !== tag && !t.endsWith('.sig'))
   const ordered = tag === null ? others : [tag, ...others]
   const byTag = new Map<string, LoadedPack[]>()
-  await forEachLimit(ordered, 4, async (name) => {
+  await forEachLimit(others, 4, async (name) => {
     byTag.set(name, await packsOfTag(store, transport, name, limits))
   })
+  if (tag !== null) byTag.set(tag, await own!)
   const seen = new Set<string>()
   const packs: LoadedPack[] = []
   for (const name of ordered) {

@@ -22,8 +22,9 @@ export interface WrittenPack {
   index: PackIndex
   /** The index's canonical bytes (what travels as the index blob). */
   indexBytes: Buffer
-  /** The threads that built it. */
+  /** The threads that built it, and how many of its frames the second one built. */
   threads: 1 | 2
+  helperFrames: number
 }
 
 /**
@@ -55,7 +56,7 @@ export function openPackWriter(store: Store, { level = 3 }: { level?: number } =
   const building = openFrameQueue({
     level,
     reader: { read: (o) => store.readSizedSync(o.digest, o.size), where: (o) => store.objectPath(o.digest) },
-    objectsDir: store.objectsDir,
+    storeDirs: { objectsDir: store.objectsDir, packsDir: store.packs.dir },
   })
   const contents: Array<{ objects: BlobRef[]; ahead: Promise<Frame | null> | null }> = []
   const grouping = new FrameGrouping()
@@ -122,7 +123,7 @@ export function openPackWriter(store: Store, { level = 3 }: { level?: number } =
       }
       const digest: Digest = `sha256:${hash.digest('hex')}`
       const index: PackIndex = { kind: 'pack-index', schemaVersion: 1, pack: digest, packSize: size, frames: frameSizes, objects: entries }
-      return { digest, size, index, indexBytes: packIndexBytes(index), threads: building.threads }
+      return { digest, size, index, indexBytes: packIndexBytes(index), threads: building.threads, helperFrames: building.helperFrames }
     },
     close: () => building.close(),
   }

@@ -91,9 +91,9 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
     },
     async putBlob(blob, source, options = {}) {
       if (blob.size > CHUNK_BYTES) return putChunked(blob, source, options)
-      const body = await fs.readFile(source)
-      verifyBytes(body, blob, source)
-      await finishUpload(await startUpload(options.signal), blob.digest, body, options.signal)
+      // the upload's session asked for while the file is read and checked: a small push is mostly round trips
+      const [body, url] = await Promise.all([fs.readFile(source).then((bytes) => verifyBytes(bytes, blob, source)), startUpload(options.signal)])
+      await finishUpload(url, blob.digest, body, options.signal)
       options.onBytes?.(body.length)
     },
     async openBlob(digest, offset, { signal, length }: TransferOptions & { length?: number } = {}): Promise<BlobStream | null> {
@@ -146,10 +146,12 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
   }
 }
 
-function verifyBytes(bytes: Buffer, blob: Expected, source: string): void {
+/** `bytes`, once checked against the blob's digest and size. */
+function verifyBytes(bytes: Buffer, blob: Expected, source: string): Buffer {
   const check = new DigestCheck(blob, `(${source})`)
   check.update(bytes)
   check.check()
+  return bytes
 }
 
 async function hashPrefix(handle: fs.FileHandle, length: number, check: DigestCheck): Promise<void> {
