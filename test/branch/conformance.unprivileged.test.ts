@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process'
 import { chownSync, mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { reflinkDir } from '../helpers/reflinkDir.js'
+import { tempDir } from '../helpers/tmp.js'
 
 /**
  * Most users are not root. As root (CI), run the branch conformance suite, the recovery
@@ -25,7 +25,7 @@ it('passes the conformance suite and the isolation tests as an unprivileged user
   }
   const nobodyDir = mkdtempSync(join(xfs!.dir, 'nobody-'))
   chownSync(nobodyDir, 65534, 65534)
-  const report = join(mkdtempSync(join(tmpdir(), 'fp-unpriv-')), 'report.json')
+  const report = join(tempDir('fp-unpriv'), 'report.json')
   chownSync(join(report, '..'), 65534, 65534)
   const files = [
     'test/branch/conformance.test.ts',

@@ -7,7 +7,7 @@ import { listBranches } from '../../src/branch/lifecycle/listBranches.js'
 import { readRef } from '../../src/store/refs.js'
 import { readSnapshot } from '../../src/world/tree/readObjects.js'
 import { merge } from '../../src/image/merge.js'
-import { fp, fpJson } from '../helpers/cli.js'
+import { fpInProcess as fp, fpJsonInProcess as fpJson } from '../helpers/cli.js'
 import { dirState, storeWorkspace } from '../helpers/workspace.js'
 
 describe('fork --materialize', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MachineInfo, bootMachine, buildMachineImage, forkMachine, killMachine, showObject, snapshotMachine } from '../../src/index.js'
 import { downloadPackages, packageClosure } from '../../src/machine/image/debianRootfs.js'
-import { runCli } from '../helpers/cli.js'
+import { type CliResult, runCliInProcess } from '../helpers/cli.js'
 import { KERNEL_CACHE, MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, pollFor, shq } from '../helpers/machines.js'
 
 /**
@@ -66,7 +66,7 @@ describe('the python recipe', () => {
   })
 
   it("refuses a disk smaller than the image's filesystem (exit 2), before QEMU starts", { timeout: MACHINE_TIMEOUT }, async () => {
-    const r = await runCli(['machine', 'start', python, '--disk', '16', '--json'], { cwd: dir, env })
+    const r = await runCliInProcess(['machine', 'start', python, '--disk', '16', '--json'], { cwd: dir, env })
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/root filesystem takes \d+ MiB/)
   })
@@ -96,30 +96,47 @@ describe('the python recipe', () => {
 })
 
 describe('building root filesystem images', () => {
+  let withJq: Promise<{ build: CliResult; deb: string; whole: Buffer }> | undefined
+
+  /**
+   * `machine build python --package jq`, run once for the two tests that need it (a build takes
+   * a minute on a busy host): jq's .deb is put in the cache and cut short first, so the build
+   * that adds jq is also the one that must notice and fetch it again.
+   */
+  function buildWithJqAfterCuttingItsDeb(): Promise<{ build: CliResult; deb: string; whole: Buffer }> {
+    withJq ??= (async () => {
+      await downloadPackages(await packageClosure(['jq'])) // in the cache; only this file's tests use jq: no other build reads its .deb meanwhile
+      const debs = join(KERNEL_CACHE, 'forkpoint', 'debs')
+      const deb = join(
+        debs,
+        readdirSync(debs).find((f) => /^jq_.*_[0-9a-f]{16}\.deb$/.test(f))!,
+      ) // as the cache names it: name, version, the start of its SHA-256
+      const whole = readFileSync(deb)
+      truncateSync(deb, 100)
+      return { build: await runCliInProcess(['machine', 'build', 'python', '--package', 'jq', '--json'], { cwd: dir, env }), deb, whole }
+    })()
+    return withJq
+  }
+
   it('adds Debian packages with --package, and refuses what is not a package name before apt sees it (exit 2)', { timeout: MACHINE_TIMEOUT }, async () => {
-    const bad = await runCli(['machine', 'build', 'python', '--package=-oAPT::Get::Foo=1'], { cwd: dir, env })
+    const bad = await runCliInProcess(['machine', 'build', 'python', '--package=-oAPT::Get::Foo=1'], { cwd: dir, env })
     expect(bad.code).toBe(2)
     expect(bad.stderr).toMatch(/not a Debian package name/)
-    const unknown = await runCli(['machine', 'build', 'python', '--package', 'no-such-package-forkpoint'], { cwd: dir, env })
+    const unknown = await runCliInProcess(['machine', 'build', 'python', '--package', 'no-such-package-forkpoint'], { cwd: dir, env })
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toMatch(/no-such-package-forkpoint/)
-    const busybox = await runCli(['machine', 'build', 'busybox', '--package', 'jq'], { cwd: dir, env })
+    const busybox = await runCliInProcess(['machine', 'build', 'busybox', '--package', 'jq'], { cwd: dir, env })
     expect(busybox.code).toBe(2)
-    const withJq = await runCli(['machine', 'build', 'python', '--package', 'jq', '--json'], { cwd: dir, env })
+    const { build: withJq } = await buildWithJqAfterCuttingItsDeb()
     expect(withJq.code, withJq.stderr).toBe(0)
     const rootfs = await rootfsOf((JSON.parse(withJq.stdout) as { image: string }).image)
     expect(rootfs.packages.map((p) => p.split('=')[0])).toEqual(expect.arrayContaining(['jq', 'python3']))
   })
 
   it("checks every cached .deb against apt's index: one cut short is fetched again", { timeout: MACHINE_TIMEOUT }, async () => {
-    await downloadPackages(await packageClosure(['jq'])) // in the cache; only this file's tests use jq: no other build reads its .deb meanwhile
-    const debs = join(KERNEL_CACHE, 'forkpoint', 'debs')
-    const jq = readdirSync(debs).find((f) => /^jq_.*_[0-9a-f]{16}\.deb$/.test(f))! // as the cache names it: name, version, the start of its SHA-256
-    const whole = readFileSync(join(debs, jq))
-    truncateSync(join(debs, jq), 100)
-    const again = await runCli(['machine', 'build', 'python', '--package', 'jq', '--json'], { cwd: dir, env })
-    expect(again.code, again.stderr).toBe(0)
-    expect(readFileSync(join(debs, jq)).equals(whole)).toBe(true)
+    const { build, deb, whole } = await buildWithJqAfterCuttingItsDeb()
+    expect(build.code, build.stderr).toBe(0)
+    expect(readFileSync(deb).equals(whole)).toBe(true)
   })
 
   it("builds a node image whose guest runs Debian's node", { timeout: MACHINE_TIMEOUT * 2 }, async () => {
