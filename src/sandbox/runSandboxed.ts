@@ -72,7 +72,7 @@ export interface SandboxSpec extends SandboxLimits {
 export type LimitVia = 'cgroup' | 'rlimit'
 
 export interface SandboxResult {
-  /** The command's exit status; 128 + N when killed by signal N (137 on timeout). */
+  /** The command's exit status; 128 + N when killed by signal N (137 on timeout or the caller's signal). */
   exitCode: number
   /** Its output, the first OUTPUT_CAP bytes of each stream (see `truncated`). */
   stdout: string
@@ -217,7 +217,7 @@ async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Pro
   const out = stdout()
   const err = stderr()
   return {
-    exitCode: switches.timedOut ? 137 : exitCode,
+    exitCode: switches.timedOut || (switches.killed && exitCode === SIGTERM_STATUS) ? 137 : exitCode,
     stdout: out.text,
     stderr: err.text,
     truncated: out.truncated || err.truncated,
@@ -226,6 +226,12 @@ async function launch(fields: Fields, spec: SandboxSpec, timeoutMs: number): Pro
     weaker,
   }
 }
+
+/**
+ * The runtime's status when the SIGTERM a kill switch sends ends it before it has set its
+ * handler (a busy host): the command was killed all the same, as the handler reports it.
+ */
+const SIGTERM_STATUS = 128 + 15
 
 /** A run's kill switches: its wall-clock limit and the caller's signal. `dispose` once it has ended. */
 function killSwitches(kill: () => void, timeoutMs: number, signal: AbortSignal | undefined): { timedOut: boolean; killed: boolean; dispose: () => void } {
