@@ -11,7 +11,7 @@ import { WEB_VIEW_QUERIES } from './queries/webViewQueries.js'
 import { pull } from './remotes/pull.js'
 import { push } from './remotes/push.js'
 import { replay } from './runs/replay.js'
-import { runs } from './runs/runs.js'
+import { runs, runsExport, runsRm, runsShow } from './runs/runs.js'
 import { checkout } from './workspace/checkout.js'
 import { diff } from './workspace/diff.js'
 import { log } from './workspace/log.js'
@@ -45,6 +45,9 @@ export const OPERATIONS: readonly AnyOperation[] = [
   mergeAbort,
   show,
   runs,
+  runsShow,
+  runsRm,
+  runsExport,
   replay,
   scan,
   push,

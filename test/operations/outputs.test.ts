@@ -126,7 +126,7 @@ describe("every operation's output schema describes what its handler returns", (
     expect(await described(dir, 'show', { id: shown.world.tree })).toMatchObject({ kind: 'tree' })
   })
 
-  it('runs, effects and the web view: runs, graph, image, tree, changes, ledger, run, rundiff, explorations', async () => {
+  it('runs, effects and the web view: runs (show, export, rm), graph, image, tree, changes, ledger, run, rundiff, explorations', async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
     const record = async (answer: string) => {
       const rec = await Recorder.start({ entrypoint: 'unit', dir, env: {} })
@@ -177,6 +177,11 @@ describe("every operation's output schema describes what its handler returns", (
     expect(await view(dir, 'rundiff', { a: first, b: second })).toMatchObject({ status: 'output_divergence' })
     expect(await described(dir, 'diff', { a: first, b: second })).toMatchObject({ trace: { status: 'output_divergence' } })
     expect(await view(dir, 'explorations')).toMatchObject({ explorations: [{ pattern: 'bestOfN', winner: 1 }] })
+    expect(await described(dir, 'runs_show', { run: first })).toMatchObject({ run: { runId: first, steps: [{ type: 'llm' }, { type: 'tool', error: { message: 'offline' } }] } })
+    const exported = join(tempDir('export'), 'first.run.json')
+    expect(await described(dir, 'runs_export', { run: first, out: exported })).toEqual({ artifact: exported, runId: first, steps: 2 })
+    expect(await described(dir, 'runs_show', { run: exported })).toMatchObject({ run: { runId: first } })
+    expect(await described(dir, 'runs_rm', { runs: [second] })).toEqual({ removed: [second] })
   })
 
   it('the store: tag, tag_list, tag_delete, verify, gc (dry run and not)', async () => {

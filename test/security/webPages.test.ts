@@ -476,3 +476,82 @@ describe("the store's upkeep over HTTP and MCP: tag, tag_delete, gc, verify", ()
     })
   })
 })
+
+describe('recorded runs over HTTP and MCP: runs_show, runs_rm, and runs_export only on the command line', () => {
+  const { services } = useServices()
+  const SECRET = 'RUN-OUTSIDE-THE-WORKSPACE'
+
+  /** A workspace with one recorded run, a run artifact outside it holding a secret, and a link to that artifact inside it. */
+  async function workspaceWithRun(): Promise<{ dir: string; outside: string; runId: string }> {
+    const { dir } = await storeWorkspace({})
+    const recorded = spawnSync(CLI, ['run', '--record', '--json', '--', process.execPath, '-e', '1'], { cwd: dir, encoding: 'utf8' })
+    expect(recorded.status, recorded.stderr).toBe(0)
+    const outside = tempDir('runs-outside')
+    const exported = spawnSync(CLI, ['runs', 'export', 'latest', '-o', join(outside, 'secret.run.json')], { cwd: dir, encoding: 'utf8' })
+    expect(exported.status, exported.stderr).toBe(0)
+    const artifact = readFileSync(join(outside, 'secret.run.json'), 'utf8')
+    writeFileSync(join(outside, 'secret.run.json'), artifact.replace('"entrypoint":', `"secret": "${SECRET}", "entrypoint":`))
+    symlinkSync(join(outside, 'secret.run.json'), join(dir, 'linked.run.json'))
+    const runId = (JSON.parse(artifact) as { runId: string }).runId
+    return { dir, outside, runId }
+  }
+
+  async function mcpClient(dir: string): Promise<Client> {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    return client
+  }
+
+  const post = (service: RunningService, name: string, body: object) =>
+    fetch(`${service.address}/v1/${name}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+
+  it('runs_show reads no run file outside the workspace, through a link, nor in the store', async () => {
+    const { dir, outside, runId } = await workspaceWithRun()
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const client = await mcpClient(dir)
+    for (const run of [join(outside, 'secret.run.json'), 'linked.run.json', '.forkpoint/service-token']) {
+      const answer = await post(service, 'runs_show', { run })
+      const body = await answer.text()
+      expect([answer.status, body], run).toEqual([400, expect.stringContaining('RequestRefusedError')])
+      expect(body, run).not.toContain(SECRET)
+      const called = JSON.stringify(await client.callTool({ name: 'runs_show', arguments: { run } }))
+      expect(called, run).toContain('RequestRefusedError')
+      expect(called, run).not.toContain(SECRET)
+    }
+    await client.close()
+    expect(((await (await post(service, 'runs_show', { run: 'latest' })).json()) as { run: { runId: string } }).run.runId).toBe(runId)
+  })
+
+  it('runs_export writes no file a request names: it is neither an endpoint nor a tool', async () => {
+    const { dir, outside } = await workspaceWithRun()
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const target = join(outside, 'written.run.json')
+    expect((await post(service, 'runs_export', { run: 'latest', out: target })).status).toBe(404)
+    const client = await mcpClient(dir)
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('runs_export')
+    expect((await client.callTool({ name: 'runs_export', arguments: { run: 'latest', out: target } })).isError).toBe(true)
+    await client.close()
+    expect(existsSync(target)).toBe(false)
+  })
+
+  it("the web view's read-only service cannot forget a run; the full service forgets runs by id only", async () => {
+    const { dir, runId } = await workspaceWithRun()
+    const view = await startService({ dir, listen: '127.0.0.1:0', watch: false, readOnly: true })
+    services.push(view)
+    expect((await post(view, 'runs_rm', { runs: ['latest'] })).status).toBe(405)
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    for (const spec of ['../../etc/passwd', '/etc/passwd', 'linked.run.json']) expect((await post(service, 'runs_rm', { runs: [spec] })).status, spec).not.toBe(200)
+    expect(existsSync('/etc/passwd') && existsSync(join(dir, 'linked.run.json'))).toBe(true)
+    expect(await (await post(service, 'runs_rm', { runs: ['latest'] })).json()).toEqual({ removed: [runId] })
+    expect(await (await post(service, 'runs', {})).json()).toEqual({ runs: [] })
+  })
+})

@@ -45,7 +45,7 @@ describe('the MCP server', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort())
     expect(TOOL_NAMES).toEqual([
       ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
-      ...['merge', 'merge_continue', 'merge_abort', 'show', 'runs', 'replay', 'push', 'pull'],
+      ...['merge', 'merge_continue', 'merge_abort', 'show', 'runs', 'runs_show', 'runs_rm', 'replay', 'push', 'pull'],
       ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects'],
     ])
     for (const tool of tools) {

@@ -14,7 +14,6 @@ import { registerMachine } from './machine.js'
 import { registerMerge } from './merge.js'
 import { registerReplay } from './replay.js'
 import { registerRun } from './run.js'
-import { registerRuns } from './runs.js'
 import { registerServe } from './serve.js'
 import { registerPack } from './pack.js'
 import { registerShell } from './shell.js'
@@ -34,7 +33,6 @@ export const commands: Array<(program: Command) => void> = [
   registerMachine,
   registerRun,
   registerReplay,
-  registerRuns,
   registerCi,
   registerClone,
   registerPack,
