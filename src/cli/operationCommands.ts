@@ -122,6 +122,7 @@ async function runCommand(op: Generated, args: Record<string, unknown>, command:
       process.stderr.write(`forkpoint: ${line}
 `),
     onStep: pauseAtFromEnv(process.env),
+    terminal: op.cli.terminal ? (flags.json ? ('stderr' as const) : ('stdout' as const)) : undefined,
   }
   const result = await runOperation(op, where, args, context).finally(() => bar?.stop())
   const written = out && (await op.cli.bytes?.after?.(where, result, out))

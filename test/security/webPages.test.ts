@@ -555,3 +555,46 @@ describe('recorded runs over HTTP and MCP: runs_show, runs_rm, and runs_export o
     expect(await (await post(service, 'runs', {})).json()).toEqual({ runs: [] })
   })
 })
+
+describe("replay over HTTP and MCP: the command line's own fields are refused", () => {
+  const { services } = useServices()
+
+  it('no command of the caller, no recorded command from elsewhere, no live calls, no regular expressions of the caller', async () => {
+    const { dir } = await storeWorkspace({})
+    const recorded = spawnSync(CLI, ['run', '--record', '--', process.execPath, '-e', '1'], { cwd: dir, encoding: 'utf8' })
+    expect(recorded.status, recorded.stderr).toBe(0)
+    const marker = join(tempDir('replay-local'), 'ran')
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    const attempts = [
+      { command: [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`] },
+      { trustCommand: true },
+      { liveFrom: 0 },
+      { redactPattern: ['(a+)+$'] },
+      { redactKey: ['k'] },
+      { redactPath: ['$.x'] },
+    ]
+    for (const extra of attempts) {
+      const what = JSON.stringify(extra)
+      const answer = await fetch(`${service.address}/v1/replay`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ run: 'latest', ...extra }),
+      })
+      expect([answer.status, await answer.text()], what).toEqual([400, expect.stringContaining('UsageError')])
+      expect((await client.callTool({ name: 'replay', arguments: { run: 'latest', ...extra } })).isError, what).toBe(true)
+    }
+    await client.close()
+    expect(existsSync(marker)).toBe(false)
+    const plain = await fetch(`${service.address}/v1/replay`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ run: 'latest' }),
+    })
+    expect(await plain.json()).toMatchObject({ served: 0, stdout: '' })
+  })
+})

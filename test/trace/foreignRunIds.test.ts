@@ -3,7 +3,6 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { initWorkspace } from '../../src/index.js'
 import { ciCheckCommand, ciDiffCommand, ciNormalizeCommand, ciValidateCommand } from '../../src/cli/commands/ci.js'
-import { replayCommand } from '../../src/cli/commands/replay.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
 import { runArtifactText } from '../../src/trace/core/runArtifact.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -38,7 +37,7 @@ describe('run artifacts with foreign run ids', () => {
       expect((await callOperation('runs_show', { dir, run: 'a.run.json' })).run.runId).toBe(runId)
       expect((await ciValidateCommand({ dir, artifact: 'a.run.json' })).runId).toBe(runId)
       expect((await ciDiffCommand({ dir, expected: 'a.run.json', actual: 'a.run.json' })).trace.status).toBe('exact_match')
-      expect(await replayCommand({ dir, spec: 'a.run.json', command: IDLE, stdout: 'capture' })).toMatchObject({ runId, served: 0 })
+      expect(await callOperation('replay', { dir, run: 'a.run.json', command: IDLE })).toMatchObject({ runId, served: 0 })
       writeFileSync(join(dir, 'idle.js'), '')
       expect((await ciCheckCommand({ dir, entrypoint: 'idle.js', expected: 'a.run.json' })).outcome).toBe('pass')
 

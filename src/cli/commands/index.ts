@@ -12,7 +12,6 @@ import { registerMcp } from './mcp.js'
 import { registerLlm } from './llm.js'
 import { registerMachine } from './machine.js'
 import { registerMerge } from './merge.js'
-import { registerReplay } from './replay.js'
 import { registerRun } from './run.js'
 import { registerServe } from './serve.js'
 import { registerPack } from './pack.js'
@@ -32,7 +31,6 @@ export const commands: Array<(program: Command) => void> = [
   registerLlm,
   registerMachine,
   registerRun,
-  registerReplay,
   registerCi,
   registerClone,
   registerPack,
