@@ -2,7 +2,7 @@ import { abort } from './branches/abort.js'
 import { branch } from './branches/branch.js'
 import { commit, commitAbort, commitContinue } from './branches/commit.js'
 import { run } from './branches/run.js'
-import { effects } from './images/effects.js'
+import { effects, effectsRecover } from './images/effects.js'
 import { fork } from './images/fork.js'
 import { merge, mergeAbort, mergeContinue } from './images/merge.js'
 import { show } from './images/show.js'
@@ -58,6 +58,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   verify,
   gc,
   effects,
+  effectsRecover,
   ...WEB_VIEW_QUERIES,
 ]
 

@@ -173,6 +173,7 @@ describe("every operation's output schema describes what its handler returns", (
     expect(await view(dir, 'ledger', { id: withEffects.id })).toMatchObject({ entries: [{ tool: 'weather.get', status: 'executed' }] })
     expect(await described(dir, 'effects', { id: withEffects.id })).toMatchObject({ entries: [{ tool: 'weather.get', status: 'executed' }] })
     expect(await described(dir, 'effects', { pending: true })).toMatchObject({ source: 'workspace', entries: [] })
+    expect(await described(dir, 'effects_recover')).toEqual({ sent: [], resent: [] })
     expect(await view(dir, 'run', { run: first })).toMatchObject({ total: 2, steps: [{ type: 'llm' }, { type: 'tool', error: { message: 'offline' } }] })
     expect(await view(dir, 'rundiff', { a: first, b: second })).toMatchObject({ status: 'output_divergence' })
     expect(await described(dir, 'diff', { a: first, b: second })).toMatchObject({ trace: { status: 'output_divergence' } })

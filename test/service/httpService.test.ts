@@ -70,7 +70,7 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
         ...[
           ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
           ...['merge', 'merge_continue', 'merge_abort', 'runs', 'runs_show', 'runs_rm', 'replay', 'scan', 'show', 'push', 'pull'],
-          ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects'],
+          ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects', 'effects_recover'],
         ].map((op) => `/v1/${op}`),
         ...['graph', 'image', 'tree', 'changes', 'ledger', 'runs', 'run', 'rundiff', 'explorations', 'branches'].map((view) => `/v1/view/${view}`),
       ].sort(),

@@ -46,7 +46,7 @@ describe('the MCP server', () => {
     expect(TOOL_NAMES).toEqual([
       ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
       ...['merge', 'merge_continue', 'merge_abort', 'show', 'runs', 'runs_show', 'runs_rm', 'replay', 'push', 'pull'],
-      ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects'],
+      ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects', 'effects_recover'],
     ])
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(20)

@@ -5,7 +5,6 @@ import { registerCi } from './ci.js'
 import { registerClaude } from './claude.js'
 import { registerClone } from './clone.js'
 import { registerDemo } from './demo.js'
-import { registerEffects } from './effects.js'
 import { registerExplore } from './explore.js'
 import { registerInit } from './init.js'
 import { registerMcp } from './mcp.js'
@@ -44,6 +43,5 @@ export const commands: Array<(program: Command) => void> = [
   registerSpeculate,
   registerExplore,
   registerWorker,
-  registerEffects,
   registerDemo,
 ]
