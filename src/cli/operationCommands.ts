@@ -156,7 +156,7 @@ function selected(ops: Generated[], given: Record<string, unknown>, positional: 
   const chosen = ops.filter((op) => given[selectorOf(op)?.flag ?? ''] === true)
   if (chosen.length > 1) throw new UsageError(`${commandWords(usage)}: give ${chosen.map((op) => `--${selectorOf(op)!.flag}`).join(' or ')}, not both`)
   const unflagged = ops.filter((op) => selectorOf(op) === null)
-  const op = chosen[0] ?? (positional ? undefined : unflagged.find((op) => op.cli.withoutArguments)) ?? unflagged.find((op) => !op.cli.withoutArguments)
+  const op = chosen[0] ?? (positional ? undefined : ops.find((op) => op.cli.withoutArguments)) ?? unflagged.find((op) => !op.cli.withoutArguments)
   if (!op)
     throw new UsageError(
       `${commandWords(usage)}: give ${ops

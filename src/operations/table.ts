@@ -1,5 +1,5 @@
 import { abort } from './branches/abort.js'
-import { branch } from './branches/branch.js'
+import { branch, branchList } from './branches/branch.js'
 import { commit, commitAbort, commitContinue } from './branches/commit.js'
 import { run } from './branches/run.js'
 import { effects, effectsRecover } from './images/effects.js'
@@ -34,6 +34,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   log,
   checkout,
   branch,
+  branchList,
   commit,
   commitContinue,
   commitAbort,

@@ -55,6 +55,7 @@ describe("every operation's output schema describes what its handler returns", (
     const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
     await described(dir, 'snapshot')
     const made = await described<{ path: string }>(dir, 'branch', { name: 'try', backend: 'copy' })
+    expect(await described(dir, 'branch_list')).toMatchObject({ branches: [{ name: 'try', path: made.path }] })
     await fs.writeFile(join(made.path, 'new.txt'), 'new\n')
     expect(await described(dir, 'commit', { name: 'try' })).toMatchObject({ written: ['new.txt'] })
 

@@ -598,3 +598,38 @@ describe("replay over HTTP and MCP: the command line's own fields are refused", 
     expect(await plain.json()).toMatchObject({ served: 0, stdout: '' })
   })
 })
+
+describe('branch over HTTP and MCP: no mount at a path of the caller, no disk image', () => {
+  const { services } = useServices()
+
+  it('path and disk are refused; the branch and the listing are served', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+    const target = join(tempDir('branch-local'), 'mounted')
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const post = (name: string, body: object) =>
+      fetch(`${service.address}/v1/${name}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    for (const extra of [{ path: target }, { disk: '1G' }]) {
+      const what = JSON.stringify(extra)
+      // refused as an argument the schema does not have, before the branch is made
+      const answer = await post('branch', { name: 'try', ...extra })
+      expect([answer.status, await answer.text()], what).toEqual([400, expect.stringMatching(/UsageError.*Unrecognized key/)])
+      expect(JSON.stringify(await client.callTool({ name: 'branch', arguments: { name: 'try', ...extra } })), what).toMatch(/"isError":true/)
+    }
+    await client.close()
+    expect(existsSync(target)).toBe(false)
+    expect(await (await post('branch_list', {})).json()).toEqual({ branches: [] })
+    expect((await post('branch', { name: 'try', backend: 'copy' })).status).toBe(200)
+    expect(await (await post('branch_list', {})).json()).toMatchObject({ branches: [{ name: 'try' }] })
+    expect(spawnSync(CLI, ['abort', 'try'], { cwd: dir }).status).toBe(0)
+  })
+})

@@ -68,7 +68,7 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
       [
         '/v1/health',
         ...[
-          ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
+          ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'branch_list', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
           ...['merge', 'merge_continue', 'merge_abort', 'runs', 'runs_show', 'runs_rm', 'replay', 'scan', 'show', 'push', 'pull'],
           ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects', 'effects_recover'],
         ].map((op) => `/v1/${op}`),

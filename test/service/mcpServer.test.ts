@@ -44,7 +44,7 @@ describe('the MCP server', () => {
     const { tools } = await (await connect(dir)).listTools()
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort())
     expect(TOOL_NAMES).toEqual([
-      ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
+      ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'branch_list', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork'],
       ...['merge', 'merge_continue', 'merge_abort', 'show', 'runs', 'runs_show', 'runs_rm', 'replay', 'push', 'pull'],
       ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects', 'effects_recover'],
     ])

@@ -1,5 +1,4 @@
 import type { Command } from 'commander'
-import { registerBranch } from './branch.js'
 import { registerCheckoutAgent } from './checkoutAgent.js'
 import { registerCi } from './ci.js'
 import { registerClaude } from './claude.js'
@@ -34,7 +33,6 @@ export const commands: Array<(program: Command) => void> = [
   registerClone,
   registerPack,
   registerUnpack,
-  registerBranch,
   registerShell,
   registerMcp,
   registerServe,
