@@ -29,7 +29,20 @@ interface FieldSchema {
 export function registerOperationCommands(program: Command, table: readonly AnyOperation[]): void {
   const byUsage = new Map<string, Generated[]>()
   for (const op of table.filter(isGenerated)) byUsage.set(op.cli.usage, [...(byUsage.get(op.cli.usage) ?? []), op])
-  for (const [usage, ops] of byUsage) registerCommand(program, usage, ops)
+  // a command before its subcommands (`runs` before `runs show <run>`), so that the subcommands find it
+  const usages = [...byUsage.keys()].sort((a, b) => wordsOf(a).length - wordsOf(b).length)
+  for (const usage of usages) registerCommand(program, usage, byUsage.get(usage)!)
+}
+
+/**
+ * The command of `usage` under the commands of its first words (`runs show <run>` under
+ * `runs`), each taken as it is when another usage made it already, else a group.
+ */
+function commandOf(program: Command, usage: string): Command {
+  const words = wordsOf(usage)
+  const parent = words.slice(0, -1).reduce((cmd, word) => cmd.commands.find((c) => c.name() === word) ?? common(cmd.command(word)), program)
+  const ownWordAndArguments = usage.split(' ').slice(words.length - 1)
+  return parent.command(ownWordAndArguments.join(' '))
 }
 
 /** Whether a positional argument was given: commander passes a variadic one left out as []. */
@@ -45,7 +58,7 @@ function registerCommand(program: Command, usage: string, ops: Generated[]): voi
   const main = ops.find((op) => op.cli.selectedBy === undefined && !op.cli.withoutArguments) ?? ops[0]!
   const bare = ops.find((op) => op.cli.withoutArguments)
   const positionals = positionalFields(usage)
-  const cmd = common(program.command(usage))
+  const cmd = common(commandOf(program, usage))
     .description(lowerFirst(main.description) + (bare && bare !== main ? ` Without arguments: ${lowerFirst(bare.description)}` : ''))
     .summary(lowerFirst(firstSentence(main.description)))
   const flagged = new Map<string, FieldSchema>()
@@ -110,6 +123,7 @@ async function runCommand(op: Generated, args: Record<string, unknown>, command:
       process.stderr.write(`forkpoint: ${line}
 `),
     onStep: pauseAtFromEnv(process.env),
+    terminal: op.cli.terminal ? (flags.json ? ('stderr' as const) : ('stdout' as const)) : undefined,
   }
   const result = await cancelledBySignals(op.cli.cancelOnSignals ? cancel : null, () => runOperation(op, where, args, context)).finally(() => bar?.stop())
   const written = out && (await op.cli.bytes?.after?.(where, result, out))
@@ -158,7 +172,7 @@ function selected(ops: Generated[], given: Record<string, unknown>, positional: 
   const chosen = ops.filter((op) => given[selectorOf(op)?.flag ?? ''] === true)
   if (chosen.length > 1) throw new UsageError(`${commandWords(usage)}: give ${chosen.map((op) => `--${selectorOf(op)!.flag}`).join(' or ')}, not both`)
   const unflagged = ops.filter((op) => selectorOf(op) === null)
-  const op = chosen[0] ?? (positional ? undefined : unflagged.find((op) => op.cli.withoutArguments)) ?? unflagged.find((op) => !op.cli.withoutArguments)
+  const op = chosen[0] ?? (positional ? undefined : ops.find((op) => op.cli.withoutArguments)) ?? unflagged.find((op) => !op.cli.withoutArguments)
   if (!op)
     throw new UsageError(
       `${commandWords(usage)}: give ${ops
@@ -176,6 +190,11 @@ function positionalFields(usage: string): string[] {
 
 function commandWords(usage: string): string {
   return usage.split(/ [<[]/)[0]!
+}
+
+/** The command's words of `usage`, its arguments left out: `runs show <run>` is `runs`, `show`. */
+function wordsOf(usage: string): string[] {
+  return commandWords(usage).split(' ')
 }
 
 function fieldSchemas(op: AnyOperation): Record<string, FieldSchema> {

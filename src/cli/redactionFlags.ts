@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander'
-import { type RedactionRules, Redactor } from '../trace/redact/Redactor.js'
+import type { RedactionRules } from '../trace/redact/Redactor.js'
+import { type RedactionRuleFlags, redactionRules } from '../trace/redact/userRules.js'
 import { UsageError } from '../errors/index.js'
 import type { CaptureMode } from '../trace/record/agentRun.js'
 
@@ -26,25 +27,8 @@ export function redactionRuleOptions(cmd: Command): Command {
     .option('--redact-pattern <regex>', 'also redact every match of this regex (repeatable)', collect)
 }
 
-export interface RedactionRuleFlags {
-  redactKey?: string[]
-  redactPath?: string[]
-  redactPattern?: string[]
-}
-
 export interface RedactionFlags extends RedactionRuleFlags {
   redact: 'secrets' | 'content' | 'encrypt'
-}
-
-/** The user's rules, checked: a path or pattern that does not parse exits 2 before anything runs. */
-export function redactionRules(opts: RedactionRuleFlags): RedactionRules {
-  const rules: RedactionRules = {
-    ...(opts.redactKey ? { keys: opts.redactKey } : {}),
-    ...(opts.redactPath ? { paths: opts.redactPath } : {}),
-    ...(opts.redactPattern ? { patterns: opts.redactPattern } : {}),
-  }
-  Redactor.checkRules(rules)
-  return rules
 }
 
 /** How a recording command records: redaction, the capture, pinned time and randomness. */

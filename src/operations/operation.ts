@@ -34,6 +34,12 @@ export interface OperationContext {
   cache?: ImageCache | undefined
   /** told each durable step of a commit (a crash test stops the process there) */
   onStep?: StepHook | undefined
+  /**
+   * the caller's terminal, where a command the operation runs writes its stdout as it goes
+   * (the command line's): `stdout`, or `stderr` when stdout carries the result (--json);
+   * absent, the operation captures what the command writes into its result
+   */
+  terminal?: 'stdout' | 'stderr' | undefined
 }
 
 /** How the command line offers an operation: its words and positional arguments, short flags, progress bar. */
@@ -54,6 +60,8 @@ export interface CliForm<Input extends z.ZodRawShape, Result> {
   withoutArguments?: true
   /** whether the store's running service answers these arguments in its place (its watcher knows the workspace warm) */
   served?: (args: z.infer<z.ZodObject<Input>>) => boolean
+  /** a command the operation runs writes to the caller's terminal as it goes (on stderr under --json), not into the result: the context's `terminal` */
+  terminal?: true
   /**
    * What the command line shows of the progress it is told: a bar of counted steps, with its
    * label, or of a transfer's bytes, drawn on a terminal; or `lines`, each `{ line }` written

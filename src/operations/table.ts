@@ -1,8 +1,8 @@
 import { abort } from './branches/abort.js'
-import { branch } from './branches/branch.js'
+import { branch, branchList } from './branches/branch.js'
 import { commit, commitAbort, commitContinue } from './branches/commit.js'
 import { run } from './branches/run.js'
-import { effects } from './images/effects.js'
+import { effects, effectsRecover } from './images/effects.js'
 import { fork } from './images/fork.js'
 import { merge, mergeAbort, mergeContinue } from './images/merge.js'
 import { show } from './images/show.js'
@@ -11,7 +11,7 @@ import { WEB_VIEW_QUERIES } from './queries/webViewQueries.js'
 import { pull } from './remotes/pull.js'
 import { push } from './remotes/push.js'
 import { replay } from './runs/replay.js'
-import { runs } from './runs/runs.js'
+import { runs, runsExport, runsRm, runsShow } from './runs/runs.js'
 import { checkout } from './workspace/checkout.js'
 import { diff } from './workspace/diff.js'
 import { log } from './workspace/log.js'
@@ -36,6 +36,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   log,
   checkout,
   branch,
+  branchList,
   commit,
   commitContinue,
   commitAbort,
@@ -49,6 +50,9 @@ export const OPERATIONS: readonly AnyOperation[] = [
   mergeAbort,
   show,
   runs,
+  runsShow,
+  runsRm,
+  runsExport,
   replay,
   scan,
   push,
@@ -59,6 +63,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   verify,
   gc,
   effects,
+  effectsRecover,
   ...WEB_VIEW_QUERIES,
 ]
 

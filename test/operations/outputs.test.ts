@@ -55,6 +55,7 @@ describe("every operation's output schema describes what its handler returns", (
     const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
     await described(dir, 'snapshot')
     const made = await described<{ path: string }>(dir, 'branch', { name: 'try', backend: 'copy' })
+    expect(await described(dir, 'branch_list')).toMatchObject({ branches: [{ name: 'try', path: made.path }] })
     await fs.writeFile(join(made.path, 'new.txt'), 'new\n')
     expect(await described(dir, 'commit', { name: 'try' })).toMatchObject({ written: ['new.txt'] })
 
@@ -126,7 +127,7 @@ describe("every operation's output schema describes what its handler returns", (
     expect(await described(dir, 'show', { id: shown.world.tree })).toMatchObject({ kind: 'tree' })
   })
 
-  it('runs, effects and the web view: runs, graph, image, tree, changes, ledger, run, rundiff, explorations', async () => {
+  it('runs, effects and the web view: runs (show, export, rm), graph, image, tree, changes, ledger, run, rundiff, explorations', async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
     const record = async (answer: string) => {
       const rec = await Recorder.start({ entrypoint: 'unit', dir, env: {} })
@@ -173,10 +174,16 @@ describe("every operation's output schema describes what its handler returns", (
     expect(await view(dir, 'ledger', { id: withEffects.id })).toMatchObject({ entries: [{ tool: 'weather.get', status: 'executed' }] })
     expect(await described(dir, 'effects', { id: withEffects.id })).toMatchObject({ entries: [{ tool: 'weather.get', status: 'executed' }] })
     expect(await described(dir, 'effects', { pending: true })).toMatchObject({ source: 'workspace', entries: [] })
+    expect(await described(dir, 'effects_recover')).toEqual({ sent: [], resent: [] })
     expect(await view(dir, 'run', { run: first })).toMatchObject({ total: 2, steps: [{ type: 'llm' }, { type: 'tool', error: { message: 'offline' } }] })
     expect(await view(dir, 'rundiff', { a: first, b: second })).toMatchObject({ status: 'output_divergence' })
     expect(await described(dir, 'diff', { a: first, b: second })).toMatchObject({ trace: { status: 'output_divergence' } })
     expect(await view(dir, 'explorations')).toMatchObject({ explorations: [{ pattern: 'bestOfN', winner: 1 }] })
+    expect(await described(dir, 'runs_show', { run: first })).toMatchObject({ run: { runId: first, steps: [{ type: 'llm' }, { type: 'tool', error: { message: 'offline' } }] } })
+    const exported = join(tempDir('export'), 'first.run.json')
+    expect(await described(dir, 'runs_export', { run: first, out: exported })).toEqual({ artifact: exported, runId: first, steps: 2 })
+    expect(await described(dir, 'runs_show', { run: exported })).toMatchObject({ run: { runId: first } })
+    expect(await described(dir, 'runs_rm', { runs: [second] })).toEqual({ removed: [second] })
   })
 
   it('the store: tag, tag_list, tag_delete, verify, gc (dry run and not)', async () => {

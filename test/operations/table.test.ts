@@ -46,6 +46,30 @@ describe('an operation added to the table', () => {
     await expect(program.parseAsync(['echo', 'hi', '--times', '0'], { from: 'user' })).rejects.toMatchObject({ code: 'UsageError', exitCode: 2 })
   })
 
+  it('is a subcommand when its usage has several words, under the command of its first word', async () => {
+    const { dir } = await storeWorkspace()
+    const written: string[] = []
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => written.push(String(chunk)) > 0)
+    const backwards = defineOperation({
+      name: 'echo_backwards',
+      description: 'Say the text back, backwards.',
+      input: { text: z.string().min(1) },
+      output: z.object({ said: z.string() }),
+      annotations: { readOnly: true, destructive: false, idempotent: true },
+      cli: { usage: 'echo backwards <text>', rendering: { human: (r) => `backwards: ${r.said}` } },
+      async run(_where, { text }) {
+        return { said: [...text].reverse().join('') }
+      },
+    })
+    const program = new Command('forkpoint').exitOverride()
+    registerOperationCommands(program, [backwards, echo])
+    expect(program.commands.map((c) => c.name())).toEqual(['echo'])
+    expect(program.commands[0]!.commands.map((c) => c.name())).toEqual(['backwards'])
+    await program.parseAsync(['echo', 'backwards', 'hi', '-C', dir], { from: 'user' })
+    await program.parseAsync(['echo', 'hi', '-C', dir], { from: 'user' })
+    expect(written.join('')).toBe('backwards: ih\nsaid: hi\n')
+  })
+
   it('is an HTTP endpoint and a path of the OpenAPI document with its typed answer', async () => {
     const { dir } = await storeWorkspace()
     const service = await startService({ dir, listen: '127.0.0.1:0', watch: false }, TABLE)

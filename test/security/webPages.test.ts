@@ -545,3 +545,160 @@ describe('explore and speculate over HTTP and MCP', () => {
     expect(tooMany.status).toBe(400)
   })
 })
+
+describe('recorded runs over HTTP and MCP: runs_show, runs_rm, and runs_export only on the command line', () => {
+  const { services } = useServices()
+  const SECRET = 'RUN-OUTSIDE-THE-WORKSPACE'
+
+  /** A workspace with one recorded run, a run artifact outside it holding a secret, and a link to that artifact inside it. */
+  async function workspaceWithRun(): Promise<{ dir: string; outside: string; runId: string }> {
+    const { dir } = await storeWorkspace({})
+    const recorded = spawnSync(CLI, ['run', '--record', '--json', '--', process.execPath, '-e', '1'], { cwd: dir, encoding: 'utf8' })
+    expect(recorded.status, recorded.stderr).toBe(0)
+    const outside = tempDir('runs-outside')
+    const exported = spawnSync(CLI, ['runs', 'export', 'latest', '-o', join(outside, 'secret.run.json')], { cwd: dir, encoding: 'utf8' })
+    expect(exported.status, exported.stderr).toBe(0)
+    const artifact = readFileSync(join(outside, 'secret.run.json'), 'utf8')
+    writeFileSync(join(outside, 'secret.run.json'), artifact.replace('"entrypoint":', `"secret": "${SECRET}", "entrypoint":`))
+    symlinkSync(join(outside, 'secret.run.json'), join(dir, 'linked.run.json'))
+    const runId = (JSON.parse(artifact) as { runId: string }).runId
+    return { dir, outside, runId }
+  }
+
+  async function mcpClient(dir: string): Promise<Client> {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    return client
+  }
+
+  const post = (service: RunningService, name: string, body: object) =>
+    fetch(`${service.address}/v1/${name}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+
+  it('runs_show reads no run file outside the workspace, through a link, nor in the store', async () => {
+    const { dir, outside, runId } = await workspaceWithRun()
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const client = await mcpClient(dir)
+    for (const run of [join(outside, 'secret.run.json'), 'linked.run.json', '.forkpoint/service-token']) {
+      const answer = await post(service, 'runs_show', { run })
+      const body = await answer.text()
+      expect([answer.status, body], run).toEqual([400, expect.stringContaining('RequestRefusedError')])
+      expect(body, run).not.toContain(SECRET)
+      const called = JSON.stringify(await client.callTool({ name: 'runs_show', arguments: { run } }))
+      expect(called, run).toContain('RequestRefusedError')
+      expect(called, run).not.toContain(SECRET)
+    }
+    await client.close()
+    expect(((await (await post(service, 'runs_show', { run: 'latest' })).json()) as { run: { runId: string } }).run.runId).toBe(runId)
+  })
+
+  it('runs_export writes no file a request names: it is neither an endpoint nor a tool', async () => {
+    const { dir, outside } = await workspaceWithRun()
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const target = join(outside, 'written.run.json')
+    expect((await post(service, 'runs_export', { run: 'latest', out: target })).status).toBe(404)
+    const client = await mcpClient(dir)
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('runs_export')
+    expect((await client.callTool({ name: 'runs_export', arguments: { run: 'latest', out: target } })).isError).toBe(true)
+    await client.close()
+    expect(existsSync(target)).toBe(false)
+  })
+
+  it("the web view's read-only service cannot forget a run; the full service forgets runs by id only", async () => {
+    const { dir, runId } = await workspaceWithRun()
+    const view = await startService({ dir, listen: '127.0.0.1:0', watch: false, readOnly: true })
+    services.push(view)
+    expect((await post(view, 'runs_rm', { runs: ['latest'] })).status).toBe(405)
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    for (const spec of ['../../etc/passwd', '/etc/passwd', 'linked.run.json']) expect((await post(service, 'runs_rm', { runs: [spec] })).status, spec).not.toBe(200)
+    expect(existsSync('/etc/passwd') && existsSync(join(dir, 'linked.run.json'))).toBe(true)
+    expect(await (await post(service, 'runs_rm', { runs: ['latest'] })).json()).toEqual({ removed: [runId] })
+    expect(await (await post(service, 'runs', {})).json()).toEqual({ runs: [] })
+  })
+})
+
+describe("replay over HTTP and MCP: the command line's own fields are refused", () => {
+  const { services } = useServices()
+
+  it('no command of the caller, no recorded command from elsewhere, no live calls, no regular expressions of the caller', async () => {
+    const { dir } = await storeWorkspace({})
+    const recorded = spawnSync(CLI, ['run', '--record', '--', process.execPath, '-e', '1'], { cwd: dir, encoding: 'utf8' })
+    expect(recorded.status, recorded.stderr).toBe(0)
+    const marker = join(tempDir('replay-local'), 'ran')
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    const attempts = [
+      { command: [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`] },
+      { trustCommand: true },
+      { liveFrom: 0 },
+      { redactPattern: ['(a+)+$'] },
+      { redactKey: ['k'] },
+      { redactPath: ['$.x'] },
+    ]
+    for (const extra of attempts) {
+      const what = JSON.stringify(extra)
+      const answer = await fetch(`${service.address}/v1/replay`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ run: 'latest', ...extra }),
+      })
+      expect([answer.status, await answer.text()], what).toEqual([400, expect.stringContaining('UsageError')])
+      expect((await client.callTool({ name: 'replay', arguments: { run: 'latest', ...extra } })).isError, what).toBe(true)
+    }
+    await client.close()
+    expect(existsSync(marker)).toBe(false)
+    const plain = await fetch(`${service.address}/v1/replay`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ run: 'latest' }),
+    })
+    expect(await plain.json()).toMatchObject({ served: 0, stdout: '' })
+  })
+})
+
+describe('branch over HTTP and MCP: no mount at a path of the caller, no disk image', () => {
+  const { services } = useServices()
+
+  it('path and disk are refused; the branch and the listing are served', async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+    const target = join(tempDir('branch-local'), 'mounted')
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
+    services.push(service)
+    const post = (name: string, body: object) =>
+      fetch(`${service.address}/v1/${name}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await createMcpServer({ dir }).connect(serverSide)
+    const client = new Client({ name: 'test', version: '1' })
+    await client.connect(clientSide)
+    for (const extra of [{ path: target }, { disk: '1G' }]) {
+      const what = JSON.stringify(extra)
+      // refused as an argument the schema does not have, before the branch is made
+      const answer = await post('branch', { name: 'try', ...extra })
+      expect([answer.status, await answer.text()], what).toEqual([400, expect.stringMatching(/UsageError.*Unrecognized key/)])
+      expect(JSON.stringify(await client.callTool({ name: 'branch', arguments: { name: 'try', ...extra } })), what).toMatch(/"isError":true/)
+    }
+    await client.close()
+    expect(existsSync(target)).toBe(false)
+    expect(await (await post('branch_list', {})).json()).toEqual({ branches: [] })
+    expect((await post('branch', { name: 'try', backend: 'copy' })).status).toBe(200)
+    expect(await (await post('branch_list', {})).json()).toMatchObject({ branches: [{ name: 'try' }] })
+    expect(spawnSync(CLI, ['abort', 'try'], { cwd: dir }).status).toBe(0)
+  })
+})

@@ -44,9 +44,9 @@ describe('the MCP server', () => {
     const { tools } = await (await connect(dir)).listTools()
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort())
     expect(TOOL_NAMES).toEqual([
-      ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork', 'explore', 'speculate'],
-      ...['merge', 'merge_continue', 'merge_abort', 'show', 'runs', 'replay', 'push', 'pull'],
-      ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects'],
+      ...['snapshot', 'status', 'diff', 'log', 'checkout', 'branch', 'branch_list', 'commit', 'commit_continue', 'commit_abort', 'abort', 'run', 'fork', 'explore', 'speculate'],
+      ...['merge', 'merge_continue', 'merge_abort', 'show', 'runs', 'runs_show', 'runs_rm', 'replay', 'push', 'pull'],
+      ...['tag', 'tag_list', 'tag_delete', 'verify', 'gc', 'effects', 'effects_recover'],
     ])
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(20)

@@ -3,8 +3,6 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { initWorkspace } from '../../src/index.js'
 import { ciCheckCommand, ciDiffCommand, ciNormalizeCommand, ciValidateCommand } from '../../src/cli/commands/ci.js'
-import { replayCommand } from '../../src/cli/commands/replay.js'
-import { runsExportCommand, runsShowCommand } from '../../src/cli/commands/runs.js'
 import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
 import { runArtifactText } from '../../src/trace/core/runArtifact.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -36,16 +34,16 @@ describe('run artifacts with foreign run ids', () => {
         'b.run.json': runArtifactText({ ...makeRun([['llm', 'plan', { q: 1 }, 'ok']], runId), entrypoint: 'idle.js' }),
       })
       expect(renderingOf('diff').exit!(await callOperation('diff', { dir, a: 'a.run.json', b: 'b.run.json' }))).toBe(1)
-      expect((await runsShowCommand({ dir, spec: 'a.run.json' })).run.runId).toBe(runId)
+      expect((await callOperation('runs_show', { dir, run: 'a.run.json' })).run.runId).toBe(runId)
       expect((await ciValidateCommand({ dir, artifact: 'a.run.json' })).runId).toBe(runId)
       expect((await ciDiffCommand({ dir, expected: 'a.run.json', actual: 'a.run.json' })).trace.status).toBe('exact_match')
-      expect(await replayCommand({ dir, spec: 'a.run.json', command: IDLE, stdout: 'capture' })).toMatchObject({ runId, served: 0 })
+      expect(await callOperation('replay', { dir, run: 'a.run.json', command: IDLE })).toMatchObject({ runId, served: 0 })
       writeFileSync(join(dir, 'idle.js'), '')
       expect((await ciCheckCommand({ dir, entrypoint: 'idle.js', expected: 'a.run.json' })).outcome).toBe('pass')
 
       await snapshotCommand({ dir, trace: 'b.run.json' })
-      expect((await runsShowCommand({ dir, spec: runId })).run.steps).toHaveLength(1)
-      expect(await runsExportCommand({ dir, spec: runId, out: 'out.run.json' })).toMatchObject({ runId, steps: 1 })
+      expect((await callOperation('runs_show', { dir, run: runId })).run.steps).toHaveLength(1)
+      expect(await callOperation('runs_export', { dir, run: runId, out: 'out.run.json' })).toMatchObject({ runId, steps: 1 })
       expect(JSON.parse(readFileSync(join(dir, 'out.run.json'), 'utf8')).runId).toBe(runId)
     })
   }
@@ -59,7 +57,7 @@ describe('run artifacts with foreign run ids', () => {
     expect(refs).toContain('test-run-001')
     expect(refs.filter((r) => r !== 'test-run-001')).toEqual(Array(ids.length - 1).fill(expect.stringMatching(/^_[0-9a-f]{64}$/)))
     // '..' names a directory to any command that takes a file too; the others are found by id
-    for (const id of ids.filter((i) => i !== '..')) expect((await runsShowCommand({ dir, spec: id })).run.runId).toBe(id)
+    for (const id of ids.filter((i) => i !== '..')) expect((await callOperation('runs_show', { dir, run: id })).run.runId).toBe(id)
   })
 
   it('ids outside the rule are refused with exit 5 naming it: empty, 129 characters, a path, a space', async () => {

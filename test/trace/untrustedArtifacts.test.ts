@@ -10,8 +10,6 @@ import { runArtifactText } from '../../src/trace/core/runArtifact.js'
 import { JsonTooDeepError } from '../../src/errors/index.js'
 import { canonicalJson } from '../../src/util/canonicalJson.js'
 import { ciDiffCommand, ciNormalizeCommand, ciValidateCommand } from '../../src/cli/commands/ci.js'
-import { replayCommand } from '../../src/cli/commands/replay.js'
-import { runsShowCommand } from '../../src/cli/commands/runs.js'
 import { tempDir } from '../helpers/tmp.js'
 import { fp } from './cli.js'
 import { makeRun } from './runFixtures.js'
@@ -87,8 +85,8 @@ describe('deeply nested JSON', () => {
       ['ci replay', () => ciValidateCommand({ dir, artifact: 'deep.run.json' })],
       ['ci diff', () => ciDiffCommand({ dir, expected: 'good.run.json', actual: 'deep.run.json' })],
       ['ci normalize', () => ciNormalizeCommand({ dir, input: 'deep.run.json', out: 'n.run.json' })],
-      ['runs show', () => runsShowCommand({ dir, spec: 'deep.run.json' })],
-      ['replay', () => replayCommand({ dir, spec: 'deep.run.json', command: [process.execPath, '-e', '1'] })],
+      ['runs show', () => callOperation('runs_show', { dir, run: 'deep.run.json' })],
+      ['replay', () => callOperation('replay', { dir, run: 'deep.run.json', command: [process.execPath, '-e', '1'] })],
     ]
     for (const [name, call] of calls)
       await expect(call(), name).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(/deep\.run\.json is not a valid run: it nests deeper than 1000 levels$/) })
@@ -167,10 +165,10 @@ describe('one validation for every command that loads an artifact', () => {
     for (const [file, problem] of Object.entries(problems)) {
       const calls: Array<[string, () => Promise<unknown>]> = [
         ['ci replay', () => ciValidateCommand({ dir, artifact: file })],
-        ['replay', () => replayCommand({ dir, spec: file, command: [process.execPath, '-e', '1'] })],
+        ['replay', () => callOperation('replay', { dir, run: file, command: [process.execPath, '-e', '1'] })],
         ['diff good file', () => callOperation('diff', { dir, a: 'good.run.json', b: file })],
         ['diff file good', () => callOperation('diff', { dir, a: file, b: 'good.run.json' })],
-        ['runs show', () => runsShowCommand({ dir, spec: file })],
+        ['runs show', () => callOperation('runs_show', { dir, run: file })],
         ['ci diff', () => ciDiffCommand({ dir, expected: 'good.run.json', actual: file })],
       ]
       for (const [name, call] of calls) await expect(call(), `${name} ${file}`).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(problem) })

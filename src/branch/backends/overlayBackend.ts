@@ -11,6 +11,7 @@ import { isAlive } from '../../sandbox/processId.js'
 import { removeTree } from '../lifecycle/removeTree.js'
 import { makeBranchDisk, reviveBranchDisk, unmountBranchDisk } from '../mount/branchDisk.js'
 import type { BranchBackend } from './BranchBackend.js'
+import { HOST_MOUNT_NEEDS } from './hostMountNeeds.js'
 
 const exec = promisify(execFile)
 
@@ -100,9 +101,6 @@ export const overlayBackend: BranchBackend = {
     await Promise.all(targets.map((t) => fs.rmdir(t).catch(() => undefined)))
   },
 }
-
-/** What a machine needs for branch paths that every tool can use. */
-export const HOST_MOUNT_NEEDS = 'mounting where other tools see it needs root, or fuse-overlayfs and fusermount3 with a /dev/fuse this user may open'
 
 /** The branch's overlays: the read-only base of a branch of a branch, then the writable view. */
 function specs(dir: string, layers: string[], hostView?: HostView): OverlaySpec[] {

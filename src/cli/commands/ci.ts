@@ -8,7 +8,8 @@ import { renderRunDiff } from '../../trace/diff/renderRunDiff.js'
 import { type Where, common, commonFlags } from '../context.js'
 import { print } from '../output.js'
 import type { Rendering } from '../../operations/rendering.js'
-import { type RecordingFlags, type RedactionRuleFlags, recordingOptions, redactionOptions, redactionRuleOptions, redactionRules } from '../redactionFlags.js'
+import { type RecordingFlags, recordingOptions, redactionOptions, redactionRuleOptions } from '../redactionFlags.js'
+import { type RedactionRuleFlags, redactionRules } from '../../trace/redact/userRules.js'
 import { counted } from '../../util/plural.js'
 
 const CI_EXIT: Record<CiOutcome, number> = { pass: 0, diff: 1, offline_violation: 4 }

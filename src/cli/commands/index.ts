@@ -1,19 +1,15 @@
 import type { Command } from 'commander'
-import { registerBranch } from './branch.js'
 import { registerCheckoutAgent } from './checkoutAgent.js'
 import { registerCi } from './ci.js'
 import { registerClaude } from './claude.js'
 import { registerClone } from './clone.js'
 import { registerDemo } from './demo.js'
-import { registerEffects } from './effects.js'
 import { registerInit } from './init.js'
 import { registerMcp } from './mcp.js'
 import { registerLlm } from './llm.js'
 import { registerMachine } from './machine.js'
 import { registerMerge } from './merge.js'
-import { registerReplay } from './replay.js'
 import { registerRun } from './run.js'
-import { registerRuns } from './runs.js'
 import { registerServe } from './serve.js'
 import { registerPack } from './pack.js'
 import { registerShell } from './shell.js'
@@ -31,19 +27,15 @@ export const commands: Array<(program: Command) => void> = [
   registerLlm,
   registerMachine,
   registerRun,
-  registerReplay,
-  registerRuns,
   registerCi,
   registerClone,
   registerPack,
   registerUnpack,
-  registerBranch,
   registerShell,
   registerMcp,
   registerServe,
   registerUi,
   registerClaude,
   registerWorker,
-  registerEffects,
   registerDemo,
 ]

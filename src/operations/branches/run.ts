@@ -27,7 +27,10 @@ export const run = defineOperation({
     changedPaths: z.array(z.string()),
   }),
   annotations: { readOnly: false, destructive: true, idempotent: false },
-  cli: { own: 'run', why: 'the command line also records runs, streams the output and takes the root, egress and limit flags of the sandbox' },
+  cli: {
+    own: 'run',
+    why: 'the command line also records runs (--record with its capture and redaction flags, a second operation), writes both of the output streams as they come and takes the limit, environment and expose flags of the sandbox',
+  },
   async run(where, { command, branch, net, timeout }, { signal, env }) {
     const { runWithEffects } = await import('../../effects/runWithEffects.js')
     // a client's cancel kills the command's process tree

@@ -1,7 +1,8 @@
 import { z } from 'zod'
 import { UsageError } from '../../errors/index.js'
 import { defineOperation } from '../operation.js'
-import { effectsListing } from '../schemas.js'
+import { effectsListing, ledgerEntry } from '../schemas.js'
+import { renderEffects, renderRecovered } from '../text/renderEffects.js'
 
 export const effects = defineOperation({
   name: 'effects',
@@ -13,10 +14,29 @@ export const effects = defineOperation({
   },
   output: effectsListing,
   annotations: { readOnly: true, destructive: false, idempotent: true },
-  cli: { own: 'effects', why: "its `recover` subcommand sends what a crash left unsent: a command with a subcommand, which the table's form does not make" },
+  cli: {
+    usage: 'effects [id]',
+    rendering: { human: (r, { pending, uncertain }) => renderEffects(r, pending ? 'pending' : uncertain ? 'uncertain' : 'all') },
+  },
   async run(where, { id, pending, uncertain }, { env }) {
-    if (pending && uncertain) throw new UsageError('effects: give pending or uncertain, not both', { field: 'pending' })
+    if (pending && uncertain) throw new UsageError('effects: give --pending or --uncertain, not both', { field: 'pending' })
     const { listEffects } = await import('../../effects/listEffects.js')
     return listEffects({ ...where, ...(id === undefined ? {} : { id }), pending: pending ?? false, uncertain: uncertain ?? false, env })
+  },
+})
+
+export const effectsRecover = defineOperation({
+  name: 'effects_recover',
+  description: "Send the committed effects a crash left unsent (the same Idempotency-Key, the agent's headers) and record their answers.",
+  input: {},
+  output: z.object({
+    sent: z.array(ledgerEntry).describe('the executed entries of the requests sent now'),
+    resent: z.array(ledgerEntry).describe('those of sent whose earlier attempt has no recorded answer: a service ignoring Idempotency-Key may have had them twice'),
+  }),
+  annotations: { readOnly: false, destructive: false, idempotent: true },
+  cli: { usage: 'effects recover', rendering: { human: renderRecovered } },
+  async run(where, _args, { env }) {
+    const { sendUnsent } = await import('../../effects/sendUnsent.js')
+    return sendUnsent({ ...where, always: true, env })
   },
 })

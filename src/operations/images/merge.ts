@@ -34,7 +34,10 @@ const mergeResult = z.discriminatedUnion('outcome', [
   }),
 ])
 
-const MERGE_COMMAND = { own: 'merge', why: 'the command line also merges into a ref, and merges model layers with the methods and weights it takes' }
+const MERGE_COMMAND = {
+  own: 'merge',
+  why: "the command line also merges into a ref, finds renames by an optional similarity (`--find-renames [n]`: a flag whose value may be left out, which the table's form does not make) and merges model layers with the methods and weights it takes",
+}
 
 export const merge = defineOperation({
   name: 'merge',

@@ -18,7 +18,10 @@ export const snapshot = defineOperation({
   input: { message: z.string().optional().describe('what this snapshot is') },
   output: snapshotResult,
   annotations: { readOnly: false, destructive: false, idempotent: false },
-  cli: { own: 'snapshot', why: 'it adds the layers only the caller holds: an environment, a model directory, a transcript file, a branch' },
+  cli: {
+    own: 'snapshot',
+    why: "it adds the layers only the caller holds (an environment, a model directory, a transcript file, a fork's branch), and `--trace RUN` beside `--no-trace` is a flag whose value may be false, which the table's form does not make",
+  },
   async run(where, { message }, { scanner, onProgress }) {
     const { snapshotAgent } = await import('../../image/snapshotAgent.js')
     const progress = onProgress && ((done: number, total: number) => onProgress({ done, total }))

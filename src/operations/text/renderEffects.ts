@@ -1,7 +1,7 @@
-import type { EffectsListing } from '../effects/listEffects.js'
-import type { SentEffects } from '../effects/sendUnsent.js'
-import { pc } from './output.js'
-import { counted } from '../util/plural.js'
+import type { EffectsListing } from '../../effects/listEffects.js'
+import type { SentEffects } from '../../effects/sendUnsent.js'
+import { pc } from './colors.js'
+import { counted } from '../../util/plural.js'
 
 /** Which entries `forkpoint effects` lists: all, the outbox (`--pending`), or those resent after an uncertain attempt (`--uncertain`). */
 export type EffectsFilter = 'all' | 'pending' | 'uncertain'
