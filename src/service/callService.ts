@@ -3,7 +3,7 @@ import { request } from 'node:http'
 import * as errors from '../errors/index.js'
 import { ForkpointError, InternalError } from '../errors/index.js'
 import { type StoreLocator, locateStore } from '../store/findStore.js'
-import { STORE_SERVICE_SOCKET, WORKSPACE_HEADER } from './serviceAddress.js'
+import { STORE_SERVICE_SOCKET, WORKSPACE_HEADER } from './serviceNames.js'
 import { readServiceToken } from './serviceToken.js'
 
 /**
