@@ -1,8 +1,8 @@
-import { lstatSync, readFileSync } from 'node:fs'
 import { request } from 'node:http'
-import { join } from 'node:path'
 import { IN_PROCESS_ENV, MAX_HOOK_INPUT } from '../adapters/claudeCode/hookEnv.js'
-import { CLAUDE_HOOK_PATH, MAX_HOOK_REQUEST, SERVICE_TOKEN_FILE, STORE_SERVICE_SOCKET, WORKSPACE_HEADER } from '../service/serviceNames.js'
+import { CLAUDE_HOOK_PATH, MAX_HOOK_REQUEST, WORKSPACE_HEADER } from '../service/serviceNames.js'
+import { serviceSocket } from '../service/serviceSocket.js'
+import { readServiceToken } from '../service/serviceToken.js'
 import { locateStore } from '../store/locateStore.js'
 
 // `forkpoint claude hook`, which Claude Code runs at every tool call: a client of the store's
@@ -54,7 +54,7 @@ async function readStdin(): Promise<string> {
  * @throws {Error} the service went away while it answered
  */
 async function askService(text: string, env: NodeJS.ProcessEnv): Promise<boolean> {
-  const call = serviceCall(text, env)
+  const call = await serviceCall(text, env)
   const answer = call && (await post(call))
   if (!answer || NOT_FOR_THE_SERVICE.has(answer.status)) return false
   if (answer.status !== 200) hookFailed(failureOf(answer))
@@ -68,18 +68,17 @@ interface ServiceCall {
 }
 
 /** The request for the service of the event's store, or null when the hook is not one to send or no service of this user's is there. */
-function serviceCall(text: string, env: NodeJS.ProcessEnv): ServiceCall | null {
+async function serviceCall(text: string, env: NodeJS.ProcessEnv): Promise<ServiceCall | null> {
   if (IN_PROCESS_ENV.some((name) => env[name])) return null
   const cwd = eventDirectory(text)
   const location = cwd === null ? null : locateStore({ dir: cwd, store: env['FORKPOINT_STORE'] || undefined })
   if (!location) return null
-  const socketPath = join(location.storeDir, STORE_SERVICE_SOCKET)
-  // a socket another user made (a link, a store someone else owns) would hand them the tool calls and the environment
-  if (!isOwnSocket(socketPath)) return null
+  const socketPath = serviceSocket(location.storeDir)
+  if (!socketPath) return null
   // the input goes as it came, valid JSON already: a large tool response is not encoded again
   const body = `{"env":${JSON.stringify(env)},"event":${text}}`
   if (Buffer.byteLength(body) > MAX_HOOK_REQUEST) return null
-  const token = serviceToken(location.storeDir)
+  const token = await readServiceToken(location.storeDir)
   const headers = { 'content-type': 'application/json', [WORKSPACE_HEADER]: encodeURIComponent(location.workspace), ...(token ? { authorization: `Bearer ${token}` } : {}) }
   return { socketPath, headers, body }
 }
@@ -89,20 +88,6 @@ function eventDirectory(text: string): string | null {
   try {
     const cwd = (JSON.parse(text) as { cwd?: unknown } | null)?.cwd
     return typeof cwd === 'string' && cwd !== '' ? cwd : null
-  } catch {
-    return null
-  }
-}
-
-function isOwnSocket(path: string): boolean {
-  const st = lstatSync(path, { throwIfNoEntry: false })
-  return st !== undefined && st.isSocket() && st.uid === process.geteuid?.()
-}
-
-/** The store's service token, as `callService` sends it, or null. */
-function serviceToken(storeDir: string): string | null {
-  try {
-    return readFileSync(join(storeDir, SERVICE_TOKEN_FILE), 'utf8').trim() || null
   } catch {
     return null
   }
