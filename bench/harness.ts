@@ -5,8 +5,17 @@ import { fileURLToPath } from 'node:url'
 
 /** CPU milliseconds used so far by this process and its reaped children (/proc/self/stat utime..cstime): what a busy machine's waiting does not add to. */
 export function cpuMs(): number {
-  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')
-  const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0)
+  return statCpuMs('self', [11, 12, 13, 14])
+}
+
+/** CPU milliseconds a running process `pid` has used so far (utime and stime): a service's, which no wait reaps. */
+export function processCpuMs(pid: number): number {
+  return statCpuMs(String(pid), [11, 12])
+}
+
+function statCpuMs(pid: string, columns: number[]): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  const ticks = columns.reduce((sum, i) => sum + Number(fields[i]), 0)
   return (ticks * 1000) / 100
 }
 

@@ -1,11 +1,13 @@
 // Bundles the CLI into CommonJS files that bin/forkpoint runs: dist/cli/main.cjs (src/cli/main.ts
 // and everything it imports from src/), and dist/cli/hook.cjs (src/cli/hookMain.ts: `forkpoint
-// claude hook`, which Claude Code runs at every tool call, with only the modules a hook uses).
+// claude hook`, which Claude Code runs at every tool call: a client of the store's service, Node's
+// own modules only) with dist/cli/hook-in-process.cjs (src/cli/hookInProcess.ts: the hook's work,
+// loaded by the client when no service answers, with only the modules a hook uses).
 // One file read at start instead of resolving and loading a hundred ES modules, about a quarter of
 // a command's start (`npm run bench -- cli`, docs/cli-startup.md). The package's dependencies and
 // peers stay external and load where they are needed; the rest, the argument parser and colours
 // (which load on every start), is bundled in: they are devDependencies, and a user's install does
-// without them. The hook's bundle takes zod in too: loading the package (every locale, every
+// without them. The in-process hook's bundle takes zod in too: loading the package (every locale, every
 // schema) was half of a hook's start, and no package the hook loads is handed a schema of ours.
 // Each file is replaced atomically, so a build never leaves a running test without a CLI.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
@@ -38,4 +40,5 @@ async function bundle(entry, outfile, bundled = []) {
 }
 
 await bundle('src/cli/main.ts', 'dist/cli/main.cjs')
-await bundle('src/cli/hookMain.ts', 'dist/cli/hook.cjs', ['zod'])
+await bundle('src/cli/hookMain.ts', 'dist/cli/hook.cjs')
+await bundle('src/cli/hookInProcess.ts', 'dist/cli/hook-in-process.cjs', ['zod'])

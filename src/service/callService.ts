@@ -1,14 +1,15 @@
-import { existsSync } from 'node:fs'
 import { request } from 'node:http'
 import * as errors from '../errors/index.js'
 import { ForkpointError, InternalError } from '../errors/index.js'
 import { type StoreLocator, locateStore } from '../store/findStore.js'
-import { STORE_SERVICE_SOCKET, WORKSPACE_HEADER } from './serviceAddress.js'
+import { WORKSPACE_HEADER } from './serviceNames.js'
+import { serviceSocket } from './serviceSocket.js'
 import { readServiceToken } from './serviceToken.js'
 
 /**
  * The result of an operation as the store's running service (`forkpoint serve`) gives it,
- * or null when no service answers on the store's socket (none started, or one that died)
+ * or null when no service of this user's answers on the store's socket (none started, one
+ * that died, a link or another user's socket there)
  * or the one that answers keeps another workspace than the caller's: the caller runs the
  * operation itself. How the CLI reaches the warm service; the store's service token
  * (`service-token`) goes along when there is one.
@@ -16,8 +17,8 @@ import { readServiceToken } from './serviceToken.js'
  */
 export async function callService(where: StoreLocator, operation: string, args: object): Promise<object | null> {
   const location = locateStore(where)
-  const socketPath = location && `${location.storeDir}/${STORE_SERVICE_SOCKET}`
-  if (!socketPath || !existsSync(socketPath)) return null
+  const socketPath = location && serviceSocket(location.storeDir)
+  if (!socketPath) return null
   const token = await readServiceToken(location.storeDir)
   const answer = await new Promise<{ status: number; body: string } | null>((resolve, reject) => {
     const headers = { 'content-type': 'application/json', [WORKSPACE_HEADER]: encodeURIComponent(location.workspace), ...(token ? { authorization: `Bearer ${token}` } : {}) }

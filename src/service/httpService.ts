@@ -12,7 +12,8 @@ import { type AnyOperation, offeredOn } from '../operations/operation.js'
 import { serviceErrorJson } from '../operations/operationWords.js'
 import { runOperation } from '../operations/runOperation.js'
 import { OPERATIONS, findOperation } from '../operations/table.js'
-import { type ServiceAddress, WORKSPACE_HEADER, defaultSocket, parseListen } from './serviceAddress.js'
+import { type ServiceAddress, defaultSocket, parseListen } from './serviceAddress.js'
+import { CLAUDE_HOOK_PATH, MAX_HOOK_REQUEST, WORKSPACE_HEADER } from './serviceNames.js'
 import { WarmWorld } from './warmWorld.js'
 import { SECURITY_HEADERS, isWebAsset, sendWebAsset } from './webAssets.js'
 import { type Guard, refusal } from './guardRequest.js'
@@ -20,6 +21,8 @@ import { listenerHosts, listenerOrigins } from './listenerNames.js'
 import type { RequestPolicy } from '../operations/requestPolicy.js'
 import { newServiceToken, writeServiceToken } from './serviceToken.js'
 import { newImageCache, type ImageCache } from '../image/imageGraph.js'
+import { type WorldScanner, fullScanner } from '../world/scan/snapshotWorkspace.js'
+import type { Store } from '../store/Store.js'
 
 /** A request body is one JSON document of arguments. */
 const MAX_BODY = 16 * 1024 * 1024
@@ -48,7 +51,23 @@ export interface ServeArgs extends StoreLocator {
    * the web view's URL carries it (`RunningService.token`).
    */
   readOnly?: boolean
+  /**
+   * The Claude Code hook's work (`answerClaudeHook`, src/adapters/claudeCode/answerHook.ts),
+   * answering `POST /v1/claude/hook`: `forkpoint serve` passes it. Without it that path is
+   * 404 and the hook's client does the work in its own process.
+   */
+  claudeHook?: ClaudeHookAnswerer
 }
+
+/** Where the service does a Claude Code hook's work: its store and workspace, scanned by its watcher (in full without one). */
+export interface ServedWorkspace {
+  store: Store
+  workspace: string
+  scanner: WorldScanner
+}
+
+/** A Claude Code hook's request (its input and environment) answered in `at`: the outcome, or null when it is not this workspace's (421). */
+export type ClaudeHookAnswerer = (request: unknown, at: ServedWorkspace) => Promise<object | null>
 
 export interface RunningService {
   /** `unix:/path` or `http://host:port`. */
@@ -80,7 +99,8 @@ const STATUS: Record<number, number> = { [ExitCode.usage]: 400, [ExitCode.confli
  * operation (a sandboxed run is killed) and the service serves on. On TCP every request
  * carries the bearer token and names the listener itself as its Host; a request from a
  * page elsewhere (a foreign Origin) and a POST not declared JSON are refused (guardRequest).
- * Files and remotes a request names are confined (requestPolicy).
+ * Files and remotes a request names are confined (requestPolicy). `POST /v1/claude/hook`
+ * answers a Claude Code hook in this workspace (claudeHookEndpoint).
  * @throws {UsageError} a socket another service answers on
  */
 export async function startService(args: ServeArgs = {}, table: readonly AnyOperation[] = OPERATIONS): Promise<RunningService> {
@@ -96,7 +116,9 @@ export async function startService(args: ServeArgs = {}, table: readonly AnyOper
   const version = packageVersion()
   const policy: RequestPolicy = { workspace, store: store.root, allowPaths: (args.allowPaths ?? []).map((p) => resolvePath(p)), allowRemotes: args.allowRemotes ?? [] }
   const guard: Guard = { hosts: null, origins: null, token }
-  const context: Context = { where, table, env, world, guard, policy, version, address: '', served: 0, cache: newImageCache(), readOnly }
+  const hookWorkspace: ServedWorkspace = { store, workspace, scanner: world?.scanner ?? fullScanner }
+  const claudeHook = args.claudeHook ?? null
+  const context: Context = { where, table, env, world, guard, policy, version, address: '', served: 0, cache: newImageCache(), readOnly, hookWorkspace, claudeHook }
   const server = createServer((req, res) => {
     handle(req, res, context).catch((err: unknown) => sendError(res, err))
   })
@@ -145,6 +167,9 @@ interface Context {
   served: number
   /** Snapshots and tree sizes the views have read: immutable, so kept for the service's life. */
   cache: ImageCache
+  /** Where a Claude Code hook works: this store and workspace, scanned by the watcher when there is one. */
+  hookWorkspace: ServedWorkspace
+  claudeHook: ClaudeHookAnswerer | null
   readOnly: boolean
 }
 
@@ -166,13 +191,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
     return sendJson(res, 200, openApiDocument(ctx.version, { address: ctx.address, bearer: ctx.guard.token !== null }, ctx.table))
   if (req.method === 'GET' && path === '/v1/health')
     return sendJson(res, 200, { ok: true, version: ctx.version, workspace: ctx.where.dir, served: ctx.served, scan: ctx.world === null ? 'full' : (ctx.world.lost ?? 'warm') })
+  const hook = req.method === 'POST' && path === CLAUDE_HOOK_PATH && ctx.claudeHook !== null
   const op = served(ctx.table, /^\/v1\/([a-z_]+)$/.exec(path)?.[1])
-  if (req.method !== 'POST' || !op) return sendJson(res, 404, new UsageError(`no such endpoint: ${req.method ?? ''} ${path} (${endpoints(ctx.table)})`).toJSON())
-  if (ctx.readOnly) return sendJson(res, 405, new UsageError(`this service is read-only (the web view's): ${op.name} is refused`, { field: op.name }).toJSON())
+  if (!hook && (req.method !== 'POST' || !op)) return sendJson(res, 404, new UsageError(`no such endpoint: ${req.method ?? ''} ${path} (${endpoints(ctx.table)})`).toJSON())
+  const name = op?.name ?? 'the Claude Code hook'
+  if (ctx.readOnly) return sendJson(res, 405, new UsageError(`this service is read-only (the web view's): ${name} is refused`, { field: name }).toJSON())
   const caller = req.headers[WORKSPACE_HEADER]
   if (typeof caller === 'string' && decodeURIComponent(caller) !== ctx.where.dir) {
     return sendJson(res, 421, new UsageError(`this service keeps the workspace ${String(ctx.where.dir)}, not ${decodeURIComponent(caller)}`).toJSON())
   }
+  if (!op) return answerHook(req, res, ctx, ctx.claudeHook!)
   const args = await readJson(req)
   ctx.served++
   const abort = new AbortController()
@@ -190,6 +218,24 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
   res.end()
 }
 
+/**
+ * A Claude Code hook (claudeHookEndpoint): its outcome, or its failure as the hook in its
+ * own process says it (the error's own message, not in the operations' words), or 421
+ * when its directory is not this service's workspace.
+ */
+async function answerHook(req: IncomingMessage, res: ServerResponse, ctx: Context, claudeHook: ClaudeHookAnswerer): Promise<void> {
+  const body = await readJson(req, MAX_HOOK_REQUEST)
+  ctx.served++
+  try {
+    const outcome = await claudeHook(body, ctx.hookWorkspace)
+    if (outcome === null) return sendJson(res, 421, new UsageError(`this service keeps the workspace ${ctx.hookWorkspace.workspace}: the hook's directory is elsewhere`).toJSON())
+    sendJson(res, 200, outcome)
+  } catch (err) {
+    const error = asForkpointError(err)
+    sendJson(res, STATUS[error.exitCode] ?? 500, { error: { ...error.toJSON().error, message: err instanceof Error ? err.message : String(err) } })
+  }
+}
+
 /** The operation (or, with `query`, the web view's query) a path names, when the service offers it. */
 function served(table: readonly AnyOperation[], name: string | undefined, { query = false } = {}) {
   const op = name === undefined ? undefined : findOperation(table, name, { query })
@@ -199,15 +245,15 @@ function served(table: readonly AnyOperation[], name: string | undefined, { quer
 /** What a 404 lists: every endpoint the service has. */
 function endpoints(table: readonly AnyOperation[]): string {
   const names = (query: boolean) => table.filter((op) => (op.query === true) === query && offeredOn(op, 'http')).map((op) => op.name)
-  return [`POST /v1/<operation>: ${names(false).join(', ')}`, `GET /v1/view/<view>: ${names(true).join(', ')}`, 'GET /openapi.json'].join('; ')
+  return [`POST /v1/<operation>: ${names(false).join(', ')}`, `GET /v1/view/<view>: ${names(true).join(', ')}`, `POST ${CLAUDE_HOOK_PATH}`, 'GET /openapi.json'].join('; ')
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readJson(req: IncomingMessage, max = MAX_BODY): Promise<unknown> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length
-    if (size > MAX_BODY) throw new UsageError(`a request body is at most ${MAX_BODY} bytes`)
+    if (size > max) throw new UsageError(`a request body is at most ${max} bytes`)
     chunks.push(chunk)
   }
   const text = Buffer.concat(chunks).toString('utf8').trim()

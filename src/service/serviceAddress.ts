@@ -1,12 +1,10 @@
 import { isIP } from 'node:net'
 import { UsageError } from '../errors/index.js'
 import type { Store } from '../store/Store.js'
+import { STORE_SERVICE_SOCKET } from './serviceNames.js'
 
 /** Where the service listens: a Unix socket (the default, in the store), or TCP. */
 export type ServiceAddress = { kind: 'unix'; path: string } | { kind: 'tcp'; host: string; port: number; loopback: boolean }
-
-/** The socket a store's service listens on by default, and where the CLI looks for it, in the store. */
-export const STORE_SERVICE_SOCKET = 'service.sock'
 
 export function defaultSocket(store: Store): string {
   return store.path(STORE_SERVICE_SOCKET)
@@ -31,6 +29,3 @@ function isLoopback(host: string): boolean {
   if (host === 'localhost' || host === '::1') return true
   return isIP(host) === 4 && host.startsWith('127.')
 }
-
-/** The caller's workspace (URI-encoded), sent by `callService`: a service keeping another one answers 421 and the caller runs the operation itself. */
-export const WORKSPACE_HEADER = 'x-forkpoint-workspace'

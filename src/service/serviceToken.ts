@@ -2,9 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { readTextOrNull } from '../util/fsx.js'
-
-/** Where a TCP service keeps its bearer token, in the store, readable by the store's owner alone (as Jupyter keeps its runtime file). */
-export const SERVICE_TOKEN_FILE = 'service-token'
+import { SERVICE_TOKEN_FILE } from './serviceNames.js'
 
 /** A new bearer token: 256 random bits. */
 export const newServiceToken = (): string => randomBytes(32).toString('base64url')

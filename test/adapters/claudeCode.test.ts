@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startService } from '../../src/service/httpService.js'
+import { answerClaudeHook } from '../../src/adapters/claudeCode/answerHook.js'
 import { type Digest, checkout, diffSnapshots, log } from '../../src/index.js'
 import { readRef } from '../../src/store/refs.js'
 import type { Store } from '../../src/store/Store.js'
@@ -268,6 +269,57 @@ describe('the hooks, driven by the real Claude Code binary', () => {
       await fs.writeFile(join(dir, 'c.txt'), 'c\n')
       expect((await hook(dir, JSON.stringify({ ...event, tool_use_id: 't2' }))).code).toBe(0)
       expect(await fileIn(store, (await readRef(store, 'refs/claude/served'))!, 'c.txt')).toBe('c\n')
+    } finally {
+      await service.close()
+    }
+  })
+
+  it("answer through a running service as they answer in their own process: output, exit code, images and the closed run's steps", async () => {
+    const served = await storeWorkspace({ 'a.txt': 'a\n' })
+    const own = await storeWorkspace({ 'a.txt': 'a\n' })
+    const service = await startService({ dir: served.dir, claudeHook: answerClaudeHook })
+    try {
+      const env = { CLAUDE_API_KEY: 'plain-words-of-a-secret-42' } // its value is scrubbed from the steps, wherever the hook runs
+      const events = (dir: string) => {
+        const base = { session_id: 'same', cwd: dir }
+        return [
+          { ...base, hook_event_name: 'PreToolUse', tool_name: 'Write', tool_input: { file_path: 'b.txt' }, tool_use_id: 't1' },
+          {
+            ...base,
+            hook_event_name: 'PostToolUse',
+            tool_name: 'Write',
+            tool_input: { file_path: 'b.txt', note: env.CLAUDE_API_KEY },
+            tool_response: { ok: true },
+            tool_use_id: 't1',
+          },
+          { ...base, hook_event_name: 'PostToolUseFailure', tool_name: 'Bash', tool_input: { command: 'false' }, error: 'exit 1', tool_use_id: 't2' },
+          { ...base, hook_event_name: 'PreToolUse', tool_input: {} },
+          { ...base, hook_event_name: 'Stop' },
+        ]
+      }
+      const answers = async (dir: string) => {
+        const seen: CliResult[] = []
+        for (const event of events(dir)) {
+          await fs.writeFile(join(dir, 'b.txt'), `${event.hook_event_name}\n`)
+          const r = await hook(dir, JSON.stringify(event), env)
+          seen.push({ ...r, stderr: r.stderr.replaceAll(dir, 'DIR') })
+        }
+        return seen
+      }
+      const outcome = async ({ dir, store }: { dir: string; store: Store }) => {
+        const images = await log({ store, from: 'refs/claude/same' })
+        const trace = (await readSnapshot(store, images[0]!.id)).trace!
+        const run = await loadRun({ dir, store, spec: (await store.readObject(trace, 'run'))['runId'] as string })
+        const steps = run.steps.map(({ name, type, input, output, error }) => ({ name, type, input, output, error }))
+        return { messages: images.map((i) => i.message), b: await fileIn(store, images[0]!.id, 'b.txt'), steps, redaction: run.redaction }
+      }
+      const viaService = await answers(served.dir)
+      expect((await serviceHealth(service.address))['served']).toBe(events('').length) // every one went to the service
+      expect(viaService).toEqual(await answers(own.dir))
+      expect(viaService.map((r) => r.code)).toEqual([0, 0, 0, 1, 0])
+      const result = await outcome(served)
+      expect(result).toEqual(await outcome(own))
+      expect(JSON.stringify(result.steps)).not.toContain(env.CLAUDE_API_KEY)
     } finally {
       await service.close()
     }

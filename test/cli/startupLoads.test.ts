@@ -1,7 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI, ROOT, runCli, runNode } from '../helpers/cli.js'
+import { answerClaudeHook } from '../../src/adapters/claudeCode/answerHook.js'
+import { startService } from '../../src/service/httpService.js'
+import { CLI, ROOT, fpJson, runCli, runNode } from '../helpers/cli.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 
 /** Every CommonJS file `forkpoint ARGS` loaded (bundles, packages), relative to the repository's root (a file outside it by absolute path). */
@@ -32,13 +34,27 @@ describe('what a start loads', () => {
     expect([bundles(loaded), packages(loaded)]).toEqual([['dist/cli/main.cjs'], []])
   })
 
-  it("claude hook: the hook's bundle, without the option parser's, zod, the HTTP capture or SQLite", async () => {
+  it("claude hook with no service: the client's bundle, then the hook's own, without the option parser's, zod, the HTTP capture or SQLite", async () => {
     const ws = await makeWorkspace({ 'a.txt': 'a' })
     expect((await runCli(['init'], { cwd: ws })).code).toBe(0)
     const event = { hook_event_name: 'PreToolUse', session_id: 'loads', cwd: ws, tool_name: 'Write', tool_input: {}, tool_use_id: 't1' }
     const loaded = await loadedBy(['claude', 'hook'], { cwd: ws, input: JSON.stringify(event) })
-    expect(bundles(loaded)).toEqual(['dist/cli/hook.cjs'])
+    expect(bundles(loaded)).toEqual(['dist/cli/hook.cjs', 'dist/cli/hook-in-process.cjs'])
     expect(packages(loaded)).toEqual(['ignore'])
+  })
+
+  it("claude hook with the store's service running: the client's bundle alone, and no package", async () => {
+    const ws = await makeWorkspace({ 'a.txt': 'a' })
+    expect((await runCli(['init'], { cwd: ws })).code).toBe(0)
+    const service = await startService({ dir: ws, watch: false, claudeHook: answerClaudeHook })
+    try {
+      const event = { hook_event_name: 'PreToolUse', session_id: 'loads', cwd: ws, tool_name: 'Write', tool_input: {}, tool_use_id: 't1' }
+      const loaded = await loadedBy(['claude', 'hook'], { cwd: ws, input: JSON.stringify(event) })
+      expect([bundles(loaded), packages(loaded)]).toEqual([['dist/cli/hook.cjs'], []])
+      expect((await fpJson<{ entries: unknown[] }>(ws, 'log', 'refs/claude/loads')).json.entries).toHaveLength(1) // the service made it
+    } finally {
+      await service.close()
+    }
   })
 
   it("claude hook --help: the option parser's help, from the main bundle (not a hook waiting for its event)", async () => {

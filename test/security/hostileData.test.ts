@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
 import { chmodSync, chownSync, existsSync, mkdirSync, promises as fs, readdirSync, readFileSync, writeFileSync, symlinkSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
-import { join, dirname } from 'node:path'
+import { basename, join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { compress } from 'zstd-napi'
@@ -34,7 +34,10 @@ import { Redactor } from '../../src/trace/redact/Redactor.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { type Runner, forkpoint, runAs } from '../branch/toolsInBranch.js'
 import { adversarialLines, filled, LINE_BYTES } from '../helpers/adversarialLines.js'
-import { fpAs } from '../helpers/privilegedModes.js'
+import { fpAs, giveToNobody } from '../helpers/privilegedModes.js'
+import { postHookAs, runAsUser, serveAs } from '../helpers/claudeHookAs.js'
+import { useServices } from '../helpers/serviceCleanup.js'
+import { MAX_HOOK_REQUEST } from '../../src/service/serviceNames.js'
 import { useCountingServer } from '../helpers/countingServer.js'
 import { CLI, fpInProcess, runCli, runProgram } from '../helpers/cli.js'
 import { type FakeLlmServer, startFakeLlmServer } from '../helpers/fakeLlmServer.js'
@@ -1178,4 +1181,57 @@ describe('a machine image from elsewhere: its command line is data', () => {
     const machines = join(dir, '.forkpoint', 'machines')
     expect(existsSync(machines) ? readdirSync(machines).filter((n) => /^m[0-9a-f]{8}$/.test(n)) : []).toEqual([])
   })
+})
+
+describe.runIf(process.getuid?.() === 0)("a Claude Code hook's request to the store's service: the files, directories and sizes it names", () => {
+  const { children } = useServices()
+
+  for (const user of ['root', 'nobody'] as const) {
+    it(`as ${user}: no recording's files or fork's branch, no directory outside the workspace, nothing over the size a hook reads`, async () => {
+      const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+      const outside = tempDir('hook-outside')
+      writeFileSync(join(outside, 'secret.txt'), 'outside\n')
+      const bodies = tempDir('hook-bodies')
+      for (const d of [outside, bodies]) chmodSync(d, 0o1777)
+      if (user === 'nobody') giveToNobody(dir)
+      const socket = await serveAs(user, dir, children)
+      let n = 0
+      const send = (body: string) => {
+        const file = join(bodies, `body-${++n}`)
+        writeFileSync(file, body, { mode: 0o644 })
+        return postHookAs(user, socket, file)
+      }
+      const event = (extra: object = {}) => ({
+        hook_event_name: 'PostToolUse',
+        session_id: 'h',
+        cwd: dir,
+        tool_name: 'Write',
+        tool_input: {},
+        tool_response: 'ok',
+        tool_use_id: 't1',
+        ...extra,
+      })
+      const journal = join(outside, 'journal.ndjson')
+      expect(await send(JSON.stringify({ env: { FORKPOINT_TRACE_JOURNAL: journal }, event: event() }))).toMatch(/^400 .*FORKPOINT_TRACE_JOURNAL/)
+      expect(await send(JSON.stringify({ env: { FORKPOINT_TRACE_REPLAY: join(outside, 'secret.txt') }, event: event() }))).toMatch(/^400 .*FORKPOINT_TRACE_REPLAY/)
+      expect(await send(JSON.stringify({ env: { FORKPOINT_CLAUDE_BRANCH: 'fork-1-0' }, event: event() }))).toMatch(/^400 .*FORKPOINT_CLAUDE_BRANCH/)
+      expect(await send(JSON.stringify({ env: { A: { not: 'a string' } }, event: event() }))).toMatch(/^400 /)
+      // a directory elsewhere is not this service's to answer for: the client then runs the hook itself, there
+      expect(await send(JSON.stringify({ env: {}, event: event({ cwd: outside }) }))).toMatch(/^421 /)
+      expect(await send(JSON.stringify({ env: {}, event: event({ cwd: join(dir, '..', basename(outside)) }) }))).toMatch(/^421 /)
+      expect(await send(JSON.stringify({ env: {}, event: event({ cwd: '.' }) }))).toMatch(/^421 /)
+      // over what a hook reads (its input and an environment): refused before it is parsed
+      expect(await send(JSON.stringify({ env: {}, event: event({ tool_response: 'x'.repeat(MAX_HOOK_REQUEST) }) }))).not.toMatch(/^200 /)
+      // nested past any recursive walk: an answer, not a service gone
+      expect(await send(`{"env":{},"event":${JSON.stringify(event()).replace('"tool_input":{}', `"tool_input":${'['.repeat(200_000)}${']'.repeat(200_000)}`)}}`)).toMatch(/^\d{3} /)
+      expect(existsSync(journal)).toBe(false)
+      expect(readdirSync(outside)).toEqual(['secret.txt'])
+      // none of them recorded a step: the session's first run holds only the call sent as the client sends it
+      expect(await send(JSON.stringify({ env: {}, event: event({ tool_use_id: 'fine' }) }))).toMatch(/^200 /)
+      expect(await send(JSON.stringify({ env: {}, event: { hook_event_name: 'Stop', session_id: 'h', cwd: dir } }))).toMatch(/^200 .*"run":"/)
+      const runs = await runAsUser(user, [CLI, 'runs', '--json'], { cwd: dir })
+      const [run] = (JSON.parse(runs.stdout) as { runs: Array<{ runId: string; steps: number }> }).runs
+      expect(run?.steps).toBe(1)
+    })
+  }
 })

@@ -1,9 +1,9 @@
 // Adversary 3 of THREAT-MODEL.md: other local users.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { promises as fs, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs'
+import { promises as fs, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, chmodSync, symlinkSync } from 'node:fs'
 import { type AddressInfo, type Server as NetServer, type Socket, createServer as createNetServer } from 'node:net'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { type Server as TlsServer, createServer as createTlsServer } from 'node:tls'
 import { describe, expect, it, afterAll } from 'vitest'
 import { Workspace } from '../../src/index.js'
@@ -11,7 +11,10 @@ import { makeSocketDir } from '../../src/machine/machineRecords.js'
 import { startService } from '../../src/service/httpService.js'
 import { type Runner, runAs, toolWorkspace } from '../branch/toolsInBranch.js'
 import { fp, fpInProcess, fpJsonInProcess, CLI, ROOT, runCliInProcess, runProgram } from '../helpers/cli.js'
-import { PLANT, euidAsNobody, fpAs, openToOthers } from '../helpers/privilegedModes.js'
+import { PLANT, euidAsNobody, fpAs, giveToNobody, openToOthers } from '../helpers/privilegedModes.js'
+import { type User, hookAs, listenAs, runAsUser } from '../helpers/claudeHookAs.js'
+import { answerClaudeHook } from '../../src/adapters/claudeCode/answerHook.js'
+import { readRef } from '../../src/store/refs.js'
 import { useServices } from '../helpers/serviceCleanup.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { makeTestCa } from '../helpers/tlsRegistry.js'
@@ -334,5 +337,72 @@ describe.runIf(process.getuid?.() === 0)('the sandbox runtime root runs is the p
     expect(existsSync(marker)).toBe(false)
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/sandbox runtime is not built and none is prebuilt/)
+  })
+})
+
+describe.runIf(process.getuid?.() === 0)("the Claude Code hook's client and the service it sends to", () => {
+  const { services, children } = useServices()
+  const hookEvent = (dir: string) => JSON.stringify({ hook_event_name: 'PreToolUse', session_id: 'victim', cwd: dir, tool_name: 'Write', tool_input: {}, tool_use_id: 't1' })
+  const SECRET_ENV = { CLAUDE_API_KEY: 'the-victims-secret-value' }
+
+  /** The victim's images of its session, as the victim reads them. */
+  async function victimImages(user: User, dir: string): Promise<number> {
+    const r = await runAsUser(user, [CLI, 'log', '--json', 'refs/claude/victim'], { cwd: dir })
+    return r.code === 0 ? (JSON.parse(r.stdout) as { entries: unknown[] }).entries.length : -1
+  }
+
+  /** Where another user listens, in a directory open to all: its socket and the log of what it was sent. */
+  async function otherUsersListener(other: User): Promise<{ socket: string; log: string }> {
+    const open = tempDir('hook-other')
+    chmodSync(open, 0o1777)
+    const [socket, log] = [join(open, 'evil.sock'), join(open, 'got')]
+    await listenAs(other, socket, log, children)
+    return { socket, log }
+  }
+
+  for (const [victim, other] of [
+    ['root', 'nobody'],
+    ['nobody', 'root'],
+  ] as const) {
+    it(`as ${victim}: a service.sock that a hostile workspace links to another user's socket is never sent the hook (its input, the environment's secrets)`, async () => {
+      const { socket, log } = await otherUsersListener(other)
+      const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+      if (victim === 'nobody') giveToNobody(dir)
+      symlinkSync(socket, join(dir, '.forkpoint', 'service.sock'))
+      const r = await hookAs(victim, dir, hookEvent(dir), SECRET_ENV)
+      expect([r.code, r.stderr]).toEqual([0, '']) // the hook ran in its own process
+      expect(existsSync(log)).toBe(false)
+      expect(await victimImages(victim, dir)).toBe(1)
+    })
+  }
+
+  it("as root: a socket another user bound in a store root was allowed to use (FORKPOINT_SAFE_DIRECTORY) is not root's service: never sent the hook", async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    giveToNobody(dir)
+    const log = join(tempDir('hook-other-log'), 'got')
+    chmodSync(dirname(log), 0o1777)
+    await listenAs('nobody', join(dir, '.forkpoint', 'service.sock'), log, children)
+    const r = await hookAs('root', dir, hookEvent(dir), { ...SECRET_ENV, FORKPOINT_SAFE_DIRECTORY: join(dir, '.forkpoint') })
+    expect([r.code, r.stderr]).toEqual([0, ''])
+    expect(existsSync(log)).toBe(false)
+  })
+
+  it('another user cannot have a TCP service do a hook without its token', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n' })
+    for (const d of [dir, join(dir, '.forkpoint')]) chmodSync(d, 0o755)
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false, claudeHook: answerClaudeHook })
+    services.push(service)
+    const body = JSON.stringify({ env: {}, event: JSON.parse(hookEvent(dir)) as object })
+    const POST = `fetch(process.argv[1] + '/v1/claude/hook', { method: 'POST', body: process.argv[2], headers: { 'content-type': 'application/json' } }).then((r) => console.log(r.status), (e) => console.log(e.message))`
+    const asNobody = await runAsUser('nobody', [process.execPath, '-e', POST, service.address, body], { cwd: '/' })
+    expect(asNobody.stdout.trim()).toBe('401')
+    expect(await readRef(store, 'refs/claude/victim')).toBeNull()
+    const own = await fetch(`${service.address}/v1/claude/hook`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${service.token}` },
+    })
+    expect(own.status).toBe(200)
+    expect(await readRef(store, 'refs/claude/victim')).not.toBeNull()
   })
 })

@@ -7,7 +7,7 @@ import { forkImage } from '../../image/forkImage.js'
 import type { Digest } from '../../objects/digest.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { readRef } from '../../store/refs.js'
-import { FORK_BRANCH_ENV } from './handleHook.js'
+import { FORK_BRANCH_ENV } from './hookEnv.js'
 import { sessionRef } from './sessionRef.js'
 
 export interface ForkClaudeSessionArgs extends StoreLocator {

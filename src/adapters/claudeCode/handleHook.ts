@@ -11,15 +11,18 @@ import { refComponent } from '../../store/refComponent.js'
 import type { Store } from '../../store/Store.js'
 import { makeRunId, type Run } from '../../objects/Run.js'
 import { assembleRun } from '../../trace/record/assembleRun.js'
-import { sessionFromEnv } from '../../trace/record/sessionFromEnv.js'
-import { type JournalEntry, fileSink, memorySink, readJournal } from '../../trace/record/journal.js'
+import { type SessionSettings, sessionSettingsFromEnv } from '../../trace/record/sessionFromEnv.js'
+import { createSession, sessionSealer } from '../../trace/record/createSession.js'
+import type { ServedWorkspace } from '../../service/httpService.js'
+import { type JournalEntry, type JournalSink, fileSink, readJournal } from '../../trace/record/journal.js'
+import type { Session } from '../../trace/record/Session.js'
+import type { StepSealer } from '../../trace/redact/StepSealer.js'
 import { TRACE_ENV } from '../../trace/record/traceEnv.js'
 import { type ClaudeHookEvent, endsRun } from './hookEvent.js'
 import { sessionRef } from './sessionRef.js'
+import { FORK_BRANCH_ENV } from './hookEnv.js'
 
 export const ENTRYPOINT = 'claude-code'
-/** Set by `forkClaudeSession` for the sessions it starts: the fork's branch, whose files a hook snapshots. */
-export const FORK_BRANCH_ENV = 'FORKPOINT_CLAUDE_BRANCH'
 
 export interface HookOutcome {
   event: ClaudeHookEvent['hook_event_name']
@@ -43,6 +46,12 @@ export interface HookOutcome {
  */
 export async function handleClaudeHook({ event, env }: { event: ClaudeHookEvent; env: NodeJS.ProcessEnv }): Promise<HookOutcome> {
   const { store, workspace } = await openStore({ dir: event.cwd, store: env['FORKPOINT_STORE'] || undefined })
+  // a running service knows from its watcher what changed: the hook need not scan the workspace
+  return hookInWorkspace({ event, env, store, workspace, scanner: servedScanner })
+}
+
+/** `handleClaudeHook` in a workspace already open, scanned by `scanner`: the store's service answers a hook so, with its own store and its watcher's scanner. */
+export async function hookInWorkspace({ event, env, store, workspace, scanner }: { event: ClaudeHookEvent; env: NodeJS.ProcessEnv } & ServedWorkspace): Promise<HookOutcome> {
   const branch = env[FORK_BRANCH_ENV]
   if (!branch && isInside(store.root, resolve(event.cwd))) {
     // a fork's branch lies in the store: without its name the workspace, not the branch, would be snapshotted
@@ -50,9 +59,9 @@ export async function handleClaudeHook({ event, env }: { event: ClaudeHookEvent;
       name: event.cwd,
     })
   }
-  const joined = Boolean(env[TRACE_ENV.journal])
-  if (event.hook_event_name === 'PostToolUse' || event.hook_event_name === 'PostToolUseFailure') await recordToolStep(store, event, env)
-  const closed = endsRun(event.hook_event_name) && !joined ? await closeRun(store, event.session_id, env) : null
+  const recording = new Recording(env)
+  if (event.hook_event_name === 'PostToolUse' || event.hook_event_name === 'PostToolUseFailure') await recordToolStep(store, event, recording)
+  const closed = endsRun(event.hook_event_name) && !recording.joined ? await closeRun(store, event.session_id, recording) : null
   const layers = closed ? { trace: closed.digest } : {}
   const message = `${describeEvent(event)} (claude session ${event.session_id.slice(0, 8)})`
   if (branch) {
@@ -62,8 +71,7 @@ export async function handleClaudeHook({ event, env }: { event: ClaudeHookEvent;
     return { event: event.hook_event_name, image: made.created ? made.id : null, ref: made.ref, run: closed?.runId ?? null }
   }
   const ref = sessionRef(event.session_id)
-  // a running service knows from its watcher what changed: the hook need not scan the workspace
-  const image = await appendImage({ store, workspace, ref, scan: true, scanner: servedScanner, message, agent: ENTRYPOINT, layers: async () => layers, skipUnchanged: true })
+  const image = await appendImage({ store, workspace, ref, scan: true, scanner, message, agent: ENTRYPOINT, layers: async () => layers, skipUnchanged: true })
   return { event: event.hook_event_name, image, ref, run: closed?.runId ?? null }
 }
 
@@ -88,20 +96,46 @@ class ClaudeToolError extends Error {
 }
 
 /**
+ * What the hook's environment asks of the session's recording (redaction, a replayed run),
+ * read once per hook and only when a step is recorded or a run closed.
+ */
+class Recording {
+  private settings: SessionSettings | undefined
+  constructor(readonly env: NodeJS.ProcessEnv) {}
+
+  /** The session of a `forkpoint run --record` (or `replay`) around Claude Code: its journal. */
+  get joined(): string | undefined {
+    return this.env[TRACE_ENV.journal]
+  }
+
+  session(sink: JournalSink): Session {
+    return createSession({ ...this.read(), sink, env: this.env })
+  }
+
+  sealer(): StepSealer {
+    return sessionSealer({ ...this.read(), env: this.env })
+  }
+
+  private read(): SessionSettings {
+    return (this.settings ??= sessionSettingsFromEnv(this.env))
+  }
+}
+
+/**
  * One `tool` step (its error, for a call that failed), redacted as the run's policy says,
  * appended to the session's journal (or, during a replay, checked against the recording).
  */
-async function recordToolStep(store: Store, event: ToolEnded, env: NodeJS.ProcessEnv): Promise<void> {
-  const joined = env[TRACE_ENV.journal]
-  if (joined) return appendToolStep(joined, event, env)
+async function recordToolStep(store: Store, event: ToolEnded, recording: Recording): Promise<void> {
+  const joined = recording.joined
+  if (joined) return appendToolStep(joined, event, recording)
   await fs.mkdir(store.path('claude'), { recursive: true })
-  await withSessionLock(store, event.session_id, () => appendToolStep(sessionJournal(store, event.session_id), event, env))
+  await withSessionLock(store, event.session_id, () => appendToolStep(sessionJournal(store, event.session_id), event, recording))
 }
 
-async function appendToolStep(journal: string, event: ToolEnded, env: NodeJS.ProcessEnv): Promise<void> {
+async function appendToolStep(journal: string, event: ToolEnded, recording: Recording): Promise<void> {
   const sink = fileSink(journal)
   try {
-    const session = sessionFromEnv(env, sink)
+    const session = recording.session(sink)
     const outcome = () => {
       if (event.hook_event_name === 'PostToolUseFailure') throw new ClaudeToolError(event.error)
       return event.tool_response
@@ -117,7 +151,7 @@ async function appendToolStep(journal: string, event: ToolEnded, env: NodeJS.Pro
 }
 
 /** The session's steps since its last Stop as a run in the store (null when there are none); under the session's lock, so no step is written meanwhile, and the journal goes only once the run is saved. */
-async function closeRun(store: Store, sessionId: string, env: NodeJS.ProcessEnv): Promise<{ runId: string; digest: Digest } | null> {
+async function closeRun(store: Store, sessionId: string, recording: Recording): Promise<{ runId: string; digest: Digest } | null> {
   const journal = sessionJournal(store, sessionId)
   return withSessionLock(store, sessionId, async () => {
     if (!existsSync(journal)) return null
@@ -126,7 +160,7 @@ async function closeRun(store: Store, sessionId: string, env: NodeJS.ProcessEnv)
       await fs.rm(journal, { force: true })
       return null
     }
-    const run = sessionRun(entries, sessionId, env)
+    const run = sessionRun(entries, sessionId, recording.sealer())
     // the run store (and SQLite with it) loads only for a turn that made tool calls
     const { RunStore } = await import('../../trace/core/RunStore.js')
     const runs = RunStore.open({ store })
@@ -149,9 +183,8 @@ async function withSessionLock<T>(store: Store, sessionId: string, fn: () => Pro
   }
 }
 
-function sessionRun(entries: JournalEntry[], sessionId: string, env: NodeJS.ProcessEnv): Run {
+function sessionRun(entries: JournalEntry[], sessionId: string, sealer: StepSealer): Run {
   const startedAt = new Date(entries.reduce((min, e) => Math.min(min, e.at), Date.now()))
-  const { sealer } = sessionFromEnv(env, memorySink())
   return assembleRun(entries, {
     runId: makeRunId(startedAt.getTime()),
     entrypoint: ENTRYPOINT,

@@ -35,6 +35,11 @@ export function parseHookEvent(text: string): ClaudeHookEvent {
   } catch {
     throw new UsageError(`a Claude Code hook's input must be JSON (got ${JSON.stringify(text.slice(0, 60))})`)
   }
+  return checkHookEvent(value)
+}
+
+/** A hook's input parsed already (the service's request carries it so), checked as `parseHookEvent` checks it. @throws {UsageError} */
+export function checkHookEvent(value: unknown): ClaudeHookEvent {
   const e = (typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {}) as Record<string, unknown>
   const name = e['hook_event_name']
   if (!HOOKED_EVENTS.includes(name as (typeof HOOKED_EVENTS)[number])) {

@@ -53,7 +53,7 @@ export function registerClaude(program: Command): void {
     // arguments are not checked: a usage error would be exit 2, which Claude Code takes as "block this tool call"
     .allowUnknownOption()
     .allowExcessArguments()
-    .action(async () => (await import('../claudeHook.js')).claudeHook())
+    .action(async () => (await import('../hookClient.js')).runClaudeHook(async (text) => (await import('../claudeHook.js')).claudeHook(text)))
   common(claude.command('fork <SESSION> [ARGS...]'))
     .description("N sessions from SESSION's latest image, each in a copy-on-write branch; with -p, run them (claude --resume SESSION --fork-session -p PROMPT ARGS)")
     .requiredOption('-n, --count <N>', 'how many forks', (v) => Number(v))

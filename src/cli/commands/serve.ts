@@ -27,6 +27,7 @@ export function registerServe(program: Command): void {
       if (opts.token !== undefined)
         throw new UsageError('--token puts the token where every local user reads it (/proc/PID/cmdline): give --token-file FILE or FORKPOINT_TOKEN', { option: '--token' })
       const { startService } = await import('../../service/httpService.js')
+      const { answerClaudeHook } = await import('../../adapters/claudeCode/answerHook.js')
       const token = opts.tokenFile === undefined ? process.env['FORKPOINT_TOKEN'] || undefined : await readToken(opts.tokenFile)
       const service = await startService({
         dir: flags.dir,
@@ -35,6 +36,7 @@ export function registerServe(program: Command): void {
         allowPaths: opts.allowPath,
         allowRemotes: opts.allowRemote,
         env: process.env,
+        claudeHook: answerClaudeHook,
         ...(opts.listen ? { listen: opts.listen } : {}),
         ...(token ? { token } : {}),
       })

@@ -32,15 +32,24 @@ export function createSession({
   /** The recorded process's environment: FORKPOINT_KEY, and the secret values to scrub. */
   env: NodeJS.ProcessEnv
 }): Session {
+  const sealer = sessionSealer({ policy, replay, env })
+  const matcher = replay ? new ReplayMatcher(replay.run, replay.liveFrom) : null
+  return new Session(sealer, sink, matcher, replay?.onMiss ?? 'fail')
+}
+
+/**
+ * How a session's steps are redacted and encrypted (a run that closes a session's steps is
+ * marked with its mode and key): `policy`'s, or with `replay` the recording's mode.
+ * @throws {ReplayNotPossibleError} a replay of a run recorded with --redact content
+ */
+export function sessionSealer({ policy, replay, env }: { policy: RedactionPolicy; replay?: ReplaySource | undefined; env: NodeJS.ProcessEnv }): StepSealer {
   const mode: RedactionMode = replay ? replay.run.redaction : policy.mode
   if (replay && mode === 'content') {
     throw new ReplayNotPossibleError(`run ${replay.run.runId} was recorded with --redact content: its payloads are hashes, so it can be diffed but not replayed`)
   }
   const cipher = mode === 'encrypt' ? PayloadCipher.fromEnv(env, replay ? `replaying encrypted run ${replay.run.runId}` : '--redact encrypt') : null
   if (cipher && replay?.run.encryption) cipher.assertMatches(replay.run.encryption)
-  const sealer = new StepSealer(new Redactor({ mode, rules: policy.rules ?? {}, env }), cipher)
-  const matcher = replay ? new ReplayMatcher(replay.run, replay.liveFrom) : null
-  return new Session(sealer, sink, matcher, replay?.onMiss ?? 'fail')
+  return new StepSealer(new Redactor({ mode, rules: policy.rules ?? {}, env }), cipher)
 }
 
 export function parseRedactionMode(text: string | undefined): RedactionMode {
