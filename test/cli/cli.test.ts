@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { Store } from '../../src/index.js'
 import { sha256 } from '../../src/objects/digest.js'
 import { initCommand } from '../../src/cli/commands/init.js'
-import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
+import { snapshotAgent } from '../../src/image/snapshotAgent.js'
 import { fp, fpJson } from '../helpers/cli.js'
 import { collidingBlobs } from '../helpers/ids.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
@@ -166,7 +166,7 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
     const dir = tempDir('nostore')
     const calls = [
       () => callOperation('status', { dir }),
-      () => snapshotCommand({ dir }),
+      () => snapshotAgent({ dir }),
       () => callOperation('log', { dir }),
       () => callOperation('verify', { dir }),
       () => callOperation('gc', { dir }),
@@ -188,7 +188,7 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
   it('unknown id -> 2, ambiguous short id -> 2 naming the ambiguity, unknown command or flag -> 2', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a' })
     await initCommand({ dir })
-    await snapshotCommand({ dir })
+    await snapshotAgent({ dir })
     const calls = [
       () => callOperation('show', { dir, id: 'deadbeef' }),
       () => callOperation('checkout', { dir, id: 'nope', into: join(tempDir('x'), 'y') }),
@@ -220,7 +220,7 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
   it('corrupt object -> 5 from verify (problems listed) and from any read', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'precious', 'b.txt': 'b' })
     await initCommand({ dir })
-    const snap = (await snapshotCommand({ dir })).id
+    const snap = (await snapshotAgent({ dir })).id
     const store = await Store.open(join(dir, '.forkpoint'))
     await fs.writeFile(store.objectPath(sha256('precious')), 'tampered')
     await fs.rm(store.objectPath(sha256('b')))
@@ -250,7 +250,7 @@ describe('forkpoint CLI errors: one line on stderr, the right exit code', () => 
   it('a missing object -> 5 from checkout, nothing left behind', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a', 'b.txt': 'lost' })
     await initCommand({ dir })
-    await snapshotCommand({ dir })
+    await snapshotAgent({ dir })
     await fs.rm((await Store.open(join(dir, '.forkpoint'))).objectPath(sha256('lost')))
     const parent = tempDir('missing')
     await expect(callOperation('checkout', { dir, id: 'HEAD', into: join(parent, 'out') })).rejects.toMatchObject({

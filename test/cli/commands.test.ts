@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { initCommand } from '../../src/cli/commands/init.js'
-import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
+import { snapshotAgent } from '../../src/image/snapshotAgent.js'
 import { fpJson } from '../helpers/cli.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 import { callOperation, renderingOf } from '../helpers/callOperation.js'
@@ -19,9 +19,9 @@ describe('CLI commands are functions that return data', () => {
   it('each returns exactly the document its --json prints (the formatter adds only schemaVersion)', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'one\n', 'b/c.txt': 'c' })
     await initCommand({ dir })
-    const first = await snapshotCommand({ dir, message: 'first', tag: 'v1' })
+    const first = await snapshotAgent({ dir, message: 'first', tag: 'v1' })
     await fs.writeFile(join(dir, 'a.txt'), 'two\n')
-    const second = await snapshotCommand({ dir, message: 'second' })
+    const second = await snapshotAgent({ dir, message: 'second' })
     await fs.writeFile(join(dir, 'new.txt'), 'new')
     expect(await printed(dir, 'status')).toEqual(await callOperation('status', { dir }))
     expect(await printed(dir, 'log')).toEqual(await callOperation('log', { dir }))
@@ -38,7 +38,7 @@ describe('CLI commands are functions that return data', () => {
   it('return typed data a program uses as it is: ids, changes, tags, and what the view makes of it', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'one\n' })
     expect(await initCommand({ dir })).toMatchObject({ created: true, storeDir: join(dir, '.forkpoint') })
-    const { id } = await snapshotCommand({ dir, message: 'first' })
+    const { id } = await snapshotAgent({ dir, message: 'first' })
     expect(await callOperation('status', { dir })).toMatchObject({ clean: true, head: id, changes: [] })
     await fs.writeFile(join(dir, 'a.txt'), 'two\n')
     const diff = await callOperation('diff', { dir, a: 'HEAD' })

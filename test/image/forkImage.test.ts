@@ -5,7 +5,7 @@ import { readSnapshot } from '../../src/world/tree/readObjects.js'
 import { forkImage } from '../../src/image/forkImage.js'
 import { mergeBases } from '../../src/image/mergeBases.js'
 import { initCommand } from '../../src/cli/commands/init.js'
-import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
+import { snapshotAgent } from '../../src/image/snapshotAgent.js'
 import { runCli } from '../helpers/cli.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 import { callOperation } from '../helpers/callOperation.js'
@@ -37,7 +37,7 @@ describe('forkImage', () => {
   it('refuses a count that is not a whole number from 1 up, with exit 2, and names an unknown image', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'hi\n' })
     await initCommand({ dir })
-    await snapshotCommand({ dir })
+    await snapshotAgent({ dir })
     for (const n of ['0', '-3', '1.5', 'many'])
       await expect(callOperation('fork', { dir, id: 'HEAD', count: Number(n) }), n).rejects.toMatchObject({ code: 'UsageError', exitCode: 2 })
     await expect(callOperation('fork', { dir, id: 'deadbeef', count: 2 })).rejects.toThrow(/deadbeef/)

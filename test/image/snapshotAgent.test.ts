@@ -7,7 +7,6 @@ import { RunStore } from '../../src/trace/core/RunStore.js'
 import { snapshotAgent } from '../../src/image/snapshotAgent.js'
 import { makeRunId, type Run } from '../../src/objects/Run.js'
 import { transcriptText } from '../../src/trace/core/transcript.js'
-import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
 import { runCli } from '../helpers/cli.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 import { callOperation } from '../helpers/callOperation.js'
@@ -85,7 +84,7 @@ describe('snapshot --trace', () => {
     ]
     for (const [text, named] of cases) {
       await fs.writeFile(join(dir, 'bad.jsonl'), text)
-      await expect(snapshotCommand({ dir, trace: 'bad.jsonl' }), named).rejects.toMatchObject({ exitCode: 5, message: expect.stringContaining(named) })
+      await expect(snapshotAgent({ dir, trace: 'bad.jsonl' }), named).rejects.toMatchObject({ exitCode: 5, message: expect.stringContaining(named) })
     }
     const r = await runCli(['snapshot', '--trace', 'bad.jsonl'], { cwd: dir })
     expect({ code: r.code, lines: r.stderr.trim().split('\n').length }).toEqual({ code: 5, lines: 1 })
@@ -106,7 +105,7 @@ describe('snapshot --trace', () => {
     const fromFile = await snapshotAgent({ dir, trace: 'x.run.json', allowEmpty: true })
     expect((await readSnapshot(store, fromFile.id)).trace).toBe(digest)
     await fs.writeFile(join(dir, 'bad.run.json'), JSON.stringify({ ...run, status: 'meh' }))
-    await expect(snapshotCommand({ dir, trace: 'bad.run.json' })).rejects.toMatchObject({ exitCode: 5 })
+    await expect(snapshotAgent({ dir, trace: 'bad.run.json' })).rejects.toMatchObject({ exitCode: 5 })
   })
 
   it('attaches the run recorded since the last snapshot by default, once, and not with --no-trace', async () => {

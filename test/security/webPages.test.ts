@@ -702,3 +702,38 @@ describe('branch over HTTP and MCP: no mount at a path of the caller, no disk im
     expect(spawnSync(CLI, ['abort', 'try'], { cwd: dir }).status).toBe(0)
   })
 })
+
+describe("snapshot over HTTP and MCP: the layers only the caller's machine holds", () => {
+  const { services } = useServices()
+
+  it("never records the service's environment, a file or directory a request names, or links out of the workspace", async () => {
+    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false, env: { FORKPOINT_TEST_SECRET_NAME: 'service-only' } })
+    services.push(service)
+    const outside = tempDir('snapshot-outside')
+    writeFileSync(join(outside, 'messages.jsonl'), '{"role":"user","content":"from outside"}\n')
+    for (const field of [
+      { env: true },
+      { env: true, keepEnv: ['FORKPOINT_TEST_SECRET_NAME'] },
+      { trace: join(outside, 'messages.jsonl') },
+      { model: outside },
+      { allowExternalSymlinks: true },
+    ]) {
+      const res = await fetch(`${service.address}/v1/snapshot`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'remote', allowEmpty: true, ...field }),
+      })
+      expect([field, res.status]).toEqual([field, 400])
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      await createMcpServer({ dir }).connect(serverSide)
+      const client = new Client({ name: 'test', version: '1' })
+      await client.connect(clientSide)
+      expect(JSON.stringify(await client.callTool({ name: 'snapshot', arguments: { message: 'remote', allowEmpty: true, ...field } }))).toMatch(/"isError":true/)
+      await client.close()
+    }
+    const log = spawnSync(CLI, ['log', '--json'], { cwd: dir, encoding: 'utf8' })
+    expect(log.stdout).not.toContain('remote')
+  })
+})

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { initWorkspace } from '../../src/index.js'
 import { ciCheckCommand, ciDiffCommand, ciNormalizeCommand, ciValidateCommand } from '../../src/cli/commands/ci.js'
-import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
+import { snapshotAgent } from '../../src/image/snapshotAgent.js'
 import { runArtifactText } from '../../src/trace/core/runArtifact.js'
 import { tempDir } from '../helpers/tmp.js'
 import { fp } from './cli.js'
@@ -41,7 +41,7 @@ describe('run artifacts with foreign run ids', () => {
       writeFileSync(join(dir, 'idle.js'), '')
       expect((await ciCheckCommand({ dir, entrypoint: 'idle.js', expected: 'a.run.json' })).outcome).toBe('pass')
 
-      await snapshotCommand({ dir, trace: 'b.run.json' })
+      await snapshotAgent({ dir, trace: 'b.run.json' })
       expect((await callOperation('runs_show', { dir, run: runId })).run.steps).toHaveLength(1)
       expect(await callOperation('runs_export', { dir, run: runId, out: 'out.run.json' })).toMatchObject({ runId, steps: 1 })
       expect(JSON.parse(readFileSync(join(dir, 'out.run.json'), 'utf8')).runId).toBe(runId)
@@ -51,7 +51,7 @@ describe('run artifacts with foreign run ids', () => {
   it('a stored run keeps its id as its ref name when a ref can spell it, else a digest-named ref inside refs/runs/', async () => {
     const ids = ['test-run-001', 'a:b', '..', '.hidden', '-x', 'x.lock', 'x.', '_y']
     const dir = await workspaceWith(Object.fromEntries(ids.map((id, i) => [`r${i}.run.json`, artifact(id)])))
-    for (let i = 0; i < ids.length; i++) await snapshotCommand({ dir, trace: `r${i}.run.json` })
+    for (let i = 0; i < ids.length; i++) await snapshotAgent({ dir, trace: `r${i}.run.json` })
     const refs = readdirSync(join(dir, '.forkpoint', 'refs', 'runs'))
     expect(refs).toHaveLength(ids.length)
     expect(refs).toContain('test-run-001')

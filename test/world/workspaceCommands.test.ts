@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { cloneCommand } from '../../src/cli/commands/clone.js'
 import { initCommand } from '../../src/cli/commands/init.js'
 import { packCommand } from '../../src/cli/commands/pack.js'
-import { snapshotCommand } from '../../src/cli/commands/snapshot.js'
+import { snapshotAgent } from '../../src/image/snapshotAgent.js'
 import { unpackCommand } from '../../src/cli/commands/unpack.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { callOperation, renderingOf } from '../helpers/callOperation.js'
@@ -14,7 +14,7 @@ import { callOperation, renderingOf } from '../helpers/callOperation.js'
 async function snapshotted(files: Parameters<typeof makeWorkspace>[0]): Promise<string> {
   const dir = await makeWorkspace(files)
   await initCommand({ dir })
-  await snapshotCommand({ dir, message: 'first' })
+  await snapshotAgent({ dir, message: 'first' })
   return dir
 }
 
@@ -38,7 +38,7 @@ describe('workspace commands as a new user meets them', () => {
   it('snapshot and clone report the same file count for the same tree', async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a', 'b/c.txt': 'c', 'd/': { dir: true }, link: { symlink: 'a.txt' } })
     await initCommand({ dir })
-    const snap = await snapshotCommand({ dir })
+    const snap = await snapshotAgent({ dir })
     const layout = join(tempDir('layout'), 'oci')
     await callOperation('push', { dir, id: 'HEAD', remote: `file://${layout}:v1` })
     const into = join(tempDir('clone'), 'agent')
@@ -71,12 +71,12 @@ describe('workspace commands as a new user meets them', () => {
   it('--respect-gitignore is remembered: status agrees with the snapshot until it is turned off', async () => {
     const dir = await makeWorkspace({ '.gitignore': 'build/\n', 'a.txt': 'a', 'build/out.js': 'x' })
     await initCommand({ dir })
-    await snapshotCommand({ dir, respectGitignore: true })
+    await snapshotAgent({ dir, respectGitignore: true })
     expect((await callOperation('status', { dir })).clean).toBe(true)
     await fs.writeFile(join(dir, 'build/more.js'), 'y')
     expect((await callOperation('status', { dir })).clean).toBe(true)
     await callOperation('checkout', { dir, id: 'HEAD' })
-    await snapshotCommand({ dir, respectGitignore: false })
+    await snapshotAgent({ dir, respectGitignore: false })
     expect((await callOperation('status', { dir })).clean).toBe(true)
     await fs.writeFile(join(dir, 'build/third.js'), 'z')
     expect((await callOperation('status', { dir })).clean).toBe(false)
@@ -86,7 +86,7 @@ describe('workspace commands as a new user meets them', () => {
     const dir = await makeWorkspace({ 'a.txt': 'a', 'sub/b.txt': 'b' })
     await initCommand({ dir: join(dir, 'sub') })
     await initCommand({ dir })
-    await snapshotCommand({ dir })
+    await snapshotAgent({ dir })
     const into = join(tempDir('into'), 'out')
     await callOperation('checkout', { dir, id: 'HEAD', into })
     expect((await fs.readdir(join(into, 'sub'))).sort()).toEqual(['b.txt'])

@@ -13,7 +13,6 @@ import { registerRun } from './run.js'
 import { registerServe } from './serve.js'
 import { registerPack } from './pack.js'
 import { registerShell } from './shell.js'
-import { registerSnapshot } from './snapshot.js'
 import { registerUi } from './ui.js'
 import { registerUnpack } from './unpack.js'
 import { registerWorker } from './worker.js'
@@ -21,7 +20,6 @@ import { registerWorker } from './worker.js'
 /** The CLI commands of their own, each registered from its own file (the operation table's are made from it: operationCommands.ts). */
 export const commands: Array<(program: Command) => void> = [
   registerInit,
-  registerSnapshot,
   registerCheckoutAgent,
   registerMerge,
   registerLlm,

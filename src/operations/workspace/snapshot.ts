@@ -1,9 +1,14 @@
 import { z } from 'zod'
+import { UsageError } from '../../errors/index.js'
 import { SNAPSHOT_LAYERS } from '../../objects/Snapshot.js'
+import { counted } from '../../util/plural.js'
+import { quotePath } from '../../world/diff/quotePath.js'
 import { defineOperation } from '../operation.js'
-import { digest, scanCounts } from '../schemas.js'
+import type { Rendering } from '../rendering.js'
+import { branchName, digest, scanCounts } from '../schemas.js'
+import { formatBytes } from '../text/format.js'
 
-const snapshotResult = z.object({
+const workspaceSnapshot = z.object({
   id: digest.describe('the new image, or HEAD when nothing changed'),
   tree: digest,
   parents: z.array(digest),
@@ -12,19 +17,91 @@ const snapshotResult = z.object({
   attached: z.partialRecord(z.enum(SNAPSHOT_LAYERS), digest).describe('the layers this snapshot was given (the others carried from its parent)'),
 })
 
+const branchSnapshot = z.object({
+  id: digest.describe("the child's next image, or what its ref names when nothing changed"),
+  tree: digest,
+  parents: z.array(digest),
+  ref: z.string().describe("the fork child's ref, moved to id"),
+  created: z.boolean().describe("false when the branch holds what the child's ref already names: nothing written"),
+})
+
+type Snapshotted = z.infer<typeof workspaceSnapshot> | z.infer<typeof branchSnapshot>
+
+const isBranchSnapshot = (r: Snapshotted): r is z.infer<typeof branchSnapshot> => 'ref' in r
+
+const rendering: Rendering<Snapshotted> = {
+  human: (r) => r.id,
+  notes: (r) =>
+    isBranchSnapshot(r)
+      ? r.created
+        ? []
+        : [`nothing changed since ${r.ref}`]
+      : [`${r.created ? 'snapshot' : 'nothing changed since HEAD'}: ${counted(r.files, 'file')}, ${formatBytes(r.bytes)}; read ${r.hashedFiles} (${formatBytes(r.hashedBytes)})`],
+  warnings: (r) => (isBranchSnapshot(r) ? [] : r.skipped.map((path) => `forkpoint: skipped ${quotePath(path)} (not a file, directory or symlink)`)),
+}
+
+/** The layers only a workspace snapshot takes: a fork's branch brings its child's own. */
+const WORKSPACE_LAYERS = ['tag', 'trace', 'env', 'keepEnv', 'scrubEnv', 'effects', 'model', 'respectGitignore', 'allowEmpty'] as const
+
 export const snapshot = defineOperation({
   name: 'snapshot',
-  description: 'Snapshot the workspace (files, and the run recorded since the last snapshot) as a new image; HEAD moves to it.',
-  input: { message: z.string().optional().describe('what this snapshot is') },
-  output: snapshotResult,
+  description:
+    "Snapshot the workspace (files, and the run recorded since the last snapshot) as a new image; HEAD moves to it. With branch: a fork's branch (fork --materialize) as its child's next image, moving the child's ref, not HEAD.",
+  input: {
+    message: z.string().optional().describe('what this snapshot is'),
+    agent: z.string().optional().describe('the agent that made it'),
+    tag: z.string().optional().describe('also tag it'),
+    respectGitignore: z.boolean().optional().describe('also apply .gitignore files (remembered by snapshot)'),
+    allowEmpty: z.boolean().optional().describe('write a new snapshot even if nothing changed'),
+    allowExternalSymlinks: z.boolean().optional().describe('record symlinks that lead out of the workspace'),
+    trace: z
+      .union([z.string(), z.literal(false)])
+      .optional()
+      .describe(
+        'the trace layer: a run id (or prefix, or latest), a FILE.run.json, or a chat transcript messages.jsonl; false (--no-trace): not the run recorded since the last snapshot',
+      ),
+    env: z.boolean().optional().describe('record the environment, secret-looking names and values scrubbed'),
+    keepEnv: z.array(z.string()).optional().describe('with env: record this variable as it is (repeatable)'),
+    scrubEnv: z.array(z.string()).optional().describe('with env: scrub this variable too (repeatable)'),
+    effects: z.string().optional().describe('the effects layer: a ledger object by id'),
+    model: z.string().optional().describe('the model layer: a directory of adapter or model files (safetensors stored tensor by tensor)'),
+    branch: branchName.optional().describe("snapshot a fork's branch (fork --materialize) as its child's next image, moving the child's ref, not HEAD"),
+  },
+  local: {
+    fields: ['allowExternalSymlinks', 'trace', 'env', 'keepEnv', 'scrubEnv', 'model'],
+    why: "the caller's environment, files and directories (a transcript, a model), and links out of the workspace, are the caller's to record",
+  },
+  output: z.union([workspaceSnapshot, branchSnapshot]),
   annotations: { readOnly: false, destructive: false, idempotent: false },
   cli: {
-    own: 'snapshot',
-    why: "it adds the layers only the caller holds (an environment, a model directory, a transcript file, a fork's branch), and `--trace RUN` beside `--no-trace` is a flag whose value may be false, which the table's form does not make",
+    usage: 'snapshot',
+    short: { message: 'm' },
+    negatable: ['respectGitignore', 'trace'],
+    progress: { label: 'hashing' },
+    // a plain snapshot goes to the store's running service, which knows from its watcher what changed
+    served: (args) => Object.entries(args).every(([field, value]) => field === 'message' || value === undefined),
+    rendering,
   },
-  async run(where, { message }, { scanner, onProgress }) {
+  async run(where, { branch, env, message, ...layers }, { scanner, onProgress, env: callerEnv }) {
+    if (branch !== undefined) {
+      const given = WORKSPACE_LAYERS.filter((field) => (field === 'env' ? env : layers[field as keyof typeof layers]) !== undefined)
+      if (given.length > 0) throw new UsageError("snapshot --branch takes only -m, --agent and --allow-external-symlinks (the other layers are the child's)")
+      const { snapshotForkBranch } = await import('../../image/snapshotForkBranch.js')
+      return snapshotForkBranch({ ...where, branch, message, agent: layers.agent, allowExternalSymlinks: layers.allowExternalSymlinks })
+    }
     const { snapshotAgent } = await import('../../image/snapshotAgent.js')
     const progress = onProgress && ((done: number, total: number) => onProgress({ done, total }))
-    return snapshotAgent({ ...where, ...(message === undefined ? {} : { message }), ...(scanner ? { scanner } : {}), ...(progress ? { onProgress: progress } : {}) })
+    return snapshotAgent({
+      ...where,
+      ...defined({ message, ...layers }),
+      ...(env ? { env: callerEnv } : {}),
+      ...(scanner ? { scanner } : {}),
+      ...(progress ? { onProgress: progress } : {}),
+    })
   },
 })
+
+/** The fields given, without those left out (the library's options are exact). */
+function defined<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>
+}
