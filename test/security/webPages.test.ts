@@ -20,6 +20,17 @@ import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/until.js'
 import { dirState, storeWorkspace } from '../helpers/workspace.js'
 
+/** One MCP tool call on a server for `dir`; its result as JSON text. */
+async function mcpCall(dir: string, name: string, args: Record<string, unknown>, allowRemotes: string[] = []): Promise<string> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  await createMcpServer({ dir }, { allowRemotes }).connect(serverSide)
+  const client = new Client({ name: 'test', version: '1' })
+  await client.connect(clientSide)
+  const result = await client.callTool({ name, arguments: args })
+  await client.close()
+  return JSON.stringify(result)
+}
+
 describe('listeners are safe by default', () => {
   const { services, children } = useServices()
 
@@ -146,17 +157,6 @@ describe('listeners are safe by default', () => {
 
 describe("the operation table's fields of the caller's own machine", () => {
   const { services } = useServices()
-
-  /** One MCP tool call on a server for `dir`; its result as JSON text. */
-  async function mcpCall(dir: string, name: string, args: Record<string, unknown>, allowRemotes: string[] = []): Promise<string> {
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    await createMcpServer({ dir }, { allowRemotes }).connect(serverSide)
-    const client = new Client({ name: 'test', version: '1' })
-    await client.connect(clientSide)
-    const result = await client.callTool({ name, arguments: args })
-    await client.close()
-    return JSON.stringify(result)
-  }
 
   it('are refused over HTTP and MCP: a checkout writes nowhere but the workspace, nor takes git files that run code', async () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
@@ -480,16 +480,6 @@ describe("the store's upkeep over HTTP and MCP: tag, tag_delete, gc, verify", ()
 describe('explore and speculate over HTTP and MCP', () => {
   const { services } = useServices()
 
-  async function mcpCall(dir: string, name: string, args: Record<string, unknown>): Promise<string> {
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    await createMcpServer({ dir }).connect(serverSide)
-    const client = new Client({ name: 'test', version: '1' })
-    await client.connect(clientSide)
-    const result = await client.callTool({ name, arguments: args })
-    await client.close()
-    return JSON.stringify(result)
-  }
-
   it("never run a request's candidates unsandboxed, nor on a queue, nor read the key files it names", async () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
     expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
@@ -726,12 +716,7 @@ describe("snapshot over HTTP and MCP: the layers only the caller's machine holds
         body: JSON.stringify({ message: 'remote', allowEmpty: true, ...field }),
       })
       expect([field, res.status]).toEqual([field, 400])
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-      await createMcpServer({ dir }).connect(serverSide)
-      const client = new Client({ name: 'test', version: '1' })
-      await client.connect(clientSide)
-      expect(JSON.stringify(await client.callTool({ name: 'snapshot', arguments: { message: 'remote', allowEmpty: true, ...field } }))).toMatch(/"isError":true/)
-      await client.close()
+      expect(await mcpCall(dir, 'snapshot', { message: 'remote', allowEmpty: true, ...field })).toMatch(/"isError":true/)
     }
     const log = spawnSync(CLI, ['log', '--json'], { cwd: dir, encoding: 'utf8' })
     expect(log.stdout).not.toContain('remote')
