@@ -31,6 +31,24 @@ async function mcpCall(dir: string, name: string, args: Record<string, unknown>,
   return JSON.stringify(result)
 }
 
+/** A POST to the service with its token, as a client that holds it. */
+function authorizedPost(service: RunningService, name: string, body: unknown): Promise<Response> {
+  return fetch(`${service.address}/v1/${name}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+}
+
+/** A workspace with one snapshot and a service of it on loopback (ended by `services`). */
+async function servedWorkspace(services: RunningService[], env?: NodeJS.ProcessEnv): Promise<{ dir: string; service: RunningService }> {
+  const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+  expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
+  const service = await startService({ dir, listen: '127.0.0.1:0', watch: false, ...(env ? { env } : {}) })
+  services.push(service)
+  return { dir, service }
+}
+
 describe('listeners are safe by default', () => {
   const { services, children } = useServices()
 
@@ -159,17 +177,10 @@ describe("the operation table's fields of the caller's own machine", () => {
   const { services } = useServices()
 
   it('are refused over HTTP and MCP: a checkout writes nowhere but the workspace, nor takes git files that run code', async () => {
-    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
-    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
-    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
-    services.push(service)
+    const { dir, service } = await servedWorkspace(services)
     const into = join(tempDir('table-local'), 'out')
     for (const field of [{ into }, { trustGit: true }, { allowExternalSymlinks: true }]) {
-      const res = await fetch(`${service.address}/v1/checkout`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ id: 'HEAD', ...field }),
-      })
+      const res = await authorizedPost(service, 'checkout', { id: 'HEAD', ...field })
       expect(res.status).toBe(400)
       expect(await mcpCall(dir, 'checkout', { id: 'HEAD', ...field })).toMatch(/"isError":true/)
     }
@@ -383,12 +394,7 @@ describe("the store's upkeep over HTTP and MCP: tag, tag_delete, gc, verify", ()
     return { dir, store, held }
   }
 
-  const post = (service: RunningService, name: string, body: object) =>
-    fetch(`${service.address}/v1/${name}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
+  const post = authorizedPost
 
   it("the web view's read-only service (its token in a page's URL) can neither move nor delete a tag, nor gc", async () => {
     const { dir, store } = await heldWorkspace()
@@ -481,10 +487,7 @@ describe('explore and speculate over HTTP and MCP', () => {
   const { services } = useServices()
 
   it("never run a request's candidates unsandboxed, nor on a queue, nor read the key files it names", async () => {
-    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
-    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
-    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
-    services.push(service)
+    const { dir, service } = await servedWorkspace(services)
     const outside = tempDir('pattern-outside')
     const marker = join(outside, 'pwned')
     const planted = `echo pwned > ${marker}`
@@ -500,11 +503,7 @@ describe('explore and speculate over HTTP and MCP', () => {
       ['speculate', { command: [planted] }],
     ] as const) {
       for (const field of refused) {
-        const res = await fetch(`${service.address}/v1/${name}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ ...args, ...field }),
-        })
+        const res = await authorizedPost(service, name, { ...args, ...field })
         expect([name, field, res.status]).toEqual([name, field, 400])
         expect(await mcpCall(dir, name, { ...args, ...field })).toMatch(/"isError":true/)
       }
@@ -513,25 +512,14 @@ describe('explore and speculate over HTTP and MCP', () => {
   })
 
   it("run a request's candidates sandboxed: a write outside the workspace lands nowhere on the host, and the winner is committed", async () => {
-    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
-    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
-    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
-    services.push(service)
+    const { dir, service } = await servedWorkspace(services)
     const outside = tempDir('pattern-sandboxed')
-    const res = await fetch(`${service.address}/v1/explore`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ command: [`echo pwned > ${outside}/pwned; echo won > a.txt`], attempts: 2 }),
-    })
+    const res = await authorizedPost(service, 'explore', { command: [`echo pwned > ${outside}/pwned; echo won > a.txt`], attempts: 2 })
     const outcome = (await res.json()) as { committed: boolean; results: Array<{ status: string }> }
     expect([res.status, outcome.committed]).toEqual([200, true])
     expect(readdirSync(outside)).toEqual([])
     expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('won\n')
-    const tooMany = await fetch(`${service.address}/v1/speculate`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ command: Array.from({ length: 257 }, () => 'true') }),
-    })
+    const tooMany = await authorizedPost(service, 'speculate', { command: Array.from({ length: 257 }, () => 'true') })
     expect(tooMany.status).toBe(400)
   })
 })
@@ -563,12 +551,7 @@ describe('recorded runs over HTTP and MCP: runs_show, runs_rm, and runs_export o
     return client
   }
 
-  const post = (service: RunningService, name: string, body: object) =>
-    fetch(`${service.address}/v1/${name}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
+  const post = authorizedPost
 
   it('runs_show reads no run file outside the workspace, through a link, nor in the store', async () => {
     const { dir, outside, runId } = await workspaceWithRun()
@@ -639,21 +622,13 @@ describe("replay over HTTP and MCP: the command line's own fields are refused", 
     ]
     for (const extra of attempts) {
       const what = JSON.stringify(extra)
-      const answer = await fetch(`${service.address}/v1/replay`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ run: 'latest', ...extra }),
-      })
+      const answer = await authorizedPost(service, 'replay', { run: 'latest', ...extra })
       expect([answer.status, await answer.text()], what).toEqual([400, expect.stringContaining('UsageError')])
       expect((await client.callTool({ name: 'replay', arguments: { run: 'latest', ...extra } })).isError, what).toBe(true)
     }
     await client.close()
     expect(existsSync(marker)).toBe(false)
-    const plain = await fetch(`${service.address}/v1/replay`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ run: 'latest' }),
-    })
+    const plain = await authorizedPost(service, 'replay', { run: 'latest' })
     expect(await plain.json()).toMatchObject({ served: 0, stdout: '' })
   })
 })
@@ -697,10 +672,7 @@ describe("snapshot over HTTP and MCP: the layers only the caller's machine holds
   const { services } = useServices()
 
   it("never records the service's environment, a file or directory a request names, or links out of the workspace", async () => {
-    const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
-    expect(spawnSync(CLI, ['snapshot', '-m', 'one'], { cwd: dir }).status).toBe(0)
-    const service = await startService({ dir, listen: '127.0.0.1:0', watch: false, env: { FORKPOINT_TEST_SECRET_NAME: 'service-only' } })
-    services.push(service)
+    const { dir, service } = await servedWorkspace(services, { FORKPOINT_TEST_SECRET_NAME: 'service-only' })
     const outside = tempDir('snapshot-outside')
     writeFileSync(join(outside, 'messages.jsonl'), '{"role":"user","content":"from outside"}\n')
     for (const field of [
@@ -710,11 +682,7 @@ describe("snapshot over HTTP and MCP: the layers only the caller's machine holds
       { model: outside },
       { allowExternalSymlinks: true },
     ]) {
-      const res = await fetch(`${service.address}/v1/snapshot`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ message: 'remote', allowEmpty: true, ...field }),
-      })
+      const res = await authorizedPost(service, 'snapshot', { message: 'remote', allowEmpty: true, ...field })
       expect([field, res.status]).toEqual([field, 400])
       expect(await mcpCall(dir, 'snapshot', { message: 'remote', allowEmpty: true, ...field })).toMatch(/"isError":true/)
     }
