@@ -100,7 +100,7 @@ const STATUS: Record<number, number> = { [ExitCode.usage]: 400, [ExitCode.confli
  * carries the bearer token and names the listener itself as its Host; a request from a
  * page elsewhere (a foreign Origin) and a POST not declared JSON are refused (guardRequest).
  * Files and remotes a request names are confined (requestPolicy). `POST /v1/claude/hook`
- * answers a Claude Code hook in this workspace (claudeHookEndpoint).
+ * answers a Claude Code hook in this workspace (`ServeArgs.claudeHook`).
  * @throws {UsageError} a socket another service answers on
  */
 export async function startService(args: ServeArgs = {}, table: readonly AnyOperation[] = OPERATIONS): Promise<RunningService> {
@@ -219,7 +219,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
 }
 
 /**
- * A Claude Code hook (claudeHookEndpoint): its outcome, or its failure as the hook in its
+ * A Claude Code hook (`ServeArgs.claudeHook`): its outcome, or its failure as the hook in its
  * own process says it (the error's own message, not in the operations' words), or 421
  * when its directory is not this service's workspace.
  */

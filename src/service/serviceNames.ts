@@ -10,7 +10,7 @@ export const SERVICE_TOKEN_FILE = 'service-token'
 /** The caller's workspace (URI-encoded), sent by `callService`: a service keeping another one answers 421 and the caller runs the operation itself. */
 export const WORKSPACE_HEADER = 'x-forkpoint-workspace'
 
-/** Where the service answers a Claude Code hook (`POST`, src/service/claudeHookEndpoint.ts). */
+/** Where the service answers a Claude Code hook (`POST`, `ServeArgs.claudeHook`: src/adapters/claudeCode/answerHook.ts). */
 export const CLAUDE_HOOK_PATH = '/v1/claude/hook'
 
 /** What the service reads of a hook's request: the hook's input (at most 64 MiB, as the hook in its own process reads it) and its environment (Linux gives a program a few MiB at most). */

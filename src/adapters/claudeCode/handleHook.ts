@@ -11,11 +11,10 @@ import { refComponent } from '../../store/refComponent.js'
 import type { Store } from '../../store/Store.js'
 import { makeRunId, type Run } from '../../objects/Run.js'
 import { assembleRun } from '../../trace/record/assembleRun.js'
-import { type SessionSettings, sessionSettingsFromEnv } from '../../trace/record/sessionFromEnv.js'
-import { createSession, sessionSealer } from '../../trace/record/createSession.js'
+import { sessionFromEnv, sessionSettingsFromEnv } from '../../trace/record/sessionFromEnv.js'
+import { sessionSealer } from '../../trace/record/createSession.js'
 import type { ServedWorkspace } from '../../service/httpService.js'
-import { type JournalEntry, type JournalSink, fileSink, readJournal } from '../../trace/record/journal.js'
-import type { Session } from '../../trace/record/Session.js'
+import { type JournalEntry, fileSink, readJournal } from '../../trace/record/journal.js'
 import type { StepSealer } from '../../trace/redact/StepSealer.js'
 import { TRACE_ENV } from '../../trace/record/traceEnv.js'
 import { type ClaudeHookEvent, endsRun } from './hookEvent.js'
@@ -59,9 +58,9 @@ export async function hookInWorkspace({ event, env, store, workspace, scanner }:
       name: event.cwd,
     })
   }
-  const recording = new Recording(env)
-  if (event.hook_event_name === 'PostToolUse' || event.hook_event_name === 'PostToolUseFailure') await recordToolStep(store, event, recording)
-  const closed = endsRun(event.hook_event_name) && !recording.joined ? await closeRun(store, event.session_id, recording) : null
+  const joined = Boolean(env[TRACE_ENV.journal])
+  if (event.hook_event_name === 'PostToolUse' || event.hook_event_name === 'PostToolUseFailure') await recordToolStep(store, event, env)
+  const closed = endsRun(event.hook_event_name) && !joined ? await closeRun(store, event.session_id, env) : null
   const layers = closed ? { trace: closed.digest } : {}
   const message = `${describeEvent(event)} (claude session ${event.session_id.slice(0, 8)})`
   if (branch) {
@@ -96,46 +95,20 @@ class ClaudeToolError extends Error {
 }
 
 /**
- * What the hook's environment asks of the session's recording (redaction, a replayed run),
- * read once per hook and only when a step is recorded or a run closed.
- */
-class Recording {
-  private settings: SessionSettings | undefined
-  constructor(readonly env: NodeJS.ProcessEnv) {}
-
-  /** The session of a `forkpoint run --record` (or `replay`) around Claude Code: its journal. */
-  get joined(): string | undefined {
-    return this.env[TRACE_ENV.journal]
-  }
-
-  session(sink: JournalSink): Session {
-    return createSession({ ...this.read(), sink, env: this.env })
-  }
-
-  sealer(): StepSealer {
-    return sessionSealer({ ...this.read(), env: this.env })
-  }
-
-  private read(): SessionSettings {
-    return (this.settings ??= sessionSettingsFromEnv(this.env))
-  }
-}
-
-/**
  * One `tool` step (its error, for a call that failed), redacted as the run's policy says,
  * appended to the session's journal (or, during a replay, checked against the recording).
  */
-async function recordToolStep(store: Store, event: ToolEnded, recording: Recording): Promise<void> {
-  const joined = recording.joined
-  if (joined) return appendToolStep(joined, event, recording)
+async function recordToolStep(store: Store, event: ToolEnded, env: NodeJS.ProcessEnv): Promise<void> {
+  const joined = env[TRACE_ENV.journal]
+  if (joined) return appendToolStep(joined, event, env)
   await fs.mkdir(store.path('claude'), { recursive: true })
-  await withSessionLock(store, event.session_id, () => appendToolStep(sessionJournal(store, event.session_id), event, recording))
+  await withSessionLock(store, event.session_id, () => appendToolStep(sessionJournal(store, event.session_id), event, env))
 }
 
-async function appendToolStep(journal: string, event: ToolEnded, recording: Recording): Promise<void> {
+async function appendToolStep(journal: string, event: ToolEnded, env: NodeJS.ProcessEnv): Promise<void> {
   const sink = fileSink(journal)
   try {
-    const session = recording.session(sink)
+    const session = sessionFromEnv(env, sink)
     const outcome = () => {
       if (event.hook_event_name === 'PostToolUseFailure') throw new ClaudeToolError(event.error)
       return event.tool_response
@@ -151,7 +124,7 @@ async function appendToolStep(journal: string, event: ToolEnded, recording: Reco
 }
 
 /** The session's steps since its last Stop as a run in the store (null when there are none); under the session's lock, so no step is written meanwhile, and the journal goes only once the run is saved. */
-async function closeRun(store: Store, sessionId: string, recording: Recording): Promise<{ runId: string; digest: Digest } | null> {
+async function closeRun(store: Store, sessionId: string, env: NodeJS.ProcessEnv): Promise<{ runId: string; digest: Digest } | null> {
   const journal = sessionJournal(store, sessionId)
   return withSessionLock(store, sessionId, async () => {
     if (!existsSync(journal)) return null
@@ -160,7 +133,8 @@ async function closeRun(store: Store, sessionId: string, recording: Recording): 
       await fs.rm(journal, { force: true })
       return null
     }
-    const run = sessionRun(entries, sessionId, recording.sealer())
+    // the sealer alone: a closing hook marks the run with its redaction and key, it records no step
+    const run = sessionRun(entries, sessionId, sessionSealer({ ...sessionSettingsFromEnv(env), env }))
     // the run store (and SQLite with it) loads only for a turn that made tool calls
     const { RunStore } = await import('../../trace/core/RunStore.js')
     const runs = RunStore.open({ store })
