@@ -2,6 +2,7 @@ import { type Command, Option } from 'commander'
 import type { RedactionRules } from '../trace/redact/Redactor.js'
 import { type RedactionRuleFlags, redactionRules } from '../trace/redact/userRules.js'
 import { UsageError } from '../errors/index.js'
+import { REDACTION_MODES } from '../objects/Run.js'
 import type { CaptureMode } from '../trace/record/agentRun.js'
 
 /** `--redact MODE` and the user rules, shared by the commands that record. */
@@ -12,7 +13,7 @@ export function redactionOptions(cmd: Command): Command {
         '--redact <mode>',
         'secrets (default): drop secrets only; content: also hash prompts and responses (diffable, not replayable); encrypt: AES-256-GCM with FORKPOINT_KEY',
       )
-        .choices(['secrets', 'content', 'encrypt'])
+        .choices(REDACTION_MODES)
         .default('secrets'),
     ),
   )

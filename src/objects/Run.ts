@@ -7,7 +7,9 @@ export const RUN_SCHEMA_VERSION = 1
 export const STEP_TYPES = ['llm', 'tool', 'step', 'input', 'output'] as const
 export type StepType = (typeof STEP_TYPES)[number]
 
-export type RedactionMode = 'secrets' | 'content' | 'encrypt'
+/** How a run's payloads are kept: secrets dropped, content hashed, or encrypted. */
+export const REDACTION_MODES = ['secrets', 'content', 'encrypt'] as const
+export type RedactionMode = (typeof REDACTION_MODES)[number]
 
 /** A JSON value as recorded: what canonical JSON can hold. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
@@ -40,7 +42,8 @@ export interface Step {
   [unknown: string]: unknown
 }
 
-export type RunStatus = 'ok' | 'failed' | 'running'
+export const RUN_STATUSES = ['ok', 'failed', 'running'] as const
+export type RunStatus = (typeof RUN_STATUSES)[number]
 
 export interface EncryptionInfo {
   alg: 'aes-256-gcm'

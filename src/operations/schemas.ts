@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { DigestSchema } from '../objects/digestSchema.js'
-import { STEP_TYPES } from '../objects/Run.js'
+import { RUN_STATUSES, STEP_TYPES } from '../objects/Run.js'
 import { DIVERGENCE_STATUSES } from '../trace/diff/diffRuns.js'
 import { EFFECT_CLASSES, EFFECT_STATUSES } from '../objects/Ledger.js'
 
@@ -104,7 +104,7 @@ export const runSummary = z.object({
   runId: z.string(),
   digest: digest.nullable(),
   entrypoint: z.string(),
-  status: z.enum(['ok', 'failed', 'running']),
+  status: z.enum(RUN_STATUSES),
   startedAt: z.string(),
   endedAt: z.string(),
   steps: z.number(),

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { REDACTION_MODES, RUN_STATUSES } from '../../objects/Run.js'
 import type { RunSummary } from '../../trace/core/RunStore.js'
 import { printable } from '../../trace/core/printable.js'
 import { counted } from '../../util/plural.js'
@@ -36,9 +37,9 @@ const recordedRun = z
     entrypoint: z.string(),
     startedAt: z.string(),
     endedAt: z.string(),
-    status: z.enum(['ok', 'failed', 'running']),
+    status: z.enum(RUN_STATUSES),
     steps: z.array(step),
-    redaction: z.enum(['secrets', 'content', 'encrypt']),
+    redaction: z.enum(REDACTION_MODES),
     encryption: z.object({ alg: z.literal('aes-256-gcm'), kdf: z.enum(['raw', 'scrypt']), keyCheck: z.string() }).optional(),
     parent: z.string().optional(),
     meta: z.record(z.string(), jsonValue),
@@ -51,7 +52,7 @@ export const runs = defineOperation({
   input: {
     limit: z.number().int().min(1).optional().describe('at most this many (default 20)'),
     entrypoint: z.string().optional().describe('only runs of this entrypoint'),
-    status: z.enum(['ok', 'failed', 'running']).optional().describe('only runs that ended so'),
+    status: z.enum(RUN_STATUSES).optional().describe('only runs that ended so'),
     step: z.string().optional().describe('only runs with a step whose name contains this'),
   },
   output: z.object({ runs: z.array(runSummary) }),

@@ -3,12 +3,12 @@ import { jsonDataProblem } from '../../util/jsonDataProblem.js'
 import { jsonTextTooDeep, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES } from '../../util/jsonDepth.js'
 import { previewValue } from '../../util/previewValue.js'
 import { isSealed } from '../redact/payloadCipher.js'
-import { makeRunId, type Run, RUN_SCHEMA_VERSION, type Step, STEP_TYPES } from '../../objects/Run.js'
+import { makeRunId, REDACTION_MODES, type Run, RUN_SCHEMA_VERSION, RUN_STATUSES, type Step, STEP_TYPES } from '../../objects/Run.js'
 import { isRunId } from './runIds.js'
 import { hashPayload } from './stepHash.js'
 
-const STATUSES = ['ok', 'failed', 'running']
-const MODES = ['secrets', 'content', 'encrypt']
+const STATUSES: readonly string[] = RUN_STATUSES
+const MODES: readonly string[] = REDACTION_MODES
 const RUN_ID_WORDS = "1 to 128 letters, digits, '.', '_', ':' or '-'"
 
 type Obj = Record<string, unknown>
