@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { UsageError } from '../../errors/index.js'
+import { definedFields } from '../../util/definedFields.js'
 import type { CommandPatternArgs } from '../../patterns/commandPatternArgs.js'
 import type { StoreLocator } from '../../store/findStore.js'
 import { branchCommit } from '../schemas.js'
@@ -86,11 +87,13 @@ export async function commandPatternArgs(where: StoreLocator, args: PatternArgs,
     ...where,
     signal: ctx.signal,
     env: ctx.env,
-    ...(args.timeout === undefined ? {} : { timeout: args.timeout }),
-    ...(args.parallel === undefined ? {} : { maxParallel: args.parallel }),
-    ...(args.net === undefined ? {} : { net: args.net }),
-    ...(args.isolate === undefined ? {} : { isolate: args.isolate }),
-    ...(args.allowUnsandboxedEffects ? { allowUnsandboxedEffects: true } : {}),
+    ...definedFields({
+      timeout: args.timeout,
+      maxParallel: args.parallel,
+      net: args.net,
+      isolate: args.isolate,
+      allowUnsandboxedEffects: args.allowUnsandboxedEffects || undefined,
+    }),
     ...(await queueRunnerOf(args, ctx)),
   }
 }

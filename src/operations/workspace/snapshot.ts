@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { UsageError } from '../../errors/index.js'
 import { SNAPSHOT_LAYERS } from '../../objects/Snapshot.js'
+import { definedFields } from '../../util/definedFields.js'
 import { counted } from '../../util/plural.js'
 import { quotePath } from '../../world/diff/quotePath.js'
 import { defineOperation } from '../operation.js'
@@ -82,26 +83,20 @@ export const snapshot = defineOperation({
     served: (args) => Object.entries(args).every(([field, value]) => field === 'message' || value === undefined),
     rendering,
   },
-  async run(where, { branch, env, message, ...layers }, { scanner, onProgress, env: callerEnv }) {
+  async run(where, { branch, ...args }, { scanner, onProgress, env: callerEnv }) {
     if (branch !== undefined) {
-      const given = WORKSPACE_LAYERS.filter((field) => (field === 'env' ? env : layers[field as keyof typeof layers]) !== undefined)
-      if (given.length > 0) throw new UsageError("snapshot --branch takes only -m, --agent and --allow-external-symlinks (the other layers are the child's)")
+      if (WORKSPACE_LAYERS.some((field) => args[field] !== undefined))
+        throw new UsageError("snapshot --branch takes only -m, --agent and --allow-external-symlinks (the other layers are the child's)")
       const { snapshotForkBranch } = await import('../../image/snapshotForkBranch.js')
-      return snapshotForkBranch({ ...where, branch, message, agent: layers.agent, allowExternalSymlinks: layers.allowExternalSymlinks })
+      return snapshotForkBranch({ ...where, branch, message: args.message, agent: args.agent, allowExternalSymlinks: args.allowExternalSymlinks })
     }
     const { snapshotAgent } = await import('../../image/snapshotAgent.js')
     const progress = onProgress && ((done: number, total: number) => onProgress({ done, total }))
     return snapshotAgent({
       ...where,
-      ...defined({ message, ...layers }),
-      ...(env ? { env: callerEnv } : {}),
+      ...definedFields({ ...args, env: args.env ? callerEnv : undefined }),
       ...(scanner ? { scanner } : {}),
       ...(progress ? { onProgress: progress } : {}),
     })
   },
 })
-
-/** The fields given, without those left out (the library's options are exact). */
-function defined<T extends object>(fields: T): Partial<T> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>
-}
