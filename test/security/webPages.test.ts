@@ -20,12 +20,18 @@ import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/until.js'
 import { dirState, storeWorkspace } from '../helpers/workspace.js'
 
-/** One MCP tool call on a server for `dir`; its result as JSON text. */
-async function mcpCall(dir: string, name: string, args: Record<string, unknown>, allowRemotes: string[] = []): Promise<string> {
+/** An MCP client connected to a server for `dir`, in this process. */
+async function mcpClient(dir: string, allowRemotes: string[] = []): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   await createMcpServer({ dir }, { allowRemotes }).connect(serverSide)
   const client = new Client({ name: 'test', version: '1' })
   await client.connect(clientSide)
+  return client
+}
+
+/** One MCP tool call on a server for `dir`; its result as JSON text. */
+async function mcpCall(dir: string, name: string, args: Record<string, unknown>, allowRemotes: string[] = []): Promise<string> {
+  const client = await mcpClient(dir, allowRemotes)
   const result = await client.callTool({ name, arguments: args })
   await client.close()
   return JSON.stringify(result)
@@ -416,10 +422,7 @@ describe("the store's upkeep over HTTP and MCP: tag, tag_delete, gc, verify", ()
     const main = await readRef(store, 'refs/heads/main')
     const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
     services.push(service)
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    await createMcpServer({ dir }).connect(serverSide)
-    const client = new Client({ name: 'test', version: '1' })
-    await client.connect(clientSide)
+    const client = await mcpClient(dir)
     const attempts: Array<[string, object]> = [
       ['tag_delete', { name: 'refs/machines/m' }],
       ['tag_delete', { name: 'refs/heads/main' }],
@@ -467,10 +470,7 @@ describe("the store's upkeep over HTTP and MCP: tag, tag_delete, gc, verify", ()
 
   it('MCP tells a client which of them change or discard what is there', async () => {
     const { dir } = await storeWorkspace({})
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    await createMcpServer({ dir }).connect(serverSide)
-    const client = new Client({ name: 'test', version: '1' })
-    await client.connect(clientSide)
+    const client = await mcpClient(dir)
     const hints = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t.annotations]))
     await client.close()
     expect(hints).toMatchObject({
@@ -543,14 +543,6 @@ describe('recorded runs over HTTP and MCP: runs_show, runs_rm, and runs_export o
     return { dir, outside, runId }
   }
 
-  async function mcpClient(dir: string): Promise<Client> {
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    await createMcpServer({ dir }).connect(serverSide)
-    const client = new Client({ name: 'test', version: '1' })
-    await client.connect(clientSide)
-    return client
-  }
-
   const post = authorizedPost
 
   it('runs_show reads no run file outside the workspace, through a link, nor in the store', async () => {
@@ -608,10 +600,7 @@ describe("replay over HTTP and MCP: the command line's own fields are refused", 
     const marker = join(tempDir('replay-local'), 'ran')
     const service = await startService({ dir, listen: '127.0.0.1:0', watch: false })
     services.push(service)
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    await createMcpServer({ dir }).connect(serverSide)
-    const client = new Client({ name: 'test', version: '1' })
-    await client.connect(clientSide)
+    const client = await mcpClient(dir)
     const attempts = [
       { command: [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`] },
       { trustCommand: true },
@@ -648,10 +637,7 @@ describe('branch over HTTP and MCP: no mount at a path of the caller, no disk im
         headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       })
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    await createMcpServer({ dir }).connect(serverSide)
-    const client = new Client({ name: 'test', version: '1' })
-    await client.connect(clientSide)
+    const client = await mcpClient(dir)
     for (const extra of [{ path: target }, { disk: '1G' }]) {
       const what = JSON.stringify(extra)
       // refused as an argument the schema does not have, before the branch is made
