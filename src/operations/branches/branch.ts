@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { HOST_MOUNT_NEEDS } from '../../branch/backends/hostMountNeeds.js'
 import { defineOperation } from '../operation.js'
 import { branchInfo, branchName } from '../schemas.js'
+import { definedFields } from '../../util/definedFields.js'
 import { listLines } from '../text/format.js'
 
 const BRANCH_USAGE = 'branch [name]'
@@ -35,7 +36,7 @@ export const branch = defineOperation({
   },
   async run(where, { name, backend, path, disk }) {
     const { makeBranch } = await import('../../branch/lifecycle/makeBranch.js')
-    return makeBranch({ ...where, name, backend: backend ?? 'auto', ...(path === undefined ? {} : { path }), ...(disk === undefined ? {} : { disk }) })
+    return makeBranch({ ...where, name, backend: backend ?? 'auto', ...definedFields({ path, disk }) })
   },
 })
 
