@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { StoreCorruptError } from '../../src/errors/index.js'
 import { print } from '../../src/cli/output.js'
 import type { Rendering } from '../../src/operations/rendering.js'
+import { pc, useColors } from '../../src/operations/text/colors.js'
+import { formatOutcome } from '../../src/operations/text/outcome.js'
 
 /** What print wrote, stream by stream, and the exit code it left. */
 function capture() {
@@ -60,5 +62,20 @@ describe('print, the one formatter', () => {
     expect(() => print({ json: true }, { ok: false }, failing)).toThrow(StoreCorruptError)
     vi.restoreAllMocks()
     expect(JSON.parse(out.stdout)).toEqual({ schemaVersion: 1, ok: false })
+  })
+})
+
+describe("renderings' colours", () => {
+  afterEach(() => useColors(false))
+
+  it('follow the colours the edge turns on after the renderings loaded: the outcome table colours each status', () => {
+    const outcome = {
+      pattern: 'speculate' as const,
+      committed: false,
+      results: [{ index: 0, status: 'failed' as const, success: false, score: 0, branch: null, branchPath: null, durationMs: 5 }],
+    }
+    expect(formatOutcome(outcome)).not.toContain('\u001b[')
+    useColors(true)
+    expect(formatOutcome(outcome)).toContain(pc.yellow('failed'))
   })
 })
