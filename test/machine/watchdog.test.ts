@@ -1,8 +1,22 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AcceleratorFailedError, GuestStoppedError, UsageError, bootMachine, killMachine, listMachines, machineDoctor, openStore, removeMachine } from '../../src/index.js'
+import {
+  AcceleratorFailedError,
+  GuestStoppedError,
+  MachineError,
+  UsageError,
+  bootMachine,
+  killMachine,
+  listMachines,
+  machineDoctor,
+  openStore,
+  removeMachine,
+} from '../../src/index.js'
 import type { MachineImage } from '../../src/index.js'
+import { qemuFailed } from '../../src/machine/qemu/launchQemu.js'
 import { canonicalBytes } from '../../src/util/canonicalJson.js'
 import { runCli as run } from '../helpers/cli.js'
 import { MACHINE_TIMEOUT, execOrHang, killAllMachines, machineWorkspace, processAlive, settlesWithin } from '../helpers/machines.js'
@@ -112,6 +126,20 @@ describe('the accelerator', { timeout: MACHINE_TIMEOUT }, () => {
     const started = await run(['machine', 'start', image, '--json'], { cwd: dir, env: { FORKPOINT_ACCEL: 'tcg' } })
     expect(started.code).toBe(0)
     expect(JSON.parse(started.stdout)).toMatchObject({ accelerator: 'tcg' })
+  })
+
+  it('a KVM that ends QEMU before the watchdog watches is AcceleratorFailedError too; any other early exit stays MachineError', async () => {
+    const exited = spawn('sh', ['-c', 'exit 1'])
+    await once(exited, 'exit')
+    const log = join(dir, 'early-exit.log')
+    writeFileSync(log, 'KVM internal error. Suberror: 1\nemulation failure\nRAX=0000000000000000\n')
+    const early = (accelerator: 'kvm' | 'tcg') => qemuFailed(exited, { accelerator, console: join(dir, 'no-console.log') }, { log, machine: 'm0' })
+    expect(early('kvm')).toBeInstanceOf(AcceleratorFailedError)
+    expect(early('kvm')).toMatchObject({ exitCode: 2, message: expect.stringMatching(/KVM internal error[^]*--accel tcg/) })
+    expect(early('tcg')).toBeInstanceOf(MachineError)
+    expect(early('tcg')).not.toBeInstanceOf(AcceleratorFailedError)
+    writeFileSync(log, 'qemu-system-x86_64: -drive file=x: Could not open x\n')
+    expect(early('kvm')).not.toBeInstanceOf(AcceleratorFailedError)
   })
 
   it('refuses an accelerator it does not know (exit 2)', async () => {

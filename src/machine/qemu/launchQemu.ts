@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
 import { type Server, createServer } from 'node:net'
 import { dirname, join } from 'node:path'
-import { MachineError, MachineUnavailableError, UsageError } from '../../errors/index.js'
+import { AcceleratorFailedError, MachineError, MachineUnavailableError, UsageError } from '../../errors/index.js'
 import { builtEntry } from '../../util/builtEntry.js'
 import { pollUntil } from '../../util/pollUntil.js'
 import { shellQuoted } from '../copy/shellQuoted.js'
@@ -11,6 +11,7 @@ import { type NetPlan, netRules } from '../net/machineNet.js'
 import { qemuUser } from './qemuUser.js'
 import { QEMU_BINARY, type QemuLaunch, qemuArgs } from './qemuArgs.js'
 import { launcherScript } from './timeToLive.js'
+import { stopped } from './watchdog.js'
 
 export interface LaunchOptions {
   /** Outlive the caller (`forkpoint machine start`); otherwise QEMU gets SIGKILL when the caller goes, however it goes. */
@@ -24,10 +25,11 @@ export interface LaunchOptions {
   net?: NetPlan | null
 }
 
-/** A QEMU started: the process forkpoint spawned (its exit is QEMU's) and QEMU's own pid. */
+/** A QEMU started: the process forkpoint spawned (its exit is QEMU's), QEMU's own pid, and what it was started with. */
 export interface LaunchedQemu {
   child: ChildProcess
   pid: number
+  launch: QemuLaunch
 }
 
 /**
@@ -48,7 +50,7 @@ export async function launchQemu(launch: QemuLaunch, o: LaunchOptions): Promise<
   const user = process.getuid?.() === 0 ? [] : ['--user', '--map-current-user']
   const isolate = ['unshare', ...user, '--net', '--mount', '--pid', '--fork', '--kill-child', '--']
   const child = spawnWithDisk([...tie, ...isolate, 'sh', '-c', script, 'sh', QEMU_BINARY, ...qemuArgs(launch)], launch.disk, o, [])
-  return { child, pid: await qemuPid(child, launch.sockets.qmp, o) }
+  return { child, pid: await qemuPid(child, launch, o), launch }
 }
 
 /**
@@ -79,7 +81,7 @@ ${script}`
     const host = [process.execPath, builtEntry('machine/net', 'netHost.js'), JSON.stringify({ socket, allow: net.allow, effects }), '--', 'setpriv', '--pdeathsig', 'KILL', '--']
     const qemu = [...(user ? [] : powerless), QEMU_BINARY, ...qemuArgs(launch)]
     const child = spawnWithDisk([...tie, ...host, ...isolate, 'sh', '-c', launcher, 'sh', ...qemu], launch.disk, o, listeners.map(fdOf))
-    return { child, pid: await qemuPid(child, launch.sockets.qmp, o) }
+    return { child, pid: await qemuPid(child, launch, o), launch }
   } finally {
     for (const server of listeners) server.close() // the launcher holds them now
   }
@@ -121,11 +123,11 @@ async function publishedListeners(net: NetPlan): Promise<Server[]> {
 const fdOf = (server: Server): number => (server as unknown as { _handle: { fd: number } })._handle.fd
 
 /** QEMU's pid, once it runs: the process whose command line is QEMU's with this QMP socket. */
-function qemuPid(child: ChildProcess, qmp: string, o: Pick<LaunchOptions, 'log' | 'machine'>): Promise<number> {
+function qemuPid(child: ChildProcess, launch: QemuLaunch, o: Pick<LaunchOptions, 'log' | 'machine'>): Promise<number> {
   return pollUntil(() => {
-    const [pid] = qemuProcesses((cmdline) => cmdline.startsWith(QEMU_BINARY) && cmdline.includes(`${qmp},`))
+    const [pid] = qemuProcesses((cmdline) => cmdline.startsWith(QEMU_BINARY) && cmdline.includes(`${launch.sockets.qmp},`))
     if (pid !== undefined) return pid
-    if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, o)
+    if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, launch, o)
     return undefined
   })
 }
@@ -159,10 +161,10 @@ function spawnWithDisk(argv: string[], disk: string, o: LaunchOptions, more: num
  * with the listening flag. No deadline: QEMU either listens or exits, and an exit is
  * reported with what it wrote to its log.
  */
-export async function waitForSocket({ child, pid }: LaunchedQemu, socket: string, o: Pick<LaunchOptions, 'log' | 'machine'>): Promise<void> {
+export async function waitForSocket({ child, pid, launch }: LaunchedQemu, socket: string, o: Pick<LaunchOptions, 'log' | 'machine'>): Promise<void> {
   await pollUntil(() => {
     if (listensOn(pid, socket)) return true
-    if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, o)
+    if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, launch, o)
     return undefined
   })
 }
@@ -180,9 +182,16 @@ function listensOn(pid: number | undefined, socket: string): boolean {
   }
 }
 
-export function qemuFailed(child: ChildProcess, o: Pick<LaunchOptions, 'log' | 'machine'>): Error {
+/**
+ * The error for a QEMU that exited before it could be watched. KVM that fails a guest can
+ * end QEMU at any moment of its start, so on KVM an exit QEMU blames on KVM is the
+ * watchdog's AcceleratorFailedError, whichever wait saw it.
+ */
+export function qemuFailed(child: ChildProcess, launch: Pick<QemuLaunch, 'accelerator' | 'console'>, o: Pick<LaunchOptions, 'log' | 'machine'>): Error {
   const stderr = existsSync(o.log) ? readFileSync(o.log, 'utf8').trim().slice(-2000) : ''
   if (/unshare|setpriv|qemu-system-x86_64/.test(stderr) && /No such file|not found/.test(stderr))
     return new MachineUnavailableError(`cannot start QEMU: ${stderr}`, { tool: QEMU_BINARY, hint: 'apt-get install qemu-system-x86 qemu-utils' })
+  const stop = stopped({ machine: o.machine, log: o.log, console: launch.console, accelerator: launch.accelerator }, 'exited')
+  if (stop instanceof AcceleratorFailedError) return stop
   return new MachineError(`machine ${o.machine}: QEMU exited (${child.exitCode ?? child.signalCode}): ${stderr || 'no message'}`, { machine: o.machine, stderr })
 }

@@ -90,13 +90,13 @@ export async function startIncoming(launch: QemuLaunch & { boot: null }, file: s
         const { status } = await qmp.execute<{ status: string }>('query-status')
         if (status === 'paused' || status === 'postmigrate') return true
         if (status !== 'inmigrate') throw new MachineError(`machine ${o.machine}: loading its state ended ${status}`, { machine: o.machine, command: 'migrate-incoming' })
-        if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, o)
+        if (child.exitCode !== null || child.signalCode !== null) throw qemuFailed(child, launch, o)
         return undefined
       }, 20)
     })
     return launched
   } catch (err) {
     child.kill('SIGKILL')
-    throw child.exitCode !== null ? qemuFailed(child, o) : err
+    throw child.exitCode !== null ? qemuFailed(child, launch, o) : err
   }
 }

@@ -85,7 +85,11 @@ async function runState(w: Watched): Promise<string | null> {
 }
 
 /** The error for a guest that stopped: the accelerator's fault where the state or QEMU's log says KVM failed (its words, or an assertion in its kvm code: `kvm_buf_set_msrs` on a nested KVM). */
-export function stopped(w: Watched, status: string, waitedFor?: string): MachineError | AcceleratorFailedError | GuestStoppedError {
+export function stopped(
+  w: Pick<Watched, 'machine' | 'log' | 'console' | 'accelerator'>,
+  status: string,
+  waitedFor?: string,
+): MachineError | AcceleratorFailedError | GuestStoppedError {
   const data: GuestStopData = { machine: w.machine, status, qemuLog: qemuReason(w.log), console: consoleExcerpt(w.console) }
   const said = [data.qemuLog && `QEMU said: ${data.qemuLog}`, data.console && `the console:\n${data.console}`].filter(Boolean).join('\n')
   const kvmFailed = w.accelerator === 'kvm' && (status === 'internal-error' || status === 'no-answer' || /KVM|\bkvm[_./]/.test(data.qemuLog))
