@@ -17,7 +17,9 @@ type Generated = AnyOperation & { cli: CliForm<AnyOperation['input'], object> }
 interface FieldSchema {
   type?: string
   enum?: string[]
+  const?: unknown
   items?: { type?: string }
+  anyOf?: FieldSchema[]
   description?: string
 }
 
@@ -79,6 +81,8 @@ function registerCommand(program: Command, usage: string, ops: Generated[]): voi
     const args: Record<string, unknown> = {}
     positionals.forEach((field, i) => isGiven(values[i]) && (args[field] = values[i]))
     for (const field of named) if (!(field in op.input)) throw misplaced(usage, op, `<${field}>`)
+    const missing = positionals.find((field) => isRequired(op, field) && !named.includes(field))
+    if (missing) throw notGiven(usage, op, `<${missing}>`, ops)
     for (const field of flagged.keys()) {
       if (given[field] === undefined) continue
       if (!(field in op.input)) throw misplaced(usage, op, `--${kebab(field)}`)
@@ -92,6 +96,17 @@ function registerCommand(program: Command, usage: string, ops: Generated[]): voi
 function selectorOf(op: Generated): { flag: string; short?: string } | null {
   const by = op.cli.selectedBy
   return by === undefined ? null : typeof by === 'string' ? { flag: by } : by
+}
+
+/**
+ * A positional argument left out that the operation needs: the usage error naming it and,
+ * for the operation selected by no flag (`merge` alone), the flags that go without it.
+ */
+function notGiven(usage: string, op: Generated, argument: string, ops: Generated[]): UsageError {
+  const selector = selectorOf(op)
+  if (selector) return new UsageError(`${commandWords(usage)} --${selector.flag}: give ${argument}`, { option: argument })
+  const others = ops.flatMap((other) => selectorOf(other)?.flag ?? []).map((flag) => `--${flag}`)
+  return new UsageError(`${commandWords(usage)}: give ${[argument, ...others].join(', ').replace(/, ([^,]*)$/, ' or $1')}`, { option: argument })
 }
 
 /** An argument the selected operation does not take (`tag -d NAME ID`). */
@@ -201,17 +216,29 @@ function fieldSchemas(op: AnyOperation): Record<string, FieldSchema> {
   return (z.toJSONSchema(z.object(op.input), { io: 'input' }) as { properties?: Record<string, FieldSchema> }).properties ?? {}
 }
 
-/** A field as a flag: `--kebab-case`, a value for all but booleans, numbers read as numbers, an array's values repeatable. */
+/**
+ * A field as a flag: `--kebab-case`, a value for all but booleans, numbers read as numbers,
+ * an array's values repeatable (numbers also comma-separated: `--weights 1,2`). A field that
+ * takes `true` or a value is a flag whose value may be left out (`--find-renames [n]`).
+ */
 function flagOption(field: string, schema: FieldSchema, ops: Generated[]): Option {
   const letter = ops.map((op) => (op.cli.short as Record<string, string> | undefined)?.[field]).find(Boolean)
-  const type = schema.type === 'array' ? schema.items?.type : schema.type
-  const value = type === 'boolean' ? '' : type === 'integer' || type === 'number' ? ' <n>' : ` <${kebab(field)}>`
+  const valueOrTrue = schema.anyOf?.some((s) => s.const === true) ? schema.anyOf.find((s) => s.const !== true) : undefined
+  const type = valueOrTrue?.type ?? (schema.type === 'array' ? schema.items?.type : schema.type)
+  const numeric = type === 'integer' || type === 'number'
+  const name = numeric ? (schema.type === 'array' ? 'n,...' : 'n') : kebab(field)
+  const value = type === 'boolean' ? '' : valueOrTrue ? ` [${name}]` : ` <${name}>`
   const option = new Option(`${letter ? `-${letter}, ` : ''}--${kebab(field)}${value}`, schema.description ?? '')
   if (schema.enum) option.choices(schema.enum)
-  if (type === 'integer' || type === 'number') option.argParser((v: string) => (v.trim() === '' ? Number.NaN : Number(v)))
-  if (schema.type === 'array') option.argParser((v: string, list: string[] | undefined) => [...(list ?? []), v])
+  if (numeric) option.argParser(asNumber)
+  if (schema.type === 'array') option.argParser((v: string, list: unknown[] | undefined) => [...(list ?? []), ...(numeric ? v.split(',').map(asNumber) : [v])])
   if (ops.every((op) => isRequired(op, field))) option.makeOptionMandatory()
   return option
+}
+
+/** A flag's value as a number: NaN (refused by the schema, naming the field) for one that is not. */
+function asNumber(value: string): number {
+  return value.trim() === '' ? Number.NaN : Number(value)
 }
 
 function isRequired(op: AnyOperation, field: string): boolean {

@@ -30,7 +30,7 @@ describe('what a start loads', () => {
   })
 
   it('a command of its own: the main bundle and no package (zod loads with the operation table)', async () => {
-    const loaded = await loadedBy(['merge', '--help'], { cwd: tempDir('help') })
+    const loaded = await loadedBy(['init', '--help'], { cwd: tempDir('help') })
     expect([bundles(loaded), packages(loaded)]).toEqual([['dist/cli/main.cjs'], []])
   })
 

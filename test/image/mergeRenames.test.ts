@@ -43,7 +43,7 @@ describe('merge follows renames', () => {
     const dir = await renamedAndEdited(moveUtil('lib/util.js'))
     const bad = await fp(dir, 'merge', 'other', '--find-renames=half')
     expect(bad.code).toBe(2)
-    expect(bad.stderr).toContain('--find-renames takes a similarity from 0 to 100')
+    expect(bad.stderr).toContain('findRenames: a similarity from 0 to 100')
     const off = await fp(dir, 'merge', 'other', '--no-renames')
     expect(off.code).toBe(3)
     expect(off.stdout).toContain('world: conflict (1 path: src/util.js)')

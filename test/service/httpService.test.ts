@@ -237,6 +237,31 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     expect((await call(service.address, 'GET', '/v1/health', { headers: auth })).json()).toMatchObject({ served: 200 })
   })
 
+  it('merges into a head or tag in the store only, with the options the command line has; local ones and bad values are refused (400)', async () => {
+    const { dir } = await conflictingHeads()
+    const service = await serve({ dir })
+    const workspace = readFileSync(join(dir, 'f.txt'), 'utf8')
+    const conflict = await post(service.address, 'merge', { from: 'other', into: 'main', message: 'into main' })
+    expect(conflict.json()).toMatchObject({ outcome: 'conflict', inProgress: false, ref: 'refs/heads/main' })
+    expect(readFileSync(join(dir, 'f.txt'), 'utf8')).toBe(workspace)
+    expect((await post(service.address, 'tag', { name: 'old', id: 'other~1' })).status).toBe(200)
+    expect((await post(service.address, 'merge', { from: 'other', into: 'old' })).status).toBe(409)
+    expect((await post(service.address, 'merge', { from: 'other', into: 'old', force: true })).json()).toMatchObject({ outcome: 'fast-forward', ref: 'refs/tags/old' })
+    for (const refused of [
+      { from: 'other', allowExternalSymlinks: true },
+      { from: 'other', findRenames: 101 },
+      { from: 'other', findRenames: false, renames: false },
+      { from: 'other', renames: false, findRenames: 60 },
+      { from: 'other', density: 0.5 },
+      { from: 'other', modelMerge: 'ties', weights: [0, 0] },
+      { from: 'other', modelMerge: 'average' },
+    ]) {
+      const answer = await post(service.address, 'merge', refused)
+      expect([answer.status, answer.json()], JSON.stringify(refused)).toMatchObject([400, { error: { code: 'UsageError' } }])
+    }
+    expect((await post(service.address, 'status')).json()).toMatchObject({ clean: true })
+  })
+
   it('finishes and undoes merges and branch commits stopped on conflicts, and words their next steps as operations', async () => {
     const { dir } = await conflictingHeads()
     const service = await serve({ dir })

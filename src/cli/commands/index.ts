@@ -8,7 +8,6 @@ import { registerInit } from './init.js'
 import { registerMcp } from './mcp.js'
 import { registerLlm } from './llm.js'
 import { registerMachine } from './machine.js'
-import { registerMerge } from './merge.js'
 import { registerRun } from './run.js'
 import { registerServe } from './serve.js'
 import { registerPack } from './pack.js'
@@ -21,7 +20,6 @@ import { registerWorker } from './worker.js'
 export const commands: Array<(program: Command) => void> = [
   registerInit,
   registerCheckoutAgent,
-  registerMerge,
   registerLlm,
   registerMachine,
   registerRun,
