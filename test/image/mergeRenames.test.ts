@@ -41,6 +41,8 @@ describe('merge follows renames', () => {
 
   it('with --no-renames stops on a modify/delete conflict, as before; --find-renames takes a percentage', async () => {
     const dir = await renamedAndEdited(moveUtil('lib/util.js'))
+    const alone = await fp(dir, 'merge')
+    expect([alone.code, alone.stderr]).toEqual([2, 'forkpoint: merge: give <from>, --continue or --abort\n'])
     const bad = await fp(dir, 'merge', 'other', '--find-renames=half')
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('findRenames: a similarity from 0 to 100')

@@ -109,7 +109,7 @@ describe('the model layer', () => {
     expect(plain.outcome).toBe('conflict')
     expect(plain.layers.find((l) => l.layer === 'model')!.summary).toBe('model: conflict (adapter_model.safetensors; pass --model-merge linear|ties|dare|dare-ties)')
 
-    const cli = await fp(h.dir, 'merge', 'other', '--model-merge', 'ties', '--density', '1')
+    const cli = await fp(h.dir, 'merge', 'other', '--model-merge', 'ties', '--density', '1', '--weights', '1,1')
     expect(cli.code).toBe(0)
     expect(cli.stdout).toContain('model: merged with ties (2 tensors in 1 file combined)')
     expect(cli.stdout).toContain('cache: dropped')
@@ -133,6 +133,8 @@ describe('the model layer', () => {
       ['--model-merge', 'average'],
       ['--model-merge', 'ties', '--density', '1.5'],
       ['--model-merge', 'dare', '--weights', '1'],
+      ['--model-merge', 'dare', '--weights', '0,0'],
+      ['--model-merge', 'dare', '--weights', '1,x'],
       ['--model-merge', 'dare', '--seed', '-1'],
       ['--density', '0.5'],
     ]) {
