@@ -30,7 +30,7 @@ interface FieldSchema {
  */
 export function registerOperationCommands(program: Command, table: readonly AnyOperation[]): void {
   const byUsage = new Map<string, Generated[]>()
-  for (const op of table.filter(isGenerated)) byUsage.set(op.cli.usage, [...(byUsage.get(op.cli.usage) ?? []), op])
+  for (const op of table.filter(hasCommandLine)) byUsage.set(op.cli.usage, [...(byUsage.get(op.cli.usage) ?? []), op])
   // a command before its subcommands (`runs` before `runs show <run>`), so that the subcommands find it
   const usages = [...byUsage.keys()].sort((a, b) => wordsOf(a).length - wordsOf(b).length)
   for (const usage of usages) registerCommand(program, usage, byUsage.get(usage)!)
@@ -52,8 +52,8 @@ function isGiven(value: unknown): boolean {
   return value !== undefined && !(Array.isArray(value) && value.length === 0)
 }
 
-function isGenerated(op: AnyOperation): op is Generated {
-  return op.cli !== undefined && 'usage' in op.cli
+function hasCommandLine(op: AnyOperation): op is Generated {
+  return op.cli !== undefined
 }
 
 function registerCommand(program: Command, usage: string, ops: Generated[]): void {
@@ -80,12 +80,12 @@ function registerCommand(program: Command, usage: string, ops: Generated[]): voi
     const op = selected(ops, given, named.length > 0, usage)
     const args: Record<string, unknown> = {}
     positionals.forEach((field, i) => isGiven(values[i]) && (args[field] = values[i]))
-    for (const field of named) if (!(field in op.input)) throw misplaced(usage, op, `<${field}>`)
+    for (const field of named) if (!(field in op.input)) throw misplaced(usage, op, `<${field}>`, owners(ops, field))
     const missing = positionals.find((field) => isRequired(op, field) && !named.includes(field))
     if (missing) throw notGiven(usage, op, `<${missing}>`, ops)
     for (const field of flagged.keys()) {
       if (given[field] === undefined) continue
-      if (!(field in op.input)) throw misplaced(usage, op, `--${kebab(field)}`)
+      if (!(field in op.input)) throw misplaced(usage, op, `--${kebab(field)}`, owners(ops, field))
       args[field] = given[field]
     }
     await runCommand(op, args, command)
@@ -109,11 +109,17 @@ function notGiven(usage: string, op: Generated, argument: string, ops: Generated
   return new UsageError(`${commandWords(usage)}: give ${[argument, ...others].join(', ').replace(/, ([^,]*)$/, ' or $1')}`, { option: argument })
 }
 
-/** An argument the selected operation does not take (`tag -d NAME ID`). */
-function misplaced(usage: string, op: Generated, argument: string): UsageError {
+/** An argument the selected operation does not take (`tag -d NAME ID`), and the flags of the operations that do take it. */
+function misplaced(usage: string, op: Generated, argument: string, takenWith: string[]): UsageError {
   const selector = selectorOf(op)
   const what = selector ? `with --${selector.flag}` : op.cli.withoutArguments ? 'without arguments' : 'with this command'
-  return new UsageError(`${commandWords(usage)}: ${argument} does not go ${what}`, { option: argument })
+  const where = takenWith.length > 0 ? ` (it goes with ${takenWith.join(' or ')})` : ''
+  return new UsageError(`${commandWords(usage)}: ${argument} does not go ${what}${where}`, { option: argument })
+}
+
+/** The selecting flags of the operations that take `field`. */
+function owners(ops: Generated[], field: string): string[] {
+  return ops.flatMap((op) => (field in op.input ? [selectorOf(op)?.flag] : [])).flatMap((flag) => (flag ? [`--${flag}`] : []))
 }
 
 async function runCommand(op: Generated, args: Record<string, unknown>, command: Command): Promise<void> {

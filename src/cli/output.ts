@@ -12,7 +12,7 @@ export interface OutputFlags {
  * for `program.ts` to report as any other.
  */
 export function print<T extends object, Args extends object = object>(flags: OutputFlags, result: T, view: Rendering<T, Args>, args = {} as Args): void {
-  for (const line of view.warnings?.(result) ?? []) process.stderr.write(`${line}\n`)
+  for (const line of view.warnings?.(result, args) ?? []) process.stderr.write(`${line}\n`)
   if (!flags.json) for (const line of view.notes?.(result) ?? []) process.stderr.write(`${pc.dim(line)}\n`)
   if (flags.json) process.stdout.write(`${JSON.stringify({ schemaVersion: 1, ...result }, null, 2)}\n`)
   else {

@@ -1,9 +1,5 @@
 import { type Command, Option } from 'commander'
-import type { RedactionRules } from '../trace/redact/Redactor.js'
-import { type RedactionRuleFlags, redactionRules } from '../trace/redact/userRules.js'
-import { UsageError } from '../errors/index.js'
 import { REDACTION_MODES } from '../objects/Run.js'
-import type { CaptureMode } from '../trace/record/agentRun.js'
 
 /** `--redact MODE` and the user rules, shared by the commands that record. */
 export function redactionOptions(cmd: Command): Command {
@@ -26,22 +22,4 @@ export function redactionRuleOptions(cmd: Command): Command {
     .option('--redact-key <key>', 'also treat this object key / header as secret (repeatable)', collect)
     .option('--redact-path <jsonpath>', 'also redact this JSON path, e.g. $.messages[*].content, $.headers.x-trace, $..password (repeatable)', collect)
     .option('--redact-pattern <regex>', 'also redact every match of this regex (repeatable)', collect)
-}
-
-export interface RedactionFlags extends RedactionRuleFlags {
-  redact: 'secrets' | 'content' | 'encrypt'
-}
-
-/** How a recording command records: redaction, the capture, pinned time and randomness. */
-export interface RecordingFlags extends RedactionFlags {
-  proxy?: boolean
-  egress?: boolean
-  deterministic?: boolean
-}
-
-/** The recording options of `run --record` and `ci record`, from their flags. */
-export function recordingOptions(flags: RecordingFlags): { redact: RedactionFlags['redact']; rules: RedactionRules; capture: CaptureMode; deterministic: boolean } {
-  if (flags.proxy && flags.egress) throw new UsageError('--proxy and --egress are two ways to record: choose one')
-  const capture: CaptureMode = flags.egress ? 'egress' : flags.proxy ? 'proxy' : 'register'
-  return { redact: flags.redact, rules: redactionRules(flags), capture, deterministic: Boolean(flags.deterministic) }
 }

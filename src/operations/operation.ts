@@ -83,12 +83,6 @@ export interface CliForm<Input extends z.ZodRawShape, Result> {
   }
 }
 
-/** An operation whose command line is a command of its own in `src/cli/commands/`, and why. */
-export interface OwnCommand {
-  own: string
-  why: string
-}
-
 /**
  * One operation, declared once: commander, the HTTP service, its OpenAPI document and the
  * MCP server are made from it. Fields named in `local` exist on the command line only
@@ -106,7 +100,7 @@ export interface Operation<Input extends z.ZodRawShape = z.ZodRawShape, Output e
   /** a read the web view makes: `GET /v1/view/<name>`, its arguments query parameters */
   query?: true
   /** how the command line offers it; absent only when `surfaces` leaves the command line out */
-  cli?: CliForm<Input, z.infer<Output>> | OwnCommand
+  cli?: CliForm<Input, z.infer<Output>>
   run(where: StoreLocator, args: z.infer<z.ZodObject<Input>>, ctx: OperationContext): Promise<z.infer<Output>>
 }
 

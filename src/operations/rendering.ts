@@ -9,7 +9,7 @@ export interface Rendering<T, Args = object> {
   /** stderr lines without --json: summaries that are not the command's data */
   notes?(result: T): string[]
   /** stderr lines in both modes: what the user must hear even when a program reads stdout */
-  warnings?(result: T): string[]
+  warnings?(result: T, args: Args): string[]
   /** a non-zero exit code (a difference, a conflict, the child's code), or an error to fail with once the result is printed */
   exit?(result: T): number | Error
 }

@@ -13,6 +13,15 @@ export const branchName = z.string().min(1).describe('a branch name (PARENT/NAME
 /** Whether to snapshot the versions a conflict kept beside a file. */
 export const keepLeftovers = z.boolean().optional().describe('snapshot the versions kept beside conflicts (NAME~LABEL) that are still there, instead of refusing')
 
+const userRule = (what: string) => z.array(z.string()).optional().describe(`also redact ${what} (repeatable)`)
+
+/** The user's redaction rules, added to the built-in ones wherever calls are recorded. */
+export const redactionRuleFields = {
+  redactKey: userRule('this object key / header as a secret'),
+  redactPath: userRule('this JSON path, e.g. $.messages[*].content, $.headers.x-trace, $..password'),
+  redactPattern: userRule('every match of this regex'),
+}
+
 /** An object id as results carry it. */
 export const digest = DigestSchema
 

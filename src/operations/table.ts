@@ -10,6 +10,7 @@ import type { AnyOperation } from './operation.js'
 import { WEB_VIEW_QUERIES } from './queries/webViewQueries.js'
 import { pull } from './remotes/pull.js'
 import { push } from './remotes/push.js'
+import { record } from './runs/record.js'
 import { replay } from './runs/replay.js'
 import { runs, runsExport, runsRm, runsShow } from './runs/runs.js'
 import { checkout } from './workspace/checkout.js'
@@ -42,6 +43,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   commitAbort,
   abort,
   run,
+  record,
   fork,
   explore,
   speculate,
@@ -70,7 +72,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
 /**
  * The commands of the command line that are no operation of the table, each with why: the
  * surfaces themselves, and commands that work the caller's terminal, files or processor. A
- * command is made from the table, named by an operation's `cli.own`, or listed here.
+ * command is made from the table or listed here.
  */
 export const NOT_OPERATIONS: Readonly<Record<string, string>> = {
   serve: 'the HTTP service: a surface the table makes, not an operation on one',

@@ -676,3 +676,36 @@ describe("snapshot over HTTP and MCP: the layers only the caller's machine holds
     expect(log.stdout).not.toContain('remote')
   })
 })
+
+describe("run, record and merge over HTTP and MCP: the caller's variables, files and paths stay the command line's", () => {
+  const { services } = useServices()
+
+  it("run never passes in the service's variables, a file or a host path a request names; record runs nothing outside a sandbox", async () => {
+    const { dir, service } = await servedWorkspace(services, { FORKPOINT_TEST_SECRET_NAME: 'service-only' })
+    const outside = tempDir('run-outside')
+    writeFileSync(join(outside, 'vars'), 'LEAKED=from-a-file\n')
+    const marker = join(outside, 'recorded')
+    const command = ['sh', '-c', `env; cat ${outside}/vars; ls ${outside}`]
+    for (const field of [{ env: ['FORKPOINT_TEST_SECRET_NAME'] }, { envFrom: join(outside, 'vars') }, { expose: [outside] }]) {
+      const what = JSON.stringify(field)
+      const res = await authorizedPost(service, 'run', { command, ...field })
+      expect([res.status, await res.text()], what).toEqual([400, expect.stringMatching(/UsageError.*Unrecognized key/)])
+      expect(await mcpCall(dir, 'run', { command, ...field }), what).toMatch(/"isError":true/)
+    }
+    const limited = await authorizedPost(service, 'run', { command, pids: 64, memory: '256M', cpu: 30 })
+    const ran = (await limited.json()) as { stdout: string; exitCode: number }
+    expect(ran.stdout).not.toMatch(/service-only|from-a-file/)
+    expect(ran.exitCode).not.toBe(0) // the directory is not there inside
+    const record = { command: [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`] }
+    expect((await authorizedPost(service, 'record', record)).status).toBe(404)
+    expect(await mcpCall(dir, 'record', record)).toMatch(/"isError":true/)
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('merge never follows a link out of the workspace for a request', async () => {
+    const { dir, service } = await servedWorkspace(services)
+    const res = await authorizedPost(service, 'merge', { from: 'HEAD', allowExternalSymlinks: true })
+    expect([res.status, await res.text()]).toEqual([400, expect.stringMatching(/UsageError.*Unrecognized key/)])
+    expect(await mcpCall(dir, 'merge', { from: 'HEAD', allowExternalSymlinks: true })).toMatch(/"isError":true/)
+  })
+})

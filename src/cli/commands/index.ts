@@ -8,7 +8,6 @@ import { registerInit } from './init.js'
 import { registerMcp } from './mcp.js'
 import { registerLlm } from './llm.js'
 import { registerMachine } from './machine.js'
-import { registerRun } from './run.js'
 import { registerServe } from './serve.js'
 import { registerPack } from './pack.js'
 import { registerShell } from './shell.js'
@@ -22,7 +21,6 @@ export const commands: Array<(program: Command) => void> = [
   registerCheckoutAgent,
   registerLlm,
   registerMachine,
-  registerRun,
   registerCi,
   registerClone,
   registerPack,

@@ -2,9 +2,7 @@ import { z } from 'zod'
 import { counted } from '../../util/plural.js'
 import { defineOperation } from '../operation.js'
 import { fileRule } from '../requestPolicy.js'
-import { digest, runDiff } from '../schemas.js'
-
-const userRule = (what: string) => z.array(z.string()).optional().describe(`also redact ${what} (repeatable)`)
+import { digest, redactionRuleFields, runDiff } from '../schemas.js'
 
 export const replay = defineOperation({
   name: 'replay',
@@ -15,9 +13,7 @@ export const replay = defineOperation({
     command: z.array(z.string()).optional().describe('the agent command after -- (default: the recorded one)'),
     trustCommand: z.boolean().optional().describe('run the recorded command of a run from a file or another store (it runs whatever the run names)'),
     liveFrom: z.number().optional().describe('serve steps before this one from the recording, run the rest live and record a new run'),
-    redactKey: userRule('this object key / header as a secret'),
-    redactPath: userRule('this JSON path, e.g. $.messages[*].content, $.headers.x-trace, $..password'),
-    redactPattern: userRule('every match of this regex'),
+    ...redactionRuleFields,
   },
   local: {
     fields: ['command', 'trustCommand', 'liveFrom', 'redactKey', 'redactPath', 'redactPattern'],
