@@ -2,7 +2,9 @@
 // and everything it imports from src/), and dist/cli/hook.cjs (src/cli/hookMain.ts: `forkpoint
 // claude hook`, which Claude Code runs at every tool call: a client of the store's service, Node's
 // own modules only) with dist/cli/hook-in-process.cjs (src/cli/hookInProcess.ts: the hook's work,
-// loaded by the client when no service answers, with only the modules a hook uses).
+// loaded by the client when no service answers, with only the modules a hook uses), and
+// dist/cli/snapshot.cjs (src/cli/snapshotMain.ts: a plain `forkpoint snapshot`, sent to the store's
+// running service without the option parser and zod; main.cjs when no service answers).
 // One file read at start instead of resolving and loading a hundred ES modules, about a quarter of
 // a command's start (`npm run bench -- cli`, docs/cli-startup.md). The package's dependencies and
 // peers stay external and load where they are needed; the rest, the argument parser and colours
@@ -41,4 +43,5 @@ async function bundle(entry, outfile, bundled = []) {
 
 await bundle('src/cli/main.ts', 'dist/cli/main.cjs')
 await bundle('src/cli/hookMain.ts', 'dist/cli/hook.cjs')
+await bundle('src/cli/snapshotMain.ts', 'dist/cli/snapshot.cjs')
 await bundle('src/cli/hookInProcess.ts', 'dist/cli/hook-in-process.cjs', ['zod'])

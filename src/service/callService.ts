@@ -1,7 +1,7 @@
 import { request } from 'node:http'
 import * as errors from '../errors/index.js'
 import { ForkpointError, InternalError } from '../errors/index.js'
-import { type StoreLocator, locateStore } from '../store/findStore.js'
+import { type StoreLocator, locateStore } from '../store/locateStore.js'
 import { WORKSPACE_HEADER } from './serviceNames.js'
 import { serviceSocket } from './serviceSocket.js'
 import { readServiceToken } from './serviceToken.js'

@@ -57,6 +57,41 @@ describe('what a start loads', () => {
     }
   })
 
+  it("snapshot with the store's service running: the client's bundle alone, no package; the service made it and the output is the command line's", async () => {
+    const ws = await makeWorkspace({ 'a.txt': 'a' })
+    expect((await runCli(['init'], { cwd: ws })).code).toBe(0)
+    const service = await startService({ dir: ws, watch: false })
+    try {
+      const loaded = await loadedBy(['snapshot', '-m', 'served'], { cwd: ws })
+      expect([bundles(loaded), packages(loaded)]).toEqual([['dist/cli/snapshot.cjs'], []])
+      writeFileSync(join(ws, 'b.txt'), 'b')
+      const served = await runNode([CLI, 'snapshot', '--message=second', '--json'], { cwd: ws })
+      expect(served.code, served.stderr).toBe(0)
+      expect(JSON.parse(served.stdout)).toMatchObject({ schemaVersion: 1, created: true, files: 2, hashedFiles: 1 })
+      const plain = await runNode([CLI, 'snapshot', '-mthird'], { cwd: ws, env: { NO_COLOR: '1' } })
+      expect([plain.code, plain.stdout, plain.stderr]).toEqual([0, `${JSON.parse(served.stdout).id}\n`, 'nothing changed since HEAD: 2 files, 2 B; read 0 (0 B)\n'])
+      const { json } = await fpJson<{ entries: Array<{ message: string }> }>(ws, 'log')
+      expect(json.entries.map((e) => e.message)).toEqual(['second', 'served'])
+    } finally {
+      await service.close()
+    }
+  })
+
+  it('snapshot with more than a message, or with no service: the whole command line', async () => {
+    const ws = await makeWorkspace({ 'a.txt': 'a' })
+    expect((await runCli(['init'], { cwd: ws })).code).toBe(0)
+    expect(bundles(await loadedBy(['snapshot', '-m', 'alone'], { cwd: ws }))).toEqual(['dist/cli/snapshot.cjs', 'dist/cli/main.cjs'])
+    const service = await startService({ dir: ws, watch: false })
+    try {
+      writeFileSync(join(ws, 'b.txt'), 'b')
+      expect(bundles(await loadedBy(['snapshot', '-m', 'tagged', '--tag', 'v1'], { cwd: ws }))).toEqual(['dist/cli/snapshot.cjs', 'dist/cli/main.cjs'])
+      const missing = await runNode([CLI, 'snapshot', '-m'], { cwd: ws })
+      expect([missing.code, missing.stderr]).toEqual([2, expect.stringContaining("option '-m, --message <message>' argument missing")])
+    } finally {
+      await service.close()
+    }
+  })
+
   it("claude hook --help: the option parser's help, from the main bundle (not a hook waiting for its event)", async () => {
     const r = await runCli(['claude', 'hook', '--help'], { cwd: tempDir('hook-help') })
     expect([r.code, r.stdout.split('\n')[0]]).toEqual([0, 'Usage: forkpoint claude hook [options]'])

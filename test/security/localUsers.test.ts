@@ -340,6 +340,30 @@ describe.runIf(process.getuid?.() === 0)('the sandbox runtime root runs is the p
   })
 })
 
+describe.runIf(process.getuid?.() === 0)("a plain snapshot's client and the service it sends to", () => {
+  const { children } = useServices()
+
+  for (const [victim, other] of [
+    ['root', 'nobody'],
+    ['nobody', 'root'],
+  ] as const) {
+    it(`as ${victim}: a service.sock that a hostile workspace links to another user's socket is never sent the snapshot; it is made here`, async () => {
+      const open = tempDir('snapshot-other')
+      chmodSync(open, 0o1777)
+      const [socket, log] = [join(open, 'evil.sock'), join(open, 'got')]
+      await listenAs(other, socket, log, children)
+      const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
+      if (victim === 'nobody') giveToNobody(dir)
+      symlinkSync(socket, join(dir, '.forkpoint', 'service.sock'))
+      const made = await runAsUser(victim, [CLI, 'snapshot', '-m', 'the victims message'], { cwd: dir })
+      expect(made.code, made.stderr).toBe(0)
+      expect(existsSync(log)).toBe(false)
+      const logged = await runAsUser(victim, [CLI, 'log', '--json'], { cwd: dir })
+      expect(JSON.parse(logged.stdout)).toMatchObject({ entries: [{ message: 'the victims message' }] })
+    })
+  }
+})
+
 describe.runIf(process.getuid?.() === 0)("the Claude Code hook's client and the service it sends to", () => {
   const { services, children } = useServices()
   const hookEvent = (dir: string) => JSON.stringify({ hook_event_name: 'PreToolUse', session_id: 'victim', cwd: dir, tool_name: 'Write', tool_input: {}, tool_use_id: 't1' })

@@ -2,12 +2,9 @@ import { z } from 'zod'
 import { UsageError } from '../../errors/index.js'
 import { SNAPSHOT_LAYERS } from '../../objects/Snapshot.js'
 import { definedFields } from '../../util/definedFields.js'
-import { counted } from '../../util/plural.js'
-import { quotePath } from '../../world/diff/quotePath.js'
 import { defineOperation } from '../operation.js'
-import type { Rendering } from '../rendering.js'
 import { branchName, digest, scanCounts } from '../schemas.js'
-import { formatBytes } from '../text/format.js'
+import { snapshotRendering } from '../text/snapshotRendering.js'
 
 const workspaceSnapshot = z.object({
   id: digest.describe('the new image, or HEAD when nothing changed'),
@@ -25,21 +22,6 @@ const branchSnapshot = z.object({
   ref: z.string().describe("the fork child's ref, moved to id"),
   created: z.boolean().describe("false when the branch holds what the child's ref already names: nothing written"),
 })
-
-type Snapshotted = z.infer<typeof workspaceSnapshot> | z.infer<typeof branchSnapshot>
-
-const isBranchSnapshot = (r: Snapshotted): r is z.infer<typeof branchSnapshot> => 'ref' in r
-
-const rendering: Rendering<Snapshotted> = {
-  human: (r) => r.id,
-  notes: (r) =>
-    isBranchSnapshot(r)
-      ? r.created
-        ? []
-        : [`nothing changed since ${r.ref}`]
-      : [`${r.created ? 'snapshot' : 'nothing changed since HEAD'}: ${counted(r.files, 'file')}, ${formatBytes(r.bytes)}; read ${r.hashedFiles} (${formatBytes(r.hashedBytes)})`],
-  warnings: (r) => (isBranchSnapshot(r) ? [] : r.skipped.map((path) => `forkpoint: skipped ${quotePath(path)} (not a file, directory or symlink)`)),
-}
 
 /** The layers only a workspace snapshot takes: a fork's branch brings its child's own. */
 const WORKSPACE_LAYERS = ['tag', 'trace', 'env', 'keepEnv', 'scrubEnv', 'effects', 'model', 'respectGitignore', 'allowEmpty'] as const
@@ -81,7 +63,7 @@ export const snapshot = defineOperation({
     progress: { label: 'hashing' },
     // a plain snapshot goes to the store's running service, which knows from its watcher what changed
     served: (args) => Object.entries(args).every(([field, value]) => field === 'message' || value === undefined),
-    rendering,
+    rendering: snapshotRendering,
   },
   async run(where, { branch, ...args }, { scanner, onProgress, env: callerEnv }) {
     if (branch !== undefined) {
