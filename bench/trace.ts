@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- trace`: recording overhead per step (in-process SDK, journal to disk,
  * HTTP capture against bare fetch), replay of a 10,000-step run (in-process and a full
- * `forkpoint replay` of a child process), and diff of two 100,000-step runs diverging
- * near the end (plus 25k/50k to show it is linear). Targets from issue 5.
+ * `forkpoint replay` of a child process), parsing a 1,000- and a 100,000-step run's bytes,
+ * and diff of two 100,000-step runs diverging near the end (plus 25k/50k to show it is
+ * linear). Targets from issue 5.
  */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -161,6 +162,21 @@ function syntheticRun(n: number, divergeAt: number, runId: string): Run {
   }
 }
 
+/** parseRun of an artifact's bytes, as loadRun and RunStore read a stored run: JSON, the run's schema, its steps' hashes taken as stored. */
+async function parseSpeed(rows: Row[]): Promise<void> {
+  for (const n of [1_000, 100_000]) {
+    const bytes = Buffer.from(runArtifactText(syntheticRun(n, -1, 'run-0000000000000000000a')))
+    const parsed = await measure(() => parseRun(bytes), { runs: 11 })
+    const json = await measure(() => JSON.parse(bytes.toString()), { runs: 11 })
+    rows.push({
+      case: `parse a ${n.toLocaleString('en')}-step run's bytes (${(bytes.length / 2 ** 20).toFixed(1)} MiB)`,
+      p50_ms: parsed.median,
+      p99_ms: Math.max(...parsed.samples),
+      target: `JSON.parse alone ${json.median.toFixed(1)} ms`,
+    })
+  }
+}
+
 async function diffSpeed(rows: Row[]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fp-bench-diff-'))
   for (const n of [25_000, 50_000, 100_000]) {
@@ -198,6 +214,7 @@ export async function main(): Promise<void> {
   const rows: Row[] = []
   await recordingOverhead(rows)
   await replaySpeed(rows)
+  await parseSpeed(rows)
   await diffSpeed(rows)
   report('trace', 'Trace: record, replay, diff (issue 5 targets)', rows)
 }

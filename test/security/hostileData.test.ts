@@ -1235,3 +1235,16 @@ describe.runIf(process.getuid?.() === 0)("a Claude Code hook's request to the st
     })
   }
 })
+
+describe('a run artifact of millions of malformed steps', () => {
+  it('is refused naming its first bad step (exit 5) by a process held to 1 GiB of heap, not listing every bad step until memory runs out', async () => {
+    const dir = tempDir('artifact-many-steps')
+    const steps = 3_000_000
+    const envelope =
+      '"kind":"run","schemaVersion":1,"runId":"run-00000000000000000000","entrypoint":"e","startedAt":"s","endedAt":"e","status":"ok","redaction":"secrets","meta":{}'
+    writeFileSync(join(dir, 'many.run.json'), `{${envelope},"steps":[${'0,'.repeat(steps - 1)}0]}`)
+    const res = await runCli(['ci', 'replay', '--artifact', 'many.run.json'], { cwd: dir, env: { NODE_OPTIONS: '--max-old-space-size=1024' } })
+    expect(res.code, res.stderr.slice(0, 500)).toBe(5)
+    expect(res.stderr).toMatch(/many\.run\.json is not a valid run: step 0 is not an object\n$/)
+  })
+})

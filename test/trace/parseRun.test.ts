@@ -22,7 +22,35 @@ const malformed: Array<[string, string | ((r: Record<string, any>) => unknown), 
   ['bad status', (r) => ({ ...r, status: 'great' }), /status must be one of/],
   ['bad error', (r) => ({ ...r, steps: [{ ...r.steps[0], error: 42 }] }), /step 0 error must be/],
   ['plaintext in an encrypted run', (r) => ({ ...r, redaction: 'encrypt', encryption: { alg: 'aes-256-gcm', kdf: 'raw', keyCheck: 'x' } }), /holds unencrypted payloads/],
+  ['an encrypted run without its key check', (r) => ({ ...sealed(r), encryption: { alg: 'aes-256-gcm' } }), /an encrypted run needs encryption\.keyCheck/],
+  [
+    'an encrypted step without its hashes',
+    (r) => ({ ...sealed(r), steps: [{ ...sealed(r).steps[0], outputHash: undefined }] }),
+    /step 0 of an encrypted run needs inputHash and outputHash/,
+  ],
+  ['an error in the clear that is not {name, message}', (r) => ({ ...sealed(r), steps: [{ ...sealed(r).steps[0], error: 'oops' }] }), /step 0 error must be \{name, message\}/],
+  ['a step that is not an object', (r) => ({ ...r, steps: [r.steps[0], [1]] }), /step 1 is not an object/],
+  ['a negative duration', (r) => ({ ...r, steps: [{ ...r.steps[0], durationMs: -1 }] }), /step 0 durationMs must be a number >= 0/],
+  ['meta not an object', (r) => ({ ...r, meta: [] }), /: meta must be an object/],
+  ['a parent that is no run id', (r) => ({ ...r, parent: '../x' }), /parent "\.\.\/x" is not a run id/],
+  [
+    'idx wrong before a later step',
+    (r) => ({
+      ...r,
+      steps: [
+        { ...r.steps[0], idx: 1 },
+        { ...r.steps[0], idx: 0, type: 'magic' },
+      ],
+    }),
+    /step 0 has idx 1/,
+  ],
 ]
+
+/** The run as an encrypted one holds it: sealed payloads, a key check. */
+function sealed(r: Record<string, any>): Record<string, any> {
+  const seal = 'fpenc:v1:aXY.dGFn.ZGF0YQ'
+  return { ...r, redaction: 'encrypt', encryption: { alg: 'aes-256-gcm', kdf: 'raw', keyCheck: 'k' }, steps: r.steps.map((s: object) => ({ ...s, input: seal, output: seal })) }
+}
 
 describe('run artifacts', () => {
   it.each(malformed)('rejects %s with a clear RunArtifactError (exit 5)', (_what, change, message) => {
@@ -36,6 +64,12 @@ describe('run artifacts', () => {
     expect(err).toBeInstanceOf(RunArtifactError)
     expect((err as RunArtifactError).exitCode).toBe(5)
     expect((err as Error).message).toMatch(message)
+  })
+
+  it('reads an encrypted run as it is: sealed payloads, stored hashes, a sealed error', () => {
+    const run = sealed(good())
+    run.steps[0].error = run.steps[0].input
+    expect(parseRun(JSON.stringify(run), 'x.run.json', { verifyHashes: true })).toEqual(run)
   })
 
   it('migrates schema version 0 and keeps unknown fields', () => {

@@ -1,6 +1,5 @@
 import { assertDepth } from '../../util/jsonDepth.js'
-import { isSealed } from '../redact/payloadCipher.js'
-import type { JsonValue, Run, Step } from '../../objects/Run.js'
+import { isSealed, type JsonValue, type Run, type Step } from '../../objects/Run.js'
 import { hashPayload } from '../core/stepHash.js'
 
 const EPOCH = '1970-01-01T00:00:00.000Z'

@@ -1,15 +1,7 @@
 import { createHash } from 'node:crypto'
 
-/** What a run artifact's `runId` (and `parent`) may be: 1–128 letters, digits, `.`, `_`, `:` and `-` (`run-…`, uuids, `test-run-001`). */
-export const RUN_ID_RULE = /^[A-Za-z0-9._:-]{1,128}$/
-
 /** Ids that name their ref as they are: a git ref component from the run id alphabet, never starting with `_`. */
 const REF_SAFE = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9_-])?$/
-
-/** Whether `value` is a run id a run artifact may carry. */
-export function isRunId(value: unknown): value is string {
-  return typeof value === 'string' && RUN_ID_RULE.test(value)
-}
 
 /**
  * The ref that keeps a run alive: `refs/runs/<id>` when the id is itself a safe ref

@@ -3,9 +3,8 @@ import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { resolveId } from '../../store/resolveId.js'
 import type { Store } from '../../store/Store.js'
 import { readSnapshot } from '../../world/tree/readObjects.js'
-import { isSealed } from '../redact/payloadCipher.js'
 import { loadStoredRun, readRunObject } from './loadRun.js'
-import type { JsonValue, Run, StepError, StepType } from '../../objects/Run.js'
+import { isSealed, type JsonValue, type Run, type StepError, type StepType } from '../../objects/Run.js'
 
 /** What an encrypted payload shows without its key. */
 const SEALED = '[encrypted]'

@@ -1,8 +1,7 @@
 import { hashableText } from '../core/stepHash.js'
 import { type DiffOp, jsonDiff } from './jsonDiff.js'
 import type { PayloadCipher } from '../redact/payloadCipher.js'
-import { isSealed } from '../redact/payloadCipher.js'
-import type { JsonValue, Run, Step, StepType } from '../../objects/Run.js'
+import { isSealed, type JsonValue, type Run, type Step, type StepType } from '../../objects/Run.js'
 import { counted } from '../../util/plural.js'
 
 export const DIVERGENCE_STATUSES = ['exact_match', 'input_divergence', 'output_divergence', 'op_divergence', 'missing_steps', 'extra_steps', 'error_divergence'] as const

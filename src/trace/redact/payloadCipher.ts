@@ -1,8 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, scryptSync } from 'node:crypto'
 import { DecryptionError, EncryptionKeyError } from '../../errors/index.js'
-import type { EncryptionInfo, JsonValue } from '../../objects/Run.js'
+import { type EncryptionInfo, isSealed, type JsonValue, SEALED_PREFIX } from '../../objects/Run.js'
 
-const SEALED_PREFIX = 'fpenc:v1:'
 const KEY_CHECK_LABEL = 'forkpoint run key check v1'
 /** A fixed salt: passphrases are stretched once per process; for real secrecy use a random 32-byte key. */
 const PASSPHRASE_SALT = 'forkpoint/trace/aes-256-gcm/v1'
@@ -79,8 +78,4 @@ export class PayloadCipher {
       throw new DecryptionError(`cannot decrypt ${field}: wrong FORKPOINT_KEY or tampered data`, {}, { cause: err })
     }
   }
-}
-
-export function isSealed(value: unknown): value is string {
-  return typeof value === 'string' && value.startsWith(SEALED_PREFIX)
 }
