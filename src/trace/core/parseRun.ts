@@ -1,7 +1,8 @@
 import { RunArtifactError } from '../../errors/index.js'
 import { jsonDataProblem } from '../../util/jsonDataProblem.js'
 import { jsonTextTooDeep, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES } from '../../util/jsonDepth.js'
-import { invalidRun, isRunId, makeRunId, type Run, RUN_SCHEMA_VERSION, type Step, validateRun, validateRunHeader } from '../../objects/Run.js'
+import { invalidRun, isRunId, makeRunId, type Run, RUN_SCHEMA_VERSION, type Step } from '../../objects/Run.js'
+import { validateRun, validateRunHeader } from '../../objects/checkRun.js'
 import { hashPayload } from './stepHash.js'
 
 type Obj = Record<string, unknown>
