@@ -61,7 +61,8 @@ describe('machine networking', { timeout: MACHINE_TIMEOUT * 2 }, () => {
     const serve = await fp('machine', 'exec', m, 'mkdir -p /www && echo hello from the guest > /www/index.html && httpd -p 8080 -h /www')
     expect(serve.code).toBe(0)
     const page = await pollFor('the published page', async () => {
-      const r = await fetch(`http://127.0.0.1:${published}/`).catch(() => null)
+      // an attempt the relay holds open is given up and tried again, as one refused is
+      const r = await fetch(`http://127.0.0.1:${published}/`, { signal: AbortSignal.timeout(15_000) }).catch(() => null)
       return r?.ok ? r.text() : undefined
     })
     expect(page).toBe('hello from the guest\n')
