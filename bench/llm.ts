@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- llm [--quick]`: issue 14's benchmark, on a ~56 MB llama model the
+ * `npm run bench -- llm [--quick]`: the KV-cache layer's benchmark, on a ~56 MB llama model the
  * benchmark generates (test/helpers/tinyLlama.ts), llama.cpp on the CPU with one thread:
  * restoring a KV-cache state and generating 10 tokens against prefilling the 1,000-token
  * prompt again; forking 8 children from one state against a cold prefill per child; the

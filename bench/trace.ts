@@ -3,7 +3,7 @@
  * HTTP capture against bare fetch), replay of a 10,000-step run (in-process and a full
  * `forkpoint replay` of a child process), parsing a 1,000- and a 100,000-step run's bytes,
  * and diff of two 100,000-step runs diverging near the end (plus 25k/50k to show it is
- * linear). Targets from issue 5.
+ * linear), each beside its target.
  */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -216,5 +216,5 @@ export async function main(): Promise<void> {
   await replaySpeed(rows)
   await parseSpeed(rows)
   await diffSpeed(rows)
-  report('trace', 'Trace: record, replay, diff (issue 5 targets)', rows)
+  report('trace', 'Trace: record, replay, diff', rows)
 }
