@@ -5,6 +5,7 @@ import type { ImageCache } from '../image/imageGraph.js'
 import type { WorldScanner } from '../world/scan/snapshotWorkspace.js'
 import type { ByteSink, Rendering } from './rendering.js'
 import type { RequestPolicy } from './requestPolicy.js'
+import type { AgentStdout } from '../trace/record/spawnAgent.js'
 
 /** Where an operation is offered: the command line, the HTTP service (and its OpenAPI document), the MCP server. */
 export type Surface = 'cli' | 'http' | 'mcp'
@@ -40,6 +41,11 @@ export interface OperationContext {
    * absent, the operation captures what the command writes into its result
    */
   terminal?: 'stdout' | 'stderr' | undefined
+}
+
+/** Where an agent an operation starts writes its stdout: the caller's terminal as the context says, else captured into the result. */
+export function agentStdoutFor(terminal: OperationContext['terminal']): AgentStdout {
+  return terminal === undefined ? 'capture' : terminal === 'stdout' ? 'inherit' : 'stderr'
 }
 
 /** How the command line offers an operation: its words and positional arguments, short flags, progress bar. */

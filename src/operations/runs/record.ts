@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { REDACTION_MODES, RUN_STATUSES } from '../../objects/Run.js'
 import { counted } from '../../util/plural.js'
 import { definedFields } from '../../util/definedFields.js'
-import { defineOperation } from '../operation.js'
+import { agentStdoutFor, defineOperation } from '../operation.js'
 import { digest, redactionRuleFields } from '../schemas.js'
 
 export const record = defineOperation({
@@ -49,7 +49,7 @@ export const record = defineOperation({
   async run(where, { command, entrypoint, out, ...flags }, { env, terminal }) {
     const { recordWithEffects } = await import('../../effects/runWithEffects.js')
     const { recordingOptions } = await import('../../trace/record/recordingOptions.js')
-    const stdout = terminal === undefined ? 'capture' : terminal === 'stdout' ? 'inherit' : 'stderr'
+    const stdout = agentStdoutFor(terminal)
     const {
       run: _run,
       agentStdout: _stdout,

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { counted } from '../../util/plural.js'
-import { defineOperation } from '../operation.js'
+import { agentStdoutFor, defineOperation } from '../operation.js'
 import { fileRule } from '../requestPolicy.js'
 import { digest, redactionRuleFields, runDiff } from '../schemas.js'
 
@@ -46,7 +46,7 @@ export const replay = defineOperation({
     const { redactionRules } = await import('../../trace/redact/userRules.js')
     const checked = redactionRules(rules)
     const run = await loadRun({ ...where, spec, confine: fileRule(policy) })
-    const stdout = terminal === undefined ? 'capture' : terminal === 'stdout' ? 'inherit' : 'stderr'
+    const stdout = agentStdoutFor(terminal)
     const {
       replayed: _replayed,
       agentStdout,

@@ -22,7 +22,7 @@ export function parseRunJson(source: Buffer | string, where = 'run artifact'): u
 
 /**
  * Parse and check a run artifact (`*.run.json` bytes or a parsed object), migrating
- * older schema versions; its shape is checked by the run's schema (objects/Run.ts).
+ * older schema versions; its shape is checked by the run's schemas (objects/checkRun.ts).
  * Unknown fields are kept. Missing step hashes are computed; with `verifyHashes` (schema
  * validation) every plain step's hashes are checked against its payloads. Diff compares
  * payloads, not hashes, so a hand-edited artifact still diffs by what it says.
