@@ -24,6 +24,9 @@ let browser: string
 let parent: MachineInfo
 let server: Server
 let port: number
+let unlisted: Server
+let unlistedPort: number
+let unlistedRequests = 0
 
 const pageUrl = (path: string) => `http://10.0.2.2:${port}${path}`
 const net = () => ({ net: 'egress' as const, allow: [`127.0.0.1:${port}`] })
@@ -35,6 +38,15 @@ function servePages(): Promise<void> {
     res.end(`<!doctype html><title>page ${req.url?.slice(1)}</title><p>hello`)
   })
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => ((port = (server.address() as AddressInfo).port), resolve())))
+}
+
+/** A loopback server the machines' egress does not allow: it counts what reaches it. */
+function serveUnlisted(): Promise<void> {
+  unlisted = createServer((_req, res) => {
+    unlistedRequests += 1
+    res.end('reached')
+  })
+  return new Promise((resolve) => unlisted.listen(0, '127.0.0.1', () => ((unlistedPort = (unlisted.address() as AddressInfo).port), resolve())))
 }
 
 const evalIn = (machine: string, js: string) => evalInMachine({ dir, machine, js })
@@ -51,6 +63,7 @@ async function navigate(machine: string, path: string): Promise<void> {
 
 beforeAll(async () => {
   await servePages()
+  await serveUnlisted()
   dir = await machineWorkspace('machine-browser')
   browser = await sharedMachineImage(dir, 'browser')
   parent = await bootMachine({ dir, image: browser, memoryMiB: 1536, ...net() })
@@ -59,6 +72,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (dir) await killAllMachines(dir)
   await new Promise((resolve) => server?.close(resolve))
+  await new Promise((resolve) => unlisted?.close(resolve))
 }, MACHINE_TIMEOUT)
 
 describe('the browser recipe', () => {
@@ -76,6 +90,13 @@ describe('the browser recipe', () => {
     expect(await evalIn(parent.id, '({n: 1 + 1, list: [true, null], nothing: undefined})')).toEqual({ n: 2, list: [true, null] })
     expect(await evalIn(parent.id, 'undefined')).toBeNull()
     expect(await evalIn(parent.id, 'new Promise((resolve) => setTimeout(() => resolve("later"), 10))')).toBe('later')
+  })
+
+  it('reaches no host address its egress does not allow', { timeout: TEST_TIMEOUT }, async () => {
+    const url = `http://10.0.2.2:${unlistedPort}/`
+    const attempt = `fetch(${JSON.stringify(url)}, { mode: 'no-cors', signal: AbortSignal.timeout(20000) }).then(() => 'reached', () => 'failed')`
+    expect(await evalIn(parent.id, attempt)).toBe('failed')
+    expect(unlistedRequests).toBe(0)
   })
 
   it('refuses a script that throws with PageScriptError; the CLI prints JSON and exits 1 for it', { timeout: TEST_TIMEOUT }, async () => {
