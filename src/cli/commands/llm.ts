@@ -5,6 +5,7 @@ import { type Where, common, commonFlags } from '../context.js'
 import { short } from '../../operations/text/format.js'
 import { print } from '../output.js'
 import type { Rendering } from '../../operations/rendering.js'
+import { wholeNumber } from '../wholeNumber.js'
 
 export interface LlmForkOptions extends Where {
   id: string
@@ -23,17 +24,11 @@ export async function llmForkCommand({ dir, store, id, modelFile, k, vary, maxTo
     store,
     id,
     modelPath: modelFile,
-    k: wholeNumber('-k', k, 1),
+    k: wholeNumber('llm fork', '-k', k, 1),
     vary: parseVary(vary ?? []),
-    ...(maxTokens !== undefined ? { maxTokens: wholeNumber('--max-tokens', maxTokens, 1) } : {}),
+    ...(maxTokens !== undefined ? { maxTokens: wholeNumber('llm fork', '--max-tokens', maxTokens, 1) } : {}),
     ...(score !== undefined ? { scorer: scoreByCommand(score, dir ?? process.cwd()) } : {}),
   })
-}
-
-function wholeNumber(flag: string, value: string, min: number): number {
-  const n = Number(value)
-  if (!/^\d+$/.test(value) || n < min) throw new UsageError(`llm fork: ${flag} must be a whole number of at least ${min}, not ${JSON.stringify(value)}`)
-  return n
 }
 
 /** `--vary temperature=0.2,0.7,1.0 --vary seed=1,2,3`. */

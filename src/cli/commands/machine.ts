@@ -5,6 +5,7 @@ import type { MachineNetMode } from '../../machine/net/machineNet.js'
 import { type CommonFlags, common, commonFlags } from '../context.js'
 import { listLines, short } from '../../operations/text/format.js'
 import { print } from '../output.js'
+import { wholeNumber } from '../wholeNumber.js'
 import type { Rendering } from '../../operations/rendering.js'
 
 const api = () => import('../../machine/machineApi.js')
@@ -59,12 +60,6 @@ const withAccel = (command: Command) =>
 /** `--accel`, else FORKPOINT_ACCEL, else auto. */
 const accel = async (opts: AccelFlag) => (await api()).acceleratorRequest(opts.accel ?? process.env['FORKPOINT_ACCEL'] ?? 'auto')
 
-function wholeNumber(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!/^\d+$/.test(value)) throw new UsageError(`machine: ${flag} must be a whole number, not ${JSON.stringify(value)}`, { option: flag, value })
-  return Number(value)
-}
-
 export function registerMachine(program: Command): void {
   const machine = program.command('machine').description('microVM sandboxes (QEMU): boot, exec, snapshot running, fork N children from warm')
   const sub = (spec: string, description: string) => common(machine.command(spec)).description(description)
@@ -84,15 +79,15 @@ export function registerMachine(program: Command): void {
   withNet(withTtl(withAccel(sub('start <image>', 'boot a machine image; the machine runs until machine kill or its --ttl'))))
     .option('--memory <MiB>', 'guest RAM', '256')
     .option('--disk <MiB>', "the guest's disk: a blank one at /data (busybox), or the root filesystem grown to it (default: the image's and 256 MiB more)")
-    .action(async (image: string, opts: { memory?: string; disk?: string } & AccelFlag & TtlFlag & NetFlags, cmd: Command) => {
+    .action(async (image: string, opts: { memory: string; disk?: string } & AccelFlag & TtlFlag & NetFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
       const m = await (
         await api()
       ).bootMachine({
         ...where(flags),
         image,
-        memoryMiB: wholeNumber('--memory', opts.memory, 256),
-        ...(opts.disk === undefined ? {} : { diskMiB: wholeNumber('--disk', opts.disk, 256) }),
+        memoryMiB: wholeNumber('machine', '--memory', opts.memory),
+        ...(opts.disk === undefined ? {} : { diskMiB: wholeNumber('machine', '--disk', opts.disk) }),
         detached: true,
         accel: await accel(opts),
         ttl: opts.ttl,
@@ -127,7 +122,7 @@ export function registerMachine(program: Command): void {
     .option('--port <port>', 'the loopback port (default: a free one)', '0')
     .action(async (id: string, opts: { port: string }, cmd: Command) => {
       const flags = commonFlags(cmd)
-      const endpoint = await (await import('../../service/machineCdp.js')).serveMachineCdp({ ...where(flags), machine: id, port: wholeNumber('--port', opts.port, 0) })
+      const endpoint = await (await import('../../service/machineCdp.js')).serveMachineCdp({ ...where(flags), machine: id, port: wholeNumber('machine', '--port', opts.port) })
       const { url, token } = endpoint
       print(flags, { url, token }, { human: (e) => `${e.url}\nAuthorization: Bearer ${e.token}` })
       await new Promise<void>((resolve) => {
@@ -188,12 +183,12 @@ export function registerMachine(program: Command): void {
   withNet(withTtl(withAccel(sub('fork <snapshot>', 'start N children from a snapshot image, each continuing from its instant with a disk of its own'))))
     .option('-n <count>', 'how many children', '1')
     .option('--trust-machine', 'load the device state of an image from another store (verify its signature on pull first)')
-    .action(async (image: string, opts: { n?: string; trustMachine?: boolean } & AccelFlag & TtlFlag & NetFlags, cmd: Command) => {
+    .action(async (image: string, opts: { n: string; trustMachine?: boolean } & AccelFlag & TtlFlag & NetFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
       const fork = {
         ...where(flags),
         image,
-        n: wholeNumber('-n', opts.n, 1),
+        n: wholeNumber('machine', '-n', opts.n),
         detached: true,
         accel: await accel(opts),
         trustMachine: opts.trustMachine ?? false,
