@@ -45,6 +45,12 @@ export interface ServeArgs extends StoreLocator {
   /** Keep the workspace warm with a file watcher (default true). */
   watch?: boolean
   /**
+   * With the watcher: a workspace of at most this many files is scanned in full at each
+   * snapshot rather than from the watcher's list, which waits out the watcher's 50 ms batch
+   * (default `SCAN_IN_FULL_UP_TO`, 15,000); 0 takes the list whenever it is trusted.
+   */
+  scanInFullUpTo?: number
+  /**
    * Serve only what reads (the web view and its `GET /v1/view/…` queries, health, the
    * OpenAPI document): every operation is refused. `forkpoint ui` serves so. On TCP its
    * token is not written to the store (a `serve` of the same store keeps its own there):
@@ -112,7 +118,7 @@ export async function startService(args: ServeArgs = {}, table: readonly AnyOper
   const readOnly = args.readOnly ?? false
   const token = address.kind === 'tcp' ? (args.token ?? newServiceToken()) : null
   if (address.kind === 'unix') await claimSocket(address.path)
-  const world = args.watch === false ? null : await WarmWorld.start(store, workspace)
+  const world = args.watch === false ? null : await WarmWorld.start(store, workspace, { scanInFullUpTo: args.scanInFullUpTo })
   const version = packageVersion()
   const policy: RequestPolicy = { workspace, store: store.root, allowPaths: (args.allowPaths ?? []).map((p) => resolvePath(p)), allowRemotes: args.allowRemotes ?? [] }
   const guard: Guard = { hosts: null, origins: null, token }

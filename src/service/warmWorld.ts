@@ -16,6 +16,14 @@ import { requireOptional } from '../util/optionalPackage.js'
 const COOKIE_DEADLINE_MS = 10_000
 
 /**
+ * A workspace of at most this many files is scanned in full at every snapshot rather than
+ * from the watcher's list, whose cookie waits out the watcher's 50 ms batch: a served
+ * snapshot after a change is faster so up to about 30,000 files on an idle host, half
+ * that leaves room for a busy one (docs/service.md).
+ */
+export const SCAN_IN_FULL_UP_TO = 15_000
+
+/**
  * The kernel's inotify queue holds this many events; past it, it drops them. @parcel/watcher
  * reads the overflow event and says nothing (src/linux/InotifyBackend.cc: `// overflow`,
  * `continue`), but a queue that overflowed was drained whole into one batch: a batch of at
@@ -56,18 +64,20 @@ export class WarmWorld {
     private readonly cookieDir: string | null,
     /** Why nothing is watched, when nothing is: every snapshot then scans in full. */
     private readonly unwatched: string | null,
+    private readonly scanInFullUpTo: number,
   ) {}
 
   /**
    * Watch `workspace`; its store's directory must lie inside it for the watcher to be
    * trusted, and @parcel/watcher (an optional package) must be installed: else every
-   * snapshot scans in full.
+   * snapshot scans in full. So does every snapshot of a workspace whose last scan found at
+   * most `scanInFullUpTo` files.
    */
-  static async start(store: Store, workspace: string): Promise<WarmWorld> {
+  static async start(store: Store, workspace: string, { scanInFullUpTo = SCAN_IN_FULL_UP_TO }: { scanInFullUpTo?: number } = {}): Promise<WarmWorld> {
     const watcher = isInside(workspace, store.root) ? loadWatcher() : 'the store lies outside the workspace: nothing to time the watcher by'
-    if (typeof watcher === 'string') return new WarmWorld(store, workspace, null, watcher)
+    if (typeof watcher === 'string') return new WarmWorld(store, workspace, null, watcher, scanInFullUpTo)
     const cookieDir = store.path('service', 'cookies')
-    const world = new WarmWorld(store, workspace, cookieDir, null)
+    const world = new WarmWorld(store, workspace, cookieDir, null, scanInFullUpTo)
     await fs.rm(cookieDir, { recursive: true, force: true })
     await fs.mkdir(cookieDir, { recursive: true })
     world.#subscription = await watcher.subscribe(workspace, (err, events) => (err ? world.lose(`the watcher failed: ${err.message}`) : world.#take(events)), {
@@ -103,7 +113,8 @@ export class WarmWorld {
     )
 
   async #scan({ store, workspace, respectGitignore, onProgress }: Parameters<WorldScanner>[0]): Promise<ScanResult> {
-    const known = this.#known?.gitignore === respectGitignore ? this.#known : null
+    const last = this.#known?.gitignore === respectGitignore ? this.#known : null
+    const known = last !== null && last.totals.files > this.scanInFullUpTo ? last : null
     // the cookie is waited for only when the list will be used: a full scan needs no list
     if (known && this.lost === null && !(await this.#settle())) this.lose('the watcher did not report its cookie in time')
     const trusted = known !== null && this.lost === null

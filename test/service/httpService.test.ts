@@ -183,7 +183,7 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
 
   it("is where the CLI's plain snapshot goes while it runs; a snapshot with other options, or with no service, runs in the CLI", async () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
-    const service = await serve({ dir })
+    const service = await serve({ dir, scanInFullUpTo: 0 })
     await fs.writeFile(join(dir, 'a.txt'), 'changed\n')
     const viaService = await runCli(['snapshot', '-m', 'from the CLI', '--json'], { cwd: dir })
     expect([viaService.code, JSON.parse(viaService.stdout)]).toEqual([0, expect.objectContaining({ created: true, listedDirs: 0 })])
@@ -200,7 +200,7 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
   it("is where the CLI's plain status goes while it runs, which the watcher answers without a scan", async () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'a\n', 'b.txt': 'b\n' })
     await runCli(['snapshot'], { cwd: dir })
-    const service = await serve({ dir })
+    const service = await serve({ dir, scanInFullUpTo: 0 })
     await fs.writeFile(join(dir, 'a.txt'), 'changed\n')
     await fs.rm(join(dir, 'b.txt'))
     const viaService = await runCli(['status', '--json'], { cwd: dir })
@@ -217,6 +217,19 @@ describe('forkpoint serve: the operations as JSON endpoints', () => {
     const elsewhere = await runCli(['status', '--store', join(dir, '.forkpoint'), '--json'], { cwd: join(dir, 'sub') })
     expect([elsewhere.code, JSON.parse(elsewhere.stdout)['workspace']]).toEqual([0, join(dir, 'sub')])
     expect((await call(service.address, 'GET', '/v1/health')).json()).toMatchObject({ served: 1 })
+  })
+
+  it("scans a workspace of at most scanInFullUpTo files in full at every snapshot, and a larger one from the watcher's list", async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n', 'b.txt': 'b\n' })
+    const service = await serve({ dir, scanInFullUpTo: 2 })
+    await fs.writeFile(join(dir, 'c.txt'), 'c\n')
+    const small = (await post(service.address, 'snapshot')).json()
+    expect(small).toMatchObject({ files: 3, tree: await fullScanTree(dir, store) })
+    expect(small['listedDirs']).toBeGreaterThan(0) // a walk: the directory the new file changed is listed
+    await fs.writeFile(join(dir, 'd.txt'), 'd\n')
+    expect((await post(service.address, 'snapshot')).json()).toMatchObject({ files: 4, listedDirs: 0, tree: await fullScanTree(dir, store) })
+    const bad = await runCli(['serve', '--scan-in-full-up-to', 'many'], { cwd: dir })
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('serve: --scan-in-full-up-to must be a whole number, not "many"')])
   })
 
   it('keeps serving 50 clients at once on loopback', async () => {
@@ -311,7 +324,7 @@ describe('the warm workspace: what the watcher reports gives the snapshot a full
 
   it(`after each of ${changes.length} kinds of change, and after an ignore file changes`, async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n', 'dir/inner.txt': 'inner\n', 'keep.txt': 'keep\n' })
-    const service = await serve({ dir })
+    const service = await serve({ dir, scanInFullUpTo: 0 })
     for (const [what, change] of changes) {
       await change(dir)
       const made = (await post(service.address, 'snapshot', { message: what })).json()
@@ -332,7 +345,7 @@ describe('the warm workspace: what the watcher reports gives the snapshot a full
 
   it('after a gc took the tree of the last status (nothing refers to it), by scanning in full', async () => {
     const { dir, store } = await storeWorkspace({ 'a.txt': 'a\n', 'dir/inner.txt': 'inner\n' })
-    const service = await serve({ dir })
+    const service = await serve({ dir, scanInFullUpTo: 0 })
     await post(service.address, 'snapshot')
     await fs.writeFile(join(dir, 'dir/inner.txt'), 'only the status saw this\n')
     expect((await post(service.address, 'status')).json()).toMatchObject({ clean: false })
@@ -346,7 +359,7 @@ describe('the warm workspace: what the watcher reports gives the snapshot a full
 
   it('refuses a symlink that leaves the workspace at every snapshot, not only the one after it appeared', async () => {
     const { dir } = await storeWorkspace({ 'a.txt': 'a\n' })
-    const service = await serve({ dir })
+    const service = await serve({ dir, scanInFullUpTo: 0 })
     await post(service.address, 'snapshot')
     await fs.symlink('/etc/passwd', join(dir, 'out'))
     const refusal = { error: expect.objectContaining({ message: expect.stringMatching(/out/) }) }
@@ -364,7 +377,7 @@ describe('the warm workspace: what the watcher reports gives the snapshot a full
     const before = readFileSync(limit, 'utf8')
     // a service of its own, whose inotify queue is made while the limit is 32 events
     writeFileSync(limit, '32\n')
-    const child = spawn(CLI, ['serve'], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(CLI, ['serve', '--scan-in-full-up-to', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] })
     try {
       await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()))
       writeFileSync(limit, before)

@@ -3,6 +3,7 @@ import { type Command, Option } from 'commander'
 import { InputNotFoundError, UsageError } from '../../errors/index.js'
 import { allowFlags } from '../allowFlags.js'
 import { common, commonFlags } from '../context.js'
+import { wholeNumber } from '../wholeNumber.js'
 
 interface ServeFlags {
   listen?: string
@@ -11,6 +12,7 @@ interface ServeFlags {
   allowPath: string[]
   allowRemote: string[]
   watch: boolean
+  scanInFullUpTo?: string
 }
 
 export function registerServe(program: Command): void {
@@ -22,6 +24,10 @@ export function registerServe(program: Command): void {
     .option('--token-file <file>', 'TCP: the bearer token every request must carry (default: $FORKPOINT_TOKEN, else a new one); written to <store>/service-token, mode 0600')
     .addOption(new Option('--token <token>').hideHelp())
     .option('--no-watch', 'scan the workspace in full at every snapshot (no file watcher)')
+    .option(
+      '--scan-in-full-up-to <files>',
+      "scan a workspace of at most this many files in full at every snapshot, sooner than the watcher's 50 ms batch (default 15000; 0: never)",
+    )
     .action(async (opts: ServeFlags, cmd: Command) => {
       const flags = commonFlags(cmd)
       if (opts.token !== undefined)
@@ -33,6 +39,7 @@ export function registerServe(program: Command): void {
         dir: flags.dir,
         store: flags.store,
         watch: opts.watch,
+        ...(opts.scanInFullUpTo === undefined ? {} : { scanInFullUpTo: wholeNumber('serve', '--scan-in-full-up-to', opts.scanInFullUpTo) }),
         allowPaths: opts.allowPath,
         allowRemotes: opts.allowRemote,
         env: process.env,
