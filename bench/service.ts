@@ -15,6 +15,7 @@ import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { answerClaudeHook } from '../src/adapters/claudeCode/answerHook.js'
 import { startService } from '../src/service/httpService.js'
 import { requirePackage } from '../src/util/requirePackage.js'
 import { type Row, compare, measure, report } from './harness.js'
@@ -62,7 +63,7 @@ export async function main(args: string[]): Promise<void> {
       git('commit', '-q', '-m', 'base')
       let n = 0
       const change = (dir: string) => () => writeFileSync(join(dir, 'd0', 's0', 'f0.txt'), `change ${++n}\n`)
-      const service = await startService({ dir: ws })
+      const service = await startService({ dir: ws, env: process.env, claudeHook: answerClaudeHook }) // as `forkpoint serve` starts it
       try {
         const socket = service.address.slice('unix:'.length)
         const hookEvent = (i: number) =>
