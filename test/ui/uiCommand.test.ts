@@ -25,7 +25,10 @@ afterAll(async () => {
 })
 
 /** `forkpoint ui --json` in `dir` (as `nobody` when asked; stopped after the test), and the URL it printed. */
-async function startUi(dir: string, { asNobody = false, env = {} }: { asNobody?: boolean; env?: Record<string, string> } = {}): Promise<{ url: string; opened: boolean }> {
+async function startUi(
+  dir: string,
+  { asNobody = false, env = {} }: { asNobody?: boolean; env?: Record<string, string> } = {},
+): Promise<{ url: string; opened: boolean; child: ChildProcess }> {
   const argv = [...(asNobody ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'] : []), CLI, 'ui', '--json']
   const child = spawn(argv[0]!, argv.slice(1), { cwd: dir, env: { PATH: process.env['PATH'], HOME: dir, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
   started.push(child)
@@ -33,7 +36,7 @@ async function startUi(dir: string, { asNobody = false, env = {} }: { asNobody?:
   const { value: line } = await lines.next()
   const { schemaVersion, url, opened } = JSON.parse(String(line)) as { schemaVersion: number; url: string; opened: boolean }
   expect(schemaVersion).toBe(1)
-  return { url, opened }
+  return { url, opened, child }
 }
 
 /** A request naming the Host it is given, as a page on another name (DNS rebinding) would send it. */
@@ -105,5 +108,19 @@ describe('forkpoint ui', () => {
     expect(file).not.toContain(new URL(withDisplay.url).searchParams.get('token'))
     for (const child of started.splice(0)) child.kill('SIGTERM')
     await poll(() => existsSync(file)).toBe(false) // gone when the view stops
+  })
+
+  it('cleans up after a SIGTERM sent the moment its URL is printed', async () => {
+    const store = await makeUiStore(tempDir('ui-stop'))
+    const bin = tempDir('ui-stop-bin')
+    await fs.writeFile(join(bin, 'xdg-open'), '#!/bin/sh\n', { mode: 0o755 })
+    // the process is held right after printing: a listener taken only after the line would come too late
+    const hold = { NODE_OPTIONS: `--import=${join(import.meta.dirname, '../helpers/holdFirstLine.mjs')}`, HOLD_FIRST_LINE_MS: '2000' }
+    const { url, opened, child } = await startUi(store.dir, { env: { PATH: `${bin}:${process.env['PATH'] ?? ''}`, DISPLAY: ':0', ...hold } })
+    expect(opened).toBe(true)
+    const exited = new Promise<[number | null, string | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])))
+    child.kill('SIGTERM')
+    expect(await exited).toEqual([0, null])
+    expect(existsSync(join(store.dir, '.forkpoint', `ui-${new URL(url).port}.html`))).toBe(false)
   })
 })

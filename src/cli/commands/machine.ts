@@ -5,6 +5,7 @@ import type { MachineNetMode } from '../../machine/net/machineNet.js'
 import { type CommonFlags, common, commonFlags } from '../context.js'
 import { listLines, short } from '../../operations/text/format.js'
 import { print } from '../output.js'
+import { stopSignal } from '../stopSignal.js'
 import { wholeNumber } from '../wholeNumber.js'
 import type { Rendering } from '../../operations/rendering.js'
 
@@ -124,10 +125,9 @@ export function registerMachine(program: Command): void {
       const flags = commonFlags(cmd)
       const endpoint = await (await import('../../service/machineCdp.js')).serveMachineCdp({ ...where(flags), machine: id, port: wholeNumber('machine', '--port', opts.port) })
       const { url, token } = endpoint
+      const stopped = stopSignal()
       print(flags, { url, token }, { human: (e) => `${e.url}\nAuthorization: Bearer ${e.token}` })
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve).once('SIGTERM', resolve)
-      })
+      await stopped
       await endpoint.close()
     })
 

@@ -3,6 +3,7 @@ import { type Command, Option } from 'commander'
 import { InputNotFoundError, UsageError } from '../../errors/index.js'
 import { allowFlags } from '../allowFlags.js'
 import { common, commonFlags } from '../context.js'
+import { stopSignal } from '../stopSignal.js'
 import { wholeNumber } from '../wholeNumber.js'
 
 interface ServeFlags {
@@ -47,14 +48,13 @@ export function registerServe(program: Command): void {
         ...(opts.listen ? { listen: opts.listen } : {}),
         ...(token ? { token } : {}),
       })
+      const stopped = stopSignal()
       if (service.recovered) process.stderr.write(`forkpoint: ${service.recovered}\n`)
       const line = flags.json
         ? JSON.stringify({ address: service.address, tokenFile: service.tokenFile })
         : `forkpoint: serving on ${service.address}${service.tokenFile ? `; every request needs the bearer token in ${service.tokenFile}` : ''}`
       process.stdout.write(`${line}\n`)
-      await new Promise<void>((resolve) => {
-        for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, resolve)
-      })
+      await stopped
       await service.close()
     })
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { Command } from 'commander'
 import { UsageError } from '../../errors/index.js'
 import { common, commonFlags } from '../context.js'
+import { stopSignal } from '../stopSignal.js'
 
 export function registerUi(program: Command): void {
   common(program.command('ui'))
@@ -20,12 +21,11 @@ export function registerUi(program: Command): void {
       const service = await startService({ dir: flags.dir, store: flags.store, listen: `127.0.0.1:${opts.port ?? 0}`, readOnly: true, watch: false })
       const url = webViewUrl(service)
       const opener = opts.open ? await openInBrowser(url, service.storeRoot) : null
+      const stopped = stopSignal()
       process.stdout.write(
         flags.json ? `${JSON.stringify({ schemaVersion: 1, url, opened: opener !== null })}\n` : `forkpoint: the web view is at ${url} (read-only; Ctrl-C stops it)\n`,
       )
-      await new Promise<void>((resolve) => {
-        for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, resolve)
-      })
+      await stopped
       if (opener) await fs.rm(opener, { force: true })
       await service.close()
     })

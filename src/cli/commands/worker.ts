@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { common, commonFlags } from '../context.js'
+import { stopSignal } from '../stopSignal.js'
 import type { QueueSecretFiles } from '../../fanout/queueSecrets.js'
 import { withQueueSecrets } from '../queueFlags.js'
 
@@ -49,12 +50,11 @@ export function registerWorker(program: Command): void {
       onEvent: (e) => process.stderr.write(`${describeWorkerEvent(e)}\n`),
       env: process.env,
     })
+    const stopped = stopSignal()
     if (opts.allowUnsandboxed) process.stderr.write(`worker ${worker.name}: --allow-unsandboxed: a signed job that asks for it runs UNSANDBOXED, as this user\n`)
     process.stderr.write(`worker ${worker.name}: waiting for jobs on ${worker.queue} (Ctrl-C stops it)\n`)
     if (flags.json) process.stdout.write(`${JSON.stringify({ schemaVersion: 1, worker: worker.name, ready: true })}\n`)
-    await new Promise<void>((resolve) => {
-      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, resolve)
-    })
+    await stopped
     await worker.close()
   })
 }
