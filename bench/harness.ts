@@ -89,7 +89,7 @@ export async function interleave(
   return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s.wall), cpu: median(s.cpu) }]))
 }
 
-function median(samples: number[]): number {
+export function median(samples: number[]): number {
   const sorted = [...samples].sort((x, y) => x - y)
   return sorted[Math.floor(sorted.length / 2)]!
 }

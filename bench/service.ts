@@ -7,7 +7,9 @@
  * and a Claude Code hook (`forkpoint claude hook`, a PreToolUse after a change) with the
  * service running against the same hook without it. Then the floor under the service's
  * snapshot: how long `@parcel/watcher` takes to report a write, after a quiet second and
- * right after another write (`service-watcher`).
+ * right after another write (`service-watcher`). Then where a full scan stops paying
+ * (`service-limit`): a served snapshot after a change scanned in full against taken from the
+ * watcher's list, at 5k to 50k files, the services started in turn.
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -18,7 +20,7 @@ import { fileURLToPath } from 'node:url'
 import { answerClaudeHook } from '../src/adapters/claudeCode/answerHook.js'
 import { startService } from '../src/service/httpService.js'
 import { requirePackage } from '../src/util/requirePackage.js'
-import { type Row, compare, measure, report } from './harness.js'
+import { type Row, compare, measure, median, report } from './harness.js'
 import { makeFixture } from './workspaceFixture.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -106,6 +108,54 @@ export async function main(args: string[]): Promise<void> {
   }
   report('service', 'Snapshot with one file changed: through forkpoint serve vs git add -A && git commit (median ms; ratio = service / git)', rows)
   report('service-watcher', "@parcel/watcher: from a file's write to its report (ms)", await watcherDelays(quick ? 3 : 10))
+  report(
+    'service-limit',
+    "A served snapshot after a one-file change: scanned in full against from the watcher's list (median ms; ratio = full / list)",
+    await fullScanAgainstList(quick ? [2_000, 5_000] : [5_000, 10_000, 20_000, 50_000], quick ? 3 : 9),
+  )
+}
+
+/**
+ * At each size, `rounds` rounds of: a service that scans in full, then one that takes the
+ * watcher's list, each snapshotting once to settle and once, measured, after a change.
+ * What `SCAN_IN_FULL_UP_TO` is chosen by (docs/service.md).
+ */
+async function fullScanAgainstList(sizes: number[], rounds: number): Promise<Row[]> {
+  const rows: Row[] = []
+  for (const files of sizes) {
+    const ws = mkdtempSync(join(tmpdir(), 'fp-bench-limit-'))
+    try {
+      makeFixture(ws, { files, totalBytes: files * 1024 })
+      execFileSync(CLI, ['init'], { cwd: ws, stdio: 'ignore' })
+      execFileSync(CLI, ['snapshot', '-m', 'base'], { cwd: ws, stdio: 'ignore' })
+      const ms: Record<'full' | 'list', number[]> = { full: [], list: [] }
+      let n = 0
+      for (let round = 0; round < rounds; round++) {
+        for (const [way, scanInFullUpTo] of [
+          ['full', Number.MAX_SAFE_INTEGER],
+          ['list', 0],
+        ] as const) {
+          const service = await startService({ dir: ws, scanInFullUpTo })
+          try {
+            const socket = service.address.slice('unix:'.length)
+            await postSnapshot(socket)
+            writeFileSync(join(ws, 'd0', 's0', 'f0.txt'), `change ${++n}\n`)
+            const start = performance.now()
+            await postSnapshot(socket)
+            ms[way].push(performance.now() - start)
+          } finally {
+            await service.close()
+          }
+        }
+      }
+      const full = median(ms.full)
+      const list = median(ms.list)
+      rows.push({ files, full_scan_ms: full, watcher_list_ms: list, ratio: full / list, rounds })
+    } finally {
+      rmSync(ws, { recursive: true, force: true })
+    }
+  }
+  return rows
 }
 
 /** How long the watcher takes to report a write: the first after a quiet second, and one right after it. */

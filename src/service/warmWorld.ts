@@ -18,8 +18,8 @@ const COOKIE_DEADLINE_MS = 10_000
 /**
  * A workspace of at most this many files is scanned in full at every snapshot rather than
  * from the watcher's list, whose cookie waits out the watcher's 50 ms batch: a served
- * snapshot after a change is faster so up to about 30,000 files on an idle host, half
- * that leaves room for a busy one (docs/service.md).
+ * snapshot after a change is faster so up to about 40,000 files here (`npm run bench --
+ * service`), and well under that leaves room for a busy host (docs/service.md).
  */
 export const SCAN_IN_FULL_UP_TO = 15_000
 
