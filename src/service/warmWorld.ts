@@ -21,7 +21,7 @@ const COOKIE_DEADLINE_MS = 10_000
  * snapshot after a change is faster so up to about 40,000 files here (`npm run bench --
  * service`), and well under that leaves room for a busy host (docs/service.md).
  */
-export const SCAN_IN_FULL_UP_TO = 15_000
+const SCAN_IN_FULL_UP_TO = 15_000
 
 /**
  * The kernel's inotify queue holds this many events; past it, it drops them. @parcel/watcher
