@@ -169,6 +169,18 @@ export class LocalPacks {
   private frame(pack: LocalPack, n: number): Buffer {
     const cached = this.frames.find((f) => f.pack === pack.digest && f.frame === n)
     if (cached) return cached.bytes
+    const { bytes } = this.readFrame(pack, n)
+    this.frames.unshift({ pack: pack.digest, frame: n, bytes })
+    this.frames.length = Math.min(this.frames.length, CACHED_FRAMES)
+    return bytes
+  }
+
+  /**
+   * Frame `n` of a pack as the file holds it (`compressed`) and decompressed (`bytes`), no
+   * further than its index declares.
+   * @throws {StoreCorruptError} the frame is short, or does not decompress to its declared size
+   */
+  readFrame(pack: LocalPack, n: number): { compressed: Buffer; bytes: Buffer } {
     const { offset, length, size } = pack.index.frames[n]!
     const compressed = Buffer.allocUnsafe(length)
     const fd = openSync(pack.file, 'r')
@@ -178,18 +190,15 @@ export class LocalPacks {
     } finally {
       closeSync(fd)
     }
-    let bytes: Buffer
     try {
       if (read !== length) throw new Error(`${read} of ${length} bytes there`)
       this.dctx ??= new (requirePackage('zstd-napi/binding.js') as typeof import('zstd-napi/binding.js')).DCtx()
-      bytes = Buffer.allocUnsafe(size)
+      const bytes = Buffer.allocUnsafe(size)
       const produced = this.dctx.decompress(bytes, compressed) // fails past `size`: a bomb stops at what the index declares
       if (produced !== size) throw new Error(`it decompresses to ${produced} bytes, not ${size}`)
+      return { compressed, bytes }
     } catch (err) {
       throw new StoreCorruptError(`pack ${pack.file} is damaged at frame ${n}: ${(err as Error).message} (run 'forkpoint verify')`, { path: pack.file }, { cause: err })
     }
-    this.frames.unshift({ pack: pack.digest, frame: n, bytes })
-    this.frames.length = Math.min(this.frames.length, CACHED_FRAMES)
-    return bytes
   }
 }

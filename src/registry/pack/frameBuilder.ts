@@ -66,6 +66,8 @@ export interface FrameQueue {
   lend(objects: BlobRef[]): Promise<Frame | null> | null
   /** Queue a frame's objects (`ahead`: the frame `lend` started); returns the frames now ready, in order. */
   add(objects: BlobRef[], ahead?: Promise<Frame | null> | null): Promise<Frame[]>
+  /** Queue a frame built already (one the store's packs hold); returns the frames now ready, in order. */
+  addBuilt(frame: Frame): Frame[]
   /** Every frame not yet returned, in order. */
   finish(): Promise<Frame[]>
   /** Whether a second thread took part (it was worth starting, and could start). */
@@ -149,6 +151,10 @@ export function openFrameQueue({
       // the helper's replies come in through the event loop
       if (helper) await new Promise((resolve) => setImmediate(resolve))
       if (queue.length > 2 * HELPER_QUEUE) await queue[0]!.ready
+      return take()
+    },
+    addBuilt(frame) {
+      queue.push({ frame, ready: Promise.resolve() })
       return take()
     },
     async finish() {

@@ -3,6 +3,7 @@ import { closeSync, openSync, writeSync } from 'node:fs'
 import type { Digest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { type Frame, openFrameQueue } from './frameBuilder.js'
+import { type KeptFrame, KeptFrames, keptFrameBytes } from './keptFrames.js'
 import type { BlobRef } from '../manifest/Descriptor.js'
 import { type PackIndex, packIndexBytes } from '../../store/PackIndex.js'
 
@@ -22,9 +23,10 @@ export interface WrittenPack {
   index: PackIndex
   /** The index's canonical bytes (what travels as the index blob). */
   indexBytes: Buffer
-  /** The threads that built it, and how many of its frames the second one built. */
+  /** The threads that built it, how many of its frames the second one built, and how many were taken as the store's packs hold them. */
   threads: 1 | 2
   helperFrames: number
+  keptFrames: number
 }
 
 /**
@@ -41,6 +43,19 @@ export interface PackWriter {
   close(): Promise<void>
 }
 
+/** A frame of the pack to come: its objects, the second thread's build of it if lent ahead, or the store's frame that holds them. */
+interface PendingFrame {
+  objects: BlobRef[]
+  ahead: Promise<Frame | null> | null
+  kept?: KeptFrame
+}
+
+/** How a pack is compressed: zstd's `level`, and whether frames the store's packs hold whole are taken as they are (`keep`). */
+export interface PackOptions {
+  level?: number
+  keep?: boolean
+}
+
 /**
  * A pack's objects, read from the store and each verified as it is read, gathered into
  * zstd frames of about FRAME_BYTES (an object larger than that gets a frame of its own),
@@ -48,17 +63,20 @@ export interface PackWriter {
  * reads every tree before any file, so together they fill a frame or a few, not one frame
  * per tree), then the file contents in the order added (an image's walk meets a
  * directory's files together: a checkout, which writes in pack order, then creates one
- * directory's files after another). The same objects in the same order and level always
- * give the same bytes, so an interrupted push, walking the same image again, finds the
- * pack it sent already there.
+ * directory's files after another). With `keep`, file contents that fill a frame of the
+ * store's packs go as that frame, in its order, checked and not compressed again
+ * (KeptFrames). The same objects in the same order, level and store always give the same
+ * bytes, so an interrupted push, walking the same image again, finds the pack it sent
+ * already there.
  */
-export function openPackWriter(store: Store, { level = 3 }: { level?: number } = {}): PackWriter {
+export function openPackWriter(store: Store, { level = 3, keep = false }: PackOptions = {}): PackWriter {
   const building = openFrameQueue({
     level,
     reader: { read: (o) => store.readSizedSync(o.digest, o.size), where: (o) => store.objectPath(o.digest) },
     storeDirs: { objectsDir: store.objectsDir, packsDir: store.packs.dir },
   })
-  const contents: Array<{ objects: BlobRef[]; ahead: Promise<Frame | null> | null }> = []
+  const contents: PendingFrame[] = []
+  const kept = keep ? new KeptFrames(store.packs) : null
   const grouping = new FrameGrouping()
   let aheadBytes = 0
   let waiting = 0 // the first content frame not yet lent ahead
@@ -66,6 +84,7 @@ export function openPackWriter(store: Store, { level = 3 }: { level?: number } =
   const lendWaiting = () => {
     for (; waiting < contents.length; waiting++) {
       const frame = contents[waiting]!
+      if (frame.kept) continue
       const bytes = frame.objects.reduce((n, o) => n + o.size, 0)
       if (aheadBytes + bytes > AHEAD_BYTES) return
       frame.ahead = building.lend(frame.objects)
@@ -73,26 +92,40 @@ export function openPackWriter(store: Store, { level = 3 }: { level?: number } =
       aheadBytes += bytes
     }
   }
+  /** Add a content to the frames built here; answers the frame it closed, if it closed one. */
+  const group = (object: BlobRef): BlobRef[] | null => {
+    building.grow(1, object.size)
+    const closed = grouping.add(object)
+    if (closed) contents.push({ objects: closed, ahead: null })
+    return closed
+  }
+  let keptFrames = 0
   return {
     addContent(object) {
-      building.grow(1, object.size)
-      const closed = grouping.add(object)
-      if (!closed) return undefined
-      contents.push({ objects: closed, ahead: null })
+      const taken = kept?.add(object) ?? null
+      if (taken === 'held') return undefined
+      if (taken !== null) {
+        contents.push({ objects: taken.objects, ahead: null, kept: taken })
+        return undefined
+      }
+      if (!group(object)) return undefined
       if (building.threads === 1) return undefined
       lendWaiting()
       // the helper's replies come in through the event loop, and make room for the next frames
       return new Promise((resolve) => setImmediate(() => resolve(lendWaiting())))
     },
     async finish(file, structured, { onBytes } = {}) {
+      for (const object of kept?.rest() ?? []) group(object)
       const last = grouping.rest()
       if (last) contents.push({ objects: last, ahead: null })
-      const sorted = [...structured].sort((a, b) => (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0))
+      const { taken, rest } = keep ? takeKept(new KeptFrames(store.packs), structured) : { taken: [], rest: structured }
+      const sorted = [...rest].sort((a, b) => (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0))
       building.grow(
         sorted.length,
         sorted.reduce((n, o) => n + o.size, 0),
       )
-      const frames = [...frameGroups(sorted).map((objects) => ({ objects, ahead: null })), ...contents.splice(0)] // the writer keeps no frame once written
+      // the writer keeps no frame once written
+      const frames: PendingFrame[] = [...taken, ...frameGroups(sorted).map((objects) => ({ objects, ahead: null })), ...contents.splice(0)]
       const entries: Array<[Digest, number, number]> = []
       let offset = 0
       for (const { objects } of frames) {
@@ -115,7 +148,11 @@ export function openPackWriter(store: Store, { level = 3 }: { level?: number } =
         }
       }
       try {
-        for (const { objects, ahead } of frames) write(await building.add(objects, ahead))
+        for (const frame of frames) {
+          const taken = frame.kept && keptFrameBytes(store.packs, frame.kept)
+          if (taken) keptFrames++
+          write(taken ? building.addBuilt(taken) : await building.add(frame.objects, frame.ahead))
+        }
         write(await building.finish())
       } finally {
         closeSync(fd)
@@ -123,7 +160,7 @@ export function openPackWriter(store: Store, { level = 3 }: { level?: number } =
       }
       const digest: Digest = `sha256:${hash.digest('hex')}`
       const index: PackIndex = { kind: 'pack-index', schemaVersion: 1, pack: digest, packSize: size, frames: frameSizes, objects: entries }
-      return { digest, size, index, indexBytes: packIndexBytes(index), threads: building.threads, helperFrames: building.helperFrames }
+      return { digest, size, index, indexBytes: packIndexBytes(index), threads: building.threads, helperFrames: building.helperFrames, keptFrames }
     },
     close: () => building.close(),
   }
@@ -134,9 +171,9 @@ export async function writePack(
   store: Store,
   objects: BlobRef[],
   file: string,
-  { level = 3, onBytes, structured = new Set() }: { level?: number; onBytes?: ((n: number) => void) | undefined; structured?: ReadonlySet<Digest> } = {},
+  { onBytes, structured = new Set(), ...options }: PackOptions & { onBytes?: ((n: number) => void) | undefined; structured?: ReadonlySet<Digest> } = {},
 ): Promise<WrittenPack> {
-  const pack = openPackWriter(store, { level })
+  const pack = openPackWriter(store, options)
   try {
     for (const o of objects) {
       if (structured.has(o.digest)) continue
@@ -151,6 +188,18 @@ export async function writePack(
   } finally {
     await pack.close()
   }
+}
+
+/** The frames of the store's packs that hold nothing but some of `objects`, and the objects no such frame holds. */
+function takeKept(kept: KeptFrames, objects: BlobRef[]): { taken: PendingFrame[]; rest: BlobRef[] } {
+  const taken: PendingFrame[] = []
+  const rest: BlobRef[] = []
+  for (const object of objects) {
+    const frame = kept.add(object)
+    if (frame === null) rest.push(object)
+    else if (frame !== 'held') taken.push({ objects: frame.objects, ahead: null, kept: frame })
+  }
+  return { taken, rest: [...rest, ...kept.rest()] }
 }
 
 /** Gathers objects, in order, into frames of about FRAME_BYTES (an object larger than that gets a frame of its own). */

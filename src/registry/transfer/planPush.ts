@@ -10,7 +10,7 @@ import type { Limits } from '../pack/limits.js'
 import { repositoryPacks } from '../pack/repositoryPacks.js'
 import { readSegment } from '../cache/segmentCache.js'
 import type { Transport } from '../transport/Transport.js'
-import { type PackWriter, openPackWriter } from '../pack/writePack.js'
+import { type PackOptions, type PackWriter, openPackWriter } from '../pack/writePack.js'
 
 /** What a push sends and what the image it tags is made of. */
 export interface PushPlan {
@@ -50,8 +50,8 @@ export interface PlanArgs {
   limits: Limits
   repack: boolean
   depth: number | undefined
-  /** zstd level of the new pack. */
-  level: number
+  /** How the new pack is compressed. */
+  compression: PackOptions
 }
 
 /** The plan of a push: continuing the image the tag names when this store pushed it, else from the repository's pack indexes. */
@@ -101,9 +101,9 @@ async function continuePushedImage({ store, transport, from, id, repack, depth }
  * their indexes. When all of it goes into the new pack (no packs there yet, or a repack),
  * the pack is built as the walk goes.
  */
-async function planFromIndexes({ store, transport, tag, id, limits, repack, depth, level }: PlanArgs): Promise<PushPlan> {
+async function planFromIndexes({ store, transport, tag, id, limits, repack, depth, compression }: PlanArgs): Promise<PushPlan> {
   const known = await repositoryPacks({ store, transport, tag, limits })
-  const pack = repack || known.length === 0 ? openPackWriter(store, { level }) : null
+  const pack = repack || known.length === 0 ? openPackWriter(store, compression) : null
   try {
     const { objects, shallow, structured } = await collectImage(store, id, { depth, onContent: pack ? (digest, size) => pack.addContent({ digest, size }) : undefined })
     const plan = choosePacks({ objects, known, repack })

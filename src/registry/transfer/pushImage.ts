@@ -20,7 +20,7 @@ import { loadPrivateKey } from '../signing/signingKeys.js'
 import { type ProgressListener, progressCounter } from '../transport/TransferProgress.js'
 import { settleAll } from '../../util/settleAll.js'
 import type { Transport } from '../transport/Transport.js'
-import { type PackWriter, writePack } from '../pack/writePack.js'
+import { type PackOptions, type PackWriter, writePack } from '../pack/writePack.js'
 
 export interface PushArgs extends ConnectOptions, StoreLocator {
   /** What to push: a snapshot id, short id, head, tag or `HEAD~N`. */
@@ -49,7 +49,11 @@ export interface PushArgs extends ConnectOptions, StoreLocator {
    * a new tag reads, one request each.
    */
   untagged?: boolean
-  /** zstd level of the new pack, 1 to 19. */
+  /**
+   * zstd level of the new pack, 1 to 19, at which all of it is compressed. Without it, a
+   * frame of the store's packs (a cold snapshot's, a pull's) that holds only objects the
+   * pack takes goes as it is, checked and not compressed again, and the rest at level 3.
+   */
   level?: number
   signal?: AbortSignal
   onProgress?: ProgressListener
@@ -85,8 +89,9 @@ export interface PushResult {
  * from it, only what lies beyond that image is walked and sent (planPush).
  * The pack and its index go up first, then the manifest naming the image's packs, then
  * the tagged index, so a tag never names something incomplete. The pack's bytes depend
- * only on the image walked (its objects, in the walk's order), so an interrupted push,
- * walking it again, finds the pack it sent and sends it once.
+ * only on the image walked (its objects, in the walk's order) and the frames the store's
+ * packs hold, so an interrupted push, walking it again, finds the pack it sent and sends
+ * it once.
  */
 export async function pushImage(args: PushArgs): Promise<PushResult> {
   const { store } = await openStore(args)
@@ -96,12 +101,22 @@ export async function pushImage(args: PushArgs): Promise<PushResult> {
   const id = await resolveId(store, args.id)
   const tag = args.untagged ? null : await pushedTag(store, remote, args.id)
   const transport = await openTransport(remote, args)
-  const level = args.level ?? 3
-  const plan = await planPush({ store, transport, tag, from: args.from ?? tag, id, limits: resolveLimits(args.limits), repack: args.repack ?? false, depth: args.depth, level })
+  const compression = { level: args.level ?? 3, keep: args.level === undefined }
+  const plan = await planPush({
+    store,
+    transport,
+    tag,
+    from: args.from ?? tag,
+    id,
+    limits: resolveLimits(args.limits),
+    repack: args.repack ?? false,
+    depth: args.depth,
+    compression,
+  })
   const sent = { objects: 0, bytes: 0 }
   // the empty config goes up beside the pack (a small push is mostly round trips), unless the image continued names it already
   const [fresh, configBytes] = await settleAll<[PackPair | null, number]>([
-    plan.send.length > 0 ? sendPack(store, transport, { objects: plan.send, structured: plan.structured, started: plan.pack, level }, args, sent) : Promise.resolve(null),
+    plan.send.length > 0 ? sendPack(store, transport, { objects: plan.send, structured: plan.structured, started: plan.pack, compression }, args, sent) : Promise.resolve(null),
     plan.heldConfig === EMPTY_CONFIG.descriptor.digest ? Promise.resolve(0) : putBytesBlob(store, transport, EMPTY_CONFIG),
   ]).finally(() => plan.pack?.close())
   sent.bytes += configBytes
@@ -146,7 +161,7 @@ function checkUntagged(remote: Remote, { untagged = false, signingKey }: Pick<Pu
 async function sendPack(
   store: Store,
   transport: Transport,
-  { objects, structured, started, level }: { objects: BlobRef[]; structured: ReadonlySet<Digest>; started: PackWriter | null; level: number },
+  { objects, structured, started, compression }: { objects: BlobRef[]; structured: ReadonlySet<Digest>; started: PackWriter | null; compression: PackOptions },
   args: PushArgs,
   sent: { objects: number; bytes: number },
 ): Promise<PackPair> {
@@ -165,7 +180,7 @@ async function sendPack(
           objects.filter((o) => structured.has(o.digest)),
           { onBytes },
         )
-      : await writePack(store, objects, file, { level, structured, onBytes })
+      : await writePack(store, objects, file, { ...compression, structured, onBytes })
     packing.finish()
     const ref = { digest: pack.digest, size: pack.size }
     const index = { digest: sha256(pack.indexBytes), size: pack.indexBytes.length }
