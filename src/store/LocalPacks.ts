@@ -169,20 +169,34 @@ export class LocalPacks {
   private frame(pack: LocalPack, n: number): Buffer {
     const cached = this.frames.find((f) => f.pack === pack.digest && f.frame === n)
     if (cached) return cached.bytes
-    const { bytes } = this.readFrame(pack, n)
+    const compressed = this.readCompressed(pack, n)
+    const { size } = pack.index.frames[n]!
+    let bytes: Buffer
+    try {
+      this.dctx ??= new (requirePackage('zstd-napi/binding.js') as typeof import('zstd-napi/binding.js')).DCtx()
+      bytes = Buffer.allocUnsafe(size)
+      const produced = this.dctx.decompress(bytes, compressed) // fails past `size`: a bomb stops at what the index declares
+      if (produced !== size) throw new Error(`it decompresses to ${produced} bytes, not ${size}`)
+    } catch (err) {
+      throw damaged(pack, n, err)
+    }
     this.frames.unshift({ pack: pack.digest, frame: n, bytes })
     this.frames.length = Math.min(this.frames.length, CACHED_FRAMES)
     return bytes
   }
 
   /**
-   * Frame `n` of a pack as the file holds it (`compressed`) and decompressed (`bytes`), no
-   * further than its index declares.
-   * @throws {StoreCorruptError} the frame is short, or does not decompress to its declared size
+   * Frame `n` of a pack as the file holds it, compressed.
+   * @throws {StoreCorruptError} the file ends before the frame does, or its index declares more than a buffer holds
    */
-  readFrame(pack: LocalPack, n: number): { compressed: Buffer; bytes: Buffer } {
-    const { offset, length, size } = pack.index.frames[n]!
-    const compressed = Buffer.allocUnsafe(length)
+  readCompressed(pack: LocalPack, n: number): Buffer {
+    const { offset, length } = pack.index.frames[n]!
+    let compressed: Buffer
+    try {
+      compressed = Buffer.allocUnsafe(length)
+    } catch (err) {
+      throw damaged(pack, n, err)
+    }
     const fd = openSync(pack.file, 'r')
     let read: number
     try {
@@ -190,15 +204,11 @@ export class LocalPacks {
     } finally {
       closeSync(fd)
     }
-    try {
-      if (read !== length) throw new Error(`${read} of ${length} bytes there`)
-      this.dctx ??= new (requirePackage('zstd-napi/binding.js') as typeof import('zstd-napi/binding.js')).DCtx()
-      const bytes = Buffer.allocUnsafe(size)
-      const produced = this.dctx.decompress(bytes, compressed) // fails past `size`: a bomb stops at what the index declares
-      if (produced !== size) throw new Error(`it decompresses to ${produced} bytes, not ${size}`)
-      return { compressed, bytes }
-    } catch (err) {
-      throw new StoreCorruptError(`pack ${pack.file} is damaged at frame ${n}: ${(err as Error).message} (run 'forkpoint verify')`, { path: pack.file }, { cause: err })
-    }
+    if (read !== length) throw damaged(pack, n, new Error(`${read} of ${length} bytes there`))
+    return compressed
   }
+}
+
+function damaged(pack: LocalPack, n: number, err: unknown): StoreCorruptError {
+  return new StoreCorruptError(`pack ${pack.file} is damaged at frame ${n}: ${(err as Error).message} (run 'forkpoint verify')`, { path: pack.file }, { cause: err })
 }

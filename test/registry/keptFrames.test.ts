@@ -24,17 +24,18 @@ function framesOf(store: Store, structured: ReadonlySet<string>, which: 'content
     pack.index.frames
       .map((_, n) => n)
       .filter((n) => pack.index.objects.every((o) => o.frame !== n || structured.has(o.digest) === (which === 'trees')))
-      .map((n) => store.packs.readFrame(pack, n).compressed),
+      .map((n) => store.packs.readCompressed(pack, n)),
   )
 }
 
-const FILES = 9000
-const path = (i: number) => `d${i % 1000}/f${i}.bin`
+const FILES = 4000
+/** Long names: the trees take more bytes than their files (each entry about 330). */
+const path = (i: number) => `d${i % 500}/${'n'.repeat(200)}${i}.bin`
 
 /**
- * A cold snapshot of more files than a snapshot writes one by one: its own pack of 3.6 MB
- * of contents (three frames and part of a fourth) and then 1.3 MB of trees (1,000
- * directories: the rest of that frame, a frame of their own and part of another).
+ * A cold snapshot of more files than a snapshot writes one by one: its own pack of 1.6 MB
+ * of contents (a frame and part of another) and then 1.3 MB of trees (500 directories:
+ * the rest of that frame, a frame of their own and part of another).
  */
 async function coldImage(seed: number) {
   const files = Object.fromEntries(Object.values(randomFiles(FILES, 400, seed)).map((bytes, i) => [path(i), bytes]))
@@ -51,7 +52,7 @@ describe("a push takes the frames of a cold snapshot's pack as they are", () => 
     const trees = framesOf(store, structured, 'trees')
     expect(trees.length).toBeGreaterThanOrEqual(1)
     const kept = [...framesOf(store, structured, 'contents'), ...trees]
-    expect(kept.length).toBeGreaterThanOrEqual(4)
+    expect(kept.length).toBeGreaterThanOrEqual(2)
     const { remote, blob } = fileRemote()
     await pushImage({ store, id, remote, credentials })
     const [pack] = await remotePacks(remote)

@@ -67,7 +67,7 @@ export interface FrameQueue {
   /** Queue a frame's objects (`ahead`: the frame `lend` started); returns the frames now ready, in order. */
   add(objects: BlobRef[], ahead?: Promise<Frame | null> | null): Promise<Frame[]>
   /** Queue a frame built already (one the store's packs hold); returns the frames now ready, in order. */
-  addBuilt(frame: Frame): Frame[]
+  addBuilt(frame: Frame): Promise<Frame[]>
   /** Every frame not yet returned, in order. */
   finish(): Promise<Frame[]>
   /** Whether a second thread took part (it was worth starting, and could start). */
@@ -110,6 +110,12 @@ export function openFrameQueue({
     while (queue[0]?.frame) out.push(queue.shift()!.frame!)
     return out
   }
+  /** The frames ready, once the helper's replies came in (through the event loop) and at most twice its queue waits. */
+  const settle = async (): Promise<Frame[]> => {
+    if (helper) await new Promise((resolve) => setImmediate(resolve))
+    if (queue.length > 2 * HELPER_QUEUE) await queue[0]!.ready
+    return take()
+  }
   const lend = (frameObjects: BlobRef[]): Promise<Frame | null> | null => {
     if (!helper?.alive() || lent >= HELPER_QUEUE) return null
     lent++
@@ -148,14 +154,11 @@ export function openFrameQueue({
       } else {
         queue.push({ frame: buildHere(frameObjects), ready: Promise.resolve() })
       }
-      // the helper's replies come in through the event loop
-      if (helper) await new Promise((resolve) => setImmediate(resolve))
-      if (queue.length > 2 * HELPER_QUEUE) await queue[0]!.ready
-      return take()
+      return settle()
     },
     addBuilt(frame) {
       queue.push({ frame, ready: Promise.resolve() })
-      return take()
+      return settle()
     },
     async finish() {
       await Promise.all(queue.map((item) => item.ready))

@@ -65,26 +65,64 @@ export class KeptFrames {
   }
 }
 
+/** The first four bytes of a zstd frame (a skippable frame has others). */
+const ZSTD_MAGIC = 0xfd2fb528
+
 /**
- * A kept frame's compressed bytes, checked as a frame built anew would be: one zstd frame
- * and nothing after it (no skippable frame carrying other bytes along), decompressing to
- * exactly its objects, one after another, each matching its digest. Null when any of that
- * fails: the frame is then built from its objects, where what is wrong is reported.
+ * A kept frame's compressed bytes, checked as strictly as a frame built anew: by the
+ * index first, its objects one after another from the frame's start and filling it, in no
+ * more compressed bytes than zstd can need for them; then one zstd frame as a pack writer
+ * makes it (no dictionary, its content size and checksum declared) and nothing after it
+ * (a skippable frame would carry other bytes along), which decodes as a pull decodes it
+ * (streaming, within the same window limit) to exactly its objects, each matching its
+ * digest. Null when any of that fails: the frame is then built from its objects, where
+ * what is wrong is reported.
  */
 export function keptFrameBytes(packs: LocalPacks, { pack, frame, objects }: KeptFrame): Frame | null {
-  let read: { compressed: Buffer; bytes: Buffer }
+  const { start, size, length } = pack.index.frames[frame]!
+  let end = start
+  for (const object of objects) {
+    if (object.offset !== end) return null
+    end += object.size
+  }
+  const zstd = requirePackage('zstd-napi/binding.js') as typeof import('zstd-napi/binding.js')
+  if (end - start !== size || size === 0 || length > zstd.compressBound(size)) return null
+  let compressed: Buffer
   try {
-    read = packs.readFrame(pack, frame)
-    const { findFrameCompressedSize } = requirePackage('zstd-napi/binding.js') as typeof import('zstd-napi/binding.js')
-    if (findFrameCompressedSize(read.compressed) !== read.compressed.length) return null
+    compressed = packs.readCompressed(pack, frame)
   } catch {
     return null
   }
-  const start = pack.index.frames[frame]!.start
-  let at = 0
+  const bytes = decodedAsPulled(zstd, compressed, size)
+  if (bytes === null) return null
   for (const object of objects) {
-    if (object.offset - start !== at || sha256(read.bytes.subarray(at, at + object.size)) !== object.digest) return null
-    at += object.size
+    const at = object.offset - start
+    if (sha256(bytes.subarray(at, at + object.size)) !== object.digest) return null
   }
-  return at === read.bytes.length ? { bytes: read.compressed, rawSize: at } : null
+  return { bytes: compressed, rawSize: size }
+}
+
+/** `compressed` decoded by a streaming context, as `decompressFrames` decodes a pull's frames, when it is one such frame of exactly `size` bytes; else null. */
+function decodedAsPulled(zstd: typeof import('zstd-napi/binding.js'), compressed: Buffer, size: number): Buffer | null {
+  try {
+    if (compressed.length < 5 || compressed.readUInt32LE(0) !== ZSTD_MAGIC) return null
+    const descriptor = compressed[4]!
+    const checksum = (descriptor & 0x04) !== 0
+    const dictionary = (descriptor & 0x03) !== 0
+    if (!checksum || dictionary) return null
+    if (zstd.getFrameContentSize(compressed) !== size || zstd.findFrameCompressedSize(compressed) !== compressed.length) return null
+    const dctx = new zstd.DCtx()
+    const out = Buffer.allocUnsafe(size)
+    let produced = 0
+    let src = compressed
+    for (;;) {
+      const [ret, n, consumed] = dctx.decompressStream(out.subarray(produced), src)
+      produced += n
+      src = src.subarray(consumed)
+      if (ret === 0) return produced === size && src.length === 0 ? out : null
+      if (n === 0 && consumed === 0) return null // the output is full, or the input ends inside the frame
+    }
+  } catch {
+    return null // zstd refused it (a window past the limit, a damaged block, a checksum that does not match)
+  }
 }

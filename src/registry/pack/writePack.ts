@@ -151,7 +151,7 @@ export function openPackWriter(store: Store, { level = 3, keep = false }: PackOp
         for (const frame of frames) {
           const taken = frame.kept && keptFrameBytes(store.packs, frame.kept)
           if (taken) keptFrames++
-          write(taken ? building.addBuilt(taken) : await building.add(frame.objects, frame.ahead))
+          write(await (taken ? building.addBuilt(taken) : building.add(frame.objects, frame.ahead)))
         }
         write(await building.finish())
       } finally {
