@@ -33,7 +33,7 @@ function skippable(payload: Buffer): Buffer {
 
 /** `raw` as a zstd frame of raw blocks of 128 KiB after `lead` (bytes of blocks), its header declaring a window of 2^(10 + `windowExponent`) bytes and neither its size nor a checksum. */
 function rawBlocksFrame(raw: Buffer, windowExponent: number, lead = Buffer.alloc(0)): Buffer {
-  const parts = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, windowExponent << 3]), lead]
+  const parts: Buffer[] = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, windowExponent << 3]), lead]
   for (let at = 0; at < raw.length; at += 131072) {
     const block = raw.subarray(at, at + 131072)
     const header = (at + 131072 >= raw.length ? 1 : 0) | (block.length << 3)
@@ -106,13 +106,13 @@ describe.each(users)('a push from a store whose pack was edited (as %s)', (user)
   })
 
   it('does not carry a frame padded with 3 million empty blocks (9 MB for 1 MB): sent bytes stay bounded by the image', async () => {
-    let padded = Buffer.alloc(0)
+    let padded: Buffer = Buffer.alloc(0)
     const workspace = await editedWorkspace(frame0((frame) => (padded = rawBlocksFrame(Buffer.from(decompress(frame)), 10, Buffer.alloc(3 * 3_000_000)))))
     await pushedWithout(workspace, padded.subarray(0, 4096))
   })
 
   it('does not carry a frame declaring a 2 GiB window, which a pull reading it by range would refuse', async () => {
-    let wide = Buffer.alloc(0)
+    let wide: Buffer = Buffer.alloc(0)
     const workspace = await editedWorkspace(frame0((frame) => (wide = rawBlocksFrame(Buffer.from(decompress(frame)), 21))))
     await pushedWithout(workspace, wide.subarray(0, 4096))
   })
