@@ -63,11 +63,11 @@ export interface PackOptions {
  * reads every tree before any file, so together they fill a frame or a few, not one frame
  * per tree), then the file contents in the order added (an image's walk meets a
  * directory's files together: a checkout, which writes in pack order, then creates one
- * directory's files after another). With `keep`, file contents that fill a frame of the
- * store's packs go as that frame, in its order, checked and not compressed again
- * (KeptFrames). The same objects in the same order, level and store always give the same
- * bytes, so an interrupted push, walking the same image again, finds the pack it sent
- * already there.
+ * directory's files after another). With `keep`, file contents, or structured objects,
+ * that fill a frame of the store's packs go as that frame, in its order, checked and not
+ * compressed again (KeptFrames). The same objects in the same order, level and store
+ * always give the same bytes, so an interrupted push, walking the same image again, finds
+ * the pack it sent already there.
  */
 export function openPackWriter(store: Store, { level = 3, keep = false }: PackOptions = {}): PackWriter {
   const building = openFrameQueue({
