@@ -118,7 +118,8 @@ export function openPackWriter(store: Store, { level = 3, keep = false }: PackOp
       for (const object of kept?.rest() ?? []) group(object)
       const last = grouping.rest()
       if (last) contents.push({ objects: last, ahead: null })
-      const { taken, rest } = keep ? takeKept(new KeptFrames(store.packs), structured) : { taken: [], rest: structured }
+      // the contents held were given back (rest): a frame holding both kinds cannot complete now either
+      const { taken, rest } = kept ? takeKept(kept, structured) : { taken: [], rest: structured }
       const sorted = [...rest].sort((a, b) => (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0))
       building.grow(
         sorted.length,
