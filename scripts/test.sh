@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the vitest suite tier by tier (vitest.config.ts): `unit` first, then `integration` (the integration
-# and node-lstat projects). Ends with each tier's time and the plain 'N passed, N failed' line.
+# and node-lstat projects). Ends with each tier's time, how busy the machine's CPUs were meanwhile (the suite
+# is bound by them on a small host: the time a tier takes there is its CPU seconds over the cores), and the
+# plain 'N passed, N failed' line.
 # Usage: scripts/test.sh [unit|integration]... (no argument: both)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +13,11 @@ declare -A PROJECTS=([unit]='--project unit' [integration]='--project integratio
 tiers=("$@")
 [ ${#tiers[@]} -gt 0 ] || tiers=(unit integration)
 
+# CPU seconds the whole machine has spent busy so far (/proc/stat: all but idle and iowait)
+busy_seconds() {
+  awk -v hz="$(getconf CLK_TCK)" '/^cpu / { print ($2 + $3 + $4 + $7 + $8 + $9) / hz; exit }' /proc/stat
+}
+
 status=0
 timings=()
 for tier in "${tiers[@]}"; do
@@ -19,9 +26,12 @@ for tier in "${tiers[@]}"; do
     exit 2
   fi
   start=$SECONDS
+  busy=$(busy_seconds)
   # shellcheck disable=SC2086 # the project options are words
   npx vitest run ${PROJECTS[$tier]} --reporter=default --reporter=json --outputFile.json=".test-results/$tier.json" || status=1
-  timings+=("$tier: $((SECONDS - start)) s")
+  took=$((SECONDS - start))
+  cpu=$(awk -v a="$busy" -v b="$(busy_seconds)" -v s="$took" -v n="$(nproc)" 'BEGIN { printf "%d CPU-s: %d%% of %d cores", b - a, s ? 100 * (b - a) / (s * n) : 0, n }')
+  timings+=("$tier: $took s ($cpu)")
 done
 
 node -e '
