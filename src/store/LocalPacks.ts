@@ -1,7 +1,9 @@
-import { closeSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { DCtx } from 'zstd-napi/binding.js'
 import { StoreCorruptError } from '../errors/index.js'
+import { errnoCode } from '../util/fsx.js'
+import { readCappedFile } from '../util/readCappedFile.js'
 import { requirePackage } from '../util/requirePackage.js'
 import { type Digest, digestHex } from '../objects/digest.js'
 import { NO_FRAME_LIMIT, type PackedObject, type ReadIndex, parsePackIndex } from './PackIndex.js'
@@ -26,6 +28,15 @@ export interface PackedAt {
  * together in its first frames, decompresses each of those once.
  */
 const CACHED_FRAMES = 16
+
+/** A pack index over this is refused: past what one JSON string can hold (V8's 512 MiB), some 3 million objects. */
+const MAX_INDEX_BYTES = 256 * 1024 * 1024
+
+/**
+ * How pack and index files are opened: a cloned repository's `.forkpoint/` is data from elsewhere, so never through a
+ * symlink (a link out of the store), never waiting on a FIFO (a push would hang), and only a regular file is read.
+ */
+const UNTRUSTED_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 /**
  * The packs in `objects/packs/`, a pull's kept whole or a cold snapshot's own
@@ -157,7 +168,7 @@ export class LocalPacks {
       const file = LocalPacks.packFile(this.dir, digest)
       if (!names.includes(`${name.slice(0, 64)}.pack`)) continue
       const indexFile = join(this.dir, name)
-      const index = this.indexes.get(digest) ?? parsePackIndex(readFileSync(indexFile), `pack index ${indexFile}`, NO_FRAME_LIMIT)
+      const index = this.indexes.get(digest) ?? parsePackIndex(readIndexFile(indexFile), `pack index ${indexFile}`, NO_FRAME_LIMIT)
       this.indexes.set(digest, index)
       if (index.pack !== digest) throw new StoreCorruptError(`pack index ${indexFile} describes pack ${index.pack}, not the one it is named for`, { path: indexFile })
       const pack: LocalPack = { digest, file, indexFile, index }
@@ -187,26 +198,48 @@ export class LocalPacks {
 
   /**
    * Frame `n` of a pack as the file holds it, compressed.
-   * @throws {StoreCorruptError} the file ends before the frame does, or its index declares more than a buffer holds
+   * @throws {StoreCorruptError} the file ends before the frame does, its index declares more than a buffer holds, or
+   *   the pack is not a regular file of the store (a symlink, a FIFO, a directory) or cannot be read
    */
   readCompressed(pack: LocalPack, n: number): Buffer {
     const { offset, length } = pack.index.frames[n]!
     let compressed: Buffer
-    try {
-      compressed = Buffer.allocUnsafe(length)
-    } catch (err) {
-      throw damaged(pack, n, err)
-    }
-    const fd = openSync(pack.file, 'r')
     let read: number
     try {
-      read = readSync(fd, compressed, 0, length, offset)
-    } finally {
-      closeSync(fd)
+      compressed = Buffer.allocUnsafe(length)
+      read = readRegularFileAt(pack.file, compressed, offset)
+    } catch (err) {
+      throw damaged(pack, n, err)
     }
     if (read !== length) throw damaged(pack, n, new Error(`${read} of ${length} bytes there`))
     return compressed
   }
+}
+
+/** Bytes of a regular file at `offset`, into `into`: how many there were. */
+function readRegularFileAt(path: string, into: Buffer, offset: number): number {
+  let fd: number
+  try {
+    fd = openSync(path, UNTRUSTED_READ)
+  } catch (err) {
+    throw errnoCode(err) === 'ELOOP' ? new Error('it is a symlink, which is not followed') : err
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error('it is not a regular file')
+    return readSync(fd, into, 0, into.length, offset)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** A pack index's bytes, read as `readRegularFileAt` reads a pack. */
+function readIndexFile(path: string): Buffer {
+  const refuse = (why: string) => () => new StoreCorruptError(`pack index ${path} ${why} (run 'forkpoint verify')`, { path })
+  return readCappedFile(path, MAX_INDEX_BYTES, {
+    missing: refuse('cannot be opened as a file'),
+    notRegular: refuse('is not a regular file (a symlink, a FIFO or a device): refusing to read it'),
+    tooLarge: (size) => refuse(`is ${size} bytes, over the ${MAX_INDEX_BYTES} a pack index may be`)(),
+  })
 }
 
 function damaged(pack: LocalPack, n: number, err: unknown): StoreCorruptError {

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { compress, decompress } from 'zstd-napi'
@@ -7,7 +8,8 @@ import { sha256 } from '../../src/objects/digest.js'
 import { type PackIndex, packIndexBytes } from '../../src/store/PackIndex.js'
 import { LocalPacks } from '../../src/store/LocalPacks.js'
 import { PACK_MIN_OBJECTS } from '../../src/world/scan/scanWorkspace.js'
-import { fpAs, giveToNobody } from '../helpers/privilegedModes.js'
+import { runCli } from '../helpers/cli.js'
+import { fpAs, fpAsNobody, giveToNobody } from '../helpers/privilegedModes.js'
 import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 import { randomFiles } from '../registry/fixtures.js'
@@ -143,5 +145,62 @@ describe.each(users)('a push from a store whose pack was edited (as %s)', (user)
     const pushed = await push(workspace)
     expect(pushed.code, pushed.stderr).toBe(5)
     expect(pushed.stderr).toMatch(/is damaged at frame/)
+  })
+})
+
+/** A workspace snapshotted cold whose pack file or index file (`which`) is then replaced by `replace(file, itsBytes)`. */
+async function replacedWorkspace(which: 'pack' | 'index', replace: (file: string, bytes: Buffer) => void): Promise<{ dir: string; layout: string }> {
+  const { dir, store } = await storeWorkspace(randomFiles(PACK_MIN_OBJECTS + 400, 3000, 11))
+  await snapshotWorkspace({ dir })
+  const [name] = readdirSync(store.packs.dir).filter((n) => n.endsWith('.idx'))
+  const indexFile = join(store.packs.dir, name!)
+  const file = which === 'index' ? indexFile : LocalPacks.packFile(store.packs.dir, (JSON.parse(readFileSync(indexFile, 'utf8')) as PackIndex).pack)
+  const bytes = readFileSync(file)
+  rmSync(file)
+  replace(file, bytes)
+  return { dir, layout: tempDir('layout') }
+}
+
+/** A copy of `bytes` outside the store, readable by `nobody` too, and a symlink to it at `file`. */
+const linkedOut = (file: string, bytes: Buffer) => {
+  const outside = tempDir('outside')
+  writeFileSync(join(outside, 'copy'), bytes)
+  giveToNobody(outside)
+  symlinkSync(join(outside, 'copy'), file)
+}
+
+describe.each(users)('a push from a store whose pack or index file is not a regular file of it (as %s)', (user) => {
+  // a separate process for root too: a push opening a FIFO would block the process it runs in
+  const push = ({ dir, layout }: { dir: string; layout: string }) => {
+    const args = ['push', 'HEAD', `file://${layout}:v1`]
+    if (user === 'root') return runCli(args, { cwd: dir })
+    giveToNobody(dir)
+    giveToNobody(layout)
+    return fpAsNobody(dir, ...args)
+  }
+  /** The push exits 5 naming why, and tags nothing. */
+  const refused = async (workspace: { dir: string; layout: string }, why: RegExp) => {
+    const pushed = await push(workspace)
+    expect(pushed.code, pushed.stderr).toBe(5)
+    expect(pushed.stderr).toMatch(why)
+    const tags = join(workspace.layout, 'index.json')
+    expect(existsSync(tags) ? readFileSync(tags, 'utf8') : '').not.toMatch(/"v1"/)
+  }
+
+  it('refuses a pack that is a FIFO (exit 5) instead of waiting for a writer', async () => {
+    await refused(await replacedWorkspace('pack', (file) => execFileSync('mkfifo', [file])), /not a regular file/)
+  })
+
+  it('refuses a pack that is a symlink, even to a copy of the pack itself (exit 5): nothing is read out of the store', async () => {
+    await refused(await replacedWorkspace('pack', linkedOut), /symlink/)
+  })
+
+  it('refuses a pack that is a directory (exit 5, not 6)', async () => {
+    await refused(await replacedWorkspace('pack', (file) => mkdirSync(file)), /not a regular file/)
+  })
+
+  it('refuses an index that is a FIFO, or a symlink to a copy of itself (exit 5)', async () => {
+    await refused(await replacedWorkspace('index', (file) => execFileSync('mkfifo', [file])), /not a regular file/)
+    await refused(await replacedWorkspace('index', linkedOut), /not a regular file/)
   })
 })
