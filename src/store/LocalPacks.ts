@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { DCtx } from 'zstd-napi/binding.js'
 import { StoreCorruptError } from '../errors/index.js'
@@ -6,6 +6,7 @@ import { errnoCode } from '../util/fsx.js'
 import { readCappedFile } from '../util/readCappedFile.js'
 import { requirePackage } from '../util/requirePackage.js'
 import { type Digest, digestHex } from '../objects/digest.js'
+import { UNTRUSTED_READ } from './readObjectBytes.js'
 import { NO_FRAME_LIMIT, type PackedObject, type ReadIndex, parsePackIndex } from './PackIndex.js'
 
 /** A pack the store keeps: its file, its index file, and the index. */
@@ -31,12 +32,6 @@ const CACHED_FRAMES = 16
 
 /** A pack index over this is refused: past what one JSON string can hold (V8's 512 MiB), some 3 million objects. */
 const MAX_INDEX_BYTES = 256 * 1024 * 1024
-
-/**
- * How pack and index files are opened: a cloned repository's `.forkpoint/` is data from elsewhere, so never through a
- * symlink (a link out of the store), never waiting on a FIFO (a push would hang), and only a regular file is read.
- */
-const UNTRUSTED_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 /**
  * The packs in `objects/packs/`, a pull's kept whole or a cold snapshot's own

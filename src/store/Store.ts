@@ -3,7 +3,8 @@ import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { parseStrictJson } from '../util/strictJson.js'
-import { errnoCode, inParentDir, readOrNull, readOrNullSync, readSizedOrNullSync } from '../util/fsx.js'
+import { errnoCode, inParentDir, readOrNull } from '../util/fsx.js'
+import { readObjectBytes, readObjectBytesSync } from './readObjectBytes.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
 import '../util/disposeSymbols.js'
@@ -137,9 +138,9 @@ export class Store implements AsyncDisposable {
     return statSync(this.objectPath(digest), { throwIfNoEntry: false })?.size ?? this.packs.locate(digest)?.object.size ?? null
   }
 
-  /** An object's bytes, unchecked (the caller checks them), read knowing its size: `readSizedOrNullSync`; null when the store lacks it. */
+  /** An object's bytes, unchecked (the caller checks them), read knowing its size: `readObjectBytesSync`; null when the store lacks it. */
   readSizedSync(digest: Digest, size: number): Buffer | null {
-    return this.bytesOf(digest, (path) => readSizedOrNullSync(path, size))
+    return this.bytesOf(digest, (path) => readObjectBytesSync(path, size))
   }
 
   /**
@@ -203,13 +204,20 @@ export class Store implements AsyncDisposable {
   async readBlob(digest: Digest): Promise<Buffer> {
     assertDigest(digest)
     const packed = this.packs.locate(digest, 'read-already') // as `bytesOf`, the file read asynchronously: a blob may be large
-    return verified(digest, packed ? this.packs.readAt(packed) : ((await readOrNull(this.objectPath(digest))) ?? this.packs.read(digest)))
+    return verified(digest, packed ? this.packs.readAt(packed) : ((await readObjectBytes(this.objectPath(digest))) ?? this.packs.read(digest)))
   }
 
   /** Read and parse a structured object (small: read synchronously); `kind` checks what the caller expects. */
   async readObject<T extends StructuredObject = StructuredObject>(digest: Digest, kind?: T['kind']): Promise<T> {
     assertDigest(digest)
-    return parseStructured<T>(verified(digest, this.bytesOf(digest, readOrNullSync)), digest, kind)
+    return parseStructured<T>(
+      verified(
+        digest,
+        this.bytesOf(digest, (path) => readObjectBytesSync(path)),
+      ),
+      digest,
+      kind,
+    )
   }
 
   /** An object's bytes, unchecked (`LocalPacks.bytesOf`); null when the store lacks it. */

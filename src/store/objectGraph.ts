@@ -4,6 +4,7 @@ import { type Digest, isDigest, sha256 } from '../objects/digest.js'
 import { objectEdges } from '../objects/kinds.js'
 import { snapshotParents } from '../objects/Snapshot.js'
 import { fileBlobs } from '../objects/Tree.js'
+import { UNTRUSTED_READ, notRegular } from './readObjectBytes.js'
 import { readShallow } from './shallow.js'
 import type { Store } from './Store.js'
 import { parseStructured } from './Store.js'
@@ -27,14 +28,16 @@ export interface ObjectFile {
 export function readObjectFile(path: string, digest: Digest, { hash }: { hash: boolean }): ObjectFile | null {
   let fd: number
   try {
-    fd = openSync(path, 'r')
+    fd = openSync(path, UNTRUSTED_READ)
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return null
-    throw err
+    throw errnoCode(err) === 'ELOOP' ? notRegular(path) : err
   }
   // synchronously: a walk reads thousands of small trees, and each of the five calls through the thread pool cost more than the call
   try {
-    const { size } = fstatSync(fd)
+    const stat = fstatSync(fd)
+    if (!stat.isFile()) throw notRegular(path)
+    const { size } = stat
     if (!isStructured(readIntoSync(fd, Buffer.alloc(2)))) return { size, object: null, intact: true }
     return objectFromBytes(readIntoSync(fd, Buffer.allocUnsafe(size)), digest, { hash })
   } finally {

@@ -1,7 +1,8 @@
 import { openStore, type StoreLocator } from './findStore.js'
-import { type Digest, hashFile, sha256 } from '../objects/digest.js'
+import { type Digest, sha256 } from '../objects/digest.js'
 import { gcRoots } from './gcRoots.js'
 import { listObjects, walkGraph } from './objectGraph.js'
+import { hashObjectFile } from './readObjectBytes.js'
 
 export type VerifyProblem = { type: 'corrupt'; digest: Digest; actual: Digest | 'damaged' } | { type: 'missing'; digest: Digest; referencedBy: Digest | 'root' }
 
@@ -19,7 +20,7 @@ export async function verify(locator: StoreLocator = {}): Promise<VerifyResult> 
   for (let i = 0; i < objects.length; i += 32) {
     await Promise.all(
       objects.slice(i, i + 32).map(async (digest) => {
-        const actual = await hashFile(store.objectPath(digest))
+        const actual = await hashObjectFile(store.objectPath(digest))
         if (actual !== digest) problems.push({ type: 'corrupt', digest, actual })
       }),
     )

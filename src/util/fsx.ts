@@ -37,28 +37,6 @@ export function readOrNullSync(path: string): Buffer | null {
   }
 }
 
-/**
- * The first `expected` bytes of a file, or fewer when it is shorter, or null when it does
- * not exist: `readOrNullSync` for a file whose size is known, without the stat and the
- * read at the end that finding the size costs (a third of reading many small files). The
- * caller checks the bytes against their digest, so a file longer than it should be gives
- * its right bytes or fails that check.
- */
-export function readSizedOrNullSync(path: string, expected: number): Buffer | null {
-  let fd: number
-  try {
-    fd = openSync(path, 'r')
-  } catch (err) {
-    if (['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '')) return null
-    throw err
-  }
-  try {
-    return readIntoSync(fd, Buffer.allocUnsafe(expected))
-  } finally {
-    closeSync(fd)
-  }
-}
-
 /** Fill `buffer` from the start of an open file, as far as the file goes: the part read. */
 export function readIntoSync(fd: number, buffer: Buffer): Buffer {
   let have = 0

@@ -2,7 +2,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { LocalPacks } from '../../store/LocalPacks.js'
 import { objectPathIn } from '../../store/objectPath.js'
-import { readSizedOrNullSync } from '../../util/fsx.js'
+import { readObjectBytesSync } from '../../store/readObjectBytes.js'
 import type { BlobRef } from '../manifest/Descriptor.js'
 import { frameCompressor } from '../../store/frameCompressor.js'
 import { type FrameReader, buildFrame } from './frameBuilder.js'
@@ -12,7 +12,7 @@ const compressor = frameCompressor(level)
 // a store whose objects a cold snapshot or a clone packed has no file for most of them
 const packs = new LocalPacks(packsDir)
 const files: FrameReader = {
-  read: (o) => packs.bytesOf(o.digest, objectPathIn(objectsDir, o.digest), (path) => readSizedOrNullSync(path, o.size)),
+  read: (o) => packs.bytesOf(o.digest, objectPathIn(objectsDir, o.digest), (path) => readObjectBytesSync(path, o.size)),
   where: (o) => objectPathIn(objectsDir, o.digest),
 }
 parentPort!.on('message', ({ id, objects }: { id: number; objects: BlobRef[] }) => {
