@@ -1,12 +1,11 @@
-import { closeSync, fstatSync, openSync, readSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { closeSync, fstatSync, readSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { DCtx } from 'zstd-napi/binding.js'
 import { StoreCorruptError } from '../errors/index.js'
-import { errnoCode } from '../util/fsx.js'
 import { readCappedFile } from '../util/readCappedFile.js'
 import { requirePackage } from '../util/requirePackage.js'
 import { type Digest, digestHex } from '../objects/digest.js'
-import { UNTRUSTED_READ } from './readObjectBytes.js'
+import { openStoreFileSync } from './readObjectBytes.js'
 import { NO_FRAME_LIMIT, type PackedObject, type ReadIndex, parsePackIndex } from './PackIndex.js'
 
 /** A pack the store keeps: its file, its index file, and the index. */
@@ -213,12 +212,8 @@ export class LocalPacks {
 
 /** Bytes of a regular file at `offset`, into `into`: how many there were. */
 function readRegularFileAt(path: string, into: Buffer, offset: number): number {
-  let fd: number
-  try {
-    fd = openSync(path, UNTRUSTED_READ)
-  } catch (err) {
-    throw errnoCode(err) === 'ELOOP' ? new Error('it is a symlink, which is not followed') : err
-  }
+  const fd = openStoreFileSync(path)
+  if (fd === null) throw new Error('the file is missing')
   try {
     if (!fstatSync(fd).isFile()) throw new Error('it is not a regular file')
     return readSync(fd, into, 0, into.length, offset)

@@ -210,14 +210,7 @@ export class Store implements AsyncDisposable {
   /** Read and parse a structured object (small: read synchronously); `kind` checks what the caller expects. */
   async readObject<T extends StructuredObject = StructuredObject>(digest: Digest, kind?: T['kind']): Promise<T> {
     assertDigest(digest)
-    return parseStructured<T>(
-      verified(
-        digest,
-        this.bytesOf(digest, (path) => readObjectBytesSync(path)),
-      ),
-      digest,
-      kind,
-    )
+    return parseStructured<T>(verified(digest, this.bytesOf(digest, readObjectBytesSync)), digest, kind)
   }
 
   /** An object's bytes, unchecked (`LocalPacks.bytesOf`); null when the store lacks it. */

@@ -1,10 +1,10 @@
-import { closeSync, promises as fs, fstatSync, openSync } from 'node:fs'
-import { errnoCode, readIntoSync } from '../util/fsx.js'
+import { closeSync, promises as fs, fstatSync } from 'node:fs'
+import { readIntoSync } from '../util/fsx.js'
 import { type Digest, isDigest, sha256 } from '../objects/digest.js'
 import { objectEdges } from '../objects/kinds.js'
 import { snapshotParents } from '../objects/Snapshot.js'
 import { fileBlobs } from '../objects/Tree.js'
-import { UNTRUSTED_READ, notRegular } from './readObjectBytes.js'
+import { notRegular, openStoreFileSync } from './readObjectBytes.js'
 import { readShallow } from './shallow.js'
 import type { Store } from './Store.js'
 import { parseStructured } from './Store.js'
@@ -26,13 +26,8 @@ export interface ObjectFile {
  * `statBlob`).
  */
 export function readObjectFile(path: string, digest: Digest, { hash }: { hash: boolean }): ObjectFile | null {
-  let fd: number
-  try {
-    fd = openSync(path, UNTRUSTED_READ)
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return null
-    throw errnoCode(err) === 'ELOOP' ? notRegular(path) : err
-  }
+  const fd = openStoreFileSync(path)
+  if (fd === null) return null
   // synchronously: a walk reads thousands of small trees, and each of the five calls through the thread pool cost more than the call
   try {
     const stat = fstatSync(fd)

@@ -9,7 +9,7 @@ import { errnoCode, readIntoSync } from '../util/fsx.js'
  * symlinks, an unpacked archive FIFOs and devices), so never through a symlink (a link to `/dev/zero` would be read
  * until memory ends) and never waiting on a FIFO; only a regular file is read.
  */
-export const UNTRUSTED_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+const UNTRUSTED_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 /** StoreCorruptError (exit 5) for a store file that is not a regular file. */
 export const notRegular = (path: string) =>
@@ -18,7 +18,8 @@ export const notRegular = (path: string) =>
 /** None there: a missing file, or a path through a non-directory. */
 const isMissing = (err: unknown) => ['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '')
 
-function openOrNull(path: string): number | null {
+/** A store file opened as `UNTRUSTED_READ`, null when there is none; StoreCorruptError when it is a symlink. */
+export function openStoreFileSync(path: string): number | null {
   try {
     return openSync(path, UNTRUSTED_READ)
   } catch (err) {
@@ -34,7 +35,7 @@ function openOrNull(path: string): number | null {
  * right bytes or fails that check; a FIFO or directory there fails its read.
  */
 export function readObjectBytesSync(path: string, size?: number): Buffer | null {
-  const fd = openOrNull(path)
+  const fd = openStoreFileSync(path)
   if (fd === null) return null
   try {
     if (size !== undefined) return readIntoSync(fd, Buffer.allocUnsafe(size))
