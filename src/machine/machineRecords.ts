@@ -15,6 +15,7 @@ import type { Accelerator } from '../objects/MachineLayer.js'
 import type { QemuLaunch } from './qemu/qemuArgs.js'
 import { qemuUser } from './qemu/qemuUser.js'
 import { NET_HOST_ENTRY } from './net/machineNet.js'
+import { readStateTextOrNull } from '../store/readStateFile.js'
 
 /** A machine of a store, running or gone: what `machine ls`, `exec`, `snapshot` and `kill` find it by. */
 export interface MachineRecord {
@@ -121,7 +122,7 @@ export const MACHINE_ID = /^m[0-9a-f]{8}$/
 export function readRecord(store: Store, id: string): MachineRecord {
   const path = join(machineDir(store, id), 'machine.json')
   if (!MACHINE_ID.test(id) || !existsSync(path)) throw new MachineNotFoundError(`no machine ${id} in this store (forkpoint machine ls)`, { machine: id })
-  return checkedRecord(store, id, readFileSync(path, 'utf8'))
+  return checkedRecord(store, id, readStateTextOrNull(path) ?? '')
 }
 
 export function listRecords(store: Store): MachineRecord[] {

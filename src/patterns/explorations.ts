@@ -5,7 +5,7 @@ import { PatternCancelledError } from '../errors/index.js'
 import { openStore, type StoreLocator } from '../store/findStore.js'
 import type { Store } from '../store/Store.js'
 import { atomicWrite } from '../util/atomicWrite.js'
-import { readOrNull } from '../util/fsx.js'
+import { readStateOrNull } from '../store/readStateFile.js'
 import { readdirOrEmpty } from '../branch/commit/samePath.js'
 import type { CandidateResult, CandidateStatus, Match, Outcome, PatternName } from './types.js'
 
@@ -68,6 +68,6 @@ export async function listExplorations({ limit = 100, ...locator }: StoreLocator
   const { store } = await openStore(locator)
   const names = (await readdirOrEmpty(dir(store))).filter((n) => /^[0-9a-f]{20}\.json$/.test(n))
   const newest = names.sort().reverse().slice(0, limit)
-  const records = await Promise.all(newest.map((n) => readOrNull(join(dir(store), n))))
+  const records = newest.map((n) => readStateOrNull(join(dir(store), n)))
   return records.filter((r): r is Buffer => r !== null).map((bytes) => JSON.parse(bytes.toString('utf8')) as Exploration)
 }

@@ -6,6 +6,7 @@ import { SandboxError } from '../errors/index.js'
 import { type Fields, encodeMessage, messageReader } from './messages.js'
 import { type ProcessId, isAlive, processId } from './processId.js'
 import { runtimeBinary } from './runtimeBinary.js'
+import { readStateTextOrNull } from '../store/readStateFile.js'
 
 /** Root needs no user namespace to mount. */
 export const privileged = process.getuid?.() === 0
@@ -198,9 +199,9 @@ export async function stopHolder(holder: ProcessId): Promise<void> {
 export async function stopStrayHolders(pidFile: string): Promise<void> {
   let text: string
   try {
-    text = readFileSync(pidFile, 'utf8')
+    text = readStateTextOrNull(pidFile) ?? ''
   } catch {
-    return // never started, or removed with its branch
+    return // not a regular file: no holder wrote it
   }
   const [pid, start] = text.trim().split(' ')
   if (pid && start) await stopHolder({ pid: Number(pid), start })

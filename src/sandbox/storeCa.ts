@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { readTextOrNullSync } from '../util/fsx.js'
+import { linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { readStateTextOrNull } from '../store/readStateFile.js'
 import { isIP } from 'node:net'
 import { type SecureContext, createSecureContext } from 'node:tls'
 import type { Store } from '../store/Store.js'
@@ -30,8 +30,8 @@ export async function storeCa(store: Store): Promise<StoreCa> {
   const dir = store.path('ca')
   const certFile = `${dir}/ca.pem`
   const caKey = privateKey(`${dir}/ca-key.pem`)
-  const leafKeyPem = readTextOrNullSync(`${dir}/leaf-key.pem`) ?? writeOnce(`${dir}/leaf-key.pem`, newKeyPem(), 0o600)
-  const caCertPem = readTextOrNullSync(certFile) ?? writeOnce(certFile, selfSigned(forge, caKey), 0o644)
+  const leafKeyPem = readStateTextOrNull(`${dir}/leaf-key.pem`) ?? writeOnce(`${dir}/leaf-key.pem`, newKeyPem(), 0o600)
+  const caCertPem = readStateTextOrNull(certFile) ?? writeOnce(certFile, selfSigned(forge, caKey), 0o644)
   const caCert = forge.pki.certificateFromPem(caCertPem)
   const signer = forge.pki.privateKeyFromPem(caKey)
   const leafKey = forge.pki.privateKeyFromPem(leafKeyPem)
@@ -50,7 +50,7 @@ export async function storeCa(store: Store): Promise<StoreCa> {
 
   function privateKey(file: string): string {
     mkdirSync(dir, { recursive: true, mode: 0o755 })
-    return readTextOrNullSync(file) ?? writeOnce(file, newKeyPem(), 0o600)
+    return readStateTextOrNull(file) ?? writeOnce(file, newKeyPem(), 0o600)
   }
 }
 
@@ -71,7 +71,7 @@ function writeOnce(file: string, pem: string, mode: number): string {
   } finally {
     rmSync(tmp, { force: true })
   }
-  return readFileSync(file, 'utf8')
+  return readStateTextOrNull(file) ?? pem
 }
 
 function publicOf(forge: Forge, key: import('node-forge').pki.rsa.PrivateKey): import('node-forge').pki.rsa.PublicKey {

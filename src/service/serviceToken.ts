@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { readTextOrNull } from '../util/fsx.js'
+import { readStateTextOrNull } from '../store/readStateFile.js'
 import { SERVICE_TOKEN_FILE } from './serviceNames.js'
 
 /** A new bearer token: 256 random bits. */
@@ -17,5 +17,5 @@ export async function writeServiceToken(storeDir: string, token: string): Promis
 
 /** The token of the store's TCP service, or null when none is written. */
 export async function readServiceToken(storeDir: string): Promise<string | null> {
-  return (await readTextOrNull(join(storeDir, SERVICE_TOKEN_FILE)))?.trim() || null
+  return readStateTextOrNull(join(storeDir, SERVICE_TOKEN_FILE))?.trim() || null
 }

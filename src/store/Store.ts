@@ -3,7 +3,8 @@ import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { parseStrictJson } from '../util/strictJson.js'
-import { errnoCode, inParentDir, readOrNull } from '../util/fsx.js'
+import { errnoCode, inParentDir } from '../util/fsx.js'
+import { readStateOrNull } from './readStateFile.js'
 import { readObjectBytes, readObjectBytesSync } from './readObjectBytes.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
@@ -68,7 +69,7 @@ export class Store implements AsyncDisposable {
     // All 256 shards up front, so writing an object never has to create its directory.
     await Promise.all(SHARDS.map((shard) => fs.mkdir(join(root, 'objects', 'sha256', shard), { recursive: true })))
     const store = new Store(root)
-    if ((await readOrNull(join(root, 'HEAD'))) === null) {
+    if (readStateOrNull(join(root, 'HEAD')) === null) {
       await fs.writeFile(join(root, 'HEAD'), 'ref: refs/heads/main\n')
     }
     return store

@@ -1,5 +1,5 @@
 import { atomicWrite } from '../util/atomicWrite.js'
-import { readTextOrNull } from '../util/fsx.js'
+import { readStateTextOrNull } from './readStateFile.js'
 import { type Digest, isDigest } from '../objects/digest.js'
 import type { Store } from './Store.js'
 
@@ -10,7 +10,7 @@ import type { Store } from './Store.js'
  * clone and unpack write it.
  */
 export async function readForeignImages(store: Store): Promise<Set<Digest>> {
-  const text = await readTextOrNull(store.path('foreign'))
+  const text = readStateTextOrNull(store.path('foreign'))
   return new Set((text ?? '').split('\n').filter((line): line is Digest => isDigest(line)))
 }
 

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { resolve } from 'node:path'
 import { StoreCorruptError } from '../errors/index.js'
-import { readTextOrNull } from '../util/fsx.js'
+import { readStateTextOrNull } from './readStateFile.js'
 import type { Digest } from '../objects/digest.js'
 import { gcRoots } from './gcRoots.js'
 import { DEFAULT_PRUNE, parseExpiry } from './parseExpiry.js'
@@ -137,7 +137,7 @@ async function removeIfStale(path: string): Promise<void> {
 }
 
 async function pendingStaging(store: Store): Promise<string | null> {
-  const text = await readTextOrNull(store.path(CHECKOUT_JOURNAL))
+  const text = readStateTextOrNull(store.path(CHECKOUT_JOURNAL))
   try {
     return text === null ? null : resolve(String((JSON.parse(text) as { staging?: unknown }).staging))
   } catch {

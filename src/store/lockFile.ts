@@ -1,7 +1,8 @@
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { rmSync, statSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { LockTimeoutError } from '../errors/index.js'
 import { errnoCode, inParentDir } from '../util/fsx.js'
+import { readStateTextOrNull } from './readStateFile.js'
 
 interface LockHolder {
   pid: number
@@ -30,7 +31,8 @@ export function holderIsDead(holder: LockHolder): boolean {
 
 function readHolder(path: string): LockHolder | null {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as LockHolder
+    const text = readStateTextOrNull(path)
+    return text === null ? null : (JSON.parse(text) as LockHolder)
   } catch {
     return null
   }

@@ -1,6 +1,7 @@
 import { appendFileSync, promises as fs } from 'node:fs'
 import { atomicWrite } from '../util/atomicWrite.js'
-import { inParentDir, readTextOrNull } from '../util/fsx.js'
+import { inParentDir } from '../util/fsx.js'
+import { readStateTextOrNull } from './readStateFile.js'
 import { type Digest, isDigest } from '../objects/digest.js'
 import type { Store } from './Store.js'
 
@@ -24,7 +25,7 @@ export async function appendReflog(store: Store, ref: string, entry: Omit<Reflog
 
 /** A ref's log, oldest first. Torn or foreign lines are skipped, never fatal. */
 export async function readReflog(store: Store, ref: string): Promise<ReflogEntry[]> {
-  const text = await readTextOrNull(reflogPath(store, ref))
+  const text = readStateTextOrNull(reflogPath(store, ref))
   if (text === null) return []
   const entries: ReflogEntry[] = []
   for (const line of text.split('\n')) {

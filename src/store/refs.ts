@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { RefConflictError, UsageError } from '../errors/index.js'
 import { atomicWrite, atomicWriteSync } from '../util/atomicWrite.js'
-import { readTextOrNull, readTextOrNullSync } from '../util/fsx.js'
+import { readStateTextOrNull } from './readStateFile.js'
 import { type Digest, assertDigest, isDigest } from '../objects/digest.js'
 import { acquireLock } from './lockFile.js'
 import { appendReflog } from './reflog.js'
@@ -48,7 +48,7 @@ export function tagRef(name: string): string {
 }
 
 export async function readHead(store: Store): Promise<Head> {
-  const text = (readTextOrNullSync(store.path('HEAD')) ?? 'ref: refs/heads/main').trim()
+  const text = (readStateTextOrNull(store.path('HEAD')) ?? 'ref: refs/heads/main').trim()
   if (text.startsWith('ref: ')) return { type: 'symbolic', ref: assertRefName(text.slice(5)) }
   return { type: 'detached', id: assertDigest(text, 'HEAD') }
 }
@@ -59,7 +59,7 @@ export async function readRef(store: Store, name: string): Promise<Digest | null
     const head = await readHead(store)
     return head.type === 'detached' ? head.id : readRef(store, head.ref)
   }
-  const text = readTextOrNullSync(store.path(assertRefName(name)))
+  const text = readStateTextOrNull(store.path(assertRefName(name)))
   return text === null ? null : assertDigest(text.trim(), `ref ${name}`)
 }
 
@@ -136,7 +136,7 @@ export async function listRefs(store: Store, prefix = 'refs/'): Promise<Array<{ 
       if (e.isDirectory()) await walk(full)
       else if (e.isFile() && !e.name.endsWith('.lock') && !e.name.startsWith('.')) {
         const name = relative(store.root, full).split(sep).join('/')
-        const text = (await readTextOrNull(full))?.trim()
+        const text = readStateTextOrNull(full)?.trim()
         if (name.startsWith(prefix) && isDigest(text)) out.push({ name, id: text })
       }
     }

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { atomicWrite } from '../util/atomicWrite.js'
-import { readTextOrNull } from '../util/fsx.js'
+import { readStateTextOrNull } from './readStateFile.js'
 import { type Digest, isDigest } from '../objects/digest.js'
 import type { Store } from './Store.js'
 
@@ -11,7 +11,7 @@ import type { Store } from './Store.js'
  * (a later, deeper pull may bring them) and does not call them missing where it does not.
  */
 export async function readShallow(store: Store): Promise<Set<Digest>> {
-  const text = await readTextOrNull(store.path('shallow'))
+  const text = readStateTextOrNull(store.path('shallow'))
   return new Set((text ?? '').split('\n').filter((line): line is Digest => isDigest(line)))
 }
 

@@ -4,6 +4,7 @@ import { BackendUnavailableError, UsageError } from '../../errors/index.js'
 import type { Store } from '../../store/Store.js'
 import { atomicWriteSync } from '../../util/atomicWrite.js'
 import { inParentDir, readTextOrNullSync } from '../../util/fsx.js'
+import { readStateTextOrNull } from '../../store/readStateFile.js'
 import { branchesDir } from '../lifecycle/branchStore.js'
 import { hostMountVia } from '../mount/hostMount.js'
 import { removeTree } from '../lifecycle/removeTree.js'
@@ -39,7 +40,7 @@ export function backendWorks(store: Store, name: BackendName): Promise<boolean> 
 async function remembered(store: Store, name: BackendName): Promise<boolean> {
   const file = branchesDir(store, 'probes', `${name}.${process.getuid?.() ?? 'user'}`)
   const boot = readTextOrNullSync('/proc/sys/kernel/random/boot_id')?.trim()
-  const kept = readTextOrNullSync(file)?.split(' ')
+  const kept = readStateTextOrNull(file)?.split(' ')
   if (boot && kept?.[0] === boot) return kept[1] === 'works'
   const works = await probe(store, name).catch(() => false)
   if (boot) inParentDir(file, () => atomicWriteSync(file, [Buffer.from(`${boot} ${works ? 'works' : 'fails'}`)]))

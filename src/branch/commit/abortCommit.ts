@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { UsageError } from '../../errors/index.js'
+import { StoreCorruptError, UsageError } from '../../errors/index.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
+import { readStateOrNull } from '../../store/readStateFile.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
 import { COMMIT_SAVED, clearCommitState, readCommitState } from '../../world/merge/commitState.js'
 import { fsPath } from '../../util/fsName.js'
@@ -22,11 +23,18 @@ export async function abortCommit({ name, ...where }: StoreLocator & { name: str
       const at = join(workspace, saved.path)
       if (saved.copy === null) await fs.rm(fsPath(at), { force: true })
       else {
-        await atomicWrite(at, await fs.readFile(store.path(COMMIT_SAVED, saved.copy)), { mode: saved.mode })
+        await atomicWrite(at, savedCopy(store.path(COMMIT_SAVED, saved.copy)), { mode: saved.mode })
         await fs.chmod(fsPath(at), saved.mode) // past the umask
       }
     }
     await clearCommitState(store)
     return { name, restored: [...new Set(state.saved.map((s) => s.path))] }
   })
+}
+
+/** A file's copy kept for `--abort`: as large as the workspace's file was. */
+function savedCopy(path: string): Buffer {
+  const bytes = readStateOrNull(path, Number.MAX_SAFE_INTEGER)
+  if (bytes === null) throw new StoreCorruptError(`${path}, a file's copy kept for 'commit --abort', is missing`, { path })
+  return bytes
 }

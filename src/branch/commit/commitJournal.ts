@@ -2,7 +2,8 @@ import { promises as fs } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
-import { errnoCode, readTextOrNull } from '../../util/fsx.js'
+import { errnoCode } from '../../util/fsx.js'
+import { readStateTextOrNull } from '../../store/readStateFile.js'
 import { liveDir, writeGeneration } from '../lifecycle/branchStore.js'
 import { fsPath } from '../../util/fsName.js'
 import { removeTree } from '../lifecycle/removeTree.js'
@@ -36,7 +37,7 @@ export async function writeCommitJournal(store: Store, journal: CommitJournal): 
 }
 
 export async function readCommitJournal(store: Store, id: string): Promise<CommitJournal | null> {
-  const text = await readTextOrNull(journalPath(store, id))
+  const text = readStateTextOrNull(journalPath(store, id))
   if (text === null) return null
   try {
     return JSON.parse(text) as CommitJournal

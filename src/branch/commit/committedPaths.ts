@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
-import { readTextOrNull } from '../../util/fsx.js'
+import { readStateTextOrNull } from '../../store/readStateFile.js'
 import { branchesDir } from '../lifecycle/branchStore.js'
 import { isSafeName } from '../../objects/Tree.js'
 
@@ -32,7 +32,7 @@ export async function committedPaths(store: Store, from: number, to: number): Pr
   if (to <= from || to - from > KEPT) return null
   const paths = new Set<string>()
   for (let g = from + 1; g <= to; g++) {
-    const text = await readTextOrNull(recordPath(store, g))
+    const text = readStateTextOrNull(recordPath(store, g))
     const record = text === null ? null : parseRecord(text)
     if (record === null) return null
     for (const path of record) paths.add(path)

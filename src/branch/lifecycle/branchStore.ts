@@ -4,7 +4,7 @@ import { BranchNotFoundError, UsageError } from '../../errors/index.js'
 import { type Digest, digestHex } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite, atomicWriteSync } from '../../util/atomicWrite.js'
-import { readTextOrNull, readTextOrNullSync } from '../../util/fsx.js'
+import { readStateTextOrNull } from '../../store/readStateFile.js'
 import { hostMountPoint } from '../mount/hostMountPoint.js'
 import { BRANCH_ID, type StateFile, assertLayersDerived, parseStateFile, refuse, stateFileOf } from './stateFile.js'
 import type { BranchState, HostView } from '../types.js'
@@ -64,7 +64,7 @@ export async function readState(store: Store, id: string): Promise<BranchState |
  */
 function readStateSync(store: Store, id: string, below: string[]): BranchState | null {
   const file = liveDir(store, id, 'state.json')
-  const text = readTextOrNullSync(file)
+  const text = readStateTextOrNull(file)
   const stored = text === null ? null : parseStateFile(text, id, file)
   if (stored === null) return null
   if (below.includes(id) || below.length > MAX_DEPTH) refuse(below[0]!, file, 'its chain of parents loops or is too deep')
@@ -114,7 +114,7 @@ export async function findState(store: Store, name: string): Promise<BranchState
 
 /** Commits made into a parent so far; siblings compare it to tell whether one of them committed first. */
 export async function readGeneration(store: Store, parent: string | null): Promise<number> {
-  const text = await readTextOrNull(branchesDir(store, 'generations', parentKey(parent)))
+  const text = readStateTextOrNull(branchesDir(store, 'generations', parentKey(parent)))
   return text === null ? 0 : Number(text.trim()) || 0
 }
 

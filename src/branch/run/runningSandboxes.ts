@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { type ProcessId, isAlive, self } from '../../sandbox/processId.js'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
-import { readTextOrNull } from '../../util/fsx.js'
+import { readStateTextOrNull } from '../../store/readStateFile.js'
 import { readdirOrEmpty } from '../commit/samePath.js'
 
 /** A sandboxed command running now: in a branch, or in the workspace itself (`branch` null). */
@@ -47,7 +47,7 @@ async function readNotes(store: Store): Promise<Array<{ path: string; note: Runn
   const names = (await readdirOrEmpty(dir(store))).filter((n) => /^[0-9a-f]{12}\.json$/.test(n))
   const notes = await Promise.all(
     names.map(async (name) => {
-      const text = await readTextOrNull(join(dir(store), name))
+      const text = readStateTextOrNull(join(dir(store), name))
       return text === null ? null : { path: join(dir(store), name), note: JSON.parse(text) as RunningSandbox }
     }),
   )

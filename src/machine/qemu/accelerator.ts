@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs'
+import { accessSync, constants, existsSync } from 'node:fs'
 import { release } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -9,6 +9,7 @@ import { atomicWriteSync } from '../../util/atomicWrite.js'
 import { forkpointCacheDir } from '../image/cacheDir.js'
 import { ACCELERATORS, type Accelerator } from '../../objects/MachineLayer.js'
 import { QEMU_BINARY } from './qemuArgs.js'
+import { readStateTextOrNull } from '../../store/readStateFile.js'
 
 /** What a caller asks for: `auto` (the default) uses KVM only where a boot of the guest's own kernel on it has reached the guest's agent. */
 export type AcceleratorRequest = Accelerator | 'auto'
@@ -93,7 +94,7 @@ const Verdicts = z.record(z.string().max(512), z.object({ accelerator: z.enum(AC
 
 function readVerdicts(): Record<string, AcceleratorChoice> {
   try {
-    return Verdicts.parse(JSON.parse(readFileSync(verdictsFile(), 'utf8')))
+    return Verdicts.parse(JSON.parse(readStateTextOrNull(verdictsFile()) ?? '{}'))
   } catch {
     return {} // none yet, or not ours to trust: probe again
   }

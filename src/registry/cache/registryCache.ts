@@ -3,7 +3,7 @@ import { dirname } from 'node:path'
 import { type Digest, digestHex, sha256 } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
-import { readOrNull } from '../../util/fsx.js'
+import { readStateOrNull } from '../../store/readStateFile.js'
 
 /**
  * The store's `tmp/registry-cache/`: immutable registry blobs seen before (segment
@@ -22,7 +22,7 @@ export async function writeCached(store: Store, name: string, bytes: Buffer): Pr
 
 /** A cached blob's bytes, or null when it is not cached (or no longer hashes to its digest). */
 export async function cachedBlob(store: Store, digest: Digest): Promise<Buffer | null> {
-  const bytes = await readOrNull(cachePath(store, digestHex(digest)))
+  const bytes = readStateOrNull(cachePath(store, digestHex(digest)))
   return bytes && sha256(bytes) === digest ? bytes : null
 }
 

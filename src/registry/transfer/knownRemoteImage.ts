@@ -1,6 +1,6 @@
 import { type Digest, digestHex, sha256 } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
-import { readOrNull } from '../../util/fsx.js'
+import { readStateOrNull } from '../../store/readStateFile.js'
 import { collectImage } from './collectImage.js'
 import type { BlobRef } from '../manifest/Descriptor.js'
 import { DigestSet } from './DigestSet.js'
@@ -35,7 +35,7 @@ const HEADER = 32 + 32 + 8
 const digestAt = (bytes: Buffer, at: number): Digest => `sha256:${bytes.subarray(at, at + 32).toString('hex')}`
 
 export async function readKnownRemoteImage(store: Store, location: string, tag: string): Promise<KnownRemoteImage | null> {
-  const file = await readOrNull(cachePath(store, recordName(location, tag)))
+  const file = readStateOrNull(cachePath(store, recordName(location, tag)))
   if (file === null || file.length < HEADER + HASH) return null
   const body = file.subarray(0, file.length - HASH)
   if (sha256(body) !== digestAt(file, file.length - HASH)) return null

@@ -3,7 +3,7 @@ import { RegistryRequestError } from '../../errors/index.js'
 import { type Digest, isDigest } from '../../objects/digest.js'
 import { DigestCheck, type Expected } from '../../store/verifiedRead.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
-import { readTextOrNull } from '../../util/fsx.js'
+import { readStateTextOrNull } from '../../store/readStateFile.js'
 import type { BuiltManifest } from '../manifest/imageManifest.js'
 import { byteRange } from './byteRange.js'
 import { DEFAULT_LIMITS, type Limits, raiseHint } from '../pack/limits.js'
@@ -35,7 +35,7 @@ export function ociTransport(client: OciClient, location: string, limits: Limits
 
   /** Where an interrupted chunked upload stopped: the session URL and the next offset, if the registry still knows it. */
   async function resumePoint(statePath: string | undefined, digest: Digest): Promise<{ url: URL; offset: number } | null> {
-    const text = statePath ? await readTextOrNull(statePath) : null
+    const text = statePath ? readStateTextOrNull(statePath) : null
     if (text === null) return null
     const state = JSON.parse(text) as { digest: string; location: string }
     if (state.digest !== digest) return null

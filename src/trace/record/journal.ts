@@ -1,6 +1,7 @@
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { closeSync, openSync, writeSync } from 'node:fs'
 import { RunArtifactError } from '../../errors/index.js'
 import type { Step, StepType } from '../../objects/Run.js'
+import { readStateTextOrNull } from '../../store/readStateFile.js'
 
 /**
  * What a recording process writes as it goes, one JSON line per entry, already
@@ -82,9 +83,9 @@ export function memorySink(entries: JournalEntry[] = []): JournalSink & { entrie
 export function readJournal(path: string): JournalEntry[] {
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    text = readStateTextOrNull(path) ?? ''
   } catch {
-    return []
+    return [] // not a regular file: nothing a recorder wrote
   }
   const lines = text.split('\n')
   const out: JournalEntry[] = []

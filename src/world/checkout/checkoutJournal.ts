@@ -7,7 +7,8 @@ import { readRef, updateRef } from '../../store/refs.js'
 import type { Digest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
-import { errnoCode, readTextOrNullSync } from '../../util/fsx.js'
+import { errnoCode } from '../../util/fsx.js'
+import { readStateTextOrNull } from '../../store/readStateFile.js'
 import { timeSlices } from '../../util/timeSlices.js'
 import { fsPath } from '../../util/fsName.js'
 import { assertNoLinkedAncestor } from './safePath.js'
@@ -114,7 +115,7 @@ export const ABANDONED_JOURNAL = 'checkout-journal.abandoned.json'
  * overwrites the workspace anyway) sets it aside without throwing.
  */
 export async function recoverCheckout(store: Store, workspace: string, { discard = false } = {}): Promise<boolean> {
-  const text = readTextOrNullSync(journalPath(store))
+  const text = readStateTextOrNull(journalPath(store))
   if (text === null) return false
   let journal: CheckoutJournal
   try {

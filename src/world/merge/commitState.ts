@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs'
+import { z } from 'zod'
 import type { Store } from '../../store/Store.js'
-import type { PathConflict } from './mergeWorld.js'
 import { readProgressFile, writeProgressFile } from './progressFile.js'
+import { PathConflictSchema, WorkspacePathSchema } from './progressSchemas.js'
 
 /** Where a branch commit that stopped on conflicts in the workspace is recorded, in the store. */
 export const COMMIT_STATE = 'COMMIT_STATE.json'
@@ -10,23 +11,29 @@ export const COMMIT_STATE = 'COMMIT_STATE.json'
 export const COMMIT_SAVED = 'COMMIT_SAVED'
 
 /** A file the stopped commit wrote in the workspace: what was there before (a copy under COMMIT_SAVED, or nothing). */
-export interface SavedFile {
-  path: string
-  /** The copy's name under COMMIT_SAVED, or null when the path did not exist. */
-  copy: string | null
-  mode: number
-}
+const SavedFileSchema = z.object({
+  path: WorkspacePathSchema,
+  /** The copy's name under COMMIT_SAVED (its place in `saved`), or null when the path did not exist. */
+  copy: z
+    .string()
+    .regex(/^[0-9]{1,9}$/)
+    .nullable(),
+  /** Permission bits only: `--abort` gives them back to the file. */
+  mode: z.int().min(0).max(0o777),
+})
+export type SavedFile = z.infer<typeof SavedFileSchema>
 
 /** A branch commit in progress: the workspace holds its conflicts until `commit NAME --continue` or `--abort`. */
-export interface CommitState {
-  kind: 'commit-state'
-  schemaVersion: 1
+const CommitStateSchema = z.object({
+  kind: z.literal('commit-state'),
+  schemaVersion: z.literal(1),
   /** The branch being committed. */
-  branch: string
+  branch: z.string(),
   /** Paths relative to the workspace; `kept` as a merge keeps them (markers at the path, `NAME~LABEL` beside it). */
-  conflicts: PathConflict[]
-  saved: SavedFile[]
-}
+  conflicts: z.array(PathConflictSchema),
+  saved: z.array(SavedFileSchema),
+})
+export type CommitState = z.infer<typeof CommitStateSchema>
 
 export async function writeCommitState(store: Store, state: CommitState): Promise<void> {
   await writeProgressFile(store, COMMIT_STATE, state)
@@ -37,12 +44,7 @@ export async function writeCommitState(store: Store, state: CommitState): Promis
  * @throws {CorruptDataError} when the state file does not parse
  */
 export function readCommitState(store: Store): Promise<CommitState | null> {
-  return readProgressFile<CommitState>(
-    store,
-    COMMIT_STATE,
-    (s) => s.kind === 'commit-state' && typeof s.branch === 'string' && Array.isArray(s.conflicts) && Array.isArray(s.saved),
-    `the commit state (${COMMIT_STATE} in the store) is damaged`,
-  )
+  return readProgressFile<CommitState>(store, COMMIT_STATE, CommitStateSchema, `the commit state (${COMMIT_STATE} in the store) is damaged`)
 }
 
 /** End the commit in progress: the state first, then the saved copies it named. */

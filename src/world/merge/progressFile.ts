@@ -1,7 +1,8 @@
+import type { z } from 'zod'
 import { CorruptDataError } from '../../errors/index.js'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
-import { readTextOrNull } from '../../util/fsx.js'
+import { readStateTextOrNull } from '../../store/readStateFile.js'
 
 /** Record work in progress in the workspace (a merge, a branch commit) in the store, durably. */
 export async function writeProgressFile(store: Store, name: string, state: object): Promise<void> {
@@ -9,18 +10,20 @@ export async function writeProgressFile(store: Store, name: string, state: objec
 }
 
 /**
- * The work in progress recorded in `name`, or null when there is none.
- * @throws {CorruptDataError} `damaged` when the file does not parse or `valid` refuses it
+ * The work in progress recorded in `name`, or null when there is none. The file is data like any other in the
+ * store (a cloned repository may carry one): every path it names is checked by `schema` before anything acts on it.
+ * @throws {CorruptDataError} `damaged` when the file does not parse or `schema` refuses it
  */
-export async function readProgressFile<T>(store: Store, name: string, valid: (state: Partial<T>) => boolean, damaged: string): Promise<T | null> {
-  const text = await readTextOrNull(store.path(name))
+export async function readProgressFile<T>(store: Store, name: string, schema: z.ZodType<T>, damaged: string): Promise<T | null> {
+  const text = readStateTextOrNull(store.path(name))
   if (text === null) return null
-  let state: Partial<T> = {}
+  let state: unknown = null
   try {
-    state = (JSON.parse(text) as Partial<T> | null) ?? {}
+    state = JSON.parse(text)
   } catch {
     // damaged: refused below
   }
-  if (!valid(state)) throw new CorruptDataError(damaged, { path: store.path(name) })
-  return state as T
+  const parsed = schema.safeParse(state)
+  if (!parsed.success) throw new CorruptDataError(damaged, { path: store.path(name) })
+  return parsed.data
 }

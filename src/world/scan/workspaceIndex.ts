@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs'
 import type { Stats } from 'node:fs'
 import type { Digest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { atomicWriteSync } from '../../util/atomicWrite.js'
 import { type FilesCheck, STAT_SLOT, lstat, statStillHolds } from './lstatNames.js'
+import { readStateOrNull } from '../../store/readStateFile.js'
 import {
   ALWAYS_LIST,
   CHUNKED,
@@ -57,7 +57,8 @@ export class PreviousIndex {
   static load(store: Store, workspace: string): PreviousIndex {
     let columns: ReadIndex | null = null
     try {
-      columns = decodeIndex(readFileSync(store.path('index')))
+      const bytes = readStateOrNull(store.path('index'))
+      columns = bytes && decodeIndex(bytes)
     } catch {
       // no index yet: a cold scan
     }

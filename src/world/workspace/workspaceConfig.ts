@@ -1,6 +1,6 @@
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
-import { readTextOrNullSync } from '../../util/fsx.js'
+import { readStateTextOrNull } from '../../store/readStateFile.js'
 
 /** What a workspace remembers between commands, in the store's `config.json`. */
 export interface WorkspaceConfig {
@@ -11,7 +11,7 @@ export interface WorkspaceConfig {
 const CONFIG = 'config.json'
 
 export function readWorkspaceConfig(store: Store): WorkspaceConfig {
-  const text = readTextOrNullSync(store.path(CONFIG))
+  const text = readStateTextOrNull(store.path(CONFIG))
   try {
     const parsed = text === null ? {} : (JSON.parse(text) as unknown)
     return typeof parsed === 'object' && parsed !== null ? parsed : {}

@@ -1,0 +1,119 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { snapshotWorkspace } from '../../src/index.js'
+import { runCli } from '../helpers/cli.js'
+import { fpAsNobody, giveToNobody } from '../helpers/privilegedModes.js'
+import { tempDir } from '../helpers/tmp.js'
+import { storeWorkspace } from '../helpers/workspace.js'
+
+/**
+ * A store's state files (refs, the workspace index, a commit or merge in progress) are data from elsewhere
+ * too: a cloned repository holding a `.forkpoint/` carries symlinks and any JSON. A state file that is a symlink or
+ * a FIFO is refused as a damaged store (exit 5) instead of read until memory ends or waited on; a commit or merge in
+ * progress that names a path outside the workspace, or gives a file more than permission bits, is refused before
+ * anything is written, removed or read there.
+ */
+const users = process.getuid?.() === 0 ? (['root', 'nobody'] as const) : (['root'] as const)
+
+const toDevZero = (file: string) => symlinkSync('/dev/zero', file)
+const toFifo = (file: string) => execFileSync('mkfifo', [file])
+
+/** A workspace with one snapshot, `a.txt` and `b.txt`, its store at `.forkpoint`. */
+async function snapshotted(): Promise<{ dir: string; state: (name: string) => string }> {
+  const { dir, store } = await storeWorkspace({ 'a.txt': 'hello\n', 'b.txt': 'world\n' })
+  await snapshotWorkspace({ dir })
+  return { dir, state: (name) => store.path(name) }
+}
+
+/** `file` replaced by what `replace` makes. */
+function replaced(file: string, replace: (file: string) => void): void {
+  rmSync(file)
+  replace(file)
+}
+
+describe.each(users)('a store whose state files are not what forkpoint wrote (as %s)', (user) => {
+  // a separate process for root too: an open of a FIFO would block the process it runs in
+  const fp = (dir: string, ...args: string[]) => {
+    if (user === 'root') return runCli(args, { cwd: dir })
+    giveToNobody(dir)
+    return fpAsNobody(dir, ...args)
+  }
+  const refused = async (dir: string, message: RegExp, ...args: string[]) => {
+    const run = await fp(dir, ...args)
+    expect(run.code, run.stderr).toBe(5)
+    expect(run.stderr).toMatch(message)
+  }
+
+  it('refuses a head ref that is a symlink to /dev/zero (exit 5) instead of reading it until memory ends', async () => {
+    const { dir, state } = await snapshotted()
+    replaced(state('refs/heads/main'), toDevZero)
+    await refused(dir, /refs\/heads\/main is not a regular file/, 'log')
+  })
+
+  it('refuses a head ref that is a FIFO (exit 5) instead of waiting for a writer', async () => {
+    const { dir, state } = await snapshotted()
+    replaced(state('refs/heads/main'), toFifo)
+    await refused(dir, /refs\/heads\/main is not a regular file/, 'status')
+  })
+
+  it('scans afresh past a workspace index that is a symlink to /dev/zero: the next snapshot is whole', async () => {
+    const { dir, state } = await snapshotted()
+    replaced(state('index'), toDevZero)
+    writeFileSync(join(dir, 'c.txt'), 'new\n')
+    const run = await fp(dir, 'snapshot', '-m', 'after')
+    expect(run.code, run.stderr).toBe(0)
+    const shown = await fp(dir, 'show', 'HEAD:c.txt')
+    expect(shown.stdout).toBe('new\n')
+  })
+
+  /** A commit of branch `x` in progress, as a cloned store can claim one: the files `saved` lists, COMMIT_SAVED/0 made by `copy`. */
+  async function commitInProgress(saved: (dir: string) => unknown[], copy?: (file: string) => void): Promise<string> {
+    const { dir, state } = await snapshotted()
+    writeFileSync(state('COMMIT_STATE.json'), JSON.stringify({ kind: 'commit-state', schemaVersion: 1, branch: 'x', conflicts: [], saved: saved(dir) }))
+    mkdirSync(state('COMMIT_SAVED'))
+    copy?.(join(state('COMMIT_SAVED'), '0'))
+    return dir
+  }
+  const damagedCommit = /the commit state \(COMMIT_STATE\.json in the store\) is damaged/
+
+  it('refuses a commit in progress that would remove a file outside the workspace on --abort (exit 5)', async () => {
+    const outside = tempDir('outside')
+    if (user === 'nobody') giveToNobody(outside)
+    const victim = join(outside, 'victim.txt')
+    writeFileSync(victim, 'keep me\n')
+    const dir = await commitInProgress((at) => [{ path: relative(at, victim), copy: null, mode: 0o644 }])
+    await refused(dir, damagedCommit, 'commit', 'x', '--abort')
+    expect(readFileSync(victim, 'utf8')).toBe('keep me\n')
+  })
+
+  it('refuses a commit in progress that would give a restored file setuid on --abort (exit 5)', async () => {
+    const dir = await commitInProgress(
+      () => [{ path: 'a.txt', copy: '0', mode: 0o4755 }],
+      (file) => writeFileSync(file, 'planted\n'),
+    )
+    await refused(dir, damagedCommit, 'commit', 'x', '--abort')
+    expect(statSync(join(dir, 'a.txt')).mode & 0o7000).toBe(0)
+    expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('hello\n')
+  })
+
+  it("refuses a commit's saved copy that is a symlink to a file outside the store: --abort copies nothing in (exit 5)", async () => {
+    const dir = await commitInProgress(
+      () => [{ path: 'a.txt', copy: '0', mode: 0o644 }],
+      (file) => symlinkSync('/etc/passwd', file),
+    )
+    await refused(dir, /COMMIT_SAVED\/0 is not a regular file/, 'commit', 'x', '--abort')
+    expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('hello\n')
+  })
+
+  it('refuses a merge in progress whose conflicts name paths outside the workspace (exit 5)', async () => {
+    const { dir, state } = await snapshotted()
+    const head = readFileSync(state('refs/heads/main'), 'utf8').trim()
+    const conflict = { path: '../../etc/passwd', kind: 'content', kept: { ours: '../../etc/passwd', theirs: '../../etc/passwd' } }
+    const merge = { kind: 'merge-state', schemaVersion: 1, ours: head, theirs: head, bases: [], draft: head, conflicts: [conflict], layerConflicts: [], layers: [], message: 'm' }
+    writeFileSync(state('MERGE_STATE.json'), JSON.stringify(merge))
+    await refused(dir, /the merge state \(MERGE_STATE\.json in the store\) is damaged/, 'merge', '--continue')
+    expect(existsSync(state('MERGE_STATE.json'))).toBe(true)
+  })
+})
