@@ -1,5 +1,4 @@
 import { promises as fs } from 'node:fs'
-import { resolve } from 'node:path'
 import { StoreCorruptError } from '../errors/index.js'
 import { readStateTextOrNull } from './readStateFile.js'
 import type { Digest } from '../objects/digest.js'
@@ -32,7 +31,7 @@ const STALE_TEMP_MS = 60 * 60 * 1000
 
 /**
  * Where an in-place checkout writes its journal (world/checkout/checkoutJournal.ts). The staging
- * directory it names under `tmp/` is kept however old: the next command needs it to
+ * directory it names (a name under `tmp/`) is kept however old: the next command needs it to
  * finish the checkout.
  */
 export const CHECKOUT_JOURNAL = 'checkout-journal.json'
@@ -118,7 +117,7 @@ async function removeStaleTemps(store: Store): Promise<void> {
   const dir = store.path('tmp')
   const pending = await pendingStaging(store)
   for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
-    if (resolve(dir, name) !== pending) await removeIfStale(`${dir}/${name}`)
+    if (name !== pending) await removeIfStale(`${dir}/${name}`)
   }
 }
 
@@ -136,10 +135,11 @@ async function removeIfStale(path: string): Promise<void> {
   if (st && Date.now() - st.mtimeMs > STALE_TEMP_MS) await fs.rm(path, { recursive: true, force: true })
 }
 
+/** The name under `tmp/` of the staging directory an interrupted checkout still needs. */
 async function pendingStaging(store: Store): Promise<string | null> {
   const text = readStateTextOrNull(store.path(CHECKOUT_JOURNAL))
   try {
-    return text === null ? null : resolve(String((JSON.parse(text) as { staging?: unknown }).staging))
+    return text === null ? null : String((JSON.parse(text) as { staging?: unknown }).staging)
   } catch {
     return null // a torn journal is never run: its staging is a leftover like any other
   }

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import * as api from '../../src/index.js'
 import { BranchError, Workspace } from '../../src/index.js'
-import { writeCommitJournal, sibling } from '../../src/branch/commit/commitJournal.js'
+import { stagedPath, writeCommitJournal } from '../../src/branch/commit/commitJournal.js'
 import { readGeneration } from '../../src/branch/lifecycle/branchStore.js'
 import { hostMountVia } from '../../src/branch/mount/hostMount.js'
 import { LIB } from '../helpers/cli.js'
@@ -16,7 +16,7 @@ describe('interrupted commits', () => {
   it('are finished on the next open when they were applying', async () => {
     const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a', 'gone.txt': 'g' }) })
     const b = await ws.branch('half')
-    const temp = sibling('a.txt', 'new', b.id)
+    const temp = stagedPath('a.txt', 'new', b.id)
     await fs.writeFile(join(ws.dir, temp), 'from branch')
     await writeCommitJournal(ws.store, {
       kind: 'commit-journal',
@@ -27,7 +27,7 @@ describe('interrupted commits', () => {
       committer: dead,
       generation: 1,
       ops: [
-        { type: 'put', path: 'a.txt', temp, aside: sibling('a.txt', 'old', b.id) },
+        { type: 'put', path: 'a.txt' },
         { type: 'delete', path: 'gone.txt' },
       ],
     })
@@ -43,7 +43,7 @@ describe('interrupted commits', () => {
     const ws = await Workspace.open({ dir: await makeWorkspace({ 'a.txt': 'a' }) })
     const b = await ws.branch('staging', { persistent: true })
     await fs.writeFile(join(b.path, 'a.txt'), 'branch')
-    const temp = sibling('a.txt', 'new', b.id)
+    const temp = stagedPath('a.txt', 'new', b.id)
     await fs.writeFile(join(ws.dir, temp), 'partial')
     await writeCommitJournal(ws.store, {
       kind: 'commit-journal',
@@ -53,7 +53,7 @@ describe('interrupted commits', () => {
       parent: null,
       committer: dead,
       generation: 1,
-      ops: [{ type: 'put', path: 'a.txt', temp, aside: sibling('a.txt', 'old', b.id) }],
+      ops: [{ type: 'put', path: 'a.txt' }],
     })
     const again = await Workspace.open({ dir: ws.dir })
     expect(existsSync(join(ws.dir, temp))).toBe(false)

@@ -2,18 +2,18 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { snapshotWorkspace } from '../../src/index.js'
+import { Workspace, snapshotWorkspace } from '../../src/index.js'
 import { runCli } from '../helpers/cli.js'
 import { fpAsNobody, giveToNobody } from '../helpers/privilegedModes.js'
 import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 /**
- * A store's state files (refs, the workspace index, a commit or merge in progress) are data from elsewhere
- * too: a cloned repository holding a `.forkpoint/` carries symlinks and any JSON. A state file that is a symlink or
- * a FIFO is refused as a damaged store (exit 5) instead of read until memory ends or waited on; a commit or merge in
- * progress that names a path outside the workspace, or gives a file more than permission bits, is refused before
- * anything is written, removed or read there.
+ * A store's state files (refs, the workspace index, work in progress) are data from elsewhere too: a cloned
+ * repository holding a `.forkpoint/` carries symlinks and any JSON. A state file that is a symlink or a FIFO is
+ * refused as a damaged store (exit 5) instead of read until memory ends or waited on. A checkout, commit or merge in
+ * progress, or a branch's commit journal, that names a path outside the workspace or gives a file more than
+ * permission bits is refused before anything is written, removed or read there.
  */
 const users = process.getuid?.() === 0 ? (['root', 'nobody'] as const) : (['root'] as const)
 
@@ -105,6 +105,37 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     )
     await refused(dir, /COMMIT_SAVED\/0 is not a regular file/, 'commit', 'x', '--abort')
     expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('hello\n')
+  })
+
+  it("refuses a branch's commit journal naming a path outside the workspace: recovery removes nothing there (exit 5)", async () => {
+    const outside = tempDir('outside')
+    const victim = join(outside, 'victim.txt')
+    writeFileSync(victim, 'keep me\n')
+    if (user === 'nobody') giveToNobody(outside)
+    const { dir, state } = await snapshotted()
+    const branch = await (await Workspace.open({ dir })).branch('x', { persistent: true })
+    const journal = { kind: 'commit-journal', schemaVersion: 1, phase: 'applying', branch: branch.id, parent: null, committer: { pid: 2 ** 22 + 1, start: '0' } }
+    const ops = [{ type: 'delete', path: relative(dir, outside) }]
+    writeFileSync(state(`branches/live/${branch.id}/commit.json`), JSON.stringify({ ...journal, generation: 1, ops }))
+    await refused(dir, /its commit journal is not one forkpoint writes: ops\.0\.path: not a path inside the workspace/, 'branch')
+    expect(readFileSync(victim, 'utf8')).toBe('keep me\n')
+  })
+
+  it('refuses an interrupted checkout whose journal names paths outside the workspace: nothing of it runs (exit 5)', async () => {
+    const outside = tempDir('outside')
+    const victim = join(outside, 'victim.txt')
+    writeFileSync(victim, 'keep me\n')
+    if (user === 'nobody') giveToNobody(outside)
+    const { dir, state } = await snapshotted()
+    const steps = [{ op: 'remove', path: relative(dir, victim) }]
+    writeFileSync(
+      state('checkout-journal.json'),
+      JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: outside, steps, head: 'ref: refs/heads/main\n' }),
+    )
+    await refused(dir, /refusing an interrupted checkout: the journal is not one forkpoint writes: staging: .*steps\.0\.path: not a path inside the workspace/, 'status')
+    expect(readFileSync(victim, 'utf8')).toBe('keep me\n')
+    const again = await fp(dir, 'status')
+    expect(again.code, again.stderr).toBe(0)
   })
 
   it('refuses a merge in progress whose conflicts name paths outside the workspace (exit 5)', async () => {

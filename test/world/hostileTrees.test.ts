@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type Digest, MalformedObjectError, PathLimitError, type Store, UnsafePathError, checkout, snapshotWorkspace, status } from '../../src/index.js'
 import { makeSnapshot } from '../../src/objects/Snapshot.js'
@@ -175,14 +175,14 @@ describe('hostile trees', () => {
 
 describe('a directory swapped for a symlink between planning and running an in-place checkout', () => {
   /** A workspace with `d/x`, and a checkout journal (as `checkout` writes it) whose steps touch `d/...`. */
-  async function journalThroughSwappedDir(steps: (staged: string) => unknown[]) {
+  async function journalThroughSwappedDir(steps: unknown[]) {
     const { dir, store } = await storeWorkspace({ 'd/x': 'mine', 'keep.txt': 'k' })
     const head = (await snapshotWorkspace({ dir })).id
     const sentinel = await makeSentinel()
     const staging = store.tempPath('checkout')
     await fs.mkdir(staging)
     await fs.writeFile(join(staging, '0'), 'pwned')
-    const journal = { kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging, steps: steps(join(staging, '0')), head: `${sha256('other')}\n` }
+    const journal = { kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: basename(staging), steps, head: `${sha256('other')}\n` }
     await fs.writeFile(store.path('checkout-journal.json'), JSON.stringify(journal))
     // The swap: `d` becomes a symlink to the sentinel after the plan was made.
     await fs.rm(join(dir, 'd'), { recursive: true })
@@ -190,11 +190,12 @@ describe('a directory swapped for a symlink between planning and running an in-p
     return { dir, store, head, sentinel }
   }
 
-  const stepSets: Array<[string, (staged: string) => unknown[]]> = [
-    ['placing a file', (staged) => [{ op: 'place', path: 'd/pwned', staged }]],
-    ['replacing a file', (staged) => [{ op: 'place', path: 'd/precious', staged }]],
-    ['removing a file', () => [{ op: 'remove', path: 'd/precious' }]],
-    ['making a directory', () => [{ op: 'mkdir', path: 'd/newdir' }]],
+  // a place step's file is staged at `<staging>/<its index>`: `0` here
+  const stepSets: Array<[string, unknown[]]> = [
+    ['placing a file', [{ op: 'place', path: 'd/pwned' }]],
+    ['replacing a file', [{ op: 'place', path: 'd/precious' }]],
+    ['removing a file', [{ op: 'remove', path: 'd/precious' }]],
+    ['making a directory', [{ op: 'mkdir', path: 'd/newdir' }]],
   ]
 
   for (const [what, steps] of stepSets) {
@@ -213,7 +214,7 @@ describe('a directory swapped for a symlink between planning and running an in-p
   }
 
   it('the library reports it too: status refuses rather than guessing', async () => {
-    const { dir, sentinel } = await journalThroughSwappedDir((staged) => [{ op: 'place', path: 'd/pwned', staged }])
+    const { dir, sentinel } = await journalThroughSwappedDir([{ op: 'place', path: 'd/pwned' }])
     await expect(status({ dir })).rejects.toBeInstanceOf(UnsafePathError)
     await sentinel.intact()
   })
@@ -228,12 +229,15 @@ describe('a file swapped for a symlink to outside between planning and running a
     await fs.mkdir(staging)
     await fs.writeFile(join(staging, '0'), 'new content')
     const steps = [
-      { op: 'place', path: 'a.txt', staged: join(staging, '0') },
+      { op: 'place', path: 'a.txt' },
       { op: 'remove', path: 'gone.txt' },
       { op: 'mkdir', path: 'newdir' },
     ]
     const target = sha256('target')
-    await fs.writeFile(store.path('checkout-journal.json'), JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging, steps, head: `${target}\n` }))
+    await fs.writeFile(
+      store.path('checkout-journal.json'),
+      JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: basename(staging), steps, head: `${target}\n` }),
+    )
     for (const [name, to] of [
       ['a.txt', join(sentinel.dir, 'precious')],
       ['gone.txt', sentinel.dir],

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DigestMismatchError, checkout, snapshotWorkspace } from '../../src/index.js'
 import { readRef } from '../../src/store/refs.js'
@@ -60,16 +60,16 @@ describe('an in-place checkout journal that cannot be replayed', () => {
     const head = (await snapshotWorkspace({ dir, store, message: 'one' })).id
     const staging = store.tempPath('checkout')
     await fs.mkdir(staging)
-    await fs.writeFile(join(staging, '0'), 'x')
+    await fs.writeFile(join(staging, '1'), 'x') // staged for step 1
     // As an interrupted checkout leaves it: a.txt already removed, then a step that can never run.
     await fs.rm(join(dir, 'a.txt'))
     const steps = [
       { op: 'remove', path: 'a.txt' },
-      { op: 'place', path: 'n'.repeat(300), staged: join(staging, '0') },
+      { op: 'place', path: 'n'.repeat(300) },
     ]
     await fs.writeFile(
       store.path('checkout-journal.json'),
-      JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging, steps, head: 'ref: refs/heads/other\n' }),
+      JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: basename(staging), steps, head: 'ref: refs/heads/other\n' }),
     )
 
     const first = await fp(dir, 'status')

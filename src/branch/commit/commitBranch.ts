@@ -8,7 +8,7 @@ import { branchesDir, listStates, liveDir, readGeneration } from '../lifecycle/b
 import { assertPutLinksInside } from './assertPutLinksInside.js'
 import { copyChange } from './copyChange.js'
 import { recordCommittedPaths } from './committedPaths.js'
-import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, sibling, writeCommitJournal } from './commitJournal.js'
+import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, stagedPath, writeCommitJournal } from './commitJournal.js'
 import { destroyBranch } from '../lifecycle/destroyBranch.js'
 import { basePath, branchChanges, liveState, parentView, viewPath } from '../lifecycle/liveBranch.js'
 import { mergeFileChange, writeMergedFile } from './mergeChange.js'
@@ -79,7 +79,7 @@ export async function commitBranch({
         { name: state.name, paths: plan.conflicts, inProgress: Boolean(stopped) },
       )
     }
-    const ops: CommitOp[] = plan.apply.map((c) => (c.type === 'delete' ? c : { ...c, temp: sibling(c.path, 'new', state.id), aside: sibling(c.path, 'old', state.id) }))
+    const ops: CommitOp[] = plan.apply.map((c) => ({ type: c.type, path: c.path }))
     const journal: CommitJournal = {
       kind: 'commit-journal',
       schemaVersion: 1,
@@ -95,8 +95,9 @@ export async function commitBranch({
       for (const op of ops) {
         if (op.type !== 'put') continue
         const merged = plan.merged.get(op.path)
-        if (merged) await writeMergedFile(join(parent, op.temp), merged)
-        else await copyChange(join(view, op.path), join(parent, op.temp), op.path)
+        const temp = join(parent, stagedPath(op.path, 'new', state.id))
+        if (merged) await writeMergedFile(temp, merged)
+        else await copyChange(join(view, op.path), temp, op.path)
       }
       await beforeApply?.()
     } catch (err) {

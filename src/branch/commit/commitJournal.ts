@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
+import { z } from 'zod'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
 import { errnoCode } from '../../util/fsx.js'
@@ -7,28 +8,32 @@ import { readStateTextOrNull } from '../../store/readStateFile.js'
 import { liveDir, writeGeneration } from '../lifecycle/branchStore.js'
 import { fsPath } from '../../util/fsName.js'
 import { removeTree } from '../lifecycle/removeTree.js'
-import type { ProcessId } from '../types.js'
+import { BRANCH_ID, processId, refuse } from '../lifecycle/stateFile.js'
+import { WorkspacePathSchema } from '../../world/merge/progressSchemas.js'
 
 /**
  * A commit is written down before it touches the parent. `staging`: temp copies are being
  * made next to their targets (a crash rolls back: the temps are removed). `applying`:
  * every temp is whole, and each step below can run again without harm (a crash rolls
  * forward). The journal goes away with the branch directory once the branch is torn down.
+ * It names paths inside the parent only; each temp's place is derived from its path and the
+ * branch's id (`stagedPath`), never read: a planted journal must not move or remove a file
+ * anywhere else.
  */
-export type CommitOp = { type: 'put'; path: string; temp: string; aside: string } | { type: 'delete'; path: string }
-
-export interface CommitJournal {
-  kind: 'commit-journal'
-  schemaVersion: 1
-  phase: 'staging' | 'applying'
-  branch: string
-  parent: string | null
+const CommitJournalSchema = z.strictObject({
+  kind: z.literal('commit-journal'),
+  schemaVersion: z.literal(1),
+  phase: z.enum(['staging', 'applying']),
+  branch: z.string().regex(BRANCH_ID),
+  parent: z.string().regex(BRANCH_ID).nullable(),
   /** The committing process: only once it is dead may another process finish or undo its commit. */
-  committer: ProcessId
+  committer: processId,
   /** The parent's commit count once this commit is in. */
-  generation: number
-  ops: CommitOp[]
-}
+  generation: z.int().positive(),
+  ops: z.array(z.strictObject({ type: z.enum(['put', 'delete']), path: WorkspacePathSchema })),
+})
+export type CommitJournal = z.infer<typeof CommitJournalSchema>
+export type CommitOp = CommitJournal['ops'][number]
 
 const journalPath = (store: Store, id: string): string => liveDir(store, id, 'commit.json')
 
@@ -36,19 +41,33 @@ export async function writeCommitJournal(store: Store, journal: CommitJournal): 
   await atomicWrite(journalPath(store, journal.branch), JSON.stringify(journal), { fsync: journal.phase === 'applying' })
 }
 
+/**
+ * Branch `id`'s commit journal, or null when it has none.
+ * @throws {BranchStateError} a journal forkpoint would not write: a path outside the parent, another branch's, any other field
+ */
 export async function readCommitJournal(store: Store, id: string): Promise<CommitJournal | null> {
-  const text = readStateTextOrNull(journalPath(store, id))
+  const file = journalPath(store, id)
+  const text = readStateTextOrNull(file)
   if (text === null) return null
+  let json: unknown
   try {
-    return JSON.parse(text) as CommitJournal
+    json = JSON.parse(text)
   } catch {
-    return null // torn while being written: nothing was applied yet
+    json = null
   }
+  const parsed = CommitJournalSchema.safeParse(json)
+  if (!parsed.success)
+    refuse(id, file, `its commit journal is not one forkpoint writes: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'the file'}: ${i.message}`).join('; ')}`)
+  if (parsed.data.branch !== id) refuse(id, file, `its commit journal names branch ${parsed.data.branch}`)
+  return parsed.data
 }
 
-/** A temp path next to `path` inside `root`, on the same file system, so it can be renamed into place. */
-export function sibling(path: string, tag: string, id: string): string {
-  return join(dirname(path), `.${basename(path)}.fp-${tag}-${id}`)
+/**
+ * Where branch `branch`'s commit stages `path` (`new`), and moves aside what was there when a directory is replaced
+ * (`old`): next to it, on the same file system, so it can be renamed into place.
+ */
+export function stagedPath(path: string, tag: 'new' | 'old', branch: string): string {
+  return join(dirname(path), `.${basename(path)}.fp-${tag}-${branch}`)
 }
 
 /** Put every staged path in place and delete what the branch deleted; idempotent. */
@@ -56,7 +75,7 @@ export async function applyCommit(store: Store, root: string, journal: CommitJou
   for (const op of journal.ops) {
     const target = join(root, op.path)
     if (op.type === 'delete') await removeTree(target)
-    else await place(join(root, op.temp), target, join(root, op.aside))
+    else await place(join(root, stagedPath(op.path, 'new', journal.branch)), target, join(root, stagedPath(op.path, 'old', journal.branch)))
   }
   await writeGeneration(store, journal.parent, journal.generation)
 }
@@ -77,5 +96,5 @@ async function place(temp: string, target: string, aside: string): Promise<void>
 
 /** Remove the temps of a commit interrupted while staging. */
 export async function rollBackCommit(root: string, journal: CommitJournal): Promise<void> {
-  for (const op of journal.ops) if (op.type === 'put') await removeTree(join(root, op.temp))
+  for (const op of journal.ops) if (op.type === 'put') await removeTree(join(root, stagedPath(op.path, 'new', journal.branch)))
 }

@@ -9,7 +9,8 @@ export const BRANCH_ID = /^[0-9a-z]{1,13}-[0-9a-f]{10}$/
 const NAME_PART = '[A-Za-z0-9_][A-Za-z0-9._-]{0,99}'
 const FULL_NAME = new RegExp(`^${NAME_PART}(?:/${NAME_PART})*$`)
 
-const processId = z.strictObject({ pid: z.number().int().positive(), start: z.string().regex(/^(?:\d+|\?)$/) })
+/** A process as `processId.ts` identifies it: its pid and start time. */
+export const processId = z.strictObject({ pid: z.number().int().positive(), start: z.string().regex(/^(?:\d+|\?)$/) })
 
 /**
  * A state file as written: ids, names, a tree digest, process ids. No path: every layer,

@@ -7,7 +7,7 @@ import { headRef, readRef } from '../../store/refs.js'
 import { resolveId } from '../../store/resolveId.js'
 import type { Store } from '../../store/Store.js'
 import { withWriteLock } from '../../store/storeLock.js'
-import { type CheckoutJournal, type CheckoutStep, type JournalRef, dropJournal, moveJournalRef, recoverCheckout, runJournal, writeJournal } from './checkoutJournal.js'
+import { type CheckoutJournal, type CheckoutStep, type JournalRef, dropJournal, moveJournalRef, recoverCheckout, runJournal, stagedPath, writeJournal } from './checkoutJournal.js'
 import { admitTree } from './admitTree.js'
 import { admitCheckoutCost } from './checkoutCost.js'
 import { type EntryChange, changedEntries } from '../diff/diffTrees.js'
@@ -192,7 +192,15 @@ export async function applyTree(args: ApplyTreeArgs): Promise<{ changed: number;
     const ctx: PlanContext = { workspace, staging, steps: [], files: [], changed: 0 }
     await plan(source, await source(scan.tree), await source(tree), '', ctx)
     await writeFiles(store, ctx.files, method)
-    const journal: CheckoutJournal = { kind: 'checkout-journal', schemaVersion: 1, workspace, staging, steps: ctx.steps, head: args.head, ...(args.ref ? { ref: args.ref } : {}) }
+    const journal: CheckoutJournal = {
+      kind: 'checkout-journal',
+      schemaVersion: 1,
+      workspace,
+      staging: basename(staging),
+      steps: ctx.steps,
+      head: args.head,
+      ...(args.ref ? { ref: args.ref } : {}),
+    }
     await writeJournal(store, journal)
     if (args.ref)
       await moveJournalRef(store, args.ref).catch(async (err: unknown) => {
@@ -284,14 +292,14 @@ async function plan(source: TreeSource, from: Tree, to: Tree, prefix: string, ct
       await plan(source, EMPTY_TREE, await source(next.tree), path, ctx)
       continue
     }
-    const staged = join(ctx.staging, String(ctx.steps.length))
+    const staged = stagedPath(ctx.staging, ctx.steps.length)
     if (next.type === 'dir') {
       // a directory new to the workspace is staged whole and placed with one rename
       mkdirSync(staged)
       ctx.changed += await layOut(source, next.tree, staged, path, ctx.files)
     } else if (next.type === 'symlink') symlinkSync(fsPath(next.target), staged)
     else ctx.files.push({ abs: staged, entry: next, rel: path })
-    ctx.steps.push({ op: 'place', path, staged })
+    ctx.steps.push({ op: 'place', path })
   }
 }
 

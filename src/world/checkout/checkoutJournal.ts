@@ -1,10 +1,11 @@
 import { lstatSync, mkdirSync, promises as fs, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { ForkpointError, InternalError } from '../../errors/index.js'
+import { z } from 'zod'
+import { ForkpointError, InternalError, StoreCorruptError } from '../../errors/index.js'
+import { DigestSchema } from '../../objects/digestSchema.js'
 import { CHECKOUT_JOURNAL } from '../../store/gc.js'
 import { appendReflog } from '../../store/reflog.js'
-import { readRef, updateRef } from '../../store/refs.js'
-import type { Digest } from '../../objects/digest.js'
+import { assertRefName, readRef, updateRef } from '../../store/refs.js'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
 import { errnoCode } from '../../util/fsx.js'
@@ -12,34 +13,62 @@ import { readStateTextOrNull } from '../../store/readStateFile.js'
 import { timeSlices } from '../../util/timeSlices.js'
 import { fsPath } from '../../util/fsName.js'
 import { assertNoLinkedAncestor } from './safePath.js'
+import { WorkspacePathSchema } from '../merge/progressSchemas.js'
+
+const isRefName = (name: string): boolean => {
+  try {
+    return assertRefName(name) === name
+  } catch {
+    return false
+  }
+}
+
+const JournalRefSchema = z.strictObject({
+  name: z.string().refine(isRefName, 'not a ref name'),
+  id: DigestSchema,
+  /** Compare-and-swap: what the ref held when the journal was planned. */
+  expected: DigestSchema.nullable(),
+  message: z.string(),
+})
+export type JournalRef = z.infer<typeof JournalRefSchema>
+
+/** What HEAD's file holds: a ref it follows or a snapshot id, one line. */
+const HeadTextSchema = z.string().refine((text) => {
+  const line = text.replace(/\n$/, '')
+  return line.startsWith('ref: ') ? isRefName(line.slice(5)) : DigestSchema.safeParse(line).success
+}, 'not what HEAD holds')
+
+/** A step of a checkout; `place` moves the file or directory staged for it (`stagedPath`) to its path. */
+const CheckoutStepSchema = z.strictObject({ op: z.enum(['remove', 'mkdir', 'place']), path: WorkspacePathSchema })
+export type CheckoutStep = z.infer<typeof CheckoutStepSchema>
 
 /**
  * An in-place checkout is a list of steps written down (and fsynced) before the first one
  * runs. Every step can run again without harm, so a checkout cut short at any point is
  * finished by the next command that opens the workspace: the target ends as it was
- * (interrupted before the journal was written) or as the snapshot, never half.
+ * (interrupted before the journal was written) or as the snapshot, never half. It names
+ * paths inside the workspace and the staging directory's name under the store's `tmp/`;
+ * every other path is derived, so a planted journal cannot remove or move a file elsewhere.
  */
-export type CheckoutStep = { op: 'remove'; path: string } | { op: 'mkdir'; path: string } | { op: 'place'; path: string; staged: string }
-
-export interface CheckoutJournal {
-  kind: 'checkout-journal'
-  schemaVersion: 1
-  workspace: string
-  staging: string
-  steps: CheckoutStep[]
+const CheckoutJournalSchema = z.strictObject({
+  kind: z.literal('checkout-journal'),
+  schemaVersion: z.literal(1),
+  workspace: z.string(),
+  /** A name under the store's `tmp/` (as `Store.tempPath('checkout')` makes it). */
+  staging: z.string().regex(/^\.checkout\.tmp-[0-9a-z-]{1,80}$/),
+  steps: z.array(CheckoutStepSchema),
   /** What HEAD becomes when the steps are done. */
-  head: string
+  head: HeadTextSchema,
   /** A ref moved before the first step (a merge moving the head HEAD follows); done again, it is a no-op. */
-  ref?: JournalRef
-}
+  ref: JournalRefSchema.optional(),
+})
+export type CheckoutJournal = z.infer<typeof CheckoutJournalSchema>
 
-export interface JournalRef {
-  name: string
-  id: Digest
-  /** Compare-and-swap: what the ref held when the journal was planned. */
-  expected: Digest | null
-  message: string
-}
+/** The staging directory of a checkout, from its name in the journal. */
+export const stagingDir = (store: Store, name: string): string => store.path('tmp', name)
+
+/** Where step `index` of a checkout stages what it places. */
+export const stagedPath = (staging: string, index: number): string => join(staging, String(index))
 
 function journalPath(store: Store): string {
   return store.path(CHECKOUT_JOURNAL)
@@ -63,8 +92,9 @@ export async function moveJournalRef(store: Store, ref: JournalRef): Promise<voi
 export async function runJournal(store: Store, journal: CheckoutJournal): Promise<void> {
   if (journal.ref) await moveJournalRef(store, journal.ref)
   const pause = timeSlices()
-  for (const step of journal.steps) {
-    await runStep(journal.workspace, step)
+  const staging = stagingDir(store, journal.staging)
+  for (const [index, step] of journal.steps.entries()) {
+    await runStep(journal.workspace, step, stagedPath(staging, index))
     const due = pause()
     if (due) await due
   }
@@ -73,12 +103,12 @@ export async function runJournal(store: Store, journal: CheckoutJournal): Promis
   // Compared with what HEAD held, so a replayed journal does not log the move twice.
   const now = await readRef(store, 'HEAD')
   if (now && now !== old) await appendReflog(store, 'HEAD', { old, new: now, message: 'checkout' })
-  await fs.rm(journal.staging, { recursive: true, force: true })
+  await fs.rm(staging, { recursive: true, force: true })
   await fs.rm(journalPath(store), { force: true })
 }
 
 /** One step; a mkdir or a place synchronously (a system call or two: less than a trip through the thread pool), a removal of what may be a big tree not. */
-async function runStep(workspace: string, step: CheckoutStep): Promise<void> {
+async function runStep(workspace: string, step: CheckoutStep, staged: string): Promise<void> {
   assertNoLinkedAncestor(workspace, step.path)
   const abs = fsPath(join(workspace, step.path))
   switch (step.op) {
@@ -94,12 +124,12 @@ async function runStep(workspace: string, step: CheckoutStep): Promise<void> {
     }
     case 'place':
       try {
-        renameSync(step.staged, abs)
+        renameSync(staged, abs)
       } catch (err) {
         if (errnoCode(err) === 'ENOENT') return // placed before an interruption
         if (errnoCode(err) !== 'EISDIR' && errnoCode(err) !== 'ENOTEMPTY' && errnoCode(err) !== 'ENOTDIR') throw err
         await fs.rm(abs, { recursive: true, force: true })
-        renameSync(step.staged, abs)
+        renameSync(staged, abs)
       }
   }
 }
@@ -117,19 +147,28 @@ export const ABANDONED_JOURNAL = 'checkout-journal.abandoned.json'
 export async function recoverCheckout(store: Store, workspace: string, { discard = false } = {}): Promise<boolean> {
   const text = readStateTextOrNull(journalPath(store))
   if (text === null) return false
-  let journal: CheckoutJournal
+  let json: unknown
   try {
-    journal = JSON.parse(text) as CheckoutJournal
+    json = JSON.parse(text)
   } catch {
     await setAside(store, text, 'the journal does not parse', null)
     return false // written atomically, so never run: the workspace is as it was
   }
-  if (journal.kind !== 'checkout-journal' || journal.workspace !== workspace) return false
+  const parsed = CheckoutJournalSchema.safeParse(json)
+  if (!parsed.success) {
+    const why = `the journal is not one forkpoint writes: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'the file'}: ${i.message}`).join('; ')}`
+    await setAside(store, text, why, null)
+    throw new StoreCorruptError(`refusing an interrupted checkout: ${why}; it was set aside (${ABANDONED_JOURNAL} in the store), nothing of it was run`, {
+      path: journalPath(store),
+    })
+  }
+  const journal = parsed.data
+  if (journal.workspace !== workspace) return false
   try {
     await runJournal(store, journal)
     return true
   } catch (err) {
-    await setAside(store, text, (err as Error).message, journal.staging)
+    await setAside(store, text, (err as Error).message, stagingDir(store, journal.staging))
     if (discard) return false
     const note = `; the interrupted checkout was set aside (${ABANDONED_JOURNAL} in the store), HEAD is unchanged: 'forkpoint checkout --force HEAD' restores the workspace`
     if (err instanceof ForkpointError) {
@@ -143,5 +182,5 @@ export async function recoverCheckout(store: Store, workspace: string, { discard
 async function setAside(store: Store, text: string, why: string, staging: string | null): Promise<void> {
   await atomicWrite(store.path(ABANDONED_JOURNAL), JSON.stringify({ why, journal: text }), { fsync: true })
   await fs.rm(journalPath(store), { force: true })
-  if (typeof staging === 'string' && staging.startsWith(`${store.root}/`)) await fs.rm(staging, { recursive: true, force: true })
+  if (staging !== null) await fs.rm(staging, { recursive: true, force: true })
 }
