@@ -38,6 +38,27 @@ describe('nothing privileged comes out of sandboxed work', () => {
     expect(r.stderr).toMatch(/removed f, a FIFO or device node/)
   })
 
+  it('forkpoint run and run --branch: a setuid file or FIFO under a name that is not UTF-8 is made plain too', async () => {
+    const dir = await workspace()
+    const name = (text: string) => Buffer.concat([Buffer.from(text), Buffer.of(0xff)])
+    // `id\xff` made setuid, and a FIFO and a setuid file in the directory `d\xff`
+    const plant = `cp /usr/bin/id "$(printf 'id\\377')"; chmod 4755 "$(printf 'id\\377')"; mkdir "$(printf 'd\\377')"; cd "$(printf 'd\\377')"; cp /usr/bin/id s; chmod 4755 s; mkfifo f`
+    const plainAt = async (at: string) => {
+      const id = await fs.lstat(Buffer.concat([Buffer.from(`${at}/`), name('id')]))
+      const inDir = Buffer.concat([Buffer.from(`${at}/`), name('d'), Buffer.from('/')])
+      const s = await fs.lstat(Buffer.concat([inDir, Buffer.from('s')]))
+      const f = await fs.lstat(Buffer.concat([inDir, Buffer.from('f')])).catch(() => null)
+      return { id: id.mode & 0o7000, s: s.mode & 0o7000, f }
+    }
+    expect((await fp(dir, 'run', '--', 'sh', '-c', plant)).code).toBe(0)
+    expect(await plainAt(dir)).toEqual({ id: 0, s: 0, f: null })
+    const made = await fpJsonInProcess<{ path: string }>(dir, 'branch', 'bytes')
+    expect((await fp(dir, 'run', '--branch', 'bytes', '--', 'sh', '-c', `rm -r "$(printf 'd\\377')" "$(printf 'id\\377')"; ${plant}`)).code).toBe(0)
+    expect(await plainAt(made.json.path)).toEqual({ id: 0, s: 0, f: null })
+    expect((await fpInProcess(dir, 'commit', 'bytes')).code).toBe(0)
+    expect(await plainAt(dir)).toEqual({ id: 0, s: 0, f: null })
+  })
+
   it.runIf(root)("forkpoint run and run --branch as nobody: nobody's sandbox leaves no setuid file or FIFO either", async () => {
     const dir = await makeWorkspace({ 'a.txt': 'a\n' })
     giveToNobody(dir)

@@ -1,6 +1,7 @@
 import { type BigIntStats, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { errnoCode } from '../../util/fsx.js'
+import { fsPath } from '../../util/fsName.js'
 import { recordedOwner } from '../lifecycle/fingerprint.js'
 import { lstatOrNull } from './samePath.js'
 
@@ -23,7 +24,7 @@ export async function normaliseWritten({ view, paths, before }: { view: string; 
     const st = await lstatOrNull(abs)
     if (st === null) continue
     if (isNode(st)) {
-      await fs.rm(abs, { force: true })
+      await fs.rm(fsPath(abs), { force: true })
       warnings.push(`removed ${path}, a FIFO or device node the command made: nothing sandboxed leaves one on the host`)
       continue
     }
@@ -31,7 +32,7 @@ export async function normaliseWritten({ view, paths, before }: { view: string; 
     const owner = prior === undefined ? caller() : recordedOwner(prior)
     if (await giveBack(abs, st, owner)) warnings.push(`gave ${path} to uid ${owner.uid}, gid ${owner.gid}: its owner as before the run, or the caller`)
     if ((st.isFile() || st.isDirectory()) && (st.mode & SPECIAL_BITS) !== 0n) {
-      await fs.chmod(abs, Number(st.mode & 0o777n))
+      await fs.chmod(fsPath(abs), Number(st.mode & 0o777n))
       warnings.push(`cleared the setuid, setgid or sticky bit of ${path}`)
     }
   }
@@ -46,7 +47,7 @@ const caller = (): { uid: number; gid: number } => ({ uid: process.getuid!(), gi
 async function giveBack(abs: string, st: BigIntStats, owner: { uid: number; gid: number }): Promise<boolean> {
   if (st.uid === BigInt(owner.uid) && st.gid === BigInt(owner.gid)) return false
   try {
-    await fs.lchown(abs, owner.uid, owner.gid)
+    await fs.lchown(fsPath(abs), owner.uid, owner.gid)
     return true
   } catch (err) {
     if (errnoCode(err) === 'EPERM') return false

@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
+import { fsPath, nameFromBytes } from '../../util/fsName.js'
 
 /**
  * Every non-directory under `root` (and, with `dirs`, every directory) with what changes
@@ -7,17 +8,20 @@ import { join } from 'node:path'
  * Two fingerprints differ exactly at the paths written, created, removed, chmodded or
  * chowned in between. `skip` leaves out one top-level name (the store). For an overlay,
  * `root` is the upper layer, so the cost follows the change (copy-up makes its directories
- * appear without any change: `changedBetween` can leave them out).
+ * appear without any change: `changedBetween` can leave them out). Names are read as bytes
+ * (`nameFromBytes`): a name that is not UTF-8 is a path like any other, so what the sandbox
+ * writes under one is normalised too.
  */
 export async function fingerprint(root: string, { skip }: { skip?: string | undefined } = {}): Promise<Map<string, string>> {
   const out = new Map<string, string>()
   const walk = async (rel: string): Promise<void> => {
-    const entries = await fs.readdir(join(root, rel), { withFileTypes: true }).catch(() => [])
+    const entries = await fs.readdir(fsPath(join(root, rel)), { withFileTypes: true, encoding: 'buffer' }).catch(() => [])
     await Promise.all(
       entries.map(async (e) => {
-        if (rel === '' && e.name === skip) return
-        const path = rel === '' ? e.name : `${rel}/${e.name}`
-        const st = await fs.lstat(join(root, path), { bigint: true }).catch(() => null)
+        const name = nameFromBytes(e.name)
+        if (rel === '' && name === skip) return
+        const path = rel === '' ? name : `${rel}/${name}`
+        const st = await fs.lstat(fsPath(join(root, path)), { bigint: true }).catch(() => null)
         if (st?.isDirectory()) out.set(path, `dir:${st.mode}:${st.uid}:${st.gid}`)
         else if (st) out.set(path, `${st.mode}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.rdev}:${st.uid}:${st.gid}`)
         if (e.isDirectory()) return walk(path)
