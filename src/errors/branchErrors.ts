@@ -23,8 +23,11 @@ export class BranchExistsError extends BranchError<{ name: string }> {
   readonly exitCode = ExitCode.usage
 }
 
-/** A branch that cannot be committed or aborted now: it has live children (`data.children`), or is already finished. */
-export class BranchBusyError extends BranchError<{ name: string; children: string[] }> {
+/**
+ * A branch that cannot be committed, aborted or run in now: it has live children (`data.children`), commands
+ * running in it (`data.runs`), it is being committed or aborted, or it is already finished.
+ */
+export class BranchBusyError extends BranchError<{ name: string; children: string[]; runs: number }> {
   readonly exitCode = ExitCode.conflict
 }
 

@@ -1,17 +1,18 @@
-import { spawn } from 'node:child_process'
-import { chownSync, existsSync, promises as fs, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { chownSync, existsSync, promises as fs, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { runWithEffects } from '../../src/effects/runWithEffects.js'
 import { type Branch, CorruptDataError, MachineError, PageScriptError, UsageError, Workspace, bestOfN, evalInMachine, qemuBackend } from '../../src/index.js'
 import { CdpSession } from '../../src/machine/browser/cdpSession.js'
+import { processId } from '../../src/sandbox/processId.js'
 import { startService } from '../../src/service/httpService.js'
 import { createMcpServer } from '../../src/service/mcpServer.js'
-import { CLI, type CliResult, fp, fpInProcess, fpJsonInProcess } from '../helpers/cli.js'
+import { CLI, type CliResult, LIB, fp, fpInProcess, fpJsonInProcess } from '../helpers/cli.js'
 import { useCountingServer } from '../helpers/countingServer.js'
 import { PLANT, fpAs, fpAsNobody, giveToNobody, plainPlanted, planted } from '../helpers/privilegedModes.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
@@ -90,6 +91,47 @@ describe('nothing privileged comes out of sandboxed work', () => {
     }
     expect((await fpInProcess(dir, 'commit', 'attempt')).code).toBe(0)
     expect(await planted(dir)).toEqual(plain)
+  })
+
+  it('commit and abort refuse (exit 3) while a command runs in the branch, so it cannot swap paths under their walk', async () => {
+    const dir = await workspace()
+    const made = await fpJsonInProcess<{ path: string }>(dir, 'branch', 'busy')
+    const running = fp(dir, 'run', '--branch', 'busy', '--', 'sh', '-c', 'touch started; while [ ! -e go ]; do sleep 0.05; done')
+    await until(() => existsSync(join(made.json.path, 'started')), 'the command in the branch to start')
+    for (const command of ['commit', 'abort']) {
+      const refused = await fpInProcess(dir, command, 'busy')
+      expect([refused.code, refused.stderr]).toEqual([3, expect.stringMatching(new RegExp(`cannot ${command} branch busy: a command is running in it`))])
+    }
+    writeFileSync(join(made.json.path, 'go'), '')
+    expect((await running).code).toBe(0)
+    expect((await fpInProcess(dir, 'commit', 'busy')).code).toBe(0)
+    expect(existsSync(join(dir, 'started'))).toBe(true)
+  })
+
+  it('a command does not start in a branch a live process is committing or aborting (exit 3)', async () => {
+    const dir = await workspace()
+    const made = await fpJsonInProcess<{ path: string }>(dir, 'branch', 'closing')
+    // the branch's directory, the parent of its mount point: where a commit or abort marks it
+    writeFileSync(join(dirname(made.json.path), 'closing'), JSON.stringify(processId(process.pid)))
+    const refused = await fpInProcess(dir, 'run', '--branch', 'closing', '--', 'touch', 'x')
+    expect([refused.code, refused.stderr]).toEqual([3, expect.stringMatching(/cannot run in branch closing: it is being committed or aborted/)])
+  })
+
+  it('a file swapped for a FIFO or a symlink to /dev/zero after the scan looked is refused when read (exit 5), never waited on', async () => {
+    const dir = tempDir('swapped')
+    spawnSync('mkfifo', [join(dir, 'fifo')])
+    symlinkSync('/dev/zero', join(dir, 'zero'))
+    // as a scan reads what it found regular: the small-file read and the chunked one; in a process of its own, as
+    // a read of a FIFO would block the thread it runs on
+    const storeFile = join(dirname(LIB), 'world', 'scan', 'storeFile.js')
+    const script = `import { storeFile, storeSmallFile } from ${JSON.stringify(storeFile)}
+for (const name of ['fifo', 'zero']) {
+  const path = ${JSON.stringify(dir)} + '/' + name
+  for (const read of [() => storeSmallFile({ store: null, path, write: false }), () => storeFile({ store: null, path, size: 9 << 20, write: false })])
+    console.log(await Promise.resolve().then(read).then(() => 'read', (err) => err.code + ' ' + err.exitCode))
+}`
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
+    expect(child.stdout.trim().split('\n'), child.stderr).toEqual(Array(4).fill('UnsupportedFileError 5'))
   })
 
   it('commit: a setuid file put in a branch by any means arrives without the bit, owned by the committer', async () => {

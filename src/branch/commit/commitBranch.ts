@@ -19,6 +19,7 @@ import { clearCommitState } from '../../world/merge/commitState.js'
 import { self } from '../../sandbox/processId.js'
 import type { BranchState, CommitHooks, CommitResult, ConflictPolicy, InProgressOptions } from '../types.js'
 import { counted } from '../../util/plural.js'
+import { type ClosingMark, markClosing } from '../lifecycle/closingMark.js'
 
 /**
  * Apply a branch's changes to its parent (the workspace, or the branch it was made from)
@@ -57,7 +58,9 @@ export async function commitBranch({
   const lock =
     state.parent === null ? await workspaceLock(store) : await acquireLock(branchesDir(store, 'locks', `${state.parent}.lock`), { what: 'the commit lock of the parent branch' })
   let result: CommitResult
+  let closing: ClosingMark | null = null
   try {
+    closing = await markClosing(store, state, 'commit')
     const generation = await readGeneration(store, state.parent)
     if (onConflict === 'fail' && generation !== state.parentGeneration) {
       throw new BranchStaleError(`branch ${state.name} is stale: a sibling committed into its parent first (onConflict "fail"); abort it or commit with "merge"`, {
@@ -122,6 +125,9 @@ export async function commitBranch({
       merged: [...plan.merged.keys()],
       durationMs: 0,
     }
+  } catch (err) {
+    await closing?.clear() // the branch lives on: it may run again
+    throw err
   } finally {
     await lock.release()
   }
@@ -135,6 +141,7 @@ async function assertNoChildren(store: Store, state: BranchState): Promise<void>
     throw new BranchBusyError(`branch ${state.name} has live branches (${children.map((c) => c.name).join(', ')}): commit or abort them first`, {
       name: state.name,
       children: children.map((c) => c.name),
+      runs: 0,
     })
   }
 }

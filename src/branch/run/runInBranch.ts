@@ -7,6 +7,7 @@ import { backendByName } from '../backends/chooseBackend.js'
 import { liveDir } from '../lifecycle/branchStore.js'
 import { changedBetween, fingerprint } from '../lifecycle/fingerprint.js'
 import { noteRunningSandbox } from './runningSandboxes.js'
+import { assertNotClosing } from '../lifecycle/closingMark.js'
 import { normaliseWritten } from '../commit/normaliseWritten.js'
 import { throughHolder } from '../mount/overlayMount.js'
 import type { BranchState } from '../types.js'
@@ -66,6 +67,7 @@ export async function runInBranch({
   const before = await fingerprint(watched, { skip })
   // The store is never visible inside: hidden wherever it lies (under the workspace, or an exposed path).
   const running = await noteRunningSandbox(store, { branch: state?.name ?? null, command: cmd })
+  if (state) await refuseWhileClosing(store, state, running)
   const result = await sandboxRuntime()
     .run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root] })
     .finally(running.done)
@@ -78,4 +80,14 @@ export async function runInBranch({
 
 function storeNameInside(store: Store, workspace: string): string | undefined {
   return dirname(store.root) === workspace ? basename(store.root) : undefined
+}
+
+/** A run noted in a branch being committed or aborted takes its note back and refuses (closingMark.ts). */
+async function refuseWhileClosing(store: Store, state: BranchState, running: { done: () => Promise<void> }): Promise<void> {
+  try {
+    assertNotClosing(store, state)
+  } catch (err) {
+    await running.done()
+    throw err
+  }
 }
