@@ -1,15 +1,9 @@
 import { createHash } from 'node:crypto'
-import { closeSync, constants, promises as fs, fstatSync, openSync } from 'node:fs'
+import { closeSync, promises as fs, fstatSync, openSync } from 'node:fs'
 import { StoreCorruptError } from '../errors/index.js'
 import type { Digest } from '../objects/digest.js'
 import { errnoCode, readIntoSync } from '../util/fsx.js'
-
-/**
- * How a store's files are opened to be read: a store may come from elsewhere (a cloned repository carries
- * symlinks, an unpacked archive FIFOs and devices), so never through a symlink (a link to `/dev/zero` would be read
- * until memory ends) and never waiting on a FIFO; only a regular file is read.
- */
-const UNTRUSTED_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+import { UNTRUSTED_READ } from '../util/untrustedRead.js'
 
 /** StoreCorruptError (exit 5) for a store file that is not a regular file. */
 export const notRegular = (path: string) =>
@@ -18,7 +12,10 @@ export const notRegular = (path: string) =>
 /** None there: a missing file, or a path through a non-directory. */
 const isMissing = (err: unknown) => ['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '')
 
-/** A store file opened as `UNTRUSTED_READ`, null when there is none; StoreCorruptError when it is a symlink. */
+/**
+ * A store file opened as `UNTRUSTED_READ` (a store may come from elsewhere: a cloned repository carries symlinks, an
+ * unpacked archive FIFOs and devices), null when there is none; StoreCorruptError when it is a symlink.
+ */
 export function openStoreFileSync(path: string): number | null {
   try {
     return openSync(path, UNTRUSTED_READ)

@@ -1,5 +1,6 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { errnoCode } from './fsx.js'
+import { UNTRUSTED_READ } from './untrustedRead.js'
 
 /** How `readCappedFile` refuses a file: none there, not a regular file (or a symlink to one), or over the limit. */
 export interface CappedFileRefusals {
@@ -13,10 +14,10 @@ export interface CappedFileRefusals {
  * never follows a symlink nor waits (O_NONBLOCK: a FIFO would block the event loop, and a
  * service with it, until a writer came), so only a regular file is read.
  */
-export function readCappedFile(path: string, maxBytes: number, refuse: CappedFileRefusals): Buffer {
+export function readCappedFile(path: string | Buffer, maxBytes: number, refuse: CappedFileRefusals): Buffer {
   let fd: number
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
+    fd = openSync(path, UNTRUSTED_READ)
   } catch (err) {
     throw errnoCode(err) === 'ELOOP' ? refuse.notRegular() : refuse.missing()
   }

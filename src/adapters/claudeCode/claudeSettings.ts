@@ -1,10 +1,12 @@
-import { promises as fs } from 'node:fs'
+import { promises as fs, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { UsageError } from '../../errors/index.js'
 import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { shellQuote } from '../../trace/core/shellQuote.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../../util/jsonDepth.js'
 import { PACKAGE_ROOT } from '../../util/ownPackage.js'
+import { readCappedFile } from '../../util/readCappedFile.js'
 import { HOOKED_EVENTS, endsRun } from './hookEvent.js'
 
 export interface ClaudeHooksArgs extends StoreLocator {
@@ -58,7 +60,7 @@ async function editSettings(locator: StoreLocator, edit: (hooks: Record<string, 
       throw new UsageError(`${link} is a symlink; forkpoint edits only a settings file of the workspace's own: nothing was changed`, { path: link })
   }
   const mode = (await fs.stat(path).catch(() => null))?.mode
-  const before = await fs.readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? null : Promise.reject(err)))
+  const before = readSettingsText(path)
   const settings = parseSettings(before, path)
   const hooks = { ...settings.hooks }
   edit(hooks)
@@ -72,8 +74,25 @@ async function editSettings(locator: StoreLocator, edit: (hooks: Record<string, 
   return { settings: path, changed: true }
 }
 
+/** The largest settings file `claude install` edits: a cloned repository chooses its `.claude/settings.json`. */
+const MAX_SETTINGS_BYTES = 4 * 1024 * 1024
+
+/** The settings file's text, or null when there is none; UsageError for anything but a regular file of at most `MAX_SETTINGS_BYTES`. */
+function readSettingsText(path: string): string | null {
+  const refused = (why: string) => new UsageError(`${path} ${why}; fix or move it, then install again: nothing was changed`, { path })
+  const st = statSync(path, { throwIfNoEntry: false })
+  if (st === undefined) return null
+  if (!st.isFile()) throw refused('is not a regular file')
+  return readCappedFile(path, MAX_SETTINGS_BYTES, {
+    missing: () => refused('vanished while it was read'),
+    notRegular: () => refused('is not a regular file'),
+    tooLarge: (size) => refused(`is ${size} bytes, more than the ${MAX_SETTINGS_BYTES} a settings file may hold`),
+  }).toString('utf8')
+}
+
 function parseSettings(text: string | null, path: string): Settings {
   if (text === null) return {}
+  if (jsonTextTooDeep(text)) throw new UsageError(`${path} nests deeper than ${MAX_JSON_DEPTH} levels; fix or move it, then install again: nothing was changed`, { path })
   let value: unknown
   try {
     value = JSON.parse(text)

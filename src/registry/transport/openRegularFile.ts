@@ -1,7 +1,8 @@
-import { constants, promises as fs } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import { InvalidImageError, UnsafePathError } from '../../errors/index.js'
 import { errnoCode } from '../../util/fsx.js'
 import { readCapped } from './readCapped.js'
+import { UNTRUSTED_READ } from '../../util/untrustedRead.js'
 
 /**
  * Open a file of an untrusted directory (an OCI layout) for reading: never through a
@@ -11,7 +12,7 @@ import { readCapped } from './readCapped.js'
 export async function openRegularFile(path: string): Promise<fs.FileHandle | null> {
   let handle: fs.FileHandle
   try {
-    handle = await fs.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    handle = await fs.open(path, UNTRUSTED_READ)
   } catch (err) {
     const code = errnoCode(err)
     if (code === 'ENOENT' || code === 'ENOTDIR') return null

@@ -1,4 +1,4 @@
-import { constants, promises as fs } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import type { Store } from '../../store/Store.js'
 import type { StoreLocator } from '../../store/findStore.js'
@@ -6,6 +6,8 @@ import { type DiffSides, type SnapshotDiff, diffOfSides, diffSides } from './dif
 import { changedEntries } from './diffTrees.js'
 import { type ReadSide, filePatch } from './filePatch.js'
 import { bytesOfName, fsPath } from '../../util/fsName.js'
+import { errnoCode } from '../../util/fsx.js'
+import { UNTRUSTED_READ } from '../../util/untrustedRead.js'
 
 /**
  * Past this size a file is not read for a patch: it shows as `Binary files … differ`, as
@@ -60,12 +62,17 @@ function workspaceSide(workspace: string, maxBytes: number): ReadSide {
   }
 }
 
-/** A workspace file's bytes, or null when it has grown past `maxBytes` since the scan. */
+/** A workspace file's bytes, or null when since the scan it has grown past `maxBytes` or is no regular file (gone, or swapped for a link or FIFO). */
 async function readUpTo(path: string | Buffer, maxBytes: number): Promise<Buffer | null> {
-  const handle = await fs.open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+  const handle = await fs.open(path, UNTRUSTED_READ).catch((err: unknown) => {
+    if (['ENOENT', 'ENOTDIR', 'ELOOP'].includes(errnoCode(err) ?? '')) return null
+    throw err
+  })
+  if (handle === null) return null
   try {
-    const { size } = await handle.stat()
-    if (size > maxBytes) return null
+    const stat = await handle.stat()
+    if (!stat.isFile() || stat.size > maxBytes) return null
+    const { size } = stat
     const bytes = Buffer.alloc(size)
     const { bytesRead } = await handle.read(bytes, 0, size, 0)
     return bytes.subarray(0, bytesRead)

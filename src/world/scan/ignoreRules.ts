@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs'
-import { fsPath } from '../../util/fsName.js'
 import { join } from 'node:path'
 import ignore, { type Ignore } from 'ignore'
+import { CorruptDataError } from '../../errors/index.js'
+import { fsPath } from '../../util/fsName.js'
+import { readCappedFile } from '../../util/readCappedFile.js'
 
 /**
  * gitignore semantics per directory: each directory's `.forkpointignore` (and
@@ -49,10 +50,23 @@ export function ignoreRules({ respectGitignore = false, onRead }: { respectGitig
     enter(absDir, relDir, has) {
       const present = files.filter(has)
       if (present.length === 0) return relDir === rel ? this : build(layers, relDir)
-      const text = present.map((f) => readFileSync(fsPath(join(absDir, f)), 'utf8')).join('\n')
+      const text = present.map((f) => readIgnoreFile(join(absDir, f))).join('\n')
       onRead?.(relDir, text)
       return build(text.trim() ? [...layers, { base: relDir, matcher: ignore().add(text) }] : layers, relDir)
     },
   })
   return build([], '')
+}
+
+/** The largest ignore file read: git's own are kilobytes, and a cloned repository chooses its own. */
+export const MAX_IGNORE_FILE_BYTES = 1024 * 1024
+
+/** An ignore file's text; CorruptDataError (exit 5) past `MAX_IGNORE_FILE_BYTES`, or when it is no regular file or gone since the listing. */
+function readIgnoreFile(path: string): string {
+  const refused = (why: string) => new CorruptDataError(`${path} ${why}: refusing to read it as ignore rules`, { path })
+  return readCappedFile(fsPath(path), MAX_IGNORE_FILE_BYTES, {
+    missing: () => refused('vanished while it was read'),
+    notRegular: () => refused('is not a regular file'),
+    tooLarge: (size) => refused(`is ${size} bytes, more than the ${MAX_IGNORE_FILE_BYTES} an ignore file may hold`),
+  }).toString('utf8')
 }
