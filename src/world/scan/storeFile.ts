@@ -77,9 +77,9 @@ function readRegularSync(path: string): Buffer {
 }
 
 /** A file that is gone or no longer a regular file when the scan comes to read it (exit 5); any other failure as it is. */
-function changedUnderScan(path: string, cause?: unknown): unknown {
+function changedUnderScan(path: string, cause?: unknown): Error {
   const code = cause === undefined ? 'ENOTREG' : errnoCode(cause)
-  if (!['ENOENT', 'ENOTDIR', 'ELOOP', 'ENOTREG'].includes(code ?? '')) return cause
+  if (!['ENOENT', 'ENOTDIR', 'ELOOP', 'ENOTREG'].includes(code ?? '')) return cause as Error
   return new UnsupportedFileError(
     `${path} changed while the workspace was scanned: it is ${code === 'ELOOP' || code === 'ENOTREG' ? 'no longer a regular file' : 'gone'}; snapshot again once nothing writes to it`,
     { path },
