@@ -1,6 +1,6 @@
 import { EffectsPolicyError } from '../errors/index.js'
 import type { Store } from '../store/Store.js'
-import { readTextOrNull } from '../util/fsx.js'
+import { readStateTextOrNull } from '../store/readStateFile.js'
 import { EFFECT_CLASSES, type EffectClass } from '../objects/Ledger.js'
 
 /** The policy file's name inside the store directory (`.forkpoint/effects.json`). */
@@ -30,7 +30,7 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 /** The store's policy, or null when it has no policy file (then no request is classed). @throws {EffectsPolicyError} (exit 2) a malformed file */
 export async function loadHttpPolicy(store: Store): Promise<HttpPolicy | null> {
   const file = store.path(HTTP_POLICY_FILE)
-  const text = await readTextOrNull(file)
+  const text = readStateTextOrNull(file)
   return text === null ? null : parseHttpPolicy(text, file)
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, promises as fs, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, promises as fs, lstatSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
@@ -9,7 +9,7 @@ import { readObjectBytes, readObjectBytesSync } from './readObjectBytes.js'
 import { tempSibling } from '../util/atomicWrite.js'
 import { requirePackage } from '../util/requirePackage.js'
 import '../util/disposeSymbols.js'
-import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreNotFoundError } from '../errors/index.js'
+import { DigestMismatchError, MalformedObjectError, ObjectNotFoundError, StoreCorruptError, StoreNotFoundError } from '../errors/index.js'
 import { type Digest, assertDigest, digestHex, sha256 } from '../objects/digest.js'
 import { LocalPacks } from './LocalPacks.js'
 import { objectPathIn } from './objectPath.js'
@@ -83,6 +83,7 @@ export class Store implements AsyncDisposable {
       throw new StoreNotFoundError(`not a forkpoint store: ${root} (run 'forkpoint init' first)`, { root })
     }
     assertStoreOwner(root)
+    assertRealDirectories(root)
     return new Store(root)
   }
 
@@ -297,5 +298,43 @@ function shardNames(objectsDir: string, shard: string): string[] {
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return []
     throw err
+  }
+}
+
+/**
+ * The store's own directories that every command reads or writes below. Each must be a directory, never a symlink:
+ * a cloned repository's `.forkpoint/refs/heads` linked to `/etc` would have a ref read from there (and echoed in the
+ * error), and `logs` linked elsewhere would have reflogs written there.
+ */
+const STORE_DIRECTORIES = [
+  'refs',
+  'refs/heads',
+  'refs/tags',
+  'logs',
+  'logs/refs',
+  'logs/refs/heads',
+  'logs/refs/tags',
+  'objects',
+  'objects/sha256',
+  'objects/packs',
+  'tmp',
+  'locks',
+  'locks/writers',
+  'branches',
+  'branches/live',
+  'branches/bases',
+  'branches/locks',
+  'branches/generations',
+  'branches/probes',
+  'machines',
+  'claude',
+  'sandboxes',
+  'ca',
+]
+
+function assertRealDirectories(root: string): void {
+  for (const dir of STORE_DIRECTORIES) {
+    const st = lstatSync(join(root, dir), { throwIfNoEntry: false })
+    if (st && !st.isDirectory()) throw new StoreCorruptError(`${join(root, dir)} is not a directory (a symlink?): refusing the store`, { root })
   }
 }

@@ -1,6 +1,6 @@
-import { rmSync, statSync, writeFileSync } from 'node:fs'
+import { lstatSync, rmSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
-import { LockTimeoutError } from '../errors/index.js'
+import { LockTimeoutError, StoreCorruptError } from '../errors/index.js'
 import { errnoCode, inParentDir } from '../util/fsx.js'
 import { readStateTextOrNull } from './readStateFile.js'
 
@@ -55,8 +55,9 @@ export async function breakIfStale(path: string): Promise<boolean> {
   const holder = readHolder(path)
   // An unreadable holder is a lock being written right now, or a torn one: only age tells.
   if (holder === null) {
-    const st = statSync(path, { throwIfNoEntry: false })
+    const st = lstatSync(path, { throwIfNoEntry: false })
     if (st === undefined) return true
+    if (st.isDirectory()) throw new StoreCorruptError(`${path} is a directory where a lock file belongs: remove it once no forkpoint command runs here`, { path })
     if (Date.now() - st.mtimeMs < 10_000) return false
   } else if (!holderIsDead(holder)) {
     return false

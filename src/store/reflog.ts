@@ -1,6 +1,8 @@
-import { appendFileSync, promises as fs } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import { atomicWrite } from '../util/atomicWrite.js'
 import { inParentDir } from '../util/fsx.js'
+import { appendUntrustedSync } from '../util/untrustedRead.js'
+import { notRegular } from './readObjectBytes.js'
 import { readStateTextOrNull } from './readStateFile.js'
 import { type Digest, isDigest } from '../objects/digest.js'
 import type { Store } from './Store.js'
@@ -20,7 +22,7 @@ function reflogPath(store: Store, ref: string): string {
 export async function appendReflog(store: Store, ref: string, entry: Omit<ReflogEntry, 'at'>): Promise<void> {
   const path = reflogPath(store, ref)
   const line = `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`
-  inParentDir(path, () => appendFileSync(path, line))
+  inParentDir(path, () => appendUntrustedSync(path, line, () => notRegular(path)))
 }
 
 /** A ref's log, oldest first. Torn or foreign lines are skipped, never fatal. */

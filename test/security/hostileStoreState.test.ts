@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Workspace, snapshotWorkspace } from '../../src/index.js'
 import { runCli } from '../helpers/cli.js'
@@ -66,6 +66,64 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     expect(run.code, run.stderr).toBe(0)
     const shown = await fp(dir, 'show', 'HEAD:c.txt')
     expect(shown.stdout).toBe('new\n')
+  })
+
+  it('refuses a store directory that is a symlink (exit 5): no ref is read from, nor reflog written to, where it leads', async () => {
+    const { dir, state } = await snapshotted()
+    rmSync(state('refs/heads'), { recursive: true })
+    symlinkSync('/etc', state('refs/heads'))
+    writeFileSync(state('HEAD'), 'ref: refs/heads/passwd\n')
+    const run = await fp(dir, 'status')
+    expect([run.code, run.stderr]).toEqual([5, expect.stringMatching(/refs\/heads is not a directory \(a symlink\?\): refusing the store/)])
+    expect(run.stderr + run.stdout).not.toMatch(/root:/)
+    const outside = tempDir('logs')
+    const other = await snapshotted()
+    rmSync(other.state('logs'), { recursive: true })
+    symlinkSync(outside, other.state('logs'))
+    writeFileSync(join(other.dir, 'c.txt'), 'c\n')
+    expect((await fp(other.dir, 'snapshot', '-m', 'x')).code).toBe(5)
+    expect(readdirSync(outside)).toEqual([])
+  })
+
+  it("refuses a reflog that is a symlink: the snapshot's line is appended nowhere (exit 5)", async () => {
+    const { dir, state } = await snapshotted()
+    const victim = join(tempDir('victim'), 'victim.txt')
+    writeFileSync(victim, 'keep me\n')
+    if (user === 'nobody') giveToNobody(dirname(victim))
+    replaced(state('logs/HEAD'), (file) => symlinkSync(victim, file))
+    writeFileSync(join(dir, 'c.txt'), 'c\n')
+    await refused(dir, /logs\/HEAD is not a regular file/, 'snapshot', '-m', 'x')
+    expect(readFileSync(victim, 'utf8')).toBe('keep me\n')
+  })
+
+  it('refuses a run index that is a symlink: SQLite writes no table where it leads (exit 5)', async () => {
+    const { dir, state } = await snapshotted()
+    const elsewhere = join(tempDir('db'), 'other.db')
+    writeFileSync(elsewhere, '')
+    if (user === 'nobody') giveToNobody(dirname(elsewhere))
+    rmSync(state('runs.db'), { force: true })
+    symlinkSync(elsewhere, state('runs.db'))
+    await refused(dir, /the run index .*runs\.db is not a regular file/, 'runs')
+    expect(readFileSync(elsewhere).length).toBe(0)
+  })
+
+  it('refuses an HTTP policy that is a FIFO (exit 5) instead of waiting for a writer', async () => {
+    const { dir, state } = await snapshotted()
+    toFifo(state('effects.json'))
+    await refused(dir, /effects\.json is not a regular file/, 'run', '--net', 'host', '--', 'true')
+  })
+
+  it('refuses a lock that is a directory (exit 5), not an internal error', async () => {
+    const { dir, state } = await snapshotted()
+    mkdirSync(state('locks/gc'))
+    await refused(dir, /locks\/gc is a directory where a lock file belongs/, 'gc')
+  })
+
+  it('init leaves a .gitignore that is a symlink to /dev/zero alone instead of reading it until memory ends', async () => {
+    const dir = tempDir('ws')
+    symlinkSync('/dev/zero', join(dir, '.gitignore'))
+    const run = await fp(dir, 'init')
+    expect(run.code, run.stderr).toBe(0)
   })
 
   /** A commit of branch `x` in progress, as a cloned store can claim one: the files `saved` lists, COMMIT_SAVED/0 made by `copy`. */

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, lstatSync } from 'node:fs'
 import type Database from 'better-sqlite3'
 import { LockTimeoutError, RunArtifactError, RunNotFoundError, UsageError } from '../../errors/index.js'
 import { type Digest, isDigest } from '../../objects/digest.js'
@@ -79,7 +79,9 @@ export class RunStore {
    * read as one without runs, without making the file.
    */
   static open({ store, readOnly = false }: { store: Store; readOnly?: boolean }): RunStore {
-    return new RunStore(readOnly ? openDbReadOnly(store.path('runs.db')) : openDb(store.path('runs.db')), store)
+    const path = store.path('runs.db')
+    assertRegularOrAbsent(path)
+    return new RunStore(readOnly ? openDbReadOnly(path) : openDb(path), store)
   }
 
   /** A standalone run store in one SQLite file (runs kept in the file). */
@@ -264,6 +266,12 @@ function openDbOnce(path: string): Database.Database {
   }
 }
 
+/** A store's run index is a regular file or none: SQLite follows a planted symlink and writes its tables into whatever it names, and waits on a FIFO. */
+function assertRegularOrAbsent(path: string): void {
+  const st = lstatSync(path, { throwIfNoEntry: false })
+  if (st && !st.isFile()) throw new RunArtifactError(`the run index ${path} is not a regular file: refusing to open it`, { path })
+}
+
 function openDbReadOnly(path: string): Database.Database {
   const SQLite = requirePackage('better-sqlite3') as typeof Database
   if (!existsSync(path)) {
@@ -272,9 +280,13 @@ function openDbReadOnly(path: string): Database.Database {
     empty.pragma('query_only = ON')
     return empty
   }
+  let db: Database.Database | null = null
   try {
-    return new SQLite(path, { readonly: true, fileMustExist: true, timeout: 10_000 })
+    db = new SQLite(path, { readonly: true, fileMustExist: true, timeout: 10_000 })
+    db.pragma('schema_version') // a file that is no database fails here, not at the first query
+    return db
   } catch (err) {
+    db?.close()
     throw new RunArtifactError(`cannot open the run index ${path}: ${(err as Error).message}`, { path }, { cause: err })
   }
 }

@@ -1,7 +1,8 @@
-import { closeSync, openSync, writeSync } from 'node:fs'
-import { RunArtifactError } from '../../errors/index.js'
+import { closeSync, writeSync } from 'node:fs'
+import { CorruptDataError, RunArtifactError } from '../../errors/index.js'
 import type { Step, StepType } from '../../objects/Run.js'
 import { readStateTextOrNull } from '../../store/readStateFile.js'
+import { openAppendSync } from '../../util/untrustedRead.js'
 
 /**
  * What a recording process writes as it goes, one JSON line per entry, already
@@ -52,7 +53,7 @@ const FLUSH_BYTES = 256 * 1024
  * before the I/O, so an agent killed outright loses at most the steps of its last turn.
  */
 export function fileSink(path: string): JournalSink {
-  let fd: number | null = openSync(path, 'a', 0o600)
+  let fd: number | null = openAppendSync(path, 0o600, () => new CorruptDataError(`${path} is not a regular file: refusing to append the journal to it`, { path }))
   let pending = ''
   let timer: NodeJS.Immediate | null = null
   const flush = () => {
