@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto'
+import { setTimeout as delay } from 'node:timers/promises'
 import { Branch } from '../branch/Branch.js'
 import type { ConflictPolicy } from '../branch/types.js'
 import type { Workspace } from '../branch/Workspace.js'
 import { abortWithEffects, type CommitWithEffectsResult, commitWithEffects } from '../effects/branchEffects.js'
 import type { Effects } from '../effects/Effects.js'
-import { InternalError } from '../errors/index.js'
+import { BranchBusyError, InternalError } from '../errors/index.js'
 import type { Digest } from '../objects/digest.js'
 import type { Target } from './types.js'
 
@@ -103,9 +104,18 @@ export class BranchPool {
     if (failed) throw failed.reason
   }
 
-  /** Abort `branch` (and its children) and drop their deferred effects; `also`: handles of other branches torn down with it. */
+  /**
+   * Abort `branch` (and its children) and drop their deferred effects; `also`: handles of other branches torn down with it.
+   * A branch a command still runs in (a function candidate that ignored its signal left one going) is never torn down
+   * under it: it is aborted once that command ends, without holding the pattern up.
+   */
   async #drop(branch: Branch, also: Branch[] = []): Promise<void> {
-    await abortWithEffects(branch, { env: this.#env })
+    try {
+      await abortWithEffects(branch, { env: this.#env })
+    } catch (err) {
+      if (!(err instanceof BranchBusyError && err.data.runs > 0)) throw err
+      abortWhenIdle(branch, this.#env).catch((later: unknown) => process.emitWarning(`could not abort branch ${branch.name} once its command ended: ${String(later)}`))
+    }
     for (const b of [branch, ...also.filter((c) => isBelow(c, branch))]) {
       await this.#effects.get(b)?.drop()
       this.#effects.delete(b)
@@ -116,4 +126,17 @@ export class BranchPool {
 function isBelow(child: Branch, ancestor: Branch): boolean {
   for (let p: Target = child.parent; p instanceof Branch; p = p.parent) if (p === ancestor) return true
   return false
+}
+
+/** Abort `branch` once no command runs in it any more, polling. */
+async function abortWhenIdle(branch: Branch, env: NodeJS.ProcessEnv): Promise<void> {
+  for (let wait = 50; ; wait = Math.min(wait * 2, 2000)) {
+    await delay(wait)
+    try {
+      await abortWithEffects(branch, { env })
+      return
+    } catch (err) {
+      if (!(err instanceof BranchBusyError && err.data.runs > 0)) throw err
+    }
+  }
 }

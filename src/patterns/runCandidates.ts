@@ -52,9 +52,10 @@ export type CandidateRunner = (args: RunCandidatesArgs) => Promise<Attempt[]>
 
 /**
  * How long a cancelled function candidate gets to end (its child processes with it) before
- * its branch is torn down under it and it is abandoned: a function that ignores its signal
- * cannot be stopped from outside. A command candidate is always waited for: its runner
- * settles only once its whole process tree is gone.
+ * it is abandoned: a function that ignores its signal cannot be stopped from outside. Its
+ * branch is aborted once no command runs in it (never torn down under one: BranchPool). A
+ * command candidate is always waited for: its runner settles only once its whole process
+ * tree is gone.
  */
 const FUNCTION_GRACE_MS = 2000
 

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path'
 import { STORE_DIR_NAME, type StoreLocator } from './findStore.js'
 import { excludeStoreInGit } from './excludeStoreInGit.js'
 import { ignoreStoreInGitignore } from './ignoreStoreInGitignore.js'
+import { StoreNotFoundError } from '../errors/index.js'
 import { Store } from './Store.js'
 
 export interface InitResult {
@@ -19,9 +20,13 @@ export interface InitResult {
 export async function initWorkspace({ dir = process.cwd(), store }: StoreLocator = {}): Promise<InitResult> {
   const workspace = resolve(dir)
   const storeDir = store === undefined ? join(workspace, STORE_DIR_NAME) : typeof store === 'string' ? resolve(dir, store) : store.root
+  // only "not a store" makes one: a store refused (a symlinked directory, another user's) is refused here too
   const already = await Store.open(storeDir).then(
     () => true,
-    () => false,
+    (err: unknown) => {
+      if (err instanceof StoreNotFoundError) return false
+      throw err
+    },
   )
   await Store.init(storeDir)
   const gitignoreUpdated = await ignoreStoreInGitignore(workspace, storeDir)

@@ -21,7 +21,8 @@ export function openStoreFileSync(path: string): number | null {
     return openSync(path, UNTRUSTED_READ)
   } catch (err) {
     if (isMissing(err)) return null
-    throw errnoCode(err) === 'ELOOP' ? notRegular(path) : err
+    // ENXIO: a socket
+    throw ['ELOOP', 'ENXIO'].includes(errnoCode(err) ?? '') ? notRegular(path) : err
   }
 }
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { ConflictError, UsageError, Workspace, bestOfN } from '../../src/index.js'
 import { makeWorkspace } from '../helpers/tmp.js'
 import { expectNoBranches } from './leftovers.js'
+import { until } from '../helpers/until.js'
 
 const open = async () => Workspace.open({ dir: await makeWorkspace({ 'answer.txt': 'none\n' }) })
 const read = (ws: Workspace) => readFileSync(join(ws.dir, 'answer.txt'), 'utf8')
@@ -43,6 +44,22 @@ describe('bestOfN', () => {
     expect(outcome.winner).toBe(3)
     expect(read(ws)).toBe('the one\n')
     await expectNoBranches(ws)
+  })
+
+  it('an attempt that ignores its timeout with a command still running in its branch: the outcome comes, the branch goes once the command ends', async () => {
+    const ws = await open()
+    let finished!: Promise<unknown>
+    const outcome = await bestOfN(
+      (_path, attempt, _signal, { branch }) => {
+        if (attempt === 1) return { success: true, score: 1 }
+        finished = branch.run('sleep 4') // the signal is not passed on: the command outlives the attempt
+        return new Promise<boolean>(() => undefined)
+      },
+      { n: 2, timeout: '1s' },
+    ).apply(ws)
+    expect(outcome.results.map((r) => r.status)).toEqual(['timeout', 'succeeded'])
+    await finished
+    await expectNoBranchesEventually(ws)
   })
 
   it('commits nothing when every attempt fails', async () => {
@@ -120,3 +137,9 @@ describe('bestOfN', () => {
     expect(() => bestOfN(async () => true, { n: 0 })).toThrow(UsageError)
   })
 })
+
+/** No branch left, polled: one whose command outlived its attempt is aborted once the command ends. */
+async function expectNoBranchesEventually(ws: Workspace): Promise<void> {
+  await until(async () => (await ws.branches()).length === 0, "the abandoned attempt's branch to be aborted")
+  await expectNoBranches(ws)
+}

@@ -179,6 +179,31 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     expect(readFileSync(victim, 'utf8')).toBe('keep me\n')
   })
 
+  it("refuses a branch's commit journal reaching outside through a symlink inside the workspace: nothing removed there", async () => {
+    const outside = tempDir('outside')
+    const victim = join(outside, 'victim.txt')
+    writeFileSync(victim, 'keep me\n')
+    if (user === 'nobody') giveToNobody(outside)
+    const { dir, state } = await snapshotted()
+    symlinkSync(outside, join(dir, 'link'))
+    const branch = await (await Workspace.open({ dir })).branch('x', { persistent: true })
+    const journal = { kind: 'commit-journal', schemaVersion: 1, phase: 'applying', branch: branch.id, parent: null, committer: { pid: 2 ** 22 + 1, start: '0' } }
+    writeFileSync(state(`branches/live/${branch.id}/commit.json`), JSON.stringify({ ...journal, generation: 1, ops: [{ type: 'delete', path: 'link/victim.txt' }] }))
+    const run = await fp(dir, 'branch')
+    expect([run.code, run.stderr]).toEqual([5, expect.stringMatching(/refusing to write link\/victim\.txt: .*link is not a real directory/)])
+    expect(readFileSync(victim, 'utf8')).toBe('keep me\n')
+  })
+
+  it('a note of a running command that is not one forkpoint writes neither crashes nor blocks a commit', async () => {
+    const { dir, state } = await snapshotted()
+    expect((await fp(dir, 'branch', 'x')).code).toBe(0)
+    mkdirSync(state('sandboxes'), { recursive: true })
+    writeFileSync(state('sandboxes/0123456789ab.json'), '{}')
+    writeFileSync(state('sandboxes/0123456789ac.json'), 'not json')
+    const run = await fp(dir, 'commit', 'x')
+    expect(run.code, run.stderr).toBe(0)
+  })
+
   it('refuses an interrupted checkout whose journal names paths outside the workspace: nothing of it runs (exit 5)', async () => {
     const outside = tempDir('outside')
     const victim = join(outside, 'victim.txt')

@@ -112,7 +112,7 @@ describe('nothing privileged comes out of sandboxed work', () => {
     const dir = await workspace()
     const made = await fpJsonInProcess<{ path: string }>(dir, 'branch', 'closing')
     // the branch's directory, the parent of its mount point: where a commit or abort marks it
-    writeFileSync(join(dirname(made.json.path), 'closing'), JSON.stringify(processId(process.pid)))
+    writeFileSync(join(dirname(made.json.path), 'closing'), JSON.stringify({ owner: processId(process.pid), token: '0123456789abcdef' }))
     const refused = await fpInProcess(dir, 'run', '--branch', 'closing', '--', 'touch', 'x')
     expect([refused.code, refused.stderr]).toEqual([3, expect.stringMatching(/cannot run in branch closing: it is being committed or aborted/)])
   })

@@ -7,6 +7,7 @@ import { atomicWrite } from '../../util/atomicWrite.js'
 import { COMMIT_SAVED, clearCommitState, readCommitState } from '../../world/merge/commitState.js'
 import { fsPath } from '../../util/fsName.js'
 import { withWorkspaceLock } from '../../world/workspace/workspaceLock.js'
+import { assertNoLinkedAncestor } from '../../world/checkout/safePath.js'
 
 /**
  * Undo a branch commit in progress in the workspace: every file the stopped commit wrote
@@ -20,6 +21,7 @@ export async function abortCommit({ name, ...where }: StoreLocator & { name: str
     const state = await readCommitState(store)
     if (state?.branch !== name) throw new UsageError(`commit ${name} --abort: no commit of ${name} is in progress`, { name })
     for (const saved of [...state.saved].reverse()) {
+      assertNoLinkedAncestor(workspace, saved.path)
       const at = join(workspace, saved.path)
       if (saved.copy === null) await fs.rm(fsPath(at), { force: true })
       else {
@@ -32,9 +34,12 @@ export async function abortCommit({ name, ...where }: StoreLocator & { name: str
   })
 }
 
-/** A file's copy kept for `--abort`: as large as the workspace's file was. */
+/** The largest copy `--abort` puts back: the files a stopped commit wrote over are the ones it merged as text. */
+const MAX_SAVED_BYTES = 1024 * 1024 * 1024
+
+/** A file's copy kept for `--abort`. */
 function savedCopy(path: string): Buffer {
-  const bytes = readStateOrNull(path, Number.MAX_SAFE_INTEGER)
+  const bytes = readStateOrNull(path, MAX_SAVED_BYTES)
   if (bytes === null) throw new StoreCorruptError(`${path}, a file's copy kept for 'commit --abort', is missing`, { path })
   return bytes
 }

@@ -10,6 +10,7 @@ import { fsPath } from '../../util/fsName.js'
 import { removeTree } from '../lifecycle/removeTree.js'
 import { BRANCH_ID, processId, refuse } from '../lifecycle/stateFile.js'
 import { WorkspacePathSchema } from '../../world/merge/progressSchemas.js'
+import { assertNoLinkedAncestor } from '../../world/checkout/safePath.js'
 
 /**
  * A commit is written down before it touches the parent. `staging`: temp copies are being
@@ -73,6 +74,7 @@ export function stagedPath(path: string, tag: 'new' | 'old', branch: string): st
 /** Put every staged path in place and delete what the branch deleted; idempotent. */
 export async function applyCommit(store: Store, root: string, journal: CommitJournal): Promise<void> {
   for (const op of journal.ops) {
+    assertNoLinkedAncestor(root, op.path)
     const target = join(root, op.path)
     if (op.type === 'delete') await removeTree(target)
     else await place(join(root, stagedPath(op.path, 'new', journal.branch)), target, join(root, stagedPath(op.path, 'old', journal.branch)))
@@ -96,5 +98,9 @@ async function place(temp: string, target: string, aside: string): Promise<void>
 
 /** Remove the temps of a commit interrupted while staging. */
 export async function rollBackCommit(root: string, journal: CommitJournal): Promise<void> {
-  for (const op of journal.ops) if (op.type === 'put') await removeTree(join(root, stagedPath(op.path, 'new', journal.branch)))
+  for (const op of journal.ops) {
+    if (op.type !== 'put') continue
+    assertNoLinkedAncestor(root, op.path)
+    await removeTree(join(root, stagedPath(op.path, 'new', journal.branch)))
+  }
 }

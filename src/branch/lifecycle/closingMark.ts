@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
+import { z } from 'zod'
 import { BranchBusyError } from '../../errors/index.js'
 import { isAlive, self } from '../../sandbox/processId.js'
 import { readStateTextOrNull } from '../../store/readStateFile.js'
@@ -29,8 +31,12 @@ export interface ClosingMark {
  */
 export async function markClosing(store: Store, state: BranchState, doing: 'commit' | 'abort'): Promise<ClosingMark> {
   const path = markPath(store, state)
-  await atomicWrite(path, JSON.stringify(self))
-  const clear = () => fs.rm(path, { force: true })
+  const mark = { owner: self, token: randomBytes(8).toString('hex') }
+  await atomicWrite(path, JSON.stringify(mark))
+  // only its own: another commit or abort may have marked the branch since
+  const clear = async () => {
+    if (readMark(store, state)?.token === mark.token) await fs.rm(path, { force: true })
+  }
   const runs = (await runningSandboxes(store)).filter((run) => run.branch === state.name)
   if (runs.length > 0) {
     await clear()
@@ -45,15 +51,23 @@ export async function markClosing(store: Store, state: BranchState, doing: 'comm
 
 /** @throws {BranchBusyError} `state` is being committed or aborted by a process that is alive */
 export function assertNotClosing(store: Store, state: BranchState): void {
+  const mark = readMark(store, state)
+  if (mark && isAlive(mark.owner))
+    throw new BranchBusyError(`cannot run in branch ${state.name}: it is being committed or aborted (pid ${mark.owner.pid})`, { name: state.name, children: [], runs: 0 })
+}
+
+const MarkSchema = z.strictObject({ owner: processId, token: z.string().regex(/^[0-9a-f]{16}$/) })
+
+/** The branch's mark, or null when there is none; a torn or planted one is none. */
+function readMark(store: Store, state: BranchState): z.infer<typeof MarkSchema> | null {
   const text = readStateTextOrNull(markPath(store, state))
-  if (text === null) return
-  let holder: unknown = null
+  if (text === null) return null
+  let json: unknown = null
   try {
-    holder = JSON.parse(text)
+    json = JSON.parse(text)
   } catch {
-    // a torn or planted mark holds no process: no mark
+    // no mark
   }
-  const parsed = processId.safeParse(holder)
-  if (parsed.success && isAlive(parsed.data))
-    throw new BranchBusyError(`cannot run in branch ${state.name}: it is being committed or aborted (pid ${parsed.data.pid})`, { name: state.name, children: [], runs: 0 })
+  const parsed = MarkSchema.safeParse(json)
+  return parsed.success ? parsed.data : null
 }

@@ -1,22 +1,25 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { type ProcessId, isAlive, self } from '../../sandbox/processId.js'
+import { z } from 'zod'
+import { isAlive, self } from '../../sandbox/processId.js'
+import { processId as processIdSchema } from '../lifecycle/stateFile.js'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
 import { readStateTextOrNull } from '../../store/readStateFile.js'
 import { readdirOrEmpty } from '../commit/samePath.js'
 
 /** A sandboxed command running now: in a branch, or in the workspace itself (`branch` null). */
-export interface RunningSandbox {
-  id: string
-  branch: string | null
+const RunningSandboxSchema = z.object({
+  id: z.string().regex(/^[0-9a-f]{12}$/),
+  branch: z.string().nullable(),
   /** The command as given: argv, or one string run by `sh -c`. */
-  command: string | string[]
+  command: z.union([z.string(), z.array(z.string())]),
   /** The process that runs it (and records it here): a sandbox whose process is gone, its pid reused or not, is not listed. */
-  owner: ProcessId
-  startedAt: string
-}
+  owner: processIdSchema,
+  startedAt: z.string(),
+})
+export type RunningSandbox = z.infer<typeof RunningSandboxSchema>
 
 const dir = (store: Store) => store.path('sandboxes')
 
@@ -42,14 +45,23 @@ export async function runningSandboxes(store: Store): Promise<RunningSandbox[]> 
     .sort((a, b) => a.startedAt.localeCompare(b.startedAt))
 }
 
-/** Every note, alive or not; one gone between the listing and the read is left out. */
+/** Every note, alive or not; one gone between the listing and the read, or that is not a note as written here, is left out. */
 async function readNotes(store: Store): Promise<Array<{ path: string; note: RunningSandbox }>> {
   const names = (await readdirOrEmpty(dir(store))).filter((n) => /^[0-9a-f]{12}\.json$/.test(n))
   const notes = await Promise.all(
     names.map(async (name) => {
       const text = readStateTextOrNull(join(dir(store), name))
-      return text === null ? null : { path: join(dir(store), name), note: JSON.parse(text) as RunningSandbox }
+      const note = text === null ? null : RunningSandboxSchema.safeParse(parsedOrNull(text))
+      return note?.success ? { path: join(dir(store), name), note: note.data } : null
     }),
   )
   return notes.filter((n) => n !== null)
+}
+
+function parsedOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return null
+  }
 }

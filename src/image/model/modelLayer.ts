@@ -72,7 +72,8 @@ async function storeDir(store: Store, dir: string, prefix: string, inside: Set<s
       throw new UsageError(`model file ${rel} is over 2 GiB: safetensors files that large are not stored yet (shard the model)`, { path: rel })
     else if (isSafetensors(name)) entries.push(await storeTensorFile(store, name, await fs.readFile(path), rel))
     else {
-      const stored = await storeFile({ store, path, size: stat.size, write: true })
+      // a link checked to stay inside is read at its target: storeFile opens no link
+      const stored = await storeFile({ store, path: await fs.realpath(path), size: stat.size, write: true })
       entries.push(fileEntry(name, (stat.mode & 0o111) !== 0, stored.size, stored.content, stored.chunked))
     }
   }
