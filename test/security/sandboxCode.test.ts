@@ -212,6 +212,9 @@ for (const name of ['fifo', 'zero']) {
     const killedCgroups = await pollFor('its cgroup', () => (root ? nonEmpty(runCgroups().filter((c) => !cgroupsBefore.includes(c))) : []))
     process.kill(-killed.pid!, 'SIGKILL')
     await new Promise((r) => killed.once('close', r))
+    // its sandbox's processes leave the cgroups a moment after (later on a busy host): only an empty one can be reaped
+    const empty = (cgroup: string) => !existsSync(cgroup) || readFileSync(join(cgroup, 'cgroup.procs'), 'utf8').trim() === ''
+    await until(() => killedCgroups.every(empty), "the killed sandbox's processes to leave its cgroups")
     const live = startLong(dir)
     const liveNote = await pollFor('the live sandbox note', () => notes().find((n) => n !== killedNote))
     const liveCgroups = await pollFor('its cgroup', () => (root ? nonEmpty(runCgroups().filter((c) => !cgroupsBefore.includes(c) && !killedCgroups.includes(c))) : []))
