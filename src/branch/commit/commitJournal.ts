@@ -11,6 +11,7 @@ import { removeTree } from '../lifecycle/removeTree.js'
 import { BRANCH_ID, processId, refuse } from '../lifecycle/stateFile.js'
 import { WorkspacePathSchema } from '../../world/merge/progressSchemas.js'
 import { assertNoLinkedAncestor } from '../../world/checkout/safePath.js'
+import { parseJsonOrNull } from '../../util/parseJsonOrNull.js'
 
 /**
  * A commit is written down before it touches the parent. `staging`: temp copies are being
@@ -50,13 +51,7 @@ export async function readCommitJournal(store: Store, id: string): Promise<Commi
   const file = journalPath(store, id)
   const text = readStateTextOrNull(file)
   if (text === null) return null
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    json = null
-  }
-  const parsed = CommitJournalSchema.safeParse(json)
+  const parsed = CommitJournalSchema.safeParse(parseJsonOrNull(text))
   if (!parsed.success)
     refuse(id, file, `its commit journal is not one forkpoint writes: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'the file'}: ${i.message}`).join('; ')}`)
   if (parsed.data.branch !== id) refuse(id, file, `its commit journal names branch ${parsed.data.branch}`)

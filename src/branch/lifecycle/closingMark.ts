@@ -10,6 +10,7 @@ import { runningSandboxes } from '../run/runningSandboxes.js'
 import type { BranchState } from '../types.js'
 import { liveDir } from './branchStore.js'
 import { processId } from './stateFile.js'
+import { parseJsonOrNull } from '../../util/parseJsonOrNull.js'
 
 /**
  * A commit or an abort reads and removes a branch's files: a sandboxed command still running in it could swap a
@@ -62,12 +63,6 @@ const MarkSchema = z.strictObject({ owner: processId, token: z.string().regex(/^
 function readMark(store: Store, state: BranchState): z.infer<typeof MarkSchema> | null {
   const text = readStateTextOrNull(markPath(store, state))
   if (text === null) return null
-  let json: unknown = null
-  try {
-    json = JSON.parse(text)
-  } catch {
-    // no mark
-  }
-  const parsed = MarkSchema.safeParse(json)
+  const parsed = MarkSchema.safeParse(parseJsonOrNull(text))
   return parsed.success ? parsed.data : null
 }

@@ -8,6 +8,7 @@ import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
 import { readStateTextOrNull } from '../../store/readStateFile.js'
 import { readdirOrEmpty } from '../commit/samePath.js'
+import { parseJsonOrNull } from '../../util/parseJsonOrNull.js'
 
 /** A sandboxed command running now: in a branch, or in the workspace itself (`branch` null). */
 const RunningSandboxSchema = z.object({
@@ -51,17 +52,9 @@ async function readNotes(store: Store): Promise<Array<{ path: string; note: Runn
   const notes = await Promise.all(
     names.map(async (name) => {
       const text = readStateTextOrNull(join(dir(store), name))
-      const note = text === null ? null : RunningSandboxSchema.safeParse(parsedOrNull(text))
+      const note = text === null ? null : RunningSandboxSchema.safeParse(parseJsonOrNull(text))
       return note?.success ? { path: join(dir(store), name), note: note.data } : null
     }),
   )
   return notes.filter((n) => n !== null)
-}
-
-function parsedOrNull(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return null
-  }
 }

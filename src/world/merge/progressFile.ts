@@ -3,6 +3,7 @@ import { CorruptDataError } from '../../errors/index.js'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
 import { readStateTextOrNull } from '../../store/readStateFile.js'
+import { parseJsonOrNull } from '../../util/parseJsonOrNull.js'
 
 /** Record work in progress in the workspace (a merge, a branch commit) in the store, durably. */
 export async function writeProgressFile(store: Store, name: string, state: object): Promise<void> {
@@ -17,13 +18,7 @@ export async function writeProgressFile(store: Store, name: string, state: objec
 export async function readProgressFile<T>(store: Store, name: string, schema: z.ZodType<T>, damaged: string): Promise<T | null> {
   const text = readStateTextOrNull(store.path(name))
   if (text === null) return null
-  let state: unknown = null
-  try {
-    state = JSON.parse(text)
-  } catch {
-    // damaged: refused below
-  }
-  const parsed = schema.safeParse(state)
+  const parsed = schema.safeParse(parseJsonOrNull(text))
   if (!parsed.success) throw new CorruptDataError(damaged, { path: store.path(name) })
   return parsed.data
 }
