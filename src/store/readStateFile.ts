@@ -1,7 +1,9 @@
-import { closeSync, fstatSync } from 'node:fs'
+import { type BigIntStats, closeSync, fstatSync } from 'node:fs'
 import { StoreCorruptError } from '../errors/index.js'
 import { readIntoSync } from '../util/fsx.js'
+import { parseJsonOrNull } from '../util/parseJsonOrNull.js'
 import { notRegular, openStoreFileSync } from './readObjectBytes.js'
+import { MARK_FIELD, hereMark } from './writtenHere.js'
 
 /**
  * The largest state file a store holds that is read whole (refs, HEAD, reflogs, journals, records, the workspace
@@ -17,16 +19,39 @@ export const MAX_STATE_FILE_BYTES = 256 * 1024 * 1024
  * regular file of at most `maxBytes`.
  */
 export function readStateOrNull(path: string, maxBytes = MAX_STATE_FILE_BYTES): Buffer | null {
+  return readStateAndStatOrNull(path, maxBytes)?.bytes ?? null
+}
+
+/** `readStateOrNull` with the file's stat, as it was when read. */
+export function readStateAndStatOrNull(path: string, maxBytes = MAX_STATE_FILE_BYTES): { bytes: Buffer; stat: BigIntStats } | null {
   const fd = openStoreFileSync(path)
   if (fd === null) return null
   try {
-    const stat = fstatSync(fd)
+    const stat = fstatSync(fd, { bigint: true })
     if (!stat.isFile()) throw notRegular(path)
-    if (stat.size > maxBytes) throw new StoreCorruptError(`${path} is ${stat.size} bytes, more than a store's state file holds (${maxBytes}): refusing to read it`, { path })
-    return readIntoSync(fd, Buffer.allocUnsafe(stat.size))
+    if (stat.size > BigInt(maxBytes))
+      throw new StoreCorruptError(`${path} is ${stat.size} bytes, more than a store's state file holds (${maxBytes}): refusing to read it`, { path })
+    return { bytes: readIntoSync(fd, Buffer.allocUnsafe(Number(stat.size))), stat }
   } finally {
     closeSync(fd)
   }
+}
+
+/** A JSON state file written with `writeMarkedState`: its text, and its value without the mark (null when it does not parse, is not an object, or is not the file this machine wrote: `writtenHere.ts`). */
+export interface MarkedState {
+  text: string
+  value: unknown
+}
+
+/** The marked state file at `path`, or null when there is none (see `readStateOrNull`). */
+export function readMarkedStateOrNull(path: string): MarkedState | null {
+  const read = readStateAndStatOrNull(path)
+  if (read === null) return null
+  const text = read.bytes.toString('utf8')
+  const json = parseJsonOrNull(text)
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return { text, value: null }
+  const { [MARK_FIELD]: mark, ...value } = json as Record<string, unknown>
+  return { text, value: mark === hereMark(read.stat) ? value : null }
 }
 
 /** `readStateOrNull` as UTF-8 text. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, fsyncSync, openSync, promises as fs, renameSync, rmSync, writeSync } from 'node:fs'
+import { type BigIntStats, closeSync, fsyncSync, openSync, promises as fs, renameSync, rmSync, writeSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 
 /** Random once per process (pids repeat across PID namespaces sharing a store), then a counter: cheap per call. */
@@ -12,13 +12,14 @@ export function tempSibling(path: string): string {
 
 /**
  * Write a file so that readers see the old bytes or the new, never a mix: write a
- * temp sibling, optionally fsync it, rename over the target.
+ * temp sibling, optionally fsync it, rename over the target. `data` may be made from the
+ * new file's own stat (its inode and birth time stay with it through the rename).
  */
-export async function atomicWrite(path: string, data: Uint8Array | string, opts: { fsync?: boolean; mode?: number } = {}): Promise<void> {
+export async function atomicWrite(path: string, data: Uint8Array | string | ((file: BigIntStats) => string), opts: { fsync?: boolean; mode?: number } = {}): Promise<void> {
   const tmp = tempSibling(path)
-  const handle = await fs.open(tmp, 'w', opts.mode ?? 0o644)
+  const handle = await fs.open(tmp, 'wx', opts.mode ?? 0o644)
   try {
-    await handle.writeFile(data)
+    await handle.writeFile(typeof data === 'function' ? data(await handle.stat({ bigint: true })) : data)
     if (opts.fsync) await handle.sync()
   } finally {
     await handle.close()

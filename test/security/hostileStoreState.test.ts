@@ -7,13 +7,16 @@ import { runCli } from '../helpers/cli.js'
 import { fpAsNobody, giveToNobody } from '../helpers/privilegedModes.js'
 import { tempDir } from '../helpers/tmp.js'
 import { storeWorkspace } from '../helpers/workspace.js'
+import { writeMarkedState } from '../../src/store/writtenHere.js'
 
 /**
  * A store's state files (refs, the workspace index, work in progress) are data from elsewhere too: a cloned
  * repository holding a `.forkpoint/` carries symlinks and any JSON. A state file that is a symlink or a FIFO is
  * refused as a damaged store (exit 5) instead of read until memory ends or waited on. A checkout, commit or merge in
- * progress, or a branch's commit journal, that names a path outside the workspace or gives a file more than
- * permission bits is refused before anything is written, removed or read there.
+ * progress, or a branch's commit journal, is acted on only when it is the very file written here: a well-formed one
+ * a clone carries could place a `.git/` of its own in the workspace. One that names a path outside the workspace or
+ * gives a file more than permission bits is refused before anything is written, removed or read there, even when
+ * marked as written here (`asWrittenHere`: the schema is what refuses those).
  */
 const users = process.getuid?.() === 0 ? (['root', 'nobody'] as const) : (['root'] as const)
 
@@ -26,6 +29,9 @@ async function snapshotted(): Promise<{ dir: string; state: (name: string) => st
   await snapshotWorkspace({ dir })
   return { dir, state: (name) => store.path(name) }
 }
+
+/** Work in progress as forkpoint writes it here (`writtenHere.ts`), so what is refused is its content. */
+const asWrittenHere = (file: string, value: object) => writeMarkedState(file, value)
 
 /** `file` replaced by what `replace` makes. */
 function replaced(file: string, replace: (file: string) => void): void {
@@ -129,7 +135,7 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
   /** A commit of branch `x` in progress, as a cloned store can claim one: the files `saved` lists, COMMIT_SAVED/0 made by `copy`. */
   async function commitInProgress(saved: (dir: string) => unknown[], copy?: (file: string) => void): Promise<string> {
     const { dir, state } = await snapshotted()
-    writeFileSync(state('COMMIT_STATE.json'), JSON.stringify({ kind: 'commit-state', schemaVersion: 1, branch: 'x', conflicts: [], saved: saved(dir) }))
+    await asWrittenHere(state('COMMIT_STATE.json'), { kind: 'commit-state', schemaVersion: 1, branch: 'x', conflicts: [], saved: saved(dir) })
     mkdirSync(state('COMMIT_SAVED'))
     copy?.(join(state('COMMIT_SAVED'), '0'))
     return dir
@@ -174,7 +180,7 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     const branch = await (await Workspace.open({ dir })).branch('x', { persistent: true })
     const journal = { kind: 'commit-journal', schemaVersion: 1, phase: 'applying', branch: branch.id, parent: null, committer: { pid: 2 ** 22 + 1, start: '0' } }
     const ops = [{ type: 'delete', path: relative(dir, outside) }]
-    writeFileSync(state(`branches/live/${branch.id}/commit.json`), JSON.stringify({ ...journal, generation: 1, ops }))
+    await asWrittenHere(state(`branches/live/${branch.id}/commit.json`), { ...journal, generation: 1, ops })
     await refused(dir, /its commit journal is not one forkpoint writes: ops\.0\.path: not a path inside the workspace/, 'branch')
     expect(readFileSync(victim, 'utf8')).toBe('keep me\n')
   })
@@ -188,7 +194,7 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     symlinkSync(outside, join(dir, 'link'))
     const branch = await (await Workspace.open({ dir })).branch('x', { persistent: true })
     const journal = { kind: 'commit-journal', schemaVersion: 1, phase: 'applying', branch: branch.id, parent: null, committer: { pid: 2 ** 22 + 1, start: '0' } }
-    writeFileSync(state(`branches/live/${branch.id}/commit.json`), JSON.stringify({ ...journal, generation: 1, ops: [{ type: 'delete', path: 'link/victim.txt' }] }))
+    await asWrittenHere(state(`branches/live/${branch.id}/commit.json`), { ...journal, generation: 1, ops: [{ type: 'delete', path: 'link/victim.txt' }] })
     const run = await fp(dir, 'branch')
     expect([run.code, run.stderr]).toEqual([5, expect.stringMatching(/refusing to write link\/victim\.txt: .*link is not a real directory/)])
     expect(readFileSync(victim, 'utf8')).toBe('keep me\n')
@@ -211,10 +217,7 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     if (user === 'nobody') giveToNobody(outside)
     const { dir, state } = await snapshotted()
     const steps = [{ op: 'remove', path: relative(dir, victim) }]
-    writeFileSync(
-      state('checkout-journal.json'),
-      JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: outside, steps, head: 'ref: refs/heads/main\n' }),
-    )
+    await asWrittenHere(state('checkout-journal.json'), { kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: outside, steps, head: 'ref: refs/heads/main\n' })
     await refused(dir, /refusing an interrupted checkout: the journal is not one forkpoint writes: staging: .*steps\.0\.path: not a path inside the workspace/, 'status')
     expect(readFileSync(victim, 'utf8')).toBe('keep me\n')
     const again = await fp(dir, 'status')
@@ -226,8 +229,51 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     const head = readFileSync(state('refs/heads/main'), 'utf8').trim()
     const conflict = { path: '../../etc/passwd', kind: 'content', kept: { ours: '../../etc/passwd', theirs: '../../etc/passwd' } }
     const merge = { kind: 'merge-state', schemaVersion: 1, ours: head, theirs: head, bases: [], draft: head, conflicts: [conflict], layerConflicts: [], layers: [], message: 'm' }
-    writeFileSync(state('MERGE_STATE.json'), JSON.stringify(merge))
+    await asWrittenHere(state('MERGE_STATE.json'), merge)
     await refused(dir, /the merge state \(MERGE_STATE\.json in the store\) is damaged/, 'merge', '--continue')
     expect(existsSync(state('MERGE_STATE.json'))).toBe(true)
+  })
+
+  /** A hook a clone would have git run: it writes `ran` beside the hooks when run. */
+  const HOOK = '#!/bin/sh\necho pwned > "$(dirname "$0")/ran"\n'
+  const gitHook = (dir: string) => join(dir, '.git/hooks/post-checkout')
+
+  it("refuses a well-formed commit journal a clone carries: no `.git` of the clone's placed in the workspace (exit 5)", async () => {
+    const { dir, state } = await snapshotted()
+    mkdirSync(join(dir, '.git/hooks'), { recursive: true })
+    const branch = await (await Workspace.open({ dir })).branch('x', { persistent: true })
+    // what the clone carries beside the journal: the "staged" directory the journal puts in place of .git
+    mkdirSync(join(dir, `..git.fp-new-${branch.id}/hooks`), { recursive: true })
+    writeFileSync(join(dir, `..git.fp-new-${branch.id}/hooks/post-checkout`), HOOK, { mode: 0o755 })
+    const journal = { kind: 'commit-journal', schemaVersion: 1, phase: 'applying', branch: branch.id, parent: null, committer: { pid: 2 ** 22 + 1, start: '0' } }
+    writeFileSync(state(`branches/live/${branch.id}/commit.json`), JSON.stringify({ ...journal, generation: 1, ops: [{ type: 'put', path: '.git' }] }))
+    await refused(dir, /its commit journal is not one forkpoint wrote: it was not written here/, 'branch')
+    expect(existsSync(gitHook(dir))).toBe(false)
+  })
+
+  it('refuses a well-formed checkout journal a clone carries: no git hook placed in the workspace (exit 5)', async () => {
+    const { dir, state } = await snapshotted()
+    mkdirSync(join(dir, '.git/hooks'), { recursive: true })
+    const staging = '.checkout.tmp-planted'
+    mkdirSync(state(`tmp/${staging}`), { recursive: true })
+    writeFileSync(state(`tmp/${staging}/0`), HOOK, { mode: 0o755 })
+    const steps = [{ op: 'place', path: '.git/hooks/post-checkout' }]
+    writeFileSync(state('checkout-journal.json'), JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging, steps, head: 'ref: refs/heads/main\n' }))
+    await refused(dir, /refusing an interrupted checkout: the journal is not one forkpoint wrote: it was not written here/, 'status')
+    expect(existsSync(gitHook(dir))).toBe(false)
+  })
+
+  it('refuses a well-formed commit in progress a clone carries: --abort restores no git config from it (exit 5)', async () => {
+    const { dir, state } = await snapshotted()
+    mkdirSync(join(dir, '.git'))
+    writeFileSync(join(dir, '.git/config'), '[core]\n')
+    writeFileSync(
+      state('COMMIT_STATE.json'),
+      JSON.stringify({ kind: 'commit-state', schemaVersion: 1, branch: 'x', conflicts: [], saved: [{ path: '.git/config', copy: '0', mode: 0o644 }] }),
+    )
+    mkdirSync(state('COMMIT_SAVED'))
+    writeFileSync(state('COMMIT_SAVED/0'), '[core]\n\tfsmonitor = "echo pwned >&2"\n')
+    await refused(dir, /the commit state \(COMMIT_STATE\.json in the store\) is damaged \(it was not written here/, 'commit', 'x', '--abort')
+    expect(readFileSync(join(dir, '.git/config'), 'utf8')).toBe('[core]\n')
   })
 })

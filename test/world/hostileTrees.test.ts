@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { type Digest, MalformedObjectError, PathLimitError, type Store, UnsafePathError, checkout, snapshotWorkspace, status } from '../../src/index.js'
 import { makeSnapshot } from '../../src/objects/Snapshot.js'
 import { readRef } from '../../src/store/refs.js'
-import { recoverCheckout } from '../../src/world/checkout/checkoutJournal.js'
+import { type CheckoutStep, recoverCheckout, writeJournal } from '../../src/world/checkout/checkoutJournal.js'
 import { sha256 } from '../../src/objects/digest.js'
 import { fp } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -175,15 +175,14 @@ describe('hostile trees', () => {
 
 describe('a directory swapped for a symlink between planning and running an in-place checkout', () => {
   /** A workspace with `d/x`, and a checkout journal (as `checkout` writes it) whose steps touch `d/...`. */
-  async function journalThroughSwappedDir(steps: unknown[]) {
+  async function journalThroughSwappedDir(steps: CheckoutStep[]) {
     const { dir, store } = await storeWorkspace({ 'd/x': 'mine', 'keep.txt': 'k' })
     const head = (await snapshotWorkspace({ dir })).id
     const sentinel = await makeSentinel()
     const staging = store.tempPath('checkout')
     await fs.mkdir(staging)
     await fs.writeFile(join(staging, '0'), 'pwned')
-    const journal = { kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: basename(staging), steps, head: `${sha256('other')}\n` }
-    await fs.writeFile(store.path('checkout-journal.json'), JSON.stringify(journal))
+    await writeJournal(store, { kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: basename(staging), steps, head: `${sha256('other')}\n` })
     // The swap: `d` becomes a symlink to the sentinel after the plan was made.
     await fs.rm(join(dir, 'd'), { recursive: true })
     await fs.symlink(sentinel.dir, join(dir, 'd'))
@@ -191,7 +190,7 @@ describe('a directory swapped for a symlink between planning and running an in-p
   }
 
   // a place step's file is staged at `<staging>/<its index>`: `0` here
-  const stepSets: Array<[string, unknown[]]> = [
+  const stepSets: Array<[string, CheckoutStep[]]> = [
     ['placing a file', [{ op: 'place', path: 'd/pwned' }]],
     ['replacing a file', [{ op: 'place', path: 'd/precious' }]],
     ['removing a file', [{ op: 'remove', path: 'd/precious' }]],
@@ -228,16 +227,13 @@ describe('a file swapped for a symlink to outside between planning and running a
     const staging = store.tempPath('checkout')
     await fs.mkdir(staging)
     await fs.writeFile(join(staging, '0'), 'new content')
-    const steps = [
+    const steps: CheckoutStep[] = [
       { op: 'place', path: 'a.txt' },
       { op: 'remove', path: 'gone.txt' },
       { op: 'mkdir', path: 'newdir' },
     ]
     const target = sha256('target')
-    await fs.writeFile(
-      store.path('checkout-journal.json'),
-      JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: basename(staging), steps, head: `${target}\n` }),
-    )
+    await writeJournal(store, { kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: basename(staging), steps, head: `${target}\n` })
     for (const [name, to] of [
       ['a.txt', join(sentinel.dir, 'precious')],
       ['gone.txt', sentinel.dir],

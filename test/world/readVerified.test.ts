@@ -3,6 +3,7 @@ import { basename, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DigestMismatchError, checkout, snapshotWorkspace } from '../../src/index.js'
 import { readRef } from '../../src/store/refs.js'
+import { type CheckoutStep, writeJournal } from '../../src/world/checkout/checkoutJournal.js'
 import { readSnapshot, readTree } from '../../src/world/tree/readObjects.js'
 import { fp } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -63,14 +64,11 @@ describe('an in-place checkout journal that cannot be replayed', () => {
     await fs.writeFile(join(staging, '1'), 'x') // staged for step 1
     // As an interrupted checkout leaves it: a.txt already removed, then a step that can never run.
     await fs.rm(join(dir, 'a.txt'))
-    const steps = [
+    const steps: CheckoutStep[] = [
       { op: 'remove', path: 'a.txt' },
       { op: 'place', path: 'n'.repeat(300) },
     ]
-    await fs.writeFile(
-      store.path('checkout-journal.json'),
-      JSON.stringify({ kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: basename(staging), steps, head: 'ref: refs/heads/other\n' }),
-    )
+    await writeJournal(store, { kind: 'checkout-journal', schemaVersion: 1, workspace: dir, staging: basename(staging), steps, head: 'ref: refs/heads/other\n' })
 
     const first = await fp(dir, 'status')
     expect(first.code).not.toBe(0)

@@ -2,16 +2,15 @@ import { promises as fs } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { z } from 'zod'
 import type { Store } from '../../store/Store.js'
-import { atomicWrite } from '../../util/atomicWrite.js'
 import { errnoCode } from '../../util/fsx.js'
-import { readStateTextOrNull } from '../../store/readStateFile.js'
+import { readMarkedStateOrNull } from '../../store/readStateFile.js'
+import { NOT_WRITTEN_HERE, writeMarkedState } from '../../store/writtenHere.js'
 import { liveDir, writeGeneration } from '../lifecycle/branchStore.js'
 import { fsPath } from '../../util/fsName.js'
 import { removeTree } from '../lifecycle/removeTree.js'
 import { BRANCH_ID, processId, refuse } from '../lifecycle/stateFile.js'
 import { WorkspacePathSchema } from '../../world/merge/progressSchemas.js'
 import { assertNoLinkedAncestor } from '../../world/checkout/safePath.js'
-import { parseJsonOrNull } from '../../util/parseJsonOrNull.js'
 
 /**
  * A commit is written down before it touches the parent. `staging`: temp copies are being
@@ -20,7 +19,8 @@ import { parseJsonOrNull } from '../../util/parseJsonOrNull.js'
  * forward). The journal goes away with the branch directory once the branch is torn down.
  * It names paths inside the parent only; each temp's place is derived from its path and the
  * branch's id (`stagedPath`), never read: a planted journal must not move or remove a file
- * anywhere else.
+ * anywhere else. Only the file written here is acted on (`writtenHere.ts`): a journal a cloned
+ * repository carries could otherwise place a `.git` directory of its own in the parent.
  */
 const CommitJournalSchema = z.strictObject({
   kind: z.literal('commit-journal'),
@@ -40,18 +40,19 @@ export type CommitOp = CommitJournal['ops'][number]
 const journalPath = (store: Store, id: string): string => liveDir(store, id, 'commit.json')
 
 export async function writeCommitJournal(store: Store, journal: CommitJournal): Promise<void> {
-  await atomicWrite(journalPath(store, journal.branch), JSON.stringify(journal), { fsync: journal.phase === 'applying' })
+  await writeMarkedState(journalPath(store, journal.branch), journal, { fsync: journal.phase === 'applying' })
 }
 
 /**
  * Branch `id`'s commit journal, or null when it has none.
- * @throws {BranchStateError} a journal forkpoint would not write: a path outside the parent, another branch's, any other field
+ * @throws {BranchStateError} a journal forkpoint would not write: a path outside the parent, another branch's, any other field; or one not written here
  */
 export async function readCommitJournal(store: Store, id: string): Promise<CommitJournal | null> {
   const file = journalPath(store, id)
-  const text = readStateTextOrNull(file)
-  if (text === null) return null
-  const parsed = CommitJournalSchema.safeParse(parseJsonOrNull(text))
+  const read = readMarkedStateOrNull(file)
+  if (read === null) return null
+  if (read.value === null) refuse(id, file, `its commit journal is not one forkpoint wrote: ${NOT_WRITTEN_HERE}, or it does not parse`)
+  const parsed = CommitJournalSchema.safeParse(read.value)
   if (!parsed.success)
     refuse(id, file, `its commit journal is not one forkpoint writes: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'the file'}: ${i.message}`).join('; ')}`)
   if (parsed.data.branch !== id) refuse(id, file, `its commit journal names branch ${parsed.data.branch}`)

@@ -9,7 +9,8 @@ import { assertRefName, readRef, updateRef } from '../../store/refs.js'
 import type { Store } from '../../store/Store.js'
 import { atomicWrite } from '../../util/atomicWrite.js'
 import { errnoCode } from '../../util/fsx.js'
-import { readStateTextOrNull } from '../../store/readStateFile.js'
+import { readMarkedStateOrNull } from '../../store/readStateFile.js'
+import { NOT_WRITTEN_HERE, writeMarkedState } from '../../store/writtenHere.js'
 import { timeSlices } from '../../util/timeSlices.js'
 import { fsPath } from '../../util/fsName.js'
 import { assertNoLinkedAncestor } from './safePath.js'
@@ -48,7 +49,9 @@ export type CheckoutStep = z.infer<typeof CheckoutStepSchema>
  * finished by the next command that opens the workspace: the target ends as it was
  * (interrupted before the journal was written) or as the snapshot, never half. It names
  * paths inside the workspace and the staging directory's name under the store's `tmp/`;
- * every other path is derived, so a planted journal cannot remove or move a file elsewhere.
+ * every other path is derived, so a planted journal cannot remove or move a file elsewhere;
+ * and only the file written here is run (`writtenHere.ts`), so one cannot place a `.git/`
+ * of its own in the workspace either.
  */
 const CheckoutJournalSchema = z.strictObject({
   kind: z.literal('checkout-journal'),
@@ -75,7 +78,7 @@ function journalPath(store: Store): string {
 }
 
 export async function writeJournal(store: Store, journal: CheckoutJournal): Promise<void> {
-  await atomicWrite(journalPath(store), JSON.stringify(journal), { fsync: true })
+  await writeMarkedState(journalPath(store), journal, { fsync: true })
 }
 
 export async function dropJournal(store: Store): Promise<void> {
@@ -145,19 +148,17 @@ export const ABANDONED_JOURNAL = 'checkout-journal.abandoned.json'
  * overwrites the workspace anyway) sets it aside without throwing.
  */
 export async function recoverCheckout(store: Store, workspace: string, { discard = false } = {}): Promise<boolean> {
-  const text = readStateTextOrNull(journalPath(store))
-  if (text === null) return false
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    await setAside(store, text, 'the journal does not parse', null)
-    return false // written atomically, so never run: the workspace is as it was
-  }
-  const parsed = CheckoutJournalSchema.safeParse(json)
+  const read = readMarkedStateOrNull(journalPath(store))
+  if (read === null) return false
+  const { text } = read
+  const parsed = CheckoutJournalSchema.safeParse(read.value)
   if (!parsed.success) {
-    const why = `the journal is not one forkpoint writes: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'the file'}: ${i.message}`).join('; ')}`
+    const why =
+      read.value === null
+        ? `the journal is not one forkpoint wrote: ${NOT_WRITTEN_HERE}, or it does not parse`
+        : `the journal is not one forkpoint writes: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'the file'}: ${i.message}`).join('; ')}`
     await setAside(store, text, why, null)
+    if (discard) return false
     throw new StoreCorruptError(`refusing an interrupted checkout: ${why}; it was set aside (${ABANDONED_JOURNAL} in the store), nothing of it was run`, {
       path: journalPath(store),
     })
