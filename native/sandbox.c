@@ -324,7 +324,8 @@ static int host_unmount(int argc, char **argv) {
 /* ---------- run ---------- */
 
 struct spec {
-  char **argv, **env, **expose, **hide, **cgroups;
+  /* pin: paths inside the view bound onto themselves, so they cannot be renamed or removed; protect: the same, read-only */
+  char **argv, **env, **expose, **hide, **pin, **protect, **cgroups;
   const char *cwd, *view, *workspace, *home, *holder, *scratch_size;
   /* egress: the egress proxy's unix socket, the only way out of the sandbox's own network, and the token its relay shows it; ca_pem: the one CA its TLS clients trust */
   const char *egress, *egress_token, *ca_pem;
@@ -342,6 +343,8 @@ static struct spec parse_spec(const struct frame *f) {
   s.env = values(f, "env", NULL);
   s.expose = values(f, "expose", NULL);
   s.hide = values(f, "hide", NULL);
+  s.pin = values(f, "pin", NULL);
+  s.protect = values(f, "protect", NULL);
   s.cgroups = values(f, "cgroup", NULL);
   s.view = value(f, "view", NULL);
   s.workspace = value(f, "workspace", s.view);
@@ -589,6 +592,17 @@ static void hide(const char *path) {
 }
 
 /*
+ * A path of the view bound onto itself: a mount point, which cannot be renamed, removed or
+ * replaced from inside; read-only too with `read_only`. A symlink or a missing path is left
+ * alone (a bind would land on what the link names).
+ */
+static void pin(const char *path, int read_only) {
+  struct stat st;
+  if (lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) return;
+  bind_mount(path, path, read_only);
+}
+
+/*
  * The effects proxy's CA, the only one the sandbox's TLS clients trust: read-only at
  * /run/forkpoint/ca.pem (where the environment's *_CA_* variables point) and over the
  * system's bundle, for clients that read only that.
@@ -642,6 +656,15 @@ static void make_root(const struct spec *s, int view_tree) {
   mkdirs(dst, 0755);
   CHECK(move_mount(view_tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH), "cannot mount the view at %s: %s", s->workspace, strerror(errno));
   close(view_tree);
+  /* pinned before protected: a later bind of a pinned directory would cover what is protected in it */
+  for (char **p = s->pin; *p; p++) {
+    path_in(dst, sizeof dst, "/newroot", *p);
+    pin(dst, 0);
+  }
+  for (char **p = s->protect; *p; p++) {
+    path_in(dst, sizeof dst, "/newroot", *p);
+    pin(dst, 1);
+  }
   for (char **h = s->hide; *h; h++) {
     path_in(dst, sizeof dst, "/newroot", *h);
     hide(dst);

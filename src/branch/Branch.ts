@@ -6,7 +6,7 @@ import { commitBranch } from './commit/commitBranch.js'
 import { createBranch } from './lifecycle/createBranch.js'
 import { branchChanges, liveState, viewPath } from './lifecycle/liveBranch.js'
 import type { RunOptions, RunResult } from './run/runInBranch.js'
-import type { BackendName, BranchChange, BranchState, CommitHooks, CommitResult, ConflictPolicy, InProgressOptions } from './types.js'
+import type { BackendName, BranchChange, BranchState, CommitHooks, CommitPolicy, CommitResult, ConflictPolicy, InProgressOptions } from './types.js'
 import type { Workspace } from './Workspace.js'
 
 export interface BranchOptions {
@@ -88,20 +88,19 @@ export class Branch implements AsyncDisposable {
   /**
    * Apply the changes to the parent and end the branch. Once committed, it gives the
    * same result again.
-   * @param options.onConflict "merge" (default): fine unless a changed path also changed in the parent; "fail": any commit into the parent since this branch was made makes it stale
-   * @param options.allowExternalSymlinks let symlinks that lead out of the workspace in (refused otherwise)
+   * @param options see `CommitPolicy`: conflicts, symlinks leading out, git files the branch wrote
    * @param options.stopOnConflict into the workspace: leave conflicts marked there with the commit in progress (`resume` finishes it, `abortCommit` undoes it)
    * @param options.beforeApply runs when the commit is sure to go in, before the first file is put in place
    * @throws {ConflictError} @throws {BranchStaleError} @throws {BranchBusyError} live children
    * @throws {BranchNotFoundError} it was aborted: its changes are gone
    * @throws {UnsafePathError} a symlink leading out @throws {UnsupportedFileError} a FIFO, socket or device
    */
-  commit(options: { onConflict?: ConflictPolicy; allowExternalSymlinks?: boolean } & InProgressOptions & CommitHooks = {}): Promise<CommitResult> {
+  commit(options: CommitPolicy & InProgressOptions & CommitHooks = {}): Promise<CommitResult> {
     this.#commit ??= this.#commitOnce(options)
     return this.#commit
   }
 
-  async #commitOnce(options: { onConflict?: ConflictPolicy; allowExternalSymlinks?: boolean } & InProgressOptions & CommitHooks): Promise<CommitResult> {
+  async #commitOnce(options: CommitPolicy & InProgressOptions & CommitHooks): Promise<CommitResult> {
     if (this.#status === 'aborted') throw new BranchNotFoundError(`branch ${this.name} was aborted: nothing to commit`, { name: this.name })
     try {
       const result = await commitBranch({ store: this.workspace.store, workspace: this.workspace.dir, id: this.id, ...options })

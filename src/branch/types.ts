@@ -90,7 +90,19 @@ export interface CommitResult {
   alreadyThere: string[]
   /** Of `written`: files the parent had changed too, merged line by line. */
   merged: string[]
+  /** What the branch wrote that git would run (`.git/config`, hooks, `.git` files), not applied unless `trustGit`. */
+  heldBack: string[]
   durationMs: number
+}
+
+/** How a commit treats what the branch changed. */
+export interface CommitPolicy {
+  /** "merge" (default): fine unless a changed path also changed in the parent; "fail": any commit into the parent since the branch was made makes it stale. */
+  onConflict?: ConflictPolicy
+  /** Let symlinks that lead out of the workspace in (refused otherwise). */
+  allowExternalSymlinks?: boolean
+  /** Apply the `.git/config`, hooks and `.git` files the branch wrote (held back otherwise). */
+  trustGit?: boolean
 }
 
 export type ConflictPolicy = 'merge' | 'fail'

@@ -25,6 +25,8 @@ export type CommitWithEffectsResult = CommitResult & { effects: EffectsCommitRes
 
 export interface CommitWithEffectsOptions extends InProgressOptions {
   onConflict?: ConflictPolicy
+  /** Apply the `.git/config`, hooks and `.git` files the branch wrote (held back otherwise). */
+  trustGit?: boolean
   /** Where FORKPOINT_KEY is read from: the caller's environment, passed down from its edge. */
   env: NodeJS.ProcessEnv
   /** Told each durable step (tests stop the process there). */
@@ -92,12 +94,14 @@ export async function commitNamedWithEffects({
   stopOnConflict,
   resume,
   keepLeftovers,
+  trustGit,
   onStep,
   env,
   ...ref
 }: StoreLocator & { name: string } & CommitWithEffectsOptions): Promise<CommitWithEffectsResult> {
   const options = {
     env,
+    ...(trustGit ? { trustGit } : {}),
     ...(onStep ? { onStep } : {}),
     ...(onConflict ? { onConflict } : {}),
     ...(stopOnConflict ? { stopOnConflict } : {}),

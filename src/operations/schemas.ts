@@ -73,6 +73,7 @@ export const branchCommit = z.object({
   deleted: z.array(z.string()).describe('paths removed from the parent'),
   alreadyThere: z.array(z.string()).describe('changed paths the parent already had in the same state'),
   merged: z.array(z.string()).describe('of written: files the parent had changed too, merged line by line'),
+  heldBack: z.array(z.string()).describe('what the branch wrote that git would run (.git/config, hooks, .git files), not applied (trustGit applies it)'),
   durationMs: z.number(),
   effects: z.object({
     executed: z.array(ledgerEntry).describe('deferred effects run now, or found already run by a sibling'),

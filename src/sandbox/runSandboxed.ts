@@ -63,6 +63,10 @@ export interface SandboxSpec extends SandboxLimits {
   expose?: string[]
   /** Paths inside the sandbox to hide (the store, when it lies under the workspace). */
   hide?: string[]
+  /** Paths of the view bound onto themselves, so the command cannot rename, remove or replace them (a `.git`). */
+  pin?: string[]
+  /** Paths of the view bound onto themselves read-only (a `.git/config`, `.git/hooks`). */
+  protect?: string[]
   /** Each chunk of output as the command writes it. */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void
   /** Aborting kills the whole process tree, as a timeout does; the promise settles once it is gone. */
@@ -129,6 +133,8 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
     ...cgroups.map((c): [string, string] => ['cgroup', c.procs]),
     ...(spec.expose ?? []).map((p): [string, string] => ['expose', resolve(p)]),
     ...[...HIDDEN_HOST_FILES, ...(spec.hide ?? [])].map((p): [string, string] => ['hide', p]),
+    ...(spec.pin ?? []).map((p): [string, string] => ['pin', p]),
+    ...(spec.protect ?? []).map((p): [string, string] => ['protect', p]),
     ...envFields({ ...(spec.env ?? sandboxEnv(process.env)), ...(typeof net === 'string' ? {} : caVariables()) }),
     ...argv.map((a): [string, string] => ['argv', a]),
   ]

@@ -1,9 +1,10 @@
-import { existsSync, promises as fs, lstatSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, promises as fs, lstatSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { canonicalBytes } from '../util/canonicalJson.js'
 import { parseStrictJson } from '../util/strictJson.js'
-import { errnoCode, inParentDir } from '../util/fsx.js'
+import { errnoCode } from '../util/fsx.js'
+import { markStoreMadeHere } from './madeHere.js'
 import { readStateOrNull } from './readStateFile.js'
 import { readObjectBytes, readObjectBytesSync } from './readObjectBytes.js'
 import { tempSibling } from '../util/atomicWrite.js'
@@ -43,6 +44,8 @@ export class Store implements AsyncDisposable {
   readonly packs: LocalPacks
   /** Objects written (or found, perhaps just written by another process) since the last `sync()`. */
   private unsynced: string[] = []
+  /** Object shard directories found to be real directories (or made) by this process: each is looked at once. */
+  private realShards = new Set<string>()
   /** The syncs running, as one promise that never rejects. */
   private syncing: Promise<void> = Promise.resolve()
 
@@ -70,6 +73,7 @@ export class Store implements AsyncDisposable {
     await Promise.all(SHARDS.map((shard) => fs.mkdir(join(root, 'objects', 'sha256', shard), { recursive: true })))
     const store = new Store(root)
     if (readStateOrNull(join(root, 'HEAD')) === null) {
+      await markStoreMadeHere(root)
       await fs.writeFile(join(root, 'HEAD'), 'ref: refs/heads/main\n')
     }
     return store
@@ -181,11 +185,25 @@ export class Store implements AsyncDisposable {
       this.unsynced.push(path) // perhaps another writer's, not yet durable
       return false
     }
+    this.assertRealShard(dirname(path))
     // Beside its final name: a rename within one directory was cheaper here than one from tmp/.
     const tmp = tempSibling(path)
     writeFileSync(tmp, bytes, { flag: 'wx', mode: OBJECT_MODE })
     this.moveIntoPlaceSync(tmp, path)
     return true
+  }
+
+  /**
+   * `init` makes every shard directory, but a store a git repository carries has none that was empty (git keeps no
+   * empty directory), and one planted as a symlink would have objects written where it leads: a missing shard is
+   * made, one that is not a directory refused (StoreCorruptError).
+   */
+  private assertRealShard(shard: string): void {
+    if (this.realShards.has(shard)) return
+    const st = lstatSync(shard, { throwIfNoEntry: false })
+    if (st === undefined) mkdirSync(shard, { recursive: true })
+    else if (!st.isDirectory()) throw new StoreCorruptError(`${shard} is not a directory (a symlink?): refusing to write objects there`, { root: this.root })
+    this.realShards.add(shard)
   }
 
   async writeVerified(digest: Digest, bytes: Uint8Array): Promise<boolean> {
@@ -198,7 +216,8 @@ export class Store implements AsyncDisposable {
   }
 
   private moveIntoPlaceSync(tmp: string, path: string): void {
-    inParentDir(path, () => renameSync(tmp, path))
+    this.assertRealShard(dirname(path))
+    renameSync(tmp, path)
     this.unsynced.push(path)
   }
 

@@ -276,4 +276,42 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     await refused(dir, /the commit state \(COMMIT_STATE\.json in the store\) is damaged \(it was not written here/, 'commit', 'x', '--abort')
     expect(readFileSync(join(dir, '.git/config'), 'utf8')).toBe('[core]\n')
   })
+
+  it("a cloned repository's whole store is from elsewhere: checking out its images holds back their git config and hooks", async () => {
+    // the author's store holds an image with a .git/config and a hook, tracked in a git repository as a clone carries it
+    const { dir: author } = await storeWorkspace({ 'a.txt': 'a\n', '.git/config': '[core]\n\tfsmonitor = "echo pwned"\n', '.git/hooks/post-checkout': HOOK })
+    await snapshotWorkspace({ dir: author })
+    const repo = tempDir('repo')
+    execFileSync('cp', ['-a', join(author, '.forkpoint'), repo])
+    writeFileSync(join(repo, 'README'), 'hello\n')
+    for (const argv of [
+      ['init', '-q'],
+      ['add', '-f', '.'],
+      ['-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-qm', 'store'],
+    ])
+      execFileSync('git', argv, { cwd: repo })
+    const clone = join(tempDir('clone'), 'c')
+    execFileSync('git', ['clone', '-q', repo, clone])
+    if (user === 'nobody') giveToNobody(dirname(clone))
+    const out = join(tempDir('out'), 'o')
+    if (user === 'nobody') giveToNobody(dirname(out))
+    const run = await fp(clone, 'checkout', 'main', '--into', out)
+    expect([run.code, run.stdout], run.stderr).toEqual([0, expect.stringMatching(/held back[^\n]*\n {2}\.git\/config\n {2}\.git\/hooks\/post-checkout\n/)])
+    expect(readFileSync(join(out, 'a.txt'), 'utf8')).toBe('a\n')
+    expect(['.git/config', '.git/hooks/post-checkout'].map((p) => existsSync(join(out, p)))).toEqual([false, false])
+  })
+
+  it('refuses object shard directories that are symlinks (exit 5): no object is written where they lead', async () => {
+    const { dir, state } = await snapshotted()
+    const outside = tempDir('shards')
+    if (user === 'nobody') giveToNobody(outside)
+    // the empty ones (the store's own objects stay readable); c.txt's blob lands in one of them
+    for (const shard of readdirSync(state('objects/sha256')).filter((s) => readdirSync(state(`objects/sha256/${s}`)).length === 0)) {
+      rmSync(state(`objects/sha256/${shard}`), { recursive: true })
+      symlinkSync(outside, state(`objects/sha256/${shard}`))
+    }
+    writeFileSync(join(dir, 'c.txt'), 'new\n')
+    await refused(dir, /objects\/sha256\/[0-9a-f]{2} is not a directory \(a symlink\?\): refusing to write objects there/, 'snapshot', '-m', 'x')
+    expect(readdirSync(outside)).toEqual([])
+  })
 })

@@ -76,6 +76,102 @@ describe('nothing privileged comes out of sandboxed work', () => {
     expect((await planted(dir)).s).toEqual(plainPlanted(65534).s)
   })
 
+  for (const user of root ? (['root', 'nobody'] as const) : (['root'] as const)) {
+    it(`as ${user}: a commit holds back the git config, hooks and .git files sandboxed work wrote, listed; --trust-git applies them`, async () => {
+      const marker = join(tempDir('git-ran'), 'ran')
+      const dir = await makeWorkspace({ 'a.txt': 'a\n' })
+      expect(spawnSync('git', ['init', '-q', dir]).status).toBe(0)
+      const ownConfig = readFileSync(join(dir, '.git/config'), 'utf8')
+      if (user === 'nobody') {
+        giveToNobody(dir)
+        chownSync(dirname(marker), 65534, 65534)
+      }
+      expect((await fpAs(user, dir, 'init')).code).toBe(0)
+      // what an agent's command can leave for the caller's next git command, outside the sandbox
+      const plant = [
+        `git config core.fsmonitor "touch ${marker}"`,
+        `printf '#!/bin/sh\\ntouch ${marker}\\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout`,
+        `mkdir sub && git -C sub init -q && git -C sub config core.fsmonitor "touch ${marker}"`,
+        'echo gitdir: /elsewhere > sub2.git && mkdir sub2 && mv sub2.git sub2/.git',
+        'echo work > work.txt',
+      ]
+      const inBranch = async (name: string, script: string) => {
+        expect((await fpAs(user, dir, 'branch', name)).code).toBe(0)
+        const ran = await fpAs(user, dir, 'run', '--branch', name, '--', 'sh', '-c', `git config --global --add safe.directory '*'; ${script}`)
+        expect(ran.code, ran.stderr).toBe(0)
+      }
+      await inBranch('held', plant.join(' && '))
+      const held = await fpAs(user, dir, 'commit', 'held', '--json')
+      expect(held.code, held.stderr).toBe(0)
+      expect(JSON.parse(held.stdout).heldBack).toEqual(['.git/config', '.git/hooks/post-checkout', 'sub/.git/config', 'sub/.git/hooks', 'sub2/.git'])
+      expect(readFileSync(join(dir, 'work.txt'), 'utf8')).toBe('work\n')
+      expect(readFileSync(join(dir, '.git/config'), 'utf8')).toBe(ownConfig)
+      expect(['.git/hooks/post-checkout', 'sub/.git/config', 'sub2/.git'].map((p) => existsSync(join(dir, p)))).toEqual([false, false, false])
+      for (const at of [dir, join(dir, 'sub')]) spawnSync('git', ['-c', 'safe.directory=*', 'status'], { cwd: at })
+      expect(existsSync(marker)).toBe(false)
+
+      await inBranch('trusted', plant.slice(0, 2).join(' && '))
+      const trusted = await fpAs(user, dir, 'commit', 'trusted', '--trust-git')
+      expect(trusted.code, trusted.stderr).toBe(0)
+      expect(trusted.stdout).not.toContain('held back')
+      expect(readFileSync(join(dir, '.git/config'), 'utf8')).toContain('fsmonitor')
+      expect(existsSync(join(dir, '.git/hooks/post-checkout'))).toBe(true)
+    })
+  }
+
+  for (const user of root ? (['root', 'nobody'] as const) : (['root'] as const)) {
+    it(`as ${user}: a run in the workspace itself cannot change git's config or hooks, nor replace .git; what it makes there goes`, async () => {
+      const marker = join(tempDir('git-ran'), 'ran')
+      const dir = await makeWorkspace({ 'a.txt': 'a\n' })
+      expect(spawnSync('git', ['init', '-q', dir]).status).toBe(0)
+      const ownConfig = readFileSync(join(dir, '.git/config'), 'utf8')
+      if (user === 'nobody') giveToNobody(dir)
+      expect((await fpAs(user, dir, 'init')).code).toBe(0)
+      const attempts = [
+        `git config core.fsmonitor "touch ${marker}"`,
+        `printf '#!/bin/sh\\ntouch ${marker}\\n' > .git/hooks/post-checkout`,
+        'rm .git/hooks/pre-commit.sample',
+        'mv .git .git-moved',
+        'mv .git/hooks .git/hooks-moved',
+        `mkdir -p .git/modules/s && echo '[core] fsmonitor = "touch ${marker}"' > .git/modules/s/config`,
+      ]
+      const script = [
+        "git config --global --add safe.directory '*'",
+        ...attempts.map((a, i) => `(${a}) 2>/dev/null && echo "${i} done"`),
+        'git add a.txt && git -c user.email=a@b -c user.name=a commit -qm one && echo committed',
+      ].join('; ')
+      const ran = await fpAs(user, dir, 'run', '--', 'sh', '-c', script)
+      expect(ran.code, ran.stderr).toBe(0)
+      expect(ran.stdout.trim().split('\n')).toEqual(['5 done', 'committed'])
+      expect(ran.stderr).toContain('removed .git/modules/s/config, which the command made')
+      expect(readFileSync(join(dir, '.git/config'), 'utf8')).toBe(ownConfig)
+      expect(['.git/hooks/post-checkout', '.git/modules/s/config', '.git-moved'].map((p) => existsSync(join(dir, p)))).toEqual([false, false, false])
+      expect(existsSync(join(dir, '.git/hooks/pre-commit.sample'))).toBe(true)
+      expect(spawnSync('git', ['-c', 'safe.directory=*', 'log', '--format=%s'], { cwd: dir, encoding: 'utf8' }).stdout).toBe('one\n')
+      expect(existsSync(marker)).toBe(false)
+    })
+  }
+
+  it("an image of a fork's branch keeps the base's git config and hooks, whatever the branch's work wrote there", async () => {
+    const { forkImage, initWorkspace, snapshotForkBranch, snapshotWorkspace, checkout } = await import('../../src/index.js')
+    const dir = await makeWorkspace({ 'a.txt': 'a\n', '.git/config': '[core]\n', '.git/HEAD': 'ref: refs/heads/main\n' })
+    await initWorkspace({ dir })
+    const image = await snapshotWorkspace({ dir, message: 'base' })
+    const [child] = await forkImage({ dir, id: image.id, n: 1, materialize: true })
+    const at = child!.branch!.path
+    await fs.writeFile(join(at, '.git/config'), '[core]\n\tfsmonitor = "touch /tmp/ran"\n')
+    await fs.mkdir(join(at, '.git/hooks'))
+    await fs.writeFile(join(at, '.git/hooks/post-checkout'), '#!/bin/sh\n', { mode: 0o755 })
+    await fs.mkdir(join(at, 'sub/.git/hooks'), { recursive: true })
+    await fs.writeFile(join(at, 'sub/.git/hooks/pre-commit'), '#!/bin/sh\n', { mode: 0o755 })
+    await fs.writeFile(join(at, 'b.txt'), 'work\n')
+    const snap = await snapshotForkBranch({ dir, branch: child!.branch!.name })
+    const out = join(tempDir('fork-image'), 'out')
+    await checkout({ dir, id: snap.id, into: out })
+    expect(readFileSync(join(out, '.git/config'), 'utf8')).toBe('[core]\n')
+    expect(['.git/hooks', 'sub/.git/hooks', 'b.txt'].map((p) => existsSync(join(out, p)))).toEqual([false, false, true])
+  })
+
   it('run --branch, on the branch as every tool sees it, then commit: plain files; a host mount is nosuid,nodev', async () => {
     const dir = await workspace()
     const made = await fpJsonInProcess<{ path: string; view: string }>(dir, 'branch', 'attempt')

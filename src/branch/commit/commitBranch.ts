@@ -7,6 +7,7 @@ import type { Store } from '../../store/Store.js'
 import { branchesDir, listStates, liveDir, readGeneration } from '../lifecycle/branchStore.js'
 import { assertPutLinksInside } from './assertPutLinksInside.js'
 import { copyChange } from './copyChange.js'
+import { holdBackGitChanges } from './holdBackGitChanges.js'
 import { recordCommittedPaths } from './committedPaths.js'
 import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, stagedPath, writeCommitJournal } from './commitJournal.js'
 import { destroyBranch } from '../lifecycle/destroyBranch.js'
@@ -17,7 +18,7 @@ import { commitNextSteps, settledPaths } from './commitInProgress.js'
 import { stopCommit } from './stopCommit.js'
 import { clearCommitState } from '../../world/merge/commitState.js'
 import { self } from '../../sandbox/processId.js'
-import type { BranchState, CommitHooks, CommitResult, ConflictPolicy, InProgressOptions } from '../types.js'
+import type { BranchState, CommitHooks, CommitPolicy, CommitResult, InProgressOptions } from '../types.js'
 import { counted } from '../../util/plural.js'
 import { type ClosingMark, markClosing } from '../lifecycle/closingMark.js'
 
@@ -31,6 +32,7 @@ import { type ClosingMark, markClosing } from '../lifecycle/closingMark.js'
  * @throws {ConflictError} a changed path was also changed in the parent and does not merge (`data.paths`); nothing is applied
  * @throws {BranchBusyError} the branch has live children
  * @throws {UnsafePathError} a symlink it puts leads out (unless `allowExternalSymlinks`)
+ * What git would run that the branch wrote (a `.git/config`, a hook) is held back unless `trustGit` (`heldBack`).
  * `beforeApply` runs after staging and before the point of no return (the journal's `applying` phase).
  */
 export async function commitBranch({
@@ -39,6 +41,7 @@ export async function commitBranch({
   id,
   onConflict = 'merge',
   allowExternalSymlinks = false,
+  trustGit = false,
   stopOnConflict = false,
   resume = false,
   keepLeftovers = false,
@@ -47,9 +50,8 @@ export async function commitBranch({
   store: Store
   workspace: string
   id: string
-  onConflict?: ConflictPolicy
-  allowExternalSymlinks?: boolean
-} & InProgressOptions &
+} & CommitPolicy &
+  InProgressOptions &
   CommitHooks): Promise<CommitResult> {
   const started = performance.now()
   const state = await liveState(store, id)
@@ -70,7 +72,8 @@ export async function commitBranch({
     const view = viewPath(store, state)
     const base = basePath(store, state)
     const settled = state.parent === null ? await settledPaths({ store, workspace, name: state.name, resume, keepLeftovers }) : new Set<string>()
-    const changes = (await branchChanges(store, state)).filter((c) => !settled.has(c.path))
+    const changed = (await branchChanges(store, state)).filter((c) => !settled.has(c.path))
+    const { changes, heldBack } = trustGit ? { changes: changed, heldBack: [] } : await holdBackGitChanges(view, changed)
     if (!allowExternalSymlinks) await assertPutLinksInside(view, changes)
     const merge = (path: string) => mergeFileChange({ store, base, view, parent, path })
     const plan = await planCommit({ changes, view, base, parent, merge })
@@ -100,7 +103,7 @@ export async function commitBranch({
         const merged = plan.merged.get(op.path)
         const temp = join(parent, stagedPath(op.path, 'new', state.id))
         if (merged) await writeMergedFile(temp, merged)
-        else await copyChange(join(view, op.path), temp, op.path)
+        else await copyChange(join(view, op.path), temp, op.path, trustGit ? null : heldBack)
       }
       await beforeApply?.()
     } catch (err) {
@@ -123,6 +126,7 @@ export async function commitBranch({
       deleted: plan.apply.filter((c) => c.type === 'delete').map((c) => c.path),
       alreadyThere: plan.alreadyThere,
       merged: [...plan.merged.keys()],
+      heldBack: heldBack.sort(),
       durationMs: 0,
     }
   } catch (err) {

@@ -9,6 +9,7 @@ import { changedBetween, fingerprint } from '../lifecycle/fingerprint.js'
 import { noteRunningSandbox } from './runningSandboxes.js'
 import { assertNotClosing } from '../lifecycle/closingMark.js'
 import { normaliseWritten } from '../commit/normaliseWritten.js'
+import { gitGuards, removeMadeGitPaths } from './guardGit.js'
 import { throughHolder } from '../mount/overlayMount.js'
 import type { BranchState } from '../types.js'
 
@@ -68,14 +69,18 @@ export async function runInBranch({
   // The store is never visible inside: hidden wherever it lies (under the workspace, or an exposed path).
   const running = await noteRunningSandbox(store, { branch: state?.name ?? null, command: cmd })
   if (state) await refuseWhileClosing(store, state, running)
+  // in the workspace itself, git's config and hooks are the host's: a branch's are held back when it is committed
+  const guards = state ? {} : gitGuards(workspace, before)
   const result = await sandboxRuntime()
-    .run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root] })
+    .run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root], ...guards })
     .finally(running.done)
   const after = await fingerprint(watched, { skip })
+  const written = changedBetween(before, after)
+  const madeGit = state ? [] : await removeMadeGitPaths({ workspace, changed: written, before, after })
   // an overlay's upper layer gains directories by copy-up alone: not changes, but still written by the sandbox
   const changedPaths = changedBetween(before, after, { dirs: upper === null })
-  const normalised = await normaliseWritten({ view: state ? throughHolder(state.holder, view) : workspace, paths: changedBetween(before, after), before })
-  return { ...result, warnings: [...result.warnings, ...normalised], branch: state?.name ?? null, changedPaths }
+  const normalised = await normaliseWritten({ view: state ? throughHolder(state.holder, view) : workspace, paths: written, before })
+  return { ...result, warnings: [...result.warnings, ...madeGit, ...normalised], branch: state?.name ?? null, changedPaths }
 }
 
 function storeNameInside(store: Store, workspace: string): string | undefined {

@@ -1,14 +1,17 @@
 import type { Digest } from '../../objects/digest.js'
 import { readForeignImages } from '../../store/foreignImages.js'
+import { storeMadeHere } from '../../store/madeHere.js'
 import type { Store } from '../../store/Store.js'
 import type { Snapshot } from '../../objects/Snapshot.js'
 
 /**
- * Whether snapshot `id` came from another store: an image pulled, cloned or unpacked here,
- * or one of its ancestors (they came with it). Snapshots made here on top of one are this
- * store's own. Each snapshot is read once; a parent the store lacks (shallow) ends that line.
+ * Whether snapshot `id` came from another store: every image of a store not made where it is
+ * (`storeMadeHere`: a cloned repository's `.forkpoint/`, a copy); else an image pulled, cloned
+ * or unpacked here, or one of its ancestors (they came with it). Snapshots made here on top of
+ * one are this store's own. Each snapshot is read once; a parent the store lacks (shallow) ends that line.
  */
 export async function cameFromElsewhere(store: Store, id: Digest): Promise<boolean> {
+  if (!storeMadeHere(store)) return true
   const foreign = await readForeignImages(store)
   const seen = new Set<Digest>()
   const queue = [...foreign]

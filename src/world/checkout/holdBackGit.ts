@@ -3,6 +3,7 @@ import type { Store } from '../../store/Store.js'
 import { spliceTree } from '../tree/spliceTree.js'
 import type { TreeEntry } from '../../objects/Tree.js'
 import { type TreeSource, joinPath } from '../tree/treeSource.js'
+import { isHeldBackGitPath } from './heldBackGitPath.js'
 
 export interface HeldBack {
   /** The tree to write: the one asked for, with what is held back left as `keep` says. */
@@ -12,48 +13,38 @@ export interface HeldBack {
 }
 
 /**
- * Hold back what git would run from a tree of another store's image: every `.git/config`
- * and `.git/hooks/` (a `core.fsmonitor` or a hook runs on the next `git status` or commit),
- * and a `.git` that is a file or symlink (it points git at another directory), at any
- * depth. Git itself refuses `.git` in trees for this reason. Each held-back path gets
- * what `keep` gives for it (the workspace's own entry, for a checkout in place) or
- * nothing. Every tree is read once.
+ * Hold back what git would run from a tree (`isHeldBackGitPath`: every `.git/config` and
+ * `.git/hooks/`, a submodule's too, and a `.git` that is a file or symlink, at any depth).
+ * Each held-back path gets what `keep` gives for it (the workspace's own entry, for a
+ * checkout in place) or nothing. Every tree is read once.
  */
 export async function holdBackGit({
   store,
   source,
   tree,
   keep,
+  at = '',
 }: {
   store: Store
   source: TreeSource
   tree: Digest
   keep: (path: string) => Promise<TreeEntry | null>
+  /** The path of `tree` in the whole (paths are judged whole, `keep` is given them and `heldBack` lists them whole). */
+  at?: string
 }): Promise<HeldBack> {
   const found: Array<{ path: string; files: string[] }> = []
-  await findGit(source, tree, '', found)
+  await findHeld(source, tree, at, found)
   if (found.length === 0) return { tree, heldBack: [] }
   const changes = new Map<string, TreeEntry | null>()
-  for (const { path } of found) changes.set(path, await keep(path))
+  for (const { path } of found) changes.set(at === '' ? path : path.slice(at.length + 1), await keep(path))
   return { tree: (await spliceTree(store, tree, changes)) ?? tree, heldBack: found.flatMap((f) => f.files) }
 }
 
-async function findGit(source: TreeSource, tree: Digest, prefix: string, found: Array<{ path: string; files: string[] }>): Promise<void> {
+async function findHeld(source: TreeSource, tree: Digest, prefix: string, found: Array<{ path: string; files: string[] }>): Promise<void> {
   for (const entry of (await source(tree)).entries) {
     const path = joinPath(prefix, entry.name)
-    if (entry.name !== '.git') {
-      if (entry.type === 'dir') await findGit(source, entry.tree, path, found)
-      continue
-    }
-    if (entry.type !== 'dir') {
-      found.push({ path, files: [path] })
-      continue
-    }
-    for (const inner of (await source(entry.tree)).entries) {
-      const innerPath = joinPath(path, inner.name)
-      if (inner.name === 'config') found.push({ path: innerPath, files: [innerPath] })
-      if (inner.name === 'hooks') found.push({ path: innerPath, files: inner.type === 'dir' ? await filesUnder(source, inner.tree, innerPath) : [innerPath] })
-    }
+    if (isHeldBackGitPath(path, entry.type === 'dir')) found.push({ path, files: entry.type === 'dir' ? await filesUnder(source, entry.tree, path) : [path] })
+    else if (entry.type === 'dir') await findHeld(source, entry.tree, path, found)
   }
 }
 

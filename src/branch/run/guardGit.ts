@@ -1,0 +1,52 @@
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { fsPath } from '../../util/fsName.js'
+import { isHeldBackGitPath } from '../../world/checkout/heldBackGitPath.js'
+
+const isDirectory = (signature: string): boolean => signature.startsWith('dir:')
+
+/**
+ * What a command run in the workspace itself (no branch) must not change: what git would run on the caller's next
+ * git command, outside any sandbox (`isHeldBackGitPath`). From the workspace's fingerprint before the run: every
+ * `.git` directory is pinned (it cannot be renamed away and replaced), and every `.git/config`, hooks directory and
+ * `.git` file in it is protected (read-only), each at the top of what it covers. Paths are the workspace's.
+ */
+export function gitGuards(workspace: string, before: Map<string, string>): { pin: string[]; protect: string[] } {
+  const pin: string[] = []
+  const protect: string[] = []
+  const underGit = [...before].filter(([path]) => path.includes('.git')).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  for (const [path, signature] of underGit) {
+    const dir = isDirectory(signature)
+    if (dir && (path === '.git' || path.endsWith('/.git'))) pin.push(join(workspace, path))
+    else if (isHeldBackGitPath(path, dir) && !protect.some((p) => join(workspace, path).startsWith(`${p}/`))) protect.push(join(workspace, path))
+  }
+  return { pin, protect }
+}
+
+/**
+ * Remove what the command made that git would run (a hook, a config, a `.git` file that was not there before the run:
+ * `gitGuards` protects what was); returns one warning per path removed.
+ */
+export async function removeMadeGitPaths({
+  workspace,
+  changed,
+  before,
+  after,
+}: {
+  workspace: string
+  changed: string[]
+  before: Map<string, string>
+  after: Map<string, string>
+}): Promise<string[]> {
+  const warnings: string[] = []
+  const removed: string[] = []
+  for (const path of changed) {
+    const signature = after.get(path)
+    if (signature === undefined || before.has(path) || !isHeldBackGitPath(path, isDirectory(signature))) continue
+    if (removed.some((r) => path.startsWith(`${r}/`))) continue
+    await fs.rm(fsPath(join(workspace, path)), { recursive: true, force: true })
+    removed.push(path)
+    warnings.push(`removed ${path}, which the command made: git would run it on the next git command, outside the sandbox`)
+  }
+  return warnings
+}
