@@ -7,7 +7,7 @@ import { headRef, readRef } from '../../store/refs.js'
 import { resolveId } from '../../store/resolveId.js'
 import type { Store } from '../../store/Store.js'
 import { withWriteLock } from '../../store/storeLock.js'
-import { type CheckoutJournal, type CheckoutStep, type JournalRef, dropJournal, moveJournalRef, recoverCheckout, runJournal, stagedPath, writeJournal } from './checkoutJournal.js'
+import { type CheckoutJournal, type CheckoutStep, type JournalRef, dropJournal, moveJournalRef, recoverCheckout, runJournal, stepFile, writeJournal } from './checkoutJournal.js'
 import { admitTree } from './admitTree.js'
 import { admitCheckoutCost } from './checkoutCost.js'
 import { type EntryChange, changedEntries } from '../diff/diffTrees.js'
@@ -292,7 +292,7 @@ async function plan(source: TreeSource, from: Tree, to: Tree, prefix: string, ct
       await plan(source, EMPTY_TREE, await source(next.tree), path, ctx)
       continue
     }
-    const staged = stagedPath(ctx.staging, ctx.steps.length)
+    const staged = stepFile(ctx.staging, ctx.steps.length)
     if (next.type === 'dir') {
       // a directory new to the workspace is staged whole and placed with one rename
       mkdirSync(staged)

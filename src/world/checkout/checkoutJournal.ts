@@ -39,7 +39,7 @@ const HeadTextSchema = z.string().refine((text) => {
   return line.startsWith('ref: ') ? isRefName(line.slice(5)) : DigestSchema.safeParse(line).success
 }, 'not what HEAD holds')
 
-/** A step of a checkout; `place` moves the file or directory staged for it (`stagedPath`) to its path. */
+/** A step of a checkout; `place` moves the file or directory staged for it (`stepFile`) to its path. */
 const CheckoutStepSchema = z.strictObject({ op: z.enum(['remove', 'mkdir', 'place']), path: WorkspacePathSchema })
 export type CheckoutStep = z.infer<typeof CheckoutStepSchema>
 
@@ -71,7 +71,7 @@ export type CheckoutJournal = z.infer<typeof CheckoutJournalSchema>
 export const stagingDir = (store: Store, name: string): string => store.path('tmp', name)
 
 /** Where step `index` of a checkout stages what it places. */
-export const stagedPath = (staging: string, index: number): string => join(staging, String(index))
+export const stepFile = (staging: string, index: number): string => join(staging, String(index))
 
 function journalPath(store: Store): string {
   return store.path(CHECKOUT_JOURNAL)
@@ -97,7 +97,7 @@ export async function runJournal(store: Store, journal: CheckoutJournal): Promis
   const pause = timeSlices()
   const staging = stagingDir(store, journal.staging)
   for (const [index, step] of journal.steps.entries()) {
-    await runStep(journal.workspace, step, stagedPath(staging, index))
+    await runStep(journal.workspace, step, stepFile(staging, index))
     const due = pause()
     if (due) await due
   }
