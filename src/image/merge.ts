@@ -7,6 +7,7 @@ import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
 import { type AdmitTreeArgs, admitTree } from '../world/checkout/admitTree.js'
 import { applyTree, assertWorkspaceClean } from '../world/checkout/checkout.js'
+import { cameFromElsewhere } from '../world/checkout/cameFromElsewhere.js'
 import { recoverCheckout } from '../world/checkout/checkoutJournal.js'
 import { MERGE_DRAFT_REF, type MergeState, mergeInProgress, writeMergeState } from '../world/merge/mergeState.js'
 import { readChunks, readSnapshot } from '../world/tree/readObjects.js'
@@ -35,10 +36,12 @@ export interface MergeArgs extends StoreLocator {
   modelMerge?: ModelMergeOptions
   /** How renames are found in the world (default: 50% similar, 1,000² pairs at most); false: not at all. */
   renames?: MergeImagesArgs['renames']
+  /** Take the git config, hooks and `.git` files an image from another store brings (held back otherwise: `heldBack`). */
+  trustGit?: boolean
 }
 
-/** The image merge, the ref it moved (or would have), and whether it stopped with the merge in progress. */
-export type MergeResult = ImageMerge & { ref: string; inProgress: boolean }
+/** The image merge, the ref it moved (or would have), whether it stopped with the merge in progress, and what git would run that it held back. */
+export type MergeResult = ImageMerge & { ref: string; inProgress: boolean; heldBack: string[] }
 
 /**
  * Merge image `from` into HEAD (the workspace) or into the head or tag `into` (the store
@@ -105,7 +108,7 @@ async function mergeIntoRef(store: Store, workspace: string, args: MergeArgs, re
       await store.sync()
       await updateRef({ store, name: ref, id: result.id, expected: ours, message: `merge ${args.from}: ${result.outcome}` })
     }
-    return { ...result, ref, inProgress: false }
+    return { heldBack: [], ...result, ref, inProgress: false }
   })
 }
 
@@ -115,7 +118,7 @@ async function mergeIntoHead(store: Store, workspace: string, args: MergeArgs): 
   const ref = await headTarget(store)
   const ours = await readRef(store, 'HEAD')
   const result: ImageMerge = ours ? await mergeImages({ store, ours, ...imageMergeArgs(args) }) : { outcome: 'fast-forward', id: await resolveId(store, args.from), layers: [] } // nothing to merge into yet
-  if (result.outcome === 'up-to-date') return { ...result, ref, inProgress: false }
+  if (result.outcome === 'up-to-date') return { ...result, ref, inProgress: false, heldBack: [] }
   if (result.outcome === 'conflict') {
     await admit(store, workspace, result.tree, args, { tree: cleanScan.tree, files: cleanScan.files })
     await recordInProgress(store, ours!, result, args)
@@ -125,13 +128,26 @@ async function mergeIntoHead(store: Store, workspace: string, args: MergeArgs): 
   const tree = (await readSnapshot(store, result.id)).world.tree
   await store.sync() // the merge snapshot is durable before the ref names it
   const move = { name: ref, id: result.id, expected: ours, message: `merge ${args.from}: ${result.outcome}` }
-  // applyTree admits the tree before it writes a journal, a ref or a file
-  await applyTree({ store, workspace, tree, head: headText(head, result.id), ref: move, force: false, allowExternalSymlinks: args.allowExternalSymlinks, cleanScan })
-  return { ...result, ref, inProgress: false }
+  // a fast-forward to an image from another store writes it as a checkout of it does; a merge snapshot is held back already
+  const holdBack = result.outcome === 'fast-forward' && !args.trustGit && (await cameFromElsewhere(store, result.id))
+  // holding git files back walks the tree: admitted first, each shared subtree costed once; applyTree admits it otherwise
+  if (holdBack) await admit(store, workspace, tree, args, { tree: cleanScan.tree, files: cleanScan.files })
+  const applied = await applyTree({
+    store,
+    workspace,
+    tree,
+    head: headText(head, result.id),
+    ref: move,
+    force: false,
+    allowExternalSymlinks: args.allowExternalSymlinks,
+    cleanScan,
+    holdBackGit: holdBack,
+  })
+  return { ...result, ref, inProgress: false, heldBack: result.outcome === 'merged' ? result.heldBack : applied.heldBack }
 }
 
-function imageMergeArgs({ from, allowUnrelated, message, now, modelMerge, renames, env }: MergeArgs): Omit<MergeImagesArgs, 'ours'> {
-  return { theirs: from, allowUnrelated, message, now, modelMerge, renames, env }
+function imageMergeArgs({ from, allowUnrelated, message, now, modelMerge, renames, env, trustGit }: MergeArgs): Omit<MergeImagesArgs, 'ours'> {
+  return { theirs: from, allowUnrelated, message, now, modelMerge, renames, env, trustGit }
 }
 
 /** The HEAD file's text once HEAD is at `id`: the head it follows, unchanged, or `id` itself when detached. */

@@ -13,6 +13,12 @@ import type { StructuredObject } from '../objects/StructuredObject.js'
 import type { Run } from '../objects/Run.js'
 import { mergeRuns } from '../trace/diff/mergeRuns.js'
 import { diffTrees } from '../world/diff/diffTrees.js'
+import { InternalError } from '../errors/index.js'
+import type { TreeEntry } from '../objects/Tree.js'
+import { cameFromElsewhere } from '../world/checkout/cameFromElsewhere.js'
+import { isHeldBackGitPath } from '../world/checkout/heldBackGitPath.js'
+import { entryAt } from '../world/tree/entryAt.js'
+import { spliceTree } from '../world/tree/spliceTree.js'
 import { treeSource } from '../world/tree/treeSource.js'
 import { incomingImage } from './incomingImage.js'
 import { mergeBases } from './mergeBases.js'
@@ -28,12 +34,22 @@ export interface LayerReport {
   summary: string
 }
 
+/** `heldBack`: what git would run that a side from another store brought, left as ours has it (`trustGit` takes it). */
 export type ImageMerge =
   | { outcome: 'up-to-date'; id: Digest; layers: LayerReport[] }
   | { outcome: 'fast-forward'; id: Digest; layers: LayerReport[] }
-  | { outcome: 'merged'; id: Digest; bases: Digest[]; layers: LayerReport[] }
+  | { outcome: 'merged'; id: Digest; bases: Digest[]; layers: LayerReport[]; heldBack: string[] }
   /** Not written as a snapshot: `tree` is the world with both sides' versions, for a human to finish. */
-  | { outcome: 'conflict'; tree: Digest; bases: Digest[]; layers: LayerReport[]; conflicts: PathConflict[]; layerConflicts: string[]; decided: DecidedLayers }
+  | {
+      outcome: 'conflict'
+      tree: Digest
+      bases: Digest[]
+      layers: LayerReport[]
+      conflicts: PathConflict[]
+      layerConflicts: string[]
+      decided: DecidedLayers
+      heldBack: string[]
+    }
 
 /** What a merge that stopped on conflicts decided beyond the world's tree: the env and every other layer (ours' version where both changed it). */
 export interface DecidedLayers {
@@ -56,6 +72,8 @@ export interface MergeImagesArgs extends StoreLocator {
   renames?: Partial<RenameOptions> | false
   /** Where FORKPOINT_KEY is read from, to verify the ledgers of the images merged, and to chain their union. @default process.env */
   env?: NodeJS.ProcessEnv
+  /** Take the git config, hooks and `.git` files a side from another store brings (held back otherwise). */
+  trustGit?: boolean
 }
 
 /** Layers other than the world: the trace merges its runs, the effects their ledgers; the rest, with no merge of their own yet, are kept from the side that changed them. */
@@ -80,6 +98,7 @@ export async function mergeImages({
   modelMerge,
   renames: asked,
   env: callerEnv = process.env,
+  trustGit = false,
   ...locator
 }: MergeImagesArgs): Promise<ImageMerge> {
   const renames = asked === false ? false : { ...DEFAULT_RENAMES, ...asked }
@@ -98,7 +117,9 @@ export async function mergeImages({
   const o = await readSnapshot(store, oursId)
   const base = bases.length === 0 ? null : await virtualBase(store, bases, renames)
   const labels: ConflictLabels = { ours: shortId(oursId), base: bases.length === 1 ? shortId(bases[0]!) : 'merge base', theirs: shortId(theirsId) }
-  const world = await mergeWorld({ store, base: base?.world.tree ?? null, ours: o.world.tree, theirs: t.world.tree, labels, renames })
+  const merged = await mergeWorld({ store, base: base?.world.tree ?? null, ours: o.world.tree, theirs: t.world.tree, labels, renames })
+  const foreign = !trustGit && ((await cameFromElsewhere(store, theirsId)) || (await cameFromElsewhere(store, oursId)))
+  const { world, heldBack } = foreign ? await holdBackMergedGit(store, o.world.tree, merged) : { world: merged, heldBack: [] }
   const env = mergeEnv(base?.world.env ?? {}, o.world.env ?? {}, t.world.env ?? {})
   const layers: LayerReport[] = [worldReport(world, base?.world.tree === o.world.tree ? 'theirs' : null)]
   const picked: Record<string, unknown> = {}
@@ -164,13 +185,30 @@ export async function mergeImages({
   if (world.conflicts.length > 0 || layerConflicts.length > 0) {
     const oursWhereBothChanged = Object.fromEntries(layerConflicts.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]))
     const decided = { env: env.merged, layers: { ...picked, ...oursWhereBothChanged } }
-    return { outcome: 'conflict', tree: world.tree, bases, layers, conflicts: world.conflicts, layerConflicts, decided }
+    return { outcome: 'conflict', tree: world.tree, bases, layers, conflicts: world.conflicts, layerConflicts, decided, heldBack }
   }
   const snapshot: Snapshot = {
     ...makeSnapshot({ parents: [oursId, theirsId], tree: world.tree, env: env.merged, message: message ?? `merge ${shortId(theirsId)} into ${shortId(oursId)}`, createdAt: now() }),
     ...picked,
   }
-  return { outcome: 'merged', id: await store.writeObject(snapshot), bases, layers }
+  return { outcome: 'merged', id: await store.writeObject(snapshot), bases, layers, heldBack }
+}
+
+/**
+ * The merged world with what git would run (`isHeldBackGitPath`) as ours has it, where the merge added or changed it:
+ * a side from another store must not bring a hook or git config into this store's own merge snapshot (its checkout
+ * would write them). Only the paths the merge changed against ours are looked at (`diffTrees`); a removal stays.
+ */
+async function holdBackMergedGit(store: Store, ours: Digest, merged: WorldMerge): Promise<{ world: WorldMerge; heldBack: string[] }> {
+  const source = treeSource(store)
+  const held = (await diffTrees({ source, a: ours, b: merged.tree })).filter((c) => c.new !== undefined && isHeldBackGitPath(c.path, c.new.type === 'dir'))
+  if (held.length === 0) return { world: merged, heldBack: [] }
+  const kept = new Map<string, TreeEntry | null>()
+  for (const { path } of held) kept.set(path, await entryAt(source, ours, path.split('/')))
+  const tree = await spliceTree(store, merged.tree, kept)
+  if (tree === null) throw new InternalError('holding back git files of a merge: a path lies under no directory of the merged tree')
+  const paths = new Set(kept.keys())
+  return { world: { ...merged, tree, conflicts: merged.conflicts.filter((c) => !paths.has(c.path)) }, heldBack: [...paths] }
 }
 
 /**

@@ -66,16 +66,16 @@ export class Store implements AsyncDisposable {
 
   /** Create the store's layout (idempotent) and open it. */
   static async init(root: string): Promise<Store> {
-    for (const dir of ['refs/heads', 'refs/tags', 'logs', 'tmp', 'locks']) {
+    // made here only when made now: a directory that holds anything already (a cloned store without HEAD) is not
+    const fresh = isEmptyOrMissing(root)
+    for (const dir of INIT_DIRECTORIES) {
       await fs.mkdir(join(root, dir), { recursive: true })
     }
     // All 256 shards up front, so writing an object never has to create its directory.
     await Promise.all(SHARDS.map((shard) => fs.mkdir(join(root, 'objects', 'sha256', shard), { recursive: true })))
     const store = new Store(root)
-    if (readStateOrNull(join(root, 'HEAD')) === null) {
-      await markStoreMadeHere(root)
-      await fs.writeFile(join(root, 'HEAD'), 'ref: refs/heads/main\n')
-    }
+    if (fresh) await markStoreMadeHere(root)
+    if (readStateOrNull(join(root, 'HEAD')) === null) await fs.writeFile(join(root, 'HEAD'), 'ref: refs/heads/main\n')
     return store
   }
 
@@ -351,9 +351,31 @@ const STORE_DIRECTORIES = [
   'ca',
 ]
 
+function isEmptyOrMissing(dir: string): boolean {
+  try {
+    return readdirSync(dir).length === 0
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return true
+    throw err
+  }
+}
+
 function assertRealDirectories(root: string): void {
   for (const dir of STORE_DIRECTORIES) {
     const st = lstatSync(join(root, dir), { throwIfNoEntry: false })
     if (st && !st.isDirectory()) throw new StoreCorruptError(`${join(root, dir)} is not a directory (a symlink?): refusing the store`, { root })
+    if (!st && INIT_DIRECTORIES.includes(dir)) makeMissing(join(root, dir))
+  }
+}
+
+/** The directories `init` makes, which a store a git repository carries lacks when they were empty (git keeps no empty directory). */
+const INIT_DIRECTORIES = ['refs/heads', 'refs/tags', 'logs', 'tmp', 'locks']
+
+/** Make a directory the store lacks; where the store cannot be written (a read-only mount) the command that writes there says so. */
+function makeMissing(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true })
+  } catch (err) {
+    if (!['EROFS', 'EACCES', 'EPERM', 'EEXIST'].includes(errnoCode(err) ?? '')) throw err
   }
 }

@@ -277,10 +277,14 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     expect(readFileSync(join(dir, '.git/config'), 'utf8')).toBe('[core]\n')
   })
 
-  it("a cloned repository's whole store is from elsewhere: checking out its images holds back their git config and hooks", async () => {
-    // the author's store holds an image with a .git/config and a hook, tracked in a git repository as a clone carries it
+  /**
+   * A git clone of a repository that tracks an author's `.forkpoint/`: its main image holds a `.git/config` with an
+   * fsmonitor and a hook; `prepare` edits the author's store before it is committed.
+   */
+  async function clonedStore(prepare?: (author: string) => Promise<void> | void): Promise<string> {
     const { dir: author } = await storeWorkspace({ 'a.txt': 'a\n', '.git/config': '[core]\n\tfsmonitor = "echo pwned"\n', '.git/hooks/post-checkout': HOOK })
     await snapshotWorkspace({ dir: author })
+    await prepare?.(author)
     const repo = tempDir('repo')
     execFileSync('cp', ['-a', join(author, '.forkpoint'), repo])
     writeFileSync(join(repo, 'README'), 'hello\n')
@@ -293,12 +297,56 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     const clone = join(tempDir('clone'), 'c')
     execFileSync('git', ['clone', '-q', repo, clone])
     if (user === 'nobody') giveToNobody(dirname(clone))
+    return clone
+  }
+  const heldGitFiles = /held back[^\n]*\n {2}\.git\/config\n {2}\.git\/hooks\/post-checkout\n/
+  const ownConfig = (clone: string) => readFileSync(join(clone, '.git/config'), 'utf8')
+
+  it("a cloned repository's whole store is from elsewhere: checking out its images holds back their git config and hooks", async () => {
+    const clone = await clonedStore()
     const out = join(tempDir('out'), 'o')
     if (user === 'nobody') giveToNobody(dirname(out))
     const run = await fp(clone, 'checkout', 'main', '--into', out)
-    expect([run.code, run.stdout], run.stderr).toEqual([0, expect.stringMatching(/held back[^\n]*\n {2}\.git\/config\n {2}\.git\/hooks\/post-checkout\n/)])
+    expect([run.code, run.stdout], run.stderr).toEqual([0, expect.stringMatching(heldGitFiles)])
     expect(readFileSync(join(out, 'a.txt'), 'utf8')).toBe('a\n')
     expect(['.git/config', '.git/hooks/post-checkout'].map((p) => existsSync(join(out, p)))).toEqual([false, false])
+  })
+
+  it("init does not make a cloned store without HEAD its own: a checkout still holds back its images' git files", async () => {
+    const clone = await clonedStore((author) => rmSync(join(author, '.forkpoint/HEAD')))
+    expect((await fp(clone, 'init')).code).toBe(0)
+    const config = ownConfig(clone)
+    const run = await fp(clone, 'checkout', 'main', '--force')
+    expect([run.code, run.stdout], run.stderr).toEqual([0, expect.stringMatching(heldGitFiles)])
+    expect(ownConfig(clone)).toBe(config)
+    expect(existsSync(join(clone, '.git/hooks/post-checkout'))).toBe(false)
+  })
+
+  it("merge --abort in a cloned store, whatever merge state it carries, holds back HEAD's git files", async () => {
+    const clone = await clonedStore((author) => writeFileSync(join(author, '.forkpoint/MERGE_STATE.json'), '{}'))
+    const config = ownConfig(clone)
+    const run = await fp(clone, 'merge', '--abort')
+    expect([run.code, run.stdout], run.stderr).toEqual([0, expect.stringMatching(heldGitFiles)])
+    expect(ownConfig(clone)).toBe(config)
+    expect(existsSync(join(clone, '.git/hooks/post-checkout'))).toBe(false)
+  })
+
+  it("a merge of a cloned store's image holds back the hook it adds, in the workspace and in the merge snapshot", async () => {
+    const clone = await clonedStore(async (author) => {
+      writeFileSync(join(author, 'b.txt'), 'b\n')
+      writeFileSync(join(author, '.git/hooks/post-merge'), HOOK, { mode: 0o755 })
+      const feature = await snapshotWorkspace({ dir: author })
+      writeFileSync(join(author, '.forkpoint/refs/heads/feature'), `${feature.id}\n`)
+      writeFileSync(join(author, '.forkpoint/refs/heads/main'), `${feature.parents[0]}\n`)
+    })
+    expect((await fp(clone, 'snapshot', '-m', 'mine')).code).toBe(0)
+    const run = await fp(clone, 'merge', 'feature', '--json')
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'merged', heldBack: ['.git/hooks/post-merge'] })
+    expect(readFileSync(join(clone, 'b.txt'), 'utf8')).toBe('b\n')
+    expect(existsSync(join(clone, '.git/hooks/post-merge'))).toBe(false)
+    const shown = await fp(clone, 'show', 'HEAD:.git/hooks/post-merge')
+    expect(shown.code).not.toBe(0)
   })
 
   it('refuses object shard directories that are symlinks (exit 5): no object is written where they lead', async () => {

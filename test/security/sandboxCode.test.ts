@@ -94,6 +94,7 @@ describe('nothing privileged comes out of sandboxed work', () => {
         `mkdir sub && git -C sub init -q && git -C sub config core.fsmonitor "touch ${marker}"`,
         'echo gitdir: /elsewhere > sub2.git && mkdir sub2 && mv sub2.git sub2/.git',
         'echo work > work.txt',
+        'echo ../elsewhere > .git/commondir',
       ]
       const inBranch = async (name: string, script: string) => {
         expect((await fpAs(user, dir, 'branch', name)).code).toBe(0)
@@ -103,10 +104,10 @@ describe('nothing privileged comes out of sandboxed work', () => {
       await inBranch('held', plant.join(' && '))
       const held = await fpAs(user, dir, 'commit', 'held', '--json')
       expect(held.code, held.stderr).toBe(0)
-      expect(JSON.parse(held.stdout).heldBack).toEqual(['.git/config', '.git/hooks/post-checkout', 'sub/.git/config', 'sub/.git/hooks', 'sub2/.git'])
+      expect(JSON.parse(held.stdout).heldBack).toEqual(['.git/commondir', '.git/config', '.git/hooks/post-checkout', 'sub/.git/config', 'sub/.git/hooks', 'sub2/.git'])
       expect(readFileSync(join(dir, 'work.txt'), 'utf8')).toBe('work\n')
       expect(readFileSync(join(dir, '.git/config'), 'utf8')).toBe(ownConfig)
-      expect(['.git/hooks/post-checkout', 'sub/.git/config', 'sub2/.git'].map((p) => existsSync(join(dir, p)))).toEqual([false, false, false])
+      expect(['.git/commondir', '.git/hooks/post-checkout', 'sub/.git/config', 'sub2/.git'].map((p) => existsSync(join(dir, p)))).toEqual([false, false, false, false])
       for (const at of [dir, join(dir, 'sub')]) spawnSync('git', ['-c', 'safe.directory=*', 'status'], { cwd: at })
       expect(existsSync(marker)).toBe(false)
 
@@ -134,23 +135,40 @@ describe('nothing privileged comes out of sandboxed work', () => {
         'mv .git .git-moved',
         'mv .git/hooks .git/hooks-moved',
         `mkdir -p .git/modules/s && echo '[core] fsmonitor = "touch ${marker}"' > .git/modules/s/config`,
+        'echo ../elsewhere > .git/commondir',
       ]
       const script = [
         "git config --global --add safe.directory '*'",
-        ...attempts.map((a, i) => `(${a}) 2>/dev/null && echo "${i} done"`),
         'git add a.txt && git -c user.email=a@b -c user.name=a commit -qm one && echo committed',
+        ...attempts.map((a, i) => `(${a}) 2>/dev/null && echo "${i} done"`),
       ].join('; ')
       const ran = await fpAs(user, dir, 'run', '--', 'sh', '-c', script)
       expect(ran.code, ran.stderr).toBe(0)
-      expect(ran.stdout.trim().split('\n')).toEqual(['5 done', 'committed'])
+      expect(ran.stdout.trim().split('\n')).toEqual(['committed', '5 done', '6 done'])
       expect(ran.stderr).toContain('removed .git/modules/s/config, which the command made')
+      expect(ran.stderr).toContain('removed .git/commondir, which the command made')
       expect(readFileSync(join(dir, '.git/config'), 'utf8')).toBe(ownConfig)
-      expect(['.git/hooks/post-checkout', '.git/modules/s/config', '.git-moved'].map((p) => existsSync(join(dir, p)))).toEqual([false, false, false])
+      expect(['.git/hooks/post-checkout', '.git/modules/s/config', '.git/commondir', '.git-moved'].map((p) => existsSync(join(dir, p)))).toEqual([false, false, false, false])
       expect(existsSync(join(dir, '.git/hooks/pre-commit.sample'))).toBe(true)
       expect(spawnSync('git', ['-c', 'safe.directory=*', 'log', '--format=%s'], { cwd: dir, encoding: 'utf8' }).stdout).toBe('one\n')
       expect(existsSync(marker)).toBe(false)
     })
   }
+
+  it('a run in the workspace that renames a nested repository away and puts a copy with its own config in its place: the copy loses it, the original stays', async () => {
+    const marker = join(tempDir('git-ran'), 'ran')
+    const dir = await workspace()
+    expect(spawnSync('git', ['init', '-q', join(dir, 'sub')]).status).toBe(0)
+    const config = readFileSync(join(dir, 'sub/.git/config'), 'utf8')
+    const swap = `mv sub sub-old && mkdir sub && cp -r sub-old/.git sub/.git && printf '[core]\\n\\tfsmonitor = "touch ${marker}"\\n' > sub/.git/config`
+    const ran = await fp(dir, 'run', '--', 'sh', '-c', swap)
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stderr).toContain('removed sub/.git/config, which the command made')
+    expect(existsSync(join(dir, 'sub/.git/config'))).toBe(false)
+    expect(readFileSync(join(dir, 'sub-old/.git/config'), 'utf8')).toBe(config)
+    spawnSync('git', ['-c', 'safe.directory=*', 'status'], { cwd: join(dir, 'sub') })
+    expect(existsSync(marker)).toBe(false)
+  })
 
   it("an image of a fork's branch keeps the base's git config and hooks, whatever the branch's work wrote there", async () => {
     const { forkImage, initWorkspace, snapshotForkBranch, snapshotWorkspace, checkout } = await import('../../src/index.js')

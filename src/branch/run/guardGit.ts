@@ -23,9 +23,14 @@ export function gitGuards(workspace: string, before: Map<string, string>): { pin
   return { pin, protect }
 }
 
+/** A non-directory's inode number, from its fingerprint (`fingerprint.ts`); null for a directory. */
+const inodeOf = (signature: string): string | null => (isDirectory(signature) ? null : signature.split(':')[1]!)
+
 /**
- * Remove what the command made that git would run (a hook, a config, a `.git` file that was not there before the run:
- * `gitGuards` protects what was); returns one warning per path removed.
+ * Remove what the command made that git would run (a hook, a config, a `.git` file, at a new path or in place of the
+ * one there before), keeping what was there before wherever the command moved it (the same inode: `gitGuards`
+ * protects those, but a command can rename a directory holding a nested repository); returns one warning per path
+ * removed.
  */
 export async function removeMadeGitPaths({
   workspace,
@@ -38,12 +43,17 @@ export async function removeMadeGitPaths({
   before: Map<string, string>
   after: Map<string, string>
 }): Promise<string[]> {
+  const held = (path: string, signature: string) => path.includes('.git') && isHeldBackGitPath(path, isDirectory(signature))
+  const originals = new Set([...before].filter(([path, sig]) => held(path, sig)).map(([, sig]) => inodeOf(sig)))
+  const isOriginal = (path: string, signature: string) => originals.has(inodeOf(signature))
+  const holdsOriginal = (dir: string) => [...after].some(([path, sig]) => path.startsWith(`${dir}/`) && isOriginal(path, sig))
   const warnings: string[] = []
   const removed: string[] = []
   for (const path of changed) {
     const signature = after.get(path)
-    if (signature === undefined || before.has(path) || !isHeldBackGitPath(path, isDirectory(signature))) continue
-    if (removed.some((r) => path.startsWith(`${r}/`))) continue
+    if (signature === undefined || !held(path, signature) || removed.some((r) => path.startsWith(`${r}/`))) continue
+    const made = isDirectory(signature) ? !before.has(path) && !holdsOriginal(path) : !isOriginal(path, signature)
+    if (!made) continue
     await fs.rm(fsPath(join(workspace, path)), { recursive: true, force: true })
     removed.push(path)
     warnings.push(`removed ${path}, which the command made: git would run it on the next git command, outside the sandbox`)

@@ -7,13 +7,15 @@ import type { Rendering } from '../rendering.js'
 import { digest, keepLeftovers, snapshotId } from '../schemas.js'
 import { pc } from '../text/colors.js'
 import { short } from '../text/format.js'
+import { heldBackLines } from '../text/heldBackLines.js'
 
 const layerReport = z.object({
   layer: z.string(),
   outcome: z.enum(['unchanged', 'ours', 'theirs', 'merged', 'conflict', 'dropped']),
   summary: z.string().describe('one line for people: world: clean (3 paths)'),
 })
-const merged = { layers: z.array(layerReport), ref: z.string().describe('the ref the merge moved (or would have)'), inProgress: z.boolean() }
+const heldBack = z.array(z.string()).describe('git config, hooks and .git files an image from another store brought, left as the workspace had them (trustGit takes them)')
+const merged = { layers: z.array(layerReport), ref: z.string().describe('the ref the merge moved (or would have)'), inProgress: z.boolean(), heldBack }
 const pathConflict = z.object({
   path: z.string(),
   kind: z.enum(['content', 'add/add', 'modify/delete', 'type', 'mode', 'rename/rename', 'rename/delete']),
@@ -45,10 +47,11 @@ const allowExternalSymlinks = z.boolean().optional().describe('allow symlinks th
 /** How the command line shows each of the three. */
 const mergeRendering: Rendering<z.infer<typeof mergeResult>> = {
   human(r) {
-    if (r.outcome === 'conflict') return `${layerLines(r.layers)}conflict: ${r.inProgress ? 'the merge is in progress in the workspace' : `${r.ref} unchanged`}`
+    const held = heldBackLines(r.heldBack, 'forkpoint checkout FROM --trust-git -- PATH…')
+    if (r.outcome === 'conflict') return `${layerLines(r.layers)}conflict: ${r.inProgress ? 'the merge is in progress in the workspace' : `${r.ref} unchanged`}${held}`
     if (r.outcome === 'up-to-date') return 'already up to date'
-    if (r.outcome === 'fast-forward') return `fast-forward: ${r.ref} at ${short(r.id)}`
-    return `${layerLines(r.layers)}merged: ${r.ref} at ${short(r.id)}`
+    if (r.outcome === 'fast-forward') return `fast-forward: ${r.ref} at ${short(r.id)}${held}`
+    return `${layerLines(r.layers)}merged: ${r.ref} at ${short(r.id)}${held}`
   },
   warnings(r) {
     if (r.outcome !== 'conflict') return []
@@ -93,14 +96,27 @@ export const merge = defineOperation({
       .refine((pair) => pair.length !== 2 || pair[0]! + pair[1]! > 0, 'ours and theirs are not both 0')
       .optional()
       .describe('weights of ours and theirs (default 1,1)'),
+    trustGit: z.boolean().optional().describe("take an image from another store's .git/config, .git/hooks/ and .git files (held back otherwise)"),
   },
   output: mergeResult,
   annotations: { readOnly: false, destructive: false, idempotent: false },
-  local: { fields: ['allowExternalSymlinks'], why: "it lets the merge write links that lead out of the workspace, to files of the caller's machine" },
+  local: {
+    fields: ['allowExternalSymlinks', 'trustGit'],
+    why: "it lets the merge write links that lead out of the workspace, to files of the caller's machine, or what runs code on the caller's next git command",
+  },
   cli: { usage: 'merge [from]', short: { force: 'f', message: 'm' }, negatable: ['renames'], rendering: mergeRendering },
-  async run(where, { from, into, force, allowUnrelated, message, allowExternalSymlinks, findRenames, renames, ...model }, { env }) {
+  async run(where, { from, into, force, allowUnrelated, message, allowExternalSymlinks, trustGit, findRenames, renames, ...model }, { env }) {
     const { merge } = await import('../../image/merge.js')
-    const options = definedFields({ into, force, allowUnrelated, message, allowExternalSymlinks, modelMerge: modelMergeOf(model), renames: renameDetection(findRenames, renames) })
+    const options = definedFields({
+      into,
+      force,
+      allowUnrelated,
+      message,
+      allowExternalSymlinks,
+      trustGit,
+      modelMerge: modelMergeOf(model),
+      renames: renameDetection(findRenames, renames),
+    })
     return merge({ ...where, from, env, ...options })
   },
 })
@@ -149,9 +165,13 @@ export const mergeAbort = defineOperation({
   name: 'merge_abort',
   description: 'Undo a merge stopped on conflicts: the workspace back to HEAD exactly.',
   input: {},
-  output: z.object({ head: z.string().describe('HEAD, the image the workspace is back at') }),
+  output: z.object({ head: z.string().describe('HEAD, the image the workspace is back at'), heldBack }),
   annotations: { readOnly: false, destructive: true, idempotent: true },
-  cli: { usage: 'merge [from]', selectedBy: 'abort', rendering: { human: (r) => `merge aborted: the workspace is back at ${short(r.head)}` } },
+  cli: {
+    usage: 'merge [from]',
+    selectedBy: 'abort',
+    rendering: { human: (r) => `merge aborted: the workspace is back at ${short(r.head)}${heldBackLines(r.heldBack, 'forkpoint checkout HEAD --force --trust-git')}` },
+  },
   async run(where) {
     const { abortMerge } = await import('../../image/abortMerge.js')
     return abortMerge(where)

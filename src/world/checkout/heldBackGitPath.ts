@@ -1,11 +1,14 @@
-/** The names under a `.git` directory that git reads its configuration from (`config.worktree` with `extensions.worktreeConfig`). */
-const CONFIG_NAMES = new Set(['config', 'config.worktree'])
+/**
+ * The names under a `.git` directory that git reads its configuration from (`config.worktree` with
+ * `extensions.worktreeConfig`), or that send it to another directory for its configuration (`commondir`).
+ */
+const CONFIG_NAMES = new Set(['config', 'config.worktree', 'commondir'])
 
 /**
  * Whether what is at `path` makes git run something or look elsewhere, so that it is held back from what came from
  * somewhere forkpoint does not trust (another store's image, a branch's sandboxed work): under a `.git` directory at
- * any depth, every `config` or `config.worktree` (a `core.fsmonitor`, `core.hooksPath` or filter runs on the next
- * `git status`) and everything under a `hooks` directory (a submodule's in `.git/modules/` too); and a `.git` that is
+ * any depth, every `config`, `config.worktree` or `commondir` (a `core.fsmonitor`, `core.hooksPath` or filter runs
+ * on the next `git status`) and everything under a `hooks` directory (a submodule's in `.git/modules/` too); and a `.git` that is
  * not a directory (a file or symlink points git at another directory). Git itself refuses `.git` in its trees for this
  * reason.
  */
