@@ -3,6 +3,7 @@ import { acquireLock } from '../store/lockFile.js'
 import { readRef, updateRef } from '../store/refs.js'
 import type { Store } from '../store/Store.js'
 import { withWriteLock } from '../store/storeLock.js'
+import { inheritElsewhere } from '../world/checkout/cameFromElsewhere.js'
 import { readSnapshot } from '../world/tree/readObjects.js'
 import { type SnapshotLayer, makeSnapshot } from '../objects/Snapshot.js'
 import { type WorldScanner, carriedLayers, withWorldScan } from '../world/scan/snapshotWorkspace.js'
@@ -62,6 +63,7 @@ async function writeOnRef({ store, ref, message, agent, layers, skipUnchanged = 
       ...(env ? { env } : {}),
     })
     const id = await store.writeObject(image)
+    if (tree === null && parentId) await inheritElsewhere(store, parentId, id) // the parent's world as it is
     await persist()
     await updateRef({ store, name: ref, id, expected: current, message })
     return id

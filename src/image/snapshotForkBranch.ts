@@ -8,6 +8,7 @@ import { withWriteLock } from '../store/storeLock.js'
 import { readSnapshot } from '../world/tree/readObjects.js'
 import type { Snapshot, SnapshotLayer } from '../objects/Snapshot.js'
 import { forkRefOfBranch } from './forkBranch.js'
+import { inheritElsewhere } from '../world/checkout/cameFromElsewhere.js'
 
 export interface SnapshotForkBranchArgs extends StoreLocator {
   /** The fork's branch (`fork-<id>-<index>`, as `forkImage({ materialize })` names it). */
@@ -61,6 +62,7 @@ export async function snapshotForkBranch({
     const meta: Snapshot['meta'] = { message: message ?? `snapshot of branch ${name}`, createdAt: new Date().toISOString(), ...(agent ? { agent } : {}) }
     const snapshot: Snapshot = { ...parent, ...layers, parents: [head], world: { ...parent.world, tree }, meta }
     const id = await store.writeObject(snapshot)
+    await inheritElsewhere(store, head, id) // the branch stood on the child's world: its git files are the parent's
     await store.sync() // the tree's and the snapshot's objects, before the ref names them
     await updateRef({ store, name: ref, id, expected: head, message: `snapshot: ${meta.message}` })
     return { id, tree, parents: snapshot.parents, ref, created: true }

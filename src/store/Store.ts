@@ -5,6 +5,7 @@ import { canonicalBytes } from '../util/canonicalJson.js'
 import { parseStrictJson } from '../util/strictJson.js'
 import { errnoCode } from '../util/fsx.js'
 import { markStoreMadeHere } from './madeHere.js'
+import { statStoreEntry } from './statStoreEntry.js'
 import { readStateOrNull } from './readStateFile.js'
 import { readObjectBytes, readObjectBytesSync } from './readObjectBytes.js'
 import { tempSibling } from '../util/atomicWrite.js'
@@ -68,6 +69,7 @@ export class Store implements AsyncDisposable {
   static async init(root: string): Promise<Store> {
     // made here only when made now: a directory that holds anything already (a cloned store without HEAD) is not
     const fresh = isEmptyOrMissing(root)
+    if (!fresh) assertRealDirectories(root)
     for (const dir of INIT_DIRECTORIES) {
       await fs.mkdir(join(root, dir), { recursive: true })
     }
@@ -81,8 +83,8 @@ export class Store implements AsyncDisposable {
 
   /** Open an existing store; StoreNotFoundError when `root` is not one, UnsafeStoreOwnerError (as root) when another user owns it. */
   static async open(root: string): Promise<Store> {
-    const head = statSync(join(root, 'HEAD'), { throwIfNoEntry: false })
-    const objects = statSync(join(root, 'objects', 'sha256'), { throwIfNoEntry: false })
+    const head = statStoreEntry(join(root, 'HEAD'))
+    const objects = statStoreEntry(join(root, 'objects', 'sha256'))
     if (!head?.isFile() || !objects?.isDirectory()) {
       throw new StoreNotFoundError(`not a forkpoint store: ${root} (run 'forkpoint init' first)`, { root })
     }

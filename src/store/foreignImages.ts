@@ -1,4 +1,6 @@
-import { atomicWrite } from '../util/atomicWrite.js'
+import { closeSync, fsyncSync, writeSync } from 'node:fs'
+import { openAppendSync } from '../util/untrustedRead.js'
+import { notRegular } from './readObjectBytes.js'
 import { readStateTextOrNull } from './readStateFile.js'
 import { type Digest, isDigest } from '../objects/digest.js'
 import type { Store } from './Store.js'
@@ -14,10 +16,15 @@ export async function readForeignImages(store: Store): Promise<Set<Digest>> {
   return new Set((text ?? '').split('\n').filter((line): line is Digest => isDigest(line)))
 }
 
-/** Record an image that came from elsewhere (call under the store's write lock). */
+/** Record an image that came from elsewhere: a line appended, so writers at once lose none. */
 export async function recordForeignImage(store: Store, id: Digest): Promise<void> {
-  const all = await readForeignImages(store)
-  if (all.has(id)) return
-  all.add(id)
-  await atomicWrite(store.path('foreign'), [...all].map((d) => `${d}\n`).join(''), { fsync: true })
+  if ((await readForeignImages(store)).has(id)) return
+  const path = store.path('foreign')
+  const fd = openAppendSync(path, 0o644, () => notRegular(path))
+  try {
+    writeSync(fd, `${id}\n`)
+    fsyncSync(fd) // lost, the image would pass as this store's own
+  } finally {
+    closeSync(fd)
+  }
 }

@@ -4,6 +4,7 @@ import { STORE_DIR_NAME, type StoreLocator } from './findStore.js'
 import { excludeStoreInGit } from './excludeStoreInGit.js'
 import { ignoreStoreInGitignore } from './ignoreStoreInGitignore.js'
 import { StoreNotFoundError } from '../errors/index.js'
+import { assertStoreNotLinked } from './statStoreEntry.js'
 import { Store } from './Store.js'
 
 export interface InitResult {
@@ -20,6 +21,7 @@ export interface InitResult {
 export async function initWorkspace({ dir = process.cwd(), store }: StoreLocator = {}): Promise<InitResult> {
   const workspace = resolve(dir)
   const storeDir = store === undefined ? join(workspace, STORE_DIR_NAME) : typeof store === 'string' ? resolve(dir, store) : store.root
+  if (store === undefined) assertStoreNotLinked(storeDir)
   // only "not a store" makes one: a store refused (a symlinked directory, another user's) is refused here too
   const already = await Store.open(storeDir).then(
     () => true,

@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs'
+import { assertStoreNotLinked, statStoreEntry } from './statStoreEntry.js'
 import { dirname, join, resolve } from 'node:path'
 import type { Store } from './Store.js'
 
@@ -34,8 +34,11 @@ export function locateStore({ dir = process.cwd(), store }: StoreLocator = {}): 
   if (store !== undefined) return { storeDir: typeof store === 'string' ? resolve(dir, store) : store.root, workspace: resolve(dir) }
   for (let at = resolve(dir); ; at = dirname(at)) {
     const candidate = join(at, STORE_DIR_NAME)
-    const st = statSync(join(candidate, 'HEAD'), { throwIfNoEntry: false })
-    if (st?.isFile()) return { storeDir: candidate, workspace: at }
+    const st = statStoreEntry(join(candidate, 'HEAD'))
+    if (st?.isFile()) {
+      assertStoreNotLinked(candidate)
+      return { storeDir: candidate, workspace: at }
+    }
     if (dirname(at) === at) return null
   }
 }

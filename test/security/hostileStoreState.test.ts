@@ -362,4 +362,42 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     await refused(dir, /objects\/sha256\/[0-9a-f]{2} is not a directory \(a symlink\?\): refusing to write objects there/, 'snapshot', '-m', 'x')
     expect(readdirSync(outside)).toEqual([])
   })
+
+  it("a fork of a pulled image is from elsewhere too: checking out its child holds back the pulled image's git files", async () => {
+    const { dir: author } = await storeWorkspace({ 'a.txt': 'a\n', '.git/config': '[core]\n\tfsmonitor = "echo pwned"\n', '.git/hooks/post-checkout': HOOK })
+    await snapshotWorkspace({ dir: author })
+    const layout = tempDir('layout')
+    expect((await runCli(['push', 'HEAD', `file://${layout}:v1`], { cwd: author })).code).toBe(0)
+    if (user === 'nobody') giveToNobody(layout)
+    const { dir } = await snapshotted()
+    expect((await fp(dir, 'pull', `file://${layout}:v1`, '--tag', 'theirs')).code).toBe(0)
+    const forked = await fp(dir, 'fork', 'theirs', '-n', '1', '--json')
+    expect(forked.code, forked.stderr).toBe(0)
+    const [child] = (JSON.parse(forked.stdout) as { children: Array<{ id: string }> }).children
+    const out = join(tempDir('out'), 'o')
+    if (user === 'nobody') giveToNobody(dirname(out))
+    const run = await fp(dir, 'checkout', child!.id, '--into', out)
+    expect([run.code, run.stdout], run.stderr).toEqual([0, expect.stringMatching(heldGitFiles)])
+    expect(['.git/config', '.git/hooks/post-checkout'].map((p) => existsSync(join(out, p)))).toEqual([false, false])
+  })
+
+  it("refuses a workspace's .forkpoint that is a symlink (exit 5): init makes no store where it leads", async () => {
+    const dir = tempDir('ws')
+    const elsewhere = tempDir('elsewhere')
+    if (user === 'nobody') giveToNobody(elsewhere)
+    symlinkSync(elsewhere, join(dir, '.forkpoint'))
+    await refused(dir, /\.forkpoint is a symlink: a workspace's store must be a directory of it/, 'init')
+    expect(readdirSync(elsewhere)).toEqual([])
+  })
+
+  it('a .forkpoint that is a file is no store (exit 2), and a store whose refs is a file is refused at init (exit 5), not exit 6', async () => {
+    const file = tempDir('ws')
+    writeFileSync(join(file, '.forkpoint'), 'x')
+    const run = await fp(file, 'status')
+    expect([run.code, run.stderr]).toEqual([2, expect.stringMatching(/no forkpoint store in/)])
+    const refs = tempDir('ws')
+    mkdirSync(join(refs, '.forkpoint'))
+    writeFileSync(join(refs, '.forkpoint/refs'), 'x')
+    await refused(refs, /\.forkpoint\/refs is not a directory/, 'init')
+  })
 })

@@ -169,6 +169,17 @@ describe('store state and ownership: a planted store mounts, removes and kills n
   )
 })
 
+describe.runIf(process.getuid?.() === 0)('a store the caller may not reach', () => {
+  it('is a usage error naming it (exit 2), where it was an internal error', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'a' })
+    expect((await fpInProcess(dir, 'init')).code).toBe(0)
+    chmodSync(dir, 0o755)
+    chmodSync(join(dir, '.forkpoint'), 0o700)
+    const run = await fpAs('nobody', dir, 'status')
+    expect([run.code, run.stderr]).toEqual([2, expect.stringContaining(`cannot read ${join(dir, '.forkpoint', 'HEAD')}: permission denied`)])
+  })
+})
+
 describe("the service's socket, port and token", () => {
   const { services, children } = useServices()
 

@@ -4,6 +4,7 @@ import { openStore, type StoreLocator } from '../../store/findStore.js'
 import { resolveId } from '../../store/resolveId.js'
 import { readSnapshot } from '../../world/tree/readObjects.js'
 import { addForkChildren } from '../addForkChildren.js'
+import { inheritElsewhere } from '../../world/checkout/cameFromElsewhere.js'
 import type { Snapshot } from '../../objects/Snapshot.js'
 import { type ForkSequenceArgs, type ForkSequenceResult, forkSequence } from './forkSequence.js'
 import { modelSha256 } from './kvCacheLayer.js'
@@ -45,14 +46,16 @@ export async function forkImageCache(args: ForkImageCacheArgs): Promise<ForkImag
     if (!result.best) return { ...result, from }
     const best = result.best
     const createdAt = (args.now ?? (() => new Date()))().toISOString()
-    const [named] = await addForkChildren(store, from, 1, (index) =>
-      store.writeObject({
+    const [named] = await addForkChildren(store, from, 1, async (index) => {
+      const child = await store.writeObject({
         ...snapshot,
         parents: [from],
         cache: best.id,
         meta: { ...snapshot.meta, message: `llm fork: child ${best.index} of ${args.k}`, createdAt, fork: { of: from, index } },
-      } satisfies Snapshot),
-    )
+      } satisfies Snapshot)
+      await inheritElsewhere(store, from, child)
+      return child
+    })
     return { ...result, from, image: named!.id, ref: named!.ref }
   } finally {
     await llama.dispose()

@@ -1,5 +1,5 @@
 import type { Digest } from '../../objects/digest.js'
-import { readForeignImages } from '../../store/foreignImages.js'
+import { readForeignImages, recordForeignImage } from '../../store/foreignImages.js'
 import { storeMadeHere } from '../../store/madeHere.js'
 import type { Store } from '../../store/Store.js'
 import type { Snapshot } from '../../objects/Snapshot.js'
@@ -23,4 +23,13 @@ export async function cameFromElsewhere(store: Store, id: Digest): Promise<boole
     queue.push(...(await store.readObject<Snapshot>(at, 'snapshot')).parents)
   }
   return false
+}
+
+/**
+ * Record `child` as from elsewhere when `parent` is: an image made here from another's world without a scan of the
+ * workspace (a fork's child, a fork branch's next image, a layer appended) carries its parent's git files, which
+ * must not pass as this store's own.
+ */
+export async function inheritElsewhere(store: Store, parent: Digest, child: Digest): Promise<void> {
+  if (await cameFromElsewhere(store, parent)) await recordForeignImage(store, child)
 }
