@@ -4,7 +4,8 @@ import { type Digest, shortId } from '../objects/digest.js'
 import { resolveId } from '../store/resolveId.js'
 import type { Store } from '../store/Store.js'
 import { addForkChildren, type NamedChild } from './addForkChildren.js'
-import { inheritElsewhere } from '../world/checkout/cameFromElsewhere.js'
+import { cameFromElsewhere } from '../world/checkout/cameFromElsewhere.js'
+import { recordForeignImage } from '../store/foreignImages.js'
 import { incomingImage } from './incomingImage.js'
 import { materializeChildren } from './materializeFork.js'
 import { ensureBaseDir } from '../branch/mount/baseDir.js'
@@ -57,13 +58,14 @@ export async function forkImage({ id, n, materialize = false, persistent = false
 
 async function makeChildren(store: Store, parentId: Digest, parent: Snapshot, n: number, now: () => Date): Promise<ForkChild[]> {
   const createdAt = now().toISOString()
+  const elsewhere = await cameFromElsewhere(store, parentId)
   return addForkChildren(store, parentId, n, async (index) => {
     const child = await store.writeObject({
       ...parent,
       parents: [parentId],
       meta: { ...parent.meta, message: `fork ${index} of ${shortId(parentId)}`, createdAt, fork: { of: parentId, index } },
     } satisfies Snapshot)
-    await inheritElsewhere(store, parentId, child)
+    if (elsewhere) await recordForeignImage(store, child) // the parent's world as it is (`inheritElsewhere`)
     return child
   })
 }

@@ -13,12 +13,9 @@ import type { StructuredObject } from '../objects/StructuredObject.js'
 import type { Run } from '../objects/Run.js'
 import { mergeRuns } from '../trace/diff/mergeRuns.js'
 import { diffTrees } from '../world/diff/diffTrees.js'
-import { InternalError } from '../errors/index.js'
-import type { TreeEntry } from '../objects/Tree.js'
 import { cameFromElsewhere } from '../world/checkout/cameFromElsewhere.js'
 import { isHeldBackGitPath } from '../world/checkout/heldBackGitPath.js'
-import { entryAt } from '../world/tree/entryAt.js'
-import { spliceTree } from '../world/tree/spliceTree.js'
+import { keepTrustedGit } from '../world/checkout/keepTrustedGit.js'
 import { treeSource } from '../world/tree/treeSource.js'
 import { incomingImage } from './incomingImage.js'
 import { mergeBases } from './mergeBases.js'
@@ -194,21 +191,10 @@ export async function mergeImages({
   return { outcome: 'merged', id: await store.writeObject(snapshot), bases, layers, heldBack }
 }
 
-/**
- * The merged world with what git would run (`isHeldBackGitPath`) as ours has it, where the merge added or changed it:
- * a side from another store must not bring a hook or git config into this store's own merge snapshot (its checkout
- * would write them). Only the paths the merge changed against ours are looked at (`diffTrees`); a removal stays.
- */
+/** The merged world with what git would run as ours has it (`keepTrustedGit`), its conflicts there dropped with it. */
 async function holdBackMergedGit(store: Store, ours: Digest, merged: WorldMerge): Promise<{ world: WorldMerge; heldBack: string[] }> {
-  const source = treeSource(store)
-  const held = (await diffTrees({ source, a: ours, b: merged.tree })).filter((c) => c.new !== undefined && isHeldBackGitPath(c.path, c.new.type === 'dir'))
-  if (held.length === 0) return { world: merged, heldBack: [] }
-  const kept = new Map<string, TreeEntry | null>()
-  for (const { path } of held) kept.set(path, await entryAt(source, ours, path.split('/')))
-  const tree = await spliceTree(store, merged.tree, kept)
-  if (tree === null) throw new InternalError('holding back git files of a merge: a path lies under no directory of the merged tree')
-  const paths = new Set(kept.keys())
-  return { world: { ...merged, tree, conflicts: merged.conflicts.filter((c) => !paths.has(c.path)) }, heldBack: [...paths] }
+  const { tree, heldBack } = await keepTrustedGit(store, ours, merged.tree)
+  return { world: { ...merged, tree, conflicts: merged.conflicts.filter((c) => !isHeldBackGitPath(c.path, false)) }, heldBack }
 }
 
 /**

@@ -69,11 +69,9 @@ export class Store implements AsyncDisposable {
   static async init(root: string): Promise<Store> {
     // made here only when made now: a directory that holds anything already (a cloned store without HEAD) is not
     const fresh = isEmptyOrMissing(root)
-    if (!fresh) assertRealDirectories(root)
-    for (const dir of INIT_DIRECTORIES) {
-      await fs.mkdir(join(root, dir), { recursive: true })
-    }
-    // All 256 shards up front, so writing an object never has to create its directory.
+    await fs.mkdir(root, { recursive: true })
+    assertRealDirectories(root) // and makes the directories of INIT_DIRECTORIES
+    // All 256 shards up front, so writing an object rarely has to make its directory (assertRealShard).
     await Promise.all(SHARDS.map((shard) => fs.mkdir(join(root, 'objects', 'sha256', shard), { recursive: true })))
     const store = new Store(root)
     if (fresh) await markStoreMadeHere(root)

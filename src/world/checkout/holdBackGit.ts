@@ -23,20 +23,17 @@ export async function holdBackGit({
   source,
   tree,
   keep,
-  at = '',
 }: {
   store: Store
   source: TreeSource
   tree: Digest
   keep: (path: string) => Promise<TreeEntry | null>
-  /** The path of `tree` in the whole (paths are judged whole, `keep` is given them and `heldBack` lists them whole). */
-  at?: string
 }): Promise<HeldBack> {
   const found: Array<{ path: string; files: string[] }> = []
-  await findHeld(source, tree, at, found)
+  await findHeld(source, tree, '', found)
   if (found.length === 0) return { tree, heldBack: [] }
   const changes = new Map<string, TreeEntry | null>()
-  for (const { path } of found) changes.set(at === '' ? path : path.slice(at.length + 1), await keep(path))
+  for (const { path } of found) changes.set(path, await keep(path))
   return { tree: (await spliceTree(store, tree, changes)) ?? tree, heldBack: found.flatMap((f) => f.files) }
 }
 
