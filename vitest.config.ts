@@ -28,6 +28,7 @@ export const UNIT_TESTS = [
     'checkout',
     'diffMerge',
     'fastcdc',
+    'gitRunPaths',
     'ignoreRules',
     'mergeRenames',
     'mergeWorld',

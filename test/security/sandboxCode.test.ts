@@ -170,6 +170,120 @@ describe('nothing privileged comes out of sandboxed work', () => {
     expect(existsSync(marker)).toBe(false)
   })
 
+  /**
+   * A repository whose git configuration runs files of its work tree: `core.hooksPath` (as husky sets it), an
+   * included config, a hook linked to a tracked script, and an alias naming a script not there yet.
+   */
+  const repoRunningWorkTree = async (marker: string) => {
+    const dir = await makeWorkspace({
+      'a.txt': 'a\n',
+      '.githooks/pre-commit': '#!/bin/sh\nexit 0\n',
+      'scripts/hook.sh': '#!/bin/sh\nexit 0\n',
+      'team.gitconfig': '[user]\n\tname = team\n',
+    })
+    expect(spawnSync('git', ['init', '-q', dir]).status).toBe(0)
+    await fs.chmod(join(dir, '.githooks/pre-commit'), 0o755)
+    await fs.chmod(join(dir, 'scripts/hook.sh'), 0o755)
+    await fs.appendFile(join(dir, '.git/config'), '[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../team.gitconfig\n[alias]\n\tt = !tools/t.sh\n')
+    symlinkSync('../../scripts/hook.sh', join(dir, '.git/hooks/post-checkout'))
+    const evil = `#!/bin/sh\ntouch ${marker}\n`
+    return { dir, evil, fsmonitor: `[core]\n\tfsmonitor = "touch ${marker}"\n` }
+  }
+
+  /** The caller's git commands that would run what the work tree holds: a commit (its hooks), status (fsmonitor), the alias. */
+  const callersGit = (dir: string) => {
+    const git = (...args: string[]) => spawnSync('git', ['-c', 'safe.directory=*', '-c', 'user.email=a@b', '-c', 'user.name=a', ...args], { cwd: dir, encoding: 'utf8' })
+    git('status')
+    git('t')
+    expect(git('commit', '-q', '--allow-empty', '-m', 'after').status).toBe(0)
+    git('checkout', '-q', 'HEAD')
+  }
+
+  for (const user of root ? (['root', 'nobody'] as const) : (['root'] as const)) {
+    it(`as ${user}: a run in the workspace itself cannot change what the workspace's git configuration runs from the work tree; what it makes there goes`, async () => {
+      const marker = join(tempDir('git-ran'), 'ran')
+      const { dir, evil, fsmonitor } = await repoRunningWorkTree(marker)
+      const own = ['.githooks/pre-commit', 'scripts/hook.sh', 'team.gitconfig'].map((p) => readFileSync(join(dir, p), 'utf8'))
+      if (user === 'nobody') giveToNobody(dir)
+      expect((await fpAs(user, dir, 'init')).code).toBe(0)
+      await fs.writeFile(join(dir, 'evil'), evil)
+      const attempts = [
+        'cat evil > .githooks/pre-commit',
+        'cat evil > .githooks/post-commit',
+        'cat evil > scripts/hook.sh',
+        `printf '${fsmonitor.replaceAll('\n', '\\n').replaceAll('\t', '\\t')}' >> team.gitconfig`,
+        'mv .githooks .githooks-old',
+        'mkdir tools && cat evil > tools/t.sh && chmod +x tools/t.sh',
+        'mv scripts scripts-old && mkdir elsewhere && cat evil > elsewhere/hook.sh && chmod +x elsewhere/hook.sh && ln -s elsewhere scripts',
+        'echo work > work.txt',
+      ]
+      const ran = await fpAs(user, dir, 'run', '--', 'sh', '-c', attempts.map((a, i) => `(${a}) 2>/dev/null && echo "${i} done"`).join('; '))
+      expect(ran.code, ran.stderr).toBe(0)
+      expect(ran.stdout.trim().split('\n')).toEqual(['5 done', '6 done', '7 done'])
+      expect(ran.stderr).toContain('removed tools/t.sh, which the command made')
+      expect(ran.stderr).toContain('removed scripts, which the command made')
+      expect(['.githooks/pre-commit', 'scripts-old/hook.sh', 'team.gitconfig'].map((p) => readFileSync(join(dir, p), 'utf8'))).toEqual(own)
+      expect(['.githooks/post-commit', 'tools/t.sh', 'scripts', '.githooks-old'].map((p) => existsSync(join(dir, p)))).toEqual([false, false, false, false])
+      expect(readFileSync(join(dir, 'work.txt'), 'utf8')).toBe('work\n')
+      callersGit(dir)
+      expect(existsSync(marker)).toBe(false)
+    })
+  }
+
+  it('a commit holds back what the workspace’s git configuration runs from the work tree, and a link in place of a directory above it', async () => {
+    const marker = join(tempDir('git-ran'), 'ran')
+    const { dir, evil, fsmonitor } = await repoRunningWorkTree(marker)
+    expect((await fpInProcess(dir, 'init')).code).toBe(0)
+    const inBranch = async (name: string, write: (at: string) => Promise<void>) => {
+      const made = await fpJsonInProcess<{ path: string }>(dir, 'branch', name)
+      await write(made.json.path)
+    }
+    await inBranch('held', async (at) => {
+      await fs.writeFile(join(at, '.githooks/pre-commit'), evil)
+      await fs.writeFile(join(at, 'scripts/hook.sh'), evil)
+      await fs.appendFile(join(at, 'team.gitconfig'), fsmonitor)
+      await fs.mkdir(join(at, 'tools'))
+      await fs.writeFile(join(at, 'tools/t.sh'), evil, { mode: 0o755 })
+      await fs.writeFile(join(at, 'work.txt'), 'work\n')
+    })
+    const held = await fpJsonInProcess<{ heldBack: string[] }>(dir, 'commit', 'held', '--json')
+    expect(held.code).toBe(0)
+    expect(held.json.heldBack).toEqual(['.githooks/pre-commit', 'scripts/hook.sh', 'team.gitconfig', 'tools/t.sh'])
+    expect(readFileSync(join(dir, 'work.txt'), 'utf8')).toBe('work\n')
+    await inBranch('swapped', async (at) => {
+      await fs.rm(join(at, 'scripts'), { recursive: true })
+      await fs.mkdir(join(at, 'elsewhere'))
+      await fs.writeFile(join(at, 'elsewhere/hook.sh'), evil, { mode: 0o755 })
+      await fs.symlink('elsewhere', join(at, 'scripts'))
+    })
+    const swapped = await fpJsonInProcess<{ heldBack: string[] }>(dir, 'commit', 'swapped', '--json')
+    expect([swapped.code, swapped.json.heldBack]).toEqual([0, ['scripts']])
+    expect((await fs.lstat(join(dir, 'scripts'))).isDirectory()).toBe(true)
+    callersGit(dir)
+    expect(existsSync(marker)).toBe(false)
+
+    await inBranch('trusted', (at) => fs.writeFile(join(at, '.githooks/pre-commit'), '#!/bin/sh\necho trusted\n'))
+    expect((await fpInProcess(dir, 'commit', 'trusted', '--trust-git')).code).toBe(0)
+    expect(readFileSync(join(dir, '.githooks/pre-commit'), 'utf8')).toContain('trusted')
+  })
+
+  it("an image of a fork's branch keeps the base's files that the workspace's git configuration runs", async () => {
+    const { forkImage, initWorkspace, snapshotForkBranch, snapshotWorkspace, checkout } = await import('../../src/index.js')
+    const { dir, evil } = await repoRunningWorkTree(join(tempDir('git-ran'), 'ran'))
+    await initWorkspace({ dir })
+    const image = await snapshotWorkspace({ dir, message: 'base' })
+    const [child] = await forkImage({ dir, id: image.id, n: 1, materialize: true })
+    const at = child!.branch!.path
+    await fs.writeFile(join(at, '.githooks/pre-commit'), evil)
+    await fs.writeFile(join(at, '.githooks/post-merge'), evil)
+    await fs.writeFile(join(at, 'b.txt'), 'work\n')
+    const snap = await snapshotForkBranch({ dir, branch: child!.branch!.name })
+    const out = join(tempDir('fork-image'), 'out')
+    await checkout({ dir, id: snap.id, into: out })
+    expect(readFileSync(join(out, '.githooks/pre-commit'), 'utf8')).toBe('#!/bin/sh\nexit 0\n')
+    expect(['.githooks/post-merge', 'b.txt'].map((p) => existsSync(join(out, p)))).toEqual([false, true])
+  })
+
   it("an image of a fork's branch keeps the base's git config and hooks, whatever the branch's work wrote there", async () => {
     const { forkImage, initWorkspace, snapshotForkBranch, snapshotWorkspace, checkout } = await import('../../src/index.js')
     const dir = await makeWorkspace({ 'a.txt': 'a\n', '.git/config': '[core]\n', '.git/HEAD': 'ref: refs/heads/main\n' })

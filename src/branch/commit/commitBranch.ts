@@ -8,6 +8,8 @@ import { branchesDir, listStates, liveDir, readGeneration } from '../lifecycle/b
 import { assertPutLinksInside } from './assertPutLinksInside.js'
 import { copyChange } from './copyChange.js'
 import { holdBackGitChanges } from './holdBackGitChanges.js'
+import { heldBackWith } from '../../world/checkout/heldBackGitPath.js'
+import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
 import { recordCommittedPaths } from './committedPaths.js'
 import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, stagedPath, writeCommitJournal } from './commitJournal.js'
 import { destroyBranch } from '../lifecycle/destroyBranch.js'
@@ -32,7 +34,8 @@ import { type ClosingMark, markClosing } from '../lifecycle/closingMark.js'
  * @throws {ConflictError} a changed path was also changed in the parent and does not merge (`data.paths`); nothing is applied
  * @throws {BranchBusyError} the branch has live children
  * @throws {UnsafePathError} a symlink it puts leads out (unless `allowExternalSymlinks`)
- * What git would run that the branch wrote (a `.git/config`, a hook) is held back unless `trustGit` (`heldBack`).
+ * What git would run that the branch wrote (a `.git/config`, a hook, what the workspace's git configuration runs:
+ * `readGitRunPaths`) is held back unless `trustGit` (`heldBack`).
  * `beforeApply` runs after staging and before the point of no return (the journal's `applying` phase).
  */
 export async function commitBranch({
@@ -73,7 +76,8 @@ export async function commitBranch({
     const base = basePath(store, state)
     const settled = state.parent === null ? await settledPaths({ store, workspace, name: state.name, resume, keepLeftovers }) : new Set<string>()
     const changed = (await branchChanges(store, state)).filter((c) => !settled.has(c.path))
-    const { changes, heldBack } = trustGit ? { changes: changed, heldBack: [] } : await holdBackGitChanges(view, changed)
+    const held = trustGit ? null : heldBackWith(await readGitRunPaths(workspace))
+    const { changes, heldBack } = held ? await holdBackGitChanges(view, changed, held) : { changes: changed, heldBack: [] }
     if (!allowExternalSymlinks) await assertPutLinksInside(view, changes)
     const merge = (path: string) => mergeFileChange({ store, base, view, parent, path })
     const plan = await planCommit({ changes, view, base, parent, merge })
@@ -103,7 +107,7 @@ export async function commitBranch({
         const merged = plan.merged.get(op.path)
         const temp = join(parent, stagedPath(op.path, 'new', state.id))
         if (merged) await writeMergedFile(temp, merged)
-        else await copyChange(join(view, op.path), temp, op.path, trustGit ? null : heldBack)
+        else await copyChange(join(view, op.path), temp, op.path, held && { held, heldBack })
       }
       await beforeApply?.()
     } catch (err) {

@@ -5,6 +5,8 @@ import { scanPaths } from '../../world/scan/scanPaths.js'
 import { spliceTree } from '../../world/tree/spliceTree.js'
 import { keepTrustedGit } from '../../world/checkout/keepTrustedGit.js'
 import { respectGitignore } from '../../world/workspace/workspaceConfig.js'
+import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
+import { heldBackWith } from '../../world/checkout/heldBackGitPath.js'
 import { assertPutLinksInside } from '../commit/assertPutLinksInside.js'
 import type { Branch } from '../Branch.js'
 import { liveState } from './liveBranch.js'
@@ -12,8 +14,9 @@ import { liveState } from './liveBranch.js'
 /**
  * A live branch's files as a tree, written to the store: its base tree with the paths it
  * changed scanned and spliced in (only those are read). What git would run that the branch
- * wrote is held back as its commit holds it back (`keepTrustedGit`): the base's entry stays,
- * so an image of a branch carries no hook or git config its sandboxed work made.
+ * wrote is held back as its commit holds it back (`keepTrustedGit`, with what the workspace's
+ * git configuration runs): the base's entry stays, so an image of a branch carries no hook or
+ * git config its sandboxed work made.
  * @throws {UnsafePathError} a symlink the branch put leads out (unless allowed)
  */
 export async function branchTree(store: Store, branch: Branch, allowExternalSymlinks: boolean): Promise<Digest> {
@@ -24,5 +27,5 @@ export async function branchTree(store: Store, branch: Branch, allowExternalSyml
   const entries = await scanPaths({ store, dir: branch.path, paths: changes.map((c) => c.path), respectGitignore: await respectGitignore(store, undefined, { remember: false }) })
   const tree = await spliceTree(store, baseTree, entries)
   if (tree === null) throw new InternalError(`branch ${branch.name}: a changed path lies under no directory of its base tree`)
-  return (await keepTrustedGit(store, baseTree, tree)).tree
+  return (await keepTrustedGit(store, baseTree, tree, heldBackWith(await readGitRunPaths(branch.workspace.dir)))).tree
 }

@@ -1,24 +1,26 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { fsPath } from '../../util/fsName.js'
-import { isHeldBackGitPath } from '../../world/checkout/heldBackGitPath.js'
+import type { HeldBack } from '../../world/checkout/heldBackGitPath.js'
 
 const isDirectory = (signature: string): boolean => signature.startsWith('dir:')
 
+const isGitDirectory = (path: string, signature: string): boolean => isDirectory(signature) && (path === '.git' || path.endsWith('/.git'))
+
 /**
  * What a command run in the workspace itself (no branch) must not change: what git would run on the caller's next
- * git command, outside any sandbox (`isHeldBackGitPath`). From the workspace's fingerprint before the run: every
- * `.git` directory is pinned (it cannot be renamed away and replaced), and every `.git/config`, hooks directory and
- * `.git` file in it is protected (read-only), each at the top of what it covers. Paths are the workspace's.
+ * git command, outside any sandbox (`held`). From the workspace's fingerprint before the run: every `.git` directory
+ * is pinned (it cannot be renamed away and replaced), and every held path there (a `.git/config`, a hooks directory,
+ * a `.git` file, a directory `core.hooksPath` names) is protected (read-only), each at the top of what it covers.
+ * Paths are the workspace's.
  */
-export function gitGuards(workspace: string, before: Map<string, string>): { pin: string[]; protect: string[] } {
+export function gitGuards(workspace: string, before: Map<string, string>, held: HeldBack): { pin: string[]; protect: string[] } {
   const pin: string[] = []
   const protect: string[] = []
-  const underGit = [...before].filter(([path]) => path.includes('.git')).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-  for (const [path, signature] of underGit) {
-    const dir = isDirectory(signature)
-    if (dir && (path === '.git' || path.endsWith('/.git'))) pin.push(join(workspace, path))
-    else if (isHeldBackGitPath(path, dir) && !protect.some((p) => join(workspace, path).startsWith(`${p}/`))) protect.push(join(workspace, path))
+  const guarded = [...before].filter(([path, signature]) => isGitDirectory(path, signature) || held(path, isDirectory(signature)))
+  for (const [path, signature] of guarded.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (isGitDirectory(path, signature)) pin.push(join(workspace, path))
+    else if (!protect.some((p) => join(workspace, path).startsWith(`${p}/`))) protect.push(join(workspace, path))
   }
   return { pin, protect }
 }
@@ -37,13 +39,15 @@ export async function removeMadeGitPaths({
   changed,
   before,
   after,
+  heldBack,
 }: {
   workspace: string
   changed: string[]
   before: Map<string, string>
   after: Map<string, string>
+  heldBack: HeldBack
 }): Promise<string[]> {
-  const held = (path: string, signature: string) => path.includes('.git') && isHeldBackGitPath(path, isDirectory(signature))
+  const held = (path: string, signature: string) => heldBack(path, isDirectory(signature))
   const originals = new Set([...before].filter(([path, sig]) => held(path, sig)).map(([, sig]) => inodeOf(sig)))
   const isOriginal = (path: string, signature: string) => originals.has(inodeOf(signature))
   const holdsOriginal = (dir: string) => [...after].some(([path, sig]) => path.startsWith(`${dir}/`) && isOriginal(path, sig))

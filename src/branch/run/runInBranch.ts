@@ -10,6 +10,8 @@ import { noteRunningSandbox } from './runningSandboxes.js'
 import { assertNotClosing } from '../lifecycle/closingMark.js'
 import { normaliseWritten } from '../commit/normaliseWritten.js'
 import { gitGuards, removeMadeGitPaths } from './guardGit.js'
+import { heldBackWith } from '../../world/checkout/heldBackGitPath.js'
+import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
 import { throughHolder } from '../mount/overlayMount.js'
 import type { BranchState } from '../types.js'
 
@@ -70,13 +72,14 @@ export async function runInBranch({
   const running = await noteRunningSandbox(store, { branch: state?.name ?? null, command: cmd })
   if (state) await refuseWhileClosing(store, state, running)
   // in the workspace itself, git's config and hooks are the host's: a branch's are held back when it is committed
-  const guards = state ? {} : gitGuards(workspace, before)
+  const held = state ? null : heldBackWith(await readGitRunPaths(workspace))
+  const guards = held ? gitGuards(workspace, before, held) : {}
   const result = await sandboxRuntime()
     .run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root], ...guards })
     .finally(running.done)
   const after = await fingerprint(watched, { skip })
   const written = changedBetween(before, after)
-  const madeGit = state ? [] : await removeMadeGitPaths({ workspace, changed: written, before, after })
+  const madeGit = held ? await removeMadeGitPaths({ workspace, changed: written, before, after, heldBack: held }) : []
   // an overlay's upper layer gains directories by copy-up alone: not changes, but still written by the sandbox
   const changedPaths = changedBetween(before, after, { dirs: upper === null })
   const normalised = await normaliseWritten({ view: state ? throughHolder(state.holder, view) : workspace, paths: written, before })

@@ -20,3 +20,17 @@ export function isHeldBackGitPath(path: string, isDirectory: boolean): boolean {
   if (inside.length === 0) return !isDirectory
   return inside.includes('hooks') || CONFIG_NAMES.has(inside[inside.length - 1]!)
 }
+
+/** A test of what is held back: a path, and whether what is there is a directory. */
+export type HeldBack = (path: string, isDirectory: boolean) => boolean
+
+/**
+ * What is held back in a workspace whose git configuration runs `runPaths` (`readGitRunPaths`): what
+ * `isHeldBackGitPath` holds back, each of `runPaths` with what is under it, and a non-directory in place of a
+ * directory holding one of them (a symbolic link there would send git to files written elsewhere).
+ */
+export function heldBackWith(runPaths: readonly string[]): HeldBack {
+  if (runPaths.length === 0) return isHeldBackGitPath
+  return (path, isDirectory) =>
+    isHeldBackGitPath(path, isDirectory) || runPaths.some((run) => path === run || path.startsWith(`${run}/`) || (!isDirectory && run.startsWith(`${path}/`)))
+}
