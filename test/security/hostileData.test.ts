@@ -563,6 +563,11 @@ describe('imported runs, model directories and foreign .git are data', () => {
       expect((await cli(runner, home, 'pull', layout, '--tag', 'theirs')).code).toBe(0)
       const held = await cli(runner, home, 'checkout', 'theirs', '--into', join(ownDir(runner, 'held'), 'out'), '--json')
       expect(JSON.parse(held.stdout).heldBack).toEqual(['.git/config', '.git/hooks/post-checkout', 'sub/.git'])
+      // restored paths: a tree no image has (without a.txt), so one the checkout made in memory
+      const paths = await cli(runner, home, 'checkout', 'theirs', '--json', '--', '.git', 'sub')
+      expect(paths.code, paths.stderr).toBe(0)
+      expect(JSON.parse(paths.stdout).heldBack).toEqual(['.git/config', '.git/hooks/post-checkout', 'sub/.git'])
+      expect(['a.txt', '.git/HEAD', '.git/config', '.git/hooks', 'sub/.git'].map((p) => existsSync(join(home, p)))).toEqual([false, true, false, false, false])
       const trusted = join(ownDir(runner, 'trusted'), 'out')
       expect((await cli(runner, home, 'checkout', 'theirs', '--into', trusted, '--trust-git')).code).toBe(0)
       expect(readFileSync(join(trusted, '.git', 'config'), 'utf8')).toContain('fsmonitor')

@@ -57,27 +57,21 @@ describe('readGitRunPaths', () => {
     return dir
   }
 
-  it('names the hooks path, included files (relative to the including file) and the paths in commands git runs', async () => {
+  it('names the hooks path, included files (relative to the including file) and each word of a command git runs that may name a file', async () => {
     const dir = await repo(
       [
         '[core]\n\thooksPath = .husky/_\n\tfsmonitor = true',
         '[include]\n\tpath = ../team.gitconfig',
         '[includeIf "onbranch:main"]\n\tpath = ../branch.gitconfig',
         '[filter "x"]\n\tclean = ./tools/clean.sh %f\n\tsmudge = git-lfs smudge',
-        '[alias]\n\tship = !sh scripts/ship.sh',
+        '[alias]\n\tship = !sh scripts/ship.sh\n\tpy = "!f() { python3 tool.py --in=data/in.txt; }; f"',
         '[remote "origin"]\n\turl = ./not/run',
       ].join('\n'),
       { 'team.gitconfig': '[diff "bin"]\n\ttextconv = tools/textconv\n[include]\n\tpath = nested/more.gitconfig\n', 'nested/more.gitconfig': '[core]\n\teditor = ./ed\n' },
     )
     expect(await readGitRunPaths(dir)).toEqual([
-      '.husky/_',
-      'branch.gitconfig',
-      'ed',
-      'nested/more.gitconfig',
-      'scripts/ship.sh',
-      'team.gitconfig',
-      'tools/clean.sh',
-      'tools/textconv',
+      ...['.husky/_', 'branch.gitconfig', 'data/in.txt', 'ed', 'f', 'git-lfs', 'nested/more.gitconfig', 'python3'],
+      ...['scripts/ship.sh', 'sh', 'smudge', 'team.gitconfig', 'tool.py', 'tools/clean.sh', 'tools/textconv'],
     ])
   })
 

@@ -2,7 +2,7 @@ import { constants, promises as fs } from 'node:fs'
 import { UnsupportedFileError } from '../../errors/index.js'
 import { fsPath, readdirNames } from '../../util/fsName.js'
 import { quotePath } from '../../world/diff/quotePath.js'
-import type { HeldBack } from '../../world/checkout/heldBackGitPath.js'
+import type { IsHeldBack } from '../../world/checkout/heldBackGitPath.js'
 
 /**
  * Copy what a branch put at `from` to `to` (which must not exist), as a snapshot records
@@ -13,7 +13,7 @@ import type { HeldBack } from '../../world/checkout/heldBackGitPath.js'
  * or device cannot be committed: refused, naming `rel`. With `holding`, what git would run
  * (`holding.held`) is not copied but listed in `holding.heldBack`; null copies it too (`trustGit`).
  */
-export async function copyChange(from: string, to: string, rel: string, holding: { held: HeldBack; heldBack: string[] } | null): Promise<void> {
+export async function copyChange(from: string, to: string, rel: string, holding: { held: IsHeldBack; heldBack: string[] } | null): Promise<void> {
   const st = await fs.lstat(fsPath(from))
   if (holding?.held(rel, st.isDirectory())) {
     holding.heldBack.push(rel)

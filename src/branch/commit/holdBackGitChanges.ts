@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { HeldBack } from '../../world/checkout/heldBackGitPath.js'
+import type { IsHeldBack } from '../../world/checkout/heldBackGitPath.js'
 import type { BranchChange } from '../types.js'
 import { lstatOrNull } from './samePath.js'
 
@@ -9,7 +9,7 @@ import { lstatOrNull } from './samePath.js'
  * outside any sandbox. Removals are kept (a branch may remove a hook; it cannot add or change one). Puts of a new
  * directory holding such paths are kept and filtered as they are copied (`copyChange`).
  */
-export async function holdBackGitChanges(view: string, changes: BranchChange[], held: HeldBack): Promise<{ changes: BranchChange[]; heldBack: string[] }> {
+export async function holdBackGitChanges(view: string, changes: BranchChange[], held: IsHeldBack): Promise<{ changes: BranchChange[]; heldBack: string[] }> {
   const kept: BranchChange[] = []
   const heldBack: string[] = []
   for (const change of changes) {

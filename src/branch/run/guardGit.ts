@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { fsPath } from '../../util/fsName.js'
-import type { HeldBack } from '../../world/checkout/heldBackGitPath.js'
+import type { IsHeldBack } from '../../world/checkout/heldBackGitPath.js'
 
 const isDirectory = (signature: string): boolean => signature.startsWith('dir:')
 
@@ -14,7 +14,7 @@ const isGitDirectory = (path: string, signature: string): boolean => isDirectory
  * a `.git` file, a directory `core.hooksPath` names) is protected (read-only), each at the top of what it covers.
  * Paths are the workspace's.
  */
-export function gitGuards(workspace: string, before: Map<string, string>, held: HeldBack): { pin: string[]; protect: string[] } {
+export function gitGuards(workspace: string, before: Map<string, string>, held: IsHeldBack): { pin: string[]; protect: string[] } {
   const pin: string[] = []
   const protect: string[] = []
   const guarded = [...before].filter(([path, signature]) => isGitDirectory(path, signature) || held(path, isDirectory(signature)))
@@ -39,23 +39,23 @@ export async function removeMadeGitPaths({
   changed,
   before,
   after,
-  heldBack,
+  held,
 }: {
   workspace: string
   changed: string[]
   before: Map<string, string>
   after: Map<string, string>
-  heldBack: HeldBack
+  held: IsHeldBack
 }): Promise<string[]> {
-  const held = (path: string, signature: string) => heldBack(path, isDirectory(signature))
-  const originals = new Set([...before].filter(([path, sig]) => held(path, sig)).map(([, sig]) => inodeOf(sig)))
+  const heldAt = (path: string, signature: string) => held(path, isDirectory(signature))
+  const originals = new Set([...before].filter(([path, sig]) => heldAt(path, sig)).map(([, sig]) => inodeOf(sig)))
   const isOriginal = (path: string, signature: string) => originals.has(inodeOf(signature))
   const holdsOriginal = (dir: string) => [...after].some(([path, sig]) => path.startsWith(`${dir}/`) && isOriginal(path, sig))
   const warnings: string[] = []
   const removed: string[] = []
   for (const path of changed) {
     const signature = after.get(path)
-    if (signature === undefined || !held(path, signature) || removed.some((r) => path.startsWith(`${r}/`))) continue
+    if (signature === undefined || !heldAt(path, signature) || removed.some((r) => path.startsWith(`${r}/`))) continue
     const made = isDirectory(signature) ? !before.has(path) && !holdsOriginal(path) : !isOriginal(path, signature)
     if (!made) continue
     await fs.rm(fsPath(join(workspace, path)), { recursive: true, force: true })

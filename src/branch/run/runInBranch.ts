@@ -79,7 +79,7 @@ export async function runInBranch({
     .finally(running.done)
   const after = await fingerprint(watched, { skip })
   const written = changedBetween(before, after)
-  const madeGit = held ? await removeMadeGitPaths({ workspace, changed: written, before, after, heldBack: held }) : []
+  const madeGit = held ? await removeMadeGitPaths({ workspace, changed: written, before, after, held }) : []
   // an overlay's upper layer gains directories by copy-up alone: not changes, but still written by the sandbox
   const changedPaths = changedBetween(before, after, { dirs: upper === null })
   const normalised = await normaliseWritten({ view: state ? throughHolder(state.holder, view) : workspace, paths: written, before })

@@ -22,14 +22,14 @@ export function isHeldBackGitPath(path: string, isDirectory: boolean): boolean {
 }
 
 /** A test of what is held back: a path, and whether what is there is a directory. */
-export type HeldBack = (path: string, isDirectory: boolean) => boolean
+export type IsHeldBack = (path: string, isDirectory: boolean) => boolean
 
 /**
  * What is held back in a workspace whose git configuration runs `runPaths` (`readGitRunPaths`): what
  * `isHeldBackGitPath` holds back, each of `runPaths` with what is under it, and a non-directory in place of a
  * directory holding one of them (a symbolic link there would send git to files written elsewhere).
  */
-export function heldBackWith(runPaths: readonly string[]): HeldBack {
+export function heldBackWith(runPaths: readonly string[]): IsHeldBack {
   if (runPaths.length === 0) return isHeldBackGitPath
   return (path, isDirectory) =>
     isHeldBackGitPath(path, isDirectory) || runPaths.some((run) => path === run || path.startsWith(`${run}/`) || (!isDirectory && run.startsWith(`${path}/`)))

@@ -1,4 +1,5 @@
 import type { Digest } from '../../objects/digest.js'
+import { InternalError } from '../../errors/index.js'
 import type { Store } from '../../store/Store.js'
 import { spliceTree } from '../tree/spliceTree.js'
 import type { TreeEntry } from '../../objects/Tree.js'
@@ -34,7 +35,9 @@ export async function holdBackGit({
   if (found.length === 0) return { tree, heldBack: [] }
   const changes = new Map<string, TreeEntry | null>()
   for (const { path } of found) changes.set(path, await keep(path))
-  return { tree: (await spliceTree(store, tree, changes)) ?? tree, heldBack: found.flatMap((f) => f.files) }
+  const kept = await spliceTree(store, tree, changes, source)
+  if (kept === null) throw new InternalError('holding back git files: a path lies under no directory of the tree')
+  return { tree: kept, heldBack: found.flatMap((f) => f.files) }
 }
 
 async function findHeld(source: TreeSource, tree: Digest, prefix: string, found: Array<{ path: string; files: string[] }>): Promise<void> {

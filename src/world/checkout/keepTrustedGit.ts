@@ -6,7 +6,7 @@ import { diffTrees } from '../diff/diffTrees.js'
 import { entryAt } from '../tree/entryAt.js'
 import { spliceTree } from '../tree/spliceTree.js'
 import { treeSource } from '../tree/treeSource.js'
-import { type HeldBack, isHeldBackGitPath } from './heldBackGitPath.js'
+import { type IsHeldBack, isHeldBackGitPath } from './heldBackGitPath.js'
 
 /**
  * `tree` with what git would run (`held`: by default `isHeldBackGitPath`) as `trusted` has it wherever `tree` adds or changes it: a
@@ -14,7 +14,7 @@ import { type HeldBack, isHeldBackGitPath } from './heldBackGitPath.js'
  * skips shared subtrees); a removal stays. A change reverts its topmost held-back path (a new hooks directory goes
  * whole). `heldBack`: the changed paths held back.
  */
-export async function keepTrustedGit(store: Store, trusted: Digest, tree: Digest, held: HeldBack = isHeldBackGitPath): Promise<{ tree: Digest; heldBack: string[] }> {
+export async function keepTrustedGit(store: Store, trusted: Digest, tree: Digest, held: IsHeldBack = isHeldBackGitPath): Promise<{ tree: Digest; heldBack: string[] }> {
   const source = treeSource(store)
   const heldBack: string[] = []
   const reverted = new Map<string, TreeEntry | null>()
@@ -32,7 +32,7 @@ export async function keepTrustedGit(store: Store, trusted: Digest, tree: Digest
 }
 
 /** The shortest prefix of `path` that is held back, or null. */
-function topHeldPath(held: HeldBack, path: string, isDirectory: boolean): string | null {
+function topHeldPath(held: IsHeldBack, path: string, isDirectory: boolean): string | null {
   const names = path.split('/')
   for (let i = 1; i <= names.length; i++) {
     const prefix = names.slice(0, i).join('/')

@@ -1,6 +1,6 @@
 import type { Digest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
-import { readTree } from './readObjects.js'
+import { type TreeSource, treeSource } from './treeSource.js'
 import { type TreeEntry, treeObject } from '../../objects/Tree.js'
 
 /**
@@ -8,10 +8,12 @@ import { type TreeEntry, treeObject } from '../../objects/Tree.js'
  * given (renamed to its last component), or is removed when null. Only the trees on the
  * way to those paths are read and written, so the cost follows the change, not the tree.
  * Null when a path's parent is not a directory of the tree (the caller must rescan).
+ * Trees are read through `read` (trees only in memory too, as a scan's), written to `store`.
  */
-export async function spliceTree(store: Store, tree: Digest, changes: Map<string, TreeEntry | null>): Promise<Digest | null> {
+export async function spliceTree(store: Store, tree: Digest, changes: Map<string, TreeEntry | null>, read: TreeSource = treeSource(store)): Promise<Digest | null> {
   return splice(
     store,
+    read,
     tree,
     outermost(changes).map(([path, entry]) => ({ parts: path.split('/'), entry })),
   )
@@ -27,8 +29,8 @@ interface Change {
   entry: TreeEntry | null
 }
 
-async function splice(store: Store, tree: Digest, changes: Change[]): Promise<Digest | null> {
-  const entries = new Map((await readTree(store, tree)).entries.map((e) => [e.name, e]))
+async function splice(store: Store, read: TreeSource, tree: Digest, changes: Change[]): Promise<Digest | null> {
+  const entries = new Map((await read(tree)).entries.map((e) => [e.name, e]))
   const deeper = new Map<string, Change[]>()
   for (const { parts, entry } of changes) {
     const [name, ...rest] = parts as [string, ...string[]]
@@ -42,7 +44,7 @@ async function splice(store: Store, tree: Digest, changes: Change[]): Promise<Di
   for (const [name, below] of deeper) {
     const dir = entries.get(name)
     if (dir?.type !== 'dir') return null
-    const subtree = await splice(store, dir.tree, below)
+    const subtree = await splice(store, read, dir.tree, below)
     if (subtree === null) return null
     entries.set(name, { ...dir, tree: subtree })
   }

@@ -38,8 +38,8 @@ const COMMAND_SECTIONS = new Set(['alias', 'pager'])
 /**
  * The paths in `workspace` (relative to it) that git's configuration makes it run or read configuration from, on the
  * caller's next git command in the repository holding the workspace: `core.hooksPath`, every `include.path` and
- * `includeIf.*.path` (whatever its condition), each word naming a path in a command git runs (`core.fsmonitor`,
- * filters, diff and merge drivers, aliases, …), and what a hook that is a symbolic link names. Each as configured
+ * `includeIf.*.path` (whatever its condition), each word that may name a file in a command git runs
+ * (`core.fsmonitor`, filters, diff and merge drivers, aliases, …), and what a hook that is a symbolic link names. Each as configured
  * and, where it exists, as its links resolve. The configuration read is the caller's, as their git reads it: the
  * system's, the global one and the repository's (a worktree's common one too), with their includes.
  */
@@ -125,14 +125,19 @@ async function readConfigs(files: string[]): Promise<{ file: string; entry: GitC
   return read
 }
 
-/** The words of a command that name a path (they hold a `/`), resolved from the work tree's top, where git runs them. */
+/**
+ * The words of a command that may name a file, resolved from the work tree's top, where git runs them: every word
+ * but an option, a placeholder (`%f`), a variable and a boolean (`core.fsmonitor = true`). A word without a `/` counts
+ * too: `python3 tool.py` reads `tool.py` from the work tree. Shell punctuation and quotes separate words.
+ */
 function commandPaths(top: string, command: string): string[] {
   return command
-    .split(/\s+/)
-    .map((word) => word.replace(/^!/, '').replace(/["']/g, ''))
-    .filter((word) => word.includes('/'))
+    .split(/[\s;|&()<>{}`'"=!]+/)
+    .filter((word) => word !== '' && !/^[-%$]/.test(word) && !BOOLEANS.test(word))
     .map((word) => resolve(top, expandHome(word)))
 }
+
+const BOOLEANS = /^(?:true|false|yes|no|on|off|[01])$/i
 
 /** What each hook that is a symbolic link names. */
 async function linkedHooks(hooks: string): Promise<string[]> {
