@@ -23,6 +23,7 @@ export const UNIT_TESTS = [
   ...tests('test/service', ['contentOperations']),
   ...tests('test/store', ['Store', 'objectGraph', 'refs', 'storeLocator', 'verifyGc']),
   ...tests('test/trace', ['diffRuns']),
+  ...tests('test/util', ['isInside']),
   ...tests('test/world', [
     'admitTree',
     'checkout',

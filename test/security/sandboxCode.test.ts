@@ -230,6 +230,58 @@ describe('nothing privileged comes out of sandboxed work', () => {
     })
   }
 
+  it('hooks reached through links, a hooks path named `..hooks` and a nested repository’s hooks path: a run cannot change them, a commit holds them back', async () => {
+    const marker = join(tempDir('git-ran'), 'ran')
+    const exit0 = '#!/bin/sh\nexit 0\n'
+    const dir = await makeWorkspace({ 'a.txt': 'a\n', 'githooks/pre-commit': exit0, 'tools/pc.sh': exit0, '..hooks/pre-commit': exit0, 'sub/.githooks/pre-commit': exit0 })
+    const git = (at: string, ...args: string[]) => spawnSync('git', ['-c', 'safe.directory=*', '-c', 'user.email=a@b', '-c', 'user.name=a', ...args], { cwd: at, encoding: 'utf8' })
+    expect(git(dir, 'init', '-q').status).toBe(0)
+    expect(git(join(dir, 'sub'), 'init', '-q').status).toBe(0)
+    for (const hook of ['githooks/pre-commit', 'tools/pc.sh', '..hooks/pre-commit', 'sub/.githooks/pre-commit']) await fs.chmod(join(dir, hook), 0o755)
+    // the top repository's .git/hooks is a link into the work tree, and its hooks path `..hooks` holds a link to a script
+    await fs.rm(join(dir, '.git/hooks'), { recursive: true })
+    symlinkSync('../githooks', join(dir, '.git/hooks'))
+    symlinkSync('../tools/pc.sh', join(dir, '..hooks/post-commit'))
+    git(dir, 'config', 'core.hooksPath', '..hooks')
+    git(join(dir, 'sub'), 'config', 'core.hooksPath', '.githooks')
+    expect((await fpInProcess(dir, 'init')).code).toBe(0)
+    const targets = ['githooks/pre-commit', 'tools/pc.sh', '..hooks/pre-commit', 'sub/.githooks/pre-commit']
+    const evil = `#!/bin/sh\ntouch ${marker}\n`
+    const ran = await fp(
+      dir,
+      'run',
+      '--',
+      'sh',
+      '-c',
+      [...targets.map((t, i) => `(printf '${evil.replaceAll('\n', '\\n')}' > ${t}) 2>/dev/null && echo "${i} done"`), 'echo work > w'].join('; '),
+    )
+    expect([ran.code, ran.stdout]).toEqual([0, ''])
+    expect(targets.map((t) => readFileSync(join(dir, t), 'utf8'))).toEqual(targets.map(() => exit0))
+
+    const made = await fpJsonInProcess<{ path: string }>(dir, 'branch', 'hooks')
+    for (const t of targets) await fs.writeFile(join(made.json.path, t), evil)
+    const held = await fpJsonInProcess<{ heldBack: string[] }>(dir, 'commit', 'hooks', '--json')
+    expect([held.code, held.json.heldBack]).toEqual([0, [...targets].sort()])
+    expect(targets.map((t) => readFileSync(join(dir, t), 'utf8'))).toEqual(targets.map(() => exit0))
+    for (const at of [dir, join(dir, 'sub')]) expect(git(at, 'commit', '-q', '--allow-empty', '-m', 'after').status).toBe(0)
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it("a run in a workspace whose .git is a gitdir: file into the work tree cannot change that repository's config or hooks", async () => {
+    const marker = join(tempDir('git-ran'), 'ran')
+    const dir = await workspace()
+    await fs.mkdir(join(dir, '.repo'))
+    expect(spawnSync('git', ['init', '-q', '--separate-git-dir', join(dir, '.repo/gitdir'), dir]).status).toBe(0)
+    const config = readFileSync(join(dir, '.repo/gitdir/config'), 'utf8')
+    const attempts = [`git config core.fsmonitor "touch ${marker}"`, `printf '#!/bin/sh\\ntouch ${marker}\\n' > .repo/gitdir/hooks/post-checkout`, 'echo work > w']
+    const ran = await fp(dir, 'run', '--', 'sh', '-c', attempts.map((a, i) => `(${a}) 2>/dev/null && echo "${i} done"`).join('; '))
+    expect([ran.code, ran.stdout.trim()]).toEqual([0, '2 done'])
+    expect(readFileSync(join(dir, '.repo/gitdir/config'), 'utf8')).toBe(config)
+    expect(existsSync(join(dir, '.repo/gitdir/hooks/post-checkout'))).toBe(false)
+    spawnSync('git', ['-c', 'safe.directory=*', 'status'], { cwd: dir })
+    expect(existsSync(marker)).toBe(false)
+  })
+
   it('a commit holds back what the workspace’s git configuration runs from the work tree, and a link in place of a directory above it', async () => {
     const marker = join(tempDir('git-ran'), 'ran')
     const { dir, evil, fsmonitor } = await repoRunningWorkTree(marker)

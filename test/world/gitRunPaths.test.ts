@@ -2,40 +2,9 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { heldBackWith } from '../../src/world/checkout/heldBackGitPath.js'
-import { parseGitConfig } from '../../src/world/workspace/gitConfig.js'
-import { readGitRunPaths } from '../../src/world/workspace/gitRunPaths.js'
+import { readGitRunPaths, repositoriesAbove } from '../../src/world/workspace/gitRunPaths.js'
+import { fsPath, nameFromBytes } from '../../src/util/fsName.js'
 import { tempDir } from '../helpers/tmp.js'
-
-describe('parseGitConfig', () => {
-  it('reads sections, subsections, quotes, escapes, comments and continuations as git does', () => {
-    const text = [
-      '# a comment',
-      '[core]',
-      '\thooksPath = .githooks ; trailing comment',
-      '\tbare',
-      '[Filter "Crypt"]  clean = "./tools/clean.sh" --in # same line as the header',
-      '[alias] x = !sh \\',
-      '  scripts/x.sh',
-      '[branch.Main]',
-      '  remote = "a \\"quoted\\" \\\\ value"  ',
-      'not a variable line (',
-      '[include]',
-      '  PATH = ../extra',
-    ].join('\n')
-    expect(parseGitConfig(text)).toEqual([
-      { section: 'core', subsection: null, name: 'hookspath', value: '.githooks' },
-      { section: 'core', subsection: null, name: 'bare', value: null },
-      { section: 'filter', subsection: 'Crypt', name: 'clean', value: './tools/clean.sh --in' },
-      { section: 'alias', subsection: null, name: 'x', value: '!sh   scripts/x.sh' },
-      { section: 'branch', subsection: 'main', name: 'remote', value: 'a "quoted" \\ value' },
-      { section: 'include', subsection: null, name: 'path', value: '../extra' },
-    ])
-  })
-
-  it('skips what precedes any section and lines it cannot read', () => {
-    expect(parseGitConfig('key = value\n[core\nname = v\n[ok]\n1bad = x\ngood = y')).toEqual([{ section: 'ok', subsection: null, name: 'good', value: 'y' }])
-  })
-})
 
 describe('readGitRunPaths', () => {
   let home: string
@@ -46,41 +15,68 @@ describe('readGitRunPaths', () => {
   })
   afterEach(() => vi.unstubAllEnvs())
 
-  const repo = async (config: string, files: Record<string, string> = {}) => {
-    const dir = tempDir('git-run-paths')
-    await fs.mkdir(join(dir, '.git/hooks'), { recursive: true })
-    await fs.writeFile(join(dir, '.git/config'), config)
+  /** A repository with `config` and the files given (their names are paths of the work tree). */
+  const repo = async (config: string | Buffer, files: Record<string, string> = {}, at = tempDir('git-run-paths')) => {
+    await fs.mkdir(join(at, '.git/hooks'), { recursive: true })
+    await fs.writeFile(join(at, '.git/config'), config)
     for (const [path, text] of Object.entries(files)) {
-      await fs.mkdir(join(dir, path, '..'), { recursive: true })
-      await fs.writeFile(join(dir, path), text)
+      await fs.mkdir(join(at, path, '..'), { recursive: true })
+      await fs.writeFile(join(at, path), text)
     }
-    return dir
+    return at
   }
 
-  it('names the hooks path, included files (relative to the including file) and each word of a command git runs that may name a file', async () => {
+  it('names the hooks path, included files (relative to the including file) and the scripts commands git runs name', async () => {
     const dir = await repo(
       [
-        '[core]\n\thooksPath = .husky/_\n\tfsmonitor = true',
+        '[core]\n\thooksPath = .githooks\n\tfsmonitor = true',
         '[include]\n\tpath = ../team.gitconfig',
         '[includeIf "onbranch:main"]\n\tpath = ../branch.gitconfig',
         '[filter "x"]\n\tclean = ./tools/clean.sh %f\n\tsmudge = git-lfs smudge',
-        '[alias]\n\tship = !sh scripts/ship.sh\n\tpy = "!f() { python3 tool.py --in=data/in.txt; }; f"',
-        '[remote "origin"]\n\turl = ./not/run',
+        '[alias]\n\tship = !sh scripts/ship.sh\n\tpy = "!f() { python3 tool.py --in=data/in.txt; }; f"\n\tlg = log --oneline web/',
+        '[credential]\n\thelper = cache --timeout=3600',
+        '[remote "origin"]\n\turl = ./not/run\n\tuploadpack = ./tools/upload-pack.sh',
       ].join('\n'),
-      { 'team.gitconfig': '[diff "bin"]\n\ttextconv = tools/textconv\n[include]\n\tpath = nested/more.gitconfig\n', 'nested/more.gitconfig': '[core]\n\teditor = ./ed\n' },
+      {
+        'team.gitconfig': '[diff "bin"]\n\ttextconv = tools/textconv\n[include]\n\tpath = nested/more.gitconfig\n',
+        'nested/more.gitconfig': '[core]\n\teditor = ./ed\n',
+        'tool.py': '',
+        'web/index.html': '',
+        log: '',
+        cache: '',
+      },
     )
     expect(await readGitRunPaths(dir)).toEqual([
-      ...['.husky/_', 'branch.gitconfig', 'data/in.txt', 'ed', 'f', 'git-lfs', 'nested/more.gitconfig', 'python3'],
-      ...['scripts/ship.sh', 'sh', 'smudge', 'team.gitconfig', 'tool.py', 'tools/clean.sh', 'tools/textconv'],
+      ...['.githooks', 'branch.gitconfig', 'data/in.txt', 'ed', 'nested/more.gitconfig', 'scripts/ship.sh', 'team.gitconfig'],
+      ...['tool.py', 'tools/clean.sh', 'tools/textconv', 'tools/upload-pack.sh'],
     ])
   })
 
-  it('names what a symlinked hook points at, and a path both as configured and through its links', async () => {
-    const dir = await repo('[core]\n\thooksPath = hooks-link\n', { 'scripts/pre-commit': '#!/bin/sh\n', 'real-hooks/pre-push': '#!/bin/sh\n' })
-    await fs.symlink('real-hooks', join(dir, 'hooks-link'))
+  it('reads each variable as git does: a comment ending in a backslash, a value ending in an escaped one, a name that is not UTF-8', async () => {
+    const tricky = Buffer.concat([
+      Buffer.from('[core]\n\teditor = vi # a comment \\\n\thooksPath = .githooks\n[alias]\n\tx = "!echo C:\\\\"\n[core]\n\tsshCommand = '),
+      Buffer.from([0x2e, 0x2f, 0x73, 0x73, 0x68, 0xe9]), // ./ssh\xe9
+      Buffer.from('\n'),
+    ])
+    const dir = await repo(tricky)
+    expect(await readGitRunPaths(dir)).toEqual(['.githooks', nameFromBytes(Buffer.from([0x73, 0x73, 0x68, 0xe9]))])
+  })
+
+  it('names the husky directory above its `_`, and what a linked hook points at, in .git/hooks and in the hooks path', async () => {
+    const dir = await repo('[core]\n\thooksPath = .husky/_\n', { '.husky/_/h': '', 'scripts/pre-commit': '', 'tools/pc.sh': '' })
     await fs.symlink('../../scripts/pre-commit', join(dir, '.git/hooks/pre-commit'))
     await fs.symlink('/bin/true', join(dir, '.git/hooks/post-commit'))
-    expect(await readGitRunPaths(dir)).toEqual(['hooks-link', 'real-hooks', 'scripts/pre-commit'])
+    await fs.symlink('../../tools/pc.sh', join(dir, '.husky/_/pre-push'))
+    expect(await readGitRunPaths(dir)).toEqual(['.husky', '.husky/_', 'scripts/pre-commit', 'tools/pc.sh'])
+  })
+
+  it('names a path through its links: a linked hooks path, .git/hooks linked into the work tree, a link to a directory not made yet', async () => {
+    const dir = await repo('[core]\n\thooksPath = link/hooks\n[include]\n\tpath = ../..inc\n', { 'real/keep': '' })
+    await fs.symlink('real', join(dir, 'link'))
+    await fs.rm(join(dir, '.git/hooks'), { recursive: true })
+    await fs.mkdir(join(dir, 'githooks'))
+    await fs.symlink('../githooks', join(dir, '.git/hooks'))
+    expect(await readGitRunPaths(dir)).toEqual(['..inc', 'githooks', 'link/hooks', 'real/hooks'])
   })
 
   it('reads the global configuration, and a worktree through its .git file and the main repository’s commondir', async () => {
@@ -93,19 +89,40 @@ describe('readGitRunPaths', () => {
     expect(await readGitRunPaths(worktree)).toEqual(['.githooks', 'page.sh'])
   })
 
-  it('names paths inside a workspace that is a directory of a larger repository, relative to the workspace', async () => {
+  it('names paths inside a workspace that is a directory of a larger repository, and in nested repositories it is given', async () => {
     const dir = await repo('[core]\n\thooksPath = project/hooks\n[alias]\n\tx = !other/x.sh\n')
-    await fs.mkdir(join(dir, 'project'))
+    await repo('[core]\n\thooksPath = .githooks\n', {}, join(dir, 'project/sub'))
     expect(await readGitRunPaths(join(dir, 'project'))).toEqual(['hooks'])
+    expect(await repositoriesAbove(join(dir, 'project'), ['sub/a/b.txt', 'c.txt'])).toEqual(['sub'])
+    expect(await readGitRunPaths(join(dir, 'project'), { nested: ['sub'] })).toEqual(['hooks', 'sub/.githooks'])
   })
 
-  it('follows at most ten nested includes, as git does, and a loop ends', async () => {
-    const dir = await repo('[include]\n\tpath = ../loop.gitconfig\n', { 'loop.gitconfig': '[include]\n\tpath = loop.gitconfig\n[core]\n\thooksPath = h\n' })
-    expect(await readGitRunPaths(dir)).toEqual(['h', 'loop.gitconfig'])
+  it("names the repository's own config and hooks where a .git link or gitdir: file leads elsewhere in the work tree", async () => {
+    const dir = tempDir('git-linked')
+    await fs.mkdir(join(dir, '.repo/gitdir/hooks'), { recursive: true })
+    await fs.writeFile(join(dir, '.repo/gitdir/config'), '[core]\n')
+    await fs.symlink('.repo/gitdir', join(dir, '.git'))
+    expect(await readGitRunPaths(dir)).toEqual(['.repo/gitdir/commondir', '.repo/gitdir/config', '.repo/gitdir/config.worktree', '.repo/gitdir/hooks'])
+    await fs.rm(join(dir, '.git'))
+    await fs.writeFile(join(dir, '.git'), `gitdir: .repo/gitdir\n${'\n'.repeat(5000)}`)
+    expect(await readGitRunPaths(dir)).toEqual(['.repo/gitdir/commondir', '.repo/gitdir/config', '.repo/gitdir/config.worktree', '.repo/gitdir/hooks'])
   })
 
-  it('names nothing outside a repository with no configuration', async () => {
+  it('follows at most ten nested includes, as git does; a loop ends, and a FIFO in place of a config is skipped', async () => {
+    const dir = await repo('[include]\n\tpath = ../loop.gitconfig\n\tpath = ../fifo\n', { 'loop.gitconfig': '[include]\n\tpath = loop.gitconfig\n[core]\n\thooksPath = h\n' })
+    await import('node:child_process').then(({ execFileSync }) => execFileSync('mkfifo', [join(dir, 'fifo')]))
+    expect(await readGitRunPaths(dir)).toEqual(['fifo', 'h', 'loop.gitconfig'])
+  })
+
+  it('names nothing outside a repository', async () => {
     expect(await readGitRunPaths(tempDir('no-repo'))).toEqual([])
+  })
+
+  it('reads names that are not UTF-8 in a hooks path as the fingerprint writes them', async () => {
+    const hooks = Buffer.from([0x68, 0x6f, 0x6f, 0x6b, 0x73, 0xe9]) // hooks\xe9
+    const dir = await repo(Buffer.concat([Buffer.from('[core]\n\thooksPath = '), hooks, Buffer.from('\n')]))
+    await fs.mkdir(fsPath(join(dir, nameFromBytes(hooks))))
+    expect(await readGitRunPaths(dir)).toEqual([nameFromBytes(hooks)])
   })
 })
 

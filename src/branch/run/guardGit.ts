@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fsPath } from '../../util/fsName.js'
 import type { IsHeldBack } from '../../world/checkout/heldBackGitPath.js'
 
@@ -23,6 +23,11 @@ export function gitGuards(workspace: string, before: Map<string, string>, held: 
     else if (!protect.some((p) => join(workspace, path).startsWith(`${p}/`))) protect.push(join(workspace, path))
   }
   return { pin, protect }
+}
+
+/** The directories of the workspace holding a `.git` (a directory, or a worktree's or submodule's `gitdir:` file), from its fingerprint. */
+export function repositoriesIn(before: Map<string, string>): string[] {
+  return [...before.keys()].filter((path) => path === '.git' || path.endsWith('/.git')).map((path) => dirname(path))
 }
 
 /** A non-directory's inode number, from its fingerprint (`fingerprint.ts`); null for a directory. */

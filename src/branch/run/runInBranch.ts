@@ -9,7 +9,7 @@ import { changedBetween, fingerprint } from '../lifecycle/fingerprint.js'
 import { noteRunningSandbox } from './runningSandboxes.js'
 import { assertNotClosing } from '../lifecycle/closingMark.js'
 import { normaliseWritten } from '../commit/normaliseWritten.js'
-import { gitGuards, removeMadeGitPaths } from './guardGit.js'
+import { gitGuards, removeMadeGitPaths, repositoriesIn } from './guardGit.js'
 import { heldBackWith } from '../../world/checkout/heldBackGitPath.js'
 import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
 import { throughHolder } from '../mount/overlayMount.js'
@@ -72,7 +72,7 @@ export async function runInBranch({
   const running = await noteRunningSandbox(store, { branch: state?.name ?? null, command: cmd })
   if (state) await refuseWhileClosing(store, state, running)
   // in the workspace itself, git's config and hooks are the host's: a branch's are held back when it is committed
-  const held = state ? null : heldBackWith(await readGitRunPaths(workspace))
+  const held = state ? null : heldBackWith(await readGitRunPaths(workspace, { nested: repositoriesIn(before) }))
   const guards = held ? gitGuards(workspace, before, held) : {}
   const result = await sandboxRuntime()
     .run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root], ...guards })
