@@ -12,7 +12,7 @@ import { CdpSession } from '../../src/machine/browser/cdpSession.js'
 import { processId } from '../../src/sandbox/processId.js'
 import { startService } from '../../src/service/httpService.js'
 import { createMcpServer } from '../../src/service/mcpServer.js'
-import { CLI, type CliResult, LIB, fp, fpInProcess, fpJsonInProcess } from '../helpers/cli.js'
+import { CLI, type CliResult, LIB, fp, fpInProcess, fpJsonInProcess, runCli } from '../helpers/cli.js'
 import { useCountingServer } from '../helpers/countingServer.js'
 import { PLANT, fpAs, fpAsNobody, giveToNobody, plainPlanted, planted } from '../helpers/privilegedModes.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
@@ -171,8 +171,8 @@ describe('nothing privileged comes out of sandboxed work', () => {
   })
 
   /**
-   * A repository whose git configuration runs files of its work tree: `core.hooksPath` (as husky sets it), an
-   * included config, a hook linked to a tracked script, and an alias naming a script not there yet.
+   * A repository whose git configuration runs files of its work tree: `core.hooksPath`, an included config, a hook
+   * linked to a tracked script, and a diff driver naming a script not there yet.
    */
   const repoRunningWorkTree = async (marker: string) => {
     const dir = await makeWorkspace({
@@ -184,17 +184,16 @@ describe('nothing privileged comes out of sandboxed work', () => {
     expect(spawnSync('git', ['init', '-q', dir]).status).toBe(0)
     await fs.chmod(join(dir, '.githooks/pre-commit'), 0o755)
     await fs.chmod(join(dir, 'scripts/hook.sh'), 0o755)
-    await fs.appendFile(join(dir, '.git/config'), '[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../team.gitconfig\n[alias]\n\tt = !tools/t.sh\n')
+    await fs.appendFile(join(dir, '.git/config'), '[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../team.gitconfig\n[diff "x"]\n\ttextconv = tools/t.sh\n')
     symlinkSync('../../scripts/hook.sh', join(dir, '.git/hooks/post-checkout'))
     const evil = `#!/bin/sh\ntouch ${marker}\n`
     return { dir, evil, fsmonitor: `[core]\n\tfsmonitor = "touch ${marker}"\n` }
   }
 
-  /** The caller's git commands that would run what the work tree holds: a commit (its hooks), status (fsmonitor), the alias. */
+  /** The caller's git commands that would run what the work tree holds: a commit (its hooks), status (fsmonitor), a checkout. */
   const callersGit = (dir: string) => {
     const git = (...args: string[]) => spawnSync('git', ['-c', 'safe.directory=*', '-c', 'user.email=a@b', '-c', 'user.name=a', ...args], { cwd: dir, encoding: 'utf8' })
     git('status')
-    git('t')
     expect(git('commit', '-q', '--allow-empty', '-m', 'after').status).toBe(0)
     git('checkout', '-q', 'HEAD')
   }
@@ -264,6 +263,38 @@ describe('nothing privileged comes out of sandboxed work', () => {
     expect([held.code, held.json.heldBack]).toEqual([0, [...targets].sort()])
     expect(targets.map((t) => readFileSync(join(dir, t), 'utf8'))).toEqual(targets.map(() => exit0))
     for (const at of [dir, join(dir, 'sub')]) expect(git(at, 'commit', '-q', '--allow-empty', '-m', 'after').status).toBe(0)
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it.runIf(root)('as nobody: a hook a run puts in a directory it then makes unreadable is seen and goes', async () => {
+    const marker = join(tempDir('git-ran'), 'ran')
+    const dir = await makeWorkspace({ 'a.txt': 'a\n', 'tools/keep': '' })
+    expect(spawnSync('git', ['init', '-q', dir]).status).toBe(0)
+    expect(spawnSync('git', ['-C', dir, 'config', 'core.hooksPath', 'tools/hooks']).status).toBe(0)
+    giveToNobody(dir)
+    expect((await fpAsNobody(dir, 'init')).code).toBe(0)
+    const hide = `mkdir tools/hooks && printf '#!/bin/sh\\ntouch ${marker}\\n' > tools/hooks/pre-commit && chmod +x tools/hooks/pre-commit && chmod 311 tools`
+    const ran = await fpAsNobody(dir, 'run', '--', 'sh', '-c', hide)
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stderr).toContain('made tools readable by its owner')
+    expect(ran.stderr).toContain('removed tools/hooks, which the command made')
+    expect(existsSync(join(dir, 'tools/hooks'))).toBe(false)
+    spawnSync('git', ['-c', 'safe.directory=*', '-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-q', '--allow-empty', '-m', 'x'], { cwd: dir })
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it("a repository a run makes gets the caller's global hooks path: what the run put there goes", async () => {
+    const marker = join(tempDir('git-ran'), 'ran')
+    const dir = await workspace()
+    const global = join(tempDir('global'), 'gitconfig')
+    writeFileSync(global, '[core]\n\thooksPath = .githooks\n')
+    const make = `mkdir src && cd src && git init -q && mkdir .githooks && printf '#!/bin/sh\\ntouch ${marker}\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit`
+    const ran = await runCli(['run', '--', 'sh', '-c', make], { cwd: dir, env: { GIT_CONFIG_GLOBAL: global } })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stderr).toContain('removed src/.githooks, which the command made')
+    expect(existsSync(join(dir, 'src/.githooks'))).toBe(false)
+    const env = { ...process.env, GIT_CONFIG_GLOBAL: global }
+    spawnSync('git', ['-c', 'safe.directory=*', '-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-q', '--allow-empty', '-m', 'x'], { cwd: join(dir, 'src'), env })
     expect(existsSync(marker)).toBe(false)
   })
 

@@ -26,7 +26,7 @@ describe('readGitRunPaths', () => {
     return at
   }
 
-  it('names the hooks path, included files (relative to the including file) and the scripts commands git runs name', async () => {
+  it('names the hooks path, included files (relative to the including file) and the scripts commands git runs name, not words of aliases or programs on PATH', async () => {
     const dir = await repo(
       [
         '[core]\n\thooksPath = .githooks\n\tfsmonitor = true',
@@ -34,6 +34,7 @@ describe('readGitRunPaths', () => {
         '[includeIf "onbranch:main"]\n\tpath = ../branch.gitconfig',
         '[filter "x"]\n\tclean = ./tools/clean.sh %f\n\tsmudge = git-lfs smudge',
         '[alias]\n\tship = !sh scripts/ship.sh\n\tpy = "!f() { python3 tool.py --in=data/in.txt; }; f"\n\tlg = log --oneline web/',
+        '[pager]\n\tlog = "sh $PWD/pg/pager.sh"',
         '[credential]\n\thelper = cache --timeout=3600',
         '[remote "origin"]\n\turl = ./not/run\n\tuploadpack = ./tools/upload-pack.sh',
       ].join('\n'),
@@ -47,8 +48,8 @@ describe('readGitRunPaths', () => {
       },
     )
     expect(await readGitRunPaths(dir)).toEqual([
-      ...['.githooks', 'branch.gitconfig', 'data/in.txt', 'ed', 'nested/more.gitconfig', 'scripts/ship.sh', 'team.gitconfig'],
-      ...['tool.py', 'tools/clean.sh', 'tools/textconv', 'tools/upload-pack.sh'],
+      ...['.githooks', 'branch.gitconfig', 'ed', 'nested/more.gitconfig', 'pg/pager.sh', 'team.gitconfig', 'tools/clean.sh'],
+      ...['tools/textconv', 'tools/upload-pack.sh'],
     ])
   })
 
@@ -112,6 +113,34 @@ describe('readGitRunPaths', () => {
     const dir = await repo('[include]\n\tpath = ../loop.gitconfig\n\tpath = ../fifo\n', { 'loop.gitconfig': '[include]\n\tpath = loop.gitconfig\n[core]\n\thooksPath = h\n' })
     await import('node:child_process').then(({ execFileSync }) => execFileSync('mkfifo', [join(dir, 'fifo')]))
     expect(await readGitRunPaths(dir)).toEqual(['fifo', 'h', 'loop.gitconfig'])
+  })
+
+  it('names a dangling link’s target, a global config file kept in the workspace, and every hook name where the hooks path is the top', async () => {
+    const dir = await repo('[core]\n\thooksPath = .githooks\n')
+    await fs.symlink('gen/hooks', join(dir, '.githooks'))
+    vi.stubEnv('GIT_CONFIG_GLOBAL', join(dir, 'dotfiles/gitconfig'))
+    expect(await readGitRunPaths(dir)).toEqual(['.githooks', 'dotfiles/gitconfig', 'gen/hooks'])
+    await fs.writeFile(join(dir, '.git/config'), `[core]\n\thooksPath = ${dir}\n`)
+    expect(await readGitRunPaths(dir)).toEqual(expect.arrayContaining(['pre-commit', 'post-checkout', 'commit-msg', 'pre-push']))
+  })
+
+  it('names what the caller’s configuration runs in a repository sandboxed work made, without reading that one’s own config', async () => {
+    const dir = await repo('[core]\n')
+    await fs.writeFile(join(home, 'gitconfig'), '[core]\n\thooksPath = .githooks\n')
+    await fs.mkdir(join(dir, 'src/.git'), { recursive: true })
+    await fs.writeFile(join(dir, 'src/.git/config'), '[core]\n\thooksPath = /elsewhere\n[include]\n\tpath = ../../x.cfg\n')
+    expect(await readGitRunPaths(dir, { made: ['src'] })).toEqual(['.githooks', 'src/.githooks'])
+  })
+
+  it('refuses when git cannot be run (exit 2) and a config file over 16 MiB (exit 5): git would read what forkpoint did not', async () => {
+    const dir = await repo('[core]\n')
+    vi.stubEnv('PATH', '/nonexistent')
+    await expect(readGitRunPaths(dir)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/git is not on PATH/) })
+    vi.unstubAllEnvs()
+    vi.stubEnv('GIT_CONFIG_NOSYSTEM', '1')
+    vi.stubEnv('GIT_CONFIG_GLOBAL', join(home, 'gitconfig'))
+    await fs.truncate(join(dir, '.git/config'), 17 * 1024 * 1024)
+    await expect(readGitRunPaths(dir)).rejects.toMatchObject({ exitCode: 5, message: expect.stringMatching(/is over 16777216 bytes/) })
   })
 
   it('names nothing outside a repository', async () => {

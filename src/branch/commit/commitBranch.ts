@@ -9,7 +9,7 @@ import { assertPutLinksInside } from './assertPutLinksInside.js'
 import { copyChange } from './copyChange.js'
 import { holdBackGitChanges } from './holdBackGitChanges.js'
 import { heldBackWith } from '../../world/checkout/heldBackGitPath.js'
-import { readGitRunPaths, repositoriesAbove } from '../../world/workspace/gitRunPaths.js'
+import { gitRunPathsOf } from './gitRunPathsOf.js'
 import { recordCommittedPaths } from './committedPaths.js'
 import { type CommitJournal, type CommitOp, applyCommit, rollBackCommit, stagedPath, writeCommitJournal } from './commitJournal.js'
 import { destroyBranch } from '../lifecycle/destroyBranch.js'
@@ -76,16 +76,7 @@ export async function commitBranch({
     const base = basePath(store, state)
     const settled = state.parent === null ? await settledPaths({ store, workspace, name: state.name, resume, keepLeftovers }) : new Set<string>()
     const changed = (await branchChanges(store, state)).filter((c) => !settled.has(c.path))
-    const held = trustGit
-      ? null
-      : heldBackWith(
-          await readGitRunPaths(workspace, {
-            nested: await repositoriesAbove(
-              workspace,
-              changed.map((c) => c.path),
-            ),
-          }),
-        )
+    const held = trustGit ? null : heldBackWith(await gitRunPathsOf(workspace, changed))
     const { changes, heldBack } = held ? await holdBackGitChanges(view, changed, held) : { changes: changed, heldBack: [] }
     if (!allowExternalSymlinks) await assertPutLinksInside(view, changes)
     const merge = (path: string) => mergeFileChange({ store, base, view, parent, path })

@@ -5,7 +5,7 @@ import { scanPaths } from '../../world/scan/scanPaths.js'
 import { spliceTree } from '../../world/tree/spliceTree.js'
 import { keepTrustedGit } from '../../world/checkout/keepTrustedGit.js'
 import { respectGitignore } from '../../world/workspace/workspaceConfig.js'
-import { readGitRunPaths, repositoriesAbove } from '../../world/workspace/gitRunPaths.js'
+import { gitRunPathsOf } from '../commit/gitRunPathsOf.js'
 import { heldBackWith } from '../../world/checkout/heldBackGitPath.js'
 import { assertPutLinksInside } from '../commit/assertPutLinksInside.js'
 import type { Branch } from '../Branch.js'
@@ -27,12 +27,5 @@ export async function branchTree(store: Store, branch: Branch, allowExternalSyml
   const entries = await scanPaths({ store, dir: branch.path, paths: changes.map((c) => c.path), respectGitignore: await respectGitignore(store, undefined, { remember: false }) })
   const tree = await spliceTree(store, baseTree, entries)
   if (tree === null) throw new InternalError(`branch ${branch.name}: a changed path lies under no directory of its base tree`)
-  const workspace = branch.workspace.dir
-  const runPaths = await readGitRunPaths(workspace, {
-    nested: await repositoriesAbove(
-      workspace,
-      changes.map((c) => c.path),
-    ),
-  })
-  return (await keepTrustedGit(store, baseTree, tree, heldBackWith(runPaths))).tree
+  return (await keepTrustedGit(store, baseTree, tree, heldBackWith(await gitRunPathsOf(branch.workspace.dir, changes)))).tree
 }

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { fsPath, nameFromBytes } from '../../util/fsName.js'
+import { errnoCode } from '../../util/fsx.js'
 
 /**
  * Every non-directory under `root` (and, with `dirs`, every directory) with what changes
@@ -10,12 +11,25 @@ import { fsPath, nameFromBytes } from '../../util/fsName.js'
  * `root` is the upper layer, so the cost follows the change (copy-up makes its directories
  * appear without any change: `changedBetween` can leave them out). Names are read as bytes
  * (`nameFromBytes`): a name that is not UTF-8 is a path like any other, so what the sandbox
- * writes under one is normalised too.
+ * writes under one is normalised too. With `madeReadable`, a directory its owner (this
+ * process) cannot read is made readable and searchable by its owner and listed there: what a
+ * sandboxed command put in a directory it then made unreadable is seen like the rest.
  */
-export async function fingerprint(root: string, { skip }: { skip?: string | undefined } = {}): Promise<Map<string, string>> {
+export async function fingerprint(root: string, { skip, madeReadable }: { skip?: string | undefined; madeReadable?: string[] } = {}): Promise<Map<string, string>> {
   const out = new Map<string, string>()
+  const list = (dir: string) => fs.readdir(fsPath(dir), { withFileTypes: true, encoding: 'buffer' })
   const walk = async (rel: string): Promise<void> => {
-    const entries = await fs.readdir(fsPath(join(root, rel)), { withFileTypes: true, encoding: 'buffer' }).catch(() => [])
+    const dir = join(root, rel)
+    const entries = await list(dir).catch(async (err: unknown) => {
+      if (!madeReadable || errnoCode(err) !== 'EACCES') return []
+      try {
+        await fs.chmod(fsPath(dir), ((await fs.lstat(fsPath(dir))).mode & 0o7777) | 0o500)
+      } catch {
+        return [] // another owner's: the command could not have made it unreadable either
+      }
+      madeReadable.push(rel)
+      return list(dir).catch(() => [])
+    })
     await Promise.all(
       entries.map(async (e) => {
         const name = nameFromBytes(e.name)

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fsPath } from '../../util/fsName.js'
 import type { IsHeldBack } from '../../world/checkout/heldBackGitPath.js'
+import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
 
 const isDirectory = (signature: string): boolean => signature.startsWith('dir:')
 
@@ -28,6 +29,15 @@ export function gitGuards(workspace: string, before: Map<string, string>, held: 
 /** The directories of the workspace holding a `.git` (a directory, or a worktree's or submodule's `gitdir:` file), from its fingerprint. */
 export function repositoriesIn(before: Map<string, string>): string[] {
   return [...before.keys()].filter((path) => path === '.git' || path.endsWith('/.git')).map((path) => dirname(path))
+}
+
+/**
+ * What the caller's git configuration runs in the repositories the command made (a `git init` under a global
+ * `core.hooksPath = .githooks`): its own config is the command's, removed as made. Never throws: the command ran.
+ */
+export async function madeRunPaths(workspace: string, before: Map<string, string>, after: Map<string, string>): Promise<string[]> {
+  const made = repositoriesIn(after).filter((dir) => !before.has(dir === '.' ? '.git' : `${dir}/.git`))
+  return made.length === 0 ? [] : readGitRunPaths(workspace, { made }).catch(() => [])
 }
 
 /** A non-directory's inode number, from its fingerprint (`fingerprint.ts`); null for a directory. */

@@ -9,7 +9,7 @@ import { changedBetween, fingerprint } from '../lifecycle/fingerprint.js'
 import { noteRunningSandbox } from './runningSandboxes.js'
 import { assertNotClosing } from '../lifecycle/closingMark.js'
 import { normaliseWritten } from '../commit/normaliseWritten.js'
-import { gitGuards, removeMadeGitPaths, repositoriesIn } from './guardGit.js'
+import { gitGuards, madeRunPaths, removeMadeGitPaths, repositoriesIn } from './guardGit.js'
 import { heldBackWith } from '../../world/checkout/heldBackGitPath.js'
 import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
 import { throughHolder } from '../mount/overlayMount.js'
@@ -68,22 +68,26 @@ export async function runInBranch({
   const watched = upper ?? view
   const skip = state ? undefined : storeNameInside(store, workspace)
   const before = await fingerprint(watched, { skip })
+  // in the workspace itself, what git runs is the host's: a branch's is held back when it is committed
+  const runPaths = state ? null : await readGitRunPaths(workspace, { nested: repositoriesIn(before) })
   // The store is never visible inside: hidden wherever it lies (under the workspace, or an exposed path).
   const running = await noteRunningSandbox(store, { branch: state?.name ?? null, command: cmd })
   if (state) await refuseWhileClosing(store, state, running)
-  // in the workspace itself, git's config and hooks are the host's: a branch's are held back when it is committed
-  const held = state ? null : heldBackWith(await readGitRunPaths(workspace, { nested: repositoriesIn(before) }))
-  const guards = held ? gitGuards(workspace, before, held) : {}
+  const guards = runPaths ? gitGuards(workspace, before, heldBackWith(runPaths)) : {}
   const result = await sandboxRuntime()
     .run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root], ...guards })
     .finally(running.done)
-  const after = await fingerprint(watched, { skip })
+  const madeReadable: string[] = []
+  const after = await fingerprint(watched, { skip, madeReadable })
   const written = changedBetween(before, after)
-  const madeGit = held ? await removeMadeGitPaths({ workspace, changed: written, before, after, held }) : []
+  const madeGit = runPaths
+    ? await removeMadeGitPaths({ workspace, changed: written, before, after, held: heldBackWith([...runPaths, ...(await madeRunPaths(workspace, before, after))]) })
+    : []
   // an overlay's upper layer gains directories by copy-up alone: not changes, but still written by the sandbox
   const changedPaths = changedBetween(before, after, { dirs: upper === null })
   const normalised = await normaliseWritten({ view: state ? throughHolder(state.holder, view) : workspace, paths: written, before })
-  return { ...result, warnings: [...result.warnings, ...madeGit, ...normalised], branch: state?.name ?? null, changedPaths }
+  const unreadable = madeReadable.map((path) => `made ${path || '.'} readable by its owner: the command left it unreadable, hiding what it holds`)
+  return { ...result, warnings: [...result.warnings, ...unreadable, ...madeGit, ...normalised], branch: state?.name ?? null, changedPaths }
 }
 
 function storeNameInside(store: Store, workspace: string): string | undefined {
