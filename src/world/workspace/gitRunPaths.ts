@@ -185,7 +185,7 @@ export async function repositoriesAbove(workspace: string, paths: readonly strin
   const dirs = new Set<string>()
   for (const path of paths) for (let at = path; at !== '.' && at !== ''; at = dirname(at)) dirs.add(at)
   const found: string[] = []
-  for (const dir of dirs) if (await fs.lstat(fsPath(join(workspace, dir, '.git'))).catch(() => null)) found.push(dir)
+  for (const dir of dirs) if (await holdsGit(workspace, dir)) found.push(dir)
   return found.sort()
 }
 
@@ -198,6 +198,12 @@ export async function repositoriesMade(workspace: string, paths: readonly string
     if (git !== -1) dirs.add(names.slice(0, git).join('/'))
   }
   const made: string[] = []
-  for (const dir of dirs) if (!(await fs.lstat(fsPath(join(workspace, dir, '.git'))).catch(() => null))) made.push(dir)
+  for (const dir of dirs) if (!(await holdsGit(workspace, dir))) made.push(dir)
   return made.sort()
 }
+
+const holdsGit = (workspace: string, dir: string): Promise<boolean> =>
+  fs.lstat(fsPath(join(workspace, dir, '.git'))).then(
+    () => true,
+    () => false,
+  )
