@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { type BigIntStats, closeSync, fsyncSync, openSync, promises as fs, renameSync, rmSync, writeSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
+import { CorruptDataError } from '../errors/index.js'
+import { errnoCode } from './fsx.js'
 
 /** Random once per process (pids repeat across PID namespaces sharing a store), then a counter: cheap per call. */
 const processTag = `${process.pid}-${randomBytes(6).toString('hex')}`
@@ -28,7 +30,7 @@ export async function atomicWrite(path: string, data: Uint8Array | string | ((fi
     await fs.rename(tmp, path)
   } catch (err) {
     await fs.rm(tmp, { force: true })
-    throw err
+    throw renameFailure(err, path)
   }
 }
 
@@ -46,6 +48,11 @@ export function atomicWriteSync(path: string, parts: readonly Uint8Array[], opts
     renameSync(tmp, path)
   } catch (err) {
     rmSync(tmp, { force: true })
-    throw err
+    throw renameFailure(err, path)
   }
+}
+
+/** A directory where a file is written is bad data (exit 5), never replaced: a file planted in a store or a workspace. */
+function renameFailure(err: unknown, path: string): unknown {
+  return errnoCode(err) === 'EISDIR' ? new CorruptDataError(`${path} is a directory where forkpoint keeps a file: move it away`, { path }) : err
 }

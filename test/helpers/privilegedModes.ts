@@ -60,3 +60,16 @@ export function fpAsNobody(cwd: string, ...args: string[]): Promise<CliResult> {
 export function fpAs(user: 'root' | 'nobody', cwd: string, ...args: string[]): Promise<CliResult> {
   return user === 'nobody' ? fpAsNobody(cwd, ...args) : fpInProcess(cwd, ...args)
 }
+
+/** What `planted` tells of `dir/NAME/NAME/…/` (`depth` levels down, a path too long to name at once), reached by `cd` a level at a time. */
+export function plantedDeep(dir: string, name: string, depth: number): ReturnType<typeof plainPlanted> {
+  const script = `i=0; while [ $i -lt ${depth} ]; do cd -P ${name} || exit 1; i=$((i+1)); done; for n in s g d f; do stat -c "$n %a %u %F" $n 2>/dev/null || echo "$n none"; done`
+  const r = spawnSync('sh', ['-c', script], { cwd: dir, encoding: 'utf8' })
+  const types: Record<string, string> = { 'regular file': 'file', directory: 'dir', fifo: 'fifo' }
+  const out: Record<string, unknown> = {}
+  for (const line of r.stdout.trim().split('\n')) {
+    const [name, mode, uid, ...type] = line.split(' ')
+    out[name!] = mode === 'none' ? null : { special: Number.parseInt(mode!, 8) & 0o7000, uid: Number(uid), type: types[type.join(' ')] ?? type.join(' ') }
+  }
+  return out
+}

@@ -125,6 +125,14 @@ describe.each(users)('a store whose state files are not what forkpoint wrote (as
     await refused(dir, /locks\/gc is a directory where a lock file belongs/, 'gc')
   })
 
+  it('refuses a workspace index that is a directory (exit 5, left as it is), not an internal error', async () => {
+    const { dir, state } = await snapshotted()
+    rmSync(state('index'))
+    mkdirSync(state('index'))
+    await refused(dir, /index is a directory where forkpoint keeps a file/, 'snapshot')
+    expect(statSync(state('index')).isDirectory()).toBe(true)
+  })
+
   it('init leaves a .gitignore that is a symlink to /dev/zero alone instead of reading it until memory ends', async () => {
     const dir = tempDir('ws')
     symlinkSync('/dev/zero', join(dir, '.gitignore'))

@@ -14,12 +14,13 @@ import { startService } from '../../src/service/httpService.js'
 import { createMcpServer } from '../../src/service/mcpServer.js'
 import { CLI, type CliResult, LIB, fp, fpInProcess, fpJsonInProcess, runCli } from '../helpers/cli.js'
 import { useCountingServer } from '../helpers/countingServer.js'
-import { PLANT, fpAs, fpAsNobody, giveToNobody, plainPlanted, planted } from '../helpers/privilegedModes.js'
+import { PLANT, fpAs, fpAsNobody, giveToNobody, plainPlanted, planted, plantedDeep } from '../helpers/privilegedModes.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { underTerminal } from '../helpers/underTerminal.js'
 import { pollFor, until } from '../helpers/until.js'
 
 describe('nothing privileged comes out of sandboxed work', () => {
+  const LONG_NAME = 'x'.repeat(250)
   const root = process.getuid?.() === 0
   const plain = plainPlanted()
 
@@ -75,6 +76,38 @@ describe('nothing privileged comes out of sandboxed work', () => {
     expect((await fpAsNobody(dir, 'commit', 'attempt')).code).toBe(0)
     expect((await planted(dir)).s).toEqual(plainPlanted(65534).s)
   })
+
+  for (const user of root ? (['root', 'nobody'] as const) : (['root'] as const)) {
+    it(`as ${user}: what a run makes at a path longer than PATH_MAX is made plain too; a commit of it refuses (exit 5)`, async () => {
+      const dir = await makeWorkspace({ 'a.txt': 'a\n' })
+      if (user === 'nobody') giveToNobody(dir)
+      expect((await fpAs(user, dir, 'init')).code).toBe(0)
+      // 20 directories of 250 bytes: 5,020 bytes, out of reach of any one path
+      const deep = `i=0; while [ $i -lt 20 ]; do mkdir -p ${LONG_NAME} && cd -P ${LONG_NAME} || exit 1; i=$((i+1)); done`
+      try {
+        const ran = await fpAs(user, dir, 'run', '--', 'sh', '-c', `${deep}; ${PLANT}`)
+        expect([ran.code, ran.stderr]).toEqual([0, expect.stringMatching(new RegExp(`cleared the setuid, setgid or sticky bit of (${LONG_NAME}/){20}s`))])
+        expect(plantedDeep(dir, LONG_NAME, 20)).toEqual(plainPlanted(user === 'root' ? 0 : 65534))
+        // a branch starts from a snapshot, which refuses such a tree
+        expect((await fpAs(user, dir, 'branch', 'deep')).code).toBe(5)
+        spawnSync('rm', ['-rf', join(dir, LONG_NAME)])
+
+        expect((await fpAs(user, dir, 'branch', 'deep')).code).toBe(0)
+        const inBranch = await fpAs(user, dir, 'run', '--branch', 'deep', '--', 'sh', '-c', `${deep}; rm -rf s g d f; ${PLANT}`)
+        expect(inBranch.code, inBranch.stderr).toBe(0)
+        const { branches } = JSON.parse((await fpAs(user, dir, 'branch', '--list', '--json')).stdout) as { branches: Array<{ path: string }> }
+        expect(plantedDeep(branches[0]!.path, LONG_NAME, 20)).toEqual(plainPlanted(user === 'root' ? 0 : 65534))
+        const commit = await fpAs(user, dir, 'commit', 'deep')
+        expect([commit.code, commit.stderr]).toEqual([5, expect.stringMatching(/cannot commit x{200}.*: its path under .* is 4096 bytes or more/)])
+        expect(existsSync(join(dir, LONG_NAME))).toBe(false)
+        // and the branch still goes: its directory is removed at any depth
+        expect((await fpAs(user, dir, 'abort', 'deep')).code).toBe(0)
+        expect(existsSync(branches[0]!.path)).toBe(false)
+      } finally {
+        spawnSync('rm', ['-rf', join(dir, LONG_NAME)])
+      }
+    })
+  }
 
   for (const user of root ? (['root', 'nobody'] as const) : (['root'] as const)) {
     it(`as ${user}: a commit holds back the git config, hooks and .git files sandboxed work wrote, listed; --trust-git applies them`, async () => {

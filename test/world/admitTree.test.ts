@@ -8,6 +8,7 @@ import { treeSource } from '../../src/world/tree/treeSource.js'
 import { admitTree } from '../../src/world/checkout/admitTree.js'
 import { makeTree } from '../../src/objects/Tree.js'
 import type { Digest } from '../../src/objects/digest.js'
+import { removeAtAnyDepth, withLongPath } from '../../src/util/longPath.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 // In place (checkout, merge) a tree is checked only where it differs from what a scan found on disk.
@@ -53,6 +54,33 @@ describe('admitTree against the tree on disk', () => {
     const withLong = makeTree([...root.entries, { ...file, name: 'x'.repeat(256) }])
     const source = async (digest: Digest) => (digest === LONG ? withLong : t.source(digest))
     await expect(admitTree({ source, chunks: noChunks, tree: LONG, root: t.dir, allowExternalSymlinks: false, onDisk: t.onDisk })).rejects.toMatchObject({ code: 'PathLimitError' })
+  })
+})
+
+// What a checkout refuses to write, a snapshot refuses to make: a process can make it a directory at a time.
+describe('a snapshot of a tree no checkout writes', () => {
+  it('refuses a directory more than 256 deep (exit 5, naming it) and takes it once ignored', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a' })
+    const deep = Array.from({ length: 257 }, () => 'd').join('/')
+    await fs.mkdir(join(dir, deep), { recursive: true })
+    await fs.writeFile(join(dir, deep, 'f'), 'f')
+    await expect(snapshotWorkspace({ dir, store })).rejects.toMatchObject({ code: 'PathLimitError', exitCode: 5, data: { path: deep } })
+    await fs.writeFile(join(dir, '.forkpointignore'), '/d\n')
+    await expect(snapshotWorkspace({ dir, store })).resolves.toMatchObject({ files: 2 })
+  })
+
+  it('refuses a file whose path is PATH_MAX bytes or more (exit 5, naming it)', async () => {
+    const { dir, store } = await storeWorkspace({ 'a.txt': 'a' })
+    const name = 'x'.repeat(250)
+    let path = dir
+    for (let i = 0; i < 17; i++) {
+      path = `${path}/${name}`
+      await withLongPath(path, (at) => fs.mkdir(at))
+    }
+    await withLongPath(`${path}/f`, (at) => fs.writeFile(at, 'f'))
+    await expect(snapshotWorkspace({ dir, store })).rejects.toMatchObject({ code: 'PathLimitError', exitCode: 5, message: expect.stringMatching(/4096 bytes or more/) })
+    await removeAtAnyDepth(join(dir, name))
+    await expect(snapshotWorkspace({ dir, store })).resolves.toMatchObject({ files: 1 })
   })
 })
 

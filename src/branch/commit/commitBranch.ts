@@ -5,6 +5,7 @@ import { acquireLock } from '../../store/lockFile.js'
 import { workspaceLock } from '../../world/workspace/workspaceLock.js'
 import type { Store } from '../../store/Store.js'
 import { branchesDir, listStates, liveDir, readGeneration } from '../lifecycle/branchStore.js'
+import { refuseOutOfReach } from './refuseOutOfReach.js'
 import { assertPutLinksInside } from './assertPutLinksInside.js'
 import { copyChange } from './copyChange.js'
 import { holdBackGitChanges } from './holdBackGitChanges.js'
@@ -34,6 +35,7 @@ import { type ClosingMark, markClosing } from '../lifecycle/closingMark.js'
  * @throws {ConflictError} a changed path was also changed in the parent and does not merge (`data.paths`); nothing is applied
  * @throws {BranchBusyError} the branch has live children
  * @throws {UnsafePathError} a symlink it puts leads out (unless `allowExternalSymlinks`)
+ * @throws {PathLimitError} a path it puts is out of reach of an image (`refuseOutOfReach`); nothing is applied
  * What git would run that the branch wrote (a `.git/config`, a hook, what the workspace's git configuration runs:
  * `readGitRunPaths`) is held back unless `trustGit` (`heldBack`).
  * `beforeApply` runs after staging and before the point of no return (the journal's `applying` phase).
@@ -76,6 +78,7 @@ export async function commitBranch({
     const base = basePath(store, state)
     const settled = state.parent === null ? await settledPaths({ store, workspace, name: state.name, resume, keepLeftovers }) : new Set<string>()
     const changed = (await branchChanges(store, state)).filter((c) => !settled.has(c.path))
+    await refuseOutOfReach('commit', changed, [view, parent])
     const held = trustGit ? null : heldBackWith(await gitRunPathsOf(workspace, changed))
     const { changes, heldBack } = held ? await holdBackGitChanges(view, changed, held) : { changes: changed, heldBack: [] }
     if (!allowExternalSymlinks) await assertPutLinksInside(view, changes)

@@ -1,7 +1,7 @@
 import { type BigIntStats, promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { errnoCode } from '../../util/fsx.js'
-import { fsPath } from '../../util/fsName.js'
+import { withLongPath } from '../../util/longPath.js'
 import { recordedOwner } from '../lifecycle/fingerprint.js'
 import { lstatOrNull } from './samePath.js'
 
@@ -20,21 +20,26 @@ const SPECIAL_BITS = 0o7000n
 export async function normaliseWritten({ view, paths, before }: { view: string; paths: string[]; before: Map<string, string> }): Promise<string[]> {
   const warnings: string[] = []
   for (const path of paths) {
-    const abs = join(view, path)
-    const st = await lstatOrNull(abs)
-    if (st === null) continue
-    if (isNode(st)) {
-      await fs.rm(fsPath(abs), { force: true })
-      warnings.push(`removed ${path}, a FIFO or device node the command made: nothing sandboxed leaves one on the host`)
-      continue
-    }
     const prior = before.get(path)
     const owner = prior === undefined ? caller() : recordedOwner(prior)
-    if (await giveBack(abs, st, owner)) warnings.push(`gave ${path} to uid ${owner.uid}, gid ${owner.gid}: its owner as before the run, or the caller`)
-    if ((st.isFile() || st.isDirectory()) && (st.mode & SPECIAL_BITS) !== 0n) {
-      await fs.chmod(fsPath(abs), Number(st.mode & 0o777n))
-      warnings.push(`cleared the setuid, setgid or sticky bit of ${path}`)
-    }
+    warnings.push(...(await withLongPath(join(view, path), (at) => makePlain(at, path, owner))))
+  }
+  return warnings
+}
+
+/** `normaliseWritten` of one path (`at` reaches it); its warnings. */
+async function makePlain(at: string | Buffer, path: string, owner: { uid: number; gid: number }): Promise<string[]> {
+  const st = await lstatOrNull(at)
+  if (st === null) return []
+  if (isNode(st)) {
+    await fs.rm(at, { force: true })
+    return [`removed ${path}, a FIFO or device node the command made: nothing sandboxed leaves one on the host`]
+  }
+  const warnings: string[] = []
+  if (await giveBack(at, st, owner)) warnings.push(`gave ${path} to uid ${owner.uid}, gid ${owner.gid}: its owner as before the run, or the caller`)
+  if ((st.isFile() || st.isDirectory()) && (st.mode & SPECIAL_BITS) !== 0n) {
+    await fs.chmod(at, Number(st.mode & 0o777n))
+    warnings.push(`cleared the setuid, setgid or sticky bit of ${path}`)
   }
   return warnings
 }
@@ -44,10 +49,10 @@ const isNode = (st: BigIntStats): boolean => st.isFIFO() || st.isBlockDevice() |
 const caller = (): { uid: number; gid: number } => ({ uid: process.getuid!(), gid: process.getgid!() })
 
 /** Chown the path to `owner` when it has another; false when it had that owner already (or only root could change it). */
-async function giveBack(abs: string, st: BigIntStats, owner: { uid: number; gid: number }): Promise<boolean> {
+async function giveBack(at: string | Buffer, st: BigIntStats, owner: { uid: number; gid: number }): Promise<boolean> {
   if (st.uid === BigInt(owner.uid) && st.gid === BigInt(owner.gid)) return false
   try {
-    await fs.lchown(fsPath(abs), owner.uid, owner.gid)
+    await fs.lchown(at, owner.uid, owner.gid)
     return true
   } catch (err) {
     if (errnoCode(err) === 'EPERM') return false

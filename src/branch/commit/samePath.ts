@@ -3,10 +3,10 @@ import { join } from 'node:path'
 import { errnoCode } from '../../util/fsx.js'
 import { fsPath, readdirNames, readlinkNameAsync } from '../../util/fsName.js'
 
-/** lstat, or null when nothing is there (also when an ancestor is not a directory). */
-export async function lstatOrNull(path: string): Promise<BigIntStats | null> {
+/** lstat, or null when nothing is there (also when an ancestor is not a directory). A Buffer is the path's bytes. */
+export async function lstatOrNull(path: string | Buffer): Promise<BigIntStats | null> {
   try {
-    return await fs.lstat(fsPath(path), { bigint: true })
+    return await fs.lstat(typeof path === 'string' ? fsPath(path) : path, { bigint: true })
   } catch (err) {
     if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') return null
     throw err

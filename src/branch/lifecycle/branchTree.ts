@@ -8,6 +8,7 @@ import { respectGitignore } from '../../world/workspace/workspaceConfig.js'
 import { gitRunPathsOf } from '../commit/gitRunPathsOf.js'
 import { heldBackWith } from '../../world/checkout/heldBackGitPath.js'
 import { assertPutLinksInside } from '../commit/assertPutLinksInside.js'
+import { refuseOutOfReach } from '../commit/refuseOutOfReach.js'
 import type { Branch } from '../Branch.js'
 import { liveState } from './liveBranch.js'
 
@@ -18,10 +19,12 @@ import { liveState } from './liveBranch.js'
  * git configuration runs): the base's entry stays, so an image of a branch carries no hook or
  * git config its sandboxed work made.
  * @throws {UnsafePathError} a symlink the branch put leads out (unless allowed)
+ * @throws {PathLimitError} a path the branch put is out of reach of an image (`refuseOutOfReach`)
  */
 export async function branchTree(store: Store, branch: Branch, allowExternalSymlinks: boolean): Promise<Digest> {
   const { baseTree } = await liveState(store, branch.id)
   const changes = await branch.changes()
+  await refuseOutOfReach('snapshot', changes, [branch.path])
   if (!allowExternalSymlinks) await assertPutLinksInside(branch.path, changes)
   // a deleted path is absent from the branch: scanPaths maps it to null
   const entries = await scanPaths({ store, dir: branch.path, paths: changes.map((c) => c.path), respectGitignore: await respectGitignore(store, undefined, { remember: false }) })

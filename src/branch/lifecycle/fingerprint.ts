@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { fsPath, nameFromBytes } from '../../util/fsName.js'
+import { nameFromBytes } from '../../util/fsName.js'
 import { errnoCode } from '../../util/fsx.js'
+import { withLongPath } from '../../util/longPath.js'
 
 /**
  * Every non-directory under `root` (and, with `dirs`, every directory) with what changes
@@ -13,29 +14,32 @@ import { errnoCode } from '../../util/fsx.js'
  * (`nameFromBytes`): a name that is not UTF-8 is a path like any other, so what the sandbox
  * writes under one is normalised too. With `madeReadable`, a directory its owner (this
  * process) cannot read is made readable and searchable by its owner and listed there: what a
- * sandboxed command put in a directory it then made unreadable is seen like the rest.
+ * sandboxed command put in a directory it then made unreadable is seen like the rest. A
+ * path longer than PATH_MAX is reached too (`withLongPath`); any other failure to read
+ * fails the walk, so nothing is left out unseen.
  */
 export async function fingerprint(root: string, { skip, madeReadable }: { skip?: string | undefined; madeReadable?: string[] } = {}): Promise<Map<string, string>> {
   const out = new Map<string, string>()
-  const list = (dir: string) => fs.readdir(fsPath(dir), { withFileTypes: true, encoding: 'buffer' })
+  const list = (dir: string) => withLongPath(dir, (at) => fs.readdir(at, { withFileTypes: true, encoding: 'buffer' }))
   const walk = async (rel: string): Promise<void> => {
     const dir = join(root, rel)
     const entries = await list(dir).catch(async (err: unknown) => {
-      if (!madeReadable || errnoCode(err) !== 'EACCES') return []
-      try {
-        await fs.chmod(fsPath(dir), ((await fs.lstat(fsPath(dir))).mode & 0o7777) | 0o500)
-      } catch {
-        return [] // another owner's: the command could not have made it unreadable either
-      }
+      if (isGone(err)) return []
+      if (errnoCode(err) !== 'EACCES') throw err
+      // another owner's: the command could not have made it unreadable either
+      if (!madeReadable || !(await makeReadable(dir))) return []
       madeReadable.push(rel)
-      return list(dir).catch(() => [])
+      return list(dir)
     })
     await Promise.all(
       entries.map(async (e) => {
         const name = nameFromBytes(e.name)
         if (rel === '' && name === skip) return
         const path = rel === '' ? name : `${rel}/${name}`
-        const st = await fs.lstat(fsPath(join(root, path)), { bigint: true }).catch(() => null)
+        const st = await withLongPath(join(root, path), (at) => fs.lstat(at, { bigint: true })).catch((err: unknown) => {
+          if (isGone(err)) return null
+          throw err
+        })
         if (st?.isDirectory()) out.set(path, `dir:${st.mode}:${st.uid}:${st.gid}`)
         else if (st) out.set(path, `${st.mode}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.rdev}:${st.uid}:${st.gid}`)
         if (e.isDirectory()) return walk(path)
@@ -44,6 +48,19 @@ export async function fingerprint(root: string, { skip, madeReadable }: { skip?:
   }
   await walk('')
   return out
+}
+
+/** Removed, or replaced by a non-directory, while the walk went by: not there to see. */
+const isGone = (err: unknown): boolean => errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR'
+
+/** Make `dir` readable and searchable by its owner; false when this process may not (it is not the owner). */
+async function makeReadable(dir: string): Promise<boolean> {
+  try {
+    await withLongPath(dir, async (at) => fs.chmod(at, ((await fs.lstat(at)).mode & 0o7777) | 0o500))
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** The owner a fingerprint recorded for a path: its last two fields. */

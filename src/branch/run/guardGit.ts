@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fsPath } from '../../util/fsName.js'
+import { withLongPath } from '../../util/longPath.js'
 import type { IsHeldBack } from '../../world/checkout/heldBackGitPath.js'
 import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
 
@@ -73,7 +73,7 @@ export async function removeMadeGitPaths({
     if (signature === undefined || !heldAt(path, signature) || removed.some((r) => path.startsWith(`${r}/`))) continue
     const made = isDirectory(signature) ? !before.has(path) && !holdsOriginal(path) : !isOriginal(path, signature)
     if (!made) continue
-    await fs.rm(fsPath(join(workspace, path)), { recursive: true, force: true })
+    await withLongPath(join(workspace, path), (at) => fs.rm(at, { recursive: true, force: true }))
     removed.push(path)
     warnings.push(`removed ${path}, which the command made: git would run it on the next git command, outside the sandbox`)
   }

@@ -13,6 +13,7 @@ import { gitGuards, madeRunPaths, removeMadeGitPaths, repositoriesIn } from './g
 import { heldBackWith } from '../../world/checkout/heldBackGitPath.js'
 import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
 import { throughHolder } from '../mount/overlayMount.js'
+import { settleAll } from '../../util/settleAll.js'
 import type { BranchState } from '../types.js'
 
 export interface RunOptions extends SandboxLimits {
@@ -80,12 +81,16 @@ export async function runInBranch({
   const madeReadable: string[] = []
   const after = await fingerprint(watched, { skip, madeReadable })
   const written = changedBetween(before, after)
-  const madeGit = runPaths
-    ? await removeMadeGitPaths({ workspace, changed: written, before, after, held: heldBackWith([...runPaths, ...(await madeRunPaths(workspace, before, after))]) })
-    : []
+  // each step runs whatever became of the one before: a failure of one never leaves the other's danger in place
+  const normalising = normaliseWritten({ view: state ? throughHolder(state.holder, view) : workspace, paths: written, before })
+  const removing = normalising
+    .catch(() => undefined)
+    .then(async () =>
+      runPaths ? removeMadeGitPaths({ workspace, changed: written, before, after, held: heldBackWith([...runPaths, ...(await madeRunPaths(workspace, before, after))]) }) : [],
+    )
+  const [normalised, madeGit] = await settleAll([normalising, removing])
   // an overlay's upper layer gains directories by copy-up alone: not changes, but still written by the sandbox
   const changedPaths = changedBetween(before, after, { dirs: upper === null })
-  const normalised = await normaliseWritten({ view: state ? throughHolder(state.holder, view) : workspace, paths: written, before })
   const unreadable = madeReadable.map((path) => `made ${path || '.'} readable by its owner: the command left it unreadable, hiding what it holds`)
   return { ...result, warnings: [...result.warnings, ...unreadable, ...madeGit, ...normalised], branch: state?.name ?? null, changedPaths }
 }

@@ -2,6 +2,7 @@ import { PathLimitError, UnsafePathError } from '../../errors/index.js'
 import type { Digest } from '../../objects/digest.js'
 import { STORE_DIR_NAME } from '../../store/findStore.js'
 import { bytesOfName } from '../../util/fsName.js'
+import { NAME_MAX, PATH_MAX } from '../../util/longPath.js'
 import { quotePath } from '../diff/quotePath.js'
 import type { StoreDirectory } from '../scan/storeDirectory.js'
 import type { TreeEntry } from '../../objects/Tree.js'
@@ -10,9 +11,6 @@ import { type Limits, resolveLimits } from '../../util/limits.js'
 import { type LinkLookup, MAX_LINK_HOPS, resolveLink, treeLookup } from './treeLinks.js'
 import { joinPath, sameEntry } from '../tree/treeSource.js'
 
-/** Linux's limits (limits.h): bytes in one name, and in a whole path with its NUL. */
-export const NAME_MAX = 255
-export const PATH_MAX = 4096
 export interface AdmitTreeArgs {
   source: CostSources['tree']
   /** Where the tree's chunk lists are read, for what its checkout costs. */

@@ -5,7 +5,9 @@ import type { Digest } from '../../objects/digest.js'
 import type { Store } from '../../store/Store.js'
 import { IGNORE_FILES, type IgnoreRules, ignoreRules } from './ignoreRules.js'
 import { DIR_ROW, EXEC_ROW, FILE_ROW, SYMLINK_ROW } from './indexFile.js'
-import { fsPath, readdirEntries, readlinkName } from '../../util/fsName.js'
+import { bytesOfName, fsPath, readdirEntries, readlinkName } from '../../util/fsName.js'
+import { NAME_MAX, PATH_MAX } from '../../util/longPath.js'
+import { outOfReach, outOfReachError } from './outOfReach.js'
 import { hashSmallFiles, helperPays } from './hashFiles.js'
 import { LocalPackWriter, type ObjectSink } from '../../store/LocalPackWriter.js'
 import { STAT_SLOT, VANISHED, lstat } from './lstatNames.js'
@@ -152,6 +154,23 @@ interface DirRows {
   rules: IgnoreRules
 }
 
+/** A directory more than MAX_TREE_DEPTH deep is refused (exit 5). */
+function refuseTooDeep(rel: string): void {
+  const why = rel === '' ? null : outOfReach([], rel)
+  if (why !== null) throw outOfReachError('snapshot', rel, why)
+}
+
+/** An entry of the directory at `abs` whose path is PATH_MAX bytes or more is refused (exit 5): no one lookup reaches it. */
+function refuseTooLong(abs: string, rel: string, names: readonly string[]): void {
+  if (bytesOfName(abs).length + 1 + NAME_MAX < PATH_MAX) return
+  const root = rel === '' ? abs : abs.slice(0, -rel.length - 1)
+  for (const name of names) {
+    const path = rel ? `${rel}/${name}` : name
+    const why = outOfReach([root], path)
+    if (why !== null) throw outOfReachError('snapshot', path, why)
+  }
+}
+
 /** The walk over the directories: rows into `next`, files the index cannot vouch for into `pending`. */
 class Walk {
   readonly pending: PendingFile[] = []
@@ -176,6 +195,7 @@ class Walk {
 
   /** Scan one directory (its rows stay contiguous: subdirectories are entered after). `outer`: the parent's ignore rules. */
   dir(abs: string, rel: string, outer: IgnoreRules): number {
+    refuseTooDeep(rel)
     // Before listing: a change made while it is listed leaves the next scan a different stat. The root may be a symlink: what it lists is its target's.
     const st = rel === '' ? statSync(fsPath(abs)) : lstatSync(fsPath(abs))
     const before = this.previous.dir(rel)
@@ -219,6 +239,7 @@ class Walk {
     const rules = outer.enter(abs, rel, (file) => listed.names.some((name, i) => name === file && listed.kinds[i] === FILE_ROW))
     // Rows from the index passed these very rules (see reuseRows).
     const { names, kinds, targets, alwaysList } = listed.fromIndex ? { ...listed, alwaysList: false } : this.kept(listed, abs, rel, rules)
+    refuseTooLong(abs, rel, names)
     const stats = lstat.lstatNames(
       abs,
       names.filter((_, i) => kinds[i] === FILE_ROW),

@@ -1,9 +1,10 @@
 import { promises as fs } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { forEachLimit } from '../../util/forEachLimit.js'
-import { fsPath, readdirNames, readlinkNameAsync } from '../../util/fsName.js'
+import { bytesOfName, fsPath, readdirNames, readlinkNameAsync } from '../../util/fsName.js'
 import { isInside } from '../../util/isInside.js'
 import { readCappedFile } from '../../util/readCappedFile.js'
+import { PATH_MAX } from '../../util/longPath.js'
 import { isHeldBackGitPath } from '../checkout/heldBackGitPath.js'
 import { GitConfigReader, type GitVariable, callerConfigFiles, environmentVariables, expandHome, isInclude } from './gitConfigFiles.js'
 
@@ -44,7 +45,8 @@ const MAX_LINKS = 40
  */
 export async function readGitRunPaths(workspace: string, { nested = [], made = [] }: { nested?: readonly string[]; made?: readonly string[] } = {}): Promise<string[]> {
   const root = await fs.realpath(workspace)
-  const inner = (dirs: readonly string[]) => dirs.filter((dir) => dir !== '' && dir !== '.')
+  // git cannot run in a repository whose config lies at a path of PATH_MAX bytes or more: no path reaches it
+  const inner = (dirs: readonly string[]) => dirs.filter((dir) => dir !== '' && dir !== '.' && bytesOfName(join(root, dir, '.git/config')).length < PATH_MAX)
   const found = await Promise.all([findRepository(root), ...inner(nested).map((dir) => repositoryAt(join(root, dir)))])
   const repositories = [...found.filter((repo): repo is Repository => repo !== null), ...inner(made).map((dir) => madeRepository(join(root, dir)))]
   const reader = new GitConfigReader()
