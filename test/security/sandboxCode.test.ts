@@ -490,6 +490,23 @@ for (const name of ['fifo', 'zero']) {
     expect([after.g, after.d]).toEqual([plain.g, plain.d])
   })
 
+  it('commit: a sparse file a branch made costs the workspace no more disk than it cost the branch, holes and bytes kept', async () => {
+    const dir = await workspace()
+    expect((await fp(dir, 'branch', 'sparse')).code).toBe(0)
+    // 4 GiB of hole with 6 bytes at the end: nothing on disk, a plain copy writes 4 GiB
+    const ran = await fp(dir, 'run', '--branch', 'sparse', '--', 'sh', '-c', 'truncate -s 4G big && printf tail.. >> big && chmod 4755 big')
+    expect(ran.code, ran.stderr).toBe(0)
+    const committed = await fp(dir, 'commit', 'sparse')
+    expect(committed.code, committed.stderr).toBe(0)
+    const st = await fs.stat(join(dir, 'big'))
+    expect({ size: st.size, onDisk: st.blocks * 512 < 1024 * 1024, mode: st.mode & 0o7777 }).toEqual({ size: 4 * 1024 ** 3 + 6, onDisk: true, mode: 0o755 })
+    const handle = await fs.open(join(dir, 'big'))
+    const ends = Buffer.alloc(6)
+    await handle.read(ends, 0, 6, 4 * 1024 ** 3)
+    await handle.close()
+    expect(ends.toString()).toBe('tail..')
+  })
+
   it('explore: the attempt committed leaves plain files', async () => {
     const dir = await workspace()
     const r = await fp(dir, 'explore', '-n', '2', '--', 'sh', '-c', PLANT)
