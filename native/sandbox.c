@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/filter.h>
+#include <linux/capability.h>
 #include <linux/keyctl.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
@@ -821,6 +822,19 @@ static void own_session(int pty) {
 /* A new anonymous session keyring: the caller's is not the command's (keyctl is denied besides). */
 static void own_keyring(void) { syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL); }
 
+/*
+ * No file capabilities from the command: CAP_SETFCAP leaves the bounding set (and no
+ * capability stays ambient), so nothing it runs can write `security.capability`. With
+ * root's identity map that xattr would name the host's root, and a copy of python given
+ * cap_setuid would make every local user root, during the run and after it (the
+ * normalisation after the run clears mode bits, which these are not). Without
+ * CAP_SETPCAP (no capability in its namespace) the command could not set one anyway.
+ */
+static void drop_file_capabilities(void) {
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) fail("cannot clear ambient capabilities: %s", strerror(errno));
+  if (prctl(PR_CAPBSET_DROP, CAP_SETFCAP, 0, 0, 0) != 0 && errno != EPERM) fail("cannot drop CAP_SETFCAP: %s", strerror(errno));
+}
+
 /* The command: its own user namespace (so every mount above is locked), no new privileges, then exec. */
 static void exec_command(const struct spec *s, int ready_fd, int pty) {
   char c;
@@ -829,6 +843,7 @@ static void exec_command(const struct spec *s, int ready_fd, int pty) {
   own_session(pty);
   own_keyring();
   CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs: %s", strerror(errno));
+  drop_file_capabilities();
   set_limit(RLIMIT_AS, s->as);
   set_limit(RLIMIT_NPROC, s->nproc);
   set_limit(RLIMIT_CPU, s->cpu);

@@ -77,6 +77,30 @@ describe('nothing privileged comes out of sandboxed work', () => {
     expect((await planted(dir)).s).toEqual(plainPlanted(65534).s)
   })
 
+  it.runIf(root)('as nobody: a directory the command left listable but not searchable (600) still has what it holds made plain', async () => {
+    const dir = await makeWorkspace({ 'a.txt': 'a\n' })
+    giveToNobody(dir)
+    expect((await fpAsNobody(dir, 'init')).code).toBe(0)
+    const r = await fpAsNobody(dir, 'run', '--', 'sh', '-c', `mkdir shut && cd shut && ${PLANT} && cd .. && chmod 600 shut`)
+    expect([r.code, r.stderr]).toEqual([0, expect.stringMatching(/made shut readable by its owner/)])
+    expect(await planted(join(dir, 'shut'))).toEqual(plainPlanted(65534))
+    expect((await fpAsNobody(dir, 'snapshot')).code).toBe(0)
+  })
+
+  it('forkpoint run and run --branch: no file capability comes out (security.capability cannot be set)', async () => {
+    const dir = await workspace()
+    // cap_setuid=ep as a v2 xattr, which the kernel stores naming the namespace's root: with root's identity map, the host's
+    const setcap = `cp /usr/bin/id capped && python3 -c "import os, struct; os.setxattr('capped', 'security.capability', struct.pack('<5I', 0x02000001, 1 << 7, 0, 0, 0))"`
+    const xattrs = (file: string) => spawnSync('python3', ['-c', 'import os, sys; print(os.listxattr(sys.argv[1]))', file], { encoding: 'utf8' }).stdout.trim()
+    const plainRun = await fp(dir, 'run', '--', 'sh', '-c', setcap)
+    expect([plainRun.code, plainRun.stderr]).toEqual([1, expect.stringMatching(/Operation not permitted/)])
+    expect(xattrs(join(dir, 'capped'))).toBe('[]')
+    const made = await fpJsonInProcess<{ path: string }>(dir, 'branch', 'caps')
+    const inBranch = await fp(dir, 'run', '--branch', 'caps', '--', 'sh', '-c', `rm capped; ${setcap}`)
+    expect([inBranch.code, inBranch.stderr]).toEqual([1, expect.stringMatching(/Operation not permitted/)])
+    expect(xattrs(join(made.json.path, 'capped'))).toBe('[]')
+  })
+
   for (const user of root ? (['root', 'nobody'] as const) : (['root'] as const)) {
     it(`as ${user}: what a run makes at a path longer than PATH_MAX is made plain too; a commit of it refuses (exit 5)`, async () => {
       const dir = await makeWorkspace({ 'a.txt': 'a\n' })

@@ -19,7 +19,8 @@ export async function refuseOutOfReach(what: string, changes: readonly BranchCha
     if (why !== null) throw outOfReachError(what, rel, why)
     if (!(isDirectory ?? (await lstatOrNull(join(roots[0], rel)))?.isDirectory())) return
     const entries = await fs.readdir(fsPath(join(roots[0], rel)), { withFileTypes: true, encoding: 'buffer' }).catch((err: unknown) => {
-      if (errnoCode(err) === 'ENOTDIR' || errnoCode(err) === 'ENOENT') return []
+      // what cannot be listed is not read here: the copy that follows says so, as it would without this walk
+      if (['ENOTDIR', 'ENOENT', 'EACCES'].includes(errnoCode(err) ?? '')) return []
       throw err
     })
     for (const e of entries) await visit(`${rel}/${nameFromBytes(e.name)}`, e.isDirectory())

@@ -14,31 +14,41 @@ import { withLongPath } from '../../util/longPath.js'
  * (`nameFromBytes`): a name that is not UTF-8 is a path like any other, so what the sandbox
  * writes under one is normalised too. With `madeReadable`, a directory its owner (this
  * process) cannot read is made readable and searchable by its owner and listed there: what a
- * sandboxed command put in a directory it then made unreadable is seen like the rest. A
+ * sandboxed command put in a directory it then made unreadable or unsearchable is seen like the rest. A
  * path longer than PATH_MAX is reached too (`withLongPath`); any other failure to read
  * fails the walk, so nothing is left out unseen.
  */
 export async function fingerprint(root: string, { skip, madeReadable }: { skip?: string | undefined; madeReadable?: string[] } = {}): Promise<Map<string, string>> {
   const out = new Map<string, string>()
   const list = (dir: string) => withLongPath(dir, (at) => fs.readdir(at, { withFileTypes: true, encoding: 'buffer' }))
+  // a directory of the command's left without read (no listing) or search (no lstat of its entries) is opened, once
+  const opened = new Map<string, Promise<boolean>>()
+  const openUp = (rel: string): Promise<boolean> => {
+    let done = opened.get(rel)
+    if (!done) {
+      // another owner's (makeReadable false): the command could not have closed it either
+      done = madeReadable ? makeReadable(join(root, rel)).then((ok) => ok && madeReadable.push(rel) > 0) : Promise.resolve(false)
+      opened.set(rel, done)
+    }
+    return done
+  }
   const walk = async (rel: string): Promise<void> => {
     const dir = join(root, rel)
     const entries = await list(dir).catch(async (err: unknown) => {
       if (isGone(err)) return []
       if (errnoCode(err) !== 'EACCES') throw err
-      // another owner's: the command could not have made it unreadable either
-      if (!madeReadable || !(await makeReadable(dir))) return []
-      madeReadable.push(rel)
-      return list(dir)
+      return (await openUp(rel)) ? list(dir) : []
     })
+    const lstat = (path: string) => withLongPath(join(root, path), (at) => fs.lstat(at, { bigint: true }))
     await Promise.all(
       entries.map(async (e) => {
         const name = nameFromBytes(e.name)
         if (rel === '' && name === skip) return
         const path = rel === '' ? name : `${rel}/${name}`
-        const st = await withLongPath(join(root, path), (at) => fs.lstat(at, { bigint: true })).catch((err: unknown) => {
+        const st = await lstat(path).catch(async (err: unknown) => {
           if (isGone(err)) return null
-          throw err
+          if (errnoCode(err) !== 'EACCES') throw err
+          return (await openUp(rel)) ? lstat(path) : null
         })
         if (st?.isDirectory()) out.set(path, `dir:${st.mode}:${st.uid}:${st.gid}`)
         else if (st) out.set(path, `${st.mode}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.rdev}:${st.uid}:${st.gid}`)
