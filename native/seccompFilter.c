@@ -15,7 +15,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void fail(const char *what) {
@@ -45,6 +47,42 @@ static void deny(scmp_filter_ctx ctx, int nr, unsigned count, const struct scmp_
   if (seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, count, args) != 0) fail("cannot add a rule");
 }
 
+/* `name` refused when its argument `arg` holds `bit`, and (with `flag`) its argument `flags_arg` holds `flag`. */
+static void deny_bit(scmp_filter_ctx ctx, const char *name, unsigned arg, scmp_datum_t bit, int flags_arg, scmp_datum_t flag) {
+  int nr = seccomp_syscall_resolve_name(name);
+  if (nr == __NR_SCMP_ERROR) return;
+  struct scmp_arg_cmp cmp[2] = {SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, bit, bit), SCMP_CMP(flags_arg < 0 ? 0 : (unsigned)flags_arg, SCMP_CMP_MASKED_EQ, flag, flag)};
+  deny(ctx, nr, flags_arg < 0 ? 1 : 2, cmp);
+}
+
+/*
+ * No setuid or setgid file comes into being, even for the run's length: what a sandbox
+ * writes is on the host as it writes it, and a root caller's setuid file is every local
+ * user's root until the run ends and normalisation clears it. Refused with EPERM wherever a
+ * mode is given: chmod, fchmod, fchmodat, fchmodat2, mknod, mknodat, creat, and open and
+ * openat that create (O_CREAT, O_TMPFILE). openat2's mode is behind a pointer: ENOSYS, so
+ * libc falls back to openat. The sticky bit stays (normalisation clears it).
+ */
+static void deny_set_id_modes(scmp_filter_ctx ctx) {
+  static const scmp_datum_t bits[] = {S_ISUID, S_ISGID};
+  static const scmp_datum_t creating[] = {O_CREAT, __O_TMPFILE};
+  for (size_t i = 0; i < sizeof bits / sizeof *bits; i++) {
+    deny_bit(ctx, "chmod", 1, bits[i], -1, 0);
+    deny_bit(ctx, "fchmod", 1, bits[i], -1, 0);
+    deny_bit(ctx, "fchmodat", 2, bits[i], -1, 0);
+    deny_bit(ctx, "fchmodat2", 2, bits[i], -1, 0);
+    deny_bit(ctx, "mknod", 1, bits[i], -1, 0);
+    deny_bit(ctx, "mknodat", 2, bits[i], -1, 0);
+    deny_bit(ctx, "creat", 1, bits[i], -1, 0);
+    for (size_t j = 0; j < sizeof creating / sizeof *creating; j++) {
+      deny_bit(ctx, "open", 2, bits[i], 1, creating[j]);
+      deny_bit(ctx, "openat", 3, bits[i], 2, creating[j]);
+    }
+  }
+  int openat2 = seccomp_syscall_resolve_name("openat2");
+  if (openat2 != __NR_SCMP_ERROR && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), openat2, 0) != 0) fail("cannot add a rule for openat2");
+}
+
 /* A filter for `arch` alone; rules then take the build machine's numbers and libseccomp translates them by name. */
 static scmp_filter_ctx build_filter(uint32_t arch) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -60,6 +98,7 @@ static scmp_filter_ctx build_filter(uint32_t arch) {
   for (size_t i = 0; i < sizeof ioctls / sizeof *ioctls; i++) deny(ctx, SCMP_SYS(ioctl), 1, &SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ioctls[i]));
   static const unsigned long namespaces[] = {CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWCGROUP};
   for (size_t i = 0; i < sizeof namespaces / sizeof *namespaces; i++) deny(ctx, SCMP_SYS(clone), 1, &SCMP_A0(SCMP_CMP_MASKED_EQ, namespaces[i], namespaces[i]));
+  deny_set_id_modes(ctx);
   /* clone3's flags are behind a pointer, out of a filter's reach: ENOSYS makes libc fall back to clone */
   if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) != 0) fail("cannot add a rule for clone3");
   return ctx;

@@ -6,10 +6,11 @@ import { CLI, type CliResult, fpInProcess } from './cli.js'
 /**
  * What hostile code in a sandbox leaves to gain privilege on the host: a copy of `id` made
  * setuid (`s`), one given to uid 1000 and made setuid and setgid (`g`), a setgid and
- * sticky directory (`d`) and a FIFO (`f`). Each step runs on its own: an unprivileged
- * caller's sandbox cannot chown to 1000, the rest must still be there to check.
+ * sticky directory (`d`), a FIFO (`f`) and a sticky directory (`t`). Each step runs on its
+ * own: the sandbox refuses the set-id bits and an unprivileged caller's cannot chown to 1000,
+ * the rest must still be there to check (`t`'s bit, which the sandbox allows, is cleared after).
  */
-export const PLANT = 'cp /usr/bin/id s; chmod 4755 s; cp /usr/bin/id g; chown 1000:1000 g; chmod 6755 g; mkdir d; chmod 3777 d; mkfifo f; true'
+export const PLANT = 'cp /usr/bin/id s; chmod 4755 s; cp /usr/bin/id g; chown 1000:1000 g; chmod 6755 g; mkdir d; chmod 3777 d; mkfifo f; mkdir t; chmod 1777 t; true'
 
 /** The bits and owner that matter of what `PLANT` left under `dir` (null where nothing is). */
 export async function planted(dir: string): Promise<Record<'s' | 'g' | 'd' | 'f', { special: number; uid: number; type: string } | null>> {
@@ -59,17 +60,4 @@ export function fpAsNobody(cwd: string, ...args: string[]): Promise<CliResult> {
 /** `forkpoint ARGS` in `cwd` as `user`: nobody's through setpriv, root's in this process (a test's own user, root when it runs as root). */
 export function fpAs(user: 'root' | 'nobody', cwd: string, ...args: string[]): Promise<CliResult> {
   return user === 'nobody' ? fpAsNobody(cwd, ...args) : fpInProcess(cwd, ...args)
-}
-
-/** What `planted` tells of `dir/NAME/NAME/…/` (`depth` levels down, a path too long to name at once), reached by `cd` a level at a time. */
-export function plantedDeep(dir: string, name: string, depth: number): ReturnType<typeof plainPlanted> {
-  const script = `i=0; while [ $i -lt ${depth} ]; do cd -P ${name} || exit 1; i=$((i+1)); done; for n in s g d f; do stat -c "$n %a %u %F" $n 2>/dev/null || echo "$n none"; done`
-  const r = spawnSync('sh', ['-c', script], { cwd: dir, encoding: 'utf8' })
-  const types: Record<string, string> = { 'regular file': 'file', directory: 'dir', fifo: 'fifo' }
-  const out: Record<string, unknown> = {}
-  for (const line of r.stdout.trim().split('\n')) {
-    const [name, mode, uid, ...type] = line.split(' ')
-    out[name!] = mode === 'none' ? null : { special: Number.parseInt(mode!, 8) & 0o7000, uid: Number(uid), type: types[type.join(' ')] ?? type.join(' ') }
-  }
-  return out
 }

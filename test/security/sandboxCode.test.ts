@@ -14,7 +14,7 @@ import { startService } from '../../src/service/httpService.js'
 import { createMcpServer } from '../../src/service/mcpServer.js'
 import { CLI, type CliResult, LIB, fp, fpInProcess, fpJsonInProcess, runCli } from '../helpers/cli.js'
 import { useCountingServer } from '../helpers/countingServer.js'
-import { PLANT, fpAs, fpAsNobody, giveToNobody, plainPlanted, planted, plantedDeep } from '../helpers/privilegedModes.js'
+import { PLANT, fpAs, fpAsNobody, giveToNobody, plainPlanted, planted } from '../helpers/privilegedModes.js'
 import { makeWorkspace, tempDir } from '../helpers/tmp.js'
 import { underTerminal } from '../helpers/underTerminal.js'
 import { pollFor, until } from '../helpers/until.js'
@@ -36,7 +36,7 @@ describe('nothing privileged comes out of sandboxed work', () => {
     const r = await fp(dir, 'run', '--', 'sh', '-c', PLANT)
     expect(r.code).toBe(0)
     expect(await planted(dir)).toEqual(plain)
-    expect(r.stderr).toMatch(/cleared the setuid, setgid or sticky bit of s/)
+    expect(r.stderr).toMatch(/cleared the setuid, setgid or sticky bit of t/)
     expect(r.stderr).toMatch(/removed f, a FIFO or device node/)
   })
 
@@ -70,7 +70,7 @@ describe('nothing privileged comes out of sandboxed work', () => {
     expect(await planted(dir)).toEqual(plainPlanted(65534))
     await fs.rm(join(dir, 's'))
     expect((await fpAsNobody(dir, 'branch', 'attempt')).code).toBe(0)
-    expect((await fpAsNobody(dir, 'run', '--branch', 'attempt', '--', 'sh', '-c', 'cp /usr/bin/id s; chmod 6755 s')).code).toBe(0)
+    expect((await fpAsNobody(dir, 'run', '--branch', 'attempt', '--', 'sh', '-c', 'cp /usr/bin/id s; chmod 6755 s; true')).code).toBe(0)
     const { branches } = JSON.parse((await fpAsNobody(dir, 'branch', '--list', '--json')).stdout) as { branches: Array<{ path: string }> }
     expect((await planted(branches[0]!.path)).s).toEqual(plainPlanted(65534).s)
     expect((await fpAsNobody(dir, 'commit', 'attempt')).code).toBe(0)
@@ -102,36 +102,68 @@ describe('nothing privileged comes out of sandboxed work', () => {
   })
 
   for (const user of root ? (['root', 'nobody'] as const) : (['root'] as const)) {
-    it(`as ${user}: what a run makes at a path longer than PATH_MAX is made plain too; a commit of it refuses (exit 5)`, async () => {
+    it(`as ${user}: what a run makes beyond an image's reach goes, a run does not start beside one, a commit refuses one`, async () => {
       const dir = await makeWorkspace({ 'a.txt': 'a\n' })
       if (user === 'nobody') giveToNobody(dir)
       expect((await fpAs(user, dir, 'init')).code).toBe(0)
-      // 20 directories of 250 bytes: 5,020 bytes, out of reach of any one path
-      const deep = `i=0; while [ $i -lt 20 ]; do mkdir -p ${LONG_NAME} && cd -P ${LONG_NAME} || exit 1; i=$((i+1)); done`
+      // 20 directories of 250 bytes: 5,020 bytes, out of reach of any one path; and 300 directories deep
+      const long = `i=0; while [ $i -lt 20 ]; do mkdir -p ${LONG_NAME} && cd -P ${LONG_NAME} || exit 1; i=$((i+1)); done`
+      const deep = `i=0; while [ $i -lt 300 ]; do mkdir -p d && cd -P d || exit 1; i=$((i+1)); done`
+      const privileged = (at: string) => spawnSync('find', [at, '(', '-perm', '/6000', '-o', '-type', 'p', ')', '-print'], { encoding: 'utf8' }).stdout
+      const plant = `(${long}; ${PLANT}); (${deep}; ${PLANT})`
+      const byHand = (script: string, cwd: string) =>
+        user === 'nobody' ? spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'sh', '-c', script], { cwd }) : spawnSync('sh', ['-c', script], { cwd })
       try {
-        const ran = await fpAs(user, dir, 'run', '--', 'sh', '-c', `${deep}; ${PLANT}`)
-        expect([ran.code, ran.stderr]).toEqual([0, expect.stringMatching(new RegExp(`cleared the setuid, setgid or sticky bit of (${LONG_NAME}/){20}s`))])
-        expect(plantedDeep(dir, LONG_NAME, 20)).toEqual(plainPlanted(user === 'root' ? 0 : 65534))
-        // a branch starts from a snapshot, which refuses such a tree
-        expect((await fpAs(user, dir, 'branch', 'deep')).code).toBe(5)
-        spawnSync('rm', ['-rf', join(dir, LONG_NAME)])
+        const ran = await fpAs(user, dir, 'run', '--', 'sh', '-c', plant)
+        expect([ran.code, ran.stderr]).toEqual([0, expect.stringMatching(/removed x{200}\.\.\., which the command made more than 256 directories deep or at a path of 4096 bytes/)])
+        expect(ran.stderr).toMatch(/removed d\/d\/d.*which the command made/)
+        expect(privileged(dir)).toBe('')
+        expect(existsSync(join(dir, LONG_NAME))).toBe(true) // cut where it leaves reach
 
-        expect((await fpAs(user, dir, 'branch', 'deep')).code).toBe(0)
-        const inBranch = await fpAs(user, dir, 'run', '--branch', 'deep', '--', 'sh', '-c', `${deep}; rm -rf s g d f; ${PLANT}`)
-        expect(inBranch.code, inBranch.stderr).toBe(0)
-        const { branches } = JSON.parse((await fpAs(user, dir, 'branch', '--list', '--json')).stdout) as { branches: Array<{ path: string }> }
-        expect(plantedDeep(branches[0]!.path, LONG_NAME, 20)).toEqual(plainPlanted(user === 'root' ? 0 : 65534))
+        // made outside any sandbox: a run does not start beside it, a snapshot refuses it
+        byHand(long, dir)
+        const refused = await fpAs(user, dir, 'run', '--', 'true')
+        expect([refused.code, refused.stderr]).toEqual([5, expect.stringMatching(/a sandboxed run does not start beside x{200}/)])
+        expect((await fpAs(user, dir, 'snapshot')).code).toBe(5)
+        spawnSync('rm', ['-rf', join(dir, LONG_NAME), join(dir, 'd')])
+
+        const made = await fpAs(user, dir, 'branch', 'deep', '--json')
+        expect(made.code, made.stderr).toBe(0)
+        const branch = (JSON.parse(made.stdout) as { path: string }).path
+        const inBranch = await fpAs(user, dir, 'run', '--branch', 'deep', '--', 'sh', '-c', plant)
+        expect([inBranch.code, inBranch.stderr]).toEqual([0, expect.stringMatching(/removed x{200}/)])
+        expect(privileged(branch)).toBe('')
+        // written into the branch by other means, it is refused at commit, and the branch still goes
+        byHand(long, branch)
         const commit = await fpAs(user, dir, 'commit', 'deep')
         expect([commit.code, commit.stderr]).toEqual([5, expect.stringMatching(/cannot commit x{200}.*: its path under .* is 4096 bytes or more/)])
         expect(existsSync(join(dir, LONG_NAME))).toBe(false)
-        // and the branch still goes: its directory is removed at any depth
         expect((await fpAs(user, dir, 'abort', 'deep')).code).toBe(0)
-        expect(existsSync(branches[0]!.path)).toBe(false)
+        expect(existsSync(branch)).toBe(false)
       } finally {
-        spawnSync('rm', ['-rf', join(dir, LONG_NAME)])
+        spawnSync('rm', ['-rf', join(dir, LONG_NAME), join(dir, 'd')])
       }
     })
   }
+
+  it('what a run makes beyond reach under a name that is not UTF-8 goes too, never by a program it left on PATH', async () => {
+    const dir = await workspace()
+    const marker = join(tempDir('tool-ran'), 'ran')
+    // a parent `a\xffb`, 257 directories below it, what PLANT leaves at the bottom; and an `sh`, `rm`, `chmod` and
+    // `xargs` of the command's in the workspace, which a PATH holding `.` would find first
+    const tools = ['sh', 'rm', 'chmod', 'xargs'].map((tool) => `printf '#!/bin/sh\\ntouch ${marker}\\n' > ${tool}; chmod +x ${tool}`).join('; ')
+    const plant = `${tools}; top=$(printf 'a\\377b'); mkdir "$top" && cd "$top" && i=0; while [ $i -lt 257 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done; ${PLANT}`
+    try {
+      const ran = await runCli(['run', '--', 'sh', '-c', plant], { cwd: dir, env: { PATH: `.:${process.env['PATH']}` } })
+      expect([ran.code, ran.stderr]).toEqual([0, expect.stringMatching(/removed "a\\xffb\/d\/d.*which the command made/)])
+      expect(spawnSync('find', [dir, '(', '-perm', '/6000', '-o', '-type', 'p', ')', '-print'], { encoding: 'utf8' }).stdout).toBe('')
+      expect(readdirSync(dir).filter((name) => name.startsWith('.forkpoint-beyond'))).toEqual([])
+      expect(existsSync(marker)).toBe(false)
+      expect((await fp(dir, 'run', '--', 'true')).code).toBe(0)
+    } finally {
+      spawnSync('rm', ['-rf', dir])
+    }
+  })
 
   for (const user of root ? (['root', 'nobody'] as const) : (['root'] as const)) {
     it(`as ${user}: a commit holds back the git config, hooks and .git files sandboxed work wrote, listed; --trust-git applies them`, async () => {
@@ -518,7 +550,7 @@ for (const name of ['fifo', 'zero']) {
     const dir = await workspace()
     expect((await fp(dir, 'branch', 'sparse')).code).toBe(0)
     // 4 GiB of hole with 6 bytes at the end: nothing on disk, a plain copy writes 4 GiB
-    const ran = await fp(dir, 'run', '--branch', 'sparse', '--', 'sh', '-c', 'truncate -s 4G big && printf tail.. >> big && chmod 4755 big')
+    const ran = await fp(dir, 'run', '--branch', 'sparse', '--', 'sh', '-c', 'truncate -s 4G big && printf tail.. >> big && chmod 1755 big')
     expect(ran.code, ran.stderr).toBe(0)
     const committed = await fp(dir, 'commit', 'sparse')
     expect(committed.code, committed.stderr).toBe(0)
@@ -685,6 +717,18 @@ for name, args in calls.items():
     ctypes.set_errno(0)
     libc.syscall(*args)
     print(name, ctypes.get_errno())
+# no setuid or setgid file comes into being, even while the run lasts; the sticky bit may
+def errno_of(call):
+    try:
+        call()
+        return 0
+    except OSError as e:
+        return e.errno
+open('probe', 'w').close()
+print('chmod_setuid', errno_of(lambda: os.chmod('probe', 0o4755)))
+print('open_setgid', errno_of(lambda: os.close(os.open('probe-g', os.O_CREAT | os.O_WRONLY, 0o2755))))
+print('mknod_setuid', errno_of(lambda: os.mknod('probe-n', 0o104755)))
+print('chmod_sticky', errno_of(lambda: os.chmod('probe', 0o1755)))
 `
 
   /** A workspace with the probes, owned by `caller`, with a store. */
@@ -733,7 +777,10 @@ for name, args in calls.items():
       const script = 'python3 calls.py && node -e "console.log(6*7)" && git --version >/dev/null && echo programs-ok'
       const session = await forkpoint(dir, caller, [...command, ...(command[0] === 'run' ? ['sh', '-c', script] : [script])])
       const errnos = Object.fromEntries([...session.output.matchAll(/^(\w+) (\d+)\r?$/gm)].map((m) => [m[1], Number(m[2])]))
-      expect(errnos).toEqual({ keyctl: 1, add_key: 1, request_key: 1, bpf: 1, perf_event_open: 1, unshare: 1, open_by_handle_at: 1, userfaultfd: 1 })
+      expect(errnos).toEqual({
+        ...{ keyctl: 1, add_key: 1, request_key: 1, bpf: 1, perf_event_open: 1, unshare: 1, open_by_handle_at: 1, userfaultfd: 1 },
+        ...{ chmod_setuid: 1, open_setgid: 1, mknod_setuid: 1, chmod_sticky: 0 },
+      })
       expect(session.output).toContain('42')
       expect(session.output).toContain('programs-ok')
     })

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { nameFromBytes } from '../../util/fsName.js'
 import { errnoCode } from '../../util/fsx.js'
 import { withLongPath } from '../../util/longPath.js'
+import { outOfReach } from '../../world/scan/outOfReach.js'
 
 /**
  * Every non-directory under `root` (and, with `dirs`, every directory) with what changes
@@ -15,10 +16,16 @@ import { withLongPath } from '../../util/longPath.js'
  * writes under one is normalised too. With `madeReadable`, a directory its owner (this
  * process) cannot read is made readable and searchable by its owner and listed there: what a
  * sandboxed command put in a directory it then made unreadable or unsearchable is seen like the rest. A
- * path longer than PATH_MAX is reached too (`withLongPath`); any other failure to read
- * fails the walk, so nothing is left out unseen.
+ * file at a path longer than PATH_MAX is reached too (`withLongPath`); any other failure to
+ * read fails the walk, so nothing is left out unseen. A directory no image can hold
+ * (`outOfReach` under `root` or any of `alsoUnder`: more than 256 deep, or a path of
+ * PATH_MAX bytes) is not entered but listed in `beyond`: a walk of what a command made a
+ * directory at a time would cost time and memory without end.
  */
-export async function fingerprint(root: string, { skip, madeReadable }: { skip?: string | undefined; madeReadable?: string[] } = {}): Promise<Map<string, string>> {
+export async function fingerprint(
+  root: string,
+  { skip, madeReadable, beyond, alsoUnder = [] }: { skip?: string | undefined; madeReadable?: string[]; beyond: string[]; alsoUnder?: readonly string[] },
+): Promise<Map<string, string>> {
   const out = new Map<string, string>()
   const list = (dir: string) => withLongPath(dir, (at) => fs.readdir(at, { withFileTypes: true, encoding: 'buffer' }))
   // a directory of the command's left without read (no listing) or search (no lstat of its entries) is opened, once
@@ -52,7 +59,9 @@ export async function fingerprint(root: string, { skip, madeReadable }: { skip?:
         })
         if (st?.isDirectory()) out.set(path, `dir:${st.mode}:${st.uid}:${st.gid}`)
         else if (st) out.set(path, `${st.mode}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.rdev}:${st.uid}:${st.gid}`)
-        if (e.isDirectory()) return walk(path)
+        if (!e.isDirectory()) return
+        if (outOfReach([root, ...alsoUnder], path) === null) return walk(path)
+        beyond.push(path)
       }),
     )
   }

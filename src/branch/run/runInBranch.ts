@@ -13,7 +13,8 @@ import { gitGuards, madeRunPaths, removeMadeGitPaths, repositoriesIn } from './g
 import { heldBackWith } from '../../world/checkout/heldBackGitPath.js'
 import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
 import { throughHolder } from '../mount/overlayMount.js'
-import { settleAll } from '../../util/settleAll.js'
+import { settleInTurn } from '../../util/settleAll.js'
+import { refuseBeyond, removeBeyond } from './removeBeyond.js'
 import type { BranchState } from '../types.js'
 
 export interface RunOptions extends SandboxLimits {
@@ -68,7 +69,12 @@ export async function runInBranch({
   const upper = backend && dir ? backend.changeCandidates(dir) : null
   const watched = upper ?? view
   const skip = state ? undefined : storeNameInside(store, workspace)
-  const before = await fingerprint(watched, { skip })
+  // where what the command wrote is made plain: paths the walks take must be short under it too
+  const normaliseRoot = state ? throughHolder(state.holder, view) : workspace
+  const walk = (beyond: string[], madeReadable?: string[]) => fingerprint(watched, { skip, beyond, alsoUnder: [normaliseRoot], ...(madeReadable ? { madeReadable } : {}) })
+  const beyondBefore: string[] = []
+  const before = await walk(beyondBefore)
+  if (beyondBefore.length > 0) throw refuseBeyond(beyondBefore[0]!)
   // in the workspace itself, what git runs is the host's: a branch's is held back when it is committed
   const runPaths = state ? null : await readGitRunPaths(workspace, { nested: repositoriesIn(before) })
   // The store is never visible inside: hidden wherever it lies (under the workspace, or an exposed path).
@@ -79,20 +85,20 @@ export async function runInBranch({
     .run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root], ...guards })
     .finally(running.done)
   const madeReadable: string[] = []
-  const after = await fingerprint(watched, { skip, madeReadable })
+  const beyond: string[] = []
+  const after = await walk(beyond, madeReadable)
   const written = changedBetween(before, after)
-  // each step runs whatever became of the one before: a failure of one never leaves the other's danger in place
-  const normalising = normaliseWritten({ view: state ? throughHolder(state.holder, view) : workspace, paths: written, before })
-  const removing = normalising
-    .catch(() => undefined)
-    .then(async () =>
+  // each step runs whatever became of the ones before: a failure of one never leaves another's danger in place
+  const [removedBeyond, normalised, madeGit] = await settleInTurn([
+    () => removeBeyond(normaliseRoot, beyond),
+    () => normaliseWritten({ view: normaliseRoot, paths: written, before }),
+    async () =>
       runPaths ? removeMadeGitPaths({ workspace, changed: written, before, after, held: heldBackWith([...runPaths, ...(await madeRunPaths(workspace, before, after))]) }) : [],
-    )
-  const [normalised, madeGit] = await settleAll([normalising, removing])
+  ])
   // an overlay's upper layer gains directories by copy-up alone: not changes, but still written by the sandbox
   const changedPaths = changedBetween(before, after, { dirs: upper === null })
   const unreadable = madeReadable.map((path) => `made ${path || '.'} readable by its owner: the command left it unreadable, hiding what it holds`)
-  return { ...result, warnings: [...result.warnings, ...unreadable, ...madeGit, ...normalised], branch: state?.name ?? null, changedPaths }
+  return { ...result, warnings: [...result.warnings, ...unreadable, ...removedBeyond, ...madeGit, ...normalised], branch: state?.name ?? null, changedPaths }
 }
 
 function storeNameInside(store: Store, workspace: string): string | undefined {
