@@ -14,17 +14,17 @@ import { outOfReach } from '../../world/scan/outOfReach.js'
  * appear without any change: `changedBetween` can leave them out). Names are read as bytes
  * (`nameFromBytes`): a name that is not UTF-8 is a path like any other, so what the sandbox
  * writes under one is normalised too. With `madeReadable`, a directory its owner (this
- * process) cannot read is made readable and searchable by its owner and listed there: what a
- * sandboxed command put in a directory it then made unreadable or unsearchable is seen like the rest. A
- * file at a path longer than PATH_MAX is reached too (`withLongPath`); any other failure to
- * read fails the walk, so nothing is left out unseen. A directory no image can hold
- * (`outOfReach` under `root` or any of `alsoUnder`: more than 256 deep, or a path of
- * PATH_MAX bytes) is not entered but listed in `beyond`: a walk of what a command made a
- * directory at a time would cost time and memory without end.
+ * process) cannot read or search is made readable and searchable by its owner and listed
+ * there: what a sandboxed command put in a directory it then closed is seen like the rest.
+ * A file at a path longer than PATH_MAX is reached too (`withLongPath`); any other failure
+ * to read fails the walk, so nothing is left out unseen. A directory no image can hold
+ * (`outOfReach` under `root`: more than 256 deep, or a path of PATH_MAX bytes) is not
+ * entered but listed in `beyond`: a walk of what a command made a directory at a time
+ * would cost time and memory without end.
  */
 export async function fingerprint(
   root: string,
-  { skip, madeReadable, beyond, alsoUnder = [] }: { skip?: string | undefined; madeReadable?: string[]; beyond: string[]; alsoUnder?: readonly string[] },
+  { skip, madeReadable, beyond }: { skip?: string | undefined; madeReadable?: string[]; beyond: string[] },
 ): Promise<Map<string, string>> {
   const out = new Map<string, string>()
   const list = (dir: string) => withLongPath(dir, (at) => fs.readdir(at, { withFileTypes: true, encoding: 'buffer' }))
@@ -60,7 +60,7 @@ export async function fingerprint(
         if (st?.isDirectory()) out.set(path, `dir:${st.mode}:${st.uid}:${st.gid}`)
         else if (st) out.set(path, `${st.mode}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.rdev}:${st.uid}:${st.gid}`)
         if (!e.isDirectory()) return
-        if (outOfReach([root, ...alsoUnder], path) === null) return walk(path)
+        if (outOfReach([root], path) === null) return walk(path)
         beyond.push(path)
       }),
     )

@@ -69,9 +69,9 @@ export async function runInBranch({
   const upper = backend && dir ? backend.changeCandidates(dir) : null
   const watched = upper ?? view
   const skip = state ? undefined : storeNameInside(store, workspace)
-  // where what the command wrote is made plain: paths the walks take must be short under it too
+  // where what the command wrote is made plain (a path past PATH_MAX there is reached a piece at a time)
   const normaliseRoot = state ? throughHolder(state.holder, view) : workspace
-  const walk = (beyond: string[], madeReadable?: string[]) => fingerprint(watched, { skip, beyond, alsoUnder: [normaliseRoot], ...(madeReadable ? { madeReadable } : {}) })
+  const walk = (beyond: string[], madeReadable?: string[]) => fingerprint(watched, { skip, beyond, ...(madeReadable ? { madeReadable } : {}) })
   const beyondBefore: string[] = []
   const before = await walk(beyondBefore)
   if (beyondBefore.length > 0) throw refuseBeyond(beyondBefore[0]!)
