@@ -1,8 +1,7 @@
 import { constants, promises as fs } from 'node:fs'
 import { InternalError } from '../errors/index.js'
 import { TaskQueues } from './TaskQueues.js'
-import { bytesOfName, fsPath, nameFromBytes } from './fsName.js'
-import { errnoCode } from './fsx.js'
+import { bytesOfName, fsPath } from './fsName.js'
 
 /** Linux's limits (limits.h): bytes in one name, and in a whole path with its NUL. */
 export const NAME_MAX = 255
@@ -59,27 +58,4 @@ function splitAtSlashes(path: Buffer): Buffer[] {
   }
   pieces.push(path.subarray(start))
   return pieces
-}
-
-/**
- * `rm -rf` of `path` at any depth, each directory made searchable by its owner first (an
- * overlay's `work/work` is mode 000): a directory at a time through `withLongPath`. Slower
- * than Node's `rm`, which stops at PATH_MAX: for what that could not remove.
- */
-export async function removeAtAnyDepth(path: string): Promise<void> {
-  const st = await withLongPath(path, (at) => fs.lstat(at)).catch(nullWhenGone)
-  if (st === null) return
-  if (st.isDirectory()) {
-    await withLongPath(path, (at) => fs.chmod(at, 0o700)).catch(() => undefined)
-    const names = await withLongPath(path, (at) => fs.readdir(at, { encoding: 'buffer' }))
-    for (const name of names) await removeAtAnyDepth(`${path}/${nameFromBytes(name)}`)
-    await withLongPath(path, (at) => fs.rmdir(at))
-  } else {
-    await withLongPath(path, (at) => fs.unlink(at))
-  }
-}
-
-function nullWhenGone(err: unknown): null {
-  if (errnoCode(err) === 'ENOENT') return null
-  throw err
 }

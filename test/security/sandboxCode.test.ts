@@ -150,14 +150,14 @@ describe('nothing privileged comes out of sandboxed work', () => {
     const dir = await workspace()
     const marker = join(tempDir('tool-ran'), 'ran')
     // a parent `a\xffb`, 257 directories below it, what PLANT leaves at the bottom; and an `sh`, `rm`, `chmod` and
-    // `xargs` of the command's in the workspace, which a PATH holding `.` would find first
-    const tools = ['sh', 'rm', 'chmod', 'xargs'].map((tool) => `printf '#!/bin/sh\\ntouch ${marker}\\n' > ${tool}; chmod +x ${tool}`).join('; ')
+    // `find` of the command's in the workspace, which a PATH holding `.` would find first
+    const tools = ['sh', 'rm', 'chmod', 'find'].map((tool) => `printf '#!/bin/sh\\ntouch ${marker}\\n' > ${tool}; chmod +x ${tool}`).join('; ')
     const plant = `${tools}; top=$(printf 'a\\377b'); mkdir "$top" && cd "$top" && i=0; while [ $i -lt 257 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done; ${PLANT}`
     try {
       const ran = await runCli(['run', '--', 'sh', '-c', plant], { cwd: dir, env: { PATH: `.:${process.env['PATH']}` } })
       expect([ran.code, ran.stderr]).toEqual([0, expect.stringMatching(/removed "a\\xffb\/d\/d.*which the command made/)])
       expect(spawnSync('find', [dir, '(', '-perm', '/6000', '-o', '-type', 'p', ')', '-print'], { encoding: 'utf8' }).stdout).toBe('')
-      expect(readdirSync(dir).filter((name) => name.startsWith('.forkpoint-beyond'))).toEqual([])
+      expect(readdirSync(dir).filter((name) => name.startsWith('.forkpoint-removing'))).toEqual([])
       expect(existsSync(marker)).toBe(false)
       expect((await fp(dir, 'run', '--', 'true')).code).toBe(0)
     } finally {

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { snapshotWorkspace } from '../../src/index.js'
 import { readSnapshot } from '../../src/world/tree/readObjects.js'
@@ -8,7 +8,7 @@ import { treeSource } from '../../src/world/tree/treeSource.js'
 import { admitTree } from '../../src/world/checkout/admitTree.js'
 import { makeTree } from '../../src/objects/Tree.js'
 import type { Digest } from '../../src/objects/digest.js'
-import { removeAtAnyDepth, withLongPath } from '../../src/util/longPath.js'
+import { withLongPath } from '../../src/util/longPath.js'
 import { storeWorkspace } from '../helpers/workspace.js'
 
 // In place (checkout, merge) a tree is checked only where it differs from what a scan found on disk.
@@ -79,7 +79,8 @@ describe('a snapshot of a tree no checkout writes', () => {
     }
     await withLongPath(`${path}/f`, (at) => fs.writeFile(at, 'f'))
     await expect(snapshotWorkspace({ dir, store })).rejects.toMatchObject({ code: 'PathLimitError', exitCode: 5, message: expect.stringMatching(/4096 bytes or more/) })
-    await removeAtAnyDepth(join(dir, name))
+    await withLongPath(`${path}/f`, (at) => fs.unlink(at))
+    for (let at = path; at !== dir; at = dirname(at)) await withLongPath(at, (reachable) => fs.rmdir(reachable))
     await expect(snapshotWorkspace({ dir, store })).resolves.toMatchObject({ files: 1 })
   })
 })

@@ -1,6 +1,6 @@
-import { promises as fs } from 'node:fs'
+import { type Stats, promises as fs } from 'node:fs'
 import { assertLinkInside } from '../../world/checkout/admitTree.js'
-import { fsPath, readdirNames, readlinkNameAsync } from '../../util/fsName.js'
+import { fsPath, nameFromBytes, readlinkNameAsync } from '../../util/fsName.js'
 import { directoryLookup } from '../../world/checkout/treeLinks.js'
 import type { BranchChange } from '../types.js'
 
@@ -12,11 +12,13 @@ import type { BranchChange } from '../types.js'
  */
 export async function assertPutLinksInside(view: string, changes: BranchChange[]): Promise<void> {
   const lookup = directoryLookup(view)
-  const visit = async (path: string): Promise<void> => {
+  // a put itself is lstat'ed; what lies inside is typed by its directory's listing, which never follows a link
+  const visit = async (path: string, type: Pick<Stats, 'isSymbolicLink' | 'isDirectory'>): Promise<void> => {
     const abs = `${view}/${path}`
-    const st = await fs.lstat(fsPath(abs))
-    if (st.isSymbolicLink()) await assertLinkInside(lookup, path.split('/'), await readlinkNameAsync(abs))
-    else if (st.isDirectory()) for (const name of await readdirNames(abs)) await visit(`${path}/${name}`)
+    if (type.isSymbolicLink()) await assertLinkInside(lookup, path.split('/'), await readlinkNameAsync(abs))
+    else if (type.isDirectory()) {
+      for (const entry of await fs.readdir(fsPath(abs), { withFileTypes: true, encoding: 'buffer' })) await visit(`${path}/${nameFromBytes(entry.name)}`, entry)
+    }
   }
-  for (const change of changes) if (change.type === 'put') await visit(change.path)
+  for (const change of changes) if (change.type === 'put') await visit(change.path, await fs.lstat(fsPath(`${view}/${change.path}`)))
 }

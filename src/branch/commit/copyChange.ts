@@ -1,10 +1,12 @@
 import { constants, promises as fs } from 'node:fs'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { FileWriteError, UnsupportedFileError } from '../../errors/index.js'
 import { fsPath, readdirNames } from '../../util/fsName.js'
+import { runTool, toolComplaint } from '../../util/runTool.js'
 import { quotePath } from '../../world/diff/quotePath.js'
 import type { IsHeldBack } from '../../world/checkout/heldBackGitPath.js'
+
+/** A file with this many bytes more than it has on disk holds holes, which a plain copy would write out as zeros. */
+const SPARSE_GAP = 1024 * 1024
 
 /**
  * Copy what a branch put at `from` to `to` (which must not exist), as a snapshot records
@@ -15,9 +17,6 @@ import type { IsHeldBack } from '../../world/checkout/heldBackGitPath.js'
  * or device cannot be committed: refused, naming `rel`. With `holding`, what git would run
  * (`holding.held`) is not copied but listed in `holding.heldBack`; null copies it too (`trustGit`).
  */
-/** A file with this many bytes more than it has on disk holds holes, which a plain copy would write out as zeros. */
-const SPARSE_GAP = 1024 * 1024
-
 export async function copyChange(from: string, to: string, rel: string, holding: { held: IsHeldBack; heldBack: string[] } | null): Promise<void> {
   const st = await fs.lstat(fsPath(from))
   if (holding?.held(rel, st.isDirectory())) {
@@ -51,11 +50,8 @@ async function copySparse(from: string, to: string, rel: string): Promise<void> 
   try {
     const target = await fs.open(fsPath(to), 'wx', 0o600)
     try {
-      const cp = spawn('cp', ['--sparse=always', '/dev/stdin', '/dev/stdout'], { stdio: [source.fd, target.fd, 'pipe'] })
-      let stderr = ''
-      cp.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-      const [status] = (await once(cp, 'close')) as [number | null]
-      if (status !== 0) throw new FileWriteError(`cannot commit ${quotePath(rel)}: cp: ${stderr.trim() || `exit ${status}`}`, { path: rel, code: null })
+      const cp = await runTool(['cp', '--sparse=always', '/dev/stdin', '/dev/stdout'], source.fd, target.fd)
+      if (cp.status !== 0) throw new FileWriteError(`cannot commit ${quotePath(rel)}: cp: ${toolComplaint(cp)}`, { path: rel, code: null })
     } finally {
       await target.close()
     }

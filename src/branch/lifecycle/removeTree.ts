@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs'
 import { fsPath } from '../../util/fsName.js'
-import { removeAtAnyDepth } from '../../util/longPath.js'
+import { removeAtAnyDepth } from '../../util/removeAtAnyDepth.js'
+import { quotePath } from '../../world/diff/quotePath.js'
 
 /**
  * rm -rf that also gets through directories left without permissions (overlayfs makes
@@ -15,6 +16,6 @@ export async function removeTree(path: string): Promise<void> {
   try {
     rmSync(fsPath(path), { recursive: true, force: true })
   } catch {
-    await removeAtAnyDepth(path)
+    await removeAtAnyDepth(path, quotePath(path))
   }
 }
