@@ -5,6 +5,7 @@ import { FileWriteError } from '../errors/index.js'
 import { bytesOfName } from './fsName.js'
 import { errnoCode } from './fsx.js'
 import { withLongPath } from './longPath.js'
+import { O_PATH, pinEntry, throughFd } from './pinnedDirs.js'
 import { runTool, toolComplaint } from './runTool.js'
 
 /**
@@ -15,7 +16,7 @@ import { runTool, toolComplaint } from './runTool.js'
  * @throws {FileWriteError} it could not be removed; it stays sealed
  */
 export async function removeAtAnyDepth(path: string, shown: string): Promise<void> {
-  const dir = await withLongPath(dirname(path), (at) => fs.open(at, constants.O_RDONLY | constants.O_DIRECTORY))
+  const dir = await withLongPath(dirname(path), (at) => fs.open(at, O_PATH | constants.O_DIRECTORY))
   try {
     await removeUnder(dir, bytesOfName(basename(path)), shown)
   } finally {
@@ -25,28 +26,38 @@ export async function removeAtAnyDepth(path: string, shown: string): Promise<voi
 
 /**
  * Remove the entry `name` of the directory `parent` holds open, whatever it holds (`shown`
- * names it in an error). It is first renamed to a plain name of ours and sealed (mode 000:
- * no other user reaches what it holds), then `find` makes each directory that lacks them
- * rwx for its owner before reading it (files keep their modes) and `rm -rf` removes it:
- * both walk any depth a directory at a time, run in `parent` handed over as an open
- * directory, so no path below it (a name that is not UTF-8, one past PATH_MAX) is spelled.
- * `chmod` follows a symlink it is given, but no entry changes between `find`'s look and its
- * turn: the seal keeps other users out, and what made the tree has stopped (a sandboxed run's
- * PID namespace is empty when it returns).
+ * names it in an error). It is first renamed to a plain name of ours and sealed (mode 000,
+ * through its own descriptor: no other user reaches what it holds), then `rm -rf` removes
+ * it (which walks any depth a directory at a time, never through a symlink), run in
+ * `parent` handed over as an open directory, so no path below it (a name that is not UTF-8,
+ * one past PATH_MAX) is spelled. A caller other than root first has `find` make each
+ * directory that lacks them rwx for its owner (files keep their modes): its `chmod` follows
+ * a symlink that another run in the same view might swap in, which reaches only what the
+ * caller owns and adds only what its owner could.
  * @throws {FileWriteError} it could not be removed; it stays sealed
  */
-async function removeUnder(parent: fs.FileHandle, name: Buffer, shown: string): Promise<void> {
-  const inParent = (entry: Buffer | string) => Buffer.concat([Buffer.from(`/proc/self/fd/${parent.fd}/`), Buffer.from(entry)])
-  const sealed = `.forkpoint-removing-${randomBytes(6).toString('hex')}`
-  await fs.rename(inParent(name), inParent(sealed))
-  await fs.chmod(inParent(sealed), 0)
-  const script = 'cd -P /dev/stdin && find -P "$1" -type d ! -perm -u=rwx -execdir chmod u+rwx -- {} \\; && rm -rf -- "$1"'
-  const outcome = await runTool(['/bin/sh', '-c', script, 'sh', sealed], parent.fd, 'ignore')
-  const left = await fs.lstat(inParent(sealed)).then(
+export async function removeUnder(parent: fs.FileHandle, name: Buffer, shown: string): Promise<void> {
+  const sealed = Buffer.from(`.forkpoint-removing-${randomBytes(6).toString('hex')}`)
+  await fs.rename(throughFd(parent, name), throughFd(parent, sealed))
+  await seal(parent, sealed)
+  const open = process.getuid?.() === 0 ? '' : 'find -P "$1" -type d ! -perm -u=rwx -execdir chmod u+rwx -- {} \\; && '
+  const outcome = await runTool(['/bin/sh', '-c', `cd -P /dev/stdin && ${open}rm -rf -- "$1"`, 'sh', sealed.toString()], parent.fd, 'ignore')
+  const left = await fs.lstat(throughFd(parent, sealed)).then(
     () => true,
     (err: unknown) => errnoCode(err) !== 'ENOENT',
   )
   if (!left) return
-  await fs.chmod(inParent(sealed), 0).catch(() => undefined)
-  throw new FileWriteError(`cannot remove ${shown} (now ${sealed} beside it, sealed): ${toolComplaint(outcome)}`, { path: shown, code: null })
+  await seal(parent, sealed).catch(() => undefined)
+  throw new FileWriteError(`cannot remove ${shown} (now ${sealed.toString()} beside it, sealed): ${toolComplaint(outcome)}`, { path: shown, code: null })
+}
+
+/** Mode 000 for the directory or file `name` of `parent` is, through its own descriptor (a symlink is left as it is). */
+async function seal(parent: fs.FileHandle, name: Buffer): Promise<void> {
+  const entry = await pinEntry(parent, name)
+  if (entry === null) return
+  try {
+    if (!(await entry.stat()).isSymbolicLink()) await fs.chmod(throughFd(entry), 0)
+  } finally {
+    await entry.close()
+  }
 }

@@ -1,7 +1,7 @@
 import { type BigIntStats, promises as fs } from 'node:fs'
-import { join } from 'node:path'
+import type { FileHandle } from 'node:fs/promises'
 import { errnoCode } from '../../util/fsx.js'
-import { withLongPath } from '../../util/longPath.js'
+import { PinnedDirs, pinEntry, throughFd } from '../../util/pinnedDirs.js'
 import { recordedOwner } from '../lifecycle/fingerprint.js'
 import { lstatOrNull } from './samePath.js'
 
@@ -15,44 +15,66 @@ const SPECIAL_BITS = 0o7000n
  * before the run (`before`, a fingerprint of it), or by the caller when it is new (root's
  * sandbox can give files to any id of its range). The host honours a setuid bit however
  * the sandbox's own mount was flagged, so this is what keeps a root caller's run from
- * leaving another user a way to root. Returns one warning per path it changed.
+ * leaving another user a way to root. Each path is reached through its directories held
+ * open (`PinnedDirs`) and changed through its own descriptor, so another run still going
+ * in the same view, swapping a directory or the entry for a symlink, never turns a change
+ * onto a file outside; a path no longer reached that way is left to the run that moved it
+ * (whose own check after it sees it). Returns one warning per path it changed.
  */
 export async function normaliseWritten({ view, paths, before }: { view: string; paths: string[]; before: Map<string, string> }): Promise<string[]> {
   const warnings: string[] = []
-  for (const path of paths) {
-    const prior = before.get(path)
-    const owner = prior === undefined ? caller() : recordedOwner(prior)
-    warnings.push(...(await withLongPath(join(view, path), (at) => makePlain(at, path, owner))))
+  const dirs = await PinnedDirs.open(view)
+  try {
+    for (const path of paths) {
+      const prior = before.get(path)
+      const owner = prior === undefined ? caller() : recordedOwner(prior)
+      const at = await dirs.parentOf(path)
+      if (at) warnings.push(...(await makePlain(at.dir, at.name, path, owner)))
+    }
+  } finally {
+    await dirs.close()
   }
   return warnings
 }
 
-/** `normaliseWritten` of one path (`at` reaches it); its warnings. */
-async function makePlain(at: string | Buffer, path: string, owner: { uid: number; gid: number }): Promise<string[]> {
-  const st = await lstatOrNull(at)
-  if (st === null) return []
-  if (isNode(st)) {
-    await fs.rm(at, { force: true })
+/** `normaliseWritten` of the entry `name` of `dir` (`path` names it); its warnings. */
+async function makePlain(dir: FileHandle, name: Buffer, path: string, owner: { uid: number; gid: number }): Promise<string[]> {
+  const seen = await lstatOrNull(throughFd(dir, name))
+  if (seen === null || isPlain(seen, owner)) return []
+  if (isNode(seen)) {
+    // by name in its directory: whatever took its place since is in the tree too, and a directory is not unlinked
+    await fs.unlink(throughFd(dir, name)).catch(() => undefined)
     return [`removed ${path}, a FIFO or device node the command made: nothing sandboxed leaves one on the host`]
   }
-  const warnings: string[] = []
-  if (await giveBack(at, st, owner)) warnings.push(`gave ${path} to uid ${owner.uid}, gid ${owner.gid}: its owner as before the run, or the caller`)
-  if ((st.isFile() || st.isDirectory()) && (st.mode & SPECIAL_BITS) !== 0n) {
-    await fs.chmod(at, Number(st.mode & 0o777n))
-    warnings.push(`cleared the setuid, setgid or sticky bit of ${path}`)
+  const entry = await pinEntry(dir, name)
+  if (entry === null) return []
+  try {
+    const st = await entry.stat({ bigint: true })
+    const warnings: string[] = []
+    if (await giveBack(entry, st, owner)) warnings.push(`gave ${path} to uid ${owner.uid}, gid ${owner.gid}: its owner as before the run, or the caller`)
+    if ((st.isFile() || st.isDirectory()) && (st.mode & SPECIAL_BITS) !== 0n) {
+      await fs.chmod(throughFd(entry), Number(st.mode & 0o777n))
+      warnings.push(`cleared the setuid, setgid or sticky bit of ${path}`)
+    }
+    return warnings
+  } finally {
+    await entry.close()
   }
-  return warnings
 }
+
+/** Nothing to change: no special bit, not a node, owned by `owner`. */
+const isPlain = (st: BigIntStats, owner: { uid: number; gid: number }): boolean =>
+  !isNode(st) && (st.mode & SPECIAL_BITS) === 0n && st.uid === BigInt(owner.uid) && st.gid === BigInt(owner.gid)
 
 const isNode = (st: BigIntStats): boolean => st.isFIFO() || st.isBlockDevice() || st.isCharacterDevice()
 
 const caller = (): { uid: number; gid: number } => ({ uid: process.getuid!(), gid: process.getgid!() })
 
-/** Chown the path to `owner` when it has another; false when it had that owner already (or only root could change it). */
-async function giveBack(at: string | Buffer, st: BigIntStats, owner: { uid: number; gid: number }): Promise<boolean> {
+/** Chown the entry `entry` holds (a symlink itself, not what it names) to `owner` when it has another; false when it had that owner already (or only root could change it). */
+async function giveBack(entry: FileHandle, st: BigIntStats, owner: { uid: number; gid: number }): Promise<boolean> {
   if (st.uid === BigInt(owner.uid) && st.gid === BigInt(owner.gid)) return false
   try {
-    await fs.lchown(at, owner.uid, owner.gid)
+    await fs.chown(throughFd(entry), owner.uid, owner.gid)
     return true
   } catch (err) {
     if (errnoCode(err) === 'EPERM') return false

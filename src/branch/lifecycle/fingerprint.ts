@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { nameFromBytes } from '../../util/fsName.js'
 import { errnoCode } from '../../util/fsx.js'
 import { withLongPath } from '../../util/longPath.js'
+import { PinnedDirs, throughFd } from '../../util/pinnedDirs.js'
 import { outOfReach } from '../../world/scan/outOfReach.js'
 
 /**
@@ -34,7 +35,7 @@ export async function fingerprint(
     let done = opened.get(rel)
     if (!done) {
       // another owner's (makeReadable false): the command could not have closed it either
-      done = madeReadable ? makeReadable(join(root, rel)).then((ok) => ok && madeReadable.push(rel) > 0) : Promise.resolve(false)
+      done = madeReadable ? makeReadable(root, rel).then((ok) => ok && madeReadable.push(rel) > 0) : Promise.resolve(false)
       opened.set(rel, done)
     }
     return done
@@ -72,13 +73,22 @@ export async function fingerprint(
 /** Removed, or replaced by a non-directory, while the walk went by: not there to see. */
 const isGone = (err: unknown): boolean => errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR'
 
-/** Make `dir` readable and searchable by its owner; false when this process may not (it is not the owner). */
-async function makeReadable(dir: string): Promise<boolean> {
+/**
+ * Make the directory `rel` under `root` readable and searchable by its owner, through its own
+ * descriptor (`PinnedDirs`: a symlink swapped in on the way is not followed); false when this
+ * process may not (it is not the owner) or it is not there as a directory.
+ */
+async function makeReadable(root: string, rel: string): Promise<boolean> {
+  const dirs = await PinnedDirs.open(root)
   try {
-    await withLongPath(dir, async (at) => fs.chmod(at, ((await fs.lstat(at)).mode & 0o7777) | 0o500))
+    const dir = await dirs.dir(rel)
+    if (dir === null) return false
+    await fs.chmod(throughFd(dir), ((await dir.stat()).mode & 0o7777) | 0o500)
     return true
   } catch {
     return false
+  } finally {
+    await dirs.close()
   }
 }
 

@@ -1,6 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { withLongPath } from '../../util/longPath.js'
+import { errnoCode } from '../../util/fsx.js'
+import { PinnedDirs, throughFd } from '../../util/pinnedDirs.js'
+import { removeUnder } from '../../util/removeAtAnyDepth.js'
 import type { IsHeldBack } from '../../world/checkout/heldBackGitPath.js'
 import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
 
@@ -68,14 +70,33 @@ export async function removeMadeGitPaths({
   const holdsOriginal = (dir: string) => [...after].some(([path, sig]) => path.startsWith(`${dir}/`) && isOriginal(path, sig))
   const warnings: string[] = []
   const removed: string[] = []
-  for (const path of changed) {
-    const signature = after.get(path)
-    if (signature === undefined || !heldAt(path, signature) || removed.some((r) => path.startsWith(`${r}/`))) continue
-    const made = isDirectory(signature) ? !before.has(path) && !holdsOriginal(path) : !isOriginal(path, signature)
-    if (!made) continue
-    await withLongPath(join(workspace, path), (at) => fs.rm(at, { recursive: true, force: true }))
-    removed.push(path)
-    warnings.push(`removed ${path}, which the command made: git would run it on the next git command, outside the sandbox`)
+  const dirs = await PinnedDirs.open(workspace)
+  try {
+    for (const path of changed) {
+      const signature = after.get(path)
+      if (signature === undefined || !heldAt(path, signature) || removed.some((r) => path.startsWith(`${r}/`))) continue
+      const made = isDirectory(signature) ? !before.has(path) && !holdsOriginal(path) : !isOriginal(path, signature)
+      if (!made) continue
+      // through its directory held open: another run in the workspace may have swapped one on the way for a symlink
+      const at = await dirs.parentOf(path)
+      if (at === null || !(await isThere(at.dir, at.name))) continue
+      await removeUnder(at.dir, at.name, path)
+      removed.push(path)
+      warnings.push(`removed ${path}, which the command made: git would run it on the next git command, outside the sandbox`)
+    }
+  } finally {
+    await dirs.close()
   }
   return warnings
+}
+
+/** Whether `dir` holds an entry `name`: one gone since the walk is not removed again. */
+async function isThere(dir: fs.FileHandle, name: Buffer): Promise<boolean> {
+  return fs.lstat(throughFd(dir, name)).then(
+    () => true,
+    (err: unknown) => {
+      if (errnoCode(err) === 'ENOENT') return false
+      throw err
+    },
+  )
 }

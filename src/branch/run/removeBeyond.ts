@@ -1,6 +1,6 @@
-import { join } from 'node:path'
 import { PathLimitError } from '../../errors/index.js'
-import { removeAtAnyDepth } from '../../util/removeAtAnyDepth.js'
+import { PinnedDirs } from '../../util/pinnedDirs.js'
+import { removeUnder } from '../../util/removeAtAnyDepth.js'
 import { quotePath } from '../../world/diff/quotePath.js'
 
 const shown = (path: string): string => quotePath(path.length > 200 ? `${path.slice(0, 200)}...` : path)
@@ -15,15 +15,23 @@ export function refuseBeyond(path: string): PathLimitError {
 /**
  * Remove the directories a run made beyond an image's reach (`fingerprint`'s `beyond`, relative
  * to `root`), whatever they hold: what a command left there could not be checked. Each goes
- * from its parent held open (`removeAtAnyDepth`), so no path of the command's making is spelled.
+ * from its parent, reached as `PinnedDirs` reaches it (one no longer reached so is left to
+ * the run that moved it), by `removeUnder`, so no path of the command's making is spelled.
  * Returns one warning per directory removed.
  * @throws {FileWriteError} one could not be removed; it stays sealed
  */
 export async function removeBeyond(root: string, paths: readonly string[]): Promise<string[]> {
   const warnings: string[] = []
-  for (const path of paths) {
-    await removeAtAnyDepth(join(root, path), `${shown(path)}, which the command made ${WHY}`)
-    warnings.push(`removed ${shown(path)}, which the command made ${WHY}: what it holds could not be checked`)
+  const dirs = await PinnedDirs.open(root)
+  try {
+    for (const path of paths) {
+      const at = await dirs.parentOf(path)
+      if (at === null) continue
+      await removeUnder(at.dir, at.name, `${shown(path)}, which the command made ${WHY}`)
+      warnings.push(`removed ${shown(path)}, which the command made ${WHY}: what it holds could not be checked`)
+    }
+  } finally {
+    await dirs.close()
   }
   return warnings
 }

@@ -1,0 +1,95 @@
+import { chownSync, existsSync, promises as fs, lstatSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { normaliseWritten } from '../../src/branch/commit/normaliseWritten.js'
+import { removeMadeGitPaths } from '../../src/branch/run/guardGit.js'
+import { removeBeyond } from '../../src/branch/run/removeBeyond.js'
+import { PinnedDirs } from '../../src/util/pinnedDirs.js'
+import { heldBackWith } from '../../src/world/checkout/heldBackGitPath.js'
+import { tempDir } from '../helpers/tmp.js'
+
+/**
+ * Two sandboxed runs in one view at once: while the first one's files are made plain after it
+ * ends, the second (still running, as the same mapped root) can swap a directory on the way
+ * for a symlink to anywhere on the host. Each case below is that swap already made, between
+ * the first run's walk and what it does next: nothing it does may land outside the view.
+ */
+describe('what a run does after it ends stays in its view while another run swaps in symlinks', () => {
+  const root = process.getuid?.() === 0
+
+  /** A view whose `d` is a symlink to `outside`, a directory of the host's. */
+  const swapped = () => {
+    const view = tempDir('view')
+    const outside = tempDir('outside')
+    symlinkSync(outside, join(view, 'd'))
+    return { view, outside }
+  }
+
+  it.runIf(root)('normalisation neither chowns nor chmods a host file reached through a swapped directory', async () => {
+    const { view, outside } = swapped()
+    // another user's setuid program, as a run's written `d/x` would reach it
+    writeFileSync(join(outside, 'x'), '#!/bin/sh\n')
+    chownSync(join(outside, 'x'), 1000, 1000)
+    await fs.chmod(join(outside, 'x'), 0o4755)
+    const warnings = await normaliseWritten({ view, paths: ['d', 'd/x'], before: new Map() })
+    expect(warnings).toEqual([])
+    const st = lstatSync(join(outside, 'x'))
+    expect([st.uid, st.gid, (st.mode & 0o7777).toString(8)]).toEqual([1000, 1000, '4755'])
+  })
+
+  it('normalisation still makes plain what it reaches through directories', async () => {
+    const view = tempDir('view')
+    mkdirSync(join(view, 'd'))
+    writeFileSync(join(view, 'd/x'), 'x')
+    await fs.chmod(join(view, 'd/x'), 0o1755)
+    const warnings = await normaliseWritten({ view, paths: ['d/x'], before: new Map() })
+    expect(warnings).toEqual(['cleared the setuid, setgid or sticky bit of d/x'])
+    expect(lstatSync(join(view, 'd/x')).mode & 0o7777).toBe(0o755)
+  })
+
+  it('removal beyond reach does not remove a host directory reached through a swapped directory', async () => {
+    const { view, outside } = swapped()
+    mkdirSync(join(outside, 'deep'))
+    writeFileSync(join(outside, 'deep/kept'), 'kept')
+    expect(await removeBeyond(view, ['d/deep'])).toEqual([])
+    expect(existsSync(join(outside, 'deep/kept'))).toBe(true)
+  })
+
+  it("removal of made git paths does not remove a host repository's config reached through a swapped directory", async () => {
+    const { view, outside } = swapped()
+    mkdirSync(join(outside, '.git'))
+    writeFileSync(join(outside, '.git/config'), '[core]\n')
+    const signature = `${0o100644}:1:7:0:0:0:0:0`
+    const warnings = await removeMadeGitPaths({
+      workspace: view,
+      changed: ['d/.git/config'],
+      before: new Map(),
+      after: new Map([['d/.git/config', signature]]),
+      held: heldBackWith([]),
+    })
+    expect(warnings).toEqual([])
+    expect(existsSync(join(outside, '.git/config'))).toBe(true)
+  })
+
+  it('reaches directories a name at a time: none through a symlink, any depth past PATH_MAX', async () => {
+    const { view } = swapped()
+    const deep = Array.from({ length: 20 }, () => 'y'.repeat(250)).join('/')
+    await fs.mkdir(join(view, 'e'))
+    const dirs = await PinnedDirs.open(view)
+    try {
+      expect(await dirs.dir('d')).toBeNull()
+      expect(await dirs.parentOf('d/x')).toBeNull()
+      // made a directory at a time, as a command makes one: no single path reaches the bottom
+      let rel = 'e'
+      for (const name of deep.split('/')) {
+        const dir = await dirs.dir(rel)
+        await fs.mkdir(Buffer.from(`/proc/self/fd/${dir!.fd}/${name}`))
+        rel = `${rel}/${name}`
+      }
+      expect((await dirs.dir(`e/${deep}`))?.fd).toBeGreaterThan(0)
+      expect(await dirs.dir('e/missing')).toBeNull()
+    } finally {
+      await dirs.close()
+    }
+  })
+})
