@@ -1,4 +1,5 @@
 import { constants, promises as fs } from 'node:fs'
+import { InternalError } from '../errors/index.js'
 import { bytesOfName } from './fsName.js'
 import { errnoCode } from './fsx.js'
 
@@ -31,6 +32,7 @@ export class PinnedDirs {
   async dir(rel: string): Promise<fs.FileHandle | null> {
     while (!isWithin(rel, this.chain.at(-1)!.rel)) await this.chain.pop()!.dir.close()
     const names = rel === '' ? [] : rel.split('/')
+    if (names.some((name) => name === '' || name === '.' || name === '..')) throw new InternalError(`not a path of names under a root: ${JSON.stringify(rel)}`)
     for (let depth = this.chain.length - 1; depth < names.length; depth++) {
       const top = this.chain.at(-1)!
       const next = await fs.open(throughFd(top.dir, bytesOfName(names[depth]!)), O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY).catch(nullWhenNotADirectory)

@@ -88,6 +88,9 @@ describe('what a run does after it ends stays in its view while another run swap
       }
       expect((await dirs.dir(`e/${deep}`))?.fd).toBeGreaterThan(0)
       expect(await dirs.dir('e/missing')).toBeNull()
+      // never above the root, whatever a path holds
+      await expect(dirs.dir('e/..')).rejects.toMatchObject({ exitCode: 6 })
+      await expect(dirs.parentOf('../x')).rejects.toMatchObject({ exitCode: 6 })
     } finally {
       await dirs.close()
     }
