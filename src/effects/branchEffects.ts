@@ -2,6 +2,8 @@ import { abortCommit } from '../branch/commit/abortCommit.js'
 import { Branch } from '../branch/Branch.js'
 import { readCommitState } from '../world/merge/commitState.js'
 import { listStates } from '../branch/lifecycle/branchStore.js'
+import { assertNoRunIn } from '../branch/lifecycle/closingMark.js'
+import { liveState } from '../branch/lifecycle/liveBranch.js'
 import { Workspace } from '../branch/Workspace.js'
 import type { StoreLocator } from '../store/findStore.js'
 import type { CommitResult, ConflictPolicy, InProgressOptions } from '../branch/types.js'
@@ -115,7 +117,11 @@ export async function commitNamedWithEffects({
 export async function abortNamedWithEffects({ name, env, ...ref }: StoreLocator & { name: string; env: NodeJS.ProcessEnv }): Promise<{ aborted: string } & AbortedOutboxes> {
   const workspace = await Workspace.open(ref)
   const branch = await workspace.openBranch(name)
-  if ((await readCommitState(workspace.store))?.branch === name) await abortCommit({ ...ref, name })
+  if ((await readCommitState(workspace.store))?.branch === name) {
+    // refused before the stopped commit is undone, not after
+    await assertNoRunIn(workspace.store, await liveState(workspace.store, branch.id), 'abort')
+    await abortCommit({ ...ref, name })
+  }
   return { aborted: name, ...(await abortWithOutboxes(branch, env)) }
 }
 

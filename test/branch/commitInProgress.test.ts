@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs'
+import { existsSync, promises as fs } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -7,6 +7,7 @@ import { makeBranch } from '../../src/branch/lifecycle/makeBranch.js'
 import { abortNamedWithEffects, commitNamedWithEffects } from '../../src/effects/branchEffects.js'
 import { status } from '../../src/world/workspace/status.js'
 import { fp } from '../helpers/cli.js'
+import { until } from '../helpers/until.js'
 import { type DirState, dirState, storeWorkspace } from '../helpers/workspace.js'
 
 /** A workspace and a branch of it that both changed `files` since the branch was made: the parent's side written after the branch's. */
@@ -45,6 +46,22 @@ describe('a branch commit that meets conflicts in the workspace', () => {
     expect(await read(dir, 'k.txt')).toBe('kk\n')
     expect((await status({ dir })).commit).toBeNull()
     await expect(commit(dir, { resume: true })).rejects.toMatchObject({ code: 'BranchNotFoundError' })
+  })
+
+  it('abort refuses (exit 3) while a command runs in the branch, and leaves its stopped commit as it was', async () => {
+    const { dir } = await bothChanged({ 'f.txt': '1\n2\n' }, { 'f.txt': '1\nb\n' }, { 'f.txt': '1\np\n' })
+    await expect(commit(dir)).rejects.toMatchObject({ code: 'ConflictError', data: { inProgress: true } })
+    const listed = JSON.parse((await fp(dir, 'branch', '--json')).stdout) as { branches: Array<{ name: string; path: string }> }
+    const path = listed.branches.find((b) => b.name === 'c1')!.path
+    const running = fp(dir, 'run', '--branch', 'c1', '--', 'sh', '-c', 'touch started; while [ ! -e go ]; do sleep 0.05; done')
+    await until(() => existsSync(join(path, 'started')), 'the command in the branch to start')
+    await expect(abortNamedWithEffects({ dir, name: 'c1', env: {} })).rejects.toMatchObject({ code: 'BranchBusyError', exitCode: 3 })
+    expect((await status({ dir })).commit).toEqual({ branch: 'c1', conflicts: ['f.txt'] })
+    await fs.writeFile(join(path, 'go'), '')
+    expect((await running).code).toBe(0)
+    await abortNamedWithEffects({ dir, name: 'c1', env: {} })
+    expect((await status({ dir })).commit).toBeNull()
+    expect(await read(dir, 'f.txt')).toBe('1\np\n')
   })
 
   it('--abort puts the files back as they were before the commit, whatever was done to them since; the branch stays live', async () => {

@@ -38,16 +38,24 @@ export async function markClosing(store: Store, state: BranchState, doing: 'comm
   const clear = async () => {
     if (readMark(store, state)?.token === mark.token) await fs.rm(path, { force: true })
   }
-  const runs = (await runningSandboxes(store)).filter((run) => run.branch === state.name)
-  if (runs.length > 0) {
+  try {
+    await assertNoRunIn(store, state, doing)
+  } catch (err) {
     await clear()
-    throw new BranchBusyError(`cannot ${doing} branch ${state.name}: a command is running in it (pid ${runs[0]!.owner.pid}): wait until it ends`, {
-      name: state.name,
-      children: [],
-      runs: runs.length,
-    })
+    throw err
   }
   return { clear }
+}
+
+/** @throws {BranchBusyError} a sandboxed command is running in `state` */
+export async function assertNoRunIn(store: Store, state: BranchState, doing: 'commit' | 'abort'): Promise<void> {
+  const runs = (await runningSandboxes(store)).filter((run) => run.branch === state.name)
+  if (runs.length === 0) return
+  throw new BranchBusyError(`cannot ${doing} branch ${state.name}: a command is running in it (pid ${runs[0]!.owner.pid}): wait until it ends`, {
+    name: state.name,
+    children: [],
+    runs: runs.length,
+  })
 }
 
 /** @throws {BranchBusyError} `state` is being committed or aborted by a process that is alive */
