@@ -26,38 +26,48 @@ export async function removeAtAnyDepth(path: string, shown: string): Promise<voi
 
 /**
  * Remove the entry `name` of the directory `parent` holds open, whatever it holds (`shown`
- * names it in an error). It is first renamed to a plain name of ours and sealed (mode 000,
- * through its own descriptor: no other user reaches what it holds), then `rm -rf` removes
- * it (which walks any depth a directory at a time, never through a symlink), run in
- * `parent` handed over as an open directory, so no path below it (a name that is not UTF-8,
- * one past PATH_MAX) is spelled. A caller other than root first has `find` make each
- * directory that lacks them rwx for its owner (files keep their modes): its `chmod` follows
- * a symlink that another run in the same view might swap in, which reaches only what the
- * caller owns and adds only what its owner could.
- * @throws {FileWriteError} it could not be removed; it stays sealed
+ * names it in an error); nothing when it is gone already. It is held open as itself
+ * (O_PATH), renamed to a plain name of ours and sealed through that descriptor (mode 000: no other
+ * user reaches what it holds; a symlink is left as it is), then `rm -rf` removes it (which
+ * walks any depth a directory at a time, never through a symlink), run in `parent` handed
+ * over as an open directory, so no path below it (a name that is not UTF-8, one past
+ * PATH_MAX) is spelled. A caller other than root first has `chmod -R u+rwX` make its
+ * directories searchable (one process for any number; a file in it gains owner read and
+ * write, and a symlink another run in the same view swaps in reaches only what the caller
+ * owns). What is held open is what counts: the entry is held before the rename and must be
+ * what the new name holds after it, and it is removed when that has no links left (a
+ * directory) or one fewer (anything else); a tree moved away and replaced under either
+ * name is not taken for removed.
+ * @throws {FileWriteError} it could not be removed (it stays sealed), or it was moved away
  */
 export async function removeUnder(parent: fs.FileHandle, name: Buffer, shown: string): Promise<void> {
-  const sealed = Buffer.from(`.forkpoint-removing-${randomBytes(6).toString('hex')}`)
-  await fs.rename(throughFd(parent, name), throughFd(parent, sealed))
-  await seal(parent, sealed)
-  const open = process.getuid?.() === 0 ? '' : 'find -P "$1" -type d ! -perm -u=rwx -execdir chmod u+rwx -- {} \\; && '
-  const outcome = await runTool(['/bin/sh', '-c', `cd -P /dev/stdin && ${open}rm -rf -- "$1"`, 'sh', sealed.toString()], parent.fd, 'ignore')
-  const left = await fs.lstat(throughFd(parent, sealed)).then(
-    () => true,
-    (err: unknown) => errnoCode(err) !== 'ENOENT',
-  )
-  if (!left) return
-  await seal(parent, sealed).catch(() => undefined)
-  throw new FileWriteError(`cannot remove ${shown} (now ${sealed.toString()} beside it, sealed): ${toolComplaint(outcome)}`, { path: shown, code: null })
-}
-
-/** Mode 000 for the directory or file `name` of `parent` is, through its own descriptor (a symlink is left as it is). */
-async function seal(parent: fs.FileHandle, name: Buffer): Promise<void> {
   const entry = await pinEntry(parent, name)
   if (entry === null) return
   try {
-    if (!(await entry.stat()).isSymbolicLink()) await fs.chmod(throughFd(entry), 0)
+    const held = await entry.stat({ bigint: true })
+    // through the descriptor: whatever name it has by then
+    const seal = () => (held.isSymbolicLink() ? Promise.resolve() : fs.chmod(throughFd(entry), 0))
+    const sealed = Buffer.from(`.forkpoint-removing-${randomBytes(6).toString('hex')}`)
+    const gone = await fs.rename(throughFd(parent, name), throughFd(parent, sealed)).then(
+      () => false,
+      (err: unknown) => {
+        if (errnoCode(err) === 'ENOENT') return true
+        throw err
+      },
+    )
+    if (gone && (await entry.stat({ bigint: true })).nlink === 0n) return
+    const renamed = gone ? null : await fs.lstat(throughFd(parent, sealed), { bigint: true }).catch(() => null)
+    await seal()
+    if (renamed?.ino !== held.ino || renamed.dev !== held.dev) throw movedAway(shown)
+    const open = process.getuid?.() === 0 ? '' : 'chmod -R u+rwX -- "$1" && '
+    const outcome = await runTool(['/bin/sh', '-c', `cd -P /dev/stdin && ${open}rm -rf -- "$1"`, 'sh', sealed.toString()], parent.fd, 'ignore')
+    const links = (await entry.stat({ bigint: true })).nlink
+    if (held.isDirectory() ? links === 0n : links < held.nlink) return
+    await seal().catch(() => undefined)
+    throw new FileWriteError(`cannot remove ${shown} (sealed, as ${sealed.toString()} unless it was moved): ${toolComplaint(outcome)}`, { path: shown, code: null })
   } finally {
     await entry.close()
   }
 }
+
+const movedAway = (shown: string) => new FileWriteError(`cannot remove ${shown}: it was moved while being removed`, { path: shown, code: null })

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { normaliseWritten } from '../../src/branch/commit/normaliseWritten.js'
 import { removeMadeGitPaths } from '../../src/branch/run/guardGit.js'
 import { removeBeyond } from '../../src/branch/run/removeBeyond.js'
+import { removeTree } from '../../src/branch/lifecycle/removeTree.js'
 import { PinnedDirs } from '../../src/util/pinnedDirs.js'
 import { heldBackWith } from '../../src/world/checkout/heldBackGitPath.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -93,6 +94,37 @@ describe('what a run does after it ends stays in its view while another run swap
       await expect(dirs.parentOf('../x')).rejects.toMatchObject({ exitCode: 6 })
     } finally {
       await dirs.close()
+    }
+  })
+})
+
+describe('removal of what Node cannot remove', () => {
+  it('removes a symlink past PATH_MAX as a link: what it names keeps its mode', async () => {
+    const dir = tempDir('long')
+    const victim = join(tempDir('outside'), 'victim')
+    writeFileSync(victim, 'precious')
+    await fs.chmod(victim, 0o644)
+    const dirs = await PinnedDirs.open(dir)
+    let rel = ''
+    try {
+      for (let i = 0; i < 17; i++) {
+        const at = await dirs.dir(rel)
+        await fs.mkdir(Buffer.from(`/proc/self/fd/${at!.fd}/${'z'.repeat(250)}`))
+        rel = rel === '' ? 'z'.repeat(250) : `${rel}/${'z'.repeat(250)}`
+      }
+      const at = await dirs.dir(rel)
+      await fs.symlink(victim, Buffer.from(`/proc/self/fd/${at!.fd}/link`))
+    } finally {
+      await dirs.close()
+    }
+    await removeTree(join(dir, rel, 'link'))
+    expect(lstatSync(victim).mode & 0o777).toBe(0o644)
+    const after = await PinnedDirs.open(dir)
+    try {
+      const at = await after.dir(rel)
+      expect(await fs.readdir(Buffer.from(`/proc/self/fd/${at!.fd}`))).toEqual([])
+    } finally {
+      await after.close()
     }
   })
 })
