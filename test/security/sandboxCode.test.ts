@@ -508,6 +508,35 @@ describe('nothing privileged comes out of sandboxed work', () => {
     expect(existsSync(join(dir, 'started'))).toBe(true)
   })
 
+  it("runs in one workspace or branch take turns: a second is refused (exit 3) while one runs, so its walk never takes the first's leftovers for what was there", async () => {
+    const dir = await workspace()
+    const made = await fpJsonInProcess<{ path: string }>(dir, 'branch', 'turns')
+    for (const [where, args] of [
+      [dir, []],
+      [made.json.path, ['--branch', 'turns']],
+    ] as const) {
+      const running = fp(dir, 'run', ...args, '--', 'sh', '-c', 'touch started; while [ ! -e go ]; do sleep 0.05; done')
+      await until(() => existsSync(join(where, 'started')), 'the first command to start')
+      const second = await fpInProcess(dir, 'run', ...args, '--', 'touch', 'second')
+      expect([second.code, second.stderr]).toEqual([3, expect.stringMatching(/a command is running there already \(pid \d+\); runs in one workspace or branch take turns/)])
+      expect(existsSync(join(where, 'second'))).toBe(false)
+      writeFileSync(join(where, 'go'), '')
+      expect((await running).code).toBe(0)
+      expect((await fpInProcess(dir, 'run', ...args, '--', 'touch', 'second')).code).toBe(0)
+      expect(existsSync(join(where, 'second'))).toBe(true)
+    }
+  })
+
+  it.runIf(root)("a run's chown or chmod of the workspace itself is put back: it stays the caller's, as it was", async () => {
+    const dir = await workspace()
+    await fs.chmod(dir, 0o750)
+    const r = await fp(dir, 'run', '--', 'sh', '-c', 'chown 1000:1000 . && chmod 1777 .')
+    expect([r.code, r.stderr]).toEqual([0, expect.stringMatching(/gave \. back to uid 0, gid 0: the command gave it to uid 1000, gid 1000/)])
+    expect(r.stderr).toMatch(/put the mode of \. back to 750: the command made it 1777/)
+    const st = await fs.stat(dir)
+    expect([st.uid, st.gid, (st.mode & 0o7777).toString(8)]).toEqual([0, 0, '750'])
+  })
+
   it('a command does not start in a branch a live process is committing or aborting (exit 3)', async () => {
     const dir = await workspace()
     const made = await fpJsonInProcess<{ path: string }>(dir, 'branch', 'closing')
@@ -636,7 +665,9 @@ for (const name of ['fifo', 'zero']) {
     const liveNote = await pollFor('the live sandbox note', () => notes().find((n) => n !== killedNote))
     const liveCgroups = await pollFor('its cgroup', () => (root ? nonEmpty(runCgroups().filter((c) => !cgroupsBefore.includes(c) && !killedCgroups.includes(c))) : []))
     try {
-      expect((await fp(dir, 'run', '--memory', '64M', '--', 'true')).code).toBe(0)
+      // in a branch: runs in the workspace take turns with the live one
+      expect((await fpInProcess(dir, 'branch', 'probe')).code).toBe(0)
+      expect((await fp(dir, 'run', '--branch', 'probe', '--memory', '64M', '--', 'true')).code).toBe(0)
       expect(notes()).toEqual([liveNote])
       expect(killedCgroups.filter((c) => existsSync(c))).toEqual([])
       expect(liveCgroups.filter((c) => existsSync(c))).toEqual(liveCgroups)

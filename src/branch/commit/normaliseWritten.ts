@@ -1,7 +1,8 @@
-import { type BigIntStats, promises as fs } from 'node:fs'
+import { type BigIntStats, type Stats, promises as fs } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { errnoCode } from '../../util/fsx.js'
 import { PinnedDirs, pinEntry, throughFd } from '../../util/pinnedDirs.js'
+import { settleInTurn } from '../../util/settleAll.js'
 import { recordedOwner } from '../lifecycle/fingerprint.js'
 import { lstatOrNull } from './samePath.js'
 
@@ -22,19 +23,20 @@ const SPECIAL_BITS = 0o7000n
  * (whose own check after it sees it). Returns one warning per path it changed.
  */
 export async function normaliseWritten({ view, paths, before }: { view: string; paths: string[]; before: Map<string, string> }): Promise<string[]> {
-  const warnings: string[] = []
   const dirs = await PinnedDirs.open(view)
   try {
-    for (const path of paths) {
-      const prior = before.get(path)
-      const owner = prior === undefined ? caller() : recordedOwner(prior)
-      const at = await dirs.parentOf(path)
-      if (at) warnings.push(...(await makePlain(at.dir, at.name, path, owner)))
-    }
+    // each path whatever became of those before: one that fails leaves none after it as it is
+    const done = await settleInTurn(
+      paths.map((path) => async () => {
+        const prior = before.get(path)
+        const at = await dirs.parentOf(path)
+        return at ? makePlain(at.dir, at.name, path, prior === undefined ? caller() : recordedOwner(prior)) : []
+      }),
+    )
+    return done.flat()
   } finally {
     await dirs.close()
   }
-  return warnings
 }
 
 /** `normaliseWritten` of the entry `name` of `dir` (`path` names it); its warnings. */
@@ -79,5 +81,30 @@ async function giveBack(entry: FileHandle, st: BigIntStats, owner: { uid: number
   } catch (err) {
     if (errnoCode(err) === 'EPERM') return false
     throw err
+  }
+}
+
+/**
+ * Put the view's own directory back as it was before the run (`before`, its stat then): the walk lists what lies
+ * under it, so a `chown` or `chmod` of `.` (giving the whole workspace to another user, or making it writable by
+ * all) is undone here. Returns one warning per change put back.
+ */
+export async function restoreRoot(view: string, before: Stats): Promise<string[]> {
+  const dirs = await PinnedDirs.open(view)
+  try {
+    const root = (await dirs.dir(''))!
+    const now = await root.stat()
+    const warnings: string[] = []
+    if (now.uid !== before.uid || now.gid !== before.gid) {
+      await fs.chown(throughFd(root), before.uid, before.gid)
+      warnings.push(`gave . back to uid ${before.uid}, gid ${before.gid}: the command gave it to uid ${now.uid}, gid ${now.gid}`)
+    }
+    if ((now.mode & 0o7777) !== (before.mode & 0o7777)) {
+      await fs.chmod(throughFd(root), before.mode & 0o7777)
+      warnings.push(`put the mode of . back to ${(before.mode & 0o7777).toString(8)}: the command made it ${(now.mode & 0o7777).toString(8)}`)
+    }
+    return warnings
+  } finally {
+    await dirs.close()
   }
 }

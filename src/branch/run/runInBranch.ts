@@ -1,4 +1,5 @@
 import { basename, dirname } from 'node:path'
+import { promises as fs } from 'node:fs'
 import type { Store } from '../../store/Store.js'
 import { type SandboxLimits } from '../../sandbox/limits.js'
 import type { EgressProxy, NetMode, SandboxResult, SandboxSpec } from '../../sandbox/runSandboxed.js'
@@ -8,7 +9,7 @@ import { liveDir } from '../lifecycle/branchStore.js'
 import { changedBetween, fingerprint } from '../lifecycle/fingerprint.js'
 import { noteRunningSandbox } from './runningSandboxes.js'
 import { assertNotClosing } from '../lifecycle/closingMark.js'
-import { normaliseWritten } from '../commit/normaliseWritten.js'
+import { normaliseWritten, restoreRoot } from '../commit/normaliseWritten.js'
 import { gitGuards, madeRunPaths, removeMadeGitPaths, repositoriesIn } from './guardGit.js'
 import { heldBackWith } from '../../world/checkout/heldBackGitPath.js'
 import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
@@ -72,45 +73,41 @@ export async function runInBranch({
   // where what the command wrote is made plain (a path past PATH_MAX there is reached a piece at a time)
   const normaliseRoot = state ? throughHolder(state.holder, view) : workspace
   const walk = (beyond: string[], madeReadable?: string[]) => fingerprint(watched, { skip, beyond, ...(madeReadable ? { madeReadable } : {}) })
-  const beyondBefore: string[] = []
-  const before = await walk(beyondBefore)
-  if (beyondBefore.length > 0) throw refuseBeyond(beyondBefore[0]!)
-  // in the workspace itself, what git runs is the host's: a branch's is held back when it is committed
-  const runPaths = state ? null : await readGitRunPaths(workspace, { nested: repositoriesIn(before) })
-  // The store is never visible inside: hidden wherever it lies (under the workspace, or an exposed path).
+  // noted from before the walk to the end of the checks after it: runs in one view take turns (runningSandboxes.ts)
   const running = await noteRunningSandbox(store, { branch: state?.name ?? null, command: cmd })
-  if (state) await refuseWhileClosing(store, state, running)
-  const guards = runPaths ? gitGuards(workspace, before, heldBackWith(runPaths)) : {}
-  const result = await sandboxRuntime()
-    .run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root], ...guards })
-    .finally(running.done)
-  const madeReadable: string[] = []
-  const beyond: string[] = []
-  const after = await walk(beyond, madeReadable)
-  const written = changedBetween(before, after)
-  // each step runs whatever became of the ones before: a failure of one never leaves another's danger in place
-  const [removedBeyond, normalised, madeGit] = await settleInTurn([
-    () => removeBeyond(normaliseRoot, beyond),
-    () => normaliseWritten({ view: normaliseRoot, paths: written, before }),
-    async () =>
-      runPaths ? removeMadeGitPaths({ workspace, changed: written, before, after, held: heldBackWith([...runPaths, ...(await madeRunPaths(workspace, before, after))]) }) : [],
-  ])
-  // an overlay's upper layer gains directories by copy-up alone: not changes, but still written by the sandbox
-  const changedPaths = changedBetween(before, after, { dirs: upper === null })
-  const unreadable = madeReadable.map((path) => `made ${path || '.'} readable by its owner: the command left it unreadable, hiding what it holds`)
-  return { ...result, warnings: [...result.warnings, ...unreadable, ...removedBeyond, ...madeGit, ...normalised], branch: state?.name ?? null, changedPaths }
+  try {
+    if (state) assertNotClosing(store, state)
+    const beyondBefore: string[] = []
+    const before = await walk(beyondBefore)
+    if (beyondBefore.length > 0) throw refuseBeyond(beyondBefore[0]!)
+    const rootBefore = await fs.stat(normaliseRoot)
+    // in the workspace itself, what git runs is the host's: a branch's is held back when it is committed
+    const runPaths = state ? null : await readGitRunPaths(workspace, { nested: repositoriesIn(before) })
+    const guards = runPaths ? gitGuards(workspace, before, heldBackWith(runPaths)) : {}
+    // The store is never visible inside: hidden wherever it lies (under the workspace, or an exposed path).
+    const result = await sandboxRuntime().run({ ...options, view, workspace, cmd, namespaceHolder: state?.holder?.pid, hide: [store.root], ...guards })
+    const madeReadable: string[] = []
+    const beyond: string[] = []
+    const after = await walk(beyond, madeReadable)
+    const written = changedBetween(before, after)
+    // each step runs whatever became of the ones before: a failure of one never leaves another's danger in place
+    const [rootKept, removedBeyond, normalised, madeGit] = await settleInTurn([
+      () => restoreRoot(normaliseRoot, rootBefore),
+      () => removeBeyond(normaliseRoot, beyond),
+      () => normaliseWritten({ view: normaliseRoot, paths: written, before }),
+      async () =>
+        runPaths ? removeMadeGitPaths({ workspace, changed: written, before, after, held: heldBackWith([...runPaths, ...(await madeRunPaths(workspace, before, after))]) }) : [],
+    ])
+    // an overlay's upper layer gains directories by copy-up alone: not changes, but still written by the sandbox
+    const changedPaths = changedBetween(before, after, { dirs: upper === null })
+    const unreadable = madeReadable.map((path) => `made ${path || '.'} readable by its owner: the command left it unreadable, hiding what it holds`)
+    const warnings = [...result.warnings, ...unreadable, ...rootKept, ...removedBeyond, ...madeGit, ...normalised]
+    return { ...result, warnings, branch: state?.name ?? null, changedPaths }
+  } finally {
+    await running.done()
+  }
 }
 
 function storeNameInside(store: Store, workspace: string): string | undefined {
   return dirname(store.root) === workspace ? basename(store.root) : undefined
-}
-
-/** A run noted in a branch being committed or aborted takes its note back and refuses (closingMark.ts). */
-async function refuseWhileClosing(store: Store, state: BranchState, running: { done: () => Promise<void> }): Promise<void> {
-  try {
-    assertNotClosing(store, state)
-  } catch (err) {
-    await running.done()
-    throw err
-  }
 }
