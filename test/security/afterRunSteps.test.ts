@@ -1,5 +1,6 @@
-import { chownSync, existsSync, promises as fs, lstatSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, chownSync, existsSync, promises as fs, lstatSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { normaliseWritten } from '../../src/branch/commit/normaliseWritten.js'
 import { removeMadeGitPaths } from '../../src/branch/run/guardGit.js'
@@ -7,6 +8,8 @@ import { removeBeyond } from '../../src/branch/run/removeBeyond.js'
 import { removeTree } from '../../src/branch/lifecycle/removeTree.js'
 import { PinnedDirs } from '../../src/util/pinnedDirs.js'
 import { heldBackWith } from '../../src/world/checkout/heldBackGitPath.js'
+import { LIB } from '../helpers/cli.js'
+import { giveToNobody } from '../helpers/privilegedModes.js'
 import { tempDir } from '../helpers/tmp.js'
 
 /**
@@ -70,6 +73,22 @@ describe('what a run does after it ends stays in its view while another run swap
     })
     expect(warnings).toEqual([])
     expect(existsSync(join(outside, '.git/config'))).toBe(true)
+  })
+
+  it.runIf(root)('normalisation goes on past a path it cannot reach: a FIFO after it is still removed (as nobody)', () => {
+    const view = tempDir('view')
+    mkdirSync(join(view, 'a'))
+    writeFileSync(join(view, 'a/x'), 'x')
+    mkdirSync(join(view, 'b'))
+    spawnSync('mkfifo', [join(view, 'b/fifo')])
+    giveToNobody(view)
+    // nobody cannot search `a`: its path fails; the FIFO after it must go all the same
+    chmodSync(join(view, 'a'), 0)
+    const script = `import { normaliseWritten } from ${JSON.stringify(join(dirname(LIB), 'branch/commit/normaliseWritten.js'))}
+      await normaliseWritten({ view: ${JSON.stringify(view)}, paths: ['a/x', 'b/fifo'], before: new Map() }).then(() => console.log('passed'), (err) => console.log(err.code))`
+    const ran = spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8' })
+    expect(ran.stdout.trim()).toBe('EACCES')
+    expect(existsSync(join(view, 'b/fifo'))).toBe(false)
   })
 
   it('reaches directories a name at a time: none through a symlink, any depth past PATH_MAX', async () => {

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path'
 import { errnoCode } from '../../util/fsx.js'
 import { PinnedDirs, throughFd } from '../../util/pinnedDirs.js'
 import { removeUnder } from '../../util/removeAtAnyDepth.js'
+import { settleInTurn } from '../../util/settleAll.js'
 import type { IsHeldBack } from '../../world/checkout/heldBackGitPath.js'
 import { readGitRunPaths } from '../../world/workspace/gitRunPaths.js'
 
@@ -68,26 +69,28 @@ export async function removeMadeGitPaths({
   const originals = new Set([...before].filter(([path, sig]) => heldAt(path, sig)).map(([, sig]) => inodeOf(sig)))
   const isOriginal = (path: string, signature: string) => originals.has(inodeOf(signature))
   const holdsOriginal = (dir: string) => [...after].some(([path, sig]) => path.startsWith(`${dir}/`) && isOriginal(path, sig))
-  const warnings: string[] = []
-  const removed: string[] = []
+  const made = (path: string, signature: string) => (isDirectory(signature) ? !before.has(path) && !holdsOriginal(path) : !isOriginal(path, signature))
+  const toRemove: string[] = []
+  for (const path of changed) {
+    const signature = after.get(path)
+    if (signature === undefined || !heldAt(path, signature) || toRemove.some((r) => path.startsWith(`${r}/`))) continue
+    if (made(path, signature)) toRemove.push(path)
+  }
+  // through its directory held open, not followed by name; each whatever became of those before
   const dirs = await PinnedDirs.open(workspace)
   try {
-    for (const path of changed) {
-      const signature = after.get(path)
-      if (signature === undefined || !heldAt(path, signature) || removed.some((r) => path.startsWith(`${r}/`))) continue
-      const made = isDirectory(signature) ? !before.has(path) && !holdsOriginal(path) : !isOriginal(path, signature)
-      if (!made) continue
-      // through its directory held open: another run in the workspace may have swapped one on the way for a symlink
-      const at = await dirs.parentOf(path)
-      if (at === null || !(await isThere(at.dir, at.name))) continue
-      await removeUnder(at.dir, at.name, path)
-      removed.push(path)
-      warnings.push(`removed ${path}, which the command made: git would run it on the next git command, outside the sandbox`)
-    }
+    const done = await settleInTurn(
+      toRemove.map((path) => async () => {
+        const at = await dirs.parentOf(path)
+        if (at === null || !(await isThere(at.dir, at.name))) return []
+        await removeUnder(at.dir, at.name, path)
+        return [`removed ${path}, which the command made: git would run it on the next git command, outside the sandbox`]
+      }),
+    )
+    return done.flat()
   } finally {
     await dirs.close()
   }
-  return warnings
 }
 
 /** Whether `dir` holds an entry `name`: one gone since the walk is not removed again. */

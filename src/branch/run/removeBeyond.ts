@@ -1,6 +1,7 @@
 import { PathLimitError } from '../../errors/index.js'
 import { PinnedDirs } from '../../util/pinnedDirs.js'
 import { removeUnder } from '../../util/removeAtAnyDepth.js'
+import { settleInTurn } from '../../util/settleAll.js'
 import { quotePath } from '../../world/diff/quotePath.js'
 
 const shown = (path: string): string => quotePath(path.length > 200 ? `${path.slice(0, 200)}...` : path)
@@ -21,17 +22,18 @@ export function refuseBeyond(path: string): PathLimitError {
  * @throws {FileWriteError} one could not be removed; it stays sealed
  */
 export async function removeBeyond(root: string, paths: readonly string[]): Promise<string[]> {
-  const warnings: string[] = []
   const dirs = await PinnedDirs.open(root)
   try {
-    for (const path of paths) {
-      const at = await dirs.parentOf(path)
-      if (at === null) continue
-      await removeUnder(at.dir, at.name, `${shown(path)}, which the command made ${WHY}`)
-      warnings.push(`removed ${shown(path)}, which the command made ${WHY}: what it holds could not be checked`)
-    }
+    const done = await settleInTurn(
+      paths.map((path) => async () => {
+        const at = await dirs.parentOf(path)
+        if (at === null) return []
+        await removeUnder(at.dir, at.name, `${shown(path)}, which the command made ${WHY}`)
+        return [`removed ${shown(path)}, which the command made ${WHY}: what it holds could not be checked`]
+      }),
+    )
+    return done.flat()
   } finally {
     await dirs.close()
   }
-  return warnings
 }
