@@ -2,6 +2,7 @@ import { constants, promises as fs } from 'node:fs'
 import { InternalError } from '../errors/index.js'
 import { TaskQueues } from './TaskQueues.js'
 import { bytesOfName, fsPath } from './fsName.js'
+import { throughFd } from './pinnedDirs.js'
 
 /** Linux's limits (limits.h): bytes in one name, and in a whole path with its NUL. */
 export const NAME_MAX = 255
@@ -43,7 +44,7 @@ export async function withLongPath<T>(path: string, use: (reachable: string | Bu
 
 /** `piece` under the directory `dir` holds open (`piece` itself, from the root, before any is open). */
 function under(dir: fs.FileHandle | null, piece: Buffer): Buffer {
-  return dir === null ? piece : Buffer.concat([Buffer.from(`/proc/self/fd/${dir.fd}/`), piece])
+  return dir === null ? piece : throughFd(dir, piece)
 }
 
 /** `path` cut at slashes into pieces of at most PIECE_BYTES (a name is at most NAME_MAX, so each piece holds one). */

@@ -15,9 +15,8 @@ export function throughFd(dir: fs.FileHandle, name?: Buffer): Buffer {
  * The directories under `root` a tree's paths lie in, each reached from the one above it a
  * name at a time, never through a symlink (O_NOFOLLOW | O_DIRECTORY), and held open: what
  * is done to an entry through its directory (`throughFd`) stays in the tree even while
- * something else swaps a directory on the way for a symlink. A second sandboxed run in the
- * same view can do that while this process makes the first run's files plain; a path
- * followed by its name would then reach the host. Paths are relative to `root`, names as
+ * something else swaps a directory on the way for a symlink (another user, in a directory a
+ * command left writable by all), where a path followed by its name would reach the host. Paths are relative to `root`, names as
  * `nameFromBytes` gives them; the open chain follows the last directory asked for, so
  * sorted paths open each directory once, and no path is ever longer than one name.
  */

@@ -26,7 +26,7 @@ export async function removeAtAnyDepth(path: string, shown: string): Promise<voi
 
 /**
  * Remove the entry `name` of the directory `parent` holds open, whatever it holds (`shown`
- * names it in an error); nothing when it is gone already. It is held open as itself
+ * names it in an error); false when it is gone already. It is held open as itself
  * (O_PATH), renamed to a plain name of ours and sealed through that descriptor (mode 000: no other
  * user reaches what it holds; a symlink is left as it is), then `rm -rf` removes it (which
  * walks any depth a directory at a time, never through a symlink), run in `parent` handed
@@ -40,9 +40,9 @@ export async function removeAtAnyDepth(path: string, shown: string): Promise<voi
  * name is not taken for removed.
  * @throws {FileWriteError} it could not be removed (it stays sealed), or it was moved away
  */
-export async function removeUnder(parent: fs.FileHandle, name: Buffer, shown: string): Promise<void> {
+export async function removeUnder(parent: fs.FileHandle, name: Buffer, shown: string): Promise<boolean> {
   const entry = await pinEntry(parent, name)
-  if (entry === null) return
+  if (entry === null) return false
   try {
     const held = await entry.stat({ bigint: true })
     // through the descriptor: whatever name it has by then
@@ -55,14 +55,14 @@ export async function removeUnder(parent: fs.FileHandle, name: Buffer, shown: st
         throw err
       },
     )
-    if (gone && (await entry.stat({ bigint: true })).nlink === 0n) return
+    if (gone && (await entry.stat({ bigint: true })).nlink === 0n) return true
     const renamed = gone ? null : await fs.lstat(throughFd(parent, sealed), { bigint: true }).catch(() => null)
     await seal()
     if (renamed?.ino !== held.ino || renamed.dev !== held.dev) throw movedAway(shown)
     const open = process.getuid?.() === 0 ? '' : 'chmod -R u+rwX -- "$1" && '
     const outcome = await runTool(['/bin/sh', '-c', `cd -P /dev/stdin && ${open}rm -rf -- "$1"`, 'sh', sealed.toString()], parent.fd, 'ignore')
     const links = (await entry.stat({ bigint: true })).nlink
-    if (held.isDirectory() ? links === 0n : links < held.nlink) return
+    if (held.isDirectory() ? links === 0n : links < held.nlink) return true
     await seal().catch(() => undefined)
     throw new FileWriteError(`cannot remove ${shown} (sealed, as ${sealed.toString()} unless it was moved): ${toolComplaint(outcome)}`, { path: shown, code: null })
   } finally {

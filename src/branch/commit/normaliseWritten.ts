@@ -1,7 +1,7 @@
-import { type BigIntStats, type Stats, promises as fs } from 'node:fs'
+import { type BigIntStats, type Stats, constants, promises as fs } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { errnoCode } from '../../util/fsx.js'
-import { PinnedDirs, pinEntry, throughFd } from '../../util/pinnedDirs.js'
+import { O_PATH, PinnedDirs, pinEntry, throughFd } from '../../util/pinnedDirs.js'
 import { settleInTurn } from '../../util/settleAll.js'
 import { recordedOwner } from '../lifecycle/fingerprint.js'
 import { lstatOrNull } from './samePath.js'
@@ -17,10 +17,10 @@ const SPECIAL_BITS = 0o7000n
  * sandbox can give files to any id of its range). The host honours a setuid bit however
  * the sandbox's own mount was flagged, so this is what keeps a root caller's run from
  * leaving another user a way to root. Each path is reached through its directories held
- * open (`PinnedDirs`) and changed through its own descriptor, so another run still going
- * in the same view, swapping a directory or the entry for a symlink, never turns a change
- * onto a file outside; a path no longer reached that way is left to the run that moved it
- * (whose own check after it sees it). Returns one warning per path it changed.
+ * open (`PinnedDirs`) and changed through its own descriptor, so a directory or the entry
+ * swapped for a symlink since the walk (by another user, where the command left one
+ * writable by all) never turns a change onto a file outside; a path no longer reached that
+ * way is left as it is. Returns one warning per path it changed.
  */
 export async function normaliseWritten({ view, paths, before }: { view: string; paths: string[]; before: Map<string, string> }): Promise<string[]> {
   const dirs = await PinnedDirs.open(view)
@@ -90,9 +90,8 @@ async function giveBack(entry: FileHandle, st: BigIntStats, owner: { uid: number
  * all) is undone here. Returns one warning per change put back.
  */
 export async function restoreRoot(view: string, before: Stats): Promise<string[]> {
-  const dirs = await PinnedDirs.open(view)
+  const root = await fs.open(view, O_PATH | constants.O_DIRECTORY)
   try {
-    const root = (await dirs.dir(''))!
     const now = await root.stat()
     const warnings: string[] = []
     if (now.uid !== before.uid || now.gid !== before.gid) {
@@ -105,6 +104,6 @@ export async function restoreRoot(view: string, before: Stats): Promise<string[]
     }
     return warnings
   } finally {
-    await dirs.close()
+    await root.close()
   }
 }

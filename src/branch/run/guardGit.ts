@@ -1,7 +1,5 @@
-import { promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { errnoCode } from '../../util/fsx.js'
-import { PinnedDirs, throughFd } from '../../util/pinnedDirs.js'
+import { PinnedDirs } from '../../util/pinnedDirs.js'
 import { removeUnder } from '../../util/removeAtAnyDepth.js'
 import { settleInTurn } from '../../util/settleAll.js'
 import type { IsHeldBack } from '../../world/checkout/heldBackGitPath.js'
@@ -82,24 +80,12 @@ export async function removeMadeGitPaths({
     const done = await settleInTurn(
       toRemove.map((path) => async () => {
         const at = await dirs.parentOf(path)
-        if (at === null || !(await isThere(at.dir, at.name))) return []
-        await removeUnder(at.dir, at.name, path)
-        return [`removed ${path}, which the command made: git would run it on the next git command, outside the sandbox`]
+        const removed = at !== null && (await removeUnder(at.dir, at.name, path))
+        return removed ? [`removed ${path}, which the command made: git would run it on the next git command, outside the sandbox`] : []
       }),
     )
     return done.flat()
   } finally {
     await dirs.close()
   }
-}
-
-/** Whether `dir` holds an entry `name`: one gone since the walk is not removed again. */
-async function isThere(dir: fs.FileHandle, name: Buffer): Promise<boolean> {
-  return fs.lstat(throughFd(dir, name)).then(
-    () => true,
-    (err: unknown) => {
-      if (errnoCode(err) === 'ENOENT') return false
-      throw err
-    },
-  )
 }

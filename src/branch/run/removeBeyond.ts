@@ -27,9 +27,8 @@ export async function removeBeyond(root: string, paths: readonly string[]): Prom
     const done = await settleInTurn(
       paths.map((path) => async () => {
         const at = await dirs.parentOf(path)
-        if (at === null) return []
-        await removeUnder(at.dir, at.name, `${shown(path)}, which the command made ${WHY}`)
-        return [`removed ${shown(path)}, which the command made ${WHY}: what it holds could not be checked`]
+        const removed = at !== null && (await removeUnder(at.dir, at.name, `${shown(path)}, which the command made ${WHY}`))
+        return removed ? [`removed ${shown(path)}, which the command made ${WHY}: what it holds could not be checked`] : []
       }),
     )
     return done.flat()
